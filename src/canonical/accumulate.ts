@@ -1,0 +1,102 @@
+import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
+import type { CanonicalEvent, FinishReason } from './events.js';
+import { emptyUsage, type CanonicalUsage } from './usage.js';
+
+export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock;
+
+/** A whole reply: the fold of its event stream. Non-stream replies are built this way so both modes share one path. */
+export interface CanonicalResponse {
+  id: string;
+  model: string;
+  created: number;
+  /** Blocks in the order they started. */
+  content: ResponseBlock[];
+  usage: CanonicalUsage;
+  /** Whether any usage event arrived (an upstream that broke mid-stream may send none). */
+  usageReported: boolean;
+  finishReason: FinishReason | null;
+  rawFinishReason: string | null;
+}
+
+/** Folds events one at a time; `apply` is cheap so a stream can keep a running picture of what it delivered. */
+export class ResponseAccumulator {
+  readonly response: CanonicalResponse = {
+    id: '',
+    model: '',
+    created: 0,
+    content: [],
+    usage: emptyUsage(),
+    usageReported: false,
+    finishReason: null,
+    rawFinishReason: null,
+  };
+  private readonly blocks = new Map<string, ResponseBlock>();
+
+  apply(event: CanonicalEvent): void {
+    const response = this.response;
+    switch (event.type) {
+      case 'response-start':
+        response.id = event.id;
+        response.model = event.model;
+        response.created = event.created;
+        return;
+      case 'text-start':
+        this.open(event.blockId, { type: 'text', text: '' });
+        return;
+      case 'text-delta': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type === 'text') block.text += event.text;
+        return;
+      }
+      case 'reasoning-start':
+        this.open(event.blockId, { type: 'reasoning', text: '' });
+        return;
+      case 'reasoning-delta': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type === 'reasoning') block.text += event.text;
+        return;
+      }
+      case 'reasoning-signature': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type === 'reasoning') block.signature = (block.signature ?? '') + event.signature;
+        return;
+      }
+      case 'tool-call-start':
+        this.open(event.blockId, { type: 'tool-call', id: event.id, name: event.name, argumentsJson: '' });
+        return;
+      case 'tool-call-delta': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type === 'tool-call') block.argumentsJson += event.argumentsDelta;
+        return;
+      }
+      case 'usage':
+        response.usage = event.usage;
+        response.usageReported = true;
+        return;
+      case 'finish':
+        response.finishReason = event.reason;
+        response.rawFinishReason = event.rawReason;
+        return;
+      case 'text-end':
+      case 'reasoning-end':
+      case 'tool-call-end':
+      case 'error':
+        return;
+    }
+  }
+
+  private open(blockId: string, block: ResponseBlock): void {
+    this.blocks.set(blockId, block);
+    this.response.content.push(block);
+  }
+}
+
+/** Folds a whole event stream into one response; an `error` event is thrown as its GatewayError. */
+export async function accumulate(events: AsyncIterable<CanonicalEvent>): Promise<CanonicalResponse> {
+  const accumulator = new ResponseAccumulator();
+  for await (const event of events) {
+    if (event.type === 'error') throw event.error;
+    accumulator.apply(event);
+  }
+  return accumulator.response;
+}

@@ -1,0 +1,90 @@
+/**
+ * One catalog of gateway errors. Each entry has a stable code, an HTTP status, whether a client may retry,
+ * and the error `type` each client protocol uses for it. Protocol encoders render the same entry in their
+ * own error shape; nothing else decides statuses.
+ */
+
+export interface ErrorCatalogEntry {
+  status: number;
+  /** Where Anthropic clients expect another status for the same condition (overload is 529 there). */
+  anthropicStatus?: number;
+  retryable: boolean;
+  openaiType: string;
+  anthropicType: string;
+}
+
+export const ERROR_CATALOG = {
+  invalid_request: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  invalid_json: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  unsupported_content_type: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  unknown_model: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  unsupported_parameter: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  missing_api_key: { status: 401, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'authentication_error' },
+  invalid_api_key: { status: 401, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'authentication_error' },
+  expired_api_key: { status: 401, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'authentication_error' },
+  insufficient_balance: { status: 403, retryable: false, openaiType: 'insufficient_balance', anthropicType: 'permission_error' },
+  permission_denied: { status: 403, retryable: false, openaiType: 'permission_error', anthropicType: 'permission_error' },
+  not_found: { status: 404, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
+  conflict: { status: 409, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  payload_too_large: { status: 413, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
+  rate_limit_exceeded: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
+  internal_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
+  // Upstream failures, mapped by the vendor's HTTP status (translation.md §10). A vendor's 401/403 means the
+  // gateway's own credential is bad: never blamed on the client's key.
+  upstream_invalid_request: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  upstream_auth_failed: { status: 502, retryable: false, openaiType: 'server_error', anthropicType: 'api_error' },
+  upstream_not_found: { status: 404, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
+  upstream_payload_too_large: { status: 413, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
+  upstream_rate_limited: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
+  upstream_server_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
+  upstream_bad_response: { status: 502, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
+  upstream_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
+  upstream_timeout: { status: 504, retryable: true, openaiType: 'server_error', anthropicType: 'timeout_error' },
+} as const satisfies Record<string, ErrorCatalogEntry>;
+
+export type GatewayErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface GatewayErrorOptions {
+  /** The request field at fault, when there is one (OpenAI's `param`). */
+  param?: string;
+  /** The vendor's error code or type, kept for OpenAI's `code` field. */
+  upstreamCode?: string;
+  /** Seconds the client should wait before retrying (sets `retry-after`). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: GatewayErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly param: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly upstreamCode: string | undefined;
+
+  constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    const entry: ErrorCatalogEntry = ERROR_CATALOG[code];
+    this.status = entry.status;
+    this.retryable = entry.retryable;
+    this.param = options.param;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.upstreamCode = options.upstreamCode;
+  }
+
+  get entry(): ErrorCatalogEntry {
+    return ERROR_CATALOG[this.code];
+  }
+}
+
+/** Any thrown value as a GatewayError; unknown faults become a 500 whose message reveals nothing internal. */
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
+}
+
+export function invalidRequest(message: string, param?: string): GatewayError {
+  return new GatewayError('invalid_request', message, param === undefined ? {} : { param });
+}

@@ -1,0 +1,27 @@
+import type { GatewayError } from './errors.js';
+import type { CanonicalUsage } from './usage.js';
+
+/** Unified finish reasons; the vendor's own value travels beside it as `rawReason`. */
+export type FinishReason = 'stop' | 'stop-sequence' | 'length' | 'tool-calls' | 'content-filter' | 'pause' | 'other';
+
+/**
+ * The canonical event stream every provider produces and every client protocol encodes. Blocks are named
+ * by id, never by position, so interleaved blocks of one reply cannot be confused.
+ */
+export type CanonicalEvent =
+  | { type: 'response-start'; id: string; model: string; created: number }
+  | { type: 'text-start'; blockId: string }
+  | { type: 'text-delta'; blockId: string; text: string }
+  | { type: 'text-end'; blockId: string }
+  | { type: 'reasoning-start'; blockId: string }
+  | { type: 'reasoning-delta'; blockId: string; text: string }
+  | { type: 'reasoning-signature'; blockId: string; signature: string }
+  | { type: 'reasoning-end'; blockId: string }
+  | { type: 'tool-call-start'; blockId: string; id: string; name: string }
+  | { type: 'tool-call-delta'; blockId: string; argumentsDelta: string }
+  | { type: 'tool-call-end'; blockId: string }
+  | { type: 'usage'; usage: CanonicalUsage }
+  | { type: 'finish'; reason: FinishReason; rawReason: string | null }
+  | { type: 'error'; error: GatewayError };
+
+export type CanonicalEventType = CanonicalEvent['type'];

@@ -1,0 +1,117 @@
+/**
+ * The canonical request: what every client protocol decodes into and every provider adapter encodes from.
+ * It knows nothing of HTTP or of any vendor's field names.
+ */
+
+export type VendorName = 'anthropic' | 'openai' | 'gemini' | 'deepseek';
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export type ImageSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string };
+
+export interface ImageBlock {
+  type: 'image';
+  source: ImageSource;
+  /** OpenAI's `detail` hint; dropped by vendors that have no equivalent. */
+  detail?: 'auto' | 'low' | 'high';
+}
+
+export interface ToolCallBlock {
+  type: 'tool-call';
+  id: string;
+  name: string;
+  /** The arguments as JSON text, exactly as the model produced them (may be invalid JSON when truncated). */
+  argumentsJson: string;
+}
+
+export interface ToolResultBlock {
+  type: 'tool-result';
+  toolCallId: string;
+  content: Array<TextBlock | ImageBlock>;
+  isError: boolean;
+}
+
+export interface ReasoningBlock {
+  type: 'reasoning';
+  text: string;
+  /** Opaque signature; only meaningful to the vendor that produced it. */
+  signature?: string;
+  /** Vendor whose signature this is: reasoning is replayed with its signature only to that vendor. */
+  originVendor?: VendorName;
+}
+
+export type ContentBlock = TextBlock | ImageBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+
+/**
+ * Roles: `system` appears in `messages` only for a system/developer message placed after the conversation
+ * started (leading ones are hoisted into `CanonicalRequest.system`). Tool results travel as `tool-result`
+ * blocks inside `user` messages, one user message per tool turn.
+ */
+export interface CanonicalMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: ContentBlock[];
+  /** OpenAI's optional participant name. */
+  name?: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ToolChoice =
+  | { type: 'auto' }
+  | { type: 'none' }
+  | { type: 'required' }
+  | { type: 'tool'; name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean };
+
+export interface SamplingParameters {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+}
+
+export interface ReasoningParameters {
+  effort?: string;
+  budgetTokens?: number;
+}
+
+export interface CanonicalRequest {
+  /** The public model id the client asked for (catalog key). */
+  model: string;
+  system: TextBlock[];
+  messages: CanonicalMessage[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  sampling: SamplingParameters;
+  maxOutputTokens?: number;
+  responseFormat?: ResponseFormat;
+  reasoning?: ReasoningParameters;
+  user?: string;
+  stream: boolean;
+  /**
+   * Fields of the client's own protocol with no canonical meaning (e.g. OpenAI `logit_bias`, `store`).
+   * Forwarded only to an upstream that speaks the same protocol; dropped (and reported) otherwise.
+   */
+  extensions: Record<string, unknown>;
+  /** Which client protocol produced `extensions`, so adapters know whether they may forward them. */
+  extensionsProtocol: 'openai-chat' | 'anthropic-messages';
+}

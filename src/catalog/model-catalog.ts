@@ -1,0 +1,73 @@
+import type { VendorName } from '../canonical/request.js';
+import { GatewayError } from '../canonical/errors.js';
+import {
+  FAMILY_VENDOR,
+  MODEL_DEFINITIONS,
+  defaultUpstreamModel,
+  type CatalogModelDefinition,
+  type ModelFamily,
+} from './models.js';
+
+export interface CatalogModel {
+  id: string;
+  family: ModelFamily;
+  vendor: VendorName;
+  upstreamModel: string;
+  description: string;
+  maxOutputTokens: number;
+  contextWindow: number;
+}
+
+export interface ModelOverride {
+  upstreamModel?: string;
+  maxOutputTokens?: number;
+}
+
+/** Public model ids → how to reach them. Built once at start from the definitions and the config's overrides. */
+export class ModelCatalog {
+  private readonly byId: ReadonlyMap<string, CatalogModel>;
+  readonly models: readonly CatalogModel[];
+
+  constructor(overrides: Readonly<Record<string, ModelOverride>> = {}) {
+    const unknown = Object.keys(overrides).filter((id) => !MODEL_DEFINITIONS.some((d) => d.id === id));
+    if (unknown.length > 0) {
+      throw new Error(`Model overrides name unknown model ids: ${unknown.join(', ')}`);
+    }
+    this.models = MODEL_DEFINITIONS.map((definition) => buildModel(definition, overrides[definition.id]));
+    this.byId = new Map(this.models.map((model) => [model.id, model]));
+  }
+
+  find(id: string): CatalogModel | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The catalog entry for a client's `model` value, or the 400 of spec §7 naming the bad value and the valid ids. */
+  resolve(id: unknown): CatalogModel {
+    if (typeof id !== 'string' || id.length === 0) {
+      throw new GatewayError('unknown_model', `The 'model' field is required. Valid models: ${this.validIds()}.`, { param: 'model' });
+    }
+    const model = this.byId.get(id);
+    if (model === undefined) {
+      throw new GatewayError('unknown_model', `The model '${id}' does not exist. Valid models: ${this.validIds()}.`, {
+        param: 'model',
+      });
+    }
+    return model;
+  }
+
+  private validIds(): string {
+    return this.models.map((model) => model.id).join(', ');
+  }
+}
+
+function buildModel(definition: CatalogModelDefinition, override: ModelOverride | undefined): CatalogModel {
+  return {
+    id: definition.id,
+    family: definition.family,
+    vendor: FAMILY_VENDOR[definition.family],
+    upstreamModel: override?.upstreamModel ?? defaultUpstreamModel(definition),
+    description: definition.description,
+    maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
+    contextWindow: definition.contextWindow,
+  };
+}

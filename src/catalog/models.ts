@@ -1,0 +1,51 @@
+import type { VendorName } from '../canonical/request.js';
+
+export type ModelFamily = 'alpha' | 'beta' | 'gamma' | 'delta';
+
+/** Which vendor wire protocol serves each family. */
+export const FAMILY_VENDOR: Readonly<Record<ModelFamily, VendorName>> = {
+  alpha: 'anthropic',
+  beta: 'openai',
+  gamma: 'gemini',
+  delta: 'deepseek',
+};
+
+/** The vendor name that replaces the family word in the default upstream model id. */
+const FAMILY_UPSTREAM_WORD: Readonly<Record<ModelFamily, string>> = {
+  alpha: 'claude',
+  beta: 'gpt',
+  gamma: 'gemini',
+  delta: 'deepseek',
+};
+
+export interface CatalogModelDefinition {
+  id: string;
+  family: ModelFamily;
+  description: string;
+  /** The vendor's model id when it is not the family word replaced by the vendor's name. */
+  upstreamModel?: string;
+  /** Largest output the model may produce in one reply. */
+  maxOutputTokens: number;
+  contextWindow: number;
+}
+
+/** The eleven public model ids of the specification (§2.2). */
+export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
+  { id: 'alpha-opus-4-8', family: 'alpha', description: 'most capable, for complex tasks', maxOutputTokens: 32_000, contextWindow: 200_000 },
+  { id: 'alpha-sonnet-5', family: 'alpha', description: 'balance of intelligence and speed', maxOutputTokens: 64_000, contextWindow: 200_000 },
+  { id: 'alpha-haiku-4-5', family: 'alpha', description: 'fast and cheap', maxOutputTokens: 64_000, contextWindow: 200_000 },
+  { id: 'beta-5.5', family: 'beta', description: 'latest flagship', maxOutputTokens: 128_000, contextWindow: 400_000 },
+  { id: 'beta-5.4', family: 'beta', description: 'stable and reliable', maxOutputTokens: 128_000, contextWindow: 400_000 },
+  { id: 'o3', family: 'beta', description: 'advanced reasoning', upstreamModel: 'o3', maxOutputTokens: 100_000, contextWindow: 200_000 },
+  { id: 'o4-mini', family: 'beta', description: 'lightweight reasoning', upstreamModel: 'o4-mini', maxOutputTokens: 100_000, contextWindow: 200_000 },
+  { id: 'gamma-2.5-pro', family: 'gamma', description: 'strongest of its family', maxOutputTokens: 65_536, contextWindow: 1_048_576 },
+  { id: 'gamma-3.5-flash', family: 'gamma', description: 'fast and affordable', maxOutputTokens: 65_536, contextWindow: 1_048_576 },
+  { id: 'delta-v4-flash', family: 'delta', description: 'extremely cheap', maxOutputTokens: 8_192, contextWindow: 128_000 },
+  { id: 'delta-r1', family: 'delta', description: 'open-source reasoning model', upstreamModel: 'deepseek-reasoner', maxOutputTokens: 32_768, contextWindow: 128_000 },
+];
+
+/** `alpha-sonnet-5` → `claude-sonnet-5`: the family word replaced by the vendor's name. */
+export function defaultUpstreamModel(definition: CatalogModelDefinition): string {
+  if (definition.upstreamModel !== undefined) return definition.upstreamModel;
+  return FAMILY_UPSTREAM_WORD[definition.family] + definition.id.slice(definition.family.length);
+}

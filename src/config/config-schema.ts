@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+export const VENDOR_NAMES = ['anthropic', 'openai', 'gemini', 'deepseek'] as const;
+
+/** Each official SDK's default base URL convention: OpenAI's ends in /v1, the others are bare origins. */
+export const DEFAULT_VENDOR_BASE_URLS = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com/v1',
+  gemini: 'https://generativelanguage.googleapis.com',
+  deepseek: 'https://api.deepseek.com',
+} as const;
+
+const httpUrl = z
+  .string()
+  .url()
+  .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const vendorSchema = z
+  .object({
+    apiKey: z.string().min(1).optional(),
+    baseUrl: httpUrl.optional(),
+  })
+  .strict();
+
+const modelOverrideSchema = z
+  .object({
+    upstreamModel: z.string().min(1).optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** The whole configuration, as merged from tollgate.yaml and the environment (environment wins). */
+export const configSchema = z
+  .object({
+    port: z.number().int().min(0).max(65_535).default(8080),
+    host: z.string().min(1).default('0.0.0.0'),
+    databaseUrl: z.string().min(1).default('sqlite:./data/tollgate.db'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Largest accepted request body, in bytes. */
+    bodyLimitBytes: z.number().int().positive().default(8 * 1024 * 1024),
+    /** Serve every vendor from the in-process simulator even when credentials are configured. */
+    demo: z.boolean().default(false),
+    vendors: z
+      .object({
+        anthropic: vendorSchema.default({}),
+        openai: vendorSchema.default({}),
+        gemini: vendorSchema.default({}),
+        deepseek: vendorSchema.default({}),
+      })
+      .strict()
+      .default({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
+    models: z.record(z.string(), modelOverrideSchema).default({}),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type ParsedConfig = z.output<typeof configSchema>;

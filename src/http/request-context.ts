@@ -1,0 +1,16 @@
+import type { AuthenticatedKey } from '../keys/key-service.js';
+
+export type ClientProtocol = 'openai' | 'anthropic';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the API-key authentication hook on every authenticated route. */
+    auth: AuthenticatedKey | null;
+  }
+  interface FastifyContextConfig {
+    /** Which client protocol's error shape this route answers in (default: openai). */
+    protocol?: ClientProtocol;
+    /** Routes that need no API key (health, dashboard assets). */
+    public?: boolean;
+  }
+}

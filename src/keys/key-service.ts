@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../canonical/errors.js';
+import type { AccountRecord, ApiKeyRecord, ApiKeyRepository } from '../storage/types.js';
+import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
+
+export interface AuthenticatedKey {
+  key: ApiKeyRecord;
+  account: AccountRecord;
+}
+
+export interface CreatedApiKey {
+  record: ApiKeyRecord;
+  /** The full key: returned once, never stored. */
+  secret: string;
+}
+
+export interface CreateKeyOptions {
+  name: string;
+  expiresAt?: number | null;
+}
+
+/** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+export class KeyService {
+  private readonly lastUsedWrites = new Map<string, number>();
+
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(accountId: string, options: CreateKeyOptions): Promise<CreatedApiKey> {
+    const { record, secret } = this.newKey(accountId, options.name, options.expiresAt ?? null);
+    return { record: await this.keys.create(record), secret };
+  }
+
+  list(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.keys.listByAccount(accountId);
+  }
+
+  /** Revokes at once: authentication reads storage on every request, so no cache can serve the key afterwards. */
+  async revoke(accountId: string, keyId: string): Promise<void> {
+    const revoked = await this.keys.revoke(accountId, keyId, this.now());
+    if (!revoked) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
+  }
+
+  /** A new key with the same name and expiry; the old one revoked in the same transaction. */
+  async rotate(accountId: string, keyId: string): Promise<CreatedApiKey> {
+    const existing = await this.keys.findById(accountId, keyId);
+    if (existing === null || existing.revokedAt !== null) {
+      throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
+    }
+    const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt);
+    const created = await this.keys.rotate(accountId, keyId, record, this.now());
+    if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
+    return { record: created, secret };
+  }
+
+  /** The key and account behind a presented secret, or the 401 of spec §5 saying why not. */
+  async authenticate(presented: string | undefined): Promise<AuthenticatedKey> {
+    if (presented === undefined || presented === '') {
+      throw new GatewayError(
+        'missing_api_key',
+        'No API key provided. Send it as "Authorization: Bearer <API_KEY>" or in the "x-api-key" header.',
+      );
+    }
+    if (!hasApiKeyShape(presented)) throw invalidKey();
+    const hash = hashApiKey(presented);
+    const found = await this.keys.findByHashWithAccount(hash);
+    if (found === null || !digestsEqual(found.key.keyHash, hash)) throw invalidKey();
+    const now = this.now();
+    if (found.key.revokedAt !== null) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
+    if (found.key.expiresAt !== null && found.key.expiresAt <= now) {
+      throw new GatewayError('expired_api_key', `This API key expired at ${new Date(found.key.expiresAt).toISOString()}.`);
+    }
+    if (found.account.disabled) throw new GatewayError('invalid_api_key', 'The account of this API key is disabled.');
+    this.noteUse(found.key.id, now);
+    return found;
+  }
+
+  private noteUse(keyId: string, now: number): void {
+    const last = this.lastUsedWrites.get(keyId);
+    if (last !== undefined && now - last < LAST_USED_WRITE_INTERVAL_MS) return;
+    this.lastUsedWrites.set(keyId, now);
+    // Best effort and off the request's path: a lost last-used stamp costs nothing.
+    this.keys.touchLastUsed(keyId, now).catch(() => this.lastUsedWrites.delete(keyId));
+  }
+
+  private newKey(accountId: string, name: string, expiresAt: number | null): { record: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>; secret: string } {
+    const secret = generateApiKey();
+    return {
+      secret,
+      record: {
+        id: `key_${randomUUID().replaceAll('-', '')}`,
+        accountId,
+        name,
+        keyHash: hashApiKey(secret),
+        hint: apiKeyHint(secret),
+        createdAt: this.now(),
+        expiresAt,
+      },
+    };
+  }
+}
+
+function invalidKey(): GatewayError {
+  return new GatewayError('invalid_api_key', 'Incorrect API key provided. Create a key in the dashboard.');
+}

@@ -1,0 +1,54 @@
+import type { Config } from './config/load-config.js';
+import { startGateway, type RunningGateway } from './gateway.js';
+import { describeDatabaseUrl } from './storage/open-storage.js';
+
+/** `tollgate serve`: start, print the banner, and close cleanly on SIGTERM/SIGINT. */
+export async function serve(config: Config): Promise<RunningGateway> {
+  const gateway = await startGateway(config);
+  process.stdout.write(banner(gateway));
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    process.stdout.write(`\n${signal} received: closing (in-flight requests finish first)…\n`);
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`Shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return gateway;
+}
+
+function banner(gateway: RunningGateway): string {
+  const { config } = gateway;
+  const lines = [
+    `Tollgate listening on ${gateway.url}`,
+    `  storage: ${describeDatabaseUrl(config.databaseUrl)}`,
+  ];
+  if (config.demoMode) {
+    lines.push(
+      `  DEMO MODE: no vendor API keys are configured, so every model is served by the built-in simulator (${gateway.simulatorUrl}).`,
+      '  Set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or DEEPSEEK_API_KEY to reach real vendors.',
+    );
+  } else {
+    for (const [vendor, settings] of Object.entries(config.vendors)) {
+      lines.push(`  ${vendor}: ${settings.configured ? settings.baseUrl : 'not configured'}`);
+    }
+  }
+  lines.push(
+    '',
+    'Create an account and an API key:',
+    "  npm run tollgate -- accounts create --email you@example.com --password 'choose-a-long-password'",
+    '  npm run tollgate -- keys create --email you@example.com --name dev',
+    'Then call it:',
+    `  curl ${gateway.url}/v1/chat/completions -H "Authorization: Bearer $TOLLGATE_KEY" -H 'content-type: application/json' \\`,
+    `    -d '{"model":"beta-5.4","messages":[{"role":"user","content":"Hello"}]}'`,
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,188 @@
+import { GatewayError, invalidRequest } from '../../canonical/errors.js';
+import type {
+  CanonicalMessage,
+  CanonicalRequest,
+  ContentBlock,
+  ImageBlock,
+  ResponseFormat,
+  TextBlock,
+  ToolChoice,
+} from '../../canonical/request.js';
+import { imageSourceFromUrl } from '../shared/data-url.js';
+import { validationError } from '../shared/format-validation-error.js';
+import {
+  CANONICAL_FIELDS,
+  openAIChatRequestSchema,
+  type OpenAIChatRequestBody,
+  type OpenAIChatRequestMessage,
+} from './openai-chat-schema.js';
+
+export interface DecodedOpenAIChatRequest {
+  request: CanonicalRequest;
+  /** `stream_options.include_usage`: the client wants the final usage chunk. */
+  includeUsage: boolean;
+}
+
+/** An OpenAI chat-completions body → the canonical request, or a 400 naming the field at fault. */
+export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidRequest('The request body must be a JSON object.');
+  }
+  const parsed = openAIChatRequestSchema.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  const input = parsed.data;
+  rejectContractChanges(input);
+
+  const { system, messages } = decodeMessages(input.messages);
+  const extensions: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    if (!CANONICAL_FIELDS.has(field) && value !== undefined) extensions[field] = value;
+  }
+  const maxOutputTokens = input.max_completion_tokens ?? input.max_tokens ?? undefined;
+  const stop = typeof input.stop === 'string' ? [input.stop] : (input.stop ?? undefined);
+  const request: CanonicalRequest = {
+    model: input.model === undefined || input.model === null ? '' : String(input.model),
+    system,
+    messages,
+    sampling: definedOnly({
+      temperature: input.temperature ?? undefined,
+      topP: input.top_p ?? undefined,
+      stop,
+      seed: input.seed ?? undefined,
+      presencePenalty: input.presence_penalty ?? undefined,
+      frequencyPenalty: input.frequency_penalty ?? undefined,
+    }),
+    stream: input.stream === true,
+    extensions,
+    extensionsProtocol: 'openai-chat',
+  };
+  if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
+  if (input.tools !== undefined) {
+    request.tools = input.tools.map(({ function: fn }) =>
+      definedOnly({ name: fn.name, description: fn.description, parameters: fn.parameters, strict: fn.strict ?? undefined }),
+    );
+  }
+  if (input.tool_choice !== undefined) request.toolChoice = decodeToolChoice(input.tool_choice);
+  if (input.parallel_tool_calls !== undefined && input.parallel_tool_calls !== null) {
+    request.parallelToolCalls = input.parallel_tool_calls;
+  }
+  if (input.response_format !== undefined) request.responseFormat = decodeResponseFormat(input.response_format);
+  if (input.reasoning_effort !== undefined && input.reasoning_effort !== null) {
+    request.reasoning = { effort: input.reasoning_effort };
+  }
+  if (input.user !== undefined) request.user = input.user;
+  return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
+}
+
+/** Parameters whose meaning the gateway cannot keep: refused rather than silently changed. */
+function rejectContractChanges(input: OpenAIChatRequestBody): void {
+  if (input.n !== undefined && input.n !== null && input.n > 1) {
+    throw new GatewayError('unsupported_parameter', "'n' greater than 1 is not supported: send one request per choice.", { param: 'n' });
+  }
+  if (input.logprobs === true) {
+    throw new GatewayError('unsupported_parameter', "'logprobs' is not supported by this gateway.", { param: 'logprobs' });
+  }
+  if (input.stream_options != null && input.stream !== true) {
+    throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
+  }
+}
+
+function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[]; messages: CanonicalMessage[] } {
+  const system: TextBlock[] = [];
+  const messages: CanonicalMessage[] = [];
+  const pendingToolCalls = new Set<string>();
+  input.forEach((message, index) => {
+    const param = `messages[${index}]`;
+    switch (message.role) {
+      case 'system':
+      case 'developer': {
+        const content = textBlocks(message.content);
+        // Leading system prompts go to the top-level slot every vendor has; later ones keep their place.
+        if (messages.length === 0) system.push(...content);
+        else messages.push({ role: 'system', content });
+        return;
+      }
+      case 'user':
+        pendingToolCalls.clear();
+        messages.push(withName({ role: 'user', content: userContent(message.content, `${param}.content`) }, message.name));
+        return;
+      case 'assistant': {
+        pendingToolCalls.clear();
+        const content: ContentBlock[] = [];
+        if (message.reasoning_content) content.push({ type: 'reasoning', text: message.reasoning_content });
+        const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
+        if (text !== '') content.push({ type: 'text', text });
+        for (const call of message.tool_calls ?? []) {
+          pendingToolCalls.add(call.id);
+          content.push({ type: 'tool-call', id: call.id, name: call.function.name, argumentsJson: call.function.arguments });
+        }
+        if (content.length === 0 && message.content == null) {
+          throw invalidRequest(`'${param}.content' is required unless the assistant message has 'tool_calls'.`, `${param}.content`);
+        }
+        messages.push(withName({ role: 'assistant', content }, message.name));
+        return;
+      }
+      case 'tool': {
+        if (!pendingToolCalls.has(message.tool_call_id)) {
+          throw invalidRequest(
+            `'${param}' is a tool result for '${message.tool_call_id}', but no preceding assistant message has a tool call with that id.`,
+            `${param}.tool_call_id`,
+          );
+        }
+        pendingToolCalls.delete(message.tool_call_id);
+        const result: ContentBlock = { type: 'tool-result', toolCallId: message.tool_call_id, content: textBlocks(message.content), isError: false };
+        const previous = messages[messages.length - 1];
+        // One user message per tool turn: parallel results stay together (vendors that group them need it).
+        if (previous?.role === 'user' && previous.content.every((block) => block.type === 'tool-result')) previous.content.push(result);
+        else messages.push({ role: 'user', content: [result] });
+        return;
+      }
+    }
+  });
+  return { system, messages };
+}
+
+function textBlocks(content: string | Array<{ text: string }>): TextBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part) => ({ type: 'text', text: part.text }));
+}
+
+function userContent(content: Extract<OpenAIChatRequestMessage, { role: 'user' }>['content'], param: string): ContentBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part, index): ContentBlock => {
+    const partParam = `${param}[${index}]`;
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image_url': {
+        const image: ImageBlock = { type: 'image', source: imageSourceFromUrl(part.image_url.url, `${partParam}.image_url.url`) };
+        if (part.image_url.detail !== undefined) image.detail = part.image_url.detail;
+        return image;
+      }
+      default:
+        throw new GatewayError('unsupported_parameter', `Content parts of type '${part.type}' are not supported yet.`, { param: `${partParam}.type` });
+    }
+  });
+}
+
+function decodeToolChoice(choice: NonNullable<OpenAIChatRequestBody['tool_choice']>): ToolChoice {
+  if (typeof choice === 'string') return { type: choice };
+  return { type: 'tool', name: choice.function.name };
+}
+
+function decodeResponseFormat(format: NonNullable<OpenAIChatRequestBody['response_format']>): ResponseFormat {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const { name, description, schema, strict } = format.json_schema;
+  return definedOnly({ type: 'json_schema' as const, name, description, schema, strict: strict ?? undefined });
+}
+
+function withName(message: CanonicalMessage, name: string | undefined): CanonicalMessage {
+  if (name !== undefined) message.name = name;
+  return message;
+}
+
+/** Drops undefined members so optional fields stay absent (exactOptionalPropertyTypes-friendly, smaller JSON). */
+function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  for (const key of Object.keys(value) as Array<keyof T>) if (value[key] === undefined) delete value[key];
+  return value as { [K in keyof T]: Exclude<T[K], undefined> };
+}

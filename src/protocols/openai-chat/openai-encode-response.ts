@@ -1,0 +1,61 @@
+import type { CanonicalResponse } from '../../canonical/accumulate.js';
+import type { FinishReason } from '../../canonical/events.js';
+import type { OpenAIChatCompletion, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+import { encodeOpenAIUsage } from './openai-encode-usage.js';
+
+const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
+  stop: 'stop',
+  'stop-sequence': 'stop',
+  length: 'length',
+  'tool-calls': 'tool_calls',
+  'content-filter': 'content_filter',
+  pause: 'stop',
+  other: 'stop',
+};
+
+export function encodeOpenAIFinishReason(reason: FinishReason | null, hasToolCalls: boolean): string {
+  if (hasToolCalls && (reason === null || reason === 'stop' || reason === 'tool-calls')) return 'tool_calls';
+  return reason === null ? 'stop' : FINISH_REASONS[reason];
+}
+
+export interface OpenAIResponseContext {
+  /** The id the client sees (the gateway's, stable across vendors). */
+  id: string;
+  /** The public model id the client asked for. */
+  model: string;
+}
+
+/** A whole canonical reply as an OpenAI `chat.completion` object. */
+export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+  let text = '';
+  let reasoning = '';
+  const toolCalls: OpenAIToolCall[] = [];
+  for (const block of response.content) {
+    if (block.type === 'text') text += block.text;
+    else if (block.type === 'reasoning') reasoning += block.text;
+    else toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
+  }
+  const message: OpenAIChatCompletion['choices'][number]['message'] = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length > 0 ? null : text,
+    refusal: null,
+  };
+  // DeepSeek's field name: the de-facto way OpenAI-compatible clients receive reasoning text.
+  if (reasoning !== '') message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    id: context.id,
+    object: 'chat.completion',
+    created: response.created || Math.floor(Date.now() / 1000),
+    model: context.model,
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: encodeOpenAIFinishReason(response.finishReason, toolCalls.length > 0),
+      },
+    ],
+    usage: encodeOpenAIUsage(response.usage),
+  };
+}

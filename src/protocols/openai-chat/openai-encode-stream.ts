@@ -1,0 +1,87 @@
+import type { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import type { CanonicalUsage } from '../../canonical/usage.js';
+import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
+import { encodeOpenAIFinishReason, type OpenAIResponseContext } from './openai-encode-response.js';
+import { encodeOpenAIError } from './openai-encode-error.js';
+import { encodeOpenAIUsage } from './openai-encode-usage.js';
+
+/**
+ * Canonical events → OpenAI `chat.completion.chunk` SSE frames (openai-chat.md §4): the role chunk first,
+ * content / tool-call chunks, the finish chunk, the usage chunk when the client asked for it, `[DONE]` last.
+ */
+export class OpenAIChatStreamEncoder {
+  private readonly prefix: string;
+  private readonly toolIndexes = new Map<string, number>();
+  private sawToolCall = false;
+  private roleSent = false;
+
+  constructor(
+    context: OpenAIResponseContext,
+    private readonly includeUsage: boolean,
+    created = Math.floor(Date.now() / 1000),
+  ) {
+    // Every chunk shares id/object/created/model: serialise that head once.
+    this.prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(context.model)},`;
+  }
+
+  /** The SSE text for one event ('' when the event has no OpenAI form). */
+  encode(event: CanonicalEvent): string {
+    switch (event.type) {
+      case 'response-start':
+        return this.roleChunk();
+      case 'text-delta':
+        return this.roleChunk() + this.deltaChunk({ content: event.text });
+      case 'reasoning-delta':
+        return this.roleChunk() + this.deltaChunk({ reasoning_content: event.text });
+      case 'tool-call-start': {
+        const index = this.toolIndexes.size;
+        this.toolIndexes.set(event.blockId, index);
+        this.sawToolCall = true;
+        return (
+          this.roleChunk() +
+          this.deltaChunk({ tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })
+        );
+      }
+      case 'tool-call-delta': {
+        const index = this.toolIndexes.get(event.blockId) ?? 0;
+        return this.deltaChunk({ tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
+      }
+      case 'finish':
+        return (
+          this.roleChunk() +
+          this.chunk(`"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(encodeOpenAIFinishReason(event.reason, this.sawToolCall))}}]`)
+        );
+      case 'error':
+        return this.error(event.error);
+      default:
+        return '';
+    }
+  }
+
+  /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
+  end(usage: CanonicalUsage): string {
+    const usageChunk = this.includeUsage ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage))}}`) : '';
+    return usageChunk + SSE_DONE;
+  }
+
+  /** A mid-stream failure as the SDKs recognise it: a data line with a top-level `error` object. */
+  error(error: GatewayError): string {
+    return sseData(JSON.stringify(encodeOpenAIError(error))) + SSE_DONE;
+  }
+
+  private roleChunk(): string {
+    if (this.roleSent) return '';
+    this.roleSent = true;
+    return this.deltaChunk({ role: 'assistant', content: '' });
+  }
+
+  private deltaChunk(delta: Record<string, unknown>): string {
+    return this.chunk(`"choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":null}]`);
+  }
+
+  /** With include_usage, OpenAI sends `usage: null` on every chunk but the last. */
+  private chunk(rest: string): string {
+    return sseData(`${this.prefix}${rest}${this.includeUsage ? ',"usage":null' : ''}}`);
+  }
+}

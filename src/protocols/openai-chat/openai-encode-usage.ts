@@ -1,0 +1,17 @@
+import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
+import type { OpenAIUsage } from '../../wire/openai-chat-wire.js';
+
+/** Canonical usage in OpenAI's shape: cached tokens inside `prompt_tokens`, so prompt + completion = total. */
+export function encodeOpenAIUsage(usage: CanonicalUsage): OpenAIUsage {
+  const prompt = totalInputTokens(usage);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: usage.outputTokens,
+    total_tokens: prompt + usage.outputTokens,
+    prompt_tokens_details: {
+      cached_tokens: usage.cacheReadTokens,
+      ...(usage.cacheWriteTokens > 0 ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+    },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+  };
+}

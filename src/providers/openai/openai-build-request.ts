@@ -1,0 +1,125 @@
+import type { CanonicalMessage, CanonicalRequest, ContentBlock, ToolChoice } from '../../canonical/request.js';
+import type { OpenAIContentPart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+
+export interface BuiltOpenAIRequest {
+  body: Record<string, unknown>;
+  droppedParameters: string[];
+}
+
+/**
+ * Canonical request → OpenAI chat-completions body. Extensions from an OpenAI client are forwarded untouched
+ * (same protocol); from any other client they are dropped and reported.
+ */
+export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: string): BuiltOpenAIRequest {
+  const dropped: string[] = [];
+  const body: Record<string, unknown> = { model: upstreamModel, messages: buildMessages(request) };
+  const { sampling } = request;
+  if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
+  if (sampling.topP !== undefined) body.top_p = sampling.topP;
+  if (sampling.topK !== undefined) dropped.push('top_k');
+  if (sampling.stop !== undefined && sampling.stop.length > 0) body.stop = sampling.stop;
+  if (sampling.seed !== undefined) body.seed = sampling.seed;
+  if (sampling.presencePenalty !== undefined) body.presence_penalty = sampling.presencePenalty;
+  if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
+  // max_completion_tokens works on every current model; o-series reject the deprecated max_tokens.
+  if (request.maxOutputTokens !== undefined) body.max_completion_tokens = request.maxOutputTokens;
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        ...(tool.parameters === undefined ? {} : { parameters: tool.parameters }),
+        ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+      },
+    }));
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = buildToolChoice(request.toolChoice);
+  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
+  if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
+  else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');
+  if (request.user !== undefined) body.user = request.user;
+  if (request.extensionsProtocol === 'openai-chat') Object.assign(body, request.extensions);
+  else dropped.push(...Object.keys(request.extensions));
+  body.stream = request.stream;
+  // Always ask for usage: billing reads it, whatever the client asked for.
+  if (request.stream) body.stream_options = { include_usage: true };
+  return { body, droppedParameters: dropped };
+}
+
+function buildResponseFormat(request: CanonicalRequest): Record<string, unknown> | undefined {
+  const format = request.responseFormat;
+  if (format === undefined || format.type !== 'json_schema') return format;
+  const { type, ...jsonSchema } = format;
+  return { type, json_schema: jsonSchema };
+}
+
+function buildToolChoice(choice: ToolChoice): unknown {
+  if (choice.type === 'tool') return { type: 'function', function: { name: choice.name } };
+  return choice.type;
+}
+
+function buildMessages(request: CanonicalRequest): OpenAIMessage[] {
+  const messages: OpenAIMessage[] = [];
+  if (request.system.length > 0) messages.push({ role: 'system', content: textContent(request.system) });
+  for (const message of request.messages) messages.push(...buildMessage(message));
+  return messages;
+}
+
+function buildMessage(message: CanonicalMessage): OpenAIMessage[] {
+  const name = message.name === undefined ? {} : { name: message.name };
+  if (message.role === 'system') {
+    return [{ role: 'system', content: textContent(textBlocks(message.content)), ...name }];
+  }
+  if (message.role === 'assistant') {
+    const toolCalls: OpenAIToolCall[] = [];
+    const text: OpenAITextPart[] = [];
+    for (const block of message.content) {
+      if (block.type === 'text') text.push({ type: 'text', text: block.text });
+      else if (block.type === 'tool-call') {
+        toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
+      }
+      // Reasoning blocks have no place in an OpenAI request: OpenAI keeps its reasoning server-side.
+    }
+    return [
+      {
+        role: 'assistant',
+        content: text.length === 0 ? null : textContent(text),
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        ...name,
+      },
+    ];
+  }
+  // A user message: tool results become `tool` messages first, the rest one user message after them.
+  const out: OpenAIMessage[] = [];
+  const parts: OpenAIContentPart[] = [];
+  for (const block of message.content) {
+    if (block.type === 'tool-result') {
+      const text = block.content.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
+      out.push({ role: 'tool', tool_call_id: block.toolCallId, content: block.isError ? `[tool error] ${text}` : text });
+      for (const part of block.content) if (part.type === 'image') parts.push(imagePart(part));
+    } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
+    else if (block.type === 'image') parts.push(imagePart(block));
+  }
+  if (parts.length > 0) {
+    const allText = parts.every((part): part is OpenAITextPart => part.type === 'text');
+    out.push({ role: 'user', content: allText ? textContent(parts) : parts, ...name });
+  }
+  return out;
+}
+
+function imagePart(block: Extract<ContentBlock, { type: 'image' }>): OpenAIContentPart {
+  const url = block.source.kind === 'url' ? block.source.url : `data:${block.source.mediaType};base64,${block.source.data}`;
+  return { type: 'image_url', image_url: { url, ...(block.detail === undefined ? {} : { detail: block.detail }) } };
+}
+
+function textBlocks(content: ContentBlock[]): OpenAITextPart[] {
+  return content.filter((block) => block.type === 'text').map((block) => ({ type: 'text', text: block.text }));
+}
+
+/** One text part is sent as a plain string, the form every OpenAI-compatible server accepts. */
+function textContent(parts: ReadonlyArray<{ text: string }>): string | OpenAITextPart[] {
+  if (parts.length === 1) return parts[0]!.text;
+  return parts.map((part) => ({ type: 'text', text: part.text }));
+}

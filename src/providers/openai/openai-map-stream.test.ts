@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ResponseAccumulator } from '../../canonical/accumulate.js';
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import { SseDecoder } from '../../streaming/sse-decoder.js';
+import { mapOpenAIResponse } from './openai-map-response.js';
+import { OpenAIStreamMapper } from './openai-map-stream.js';
+
+// Hand-written from openai-chat.md §4: a text run, then two parallel tool calls streamed in fragments.
+const TOOL_STREAM = [
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"Checking "},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"both…"},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"tz\\":"}}]},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"UTC\\"}"}}]},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\\"tz\\":\\"JST\\"}"}}]},"finish_reason":null}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":null}',
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[],"usage":{"prompt_tokens":812,"completion_tokens":19,"total_tokens":831,"prompt_tokens_details":{"cached_tokens":768},"completion_tokens_details":{"reasoning_tokens":4}}}',
+  '[DONE]',
+]
+  .map((data) => `data: ${data}\r\n\r\n`)
+  .join('');
+
+function mapWhole(text: string, splitAt?: number): CanonicalEvent[] {
+  const bytes = new TextEncoder().encode(text);
+  const decoder = new SseDecoder();
+  const mapper = new OpenAIStreamMapper('OpenAI');
+  const pieces = splitAt === undefined ? [bytes] : [bytes.subarray(0, splitAt), bytes.subarray(splitAt)];
+  const events = pieces.flatMap((piece) => decoder.push(piece)).flatMap((event) => mapper.map(event));
+  return [...events, ...mapper.end()];
+}
+
+describe('OpenAIStreamMapper', () => {
+  it('maps text, parallel tool calls by index, the finish and cache-aware usage', () => {
+    const events = mapWhole(TOOL_STREAM);
+    const accumulator = new ResponseAccumulator();
+    events.forEach((event) => accumulator.apply(event));
+    expect(accumulator.response.content).toEqual([
+      { type: 'text', text: 'Checking both…' },
+      { type: 'tool-call', id: 'call_a', name: 'get_time', argumentsJson: '{"tz":"UTC"}' },
+      { type: 'tool-call', id: 'call_b', name: 'get_time', argumentsJson: '{"tz":"JST"}' },
+    ]);
+    expect(accumulator.response.finishReason).toBe('tool-calls');
+    expect(accumulator.response.usage).toMatchObject({ inputTokens: 44, cacheReadTokens: 768, outputTokens: 19, reasoningTokens: 4 });
+    // Blocks are closed before the finish, text before the first tool call starts.
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('text-end')).toBeLessThan(types.indexOf('tool-call-start'));
+    expect(types.lastIndexOf('tool-call-end')).toBeLessThan(types.indexOf('finish'));
+  });
+
+  it('gives the same events however the bytes are split (multi-byte characters included)', () => {
+    const whole = JSON.stringify(mapWhole(TOOL_STREAM));
+    const length = new TextEncoder().encode(TOOL_STREAM).length;
+    for (let splitAt = 1; splitAt < length; splitAt += 7) expect(JSON.stringify(mapWhole(TOOL_STREAM, splitAt))).toBe(whole);
+  });
+
+  it('a stream cut before its finish is an upstream fault, not a short reply', () => {
+    const cut = TOOL_STREAM.split('\r\n\r\n').slice(0, 3).join('\r\n\r\n') + '\r\n\r\n';
+    expect(() => mapWhole(cut)).toThrow(GatewayError);
+    expect(() => mapWhole(cut)).toThrow(/before the reply was complete/);
+  });
+
+  it('an error object in a data line becomes a gateway error', () => {
+    const mapper = new OpenAIStreamMapper('OpenAI');
+    expect(() => mapper.map({ data: '{"error":{"message":"overloaded","type":"server_error"}}' })).toThrow(/overloaded/);
+  });
+
+  it('a non-JSON data line is reported as a bad upstream response', () => {
+    const mapper = new OpenAIStreamMapper('OpenAI');
+    expect(() => mapper.map({ data: '{"id":"c1",' })).toThrow(/not valid JSON/);
+  });
+
+  it('the non-stream mapping yields the same reply as the stream mapping', () => {
+    const fromResponse = new ResponseAccumulator();
+    mapOpenAIResponse({
+      id: 'c1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-x',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Checking both…',
+            tool_calls: [
+              { id: 'call_a', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } },
+              { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"JST"}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 812, completion_tokens: 19, total_tokens: 831, prompt_tokens_details: { cached_tokens: 768 }, completion_tokens_details: { reasoning_tokens: 4 } },
+    }).forEach((event) => fromResponse.apply(event));
+    const fromStream = new ResponseAccumulator();
+    mapWhole(TOOL_STREAM).forEach((event) => fromStream.apply(event));
+    expect({ ...fromResponse.response, usage: { ...fromResponse.response.usage, raw: null } }).toEqual({
+      ...fromStream.response,
+      usage: { ...fromStream.response.usage, raw: null },
+    });
+  });
+});

@@ -1,0 +1,30 @@
+import type { CanonicalEvent } from '../canonical/events.js';
+import type { CanonicalRequest, VendorName } from '../canonical/request.js';
+import type { CatalogModel } from '../catalog/model-catalog.js';
+
+export interface ProviderCall {
+  request: CanonicalRequest;
+  model: CatalogModel;
+  /** Aborted when the client goes away: the upstream request is cancelled with it. */
+  signal: AbortSignal;
+  requestId: string;
+}
+
+export interface ProviderResponse {
+  /** The reply as canonical events, streamed or not: the adapter maps either wire form to the same events. */
+  events: AsyncIterable<CanonicalEvent>;
+  /** Request parameters this vendor cannot honour and which were left out (quality-only ones). */
+  droppedParameters: readonly string[];
+  /** The vendor's request id, for support. */
+  upstreamRequestId: string | undefined;
+}
+
+/**
+ * A vendor adapter: canonical request in, vendor HTTP call, canonical events out. It knows nothing of clients.
+ * `call` resolves once the vendor accepted the request (status 2xx) and throws a GatewayError otherwise;
+ * faults after that surface as an `error` event or a thrown GatewayError from the iterator.
+ */
+export interface ProviderAdapter {
+  readonly vendor: VendorName;
+  call(call: ProviderCall): Promise<ProviderResponse>;
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { parseDirectiveSettings, parseDirectivesInText, parseRequestDirectives } from './fault-directives.js';
+
+describe('fault directives', () => {
+  it('reads settings and bare fault names from message text', () => {
+    const parsed = parseDirectivesInText('Tell me a story [[sim fault=disconnect-mid-stream after=3]] please');
+    expect(parsed).toEqual({ directives: { fault: 'disconnect-mid-stream', afterChunks: 3 }, problems: [] });
+    expect(parseDirectivesInText('[[sim rate-limit retry-after=7]]').directives).toEqual({ fault: 'rate-limit', retryAfterSeconds: 7 });
+  });
+
+  it('reads pacing, length and delays', () => {
+    expect(parseDirectivesInText('[[sim ttft=250 chunk-delay=10 words=5 stall-mid-stream delay=forever]]').directives).toEqual({
+      ttftMs: 250,
+      chunkDelayMs: 10,
+      words: 5,
+      fault: 'stall-mid-stream',
+      delayMs: 'forever',
+    });
+  });
+
+  it('lets later directives override earlier ones, and the header override the text', () => {
+    expect(parseDirectivesInText('[[sim error status=500]] then [[sim status=503]]').directives).toEqual({ fault: 'error', status: 503 });
+    const parsed = parseRequestDirectives('[[sim error status=500 words=4]]', 'rate-limit');
+    expect(parsed.directives).toEqual({ fault: 'rate-limit', status: 500, words: 4 });
+    expect(parseRequestDirectives('', ['error', 'status=404']).directives).toEqual({ fault: 'error', status: 404 });
+  });
+
+  it('reports unknown names and bad values instead of ignoring them', () => {
+    expect(parseDirectiveSettings('fault=explode').problems).toEqual([expect.stringContaining("unknown fault 'explode'")]);
+    expect(parseDirectiveSettings('status=200 words=-1 ttft=soon').problems).toEqual([
+      "bad value '200' for 'status'",
+      "bad value '-1' for 'words'",
+      "bad value 'soon' for 'ttft'",
+    ]);
+    expect(parseDirectiveSettings('colour=blue disconect').problems).toEqual(["unknown setting 'colour'", "unknown setting 'disconect'"]);
+  });
+
+  it('ignores text that is not a directive', () => {
+    expect(parseDirectivesInText('[[simulate this]] [sim fault=error] [[ sim error]]')).toEqual({ directives: {}, problems: [] });
+  });
+});

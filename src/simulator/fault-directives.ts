@@ -1,0 +1,165 @@
+/**
+ * Simulator directives: per-request faults, pacing and reply length, for every vendor.
+ *
+ * Grammar. A directive sits anywhere in the text of the last user message (so it survives the gateway,
+ * which does not forward custom headers), or its settings form the value of the `x-simulator-fault`
+ * request header:
+ *
+ *     [[sim <setting> <setting> ...]]          inside the message text
+ *     x-simulator-fault: <setting> <setting> ...   as a header
+ *
+ *     setting   = name "=" value | fault-name
+ *     fault-name = error | rate-limit | disconnect-mid-stream | slow-first-byte | stall-mid-stream | malformed-chunk
+ *
+ * Settings (all optional; whitespace separates them, values contain no spaces):
+ *
+ *     fault=<fault-name>     the fault to inject; a bare fault name is shorthand for it
+ *     status=<400..599>      error: HTTP status of the vendor error (default 500)
+ *     retry-after=<seconds>  rate-limit: value of the retry-after header (default 1)
+ *     after=<n>              stream faults: content chunks sent before the fault fires (default 2; a
+ *                            shorter reply sends all of them, then the fault fires before the finish).
+ *                            `error` with `after` on a stream answers 200, sends n chunks, then the vendor's
+ *                            in-stream error event
+ *     delay=<ms>|forever     slow-first-byte: wait before the response headers (default 1000);
+ *                            stall-mid-stream: length of the pause (default 1000), `forever` never resumes
+ *     ttft=<ms>              time to first token (overrides the server's pacing)
+ *     chunk-delay=<ms>       delay between stream chunks (overrides the server's pacing)
+ *     words=<n>              number of generated words after the echo sentence
+ *
+ * Non-stream requests: disconnect-mid-stream closes the socket before any response; stall-mid-stream sends
+ * the headers, pauses, then the body; malformed-chunk sends a truncated JSON body with status 200.
+ *
+ * Several directives in one message: later settings win; header settings win over message settings.
+ * An unknown name or a bad value is reported as a problem, which the simulator answers with a 400, so a
+ * typo in a test fails loudly instead of silently running without its fault.
+ *
+ * The directive is not removed from the prompt: it is part of the text the reply is derived from.
+ */
+
+export const FAULT_NAMES = [
+  'error',
+  'rate-limit',
+  'disconnect-mid-stream',
+  'slow-first-byte',
+  'stall-mid-stream',
+  'malformed-chunk',
+] as const;
+
+export type FaultName = (typeof FAULT_NAMES)[number];
+
+export interface SimulatorDirectives {
+  fault?: FaultName;
+  status?: number;
+  retryAfterSeconds?: number;
+  afterChunks?: number;
+  delayMs?: number | 'forever';
+  ttftMs?: number;
+  chunkDelayMs?: number;
+  words?: number;
+}
+
+export interface ParsedDirectives {
+  directives: SimulatorDirectives;
+  /** Human-readable descriptions of settings that could not be understood. */
+  problems: string[];
+}
+
+export const FAULT_HEADER = 'x-simulator-fault';
+
+const DIRECTIVE_PATTERN = /\[\[sim\b([^\]]*)\]\]/g;
+const MAX_DELAY_MS = 10 * 60 * 1000;
+
+function isFaultName(value: string): value is FaultName {
+  return (FAULT_NAMES as readonly string[]).includes(value);
+}
+
+function parseInteger(value: string, min: number, max: number): number | undefined {
+  if (!/^\d+$/.test(value)) return undefined;
+  const number = Number(value);
+  return number >= min && number <= max ? number : undefined;
+}
+
+/** Applies one `name=value` or bare fault name to `into`; returns a problem description or undefined. */
+function applySetting(setting: string, into: SimulatorDirectives): string | undefined {
+  const equals = setting.indexOf('=');
+  const name = equals === -1 ? setting : setting.slice(0, equals);
+  const value = equals === -1 ? '' : setting.slice(equals + 1);
+  if (equals === -1) {
+    if (!isFaultName(name)) return `unknown setting '${setting}'`;
+    into.fault = name;
+    return undefined;
+  }
+  let parsed: number | undefined;
+  switch (name) {
+    case 'fault':
+      if (!isFaultName(value)) return `unknown fault '${value}' (known: ${FAULT_NAMES.join(', ')})`;
+      into.fault = value;
+      return undefined;
+    case 'delay':
+      if (value === 'forever') {
+        into.delayMs = 'forever';
+        return undefined;
+      }
+      parsed = parseInteger(value, 0, MAX_DELAY_MS);
+      if (parsed !== undefined) into.delayMs = parsed;
+      break;
+    case 'status':
+      parsed = parseInteger(value, 400, 599);
+      if (parsed !== undefined) into.status = parsed;
+      break;
+    case 'retry-after':
+      parsed = parseInteger(value, 0, 86_400);
+      if (parsed !== undefined) into.retryAfterSeconds = parsed;
+      break;
+    case 'after':
+      parsed = parseInteger(value, 0, 1_000_000);
+      if (parsed !== undefined) into.afterChunks = parsed;
+      break;
+    case 'ttft':
+      parsed = parseInteger(value, 0, MAX_DELAY_MS);
+      if (parsed !== undefined) into.ttftMs = parsed;
+      break;
+    case 'chunk-delay':
+      parsed = parseInteger(value, 0, MAX_DELAY_MS);
+      if (parsed !== undefined) into.chunkDelayMs = parsed;
+      break;
+    case 'words':
+      parsed = parseInteger(value, 0, 100_000);
+      if (parsed !== undefined) into.words = parsed;
+      break;
+    default:
+      return `unknown setting '${name}'`;
+  }
+  return parsed === undefined ? `bad value '${value}' for '${name}'` : undefined;
+}
+
+/** Parses a settings list (the header form, or the inside of one `[[sim ...]]`). */
+export function parseDirectiveSettings(settings: string, into: ParsedDirectives = emptyParsed()): ParsedDirectives {
+  for (const setting of settings.split(/\s+/)) {
+    if (setting.length === 0) continue;
+    const problem = applySetting(setting, into.directives);
+    if (problem !== undefined) into.problems.push(problem);
+  }
+  return into;
+}
+
+/** Collects every `[[sim ...]]` directive of a message text, later ones overriding earlier ones. */
+export function parseDirectivesInText(text: string, into: ParsedDirectives = emptyParsed()): ParsedDirectives {
+  for (const match of text.matchAll(DIRECTIVE_PATTERN)) parseDirectiveSettings(match[1] ?? '', into);
+  return into;
+}
+
+/**
+ * The directives of one request: those in the last user message text, then the header's on top.
+ * `header` is the raw header value (node gives an array when the header was repeated).
+ */
+export function parseRequestDirectives(lastUserText: string, header: string | string[] | undefined): ParsedDirectives {
+  const parsed = parseDirectivesInText(lastUserText);
+  const headerValues = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  for (const value of headerValues) parseDirectiveSettings(value, parsed);
+  return parsed;
+}
+
+function emptyParsed(): ParsedDirectives {
+  return { directives: {}, problems: [] };
+}

@@ -1,0 +1,92 @@
+/**
+ * One request/response pair as the vendor modules see it, and the small HTTP helpers they share. Every
+ * wait takes the exchange's signal, which fires when the client goes away or the simulator closes, so no
+ * timer outlives either.
+ */
+import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface Pacing {
+  /** Delay before the first token (stream) or added to the generation time (non-stream). */
+  firstTokenDelayMs: number;
+  /** Delay between stream chunks. */
+  chunkDelayMs: number;
+}
+
+export interface SimulatorExchange {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  /** Path below the vendor prefix, e.g. `/v1/chat/completions` for `/openai/v1/chat/completions`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Aborted when the client disconnects or the simulator closes. */
+  readonly signal: AbortSignal;
+  /** The server's pacing; requests may override it with directives. */
+  readonly pacing: Pacing;
+  /** Unique per request (not derived from the body): for request-id headers. */
+  readonly requestId: string;
+  /** Whether `key` may call the simulator (the `apiKeys` option; any non-empty key when none is set). */
+  isKeyAccepted(key: string | undefined): boolean;
+}
+
+/** Largest body read; beyond it the vendor module answers 413. */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  constructor() {
+    super(`request body larger than ${MAX_BODY_BYTES} bytes`);
+  }
+}
+
+export async function readBody(exchange: SimulatorExchange): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of exchange.request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Waits `ms` (no timer at all for 0); rejects with an AbortError when the exchange ends first. */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  if (ms > 0) await delay(ms, undefined, { signal });
+}
+
+/** Waits until the exchange ends: the "stall forever" fault. */
+export async function waitForAbort(signal: AbortSignal): Promise<never> {
+  signal.throwIfAborted();
+  await once(signal, 'abort');
+  throw signal.reason;
+}
+
+export function sendJson(
+  exchange: SimulatorExchange,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  const { response } = exchange;
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...headers,
+  });
+  response.end(body);
+}
+
+/** Writes `text` and resolves once it has been handed to the socket (honours back-pressure). */
+export async function writeFlushed(exchange: SimulatorExchange, text: string): Promise<void> {
+  exchange.signal.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    exchange.response.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Drops the connection without a proper end (the "disconnect" faults). */
+export function destroyConnection(exchange: SimulatorExchange): void {
+  exchange.request.socket.destroy();
+}

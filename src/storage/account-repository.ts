@@ -1,0 +1,80 @@
+import type { Kysely, Selectable } from 'kysely';
+import {
+  ACCOUNTS_EMAIL_UNIQUE,
+  fromIntegerBoolean,
+  normalizeEmail,
+  type AccountsTable,
+  type Database,
+  type UniqueViolationDetector,
+} from './database-schema.js';
+import { DuplicateEmailError, type AccountRecord, type AccountRepository, type AccountRole, type NewAccount } from './types.js';
+
+export function createAccountRepository(
+  db: Kysely<Database>,
+  isUniqueViolation: UniqueViolationDetector,
+): AccountRepository {
+  return {
+    async create(account: NewAccount): Promise<AccountRecord> {
+      try {
+        await db
+          .insertInto('accounts')
+          .values({
+            id: account.id,
+            email: account.email,
+            email_normalized: normalizeEmail(account.email),
+            password_hash: account.passwordHash,
+            role: account.role,
+            tier: account.tier,
+            disabled: 0,
+            created_at: account.createdAt,
+          })
+          .execute();
+      } catch (error) {
+        // Insert-and-catch rather than check-then-insert: only the unique index is race-free.
+        if (isUniqueViolation(error, ACCOUNTS_EMAIL_UNIQUE)) throw new DuplicateEmailError(account.email);
+        throw error;
+      }
+      return {
+        id: account.id,
+        email: account.email,
+        passwordHash: account.passwordHash,
+        role: account.role,
+        tier: account.tier,
+        disabled: false,
+        createdAt: account.createdAt,
+      };
+    },
+
+    async findById(id: string): Promise<AccountRecord | null> {
+      const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toAccountRecord(row) : null;
+    },
+
+    async findByEmail(email: string): Promise<AccountRecord | null> {
+      const row = await db
+        .selectFrom('accounts')
+        .selectAll()
+        .where('email_normalized', '=', normalizeEmail(email))
+        .executeTakeFirst();
+      return row ? toAccountRecord(row) : null;
+    },
+  };
+}
+
+export function toAccountRecord(row: Selectable<AccountsTable>): AccountRecord {
+  return {
+    id: row.id,
+    email: row.email,
+    passwordHash: row.password_hash,
+    role: parseRole(row.role),
+    tier: row.tier,
+    disabled: fromIntegerBoolean(row.disabled),
+    createdAt: row.created_at,
+  };
+}
+
+/** The CHECK constraint keeps other values out; this narrows the type without a blind cast. */
+function parseRole(value: string): AccountRole {
+  if (value === 'user' || value === 'admin') return value;
+  throw new Error(`Unknown account role in storage: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,96 @@
+/**
+ * Kysely's view of the tables, shared by the SQLite and PostgreSQL implementations.
+ * SQL names are snake_case; the repositories map rows to the camelCase records of `types.ts`.
+ *
+ * Conventions that keep one code path for both databases:
+ * - times are epoch milliseconds in BIGINT columns (INTEGER affinity in SQLite), read back as JS numbers;
+ * - booleans are INTEGER 0/1 in both, because SQLite has no boolean type and PostgreSQL's would
+ *   need per-dialect literals and parsing;
+ * - token counts and latency are INTEGER.
+ */
+
+export interface AccountsTable {
+  id: string;
+  /** As the user typed it; shown back to them. */
+  email: string;
+  /** `normalizeEmail(email)`; carries the unique index that makes emails case-insensitively unique. */
+  email_normalized: string;
+  password_hash: string;
+  role: string;
+  tier: string;
+  disabled: number;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  key_hash: string;
+  hint: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+
+export interface UsageRecordsTable {
+  request_id: string;
+  account_id: string;
+  api_key_id: string;
+  model: string;
+  family: string;
+  input_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  status: string;
+  stream: number;
+  latency_ms: number;
+  created_at: number;
+  raw_usage: string | null;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  usage_records: UsageRecordsTable;
+}
+
+/**
+ * Names of the unique indexes whose violation the repositories translate into domain errors.
+ * The migrations create them under these names, so error detection and DDL cannot drift apart.
+ */
+export const ACCOUNTS_EMAIL_UNIQUE_INDEX = 'accounts_email_normalized_key';
+export const API_KEYS_HASH_UNIQUE_INDEX = 'api_keys_key_hash_key';
+
+/** Identifies a unique index both ways the drivers report it: by name (pg) or by table.column (SQLite). */
+export interface UniqueIndexTarget {
+  indexName: string;
+  table: string;
+  columns: readonly string[];
+}
+
+export const ACCOUNTS_EMAIL_UNIQUE: UniqueIndexTarget = {
+  indexName: ACCOUNTS_EMAIL_UNIQUE_INDEX,
+  table: 'accounts',
+  columns: ['email_normalized'],
+};
+
+/** Per-driver test for "this error is a unique violation of that index". */
+export type UniqueViolationDetector = (error: unknown, target: UniqueIndexTarget) => boolean;
+
+/** Case-insensitive email identity. Lower-casing in JS (not SQL) keeps both databases identical. */
+export function normalizeEmail(email: string): string {
+  return email.toLowerCase();
+}
+
+/** 0/1 ⇄ boolean, in one place. */
+export function toIntegerBoolean(value: boolean): number {
+  return value ? 1 : 0;
+}
+
+export function fromIntegerBoolean(value: number): boolean {
+  return value !== 0;
+}

@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import { createAccountRepository } from './account-repository.js';
+import { createApiKeyRepository } from './api-key-repository.js';
+import type { Database, UniqueViolationDetector } from './database-schema.js';
+import type { Storage } from './types.js';
+import { createUsageRepository } from './usage-repository.js';
+
+/** What a dialect contributes; everything else (all the queries) is shared. */
+export interface KyselyStorageParts {
+  dialect: Storage['dialect'];
+  db: Kysely<Database>;
+  isUniqueViolation: UniqueViolationDetector;
+  migrate: () => Promise<string[]>;
+}
+
+export function createKyselyStorage(parts: KyselyStorageParts): Storage {
+  const { db } = parts;
+  let closing: Promise<void> | undefined;
+  return {
+    dialect: parts.dialect,
+    accounts: createAccountRepository(db, parts.isUniqueViolation),
+    apiKeys: createApiKeyRepository(db),
+    usage: createUsageRepository(db),
+    migrate: parts.migrate,
+    // Idempotent: shutdown paths may race (signal handler and a failed start both closing).
+    close: () => (closing ??= db.destroy()),
+  };
+}

@@ -1,0 +1,11 @@
+import type { Migration } from 'kysely';
+import * as initial from './0001-initial.js';
+
+/**
+ * Every migration, keyed by name; Kysely applies them in name order.
+ * Listed statically (not discovered on disk) so that they run the same from `src/` under vitest and
+ * from `dist/` in production. A new migration is a new file plus one line here; never edit an applied one.
+ */
+export const allMigrations: Readonly<Record<string, Migration>> = {
+  '0001-initial': initial,
+};

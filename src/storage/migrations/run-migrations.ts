@@ -1,0 +1,47 @@
+import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import { allMigrations } from './all-migrations.js';
+
+/** Our own names, so Tollgate's bookkeeping cannot collide with another Kysely app sharing the database. */
+export const MIGRATION_TABLE = 'tollgate_migrations';
+export const MIGRATION_LOCK_TABLE = 'tollgate_migrations_lock';
+
+const staticProvider: MigrationProvider = {
+  getMigrations: async () => ({ ...allMigrations }),
+};
+
+export interface RunMigrationsOptions {
+  /**
+   * Schema holding the migration tables (PostgreSQL). Must be given on PostgreSQL: without it Kysely
+   * checks "does the migration table exist?" across every schema of the database, so a migrated
+   * schema next door would make it skip creating ours and then fail.
+   */
+  migrationTableSchema?: string;
+}
+
+/**
+ * Applies pending migrations and returns the names applied, in order; throws on the first failure.
+ *
+ * Concurrency is the caller's dialect's business: on PostgreSQL Kysely's adapter holds a session
+ * advisory lock around a transaction that re-reads the applied list, so several processes may call
+ * this at once (the first applies, the others find nothing pending). On SQLite Kysely takes no lock;
+ * open-sqlite-storage.ts wraps this call in `BEGIN IMMEDIATE` to get the same guarantee.
+ */
+export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigrationsOptions = {}): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: staticProvider,
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
+  });
+  // migrateToLatest never throws: it reports the failure in `error` beside per-migration results.
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results.find((result) => result.status === 'Error')?.migrationName;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(failed ? `Migration ${failed} failed: ${reason}` : `Migrating failed: ${reason}`, { cause: error });
+  }
+  return results
+    .filter((result) => result.status === 'Success' && result.direction === 'Up')
+    .map((result) => result.migrationName);
+}

@@ -1,0 +1,30 @@
+import { describeDatabaseUrl, parseDatabaseUrl } from './database-url.js';
+import { openPostgresStorage } from './postgres/open-postgres-storage.js';
+import { openSqliteStorage } from './sqlite/open-sqlite-storage.js';
+import type { Storage } from './types.js';
+
+export { describeDatabaseUrl, parseDatabaseUrl, type DatabaseTarget } from './database-url.js';
+
+export interface OpenStorageOptions {
+  /** PostgreSQL only: keep every table in this schema (created if missing). Ignored for SQLite. */
+  postgresSchema?: string;
+}
+
+/**
+ * Opens the storage a DATABASE_URL names (see `parseDatabaseUrl` for the accepted forms).
+ * Does not migrate: the caller decides when (`storage.migrate()`), e.g. `tollgate migrate` or start-up.
+ */
+export async function openStorage(databaseUrl: string, options: OpenStorageOptions = {}): Promise<Storage> {
+  const target = parseDatabaseUrl(databaseUrl);
+  try {
+    if (target.kind === 'sqlite') return await openSqliteStorage(target.filename);
+    return await openPostgresStorage({
+      connectionString: target.connectionString,
+      ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
+    });
+  } catch (error) {
+    // Driver errors rarely say which database they were about; add it, without the password.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot open ${describeDatabaseUrl(databaseUrl)}: ${reason}`, { cause: error });
+  }
+}

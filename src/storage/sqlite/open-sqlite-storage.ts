@@ -1,0 +1,67 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Database } from '../database-schema.js';
+import { createKyselyStorage } from '../kysely-storage.js';
+import { runMigrations } from '../migrations/run-migrations.js';
+import type { Storage } from '../types.js';
+import { isSqliteUniqueViolation } from './sqlite-errors.js';
+
+export const SQLITE_MEMORY = ':memory:';
+
+/**
+ * Opens (creating if needed) a SQLite database file, or a private in-memory database for `:memory:`.
+ * Does not migrate: call `storage.migrate()`.
+ */
+export async function openSqliteStorage(filename: string): Promise<Storage> {
+  if (filename !== SQLITE_MEMORY && filename !== '') mkdirSync(dirname(filename), { recursive: true });
+  const database = new BetterSqlite3(filename);
+  try {
+    // WAL lets readers run beside the single writer; NORMAL is durable across application crashes
+    // (only an OS crash or power loss may drop the last commits) and avoids an fsync per commit.
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = NORMAL');
+    // Another process (a CLI admin command, a second gateway) may hold the write lock briefly.
+    database.pragma('busy_timeout = 5000');
+    // SQLite ignores REFERENCES unless told otherwise, per connection.
+    database.pragma('foreign_keys = ON');
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
+  // token counts. Money (nano-USD) will need bigint: read those statements with `safeIntegers(true)`
+  // (or the database-wide `defaultSafeIntegers`) and convert the other columns, when money arrives.
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return createKyselyStorage({
+    dialect: 'sqlite',
+    db,
+    isUniqueViolation: isSqliteUniqueViolation,
+    migrate: () => migrateSqlite(db),
+  });
+}
+
+/**
+ * Kysely's SQLite adapter takes no lock and runs migrations outside a transaction. Wrapping the whole
+ * run in BEGIN IMMEDIATE takes the database's write lock first, so processes migrating one file at
+ * once run one after the other (the later ones wait up to busy_timeout, then find nothing pending),
+ * and a failed migration rolls back completely (SQLite's DDL is transactional).
+ * Holding the Kysely connection also keeps this process's other queries out of the transaction.
+ * Two handles in the *same* process cannot wait for each other this way (better-sqlite3 waits
+ * synchronously, blocking the event loop); the gateway opens one handle per process.
+ */
+async function migrateSqlite(db: Kysely<Database>): Promise<string[]> {
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    let applied: string[];
+    try {
+      applied = await runMigrations(connection);
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+    await sql`commit`.execute(connection);
+    return applied;
+  });
+}

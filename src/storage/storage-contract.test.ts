@@ -1,0 +1,319 @@
+/**
+ * The storage contract: one set of cases, run against SQLite (a temp file) and the real PostgreSQL
+ * (a fresh random schema, dropped afterwards). PostgreSQL is required: if it is unreachable the
+ * suite fails, it is never skipped. Point TOLLGATE_TEST_POSTGRES_URL elsewhere if needed.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorage } from './open-storage.js';
+import { DuplicateEmailError, type NewAccount, type NewApiKey, type Storage, type UsageRecord } from './types.js';
+
+const POSTGRES_URL = process.env.TOLLGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ALL_MIGRATIONS = ['0001-initial'];
+
+/** A fresh, empty database that any number of storage handles can open. */
+interface TestDatabase {
+  open(): Promise<Storage>;
+  /** Runs `migrate()` from `count` independent sessions at once; resolves to each one's result. */
+  migrateConcurrently(count: number): Promise<string[][]>;
+  drop(): Promise<void>;
+}
+
+interface Backend {
+  name: Storage['dialect'];
+  createDatabase(): Promise<TestDatabase>;
+}
+
+const sqliteBackend: Backend = {
+  name: 'sqlite',
+  async createDatabase() {
+    const directory = await mkdtemp(join(tmpdir(), 'tollgate-storage-'));
+    const url = `sqlite:${join(directory, 'nested', 'tollgate.db')}`;
+    return {
+      open: () => openStorage(url),
+      // Separate processes: better-sqlite3 waits for locks synchronously, so handles in one process
+      // cannot wait for each other, and processes are what the guarantee is about anyway.
+      migrateConcurrently(count) {
+        // Process start-up jitter dwarfs a migration's few milliseconds; a shared start time makes them overlap.
+        const startAt = Date.now() + 2_000;
+        return Promise.all(Array.from({ length: count }, () => migrateInChildProcess(url, startAt)));
+      },
+      drop: () => rm(directory, { recursive: true, force: true }),
+    };
+  },
+};
+
+const postgresBackend: Backend = {
+  name: 'postgres',
+  async createDatabase() {
+    const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
+    const open = () => openStorage(POSTGRES_URL, { postgresSchema: schema });
+    return {
+      open,
+      // Each storage has its own pool, hence its own server sessions: that is what the advisory lock sees.
+      async migrateConcurrently(count) {
+        const storages = await Promise.all(Array.from({ length: count }, open));
+        try {
+          return await Promise.all(storages.map((storage) => storage.migrate()));
+        } finally {
+          await Promise.all(storages.map((storage) => storage.close()));
+        }
+      },
+      async drop() {
+        const client = new pg.Client({ connectionString: POSTGRES_URL });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
+      },
+    };
+  },
+};
+
+const execFileAsync = promisify(execFile);
+const openStoragePath = fileURLToPath(new URL('./open-storage.ts', import.meta.url));
+const viteNodePath = fileURLToPath(new URL('../../node_modules/vite-node/vite-node.mjs', import.meta.url));
+
+async function migrateInChildProcess(url: string, startAt: number): Promise<string[]> {
+  const directory = await mkdtemp(join(tmpdir(), 'tollgate-migrate-child-'));
+  const script = join(directory, 'migrate.ts');
+  await writeFile(script, [
+    `import { openStorage } from ${JSON.stringify(openStoragePath)};`,
+    `const storage = await openStorage(${JSON.stringify(url)});`,
+    `await new Promise((resolve) => setTimeout(resolve, ${startAt} - Date.now()));`,
+    `try { process.stdout.write(JSON.stringify(await storage.migrate())); } finally { await storage.close(); }`,
+  ].join('\n'));
+  const run = execFileAsync(process.execPath, [viteNodePath, script], { timeout: 30_000 });
+  const { stdout } = await run.finally(() => rm(directory, { recursive: true, force: true }));
+  return JSON.parse(stdout) as string[];
+}
+
+/** Unique per call, so cases never see each other's rows in the shared database. */
+const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
+
+function newAccount(overrides: Partial<NewAccount> = {}): NewAccount {
+  const id = uniqueId('acct');
+  return { id, email: `User.${id}@Example.COM`, passwordHash: 'scrypt$hash', role: 'user', tier: 'free', createdAt: 1_700_000_000_000, ...overrides };
+}
+
+function newKey(accountId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
+  const id = uniqueId('key');
+  return { id, accountId, name: 'default', keyHash: `hash-${id}`, hint: 'sk-tg-…abcd', createdAt: 1_700_000_000_000, expiresAt: null, ...overrides };
+}
+
+function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    requestId: uniqueId('req'), accountId, apiKeyId, model: 'gpt-4o-mini', family: 'openai',
+    inputTokens: 120, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 45, reasoningTokens: 10,
+    status: 'ok', stream: true, latencyMs: 812, createdAt: 1_700_000_000_000, rawUsage: '{"prompt_tokens":150}',
+    ...overrides,
+  };
+}
+
+describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (backend) => {
+  let database: TestDatabase;
+  let storage: Storage;
+  let firstMigration: string[];
+
+  beforeAll(async () => {
+    database = await backend.createDatabase();
+    storage = await database.open();
+    firstMigration = await storage.migrate();
+  });
+
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
+
+  /** An account with one key, the usual starting point. */
+  async function accountWithKey() {
+    const account = await storage.accounts.create(newAccount());
+    const key = await storage.apiKeys.create(newKey(account.id));
+    return { account, key };
+  }
+
+  describe('migrations', () => {
+    it('applies every migration once; a second run is a no-op', async () => {
+      expect(storage.dialect).toBe(backend.name);
+      expect(firstMigration).toEqual(ALL_MIGRATIONS);
+      expect(await storage.migrate()).toEqual([]);
+    });
+
+    it('is safe when several sessions migrate a fresh database at once', async () => {
+      const fresh = await backend.createDatabase();
+      try {
+        const results = await fresh.migrateConcurrently(3);
+        expect(results.flat()).toEqual(ALL_MIGRATIONS);
+        const migrated = await fresh.open();
+        try {
+          expect(await migrated.migrate()).toEqual([]);
+          expect(await migrated.accounts.create(newAccount())).toMatchObject({ disabled: false });
+        } finally {
+          await migrated.close();
+        }
+      } finally {
+        await fresh.drop();
+      }
+    });
+  });
+
+  describe('accounts', () => {
+    it('creates and finds by id and by email, case-insensitively', async () => {
+      const input = newAccount({ role: 'admin', tier: 'pro' });
+      const created = await storage.accounts.create(input);
+      expect(created).toEqual({ ...input, disabled: false });
+      expect(await storage.accounts.findById(input.id)).toEqual(created);
+      expect(await storage.accounts.findByEmail(input.email.toUpperCase())).toEqual(created);
+      expect(await storage.accounts.findByEmail(input.email.toLowerCase())).toEqual(created);
+      expect(await storage.accounts.findById('missing')).toBeNull();
+      expect(await storage.accounts.findByEmail('nobody@example.com')).toBeNull();
+    });
+
+    it('rejects an email that differs only in case with DuplicateEmailError, creating nothing', async () => {
+      const first = await storage.accounts.create(newAccount());
+      const second = newAccount({ email: first.email.toLowerCase() });
+      await expect(storage.accounts.create(second)).rejects.toBeInstanceOf(DuplicateEmailError);
+      expect(await storage.accounts.findById(second.id)).toBeNull();
+      expect((await storage.accounts.findByEmail(first.email))?.id).toBe(first.id);
+    });
+
+    it('does not report a duplicate id as a duplicate email', async () => {
+      const first = await storage.accounts.create(newAccount());
+      const error: unknown = await storage.accounts.create(newAccount({ id: first.id })).catch((caught: unknown) => caught);
+      expect(error instanceof Error && !(error instanceof DuplicateEmailError)).toBe(true);
+    });
+  });
+
+  describe('api keys', () => {
+    it('creates a key and finds it by hash with its account in one lookup', async () => {
+      const { account, key } = await accountWithKey();
+      expect(key).toMatchObject({ revokedAt: null, lastUsedAt: null });
+      expect(await storage.apiKeys.findByHashWithAccount(key.keyHash)).toEqual({ key, account });
+      expect(await storage.apiKeys.findById(account.id, key.id)).toEqual(key);
+      expect(await storage.apiKeys.findByHashWithAccount('unknown-hash')).toBeNull();
+    });
+
+    it('round-trips expiry, including times beyond 32 bits, as numbers', async () => {
+      const { account } = await accountWithKey();
+      const expiresAt = Date.UTC(2100, 0, 1);
+      const key = await storage.apiKeys.create(newKey(account.id, { expiresAt }));
+      const found = await storage.apiKeys.findById(account.id, key.id);
+      expect(found?.expiresAt).toBe(expiresAt);
+      expect(typeof found?.createdAt).toBe('number');
+    });
+
+    it('refuses a second key with the same hash', async () => {
+      const { account, key } = await accountWithKey();
+      await expect(storage.apiKeys.create(newKey(account.id, { keyHash: key.keyHash }))).rejects.toThrow();
+    });
+
+    it('lists only the account’s keys, newest first, revoked ones included', async () => {
+      const { account, key: oldest } = await accountWithKey();
+      const newest = await storage.apiKeys.create(newKey(account.id, { createdAt: oldest.createdAt + 2 }));
+      const middle = await storage.apiKeys.create(newKey(account.id, { createdAt: oldest.createdAt + 1 }));
+      await storage.apiKeys.revoke(account.id, middle.id, 1_800_000_000_000);
+      await accountWithKey(); // another account's key must not appear
+      const ids = (await storage.apiKeys.listByAccount(account.id)).map((key) => key.id);
+      expect(ids).toEqual([newest.id, middle.id, oldest.id]);
+      expect(await storage.apiKeys.listByAccount('missing')).toEqual([]);
+    });
+
+    it('revokes once, only for the owning account', async () => {
+      const { account, key } = await accountWithKey();
+      const other = await accountWithKey();
+      expect(await storage.apiKeys.revoke(other.account.id, key.id, 5)).toBe(false);
+      expect(await storage.apiKeys.findById(other.account.id, key.id)).toBeNull();
+      expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBeNull();
+      expect(await storage.apiKeys.revoke(account.id, key.id, 1_800_000_000_000)).toBe(true);
+      expect(await storage.apiKeys.revoke(account.id, key.id, 1_800_000_000_001)).toBe(false);
+      expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
+      expect((await storage.apiKeys.findByHashWithAccount(key.keyHash))?.key.revokedAt).toBe(1_800_000_000_000);
+    });
+
+    it('rotates in one step: old key revoked, replacement active', async () => {
+      const { account, key } = await accountWithKey();
+      const replacement = newKey(account.id, { createdAt: key.createdAt + 10 });
+      const rotated = await storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000);
+      expect(rotated).toEqual({ ...replacement, revokedAt: null, lastUsedAt: null });
+      expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
+      expect((await storage.apiKeys.findByHashWithAccount(replacement.keyHash))?.key).toEqual(rotated);
+      expect((await storage.apiKeys.listByAccount(account.id)).map((k) => k.id)).toEqual([replacement.id, key.id]);
+    });
+
+    it('rotating a revoked or foreign key returns null and creates nothing', async () => {
+      const { account, key } = await accountWithKey();
+      const other = await accountWithKey();
+      const foreign = newKey(other.account.id);
+      expect(await storage.apiKeys.rotate(other.account.id, key.id, foreign, 7)).toBeNull();
+      expect(await storage.apiKeys.findByHashWithAccount(foreign.keyHash)).toBeNull();
+      expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBeNull();
+
+      await storage.apiKeys.revoke(account.id, key.id, 8);
+      const late = newKey(account.id);
+      expect(await storage.apiKeys.rotate(account.id, key.id, late, 9)).toBeNull();
+      expect(await storage.apiKeys.findByHashWithAccount(late.keyHash)).toBeNull();
+      expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(8);
+      expect(await storage.apiKeys.listByAccount(account.id)).toHaveLength(1);
+    });
+
+    it('lets only one of two concurrent rotations of a key succeed', async () => {
+      const { account, key } = await accountWithKey();
+      const results = await Promise.all([
+        storage.apiKeys.rotate(account.id, key.id, newKey(account.id), 11),
+        storage.apiKeys.rotate(account.id, key.id, newKey(account.id), 12),
+      ]);
+      expect(results.filter((result) => result !== null)).toHaveLength(1);
+      expect(await storage.apiKeys.listByAccount(account.id)).toHaveLength(2);
+    });
+
+    it('records the last use, never moving it backwards', async () => {
+      const { account, key } = await accountWithKey();
+      await storage.apiKeys.touchLastUsed(key.id, 2_000);
+      expect((await storage.apiKeys.findById(account.id, key.id))?.lastUsedAt).toBe(2_000);
+      await storage.apiKeys.touchLastUsed(key.id, 1_000);
+      expect((await storage.apiKeys.findById(account.id, key.id))?.lastUsedAt).toBe(2_000);
+      await storage.apiKeys.touchLastUsed('missing', 3_000);
+    });
+  });
+
+  describe('usage records', () => {
+    it('records once per request id; a duplicate returns false and changes nothing', async () => {
+      const { account, key } = await accountWithKey();
+      const usage = newUsage(account.id, key.id);
+      expect(await storage.usage.record(usage)).toBe(true);
+      expect(await storage.usage.record({ ...usage, outputTokens: 999, status: 'upstream_error' })).toBe(false);
+      expect(await storage.usage.listByAccount(account.id, 10)).toEqual([usage]);
+    });
+
+    it('round-trips booleans and nullable fields', async () => {
+      const { account, key } = await accountWithKey();
+      const streamed = newUsage(account.id, key.id, { stream: true, rawUsage: '{"a":1}', createdAt: 2 });
+      const plain = newUsage(account.id, key.id, { stream: false, rawUsage: null, createdAt: 1 });
+      await storage.usage.record(streamed);
+      await storage.usage.record(plain);
+      expect(await storage.usage.listByAccount(account.id, 10)).toEqual([streamed, plain]);
+    });
+
+    it('lists the account’s records newest first, up to the limit', async () => {
+      const { account, key } = await accountWithKey();
+      const other = await accountWithKey();
+      const records = [3, 1, 2].map((minute) => newUsage(account.id, key.id, { createdAt: minute * 60_000 }));
+      for (const record of records) await storage.usage.record(record);
+      await storage.usage.record(newUsage(other.account.id, other.key.id, { createdAt: 10 * 60_000 }));
+      const listed = await storage.usage.listByAccount(account.id, 2);
+      expect(listed.map((record) => record.createdAt)).toEqual([180_000, 120_000]);
+      expect(await storage.usage.listByAccount(account.id, 0)).toEqual([]);
+    });
+
+    it('rejects a record for an unknown account (foreign keys are enforced)', async () => {
+      const { key } = await accountWithKey();
+      await expect(storage.usage.record(newUsage('missing-account', key.id))).rejects.toThrow();
+    });
+  });
+});

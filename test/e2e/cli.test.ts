@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { startSimulator } from '../../src/simulator/simulator-server.js';
+import { pino } from 'pino';
+
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+
+let directory: string;
+let env: Record<string, string>;
+let simulator: Awaited<ReturnType<typeof startSimulator>>;
+let gateway: RunningGateway;
+
+interface CliResult {
+  code: number;
+  json: any;
+  stderr: string;
+}
+
+async function cli(...args: string[]): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, ...env } });
+    return { code: 0, json: JSON.parse(stdout), stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, json: failed.stdout ? JSON.parse(failed.stdout) : null, stderr: failed.stderr };
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build first (npm test does).`);
+  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
+  simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
+  env = { DATABASE_URL: `sqlite:${join(directory, 'db.sqlite')}`, OPENAI_BASE_URL: simulator.baseUrls.openai, PORT: '0', HOST: '127.0.0.1' };
+  gateway = await startGateway(loadConfig(env, directory), { logger: pino({ level: 'silent' }) });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await simulator?.close();
+  if (directory) rmSync(directory, { recursive: true, force: true });
+});
+
+describe('tollgate CLI', () => {
+  it('creates an account and a key the official SDK can use; a revoked key then gets 401', async () => {
+    const account = await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password');
+    expect(account).toMatchObject({ code: 0, json: { email: 'ops@example.com', role: 'user' } });
+
+    const created = await cli('keys', 'create', '--email', 'ops@example.com', '--name', 'from-cli');
+    expect(created.code).toBe(0);
+    expect(created.json.key).toMatch(/^sk-tg-/);
+
+    const client = new OpenAI({ apiKey: created.json.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] });
+    expect(completion.choices[0]!.message.content).toBeTruthy();
+
+    const listed = await cli('keys', 'list', '--email', 'ops@example.com');
+    expect(listed.json).toEqual([{ id: created.json.id, name: 'from-cli', hint: created.json.hint, status: 'active' }]);
+
+    const revoked = await cli('keys', 'revoke', '--email', 'ops@example.com', '--id', created.json.id);
+    expect(revoked).toMatchObject({ code: 0, json: { id: created.json.id, revoked: true } });
+    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).rejects.toBeInstanceOf(
+      OpenAI.AuthenticationError,
+    );
+  });
+
+  it('exits 1 with a JSON error for bad input', async () => {
+    expect(await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password')).toMatchObject({
+      code: 1,
+      json: { error: expect.stringMatching(/already exists/) },
+    });
+    expect(await cli('accounts', 'create', '--email', 'short@example.com', '--password', 'short')).toMatchObject({ code: 1 });
+    expect(await cli('keys', 'create', '--email', 'nobody@example.com', '--name', 'x')).toMatchObject({ code: 1 });
+    expect(await cli('keys', 'revoke', '--email', 'ops@example.com', '--id', 'key_missing')).toMatchObject({ code: 1 });
+    expect(await cli('frobnicate')).toMatchObject({ code: 1 });
+  });
+
+  it('migrate is idempotent', async () => {
+    expect(await cli('migrate')).toEqual({ code: 0, json: { applied: [] }, stderr: '' });
+  });
+
+  it('reports configuration errors by setting name', async () => {
+    const saved = env;
+    env = { ...env, PORT: 'eighty' };
+    const result = await cli('migrate');
+    env = saved;
+    expect(result.code).toBe(1);
+    expect(result.json.error).toMatch(/PORT/);
+  });
+});

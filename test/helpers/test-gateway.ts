@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { startSimulator } from '../../src/simulator/simulator-server.js';
+
+export interface TestGateway {
+  gateway: RunningGateway;
+  simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
+  /** Base URL for the OpenAI SDK (`…/v1`). */
+  openaiBaseUrl: string;
+  databaseUrl: string;
+  /** Every log line the gateway wrote, as text. */
+  logs: string[];
+  /** A fresh account with one API key. */
+  createAccountWithKey(email?: string): Promise<{ accountId: string; key: string; keyId: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  /** Extra environment (e.g. to point vendors elsewhere); the defaults point every configured vendor at a simulator. */
+  env?: Record<string, string>;
+  /** Serve from the in-process demo simulator instead of a separate one. */
+  demo?: boolean;
+  now?: () => number;
+}
+
+let accountCounter = 0;
+
+/** The real gateway on a loopback port, SQLite in a temp dir, a separate simulator as the OpenAI upstream. */
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
+  const databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
+  const simulator = options.demo ? undefined : await startSimulator({ port: 0, host: '127.0.0.1' });
+  const env: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'trace',
+    ...(simulator === undefined ? {} : { OPENAI_BASE_URL: simulator.baseUrls.openai }),
+    ...options.env,
+  };
+  const logs: string[] = [];
+  const logSink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logs.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const config = loadConfig(env, directory);
+  const logger = pino({ level: 'trace' }, logSink);
+  const gateway = await startGateway(config, { logger, ...(options.now === undefined ? {} : { now: options.now }) });
+  return {
+    gateway,
+    simulator,
+    openaiBaseUrl: `${gateway.url}/v1`,
+    databaseUrl,
+    logs,
+    async createAccountWithKey(email = `user${++accountCounter}-${Date.now()}@example.com`) {
+      const account = await gateway.accounts.create({ email, password: 'correct horse battery staple' });
+      const created = await gateway.keys.create(account.id, { name: 'test' });
+      return { accountId: account.id, key: created.secret, keyId: created.record.id };
+    },
+    async close() {
+      await gateway.close();
+      await simulator?.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
