@@ -16,6 +16,8 @@ export interface CanonicalResponse {
   usageReported: boolean;
   finishReason: FinishReason | null;
   rawFinishReason: string | null;
+  /** Which stop sequence ended the reply, when the vendor says. */
+  stopSequence: string | null;
 }
 
 /** Folds events one at a time; `apply` is cheap so a stream can keep a running picture of what it delivered. */
@@ -29,6 +31,7 @@ export class ResponseAccumulator {
     usageReported: false,
     finishReason: null,
     rawFinishReason: null,
+    stopSequence: null,
   };
   private readonly blocks = new Map<string, ResponseBlock>();
 
@@ -49,7 +52,7 @@ export class ResponseAccumulator {
         return;
       }
       case 'reasoning-start':
-        this.open(event.blockId, { type: 'reasoning', text: '' });
+        this.open(event.blockId, event.redactedData === undefined ? { type: 'reasoning', text: '' } : { type: 'reasoning', text: '', redactedData: event.redactedData });
         return;
       case 'reasoning-delta': {
         const block = this.blocks.get(event.blockId);
@@ -76,6 +79,7 @@ export class ResponseAccumulator {
       case 'finish':
         response.finishReason = event.reason;
         response.rawFinishReason = event.rawReason;
+        response.stopSequence = event.stopSequence ?? null;
         return;
       case 'text-end':
       case 'reasoning-end':

@@ -13,6 +13,8 @@ const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
 /** A flat estimate for an image; vendors charge by size, which the gateway does not decode. */
 const TOKENS_PER_IMAGE = 765;
+/** A flat estimate for a document (a few pages); the vendor's count replaces it once the reply arrives. */
+const TOKENS_PER_DOCUMENT = 1_500;
 
 export function countTextTokens(text: string): number {
   return text === '' ? 0 : countTokens(text);
@@ -50,6 +52,8 @@ function blockTokens(block: ContentBlock): number {
       return countTextTokens(block.text);
     case 'image':
       return TOKENS_PER_IMAGE;
+    case 'document':
+      return TOKENS_PER_DOCUMENT;
     case 'tool-call':
       return countTextTokens(block.name) + countTextTokens(block.argumentsJson);
     case 'tool-result':

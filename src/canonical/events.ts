@@ -13,7 +13,7 @@ export type CanonicalEvent =
   | { type: 'text-start'; blockId: string }
   | { type: 'text-delta'; blockId: string; text: string }
   | { type: 'text-end'; blockId: string }
-  | { type: 'reasoning-start'; blockId: string }
+  | { type: 'reasoning-start'; blockId: string; redactedData?: string }
   | { type: 'reasoning-delta'; blockId: string; text: string }
   | { type: 'reasoning-signature'; blockId: string; signature: string }
   | { type: 'reasoning-end'; blockId: string }
@@ -21,7 +21,7 @@ export type CanonicalEvent =
   | { type: 'tool-call-delta'; blockId: string; argumentsDelta: string }
   | { type: 'tool-call-end'; blockId: string }
   | { type: 'usage'; usage: CanonicalUsage }
-  | { type: 'finish'; reason: FinishReason; rawReason: string | null }
+  | { type: 'finish'; reason: FinishReason; rawReason: string | null; stopSequence?: string }
   | { type: 'error'; error: GatewayError };
 
 export type CanonicalEventType = CanonicalEvent['type'];

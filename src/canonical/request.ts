@@ -21,6 +21,13 @@ export interface ImageBlock {
   detail?: 'auto' | 'low' | 'high';
 }
 
+/** A PDF or other document given to the model as input. */
+export interface DocumentBlock {
+  type: 'document';
+  source: ImageSource;
+  title?: string;
+}
+
 export interface ToolCallBlock {
   type: 'tool-call';
   id: string;
@@ -43,9 +50,11 @@ export interface ReasoningBlock {
   signature?: string;
   /** Vendor whose signature this is: reasoning is replayed with its signature only to that vendor. */
   originVendor?: VendorName;
+  /** Anthropic's `redacted_thinking` payload: encrypted reasoning with no readable text. */
+  redactedData?: string;
 }
 
-export type ContentBlock = TextBlock | ImageBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+export type ContentBlock = TextBlock | ImageBlock | DocumentBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
 
 /**
  * Roles: `system` appears in `messages` only for a system/developer message placed after the conversation
@@ -89,7 +98,11 @@ export interface SamplingParameters {
 }
 
 export interface ReasoningParameters {
+  /** False when the client explicitly turned reasoning off (Anthropic `thinking: {type: "disabled"}`). */
+  enabled?: boolean;
+  /** OpenAI's `reasoning_effort`: none, minimal, low, medium, high, xhigh, max. */
   effort?: string;
+  /** Anthropic's `thinking.budget_tokens`. */
   budgetTokens?: number;
 }
 
