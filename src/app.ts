@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { createApiKeyAuthHook } from './http/api-key-auth.js';
@@ -10,6 +10,7 @@ import { fromFrameworkError, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
+import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
 
 export interface AppDependencies {
@@ -29,7 +30,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimitBytes,
-    disableRequestLogging: true,
+    // One concise line per request from our onResponse hook instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // Our own ids: a client-chosen x-request-id must not collide with a settlement key.
     requestIdHeader: false,
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
@@ -61,6 +63,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerModelsApi(api, deps.catalog);
     registerKeysApi(api, deps.keys, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
+    registerAnthropicMessagesRoutes(api, deps.pipeline);
   });
   return app;
 }

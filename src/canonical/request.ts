@@ -106,6 +106,9 @@ export interface ReasoningParameters {
   budgetTokens?: number;
 }
 
+/** The `anthropic-beta` header of an Anthropic client, carried in `extensions` under this key (Anthropic only). */
+export const ANTHROPIC_BETA_EXTENSION = 'anthropicBeta';
+
 export interface CanonicalRequest {
   /** The public model id the client asked for (catalog key). */
   model: string;

@@ -1,22 +1,33 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 
 /** Stable `created` stamp: the catalog has no release dates, and clients only sort or display it. */
 const CATALOG_CREATED = 1_767_225_600;
 
-/** `GET /v1/models` in OpenAI's list shape (openai-chat.md §7). */
+/**
+ * `GET /v1/models`: OpenAI's list shape by default, Anthropic's page shape (anthropic-messages.md §7) when the
+ * caller is an Anthropic client (it always sends `anthropic-version`), so both SDKs' `models.list()` work.
+ */
 export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): void {
-  app.get('/v1/models', async () => ({ object: 'list', data: catalog.models.map(presentModel) }));
+  app.get('/v1/models', async (request) => {
+    if (!isAnthropicClient(request)) return { object: 'list', data: catalog.models.map(presentOpenAIModel) };
+    const data = catalog.models.map(presentAnthropicModel);
+    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
     const model = catalog.find(request.params.id);
     if (model === undefined) throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
-    return presentModel(model);
+    return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);
   });
 }
 
-function presentModel(model: CatalogModel) {
+function isAnthropicClient(request: FastifyRequest): boolean {
+  return request.headers['anthropic-version'] !== undefined;
+}
+
+function presentOpenAIModel(model: CatalogModel) {
   return {
     id: model.id,
     object: 'model',
@@ -26,5 +37,16 @@ function presentModel(model: CatalogModel) {
     description: model.description,
     context_window: model.contextWindow,
     max_output_tokens: model.maxOutputTokens,
+  };
+}
+
+function presentAnthropicModel(model: CatalogModel) {
+  return {
+    type: 'model',
+    id: model.id,
+    display_name: model.id,
+    created_at: new Date(CATALOG_CREATED * 1000).toISOString(),
+    max_input_tokens: model.contextWindow,
+    max_tokens: model.maxOutputTokens,
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
+import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
 import type { ClientProtocol } from './request-context.js';
 
@@ -35,7 +36,7 @@ export function renderError(error: GatewayError, protocol: ClientProtocol): Rend
   if (protocol === 'anthropic') {
     return {
       status: error.entry.anthropicStatus ?? error.status,
-      body: { type: 'error', error: { type: error.entry.anthropicType, message: error.message } },
+      body: renderAnthropicError(error),
       headers,
     };
   }

@@ -77,6 +77,21 @@ export class ChatPipeline {
     };
   }
 
+  /**
+   * Input tokens of a prompt for `count_tokens`: the vendor's own counter where it has one, the tokenizer
+   * otherwise. Counting is free and records nothing.
+   */
+  async countInputTokens(request: CanonicalRequest, signal: AbortSignal): Promise<number> {
+    const model = this.deps.catalog.resolve(request.model);
+    const provider = this.deps.providers.get(model.vendor);
+    if (provider.countTokens === undefined) return estimateRequestInputTokens(request);
+    try {
+      return await provider.countTokens(request, model, signal);
+    } catch (error) {
+      throw toGatewayError(error);
+    }
+  }
+
   private async *relay(
     input: ChatInput,
     model: CatalogModel,

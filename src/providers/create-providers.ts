@@ -1,5 +1,8 @@
 import type { VendorName } from '../canonical/request.js';
 import type { Config } from '../config/load-config.js';
+import { AnthropicProvider } from './anthropic/anthropic-provider.js';
+import { GeminiProvider } from './gemini/gemini-provider.js';
+import { DeepSeekProvider } from './deepseek/deepseek-provider.js';
 import { OpenAIProvider } from './openai/openai-provider.js';
 import { ProviderRegistry } from './registry.js';
 import type { ProviderAdapter } from './types.js';
@@ -11,8 +14,11 @@ interface VendorEndpoint {
   apiKey: string;
 }
 
-const ADAPTER_FACTORIES: Partial<Record<VendorName, (endpoint: VendorEndpoint) => Closable>> = {
+const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) => Closable>> = {
+  anthropic: (endpoint) => new AnthropicProvider(endpoint),
   openai: (endpoint) => new OpenAIProvider(endpoint),
+  gemini: (endpoint) => new GeminiProvider(endpoint),
+  deepseek: (endpoint) => new DeepSeekProvider(endpoint),
 };
 
 /** A placeholder credential for simulators and keyless loopback upstreams, which accept any bearer token. */
@@ -28,10 +34,6 @@ export function createProviders(config: Config, simulatorBaseUrls?: Readonly<Rec
   for (const vendor of Object.keys(config.vendors) as VendorName[]) {
     const settings = config.vendors[vendor];
     const factory = ADAPTER_FACTORIES[vendor];
-    if (factory === undefined) {
-      reasons[vendor] = `Models served by ${vendor} are not available in this version of the gateway.`;
-      continue;
-    }
     if (config.demoMode && simulatorBaseUrls !== undefined) {
       adapters[vendor] = factory({ baseUrl: simulatorBaseUrls[vendor], apiKey: KEYLESS_CREDENTIAL });
     } else if (settings.configured) {

@@ -27,4 +27,6 @@ export interface ProviderResponse {
 export interface ProviderAdapter {
   readonly vendor: VendorName;
   call(call: ProviderCall): Promise<ProviderResponse>;
+  /** The vendor's own count of the prompt's input tokens, where the vendor has a counting endpoint. */
+  countTokens?(request: CanonicalRequest, model: CatalogModel, signal: AbortSignal): Promise<number>;
 }

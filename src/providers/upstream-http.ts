@@ -69,6 +69,18 @@ export function upstreamConnectionError(error: unknown): GatewayError {
   return new GatewayError('upstream_unavailable', 'The model provider could not be reached.', { cause: error });
 }
 
+/**
+ * A failure while reading a reply the vendor had already started: the connection broke or stalled. Said as
+ * such, so a client can tell a cut-off reply from a vendor that never answered.
+ */
+export function midStreamError(error: unknown, vendorLabel: string): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return new GatewayError('upstream_timeout', `${vendorLabel} stopped sending before the reply was complete.`, { cause: error });
+  }
+  return new GatewayError('upstream_bad_response', `${vendorLabel} ended the stream before the reply was complete.`, { cause: error });
+}
+
 export function headerValue(headers: UpstreamResponse['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;

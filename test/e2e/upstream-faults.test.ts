@@ -67,11 +67,18 @@ describe('vendor faults reach the client as well-formed errors', () => {
   });
 
   it('a family without a configured vendor → 503 saying so', async () => {
-    const error = (await client.chat.completions
-      .create({ model: 'gamma-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
-    expect(error.status).toBe(503);
-    expect(error.message).toMatch(/gemini/);
+    const openaiOnly = await startTestGateway({ vendors: ['openai'] });
+    try {
+      const { key: onlyKey } = await openaiOnly.createAccountWithKey();
+      const onlyClient = new OpenAI({ apiKey: onlyKey, baseURL: openaiOnly.openaiBaseUrl, maxRetries: 0 });
+      const error = (await onlyClient.chat.completions
+        .create({ model: 'gamma-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect(error.status).toBe(503);
+      expect(error.message).toMatch(/GEMINI_API_KEY/);
+    } finally {
+      await openaiOnly.close();
+    }
   });
 
   it('disconnect mid-stream → the SDK stream raises, and the partial reply is recorded', async () => {

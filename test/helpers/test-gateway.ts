@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import type { VendorName } from '../../src/canonical/request.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
@@ -26,11 +27,15 @@ export interface TestGatewayOptions {
   /** Serve from the in-process demo simulator instead of a separate one. */
   demo?: boolean;
   now?: () => number;
+  /** Vendors pointed at the simulator (default: all four); the others stay unconfigured. */
+  vendors?: VendorName[];
 }
+
+const ALL_VENDORS: VendorName[] = ['openai', 'anthropic', 'gemini', 'deepseek'];
 
 let accountCounter = 0;
 
-/** The real gateway on a loopback port, SQLite in a temp dir, a separate simulator as the OpenAI upstream. */
+/** The real gateway on a loopback port, SQLite in a temp dir, a separate simulator as every vendor's upstream. */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
@@ -40,7 +45,11 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'trace',
-    ...(simulator === undefined ? {} : { OPENAI_BASE_URL: simulator.baseUrls.openai }),
+    ...Object.fromEntries(
+      simulator === undefined
+        ? []
+        : (options.vendors ?? ALL_VENDORS).map((vendor) => [`${vendor.toUpperCase()}_BASE_URL`, simulator.baseUrls[vendor]]),
+    ),
     ...options.env,
   };
   const logs: string[] = [];

@@ -20,7 +20,7 @@ const USAGE = { inputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 2, output
 
 function frames(includeUsage: boolean): unknown[] {
   const encoder = new OpenAIChatStreamEncoder({ id: 'chatcmpl-1', model: 'alpha-sonnet-5' }, includeUsage, 99);
-  const text = EVENTS.map((event) => encoder.encode(event)).join('') + encoder.end(USAGE);
+  const text = EVENTS.map((event) => encoder.encode(event)).join('') + encoder.finish(USAGE);
   return text
     .split('\n\n')
     .filter(Boolean)

@@ -60,7 +60,7 @@ export class OpenAIChatStreamEncoder {
   }
 
   /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
-  end(usage: CanonicalUsage): string {
+  finish(usage: CanonicalUsage): string {
     const usageChunk = this.includeUsage ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage))}}`) : '';
     return usageChunk + SSE_DONE;
   }

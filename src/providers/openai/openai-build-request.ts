@@ -1,4 +1,5 @@
-import type { CanonicalMessage, CanonicalRequest, ContentBlock, ToolChoice } from '../../canonical/request.js';
+import { createHash } from 'node:crypto';
+import type { CanonicalMessage, CanonicalRequest, ContentBlock, ToolChoice, ToolDefinition } from '../../canonical/request.js';
 import type { OpenAIContentPart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
 
 export interface BuiltOpenAIRequest {
@@ -23,18 +24,8 @@ export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: str
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
   // max_completion_tokens works on every current model; o-series reject the deprecated max_tokens.
   if (request.maxOutputTokens !== undefined) body.max_completion_tokens = request.maxOutputTokens;
-  if (request.tools !== undefined && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.name,
-        ...(tool.description === undefined ? {} : { description: tool.description }),
-        ...(tool.parameters === undefined ? {} : { parameters: tool.parameters }),
-        ...(tool.strict === undefined ? {} : { strict: tool.strict }),
-      },
-    }));
-  }
-  if (request.toolChoice !== undefined) body.tool_choice = buildToolChoice(request.toolChoice);
+  if (request.tools !== undefined && request.tools.length > 0) body.tools = buildOpenAITools(request.tools);
+  if (request.toolChoice !== undefined) body.tool_choice = buildOpenAIToolChoice(request.toolChoice);
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
   if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
@@ -55,7 +46,20 @@ function buildResponseFormat(request: CanonicalRequest): Record<string, unknown>
   return { type, json_schema: jsonSchema };
 }
 
-function buildToolChoice(choice: ToolChoice): unknown {
+/** Tool definitions in the `tools` form every OpenAI-compatible server (DeepSeek too) accepts. */
+export function buildOpenAITools(tools: readonly ToolDefinition[]): unknown[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    function: {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      ...(tool.parameters === undefined ? {} : { parameters: tool.parameters }),
+      ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+    },
+  }));
+}
+
+export function buildOpenAIToolChoice(choice: ToolChoice): unknown {
   if (choice.type === 'tool') return { type: 'function', function: { name: choice.name } };
   return choice.type;
 }
@@ -63,11 +67,16 @@ function buildToolChoice(choice: ToolChoice): unknown {
 function buildMessages(request: CanonicalRequest): OpenAIMessage[] {
   const messages: OpenAIMessage[] = [];
   if (request.system.length > 0) messages.push({ role: 'system', content: textContent(request.system) });
-  for (const message of request.messages) messages.push(...buildMessage(message));
+  for (const message of request.messages) messages.push(...buildOpenAIMessage(message));
   return messages;
 }
 
-function buildMessage(message: CanonicalMessage): OpenAIMessage[] {
+/**
+ * One canonical message as OpenAI messages: an assistant message is always exactly one; a user message with
+ * tool results becomes one `tool` message per result, then the user's own content. Exported for the
+ * OpenAI-compatible adapters (DeepSeek), which post-process the result.
+ */
+export function buildOpenAIMessage(message: CanonicalMessage): OpenAIMessage[] {
   const name = message.name === undefined ? {} : { name: message.name };
   if (message.role === 'system') {
     return [{ role: 'system', content: textContent(textBlocks(message.content)), ...name }];
@@ -78,7 +87,7 @@ function buildMessage(message: CanonicalMessage): OpenAIMessage[] {
     for (const block of message.content) {
       if (block.type === 'text') text.push({ type: 'text', text: block.text });
       else if (block.type === 'tool-call') {
-        toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
+        toolCalls.push({ id: openAIToolCallId(block.id), type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
       }
       // Reasoning blocks have no place in an OpenAI request: OpenAI keeps its reasoning server-side.
     }
@@ -97,7 +106,7 @@ function buildMessage(message: CanonicalMessage): OpenAIMessage[] {
   for (const block of message.content) {
     if (block.type === 'tool-result') {
       const text = block.content.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
-      out.push({ role: 'tool', tool_call_id: block.toolCallId, content: block.isError ? `[tool error] ${text}` : text });
+      out.push({ role: 'tool', tool_call_id: openAIToolCallId(block.toolCallId), content: block.isError ? `[tool error] ${text}` : text });
       for (const part of block.content) if (part.type === 'image') parts.push(imagePart(part));
     } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
     else if (block.type === 'image') parts.push(imagePart(block));
@@ -107,6 +116,18 @@ function buildMessage(message: CanonicalMessage): OpenAIMessage[] {
     out.push({ role: 'user', content: allText ? textContent(parts) : parts, ...name });
   }
   return out;
+}
+
+/** OpenAI refuses tool-call ids longer than this. */
+const OPENAI_TOOL_CALL_ID_MAX = 40;
+
+/**
+ * Ids minted by other vendors can be long (Gemini's carry their thought signature). A history that moves to an
+ * OpenAI-format model gets them shortened by a hash, the same way in the call and in its result, so they pair.
+ */
+export function openAIToolCallId(id: string): string {
+  if (id.length <= OPENAI_TOOL_CALL_ID_MAX) return id;
+  return `call_${createHash('sha256').update(id).digest('hex').slice(0, OPENAI_TOOL_CALL_ID_MAX - 'call_'.length)}`;
 }
 
 function imagePart(block: Extract<ContentBlock, { type: 'image' }>): OpenAIContentPart {

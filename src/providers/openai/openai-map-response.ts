@@ -19,13 +19,14 @@ export function mapOpenAIFinishReason(reason: string | null | undefined): Finish
 
 /**
  * OpenAI usage → canonical usage. OpenAI counts cached tokens inside `prompt_tokens`; canonical input excludes
- * them. DeepSeek reports the same split as `prompt_cache_hit_tokens`.
+ * them. DeepSeek reports the split itself as `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`, which it
+ * bills by, so those win over its undocumented `prompt_tokens_details.cached_tokens` (translation.md §4).
  */
 export function mapOpenAIUsage(usage: OpenAIUsage): CanonicalUsage {
-  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
+  const cacheRead = usage.prompt_cache_hit_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? 0;
   const cacheWrite = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
   return {
-    inputTokens: Math.max(0, (usage.prompt_tokens ?? 0) - cacheRead - cacheWrite),
+    inputTokens: usage.prompt_cache_miss_tokens ?? Math.max(0, (usage.prompt_tokens ?? 0) - cacheRead - cacheWrite),
     cacheReadTokens: cacheRead,
     cacheWriteTokens: cacheWrite,
     outputTokens: usage.completion_tokens ?? 0,

@@ -102,3 +102,14 @@ describe('OpenAIStreamMapper', () => {
     });
   });
 });
+
+describe('openAIToolCallId', () => {
+  it('keeps short ids and shortens long foreign ids the same way every time', async () => {
+    const { openAIToolCallId } = await import('./openai-build-request.js');
+    expect(openAIToolCallId('call_abc')).toBe('call_abc');
+    const long = `call_x__tgsig__${'A'.repeat(600)}`;
+    expect(openAIToolCallId(long)).toHaveLength(40);
+    expect(openAIToolCallId(long)).toBe(openAIToolCallId(long));
+    expect(openAIToolCallId(long)).not.toBe(openAIToolCallId(`${long}B`));
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * The load generator: closed-loop workers (each sends its next request when the previous one is done)
+ * over an undici Pool per target. undici rather than fetch because fetch's own overhead per request is
+ * large enough to hide the gateway's.
+ */
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { completionProblem, snippet, StreamCheck } from './response-checks.js';
+import { chatRequestBody, type Scenario, type Target, type TargetName } from './scenarios.js';
+import { SampleList } from './stats.js';
+
+/** No single request may hang a round: beyond this it counts as a failure. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Failure messages kept per round: enough to see the pattern, not every copy of it. */
+const KEPT_FAILURE_MESSAGES = 5;
+
+export type Outcome =
+  | { ok: true; latencyMs: number; ttftMs: number | undefined }
+  | { ok: false; latencyMs: number; problem: string; status: number | undefined };
+
+/** One target's connection pool and its prepared request bodies. */
+export class TargetClient {
+  private readonly pool: Pool;
+  private readonly headers: Record<string, string>;
+  private readonly bodies: Record<'stream' | 'json', string>;
+
+  constructor(
+    readonly target: Target,
+    connections: number,
+    replyWords: number,
+  ) {
+    this.pool = new Pool(target.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+    this.headers = { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` };
+    this.bodies = { stream: chatRequestBody(target, true, replyWords), json: chatRequestBody(target, false, replyWords) };
+  }
+
+  /** Sends one request and checks the answer; never throws (a failure is an outcome). */
+  async send(stream: boolean): Promise<Outcome> {
+    const startedAt = performance.now();
+    let status: number | undefined;
+    try {
+      const response = await this.pool.request({
+        method: 'POST',
+        path: this.target.path,
+        headers: this.headers,
+        body: stream ? this.bodies.stream : this.bodies.json,
+      });
+      status = response.statusCode;
+      if (status !== 200) {
+        const text = await response.body.text();
+        return { ok: false, latencyMs: performance.now() - startedAt, status, problem: `status ${status}: ${snippet(text)}` };
+      }
+      if (!stream) {
+        const problem = completionProblem(await response.body.text());
+        const latencyMs = performance.now() - startedAt;
+        return problem === undefined ? { ok: true, latencyMs, ttftMs: undefined } : { ok: false, latencyMs, status, problem };
+      }
+      const check = new StreamCheck();
+      let ttftMs: number | undefined;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        if (check.push(chunk)) ttftMs = performance.now() - startedAt;
+      }
+      const problem = check.finish();
+      const latencyMs = performance.now() - startedAt;
+      return problem === undefined ? { ok: true, latencyMs, ttftMs } : { ok: false, latencyMs, status, problem };
+    } catch (error) {
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      return { ok: false, latencyMs: performance.now() - startedAt, status, problem: message };
+    }
+  }
+
+  /** Ends every connection at once, requests in flight included (the bench is stopping). */
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
+
+export interface RoundResult {
+  target: TargetName;
+  /** Completed requests, successful or not. */
+  requests: number;
+  failures: number;
+  /** From the first request sent to the last answer read. */
+  elapsedMs: number;
+  /** Total request time of successful requests. */
+  latencies: SampleList;
+  /** Time to first content delta of successful streams. */
+  ttfts: SampleList;
+  /** Failures by HTTP status ("no status" when the connection failed). */
+  failuresByStatus: Record<string, number>;
+  failureMessages: string[];
+}
+
+/**
+ * Runs `scenario.concurrency` workers against one target for `durationMs`. Workers stop starting requests
+ * at the deadline (or when `stop` fires) and the round ends when the last one in flight is answered, so
+ * every request counted was measured whole.
+ */
+export async function runRound(client: TargetClient, scenario: Scenario, durationMs: number, stop: AbortSignal): Promise<RoundResult> {
+  const result: RoundResult = {
+    target: client.target.name,
+    requests: 0,
+    failures: 0,
+    elapsedMs: 0,
+    latencies: new SampleList(),
+    ttfts: new SampleList(),
+    failuresByStatus: {},
+    failureMessages: [],
+  };
+  const startedAt = performance.now();
+  const deadline = startedAt + durationMs;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline && !stop.aborted) {
+      const outcome = await client.send(scenario.stream);
+      result.requests++;
+      if (outcome.ok) {
+        result.latencies.push(outcome.latencyMs);
+        if (outcome.ttftMs !== undefined) result.ttfts.push(outcome.ttftMs);
+        continue;
+      }
+      result.failures++;
+      const status = outcome.status === undefined ? 'no status' : String(outcome.status);
+      result.failuresByStatus[status] = (result.failuresByStatus[status] ?? 0) + 1;
+      if (result.failureMessages.length < KEPT_FAILURE_MESSAGES) result.failureMessages.push(outcome.problem);
+      // A failure can come back without any I/O (a destroyed pool rejects at once): without this yield a
+      // worker would spin on microtasks and starve timers, signals and child-process events.
+      await nextTurn();
+    }
+  };
+  await Promise.all(Array.from({ length: scenario.concurrency }, worker));
+  result.elapsedMs = performance.now() - startedAt;
+  return result;
+}

@@ -1,0 +1,141 @@
+/**
+ * Folds the rounds of one scenario into per-target summaries and the gateway-vs-direct comparison.
+ * CPU times are summed over all rounds before dividing: /proc ticks are 10 ms at CLK_TCK 100, far coarser
+ * than one request, so only a whole scenario's worth says anything.
+ */
+import type { RoundResult } from './load.js';
+import type { Scenario, TargetName } from './scenarios.js';
+import { distribution, SampleList, type Distribution } from './stats.js';
+
+/** One target's turn in one round, with the CPU the processes spent during it. */
+export interface RoundMeasurement {
+  round: number;
+  result: RoundResult;
+  /** Ticks of the gateway process during the turn (it idles through direct turns, so those are ~0). */
+  gatewayCpuTicks: number;
+  simulatorCpuTicks: number;
+  /** CPU of the bench process itself, from process.cpuUsage(), in microseconds. */
+  clientCpuMicros: number;
+}
+
+export interface TargetSummary {
+  requests: number;
+  failures: number;
+  failuresByStatus: Record<string, number>;
+  failureMessages: string[];
+  elapsedMs: number;
+  throughputRps: number;
+  /** Throughput of each round, in order: the spread shows how noisy the machine was. */
+  roundThroughputRps: number[];
+  latencyMs: Distribution;
+  /** Streams only. */
+  ttftMs: Distribution | null;
+  /** Raw /proc tick totals behind the per-request CPU figures, to judge their resolution. */
+  gatewayCpuTicks: number;
+  simulatorCpuTicks: number;
+  /** CPU the gateway spent per request (gateway target only). */
+  gatewayCpuMsPerRequest: number | null;
+  simulatorCpuMsPerRequest: number;
+  clientCpuMsPerRequest: number;
+  /** Bench-process CPU time over wall time: near 1 means the load generator, not the target, was the limit. */
+  clientCpuBusy: number;
+}
+
+export interface Comparison {
+  addedLatencyP50Ms: number;
+  addedLatencyP90Ms: number;
+  addedLatencyP99Ms: number;
+  /** gateway throughput / direct throughput. */
+  throughputRatio: number;
+  addedTtftP50Ms: number | null;
+  addedTtftP99Ms: number | null;
+}
+
+export interface ScenarioSummary {
+  id: string;
+  title: string;
+  stream: boolean;
+  concurrency: number;
+  rounds: number;
+  failed: boolean;
+  direct: TargetSummary;
+  gateway: TargetSummary;
+  comparison: Comparison;
+}
+
+export class ScenarioMeasurements {
+  private readonly turns: Record<TargetName, RoundMeasurement[]> = { direct: [], gateway: [] };
+
+  constructor(readonly scenario: Scenario) {}
+
+  add(measurement: RoundMeasurement): void {
+    this.turns[measurement.result.target].push(measurement);
+  }
+
+  summary(clockTicksPerSecond: number): ScenarioSummary {
+    const direct = summarizeTarget(this.turns.direct, this.scenario.stream, clockTicksPerSecond, false);
+    const gateway = summarizeTarget(this.turns.gateway, this.scenario.stream, clockTicksPerSecond, true);
+    return {
+      id: this.scenario.id,
+      title: this.scenario.title,
+      stream: this.scenario.stream,
+      concurrency: this.scenario.concurrency,
+      rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
+      failed: direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0,
+      direct,
+      gateway,
+      comparison: {
+        addedLatencyP50Ms: gateway.latencyMs.p50 - direct.latencyMs.p50,
+        addedLatencyP90Ms: gateway.latencyMs.p90 - direct.latencyMs.p90,
+        addedLatencyP99Ms: gateway.latencyMs.p99 - direct.latencyMs.p99,
+        throughputRatio: gateway.throughputRps / direct.throughputRps,
+        addedTtftP50Ms: gateway.ttftMs === null || direct.ttftMs === null ? null : gateway.ttftMs.p50 - direct.ttftMs.p50,
+        addedTtftP99Ms: gateway.ttftMs === null || direct.ttftMs === null ? null : gateway.ttftMs.p99 - direct.ttftMs.p99,
+      },
+    };
+  }
+}
+
+function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksPerSecond: number, isGateway: boolean): TargetSummary {
+  const latencies = new SampleList();
+  const ttfts = new SampleList();
+  const failuresByStatus: Record<string, number> = {};
+  const failureMessages: string[] = [];
+  let requests = 0;
+  let failures = 0;
+  let elapsedMs = 0;
+  let gatewayTicks = 0;
+  let simulatorTicks = 0;
+  let clientMicros = 0;
+  for (const { result, gatewayCpuTicks, simulatorCpuTicks, clientCpuMicros } of turns) {
+    latencies.append(result.latencies);
+    ttfts.append(result.ttfts);
+    requests += result.requests;
+    failures += result.failures;
+    elapsedMs += result.elapsedMs;
+    gatewayTicks += gatewayCpuTicks;
+    simulatorTicks += simulatorCpuTicks;
+    clientMicros += clientCpuMicros;
+    for (const [status, count] of Object.entries(result.failuresByStatus)) failuresByStatus[status] = (failuresByStatus[status] ?? 0) + count;
+    for (const message of result.failureMessages) if (failureMessages.length < 5) failureMessages.push(message);
+  }
+  const ticksToMs = 1000 / clockTicksPerSecond;
+  const perRequest = (ms: number): number => (requests === 0 ? Number.NaN : ms / requests);
+  return {
+    requests,
+    failures,
+    failuresByStatus,
+    failureMessages,
+    elapsedMs,
+    throughputRps: elapsedMs === 0 ? 0 : (requests * 1000) / elapsedMs,
+    roundThroughputRps: turns.map(({ result }) => (result.elapsedMs === 0 ? 0 : (result.requests * 1000) / result.elapsedMs)),
+    latencyMs: distribution(latencies),
+    ttftMs: stream ? distribution(ttfts) : null,
+    gatewayCpuTicks: gatewayTicks,
+    simulatorCpuTicks: simulatorTicks,
+    gatewayCpuMsPerRequest: isGateway ? perRequest(gatewayTicks * ticksToMs) : null,
+    simulatorCpuMsPerRequest: perRequest(simulatorTicks * ticksToMs),
+    clientCpuMsPerRequest: perRequest(clientMicros / 1000),
+    clientCpuBusy: elapsedMs === 0 ? 0 : clientMicros / 1000 / elapsedMs,
+  };
+}

@@ -1,0 +1,218 @@
+import { invalidRequest } from '../../canonical/errors.js';
+import { parseSignature } from '../../canonical/reasoning-signature.js';
+import { ANTHROPIC_BETA_EXTENSION } from '../../canonical/request.js';
+import type {
+  CanonicalMessage,
+  CanonicalRequest,
+  ContentBlock,
+  DocumentBlock,
+  ImageBlock,
+  ReasoningParameters,
+  TextBlock,
+  ToolChoice,
+} from '../../canonical/request.js';
+import { validationError } from '../shared/format-validation-error.js';
+import {
+  anthropicCountTokensRequestSchema,
+  anthropicMessagesRequestSchema,
+  CANONICAL_FIELDS,
+  type AnthropicMessagesRequestBody,
+  type AnthropicRequestMessage,
+  type AnthropicUserBlock,
+} from './anthropic-messages-schema.js';
+
+
+/** An Anthropic Messages body → the canonical request, or a 400 naming the field at fault. */
+export function decodeAnthropicMessagesRequest(body: unknown, anthropicBeta?: string): CanonicalRequest {
+  const input = parseBody(body, anthropicMessagesRequestSchema);
+  const request = decodePrompt(input, anthropicBeta);
+  request.maxOutputTokens = input.max_tokens;
+  request.stream = input.stream === true;
+  const sampling = request.sampling;
+  if (input.temperature !== undefined) sampling.temperature = input.temperature;
+  if (input.top_p !== undefined) sampling.topP = input.top_p;
+  if (input.top_k !== undefined) sampling.topK = input.top_k;
+  if (input.stop_sequences !== undefined && input.stop_sequences.length > 0) sampling.stop = input.stop_sequences;
+  if (input.metadata?.user_id) request.user = input.metadata.user_id;
+  const budget = request.reasoning?.budgetTokens;
+  if (budget !== undefined && budget >= input.max_tokens) {
+    throw invalidRequest('`max_tokens` must be greater than `thinking.budget_tokens`.', 'thinking.budget_tokens');
+  }
+  return request;
+}
+
+/** The prompt part only, as `/v1/messages/count_tokens` receives it (no max_tokens). */
+export function decodeAnthropicCountTokensRequest(body: unknown, anthropicBeta?: string): CanonicalRequest {
+  return decodePrompt(parseBody(body, anthropicCountTokensRequestSchema), anthropicBeta);
+}
+
+type PromptInput = Pick<AnthropicMessagesRequestBody, 'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking'> &
+  Record<string, unknown>;
+
+function parseBody<T>(body: unknown, schema: { safeParse(value: unknown, params: { reportInput: boolean }): { success: true; data: T } | { success: false; error: import('zod').ZodError } }): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The request body must be a JSON object.');
+  const parsed = schema.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}
+
+function decodePrompt(input: PromptInput, anthropicBeta: string | undefined): CanonicalRequest {
+  const extensions: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    if (!CANONICAL_FIELDS.has(field) && value !== undefined) extensions[field] = value;
+  }
+  if (anthropicBeta !== undefined && anthropicBeta !== '') extensions[ANTHROPIC_BETA_EXTENSION] = anthropicBeta;
+  const request: CanonicalRequest = {
+    model: input.model === undefined || input.model === null ? '' : String(input.model),
+    system: decodeSystem(input.system),
+    messages: decodeMessages(input.messages),
+    sampling: {},
+    stream: false,
+    extensions,
+    extensionsProtocol: 'anthropic-messages',
+  };
+  if (input.tools !== undefined) {
+    request.tools = input.tools.map((tool) => ({
+      name: tool.name,
+      parameters: tool.input_schema,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+    }));
+  }
+  if (input.tool_choice !== undefined) {
+    request.toolChoice = decodeToolChoice(input.tool_choice);
+    if ('disable_parallel_tool_use' in input.tool_choice && input.tool_choice.disable_parallel_tool_use === true) {
+      request.parallelToolCalls = false;
+    }
+  }
+  const reasoning = decodeThinking(input.thinking);
+  if (reasoning !== undefined) request.reasoning = reasoning;
+  return request;
+}
+
+function decodeSystem(system: PromptInput['system']): TextBlock[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system.trim() === '' ? [] : [{ type: 'text', text: system }];
+  return system.map((block) => ({ type: 'text', text: block.text }));
+}
+
+/**
+ * Messages, with Anthropic's tool-use protocol checked: every tool_use is answered by a tool_result in the
+ * very next user message, and no tool_result answers nothing. The vendor enforces this; so do we, for all.
+ */
+function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
+  const messages: CanonicalMessage[] = [];
+  let openToolUses = new Set<string>();
+  input.forEach((message, index) => {
+    const param = `messages[${index}]`;
+    if (message.role === 'assistant') {
+      if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
+      const content = decodeAssistantContent(message.content);
+      openToolUses = new Set(content.flatMap((block) => (block.type === 'tool-call' ? [block.id] : [])));
+      messages.push({ role: 'assistant', content });
+      return;
+    }
+    const blocks: AnthropicUserBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    const content = blocks.map((block, blockIndex) => {
+      if (block.type === 'tool_result' && !openToolUses.delete(block.tool_use_id)) {
+        throw invalidRequest(
+          `'${param}.content[${blockIndex}]' is a tool_result for '${block.tool_use_id}', which is not a tool_use of the previous assistant message.`,
+          `${param}.content[${blockIndex}].tool_use_id`,
+        );
+      }
+      return decodeUserBlock(block, `${param}.content[${blockIndex}]`);
+    });
+    if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
+    messages.push({ role: 'user', content });
+  });
+  return messages;
+}
+
+function unansweredToolUse(ids: Set<string>, param: string) {
+  return invalidRequest(
+    `tool_use ids were found without tool_result blocks immediately after: ${[...ids].join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message (${param}).`,
+    param,
+  );
+}
+
+function decodeAssistantContent(content: Extract<AnthropicRequestMessage, { role: 'assistant' }>['content']): ContentBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return content.map((block): ContentBlock => {
+    switch (block.type) {
+      case 'text':
+        return { type: 'text', text: block.text };
+      case 'tool_use':
+        return { type: 'tool-call', id: block.id, name: block.name, argumentsJson: JSON.stringify(block.input) };
+      case 'thinking': {
+        const { originVendor, signature } = parseSignature(block.signature);
+        return {
+          type: 'reasoning',
+          text: block.thinking,
+          ...(signature === undefined ? {} : { signature }),
+          ...(originVendor === undefined ? {} : { originVendor }),
+        };
+      }
+      case 'redacted_thinking':
+        return { type: 'reasoning', text: '', redactedData: block.data, originVendor: 'anthropic' };
+    }
+  });
+}
+
+function decodeUserBlock(block: AnthropicUserBlock, param: string): ContentBlock {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'image':
+      return decodeImage(block);
+    case 'document':
+      return decodeDocument(block);
+    case 'tool_result': {
+      const parts = block.content === undefined ? [] : typeof block.content === 'string' ? [{ type: 'text' as const, text: block.content }] : block.content;
+      const content = parts.map((part, index): TextBlock | ImageBlock => {
+        if (part.type === 'text') return { type: 'text', text: part.text };
+        if (part.type === 'image') return decodeImage(part);
+        throw invalidRequest(`Documents inside tool results are not supported ('${param}.content[${index}]').`, `${param}.content[${index}]`);
+      });
+      return { type: 'tool-result', toolCallId: block.tool_use_id, content, isError: block.is_error === true };
+    }
+  }
+}
+
+function decodeImage(block: Extract<AnthropicUserBlock, { type: 'image' }>): ImageBlock {
+  const source = block.source;
+  return { type: 'image', source: source.type === 'base64' ? { kind: 'base64', mediaType: source.media_type, data: source.data } : { kind: 'url', url: source.url } };
+}
+
+function decodeDocument(block: Extract<AnthropicUserBlock, { type: 'document' }>): ContentBlock {
+  const source = block.source;
+  if (source.type === 'text') {
+    // A plain-text document is text to every vendor; keep its title as a heading so nothing is lost.
+    return { type: 'text', text: block.title ? `${block.title}\n\n${source.data}` : source.data };
+  }
+  const document: DocumentBlock = {
+    type: 'document',
+    source: source.type === 'base64' ? { kind: 'base64', mediaType: source.media_type, data: source.data } : { kind: 'url', url: source.url },
+  };
+  if (block.title) document.title = block.title;
+  return document;
+}
+
+function decodeToolChoice(choice: NonNullable<PromptInput['tool_choice']>): ToolChoice {
+  switch (choice.type) {
+    case 'auto':
+      return { type: 'auto' };
+    case 'none':
+      return { type: 'none' };
+    case 'any':
+      return { type: 'required' };
+    case 'tool':
+      return { type: 'tool', name: choice.name };
+  }
+}
+
+function decodeThinking(thinking: PromptInput['thinking']): ReasoningParameters | undefined {
+  if (thinking === undefined) return undefined;
+  if (thinking.type === 'disabled') return { enabled: false };
+  if (thinking.type === 'adaptive') return { enabled: true };
+  return { enabled: true, budgetTokens: thinking.budget_tokens };
+}

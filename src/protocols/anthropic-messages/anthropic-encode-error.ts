@@ -1,0 +1,7 @@
+import type { GatewayError } from '../../canonical/errors.js';
+import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
+
+/** A gateway error in Anthropic's shape (anthropic-messages.md §5). */
+export function renderAnthropicError(error: GatewayError): AnthropicErrorBody {
+  return { type: 'error', error: { type: error.entry.anthropicType, message: error.message } };
+}

@@ -1,0 +1,83 @@
+import type { CanonicalResponse } from '../../canonical/accumulate.js';
+import type { FinishReason } from '../../canonical/events.js';
+import { tagSignature } from '../../canonical/reasoning-signature.js';
+import type { VendorName } from '../../canonical/request.js';
+import type { CanonicalUsage } from '../../canonical/usage.js';
+import type { AnthropicMessage, AnthropicResponseBlock, AnthropicStopReason, AnthropicUsage } from '../../wire/anthropic-messages-wire.js';
+
+export interface AnthropicResponseContext {
+  /** The id the client sees (`msg_…`). */
+  id: string;
+  /** The public model id the client asked for. */
+  model: string;
+  /** Which vendor produced the reply: reasoning signatures are tagged with it. */
+  vendor: VendorName;
+}
+
+const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {
+  stop: 'end_turn',
+  'stop-sequence': 'stop_sequence',
+  length: 'max_tokens',
+  'tool-calls': 'tool_use',
+  'content-filter': 'refusal',
+  pause: 'pause_turn',
+  other: 'end_turn',
+};
+
+export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUse: boolean): AnthropicStopReason {
+  // A reply that holds a tool_use block must say tool_use, whatever the vendor said (translation.md §3).
+  if (hasToolUse && (reason === null || reason === 'stop' || reason === 'tool-calls' || reason === 'other')) return 'tool_use';
+  return reason === null ? 'end_turn' : STOP_REASONS[reason];
+}
+
+export function encodeAnthropicUsage(usage: CanonicalUsage): AnthropicUsage {
+  return {
+    input_tokens: usage.inputTokens,
+    cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_read_input_tokens: usage.cacheReadTokens,
+    output_tokens: usage.outputTokens,
+  };
+}
+
+/** Tool arguments as the object Anthropic clients expect; text that is not a JSON object is kept under `_raw`. */
+export function toolInput(argumentsJson: string): unknown {
+  if (argumentsJson.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(argumentsJson);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : { _raw: argumentsJson };
+  } catch {
+    return { _raw: argumentsJson };
+  }
+}
+
+/** Ids from other vendors may hold characters Anthropic clients refuse to send back (pitfall §12 #18). */
+export function anthropicToolId(id: string): string {
+  return id.replace(/[^a-zA-Z0-9_-]/g, '_');
+}
+
+/** A whole canonical reply as an Anthropic Message. Empty text blocks are left out: clients echo them back. */
+export function encodeAnthropicResponse(response: CanonicalResponse, context: AnthropicResponseContext): AnthropicMessage {
+  const content: AnthropicResponseBlock[] = [];
+  let hasToolUse = false;
+  for (const block of response.content) {
+    if (block.type === 'text') {
+      if (block.text !== '') content.push({ type: 'text', text: block.text });
+    } else if (block.type === 'reasoning') {
+      if (block.redactedData !== undefined) content.push({ type: 'redacted_thinking', data: block.redactedData });
+      else content.push({ type: 'thinking', thinking: block.text, signature: tagSignature(context.vendor, block.signature ?? '') });
+    } else {
+      hasToolUse = true;
+      content.push({ type: 'tool_use', id: anthropicToolId(block.id), name: block.name, input: toolInput(block.argumentsJson) });
+    }
+  }
+  return {
+    id: context.id,
+    type: 'message',
+    role: 'assistant',
+    model: context.model,
+    content,
+    stop_reason: encodeAnthropicStopReason(response.finishReason, hasToolUse),
+    stop_sequence: response.stopSequence,
+    usage: encodeAnthropicUsage(response.usage),
+  };
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import type { VendorName } from '../../canonical/request.js';
+import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
+
+const USAGE = { inputTokens: 44, cacheReadTokens: 768, cacheWriteTokens: 0, outputTokens: 19, reasoningTokens: 0 };
+
+interface Frame {
+  event: string;
+  data: any;
+}
+
+function encode(events: CanonicalEvent[], vendor: VendorName = 'openai'): { frames: Frame[]; text: string } {
+  const encoder = new AnthropicStreamEncoder({ id: 'msg_1', model: 'beta-5.4', vendor });
+  const text = events.map((event) => encoder.encode(event)).join('') + encoder.finish(USAGE);
+  const frames = text
+    .split('\n\n')
+    .filter((part) => part.startsWith('event: '))
+    .map((part) => {
+      const [eventLine, dataLine] = part.split('\n');
+      return { event: eventLine!.slice(7), data: JSON.parse(dataLine!.slice(6)) };
+    });
+  return { frames, text };
+}
+
+/** Folds frames the way Anthropic clients do, checking the sequencing rules as it goes. */
+function fold(frames: Frame[]) {
+  const content: any[] = [];
+  let open: number | null = null;
+  for (const { event, data } of frames) {
+    if (event === 'content_block_start') {
+      expect(open).toBeNull();
+      expect(data.index).toBe(content.length);
+      open = data.index;
+      content.push({ ...data.content_block, json: '' });
+    } else if (event === 'content_block_delta') {
+      expect(data.index).toBe(open);
+      const block = content[data.index];
+      if (data.delta.type === 'text_delta') block.text += data.delta.text;
+      if (data.delta.type === 'thinking_delta') block.thinking += data.delta.thinking;
+      if (data.delta.type === 'signature_delta') block.signature += data.delta.signature;
+      if (data.delta.type === 'input_json_delta') block.json += data.delta.partial_json;
+    } else if (event === 'content_block_stop') {
+      expect(data.index).toBe(open);
+      open = null;
+    }
+  }
+  expect(open).toBeNull();
+  return content;
+}
+
+describe('AnthropicStreamEncoder', () => {
+  it('writes interleaved parallel tool calls as whole sequential blocks (pitfall §12 #2)', () => {
+    const { frames } = encode([
+      { type: 'response-start', id: 'x', model: 'gpt', created: 1 },
+      { type: 'text-start', blockId: 'text-1' },
+      { type: 'text-delta', blockId: 'text-1', text: 'Checking.' },
+      { type: 'text-end', blockId: 'text-1' },
+      { type: 'tool-call-start', blockId: 'tool-0', id: 'call_a', name: 'get_time' },
+      { type: 'tool-call-delta', blockId: 'tool-0', argumentsDelta: '{"tz":' },
+      { type: 'tool-call-start', blockId: 'tool-1', id: 'call.b', name: 'get_time' },
+      { type: 'tool-call-delta', blockId: 'tool-1', argumentsDelta: '{"tz":"JST"}' },
+      { type: 'tool-call-delta', blockId: 'tool-0', argumentsDelta: '"UTC"}' },
+      { type: 'tool-call-end', blockId: 'tool-0' },
+      { type: 'tool-call-end', blockId: 'tool-1' },
+      { type: 'finish', reason: 'tool-calls', rawReason: 'tool_calls' },
+    ]);
+    expect(frames.slice(0, 2).map((frame) => frame.event)).toEqual(['message_start', 'ping']);
+    const content = fold(frames);
+    expect(content).toEqual([
+      { type: 'text', text: 'Checking.', json: '' },
+      { type: 'tool_use', id: 'call_a', name: 'get_time', input: {}, json: '{"tz":"UTC"}' },
+      { type: 'tool_use', id: 'call_b', name: 'get_time', input: {}, json: '{"tz":"JST"}' },
+    ]);
+    const delta = frames.find((frame) => frame.event === 'message_delta')!;
+    expect(delta.data).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: { input_tokens: 44, output_tokens: 19, cache_read_input_tokens: 768, cache_creation_input_tokens: 0 },
+    });
+    expect(frames[frames.length - 1]!.event).toBe('message_stop');
+  });
+
+  it('never writes an empty text block (pitfall §12 #8)', () => {
+    const { frames } = encode([
+      { type: 'response-start', id: 'x', model: 'gpt', created: 1 },
+      { type: 'text-start', blockId: 't' },
+      { type: 'text-end', blockId: 't' },
+      { type: 'tool-call-start', blockId: 'c', id: 'call_1', name: 'f' },
+      { type: 'tool-call-end', blockId: 'c' },
+    ]);
+    expect(fold(frames)).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: {}, json: '' }]);
+  });
+
+  it("tags another vendor's reasoning signature with its origin, and unsigned reasoning too", () => {
+    const signed = fold(
+      encode(
+        [
+          { type: 'reasoning-start', blockId: 'r' },
+          { type: 'reasoning-delta', blockId: 'r', text: 'thinking…' },
+          { type: 'reasoning-signature', blockId: 'r', signature: 'abc' },
+          { type: 'reasoning-end', blockId: 'r' },
+        ],
+        'gemini',
+      ).frames,
+    );
+    expect(signed[0]).toMatchObject({ type: 'thinking', thinking: 'thinking…', signature: 'tg1.gemini.abc' });
+    const unsigned = fold(
+      encode(
+        [
+          { type: 'reasoning-start', blockId: 'r' },
+          { type: 'reasoning-delta', blockId: 'r', text: 'hmm' },
+          { type: 'reasoning-end', blockId: 'r' },
+        ],
+        'deepseek',
+      ).frames,
+    );
+    expect(unsigned[0]).toMatchObject({ signature: 'tg1.deepseek.' });
+    const anthropic = fold(
+      encode(
+        [
+          { type: 'reasoning-start', blockId: 'r' },
+          { type: 'reasoning-delta', blockId: 'r', text: 'hmm' },
+          { type: 'reasoning-signature', blockId: 'r', signature: 'EqQBCgIYAhIM' },
+          { type: 'reasoning-end', blockId: 'r' },
+        ],
+        'anthropic',
+      ).frames,
+    );
+    expect(anthropic[0]).toMatchObject({ signature: 'EqQBCgIYAhIM' });
+  });
+
+  it('holds message_delta until the end, whatever order finish and usage arrive in (pitfall §12 #20)', () => {
+    const { frames } = encode([
+      { type: 'text-start', blockId: 't' },
+      { type: 'text-delta', blockId: 't', text: 'Hi' },
+      { type: 'finish', reason: 'stop-sequence', rawReason: 'stop_sequence', stopSequence: 'END' },
+      { type: 'text-end', blockId: 't' },
+    ]);
+    const names = frames.map((frame) => frame.event);
+    expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
+    expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+  });
+
+  it('ends with data: [DONE] after message_stop, and renders errors as an error event', () => {
+    expect(encode([]).text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\ndata: [DONE]\n\n')).toBe(true);
+    const encoder = new AnthropicStreamEncoder({ id: 'msg_1', model: 'm', vendor: 'openai' });
+    encoder.encode({ type: 'response-start', id: 'x', model: 'm', created: 1 });
+    expect(encoder.error(new GatewayError('upstream_unavailable', 'Overloaded'))).toBe(
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\ndata: [DONE]\n\n',
+    );
+  });
+});

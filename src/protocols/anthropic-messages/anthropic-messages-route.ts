@@ -1,0 +1,35 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { accumulate } from '../../canonical/accumulate.js';
+import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
+import { abortOnClientGone, exchangeHeaders, streamExchange } from '../shared/reply-exchange.js';
+import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest } from './anthropic-decode-request.js';
+import { encodeAnthropicResponse } from './anthropic-encode-response.js';
+import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
+
+/** Flags from `anthropic-beta` (one header with commas, or the header repeated). */
+function anthropicBeta(request: FastifyRequest): string | undefined {
+  const header = request.headers['anthropic-beta'];
+  return Array.isArray(header) ? header.join(',') : header;
+}
+
+/** `POST /v1/messages` (Anthropic Messages compatible) and `POST /v1/messages/count_tokens`, any model. */
+export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: ChatPipeline): void {
+  app.post('/v1/messages', { config: { protocol: 'anthropic' } }, async (request, reply) => {
+    const canonical = decodeAnthropicMessagesRequest(request.body, anthropicBeta(request));
+    const abort = abortOnClientGone(reply);
+    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
+    const headers = { ...exchangeHeaders(request, exchange), 'request-id': request.id };
+    const context = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
+    if (!canonical.stream) {
+      const response = await accumulate(exchange.events);
+      return reply.headers(headers).send(encodeAnthropicResponse(response, context));
+    }
+    await streamExchange(reply, exchange, new AnthropicStreamEncoder(context), headers);
+    return reply;
+  });
+
+  app.post('/v1/messages/count_tokens', { config: { protocol: 'anthropic' } }, async (request) => {
+    const canonical = decodeAnthropicCountTokensRequest(request.body, anthropicBeta(request));
+    return { input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
+  });
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+
+/**
+ * Validation of the Anthropic Messages request (anthropic-messages.md §2). Rules the real API enforces are
+ * enforced here too, so a client sees the same 400 whichever vendor serves the model.
+ */
+
+const MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+const nonBlankText = z.string().refine((text) => text.trim() !== '', 'text content blocks must contain non-whitespace text');
+const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
+
+const textBlock = z.object({ type: z.literal('text'), text: nonBlankText, cache_control: cacheControl, citations: z.unknown().optional() });
+const base64ImageSource = z.object({ type: z.literal('base64'), media_type: z.enum(MEDIA_TYPES), data: z.string().min(1) });
+const urlSource = z.object({ type: z.literal('url'), url: z.string().regex(/^https?:\/\//i, 'must be an http(s) URL') });
+const imageBlock = z.object({
+  type: z.literal('image'),
+  source: z.discriminatedUnion('type', [base64ImageSource, urlSource]),
+  cache_control: cacheControl,
+});
+const documentBlock = z.object({
+  type: z.literal('document'),
+  source: z.discriminatedUnion('type', [
+    z.object({ type: z.literal('base64'), media_type: z.literal('application/pdf'), data: z.string().min(1) }),
+    z.object({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }),
+    urlSource,
+  ]),
+  title: z.string().nullish(),
+  context: z.string().nullish(),
+  cache_control: cacheControl,
+});
+const toolId = z.string().regex(/^[a-zA-Z0-9_-]+$/, 'must match ^[a-zA-Z0-9_-]+$');
+const toolUseBlock = z.object({
+  type: z.literal('tool_use'),
+  id: toolId,
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+const toolResultBlock = z.object({
+  type: z.literal('tool_result'),
+  tool_use_id: toolId,
+  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) });
+
+const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]);
+const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
+
+const message = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), content: z.union([nonBlankText, z.array(userBlock).min(1, 'must contain at least one content block')]) }),
+  z.object({ role: z.literal('assistant'), content: z.union([z.string(), z.array(assistantBlock)]) }),
+]);
+
+const tool = z.object({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 characters of a-z, A-Z, 0-9, _ and -'),
+  description: z.string().optional(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+  cache_control: cacheControl,
+  strict: z.boolean().optional(),
+  type: z.literal('custom').optional(),
+});
+
+const parallel = { disable_parallel_tool_use: z.boolean().optional() };
+const toolChoice = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('auto'), ...parallel }),
+  z.object({ type: z.literal('any'), ...parallel }),
+  z.object({ type: z.literal('tool'), name: z.string().min(1), ...parallel }),
+  z.object({ type: z.literal('none') }),
+]);
+
+const thinking = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024), display: z.string().optional() }),
+  z.object({ type: z.literal('disabled') }),
+  z.object({ type: z.literal('adaptive'), display: z.string().optional() }),
+]);
+
+/** Fields shared by /v1/messages and /v1/messages/count_tokens. */
+const promptFields = {
+  model: z.unknown().optional(),
+  messages: z.array(message).min(1, 'must contain at least one message'),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  tools: z.array(tool).max(128).optional(),
+  tool_choice: toolChoice.optional(),
+  thinking: thinking.optional(),
+};
+
+export const MAX_STOP_SEQUENCES = 16;
+
+export const anthropicMessagesRequestSchema = z.looseObject({
+  ...promptFields,
+  max_tokens: z.number().int().min(1),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  stop_sequences: z.array(nonBlankText).max(MAX_STOP_SEQUENCES, `may hold at most ${MAX_STOP_SEQUENCES} sequences`).optional(),
+  stream: z.boolean().optional(),
+  metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
+});
+
+export const anthropicCountTokensRequestSchema = z.looseObject(promptFields);
+
+export type AnthropicMessagesRequestBody = z.output<typeof anthropicMessagesRequestSchema>;
+export type AnthropicRequestMessage = AnthropicMessagesRequestBody['messages'][number];
+export type AnthropicUserBlock = z.output<typeof userBlock>;
+
+/** Fields decoded into the canonical request; every other field is an extension for Anthropic upstreams. */
+export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
+  'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'max_tokens', 'temperature', 'top_p', 'top_k',
+  'stop_sequences', 'stream', 'metadata',
+]);

@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, toGatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
+import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
+import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
+
+/** What each client protocol's stream encoder provides. */
+export interface StreamEncoder {
+  encode(event: CanonicalEvent): string;
+  /** The closing frames, given the final usage. */
+  finish(usage: CanonicalUsage): string;
+  /** A failure after the headers went out, in the protocol's in-stream error form. */
+  error(error: GatewayError): string;
+}
+
+/** Aborts the upstream call when the client goes away before the reply is complete. */
+export function abortOnClientGone(reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+export function exchangeHeaders(request: FastifyRequest, exchange: ChatExchange): Record<string, string> {
+  const headers: Record<string, string> = { 'x-request-id': request.id };
+  if (exchange.droppedParameters.length > 0) headers['x-tollgate-dropped-params'] = exchange.droppedParameters.join(',');
+  if (exchange.upstreamRequestId !== undefined) headers['x-upstream-request-id'] = exchange.upstreamRequestId;
+  return headers;
+}
+
+/**
+ * Streams an exchange as SSE: headers at once, each event's frames as they come (backpressure honoured),
+ * the closing frames, or the protocol's error form when the upstream fails after the headers went out.
+ */
+export async function streamExchange(
+  reply: FastifyReply,
+  exchange: ChatExchange,
+  encoder: StreamEncoder,
+  headers: Record<string, string>,
+): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, { ...SSE_HEADERS, ...headers });
+  raw.flushHeaders();
+  let usage: CanonicalUsage = emptyUsage();
+  try {
+    for await (const event of exchange.events) {
+      if (event.type === 'usage') usage = event.usage;
+      if (!(await writeToClient(raw, encoder.encode(event)))) return;
+    }
+    await writeToClient(raw, encoder.finish(usage));
+  } catch (error) {
+    await writeToClient(raw, encoder.error(error instanceof GatewayError ? error : toGatewayError(error)));
+  } finally {
+    raw.end();
+  }
+}

@@ -1,0 +1,163 @@
+import { ANTHROPIC_BETA_EXTENSION } from '../../canonical/request.js';
+import type { CanonicalRequest, ToolChoice } from '../../canonical/request.js';
+import type { CatalogModel } from '../../catalog/model-catalog.js';
+import type {
+  AnthropicMessagesRequest,
+  AnthropicThinkingConfig,
+  AnthropicTool,
+  AnthropicToolChoice,
+} from '../../wire/anthropic-messages-wire.js';
+import { buildAnthropicConversation, lastToolTurnLacksThinking } from './anthropic-build-messages.js';
+import { objectSchema, planJsonMode } from './anthropic-json-mode.js';
+import { reasoningParameterName, thinkingIntent, tokenLimits } from './anthropic-thinking.js';
+
+export interface BuiltAnthropicRequest {
+  /** The Messages body: the typed fields plus, for an Anthropic client, its extension fields. */
+  body: AnthropicMessagesRequest & Record<string, unknown>;
+  droppedParameters: string[];
+  /** The client's `anthropic-beta` header, forwarded only from an Anthropic client. */
+  betaHeader: string | undefined;
+  /** Name of the JSON-mode tool whose calls the mappers turn back into reply text. */
+  jsonToolName: string | undefined;
+}
+
+
+/** With thinking on, Anthropic accepts `top_p` only in [0.95, 1]. */
+const THINKING_MIN_TOP_P = 0.95;
+
+/** Canonical request → Anthropic Messages body (policies: see the header of `anthropic-provider.ts`). */
+export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogModel): BuiltAnthropicRequest {
+  const dropped: string[] = [];
+  const tools = buildTools(request);
+  const jsonMode = planJsonMode(request, tools);
+
+  // Thinking first: whether it survives decides how reasoning is replayed and which parameters may go.
+  const intent = thinkingIntent(request);
+  let thinkingOn = intent.kind === 'enabled';
+  if (intent.kind === 'unsupported') dropped.push(reasoningParameterName(request));
+  let conversation = buildAnthropicConversation(request, { replayReasoning: thinkingOn });
+  const thinkingBlocker = !thinkingOn ? undefined : jsonMode !== undefined ? 'json' : lastToolTurnLacksThinking(conversation.messages) ? 'history' : undefined;
+  if (thinkingBlocker !== undefined) {
+    // JSON mode needs a forced tool and a tool loop needs the signed thinking of its last turn (pitfall 9):
+    // reasoning only tunes quality, so it gives way rather than the request failing.
+    thinkingOn = false;
+    dropped.push(reasoningParameterName(request));
+    conversation = buildAnthropicConversation(request, { replayReasoning: false });
+  }
+  const limits = tokenLimits(request.maxOutputTokens, model.maxOutputTokens, thinkingOn && intent.kind === 'enabled' ? intent.budgetTokens : undefined);
+
+  const body: BuiltAnthropicRequest['body'] = { model: model.upstreamModel, max_tokens: limits.maxTokens, messages: conversation.messages };
+  if (conversation.system.length > 0) body.system = conversation.system;
+  const thinking = thinkingConfig(intent.kind, limits.budgetTokens);
+  if (thinking !== undefined) body.thinking = thinking;
+
+  applySampling(request, body, dropped, thinkingOn);
+
+  const allTools = jsonMode === undefined ? tools : [...tools, jsonMode.tool];
+  if (allTools.length > 0) body.tools = allTools;
+  const toolChoice = jsonMode?.toolChoice ?? buildToolChoice(request, tools.length > 0, thinkingOn, dropped);
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
+
+  if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };
+  body.stream = request.stream;
+
+  let betaHeader: string | undefined;
+  for (const [key, value] of Object.entries(request.extensions)) {
+    if (request.extensionsProtocol !== 'anthropic-messages') dropped.push(key);
+    else if (key === ANTHROPIC_BETA_EXTENSION) betaHeader = betaHeaderValue(value);
+    // Same protocol: the client's other Anthropic fields travel as sent, but never over a field built here.
+    else if (!(key in body)) body[key] = value;
+  }
+  return { body, droppedParameters: dropped, betaHeader, jsonToolName: jsonMode?.tool.name };
+}
+
+/** The `/v1/messages/count_tokens` body: the Messages body without its generation controls. */
+export function buildAnthropicCountTokensRequest(request: CanonicalRequest, model: CatalogModel): { body: Record<string, unknown>; betaHeader: string | undefined } {
+  const built = buildAnthropicRequest({ ...request, stream: false }, model);
+  const body: Record<string, unknown> = { model: built.body.model, messages: built.body.messages };
+  for (const key of ['system', 'tools', 'tool_choice', 'thinking'] as const) {
+    if (built.body[key] !== undefined) body[key] = built.body[key];
+  }
+  return { body, betaHeader: built.betaHeader };
+}
+
+function thinkingConfig(intent: ReturnType<typeof thinkingIntent>['kind'], budgetTokens: number | undefined): AnthropicThinkingConfig | undefined {
+  if (budgetTokens !== undefined) return { type: 'enabled', budget_tokens: budgetTokens };
+  return intent === 'disabled' ? { type: 'disabled' } : undefined;
+}
+
+function applySampling(request: CanonicalRequest, body: AnthropicMessagesRequest, dropped: string[], thinkingOn: boolean): void {
+  const { sampling } = request;
+  if (sampling.temperature !== undefined) {
+    // Anthropic's range is 0–1; above that the closest it has is 1 (clamping, not scaling, keeps 0.7 meaning 0.7).
+    // Thinking runs at temperature 1 only; a client value of 1 loses nothing and is not reported.
+    if (thinkingOn) {
+      if (sampling.temperature !== 1) dropped.push('temperature');
+    }
+    else body.temperature = Math.min(sampling.temperature, 1);
+  }
+  if (sampling.topP !== undefined) {
+    if (thinkingOn && sampling.topP < THINKING_MIN_TOP_P) dropped.push('top_p');
+    else body.top_p = sampling.topP;
+  }
+  if (sampling.topK !== undefined) {
+    if (thinkingOn) dropped.push('top_k');
+    else body.top_k = sampling.topK;
+  }
+  if (sampling.stop !== undefined) {
+    // Anthropic refuses empty and whitespace-only stop sequences.
+    const stop = sampling.stop.filter((sequence) => sequence.trim() !== '');
+    if (stop.length < sampling.stop.length) dropped.push(request.extensionsProtocol === 'anthropic-messages' ? 'stop_sequences' : 'stop');
+    if (stop.length > 0) body.stop_sequences = stop;
+  }
+  if (sampling.presencePenalty !== undefined) dropped.push('presence_penalty');
+  if (sampling.frequencyPenalty !== undefined) dropped.push('frequency_penalty');
+  if (sampling.seed !== undefined) dropped.push('seed');
+}
+
+function buildTools(request: CanonicalRequest): AnthropicTool[] {
+  const parametersField = request.extensionsProtocol === 'openai-chat' ? 'function.parameters' : 'input_schema';
+  return (request.tools ?? []).map((tool, index) => {
+    const built: AnthropicTool = { name: tool.name, input_schema: objectSchema(tool.parameters, `tools[${index}].${parametersField}`) };
+    if (tool.description !== undefined) built.description = tool.description;
+    // `strict: false` is the default; leaving it out keeps the body valid where the field is not known.
+    if (tool.strict === true) built.strict = true;
+    return built;
+  });
+}
+
+/**
+ * Canonical tool choice → Anthropic's. `parallelToolCalls: false` becomes `disable_parallel_tool_use` (which `none`
+ * does not take). Without tools there is nothing to choose and the field is left out. With thinking on, a forced
+ * choice is refused by Anthropic (pitfall 10): it is downgraded to `auto` and `tool_choice` reported as dropped.
+ */
+function buildToolChoice(request: CanonicalRequest, hasTools: boolean, thinkingOn: boolean, dropped: string[]): AnthropicToolChoice | undefined {
+  if (!hasTools) return undefined;
+  let choice: ToolChoice | undefined = request.toolChoice;
+  if (thinkingOn && (choice?.type === 'required' || choice?.type === 'tool')) {
+    dropped.push('tool_choice');
+    choice = { type: 'auto' };
+  }
+  if (choice?.type === 'none') return { type: 'none' };
+  const disableParallel = request.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
+  switch (choice?.type) {
+    case undefined:
+      return request.parallelToolCalls === false ? { type: 'auto', disable_parallel_tool_use: true } : undefined;
+    case 'auto':
+      return { type: 'auto', ...disableParallel };
+    case 'required':
+      return { type: 'any', ...disableParallel };
+    case 'tool':
+      return { type: 'tool', name: choice.name, ...disableParallel };
+  }
+}
+
+/** The header as the client sent it: one comma-separated string (a repeated header may arrive as a list). */
+function betaHeaderValue(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value;
+  if (Array.isArray(value)) {
+    const joined = value.filter((item): item is string => typeof item === 'string' && item.trim() !== '').join(',');
+    return joined === '' ? undefined : joined;
+  }
+  return undefined;
+}

@@ -1,0 +1,143 @@
+/**
+ * The Anthropic Messages adapter (the alpha family): `POST {baseUrl}/v1/messages` and `/v1/messages/count_tokens`.
+ *
+ * Policies (translation.md §1–§9, pitfalls of §12):
+ * - System: top-level canonical system blocks → `system` text blocks. A system message in mid-conversation stays in
+ *   place as a user text block wrapped in `<system-message>…</system-message>` (hoisting would move a late
+ *   instruction to the start).
+ * - Messages: empty/whitespace text dropped, a message left empty dropped (pitfall 8); same-role runs merged; in a
+ *   user turn every tool_result comes first (pitfall 7); tool ids rewritten to `^[a-zA-Z0-9_-]+$` alike in calls and
+ *   results (pitfall 18); participant `name` and image `detail` have no Anthropic field and are left out.
+ * - Content: base64 images must be jpeg/png/gif/webp (`image/jpg` is read as jpeg) or the request is a 400 naming the
+ *   part; a PDF sent as an image data URL becomes a `document`. Tool arguments: `""` → `{}`, anything but a JSON
+ *   object → 400 naming the message.
+ * - Reasoning replay: only Anthropic-signed thinking (and redacted thinking not tagged as foreign) is sent back, and
+ *   only when thinking is on for this request (pitfalls 9, 11).
+ * - Thinking: `budgetTokens` as given, else effort buckets minimal/low 1024, medium 2048, high 4096, xhigh 8192,
+ *   max 16384; effort `none` or `enabled: false` → `{type: "disabled"}`; an unknown effort leaves thinking off and
+ *   is reported. Thinking is turned off (and `thinking`/`reasoning_effort` reported) when JSON mode needs a forced
+ *   tool, or when the last tool-use turn of the history lacks its signed thinking (pitfall 9). With thinking on:
+ *   `temperature` (reported unless it was 1), `top_k` and a `top_p` below 0.95 are dropped, and a forced `tool_choice`
+ *   is downgraded to `auto` (pitfall 10); each is reported in `droppedParameters`.
+ * - `max_tokens`: the client's value capped at the model maximum; when absent, min(model maximum, 8192). With thinking
+ *   it is raised to budget + 4096 when not above the budget (the budget is lowered instead if the model maximum
+ *   forbids it).
+ * - Sampling: temperature clamped to ≤ 1 silently; top_p, top_k, stop (empty/whitespace sequences dropped and
+ *   `stop` reported) forwarded; presence/frequency penalty and seed dropped and reported. `user` → metadata.user_id.
+ * - Tools: `input_schema` defaults to `{type: object, properties: {}}`, a missing root type becomes `object`, another
+ *   root type is a 400; `strict: true` forwarded. tool_choice auto/none/required/tool → auto/none/any/tool;
+ *   `parallelToolCalls: false` → `disable_parallel_tool_use` (never on `none`); no tools → no tool_choice.
+ * - response_format json_object/json_schema: a JSON-mode tool (named after the schema, `json_response` for
+ *   json_object) forced with tool_choice (`any` beside the client's own tools); its input comes back as the reply's
+ *   text and the finish as `end_turn`/stop. Not applied when the client forces a tool call (the turn is a call).
+ * - Extensions: from an Anthropic client, `anthropicBeta` becomes the `anthropic-beta` header and other fields are
+ *   sent as-is unless the adapter built that field; from any other client they are dropped and reported.
+ * - Replies: block ids `b<index>`; empty text blocks and server-tool blocks are not relayed; a tool call without
+ *   argument deltas gets its start input (`{}`) as one delta; finish and usage are emitted at `message_stop`.
+ * - Errors: non-2xx → `upstreamError` (status decides; 529 → upstream_unavailable) with `retry-after`, or on a 429
+ *   without it the `anthropic-ratelimit-requests-reset` time; `event: error` → the gateway error of its type; a
+ *   stream ending (or reset) before `message_stop` → upstream_bad_response.
+ * - count_tokens: the Messages body reduced to model/messages/system/tools/tool_choice/thinking, same headers.
+ */
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import type { CanonicalRequest } from '../../canonical/request.js';
+import type { CatalogModel } from '../../catalog/model-catalog.js';
+import { decodeSseStream } from '../../streaming/sse-decoder.js';
+import type { AnthropicMessage } from '../../wire/anthropic-messages-wire.js';
+import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
+import { headerValue, midStreamError, upstreamConnectionError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
+import { anthropicHttpError } from './anthropic-map-error.js';
+import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
+import { AnthropicStreamMapper } from './anthropic-map-stream.js';
+
+export interface AnthropicProviderOptions {
+  /** Origin, optionally with a path prefix, without `/v1`: `https://api.anthropic.com` (as ANTHROPIC_BASE_URL). */
+  baseUrl: string;
+  apiKey: string;
+  /** Shown in error messages. */
+  vendorLabel?: string;
+}
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+export class AnthropicProvider implements ProviderAdapter {
+  readonly vendor = 'anthropic' as const;
+  private readonly http: UpstreamHttp;
+  private readonly headers: Record<string, string>;
+  private readonly label: string;
+
+  constructor(options: AnthropicProviderOptions) {
+    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
+    this.headers = { 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_VERSION };
+    this.label = options.vendorLabel ?? 'Anthropic';
+  }
+
+  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+    const { body, droppedParameters, betaHeader, jsonToolName } = buildAnthropicRequest(request, model);
+    const response = await this.http.post('/v1/messages', this.headersWith(betaHeader), JSON.stringify(body), signal);
+    const upstreamRequestId = headerValue(response.headers, 'request-id');
+    if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
+    const options: AnthropicMappingOptions = { created: Math.floor(Date.now() / 1000), jsonToolName };
+    const events = request.stream ? this.streamEvents(response, options) : this.messageEvents(response, options);
+    return { events, droppedParameters, upstreamRequestId };
+  }
+
+  /** Input tokens of a request as Anthropic counts them (`/v1/messages/count_tokens`). */
+  async countTokens(request: CanonicalRequest, model: CatalogModel, signal: AbortSignal): Promise<number> {
+    const { body, betaHeader } = buildAnthropicCountTokensRequest(request, model);
+    const response = await this.http.post('/v1/messages/count_tokens', this.headersWith(betaHeader), JSON.stringify(body), signal);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
+    const reply = await this.readJson(response);
+    const count = (reply as { input_tokens?: unknown } | null)?.input_tokens;
+    if (typeof count !== 'number' || !Number.isFinite(count)) {
+      throw new GatewayError('upstream_bad_response', `${this.label} sent a token count without 'input_tokens'.`);
+    }
+    return count;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  private headersWith(betaHeader: string | undefined): Record<string, string> {
+    return betaHeader === undefined ? this.headers : { ...this.headers, 'anthropic-beta': betaHeader };
+  }
+
+  private async *messageEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncGenerator<CanonicalEvent> {
+    const message = (await this.readJson(response)) as AnthropicMessage | null;
+    if (message === null || typeof message !== 'object' || message.type !== 'message' || !Array.isArray(message.content)) {
+      throw new GatewayError('upstream_bad_response', `${this.label} sent a reply that is not a message.`);
+    }
+    yield* mapAnthropicMessage(message, options);
+  }
+
+  private async *streamEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncGenerator<CanonicalEvent> {
+    const mapper = new AnthropicStreamMapper(this.label, options);
+    try {
+      for await (const event of decodeSseStream(response.body)) {
+        yield* mapper.map(event);
+        // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
+        if (mapper.complete) break;
+      }
+    } catch (error) {
+      // A body that breaks after the 200 is a cut-off reply, not a vendor that never answered.
+      throw midStreamError(error, this.label);
+    } finally {
+      // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
+      if (!response.body.destroyed) response.body.destroy();
+    }
+    yield* mapper.end();
+  }
+
+  private async readJson(response: UpstreamResponse): Promise<unknown> {
+    try {
+      return await response.body.json();
+    } catch (error) {
+      throw error instanceof SyntaxError
+        ? new GatewayError('upstream_bad_response', `${this.label} sent a reply that is not valid JSON.`)
+        : upstreamConnectionError(error);
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import type { CanonicalRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../canonical/request.js';
+import { buildGeminiContents } from './gemini-build-contents.js';
+import { toGeminiParameters, toGeminiSchema } from './gemini-json-schema.js';
+import { buildThinkingConfig, geminiModelTraits } from './gemini-thinking.js';
+import type {
+  GeminiCountTokensRequest,
+  GeminiGenerateContentRequest,
+  GeminiGenerationConfig,
+  GeminiTool,
+  GeminiToolConfig,
+} from './gemini-wire.js';
+
+export interface BuiltGeminiRequest {
+  body: GeminiGenerateContentRequest;
+  /** Client parameters with no Gemini slot, left out (quality-only ones; see translation.md §9). */
+  droppedParameters: string[];
+}
+
+/**
+ * Canonical request → `GenerateContentRequest`. Messages are built by `gemini-build-contents.ts`, tool schemas
+ * cleaned by `gemini-json-schema.ts`, reasoning by `gemini-thinking.ts`; this module places the rest:
+ * sampling into `generationConfig` (`candidateCount` is never sent, so it stays 1), tools, tool choice and
+ * the response format. Neither client protocol is Gemini's, so every extension field is dropped and reported.
+ */
+export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: string): BuiltGeminiRequest {
+  const traits = geminiModelTraits(upstreamModel);
+  const built = buildGeminiContents(request, { placeholderSignatures: traits.generation >= 3 });
+  const dropped = new Set(built.droppedParameters);
+  const body: GeminiGenerateContentRequest = { contents: built.contents };
+  if (built.systemInstruction !== undefined) body.systemInstruction = built.systemInstruction;
+
+  const tools = request.tools ?? [];
+  if (tools.length > 0) {
+    body.tools = [buildTools(tools)];
+    if (tools.some((tool) => tool.strict === true)) dropped.add('strict');
+    // A tool choice without tools has nothing to choose from; Gemini would reject the config.
+    if (request.toolChoice !== undefined) body.toolConfig = buildToolConfig(request.toolChoice);
+  }
+
+  const generationConfig = buildGenerationConfig(request, upstreamModel);
+  if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
+
+  if (request.user !== undefined) dropped.add('user');
+  // Gemini may call several functions in one step and has no switch to stop it.
+  if (request.parallelToolCalls !== undefined) dropped.add('parallel_tool_calls');
+  for (const field of Object.keys(request.extensions)) dropped.add(field);
+  return { body, droppedParameters: [...dropped] };
+}
+
+/** The body of `:countTokens`: the prompt side of the same request, so system text and tools are counted too. */
+export function buildGeminiCountTokensRequest(request: CanonicalRequest, upstreamModel: string): GeminiCountTokensRequest {
+  const { contents, systemInstruction, tools, toolConfig } = buildGeminiRequest(request, upstreamModel).body;
+  return {
+    generateContentRequest: {
+      model: `models/${upstreamModel}`,
+      contents,
+      ...(systemInstruction === undefined ? {} : { systemInstruction }),
+      ...(tools === undefined ? {} : { tools }),
+      ...(toolConfig === undefined ? {} : { toolConfig }),
+    },
+  };
+}
+
+function buildTools(tools: readonly ToolDefinition[]): GeminiTool {
+  return {
+    functionDeclarations: tools.map((tool) => {
+      const parameters = toGeminiParameters(tool.parameters);
+      return {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        ...(parameters === undefined ? {} : { parameters }),
+      };
+    }),
+  };
+}
+
+function buildToolConfig(choice: ToolChoice): GeminiToolConfig {
+  switch (choice.type) {
+    case 'auto':
+      return { functionCallingConfig: { mode: 'AUTO' } };
+    case 'none':
+      return { functionCallingConfig: { mode: 'NONE' } };
+    case 'required':
+      return { functionCallingConfig: { mode: 'ANY' } };
+    case 'tool':
+      return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.name] } };
+  }
+}
+
+function buildGenerationConfig(request: CanonicalRequest, upstreamModel: string): GeminiGenerationConfig {
+  const { sampling } = request;
+  const config: GeminiGenerationConfig = {};
+  if (sampling.temperature !== undefined) config.temperature = sampling.temperature;
+  if (sampling.topP !== undefined) config.topP = sampling.topP;
+  if (sampling.topK !== undefined) config.topK = sampling.topK;
+  if (sampling.stop !== undefined && sampling.stop.length > 0) config.stopSequences = sampling.stop;
+  if (sampling.seed !== undefined) config.seed = sampling.seed;
+  if (sampling.presencePenalty !== undefined) config.presencePenalty = sampling.presencePenalty;
+  if (sampling.frequencyPenalty !== undefined) config.frequencyPenalty = sampling.frequencyPenalty;
+  if (request.maxOutputTokens !== undefined) config.maxOutputTokens = request.maxOutputTokens;
+  if (request.responseFormat !== undefined) Object.assign(config, buildResponseFormat(request.responseFormat));
+  const thinkingConfig = buildThinkingConfig(request.reasoning, upstreamModel);
+  if (thinkingConfig !== undefined) config.thinkingConfig = thinkingConfig;
+  return config;
+}
+
+/**
+ * JSON mode is `responseMimeType`; a JSON schema goes to `responseSchema`, cleaned like tool parameters (see
+ * gemini-json-schema.ts for why not `responseJsonSchema`) and with the schema's property order kept. Gemini
+ * always constrains to the schema, so `strict` needs no slot.
+ */
+function buildResponseFormat(format: ResponseFormat): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseSchema'> {
+  if (format.type === 'text') return {};
+  const schema = format.type === 'json_schema' && format.schema !== undefined ? toGeminiSchema(format.schema, { keepPropertyOrder: true }) : {};
+  // An empty schema constrains nothing beyond JSON itself, and Gemini may refuse it: JSON mode says the same.
+  return Object.keys(schema).length === 0 ? { responseMimeType: 'application/json' } : { responseMimeType: 'application/json', responseSchema: schema };
+}

@@ -1,0 +1,186 @@
+/**
+ * Wire types of the Gemini Developer API v1beta (../shared/protocols/gemini.md), used only by this adapter.
+ * Only the fields Tollgate writes or reads; everything a response may carry is optional, because the API
+ * leaves out empty fields (proto3 JSON) and a mapper must not trust any of them to be present.
+ */
+
+export interface GeminiInlineData {
+  mimeType: string;
+  /** Base64 (standard alphabet). */
+  data: string;
+}
+
+export interface GeminiFileData {
+  mimeType: string;
+  fileUri: string;
+}
+
+export interface GeminiFunctionCall {
+  name: string;
+  /** A JSON object, never a string. */
+  args?: Record<string, unknown>;
+  /** Often absent on the Developer API. */
+  id?: string;
+}
+
+export interface GeminiFunctionResponse {
+  /** Required by the API: the name of the call this answers. */
+  name: string;
+  /** By convention `{output: …}` or `{error: …}`. */
+  response: Record<string, unknown>;
+  id?: string;
+}
+
+/** A part holds exactly one data field; `thought` and `thoughtSignature` ride beside it. */
+export interface GeminiPart {
+  text?: string;
+  /** True on a text part that is a thought summary (only sent when `includeThoughts` was asked for). */
+  thought?: boolean;
+  /** Opaque base64; must come back on the same part in later requests. */
+  thoughtSignature?: string;
+  inlineData?: GeminiInlineData;
+  fileData?: GeminiFileData;
+  functionCall?: GeminiFunctionCall;
+  functionResponse?: GeminiFunctionResponse;
+  /** Code-execution parts: never requested by the gateway, ignored when they appear. */
+  executableCode?: unknown;
+  codeExecutionResult?: unknown;
+}
+
+export type GeminiRole = 'user' | 'model';
+
+export interface GeminiContent {
+  role: GeminiRole;
+  parts: GeminiPart[];
+}
+
+/** The OpenAPI 3.0 subset Gemini accepts for `parameters` and `responseSchema`. */
+export interface GeminiSchema {
+  type?: string;
+  format?: string;
+  title?: string;
+  description?: string;
+  nullable?: boolean;
+  enum?: string[];
+  items?: GeminiSchema;
+  minItems?: number;
+  maxItems?: number;
+  properties?: Record<string, GeminiSchema>;
+  required?: string[];
+  minProperties?: number;
+  maxProperties?: number;
+  propertyOrdering?: string[];
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  anyOf?: GeminiSchema[];
+  default?: unknown;
+  example?: unknown;
+}
+
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description?: string;
+  parameters?: GeminiSchema;
+}
+
+export interface GeminiTool {
+  functionDeclarations: GeminiFunctionDeclaration[];
+}
+
+export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE';
+
+export interface GeminiToolConfig {
+  functionCallingConfig: { mode: GeminiFunctionCallingMode; allowedFunctionNames?: string[] };
+}
+
+export type GeminiThinkingLevel = 'MINIMAL' | 'LOW' | 'MEDIUM' | 'HIGH';
+
+/** Gemini 2.5 takes a budget, Gemini 3 a level; never both. */
+export interface GeminiThinkingConfig {
+  includeThoughts?: boolean;
+  thinkingBudget?: number;
+  thinkingLevel?: GeminiThinkingLevel;
+}
+
+export interface GeminiGenerationConfig {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  maxOutputTokens?: number;
+  responseMimeType?: string;
+  responseSchema?: GeminiSchema;
+  thinkingConfig?: GeminiThinkingConfig;
+}
+
+export interface GeminiGenerateContentRequest {
+  contents: GeminiContent[];
+  systemInstruction?: { parts: GeminiPart[] };
+  tools?: GeminiTool[];
+  toolConfig?: GeminiToolConfig;
+  generationConfig?: GeminiGenerationConfig;
+}
+
+export interface GeminiCountTokensRequest {
+  generateContentRequest: GeminiGenerateContentRequest & { model: string };
+}
+
+export interface GeminiCountTokensResponse {
+  totalTokens?: number;
+  cachedContentTokenCount?: number;
+}
+
+export interface GeminiCandidate {
+  content?: { role?: string; parts?: GeminiPart[] };
+  finishReason?: string;
+  finishMessage?: string;
+  index?: number;
+}
+
+export interface GeminiUsageMetadata {
+  /** Input tokens, cached ones included. */
+  promptTokenCount?: number;
+  cachedContentTokenCount?: number;
+  /** Visible output only: thoughts are counted beside it. */
+  candidatesTokenCount?: number;
+  thoughtsTokenCount?: number;
+  /** Results of server-side tools fed back to the model. */
+  toolUsePromptTokenCount?: number;
+  totalTokenCount?: number;
+}
+
+export interface GeminiGenerateContentResponse {
+  candidates?: GeminiCandidate[];
+  /** Present when the prompt itself was blocked; `candidates` is then missing. */
+  promptFeedback?: { blockReason?: string };
+  usageMetadata?: GeminiUsageMetadata;
+  modelVersion?: string;
+  responseId?: string;
+}
+
+/** One entry of `error.details`, told apart by its `@type` (`type.googleapis.com/google.rpc.RetryInfo`, …). */
+export interface GeminiErrorDetail {
+  '@type'?: string;
+  /** RetryInfo: a protobuf Duration such as "37s" or "1.5s". */
+  retryDelay?: string;
+  /** ErrorInfo: e.g. "API_KEY_INVALID". */
+  reason?: string;
+}
+
+export interface GeminiError {
+  code?: number;
+  message?: string;
+  /** The google.rpc status name, e.g. "RESOURCE_EXHAUSTED". */
+  status?: string;
+  details?: GeminiErrorDetail[];
+}
+
+export interface GeminiErrorBody {
+  error: GeminiError;
+}

@@ -1,0 +1,63 @@
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import { decodeSseStream } from '../../streaming/sse-decoder.js';
+import type { OpenAIChatCompletion, OpenAIErrorBody } from '../../wire/openai-chat-wire.js';
+import { midStreamError, upstreamConnectionError, type UpstreamResponse } from '../upstream-http.js';
+import { mapOpenAIResponse } from './openai-map-response.js';
+import { OpenAIStreamMapper } from './openai-map-stream.js';
+
+/**
+ * Reading a chat-completions reply body — JSON, SSE or error — for every adapter whose vendor speaks the
+ * OpenAI format (OpenAI, DeepSeek). The adapters differ in the request they build and in how they word
+ * errors, not in how a reply is read.
+ */
+
+/** A non-stream reply as canonical events. */
+export async function* openAICompletionEvents(response: UpstreamResponse, vendorLabel: string): AsyncGenerator<CanonicalEvent> {
+  let completion: OpenAIChatCompletion;
+  try {
+    // JSON.parse skips leading whitespace, so DeepSeek's keep-alive blank lines before the body are harmless.
+    completion = (await response.body.json()) as OpenAIChatCompletion;
+  } catch (error) {
+    throw error instanceof SyntaxError
+      ? new GatewayError('upstream_bad_response', `${vendorLabel} sent a reply that is not valid JSON.`)
+      : upstreamConnectionError(error);
+  }
+  if (!Array.isArray(completion?.choices)) {
+    throw new GatewayError('upstream_bad_response', `${vendorLabel} sent a reply without choices.`);
+  }
+  yield* mapOpenAIResponse(completion);
+}
+
+/** A streamed reply as canonical events; comment lines (`: keep-alive`) are skipped by the SSE decoder. */
+export async function* openAIStreamEvents(response: UpstreamResponse, vendorLabel: string): AsyncGenerator<CanonicalEvent> {
+  const mapper = new OpenAIStreamMapper(vendorLabel);
+  try {
+    for await (const event of decodeSseStream(response.body)) {
+      yield* mapper.map(event);
+      if (mapper.sawDone) break;
+    }
+  } catch (error) {
+    throw midStreamError(error, vendorLabel);
+  } finally {
+    // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
+    if (!response.body.destroyed) response.body.destroy();
+  }
+  yield* mapper.end();
+}
+
+export interface OpenAIErrorSummary {
+  message: string | undefined;
+  vendorCode: string | undefined;
+}
+
+/** The message and code of an OpenAI-shaped error body; both undefined when the body is not one. */
+export async function readOpenAIErrorBody(response: UpstreamResponse): Promise<OpenAIErrorSummary> {
+  try {
+    const parsed = JSON.parse(await response.body.text()) as Partial<OpenAIErrorBody>;
+    return { message: parsed.error?.message, vendorCode: parsed.error?.code ?? parsed.error?.type ?? undefined };
+  } catch {
+    // A non-JSON error body: the status alone decides.
+    return { message: undefined, vendorCode: undefined };
+  }
+}
