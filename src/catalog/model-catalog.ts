@@ -1,4 +1,5 @@
 import type { VendorName } from '../canonical/request.js';
+import { pricesFromPerMillion, type ModelPrices, type ModelPricesPerMillion } from '../billing/prices.js';
 import { GatewayError } from '../canonical/errors.js';
 import {
   FAMILY_VENDOR,
@@ -16,11 +17,15 @@ export interface CatalogModel {
   description: string;
   maxOutputTokens: number;
   contextWindow: number;
+  /** Per-token prices in nano-USD. */
+  prices: ModelPrices;
 }
 
 export interface ModelOverride {
   upstreamModel?: string;
   maxOutputTokens?: number;
+  /** USD per 1M tokens, replacing the listed price field by field. */
+  prices?: Partial<ModelPricesPerMillion>;
 }
 
 /** Public model ids → how to reach them. Built once at start from the definitions and the config's overrides. */
@@ -69,5 +74,6 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
     description: definition.description,
     maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
     contextWindow: definition.contextWindow,
+    prices: pricesFromPerMillion({ ...definition.prices, ...override?.prices }),
   };
 }

@@ -1,3 +1,4 @@
+import type { ModelPricesPerMillion } from '../billing/prices.js';
 import type { VendorName } from '../canonical/request.js';
 
 export type ModelFamily = 'alpha' | 'beta' | 'gamma' | 'delta';
@@ -27,21 +28,28 @@ export interface CatalogModelDefinition {
   /** Largest output the model may produce in one reply. */
   maxOutputTokens: number;
   contextWindow: number;
+  /**
+   * USD per 1M tokens. The specification lists alpha-sonnet-5, beta-5.4, gamma-2.5-pro and delta-v4-flash; the
+   * others are the documented defaults of the billing issue. Cache prices follow each vendor's published ratio
+   * (Anthropic: read 10%, 5-minute write 125% of input; OpenAI and DeepSeek: cached input 10%; Gemini: 25% on
+   * 2.5, 10% on newer models); a vendor without a write price bills cache writes as input.
+   */
+  prices: ModelPricesPerMillion;
 }
 
 /** The eleven public model ids of the specification (§2.2). */
 export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
-  { id: 'alpha-opus-4-8', family: 'alpha', description: 'most capable, for complex tasks', maxOutputTokens: 32_000, contextWindow: 200_000 },
-  { id: 'alpha-sonnet-5', family: 'alpha', description: 'balance of intelligence and speed', maxOutputTokens: 64_000, contextWindow: 200_000 },
-  { id: 'alpha-haiku-4-5', family: 'alpha', description: 'fast and cheap', maxOutputTokens: 64_000, contextWindow: 200_000 },
-  { id: 'beta-5.5', family: 'beta', description: 'latest flagship', maxOutputTokens: 128_000, contextWindow: 400_000 },
-  { id: 'beta-5.4', family: 'beta', description: 'stable and reliable', maxOutputTokens: 128_000, contextWindow: 400_000 },
-  { id: 'o3', family: 'beta', description: 'advanced reasoning', upstreamModel: 'o3', maxOutputTokens: 100_000, contextWindow: 200_000 },
-  { id: 'o4-mini', family: 'beta', description: 'lightweight reasoning', upstreamModel: 'o4-mini', maxOutputTokens: 100_000, contextWindow: 200_000 },
-  { id: 'gamma-2.5-pro', family: 'gamma', description: 'strongest of its family', maxOutputTokens: 65_536, contextWindow: 1_048_576 },
-  { id: 'gamma-3.5-flash', family: 'gamma', description: 'fast and affordable', maxOutputTokens: 65_536, contextWindow: 1_048_576 },
-  { id: 'delta-v4-flash', family: 'delta', description: 'extremely cheap', maxOutputTokens: 8_192, contextWindow: 128_000 },
-  { id: 'delta-r1', family: 'delta', description: 'open-source reasoning model', upstreamModel: 'deepseek-reasoner', maxOutputTokens: 32_768, contextWindow: 128_000 },
+  { id: 'alpha-opus-4-8', family: 'alpha', description: 'most capable, for complex tasks', maxOutputTokens: 32_000, contextWindow: 200_000, prices: { input: '5', output: '25', cacheRead: '0.50', cacheWrite: '6.25' } },
+  { id: 'alpha-sonnet-5', family: 'alpha', description: 'balance of intelligence and speed', maxOutputTokens: 64_000, contextWindow: 200_000, prices: { input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75' } },
+  { id: 'alpha-haiku-4-5', family: 'alpha', description: 'fast and cheap', maxOutputTokens: 64_000, contextWindow: 200_000, prices: { input: '1', output: '5', cacheRead: '0.10', cacheWrite: '1.25' } },
+  { id: 'beta-5.5', family: 'beta', description: 'latest flagship', maxOutputTokens: 128_000, contextWindow: 400_000, prices: { input: '5', output: '30', cacheRead: '0.50' } },
+  { id: 'beta-5.4', family: 'beta', description: 'stable and reliable', maxOutputTokens: 128_000, contextWindow: 400_000, prices: { input: '2.50', output: '15', cacheRead: '0.25' } },
+  { id: 'o3', family: 'beta', description: 'advanced reasoning', upstreamModel: 'o3', maxOutputTokens: 100_000, contextWindow: 200_000, prices: { input: '2', output: '8', cacheRead: '0.50' } },
+  { id: 'o4-mini', family: 'beta', description: 'lightweight reasoning', upstreamModel: 'o4-mini', maxOutputTokens: 100_000, contextWindow: 200_000, prices: { input: '1.10', output: '4.40', cacheRead: '0.275' } },
+  { id: 'gamma-2.5-pro', family: 'gamma', description: 'strongest of its family', maxOutputTokens: 65_536, contextWindow: 1_048_576, prices: { input: '1', output: '10', cacheRead: '0.25' } },
+  { id: 'gamma-3.5-flash', family: 'gamma', description: 'fast and affordable', maxOutputTokens: 65_536, contextWindow: 1_048_576, prices: { input: '0.30', output: '2.50', cacheRead: '0.03' } },
+  { id: 'delta-v4-flash', family: 'delta', description: 'extremely cheap', maxOutputTokens: 8_192, contextWindow: 128_000, prices: { input: '0.14', output: '0.28', cacheRead: '0.014' } },
+  { id: 'delta-r1', family: 'delta', description: 'open-source reasoning model', upstreamModel: 'deepseek-reasoner', maxOutputTokens: 32_768, contextWindow: 128_000, prices: { input: '0.55', output: '2.19', cacheRead: '0.14' } },
 ];
 
 /** `alpha-sonnet-5` → `claude-sonnet-5`: the family word replaced by the vendor's name. */

@@ -23,10 +23,17 @@ const vendorSchema = z
   })
   .strict();
 
+/** USD per 1M tokens as a decimal string (or number written in YAML), e.g. "2.50". */
+const usdPerMillion = z.union([z.string(), z.number()]).transform(String).pipe(z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'must be USD per 1M tokens, e.g. "2.50"'));
+
 const modelOverrideSchema = z
   .object({
     upstreamModel: z.string().min(1).optional(),
     maxOutputTokens: z.number().int().positive().optional(),
+    prices: z
+      .object({ input: usdPerMillion.optional(), output: usdPerMillion.optional(), cacheRead: usdPerMillion.optional(), cacheWrite: usdPerMillion.optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 

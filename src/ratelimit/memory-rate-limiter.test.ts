@@ -220,6 +220,21 @@ describe('MemoryRateLimiter', () => {
       expect((await rl.check('kept', 1)).allowed).toBe(false);
     });
 
+    it('re-queues instead of evicting a subject written again since it was queued', async () => {
+      const clock = manualClock();
+      const rl = limiter(clock.now);
+      await rl.check('busy', 2);
+      clock.set(T0 + 30_000);
+      await rl.check('busy', 2);
+      clock.set(T0 + MINUTE);
+      expect(rl.sweep()).toBe(0);
+      // The admission at T0 + 30 s still counts: one slot, not two.
+      expect(await rl.check('busy', 2)).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await rl.check('busy', 2)).allowed).toBe(false);
+      clock.set(T0 + 2 * MINUTE);
+      expect(rl.sweep()).toBe(1);
+    });
+
     it('evicts idle subjects: 100k keys touched once are dropped after the window', async () => {
       const clock = manualClock();
       const rl = limiter(clock.now);

@@ -1,4 +1,5 @@
 import { AdmissionLog } from './admission-log.js';
+import { ExpiringMap } from './expiring-map.js';
 import {
   assertLimitArguments,
   assertTokenCount,
@@ -7,7 +8,6 @@ import {
   type RateLimitDecision,
   type RateLimiter,
 } from './rate-limiter.js';
-import { RecencyMap } from './recency-map.js';
 import { TokenLog } from './token-log.js';
 
 export interface MemoryRateLimiterOptions {
@@ -31,8 +31,8 @@ interface TokenEntry {
 }
 
 /**
- * Idle subjects dropped per call: more than one, so eviction outpaces the at most one subject a call adds and
- * a backlog left by a burst drains; small, so no single request pays for a large sweep.
+ * Eviction records looked at per call: more than one, so eviction outpaces the at most one subject a call adds
+ * and a backlog left by a burst drains; small, so no single request pays for a large sweep.
  */
 const EVICTIONS_PER_CALL = 4;
 
@@ -41,13 +41,13 @@ const EVICTIONS_PER_CALL = 4;
  *
  * Every decision is made synchronously inside `check`, so N concurrent calls in one process are decided one
  * after the other with no interleaving (150 at once → exactly `limit` admitted). Memory is bounded: a subject
- * whose last admission has left the window holds nothing that counts and is evicted, by the calls themselves
- * (a few per call, from the least recently written end) and by an unref'd periodic sweep.
+ * whose last admission has left the window holds nothing that counts and is evicted (see `expiring-map.ts`),
+ * by the calls themselves (a few each) and by an unref'd periodic sweep.
  */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly now: () => number;
-  private readonly requests = new RecencyMap<RequestEntry>();
-  private readonly tokens = new RecencyMap<TokenEntry>();
+  private readonly requests = new ExpiringMap<RequestEntry>();
+  private readonly tokens = new ExpiringMap<TokenEntry>();
   private readonly sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
@@ -80,7 +80,7 @@ export class MemoryRateLimiter implements RateLimiter {
     if (log.count < limit) {
       const recorded = log.push(now, limit);
       entry.idleAt = recorded + windowMs;
-      this.requests.touch(subject, entry);
+      this.requests.set(subject, entry);
       const used = log.count;
       // Full after this admission: room again when the admission `limit` places back leaves the window.
       const resetMs = used >= limit ? log.at(used - limit) + windowMs - now : 0;
@@ -110,7 +110,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const entry = this.tokens.get(subject) ?? { log: new TokenLog(), idleAt: now };
     entry.log.add(now, tokens, windowMs);
     entry.idleAt = entry.log.idleAt(windowMs);
-    this.tokens.touch(subject, entry);
+    this.tokens.set(subject, entry);
     return Promise.resolve();
   }
 

@@ -46,6 +46,8 @@ interface LimiterCommands {
 /**
  * The shared limiter (design §5 scale-out): every instance pointed at the same Redis shares one budget per
  * subject. One decision = one script = one round trip; see `redis-scripts.ts` for the algorithm.
+ * Call `connect()` before the first check (`createRateLimiter` does): while not connected, every decision
+ * follows the failure policy at once rather than waiting.
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
@@ -113,7 +115,7 @@ export class RedisRateLimiter implements RateLimiter {
       const [allowed, used, resetMs] = parseTriple(reply);
       return decision(allowed === 1, limit, used, resetMs);
     } catch (error) {
-      return this.failedDecision(error, limit);
+      return this.failedDecision(error, limit, 1);
     }
   }
 
@@ -124,7 +126,7 @@ export class RedisRateLimiter implements RateLimiter {
       const [allowed, used, resetMs] = parseTriple(reply);
       return decision(allowed === 1, limit, used, resetMs);
     } catch (error) {
-      return this.failedDecision(error, limit);
+      return this.failedDecision(error, limit, 0);
     }
   }
 
@@ -167,15 +169,16 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Fail-open admits with `remaining = limit − 1`: what a client would see on a fresh window, so it keeps
-   * pacing instead of bursting. Nothing is recorded, so the outage's admissions are not charged afterwards.
+   * Fail-open admits as a fresh window would (`remaining = limit − 1` for a request, `limit` for tokens), so a
+   * client keeps pacing instead of bursting. Nothing is recorded, so the outage's admissions are not charged
+   * afterwards.
    */
-  private failedDecision(error: unknown, limit: number): RateLimitDecision {
+  private failedDecision(error: unknown, limit: number, used: number): RateLimitDecision {
     this.failureCount += 1;
     const cause = this.explain(error);
     this.report(cause);
     if (!this.failOpen) throw new RateLimiterUnavailableError(`Rate limiter unavailable: ${cause.message}`, { cause });
-    return decision(true, limit, 1, 0);
+    return decision(true, limit, used, 0);
   }
 
   /** ioredis reports "Stream isn't writeable" while disconnected; name the connection error behind it. */

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { accumulate } from '../../canonical/accumulate.js';
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
-import type { CatalogModel } from '../../catalog/model-catalog.js';
+import { ModelCatalog, type CatalogModel } from '../../catalog/model-catalog.js';
 import { DeepSeekProvider } from './deepseek-provider.js';
 
 interface Seen {
@@ -16,15 +16,7 @@ interface Seen {
 
 type Reply = (response: ServerResponse) => void;
 
-const REASONER: CatalogModel = {
-  id: 'delta-r1',
-  family: 'delta',
-  vendor: 'deepseek',
-  upstreamModel: 'deepseek-reasoner',
-  description: 'open-source reasoning model',
-  maxOutputTokens: 32_768,
-  contextWindow: 128_000,
-};
+const REASONER: CatalogModel = new ModelCatalog().resolve('delta-r1');
 
 const USAGE = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_cache_hit_tokens: 16, prompt_cache_miss_tokens: 4 };
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accumulate } from '../../canonical/accumulate.js';
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
-import type { CatalogModel } from '../../catalog/model-catalog.js';
+import { ModelCatalog, type CatalogModel } from '../../catalog/model-catalog.js';
 import { GeminiProvider } from './gemini-provider.js';
 
 interface Recorded {
@@ -42,15 +42,7 @@ beforeEach(() => {
   recorded = [];
 });
 
-const MODEL: CatalogModel = {
-  id: 'gamma-2.5-pro',
-  family: 'gamma',
-  vendor: 'gemini',
-  upstreamModel: 'gemini-2.5-pro',
-  description: 'test',
-  maxOutputTokens: 65_536,
-  contextWindow: 1_048_576,
-};
+const MODEL: CatalogModel = new ModelCatalog().resolve('gamma-2.5-pro');
 
 function request(stream: boolean): CanonicalRequest {
   return {

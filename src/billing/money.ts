@@ -1,0 +1,27 @@
+/**
+ * Money is integer nano-USD (1e-9 USD) as bigint, end to end: every listed price is exact in this unit
+ * ($0.14 per 1M tokens = 140 nano-USD per token) and no float ever touches an amount.
+ */
+export type NanoUsd = bigint;
+
+export const NANO_PER_USD = 1_000_000_000n;
+
+const USD_PATTERN = /^(\d{1,12})(?:\.(\d{1,9}))?$/;
+
+/** "12.5" → 12_500_000_000n. Decimal strings only (at most 9 decimals), so no binary float is ever parsed. */
+export function parseUsd(text: string): NanoUsd {
+  const match = USD_PATTERN.exec(text.trim());
+  if (match === null) throw new RangeError(`'${text}' is not a USD amount (digits, at most 9 decimals).`);
+  const whole = BigInt(match[1]!);
+  const fraction = BigInt((match[2] ?? '').padEnd(9, '0'));
+  return whole * NANO_PER_USD + fraction;
+}
+
+/** 12_500_000_000n → "12.5"; exact, trailing zeros trimmed, at least one decimal digit kept off ("12"). */
+export function formatUsd(amount: NanoUsd): string {
+  const negative = amount < 0n;
+  const absolute = negative ? -amount : amount;
+  const whole = absolute / NANO_PER_USD;
+  const fraction = (absolute % NANO_PER_USD).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${fraction === '' ? '' : `.${fraction}`}`;
+}
