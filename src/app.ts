@@ -2,14 +2,18 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
+import { registerAccountApi } from './http/account-api.js';
 import { createApiKeyAuthHook } from './http/api-key-auth.js';
 import { registerHealth } from './http/health.js';
 import { registerKeysApi } from './http/keys-api.js';
 import { registerModelsApi } from './http/models-api.js';
+import { createRateLimitHook } from './http/rate-limit-hook.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
+import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
 
@@ -17,6 +21,8 @@ export interface AppDependencies {
   catalog: ModelCatalog;
   keys: KeyService;
   pipeline: ChatPipeline;
+  limiter: RateLimiter;
+  tiers: Tiers;
   bodyLimitBytes: number;
   logger: FastifyBaseLogger;
   now?: () => number;
@@ -25,7 +31,7 @@ export interface AppDependencies {
 /** Secrets never reach a log line, whatever logs the request. */
 export const LOG_REDACTIONS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
-/** The HTTP app: hooks in order (request id → API-key auth → body → route), error rendering, routes. No socket. */
+/** The HTTP app: hooks in order (request id → API-key auth → rate limit → body → route), error rendering, routes. No socket. */
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -60,7 +66,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   registerHealth(app);
   app.register(async (api) => {
     api.addHook('onRequest', createApiKeyAuthHook(deps.keys));
+    api.addHook('onRequest', createRateLimitHook(deps.limiter, deps.tiers));
     registerModelsApi(api, deps.catalog);
+    registerAccountApi(api, deps.tiers);
     registerKeysApi(api, deps.keys, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);

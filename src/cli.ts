@@ -15,6 +15,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   serve                                          run the gateway (configuration from the environment / tollgate.yaml)
   migrate                                        apply pending database migrations
   accounts create --email E --password P [--admin]
+  accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
   keys create --email E --name N [--expires-in-days D]   prints the new key (shown once)
   keys list --email E
   keys revoke --email E --id ID
@@ -32,6 +33,7 @@ const OPTIONS = {
   'expires-in-days': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  tier: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -71,6 +73,12 @@ async function main(argv: string[]): Promise<number> {
             role: values.admin ? 'admin' : 'user',
           });
           print(json, { id: account.id, email: account.email, role: account.role }, `Created account ${account.email} (${account.id}).`);
+          return 0;
+        });
+      case 'accounts tier':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).setTier(required(values, 'email'), required(values, 'tier'), config.tiers);
+          print(json, { id: account.id, email: account.email, tier: account.tier }, `${account.email} is now on the '${account.tier}' tier.`);
           return 0;
         });
       case 'keys create':
@@ -122,7 +130,7 @@ async function withStorage(databaseUrl: string, run: (storage: Storage) => Promi
   }
 }
 
-function required(values: Values, name: 'email' | 'password' | 'name' | 'id'): string {
+function required(values: Values, name: 'email' | 'password' | 'name' | 'id' | 'tier'): string {
   const value = values[name];
   if (value === undefined || value === '') throw new UsageError(`--${name} is required.`);
   return value;

@@ -5,6 +5,8 @@ import { ModelCatalog } from './catalog/model-catalog.js';
 import type { Config } from './config/load-config.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
+import { createRateLimiter } from './ratelimit/create-rate-limiter.js';
+import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import { startSimulator } from './simulator/simulator-server.js';
@@ -32,12 +34,24 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** A warning at most once a minute: a dead dependency under load must not flood the log. */
+function throttledWarning(logger: Logger, message: string): (error: Error) => void {
+  let last = 0;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < 60_000) return;
+    last = now;
+    logger.warn({ err: error }, message);
+  };
+}
+
 /** Opens storage (migrating it), starts the demo simulator when needed, and listens. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
   const storage = await openStorage(config.databaseUrl, options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema });
   let simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
   let providers: ProviderRegistry | undefined;
+  let limiter: RateLimiter | undefined;
   try {
     await storage.migrate();
     if (config.demoMode) simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
@@ -53,10 +67,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
     });
-    const app = buildApp({ catalog, keys, pipeline, bodyLimitBytes: config.bodyLimitBytes, logger, now });
+    limiter = await createRateLimiter({
+      ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
+      failOpen: config.rateLimitFailOpen,
+      now,
+      onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
+    });
+    const app = buildApp({ catalog, keys, pipeline, limiter, tiers: config.tiers, bodyLimitBytes: config.bodyLimitBytes, logger, now });
     const address = await app.listen({ port: config.port, host: config.host });
     const openProviders = providers;
     const openSimulator = simulator;
+    const openLimiter = limiter;
     return {
       url: address,
       config,
@@ -66,12 +87,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       simulatorUrl: simulator?.url,
       async close() {
         await app.close();
+        await openLimiter.close();
         await openProviders.close();
         await openSimulator?.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await limiter?.close();
     await providers?.close();
     await simulator?.close();
     await storage.close();

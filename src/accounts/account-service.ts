@@ -39,6 +39,16 @@ export class AccountService {
     }
   }
 
+  /** Takes effect on the account's next request: authentication reads the tier every time. */
+  async setTier(email: string, tier: string, tiers: Readonly<Record<string, unknown>>): Promise<AccountRecord> {
+    if (!Object.hasOwn(tiers, tier)) {
+      throw invalidRequest(`Unknown tier '${tier}'. Tiers: ${Object.keys(tiers).join(', ')}.`, 'tier');
+    }
+    const account = await this.findByEmail(email);
+    await this.accounts.setTier(account.id, tier);
+    return { ...account, tier };
+  }
+
   async findByEmail(email: string): Promise<AccountRecord> {
     const account = await this.accounts.findByEmail(email.trim());
     if (account === null) throw new GatewayError('not_found', `No account with email ${email}.`, { param: 'email' });

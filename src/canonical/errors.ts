@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   conflict: { status: 409, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   payload_too_large: { status: 413, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
   rate_limit_exceeded: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
+  rate_limiter_unavailable: { status: 503, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
   internal_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
   // Upstream failures, mapped by the vendor's HTTP status (translation.md §10). A vendor's 401/403 means the
   // gateway's own credential is bad: never blamed on the client's key.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tiersSchema } from '../ratelimit/tiers.js';
 
 export const VENDOR_NAMES = ['anthropic', 'openai', 'gemini', 'deepseek'] as const;
 
@@ -58,6 +59,12 @@ export const configSchema = z
       .strict()
       .default({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
     models: z.record(z.string(), modelOverrideSchema).default({}),
+    /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
+    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    /** When Redis is unreachable: admit (and log, default) or refuse with 503. */
+    rateLimitFailOpen: z.boolean().default(true),
+    /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
+    tiers: tiersSchema,
   })
   .strict();
 

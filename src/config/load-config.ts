@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
+import type { Tiers } from '../ratelimit/tiers.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
 export interface VendorConfig {
@@ -21,6 +22,9 @@ export interface Config {
   demoMode: boolean;
   vendors: Readonly<Record<VendorName, VendorConfig>>;
   models: ParsedConfig['models'];
+  redisUrl: string | undefined;
+  rateLimitFailOpen: boolean;
+  tiers: Tiers;
 }
 
 export class ConfigError extends Error {
@@ -70,6 +74,8 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.LOG_LEVEL !== undefined) values.logLevel = env.LOG_LEVEL;
   if (env.BODY_LIMIT_BYTES !== undefined) values.bodyLimitBytes = integerFrom('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES);
   if (env.TOLLGATE_DEMO !== undefined) values.demo = booleanFrom('TOLLGATE_DEMO', env.TOLLGATE_DEMO);
+  if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') values.redisUrl = env.REDIS_URL;
+  if (env.RATE_LIMIT_FAIL_OPEN !== undefined) values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
 
   const fileVendors = (fileValues.vendors ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const vendors: Record<string, Record<string, unknown>> = {};
@@ -104,6 +110,8 @@ const SETTING_NAMES: Record<string, string> = {
   logLevel: 'LOG_LEVEL',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   demo: 'TOLLGATE_DEMO',
+  redisUrl: 'REDIS_URL',
+  rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
 };
 
 function formatIssues(error: z.ZodError): string {
@@ -140,5 +148,8 @@ function finalize(parsed: ParsedConfig): Config {
     demoMode: parsed.demo || !anyVendorConfigured,
     vendors: Object.freeze(vendors),
     models: parsed.models,
+    redisUrl: parsed.redisUrl,
+    rateLimitFailOpen: parsed.rateLimitFailOpen,
+    tiers: parsed.tiers,
   });
 }

@@ -12,5 +12,7 @@ declare module 'fastify' {
     protocol?: ClientProtocol;
     /** Routes that need no API key (health, dashboard assets). */
     public?: boolean;
+    /** Model endpoints: counted against the key's requests-per-minute limit. */
+    rateLimited?: boolean;
   }
 }

@@ -50,6 +50,11 @@ export function createAccountRepository(
       return row ? toAccountRecord(row) : null;
     },
 
+    async setTier(id: string, tier: string): Promise<boolean> {
+      const result = await db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
     async findByEmail(email: string): Promise<AccountRecord | null> {
       const row = await db
         .selectFrom('accounts')

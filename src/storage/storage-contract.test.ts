@@ -183,6 +183,13 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       expect((await storage.accounts.findByEmail(first.email))?.id).toBe(first.id);
     });
 
+    it('changes the tier of an existing account only', async () => {
+      const account = await storage.accounts.create(newAccount());
+      expect(await storage.accounts.setTier(account.id, 'enterprise')).toBe(true);
+      expect((await storage.accounts.findById(account.id))?.tier).toBe('enterprise');
+      expect(await storage.accounts.setTier('missing', 'pro')).toBe(false);
+    });
+
     it('does not report a duplicate id as a duplicate email', async () => {
       const first = await storage.accounts.create(newAccount());
       const error: unknown = await storage.accounts.create(newAccount({ id: first.id })).catch((caught: unknown) => caught);

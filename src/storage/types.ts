@@ -81,6 +81,8 @@ export interface AccountRepository {
   findById(id: string): Promise<AccountRecord | null>;
   /** Case-insensitive. */
   findByEmail(email: string): Promise<AccountRecord | null>;
+  /** Changes the account's rate-limit tier; false when there is no such account. */
+  setTier(id: string, tier: string): Promise<boolean>;
 }
 
 export interface ApiKeyRepository {

@@ -14,7 +14,7 @@ function anthropicBeta(request: FastifyRequest): string | undefined {
 
 /** `POST /v1/messages` (Anthropic Messages compatible) and `POST /v1/messages/count_tokens`, any model. */
 export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: ChatPipeline): void {
-  app.post('/v1/messages', { config: { protocol: 'anthropic' } }, async (request, reply) => {
+  app.post('/v1/messages', { config: { protocol: 'anthropic', rateLimited: true } }, async (request, reply) => {
     const canonical = decodeAnthropicMessagesRequest(request.body, anthropicBeta(request));
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });

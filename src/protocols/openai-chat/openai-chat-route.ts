@@ -8,7 +8,7 @@ import { OpenAIChatStreamEncoder } from './openai-encode-stream.js';
 
 /** `POST /v1/chat/completions`: OpenAI chat-completions compatible, any model of the catalog. */
 export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipeline): void {
-  app.post('/v1/chat/completions', { config: { protocol: 'openai' } }, async (request, reply) => {
+  app.post('/v1/chat/completions', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const { request: canonical, includeUsage } = decodeOpenAIChatRequest(request.body);
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });

@@ -42,7 +42,8 @@ export async function streamExchange(
 ): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { ...SSE_HEADERS, ...headers });
+  // Hijacked replies skip fastify's header handling: carry over what hooks set (request id, rate limits).
+  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS, ...headers });
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   try {
