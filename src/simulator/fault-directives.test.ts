@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDirectiveSettings, parseDirectivesInText, parseRequestDirectives } from './fault-directives.js';
+import { parseDirectiveSettings, parseDirectivesInText, parseRequestDirectives, stripDirectives } from './fault-directives.js';
 
 describe('fault directives', () => {
   it('reads settings and bare fault names from message text', () => {
@@ -33,6 +33,19 @@ describe('fault directives', () => {
       "bad value 'soon' for 'ttft'",
     ]);
     expect(parseDirectiveSettings('colour=blue disconect').problems).toEqual(["unknown setting 'colour'", "unknown setting 'disconect'"]);
+  });
+
+  it('reads the tool, reasoning and cache settings', () => {
+    expect(parseDirectivesInText('[[sim tool=get_weather,ns.lookup:v2 tool-text=1 reasoning-words=3 cache-read=100 cache-write=20]]')).toEqual({
+      directives: { toolNames: ['get_weather', 'ns.lookup:v2'], toolText: true, reasoningWords: 3, cacheReadTokens: 100, cacheWriteTokens: 20 },
+      problems: [],
+    });
+    expect(parseDirectiveSettings('tool=a,,b tool=bad/name tool-text=2').problems).toEqual([
+      "bad value 'a,,b' for 'tool'",
+      "bad value 'bad/name' for 'tool'",
+      "bad value '2' for 'tool-text'",
+    ]);
+    expect(stripDirectives('Weather in Lisbon? [[sim tool=get_weather]] now')).toBe('Weather in Lisbon?   now');
   });
 
   it('ignores text that is not a directive', () => {

@@ -25,6 +25,19 @@
  *     ttft=<ms>              time to first token (overrides the server's pacing)
  *     chunk-delay=<ms>       delay between stream chunks (overrides the server's pacing)
  *     words=<n>              number of generated words after the echo sentence
+ *     tool=<name>[,<name>...]   answer with a call of each named tool (several names: parallel calls), when
+ *                            the request offers those tools and its last turn is a user turn (not tool
+ *                            results, so a tool loop ends); a name the request does not offer is a problem.
+ *                            tool_choice none wins (plain text); a forced tool_choice picks the tool itself
+ *     tool-text=0|1          1: the model says a short sentence ("I will call <name>.") before its calls
+ *     reasoning-words=<n>    words of reasoning text when the model reasons (default 12 to 20, by seed)
+ *     cache-read=<n>         report n prompt tokens as read from the vendor's prompt cache (capped at the
+ *                            prompt), in the vendor's own usage fields
+ *     cache-write=<n>        report n prompt tokens as written to the cache (Anthropic's
+ *                            cache_creation_input_tokens; the other vendors have no such field)
+ *
+ * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
+ * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
  *
  * Non-stream requests: disconnect-mid-stream closes the socket before any response; stall-mid-stream sends
  * the headers, pauses, then the body; malformed-chunk sends a truncated JSON body with status 200.
@@ -56,6 +69,13 @@ export interface SimulatorDirectives {
   ttftMs?: number;
   chunkDelayMs?: number;
   words?: number;
+  /** Tools to call (`tool=`), in order; several give parallel calls. */
+  toolNames?: string[];
+  /** Say a short sentence before the tool calls (`tool-text=1`). */
+  toolText?: boolean;
+  reasoningWords?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export interface ParsedDirectives {
@@ -68,13 +88,18 @@ export const FAULT_HEADER = 'x-simulator-fault';
 
 const DIRECTIVE_PATTERN = /\[\[sim\b([^\]]*)\]\]/g;
 const MAX_DELAY_MS = 10 * 60 * 1000;
+const MAX_CACHE_TOKENS = 100_000_000;
+const DIGITS = /^\d+$/;
+const WHITESPACE = /\s+/;
+/** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
+const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 function isFaultName(value: string): value is FaultName {
   return (FAULT_NAMES as readonly string[]).includes(value);
 }
 
 function parseInteger(value: string, min: number, max: number): number | undefined {
-  if (!/^\d+$/.test(value)) return undefined;
+  if (!DIGITS.test(value)) return undefined;
   const number = Number(value);
   return number >= min && number <= max ? number : undefined;
 }
@@ -127,6 +152,28 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       parsed = parseInteger(value, 0, 100_000);
       if (parsed !== undefined) into.words = parsed;
       break;
+    case 'reasoning-words':
+      parsed = parseInteger(value, 0, 100_000);
+      if (parsed !== undefined) into.reasoningWords = parsed;
+      break;
+    case 'cache-read':
+      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      if (parsed !== undefined) into.cacheReadTokens = parsed;
+      break;
+    case 'cache-write':
+      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      if (parsed !== undefined) into.cacheWriteTokens = parsed;
+      break;
+    case 'tool-text':
+      parsed = parseInteger(value, 0, 1);
+      if (parsed !== undefined) into.toolText = parsed === 1;
+      break;
+    case 'tool': {
+      const names = value.split(',');
+      if (!names.every((toolName) => TOOL_NAME.test(toolName))) return `bad value '${value}' for 'tool'`;
+      into.toolNames = names;
+      return undefined;
+    }
     default:
       return `unknown setting '${name}'`;
   }
@@ -135,7 +182,7 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
 
 /** Parses a settings list (the header form, or the inside of one `[[sim ...]]`). */
 export function parseDirectiveSettings(settings: string, into: ParsedDirectives = emptyParsed()): ParsedDirectives {
-  for (const setting of settings.split(/\s+/)) {
+  for (const setting of settings.split(WHITESPACE)) {
     if (setting.length === 0) continue;
     const problem = applySetting(setting, into.directives);
     if (problem !== undefined) into.problems.push(problem);
@@ -147,6 +194,11 @@ export function parseDirectiveSettings(settings: string, into: ParsedDirectives 
 export function parseDirectivesInText(text: string, into: ParsedDirectives = emptyParsed()): ParsedDirectives {
   for (const match of text.matchAll(DIRECTIVE_PATTERN)) parseDirectiveSettings(match[1] ?? '', into);
   return into;
+}
+
+/** The text without its `[[sim …]]` directives: what the model "writes about" (reasoning, tool arguments). */
+export function stripDirectives(text: string): string {
+  return text.replace(DIRECTIVE_PATTERN, ' ').trim();
 }
 
 /**

@@ -129,7 +129,7 @@ describe('OpenAI simulator: replies', () => {
       model: 'gpt-5.4',
       messages: [
         { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
         { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
         { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
       ],
@@ -137,7 +137,8 @@ describe('OpenAI simulator: replies', () => {
       // @ts-expect-error -- a field the SDK types do not know, which OpenAI accepts
       some_future_field: { enabled: true },
     });
-    expect(completion.choices[0]?.message.content).toContain('Weather?');
+    // The conversation ends with a tool result, so the reply quotes it (openai-tools.test.ts has more).
+    expect(completion.choices[0]?.message.content?.startsWith('Tool results: "Sunny".')).toBe(true);
   });
 });
 
@@ -161,15 +162,19 @@ describe('OpenAI simulator: HTTP surface', () => {
     expect((await client.models.retrieve('o3')).id).toBe('o3');
   });
 
-  it('answers unknown paths and the reserved vendor prefixes with vendor-shaped 404s', async () => {
+  it('answers unknown paths with vendor-shaped 404s, and gives every vendor its SDK base URL', async () => {
     const unknown = await fetch(`${simulator.url}/openai/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer sk-test' } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'invalid_request_error' } });
-    const anthropic = await fetch(`${simulator.baseUrls.anthropic}/v1/messages`, { method: 'POST' });
+    const anthropic = await fetch(`${simulator.baseUrls.anthropic}/v1/complete`, { method: 'POST' });
     expect(anthropic.status).toBe(404);
     expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-    const gemini = await fetch(`${simulator.baseUrls.gemini}/v1beta/models/x:generateContent`, { method: 'POST' });
+    const gemini = await fetch(`${simulator.baseUrls.gemini}/v1beta/files`, { method: 'POST' });
     expect(await gemini.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });
+    const deepseek = await fetch(`${simulator.baseUrls.deepseek}/completions`, { method: 'POST' });
+    expect(deepseek.status).toBe(404);
+    const nowhere = await fetch(`${simulator.url}/mistral/v1/chat/completions`, { method: 'POST' });
+    expect(nowhere.status).toBe(404);
     expect(simulator.baseUrls).toEqual({
       openai: `${simulator.url}/openai/v1`,
       anthropic: `${simulator.url}/anthropic`,

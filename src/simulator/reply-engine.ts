@@ -22,6 +22,14 @@ export interface ReplyRequest {
   stopSequences?: readonly string[];
   /** Distinguishes several choices of one request (OpenAI `n`). */
   variant?: number;
+  /** Replaces the echo sentence as the reply's first sentence (e.g. a quote of tool results). */
+  opening?: string;
+}
+
+/** The cuts applied to a generated text: output-token cap and stop sequences. */
+export interface ReplyLimits {
+  maxTokens?: number;
+  stopSequences?: readonly string[];
 }
 
 export interface Reply {
@@ -46,6 +54,7 @@ const FILLER_WORDS = [
 ] as const;
 
 const ECHO_WORDS = 8;
+const WHITESPACE = /\s+/;
 
 /**
  * Text encoding that treats `<|endoftext|>` and other special-token spellings in user text as plain text
@@ -81,7 +90,7 @@ function pseudoRandom(seed: number): () => number {
 }
 
 function echoSentence(lastUserText: string): string {
-  const words = lastUserText.split(/\s+/).filter((word) => word.length > 0);
+  const words = lastUserText.split(WHITESPACE).filter((word) => word.length > 0);
   if (words.length === 0) return 'Hello.';
   const excerpt = words.slice(0, ECHO_WORDS).join(' ');
   return `You said: "${excerpt}${words.length > ECHO_WORDS ? ' ...' : ''}".`;
@@ -107,8 +116,8 @@ function fillerText(random: () => number, count: number): string {
 export function generateText(request: ReplyRequest): string {
   const random = pseudoRandom(hashSeed(`${request.variant ?? 0}\n${request.seedText}`));
   const words = request.words ?? 12 + Math.floor(random() * 29);
-  const echo = echoSentence(request.lastUserText);
-  return words === 0 ? echo : `${echo} ${fillerText(random, words)}`;
+  const opening = request.opening ?? echoSentence(request.lastUserText);
+  return words === 0 ? opening : `${opening} ${fillerText(random, words)}`;
 }
 
 interface TokenPieces {
@@ -139,11 +148,21 @@ function splitIntoTokenPieces(text: string): TokenPieces {
 
 /** Builds the reply: generated text, cut at the first stop sequence, then at `maxTokens` tokens. */
 export function buildReply(request: ReplyRequest): Reply {
-  let text = generateText(request);
+  return limitText(generateText(request), request);
+}
+
+/** Filler sentences only (no opening), e.g. for reasoning text; deterministic from `seedText`. */
+export function fillerWords(seedText: string, words: number): string {
+  return words === 0 ? '' : fillerText(pseudoRandom(hashSeed(seedText)), words);
+}
+
+/** Any text as a reply: cut at the first stop sequence, then at `maxTokens` tokens, split into pieces. */
+export function limitText(fullText: string, limits: ReplyLimits): Reply {
+  let text = fullText;
   let end: ReplyEnd = 'end';
   let stopSequence: string | undefined;
   let stopAt = text.length;
-  for (const candidate of request.stopSequences ?? []) {
+  for (const candidate of limits.stopSequences ?? []) {
     const index = candidate.length === 0 ? -1 : text.indexOf(candidate);
     if (index !== -1 && index < stopAt) {
       stopAt = index;
@@ -156,7 +175,7 @@ export function buildReply(request: ReplyRequest): Reply {
   }
   const { pieces, tokenEnds } = splitIntoTokenPieces(text);
   const tokenCount = tokenEnds.at(-1) ?? 0;
-  const cap = request.maxTokens;
+  const cap = limits.maxTokens;
   if (cap === undefined || tokenCount <= cap) {
     return { text, pieces, completionTokens: tokenCount, end, ...(stopSequence === undefined ? {} : { stopSequence }) };
   }

@@ -28,6 +28,10 @@ export interface PlayPlan {
 
 /** The frames of one streamed reply, already formatted as SSE text. */
 export interface StreamScript {
+  /** Sent with the headers, before the time to first token (DeepSeek's `: keep-alive` while it queues). */
+  preamble?: string;
+  /** Defaults to SSE; Gemini's `streamGenerateContent` without `alt=sse` streams a JSON array instead. */
+  contentType?: string;
   /** Sent together with the first content frame, after the time to first token. */
   head: string[];
   /** One frame per reply piece; `chunk-delay` separates them and faults count them. */
@@ -113,8 +117,10 @@ export async function playStream(exchange: SimulatorExchange, script: StreamScri
   const { directives } = plan;
   const pacing = effectivePacing(exchange.pacing, directives);
   const { response, signal } = exchange;
-  response.writeHead(200, { ...SSE_HEADERS, ...plan.headers });
-  response.flushHeaders();
+  const contentType = script.contentType === undefined ? {} : { 'content-type': script.contentType };
+  response.writeHead(200, { ...SSE_HEADERS, ...contentType, ...plan.headers });
+  if (script.preamble === undefined) response.flushHeaders();
+  else await writeFlushed(exchange, script.preamble);
   await sleep(pacing.firstTokenDelayMs, signal);
 
   // A reply shorter than `after` still gets its fault, just before the finish frames.

@@ -50,6 +50,27 @@ export async function readBody(exchange: SimulatorExchange): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+export type JsonBody =
+  | { kind: 'ok'; raw: string; body: unknown }
+  | { kind: 'too-large'; message: string }
+  | { kind: 'invalid-json'; message: string };
+
+/** Reads and parses the body; each vendor answers the two failures in its own words. */
+export async function readJsonBody(exchange: SimulatorExchange): Promise<JsonBody> {
+  let raw: string;
+  try {
+    raw = await readBody(exchange);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { kind: 'too-large', message: error.message };
+    throw error;
+  }
+  try {
+    return { kind: 'ok', raw, body: JSON.parse(raw) as unknown };
+  } catch (error) {
+    return { kind: 'invalid-json', message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** Waits `ms` (no timer at all for 0); rejects with an AbortError when the exchange ends first. */
 export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();

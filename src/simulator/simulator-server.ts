@@ -3,10 +3,10 @@
  * protocols, for tests, the demo mode and `tollgate simulator`. This module only routes by path prefix and
  * owns the lifecycle; each vendor's protocol lives in its own module (see `vendor-registry.ts`).
  *
- *   /openai/v1/...   OpenAI (also reachable as /v1/..., the path OpenAI itself uses)
- *   /anthropic/...   reserved: 404 in Anthropic's error shape until that vendor is added
- *   /gemini/...      reserved, likewise
- *   /deepseek/...    reserved, likewise
+ *   /openai/v1/...   OpenAI Chat Completions (also reachable as /v1/..., the path OpenAI itself uses)
+ *   /anthropic/v1/messages[/count_tokens]                  Anthropic Messages
+ *   /gemini/v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens   Gemini
+ *   /deepseek/chat/completions (and /deepseek/v1/...)      DeepSeek
  *   /health          {"status":"ok"}
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

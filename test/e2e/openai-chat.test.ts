@@ -87,8 +87,8 @@ describe('POST /v1/chat/completions through the official openai SDK (beta family
   });
 
   it("the SDK's stream helper assembles the same completion as the non-stream call", async () => {
-    const whole = await client.chat.completions.create({ model: 'o4-mini', messages: PROMPT, max_completion_tokens: 12 });
-    const runner = client.chat.completions.stream({ model: 'o4-mini', messages: PROMPT, max_completion_tokens: 12 });
+    const whole = await client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 12 });
+    const runner = client.chat.completions.stream({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 12 });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe(whole.choices[0]!.message.content);
     expect(final.choices[0]!.finish_reason).toBe(whole.choices[0]!.finish_reason);

@@ -16,8 +16,8 @@ export interface TestGateway {
   databaseUrl: string;
   /** Every log line the gateway wrote, as text. */
   logs: string[];
-  /** A fresh account with one API key. */
-  createAccountWithKey(email?: string): Promise<{ accountId: string; key: string; keyId: string }>;
+  /** A fresh account with one API key, on the given rate-limit tier (default: standard, 100 requests/min). */
+  createAccountWithKey(email?: string, tier?: string): Promise<{ accountId: string; key: string; keyId: string }>;
   close(): Promise<void>;
 }
 
@@ -68,8 +68,9 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     openaiBaseUrl: `${gateway.url}/v1`,
     databaseUrl,
     logs,
-    async createAccountWithKey(email = `user${++accountCounter}-${Date.now()}@example.com`) {
+    async createAccountWithKey(email = `user${++accountCounter}-${Date.now()}@example.com`, tier?: string) {
       const account = await gateway.accounts.create({ email, password: 'correct horse battery staple' });
+      if (tier !== undefined) await gateway.accounts.setTier(email, tier, config.tiers);
       const created = await gateway.keys.create(account.id, { name: 'test' });
       return { accountId: account.id, key: created.secret, keyId: created.record.id };
     },

@@ -1,21 +1,29 @@
 /**
  * The simulator's OpenAI vendor: `POST /v1/chat/completions` and `GET /v1/models` under `/openai` (and the
  * bare `/v1/...` alias the server routes here). Checks the key and the request like OpenAI, then hands a
- * deterministic reply to the response player, which applies pacing and faults.
+ * deterministic turn (text, tool calls, hidden reasoning for reasoning models) to the response player,
+ * which applies pacing and faults.
  */
-import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
-import { buildReply, hashHex } from '../reply-engine.js';
-import { playJson, playStream, type PlayPlan } from '../response-player.js';
-import { BodyTooLargeError, readBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
+import { sseData } from '../../streaming/sse-writer.js';
+import type { PromptCacheSplit } from '../prompt-cache.js';
+import { hashHex } from '../reply-engine.js';
+import { sendJson, type SimulatorExchange } from '../simulator-exchange.js';
+import type { TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
+import { chatToolCallId, serveChatCompletion, type ChatVendor, type ReasoningMode } from './chat-completions-flow.js';
 import { invalidRequest, openAiErrorBody, openAiErrorForStatus } from './openai-errors.js';
-import { countPromptTokens, lastUserText, replySeedText } from './openai-prompt.js';
-import { completionBody, streamScript, type OpenAiReplySet } from './openai-response.js';
+import type { ChatDialect } from './openai-response.js';
 import type { OpenAiChatRequest } from './openai-types.js';
 import { validateChatRequest } from './openai-validate.js';
 
 const MODELS = ['gpt-5.5', 'gpt-5.4', 'gpt-4o-mini', 'o3', 'o4-mini'];
 const MODELS_CREATED = 1_767_225_600; // fixed, so listings are reproducible
+const MODEL_PATH = /^\/v1\/models(?:\/([^/]+))?$/;
+const BEARER = /^Bearer\s+(.+)$/i;
+/** o-series models always reason; GPT-5 models reason when asked for an effort other than `none`. */
+const O_SERIES = /^o\d/;
+const GPT_5 = /^gpt-5/;
+const EFFORT_SCALE: Record<string, number> = { minimal: 0.25, low: 0.5, medium: 1, high: 2, xhigh: 3, max: 4 };
 
 const INVALID_JSON_MESSAGE =
   "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. " +
@@ -29,8 +37,7 @@ function sendError(exchange: SimulatorExchange, status: number, body: string): v
 /** Returns true when the request carries an accepted bearer key; otherwise answers 401. */
 function authenticate(exchange: SimulatorExchange): boolean {
   const header = exchange.request.headers.authorization;
-  const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header.trim());
-  const key = match?.[1];
+  const key = header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
   if (exchange.isKeyAccepted(key)) return true;
   const message =
     key === undefined
@@ -40,67 +47,43 @@ function authenticate(exchange: SimulatorExchange): boolean {
   return false;
 }
 
-function stopSequences(stop: OpenAiChatRequest['stop']): string[] {
-  if (stop === undefined || stop === null) return [];
-  return typeof stop === 'string' ? [stop] : stop;
+function reasoning(request: OpenAiChatRequest): ReasoningMode {
+  const effort = request.reasoning_effort ?? undefined;
+  const enabled = O_SERIES.test(request.model) || (GPT_5.test(request.model) && effort !== undefined && effort !== 'none');
+  return { enabled, scale: effort === undefined ? 1 : (EFFORT_SCALE[effort] ?? 1) };
 }
 
-async function chatCompletions(exchange: SimulatorExchange): Promise<void> {
-  let raw: string;
-  try {
-    raw = await readBody(exchange);
-  } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) throw error;
-    sendError(exchange, 413, invalidRequest(error.message));
-    return;
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    sendError(exchange, 400, invalidRequest(INVALID_JSON_MESSAGE));
-    return;
-  }
-  const validation = validateChatRequest(body);
-  if (!validation.ok) {
-    const { message, param, code } = validation.error;
-    sendError(exchange, 400, invalidRequest(message, param, code));
-    return;
-  }
-  const request = validation.request;
-  const userText = lastUserText(request.messages);
-  const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
-  if (problems.length > 0) {
-    sendError(exchange, 400, invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'));
-    return;
-  }
-
-  const seedText = replySeedText(request);
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
-  const stop = stopSequences(request.stop);
-  const replies = Array.from({ length: request.n ?? 1 }, (_, variant) =>
-    buildReply({ seedText, lastUserText: userText, words: directives.words, maxTokens, stopSequences: stop, variant }),
-  );
-  const set: OpenAiReplySet = {
-    id: `chatcmpl-${hashHex(raw)}`,
-    created: Math.floor(Date.now() / 1000),
-    model: request.model,
-    replies,
-    promptTokens: countPromptTokens(request),
+function usage(plans: readonly TurnPlan[], prompt: PromptCacheSplit): object {
+  const completion = plans.reduce((sum, plan) => sum + plan.outputTokens, 0);
+  const reasoningTokens = plans.reduce((sum, plan) => sum + plan.reasoningTokens, 0);
+  return {
+    prompt_tokens: prompt.total,
+    completion_tokens: completion,
+    total_tokens: prompt.total + completion,
+    prompt_tokens_details: { cached_tokens: prompt.read, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: reasoningTokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
-  const plan: PlayPlan = {
-    directives,
-    renderError: (status) => ({ body: openAiErrorBody(openAiErrorForStatus(status)) }),
-    headers: { 'x-request-id': exchange.requestId, 'openai-version': '2020-10-01' },
-  };
-  if (request.stream === true) {
-    const includeUsage = request.stream_options?.include_usage === true;
-    await playStream(exchange, streamScript(set, includeUsage), plan);
-  } else {
-    const pieces = Math.max(...replies.map((reply) => reply.pieces.length));
-    await playJson(exchange, completionBody(set), pieces, plan);
-  }
 }
+
+const DIALECT: ChatDialect = {
+  openAiExtras: true,
+  showReasoning: false,
+  usageOnFinishChunk: false,
+  // OpenAI reports a failure after the 200 as a data line holding the usual error body (the SDK throws).
+  errorFrame: (status) => sseData(openAiErrorBody(openAiErrorForStatus(status))),
+  toolCallId: (call) => chatToolCallId(call.idSeed),
+};
+
+const OPENAI: ChatVendor = {
+  validate: (body) => validateChatRequest(body),
+  invalidJsonMessage: INVALID_JSON_MESSAGE,
+  reasoning,
+  usage,
+  dialect: () => DIALECT,
+  completionId: (raw) => `chatcmpl-${hashHex(raw)}`,
+  renderError: (status) => ({ body: openAiErrorBody(openAiErrorForStatus(status)) }),
+  headers: (exchange) => ({ 'x-request-id': exchange.requestId, 'openai-version': '2020-10-01' }),
+};
 
 function modelObject(id: string): object {
   return { id, object: 'model', created: MODELS_CREATED, owned_by: 'openai' };
@@ -121,10 +104,10 @@ async function handle(exchange: SimulatorExchange): Promise<void> {
   const method = exchange.request.method ?? 'GET';
   const { path } = exchange;
   if (method === 'POST' && path === '/v1/chat/completions') {
-    if (authenticate(exchange)) await chatCompletions(exchange);
+    if (authenticate(exchange)) await serveChatCompletion(exchange, OPENAI);
     return;
   }
-  const modelPath = /^\/v1\/models(?:\/([^/]+))?$/.exec(path);
+  const modelPath = MODEL_PATH.exec(path);
   if (method === 'GET' && modelPath !== null) {
     if (authenticate(exchange)) models(exchange, modelPath[1] === undefined ? undefined : decodeURIComponent(modelPath[1]));
     return;

@@ -10,6 +10,7 @@
  * It is close to, not equal to, what OpenAI bills; what matters is that it is exact and reproducible.
  */
 import { countTokens } from '../reply-engine.js';
+import type { ToolOffer, ToolRequirement } from '../turn-planner.js';
 import type { OpenAiChatRequest, OpenAiMessage } from './openai-types.js';
 
 const TOKENS_PER_MESSAGE = 3;
@@ -54,11 +55,50 @@ export function countPromptTokens(request: OpenAiChatRequest): number {
       total += countTokens(body.name) + countTokens(body.arguments);
     }
   }
-  if (request.tools !== undefined && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
+  if (request.tools !== undefined && request.tools !== null && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
   return total;
 }
 
 /** What the reply is derived from: the conversation only, so stream and non-stream requests agree. */
 export function replySeedText(request: OpenAiChatRequest): string {
   return JSON.stringify(request.messages);
+}
+
+/** Texts of the trailing run of `tool` messages, when the conversation ends with tool results. */
+export function trailingToolResults(messages: readonly OpenAiMessage[]): string[] | undefined {
+  let start = messages.length;
+  while (start > 0 && messages[start - 1]?.role === 'tool') start--;
+  if (start === messages.length) return undefined;
+  return messages.slice(start).map((message) => contentText(message.content));
+}
+
+/** The function tools the model may call (custom tools are never called by the simulator). */
+export function toolOffers(request: OpenAiChatRequest): ToolOffer[] {
+  const offers: ToolOffer[] = [];
+  for (const tool of request.tools ?? []) {
+    if (tool.type === 'function') offers.push({ name: tool.function.name, parameters: tool.function.parameters });
+  }
+  return offers;
+}
+
+export function toolRequirement(request: OpenAiChatRequest): ToolRequirement {
+  const choice = request.tool_choice;
+  if (choice === undefined || choice === null || choice === 'auto') return { kind: 'auto' };
+  if (choice === 'none') return { kind: 'none' };
+  if (choice === 'required') return { kind: 'any' };
+  switch (choice.type) {
+    case 'function':
+      return { kind: 'named', name: choice.function.name };
+    case 'custom':
+      return { kind: 'auto' }; // the simulator never calls custom tools
+    case 'allowed_tools': {
+      const allowed = choice.allowed_tools.tools.flatMap((tool) => (tool.function === undefined ? [] : [tool.function.name]));
+      return choice.allowed_tools.mode === 'required' ? { kind: 'any', allowed } : { kind: 'auto' };
+    }
+  }
+}
+
+export function stopSequences(stop: OpenAiChatRequest['stop']): string[] {
+  if (stop === undefined || stop === null) return [];
+  return typeof stop === 'string' ? [stop] : stop;
 }

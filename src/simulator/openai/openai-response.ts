@@ -1,86 +1,152 @@
 /**
- * OpenAI Chat Completions reply bodies: the `chat.completion` object and the `chat.completion.chunk` stream
- * (openai-chat.md §3 and §4), built from reply-engine replies. Chunks are assembled from a precomputed
- * prefix so a long stream costs one JSON.stringify per piece of text, not per chunk object.
+ * Chat Completions reply bodies: the `chat.completion` object and the `chat.completion.chunk` stream
+ * (openai-chat.md §3 and §4), built from turn plans. DeepSeek speaks the same dialect with a few
+ * differences (deepseek.md §3, §4), chosen by a `ChatDialect`. Chunks are assembled from a precomputed
+ * prefix so a long stream costs one JSON.stringify per piece, not per chunk object.
  */
 import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
+import { limitText } from '../reply-engine.js';
 import type { StreamScript } from '../response-player.js';
-import type { Reply } from '../reply-engine.js';
-import { openAiErrorBody, openAiErrorForStatus } from './openai-errors.js';
+import type { PlannedCall, TurnPlan } from '../turn-planner.js';
 
-export interface OpenAiReplySet {
+export interface ChatDialect {
+  /** OpenAI adds `refusal: null` and `annotations: []` to messages, and `service_tier` to bodies. */
+  openAiExtras: boolean;
+  /** DeepSeek thinking mode shows the reasoning as `reasoning_content` (OpenAI keeps it hidden). */
+  showReasoning: boolean;
+  /** DeepSeek puts usage on the finish chunk; OpenAI sends a separate `choices: []` chunk. */
+  usageOnFinishChunk: boolean;
+  /** Sent before the first chunk (DeepSeek's `: keep-alive`). */
+  preamble?: string;
+  /** The in-stream error event for a status (the `error` fault with `after`). */
+  errorFrame(status: number): string;
+  toolCallId(call: PlannedCall): string;
+}
+
+export interface ChatReplySet {
   id: string;
   /** Unix seconds. */
   created: number;
   model: string;
-  /** One reply per choice (`n`). */
-  replies: Reply[];
-  promptTokens: number;
+  /** One plan per choice (`n`). */
+  choices: TurnPlan[];
+  /** The vendor's usage object. */
+  usage: object;
 }
 
 const SYSTEM_FINGERPRINT = 'fp_simulator';
 
-export function finishReason(reply: Reply): 'stop' | 'length' {
-  return reply.end === 'length' ? 'length' : 'stop';
+export function finishReason(plan: TurnPlan): 'stop' | 'length' | 'tool_calls' {
+  if (plan.end === 'tool-calls') return 'tool_calls';
+  return plan.end === 'length' ? 'length' : 'stop';
 }
 
-function usage(set: OpenAiReplySet): object {
-  const completion = set.replies.reduce((sum, reply) => sum + reply.completionTokens, 0);
+function visibleContent(plan: TurnPlan): string | null {
+  return plan.calls.length > 0 && plan.text.text === '' ? null : plan.text.text;
+}
+
+function message(plan: TurnPlan, dialect: ChatDialect): object {
+  const toolCalls = plan.calls.map((call) => ({
+    id: dialect.toolCallId(call),
+    type: 'function',
+    function: { name: call.name, arguments: call.argumentsJson },
+  }));
   return {
-    prompt_tokens: set.promptTokens,
-    completion_tokens: completion,
-    total_tokens: set.promptTokens + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    role: 'assistant',
+    content: visibleContent(plan),
+    ...(dialect.showReasoning ? { reasoning_content: plan.reasoning?.text ?? null } : {}),
+    ...(dialect.openAiExtras ? { refusal: null, annotations: [] } : {}),
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
   };
 }
 
-export function completionBody(set: OpenAiReplySet): string {
+export function completionBody(set: ChatReplySet, dialect: ChatDialect): string {
   return JSON.stringify({
     id: set.id,
     object: 'chat.completion',
     created: set.created,
     model: set.model,
-    choices: set.replies.map((reply, index) => ({
+    choices: set.choices.map((plan, index) => ({
       index,
-      message: { role: 'assistant', content: reply.text, refusal: null, annotations: [] },
+      message: message(plan, dialect),
       logprobs: null,
-      finish_reason: finishReason(reply),
+      finish_reason: finishReason(plan),
     })),
-    usage: usage(set),
-    service_tier: 'default',
+    usage: set.usage,
+    ...(dialect.openAiExtras ? { service_tier: 'default' } : {}),
     system_fingerprint: SYSTEM_FINGERPRINT,
   });
 }
 
+/** The deltas of one choice, in order: role, reasoning, text, tool calls (finish excluded). */
+function choiceDeltas(plan: TurnPlan, dialect: ChatDialect): string[] {
+  const deltas: string[] = [];
+  const reasoning = dialect.showReasoning ? plan.reasoning : undefined;
+  const opensWithText = visibleContent(plan) !== null && reasoning === undefined;
+  const roleContent = opensWithText ? '""' : 'null';
+  if (dialect.openAiExtras) deltas.push(`{"role":"assistant","content":${roleContent},"refusal":null}`);
+  else if (reasoning !== undefined) deltas.push('{"role":"assistant","content":null,"reasoning_content":""}');
+  else deltas.push(`{"role":"assistant","content":${roleContent}}`);
+  for (const piece of reasoning?.pieces ?? []) deltas.push(`{"content":null,"reasoning_content":${JSON.stringify(piece)}}`);
+  const textSuffix = reasoning === undefined ? '}' : ',"reasoning_content":null}';
+  for (const piece of plan.text.pieces) deltas.push(`{"content":${JSON.stringify(piece)}${textSuffix}`);
+  plan.calls.forEach((call, index) => {
+    const id = JSON.stringify(dialect.toolCallId(call));
+    deltas.push(`{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}`);
+    // Arguments arrive in token-sized fragments that clients concatenate per `index` (pitfall #1).
+    for (const fragment of limitText(call.argumentsJson, {}).pieces) {
+      deltas.push(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]}`);
+    }
+  });
+  return deltas;
+}
+
 /**
- * The stream of a reply set. `usage: null` is on every chunk only when `includeUsage` is set, as OpenAI
- * does; choices of `n > 1` follow one another (clients key them by `index`).
+ * The stream of a reply set. OpenAI: `usage: null` on every chunk only when `includeUsage` is set, then a
+ * `choices: []` usage chunk. DeepSeek: no usage field except on the finish chunk. Choices of `n > 1`
+ * follow one another (clients key them by `index`).
  */
-export function streamScript(set: OpenAiReplySet, includeUsage: boolean): StreamScript {
+export function streamScript(set: ChatReplySet, dialect: ChatDialect, includeUsage: boolean): StreamScript {
   const prefix =
     `{"id":${JSON.stringify(set.id)},"object":"chat.completion.chunk","created":${set.created},` +
     `"model":${JSON.stringify(set.model)},"system_fingerprint":"${SYSTEM_FINGERPRINT}","choices":[`;
-  const suffix = includeUsage ? '],"usage":null}' : ']}';
-  const choiceFrame = (index: number, delta: string, finish: string | null): string =>
-    sseData(`${prefix}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${suffix}`);
+  const usageJson = JSON.stringify(set.usage);
+  const suffix = includeUsage && !dialect.usageOnFinishChunk ? '],"usage":null}' : ']}';
+  const choiceFrame = (index: number, delta: string, finish: string | null, chunkSuffix = suffix): string =>
+    sseData(`${prefix}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${chunkSuffix}`);
 
   const frames: string[] = [];
-  set.replies.forEach((reply, index) => {
-    frames.push(choiceFrame(index, '{"role":"assistant","content":"","refusal":null}', null));
-    for (const piece of reply.pieces) frames.push(choiceFrame(index, `{"content":${JSON.stringify(piece)}}`, null));
-    frames.push(choiceFrame(index, '{}', finishReason(reply)));
+  const finishDelta = dialect.openAiExtras ? '{}' : '{"content":""}';
+  set.choices.forEach((plan, index) => {
+    for (const delta of choiceDeltas(plan, dialect)) frames.push(choiceFrame(index, delta, null));
+    const last = index === set.choices.length - 1;
+    const finishSuffix = last && includeUsage && dialect.usageOnFinishChunk ? `],"usage":${usageJson}}` : suffix;
+    frames.push(choiceFrame(index, finishDelta, finishReason(plan), finishSuffix));
   });
   const tail = [frames.pop() ?? ''];
-  if (includeUsage) tail.push(sseData(`${prefix}],"usage":${JSON.stringify(usage(set))}}`));
+  if (includeUsage && !dialect.usageOnFinishChunk) tail.push(sseData(`${prefix}],"usage":${usageJson}}`));
   tail.push(SSE_DONE);
   return {
+    ...(dialect.preamble === undefined ? {} : { preamble: dialect.preamble }),
     head: frames.slice(0, 1),
     content: frames.slice(1),
     tail,
     // Cut off inside the JSON: the SDK's JSON.parse fails on it.
     malformedFrame: sseData(`${prefix}{"index":0,"delta":{"content":"`),
-    // OpenAI reports a failure after the 200 as a data line holding the usual error body (the SDK throws).
-    errorFrame: (status) => sseData(openAiErrorBody(openAiErrorForStatus(status))),
+    errorFrame: (status) => dialect.errorFrame(status),
   };
+}
+
+/**
+ * About the number of content frames the stream would have had, to pace `playJson` like it. Counted
+ * without building the frames (argument fragments estimated at two per call): this runs on every
+ * non-stream request.
+ */
+export function frameCount(set: ChatReplySet, dialect: ChatDialect): number {
+  let count = 0;
+  for (const plan of set.choices) {
+    count += plan.text.pieces.length + plan.calls.length * 2;
+    if (dialect.showReasoning) count += plan.reasoning?.pieces.length ?? 0;
+  }
+  return count;
 }

@@ -1,6 +1,7 @@
 /**
  * The part of an OpenAI Chat Completions request the simulator reads, as `openai-validate.ts` guarantees
- * it. Fields the simulator only validates or ignores are left out; unknown fields are allowed on the wire.
+ * it (DeepSeek requests too: same dialect, plus `reasoning_content` and `thinking`). Fields the simulator
+ * only validates or ignores are left out; unknown fields are allowed on the wire.
  */
 
 export interface OpenAiContentPart {
@@ -22,7 +23,21 @@ export interface OpenAiMessage {
   name?: string;
   tool_calls?: OpenAiToolCall[];
   tool_call_id?: string;
+  /** DeepSeek thinking mode: the reasoning of a replayed assistant message. */
+  reasoning_content?: string | null;
 }
+
+export type OpenAiTool =
+  | { type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown> } }
+  | { type: 'custom'; custom: { name: string; description?: string } };
+
+export type OpenAiToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; function: { name: string } }
+  | { type: 'custom'; custom: { name: string } }
+  | { type: 'allowed_tools'; allowed_tools: { mode: 'auto' | 'required'; tools: Array<{ type: string; function?: { name: string } }> } };
 
 export interface OpenAiChatRequest {
   model: string;
@@ -33,7 +48,12 @@ export interface OpenAiChatRequest {
   stop?: string | string[] | null;
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
-  tools?: unknown[];
+  tools?: OpenAiTool[] | null;
+  tool_choice?: OpenAiToolChoice | null;
+  parallel_tool_calls?: boolean | null;
+  reasoning_effort?: string | null;
+  /** DeepSeek: switches thinking mode on non-reasoner models. */
+  thinking?: { type?: string } | null;
 }
 
 /** The four keys OpenAI puts in every error body. */

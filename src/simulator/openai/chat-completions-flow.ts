@@ -1,0 +1,105 @@
+/**
+ * One `POST …/chat/completions` from body to wire, for the two vendors that speak the Chat Completions
+ * dialect (OpenAI and DeepSeek). What differs between them — validation rules, reasoning, usage shape,
+ * error wording, stream details — comes in a `ChatVendor`; the order of the steps is shared.
+ */
+import { FAULT_HEADER, parseRequestDirectives, type SimulatorDirectives } from '../fault-directives.js';
+import { splitPromptCache, type PromptCacheSplit } from '../prompt-cache.js';
+import { hashHex } from '../reply-engine.js';
+import { playJson, playStream, type VendorErrorRenderer } from '../response-player.js';
+import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
+import { planTurn, type TurnPlan } from '../turn-planner.js';
+import { invalidRequest } from './openai-errors.js';
+import { countPromptTokens, lastUserText, replySeedText, stopSequences, toolOffers, toolRequirement, trailingToolResults } from './openai-prompt.js';
+import { completionBody, frameCount, streamScript, type ChatDialect, type ChatReplySet } from './openai-response.js';
+import type { OpenAiChatRequest } from './openai-types.js';
+import type { ValidationResult } from './openai-validate.js';
+
+export interface ReasoningMode {
+  enabled: boolean;
+  /** Length factor of the reasoning text (OpenAI `reasoning_effort`). */
+  scale: number;
+}
+
+export interface ChatVendor {
+  validate(body: unknown): ValidationResult;
+  /** The vendor's answer to a body that is not JSON. */
+  invalidJsonMessage: string;
+  reasoning(request: OpenAiChatRequest): ReasoningMode;
+  usage(plans: readonly TurnPlan[], prompt: PromptCacheSplit): object;
+  dialect(request: OpenAiChatRequest): ChatDialect;
+  /** Completion id from the raw body (deterministic). */
+  completionId(raw: string): string;
+  renderError: VendorErrorRenderer;
+  headers(exchange: SimulatorExchange): Record<string, string>;
+}
+
+function sendInvalid(exchange: SimulatorExchange, vendor: ChatVendor, status: number, body: string): void {
+  sendJson(exchange, status, body, vendor.headers(exchange));
+}
+
+function directivesOf(exchange: SimulatorExchange, vendor: ChatVendor, userText: string): SimulatorDirectives | undefined {
+  const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
+  if (problems.length === 0) return directives;
+  sendInvalid(exchange, vendor, 400, invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'));
+  return undefined;
+}
+
+export async function serveChatCompletion(exchange: SimulatorExchange, vendor: ChatVendor): Promise<void> {
+  const read = await readJsonBody(exchange);
+  if (read.kind === 'too-large') return sendInvalid(exchange, vendor, 413, invalidRequest(read.message));
+  if (read.kind === 'invalid-json') return sendInvalid(exchange, vendor, 400, invalidRequest(vendor.invalidJsonMessage));
+  const validation = vendor.validate(read.body);
+  if (!validation.ok) {
+    const { message, param, code } = validation.error;
+    return sendInvalid(exchange, vendor, 400, invalidRequest(message, param, code));
+  }
+  const request = validation.request;
+  const userText = lastUserText(request.messages);
+  const directives = directivesOf(exchange, vendor, userText);
+  if (directives === undefined) return;
+
+  const reasoning = vendor.reasoning(request);
+  const seedText = replySeedText(request);
+  const toolResults = trailingToolResults(request.messages);
+  const plans: TurnPlan[] = [];
+  for (let variant = 0; variant < (request.n ?? 1); variant++) {
+    const planned = planTurn({
+      seedText,
+      lastUserText: userText,
+      directives,
+      maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      stopSequences: stopSequences(request.stop),
+      variant,
+      reasoning: reasoning.enabled,
+      reasoningScale: reasoning.scale,
+      tools: toolOffers(request),
+      toolChoice: toolRequirement(request),
+      parallelCalls: request.parallel_tool_calls !== false,
+      ...(toolResults === undefined ? {} : { toolResults }),
+    });
+    if (!planned.ok) return sendInvalid(exchange, vendor, 400, invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'));
+    plans.push(planned.plan);
+  }
+
+  const prompt = splitPromptCache(countPromptTokens(request), directives);
+  const set: ChatReplySet = {
+    id: vendor.completionId(read.raw),
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+    choices: plans,
+    usage: vendor.usage(plans, prompt),
+  };
+  const dialect = vendor.dialect(request);
+  const plan = { directives, renderError: vendor.renderError, headers: vendor.headers(exchange) };
+  if (request.stream === true) {
+    await playStream(exchange, streamScript(set, dialect, request.stream_options?.include_usage === true), plan);
+  } else {
+    await playJson(exchange, completionBody(set, dialect), frameCount(set, dialect), plan);
+  }
+}
+
+/** Deterministic tool-call ids: `call_` and 24 characters of the call's seed hash. */
+export function chatToolCallId(seed: string): string {
+  return `call_${hashHex(seed, 24)}`;
+}
