@@ -232,9 +232,9 @@ describe('parameters a vendor cannot honour', () => {
   });
 
   it('Anthropic top_k is dropped for OpenAI-format models and reported', async () => {
-    const { response } = await anthropic.messages
-      .create({ model: 'beta-5.4', max_tokens: 50, top_k: 5, messages: [{ role: 'user', content: 'hi' }] })
-      .withResponse();
+    // Newer SDK types omit top_k (the newest Anthropic models reject it), but the API still documents it.
+    const params = { model: 'beta-5.4', max_tokens: 50, top_k: 5, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const { response } = await anthropic.messages.create(params as Anthropic.MessageCreateParamsNonStreaming).withResponse();
     expect(response.headers.get('x-tollgate-dropped-params')).toContain('top_k');
   });
 

@@ -26,57 +26,24 @@
  * - Errors: 402 (the gateway's DeepSeek balance) → 502 addressed to the operator; other statuses by the
  *   shared table (422 → invalid request, 503 → unavailable).
  */
-import type { GatewayError } from '../../canonical/errors.js';
-import { openAICompletionEvents, openAIStreamEvents, readOpenAIErrorBody } from '../openai/openai-read-reply.js';
-import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
-import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
-import { parseRetryAfter } from '../upstream-errors.js';
+import { OpenAICompatibleProvider, type OpenAIDialect, type ProviderEndpointOptions } from '../openai/openai-compatible-provider.js';
 import { buildDeepSeekRequest } from './deepseek-build-request.js';
 import { deepSeekUpstreamError } from './deepseek-map-error.js';
 
-export interface DeepSeekProviderOptions {
-  /** The bare origin, e.g. `https://api.deepseek.com` (a path prefix such as a simulator's `/deepseek` is kept). */
-  baseUrl: string;
-  apiKey: string;
-  /** Shown in error messages. */
-  vendorLabel?: string;
-}
+/** The bare origin, e.g. `https://api.deepseek.com` (a path prefix such as a simulator's `/deepseek` is kept). */
+export type DeepSeekProviderOptions = ProviderEndpointOptions;
 
-export class DeepSeekProvider implements ProviderAdapter {
-  readonly vendor = 'deepseek' as const;
-  private readonly http: UpstreamHttp;
-  private readonly headers: Record<string, string>;
-  private readonly label: string;
+const DEEPSEEK_DIALECT: OpenAIDialect = {
+  vendor: 'deepseek',
+  defaultLabel: 'DeepSeek',
+  buildRequest: buildDeepSeekRequest,
+  // DeepSeek names its request id `x-ds-trace-id`; an OpenAI-style id is taken when a proxy adds one instead.
+  requestIdHeaders: ['x-ds-trace-id', 'x-request-id'],
+  mapError: deepSeekUpstreamError,
+};
 
+export class DeepSeekProvider extends OpenAICompatibleProvider {
   constructor(options: DeepSeekProviderOptions) {
-    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
-    this.headers = { authorization: `Bearer ${options.apiKey}` };
-    this.label = options.vendorLabel ?? 'DeepSeek';
-  }
-
-  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
-    // Built before any I/O: a request DeepSeek cannot take (an image) fails without reaching the vendor.
-    const { body, droppedParameters } = buildDeepSeekRequest(request, model.upstreamModel);
-    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal);
-    // DeepSeek names its request id `x-ds-trace-id`; an OpenAI-style id is taken when a proxy adds one instead.
-    const upstreamRequestId = headerValue(response.headers, 'x-ds-trace-id') ?? headerValue(response.headers, 'x-request-id');
-    if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
-    const events = request.stream ? openAIStreamEvents(response, this.label) : openAICompletionEvents(response, this.label);
-    return { events, droppedParameters, upstreamRequestId };
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
-  }
-
-  private async errorFrom(response: UpstreamResponse): Promise<GatewayError> {
-    const { message, vendorCode } = await readOpenAIErrorBody(response);
-    return deepSeekUpstreamError({
-      vendorLabel: this.label,
-      status: response.statusCode,
-      message,
-      vendorCode,
-      retryAfterSeconds: parseRetryAfter(headerValue(response.headers, 'retry-after')),
-    });
+    super(options, DEEPSEEK_DIALECT);
   }
 }

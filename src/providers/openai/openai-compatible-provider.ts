@@ -1,0 +1,79 @@
+import type { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalRequest, VendorName } from '../../canonical/request.js';
+import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
+import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import { parseRetryAfter, type UpstreamErrorDetails } from '../upstream-errors.js';
+import { openAICompletionEvents, openAIStreamEvents, readOpenAIErrorBody } from './openai-read-reply.js';
+
+export interface ProviderEndpointOptions {
+  /** The vendor's base URL, as its official SDK takes it (a path prefix such as a simulator's is kept). */
+  baseUrl: string;
+  apiKey: string;
+  /** Shown in error messages. */
+  vendorLabel?: string;
+}
+
+/** What differs between vendors that speak the OpenAI chat-completions dialect. */
+export interface OpenAIDialect {
+  vendor: VendorName;
+  defaultLabel: string;
+  buildRequest(request: CanonicalRequest, upstreamModel: string): { body: Record<string, unknown>; droppedParameters: string[] };
+  /** Response headers that may carry the vendor's request id, in order of preference. */
+  requestIdHeaders: readonly string[];
+  mapError(details: UpstreamErrorDetails): GatewayError;
+}
+
+/**
+ * An adapter for a vendor speaking the OpenAI chat-completions wire format (OpenAI itself, DeepSeek): Bearer
+ * auth, POST `/chat/completions`, replies read by the OpenAI mappers. Each vendor supplies its dialect.
+ */
+export class OpenAICompatibleProvider implements ProviderAdapter {
+  readonly vendor: VendorName;
+  private readonly http: UpstreamHttp;
+  private readonly headers: Record<string, string>;
+  private readonly label: string;
+
+  constructor(
+    options: ProviderEndpointOptions,
+    private readonly dialect: OpenAIDialect,
+  ) {
+    this.vendor = dialect.vendor;
+    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
+    this.headers = { authorization: `Bearer ${options.apiKey}` };
+    this.label = options.vendorLabel ?? dialect.defaultLabel;
+  }
+
+  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+    // Built before any I/O: a request the vendor cannot take fails without reaching it.
+    const { body, droppedParameters } = this.dialect.buildRequest(request, model.upstreamModel);
+    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal);
+    const upstreamRequestId = this.requestId(response);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
+    const events = request.stream ? openAIStreamEvents(response, this.label) : openAICompletionEvents(response, this.label);
+    return { events, droppedParameters, upstreamRequestId };
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  private requestId(response: UpstreamResponse): string | undefined {
+    for (const name of this.dialect.requestIdHeaders) {
+      const value = headerValue(response.headers, name);
+      if (value !== undefined) return value;
+    }
+    return undefined;
+  }
+
+  private async errorFrom(response: UpstreamResponse): Promise<GatewayError> {
+    const { message, vendorCode } = await readOpenAIErrorBody(response);
+    return this.dialect.mapError({
+      vendorLabel: this.label,
+      status: response.statusCode,
+      message,
+      vendorCode,
+      retryAfterSeconds: parseRetryAfter(headerValue(response.headers, 'retry-after')),
+    });
+  }
+}
+
