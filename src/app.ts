@@ -3,16 +3,20 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { registerAccountApi } from './http/account-api.js';
+import { registerBillingApi } from './http/billing-api.js';
 import { createApiKeyAuthHook } from './http/api-key-auth.js';
 import { registerHealth } from './http/health.js';
 import { registerKeysApi } from './http/keys-api.js';
 import { registerModelsApi } from './http/models-api.js';
+import { registerUsageApi } from './http/usage-api.js';
 import { createRateLimitHook } from './http/rate-limit-hook.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import type { BillingRepository } from './storage/billing-types.js';
+import type { UsageRepository } from './storage/types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
@@ -23,6 +27,10 @@ export interface AppDependencies {
   pipeline: ChatPipeline;
   limiter: RateLimiter;
   tiers: Tiers;
+  billing: BillingRepository;
+  /** Usage records, for `GET /v1/usage/requests`. */
+  usage: UsageRepository;
+  freeTokensPerDay: number;
   bodyLimitBytes: number;
   logger: FastifyBaseLogger;
   now?: () => number;
@@ -68,8 +76,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     api.addHook('onRequest', createApiKeyAuthHook(deps.keys));
     api.addHook('onRequest', createRateLimitHook(deps.limiter, deps.tiers));
     registerModelsApi(api, deps.catalog);
-    registerAccountApi(api, deps.tiers);
+    registerAccountApi(api, deps.tiers, { billing: deps.billing, freeTokensPerDay: deps.freeTokensPerDay, ...(deps.now === undefined ? {} : { now: deps.now }) });
     registerKeysApi(api, deps.keys, deps.now);
+    registerBillingApi(api, deps.billing, deps.now);
+    registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
   });

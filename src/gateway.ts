@@ -1,6 +1,8 @@
 import { pino, type Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp, LOG_REDACTIONS } from './app.js';
+import { BillingService } from './billing/billing-service.js';
+import { startReservationSweeper } from './billing/reservation-sweeper.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import type { Config } from './config/load-config.js';
 import { KeyService } from './keys/key-service.js';
@@ -29,6 +31,7 @@ export interface RunningGateway {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
+  billing: BillingService;
   /** The in-process simulator's URL in demo mode. */
   simulatorUrl: string | undefined;
   close(): Promise<void>;
@@ -59,11 +62,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
     const pipeline = new ChatPipeline({
       catalog,
       providers,
-      usage: storage.usage,
+      billing,
       now,
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
     });
@@ -73,8 +77,21 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
     });
-    const app = buildApp({ catalog, keys, pipeline, limiter, tiers: config.tiers, bodyLimitBytes: config.bodyLimitBytes, logger, now });
+    const app = buildApp({
+      catalog,
+      keys,
+      pipeline,
+      limiter,
+      tiers: config.tiers,
+      billing: storage.billing,
+      usage: storage.usage,
+      freeTokensPerDay: config.freeTokensPerDay,
+      bodyLimitBytes: config.bodyLimitBytes,
+      logger,
+      now,
+    });
     const address = await app.listen({ port: config.port, host: config.host });
+    const sweeper = startReservationSweeper(billing, logger);
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = limiter;
@@ -84,8 +101,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       storage,
       accounts,
       keys,
+      billing,
       simulatorUrl: simulator?.url,
       async close() {
+        sweeper.stop();
         await app.close();
         await openLimiter.close();
         await openProviders.close();

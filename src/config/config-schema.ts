@@ -63,6 +63,10 @@ export const configSchema = z
     redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
     /** When Redis is unreachable: admit (and log, default) or refuse with 503. */
     rateLimitFailOpen: z.boolean().default(true),
+    /** Free tokens (input + output) per account per UTC day, spent before the paid balance; 0 disables. */
+    freeTokensPerDay: z.number().int().min(0).default(1_000_000),
+    /** How long an unsettled hold lives before the sweeper releases it (a crashed instance's requests). */
+    reservationTtlMs: z.number().int().min(60_000).default(15 * 60_000),
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
     tiers: tiersSchema,
   })

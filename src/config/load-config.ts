@@ -24,6 +24,8 @@ export interface Config {
   models: ParsedConfig['models'];
   redisUrl: string | undefined;
   rateLimitFailOpen: boolean;
+  freeTokensPerDay: number;
+  reservationTtlMs: number;
   tiers: Tiers;
 }
 
@@ -74,6 +76,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.LOG_LEVEL !== undefined) values.logLevel = env.LOG_LEVEL;
   if (env.BODY_LIMIT_BYTES !== undefined) values.bodyLimitBytes = integerFrom('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES);
   if (env.TOLLGATE_DEMO !== undefined) values.demo = booleanFrom('TOLLGATE_DEMO', env.TOLLGATE_DEMO);
+  if (env.FREE_TOKENS_PER_DAY !== undefined) values.freeTokensPerDay = integerFrom('FREE_TOKENS_PER_DAY', env.FREE_TOKENS_PER_DAY);
   if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') values.redisUrl = env.REDIS_URL;
   if (env.RATE_LIMIT_FAIL_OPEN !== undefined) values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
 
@@ -111,6 +114,7 @@ const SETTING_NAMES: Record<string, string> = {
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   demo: 'TOLLGATE_DEMO',
   redisUrl: 'REDIS_URL',
+  freeTokensPerDay: 'FREE_TOKENS_PER_DAY',
   rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
 };
 
@@ -149,6 +153,8 @@ function finalize(parsed: ParsedConfig): Config {
     vendors: Object.freeze(vendors),
     models: parsed.models,
     redisUrl: parsed.redisUrl,
+    freeTokensPerDay: parsed.freeTokensPerDay,
+    reservationTtlMs: parsed.reservationTtlMs,
     rateLimitFailOpen: parsed.rateLimitFailOpen,
     tiers: parsed.tiers,
   });

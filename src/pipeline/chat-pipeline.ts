@@ -7,12 +7,13 @@ import { emptyUsage, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { UsageRepository } from '../storage/types.js';
+import type { BillingService } from '../billing/billing-service.js';
+import type { SettleResult } from '../storage/billing-types.js';
 
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
   providers: ProviderRegistry;
-  usage: UsageRepository;
+  billing: BillingService;
   now?: () => number;
   /** Where settlement failures are reported; they never reach the client. */
   onSettlementError?: (error: unknown, requestId: string) => void;
@@ -35,6 +36,8 @@ export interface ChatExchange {
    * tokenizer when the vendor sent none). Settlement has happened when iteration is over, whichever way.
    */
   events: AsyncGenerator<CanonicalEvent, void, undefined>;
+  /** Once `events` is over: what the request was charged (undefined before, or when settlement failed). */
+  settlement(): SettleResult | undefined;
 }
 
 type Outcome = 'ok' | 'client_disconnected' | 'upstream_error';
@@ -61,19 +64,29 @@ export class ChatPipeline {
       );
     }
     const provider = this.deps.providers.get(model.vendor);
+    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
+    // No client limit: the vendor may write only what the account can pay for (the hold's output tokens).
+    if (input.request.maxOutputTokens === undefined && reservation.maxOutputTokens < model.maxOutputTokens) {
+      input.request.maxOutputTokens = reservation.maxOutputTokens;
+    }
     let response;
     try {
       response = await provider.call({ request: input.request, model, signal: input.signal, requestId: input.requestId });
     } catch (error) {
-      // Failed before any output: recorded for the usage log, never charged.
+      // Failed before any output: recorded for the usage log, never charged; the hold is released.
       await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
       throw toGatewayError(error);
     }
+    let settlement: SettleResult | undefined;
+    const events = this.relay(input, model, response.events, startedAt, (result) => {
+      settlement = result;
+    });
     return {
       model,
       droppedParameters: response.droppedParameters,
       upstreamRequestId: response.upstreamRequestId,
-      events: this.relay(input, model, response.events, startedAt),
+      events,
+      settlement: () => settlement,
     };
   }
 
@@ -97,6 +110,7 @@ export class ChatPipeline {
     model: CatalogModel,
     upstream: AsyncIterable<CanonicalEvent>,
     startedAt: number,
+    onSettled: (result: SettleResult | undefined) => void,
   ): AsyncGenerator<CanonicalEvent, void, undefined> {
     const accumulator = new ResponseAccumulator();
     let outcome: Outcome = 'client_disconnected';
@@ -116,9 +130,21 @@ export class ChatPipeline {
       throw toGatewayError(error);
     } finally {
       const response = accumulator.response;
-      const usage = response.usageReported ? response.usage : this.estimateUsage(input.request, accumulator);
-      await this.settle(input, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null);
+      const usage = this.billableUsage(input.request, accumulator, outcome);
+      onSettled(await this.settle(input, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
     }
+  }
+
+  /**
+   * What a reply is billed for (design §4): the vendor's usage when it sent one; otherwise what was delivered,
+   * counted with the tokenizer, plus the input when the vendor did the work. A vendor failure before any
+   * output costs nothing.
+   */
+  private billableUsage(request: CanonicalRequest, accumulator: ResponseAccumulator, outcome: Outcome): CanonicalUsage {
+    const response = accumulator.response;
+    if (response.usageReported) return response.usage;
+    if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
+    return this.estimateUsage(request, accumulator);
   }
 
   /** What was delivered, counted with the tokenizer: the rule for replies the vendor never reported. */
@@ -137,27 +163,22 @@ export class ChatPipeline {
     outcome: Outcome,
     startedAt: number,
     rawUsage: unknown,
-  ): Promise<void> {
+  ): Promise<SettleResult | undefined> {
     try {
-      await this.deps.usage.record({
+      return await this.deps.billing.settle({
         requestId: input.requestId,
-        accountId: input.auth.account.id,
-        apiKeyId: input.auth.key.id,
-        model: model.id,
-        family: model.family,
-        inputTokens: usage.inputTokens,
-        cacheReadTokens: usage.cacheReadTokens,
-        cacheWriteTokens: usage.cacheWriteTokens,
-        outputTokens: usage.outputTokens,
-        reasoningTokens: usage.reasoningTokens,
+        auth: input.auth,
+        model,
+        usage,
         status: outcome,
         stream: input.request.stream,
-        latencyMs: this.now() - startedAt,
-        createdAt: startedAt,
-        rawUsage: rawUsage === null || rawUsage === undefined ? null : JSON.stringify(rawUsage),
+        startedAt,
+        rawUsage,
       });
     } catch (error) {
+      // The hold stays and the sweeper releases it; the operator sees the failure in the log.
       this.deps.onSettlementError?.(error, input.requestId);
+      return undefined;
     }
   }
 }

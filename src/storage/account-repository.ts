@@ -46,7 +46,7 @@ export function createAccountRepository(
     },
 
     async findById(id: string): Promise<AccountRecord | null> {
-      const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
       return row ? toAccountRecord(row) : null;
     },
 
@@ -58,7 +58,7 @@ export function createAccountRepository(
     async findByEmail(email: string): Promise<AccountRecord | null> {
       const row = await db
         .selectFrom('accounts')
-        .selectAll()
+        .select(ACCOUNT_COLUMNS)
         .where('email_normalized', '=', normalizeEmail(email))
         .executeTakeFirst();
       return row ? toAccountRecord(row) : null;
@@ -66,7 +66,10 @@ export function createAccountRepository(
   };
 }
 
-export function toAccountRecord(row: Selectable<AccountsTable>): AccountRecord {
+/** The profile columns; money columns are read only through the billing repository's text casts. */
+export const ACCOUNT_COLUMNS = ['id', 'email', 'password_hash', 'role', 'tier', 'disabled', 'created_at'] as const;
+
+export function toAccountRecord(row: Pick<Selectable<AccountsTable>, (typeof ACCOUNT_COLUMNS)[number]>): AccountRecord {
   return {
     id: row.id,
     email: row.email,

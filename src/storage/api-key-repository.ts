@@ -23,7 +23,6 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         .selectAll('api_keys')
         .select([
           'accounts.email as account_email',
-          'accounts.email_normalized as account_email_normalized',
           'accounts.password_hash as account_password_hash',
           'accounts.role as account_role',
           'accounts.tier as account_tier',
@@ -38,7 +37,6 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         account: toAccountRecord({
           id: row.account_id,
           email: row.account_email,
-          email_normalized: row.account_email_normalized,
           password_hash: row.account_password_hash,
           role: row.account_role,
           tier: row.account_tier,

@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /**
  * Kysely's view of the tables, shared by the SQLite and PostgreSQL implementations.
  * SQL names are snake_case; the repositories map rows to the camelCase records of `types.ts`.
@@ -20,7 +22,16 @@ export interface AccountsTable {
   tier: string;
   disabled: number;
   created_at: number;
+  /** Money columns are written as decimal strings and read through `money()`: never a JS number. */
+  balance_nano: MoneyColumn;
+  reserved_nano: MoneyColumn;
+  free_day: ColumnType<number, number | undefined, number>;
+  free_used_tokens: ColumnType<number, number | undefined, number>;
+  free_reserved_tokens: ColumnType<number, number | undefined, number>;
 }
+
+/** Nano-USD: bound as a decimal string, selected as text (see `money()` in money-sql.ts). */
+export type MoneyColumn = ColumnType<string, string | undefined, string>;
 
 export interface ApiKeysTable {
   id: string;
@@ -50,12 +61,50 @@ export interface UsageRecordsTable {
   latency_ms: number;
   created_at: number;
   raw_usage: string | null;
+  cost_nano: MoneyColumn;
+  free_tokens: ColumnType<number, number | undefined, number>;
+  unbilled_nano: MoneyColumn;
+}
+
+export interface ReservationsTable {
+  request_id: string;
+  account_id: string;
+  api_key_id: string;
+  hold_nano: MoneyColumn;
+  free_tokens: number;
+  free_day: number;
+  max_output_tokens: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface LedgerEntriesTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  amount_nano: MoneyColumn;
+  balance_after_nano: MoneyColumn;
+  idempotency_key: string;
+  request_id: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface RedemptionCodesTable {
+  code_hash: string;
+  amount_nano: MoneyColumn;
+  created_at: number;
+  redeemed_by: string | null;
+  redeemed_at: number | null;
 }
 
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
+  reservations: ReservationsTable;
+  ledger_entries: LedgerEntriesTable;
+  redemption_codes: RedemptionCodesTable;
 }
 
 /**

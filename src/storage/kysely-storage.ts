@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
+import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import type { Storage } from './types.js';
 import { createUsageRepository } from './usage-repository.js';
@@ -21,6 +22,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     accounts: createAccountRepository(db, parts.isUniqueViolation),
     apiKeys: createApiKeyRepository(db),
     usage: createUsageRepository(db),
+    billing: createBillingRepository(db, parts.dialect),
     migrate: parts.migrate,
     // Idempotent: shutdown paths may race (signal handler and a failed start both closing).
     close: () => (closing ??= db.destroy()),

@@ -48,7 +48,7 @@ describe('openStorage', () => {
     const storage = await openStorage(':memory:');
     try {
       expect(storage.dialect).toBe('sqlite');
-      expect(await storage.migrate()).toEqual(['0001-initial']);
+      expect(await storage.migrate()).toEqual(['0001-initial', '0002-billing']);
     } finally {
       await storage.close();
       await storage.close(); // closing twice is harmless
@@ -83,7 +83,7 @@ describe('openStorage', () => {
         [schema],
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual([
-        'accounts', 'api_keys', 'tollgate_migrations', 'tollgate_migrations_lock', 'usage_records',
+        'accounts', 'api_keys', 'ledger_entries', 'redemption_codes', 'reservations', 'tollgate_migrations', 'tollgate_migrations_lock', 'usage_records',
       ]);
       const globalInt8 = await client.query<{ value: unknown }>('select 9007199254740993::int8 as value');
       expect(globalInt8.rows[0]?.value).toBe('9007199254740993');

@@ -3,95 +3,10 @@
  * (a fresh random schema, dropped afterwards). PostgreSQL is required: if it is unreachable the
  * suite fails, it is never skipped. Point TOLLGATE_TEST_POSTGRES_URL elsewhere if needed.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import pg from 'pg';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage } from './open-storage.js';
+import { ALL_MIGRATIONS, postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
 import { DuplicateEmailError, type NewAccount, type NewApiKey, type Storage, type UsageRecord } from './types.js';
-
-const POSTGRES_URL = process.env.TOLLGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ALL_MIGRATIONS = ['0001-initial'];
-
-/** A fresh, empty database that any number of storage handles can open. */
-interface TestDatabase {
-  open(): Promise<Storage>;
-  /** Runs `migrate()` from `count` independent sessions at once; resolves to each one's result. */
-  migrateConcurrently(count: number): Promise<string[][]>;
-  drop(): Promise<void>;
-}
-
-interface Backend {
-  name: Storage['dialect'];
-  createDatabase(): Promise<TestDatabase>;
-}
-
-const sqliteBackend: Backend = {
-  name: 'sqlite',
-  async createDatabase() {
-    const directory = await mkdtemp(join(tmpdir(), 'tollgate-storage-'));
-    const url = `sqlite:${join(directory, 'nested', 'tollgate.db')}`;
-    return {
-      open: () => openStorage(url),
-      // Separate processes: better-sqlite3 waits for locks synchronously, so handles in one process
-      // cannot wait for each other, and processes are what the guarantee is about anyway.
-      migrateConcurrently(count) {
-        // Process start-up jitter dwarfs a migration's few milliseconds; a shared start time makes them overlap.
-        const startAt = Date.now() + 2_000;
-        return Promise.all(Array.from({ length: count }, () => migrateInChildProcess(url, startAt)));
-      },
-      drop: () => rm(directory, { recursive: true, force: true }),
-    };
-  },
-};
-
-const postgresBackend: Backend = {
-  name: 'postgres',
-  async createDatabase() {
-    const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
-    const open = () => openStorage(POSTGRES_URL, { postgresSchema: schema });
-    return {
-      open,
-      // Each storage has its own pool, hence its own server sessions: that is what the advisory lock sees.
-      async migrateConcurrently(count) {
-        const storages = await Promise.all(Array.from({ length: count }, open));
-        try {
-          return await Promise.all(storages.map((storage) => storage.migrate()));
-        } finally {
-          await Promise.all(storages.map((storage) => storage.close()));
-        }
-      },
-      async drop() {
-        const client = new pg.Client({ connectionString: POSTGRES_URL });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
-      },
-    };
-  },
-};
-
-const execFileAsync = promisify(execFile);
-const openStoragePath = fileURLToPath(new URL('./open-storage.ts', import.meta.url));
-const viteNodePath = fileURLToPath(new URL('../../node_modules/vite-node/vite-node.mjs', import.meta.url));
-
-async function migrateInChildProcess(url: string, startAt: number): Promise<string[]> {
-  const directory = await mkdtemp(join(tmpdir(), 'tollgate-migrate-child-'));
-  const script = join(directory, 'migrate.ts');
-  await writeFile(script, [
-    `import { openStorage } from ${JSON.stringify(openStoragePath)};`,
-    `const storage = await openStorage(${JSON.stringify(url)});`,
-    `await new Promise((resolve) => setTimeout(resolve, ${startAt} - Date.now()));`,
-    `try { process.stdout.write(JSON.stringify(await storage.migrate())); } finally { await storage.close(); }`,
-  ].join('\n'));
-  const run = execFileAsync(process.execPath, [viteNodePath, script], { timeout: 30_000 });
-  const { stdout } = await run.finally(() => rm(directory, { recursive: true, force: true }));
-  return JSON.parse(stdout) as string[];
-}
 
 /** Unique per call, so cases never see each other's rows in the shared database. */
 const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
@@ -111,6 +26,7 @@ function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageR
     requestId: uniqueId('req'), accountId, apiKeyId, model: 'gpt-4o-mini', family: 'openai',
     inputTokens: 120, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 45, reasoningTokens: 10,
     status: 'ok', stream: true, latencyMs: 812, createdAt: 1_700_000_000_000, rawUsage: '{"prompt_tokens":150}',
+    costNano: 0n, freeTokens: 0, unbilledNano: 0n,
     ...overrides,
   };
 }
@@ -130,6 +46,12 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
     await storage?.close();
     await database?.drop();
   });
+
+  /** Usage rows are written by settlement; a free one (no charge) is the plain record. */
+  async function record(usage: UsageRecord): Promise<boolean> {
+    const result = await storage.billing.settle({ usage, price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }) });
+    return result.settled;
+  }
 
   /** An account with one key, the usual starting point. */
   async function accountWithKey() {
@@ -293,8 +215,8 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
     it('records once per request id; a duplicate returns false and changes nothing', async () => {
       const { account, key } = await accountWithKey();
       const usage = newUsage(account.id, key.id);
-      expect(await storage.usage.record(usage)).toBe(true);
-      expect(await storage.usage.record({ ...usage, outputTokens: 999, status: 'upstream_error' })).toBe(false);
+      expect(await record(usage)).toBe(true);
+      expect(await record({ ...usage, outputTokens: 999, status: 'upstream_error' })).toBe(false);
       expect(await storage.usage.listByAccount(account.id, 10)).toEqual([usage]);
     });
 
@@ -302,8 +224,8 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const { account, key } = await accountWithKey();
       const streamed = newUsage(account.id, key.id, { stream: true, rawUsage: '{"a":1}', createdAt: 2 });
       const plain = newUsage(account.id, key.id, { stream: false, rawUsage: null, createdAt: 1 });
-      await storage.usage.record(streamed);
-      await storage.usage.record(plain);
+      await record(streamed);
+      await record(plain);
       expect(await storage.usage.listByAccount(account.id, 10)).toEqual([streamed, plain]);
     });
 
@@ -311,8 +233,8 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const { account, key } = await accountWithKey();
       const other = await accountWithKey();
       const records = [3, 1, 2].map((minute) => newUsage(account.id, key.id, { createdAt: minute * 60_000 }));
-      for (const record of records) await storage.usage.record(record);
-      await storage.usage.record(newUsage(other.account.id, other.key.id, { createdAt: 10 * 60_000 }));
+      for (const usage of records) await record(usage);
+      await record(newUsage(other.account.id, other.key.id, { createdAt: 10 * 60_000 }));
       const listed = await storage.usage.listByAccount(account.id, 2);
       expect(listed.map((record) => record.createdAt)).toEqual([180_000, 120_000]);
       expect(await storage.usage.listByAccount(account.id, 0)).toEqual([]);
@@ -320,7 +242,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
 
     it('rejects a record for an unknown account (foreign keys are enforced)', async () => {
       const { key } = await accountWithKey();
-      await expect(storage.usage.record(newUsage('missing-account', key.id))).rejects.toThrow();
+      await expect(record(newUsage('missing-account', key.id))).rejects.toThrow();
     });
   });
 });

@@ -4,6 +4,8 @@
  * Times are Unix epoch milliseconds (number); ids are opaque strings.
  */
 
+import type { BillingRepository } from './billing-types.js';
+
 export type AccountRole = 'user' | 'admin';
 
 export interface AccountRecord {
@@ -66,6 +68,12 @@ export interface UsageRecord {
   createdAt: number;
   /** The vendor's own usage object as JSON text, for audit. */
   rawUsage: string | null;
+  /** What the request cost the account (filled at settlement). */
+  costNano: bigint;
+  /** Tokens covered by the free daily allowance. */
+  freeTokens: number;
+  /** Cost the balance could not cover (the vendor's count exceeded the reservation's estimate). */
+  unbilledNano: bigint;
 }
 
 export class DuplicateEmailError extends Error {
@@ -102,10 +110,10 @@ export interface ApiKeyRepository {
 }
 
 export interface UsageRepository {
-  /** Inserts the record; false (and nothing changed) when its request id was already recorded. */
-  record(usage: UsageRecord): Promise<boolean>;
   /** Newest first. */
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
+  /** Newest first, after the cursor (created_at and request id of the last row seen). */
+  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }): Promise<UsageRecord[]>;
 }
 
 export interface Storage {
@@ -113,6 +121,7 @@ export interface Storage {
   readonly accounts: AccountRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
+  readonly billing: BillingRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;

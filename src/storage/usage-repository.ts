@@ -1,37 +1,45 @@
 import type { Kysely, Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
+import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
 import type { UsageRecord, UsageRepository } from './types.js';
 
+/** Every usage column, money through its text cast. */
+export function selectUsageColumns(db: Kysely<Database>) {
+  return db
+    .selectFrom('usage_records')
+    .select([
+      'request_id', 'account_id', 'api_key_id', 'model', 'family', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens',
+      'output_tokens', 'reasoning_tokens', 'status', 'stream', 'latency_ms', 'created_at', 'raw_usage', 'free_tokens',
+    ])
+    .select([money('cost_nano').as('cost_nano'), money('unbilled_nano').as('unbilled_nano')]);
+}
+
+/** Usage rows are written only by settlement (billing-repository.ts), together with the money they cost. */
 export function createUsageRepository(db: Kysely<Database>): UsageRepository {
   return {
-    async record(usage: UsageRecord): Promise<boolean> {
-      // ON CONFLICT DO NOTHING (both dialects) makes a retried settlement a no-op instead of an error,
-      // without a read-before-write race; the affected-row count says which case happened.
-      const result = await db
-        .insertInto('usage_records')
-        .values(toUsageRow(usage))
-        .onConflict((conflict) => conflict.column('request_id').doNothing())
-        .executeTakeFirst();
-      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    async listByAccount(accountId: string, limit: number): Promise<UsageRecord[]> {
+      return this.listPage(accountId, limit);
     },
 
-    async listByAccount(accountId: string, limit: number): Promise<UsageRecord[]> {
+    async listPage(accountId, limit, cursor): Promise<UsageRecord[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
-      const rows = await db
-        .selectFrom('usage_records')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        // Served by the (account_id, created_at) index; request_id makes ties deterministic.
-        .orderBy('created_at', 'desc')
-        .orderBy('request_id', 'desc')
-        .limit(limit)
-        .execute();
+      let query = selectUsageColumns(db).where('account_id', '=', accountId);
+      if (cursor !== undefined) {
+        query = query.where((eb) =>
+          eb.or([
+            eb('created_at', '<', cursor.createdAt),
+            eb.and([eb('created_at', '=', cursor.createdAt), eb('request_id', '<', cursor.requestId)]),
+          ]),
+        );
+      }
+      // Served by the (account_id, created_at) index; request_id makes ties deterministic.
+      const rows = await query.orderBy('created_at', 'desc').orderBy('request_id', 'desc').limit(limit).execute();
       return rows.map(toUsageRecord);
     },
   };
 }
 
-function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
+export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
   return {
     request_id: usage.requestId,
     account_id: usage.accountId,
@@ -48,10 +56,13 @@ function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     latency_ms: usage.latencyMs,
     created_at: usage.createdAt,
     raw_usage: usage.rawUsage,
+    cost_nano: toMoneyParameter(usage.costNano),
+    free_tokens: usage.freeTokens,
+    unbilled_nano: toMoneyParameter(usage.unbilledNano),
   };
 }
 
-function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
+export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
   return {
     requestId: row.request_id,
     accountId: row.account_id,
@@ -68,5 +79,8 @@ function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     latencyMs: row.latency_ms,
     createdAt: row.created_at,
     rawUsage: row.raw_usage,
+    costNano: fromMoneyColumn(row.cost_nano),
+    freeTokens: row.free_tokens,
+    unbilledNano: fromMoneyColumn(row.unbilled_nano),
   };
 }

@@ -3,6 +3,7 @@ import type { FinishReason } from '../../canonical/events.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { VendorName } from '../../canonical/request.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
+import { costFields, type CostFields } from '../shared/cost-fields.js';
 import type { AnthropicMessage, AnthropicResponseBlock, AnthropicStopReason, AnthropicUsage } from '../../wire/anthropic-messages-wire.js';
 
 export interface AnthropicResponseContext {
@@ -30,8 +31,9 @@ export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUs
   return reason === null ? 'end_turn' : STOP_REASONS[reason];
 }
 
-export function encodeAnthropicUsage(usage: CanonicalUsage): AnthropicUsage {
+export function encodeAnthropicUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicUsage & Partial<CostFields> {
   return {
+    ...(costNano === undefined ? {} : costFields(costNano)),
     input_tokens: usage.inputTokens,
     cache_creation_input_tokens: usage.cacheWriteTokens,
     cache_read_input_tokens: usage.cacheReadTokens,
@@ -56,7 +58,7 @@ export function anthropicToolId(id: string): string {
 }
 
 /** A whole canonical reply as an Anthropic Message. Empty text blocks are left out: clients echo them back. */
-export function encodeAnthropicResponse(response: CanonicalResponse, context: AnthropicResponseContext): AnthropicMessage {
+export function encodeAnthropicResponse(response: CanonicalResponse, context: AnthropicResponseContext, costNano?: bigint): AnthropicMessage {
   const content: AnthropicResponseBlock[] = [];
   let hasToolUse = false;
   for (const block of response.content) {
@@ -78,6 +80,6 @@ export function encodeAnthropicResponse(response: CanonicalResponse, context: An
     content,
     stop_reason: encodeAnthropicStopReason(response.finishReason, hasToolUse),
     stop_sequence: response.stopSequence,
-    usage: encodeAnthropicUsage(response.usage),
+    usage: encodeAnthropicUsage(response.usage, costNano),
   };
 }

@@ -113,12 +113,12 @@ export class AnthropicStreamEncoder {
   }
 
   /** Closing frames: every block stopped, `message_delta` with the final usage, `message_stop`, `[DONE]`. */
-  finish(usage: CanonicalUsage): string {
+  finish(usage: CanonicalUsage, costNano?: bigint): string {
     let out = this.start();
     for (const blockId of [...this.blocks.keys()]) out += this.end(blockId);
     out += frame('message_delta', {
       delta: { stop_reason: encodeAnthropicStopReason(this.finishReason, this.sawToolUse), stop_sequence: this.stopSequence },
-      usage: encodeAnthropicUsage(usage),
+      usage: encodeAnthropicUsage(usage, costNano),
     });
     return out + frame('message_stop', {}) + SSE_DONE;
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, exchangeHeaders, streamExchange } from '../shared/reply-exchange.js';
+import { abortOnClientGone, costHeader, exchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
 import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest } from './anthropic-decode-request.js';
 import { encodeAnthropicResponse } from './anthropic-encode-response.js';
 import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
@@ -22,7 +22,7 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     const context = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
-      return reply.headers(headers).send(encodeAnthropicResponse(response, context));
+      return reply.headers({ ...headers, ...costHeader(exchange) }).send(encodeAnthropicResponse(response, context, settledCharge(exchange)));
     }
     await streamExchange(reply, exchange, new AnthropicStreamEncoder(context), headers);
     return reply;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, exchangeHeaders, streamExchange } from '../shared/reply-exchange.js';
+import { abortOnClientGone, costHeader, exchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
 import { decodeOpenAIChatRequest } from './openai-decode-request.js';
 import { encodeOpenAIResponse } from './openai-encode-response.js';
 import { OpenAIChatStreamEncoder } from './openai-encode-stream.js';
@@ -16,7 +16,7 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
     const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
-      return reply.headers(headers).send(encodeOpenAIResponse(response, context));
+      return reply.headers({ ...headers, ...costHeader(exchange) }).send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
     }
     await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage), headers);
     return reply;

@@ -25,8 +25,11 @@ export interface OpenAIResponseContext {
   model: string;
 }
 
+/** The charge, once settled, shown in the reply's usage. */
+export type ResponseCost = bigint | undefined;
+
 /** A whole canonical reply as an OpenAI `chat.completion` object. */
-export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext, costNano?: ResponseCost): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
@@ -56,6 +59,6 @@ export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenA
         finish_reason: encodeOpenAIFinishReason(response.finishReason, toolCalls.length > 0),
       },
     ],
-    usage: encodeOpenAIUsage(response.usage),
+    usage: encodeOpenAIUsage(response.usage, costNano),
   };
 }

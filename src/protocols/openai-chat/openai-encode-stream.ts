@@ -60,8 +60,8 @@ export class OpenAIChatStreamEncoder {
   }
 
   /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
-  finish(usage: CanonicalUsage): string {
-    const usageChunk = this.includeUsage ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage))}}`) : '';
+  finish(usage: CanonicalUsage, costNano?: bigint): string {
+    const usageChunk = this.includeUsage ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage, costNano))}}`) : '';
     return usageChunk + SSE_DONE;
   }
 

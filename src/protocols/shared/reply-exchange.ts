@@ -3,13 +3,15 @@ import { GatewayError, toGatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
+import { formatUsd } from '../../billing/money.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
+import { COST_HEADER } from './cost-fields.js';
 
 /** What each client protocol's stream encoder provides. */
 export interface StreamEncoder {
   encode(event: CanonicalEvent): string;
-  /** The closing frames, given the final usage. */
-  finish(usage: CanonicalUsage): string;
+  /** The closing frames, given the final usage and (once settled) the request's charge. */
+  finish(usage: CanonicalUsage, costNano?: bigint): string;
   /** A failure after the headers went out, in the protocol's in-stream error form. */
   error(error: GatewayError): string;
 }
@@ -21,6 +23,18 @@ export function abortOnClientGone(reply: FastifyReply): AbortController {
     if (!reply.raw.writableFinished) controller.abort();
   });
   return controller;
+}
+
+/** What the request was charged, once settled. */
+export function settledCharge(exchange: ChatExchange): bigint | undefined {
+  const settlement = exchange.settlement();
+  return settlement?.settled ? settlement.chargedNano : undefined;
+}
+
+/** The charge as a header, for non-stream replies (a stream's headers are gone before it is known). */
+export function costHeader(exchange: ChatExchange): Record<string, string> {
+  const charge = settledCharge(exchange);
+  return charge === undefined ? {} : { [COST_HEADER]: formatUsd(charge) };
 }
 
 export function exchangeHeaders(request: FastifyRequest, exchange: ChatExchange): Record<string, string> {
@@ -51,7 +65,7 @@ export async function streamExchange(
       if (event.type === 'usage') usage = event.usage;
       if (!(await writeToClient(raw, encoder.encode(event)))) return;
     }
-    await writeToClient(raw, encoder.finish(usage));
+    await writeToClient(raw, encoder.finish(usage, settledCharge(exchange)));
   } catch (error) {
     await writeToClient(raw, encoder.error(error instanceof GatewayError ? error : toGatewayError(error)));
   } finally {

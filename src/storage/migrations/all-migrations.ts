@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as billing from './0002-billing.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -8,4 +9,5 @@ import * as initial from './0001-initial.js';
  */
 export const allMigrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
+  '0002-billing': billing,
 };

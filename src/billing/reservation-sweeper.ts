@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { BillingService } from './billing-service.js';
+
+const SWEEP_INTERVAL_MS = 30_000;
+
+/**
+ * Releases holds left by requests that never settled (an instance killed mid-request). Safe on every instance
+ * at once: each release claims its reservation by deleting it. The count is logged (and, with the metrics
+ * work, exported).
+ */
+export function startReservationSweeper(billing: BillingService, logger: Logger, intervalMs = SWEEP_INTERVAL_MS): { stop(): void; released: () => number } {
+  let released = 0;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    billing
+      .releaseExpired()
+      .then((count) => {
+        released += count;
+        if (count > 0) logger.warn({ released: count }, 'released orphaned reservations');
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'reservation sweep failed'))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer), released: () => released };
+}

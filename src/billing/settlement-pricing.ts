@@ -1,0 +1,26 @@
+import type { CanonicalUsage } from '../canonical/usage.js';
+import type { NanoUsd } from './money.js';
+import type { ModelPrices } from './prices.js';
+
+/**
+ * The money a reply costs once the free tokens its reservation held are applied. Free tokens cover input
+ * first (uncached, cache reads, cache writes), then output: the same order admission planned with, and the
+ * order that is kindest to the customer (output is the dearer side). Non-stream and stream replies of the
+ * same usage cost the same because this is the only place a charge is computed.
+ */
+export function priceSettlement(usage: CanonicalUsage, prices: ModelPrices, freeTokensHeld: number): { chargeNano: NanoUsd; freeTokensUsed: number } {
+  let free = freeTokensHeld;
+  let charge = 0n;
+  const parts: Array<[number, NanoUsd]> = [
+    [usage.inputTokens, prices.input],
+    [usage.cacheReadTokens, prices.cacheRead],
+    [usage.cacheWriteTokens, prices.cacheWrite],
+    [usage.outputTokens, prices.output],
+  ];
+  for (const [tokens, price] of parts) {
+    const covered = Math.min(free, tokens);
+    free -= covered;
+    charge += BigInt(tokens - covered) * price;
+  }
+  return { chargeNano: charge, freeTokensUsed: freeTokensHeld - free };
+}

@@ -1,0 +1,169 @@
+/**
+ * The billing half of the storage contract, run against SQLite and the real PostgreSQL: money moves only with
+ * a ledger entry, holds are atomic under concurrency, settlement happens once, nothing goes below zero.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
+import type { AdmissionPlan, AdmissionState, ReserveInput } from './billing-types.js';
+import type { Storage, UsageRecord } from './types.js';
+
+const DAY = 20_000;
+const NOW = DAY * 86_400_000 + 3_600_000;
+const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
+
+describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (backend) => {
+  let database: TestDatabase;
+  let storage: Storage;
+
+  beforeAll(async () => {
+    database = await backend.createDatabase();
+    storage = await database.open();
+    await storage.migrate();
+  });
+
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
+
+  async function fundedAccount(nano: bigint) {
+    const account = await storage.accounts.create({
+      id: uniqueId('acct'), email: `${uniqueId('u')}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: NOW,
+    });
+    const key = await storage.apiKeys.create({ id: uniqueId('key'), accountId: account.id, name: 'k', keyHash: uniqueId('h'), hint: 'h', createdAt: NOW, expiresAt: null });
+    if (nano > 0n) await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: nano, idempotencyKey: uniqueId('topup'), note: null, at: NOW });
+    return { accountId: account.id, keyId: key.id };
+  }
+
+  function reserveInput(ids: { accountId: string; keyId: string }, plan: (state: AdmissionState) => AdmissionPlan, overrides: Partial<ReserveInput> = {}): ReserveInput {
+    return {
+      requestId: uniqueId('req'), accountId: ids.accountId, apiKeyId: ids.keyId, day: DAY, freeAllowanceTokens: 0,
+      createdAt: NOW, expiresAt: NOW + 60_000, plan, ...overrides,
+    };
+  }
+
+  const hold = (holdNano: bigint, freeTokens = 0): (() => AdmissionPlan) => () => ({ admitted: true, holdNano, freeTokens, maxOutputTokens: 100 });
+
+  function usageFor(requestId: string, ids: { accountId: string; keyId: string }): UsageRecord {
+    return {
+      requestId, accountId: ids.accountId, apiKeyId: ids.keyId, model: 'beta-5.4', family: 'beta', inputTokens: 10, cacheReadTokens: 0,
+      cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 5, createdAt: NOW, rawUsage: null,
+      costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+    };
+  }
+
+  it('credits once per idempotency key, with a ledger entry carrying the running balance', async () => {
+    const ids = await fundedAccount(0n);
+    const key = uniqueId('topup');
+    const big = 123_456_789_012_345_678n; // beyond 2^53: must survive both drivers exactly
+    expect(await storage.billing.credit({ accountId: ids.accountId, kind: 'topup', amountNano: big, idempotencyKey: key, note: 'n', at: NOW })).toEqual({ applied: true, balanceNano: big });
+    expect((await storage.billing.credit({ accountId: ids.accountId, kind: 'topup', amountNano: big, idempotencyKey: key, note: 'n', at: NOW })).applied).toBe(false);
+    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(big);
+    const [entry] = await storage.billing.ledger(ids.accountId, 10);
+    expect(entry).toMatchObject({ kind: 'topup', amountNano: big, balanceAfterNano: big, note: 'n' });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('a negative adjustment never takes the balance below zero', async () => {
+    const ids = await fundedAccount(1_000n);
+    const result = await storage.billing.credit({ accountId: ids.accountId, kind: 'adjustment', amountNano: -5_000n, idempotencyKey: uniqueId('adj'), note: null, at: NOW });
+    expect(result).toEqual({ applied: true, balanceNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('reserve shows the plan the state under lock, takes the hold, and refuses what the plan refuses', async () => {
+    const ids = await fundedAccount(10_000n);
+    let seen: AdmissionState | undefined;
+    const admitted = await storage.billing.reserve(reserveInput(ids, (state) => ((seen = state), { admitted: true, holdNano: 4_000n, freeTokens: 0, maxOutputTokens: 7 })));
+    expect(seen).toEqual({ availableNano: 10_000n, freeTokensLeft: 0 });
+    expect(admitted).toMatchObject({ admitted: true, reservation: { holdNano: 4_000n, maxOutputTokens: 7 } });
+    const refused = await storage.billing.reserve(reserveInput(ids, () => ({ admitted: false, reason: 'no' })));
+    expect(refused).toEqual({ admitted: false, reason: 'no', state: { availableNano: 6_000n, freeTokensLeft: 0 } });
+    await expect(storage.billing.reserve(reserveInput(ids, hold(7_000n)))).rejects.toThrow(/exceeds/);
+    expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(4_000n);
+  });
+
+  it('settles once: usage row, charge, ledger entry, hold released; a second settlement changes nothing', async () => {
+    const ids = await fundedAccount(10_000n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(4_000n)));
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    const price = () => ({ chargeNano: 1_500n, freeTokensUsed: 0 });
+    expect(await storage.billing.settle({ usage: usageFor(requestId, ids), price })).toEqual({ settled: true, chargedNano: 1_500n, unbilledNano: 0n, freeTokensUsed: 0 });
+    expect(await storage.billing.settle({ usage: usageFor(requestId, ids), price })).toEqual({ settled: false, reason: 'already_settled' });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 8_500n, reservedNano: 0n });
+    const [row] = await storage.usage.listByAccount(ids.accountId, 10);
+    expect(row).toMatchObject({ requestId, costNano: 1_500n, unbilledNano: 0n });
+    expect((await storage.billing.ledger(ids.accountId, 10)).filter((entry) => entry.kind === 'usage')).toHaveLength(1);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('never charges below zero: the shortfall is recorded as unbilled', async () => {
+    const ids = await fundedAccount(1_000n);
+    const requestId = uniqueId('req');
+    const result = await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 1_700n, freeTokensUsed: 0 }) });
+    expect(result).toEqual({ settled: true, chargedNano: 1_000n, unbilledNano: 700n, freeTokensUsed: 0 });
+    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(0n);
+  });
+
+  it('tracks the free allowance per UTC day: held at admission, used at settlement, reset the next day', async () => {
+    const ids = await fundedAccount(0n);
+    let state: AdmissionState | undefined;
+    const plan = (s: AdmissionState): AdmissionPlan => ((state = s), { admitted: true, holdNano: 0n, freeTokens: 300, maxOutputTokens: 10 });
+    const first = await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000 }));
+    expect(state).toEqual({ availableNano: 0n, freeTokensLeft: 1_000 });
+    await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000 }));
+    expect(state).toEqual({ availableNano: 0n, freeTokensLeft: 700 });
+    const requestId = first.admitted ? first.reservation.requestId : '';
+    await storage.billing.settle({ usage: usageFor(requestId, ids), price: (held) => ({ chargeNano: 0n, freeTokensUsed: Math.min(held, 120) }) });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ freeDay: DAY, freeUsedTokens: 120, freeReservedTokens: 300 });
+    await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000, day: DAY + 1 }));
+    expect(state).toEqual({ availableNano: 0n, freeTokensLeft: 1_000 });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ freeDay: DAY + 1, freeUsedTokens: 0, freeReservedTokens: 300 });
+  });
+
+  it('under concurrency, holds never exceed the balance (one atomic admission per request)', async () => {
+    const ids = await fundedAccount(20_000n);
+    const plan = (state: AdmissionState): AdmissionPlan =>
+      state.availableNano >= 1_000n ? { admitted: true, holdNano: 1_000n, freeTokens: 0, maxOutputTokens: 1 } : { admitted: false, reason: 'empty' };
+    const results = await Promise.all(Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, plan))));
+    expect(results.filter((result) => result.admitted)).toHaveLength(20);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 20_000n, reservedNano: 20_000n });
+  });
+
+  it('the sweeper releases expired holds once, even when sweeps run at once; a late settlement still bills', async () => {
+    const ids = await fundedAccount(10_000n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(3_000n), { expiresAt: NOW + 10 }));
+    const [a, b] = await Promise.all([storage.billing.releaseExpiredReservations(NOW + 1_000), storage.billing.releaseExpiredReservations(NOW + 1_000)]);
+    expect(a! + b!).toBeGreaterThanOrEqual(1);
+    expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(0n);
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 500n, freeTokensUsed: 0 }) });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('redeems a code once; an unknown or used code changes nothing', async () => {
+    const ids = await fundedAccount(0n);
+    const codeHash = uniqueId('code');
+    await storage.billing.createRedemptionCodes([{ codeHash, amountNano: 5_000_000_000n }], NOW);
+    expect(await storage.billing.redeem(codeHash, ids.accountId, NOW)).toEqual({ redeemed: true, amountNano: 5_000_000_000n, balanceNano: 5_000_000_000n });
+    expect(await storage.billing.redeem(codeHash, ids.accountId, NOW)).toEqual({ redeemed: false, reason: 'already_redeemed' });
+    expect(await storage.billing.redeem('nope', ids.accountId, NOW)).toEqual({ redeemed: false, reason: 'unknown_code' });
+    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(5_000_000_000n);
+  });
+
+  it('sums usage by day, model and key', async () => {
+    const ids = await fundedAccount(1_000_000n);
+    for (const [model, charge] of [['beta-5.4', 100n], ['beta-5.4', 50n], ['alpha-sonnet-5', 7n]] as const) {
+      await storage.billing.settle({ usage: { ...usageFor(uniqueId('req'), ids), model }, price: () => ({ chargeNano: charge, freeTokensUsed: 0 }) });
+    }
+    const byModel = await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'model');
+    expect(byModel.map((row) => [row.group, row.requests, row.costNano, row.outputTokens])).toEqual([
+      ['alpha-sonnet-5', 1, 7n, 5],
+      ['beta-5.4', 2, 150n, 10],
+    ]);
+    expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'day')).toMatchObject([{ group: new Date(DAY * 86_400_000).toISOString().slice(0, 10), requests: 3, costNano: 157n }]);
+    expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'key')).toMatchObject([{ group: ids.keyId, requests: 3 }]);
+  });
+});

@@ -1,0 +1,368 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type {
+  AccountBalance,
+  BillingRepository,
+  CreditInput,
+  LedgerEntry,
+  LedgerKind,
+  RedeemResult,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+  UsageSummaryRow,
+} from './billing-types.js';
+import type { Database } from './database-schema.js';
+import { fromMoneyColumn, money } from './money-sql.js';
+import { writeTransaction, type Executor } from './transactions.js';
+import type { Storage } from './types.js';
+import { toUsageRow } from './usage-repository.js';
+
+const MS_PER_DAY = 86_400_000;
+
+/** A money value as a SQL expression: cast so SQLite compares and adds it as an integer, never as text. */
+function amount(value: bigint) {
+  return sql<string>`cast(${value.toString()} as bigint)`;
+}
+
+/** Ledger ids sort by time, so `before` pagination is a plain comparison. */
+function ledgerId(at: number): string {
+  return `le_${at.toString().padStart(15, '0')}_${randomBytes(6).toString('hex')}`;
+}
+
+interface LockedAccount {
+  balance: bigint;
+  reserved: bigint;
+  freeDay: number;
+  freeUsed: number;
+  freeReserved: number;
+}
+
+export function createBillingRepository(db: Kysely<Database>, dialect: Storage['dialect']): BillingRepository {
+  /** Reads the account's money under the transaction's lock (FOR UPDATE on PostgreSQL). */
+  async function lockAccount(trx: Executor, accountId: string): Promise<LockedAccount | null> {
+    let query = trx
+      .selectFrom('accounts')
+      .select(['free_day', 'free_used_tokens', 'free_reserved_tokens'])
+      .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
+      .where('id', '=', accountId);
+    if (dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    if (row === undefined) return null;
+    return {
+      balance: fromMoneyColumn(row.balance),
+      reserved: fromMoneyColumn(row.reserved),
+      freeDay: Number(row.free_day),
+      freeUsed: Number(row.free_used_tokens),
+      freeReserved: Number(row.free_reserved_tokens),
+    };
+  }
+
+  async function appendLedger(
+    trx: Executor,
+    entry: { accountId: string; kind: LedgerKind; amountNano: bigint; balanceAfterNano: bigint; idempotencyKey: string; requestId: string | null; note: string | null; at: number },
+  ): Promise<boolean> {
+    const result = await trx
+      .insertInto('ledger_entries')
+      .values({
+        id: ledgerId(entry.at),
+        account_id: entry.accountId,
+        kind: entry.kind,
+        amount_nano: amount(entry.amountNano),
+        balance_after_nano: amount(entry.balanceAfterNano),
+        idempotency_key: entry.idempotencyKey,
+        request_id: entry.requestId,
+        note: entry.note,
+        created_at: entry.at,
+      })
+      .onConflict((conflict) => conflict.column('idempotency_key').doNothing())
+      .executeTakeFirst();
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  }
+
+  return {
+    async balance(accountId): Promise<AccountBalance | null> {
+      const account = await lockAccount(db, accountId);
+      if (account === null) return null;
+      return {
+        balanceNano: account.balance,
+        reservedNano: account.reserved,
+        freeDay: account.freeDay,
+        freeUsedTokens: account.freeUsed,
+        freeReservedTokens: account.freeReserved,
+      };
+    },
+
+    async reserve(input: ReserveInput): Promise<ReserveResult> {
+      return writeTransaction(db, dialect, async (trx) => {
+        const account = await lockAccount(trx, input.accountId);
+        if (account === null) throw new Error(`No account ${input.accountId}.`);
+        const sameDay = account.freeDay === input.day;
+        const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
+        const state = {
+          availableNano: account.balance - account.reserved,
+          freeTokensLeft: Math.max(0, input.freeAllowanceTokens - freeSpent),
+        };
+        const plan = input.plan(state);
+        if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
+        if (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n) {
+          throw new Error('Admission plan exceeds what the account has.');
+        }
+        const updated = await trx
+          .updateTable('accounts')
+          .set({
+            reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
+            free_day: input.day,
+            free_used_tokens: sameDay ? sql`free_used_tokens` : 0,
+            free_reserved_tokens: sameDay ? sql`free_reserved_tokens + ${plan.freeTokens}` : plan.freeTokens,
+          })
+          .where('id', '=', input.accountId)
+          // Belt and braces: the conditional update refuses an overdraft even if the lock were ever bypassed.
+          .where(sql`balance_nano - reserved_nano`, '>=', amount(plan.holdNano))
+          .executeTakeFirst();
+        if (updated.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');
+        await trx
+          .insertInto('reservations')
+          .values({
+            request_id: input.requestId,
+            account_id: input.accountId,
+            api_key_id: input.apiKeyId,
+            hold_nano: amount(plan.holdNano),
+            free_tokens: plan.freeTokens,
+            free_day: input.day,
+            max_output_tokens: plan.maxOutputTokens,
+            created_at: input.createdAt,
+            expires_at: input.expiresAt,
+          })
+          .execute();
+        return {
+          admitted: true,
+          reservation: {
+            requestId: input.requestId,
+            accountId: input.accountId,
+            holdNano: plan.holdNano,
+            freeTokens: plan.freeTokens,
+            freeDay: input.day,
+            maxOutputTokens: plan.maxOutputTokens,
+          },
+        };
+      });
+    },
+
+    async settle({ usage, price }: SettleInput): Promise<SettleResult> {
+      return writeTransaction(db, dialect, async (trx) => {
+        // The usage row first: its primary key is what makes settlement happen once per request id.
+        const inserted = await trx
+          .insertInto('usage_records')
+          .values({ ...toUsageRow({ ...usage, costNano: 0n, freeTokens: 0, unbilledNano: 0n }) })
+          .onConflict((conflict) => conflict.column('request_id').doNothing())
+          .executeTakeFirst();
+        if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return { settled: false, reason: 'already_settled' };
+
+        const account = await lockAccount(trx, usage.accountId);
+        if (account === null) throw new Error(`No account ${usage.accountId}.`);
+        const reservation = await trx
+          .deleteFrom('reservations')
+          .where('request_id', '=', usage.requestId)
+          .returning(['free_tokens', 'free_day'])
+          .returning(money('hold_nano').as('hold'))
+          .executeTakeFirst();
+        const hold = reservation === undefined ? 0n : fromMoneyColumn(reservation.hold);
+        const heldFree = reservation !== undefined && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
+        const { chargeNano, freeTokensUsed } = price(heldFree);
+        // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
+        const charged = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
+        const unbilled = chargeNano - charged;
+        await trx
+          .updateTable('accounts')
+          .set({
+            balance_nano: sql`balance_nano - ${amount(charged)}`,
+            reserved_nano: sql`reserved_nano - ${amount(hold)}`,
+            free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
+            free_used_tokens: sql`free_used_tokens + ${heldFree === 0 ? 0 : freeTokensUsed}`,
+          })
+          .where('id', '=', usage.accountId)
+          .execute();
+        if (charged > 0n) {
+          await appendLedger(trx, {
+            accountId: usage.accountId,
+            kind: 'usage',
+            amountNano: -charged,
+            balanceAfterNano: account.balance - charged,
+            idempotencyKey: `usage:${usage.requestId}`,
+            requestId: usage.requestId,
+            note: usage.model,
+            at: usage.createdAt + usage.latencyMs,
+          });
+        }
+        await trx
+          .updateTable('usage_records')
+          .set({ cost_nano: amount(charged), unbilled_nano: amount(unbilled), free_tokens: heldFree === 0 ? 0 : freeTokensUsed })
+          .where('request_id', '=', usage.requestId)
+          .execute();
+        return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: heldFree === 0 ? 0 : freeTokensUsed };
+      });
+    },
+
+    async credit(input: CreditInput) {
+      return writeTransaction(db, dialect, async (trx) => {
+        const account = await lockAccount(trx, input.accountId);
+        if (account === null) throw new Error(`No account ${input.accountId}.`);
+        // A debit takes at most what is not held by requests in flight: the balance never goes below zero.
+        const available = account.balance - account.reserved;
+        const applied = input.amountNano >= 0n ? input.amountNano : -(-input.amountNano < available ? -input.amountNano : available > 0n ? available : 0n);
+        const balanceAfter = account.balance + applied;
+        const booked = await appendLedger(trx, {
+          accountId: input.accountId,
+          kind: input.kind,
+          amountNano: applied,
+          balanceAfterNano: balanceAfter,
+          idempotencyKey: input.idempotencyKey,
+          requestId: null,
+          note: input.note,
+          at: input.at,
+        });
+        if (!booked) return { applied: false, balanceNano: account.balance };
+        await trx.updateTable('accounts').set({ balance_nano: sql`balance_nano + ${amount(applied)}` }).where('id', '=', input.accountId).execute();
+        return { applied: true, balanceNano: balanceAfter };
+      });
+    },
+
+    async releaseExpiredReservations(now, limit = 100) {
+      const expired = await db.selectFrom('reservations').select('request_id').where('expires_at', '<', now).limit(limit).execute();
+      let released = 0;
+      for (const { request_id: requestId } of expired) {
+        const done = await writeTransaction(db, dialect, async (trx) => {
+          // The delete is the claim: another instance's sweeper or a late settlement may have taken it first.
+          const reservation = await trx
+            .deleteFrom('reservations')
+            .where('request_id', '=', requestId)
+            .returning(['account_id', 'free_tokens', 'free_day'])
+            .returning(money('hold_nano').as('hold'))
+            .executeTakeFirst();
+          if (reservation === undefined) return false;
+          const account = await lockAccount(trx, reservation.account_id);
+          const heldFree = account !== null && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
+          await trx
+            .updateTable('accounts')
+            .set({
+              reserved_nano: sql`reserved_nano - ${amount(fromMoneyColumn(reservation.hold))}`,
+              free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
+            })
+            .where('id', '=', reservation.account_id)
+            .execute();
+          return true;
+        });
+        if (done) released += 1;
+      }
+      return released;
+    },
+
+    async createRedemptionCodes(codes, at) {
+      if (codes.length === 0) return;
+      await db
+        .insertInto('redemption_codes')
+        .values(codes.map((code) => ({ code_hash: code.codeHash, amount_nano: amount(code.amountNano), created_at: at, redeemed_by: null, redeemed_at: null })))
+        .execute();
+    },
+
+    async redeem(codeHash, accountId, at): Promise<RedeemResult> {
+      return writeTransaction(db, dialect, async (trx) => {
+        const claimed = await trx
+          .updateTable('redemption_codes')
+          .set({ redeemed_by: accountId, redeemed_at: at })
+          .where('code_hash', '=', codeHash)
+          .where('redeemed_at', 'is', null)
+          .returning(money('amount_nano').as('amount'))
+          .executeTakeFirst();
+        if (claimed === undefined) {
+          const known = await trx.selectFrom('redemption_codes').select('code_hash').where('code_hash', '=', codeHash).executeTakeFirst();
+          return { redeemed: false, reason: known === undefined ? 'unknown_code' : 'already_redeemed' };
+        }
+        const value = fromMoneyColumn(claimed.amount);
+        const account = await lockAccount(trx, accountId);
+        if (account === null) throw new Error(`No account ${accountId}.`);
+        await appendLedger(trx, {
+          accountId,
+          kind: 'redemption',
+          amountNano: value,
+          balanceAfterNano: account.balance + value,
+          idempotencyKey: `redeem:${codeHash}`,
+          requestId: null,
+          note: null,
+          at,
+        });
+        await trx.updateTable('accounts').set({ balance_nano: sql`balance_nano + ${amount(value)}` }).where('id', '=', accountId).execute();
+        return { redeemed: true, amountNano: value, balanceNano: account.balance + value };
+      });
+    },
+
+    async ledger(accountId, limit, beforeId): Promise<LedgerEntry[]> {
+      let query = db
+        .selectFrom('ledger_entries')
+        .select(['id', 'account_id', 'kind', 'idempotency_key', 'request_id', 'note', 'created_at'])
+        .select([money('amount_nano').as('amount'), money('balance_after_nano').as('balance_after')])
+        .where('account_id', '=', accountId);
+      if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+      const rows = await query.orderBy('id', 'desc').limit(Math.max(0, limit)).execute();
+      return rows.map((row) => ({
+        id: row.id,
+        accountId: row.account_id,
+        kind: row.kind as LedgerKind,
+        amountNano: fromMoneyColumn(row.amount),
+        balanceAfterNano: fromMoneyColumn(row.balance_after),
+        idempotencyKey: row.idempotency_key,
+        requestId: row.request_id,
+        note: row.note,
+        createdAt: Number(row.created_at),
+      }));
+    },
+
+    async verifyLedger() {
+      const rows = await db
+        .selectFrom('accounts')
+        .leftJoin('ledger_entries', 'ledger_entries.account_id', 'accounts.id')
+        .select(['accounts.id as account_id'])
+        .select([money('accounts.balance_nano').as('balance'), sql<string>`cast(coalesce(sum(ledger_entries.amount_nano), 0) as text)`.as('ledger_sum')])
+        .groupBy(['accounts.id', 'accounts.balance_nano'])
+        .execute();
+      return rows
+        .map((row) => ({ accountId: row.account_id, balanceNano: fromMoneyColumn(row.balance), ledgerSumNano: fromMoneyColumn(row.ledger_sum) }))
+        .filter((row) => row.balanceNano !== row.ledgerSumNano);
+    },
+
+    async usageSummary(accountId, from, to, groupBy): Promise<UsageSummaryRow[]> {
+      const group =
+        groupBy === 'day' ? sql<string>`cast(created_at / ${MS_PER_DAY} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+      const rows = await db
+        .selectFrom('usage_records')
+        .select([
+          group.as('grp'),
+          sql<string>`cast(count(*) as text)`.as('requests'),
+          sql<string>`cast(sum(input_tokens) as text)`.as('input_tokens'),
+          sql<string>`cast(sum(cache_read_tokens) as text)`.as('cache_read_tokens'),
+          sql<string>`cast(sum(cache_write_tokens) as text)`.as('cache_write_tokens'),
+          sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
+          sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
+          sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
+        ])
+        .where('account_id', '=', accountId)
+        .where('created_at', '>=', from)
+        .where('created_at', '<', to)
+        .groupBy(sql`1`)
+        .orderBy(sql`1`)
+        .execute();
+      return rows.map((row) => ({
+        group: groupBy === 'day' ? new Date(Number(row.grp) * MS_PER_DAY).toISOString().slice(0, 10) : row.grp,
+        requests: Number(row.requests),
+        inputTokens: Number(row.input_tokens),
+        cacheReadTokens: Number(row.cache_read_tokens),
+        cacheWriteTokens: Number(row.cache_write_tokens),
+        outputTokens: Number(row.output_tokens),
+        reasoningTokens: Number(row.reasoning_tokens),
+        costNano: fromMoneyColumn(row.cost),
+      }));
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The money side of storage. Amounts are bigint nano-USD; token counts and times are numbers.
+ * Every change to a balance goes with a ledger entry in the same transaction, so the sum of an account's
+ * ledger is its balance, always; `verifyLedger` proves it.
+ */
+
+export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption';
+
+export interface LedgerEntry {
+  id: string;
+  accountId: string;
+  kind: LedgerKind;
+  /** Signed: credits positive, charges negative. */
+  amountNano: bigint;
+  /** Unique: the same top-up, charge or redemption is never booked twice. */
+  idempotencyKey: string;
+  requestId: string | null;
+  note: string | null;
+  createdAt: number;
+  /** The account's balance right after this entry. */
+  balanceAfterNano: bigint;
+}
+
+export interface AccountBalance {
+  /** Settled money. */
+  balanceNano: bigint;
+  /** Held by requests in flight. */
+  reservedNano: bigint;
+  /** UTC day number (days since the epoch) the free counters belong to. */
+  freeDay: number;
+  freeUsedTokens: number;
+  freeReservedTokens: number;
+}
+
+/** What the planner sees of the account at the moment of admission, under the account's lock. */
+export interface AdmissionState {
+  availableNano: bigint;
+  freeTokensLeft: number;
+}
+
+export type AdmissionPlan =
+  | { admitted: true; holdNano: bigint; freeTokens: number; maxOutputTokens: number }
+  | { admitted: false; reason: string };
+
+export interface ReserveInput {
+  requestId: string;
+  accountId: string;
+  apiKeyId: string;
+  /** UTC day number of the request, for the free allowance. */
+  day: number;
+  freeAllowanceTokens: number;
+  createdAt: number;
+  /** When the sweeper may release the hold if the request never settles (a crash). */
+  expiresAt: number;
+  /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
+  plan(state: AdmissionState): AdmissionPlan;
+}
+
+export interface Reservation {
+  requestId: string;
+  accountId: string;
+  holdNano: bigint;
+  freeTokens: number;
+  freeDay: number;
+  maxOutputTokens: number;
+}
+
+export type ReserveResult = { admitted: true; reservation: Reservation } | { admitted: false; reason: string; state: AdmissionState };
+
+/** Splits a reply's cost between the free allowance and money, given the free tokens its reservation held. */
+export type SettlementPricer = (freeTokensHeld: number) => { chargeNano: bigint; freeTokensUsed: number };
+
+export interface SettleInput {
+  /** The usage row (its cost fields are filled by the repository from `price`). */
+  usage: import('./types.js').UsageRecord;
+  price: SettlementPricer;
+}
+
+export type SettleResult =
+  | { settled: true; chargedNano: bigint; unbilledNano: bigint; freeTokensUsed: number }
+  | { settled: false; reason: 'already_settled' };
+
+export interface CreditInput {
+  accountId: string;
+  kind: Exclude<LedgerKind, 'usage'>;
+  amountNano: bigint;
+  idempotencyKey: string;
+  note: string | null;
+  at: number;
+}
+
+export type RedeemResult =
+  | { redeemed: true; amountNano: bigint; balanceNano: bigint }
+  | { redeemed: false; reason: 'unknown_code' | 'already_redeemed' };
+
+export interface UsageSummaryRow {
+  /** The group: a day (YYYY-MM-DD), a model id or an API key id. */
+  group: string;
+  requests: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  costNano: bigint;
+}
+
+export interface BillingRepository {
+  balance(accountId: string): Promise<AccountBalance | null>;
+  /** Admission, atomically: the account row is locked, the plan decides, the hold is taken in one transaction. */
+  reserve(input: ReserveInput): Promise<ReserveResult>;
+  /**
+   * Exactly once per request id, in one transaction: the usage row, the charge (never below a zero balance;
+   * what could not be charged is recorded as unbilled), the ledger entry, the reservation released.
+   * Works whether or not the reservation still exists (the sweeper may have released it).
+   */
+  settle(input: SettleInput): Promise<SettleResult>;
+  /** Credits (or, with a negative adjustment, debits down to zero at most) once per idempotency key. */
+  credit(input: CreditInput): Promise<{ applied: boolean; balanceNano: bigint }>;
+  /** Releases holds past their expiry; safe when several instances sweep at once. Returns how many. */
+  releaseExpiredReservations(now: number, limit?: number): Promise<number>;
+  createRedemptionCodes(codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>, at: number): Promise<void>;
+  redeem(codeHash: string, accountId: string, at: number): Promise<RedeemResult>;
+  ledger(accountId: string, limit: number, beforeId?: string): Promise<LedgerEntry[]>;
+  /** Accounts whose balance differs from the sum of their ledger (empty when all is well). */
+  verifyLedger(): Promise<Array<{ accountId: string; balanceNano: bigint; ledgerSumNano: bigint }>>;
+  usageSummary(accountId: string, from: number, to: number, groupBy: 'day' | 'model' | 'key'): Promise<UsageSummaryRow[]>;
+}
