@@ -50,7 +50,7 @@ function refusal(request: AdmissionRequest, state: AdmissionState, inputCost: Na
   const available = state.availableNano > 0n ? state.availableNano : 0n;
   const freeNote = state.freeTokensLeft > 0 ? ` and ${state.freeTokensLeft} free tokens left today` : ' and no free tokens left today';
   if (inputCost > available) {
-    return `Insufficient balance: the prompt alone (about ${request.inputTokens} input tokens) needs $${formatUsd(inputCost)} beyond the free allowance, but the account has $${formatUsd(available)} available${freeNote}. Top up the balance in the dashboard.`;
+    return `Insufficient balance: the prompt alone (about ${request.inputTokens} input tokens) needs $${formatUsd(inputCost)} beyond the free allowance, but the account has $${formatUsd(available)} available${freeNote}, which covers at most 0 output tokens. Top up the balance in the dashboard.`;
   }
   const needed = output < 1 ? inputCost + request.prices.output : hold;
   return `Insufficient balance: this request may cost up to $${formatUsd(needed)} (about ${request.inputTokens} input tokens and up to ${Math.max(output, 1)} output tokens), but the account has $${formatUsd(available)} available${freeNote}, which covers at most ${affordableOutput} output tokens. Lower max_tokens to ${affordableOutput} or less, or top up the balance in the dashboard.`;

@@ -40,14 +40,19 @@ interface LockedAccount {
 }
 
 export function createBillingRepository(db: Kysely<Database>, dialect: Storage['dialect']): BillingRepository {
-  /** Reads the account's money under the transaction's lock (FOR UPDATE on PostgreSQL). */
+  /**
+   * Reads the account's money under the transaction's lock (FOR NO KEY UPDATE on PostgreSQL). Every write
+   * transaction takes this lock before touching any other row of the account, so they cannot deadlock.
+   */
   async function lockAccount(trx: Executor, accountId: string): Promise<LockedAccount | null> {
     let query = trx
       .selectFrom('accounts')
       .select(['free_day', 'free_used_tokens', 'free_reserved_tokens'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId);
-    if (dialect === 'postgres') query = query.forUpdate();
+    // NO KEY UPDATE: the row's key never changes, so foreign-key checks of other rows (key-share locks) are not
+    // blocked by it.
+    if (dialect === 'postgres') query = query.forNoKeyUpdate();
     const row = await query.executeTakeFirst();
     if (row === undefined) return null;
     return {
@@ -152,16 +157,15 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
 
     async settle({ usage, price }: SettleInput): Promise<SettleResult> {
       return writeTransaction(db, dialect, async (trx) => {
-        // The usage row first: its primary key is what makes settlement happen once per request id.
+        const account = await lockAccount(trx, usage.accountId);
+        if (account === null) throw new Error(`No account ${usage.accountId}.`);
+        // The usage row's primary key is what makes settlement happen once per request id.
         const inserted = await trx
           .insertInto('usage_records')
           .values({ ...toUsageRow({ ...usage, costNano: 0n, freeTokens: 0, unbilledNano: 0n }) })
           .onConflict((conflict) => conflict.column('request_id').doNothing())
           .executeTakeFirst();
         if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return { settled: false, reason: 'already_settled' };
-
-        const account = await lockAccount(trx, usage.accountId);
-        if (account === null) throw new Error(`No account ${usage.accountId}.`);
         const reservation = await trx
           .deleteFrom('reservations')
           .where('request_id', '=', usage.requestId)
@@ -234,6 +238,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       let released = 0;
       for (const { request_id: requestId } of expired) {
         const done = await writeTransaction(db, dialect, async (trx) => {
+          const owner = await trx.selectFrom('reservations').select('account_id').where('request_id', '=', requestId).executeTakeFirst();
+          if (owner === undefined) return false;
+          const account = await lockAccount(trx, owner.account_id);
           // The delete is the claim: another instance's sweeper or a late settlement may have taken it first.
           const reservation = await trx
             .deleteFrom('reservations')
@@ -242,7 +249,6 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .returning(money('hold_nano').as('hold'))
             .executeTakeFirst();
           if (reservation === undefined) return false;
-          const account = await lockAccount(trx, reservation.account_id);
           const heldFree = account !== null && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
           await trx
             .updateTable('accounts')

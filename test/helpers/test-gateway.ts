@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import type { VendorName } from '../../src/canonical/request.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
+import { dropPostgresSchema, POSTGRES_URL } from './storage-backends.js';
 
 export interface TestGateway {
   gateway: RunningGateway;
@@ -29,6 +31,8 @@ export interface TestGatewayOptions {
   now?: () => number;
   /** Vendors pointed at the simulator (default: all four); the others stay unconfigured. */
   vendors?: VendorName[];
+  /** Store in the local PostgreSQL (a fresh schema, dropped on close) instead of SQLite. */
+  postgres?: boolean;
 }
 
 const ALL_VENDORS: VendorName[] = ['openai', 'anthropic', 'gemini', 'deepseek'];
@@ -38,7 +42,8 @@ let accountCounter = 0;
 /** The real gateway on a loopback port, SQLite in a temp dir, a separate simulator as every vendor's upstream. */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
-  const databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
+  const postgresSchema = options.postgres ? `tollgate_e2e_${randomBytes(6).toString('hex')}` : undefined;
+  const databaseUrl = postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : POSTGRES_URL;
   const simulator = options.demo ? undefined : await startSimulator({ port: 0, host: '127.0.0.1' });
   const env: Record<string, string> = {
     PORT: '0',
@@ -61,7 +66,11 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   });
   const config = loadConfig(env, directory);
   const logger = pino({ level: 'trace' }, logSink);
-  const gateway = await startGateway(config, { logger, ...(options.now === undefined ? {} : { now: options.now }) });
+  const gateway = await startGateway(config, {
+    logger,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(postgresSchema === undefined ? {} : { postgresSchema }),
+  });
   return {
     gateway,
     simulator,
@@ -78,6 +87,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       await gateway.close();
       await simulator?.close();
       rmSync(directory, { recursive: true, force: true });
+      if (postgresSchema !== undefined) await dropPostgresSchema(postgresSchema);
     },
   };
 }
