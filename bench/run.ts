@@ -57,6 +57,8 @@ async function startServices(directory: string, cleanup: Cleanup): Promise<Servi
   const setupEnv = childEnvironment({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   await runCliJson(['accounts', 'create', '--email', EMAIL, '--password', PASSWORD], setupEnv, directory);
   await runCliJson(['accounts', 'tier', '--email', EMAIL, '--tier', BENCH_TIER], setupEnv, directory);
+  // Billing stays on (admission and settlement are part of what is measured); the balance covers any run.
+  await runCliJson(['credit', '--email', EMAIL, '--usd', '1000000', '--note', 'bench'], setupEnv, directory);
   const created = await runCliJson(['keys', 'create', '--email', EMAIL, '--name', 'bench'], setupEnv, directory);
   if (typeof created.key !== 'string') throw new Error(`keys create returned no key: ${JSON.stringify(created)}`);
 

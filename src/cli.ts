@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AccountService } from './accounts/account-service.js';
+import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
+import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { keyStatus } from './http/keys-api.js';
@@ -19,7 +21,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   keys create --email E --name N [--expires-in-days D]   prints the new key (shown once)
   keys list --email E
   keys revoke --email E --id ID
-  simulator [--port P] [--host H]                run the vendor simulator alone
+${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
 
 const OPTIONS = {
@@ -34,11 +36,13 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   tier: { type: 'string' },
+  usd: { type: 'string' },
+  note: { type: 'string' },
+  count: { type: 'string' },
+  limit: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
-
-class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -113,6 +117,13 @@ async function main(argv: string[]): Promise<number> {
           return 0;
         });
       default:
+        if (isBillingCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const output = await runBillingCommand(command, storage, values);
+            print(json, output.data, output.text);
+            return output.exitCode;
+          });
+        }
         throw new UsageError(`Unknown command '${command}'.`);
     }
   } catch (error) {

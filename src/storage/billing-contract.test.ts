@@ -155,15 +155,21 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
 
   it('sums usage by day, model and key', async () => {
     const ids = await fundedAccount(1_000_000n);
-    for (const [model, charge] of [['beta-5.4', 100n], ['beta-5.4', 50n], ['alpha-sonnet-5', 7n]] as const) {
-      await storage.billing.settle({ usage: { ...usageFor(uniqueId('req'), ids), model }, price: () => ({ chargeNano: charge, freeTokensUsed: 0 }) });
+    // Three requests at different times of one UTC day, and one on the next day.
+    const rows = [['beta-5.4', 100n, 0], ['beta-5.4', 50n, 3_600_000], ['alpha-sonnet-5', 7n, 7_777_777]] as const;
+    for (const [model, charge, offset] of rows) {
+      await storage.billing.settle({ usage: { ...usageFor(uniqueId('req'), ids), model, createdAt: NOW + offset }, price: () => ({ chargeNano: charge, freeTokensUsed: 0 }) });
     }
     const byModel = await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'model');
     expect(byModel.map((row) => [row.group, row.requests, row.costNano, row.outputTokens])).toEqual([
       ['alpha-sonnet-5', 1, 7n, 5],
       ['beta-5.4', 2, 150n, 10],
     ]);
-    expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'day')).toMatchObject([{ group: new Date(DAY * 86_400_000).toISOString().slice(0, 10), requests: 3, costNano: 157n }]);
+    await storage.billing.settle({ usage: { ...usageFor(uniqueId('req'), ids), createdAt: NOW + 86_400_000 }, price: () => ({ chargeNano: 1n, freeTokensUsed: 0 }) });
+    expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 2 * 86_400_000, 'day')).toMatchObject([
+      { group: new Date(DAY * 86_400_000).toISOString().slice(0, 10), requests: 3, costNano: 157n },
+      { group: new Date((DAY + 1) * 86_400_000).toISOString().slice(0, 10), requests: 1, costNano: 1n },
+    ]);
     expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'key')).toMatchObject([{ group: ids.keyId, requests: 3 }]);
   });
 });

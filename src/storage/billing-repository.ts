@@ -339,8 +339,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     },
 
     async usageSummary(accountId, from, to, groupBy): Promise<UsageSummaryRow[]> {
+      // The day's length inlined as a literal: SQLite binds a JS number parameter as REAL, which would make
+      // the division fractional and every row its own day.
       const group =
-        groupBy === 'day' ? sql<string>`cast(created_at / ${MS_PER_DAY} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+        groupBy === 'day' ? sql<string>`cast(created_at / ${sql.lit(MS_PER_DAY)} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
       const rows = await db
         .selectFrom('usage_records')
         .select([

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { AccountService } from '../accounts/account-service.js';
+import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
+import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
+import type { Storage } from '../storage/types.js';
+import { UsageError } from './usage-error.js';
+
+/** Operator commands on money: top-ups, redemption codes, the ledger check. */
+export const BILLING_USAGE = `  credit --email E --usd AMOUNT [--note TEXT]    add prepaid balance (AMOUNT is a decimal string, e.g. 25 or 12.50)
+  codes create --usd AMOUNT --count N            mint N (1..${MAX_CODES_PER_BATCH}) redemption codes worth AMOUNT each; prints them (shown once)
+  ledger verify                                  check every balance equals the sum of its ledger (exit 1 on a mismatch)
+  ledger show --email E [--limit N]              the account's latest ledger entries (default 20)
+`;
+
+export const BILLING_COMMANDS = ['credit', 'codes create', 'ledger verify', 'ledger show'] as const;
+export type BillingCommand = (typeof BILLING_COMMANDS)[number];
+
+export function isBillingCommand(command: string): command is BillingCommand {
+  return (BILLING_COMMANDS as readonly string[]).includes(command);
+}
+
+export interface BillingOptions {
+  email?: string | undefined;
+  usd?: string | undefined;
+  note?: string | undefined;
+  count?: string | undefined;
+  limit?: string | undefined;
+}
+
+/** What a command prints (`data` with --json, `text` otherwise) and its exit code. */
+export interface CommandOutput {
+  data: unknown;
+  text: string;
+  exitCode: number;
+}
+
+export async function runBillingCommand(command: BillingCommand, storage: Storage, options: BillingOptions, now: number = Date.now()): Promise<CommandOutput> {
+  switch (command) {
+    case 'credit':
+      return credit(storage, options, now);
+    case 'codes create':
+      return createCodes(storage, options, now);
+    case 'ledger verify':
+      return verifyLedger(storage);
+    case 'ledger show':
+      return showLedger(storage, options);
+  }
+}
+
+async function credit(storage: Storage, options: BillingOptions, now: number): Promise<CommandOutput> {
+  const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
+  const amount = positiveUsd(options);
+  const note = options.note?.trim() || null;
+  const result = await storage.billing.credit({
+    accountId: account.id,
+    kind: 'topup',
+    amountNano: amount,
+    idempotencyKey: `topup:${randomUUID()}`,
+    note,
+    at: now,
+  });
+  return {
+    data: {
+      account_id: account.id,
+      email: account.email,
+      amount_usd: formatUsd(amount),
+      amount_nano_usd: amount.toString(),
+      balance_usd: formatUsd(result.balanceNano),
+      balance_nano_usd: result.balanceNano.toString(),
+      note,
+    },
+    text: `Credited $${formatUsd(amount)} to ${account.email}; balance now $${formatUsd(result.balanceNano)}.`,
+    exitCode: 0,
+  };
+}
+
+async function createCodes(storage: Storage, options: BillingOptions, now: number): Promise<CommandOutput> {
+  const amount = positiveUsd(options);
+  const count = wholeNumber(options, 'count', 1, MAX_CODES_PER_BATCH);
+  if (count === undefined) throw new UsageError('--count is required.');
+  const codes = await createRedemptionCodes(storage.billing, amount, count, now);
+  return {
+    data: { codes, amount_usd: formatUsd(amount), amount_nano_usd: amount.toString() },
+    text: `${codes.join('\n')}\n(${codes.length} code${codes.length === 1 ? '' : 's'} worth $${formatUsd(amount)} each; shown once: store them now)`,
+    exitCode: 0,
+  };
+}
+
+async function verifyLedger(storage: Storage): Promise<CommandOutput> {
+  const mismatches = (await storage.billing.verifyLedger()).map((row) => ({
+    account_id: row.accountId,
+    balance_nano_usd: row.balanceNano.toString(),
+    ledger_sum_nano_usd: row.ledgerSumNano.toString(),
+  }));
+  const ok = mismatches.length === 0;
+  return {
+    data: { ok, mismatches },
+    text: ok
+      ? 'Ledger OK: every balance equals the sum of its ledger.'
+      : [
+          `Ledger MISMATCH on ${mismatches.length} account${mismatches.length === 1 ? '' : 's'} (balance vs sum of ledger, nano-USD):`,
+          ...mismatches.map((row) => `  ${row.account_id}  balance ${row.balance_nano_usd}  ledger ${row.ledger_sum_nano_usd}`),
+        ].join('\n'),
+    exitCode: ok ? 0 : 1,
+  };
+}
+
+async function showLedger(storage: Storage, options: BillingOptions): Promise<CommandOutput> {
+  const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
+  const limit = wholeNumber(options, 'limit', 1, 1000) ?? 20;
+  const [balance, entries] = await Promise.all([storage.billing.balance(account.id), storage.billing.ledger(account.id, limit)]);
+  const balanceNano = balance?.balanceNano ?? 0n;
+  const rows = entries.map((entry) => ({
+    id: entry.id,
+    kind: entry.kind,
+    amount_usd: formatUsd(entry.amountNano),
+    amount_nano_usd: entry.amountNano.toString(),
+    balance_after_usd: formatUsd(entry.balanceAfterNano),
+    balance_after_nano_usd: entry.balanceAfterNano.toString(),
+    request_id: entry.requestId,
+    note: entry.note,
+    created_at: new Date(entry.createdAt).toISOString(),
+  }));
+  const lines = rows.map(
+    (row) => `${row.created_at}  ${row.kind.padEnd(10)}  ${signed(row.amount_usd).padStart(16)}  → ${row.balance_after_usd.padStart(14)}  ${row.request_id ?? row.note ?? ''}`,
+  );
+  return {
+    data: { account_id: account.id, email: account.email, balance_usd: formatUsd(balanceNano), balance_nano_usd: balanceNano.toString(), entries: rows },
+    text: `${account.email}: balance $${formatUsd(balanceNano)}\n${lines.join('\n') || 'No ledger entries.'}`,
+    exitCode: 0,
+  };
+}
+
+function signed(usd: string): string {
+  return usd.startsWith('-') ? usd : `+${usd}`;
+}
+
+function requireOption(options: BillingOptions, name: 'email' | 'usd'): string {
+  const value = options[name];
+  if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required.`);
+  return value;
+}
+
+/** `--usd` as exact nano-USD, from a decimal string only (never through a float), and more than zero. */
+function positiveUsd(options: BillingOptions): NanoUsd {
+  const text = requireOption(options, 'usd');
+  let amount: NanoUsd;
+  try {
+    amount = parseUsd(text);
+  } catch {
+    throw new UsageError(`--usd must be a decimal amount in USD such as 25 or 12.50 (at most 9 decimals), got '${text}'.`);
+  }
+  if (amount <= 0n) throw new UsageError(`--usd must be more than 0, got '${text}'.`);
+  return amount;
+}
+
+function wholeNumber(options: BillingOptions, name: 'count' | 'limit', min: number, max: number): number | undefined {
+  const raw = options[name];
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}.`);
+  return Number(raw);
+}

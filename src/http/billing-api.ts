@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { formatUsd } from '../billing/money.js';
+import { redeemCode } from '../billing/redemption-codes.js';
+import { validationError } from '../protocols/shared/format-validation-error.js';
+import type { BillingRepository, LedgerEntry } from '../storage/billing-types.js';
+import { pageLimit } from './query-params.js';
+
+const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
+
+const ledgerQuery = z.object({
+  limit: pageLimit(100, 20),
+  /** A ledger entry id from a previous page: entries older than it. */
+  before: z.string().min(1).max(100).optional(),
+});
+
+/** `POST /v1/account/redeem` and `GET /v1/account/ledger`: the account's own money, by API key. */
+export function registerBillingApi(app: FastifyInstance, billing: BillingRepository, now: () => number = Date.now): void {
+  app.post('/v1/account/redeem', async (request) => {
+    const parsed = redeemBody.safeParse(request.body ?? {}, { reportInput: true });
+    if (!parsed.success) throw validationError(parsed.error);
+    const redemption = await redeemCode(billing, parsed.data.code, request.auth!.account.id, now());
+    return {
+      object: 'redemption',
+      amount_usd: formatUsd(redemption.amountNano),
+      amount_nano_usd: redemption.amountNano.toString(),
+      balance_usd: formatUsd(redemption.balanceNano),
+      balance_nano_usd: redemption.balanceNano.toString(),
+    };
+  });
+
+  app.get('/v1/account/ledger', async (request) => {
+    const parsed = ledgerQuery.safeParse(request.query ?? {}, { reportInput: true });
+    if (!parsed.success) throw validationError(parsed.error);
+    const { limit, before } = parsed.data;
+    // One more than asked tells whether another page exists.
+    const entries = await billing.ledger(request.auth!.account.id, limit + 1, before);
+    const page = entries.slice(0, limit);
+    const hasMore = entries.length > limit;
+    return { object: 'list', data: page.map(presentLedgerEntry), has_more: hasMore, next_before: hasMore ? page[page.length - 1]!.id : null };
+  });
+}
+
+export function presentLedgerEntry(entry: LedgerEntry) {
+  return {
+    id: entry.id,
+    object: 'ledger_entry',
+    kind: entry.kind,
+    amount_usd: formatUsd(entry.amountNano),
+    amount_nano_usd: entry.amountNano.toString(),
+    balance_after_usd: formatUsd(entry.balanceAfterNano),
+    balance_after_nano_usd: entry.balanceAfterNano.toString(),
+    request_id: entry.requestId,
+    note: entry.note,
+    created_at: new Date(entry.createdAt).toISOString(),
+  };
+}
