@@ -1,3 +1,4 @@
+import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
 import { randomUUID } from 'node:crypto';
 import { AccountService } from '../accounts/account-service.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
@@ -110,17 +111,7 @@ async function showLedger(storage: Storage, options: BillingOptions): Promise<Co
   const limit = wholeNumber(options, 'limit', 1, 1000) ?? 20;
   const [balance, entries] = await Promise.all([storage.billing.balance(account.id), storage.billing.ledger(account.id, limit)]);
   const balanceNano = balance?.balanceNano ?? 0n;
-  const rows = entries.map((entry) => ({
-    id: entry.id,
-    kind: entry.kind,
-    amount_usd: formatUsd(entry.amountNano),
-    amount_nano_usd: entry.amountNano.toString(),
-    balance_after_usd: formatUsd(entry.balanceAfterNano),
-    balance_after_nano_usd: entry.balanceAfterNano.toString(),
-    request_id: entry.requestId,
-    note: entry.note,
-    created_at: new Date(entry.createdAt).toISOString(),
-  }));
+  const rows = entries.map(presentLedgerEntry);
   const lines = rows.map(
     (row) => `${row.created_at}  ${row.kind.padEnd(10)}  ${signed(row.amount_usd).padStart(16)}  → ${row.balance_after_usd.padStart(14)}  ${row.request_id ?? row.note ?? ''}`,
   );

@@ -1,3 +1,4 @@
+import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatUsd } from '../billing/money.js';
@@ -41,17 +42,3 @@ export function registerBillingApi(app: FastifyInstance, billing: BillingReposit
   });
 }
 
-export function presentLedgerEntry(entry: LedgerEntry) {
-  return {
-    id: entry.id,
-    object: 'ledger_entry',
-    kind: entry.kind,
-    amount_usd: formatUsd(entry.amountNano),
-    amount_nano_usd: entry.amountNano.toString(),
-    balance_after_usd: formatUsd(entry.balanceAfterNano),
-    balance_after_nano_usd: entry.balanceAfterNano.toString(),
-    request_id: entry.requestId,
-    note: entry.note,
-    created_at: new Date(entry.createdAt).toISOString(),
-  };
-}

@@ -1,0 +1,18 @@
+import type { LedgerEntry } from '../storage/billing-types.js';
+import { formatUsd } from './money.js';
+
+/** A ledger entry as the HTTP API and the CLI show it: USD as exact decimal strings, nano-USD as integer strings. */
+export function presentLedgerEntry(entry: LedgerEntry) {
+  return {
+    id: entry.id,
+    object: 'ledger_entry',
+    kind: entry.kind,
+    amount_usd: formatUsd(entry.amountNano),
+    amount_nano_usd: entry.amountNano.toString(),
+    balance_after_usd: formatUsd(entry.balanceAfterNano),
+    balance_after_nano_usd: entry.balanceAfterNano.toString(),
+    request_id: entry.requestId,
+    note: entry.note,
+    created_at: new Date(entry.createdAt).toISOString(),
+  };
+}
