@@ -1,4 +1,5 @@
 /** The bench's output: the JSON record written to bench/results/latest.json and the tables printed. */
+import type { LimiterCost } from './limiter-cost.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ScenarioSummary, TargetSummary } from './measurements.js';
@@ -31,6 +32,8 @@ export interface BenchReport {
     clockTicksPerSecond: number;
   };
   scenarios: ScenarioSummary[];
+  /** What one rate-limit check costs, in-process and with Redis. */
+  limiterCost: LimiterCost;
   gatewayProcess: GatewayProcessReport;
   simulatorProcess: { outputLinesDuringRun: number; outputTail: string[] };
 }
@@ -124,6 +127,16 @@ export function formatReport(report: BenchReport): string {
         : `${gatewayProcess.outputLinesDuringRun} log lines during the run; last ones:\n${gatewayProcess.outputTail.map((line) => `  ${line}`).join('\n')}`,
     ].join('\n'),
   ];
+  const { limiterCost } = report;
+  sections.push(
+    [
+      '== rate-limit check',
+      `in-process: ${limiterCost.memoryMicrosPerCheck.toFixed(2)} µs per check (target < 50 µs)`,
+      limiterCost.redis === null
+        ? 'Redis: not reachable (set REDIS_URL), not measured'
+        : `Redis (${limiterCost.redis.url}): ${limiterCost.redis.microsPerCheck.toFixed(0)} µs per sequential check, ${limiterCost.redis.roundTripsPerCheck.toFixed(2)} round trips per check (target: 1)`,
+    ].join('\n'),
+  );
   if (report.simulatorProcess.outputLinesDuringRun > 0) {
     sections.push(
       `== simulator wrote ${report.simulatorProcess.outputLinesDuringRun} lines during the run; last ones:\n${report.simulatorProcess.outputTail.map((line) => `  ${line}`).join('\n')}`,

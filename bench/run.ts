@@ -12,6 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cleanup } from './cleanup.js';
+import { measureLimiterCost } from './limiter-cost.js';
 import { runRound, TargetClient, type RoundResult } from './load.js';
 import { ScenarioMeasurements, type RoundMeasurement, type ScenarioSummary } from './measurements.js';
 import { OptionsError, parseBenchOptions, USAGE, type BenchOptions } from './options.js';
@@ -204,8 +205,10 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   for (const scenario of SCENARIOS) scenarios.push(await runScenario(scenario, clients, services, options, ticksPerSecond, stop));
 
   const end = memory(services.gateway.pid);
+  const limiterCost = await measureLimiterCost();
   const cpu = cpus();
   return {
+    limiterCost,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     passed: scenarios.every((scenario) => !scenario.failed),

@@ -7,7 +7,9 @@ import { ModelCatalog } from './catalog/model-catalog.js';
 import type { Config } from './config/load-config.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
+import { rateLimitSubject } from './http/rate-limit-hook.js';
 import { createRateLimiter } from './ratelimit/create-rate-limiter.js';
+import { resolveTier } from './ratelimit/tiers.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
@@ -64,24 +66,30 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const accounts = new AccountService(storage.accounts, now);
     const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
+    const activeLimiter = await createRateLimiter({
+      ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
+      failOpen: config.rateLimitFailOpen,
+      now,
+      onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
+    });
+    limiter = activeLimiter;
     const pipeline = new ChatPipeline({
       catalog,
       providers,
       billing,
       now,
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
-    });
-    limiter = await createRateLimiter({
-      ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
-      failOpen: config.rateLimitFailOpen,
-      now,
-      onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
+      onTokensUsed: (auth, tokens) => {
+        if (resolveTier(auth.account.tier, config.tiers).tokensPerMinute !== undefined && tokens > 0) {
+          void activeLimiter.recordTokens(rateLimitSubject(auth.key.id), tokens);
+        }
+      },
     });
     const app = buildApp({
       catalog,
       keys,
       pipeline,
-      limiter,
+      limiter: activeLimiter,
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
@@ -94,7 +102,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const sweeper = startReservationSweeper(billing, logger);
     const openProviders = providers;
     const openSimulator = simulator;
-    const openLimiter = limiter;
+    const openLimiter = activeLimiter;
     return {
       url: address,
       config,

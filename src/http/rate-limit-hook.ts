@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
-import { anthropicRateLimitHeaders, openAiRateLimitHeaders } from '../ratelimit/rate-limit-headers.js';
-import { RateLimiterUnavailableError, type RateLimiter } from '../ratelimit/rate-limiter.js';
+import { anthropicRateLimitHeaders, openAiRateLimitHeaders, type RateLimitKind } from '../ratelimit/rate-limit-headers.js';
+import { RateLimiterUnavailableError, type RateLimitDecision, type RateLimiter } from '../ratelimit/rate-limiter.js';
 import { resolveTier, type Tiers } from '../ratelimit/tiers.js';
 
 /**
@@ -14,26 +14,47 @@ export function createRateLimitHook(limiter: RateLimiter, tiers: Tiers) {
     const config = request.routeOptions.config;
     if (config.rateLimited !== true || request.auth === null) return;
     const tier = resolveTier(request.auth.account.tier, tiers);
-    let decision;
-    try {
-      decision = await limiter.check(`key:${request.auth.key.id}`, tier.requestsPerMinute);
-    } catch (error) {
-      if (error instanceof RateLimiterUnavailableError) {
-        throw new GatewayError('rate_limiter_unavailable', 'Rate limits cannot be checked right now. Please retry shortly.', {
-          retryAfterSeconds: error.retryAfterSeconds,
-          cause: error,
-        });
-      }
-      throw error;
-    }
-    reply.headers(openAiRateLimitHeaders(decision));
-    if (config.protocol === 'anthropic') reply.headers(anthropicRateLimitHeaders(decision));
-    if (!decision.allowed) {
-      throw new GatewayError(
-        'rate_limit_exceeded',
-        `Rate limit reached for requests: ${tier.requestsPerMinute} per minute on the '${tier.name}' tier. Try again in ${decision.retryAfterSeconds} s, or upgrade the tier in the dashboard.`,
-        { retryAfterSeconds: decision.retryAfterSeconds },
-      );
+    const subject = rateLimitSubject(request.auth.key.id);
+    const decision = await guarded(() => limiter.check(subject, tier.requestsPerMinute));
+    announce(reply, decision, 'requests', config.protocol === 'anthropic');
+    if (!decision.allowed) throw refusal('requests', tier.requestsPerMinute, tier.name, decision.retryAfterSeconds);
+    // Tokens per minute (optional per tier) are post-paid: refused while the last minute's usage is at the limit.
+    if (tier.tokensPerMinute !== undefined) {
+      const tokens = await guarded(() => limiter.checkTokens(subject, tier.tokensPerMinute!));
+      announce(reply, tokens, 'tokens', config.protocol === 'anthropic');
+      if (!tokens.allowed) throw refusal('tokens', tier.tokensPerMinute, tier.name, tokens.retryAfterSeconds);
     }
   };
+}
+
+/** The limiter's key for an API key's budgets (requests and tokens). */
+export function rateLimitSubject(apiKeyId: string): string {
+  return `key:${apiKeyId}`;
+}
+
+function announce(reply: FastifyReply, decision: RateLimitDecision, kind: RateLimitKind, anthropic: boolean): void {
+  reply.headers(openAiRateLimitHeaders(decision, kind));
+  if (anthropic) reply.headers(anthropicRateLimitHeaders(decision, kind));
+}
+
+function refusal(kind: RateLimitKind, limit: number, tierName: string, retryAfterSeconds: number): GatewayError {
+  return new GatewayError(
+    'rate_limit_exceeded',
+    `Rate limit reached for ${kind}: ${limit} per minute on the '${tierName}' tier. Try again in ${retryAfterSeconds} s, or upgrade the tier in the dashboard.`,
+    { retryAfterSeconds },
+  );
+}
+
+async function guarded(check: () => Promise<RateLimitDecision>): Promise<RateLimitDecision> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof RateLimiterUnavailableError) {
+      throw new GatewayError('rate_limiter_unavailable', 'Rate limits cannot be checked right now. Please retry shortly.', {
+        retryAfterSeconds: error.retryAfterSeconds,
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }

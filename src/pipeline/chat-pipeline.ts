@@ -3,7 +3,7 @@ import { estimateRequestInputTokens, estimateResponseOutputTokens } from '../can
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
-import { emptyUsage, type CanonicalUsage } from '../canonical/usage.js';
+import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -17,6 +17,8 @@ export interface ChatPipelineDependencies {
   now?: () => number;
   /** Where settlement failures are reported; they never reach the client. */
   onSettlementError?: (error: unknown, requestId: string) => void;
+  /** Told every settled request's tokens (the tokens-per-minute limit counts them). */
+  onTokensUsed?: (auth: AuthenticatedKey, tokens: number) => void;
 }
 
 export interface ChatInput {
@@ -132,6 +134,7 @@ export class ChatPipeline {
       const response = accumulator.response;
       const usage = this.billableUsage(input.request, accumulator, outcome);
       onSettled(await this.settle(input, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
+      this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
     }
   }
 

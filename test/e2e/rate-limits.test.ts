@@ -87,6 +87,32 @@ describe('rate limits per key (spec §8: 100 requests per minute on the standard
   });
 });
 
+describe('the optional tokens-per-minute limit of a tier', () => {
+  it('admits while the last minute used less than the limit, then refuses with token headers', async () => {
+    const metered = await startTestGateway({ yaml: 'tiers:\n  metered: { requestsPerMinute: 1000, tokensPerMinute: 50 }\n' });
+    try {
+      const { key } = await metered.createAccountWithKey(undefined, 'metered');
+      const first = await chat(metered.gateway.url, key);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-limit-tokens')).toBe('50');
+      const body = (await first.json()) as { usage: { total_tokens: number } };
+      expect(body.usage.total_tokens).toBeGreaterThan(0);
+      // Post-paid: keep going until the recorded usage reaches the limit, then the next request is refused.
+      let refused: Response | undefined;
+      for (let attempt = 0; attempt < 10 && refused === undefined; attempt++) {
+        const response = await chat(metered.gateway.url, key);
+        if (response.status === 429) refused = response;
+      }
+      expect(refused).toBeDefined();
+      expect(refused!.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+      expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await refused!.json()) as { error: { message: string } }).error.message).toMatch(/tokens: 50 per minute/);
+    } finally {
+      await metered.close();
+    }
+  });
+});
+
 describe('rate limits shared through Redis by two gateway processes', () => {
   const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
   const processes: ChildProcess[] = [];

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -33,6 +33,8 @@ export interface TestGatewayOptions {
   vendors?: VendorName[];
   /** Store in the local PostgreSQL (a fresh schema, dropped on close) instead of SQLite. */
   postgres?: boolean;
+  /** A tollgate.yaml for this gateway (tiers, model overrides). */
+  yaml?: string;
 }
 
 const ALL_VENDORS: VendorName[] = ['openai', 'anthropic', 'gemini', 'deepseek'];
@@ -64,6 +66,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       callback();
     },
   });
+  if (options.yaml !== undefined) writeFileSync(join(directory, 'tollgate.yaml'), options.yaml);
   const config = loadConfig(env, directory);
   const logger = pino({ level: 'trace' }, logSink);
   const gateway = await startGateway(config, {
