@@ -13,7 +13,7 @@ import { resolveTier } from './ratelimit/tiers.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
-import { startSimulator } from './simulator/simulator-server.js';
+import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
 import type { Storage } from './storage/types.js';
 
@@ -54,12 +54,16 @@ function throttledWarning(logger: Logger, message: string): (error: Error) => vo
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
   const storage = await openStorage(config.databaseUrl, options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema });
-  let simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
+  let simulator: RunningSimulator | undefined;
   let providers: ProviderRegistry | undefined;
   let limiter: RateLimiter | undefined;
   try {
     await storage.migrate();
-    if (config.demoMode) simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
+    if (config.demoMode) {
+      // Loaded only in demo mode: a gateway in front of real vendors never pays for the simulator's memory.
+      const { startSimulator } = await import('./simulator/simulator-server.js');
+      simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
+    }
     providers = createProviders(config, simulator?.baseUrls);
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);

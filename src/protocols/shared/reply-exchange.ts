@@ -60,10 +60,23 @@ export async function streamExchange(
   raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS, ...headers });
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
+  let corked = false;
   try {
     for await (const event of exchange.events) {
       if (event.type === 'usage') usage = event.usage;
-      if (!(await writeToClient(raw, encoder.encode(event)))) return;
+      const text = encoder.encode(event);
+      if (text === '') continue;
+      // The events of one upstream chunk arrive in the same tick: cork until the tick ends so they leave in one
+      // socket write, without holding any frame back past the moment it was produced.
+      if (!corked) {
+        corked = true;
+        raw.cork();
+        process.nextTick(() => {
+          corked = false;
+          raw.uncork();
+        });
+      }
+      if (!(await writeToClient(raw, text))) return;
     }
     await writeToClient(raw, encoder.finish(usage, settledCharge(exchange)));
   } catch (error) {

@@ -7,6 +7,7 @@ import { createKyselyStorage } from '../kysely-storage.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { isSqliteUniqueViolation } from './sqlite-errors.js';
+import { withStatementCache } from './statement-cache.js';
 
 export const SQLITE_MEMORY = ':memory:';
 
@@ -31,9 +32,8 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
     throw error;
   }
   // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
-  // token counts. Money (nano-USD) will need bigint: read those statements with `safeIntegers(true)`
-  // (or the database-wide `defaultSafeIntegers`) and convert the other columns, when money arrives.
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return createKyselyStorage({
     dialect: 'sqlite',
     db,
