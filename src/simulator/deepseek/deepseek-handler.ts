@@ -5,7 +5,7 @@
  * usage on the finish chunk, a `: keep-alive` comment before the first chunk, and its own refusals.
  */
 import { sseComment, sseData } from '../../streaming/sse-writer.js';
-import { chatToolCallId, serveChatCompletion, type ChatVendor } from '../openai/chat-completions-flow.js';
+import { authenticateBearer, chatToolCallId, sendVendorError, serveChatCompletion, type ChatVendor } from '../openai/chat-completions-flow.js';
 import type { ChatDialect } from '../openai/openai-response.js';
 import type { PromptCacheSplit } from '../prompt-cache.js';
 import { hashHex } from '../reply-engine.js';
@@ -18,23 +18,15 @@ import { isThinkingMode, validateDeepSeekRequest } from './deepseek-validate.js'
 const MODELS = ['deepseek-chat', 'deepseek-reasoner'];
 const CHAT_PATHS: ReadonlySet<string> = new Set(['/chat/completions', '/v1/chat/completions']);
 const MODEL_PATHS: ReadonlySet<string> = new Set(['/models', '/v1/models']);
-const BEARER = /^Bearer\s+(.+)$/i;
 const KEEP_ALIVE = sseComment('keep-alive');
 
-function sendError(exchange: SimulatorExchange, status: number, body: string): void {
-  sendJson(exchange, status, body, { 'x-request-id': exchange.requestId });
-}
-
-function authenticate(exchange: SimulatorExchange): boolean {
-  const header = exchange.request.headers.authorization;
-  const key = header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
-  if (exchange.isKeyAccepted(key)) return true;
+/** DeepSeek's 401 texts, for a missing and for a refused key. */
+function unauthorized(key: string | undefined): string {
   const message =
     key === undefined
       ? 'Authentication Fails (auth header format should be Bearer sk-...)'
       : `Authentication Fails, Your api key: ****${key.slice(-4)} is invalid`;
-  sendError(exchange, 401, deepSeekErrorBody(401, message));
-  return false;
+  return deepSeekErrorBody(401, message);
 }
 
 /** A UUID-shaped id, as DeepSeek's completion ids are. */
@@ -85,17 +77,17 @@ async function handle(exchange: SimulatorExchange): Promise<void> {
   const method = exchange.request.method ?? 'GET';
   const { path } = exchange;
   if (method === 'POST' && CHAT_PATHS.has(path)) {
-    if (authenticate(exchange)) await serveChatCompletion(exchange, DEEPSEEK);
+    if (authenticateBearer(exchange, DEEPSEEK, unauthorized)) await serveChatCompletion(exchange, DEEPSEEK);
     return;
   }
   if (method === 'GET' && MODEL_PATHS.has(path)) {
-    if (authenticate(exchange)) {
+    if (authenticateBearer(exchange, DEEPSEEK, unauthorized)) {
       const data = MODELS.map((id) => ({ id, object: 'model', owned_by: 'deepseek' }));
       sendJson(exchange, 200, JSON.stringify({ object: 'list', data }));
     }
     return;
   }
-  sendError(exchange, 404, deepSeekErrorBody(404, `Not Found (${method} ${path})`));
+  sendVendorError(exchange, DEEPSEEK, 404, deepSeekErrorBody(404, `Not Found (${method} ${path})`));
 }
 
 export const deepSeekSimulator: VendorSimulator = { vendor: 'deepseek', basePath: '/deepseek', handle };

@@ -34,25 +34,40 @@ export interface ChatVendor {
   headers(exchange: SimulatorExchange): Record<string, string>;
 }
 
-function sendInvalid(exchange: SimulatorExchange, vendor: ChatVendor, status: number, body: string): void {
+/** An error reply with the vendor's usual headers. */
+export function sendVendorError(exchange: SimulatorExchange, vendor: ChatVendor, status: number, body: string): void {
   sendJson(exchange, status, body, vendor.headers(exchange));
+}
+
+const BEARER = /^Bearer\s+(.+)$/i;
+
+/**
+ * The OpenAI-dialect key check (OpenAI and DeepSeek): true when the bearer key is accepted, otherwise a 401
+ * with the body the vendor sends for that case (`unauthorized` gets the key, or undefined when none was sent).
+ */
+export function authenticateBearer(exchange: SimulatorExchange, vendor: ChatVendor, unauthorized: (key: string | undefined) => string): boolean {
+  const header = exchange.request.headers.authorization;
+  const key = header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
+  if (exchange.isKeyAccepted(key)) return true;
+  sendVendorError(exchange, vendor, 401, unauthorized(key));
+  return false;
 }
 
 function directivesOf(exchange: SimulatorExchange, vendor: ChatVendor, userText: string): SimulatorDirectives | undefined {
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length === 0) return directives;
-  sendInvalid(exchange, vendor, 400, invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'));
+  sendVendorError(exchange, vendor, 400, invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'));
   return undefined;
 }
 
 export async function serveChatCompletion(exchange: SimulatorExchange, vendor: ChatVendor): Promise<void> {
   const read = await readJsonBody(exchange);
-  if (read.kind === 'too-large') return sendInvalid(exchange, vendor, 413, invalidRequest(read.message));
-  if (read.kind === 'invalid-json') return sendInvalid(exchange, vendor, 400, invalidRequest(vendor.invalidJsonMessage));
+  if (read.kind === 'too-large') return sendVendorError(exchange, vendor, 413, invalidRequest(read.message));
+  if (read.kind === 'invalid-json') return sendVendorError(exchange, vendor, 400, invalidRequest(vendor.invalidJsonMessage));
   const validation = vendor.validate(read.body);
   if (!validation.ok) {
     const { message, param, code } = validation.error;
-    return sendInvalid(exchange, vendor, 400, invalidRequest(message, param, code));
+    return sendVendorError(exchange, vendor, 400, invalidRequest(message, param, code));
   }
   const request = validation.request;
   const userText = lastUserText(request.messages);
@@ -78,7 +93,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
       parallelCalls: request.parallel_tool_calls !== false,
       ...(toolResults === undefined ? {} : { toolResults }),
     });
-    if (!planned.ok) return sendInvalid(exchange, vendor, 400, invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'));
+    if (!planned.ok) return sendVendorError(exchange, vendor, 400, invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'));
     plans.push(planned.plan);
   }
 

@@ -10,7 +10,7 @@ import { hashHex } from '../reply-engine.js';
 import { sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import type { TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
-import { chatToolCallId, serveChatCompletion, type ChatVendor, type ReasoningMode } from './chat-completions-flow.js';
+import { authenticateBearer, chatToolCallId, sendVendorError, serveChatCompletion, type ChatVendor, type ReasoningMode } from './chat-completions-flow.js';
 import { invalidRequest, openAiErrorBody, openAiErrorForStatus } from './openai-errors.js';
 import type { ChatDialect } from './openai-response.js';
 import type { OpenAiChatRequest } from './openai-types.js';
@@ -19,7 +19,6 @@ import { validateChatRequest } from './openai-validate.js';
 const MODELS = ['gpt-5.5', 'gpt-5.4', 'gpt-4o-mini', 'o3', 'o4-mini'];
 const MODELS_CREATED = 1_767_225_600; // fixed, so listings are reproducible
 const MODEL_PATH = /^\/v1\/models(?:\/([^/]+))?$/;
-const BEARER = /^Bearer\s+(.+)$/i;
 /** o-series models always reason; GPT-5 models reason when asked for an effort other than `none`. */
 const O_SERIES = /^o\d/;
 const GPT_5 = /^gpt-5/;
@@ -30,21 +29,13 @@ const INVALID_JSON_MESSAGE =
   'The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, ' +
   'please contact us through our help center at help.openai.com.)';
 
-function sendError(exchange: SimulatorExchange, status: number, body: string): void {
-  sendJson(exchange, status, body, { 'x-request-id': exchange.requestId });
-}
-
-/** Returns true when the request carries an accepted bearer key; otherwise answers 401. */
-function authenticate(exchange: SimulatorExchange): boolean {
-  const header = exchange.request.headers.authorization;
-  const key = header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
-  if (exchange.isKeyAccepted(key)) return true;
+/** OpenAI's 401 texts, for a missing and for a refused key. */
+function unauthorized(key: string | undefined): string {
   const message =
     key === undefined
       ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
       : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
-  sendError(exchange, 401, invalidRequest(message, null, 'invalid_api_key'));
-  return false;
+  return invalidRequest(message, null, 'invalid_api_key');
 }
 
 function reasoning(request: OpenAiChatRequest): ReasoningMode {
@@ -96,7 +87,7 @@ function models(exchange: SimulatorExchange, id: string | undefined): void {
     sendJson(exchange, 200, JSON.stringify(modelObject(id)));
   } else {
     const message = `The model '${id}' does not exist`;
-    sendError(exchange, 404, invalidRequest(message, 'model', 'model_not_found'));
+    sendVendorError(exchange, OPENAI, 404, invalidRequest(message, 'model', 'model_not_found'));
   }
 }
 
@@ -104,15 +95,15 @@ async function handle(exchange: SimulatorExchange): Promise<void> {
   const method = exchange.request.method ?? 'GET';
   const { path } = exchange;
   if (method === 'POST' && path === '/v1/chat/completions') {
-    if (authenticate(exchange)) await serveChatCompletion(exchange, OPENAI);
+    if (authenticateBearer(exchange, OPENAI, unauthorized)) await serveChatCompletion(exchange, OPENAI);
     return;
   }
   const modelPath = MODEL_PATH.exec(path);
   if (method === 'GET' && modelPath !== null) {
-    if (authenticate(exchange)) models(exchange, modelPath[1] === undefined ? undefined : decodeURIComponent(modelPath[1]));
+    if (authenticateBearer(exchange, OPENAI, unauthorized)) models(exchange, modelPath[1] === undefined ? undefined : decodeURIComponent(modelPath[1]));
     return;
   }
-  sendError(exchange, 404, invalidRequest(`Invalid URL (${method} ${path})`));
+  sendVendorError(exchange, OPENAI, 404, invalidRequest(`Invalid URL (${method} ${path})`));
 }
 
 export const openAiSimulator: VendorSimulator = { vendor: 'openai', basePath: '/openai/v1', handle };
