@@ -25,11 +25,8 @@ export interface OpenAIResponseContext {
   model: string;
 }
 
-/** The charge, once settled, shown in the reply's usage. */
-export type ResponseCost = bigint | undefined;
-
 /** A whole canonical reply as an OpenAI `chat.completion` object. */
-export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext, costNano?: ResponseCost): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext, costNano?: bigint): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
