@@ -1,0 +1,36 @@
+import type { VendorName } from '../canonical/request.js';
+
+/**
+ * What the gateway reports about itself. Modules that see an event call these methods; the Prometheus
+ * implementation (`prometheus-metrics.ts`) turns them into `/metrics`. Modules depend on this interface only,
+ * so tests and the bench can pass `NO_METRICS`.
+ */
+export interface GatewayMetrics {
+  /** One finished client request on an API route. `route` is the route pattern (`/v1/chat/completions`). */
+  requestFinished(route: string, model: string, status: number, seconds: number): void;
+  /** Time from the request's arrival to the first byte of model output sent to the client (streams). */
+  timeToFirstToken(model: string, seconds: number): void;
+  /** An upstream attempt that failed; `reason` is e.g. `connect`, `timeout`, `status_429`, `status_500`, `mid_stream`. */
+  upstreamError(vendor: VendorName, reason: string): void;
+  /** An upstream attempt that is retried (after an error, before anything reached the client). */
+  upstreamRetry(vendor: VendorName): void;
+  /** Tokens and cost of one settled request. */
+  usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void;
+  /** A request refused by the rate limiter (`requests` or `tokens` window). */
+  rateLimitRefused(limit: 'requests' | 'tokens'): void;
+  /** Reservations the sweeper released (their requests never settled: a crashed instance). */
+  orphanedReservationsReleased(count: number): void;
+  /** The state of one upstream credential: 0 = healthy, 1 = cooling down (circuit open). */
+  credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void;
+}
+
+export const NO_METRICS: GatewayMetrics = {
+  requestFinished() {},
+  timeToFirstToken() {},
+  upstreamError() {},
+  upstreamRetry() {},
+  usageSettled() {},
+  rateLimitRefused() {},
+  orphanedReservationsReleased() {},
+  credentialState() {},
+};
