@@ -2,25 +2,37 @@ import type { Config } from './config/load-config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { describeDatabaseUrl } from './storage/open-storage.js';
 
-/** `tollgate serve`: start, print the banner, and close cleanly on SIGTERM/SIGINT. */
+/** `tollgate serve`: start, print the banner, and shut down gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<RunningGateway> {
   const gateway = await startGateway(config);
   process.stdout.write(banner(gateway));
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      // A second signal: the operator does not want to wait.
+      process.stderr.write(`${signal} received again: exiting now.\n`);
+      process.exit(1);
+    }
     closing = true;
-    process.stdout.write(`\n${signal} received: closing (in-flight requests finish first)…\n`);
+    process.stdout.write(`\n${signal} received: closing (in-flight requests get up to ${config.shutdownGraceMs} ms to finish)…\n`);
+    // Last resort if closing itself hangs (a dependency that never answers): grace, settlement time, then out.
+    setTimeout(() => {
+      process.stderr.write('Shutdown did not finish in time: exiting.\n');
+      process.exit(1);
+    }, config.shutdownGraceMs + 20_000).unref();
     gateway.close().then(
-      () => process.exit(0),
+      () => {
+        process.stdout.write('Closed cleanly.\n');
+        process.exit(0);
+      },
       (error: unknown) => {
         process.stderr.write(`Shutdown failed: ${String(error)}\n`);
         process.exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   return gateway;
 }
 

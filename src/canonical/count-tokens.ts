@@ -16,21 +16,80 @@ const TOKENS_PER_IMAGE = 765;
 /** A flat estimate for a document (a few pages); the vendor's count replaces it once the reply arrives. */
 const TOKENS_PER_DOCUMENT = 1_500;
 
+/**
+ * BPE work grows with the square of a pre-token's length, and a run of letters (or of punctuation) with no
+ * space is one pre-token: a 100 kB run took seconds and a body-sized one hours, all on the event loop. Runs
+ * this long are counted in slices instead, which keeps the cost linear and moves the estimate by at most about
+ * a token per slice; ordinary text never has such runs and is counted whole.
+ */
+const LONG_RUN = 256;
+/** Special-token spellings (`<|endoftext|>`) in client text are plain text; by default the tokenizer throws on them. */
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const count = (text: string) => countTokens(text, PLAIN_TEXT);
+const LONG_RUNS = new RegExp(`(\\S{${LONG_RUN},})`);
+
 export function countTextTokens(text: string): number {
-  return text === '' ? 0 : countTokens(text);
+  if (text === '') return 0;
+  if (text.length < LONG_RUN) return count(text);
+  const parts = text.split(LONG_RUNS);
+  let total = 0;
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index]!;
+    if (index % 2 === 0) {
+      if (part !== '') total += count(part);
+      continue;
+    }
+    for (let start = 0; start < part.length; start += LONG_RUN) total += count(part.slice(start, start + LONG_RUN));
+  }
+  return total;
+}
+
+/**
+ * Characters of one request's text counted exactly. Tokenizing costs about 1 to 4 µs per character on the
+ * event loop (dense text such as base64 is the slowest), so a body-sized prompt would stall every other request
+ * for seconds; it runs for every authenticated request, before admission. Beyond this budget the rest is
+ * extrapolated from what was counted: a request estimate, replaced by the vendor's own count when it reports one.
+ */
+export const EXACT_CHARS_PER_REQUEST = 100_000;
+/** Tokens per character for text met before anything was counted (o200k on English prose is about 0.25). */
+const DEFAULT_TOKENS_PER_CHAR = 0.3;
+
+/** Counts a request's texts exactly until the budget is spent, then by the ratio observed so far. */
+class BudgetedCounter {
+  private budget = EXACT_CHARS_PER_REQUEST;
+  private countedChars = 0;
+  private countedTokens = 0;
+
+  count(text: string): number {
+    if (text === '') return 0;
+    const exact = text.length <= this.budget ? text : text.slice(0, this.budget);
+    let tokens = 0;
+    if (exact.length > 0) {
+      tokens = countTextTokens(exact);
+      this.budget -= exact.length;
+      this.countedChars += exact.length;
+      this.countedTokens += tokens;
+    }
+    const rest = text.length - exact.length;
+    if (rest === 0) return tokens;
+    const ratio = this.countedChars === 0 ? DEFAULT_TOKENS_PER_CHAR : this.countedTokens / this.countedChars;
+    return tokens + Math.ceil(rest * ratio);
+  }
 }
 
 export function estimateRequestInputTokens(request: CanonicalRequest): number {
+  const counter = new BudgetedCounter();
+  const count = (text: string) => counter.count(text);
   let total = TOKENS_PER_REPLY;
   if (request.system.length > 0) {
-    total += TOKENS_PER_MESSAGE + request.system.reduce((sum, block) => sum + countTextTokens(block.text), 0);
+    total += TOKENS_PER_MESSAGE + request.system.reduce((sum, block) => sum + count(block.text), 0);
   }
   for (const message of request.messages) {
     total += TOKENS_PER_MESSAGE;
-    for (const block of message.content) total += blockTokens(block);
+    for (const block of message.content) total += blockTokens(block, count);
   }
   for (const tool of request.tools ?? []) {
-    total += countTextTokens(tool.name) + countTextTokens(tool.description ?? '') + countTextTokens(JSON.stringify(tool.parameters ?? {}));
+    total += count(tool.name) + count(tool.description ?? '') + count(JSON.stringify(tool.parameters ?? {}));
   }
   return total;
 }
@@ -45,18 +104,18 @@ export function estimateResponseOutputTokens(response: CanonicalResponse): numbe
   return total;
 }
 
-function blockTokens(block: ContentBlock): number {
+function blockTokens(block: ContentBlock, count: (text: string) => number): number {
   switch (block.type) {
     case 'text':
     case 'reasoning':
-      return countTextTokens(block.text);
+      return count(block.text);
     case 'image':
       return TOKENS_PER_IMAGE;
     case 'document':
       return TOKENS_PER_DOCUMENT;
     case 'tool-call':
-      return countTextTokens(block.name) + countTextTokens(block.argumentsJson);
+      return count(block.name) + count(block.argumentsJson);
     case 'tool-result':
-      return block.content.reduce((sum, part) => sum + blockTokens(part), 0);
+      return block.content.reduce((sum, part) => sum + blockTokens(part, count), 0);
   }
 }

@@ -30,6 +30,10 @@ export const ERROR_CATALOG = {
   rate_limit_exceeded: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
   rate_limiter_unavailable: { status: 503, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
   internal_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
+  // Operations: a draining instance, and what the HTTP parser refuses (slow or oversized request heads).
+  shutting_down: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
+  request_timeout: { status: 408, retryable: true, openaiType: 'invalid_request_error', anthropicType: 'timeout_error' },
+  headers_too_large: { status: 431, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   // Upstream failures, mapped by the vendor's HTTP status (translation.md §10). A vendor's 401/403 means the
   // gateway's own credential is bad: never blamed on the client's key.
   upstream_invalid_request: { status: 400, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },

@@ -1,6 +1,48 @@
 import type { FastifyInstance } from 'fastify';
 
-/** Liveness: the process answers. Readiness checks come with the operations work. */
-export function registerHealth(app: FastifyInstance): void {
+/** A dependency the gateway cannot serve without; `check` rejects when it is unreachable. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export interface HealthOptions {
+  checks?: readonly ReadinessCheck[];
+  /** True while the gateway drains for shutdown: a load balancer should stop sending traffic. */
+  closing?: () => boolean;
+  /** Per-check bound, so a hung dependency makes the probe fail instead of hang. */
+  timeoutMs?: number;
+}
+
+/**
+ * `/healthz`: the process answers (liveness). `/readyz`: storage and the shared rate limiter answer and the
+ * gateway is not draining (readiness); 503 with each check's state otherwise. Neither reveals error details.
+ */
+export function registerHealth(app: FastifyInstance, options: HealthOptions = {}): void {
+  const timeoutMs = options.timeoutMs ?? 2_000;
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { public: true } }, async (request, reply) => {
+    const results = await Promise.all(
+      (options.checks ?? []).map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), timeoutMs);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          request.log.warn({ err: error, check: name }, 'readiness check failed');
+          return [name, 'unavailable'] as const;
+        }
+      }),
+    );
+    const checks = Object.fromEntries(results);
+    const ready = results.every(([, state]) => state === 'ok') && options.closing?.() !== true;
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+}
+
+function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -6,6 +6,9 @@ import type { CanonicalRequest } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
+import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { ProviderResponse } from '../providers/types.js';
+import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService } from '../billing/billing-service.js';
 import type { SettleResult } from '../storage/billing-types.js';
@@ -19,6 +22,14 @@ export interface ChatPipelineDependencies {
   onSettlementError?: (error: unknown, requestId: string) => void;
   /** Told every settled request's tokens (the tokens-per-minute limit counts them). */
   onTokensUsed?: (auth: AuthenticatedKey, tokens: number) => void;
+  /**
+   * Public model id → the public model id served instead when the first one's vendor fails (after its own
+   * retries and failover). Off unless the operator sets `models.<id>.fallback`.
+   */
+  fallbacks?: Readonly<Record<string, string | undefined>>;
+  /** Interval of keep-alive comments on a stream while the upstream is silent (default 15 s). */
+  keepAliveMs?: number;
+  metrics?: GatewayMetrics;
 }
 
 export interface ChatInput {
@@ -30,7 +41,10 @@ export interface ChatInput {
 }
 
 export interface ChatExchange {
+  /** The model that answers: the requested one, or its fallback when that one's vendor failed. */
   model: CatalogModel;
+  /** How often a stream sends a keep-alive comment while no event arrives. */
+  keepAliveMs: number;
   droppedParameters: readonly string[];
   upstreamRequestId: string | undefined;
   /**
@@ -50,9 +64,18 @@ type Outcome = 'ok' | 'client_disconnected' | 'upstream_error';
  */
 export class ChatPipeline {
   private readonly now: () => number;
+  private readonly metrics: GatewayMetrics;
+  private readonly keepAliveMs: number;
+  /** Fallback models by public id, resolved once so a typo fails at start-up, not on the first outage. */
+  private readonly fallbacks = new Map<string, CatalogModel>();
 
   constructor(private readonly deps: ChatPipelineDependencies) {
     this.now = deps.now ?? Date.now;
+    this.metrics = deps.metrics ?? NO_METRICS;
+    this.keepAliveMs = deps.keepAliveMs ?? 15_000;
+    for (const [id, fallbackId] of Object.entries(deps.fallbacks ?? {})) {
+      if (fallbackId !== undefined) this.fallbacks.set(id, this.resolveFallback(id, fallbackId));
+    }
   }
 
   async start(input: ChatInput): Promise<ChatExchange> {
@@ -71,25 +94,56 @@ export class ChatPipeline {
     if (input.request.maxOutputTokens === undefined && reservation.maxOutputTokens < model.maxOutputTokens) {
       input.request.maxOutputTokens = reservation.maxOutputTokens;
     }
-    let response;
+    let response: ProviderResponse;
+    let answering = model;
     try {
+      // The provider retries and fails over between credentials itself, before anything reaches the client.
       response = await provider.call({ request: input.request, model, signal: input.signal, requestId: input.requestId });
     } catch (error) {
-      // Failed before any output: recorded for the usage log, never charged; the hold is released.
-      await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
-      throw toGatewayError(error);
+      const fallback = this.fallbacks.get(model.id);
+      if (fallback === undefined || input.signal.aborted || !isVendorOutage(error)) {
+        // Failed before any output: recorded for the usage log, never charged; the hold is released.
+        await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
+        throw toGatewayError(error);
+      }
+      if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
+        input.request.maxOutputTokens = fallback.maxOutputTokens;
+      }
+      try {
+        response = await this.deps.providers
+          .get(fallback.vendor)
+          .call({ request: input.request, model: fallback, signal: input.signal, requestId: input.requestId });
+        answering = fallback;
+      } catch (fallbackError) {
+        await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
+        throw toGatewayError(fallbackError);
+      }
     }
     let settlement: SettleResult | undefined;
-    const events = this.relay(input, model, response.events, startedAt, (result) => {
+    const events = this.relay(input, answering, response.events, startedAt, (result) => {
       settlement = result;
     });
     return {
-      model,
+      model: answering,
+      keepAliveMs: this.keepAliveMs,
       droppedParameters: response.droppedParameters,
       upstreamRequestId: response.upstreamRequestId,
       events,
       settlement: () => settlement,
     };
+  }
+
+  /** A configured fallback, checked at start-up: a known model, not the model itself, whose vendor is served. */
+  private resolveFallback(id: string, fallbackId: string): CatalogModel {
+    try {
+      const model = this.deps.catalog.resolve(id);
+      const fallback = this.deps.catalog.resolve(fallbackId);
+      if (fallback.id === model.id) throw new Error('it names the model itself');
+      this.deps.providers.get(fallback.vendor);
+      return fallback;
+    } catch (error) {
+      throw new Error(`models.${id}.fallback (${fallbackId}) cannot be used: ${(error as Error).message}`, { cause: error });
+    }
   }
 
   /**
@@ -116,9 +170,14 @@ export class ChatPipeline {
   ): AsyncGenerator<CanonicalEvent, void, undefined> {
     const accumulator = new ResponseAccumulator();
     let outcome: Outcome = 'client_disconnected';
+    let firstOutput = input.request.stream;
     try {
       for await (const event of upstream) {
         accumulator.apply(event);
+        if (firstOutput && OUTPUT_EVENTS.has(event.type)) {
+          firstOutput = false;
+          this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000);
+        }
         yield event;
       }
       if (!accumulator.response.usageReported) {
@@ -129,6 +188,7 @@ export class ChatPipeline {
       outcome = 'ok';
     } catch (error) {
       outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
+      if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
       throw toGatewayError(error);
     } finally {
       const response = accumulator.response;
@@ -168,7 +228,7 @@ export class ChatPipeline {
     rawUsage: unknown,
   ): Promise<SettleResult | undefined> {
     try {
-      return await this.deps.billing.settle({
+      const result = await this.deps.billing.settle({
         requestId: input.requestId,
         auth: input.auth,
         model,
@@ -178,10 +238,23 @@ export class ChatPipeline {
         startedAt,
         rawUsage,
       });
+      if (result.settled) {
+        const tokens = { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens };
+        this.metrics.usageSettled(model.id, tokens, result.chargedNano);
+      }
+      return result;
     } catch (error) {
       // The hold stays and the sweeper releases it; the operator sees the failure in the log.
       this.deps.onSettlementError?.(error, input.requestId);
       return undefined;
     }
   }
+}
+
+/** Events that carry model output: the first one sent marks the time to first token. */
+const OUTPUT_EVENTS: ReadonlySet<CanonicalEvent['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-call-start']);
+
+/** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
+function isVendorOutage(error: unknown): boolean {
+  return error instanceof GatewayError && classifyAttemptFailure(error, false).blamesCredential;
 }

@@ -1,20 +1,22 @@
 import type { VendorName } from '../canonical/request.js';
-import type { Config } from '../config/load-config.js';
+import type { Config, VendorConfig } from '../config/load-config.js';
+import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AnthropicProvider } from './anthropic/anthropic-provider.js';
-import { GeminiProvider } from './gemini/gemini-provider.js';
+import { CredentialPool, pooledCredential } from './credential-pool.js';
 import { DeepSeekProvider } from './deepseek/deepseek-provider.js';
+import { FailoverProvider, type ClosableAdapter } from './failover-provider.js';
+import { GeminiProvider } from './gemini/gemini-provider.js';
 import { OpenAIProvider } from './openai/openai-provider.js';
 import { ProviderRegistry } from './registry.js';
-import type { ProviderAdapter } from './types.js';
-
-type Closable = ProviderAdapter & { close(): Promise<void> };
+import { UpstreamHttp } from './upstream-http.js';
 
 interface VendorEndpoint {
   baseUrl: string;
   apiKey: string;
+  http: UpstreamHttp;
 }
 
-const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) => Closable>> = {
+const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) => ClosableAdapter>> = {
   anthropic: (endpoint) => new AnthropicProvider(endpoint),
   openai: (endpoint) => new OpenAIProvider(endpoint),
   gemini: (endpoint) => new GeminiProvider(endpoint),
@@ -24,23 +26,63 @@ const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) 
 /** A placeholder credential for simulators and keyless loopback upstreams, which accept any bearer token. */
 const KEYLESS_CREDENTIAL = 'tollgate-no-key';
 
+export interface CreateProvidersOptions {
+  metrics?: GatewayMetrics;
+  now?: () => number;
+}
+
 /**
- * One adapter per vendor. In demo mode every vendor points at the in-process simulator; otherwise a vendor is
- * served when the operator configured it (a key, or a base URL such as a loopback simulator).
+ * One adapter per vendor, over its pool of credentials (see FailoverProvider). In demo mode every vendor points
+ * at the in-process simulator with one keyless credential; otherwise a vendor is served when the operator
+ * configured it (keys, or a base URL such as a loopback simulator).
  */
-export function createProviders(config: Config, simulatorBaseUrls?: Readonly<Record<VendorName, string>>): ProviderRegistry {
-  const adapters: Partial<Record<VendorName, Closable>> = {};
+export function createProviders(
+  config: Config,
+  simulatorBaseUrls?: Readonly<Record<VendorName, string>>,
+  options: CreateProvidersOptions = {},
+): ProviderRegistry {
+  const metrics = options.metrics ?? NO_METRICS;
+  const providers: Partial<Record<VendorName, FailoverProvider>> = {};
   const reasons: Partial<Record<VendorName, string>> = {};
   for (const vendor of Object.keys(config.vendors) as VendorName[]) {
     const settings = config.vendors[vendor];
-    const factory = ADAPTER_FACTORIES[vendor];
     if (config.demoMode && simulatorBaseUrls !== undefined) {
-      adapters[vendor] = factory({ baseUrl: simulatorBaseUrls[vendor], apiKey: KEYLESS_CREDENTIAL });
+      const demo: VendorConfig = { ...settings, credentials: [{ apiKey: KEYLESS_CREDENTIAL, baseUrl: simulatorBaseUrls[vendor], label: 'simulator' }] };
+      providers[vendor] = vendorProvider(vendor, demo, config.streamKeepAliveMs, metrics, options.now);
     } else if (settings.configured) {
-      adapters[vendor] = factory({ baseUrl: settings.baseUrl, apiKey: settings.apiKey ?? KEYLESS_CREDENTIAL });
+      providers[vendor] = vendorProvider(vendor, settings, config.streamKeepAliveMs, metrics, options.now);
     } else {
       reasons[vendor] = `The ${vendor} provider is not configured on this gateway (the operator sets ${vendor.toUpperCase()}_API_KEY).`;
     }
   }
-  return new ProviderRegistry(adapters, reasons);
+  return new ProviderRegistry(providers, reasons, options.now);
+}
+
+function vendorProvider(
+  vendor: VendorName,
+  settings: VendorConfig,
+  streamStartWindowMs: number,
+  metrics: GatewayMetrics,
+  now: (() => number) | undefined,
+): FailoverProvider {
+  // Credentials at the same base URL share one connection pool.
+  const pools = new Map<string, UpstreamHttp>();
+  const credentials = settings.credentials.map((credential) => {
+    let http = pools.get(credential.baseUrl);
+    if (http === undefined) {
+      http = new UpstreamHttp({ baseUrl: credential.baseUrl }, { timeouts: settings.timeouts });
+      pools.set(credential.baseUrl, http);
+    }
+    const adapter = ADAPTER_FACTORIES[vendor]({ baseUrl: credential.baseUrl, apiKey: credential.apiKey ?? KEYLESS_CREDENTIAL, http });
+    return pooledCredential(credential.label, credential.baseUrl, adapter);
+  });
+  const pool = new CredentialPool(vendor, credentials, settings.circuitBreaker, metrics);
+  return new FailoverProvider({
+    pool,
+    retries: settings.retries,
+    // A stream has one keep-alive interval to produce its first token while it can still be retried.
+    streamStartWindowMs,
+    metrics,
+    ...(now === undefined ? {} : { now }),
+  });
 }

@@ -1,5 +1,6 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../canonical/errors.js';
+import { DEFAULT_UPSTREAM_POLICY, type UpstreamTimeouts } from './upstream-settings.js';
 
 export interface UpstreamTarget {
   /** Origin plus optional path prefix, without trailing slash, e.g. `https://api.openai.com/v1`. */
@@ -12,28 +13,42 @@ export interface UpstreamResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+export interface UpstreamHttpOptions {
+  connections?: number;
+  /** connect → connectTimeout, first byte → headersTimeout (per request), idle between body chunks → bodyTimeout. */
+  timeouts?: UpstreamTimeouts;
+}
+
 /**
  * One keep-alive undici Pool per vendor origin. undici's Pool.request is several times faster than the global
- * fetch on this hardware, which matters because every client request crosses here.
+ * fetch on this hardware, which matters because every client request crosses here. The timeouts are undici's
+ * own (one timer per request, reset as bytes arrive), so the hot path adds no timers of its own.
  */
 export class UpstreamHttp {
   private readonly pool: Pool;
   private readonly pathPrefix: string;
+  private closing: Promise<void> | undefined;
+  private readonly streamFirstByteMs: number;
+  private readonly nonStreamFirstByteMs: number;
 
-  constructor(target: UpstreamTarget, options: { connections?: number } = {}) {
+  constructor(target: UpstreamTarget, options: UpstreamHttpOptions = {}) {
     const url = new URL(target.baseUrl);
+    const timeouts = options.timeouts ?? DEFAULT_UPSTREAM_POLICY.timeouts;
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.streamFirstByteMs = timeouts.firstByteMs;
+    this.nonStreamFirstByteMs = timeouts.nonStreamMs;
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 256,
       pipelining: 1,
       keepAliveTimeout: 30_000,
-      connectTimeout: 10_000,
-      headersTimeout: 300_000,
-      bodyTimeout: 300_000,
+      connectTimeout: timeouts.connectMs,
+      headersTimeout: timeouts.firstByteMs,
+      bodyTimeout: timeouts.idleMs,
     });
   }
 
-  async post(path: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+  /** `stream`: the reply is a stream (its headers come at once), not a whole reply (they come when it is done). */
+  async post(path: string, headers: Record<string, string>, body: string, signal: AbortSignal, stream = false): Promise<UpstreamResponse> {
     try {
       const response = await this.pool.request({
         method: 'POST',
@@ -41,6 +56,7 @@ export class UpstreamHttp {
         headers: { 'content-type': 'application/json', ...headers },
         body,
         signal,
+        headersTimeout: stream ? this.streamFirstByteMs : this.nonStreamFirstByteMs,
       });
       return { statusCode: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
@@ -48,8 +64,10 @@ export class UpstreamHttp {
     }
   }
 
+  /** Idempotent: credentials that share a base URL share this pool, and each adapter closes it. */
   close(): Promise<void> {
-    return this.pool.close();
+    this.closing ??= this.pool.close();
+    return this.closing;
   }
 }
 

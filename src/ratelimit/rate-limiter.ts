@@ -38,6 +38,8 @@ export interface RateLimiter {
   recordTokens(subject: string, tokens: number, windowMs?: number): Promise<void>;
   /** Stops timers and connections; the limiter must not be used afterwards. */
   close(): Promise<void>;
+  /** Readiness probe: rejects when a shared backend (Redis) cannot answer. Absent for in-process limiters. */
+  ping?(): Promise<void>;
 }
 
 /**

@@ -143,6 +143,10 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     if (this.redis.status === 'ready') {
       try {

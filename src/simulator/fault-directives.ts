@@ -35,6 +35,10 @@
  *                            prompt), in the vendor's own usage fields
  *     cache-write=<n>        report n prompt tokens as written to the cache (Anthropic's
  *                            cache_creation_input_tokens; the other vendors have no such field)
+ *     only-key=<key>[,<key>...]  the fault fires only for requests made with one of these vendor API keys
+ *                            (any other key gets the normal reply): one failing credential among several
+ *     times=<n>              the fault fires only for the first n requests carrying the same directive
+ *                            text (counted per simulator): a fault that a retry gets past
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -76,6 +80,12 @@ export interface SimulatorDirectives {
   reasoningWords?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** The fault applies only to requests made with one of these API keys (`only-key=`). */
+  onlyKeys?: string[];
+  /** The fault applies only to the first n requests with the same `faultKey` (`times=`). */
+  times?: number;
+  /** Identity of the directive for `times`: the text it came from (set by parseRequestDirectives). */
+  faultKey?: string;
 }
 
 export interface ParsedDirectives {
@@ -93,6 +103,7 @@ const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+const API_KEY = /^[A-Za-z0-9_.:+\/=-]{1,256}$/;
 
 function isFaultName(value: string): value is FaultName {
   return (FAULT_NAMES as readonly string[]).includes(value);
@@ -164,6 +175,16 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
       if (parsed !== undefined) into.cacheWriteTokens = parsed;
       break;
+    case 'only-key': {
+      const keys = value.split(',');
+      if (!keys.every((key) => API_KEY.test(key))) return `bad value '${value}' for 'only-key'`;
+      into.onlyKeys = keys;
+      return undefined;
+    }
+    case 'times':
+      parsed = parseInteger(value, 1, 1_000_000);
+      if (parsed !== undefined) into.times = parsed;
+      break;
     case 'tool-text':
       parsed = parseInteger(value, 0, 1);
       if (parsed !== undefined) into.toolText = parsed === 1;
@@ -209,6 +230,7 @@ export function parseRequestDirectives(lastUserText: string, header: string | st
   const parsed = parseDirectivesInText(lastUserText);
   const headerValues = header === undefined ? [] : Array.isArray(header) ? header : [header];
   for (const value of headerValues) parseDirectiveSettings(value, parsed);
+  if (parsed.directives.times !== undefined) parsed.directives.faultKey = `${lastUserText}\u0000${headerValues.join(' ')}`;
   return parsed;
 }
 

@@ -64,7 +64,15 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Tokens of `text` in the o200k encoding (GPT-4o, GPT-5, o-series). */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : encode(text, PLAIN_TEXT).length;
+  if (text.length === 0) return 0;
+  // BPE is quadratic in a pre-token's length: count runs without whitespace in slices (as the gateway does).
+  if (!/\S{256}/.test(text)) return encode(text, PLAIN_TEXT).length;
+  let total = 0;
+  for (const [index, part] of text.split(/(\S{256,})/).entries()) {
+    if (index % 2 === 0) total += part === '' ? 0 : encode(part, PLAIN_TEXT).length;
+    else for (let start = 0; start < part.length; start += 256) total += encode(part.slice(start, start + 256), PLAIN_TEXT).length;
+  }
+  return total;
 }
 
 /** First 32 bits of the SHA-256 of `text`: the seed of the reply's pseudo-random choices. */
@@ -92,7 +100,11 @@ function pseudoRandom(seed: number): () => number {
 function echoSentence(lastUserText: string): string {
   const words = lastUserText.split(WHITESPACE).filter((word) => word.length > 0);
   if (words.length === 0) return 'Hello.';
-  const excerpt = words.slice(0, ECHO_WORDS).join(' ');
+  // A "word" can be a 100 kB run; echoed whole it would make the reply (and its tokenization) huge.
+  const excerpt = words
+    .slice(0, ECHO_WORDS)
+    .map((word) => (word.length > 64 ? `${word.slice(0, 64)}…` : word))
+    .join(' ');
   return `You said: "${excerpt}${words.length > ECHO_WORDS ? ' ...' : ''}".`;
 }
 

@@ -56,6 +56,21 @@ export function effectivePacing(base: Pacing, directives: SimulatorDirectives): 
   };
 }
 
+/**
+ * The directives as they apply to this request: without their fault when `only-key` names another key, or
+ * when `times` requests with the same directive already had it.
+ */
+function applicable(exchange: SimulatorExchange, directives: SimulatorDirectives): SimulatorDirectives {
+  if (directives.fault === undefined) return directives;
+  if (directives.onlyKeys !== undefined && (exchange.apiKey === undefined || !directives.onlyKeys.includes(exchange.apiKey))) {
+    return { ...directives, fault: undefined };
+  }
+  if (directives.times !== undefined && directives.faultKey !== undefined && exchange.countFault(directives.faultKey) >= directives.times) {
+    return { ...directives, fault: undefined };
+  }
+  return directives;
+}
+
 async function pause(exchange: SimulatorExchange, delayMs: number | 'forever' | undefined): Promise<void> {
   const ms = delayMs ?? DEFAULT_DELAY_MS;
   if (ms === 'forever') await waitForAbort(exchange.signal);
@@ -66,8 +81,12 @@ async function pause(exchange: SimulatorExchange, delayMs: number | 'forever' | 
  * Faults answered before any success byte: the vendor error (unless `error` is meant to arrive mid-stream)
  * and the rate limit. Returns true when the response has been sent.
  */
-async function playLeadingFaults(exchange: SimulatorExchange, plan: PlayPlan, midStreamAllowed: boolean): Promise<boolean> {
-  const { directives } = plan;
+async function playLeadingFaults(
+  exchange: SimulatorExchange,
+  directives: SimulatorDirectives,
+  plan: PlayPlan,
+  midStreamAllowed: boolean,
+): Promise<boolean> {
   if (directives.fault === 'slow-first-byte') await pause(exchange, directives.delayMs);
   if (directives.fault === 'error' && !(midStreamAllowed && directives.afterChunks !== undefined)) {
     const status = directives.status ?? DEFAULT_STATUS;
@@ -86,8 +105,8 @@ async function playLeadingFaults(exchange: SimulatorExchange, plan: PlayPlan, mi
 
 /** A non-stream reply; `pieceCount` paces it like the stream it would have been. */
 export async function playJson(exchange: SimulatorExchange, body: string, pieceCount: number, plan: PlayPlan): Promise<void> {
-  if (await playLeadingFaults(exchange, plan, false)) return;
-  const { directives } = plan;
+  const directives = applicable(exchange, plan.directives);
+  if (await playLeadingFaults(exchange, directives, plan, false)) return;
   const pacing = effectivePacing(exchange.pacing, directives);
   await sleep(pacing.firstTokenDelayMs + pacing.chunkDelayMs * Math.max(0, pieceCount - 1), exchange.signal);
   switch (directives.fault) {
@@ -113,8 +132,8 @@ export async function playJson(exchange: SimulatorExchange, body: string, pieceC
  * whole reply is one write, which keeps the simulator cheap as a benchmark upstream.
  */
 export async function playStream(exchange: SimulatorExchange, script: StreamScript, plan: PlayPlan): Promise<void> {
-  if (await playLeadingFaults(exchange, plan, true)) return;
-  const { directives } = plan;
+  const directives = applicable(exchange, plan.directives);
+  if (await playLeadingFaults(exchange, directives, plan, true)) return;
   const pacing = effectivePacing(exchange.pacing, directives);
   const { response, signal } = exchange;
   const contentType = script.contentType === undefined ? {} : { 'content-type': script.contentType };

@@ -28,6 +28,10 @@ export interface SimulatorExchange {
   readonly requestId: string;
   /** Whether `key` may call the simulator (the `apiKeys` option; any non-empty key when none is set). */
   isKeyAccepted(key: string | undefined): boolean;
+  /** The vendor API key the request carries (bearer, `x-api-key`, `x-goog-api-key` or `?key=`), for `only-key`. */
+  readonly apiKey: string | undefined;
+  /** Counts one more request for `key`; returns how many came before it (for `times`). */
+  countFault(key: string): number;
 }
 
 /** Largest body read; beyond it the vendor module answers 413. */

@@ -51,6 +51,16 @@ function route(pathname: string): Route | undefined {
   return { vendor: VENDOR_SIMULATORS[prefix as VendorName], path: slash === -1 ? '/' : pathname.slice(slash) };
 }
 
+const BEARER = /^Bearer\s+(.+)$/i;
+
+/** The key as any of the four vendors' clients send it. */
+function requestApiKey(request: IncomingMessage, query: URLSearchParams): string | undefined {
+  const { headers } = request;
+  for (const header of [headers['x-api-key'], headers['x-goog-api-key']]) if (typeof header === 'string' && header !== '') return header;
+  const bearer = headers.authorization === undefined ? undefined : BEARER.exec(headers.authorization.trim())?.[1];
+  return bearer ?? query.get('key') ?? undefined;
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = options.host ?? '127.0.0.1';
   const pacing: Pacing = {
@@ -63,6 +73,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   /** One controller per request in flight, so close() can end their waits. */
   const inFlight = new Set<AbortController>();
   let requestCounter = 0;
+  const faultCounts = new Map<string, number>();
+  const countFault = (key: string): number => {
+    const before = faultCounts.get(key) ?? 0;
+    // Bounded: a long-running simulator forgets old directives rather than grow without end.
+    if (faultCounts.size >= 10_000 && before === 0) faultCounts.clear();
+    faultCounts.set(key, before + 1);
+    return before;
+  };
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const controller = new AbortController();
@@ -76,15 +94,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const queryAt = rawUrl.indexOf('?');
     const pathname = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
     const found = route(pathname);
+    const query = new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1));
     const exchange: SimulatorExchange = {
       request,
       response,
       path: found?.path ?? pathname,
-      query: new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)),
+      query,
       signal: controller.signal,
       pacing,
       requestId: `req_sim_${(++requestCounter).toString(36)}`,
       isKeyAccepted,
+      apiKey: requestApiKey(request, query),
+      countFault,
     };
     try {
       if (found !== undefined) {

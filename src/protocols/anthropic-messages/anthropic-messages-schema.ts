@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
  * Validation of the Anthropic Messages request (anthropic-messages.md §2). Rules the real API enforces are
@@ -80,7 +81,7 @@ const thinking = z.discriminatedUnion('type', [
 /** Fields shared by /v1/messages and /v1/messages/count_tokens. */
 const promptFields = {
   model: z.unknown().optional(),
-  messages: z.array(message).min(1, 'must contain at least one message'),
+  messages: z.array(message).min(1, 'must contain at least one message').max(MAX_MESSAGES, TOO_MANY_MESSAGES),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   tools: z.array(tool).max(128).optional(),
   tool_choice: toolChoice.optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
  * Validation of the OpenAI chat-completions request (openai-chat.md §2). Fields the canonical model has no
@@ -72,7 +73,7 @@ const positiveInteger = z.number().int().min(1);
 export const openAIChatRequestSchema = z.looseObject({
   // Checked against the catalog by the pipeline, whose error lists the valid ids.
   model: z.unknown().optional(),
-  messages: z.array(message).min(1, 'must contain at least one message'),
+  messages: z.array(message).min(1, 'must contain at least one message').max(MAX_MESSAGES, TOO_MANY_MESSAGES),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   max_completion_tokens: positiveInteger.nullish(),

@@ -5,6 +5,7 @@ import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
 import { formatUsd } from '../../billing/money.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
+import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
 
 /** What each client protocol's stream encoder provides. */
@@ -16,12 +17,20 @@ export interface StreamEncoder {
   error(error: GatewayError): string;
 }
 
-/** Aborts the upstream call when the client goes away before the reply is complete. */
+/**
+ * Aborts the upstream call when the client goes away before the reply is complete, or when a shutdown's grace
+ * period ends (the reply then ends with the `shutting_down` error; settlement happens either way).
+ */
 export function abortOnClientGone(reply: FastifyReply): AbortController {
   const controller = new AbortController();
+  const shutdown = reply.server.shutdownSignal as AbortSignal | undefined;
+  const cut = () => controller.abort(shutdown?.reason);
   reply.raw.once('close', () => {
+    shutdown?.removeEventListener('abort', cut);
     if (!reply.raw.writableFinished) controller.abort();
   });
+  if (shutdown?.aborted) cut();
+  else shutdown?.addEventListener('abort', cut, { once: true });
   return controller;
 }
 
@@ -44,9 +53,14 @@ export function exchangeHeaders(request: FastifyRequest, exchange: ChatExchange)
   return headers;
 }
 
+/** An SSE comment: both SDKs skip it, and proxies that cut idle connections see traffic. */
+const KEEP_ALIVE = sseComment('keep-alive');
+
 /**
  * Streams an exchange as SSE: headers at once, each event's frames as they come (backpressure honoured),
  * the closing frames, or the protocol's error form when the upstream fails after the headers went out.
+ * While the upstream is silent (a slow first token, a stall before the idle timeout ends the stream), a
+ * keep-alive comment goes out every `keepAliveMs` in which nothing else was written.
  */
 export async function streamExchange(
   reply: FastifyReply,
@@ -61,6 +75,13 @@ export async function streamExchange(
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
+  let wrote = true;
+  // One timer per stream, not one per event: events only set a flag.
+  const keepAlive = setInterval(() => {
+    if (!wrote && !raw.writableNeedDrain && !raw.destroyed && !raw.writableEnded) raw.write(KEEP_ALIVE);
+    wrote = false;
+  }, exchange.keepAliveMs);
+  keepAlive.unref();
   try {
     for await (const event of exchange.events) {
       if (event.type === 'usage') usage = event.usage;
@@ -76,12 +97,14 @@ export async function streamExchange(
           raw.uncork();
         });
       }
+      wrote = true;
       if (!(await writeToClient(raw, text))) return;
     }
     await writeToClient(raw, encoder.finish(usage, settledCharge(exchange)));
   } catch (error) {
     await writeToClient(raw, encoder.error(error instanceof GatewayError ? error : toGatewayError(error)));
   } finally {
+    clearInterval(keepAlive);
     raw.end();
   }
 }

@@ -58,6 +58,8 @@ export interface AnthropicProviderOptions {
   apiKey: string;
   /** Shown in error messages. */
   vendorLabel?: string;
+  /** The connection pool to use (shared by credentials with the same base URL); one is made when absent. */
+  http?: UpstreamHttp;
 }
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -69,14 +71,14 @@ export class AnthropicProvider implements ProviderAdapter {
   private readonly label: string;
 
   constructor(options: AnthropicProviderOptions) {
-    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
+    this.http = options.http ?? new UpstreamHttp({ baseUrl: options.baseUrl });
     this.headers = { 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_VERSION };
     this.label = options.vendorLabel ?? 'Anthropic';
   }
 
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
     const { body, droppedParameters, betaHeader, jsonToolName } = buildAnthropicRequest(request, model);
-    const response = await this.http.post('/v1/messages', this.headersWith(betaHeader), JSON.stringify(body), signal);
+    const response = await this.http.post('/v1/messages', this.headersWith(betaHeader), JSON.stringify(body), signal, request.stream);
     const upstreamRequestId = headerValue(response.headers, 'request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
     const options: AnthropicMappingOptions = { created: Math.floor(Date.now() / 1000), jsonToolName };

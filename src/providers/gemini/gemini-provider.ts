@@ -47,6 +47,8 @@ export interface GeminiProviderOptions {
   apiKey: string;
   /** Shown in error messages. */
   vendorLabel?: string;
+  /** The connection pool to use (shared by credentials with the same base URL); one is made when absent. */
+  http?: UpstreamHttp;
 }
 
 export class GeminiProvider implements ProviderAdapter {
@@ -56,7 +58,7 @@ export class GeminiProvider implements ProviderAdapter {
   private readonly label: string;
 
   constructor(options: GeminiProviderOptions) {
-    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
+    this.http = options.http ?? new UpstreamHttp({ baseUrl: options.baseUrl });
     this.headers = { 'x-goog-api-key': options.apiKey };
     this.label = options.vendorLabel ?? 'Gemini';
   }
@@ -64,7 +66,7 @@ export class GeminiProvider implements ProviderAdapter {
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
     const { body, droppedParameters } = buildGeminiRequest(request, model.upstreamModel);
     const method = request.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    const response = await this.http.post(modelPath(model.upstreamModel, method), this.headers, JSON.stringify(body), signal);
+    const response = await this.http.post(modelPath(model.upstreamModel, method), this.headers, JSON.stringify(body), signal, request.stream);
     const upstreamRequestId = headerValue(response.headers, 'x-request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const mapperOptions: GeminiResponseMapperOptions = { vendorLabel: this.label, fallbackModel: model.upstreamModel };

@@ -11,6 +11,8 @@ export interface ProviderEndpointOptions {
   apiKey: string;
   /** Shown in error messages. */
   vendorLabel?: string;
+  /** The connection pool to use (shared by credentials with the same base URL); one is made when absent. */
+  http?: UpstreamHttp;
 }
 
 /** What differs between vendors that speak the OpenAI chat-completions dialect. */
@@ -38,7 +40,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     private readonly dialect: OpenAIDialect,
   ) {
     this.vendor = dialect.vendor;
-    this.http = new UpstreamHttp({ baseUrl: options.baseUrl });
+    this.http = options.http ?? new UpstreamHttp({ baseUrl: options.baseUrl });
     this.headers = { authorization: `Bearer ${options.apiKey}` };
     this.label = options.vendorLabel ?? dialect.defaultLabel;
   }
@@ -46,7 +48,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
     const { body, droppedParameters } = this.dialect.buildRequest(request, model.upstreamModel);
-    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal);
+    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal, request.stream);
     const upstreamRequestId = this.requestId(response);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const events = request.stream ? openAIStreamEvents(response, this.label) : openAICompletionEvents(response, this.label);

@@ -1,0 +1,74 @@
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { drainAndClose, registerShutdownHandling, ShutdownState } from './graceful-shutdown.js';
+
+describe('ShutdownState', () => {
+  it('counts running handlers; ending one twice counts once', async () => {
+    const state = new ShutdownState();
+    const first = state.begin();
+    const second = state.begin();
+    expect(state.inFlight).toBe(2);
+    first();
+    first();
+    expect(state.inFlight).toBe(1);
+    const drained = state.whenDrained(60_000);
+    second();
+    expect(await drained).toBe(true);
+    expect(state.inFlight).toBe(0);
+  });
+
+  it('whenDrained resolves false when handlers outlive the timeout', async () => {
+    const state = new ShutdownState();
+    const end = state.begin();
+    expect(await state.whenDrained(20)).toBe(false);
+    end();
+    expect(await state.whenDrained(20)).toBe(true);
+  });
+
+  it('cutting aborts the shared signal with a shutting_down error', () => {
+    const state = new ShutdownState();
+    expect(state.closing).toBe(false);
+    state.startClosing();
+    expect(state.closing).toBe(true);
+    expect(state.signal.aborted).toBe(false);
+    state.cutInFlight();
+    expect(state.signal.aborted).toBe(true);
+    expect(state.signal.reason).toMatchObject({ code: 'shutting_down', status: 503 });
+  });
+});
+
+describe('registerShutdownHandling and drainAndClose', () => {
+  async function appWith(state: ShutdownState) {
+    const app = Fastify();
+    registerShutdownHandling(app, state);
+    app.post('/v1/messages', { config: { protocol: 'anthropic' } }, async () => ({ ok: true }));
+    app.get('/slow', async (request) => {
+      // Like a stream: runs until its upstream ends, or the grace period cuts it.
+      await new Promise<void>((resolve) => request.server.shutdownSignal.addEventListener('abort', () => resolve(), { once: true }));
+      return { cut: request.server.shutdownSignal.reason.code };
+    });
+    return app;
+  }
+
+  it('answers requests arriving while closing with 503 shutting_down in the route’s shape and connection: close', async () => {
+    const state = new ShutdownState();
+    const app = await appWith(state);
+    state.startClosing();
+    const response = await app.inject({ method: 'POST', url: '/v1/messages', payload: {} });
+    expect(response.statusCode).toBe(529);
+    expect(response.headers.connection).toBe('close');
+    expect(response.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    await app.close();
+  });
+
+  it('waits for a running handler, cuts it when the grace period ends, and closes once it is done', async () => {
+    const state = new ShutdownState();
+    const app = await appWith(state);
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const slow = fetch(`${url}/slow`).then((response) => response.json());
+    await expect.poll(() => state.inFlight).toBe(1);
+    await drainAndClose(app, state, { graceMs: 50 });
+    expect(await slow).toEqual({ cut: 'shutting_down' });
+    expect(state.inFlight).toBe(0);
+  });
+});

@@ -1,0 +1,138 @@
+import { setMaxListeners } from 'node:events';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { GatewayError } from '../canonical/errors.js';
+import { sendError } from './render-error.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Aborted when a shutdown's grace period is over: in-flight upstream calls stop and streams end with an error. */
+    shutdownSignal: AbortSignal;
+  }
+}
+
+/**
+ * What a graceful shutdown needs to know: whether the gateway is closing (new requests get 503), how many
+ * requests are still being handled (a chat handler returns only after its request settled, whichever way it
+ * ended, and its response is then sent), and a signal that cuts the stragglers once the grace period is over.
+ */
+export class ShutdownState {
+  private readonly cut = new AbortController();
+  private running = 0;
+  private closingSince: number | undefined;
+  private readonly drainWaiters = new Set<() => void>();
+
+  constructor() {
+    // Every in-flight exchange listens to this one signal.
+    setMaxListeners(0, this.cut.signal);
+  }
+
+  get signal(): AbortSignal {
+    return this.cut.signal;
+  }
+
+  get closing(): boolean {
+    return this.closingSince !== undefined;
+  }
+
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Marks one handler as running; the returned function (idempotent) marks it done. */
+  begin(): () => void {
+    this.running += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.running -= 1;
+      if (this.running === 0) for (const wake of [...this.drainWaiters]) wake();
+    };
+  }
+
+  startClosing(): void {
+    this.closingSince ??= Date.now();
+  }
+
+  /** Ends the grace period: every in-flight exchange is aborted with `shutting_down`. */
+  cutInFlight(): void {
+    this.cut.abort(new GatewayError('shutting_down', 'The gateway is shutting down; the reply was cut short. Please retry.'));
+  }
+
+  /** Resolves true once no handler runs, or false when `timeoutMs` passes first. */
+  whenDrained(timeoutMs: number): Promise<boolean> {
+    if (this.running === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.drainWaiters.delete(wake);
+        resolve(this.running === 0);
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      this.drainWaiters.add(wake);
+    });
+  }
+}
+
+/**
+ * Registers the shutdown behaviour on the root app (before any route): every route handler is counted while it
+ * runs, and requests arriving while the gateway closes get a 503 in their route's error shape with
+ * `connection: close`, so keep-alive clients move to another instance.
+ */
+export function registerShutdownHandling(app: FastifyInstance, state: ShutdownState): void {
+  app.decorate('shutdownSignal', state.signal);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const handler = route.handler;
+    route.handler = async function trackedHandler(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      const end = state.begin();
+      // Done when both are over: the response went out (fastify sends after the handler returns) and the
+      // handler returned (a chat handler settles after a client that hung up has already closed the response).
+      const responded = new Promise<void>((resolve) => {
+        if (reply.raw.destroyed) resolve();
+        else reply.raw.once('close', () => resolve());
+      });
+      try {
+        return await handler.call(this, request, reply);
+      } finally {
+        void responded.then(end);
+      }
+    };
+  });
+  app.addHook('onRequest', createRefuseWhileClosingHook(state));
+}
+
+function createRefuseWhileClosingHook(state: ShutdownState) {
+  return async function refuseWhileClosing(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!state.closing) return;
+    reply.header('connection', 'close');
+    const error = new GatewayError('shutting_down', 'The gateway is shutting down. Please retry; another instance will answer.', { retryAfterSeconds: 1 });
+    await sendError(reply, error, request.routeOptions.config?.protocol ?? 'openai');
+  };
+}
+
+export interface DrainOptions {
+  graceMs: number;
+  /** After the grace period, how long cut requests get to settle before their connections are dropped. */
+  settleMs?: number;
+  log?: (message: string, details: Record<string, unknown>) => void;
+}
+
+/**
+ * Closes the app gracefully: stops accepting connections at once, waits up to `graceMs` for in-flight
+ * requests and streams, then cuts the rest (each still settles and ends with a well-formed error), and finally
+ * drops the idle keep-alive connections so `app.close()` can resolve.
+ */
+export async function drainAndClose(app: FastifyInstance, state: ShutdownState, options: DrainOptions): Promise<void> {
+  state.startClosing();
+  const closed = app.close();
+  const inFlight = state.inFlight;
+  if (inFlight > 0) options.log?.('draining in-flight requests', { inFlight, graceMs: options.graceMs });
+  if (!(await state.whenDrained(options.graceMs))) {
+    options.log?.('grace period over: cutting in-flight requests', { inFlight: state.inFlight });
+    state.cutInFlight();
+    await state.whenDrained(options.settleMs ?? 10_000);
+  }
+  // Every handler is done; what is left are idle keep-alive sockets (or a client that stopped reading).
+  app.server.closeAllConnections();
+  await closed;
+}

@@ -1,0 +1,170 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { VendorName } from '../canonical/request.js';
+import type { GatewayMetrics } from './gateway-metrics.js';
+
+/** Seconds; request latency spans sub-millisecond refusals to multi-minute streams. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 60];
+
+/** Gauges read at scrape time from the gateway's live state. */
+export interface LiveGauges {
+  /** Requests whose handlers are running (streams included). */
+  inFlightRequests?: () => number;
+  /** Rate-limiter backend failures so far (Redis). */
+  rateLimiterFailures?: () => number;
+}
+
+/**
+ * GatewayMetrics as Prometheus series (prom-client), in a registry of its own so several gateways in one
+ * process (tests) never collide. Label values are bounded: routes are patterns, models are catalog ids or
+ * `other`, vendors and reasons come from fixed sets.
+ */
+export class PrometheusMetrics implements GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'model' | 'status'>;
+  private readonly latency: Histogram<'route' | 'model'>;
+  private readonly firstToken: Histogram<'model'>;
+  private readonly upstreamErrors: Counter<'vendor' | 'reason'>;
+  private readonly upstreamRetries: Counter<'vendor'>;
+  private readonly tokens: Counter<'model' | 'kind'>;
+  private readonly cost: Counter<'model'>;
+  private readonly rateLimitRefusals: Counter<'limit'>;
+  private readonly orphaned: Counter;
+  private readonly credentials: Gauge<'vendor' | 'credential'>;
+
+  constructor(live: LiveGauges = {}) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'tollgate_http_requests_total',
+      help: 'Finished API requests by route pattern, model and HTTP status.',
+      labelNames: ['route', 'model', 'status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'tollgate_http_request_duration_seconds',
+      help: 'Time from request arrival to the end of the response (streams: the last byte).',
+      labelNames: ['route', 'model'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.firstToken = new Histogram({
+      name: 'tollgate_time_to_first_token_seconds',
+      help: 'Time from request arrival to the first model output sent to the client.',
+      labelNames: ['model'],
+      buckets: FIRST_TOKEN_BUCKETS,
+      registers,
+    });
+    this.upstreamErrors = new Counter({
+      name: 'tollgate_upstream_errors_total',
+      help: 'Failed upstream attempts by vendor and reason.',
+      labelNames: ['vendor', 'reason'],
+      registers,
+    });
+    this.upstreamRetries = new Counter({
+      name: 'tollgate_upstream_retries_total',
+      help: 'Upstream attempts retried before anything reached the client.',
+      labelNames: ['vendor'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'tollgate_tokens_total',
+      help: 'Tokens of settled requests by model and kind (input, output, cache_read, cache_write).',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.cost = new Counter({
+      name: 'tollgate_cost_usd_total',
+      help: 'Charged amount of settled requests in USD (an approximation for dashboards; the ledger is exact).',
+      labelNames: ['model'],
+      registers,
+    });
+    this.rateLimitRefusals = new Counter({
+      name: 'tollgate_rate_limit_refusals_total',
+      help: 'Requests refused by the per-key rate limiter, by window (requests or tokens).',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.orphaned = new Counter({
+      name: 'tollgate_orphaned_reservations_released_total',
+      help: 'Reservations released by the sweeper because their request never settled.',
+      registers,
+    });
+    this.credentials = new Gauge({
+      name: 'tollgate_upstream_credential_cooling_down',
+      help: 'Upstream credential state: 0 healthy, 1 cooling down (circuit open).',
+      labelNames: ['vendor', 'credential'],
+      registers,
+    });
+    if (live.inFlightRequests !== undefined) {
+      const read = live.inFlightRequests;
+      new Gauge({
+        name: 'tollgate_in_flight_requests',
+        help: 'Requests being handled right now (streams included).',
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    }
+    if (live.rateLimiterFailures !== undefined) {
+      const read = live.rateLimiterFailures;
+      new Counter({
+        name: 'tollgate_rate_limiter_failures_total',
+        help: 'Rate-limiter backend (Redis) failures; decisions then follow RATE_LIMIT_FAIL_OPEN.',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    }
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text for `GET /metrics`. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  requestFinished(route: string, model: string, status: number, seconds: number): void {
+    this.requests.inc({ route, model, status: String(status) });
+    this.latency.observe({ route, model }, seconds);
+  }
+
+  timeToFirstToken(model: string, seconds: number): void {
+    this.firstToken.observe({ model }, seconds);
+  }
+
+  upstreamError(vendor: VendorName, reason: string): void {
+    this.upstreamErrors.inc({ vendor, reason });
+  }
+
+  upstreamRetry(vendor: VendorName): void {
+    this.upstreamRetries.inc({ vendor });
+  }
+
+  usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void {
+    if (tokens.input > 0) this.tokens.inc({ model, kind: 'input' }, tokens.input);
+    if (tokens.output > 0) this.tokens.inc({ model, kind: 'output' }, tokens.output);
+    if (tokens.cacheRead > 0) this.tokens.inc({ model, kind: 'cache_read' }, tokens.cacheRead);
+    if (tokens.cacheWrite > 0) this.tokens.inc({ model, kind: 'cache_write' }, tokens.cacheWrite);
+    // Exporting as a float is fine here: this series is for graphs; money itself stays bigint in the ledger.
+    if (costNano > 0n) this.cost.inc({ model }, Number(costNano) / 1e9);
+  }
+
+  rateLimitRefused(limit: 'requests' | 'tokens'): void {
+    this.rateLimitRefusals.inc({ limit });
+  }
+
+  orphanedReservationsReleased(count: number): void {
+    if (count > 0) this.orphaned.inc(count);
+  }
+
+  credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void {
+    this.credentials.set({ vendor, credential }, coolingDown ? 1 : 0);
+  }
+}

@@ -1,0 +1,125 @@
+import type { VendorName } from '../canonical/request.js';
+import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { CircuitBreakerPolicy } from './upstream-settings.js';
+
+/** What the operator view shows of one credential (never the key). */
+export interface CredentialStatus {
+  vendor: VendorName;
+  label: string;
+  baseUrl: string;
+  /** `probing`: the cooldown is over and the next answer decides whether it is healthy again. */
+  state: 'healthy' | 'cooling_down' | 'probing';
+  /** ISO time the cooldown ends, while cooling down. */
+  coolingDownUntil: string | undefined;
+  /** Consecutive failed attempts since the last success. */
+  recentFailures: number;
+}
+
+/** One credential and its circuit-breaker state. `T` is what a request uses it through (an adapter). */
+export interface PooledCredential<T> {
+  readonly label: string;
+  readonly baseUrl: string;
+  readonly target: T;
+  consecutiveFailures: number;
+  /** Epoch ms; 0 when the circuit is closed. */
+  coolingUntil: number;
+}
+
+/**
+ * The credentials of one vendor. Requests are spread round-robin over those not cooling down; a credential
+ * that fails `failureThreshold` times in a row is cooled down for `cooldownMs` (the circuit opens), after
+ * which one request probes it: a success closes the circuit, a failure opens it again at once.
+ *
+ * When every credential is cooling down, the one whose cooldown ends first is still used: the breaker moves
+ * traffic to healthy credentials, it never refuses a request that has no healthy alternative (a single
+ * credential through a vendor's brief outage would otherwise fail every request for the whole cooldown).
+ *
+ * Hand-written (a few lines of state per credential) rather than a breaker library: the libraries wrap one
+ * function per breaker, while this pool needs to choose among credentials and show their state.
+ */
+export class CredentialPool<T> {
+  private cursor = 0;
+
+  constructor(
+    readonly vendor: VendorName,
+    private readonly credentials: readonly PooledCredential<T>[],
+    private readonly policy: CircuitBreakerPolicy,
+    private readonly metrics: GatewayMetrics = NO_METRICS,
+  ) {
+    if (credentials.length === 0) throw new Error(`The ${vendor} credential pool is empty.`);
+    for (const credential of credentials) metrics.credentialState(vendor, credential.label, false);
+  }
+
+  get size(): number {
+    return this.credentials.length;
+  }
+
+  /**
+   * The credential for the next attempt: round-robin over the available ones, avoiding `previous` (the one
+   * that just failed) when another is available.
+   */
+  pick(now: number, previous?: PooledCredential<T>): PooledCredential<T> {
+    const count = this.credentials.length;
+    if (count === 1) return this.credentials[0]!;
+    let fallback: PooledCredential<T> | undefined;
+    for (let step = 0; step < count; step++) {
+      const credential = this.credentials[(this.cursor + step) % count]!;
+      if (credential.coolingUntil > now) continue;
+      if (credential === previous) {
+        fallback ??= credential;
+        continue;
+      }
+      this.cursor = (this.cursor + step + 1) % count;
+      return credential;
+    }
+    return fallback ?? this.soonestBack();
+  }
+
+  /** A credential is available now when it is not cooling down. */
+  hasAlternative(now: number, previous: PooledCredential<T>): boolean {
+    return this.credentials.some((credential) => credential !== previous && credential.coolingUntil <= now);
+  }
+
+  succeeded(credential: PooledCredential<T>): void {
+    if (credential.consecutiveFailures === 0) return;
+    const wasOpen = credential.coolingUntil !== 0;
+    credential.consecutiveFailures = 0;
+    credential.coolingUntil = 0;
+    if (wasOpen) this.metrics.credentialState(this.vendor, credential.label, false);
+  }
+
+  /** Returns true when this failure cooled the credential down. */
+  failed(credential: PooledCredential<T>, now: number): boolean {
+    credential.consecutiveFailures += 1;
+    if (credential.consecutiveFailures < this.policy.failureThreshold) return false;
+    const wasOpen = credential.coolingUntil !== 0;
+    credential.coolingUntil = now + this.policy.cooldownMs;
+    if (!wasOpen) this.metrics.credentialState(this.vendor, credential.label, true);
+    return true;
+  }
+
+  status(now: number): CredentialStatus[] {
+    return this.credentials.map((credential) => ({
+      vendor: this.vendor,
+      label: credential.label,
+      baseUrl: credential.baseUrl,
+      state: credential.coolingUntil === 0 ? 'healthy' : credential.coolingUntil > now ? 'cooling_down' : 'probing',
+      coolingDownUntil: credential.coolingUntil > now ? new Date(credential.coolingUntil).toISOString() : undefined,
+      recentFailures: credential.consecutiveFailures,
+    }));
+  }
+
+  targets(): T[] {
+    return this.credentials.map((credential) => credential.target);
+  }
+
+  private soonestBack(): PooledCredential<T> {
+    let soonest = this.credentials[0]!;
+    for (const credential of this.credentials) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
+    return soonest;
+  }
+}
+
+export function pooledCredential<T>(label: string, baseUrl: string, target: T): PooledCredential<T> {
+  return { label, baseUrl, target, consecutiveFailures: 0, coolingUntil: 0 };
+}

@@ -1,0 +1,62 @@
+import type { CanonicalEvent } from '../canonical/events.js';
+
+const WINDOW_PASSED = Symbol('window passed');
+
+/**
+ * Waits up to `windowMs` for a stream's first output event (anything after `response-start`), so that a vendor
+ * that accepts a stream and fails before writing anything (Anthropic's `overloaded_error` right after
+ * `message_start`, an OpenAI error chunk, a connection reset) fails inside the attempt, where it can still be
+ * retried and answered with a proper HTTP status. If the window passes first (a slow first token), the stream
+ * is handed over as it is: the client then gets its headers and keep-alive comments while it waits.
+ *
+ * The returned iterator replays what was read and then hands each `next()` straight to the vendor's iterator
+ * (no extra generator per event), and forwards `return()` so an early stop still releases the connection.
+ */
+export async function primeStream(events: AsyncIterable<CanonicalEvent>, windowMs: number): Promise<AsyncIterable<CanonicalEvent>> {
+  const iterator = events[Symbol.asyncIterator]();
+  const buffered: CanonicalEvent[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const windowPassed = new Promise<typeof WINDOW_PASSED>((resolve) => {
+    timer = setTimeout(resolve, windowMs, WINDOW_PASSED);
+  });
+  try {
+    for (;;) {
+      const pending = iterator.next();
+      const result = await Promise.race([pending, windowPassed]);
+      if (result === WINDOW_PASSED) return new PrimedEvents(buffered, pending, iterator);
+      if (result.done === true) return new PrimedEvents(buffered, undefined, iterator);
+      buffered.push(result.value);
+      if (result.value.type !== 'response-start') return new PrimedEvents(buffered, undefined, iterator);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class PrimedEvents implements AsyncIterableIterator<CanonicalEvent> {
+  private index = 0;
+
+  constructor(
+    private readonly buffered: CanonicalEvent[],
+    private pending: Promise<IteratorResult<CanonicalEvent>> | undefined,
+    private readonly inner: AsyncIterator<CanonicalEvent>,
+  ) {}
+
+  next(): Promise<IteratorResult<CanonicalEvent>> {
+    if (this.index < this.buffered.length) return Promise.resolve({ done: false, value: this.buffered[this.index++]! });
+    const pending = this.pending;
+    if (pending !== undefined) {
+      this.pending = undefined;
+      return pending;
+    }
+    return this.inner.next();
+  }
+
+  return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {
+    return this.inner.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<CanonicalEvent> {
+    return this;
+  }
+}
