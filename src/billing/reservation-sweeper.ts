@@ -1,14 +1,20 @@
 import type { Logger } from 'pino';
+import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { BillingService } from './billing-service.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
 
 /**
  * Releases holds left by requests that never settled (an instance killed mid-request). Safe on every instance
- * at once: each release claims its reservation by deleting it. The count is logged (and, with the metrics
- * work, exported).
+ * at once: each release claims its reservation by deleting it. The count is logged and exported
+ * (`tollgate_orphaned_reservations_released_total`).
  */
-export function startReservationSweeper(billing: BillingService, logger: Logger, intervalMs = SWEEP_INTERVAL_MS): { stop(): void; released: () => number } {
+export function startReservationSweeper(
+  billing: BillingService,
+  logger: Logger,
+  intervalMs = SWEEP_INTERVAL_MS,
+  metrics: GatewayMetrics = NO_METRICS,
+): { stop(): void; released: () => number } {
   let released = 0;
   let running = false;
   const timer = setInterval(() => {
@@ -18,6 +24,7 @@ export function startReservationSweeper(billing: BillingService, logger: Logger,
       .releaseExpired()
       .then((count) => {
         released += count;
+        metrics.orphanedReservationsReleased(count);
         if (count > 0) logger.warn({ released: count }, 'released orphaned reservations');
       })
       .catch((error: unknown) => logger.error({ err: error }, 'reservation sweep failed'))

@@ -1,13 +1,15 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import {
   ACCOUNTS_EMAIL_UNIQUE,
   fromIntegerBoolean,
   normalizeEmail,
+  toIntegerBoolean,
   type AccountsTable,
   type Database,
   type UniqueViolationDetector,
 } from './database-schema.js';
-import { DuplicateEmailError, type AccountRecord, type AccountRepository, type AccountRole, type NewAccount } from './types.js';
+import { fromMoneyColumn, money } from './money-sql.js';
+import { DuplicateEmailError, type AccountRecord, type AccountRepository, type AccountRole, type AccountWithBalance, type NewAccount } from './types.js';
 
 export function createAccountRepository(
   db: Kysely<Database>,
@@ -53,6 +55,28 @@ export function createAccountRepository(
     async setTier(id: string, tier: string): Promise<boolean> {
       const result = await db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;
+    },
+
+    async setDisabled(id: string, disabled: boolean): Promise<boolean> {
+      const result = await db.updateTable('accounts').set({ disabled: toIntegerBoolean(disabled) }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+      const result = await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async listWithBalances({ query, limit, afterEmail }): Promise<AccountWithBalance[]> {
+      let select = db.selectFrom('accounts').select(ACCOUNT_COLUMNS).select(money('balance_nano').as('balance_nano')).select('email_normalized');
+      if (query !== undefined && query !== '') {
+        // LIKE with the wildcards of the operator's text escaped: a search for "a_b" matches only "a_b".
+        const pattern = `%${normalizeEmail(query).replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+        select = select.where(sql<boolean>`email_normalized like ${pattern} escape '\\'`);
+      }
+      if (afterEmail !== undefined) select = select.where('email_normalized', '>', afterEmail);
+      const rows = await select.orderBy('email_normalized').limit(limit).execute();
+      return rows.map((row) => ({ ...toAccountRecord(row), balanceNano: fromMoneyColumn(row.balance_nano) }));
     },
 
     async findByEmail(email: string): Promise<AccountRecord | null> {

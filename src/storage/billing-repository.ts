@@ -17,7 +17,7 @@ import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
-import { toUsageRow } from './usage-repository.js';
+import { addToDailyRollup, toUsageRow } from './usage-repository.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -30,6 +30,9 @@ function amount(value: bigint) {
 function ledgerId(at: number): string {
   return `le_${at.toString().padStart(15, '0')}_${randomBytes(6).toString('hex')}`;
 }
+
+/** Thrown inside the settlement transaction to roll it back when the request id was settled before. */
+class AlreadySettled extends Error {}
 
 interface LockedAccount {
   balance: bigint;
@@ -156,57 +159,64 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     },
 
     async settle({ usage, price }: SettleInput): Promise<SettleResult> {
-      return writeTransaction(db, dialect, async (trx) => {
-        const account = await lockAccount(trx, usage.accountId);
-        if (account === null) throw new Error(`No account ${usage.accountId}.`);
-        // The usage row's primary key is what makes settlement happen once per request id.
-        const inserted = await trx
-          .insertInto('usage_records')
-          .values({ ...toUsageRow({ ...usage, costNano: 0n, freeTokens: 0, unbilledNano: 0n }) })
-          .onConflict((conflict) => conflict.column('request_id').doNothing())
-          .executeTakeFirst();
-        if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return { settled: false, reason: 'already_settled' };
-        const reservation = await trx
-          .deleteFrom('reservations')
-          .where('request_id', '=', usage.requestId)
-          .returning(['free_tokens', 'free_day'])
-          .returning(money('hold_nano').as('hold'))
-          .executeTakeFirst();
-        const hold = reservation === undefined ? 0n : fromMoneyColumn(reservation.hold);
-        const heldFree = reservation !== undefined && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
-        const { chargeNano, freeTokensUsed } = price(heldFree);
-        // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
-        const charged = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
-        const unbilled = chargeNano - charged;
-        await trx
-          .updateTable('accounts')
-          .set({
-            balance_nano: sql`balance_nano - ${amount(charged)}`,
-            reserved_nano: sql`reserved_nano - ${amount(hold)}`,
-            free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
-            free_used_tokens: sql`free_used_tokens + ${heldFree === 0 ? 0 : freeTokensUsed}`,
-          })
-          .where('id', '=', usage.accountId)
-          .execute();
-        if (charged > 0n) {
-          await appendLedger(trx, {
-            accountId: usage.accountId,
-            kind: 'usage',
-            amountNano: -charged,
-            balanceAfterNano: account.balance - charged,
-            idempotencyKey: `usage:${usage.requestId}`,
-            requestId: usage.requestId,
-            note: usage.model,
-            at: usage.createdAt + usage.latencyMs,
-          });
-        }
-        await trx
-          .updateTable('usage_records')
-          .set({ cost_nano: amount(charged), unbilled_nano: amount(unbilled), free_tokens: heldFree === 0 ? 0 : freeTokensUsed })
-          .where('request_id', '=', usage.requestId)
-          .execute();
-        return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: heldFree === 0 ? 0 : freeTokensUsed };
-      });
+      try {
+        return await writeTransaction(db, dialect, async (trx) => {
+          const account = await lockAccount(trx, usage.accountId);
+          if (account === null) throw new Error(`No account ${usage.accountId}.`);
+          // The hold is claimed first because its free tokens decide the price: the usage row is then written
+          // once, complete (no second UPDATE of it, which would double its heap and WAL writes).
+          const reservation = await trx
+            .deleteFrom('reservations')
+            .where('request_id', '=', usage.requestId)
+            .returning(['free_tokens', 'free_day'])
+            .returning(money('hold_nano').as('hold'))
+            .executeTakeFirst();
+          const hold = reservation === undefined ? 0n : fromMoneyColumn(reservation.hold);
+          const heldFree = reservation !== undefined && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
+          const { chargeNano, freeTokensUsed } = price(heldFree);
+          const freeUsed = heldFree === 0 ? 0 : freeTokensUsed;
+          // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
+          const charged = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
+          const unbilled = chargeNano - charged;
+          // The usage row's primary key is what makes settlement happen once per request id. A duplicate throws,
+          // rolling the whole transaction back (the delete above included): it changes nothing.
+          const inserted = await trx
+            .insertInto('usage_records')
+            .values(toUsageRow({ ...usage, costNano: charged, freeTokens: freeUsed, unbilledNano: unbilled }))
+            .onConflict((conflict) => conflict.column('request_id').doNothing())
+            .executeTakeFirst();
+          if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) throw new AlreadySettled();
+          await trx
+            .updateTable('accounts')
+            .set({
+              balance_nano: sql`balance_nano - ${amount(charged)}`,
+              reserved_nano: sql`reserved_nano - ${amount(hold)}`,
+              free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
+              free_used_tokens: sql`free_used_tokens + ${freeUsed}`,
+            })
+            .where('id', '=', usage.accountId)
+            .execute();
+          if (charged > 0n) {
+            await appendLedger(trx, {
+              accountId: usage.accountId,
+              kind: 'usage',
+              amountNano: -charged,
+              balanceAfterNano: account.balance - charged,
+              idempotencyKey: `usage:${usage.requestId}`,
+              requestId: usage.requestId,
+              note: usage.model,
+              at: usage.createdAt + usage.latencyMs,
+            });
+          }
+          // Daily rollup (usage_daily, kept after retention deletes the usage row): one upsert in this same
+          // transaction, reached only when the usage row was inserted, so it counts each request exactly once.
+          await addToDailyRollup(trx, { ...usage, costNano: charged });
+          return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed };
+        });
+      } catch (error) {
+        if (error instanceof AlreadySettled) return { settled: false, reason: 'already_settled' };
+        throw error;
+      }
     },
 
     async credit(input: CreditInput) {
@@ -265,11 +275,11 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       return released;
     },
 
-    async createRedemptionCodes(codes, at) {
+    async createRedemptionCodes(codes, at, expiresAt = null) {
       if (codes.length === 0) return;
       await db
         .insertInto('redemption_codes')
-        .values(codes.map((code) => ({ code_hash: code.codeHash, amount_nano: amount(code.amountNano), created_at: at, redeemed_by: null, redeemed_at: null })))
+        .values(codes.map((code) => ({ code_hash: code.codeHash, amount_nano: amount(code.amountNano), created_at: at, redeemed_by: null, redeemed_at: null, expires_at: expiresAt })))
         .execute();
     },
 
@@ -280,11 +290,13 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           .set({ redeemed_by: accountId, redeemed_at: at })
           .where('code_hash', '=', codeHash)
           .where('redeemed_at', 'is', null)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))
           .returning(money('amount_nano').as('amount'))
           .executeTakeFirst();
         if (claimed === undefined) {
-          const known = await trx.selectFrom('redemption_codes').select('code_hash').where('code_hash', '=', codeHash).executeTakeFirst();
-          return { redeemed: false, reason: known === undefined ? 'unknown_code' : 'already_redeemed' };
+          const known = await trx.selectFrom('redemption_codes').select(['redeemed_at', 'expires_at']).where('code_hash', '=', codeHash).executeTakeFirst();
+          if (known === undefined) return { redeemed: false, reason: 'unknown_code' };
+          return { redeemed: false, reason: known.redeemed_at === null ? 'expired' : 'already_redeemed' };
         }
         const value = fromMoneyColumn(claimed.amount);
         const account = await lockAccount(trx, accountId);

@@ -91,7 +91,7 @@ export interface CreditInput {
 
 export type RedeemResult =
   | { redeemed: true; amountNano: bigint; balanceNano: bigint }
-  | { redeemed: false; reason: 'unknown_code' | 'already_redeemed' };
+  | { redeemed: false; reason: 'unknown_code' | 'already_redeemed' | 'expired' };
 
 export interface UsageSummaryRow {
   /** The group: a day (YYYY-MM-DD), a model id or an API key id. */
@@ -119,7 +119,8 @@ export interface BillingRepository {
   credit(input: CreditInput): Promise<{ applied: boolean; balanceNano: bigint }>;
   /** Releases holds past their expiry; safe when several instances sweep at once. Returns how many. */
   releaseExpiredReservations(now: number, limit?: number): Promise<number>;
-  createRedemptionCodes(codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>, at: number): Promise<void>;
+  /** `expiresAt` (epoch ms) null or absent: the codes never expire. */
+  createRedemptionCodes(codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>, at: number, expiresAt?: number | null): Promise<void>;
   redeem(codeHash: string, accountId: string, at: number): Promise<RedeemResult>;
   ledger(accountId: string, limit: number, beforeId?: string): Promise<LedgerEntry[]>;
   /** Accounts whose balance differs from the sum of their ledger (empty when all is well). */

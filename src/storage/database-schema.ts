@@ -96,12 +96,46 @@ export interface RedemptionCodesTable {
   created_at: number;
   redeemed_by: string | null;
   redeemed_at: number | null;
+  /** Null: never expires. */
+  expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  account_id: string;
+  created_at: number;
+  last_seen_at: number;
+}
+
+export interface LoginFailuresTable {
+  id: string;
+  subject: string;
+  failed_at: number;
+}
+
+/** Daily rollup of usage_records (migration 0004): one row per account, UTC day number, model and key. */
+export interface UsageDailyTable {
+  account_id: string;
+  /** UTC day number: epoch ms / 86,400,000. */
+  day: number;
+  model: string;
+  api_key_id: string;
+  requests: number;
+  input_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost_nano: MoneyColumn;
 }
 
 export interface Database {
   accounts: AccountsTable;
+  sessions: SessionsTable;
+  login_failures: LoginFailuresTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
+  usage_daily: UsageDailyTable;
   reservations: ReservationsTable;
   ledger_entries: LedgerEntriesTable;
   redemption_codes: RedemptionCodesTable;

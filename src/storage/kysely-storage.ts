@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
+import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import type { Storage } from './types.js';
 import { createUsageRepository } from './usage-repository.js';
 
@@ -23,7 +24,12 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     apiKeys: createApiKeyRepository(db),
     usage: createUsageRepository(db),
     billing: createBillingRepository(db, parts.dialect),
+    sessions: createSessionRepository(db),
+    loginFailures: createLoginFailureRepository(db),
     migrate: parts.migrate,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
     // Idempotent: shutdown paths may race (signal handler and a failed start both closing).
     close: () => (closing ??= db.destroy()),
   };

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { ALL_MIGRATIONS } from '../../test/helpers/storage-backends.js';
 import { describeDatabaseUrl, openStorage, parseDatabaseUrl } from './open-storage.js';
 
 const POSTGRES_URL = process.env.TOLLGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -48,7 +49,7 @@ describe('openStorage', () => {
     const storage = await openStorage(':memory:');
     try {
       expect(storage.dialect).toBe('sqlite');
-      expect(await storage.migrate()).toEqual(['0001-initial', '0002-billing']);
+      expect(await storage.migrate()).toEqual(ALL_MIGRATIONS);
     } finally {
       await storage.close();
       await storage.close(); // closing twice is harmless
@@ -83,7 +84,8 @@ describe('openStorage', () => {
         [schema],
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual([
-        'accounts', 'api_keys', 'ledger_entries', 'redemption_codes', 'reservations', 'tollgate_migrations', 'tollgate_migrations_lock', 'usage_records',
+        'accounts', 'api_keys', 'ledger_entries', 'login_failures', 'redemption_codes', 'reservations', 'sessions', 'tollgate_migrations',
+        'tollgate_migrations_lock', 'usage_daily', 'usage_records',
       ]);
       const globalInt8 = await client.query<{ value: unknown }>('select 9007199254740993::int8 as value');
       expect(globalInt8.rows[0]?.value).toBe('9007199254740993');

@@ -5,6 +5,7 @@
  */
 
 import type { BillingRepository } from './billing-types.js';
+import type { LoginFailureRepository, SessionRepository } from './session-types.js';
 
 export type AccountRole = 'user' | 'admin';
 
@@ -91,6 +92,19 @@ export interface AccountRepository {
   findByEmail(email: string): Promise<AccountRecord | null>;
   /** Changes the account's rate-limit tier; false when there is no such account. */
   setTier(id: string, tier: string): Promise<boolean>;
+  /** Disables or re-enables the account; false when there is no such account. */
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
+  /** Replaces the password hash; false when there is no such account. */
+  setPasswordHash(id: string, passwordHash: string): Promise<boolean>;
+  /**
+   * Operator list, by normalised email: accounts whose email contains `query` (case-insensitive), after
+   * `afterEmail` (the normalised email of the last row of the previous page), with their settled balance.
+   */
+  listWithBalances(options: { query?: string; limit: number; afterEmail?: string }): Promise<AccountWithBalance[]>;
+}
+
+export interface AccountWithBalance extends AccountRecord {
+  balanceNano: bigint;
 }
 
 export interface ApiKeyRepository {
@@ -109,11 +123,43 @@ export interface ApiKeyRepository {
   touchLastUsed(id: string, at: number): Promise<void>;
 }
 
+/** One account's usage on one UTC day for one model and key, summed (from the daily rollup). */
+export interface DailyUsageRow {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  model: string;
+  apiKeyId: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costNano: bigint;
+}
+
+/** Usage of one account over a range of days, summed (operator view). */
+export interface AccountUsageTotals {
+  accountId: string;
+  requests: number;
+  tokens: number;
+  costNano: bigint;
+}
+
 export interface UsageRepository {
+  /** Rolled-up usage of the account for the UTC days `fromDay` … `toDay` (inclusive, `YYYY-MM-DD`), any order. */
+  dailyTotals(accountId: string, fromDay: string, toDay: string): Promise<DailyUsageRow[]>;
+  /** Usage of every account with any in the range, summed per account (rollup). */
+  totalsByAccount(fromDay: string, toDay: string): Promise<AccountUsageTotals[]>;
   /** Newest first. */
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Newest first, after the cursor (created_at and request id of the last row seen). */
   listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }): Promise<UsageRecord[]>;
+  /**
+   * Retention: deletes at most `limit` per-request rows created before `cutoff` (epoch ms) and returns how many.
+   * The daily rollup is untouched. Safe to run from several instances at once.
+   */
+  deleteRecordedBefore(cutoff: number, limit: number): Promise<number>;
 }
 
 export interface Storage {
@@ -122,7 +168,11 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;
+  readonly sessions: SessionRepository;
+  readonly loginFailures: LoginFailureRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
+  /** One trivial round trip (readiness probe); rejects when the database cannot answer. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,7 +1,31 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
 import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
-import type { UsageRecord, UsageRepository } from './types.js';
+import type { AccountUsageTotals, DailyUsageRow, UsageRecord, UsageRepository } from './types.js';
+
+export const MS_PER_DAY = 86_400_000;
+
+/** The UTC day number (the rollup's `day` column) of an epoch-ms time. */
+export function utcDayNumber(at: number): number {
+  return Math.floor(at / MS_PER_DAY);
+}
+
+/** `YYYY-MM-DD` (UTC) → day number; a RangeError for anything else, so a bad range never reaches SQL. */
+export function dayNumberFromIso(day: string): number {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  const at = match === null ? Number.NaN : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  if (Number.isNaN(at) || new Date(at).toISOString().slice(0, 10) !== day) throw new RangeError(`Not a YYYY-MM-DD day: ${JSON.stringify(day)}.`);
+  return at / MS_PER_DAY;
+}
+
+export function isoFromDayNumber(day: number): string {
+  return new Date(day * MS_PER_DAY).toISOString().slice(0, 10);
+}
+
+/** A BIGINT sum as text (PostgreSQL's sum(bigint) is numeric, which pg hands back as a string anyway). */
+function sumText(column: string) {
+  return sql<string>`cast(sum(${sql.ref(column)}) as text)`;
+}
 
 /** Every usage column, money through its text cast. */
 export function selectUsageColumns(db: Kysely<Database>) {
@@ -36,7 +60,102 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       const rows = await query.orderBy('created_at', 'desc').orderBy('request_id', 'desc').limit(limit).execute();
       return rows.map(toUsageRecord);
     },
+
+    async dailyTotals(accountId, fromDay, toDay): Promise<DailyUsageRow[]> {
+      const rows = await db
+        .selectFrom('usage_daily')
+        .select(['day', 'model', 'api_key_id', 'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'])
+        .select(money('cost_nano').as('cost'))
+        .where('account_id', '=', accountId)
+        .where('day', '>=', dayNumberFromIso(fromDay))
+        .where('day', '<=', dayNumberFromIso(toDay))
+        .orderBy('day')
+        .orderBy('model')
+        .orderBy('api_key_id')
+        .execute();
+      return rows.map((row) => ({
+        day: isoFromDayNumber(Number(row.day)),
+        model: row.model,
+        apiKeyId: row.api_key_id,
+        requests: Number(row.requests),
+        inputTokens: Number(row.input_tokens),
+        outputTokens: Number(row.output_tokens),
+        cacheReadTokens: Number(row.cache_read_tokens),
+        cacheWriteTokens: Number(row.cache_write_tokens),
+        reasoningTokens: Number(row.reasoning_tokens),
+        costNano: fromMoneyColumn(row.cost),
+      }));
+    },
+
+    async totalsByAccount(fromDay, toDay): Promise<AccountUsageTotals[]> {
+      const rows = await db
+        .selectFrom('usage_daily')
+        .select('account_id')
+        .select([
+          sumText('requests').as('requests'),
+          // Reasoning tokens are part of output tokens, so they are not added again.
+          sql<string>`cast(sum(input_tokens + cache_read_tokens + cache_write_tokens + output_tokens) as text)`.as('tokens'),
+          sumText('cost_nano').as('cost'),
+        ])
+        .where('day', '>=', dayNumberFromIso(fromDay))
+        .where('day', '<=', dayNumberFromIso(toDay))
+        .groupBy('account_id')
+        .orderBy('account_id')
+        .execute();
+      return rows.map((row) => ({
+        accountId: row.account_id,
+        requests: Number(row.requests),
+        tokens: Number(row.tokens),
+        costNano: fromMoneyColumn(row.cost),
+      }));
+    },
+
+    async deleteRecordedBefore(cutoff, limit): Promise<number> {
+      if (!Number.isSafeInteger(limit) || limit <= 0) return 0;
+      // One bounded batch, chosen through the created_at index. Safe on every instance at once: a row another
+      // instance deleted first is simply not deleted again (PostgreSQL re-checks it after waiting on its lock).
+      const batch = db.selectFrom('usage_records').select('request_id').where('created_at', '<', cutoff).limit(limit);
+      const result = await db.deleteFrom('usage_records').where('request_id', 'in', batch).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
   };
+}
+
+/**
+ * The rollup half of settlement, run inside the settlement transaction right after the usage row is inserted
+ * (so exactly once per request id, like the row itself): adds the request to its (account, day, model, key) row.
+ * One statement: INSERT … ON CONFLICT DO UPDATE adds to the existing row atomically on both dialects.
+ */
+export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord): Promise<void> {
+  const add = <T extends number | string = number>(column: string) => sql<T>`${sql.ref(`usage_daily.${column}`)} + ${sql.ref(`excluded.${column}`)}`;
+  await db
+    .insertInto('usage_daily')
+    .values({
+      account_id: usage.accountId,
+      day: utcDayNumber(usage.createdAt),
+      model: usage.model,
+      api_key_id: usage.apiKeyId,
+      requests: 1,
+      input_tokens: usage.inputTokens,
+      cache_read_tokens: usage.cacheReadTokens,
+      cache_write_tokens: usage.cacheWriteTokens,
+      output_tokens: usage.outputTokens,
+      reasoning_tokens: usage.reasoningTokens,
+      // Cast so SQLite adds it as an integer, never as text.
+      cost_nano: sql<string>`cast(${toMoneyParameter(usage.costNano)} as bigint)`,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(['account_id', 'day', 'model', 'api_key_id']).doUpdateSet({
+        requests: add('requests'),
+        input_tokens: add('input_tokens'),
+        cache_read_tokens: add('cache_read_tokens'),
+        cache_write_tokens: add('cache_write_tokens'),
+        output_tokens: add('output_tokens'),
+        reasoning_tokens: add('reasoning_tokens'),
+        cost_nano: add<string>('cost_nano'),
+      }),
+    )
+    .execute();
 }
 
 export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {

@@ -1,6 +1,8 @@
 import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as billing from './0002-billing.js';
+import * as dashboard from './0003-dashboard.js';
+import * as usageRollup from './0004-usage-rollup.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -10,4 +12,6 @@ import * as billing from './0002-billing.js';
 export const allMigrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-billing': billing,
+  '0003-dashboard': dashboard,
+  '0004-usage-rollup': usageRollup,
 };

@@ -32,6 +32,9 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
     provider: staticProvider,
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
+    // Migrations are written independent of each other (e.g. 0003-dashboard and 0004-usage-rollup touch
+    // different tables), so a database that got a later one first still takes an earlier one added afterwards.
+    allowUnorderedMigrations: true,
     ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
   });
   // migrateToLatest never throws: it reports the failure in `error` beside per-migration results.

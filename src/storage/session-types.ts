@@ -1,0 +1,45 @@
+/**
+ * Storage of dashboard sessions and failed logins. Kept beside `types.ts` (not in it) so the dashboard's
+ * storage needs stay in one place. Times are Unix epoch milliseconds.
+ */
+import type { AccountRecord } from './types.js';
+
+export interface SessionRecord {
+  /** Hex SHA-256 of the cookie token; the token itself is never stored. */
+  idHash: string;
+  accountId: string;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+export interface SessionWithAccount {
+  session: SessionRecord;
+  account: AccountRecord;
+}
+
+export interface SessionRepository {
+  create(session: SessionRecord): Promise<void>;
+  /** The session and its account in one round trip; null when there is no such session. */
+  findWithAccount(idHash: string): Promise<SessionWithAccount | null>;
+  touch(idHash: string, at: number): Promise<void>;
+  delete(idHash: string): Promise<void>;
+  /** Ends every session of the account except `keepIdHash` (when given); returns how many ended. */
+  deleteByAccount(accountId: string, keepIdHash?: string): Promise<number>;
+  /** Deletes sessions idle since before `idleBefore` or created before `createdBefore`. */
+  deleteExpired(idleBefore: number, createdBefore: number): Promise<number>;
+}
+
+/**
+ * Login attempts per subject (`email:…`, `ip:…`). An attempt is written before its password is checked and
+ * removed if it succeeds, so concurrent guesses see each other and the rows left are the failures.
+ */
+export interface LoginFailureRepository {
+  /** One row per subject; returns their ids. */
+  record(subjects: readonly string[], at: number): Promise<string[]>;
+  /** The subject's rows at or after `since`, newest first, at most `limit`. */
+  recent(subject: string, since: number, limit: number): Promise<Array<{ id: string; failedAt: number }>>;
+  deleteIds(ids: readonly string[]): Promise<void>;
+  clear(subject: string): Promise<void>;
+  /** Forgets rows older than `before`. */
+  prune(before: number): Promise<number>;
+}

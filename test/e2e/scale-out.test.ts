@@ -1,0 +1,279 @@
+/**
+ * Scale-out (issue 8): three real gateway processes (`node dist/src/cli.js serve`) sharing one PostgreSQL schema
+ * and one Redis, behind a round-robin proxy, with one simulator as every instance's upstream.
+ *
+ * Set TOLLGATE_TEST_CLI to run another build of the CLI (e.g. `npx tsc -p tsconfig.json --outDir /tmp/x`, with
+ * /tmp/x/node_modules linked to the repository's); `npm test` builds dist first.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountService } from '../../src/accounts/account-service.js';
+import { parseUsd } from '../../src/billing/money.js';
+import { KeyService } from '../../src/keys/key-service.js';
+import { DEFAULT_TIERS } from '../../src/ratelimit/tiers.js';
+import { startSimulator } from '../../src/simulator/simulator-server.js';
+import { openStorage } from '../../src/storage/open-storage.js';
+import type { Storage } from '../../src/storage/types.js';
+import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
+import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+
+const CLI = process.env.TOLLGATE_TEST_CLI ?? join(import.meta.dirname, '../../dist/src/cli.js');
+const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * Test-sized timers: holds of a killed instance expire after 15 s (production: at least 60 s), each instance
+ * sweeps every 500 ms. The TTL must still outlast every live request: in the 300-request burst on one account
+ * (every transaction queues on that account's row lock) on a shared 2-core machine, with the rest of the suite
+ * running beside it, requests can take several seconds.
+ */
+const RESERVATION_TTL_MS = 15_000;
+
+interface Instance {
+  url: string;
+  child: ChildProcess;
+}
+
+async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stdout!.setEncoding('utf8');
+  for await (const chunk of child.stdout!) {
+    output += chunk as string;
+    const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
+    if (match) {
+      // Keep draining, so a chatty instance never blocks on a full pipe.
+      child.stdout!.resume();
+      return { url: match[1]!, child };
+    }
+  }
+  throw new Error(`gateway exited before listening: ${output}`);
+}
+
+function chat(baseUrl: string, key: string, content = 'Hello [[sim words=3]]', extra: Record<string, unknown> = {}): Promise<Response> {
+  return fetch(`${baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content }], max_completion_tokens: 30, ...extra }),
+  });
+}
+
+describe('scale-out: three gateway processes on one PostgreSQL and one Redis', () => {
+  const schema = `tollgate_scale_${randomBytes(6).toString('hex')}`;
+  let simulator: Awaited<ReturnType<typeof startSimulator>>;
+  let instances: Instance[] = [];
+  let proxy: RoundRobinProxy;
+  let storage: Storage;
+  let accounts: AccountService;
+  let keys: KeyService;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    // An empty schema: the three processes race to migrate it.
+    await admin.query(`create schema ${schema}`);
+    simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
+    const env = {
+      // The schema rides in the URL (libpq's `options`), as a deployment sharing a database would set it.
+      DATABASE_URL: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      REDIS_URL,
+      OPENAI_BASE_URL: simulator.baseUrls.openai,
+      FREE_TOKENS_PER_DAY: '0',
+      RESERVATION_TTL_MS: String(RESERVATION_TTL_MS),
+      TOLLGATE_SHORT_TIMERS: '1',
+      SWEEP_INTERVAL_MS: '500',
+    };
+    instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
+    proxy = await startRoundRobinProxy(instances.map((instance) => instance.url));
+    storage = await openStorage(POSTGRES_URL, { postgresSchema: schema });
+    accounts = new AccountService(storage.accounts);
+    keys = new KeyService(storage.apiKeys);
+  }, 45_000);
+
+  afterAll(async () => {
+    await Promise.all(
+      instances.map(async ({ child }) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }),
+    );
+    await proxy?.close();
+    await simulator?.close();
+    await storage?.close();
+    await admin?.end();
+    await dropPostgresSchema(schema);
+  });
+
+  async function fundedAccount(usd: string, tier = 'enterprise') {
+    const email = `scale-${randomBytes(6).toString('hex')}@example.com`;
+    const account = await accounts.create({ email, password: 'correct horse battery staple' });
+    await accounts.setTier(email, tier, DEFAULT_TIERS);
+    const first = await keys.create(account.id, { name: 'first' });
+    const second = await keys.create(account.id, { name: 'second' });
+    if (usd !== '0') await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `topup-${account.id}`, note: null, at: Date.now() });
+    return { accountId: account.id, key: first.secret, keyId: first.record.id, otherKey: second.secret };
+  }
+
+  async function accountMoney(accountId: string) {
+    const { rows } = await admin.query<{ balance: string; reserved: string; holds: string; unbilled: string; records: string; charged: string }>(
+      `select a.balance_nano::text as balance, a.reserved_nano::text as reserved,
+              (select count(*) from ${schema}.reservations r where r.account_id = a.id)::text as holds,
+              (select coalesce(sum(u.unbilled_nano), 0) from ${schema}.usage_records u where u.account_id = a.id)::text as unbilled,
+              (select count(*) from ${schema}.usage_records u where u.account_id = a.id)::text as records,
+              (select coalesce(sum(u.cost_nano), 0) from ${schema}.usage_records u where u.account_id = a.id)::text as charged
+       from ${schema}.accounts a where a.id = $1`,
+      [accountId],
+    );
+    const row = rows[0]!;
+    return { balance: BigInt(row.balance), reserved: BigInt(row.reserved), holds: Number(row.holds), unbilled: BigInt(row.unbilled), records: Number(row.records), charged: BigInt(row.charged) };
+  }
+
+  it('all three came up on one empty schema at once; each migration applied exactly once', async () => {
+    expect(instances).toHaveLength(3);
+    const { rows } = await admin.query<{ name: string }>(`select name from ${schema}.tollgate_migrations order by name`);
+    expect(rows.map((row) => row.name)).toEqual(ALL_MIGRATIONS);
+    for (const instance of instances) expect((await fetch(`${instance.url}/healthz`)).status).toBe(200);
+  });
+
+  it('a key revoked through instance A fails on B and C on their very next request; so does a disabled account', async () => {
+    const [a, b, c] = instances.map((instance) => instance.url) as [string, string, string];
+    const { key, keyId, otherKey, accountId } = await fundedAccount('5');
+    // Each instance has served the key once, so a cache (if there were one) would hold it.
+    for (const url of [a, b, c]) expect((await chat(url, key)).status).toBe(200);
+    const revoked = await fetch(`${a}/v1/keys/${keyId}`, { method: 'DELETE', headers: { authorization: `Bearer ${otherKey}` } });
+    expect(revoked.status).toBe(200);
+    for (const url of [b, c]) {
+      const response = await chat(url, key);
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/revoked/);
+    }
+    for (const url of [a, b, c]) expect((await chat(url, otherKey)).status).toBe(200);
+    // Disabling the account (as an operator would, straight in the shared database) takes effect everywhere at once.
+    await admin.query(`update ${schema}.accounts set disabled = 1 where id = $1`, [accountId]);
+    for (const url of [a, b, c]) {
+      const response = await chat(url, otherKey);
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/disabled/);
+    }
+  });
+
+  it("one key's rate limit is shared: exactly the limit admitted across the three", async () => {
+    const { key } = await fundedAccount('10', 'standard');
+    const routedBefore = proxy.routed.length;
+    // 15 in flight at a time (5 per instance): enough overlap to race the instances against each other, but
+    // not so much event-loop lag on this shared 2-core machine that a Redis call passes the limiter's 200 ms
+    // command timeout, which the default fail-open policy would admit (a documented trade-off, not sharing).
+    const statuses: number[] = [];
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 15 }, async () => {
+        while (sent < 150) {
+          sent += 1;
+          const response = await chat(proxy.url, key);
+          statuses.push(response.status);
+          await response.body?.cancel();
+        }
+      }),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(100);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(50);
+    // The proxy spread them evenly over the three instances.
+    const routed = proxy.routed.slice(routedBefore);
+    for (const instance of instances) expect(routed.filter((origin) => origin === instance.url)).toHaveLength(50);
+  });
+
+  it('300 concurrent paid requests over the three on a balance for about 100 never overdraw; the ledger sums to the balance', async () => {
+    // One request's exact price, measured: the simulator's reply to a given prompt is deterministic.
+    const probe = await fundedAccount('1');
+    const probeResponse = await chat(proxy.url, probe.key);
+    expect(probeResponse.status).toBe(200);
+    const cost = BigInt(((await probeResponse.json()) as { usage: { cost_nano_usd: string } }).usage.cost_nano_usd);
+    expect(cost).toBeGreaterThan(0n);
+
+    const { accountId, key } = await fundedAccount('0');
+    const funded = cost * 100n;
+    await storage.billing.credit({ accountId, kind: 'topup', amountNano: funded, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+    const responses = await Promise.all(Array.from({ length: 300 }, () => chat(proxy.url, key)));
+    const statuses = responses.map((response) => response.status);
+    await Promise.all(responses.map((response) => response.body?.cancel()));
+    const admitted = statuses.filter((status) => status === 200).length;
+    // Everything else was refused for want of balance (403 insufficient_balance), nothing failed otherwise.
+    expect(statuses.filter((status) => status !== 200 && status !== 403)).toEqual([]);
+    expect(admitted).toBeGreaterThan(0);
+    expect(admitted).toBeLessThanOrEqual(100);
+
+    const money = await accountMoney(accountId);
+    expect(money.records).toBe(admitted);
+    expect(money.charged).toBe(cost * BigInt(admitted));
+    expect(money.balance).toBe(funded - money.charged);
+    expect(money.balance).toBeGreaterThanOrEqual(0n);
+    expect(money.unbilled).toBe(0n);
+    expect(money).toMatchObject({ reserved: 0n, holds: 0 });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+    // The daily rollup, written in the same transactions, agrees.
+    const today = new Date().toISOString().slice(0, 10);
+    const [totals] = (await storage.usage.totalsByAccount(today, today)).filter((row) => row.accountId === accountId);
+    expect(totals).toMatchObject({ requests: admitted, costNano: money.charged });
+  }, 40_000);
+
+  it('SIGKILL of one instance mid-stream loses no settled record; another instance sweeps its orphaned holds', async () => {
+    const victim = instances[2]!;
+    const { accountId, key } = await fundedAccount('5');
+    // Settled on the victim before it dies: these must survive.
+    const settledIds: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const response = await chat(victim.url, key);
+      expect(response.status).toBe(200);
+      settledIds.push(response.headers.get('x-request-id')!);
+      await response.body?.cancel();
+    }
+    // Streams that will still be running when it dies: their holds become orphans.
+    const streams = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const response = await chat(victim.url, key, 'Tell a long story [[sim words=200 chunk-delay=100]]', { stream: true, max_completion_tokens: 400 });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
+    const before = await accountMoney(accountId);
+    expect(before.holds).toBe(4);
+    expect(before.reserved).toBeGreaterThan(0n);
+
+    victim.child.kill('SIGKILL');
+    await once(victim.child, 'exit');
+    proxy.remove(victim.url);
+    await Promise.all(streams.map((reader) => reader.read().then(() => reader.cancel()).catch(() => undefined)));
+
+    // Every record settled before the kill is there, charged, with its ledger entry.
+    const { rows } = await admin.query<{ request_id: string }>(`select request_id from ${schema}.usage_records where account_id = $1`, [accountId]);
+    expect(rows.map((row) => row.request_id).sort()).toEqual([...settledIds].sort());
+    const ledger = await storage.billing.ledger(accountId, 50);
+    expect(ledger.filter((entry) => entry.kind === 'usage').map((entry) => entry.requestId).sort()).toEqual([...settledIds].sort());
+
+    // The survivors keep serving through the balancer...
+    for (let i = 0; i < 4; i += 1) expect((await chat(proxy.url, key)).status).toBe(200);
+    // ...and one of them releases the dead instance's holds once they expire (TTL + a sweep or two).
+    const deadline = Date.now() + RESERVATION_TTL_MS + 6_000;
+    let after = await accountMoney(accountId);
+    while ((after.holds > 0 || after.reserved !== 0n) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      after = await accountMoney(accountId);
+    }
+    expect(after).toMatchObject({ holds: 0, reserved: 0n, unbilled: 0n, records: 9 });
+    expect(after.balance).toBe(parseUsd('5') - after.charged);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  }, 40_000);
+});
