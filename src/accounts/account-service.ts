@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import { DuplicateEmailError, type AccountRecord, type AccountRepository, type AccountRole } from '../storage/types.js';
-import { hashPassword } from './password.js';
+import { hashPassword, verifyPassword } from './password.js';
+import { passwordRuleViolation } from './password-rules.js';
 
-export const PASSWORD_MIN_LENGTH = 10;
+export { PASSWORD_MIN_LENGTH } from './password-rules.js';
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface CreateAccountInput {
@@ -21,9 +22,8 @@ export class AccountService {
   async create(input: CreateAccountInput): Promise<AccountRecord> {
     const email = input.email.trim();
     if (!EMAIL_PATTERN.test(email) || email.length > 254) throw invalidRequest(`'${input.email}' is not a valid email address.`, 'email');
-    if (input.password.length < PASSWORD_MIN_LENGTH) {
-      throw invalidRequest(`The password must have at least ${PASSWORD_MIN_LENGTH} characters.`, 'password');
-    }
+    const violation = passwordRuleViolation(input.password, email);
+    if (violation !== null) throw violation;
     try {
       return await this.accounts.create({
         id: `acct_${randomUUID().replaceAll('-', '')}`,
@@ -49,9 +49,54 @@ export class AccountService {
     return { ...account, tier };
   }
 
+  /**
+   * The account whose email and password these are, or null. Unknown emails cost the same scrypt work as
+   * known ones, so the answer's timing does not tell which emails have accounts.
+   */
+  async verifyCredentials(email: string, password: string): Promise<AccountRecord | null> {
+    const account = await this.accounts.findByEmail(email.trim());
+    const valid = await verifyPassword(password, account?.passwordHash ?? (await dummyHash()));
+    return account !== null && valid ? account : null;
+  }
+
+  /** Checks the current password, applies the rules to the new one and stores its hash. */
+  async changePassword(account: AccountRecord, currentPassword: string, newPassword: string): Promise<void> {
+    if (!(await verifyPassword(currentPassword, account.passwordHash))) {
+      throw invalidRequest('The current password is not correct.', 'currentPassword');
+    }
+    const violation = passwordRuleViolation(newPassword, account.email, 'newPassword');
+    if (violation !== null) throw violation;
+    await this.accounts.setPasswordHash(account.id, await hashPassword(newPassword));
+  }
+
+  async findById(id: string): Promise<AccountRecord> {
+    const account = await this.accounts.findById(id);
+    if (account === null) throw new GatewayError('not_found', `No account with id '${id}'.`, { param: 'id' });
+    return account;
+  }
+
+  /** Takes effect on the account's next request: key authentication reads `disabled` every time. */
+  async setDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
+    const account = await this.findById(id);
+    await this.accounts.setDisabled(id, disabled);
+    return { ...account, disabled };
+  }
+
+  async setTierById(id: string, tier: string, tiers: Readonly<Record<string, unknown>>): Promise<AccountRecord> {
+    const account = await this.findById(id);
+    return this.setTier(account.email, tier, tiers);
+  }
+
   async findByEmail(email: string): Promise<AccountRecord> {
     const account = await this.accounts.findByEmail(email.trim());
     if (account === null) throw new GatewayError('not_found', `No account with email ${email}.`, { param: 'email' });
     return account;
   }
+}
+
+let dummy: Promise<string> | undefined;
+
+/** A real hash of a random password, made once: verifying against it costs what a real check costs. */
+function dummyHash(): Promise<string> {
+  return (dummy ??= hashPassword(randomUUID()));
 }

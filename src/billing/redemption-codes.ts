@@ -41,8 +41,11 @@ export function hashRedemptionCode(canonical: string): string {
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
-/** Mints `count` codes worth `amountNano` each; returns them in clear text, the only time they exist as such. */
-export async function createRedemptionCodes(billing: BillingRepository, amountNano: NanoUsd, count: number, at: number): Promise<string[]> {
+/**
+ * Mints `count` codes worth `amountNano` each, valid until `expiresAt` (epoch ms; null: forever); returns them in
+ * clear text, the only time they exist as such.
+ */
+export async function createRedemptionCodes(billing: BillingRepository, amountNano: NanoUsd, count: number, at: number, expiresAt: number | null = null): Promise<string[]> {
   if (amountNano <= 0n) throw invalidRequest('A redemption code must be worth more than 0 USD.', 'usd');
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CODES_PER_BATCH) {
     throw invalidRequest(`The number of codes must be between 1 and ${MAX_CODES_PER_BATCH}.`, 'count');
@@ -53,6 +56,7 @@ export async function createRedemptionCodes(billing: BillingRepository, amountNa
   await billing.createRedemptionCodes(
     list.map((code) => ({ codeHash: hashRedemptionCode(code), amountNano })),
     at,
+    expiresAt,
   );
   return list;
 }
@@ -73,6 +77,7 @@ export async function redeemCode(billing: BillingRepository, input: string, acco
   }
   const result = await billing.redeem(hashRedemptionCode(canonical), accountId, at);
   if (result.redeemed) return { amountNano: result.amountNano, balanceNano: result.balanceNano };
+  if (result.reason === 'expired') throw new GatewayError('not_found', 'This redemption code has expired.', { param: 'code' });
   if (result.reason === 'already_redeemed') {
     throw new GatewayError('conflict', 'This redemption code has already been redeemed.', { param: 'code' });
   }

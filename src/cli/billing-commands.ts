@@ -1,5 +1,5 @@
 import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
-import { randomUUID } from 'node:crypto';
+import { creditAccount } from '../billing/operator-credit.js';
 import { AccountService } from '../accounts/account-service.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
@@ -52,14 +52,7 @@ async function credit(storage: Storage, options: BillingOptions, now: number): P
   const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
   const amount = positiveUsd(options);
   const note = options.note?.trim() || null;
-  const result = await storage.billing.credit({
-    accountId: account.id,
-    kind: 'topup',
-    amountNano: amount,
-    idempotencyKey: `topup:${randomUUID()}`,
-    note,
-    at: now,
-  });
+  const result = await creditAccount(storage.billing, account.id, amount, note, now);
   return {
     data: {
       account_id: account.id,

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { GatewayError } from '../../canonical/errors.js';
+import { parseInput } from './body-parsing.js';
+import { DashboardError } from './dashboard-error.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { currentAccount, setSessionCookie } from './dashboard-session.js';
+import { presentAccount } from './presenters.js';
+
+// Lengths here only bound the input; the password rules themselves are the account service's.
+const credentials = z.object({ email: z.string().max(254), password: z.string().max(1000) }).strict();
+const passwordChange = z.object({ currentPassword: z.string().max(1000), newPassword: z.string().max(1000) }).strict();
+
+/** `GET /api/session`, register, login, logout, password change. */
+export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  const cookieSettings = { publicBaseUrl: deps.publicBaseUrl };
+
+  api.get('/session', { config: { access: 'public' } }, async (request, reply) => {
+    const { token, session } = request.dashboard!;
+    if (token === undefined) {
+      // A first visit: a visitor token, so the login and registration forms have a CSRF token to send.
+      return { account: null, csrfToken: setSessionCookie(request, reply, deps.sessions.newToken(), false, cookieSettings) };
+    }
+    return { account: session === null ? null : presentAccount(session.account), csrfToken: setSessionCookie(request, reply, token, session !== null, cookieSettings) };
+  });
+
+  api.post('/auth/register', { config: { access: 'public' } }, async (request, reply) => {
+    const { email, password } = parseInput(credentials, request.body);
+    let account;
+    try {
+      account = await deps.accounts.create({ email, password });
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'conflict') {
+        throw new DashboardError(409, 'email_taken', 'An account with this email already exists.', 'email');
+      }
+      throw error;
+    }
+    const csrfToken = await startSession(request, reply, account.id);
+    return reply.code(201).send({ account: presentAccount(account), csrfToken });
+  });
+
+  api.post('/auth/login', { config: { access: 'public' } }, async (request, reply) => {
+    const { email, password } = parseInput(credentials, request.body);
+    const attempt = await deps.loginThrottle.begin(email, request.ip);
+    const account = await deps.accounts.verifyCredentials(email, password);
+    // A disabled account cannot log in; it is told the same as a wrong password, so it reveals nothing more.
+    if (account === null || account.disabled) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
+    await attempt.succeeded();
+    return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
+  });
+
+  api.post('/auth/logout', { config: { access: 'public' } }, async (request, reply) => {
+    const { token } = request.dashboard!;
+    if (token !== undefined) await deps.sessions.end(token);
+    return { csrfToken: setSessionCookie(request, reply, deps.sessions.newToken(), false, cookieSettings) };
+  });
+
+  api.post('/auth/password', async (request, reply) => {
+    const account = currentAccount(request);
+    const { currentPassword, newPassword } = parseInput(passwordChange, request.body);
+    await deps.accounts.changePassword(account, currentPassword, newPassword);
+    // Every session of the account ends, this one included; the user carries on in a new one (new id, new cookie).
+    await deps.sessions.endAll(account.id);
+    return { csrfToken: await startSession(request, reply, account.id) };
+  });
+
+  /** Ends the request's old session (if any) and starts a new one under a new token: the id rotates on login. */
+  async function startSession(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<string> {
+    const old = request.dashboard!.token;
+    if (old !== undefined) await deps.sessions.end(old);
+    const token = await deps.sessions.start(accountId);
+    return setSessionCookie(request, reply, token, true, cookieSettings);
+  }
+}

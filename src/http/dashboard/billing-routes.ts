@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { GatewayError } from '../../canonical/errors.js';
+import { formatUsd } from '../../billing/money.js';
+import { redeemCode } from '../../billing/redemption-codes.js';
+import { STRIPE_MAXIMUM_USD, STRIPE_MINIMUM_USD, StripeTopups } from '../../billing/stripe-topups.js';
+import { pageLimit } from '../query-params.js';
+import { parseInput } from './body-parsing.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { DashboardError } from './dashboard-error.js';
+import { currentAccount } from './dashboard-session.js';
+import { publicBaseUrl } from './overview-routes.js';
+import { NO_MONEY, presentFreeAllowance, presentLedgerEntry } from './presenters.js';
+
+const ledgerQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(100).optional() });
+const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
+const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
+
+/** Shown on the billing page when Stripe is not configured (and beside it when it is). */
+export const OPERATOR_HINT =
+  'An operator credits accounts from the operator view (Accounts → Credit) or on the server with ' +
+  '`tollgate credit --email <email> --usd <amount>`, and can mint prepaid redemption codes ' +
+  '(`tollgate codes create --usd <amount> --count <n>`) that users redeem here. ' +
+  'Card top-ups through Stripe Checkout are available when the gateway runs with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.';
+
+/** Balance, free allowance, ledger, redemption codes and Stripe Checkout. */
+export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  api.get('/billing', async (request) => {
+    const account = currentAccount(request);
+    const money = (await deps.billing.balance(account.id)) ?? NO_MONEY;
+    return {
+      balanceUsd: formatUsd(money.balanceNano),
+      reservedUsd: formatUsd(money.reservedNano),
+      freeAllowance: presentFreeAllowance(money, deps.freeTokensPerDay, deps.now()),
+      stripe: { enabled: deps.stripe !== undefined, minimumUsd: STRIPE_MINIMUM_USD, maximumUsd: STRIPE_MAXIMUM_USD },
+      operatorHint: OPERATOR_HINT,
+    };
+  });
+
+  api.get('/billing/ledger', async (request) => {
+    const account = currentAccount(request);
+    const { limit, cursor } = parseInput(ledgerQuery, request.query);
+    // The cursor is the id of the last entry shown: ids sort by time, so "older than it" is a plain comparison.
+    const entries = await deps.billing.ledger(account.id, limit + 1, cursor);
+    const page = entries.slice(0, limit);
+    return { entries: page.map(presentLedgerEntry), nextCursor: entries.length > limit ? page[page.length - 1]!.id : null };
+  });
+
+  api.post('/billing/redeem', async (request) => {
+    const account = currentAccount(request);
+    const { code } = parseInput(redeemBody, request.body);
+    try {
+      const redemption = await redeemCode(deps.billing, code, account.id, deps.now());
+      return { creditedUsd: formatUsd(redemption.amountNano), balanceUsd: formatUsd(redemption.balanceNano) };
+    } catch (error) {
+      // Unknown, used, expired or malformed: one answer, so the form cannot be used to probe codes.
+      if (error instanceof GatewayError && error.status < 500) {
+        throw new DashboardError(400, 'invalid_code', 'This code is not valid: it is unknown, expired or already used.', 'code');
+      }
+      throw error;
+    }
+  });
+
+  api.post('/billing/checkout', async (request) => {
+    const account = currentAccount(request);
+    const { amountUsd } = parseInput(checkoutBody, request.body);
+    if (deps.stripe === undefined) {
+      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${OPERATOR_HINT}`);
+    }
+    const amount = StripeTopups.parseAmount(amountUsd);
+    return { url: await deps.stripe.createCheckout(account, amount, publicBaseUrl(request, deps.publicBaseUrl)) };
+  });
+}

@@ -1,0 +1,54 @@
+import type { AccountService } from '../../accounts/account-service.js';
+import { LoginThrottle } from '../../accounts/login-throttle.js';
+import { SessionService } from '../../accounts/session-service.js';
+import { StripeTopups } from '../../billing/stripe-topups.js';
+import type { Config } from '../../config/load-config.js';
+import type { KeyService } from '../../keys/key-service.js';
+import type { CredentialStatus } from '../../providers/credential-pool.js';
+import type { ProviderRegistry } from '../../providers/registry.js';
+import type { Storage } from '../../storage/types.js';
+import type { DashboardDependencies, UpstreamCredentialStatus } from './dashboard-dependencies.js';
+
+/** The dashboard API's services, from the gateway's storage and config. */
+export function createDashboardDependencies(input: {
+  storage: Storage;
+  accounts: AccountService;
+  keys: KeyService;
+  config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl'>;
+  now: () => number;
+  /** For the operator view of upstream credentials. */
+  providers?: Pick<ProviderRegistry, 'credentialStatus'>;
+}): DashboardDependencies {
+  const providers = input.providers;
+  const { storage, config, now } = input;
+  return {
+    accounts: input.accounts,
+    accountRepository: storage.accounts,
+    keys: input.keys,
+    sessions: new SessionService(storage.sessions, now),
+    loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
+    billing: storage.billing,
+    usage: storage.usage,
+    tiers: config.tiers,
+    freeTokensPerDay: config.freeTokensPerDay,
+    stripe: config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
+    publicBaseUrl: config.publicBaseUrl,
+    ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
+    now,
+  };
+}
+
+/**
+ * The pool's status in the contract's terms: epoch ms, and `probing` (cooldown over, the next answer decides)
+ * shown as `cooling_down` with no end time, since it is not known healthy yet.
+ */
+function presentCredential(status: CredentialStatus): UpstreamCredentialStatus {
+  return {
+    vendor: status.vendor,
+    label: status.label,
+    baseUrl: status.baseUrl,
+    state: status.state === 'healthy' ? 'healthy' : 'cooling_down',
+    coolingDownUntil: status.coolingDownUntil === undefined ? null : Date.parse(status.coolingDownUntil),
+    recentFailures: status.recentFailures,
+  };
+}

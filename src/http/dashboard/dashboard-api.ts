@@ -1,0 +1,44 @@
+import fastifyCookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import { registerAdminRoutes } from './admin-routes.js';
+import { registerAuthRoutes } from './auth-routes.js';
+import { registerBillingRoutes } from './billing-routes.js';
+import { acceptJsonOrEmpty } from './body-parsing.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { notFound, sendDashboardError } from './dashboard-error.js';
+import { createDashboardSessionHook } from './dashboard-session.js';
+import { registerKeysRoutes } from './keys-routes.js';
+import { registerOverviewRoutes } from './overview-routes.js';
+import { stripeWebhookPlugin } from './stripe-webhook-route.js';
+import { registerUsageRoutes } from './usage-routes.js';
+
+/**
+ * The dashboard's JSON API (docs/dashboard-api.md). Register it in its own encapsulated context under `/api`:
+ * its session cookie, CSRF check, body parsing and error shape apply here only, and the `/v1` API-key hook
+ * does not.
+ */
+export async function dashboardApi(api: FastifyInstance, deps: DashboardDependencies): Promise<void> {
+  await api.register(fastifyCookie);
+  api.decorateRequest('dashboard', null);
+  acceptJsonOrEmpty(api);
+  api.setErrorHandler((error, request, reply) => sendDashboardError(request, reply, error));
+  api.setNotFoundHandler((request, reply) => sendDashboardError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`)));
+  api.addHook('onRequest', createDashboardSessionHook(deps.sessions));
+  // Account data must not linger in shared or browser caches.
+  api.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+
+  registerAuthRoutes(api, deps);
+  registerOverviewRoutes(api, deps);
+  registerKeysRoutes(api, deps);
+  registerUsageRoutes(api, deps);
+  registerBillingRoutes(api, deps);
+  registerAdminRoutes(api, deps);
+  await api.register(stripeWebhookPlugin, deps);
+  // A catch-all of our own: the SPA's wildcard route at `/` would otherwise take unknown /api GETs, and its
+  // 404 is in the /v1 shape.
+  api.all('/*', { config: { access: 'public', skipCsrf: true } }, async (request) => {
+    throw notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`);
+  });
+}

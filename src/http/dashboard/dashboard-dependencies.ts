@@ -1,0 +1,37 @@
+import type { AccountService } from '../../accounts/account-service.js';
+import type { LoginThrottle } from '../../accounts/login-throttle.js';
+import type { SessionService } from '../../accounts/session-service.js';
+import type { StripeTopups } from '../../billing/stripe-topups.js';
+import type { KeyService } from '../../keys/key-service.js';
+import type { Tiers } from '../../ratelimit/tiers.js';
+import type { BillingRepository } from '../../storage/billing-types.js';
+import type { AccountRepository, UsageRepository } from '../../storage/types.js';
+
+/** One upstream credential as the operator view shows it. */
+export interface UpstreamCredentialStatus {
+  vendor: string;
+  label: string;
+  baseUrl: string;
+  state: 'healthy' | 'cooling_down';
+  coolingDownUntil: number | null;
+  recentFailures: number;
+}
+
+export interface DashboardDependencies {
+  accounts: AccountService;
+  accountRepository: AccountRepository;
+  keys: KeyService;
+  sessions: SessionService;
+  loginThrottle: LoginThrottle;
+  billing: BillingRepository;
+  usage: UsageRepository;
+  tiers: Tiers;
+  freeTokensPerDay: number;
+  /** Present when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set. */
+  stripe: StripeTopups | undefined;
+  /** PUBLIC_BASE_URL: Checkout return URLs, the base URL shown to users, Secure cookies when https. */
+  publicBaseUrl: string | undefined;
+  /** The state of every upstream credential, when the gateway tracks it. */
+  upstreams?: () => UpstreamCredentialStatus[];
+  now: () => number;
+}

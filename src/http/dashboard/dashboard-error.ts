@@ -1,0 +1,52 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../../canonical/errors.js';
+import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
+import { fromFrameworkError } from '../render-error.js';
+
+/**
+ * An error of the dashboard API, rendered as `{"error": {"code", "message", "field"?}}` (docs/dashboard-api.md).
+ * The `/v1` API keeps its OpenAI/Anthropic shapes; this shape is the SPA's.
+ */
+export class DashboardError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'DashboardError';
+  }
+}
+
+export const notAuthenticated = () => new DashboardError(401, 'not_authenticated', 'Log in to continue.');
+export const csrfFailed = () =>
+  new DashboardError(403, 'csrf_failed', 'The request lacks a valid CSRF token: reload the page and try again.');
+export const forbidden = () => new DashboardError(403, 'forbidden', 'This needs an operator (admin) account.');
+export const notFound = (what: string) => new DashboardError(404, 'not_found', what);
+
+/** Any thrown value as a DashboardError; the services' GatewayErrors keep their status and field. */
+export function toDashboardError(error: unknown): DashboardError {
+  if (error instanceof DashboardError) return error;
+  if (error instanceof TooManyLoginAttemptsError) {
+    return new DashboardError(429, 'too_many_attempts', error.message, undefined, error.retryAfterSeconds);
+  }
+  const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
+  if (gatewayError.code === 'internal_error') return new DashboardError(500, 'internal_error', gatewayError.message);
+  return new DashboardError(gatewayError.status, gatewayError.code, gatewayError.message, gatewayError.param, gatewayError.retryAfterSeconds);
+}
+
+export function sendDashboardError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  const rendered = toDashboardError(error);
+  if (rendered.status >= 500) request.log.error({ err: error }, 'dashboard API internal error');
+  if (rendered.retryAfterSeconds !== undefined) reply.header('retry-after', String(rendered.retryAfterSeconds));
+  return reply.code(rendered.status).send({
+    error: {
+      code: rendered.code,
+      message: rendered.message,
+      ...(rendered.field === undefined ? {} : { field: rendered.field }),
+      ...(rendered.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: rendered.retryAfterSeconds }),
+    },
+  });
+}

@@ -1,0 +1,85 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_MAX_AGE_MS, SessionService } from '../../accounts/session-service.js';
+import type { AccountRecord } from '../../storage/types.js';
+import type { SessionWithAccount } from '../../storage/session-types.js';
+import { csrfFailed, forbidden, notAuthenticated } from './dashboard-error.js';
+
+export const SESSION_COOKIE = 'tg_session';
+
+/** What the session hook leaves on a dashboard request. */
+export interface DashboardContext {
+  /** The cookie's token (a logged-in session's, or a visitor's), when the request carried a well-formed one. */
+  token: string | undefined;
+  session: SessionWithAccount | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the dashboard session hook on every `/api` request. */
+    dashboard: DashboardContext | null;
+  }
+  interface FastifyContextConfig {
+    /** Dashboard routes: who may call. Default `account` (a logged-in session). */
+    access?: 'public' | 'account' | 'admin';
+    /** Dashboard: no CSRF check. Only the Stripe webhook, which its signature authenticates. */
+    skipCsrf?: boolean;
+  }
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * onRequest hook of the dashboard API: CSRF first (a state-changing call without the token bound to its cookie
+ * is refused before anything is parsed or read), then the session, then the route's access rule.
+ */
+export function createDashboardSessionHook(sessions: SessionService) {
+  return async function loadDashboardSession(request: FastifyRequest): Promise<void> {
+    // No route, nothing to protect: the not-found handler answers 404 whoever asks.
+    if (request.is404) return;
+    const cookie = request.cookies[SESSION_COOKIE];
+    const token = SessionService.isToken(cookie) ? cookie : undefined;
+    const config = request.routeOptions.config;
+    if (UNSAFE_METHODS.has(request.method) && config.skipCsrf !== true) {
+      const header = request.headers['x-csrf-token'];
+      if (token === undefined || !SessionService.csrfMatches(token, Array.isArray(header) ? header[0] : header)) throw csrfFailed();
+    }
+    const session = token === undefined ? null : await sessions.resolve(token);
+    request.dashboard = { token, session };
+    const access = config.access ?? 'account';
+    if (access === 'public') return;
+    if (session === null) throw notAuthenticated();
+    if (access === 'admin' && session.account.role !== 'admin') throw forbidden();
+  };
+}
+
+/** The logged-in account of a route whose access rule guarantees one. */
+export function currentAccount(request: FastifyRequest): AccountRecord {
+  const session = request.dashboard?.session;
+  if (session === null || session === undefined) throw notAuthenticated();
+  return session.account;
+}
+
+export interface CookieSettings {
+  /** The operator's public origin; an https one makes the cookie Secure whatever the request looked like. */
+  publicBaseUrl: string | undefined;
+}
+
+/** Secure when served over HTTPS (directly, or through a trusted proxy's X-Forwarded-Proto) or when the public URL is https. */
+function isSecure(request: FastifyRequest, settings: CookieSettings): boolean {
+  return request.protocol === 'https' || settings.publicBaseUrl?.startsWith('https://') === true;
+}
+
+/**
+ * Puts a token in the session cookie and returns the CSRF token bound to it. `loggedIn` tokens live as long
+ * as a session may; a visitor's token is a browser-session cookie.
+ */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, loggedIn: boolean, settings: CookieSettings): string {
+  reply.setCookie(SESSION_COOKIE, token, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: isSecure(request, settings),
+    ...(loggedIn ? { maxAge: Math.floor(SESSION_MAX_AGE_MS / 1000) } : {}),
+  });
+  return SessionService.csrfTokenFor(token);
+}

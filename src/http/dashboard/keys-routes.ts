@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { MS_PER_DAY } from '../../billing/free-allowance.js';
+import { parseInput } from './body-parsing.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { currentAccount } from './dashboard-session.js';
+import { notFound } from './dashboard-error.js';
+import { presentKey } from './presenters.js';
+
+const createKeyBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    expiresInDays: z.number().int().min(1).max(3650).nullish(),
+  })
+  .strict();
+
+type IdParams = { Params: { id: string } };
+
+/** API keys of the logged-in account: list, create (secret shown once), revoke, rotate. */
+export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  api.get('/keys', async (request) => {
+    const records = await deps.keys.list(currentAccount(request).id);
+    const now = deps.now();
+    return { keys: records.map((record) => presentKey(record, now)) };
+  });
+
+  api.post('/keys', async (request, reply) => {
+    const { name, expiresInDays } = parseInput(createKeyBody, request.body);
+    const now = deps.now();
+    const created = await deps.keys.create(currentAccount(request).id, { name, expiresAt: expiresInDays == null ? null : now + expiresInDays * MS_PER_DAY });
+    return reply.code(201).send({ key: presentKey(created.record, now), secret: created.secret });
+  });
+
+  // KeyService scopes every lookup to the account: another account's key id is a 404, exactly like an unknown one.
+  api.post<IdParams>('/keys/:id/revoke', async (request) => {
+    const accountId = currentAccount(request).id;
+    await deps.keys.revoke(accountId, request.params.id);
+    const record = (await deps.keys.list(accountId)).find((key) => key.id === request.params.id);
+    if (record === undefined) throw notFound(`No API key with id '${request.params.id}'.`);
+    return { key: presentKey(record, deps.now()) };
+  });
+
+  api.post<IdParams>('/keys/:id/rotate', async (request, reply) => {
+    const created = await deps.keys.rotate(currentAccount(request).id, request.params.id);
+    return reply.code(201).send({ key: presentKey(created.record, deps.now()), secret: created.secret, revokedKeyId: request.params.id });
+  });
+}

@@ -1,0 +1,51 @@
+import { formatUsd } from '../../billing/money.js';
+import type { DailyUsageRow } from '../../storage/types.js';
+
+/** Sums of rolled-up usage rows; money stays bigint until presented. */
+export interface UsageSums {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costNano: bigint;
+}
+
+export const emptySums = (): UsageSums => ({ requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 0n });
+
+export function addRow(sums: UsageSums, row: DailyUsageRow): void {
+  sums.requests += row.requests;
+  sums.inputTokens += row.inputTokens;
+  sums.outputTokens += row.outputTokens;
+  sums.cacheReadTokens += row.cacheReadTokens;
+  sums.cacheWriteTokens += row.cacheWriteTokens;
+  sums.costNano += row.costNano;
+}
+
+/** Every token the requests moved: input (uncached), cache reads and writes, output (reasoning is inside output). */
+export function totalTokens(sums: UsageSums): number {
+  return sums.inputTokens + sums.cacheReadTokens + sums.cacheWriteTokens + sums.outputTokens;
+}
+
+export function presentSums(sums: UsageSums) {
+  return {
+    requests: sums.requests,
+    inputTokens: sums.inputTokens,
+    outputTokens: sums.outputTokens,
+    cacheReadTokens: sums.cacheReadTokens,
+    cacheWriteTokens: sums.cacheWriteTokens,
+    costUsd: formatUsd(sums.costNano),
+  };
+}
+
+/** Rows summed per value of `key`, in first-seen order. */
+export function groupSums(rows: readonly DailyUsageRow[], key: (row: DailyUsageRow) => string): Map<string, UsageSums> {
+  const groups = new Map<string, UsageSums>();
+  for (const row of rows) {
+    const name = key(row);
+    let sums = groups.get(name);
+    if (sums === undefined) groups.set(name, (sums = emptySums()));
+    addRow(sums, row);
+  }
+  return groups;
+}

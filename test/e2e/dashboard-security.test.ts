@@ -1,0 +1,369 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import OpenAI from 'openai';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUsd } from '../../src/billing/money.js';
+import { createRedemptionCodes } from '../../src/billing/redemption-codes.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { DashboardClient, PASSWORD, uniqueEmail } from '../helpers/dashboard-client.js';
+import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard security on $database', ({ database }) => {
+  let harness: TestGateway;
+  /** The gateway's clock runs `offset` ms ahead of the real one. */
+  let offset = 0;
+
+  beforeAll(async () => {
+    harness = await startTestGateway({ postgres: database === 'postgres', now: () => Date.now() + offset, env: { TRUST_PROXY: 'true' } });
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  /** Each client its own client IP (through the trusted proxy header), so login throttling per IP stays per test. */
+  const client = (ip = `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`) => {
+    const dashboard = new DashboardClient(harness.gateway.url);
+    const call = dashboard.call.bind(dashboard);
+    dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
+    return dashboard;
+  };
+
+  async function registered(email = uniqueEmail()) {
+    const dashboard = client();
+    const reply = await dashboard.register(email, PASSWORD);
+    expect(reply.status).toBe(201);
+    return { client: dashboard, email, accountId: reply.json.account.id as string };
+  }
+
+  async function chatStatus(secret: string): Promise<number> {
+    const openai = new OpenAI({ apiKey: secret, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
+    try {
+      await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+      return 200;
+    } catch (error) {
+      return (error as { status: number }).status;
+    }
+  }
+
+  describe('CSRF', () => {
+    it('refuses every state-changing call without the right token with 403 csrf_failed, changing nothing', async () => {
+      const user = await registered();
+      const elsewhere = await registered();
+      const operatorEmail = uniqueEmail('ops');
+      await harness.gateway.accounts.create({ email: operatorEmail, password: PASSWORD, role: 'admin' });
+      const operator = client();
+      await operator.login(operatorEmail, PASSWORD);
+      const key = (await user.client.post('/api/keys', { name: 'kept' })).json;
+      const [code] = await createRedemptionCodes(harness.gateway.storage.billing, parseUsd('1'), 1, Date.now());
+      const newEmail = uniqueEmail('never');
+
+      const attempts: Array<[DashboardClient, string, unknown]> = [
+        [client(), '/api/auth/register', { email: newEmail, password: PASSWORD }],
+        [client(), '/api/auth/login', { email: user.email, password: PASSWORD }],
+        [user.client, '/api/auth/logout', undefined],
+        [user.client, '/api/auth/password', { currentPassword: PASSWORD, newPassword: 'another long password' }],
+        [user.client, '/api/keys', { name: 'sneaky' }],
+        [user.client, `/api/keys/${key.key.id}/revoke`, undefined],
+        [user.client, `/api/keys/${key.key.id}/rotate`, undefined],
+        [user.client, '/api/billing/redeem', { code }],
+        [user.client, '/api/billing/checkout', { amountUsd: '10' }],
+        [operator, `/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '100' }],
+        [operator, `/api/admin/accounts/${user.accountId}/tier`, { tier: 'enterprise' }],
+        [operator, `/api/admin/accounts/${user.accountId}/disabled`, { disabled: true }],
+        [operator, '/api/admin/codes', { amountUsd: '100', count: 5 }],
+      ];
+      for (const [dashboard, path, body] of attempts) {
+        if (dashboard.csrfToken === undefined) await dashboard.open();
+        // Missing, wrong, and another session's (valid elsewhere) token.
+        for (const csrf of [false, 'forged-token', elsewhere.client.csrfToken!] as const) {
+          const reply = await dashboard.post(path, body, { csrf });
+          expect(reply.status, `${path} with csrf ${String(csrf)}`).toBe(403);
+          expect(reply.json.error.code).toBe('csrf_failed');
+        }
+      }
+      // A request with no cookie at all has no token to match either.
+      const bare = await fetch(`${harness.gateway.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': user.client.csrfToken! }, body: '{"name":"x"}' });
+      expect(bare.status).toBe(403);
+
+      expect(await harness.gateway.storage.accounts.findByEmail(newEmail)).toBeNull();
+      expect((await user.client.get('/api/session')).json.account.id).toBe(user.accountId); // still logged in
+      expect((await user.client.get('/api/keys')).json.keys).toEqual([expect.objectContaining({ id: key.key.id, status: 'active' })]);
+      expect(await chatStatus(key.secret)).toBe(200);
+      const account = (await harness.gateway.storage.accounts.findById(user.accountId))!;
+      expect(account).toMatchObject({ tier: 'standard', disabled: false });
+      expect((await harness.gateway.storage.billing.balance(user.accountId))!.balanceNano).toBe(0n);
+      expect((await user.client.post('/api/billing/redeem', { code })).json.creditedUsd).toBe('1'); // the code was not used
+      expect((await client().login(user.email, PASSWORD)).status).toBe(200); // the password did not change
+    });
+  });
+
+  it("answers 404 for another account's key id and leaves the key alone", async () => {
+    const owner = await registered();
+    const intruder = await registered();
+    const { key, secret } = (await owner.client.post('/api/keys', { name: 'prod' })).json;
+    for (const action of ['revoke', 'rotate']) {
+      const reply = await intruder.client.post(`/api/keys/${key.id}/${action}`);
+      expect(reply.status).toBe(404);
+      expect(reply.json.error.code).toBe('not_found');
+    }
+    expect((await intruder.client.get('/api/keys')).json.keys).toEqual([]);
+    expect((await owner.client.get('/api/keys')).json.keys).toEqual([expect.objectContaining({ id: key.id, status: 'active' })]);
+    expect(await chatStatus(secret)).toBe(200);
+  });
+
+  describe('session cookie', () => {
+    it('is HttpOnly, SameSite=Lax, Path=/, not Secure over plain HTTP, Secure behind a trusted HTTPS proxy', async () => {
+      const visitor = client();
+      const first = await visitor.open();
+      const [visitorCookie] = first.setCookies;
+      expect(visitorCookie).toMatch(/^tg_session=[A-Za-z0-9_-]{43};/);
+      expect(visitorCookie).toMatch(/; HttpOnly/);
+      expect(visitorCookie).toMatch(/; SameSite=Lax/);
+      expect(visitorCookie).toMatch(/; Path=\//);
+      expect(visitorCookie).not.toMatch(/Secure/);
+      expect(visitorCookie).not.toMatch(/Max-Age/); // a visitor's token lasts the browser session
+
+      const login = await visitor.register(uniqueEmail(), PASSWORD);
+      const [sessionCookie] = login.setCookies;
+      expect(sessionCookie).toMatch(/; HttpOnly/);
+      expect(sessionCookie).toMatch(/; SameSite=Lax/);
+      expect(sessionCookie).toMatch(/; Max-Age=2592000/);
+      expect(sessionCookie).not.toMatch(/Secure/);
+
+      const https = await visitor.get('/api/session', { headers: { 'x-forwarded-proto': 'https' } });
+      expect(https.setCookies[0]).toMatch(/; Secure/);
+      expect(https.setCookies[0]).toMatch(/; HttpOnly/);
+    });
+
+    it('rotates the id on login and registration: a planted visitor token never becomes a session', async () => {
+      const { email } = await registered();
+      const attacker = client();
+      await attacker.open();
+      const planted = attacker.cookie!;
+      const victim = client();
+      victim.cookie = planted;
+      victim.csrfToken = attacker.csrfToken;
+      expect((await victim.login(email, PASSWORD)).status).toBe(200);
+      expect(victim.cookie).not.toBe(planted);
+      expect((await attacker.get('/api/session')).json.account).toBeNull();
+      expect((await attacker.get('/api/overview')).status).toBe(401);
+      expect((await victim.get('/api/overview')).status).toBe(200);
+    });
+
+    it('stores only a hash of the session token', async () => {
+      const { client: dashboard, accountId } = await registered();
+      const token = dashboard.cookie!;
+      const hash = createHash('sha256').update(token).digest('hex');
+      const session = await harness.gateway.storage.sessions.findWithAccount(hash);
+      expect(session?.account.id).toBe(accountId);
+      expect(await harness.gateway.storage.sessions.findWithAccount(token)).toBeNull();
+    });
+
+    it('ends idle sessions after 7 days and any session after 30 days', async () => {
+      const idle = await registered();
+      const active = await registered();
+      try {
+        offset = 6 * DAY_MS;
+        expect((await idle.client.get('/api/overview')).status).toBe(200); // 6 days idle: still alive (and now touched)
+        expect((await active.client.get('/api/overview')).status).toBe(200);
+        offset = 13 * DAY_MS + MINUTE_MS;
+        expect((await idle.client.get('/api/overview')).status).toBe(401); // 7 days and a minute since last seen
+        for (const day of [12, 18, 24]) {
+          offset = day * DAY_MS;
+          expect((await active.client.get('/api/overview')).status).toBe(200); // seen every 6 days
+        }
+        offset = 30 * DAY_MS + MINUTE_MS;
+        expect((await active.client.get('/api/overview')).status).toBe(401); // active, but 30 days old
+      } finally {
+        offset = 0;
+      }
+    });
+  });
+
+  describe('login throttling', () => {
+    it('allows 5 failures per email in 15 minutes, then 429 with retry-after even for the right password', async () => {
+      const { email } = await registered();
+      const attacker = client();
+      try {
+        for (let attempt = 0; attempt < 5; attempt++) expect((await attacker.login(email, `wrong guess ${attempt}`)).status).toBe(401);
+        const refused = await attacker.login(email, PASSWORD);
+        expect(refused.status).toBe(429);
+        expect(refused.json.error).toMatchObject({ code: 'too_many_attempts', retryAfterSeconds: expect.any(Number) });
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        expect(retryAfter).toBe(refused.json.error.retryAfterSeconds);
+        expect(retryAfter).toBeGreaterThan(14 * 60);
+        expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+        // Another address gets no further with this email: the limit is per email too.
+        expect((await client().login(email, PASSWORD)).status).toBe(429);
+
+        offset = 15 * MINUTE_MS + 1000;
+        expect((await client().login(email, PASSWORD)).status).toBe(200);
+      } finally {
+        offset = 0;
+      }
+    });
+
+    it('a success resets the email counter', async () => {
+      const { email } = await registered();
+      const user = client();
+      for (let attempt = 0; attempt < 4; attempt++) expect((await user.login(email, 'typo typo typo')).status).toBe(401);
+      expect((await user.login(email, PASSWORD)).status).toBe(200);
+      for (let attempt = 0; attempt < 4; attempt++) expect((await client().login(email, 'typo typo typo')).status).toBe(401);
+      expect((await client().login(email, PASSWORD)).status).toBe(200);
+    });
+
+    it('allows 20 failures per client IP across emails', async () => {
+      const ip = `192.0.2.${Math.floor(Math.random() * 250)}`;
+      const { email } = await registered();
+      for (let attempt = 0; attempt < 20; attempt++) expect((await client(ip).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
+      const refused = await client(ip).login(email, PASSWORD);
+      expect(refused.status).toBe(429);
+      expect((await client().login(email, PASSWORD)).status).toBe(200); // the account itself is not locked
+    });
+
+    it('holds against a burst of concurrent guesses', async () => {
+      const { email } = await registered();
+      const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => client().login(email, `burst guess ${index}`)));
+      expect(replies.every((reply) => reply.status === 401 || reply.status === 429)).toBe(true);
+      // Guesses that were checked (401) count; refused ones (429) do not. However the burst interleaved, no more
+      // than 5 passwords get checked before the email is throttled.
+      let checked = replies.filter((reply) => reply.status === 401).length;
+      expect(checked).toBeLessThanOrEqual(5);
+      for (;;) {
+        const reply = await client().login(email, `sequential guess ${checked}`);
+        if (reply.status === 429) break;
+        expect(reply.status).toBe(401);
+        checked += 1;
+      }
+      expect(checked).toBe(5);
+      expect((await client().login(email, PASSWORD)).status).toBe(429);
+    });
+  });
+
+  it('never stores or logs a password in clear', async () => {
+    const first = `pw-${randomBytes(8).toString('hex')}-first`;
+    const second = `pw-${randomBytes(8).toString('hex')}-second`;
+    const email = uniqueEmail();
+    const dashboard = client();
+    await dashboard.register(email, first);
+    await client().login(email, `${first}-wrong`);
+    await dashboard.post('/api/auth/password', { currentPassword: first, newPassword: second });
+    await dashboard.post('/api/auth/password', { currentPassword: `${second}x`, newPassword: 'short' });
+    await client().login(email, second);
+    await client().post('/api/auth/login', { email, password: second }, { csrf: false });
+    const account = (await harness.gateway.storage.accounts.findByEmail(email))!;
+    expect(account.passwordHash).toMatch(/^scrypt\$/);
+    for (const secret of [first, second]) {
+      expect(account.passwordHash).not.toContain(secret);
+      expect(harness.logs.join('\n')).not.toContain(secret);
+    }
+    if (database === 'sqlite') {
+      const directory = harness.databaseUrl.slice('sqlite:'.length).replace(/\/[^/]+$/, '');
+      for (const file of readdirSync(directory)) {
+        const bytes = readFileSync(join(directory, file));
+        expect(bytes.includes(first)).toBe(false);
+        expect(bytes.includes(second)).toBe(false);
+      }
+    }
+  });
+});
+
+describe('sessions live in the database', () => {
+  it('survive a restart (SQLite)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'tollgate-sessions-'));
+    const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(directory, 'db.sqlite')}`, TOLLGATE_DEMO: 'true' };
+    const logger = pino({ level: 'silent' });
+    let gateway: RunningGateway | undefined = await startGateway(loadConfig(env, directory), { logger });
+    try {
+      const dashboard = new DashboardClient(gateway.url);
+      await dashboard.register(uniqueEmail(), PASSWORD);
+      await gateway.close();
+      gateway = await startGateway(loadConfig(env, directory), { logger });
+      const again = new DashboardClient(gateway.url);
+      again.cookie = dashboard.cookie;
+      again.csrfToken = dashboard.csrfToken;
+      expect((await again.get('/api/overview')).status).toBe(200);
+      expect((await again.post('/api/keys', { name: 'after restart' })).status).toBe(201);
+      // The sessions table holds hashes only.
+      const db = new Database(join(directory, 'db.sqlite'), { readonly: true });
+      const rows = db.prepare('select id_hash from sessions').all() as Array<{ id_hash: string }>;
+      db.close();
+      expect(rows.map((row) => row.id_hash)).toContain(createHash('sha256').update(dashboard.cookie!).digest('hex'));
+      expect(rows.map((row) => row.id_hash)).not.toContain(dashboard.cookie);
+    } finally {
+      await gateway?.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('work across instances (PostgreSQL)', async () => {
+    const schema = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
+    const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: POSTGRES_URL, TOLLGATE_DEMO: 'true' };
+    const logger = pino({ level: 'silent' });
+    const first = await startGateway(loadConfig(env, tmpdir()), { logger, postgresSchema: schema });
+    const second = await startGateway(loadConfig(env, tmpdir()), { logger, postgresSchema: schema });
+    try {
+      const onFirst = new DashboardClient(first.url);
+      await onFirst.register(uniqueEmail(), PASSWORD);
+      const onSecond = new DashboardClient(second.url);
+      onSecond.cookie = onFirst.cookie;
+      onSecond.csrfToken = onFirst.csrfToken;
+      expect((await onSecond.get('/api/session')).json.account).not.toBeNull();
+      expect((await onSecond.post('/api/auth/logout')).status).toBe(200);
+      expect((await onFirst.get('/api/overview')).status).toBe(401); // logged out everywhere
+    } finally {
+      await first.close();
+      await second.close();
+      await dropPostgresSchema(schema);
+    }
+  });
+
+  it('with TRUST_PROXY=1 throttles by the address the proxy saw, whatever the client wrote into X-Forwarded-For', async () => {
+    const harness = await startTestGateway({ env: { TRUST_PROXY: '1' } });
+    try {
+      const email = uniqueEmail();
+      await harness.gateway.accounts.create({ email, password: PASSWORD });
+      const login = (spoofed: string) => {
+        const dashboard = new DashboardClient(harness.gateway.url);
+        const call = dashboard.call.bind(dashboard);
+        // What nginx's $proxy_add_x_forwarded_for sends: the client's own header, then the address it saw.
+        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': `${spoofed}, 198.51.100.7` } });
+        return dashboard;
+      };
+      for (let attempt = 0; attempt < 20; attempt++) expect((await login(`203.0.113.${attempt}`).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
+      expect((await login('203.0.113.99').login(email, PASSWORD)).status).toBe(429);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('makes the cookie Secure when PUBLIC_BASE_URL is https, and ignores forwarded headers without TRUST_PROXY', async () => {
+    const secure = await startTestGateway({ env: { PUBLIC_BASE_URL: 'https://gateway.example.com' } });
+    const plain = await startTestGateway();
+    try {
+      const reply = await new DashboardClient(secure.gateway.url).open();
+      expect(reply.setCookies[0]).toMatch(/; Secure/);
+      const registered = new DashboardClient(secure.gateway.url);
+      await registered.open();
+      // fetch does not keep Secure cookies over http, but this client does: the session itself works the same.
+      await registered.register(uniqueEmail(), PASSWORD);
+      expect((await registered.get('/api/overview')).json.baseUrl).toBe('https://gateway.example.com');
+
+      const spoofed = await new DashboardClient(plain.gateway.url).get('/api/session', { headers: { 'x-forwarded-proto': 'https' } });
+      expect(spoofed.setCookies[0]).not.toMatch(/Secure/);
+    } finally {
+      await secure.close();
+      await plain.close();
+    }
+  });
+});

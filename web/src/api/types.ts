@@ -1,0 +1,132 @@
+/** The shapes of the dashboard JSON API (docs/dashboard-api.md). Money is exact decimal USD strings; times are epoch ms. */
+
+export type Role = 'user' | 'admin';
+
+export interface Account {
+  id: string;
+  email: string;
+  role: Role;
+  tier: string;
+  createdAt: number;
+}
+
+export interface FreeAllowance {
+  limitTokens: number;
+  usedTokens: number;
+  leftTokens: number;
+  resetsAt: number;
+}
+
+export interface TierInfo {
+  name: string;
+  requestsPerMinute: number;
+  tokensPerMinute: number | null;
+}
+
+export interface PeriodTotals {
+  requests: number;
+  tokens: number;
+  costUsd: string;
+}
+
+export interface Overview {
+  balanceUsd: string;
+  reservedUsd: string;
+  freeAllowance: FreeAllowance;
+  tier: TierInfo;
+  tiers: TierInfo[];
+  today: PeriodTotals;
+  month: PeriodTotals;
+  spend30d: { day: string; costUsd: string }[];
+  baseUrl: string;
+}
+
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  hint: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  status: KeyStatus;
+}
+
+export interface TokenCounts {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: string;
+}
+
+export interface UsageDaily {
+  days: { day: string; models: Record<string, TokenCounts> }[];
+  byModel: (TokenCounts & { model: string })[];
+  byKey: { keyId: string; keyName: string; hint: string; requests: number; inputTokens: number; outputTokens: number; costUsd: string }[];
+}
+
+export interface UsageRequest {
+  requestId: string;
+  createdAt: number;
+  model: string;
+  keyId: string;
+  keyName: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costUsd: string;
+  latencyMs: number | null;
+  status: string | number;
+  stream: boolean;
+}
+
+export interface Billing {
+  balanceUsd: string;
+  reservedUsd: string;
+  freeAllowance: FreeAllowance;
+  stripe: { enabled: boolean; minimumUsd: string; maximumUsd: string };
+  operatorHint: string;
+}
+
+export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption';
+
+export interface LedgerEntry {
+  id: string;
+  kind: LedgerKind;
+  amountUsd: string;
+  balanceAfterUsd: string;
+  createdAt: number;
+  description: string;
+}
+
+export interface AdminAccount {
+  id: string;
+  email: string;
+  role: Role;
+  tier: string;
+  disabled: boolean;
+  balanceUsd: string;
+  requests30d: number;
+  costUsd30d: string;
+  createdAt: number;
+}
+
+export interface UpstreamCredential {
+  vendor: string;
+  label: string;
+  baseUrl: string;
+  state: 'healthy' | 'cooling_down';
+  coolingDownUntil: number | null;
+  recentFailures: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}

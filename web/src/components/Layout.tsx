@@ -1,0 +1,88 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import { auth } from '../api/endpoints';
+import { useSession } from '../lib/session';
+import { Link } from './Link';
+
+interface NavItem {
+  href: string;
+  label: string;
+  adminOnly?: boolean;
+}
+
+export const NAV_ITEMS: NavItem[] = [
+  { href: '/', label: 'Overview' },
+  { href: '/keys', label: 'API keys' },
+  { href: '/usage', label: 'Usage' },
+  { href: '/billing', label: 'Billing' },
+  { href: '/settings', label: 'Settings' },
+  { href: '/admin', label: 'Operator', adminOnly: true },
+];
+
+function Brand() {
+  return (
+    <Link href="/" className="brand" aria-label="Tollgate home">
+      <span className="brand-mark" aria-hidden="true">
+        T
+      </span>
+      <span>Tollgate</span>
+    </Link>
+  );
+}
+
+/** Sidebar navigation on wide screens; a top bar with a menu button on phones (the same nav, toggled). */
+export function Layout({ path, children }: { path: string; children: ReactNode }) {
+  const { account, signOut } = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
+  const items = NAV_ITEMS.filter((item) => !item.adminOnly || account.role === 'admin');
+
+  async function logOut() {
+    try {
+      await auth.logout();
+    } finally {
+      signOut();
+    }
+  }
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <Brand />
+        <button type="button" className="button button-secondary button-small" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+          {menuOpen ? 'Close' : 'Menu'}
+        </button>
+      </header>
+      <aside className={`sidebar${menuOpen ? ' sidebar-open' : ''}`}>
+        <div className="sidebar-brand">
+          <Brand />
+        </div>
+        <nav id="main-nav" aria-label="Main">
+          <ul className="nav-list">
+            {items.map((item) => (
+              <li key={item.href}>
+                <Link href={item.href} className="nav-link" aria-current={item.href === path ? 'page' : undefined}>
+                  {item.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="sidebar-footer">
+          <p className="sidebar-email" title={account.email}>
+            {account.email}
+          </p>
+          <p className="muted small">
+            {account.role === 'admin' ? 'Operator · ' : ''}
+            {account.tier} tier
+          </p>
+          <button type="button" className="button button-secondary button-small" onClick={logOut}>
+            Log out
+          </button>
+        </div>
+      </aside>
+      <main className="content" id="content">
+        {children}
+      </main>
+    </div>
+  );
+}

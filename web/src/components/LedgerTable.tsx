@@ -1,0 +1,80 @@
+import { useState } from 'react';
+import { billing } from '../api/endpoints';
+import type { LedgerKind } from '../api/types';
+import { formatDateTime } from '../lib/format';
+import { formatCost, formatUsd, toNano } from '../lib/money';
+import { useAsync } from '../lib/use-async';
+import { ErrorNotice, Loading } from './Notice';
+import { Pager } from './Pager';
+
+const KIND_LABELS: Record<LedgerKind, string> = {
+  topup: 'Top-up',
+  usage: 'Usage',
+  refund: 'Refund',
+  adjustment: 'Adjustment',
+  redemption: 'Code',
+};
+
+const PAGE_SIZE = 25;
+
+/** The ledger, newest first, with the balance after each entry (the running balance). */
+export function LedgerTable({ refreshKey }: { refreshKey: number }) {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const page = useAsync(() => billing.ledger(PAGE_SIZE, cursor), [cursor, refreshKey]);
+  const entries = page.data?.entries ?? [];
+  return (
+    <>
+      <ErrorNotice error={page.error} />
+      {page.loading && page.data === undefined && <Loading />}
+      {page.data !== undefined && entries.length === 0 && <p className="muted">No transactions yet.</p>}
+      {entries.length > 0 && (
+        <div className="table-wrap">
+          <table className="table table-dense table-stack ledger-stack">
+            <caption className="visually-hidden">Ledger</caption>
+            <thead>
+              <tr>
+                <th scope="col">Date</th>
+                <th scope="col">Type</th>
+                <th scope="col">Description</th>
+                <th scope="col" className="num">Amount</th>
+                <th scope="col" className="num">Balance</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((entry) => {
+                const credit = toNano(entry.amountUsd) > 0n;
+                return (
+                  <tr key={entry.id}>
+                    <td className="nowrap">{formatDateTime(entry.createdAt)}</td>
+                    <td className="kind">{KIND_LABELS[entry.kind] ?? entry.kind}</td>
+                    <td className="description">{entry.description}</td>
+                    <td data-label="Amount" className={`num nowrap ${credit ? 'amount-credit' : ''}`}>
+                      {credit ? '+' : ''}
+                      {formatCost(entry.amountUsd)}
+                    </td>
+                    <td data-label="Balance" className="num nowrap">
+                      {formatUsd(entry.balanceAfterUsd)}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {(cursors.length > 1 || page.data?.nextCursor) && (
+        <Pager
+          label="Ledger"
+          page={cursors.length - 1}
+          hasNext={page.data?.nextCursor != null}
+          onPrevious={() => setCursors((stack) => stack.slice(0, -1))}
+          onNext={() => {
+            const next = page.data?.nextCursor;
+            if (next != null) setCursors((stack) => [...stack, next]);
+          }}
+        />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,89 @@
+import { useState } from 'react';
+import { usage } from '../api/endpoints';
+import { formatCount, formatDateTime, formatLatency } from '../lib/format';
+import { formatCost } from '../lib/money';
+import { useAsync } from '../lib/use-async';
+import { ErrorNotice, Loading } from './Notice';
+import { Pager } from './Pager';
+import { StatusBadge } from './StatusBadge';
+
+const PAGE_SIZE = 25;
+
+/** The newest requests first, one page at a time (cursor pagination; earlier cursors kept for "Previous"). */
+export function RecentRequests({ refreshKey }: { refreshKey: number }) {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const page = useAsync(() => usage.requests(PAGE_SIZE, cursor), [cursor, refreshKey]);
+  const requests = page.data?.requests ?? [];
+  return (
+    <>
+      <ErrorNotice error={page.error} />
+      {page.loading && page.data === undefined && <Loading />}
+      {page.data !== undefined && requests.length === 0 && cursors.length === 1 && <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>}
+      {requests.length > 0 && (
+        <div className="table-wrap">
+          <table className="table table-dense table-stack">
+            <caption className="visually-hidden">Recent requests</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Model</th>
+                <th scope="col">Key</th>
+                <th scope="col" className="num">In</th>
+                <th scope="col" className="num">Out</th>
+                <th scope="col" className="num">Cached</th>
+                <th scope="col" className="num">Cost</th>
+                <th scope="col" className="num">Latency</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {requests.map((request) => (
+                <tr key={request.requestId} title={request.requestId}>
+                  <td className="nowrap">{formatDateTime(request.createdAt)}</td>
+                  <td className="nowrap">
+                    {request.model}
+                    {request.stream && <span className="muted small"> · stream</span>}
+                  </td>
+                  <td data-label="Key" className="nowrap">
+                    {request.keyName}
+                  </td>
+                  <td data-label="In" className="num">
+                    {formatCount(request.inputTokens)}
+                  </td>
+                  <td data-label="Out" className="num">
+                    {formatCount(request.outputTokens)}
+                  </td>
+                  <td data-label="Cached" className="num">
+                    {formatCount(request.cacheReadTokens + request.cacheWriteTokens)}
+                  </td>
+                  <td data-label="Cost" className="num">
+                    {formatCost(request.costUsd)}
+                  </td>
+                  <td data-label="Latency" className="num nowrap">
+                    {formatLatency(request.latencyMs)}
+                  </td>
+                  <td>
+                    <StatusBadge status={String(request.status) === 'ok' ? 'ok' : 'error'} label={String(request.status)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {(cursors.length > 1 || page.data?.nextCursor) && (
+        <Pager
+          label="Recent requests"
+          page={cursors.length - 1}
+          hasNext={page.data?.nextCursor != null}
+          onPrevious={() => setCursors((stack) => stack.slice(0, -1))}
+          onNext={() => {
+            const next = page.data?.nextCursor;
+            if (next != null) setCursors((stack) => [...stack, next]);
+          }}
+        />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,37 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+export interface AsyncState<T> {
+  data: T | undefined;
+  error: Error | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change and on `reload()`; a late answer of an older run is dropped. */
+export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): AsyncState<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<Error>();
+  const [loading, setLoading] = useState(true);
+  const [generation, setGeneration] = useState(0);
+  const run = useRef(0);
+  useEffect(() => {
+    const current = ++run.current;
+    setLoading(true);
+    load().then(
+      (value) => {
+        if (current !== run.current) return;
+        setData(value);
+        setError(undefined);
+        setLoading(false);
+      },
+      (reason: unknown) => {
+        if (current !== run.current) return;
+        setError(reason instanceof Error ? reason : new Error(String(reason)));
+        setLoading(false);
+      },
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, generation]);
+  const reload = useCallback(() => setGeneration((value) => value + 1), []);
+  return { data, error, loading, reload };
+}

@@ -1,0 +1,92 @@
+import { lazy, Suspense } from 'react';
+import { overview } from '../api/endpoints';
+import { AllowanceMeter } from '../components/AllowanceMeter';
+import { CodeTabs } from '../components/CodeTabs';
+import { Link } from '../components/Link';
+import { ErrorNotice, Loading } from '../components/Notice';
+import { PageHeader } from '../components/PageHeader';
+import { StatCard } from '../components/StatCard';
+import { TierTable } from '../components/TierTable';
+import { formatCount } from '../lib/format';
+import { formatCost, formatUsd, sumUsd, toNano } from '../lib/money';
+import { quickStartSamples } from '../lib/quick-start';
+import { useAsync } from '../lib/use-async';
+import { useSession } from '../lib/session';
+
+// The chart library loads after the numbers are on screen.
+const SpendSparkline = lazy(() => import('../components/SpendSparkline').then((module) => ({ default: module.SpendSparkline })));
+
+export function OverviewPage() {
+  const { account } = useSession();
+  const { data, error, loading } = useAsync(overview, []);
+  return (
+    <>
+      <PageHeader title="Overview" description={`Signed in as ${account.email}`} />
+      <ErrorNotice error={error} />
+      {loading && data === undefined && <Loading />}
+      {data !== undefined && (
+        <>
+          <div className="stat-grid">
+            <StatCard
+              label="Balance"
+              value={formatUsd(data.balanceUsd)}
+              detail={toNano(data.reservedUsd) > 0n ? `${formatCost(data.reservedUsd)} held for requests in flight` : 'Prepaid credit'}
+            >
+              <Link href="/billing" className="card-link">
+                Add credit →
+              </Link>
+            </StatCard>
+            <StatCard label="Free tokens left today" value={formatCount(data.freeAllowance.leftTokens)}>
+              <AllowanceMeter allowance={data.freeAllowance} />
+            </StatCard>
+            <StatCard label="Today" value={formatCost(data.today.costUsd)} detail={`${formatCount(data.today.requests)} requests · ${formatCount(data.today.tokens)} tokens`} />
+            <StatCard label="This month" value={formatCost(data.month.costUsd)} detail={`${formatCount(data.month.requests)} requests · ${formatCount(data.month.tokens)} tokens`} />
+          </div>
+
+          <section className="card section" aria-labelledby="spend-heading">
+            <div className="section-head">
+              <h2 id="spend-heading">Spend, last 30 days</h2>
+              <span className="muted">{formatCost(sumUsd(data.spend30d.map((day) => day.costUsd)))} total</span>
+            </div>
+            {data.spend30d.every((day) => toNano(day.costUsd) === 0n) ? (
+              <p className="muted sparkline-empty">No paid usage in the last 30 days (free-allowance tokens cost nothing).</p>
+            ) : (
+              <Suspense fallback={<div className="sparkline-placeholder" />}>
+                <SpendSparkline days={data.spend30d} />
+              </Suspense>
+            )}
+            <Link href="/usage" className="card-link">
+              See usage details →
+            </Link>
+          </section>
+
+          <section className="card section" aria-labelledby="quick-start-heading">
+            <h2 id="quick-start-heading">Quick start</h2>
+            <p className="muted">
+              Create a key on the <Link href="/keys">API keys</Link> page, put it in the <code>TOLLGATE_API_KEY</code> environment variable, and call the
+              gateway with the official OpenAI or Anthropic SDK. Base URL: <code>{data.baseUrl}/v1</code>
+            </p>
+            <CodeTabs label="Quick start language" samples={quickStartSamples(data.baseUrl)} />
+          </section>
+
+          <section className="card section" aria-labelledby="tier-heading">
+            <div className="section-head">
+              <h2 id="tier-heading">Rate limits</h2>
+              <span className="badge badge-blue">{data.tier.name} tier</span>
+            </div>
+            <p className="muted">
+              Your tier allows {formatCount(data.tier.requestsPerMinute)} requests per minute per key
+              {data.tier.tokensPerMinute === null ? '' : ` and ${formatCount(data.tier.tokensPerMinute)} tokens per minute`}. Requests over the limit
+              get <code>429</code> with a <code>retry-after</code> header.
+            </p>
+            <TierTable tiers={data.tiers} current={data.tier.name} />
+            <p className="small muted">
+              <strong>How to upgrade:</strong> ask the operator of this gateway for a higher tier; they change it on the Operator page or with{' '}
+              <code>tollgate accounts tier --email {account.email} --tier pro</code>. The new limit applies from your next request.
+            </p>
+          </section>
+        </>
+      )}
+    </>
+  );
+}
