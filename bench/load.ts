@@ -6,8 +6,9 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { completionProblem, snippet, StreamCheck } from './response-checks.js';
-import { chatRequestBody, type Scenario, type Target, type TargetName } from './scenarios.js';
+import { replyText } from './mock-reply.js';
+import { jsonReplyProblem, snippet, StreamCheck } from './response-checks.js';
+import { requestBodyParts, type Scenario, type Target, type TargetName } from './scenarios.js';
 import { SampleList } from './stats.js';
 
 /** No single request may hang a round: beyond this it counts as a failure. */
@@ -16,19 +17,21 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const KEPT_FAILURE_MESSAGES = 5;
 
 export type Outcome =
-  | { ok: true; latencyMs: number; ttftMs: number | undefined }
+  | { ok: true; latencyMs: number; ttftMs: number | undefined; bunchedDeltas: number }
   | { ok: false; latencyMs: number; problem: string; status: number | undefined };
 
-/** One target's connection pool and its prepared request bodies. */
+/** One target's connection pool and its request bodies (split around the per-request nonce). */
 export class TargetClient {
   private readonly pool: Pool;
   private readonly headers: Record<string, string>;
-  private readonly bodies: Record<'stream' | 'json', string>;
+  private readonly bodies: { before: string; after: string };
+  private sent = 0;
 
   constructor(
     readonly target: Target,
     connections: number,
-    replyWords: number,
+    private readonly scenario: Pick<Scenario, 'stream' | 'paceMs'>,
+    private readonly noncePrefix: string,
   ) {
     this.pool = new Pool(target.origin, {
       connections,
@@ -37,12 +40,21 @@ export class TargetClient {
       headersTimeout: REQUEST_TIMEOUT_MS,
       bodyTimeout: REQUEST_TIMEOUT_MS,
     });
-    this.headers = { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` };
-    this.bodies = { stream: chatRequestBody(target, true, replyWords), json: chatRequestBody(target, false, replyWords) };
+    this.headers =
+      target.protocol === 'openai'
+        ? { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` }
+        : { 'content-type': 'application/json', 'x-api-key': target.apiKey, 'anthropic-version': '2023-06-01' };
+    this.bodies = requestBodyParts(target, scenario.stream, scenario.paceMs);
   }
 
-  /** Sends one request and checks the answer; never throws (a failure is an outcome). */
-  async send(stream: boolean): Promise<Outcome> {
+  /**
+   * Sends one request and checks the answer; never throws (a failure is an outcome). For paced streams,
+   * `bunchedDeltas` counts content deltas that arrived less than half a pace after the one before: chunks
+   * the mock sent apart but something held back and delivered together.
+   */
+  async send(): Promise<Outcome> {
+    const nonce = `${this.noncePrefix}${(this.sent++).toString(36)}`;
+    const { stream, paceMs } = this.scenario;
     const startedAt = performance.now();
     let status: number | undefined;
     try {
@@ -50,7 +62,7 @@ export class TargetClient {
         method: 'POST',
         path: this.target.path,
         headers: this.headers,
-        body: stream ? this.bodies.stream : this.bodies.json,
+        body: this.bodies.before + nonce + this.bodies.after,
       });
       status = response.statusCode;
       if (status !== 200) {
@@ -58,18 +70,26 @@ export class TargetClient {
         return { ok: false, latencyMs: performance.now() - startedAt, status, problem: `status ${status}: ${snippet(text)}` };
       }
       if (!stream) {
-        const problem = completionProblem(await response.body.text());
+        const problem = jsonReplyProblem(this.target.protocol, await response.body.text(), replyText(nonce));
         const latencyMs = performance.now() - startedAt;
-        return problem === undefined ? { ok: true, latencyMs, ttftMs: undefined } : { ok: false, latencyMs, status, problem };
+        return problem === undefined ? { ok: true, latencyMs, ttftMs: undefined, bunchedDeltas: 0 } : { ok: false, latencyMs, status, problem };
       }
-      const check = new StreamCheck();
+      const check = new StreamCheck(this.target.protocol, replyText(nonce));
       let ttftMs: number | undefined;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        if (check.push(chunk)) ttftMs = performance.now() - startedAt;
+      let lastDeltaAt = 0;
+      let bunchedDeltas = 0;
+      for await (const piece of response.body as AsyncIterable<Buffer>) {
+        const deltas = check.push(piece);
+        if (deltas === 0) continue;
+        const now = performance.now();
+        if (ttftMs === undefined) ttftMs = now - startedAt;
+        else if (paceMs > 0 && now - lastDeltaAt < paceMs / 2) bunchedDeltas++;
+        if (paceMs > 0) bunchedDeltas += deltas - 1;
+        lastDeltaAt = now;
       }
       const problem = check.finish();
       const latencyMs = performance.now() - startedAt;
-      return problem === undefined ? { ok: true, latencyMs, ttftMs } : { ok: false, latencyMs, status, problem };
+      return problem === undefined ? { ok: true, latencyMs, ttftMs, bunchedDeltas } : { ok: false, latencyMs, status, problem };
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       return { ok: false, latencyMs: performance.now() - startedAt, status, problem: message };
@@ -93,6 +113,8 @@ export interface RoundResult {
   latencies: SampleList;
   /** Time to first content delta of successful streams. */
   ttfts: SampleList;
+  /** Paced streams: content deltas that arrived bunched with the one before (see TargetClient.send). */
+  bunchedDeltas: number;
   /** Failures by HTTP status ("no status" when the connection failed). */
   failuresByStatus: Record<string, number>;
   failureMessages: string[];
@@ -103,7 +125,7 @@ export interface RoundResult {
  * at the deadline (or when `stop` fires) and the round ends when the last one in flight is answered, so
  * every request counted was measured whole.
  */
-export async function runRound(client: TargetClient, scenario: Scenario, durationMs: number, stop: AbortSignal): Promise<RoundResult> {
+export async function runRound(client: TargetClient, scenario: Pick<Scenario, 'concurrency'>, durationMs: number, stop: AbortSignal): Promise<RoundResult> {
   const result: RoundResult = {
     target: client.target.name,
     requests: 0,
@@ -111,6 +133,7 @@ export async function runRound(client: TargetClient, scenario: Scenario, duratio
     elapsedMs: 0,
     latencies: new SampleList(),
     ttfts: new SampleList(),
+    bunchedDeltas: 0,
     failuresByStatus: {},
     failureMessages: [],
   };
@@ -118,11 +141,12 @@ export async function runRound(client: TargetClient, scenario: Scenario, duratio
   const deadline = startedAt + durationMs;
   const worker = async (): Promise<void> => {
     while (performance.now() < deadline && !stop.aborted) {
-      const outcome = await client.send(scenario.stream);
+      const outcome = await client.send();
       result.requests++;
       if (outcome.ok) {
         result.latencies.push(outcome.latencyMs);
         if (outcome.ttftMs !== undefined) result.ttfts.push(outcome.ttftMs);
+        result.bunchedDeltas += outcome.bunchedDeltas;
         continue;
       }
       result.failures++;

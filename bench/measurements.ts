@@ -13,7 +13,7 @@ export interface RoundMeasurement {
   result: RoundResult;
   /** Ticks of the gateway process during the turn (it idles through direct turns, so those are ~0). */
   gatewayCpuTicks: number;
-  simulatorCpuTicks: number;
+  mockCpuTicks: number;
   /** CPU of the bench process itself, from process.cpuUsage(), in microseconds. */
   clientCpuMicros: number;
 }
@@ -30,12 +30,14 @@ export interface TargetSummary {
   latencyMs: Distribution;
   /** Streams only. */
   ttftMs: Distribution | null;
+  /** Paced streams: content deltas that arrived bunched with the one before (0 when chunks are forwarded as they come). */
+  bunchedDeltas: number;
   /** Raw /proc tick totals behind the per-request CPU figures, to judge their resolution. */
   gatewayCpuTicks: number;
-  simulatorCpuTicks: number;
+  mockCpuTicks: number;
   /** CPU the gateway spent per request (gateway target only). */
   gatewayCpuMsPerRequest: number | null;
-  simulatorCpuMsPerRequest: number;
+  mockCpuMsPerRequest: number;
   clientCpuMsPerRequest: number;
   /** Bench-process CPU time over wall time: near 1 means the load generator, not the target, was the limit. */
   clientCpuBusy: number;
@@ -54,6 +56,8 @@ export interface Comparison {
 export interface ScenarioSummary {
   id: string;
   title: string;
+  route: string;
+  paceMs: number;
   stream: boolean;
   concurrency: number;
   rounds: number;
@@ -78,6 +82,8 @@ export class ScenarioMeasurements {
     return {
       id: this.scenario.id,
       title: this.scenario.title,
+      route: this.scenario.route.id,
+      paceMs: this.scenario.paceMs,
       stream: this.scenario.stream,
       concurrency: this.scenario.concurrency,
       rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
@@ -103,18 +109,20 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
   const failureMessages: string[] = [];
   let requests = 0;
   let failures = 0;
+  let bunchedDeltas = 0;
   let elapsedMs = 0;
   let gatewayTicks = 0;
-  let simulatorTicks = 0;
+  let mockTicks = 0;
   let clientMicros = 0;
-  for (const { result, gatewayCpuTicks, simulatorCpuTicks, clientCpuMicros } of turns) {
+  for (const { result, gatewayCpuTicks, mockCpuTicks, clientCpuMicros } of turns) {
     latencies.append(result.latencies);
     ttfts.append(result.ttfts);
     requests += result.requests;
+    bunchedDeltas += result.bunchedDeltas;
     failures += result.failures;
     elapsedMs += result.elapsedMs;
     gatewayTicks += gatewayCpuTicks;
-    simulatorTicks += simulatorCpuTicks;
+    mockTicks += mockCpuTicks;
     clientMicros += clientCpuMicros;
     for (const [status, count] of Object.entries(result.failuresByStatus)) failuresByStatus[status] = (failuresByStatus[status] ?? 0) + count;
     for (const message of result.failureMessages) if (failureMessages.length < 5) failureMessages.push(message);
@@ -131,10 +139,11 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
     roundThroughputRps: turns.map(({ result }) => (result.elapsedMs === 0 ? 0 : (result.requests * 1000) / result.elapsedMs)),
     latencyMs: distribution(latencies),
     ttftMs: stream ? distribution(ttfts) : null,
+    bunchedDeltas,
     gatewayCpuTicks: gatewayTicks,
-    simulatorCpuTicks: simulatorTicks,
+    mockCpuTicks: mockTicks,
     gatewayCpuMsPerRequest: isGateway ? perRequest(gatewayTicks * ticksToMs) : null,
-    simulatorCpuMsPerRequest: perRequest(simulatorTicks * ticksToMs),
+    mockCpuMsPerRequest: perRequest(mockTicks * ticksToMs),
     clientCpuMsPerRequest: perRequest(clientMicros / 1000),
     clientCpuBusy: elapsedMs === 0 ? 0 : clientMicros / 1000 / elapsedMs,
   };

@@ -1,32 +1,55 @@
 /** Command-line options of `npm run bench -- [options]`. */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { BackendName } from './backends.js';
 
 export interface BenchOptions {
   /** Rounds per scenario; each round runs both targets once, in alternating order. */
   rounds: number;
   /** Length of one target's turn in a round. */
   durationMs: number;
-  /** Warm-up per target and request kind, before anything is measured. */
+  /** Warm-up per target and scenario, before anything is measured. */
   warmupMs: number;
-  /** Words the simulator generates per reply (about one token, and one stream chunk, each). */
-  replyWords: number;
+  /** At start, the gateway's warm-up runs at least this many requests per route and mode (and twice warmupMs). */
+  warmupRequests: number;
+  /** Sequential requests per route kind in the PostgreSQL/Redis round-trip count. */
+  roundTripRequests: number;
+  backends: BackendName[];
+  /** Only scenarios whose id contains one of these (all when empty). */
+  scenarioFilter: string[];
+  pin: boolean;
+  /** Directory for the gateway's `node --cpu-prof` output; undefined: no profile. */
+  cpuProfileDir: string | undefined;
+  /** Exit 1 when a target is missed, not only when a response check fails. */
+  strict: boolean;
+  /** Where the JSON record goes; undefined: bench/results/latest.json. */
+  out: string | undefined;
   quick: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --quick             2 rounds of 750 ms per target and scenario (about 20 s in all), for a smoke run
-  --rounds N          rounds per scenario (default 6; 2 with --quick)
-  --duration-ms N     length of each target's turn in a round (default 2000; 750 with --quick)
-  --warmup-ms N       warm-up per target and request kind (default 1000; 300 with --quick)
-  --words N           words per simulated reply (default 60)
-  -h, --help          this text
+  --quick               2 rounds of 400 ms per target and scenario, short warm-up (1-2 min in all)
+  --rounds N            rounds per scenario (default 4; 2 with --quick)
+  --duration-ms N       length of each target's turn in a round (default 1500; 400 with --quick)
+  --warmup-ms N         warm-up per target and scenario (default 500; 150 with --quick)
+  --warmup-requests N   at start, the gateway's warm-up: at least N requests (and twice --warmup-ms) for
+                        each route, JSON and stream (default 2000; 400 with --quick)
+  --round-trips N       requests per route kind for the PostgreSQL/Redis round-trip count (default 200; 40 with --quick)
+  --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
+  --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
+  --no-pin              do not pin processes to cores with taskset
+  --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
+  --strict              exit 1 when any target is missed (default: only when a response is wrong)
+  --out PATH            JSON record path (default bench/results/latest.json)
+  -h, --help            this text
 
-Default run: 3 scenarios x 6 rounds x 2 targets x 2 s = 72 s of load, under 2 minutes in all.
-Results: printed, and written to bench/results/latest.json.
+Default run: 10 scenarios x 2 backends x 4 rounds x 2 targets x 1.5 s plus warm-ups, 5-7 minutes in all.
 `;
 
 export class OptionsError extends Error {}
+
+const BACKEND_NAMES: readonly BackendName[] = ['sqlite', 'postgres'];
 
 /** Parses the arguments; returns undefined when help was asked for. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions | undefined {
@@ -38,19 +61,43 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
-      words: { type: 'string' },
+      'warmup-requests': { type: 'string' },
+      'round-trips': { type: 'string' },
+      backends: { type: 'string' },
+      scenarios: { type: 'string' },
+      'no-pin': { type: 'boolean' },
+      'cpu-prof': { type: 'string' },
+      strict: { type: 'boolean' },
+      out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) return undefined;
   const quick = values.quick === true;
+  const backends = list(values.backends) ?? [...BACKEND_NAMES];
+  for (const name of backends) {
+    if (!BACKEND_NAMES.includes(name as BackendName)) throw new OptionsError(`--backends takes ${BACKEND_NAMES.join(', ')}; got "${name}".`);
+  }
   return {
     quick,
-    rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 6),
-    durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 750 : 2000),
-    warmupMs: wholeNumber('warmup-ms', values['warmup-ms'], 0) ?? (quick ? 300 : 1000),
-    replyWords: wholeNumber('words', values.words, 1) ?? 60,
+    rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 4),
+    durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 400 : 1500),
+    warmupMs: wholeNumber('warmup-ms', values['warmup-ms'], 0) ?? (quick ? 150 : 500),
+    warmupRequests: wholeNumber('warmup-requests', values['warmup-requests'], 0) ?? (quick ? 400 : 2000),
+    roundTripRequests: wholeNumber('round-trips', values['round-trips'], 1) ?? (quick ? 40 : 200),
+    backends: backends as BackendName[],
+    scenarioFilter: list(values.scenarios) ?? [],
+    pin: values['no-pin'] !== true,
+    cpuProfileDir: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    strict: values.strict === true,
+    out: values.out === undefined ? undefined : resolve(values.out),
   };
+}
+
+function list(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return items.length === 0 ? undefined : items;
 }
 
 function wholeNumber(name: string, raw: string | undefined, min: number): number | undefined {

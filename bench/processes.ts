@@ -1,12 +1,12 @@
 /**
- * The bench's child processes: the built CLI for setup, the simulator and the gateway as separate processes
+ * The bench's child processes: the built CLI for setup, the mock upstream and the gateway as separate processes
  * (so their CPU and memory can be read from /proc on their own), readiness waits, and /proc readings.
  *
  * Children are started with `node` directly, never through npm or a shell, so the pid we hold is the pid
  * of the process we measure and signal.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,6 +15,9 @@ import { request } from 'undici';
 
 /** The built CLI, found relative to this file so the bench works from any working directory. */
 export const CLI_PATH = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+
+/** The bench's mock upstream, compiled next to this file. */
+export const MOCK_PATH = fileURLToPath(new URL('./mock-upstream.js', import.meta.url));
 
 /** How many lines of a child's output are kept for error messages and the end-of-run report. */
 const OUTPUT_TAIL_LINES = 40;
@@ -167,30 +170,40 @@ export class ManagedProcess {
   }
 }
 
-export function startProcess(name: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): ManagedProcess {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface LaunchOptions {
+  /** Run the script under `taskset -c <core>` (every thread of the child inherits it); null: not pinned. */
+  core: number | null;
+  /** Extra node flags, e.g. `--cpu-prof`. */
+  nodeFlags?: readonly string[];
+  /** The script to run; the built CLI unless given. */
+  script?: string;
+}
+
+/**
+ * Starts `node [flags] script args`, through `taskset -c N` when pinned. taskset sets the affinity and then
+ * execs node in place, so the pid we hold is still the pid of the process we measure and signal.
+ */
+export function startProcess(name: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, launch: LaunchOptions = { core: null }): ManagedProcess {
+  const nodeArgs = [...(launch.nodeFlags ?? []), launch.script ?? CLI_PATH, ...args];
+  const child =
+    launch.core === null
+      ? spawn(process.execPath, nodeArgs, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('taskset', ['-c', String(launch.core), process.execPath, ...nodeArgs], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return new ManagedProcess(name, child);
 }
 
-export interface SimulatorAddress {
-  url: string;
-  openaiBaseUrl: string;
-}
-
-/** Waits for the simulator's one JSON line (`{"url", "base_urls"}`), printed once it listens. */
-export async function simulatorAddress(simulator: ManagedProcess, timeoutMs = 15_000): Promise<SimulatorAddress> {
-  const line = await simulator.nextStdoutLine(timeoutMs);
+/** Waits for a child's one JSON line naming where it listens (`{"url": …}`), printed once it does. */
+export async function listeningUrl(child: ManagedProcess, timeoutMs = 15_000): Promise<string> {
+  const line = await child.nextStdoutLine(timeoutMs);
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch {
-    throw new Error(`The simulator printed ${line}, not its JSON address line.`);
+    throw new Error(`The ${child.name} printed ${line}, not its JSON address line.`);
   }
-  const record = parsed as { url?: unknown; base_urls?: { openai?: unknown } };
-  if (typeof record.url !== 'string' || typeof record.base_urls?.openai !== 'string') {
-    throw new Error(`The simulator's address line lacks url or base_urls.openai: ${line}`);
-  }
-  return { url: record.url, openaiBaseUrl: record.base_urls.openai };
+  const url = (parsed as { url?: unknown }).url;
+  if (typeof url !== 'string') throw new Error(`The ${child.name}'s address line has no url: ${line}`);
+  return url;
 }
 
 /** Polls `url` until it answers 200; fails early when the process dies. */
@@ -249,4 +262,26 @@ export function memory(pid: number): MemoryReading {
     return Number(match[1]);
   };
   return { rssKiB: field('VmRSS'), peakRssKiB: field('VmHWM') };
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its current RSS (`echo 5 > /proc/PID/clear_refs`, Linux 4.0+), so
+ * the next reading is the peak of what follows. False when the kernel or permissions do not allow it.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The CPUs a process may run on (`Cpus_allowed_list` of /proc/PID/status), e.g. "0" or "0-1". */
+export function cpusAllowed(pid: number): string {
+  try {
+    return /^Cpus_allowed_list:\s+(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }

@@ -1,26 +1,21 @@
-/** The bench's output: the JSON record written to bench/results/latest.json and the tables printed. */
-import type { LimiterCost } from './limiter-cost.js';
+/**
+ * The bench's output: a compact line per scenario (what was measured), then the one table the issue asks
+ * for (each target, its limit, and the measured value with pass/fail per backend), and the JSON record.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ScenarioSummary, TargetSummary } from './measurements.js';
+import type { LimiterCost } from './limiter-cost.js';
+import type { ScenarioSummary } from './measurements.js';
 import type { BenchOptions } from './options.js';
-
-export interface GatewayProcessReport {
-  /** VmRSS right after /healthz first answered, before any load. */
-  idleRssMiB: number;
-  /** VmRSS at the end of the run. */
-  endRssMiB: number;
-  /** VmHWM at the end of the run: the peak over the whole run. */
-  peakRssMiB: number;
-  /** Lines the gateway wrote after start-up (LOG_LEVEL=warn: any line is a warning or an error). */
-  outputLinesDuringRun: number;
-  outputTail: string[];
-}
+import type { BackendRun, TargetRow } from './targets.js';
 
 export interface BenchReport {
   startedAt: string;
   finishedAt: string;
-  passed: boolean;
+  /** Every response of every scenario was exactly what the mock sent. */
+  responsesCorrect: boolean;
+  /** Every measured target passed (targets not measured do not count either way). */
+  targetsMet: boolean;
   options: BenchOptions;
   environment: {
     node: string;
@@ -30,12 +25,15 @@ export interface BenchReport {
     /** 1-minute load average when the bench started: other work on the machine skews everything. */
     loadAverageAtStart: number;
     clockTicksPerSecond: number;
+    pinning: string;
+    benchCpusAllowed: string;
+    mockCpusAllowed: string;
   };
-  scenarios: ScenarioSummary[];
+  targets: TargetRow[];
+  backends: BackendRun[];
   /** What one rate-limit check costs, in-process and with Redis. */
   limiterCost: LimiterCost;
-  gatewayProcess: GatewayProcessReport;
-  simulatorProcess: { outputLinesDuringRun: number; outputTail: string[] };
+  mockOutputTail: string[];
 }
 
 export function writeReport(path: string, report: BenchReport): void {
@@ -45,13 +43,6 @@ export function writeReport(path: string, report: BenchReport): void {
   writeFileSync(path, `${json}\n`);
 }
 
-const LABEL_WIDTH = 28;
-const COLUMN_WIDTH = 14;
-
-function row(label: string, direct: string, gateway: string, comparison = ''): string {
-  return `${label.padEnd(LABEL_WIDTH)}${direct.padStart(COLUMN_WIDTH)}${gateway.padStart(COLUMN_WIDTH)}   ${comparison}`.trimEnd();
-}
-
 /** Milliseconds with about three significant digits: 0.213, 4.52, 37.1, 412. */
 function ms(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '-';
@@ -59,90 +50,109 @@ function ms(value: number | null | undefined): string {
   return value.toFixed(magnitude < 10 ? 3 : magnitude < 100 ? 2 : magnitude < 1000 ? 1 : 0);
 }
 
-function signedMs(value: number | null | undefined): string {
+function signed(value: number | null | undefined): string {
   const text = ms(value);
   return value !== null && value !== undefined && value >= 0 ? `+${text}` : text;
 }
 
 function rate(value: number): string {
-  return Number.isFinite(value) ? value.toFixed(value < 100 ? 1 : 0) : '-';
+  return Number.isFinite(value) ? value.toFixed(0) : '-';
 }
 
-function range(values: number[]): string {
-  if (values.length === 0) return '-';
-  return `${rate(Math.min(...values))}-${rate(Math.max(...values))}`;
-}
+const SCENARIO_HEADER = [
+  'scenario'.padEnd(38),
+  'req/s dir/gw'.padStart(14),
+  'p50 gw (added)'.padStart(20),
+  'p99 gw (added)'.padStart(20),
+  'TTFT p50 (added)'.padStart(20),
+  'gw CPU/req'.padStart(11),
+  'mock CPU/req'.padStart(13),
+  '  wrong',
+].join('');
 
-function counts(summary: TargetSummary): string {
-  return `${summary.requests} (${summary.failures})`;
-}
-
-function scenarioTable(scenario: ScenarioSummary, options: BenchOptions): string {
+function scenarioLine(scenario: ScenarioSummary): string {
   const { direct, gateway, comparison } = scenario;
+  return [
+    scenario.id.padEnd(38),
+    `${rate(direct.throughputRps)}/${rate(gateway.throughputRps)}`.padStart(14),
+    `${ms(gateway.latencyMs.p50)} (${signed(comparison.addedLatencyP50Ms)})`.padStart(20),
+    `${ms(gateway.latencyMs.p99)} (${signed(comparison.addedLatencyP99Ms)})`.padStart(20),
+    (scenario.stream ? `${ms(gateway.ttftMs?.p50)} (${signed(comparison.addedTtftP50Ms)})` : '-').padStart(20),
+    ms(gateway.gatewayCpuMsPerRequest).padStart(11),
+    ms(gateway.mockCpuMsPerRequest).padStart(13),
+    `  ${direct.failures + gateway.failures}`,
+  ].join('');
+}
+
+function backendSection(run: BackendRun, options: BenchOptions): string {
+  if (run.skipped !== undefined) return `== ${run.label}: skipped (${run.skipped})`;
   const lines = [
-    `== ${scenario.title}: ${scenario.rounds} rounds x ${options.durationMs} ms per target  [${scenario.failed ? 'FAILED' : 'ok'}]`,
-    row('', 'direct', 'gateway', 'gateway vs direct'),
-    row('requests (failed)', counts(direct), counts(gateway)),
-    row('throughput req/s', rate(direct.throughputRps), rate(gateway.throughputRps), `x${comparison.throughputRatio.toFixed(3)}`),
-    row('  range over rounds', range(direct.roundThroughputRps), range(gateway.roundThroughputRps)),
-    row('latency p50 ms', ms(direct.latencyMs.p50), ms(gateway.latencyMs.p50), signedMs(comparison.addedLatencyP50Ms)),
-    row('latency p90 ms', ms(direct.latencyMs.p90), ms(gateway.latencyMs.p90), signedMs(comparison.addedLatencyP90Ms)),
-    row('latency p99 ms', ms(direct.latencyMs.p99), ms(gateway.latencyMs.p99), signedMs(comparison.addedLatencyP99Ms)),
+    `== ${run.label}: ${options.rounds} rounds x ${options.durationMs} ms per target, direct and gateway alternating; gateway CPUs ${run.gatewayCpusAllowed}`,
+    SCENARIO_HEADER,
+    ...run.scenarios.map(scenarioLine),
   ];
-  if (scenario.stream) {
-    lines.push(
-      row('TTFT p50 ms', ms(direct.ttftMs?.p50), ms(gateway.ttftMs?.p50), signedMs(comparison.addedTtftP50Ms)),
-      row('TTFT p99 ms', ms(direct.ttftMs?.p99), ms(gateway.ttftMs?.p99), signedMs(comparison.addedTtftP99Ms)),
-    );
+  for (const scenario of run.scenarios) {
+    for (const [name, summary] of [['direct', scenario.direct], ['gateway', scenario.gateway]] as const) {
+      if (summary.failures === 0) continue;
+      lines.push(`  ${scenario.id} ${name} failures by status: ${JSON.stringify(summary.failuresByStatus)}`);
+      for (const message of summary.failureMessages) lines.push(`    ${message}`);
+    }
   }
-  lines.push(
-    row('gateway CPU ms/req', '-', ms(gateway.gatewayCpuMsPerRequest)),
-    row('simulator CPU ms/req', ms(direct.simulatorCpuMsPerRequest), ms(gateway.simulatorCpuMsPerRequest)),
-    row('bench client CPU ms/req', ms(direct.clientCpuMsPerRequest), ms(gateway.clientCpuMsPerRequest)),
-    row('bench client CPU busy', percent(direct.clientCpuBusy), percent(gateway.clientCpuBusy), 'near 100% = client-bound'),
-  );
-  for (const [name, summary] of [['direct', direct], ['gateway', gateway]] as const) {
-    if (summary.failures === 0) continue;
-    lines.push(`  ${name} failures by status: ${JSON.stringify(summary.failuresByStatus)}`);
-    for (const message of summary.failureMessages) lines.push(`    ${message}`);
+  if (run.roundTrips !== null) {
+    lines.push(
+      `round trips per request (sequential, ${run.roundTrips.kinds[0]?.requests ?? 0} requests each, through a counting relay): ` +
+        run.roundTrips.kinds.map((kind) => `${kind.kind} PG ${kind.postgresPerRequest.toFixed(2)} / Redis ${kind.redisPerRequest.toFixed(2)}`).join('; ') +
+        `; idle PG ${run.roundTrips.idlePostgresPerSecond.toFixed(1)}/s, Redis ${run.roundTrips.idleRedisPerSecond.toFixed(1)}/s`,
+    );
+    const traced = run.roundTrips.kinds[0];
+    if (traced !== undefined && traced.postgresStatements.length > 0) {
+      lines.push(`PostgreSQL round trips of one ${traced.kind} request, by the statement each starts with:`);
+      traced.postgresStatements.forEach((statement, index) => lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`));
+    }
+  }
+  if (run.gatewayOutputLines > 0) {
+    lines.push(`gateway wrote ${run.gatewayOutputLines} log lines during the run; last ones:`, ...run.gatewayOutputTail.map((line) => `  ${line}`));
   }
   return lines.join('\n');
 }
 
-function percent(fraction: number): string {
-  return Number.isFinite(fraction) ? `${(fraction * 100).toFixed(0)}%` : '-';
+function verdict(pass: boolean | null): string {
+  return pass === null ? '' : pass ? 'pass' : 'FAIL';
+}
+
+function targetTable(rows: readonly TargetRow[], runs: readonly BackendRun[]): string {
+  const targetWidth = Math.max(...rows.map((row) => row.target.length)) + 2;
+  const valueWidth = 34;
+  const header = ['target'.padEnd(targetWidth), 'limit'.padEnd(13), ...runs.map((run) => run.label.padEnd(valueWidth + 6))].join('').trimEnd();
+  const lines = [header, '-'.repeat(header.length)];
+  for (const row of rows) {
+    const cells = runs.map((run) => {
+      const value = row.values[run.backend];
+      return `${(value?.text ?? '-').padEnd(valueWidth)}${verdict(value?.pass ?? null).padEnd(6)}`;
+    });
+    lines.push([row.target.padEnd(targetWidth), row.limit.padEnd(13), ...cells].join('').trimEnd());
+  }
+  return lines.join('\n');
 }
 
 export function formatReport(report: BenchReport): string {
-  const { environment, gatewayProcess } = report;
+  const { environment } = report;
   const sections = [
-    `Tollgate bench: node ${environment.node}, ${environment.cpuCount} x ${environment.cpuModel}, load average ${environment.loadAverageAtStart.toFixed(2)} at start`,
-    'Bench client, simulator and gateway share these CPUs: compare the two columns, not the absolute numbers.',
-    ...report.scenarios.map((scenario) => scenarioTable(scenario, report.options)),
-    [
-      '== gateway process',
-      `RSS idle ${gatewayProcess.idleRssMiB.toFixed(1)} MiB, end ${gatewayProcess.endRssMiB.toFixed(1)} MiB, peak (VmHWM) ${gatewayProcess.peakRssMiB.toFixed(1)} MiB`,
-      gatewayProcess.outputLinesDuringRun === 0
-        ? 'no log output during the run'
-        : `${gatewayProcess.outputLinesDuringRun} log lines during the run; last ones:\n${gatewayProcess.outputTail.map((line) => `  ${line}`).join('\n')}`,
-    ].join('\n'),
+    `Tollgate bench: node ${environment.node}, ${environment.cpuCount} x ${environment.cpuModel}, load average ${environment.loadAverageAtStart.toFixed(2)} at start\n` +
+      `placement: ${environment.pinning} (bench CPUs ${environment.benchCpusAllowed}, mock CPUs ${environment.mockCpusAllowed})\n` +
+      'Added = gateway minus direct (the mock called in the vendor protocol). CPU/req = gateway utime+stime from /proc over its requests.',
+    ...report.backends.map((run) => backendSection(run, report.options)),
   ];
   const { limiterCost } = report;
   sections.push(
-    [
-      '== rate-limit check',
-      `in-process: ${limiterCost.memoryMicrosPerCheck.toFixed(2)} µs per check (target < 50 µs)`,
-      limiterCost.redis === null
-        ? 'Redis: not reachable (set REDIS_URL), not measured'
-        : `Redis (${limiterCost.redis.url}): ${limiterCost.redis.microsPerCheck.toFixed(0)} µs per sequential check, ${limiterCost.redis.roundTripsPerCheck.toFixed(2)} round trips per check (target: 1)`,
-    ].join('\n'),
+    `rate-limit check: in-process ${limiterCost.memoryMicrosPerCheck.toFixed(2)} µs; ` +
+      (limiterCost.redis === null
+        ? 'Redis not reachable'
+        : `Redis ${limiterCost.redis.microsPerCheck.toFixed(0)} µs per sequential check, ${limiterCost.redis.roundTripsPerCheck.toFixed(2)} round trips`),
   );
-  if (report.simulatorProcess.outputLinesDuringRun > 0) {
-    sections.push(
-      `== simulator wrote ${report.simulatorProcess.outputLinesDuringRun} lines during the run; last ones:\n${report.simulatorProcess.outputTail.map((line) => `  ${line}`).join('\n')}`,
-    );
-  }
-  const failed = report.scenarios.filter((scenario) => scenario.failed).map((scenario) => scenario.title);
-  sections.push(failed.length === 0 ? 'All scenarios passed their response checks.' : `FAILED: ${failed.join('; ')}`);
+  sections.push(`== targets (issue 9)\n${targetTable(report.targets, report.backends)}`);
+  sections.push(
+    report.responsesCorrect ? 'All responses were complete and exact.' : 'FAILED: some responses were wrong or missing (see above); figures are not comparable.',
+  );
   return `${sections.join('\n\n')}\n`;
 }

@@ -1,50 +1,80 @@
 /**
- * What counts as a correct answer, so a fast wrong answer (an error body, an empty stream, a stream cut
- * before its end) cannot win the comparison. Written independently of the gateway's own SSE decoder and
- * encoders: the bench must not share the code whose output it judges.
+ * What counts as a correct answer, so a fast wrong answer (an error body, an empty or cut stream, another
+ * request's reply, missing usage) cannot win the comparison. Every reply must carry exactly the text the
+ * mock upstream sent for this request's nonce, in 20 content deltas when streamed, and exactly the mock's
+ * usage. Written independently of the gateway's own SSE decoder and encoders: the bench must not share the
+ * code whose output it judges.
  */
+import { COMPLETION_TOKENS, PROMPT_TOKENS, REPLY_CHUNKS } from './mock-reply.js';
 
-/** Why a non-stream body is not a valid chat completion, or undefined when it is. */
-export function completionProblem(bodyText: string): string | undefined {
+export type Protocol = 'openai' | 'anthropic';
+
+/** Why a non-stream body is not the expected reply, or undefined when it is. */
+export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedText: string): string | undefined {
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
   } catch {
     return `body is not JSON: ${snippet(bodyText)}`;
   }
-  const completion = body as { choices?: { message?: { content?: unknown } }[]; usage?: { total_tokens?: unknown } };
-  const content = completion.choices?.[0]?.message?.content;
-  if (typeof content !== 'string' || content.length === 0) return `no choices[0].message.content: ${snippet(bodyText)}`;
-  const total = completion.usage?.total_tokens;
-  if (typeof total !== 'number' || !(total > 0)) return `usage.total_tokens is not above 0: ${snippet(bodyText)}`;
+  if (protocol === 'openai') {
+    const completion = body as { choices?: { message?: { content?: unknown } }[]; usage?: Record<string, unknown> };
+    const content = completion.choices?.[0]?.message?.content;
+    if (content !== expectedText) return `choices[0].message.content is not the mock's text: ${snippet(bodyText)}`;
+    return openaiUsageProblem(completion.usage) ?? undefined;
+  }
+  const message = body as { type?: unknown; content?: { type?: unknown; text?: unknown }[]; usage?: Record<string, unknown> };
+  const text = (message.content ?? []).map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
+  if (message.type !== 'message' || text !== expectedText) return `content text is not the mock's text: ${snippet(bodyText)}`;
+  if (message.usage?.input_tokens !== PROMPT_TOKENS || message.usage.output_tokens !== COMPLETION_TOKENS) {
+    return `usage is not input ${PROMPT_TOKENS} / output ${COMPLETION_TOKENS}: ${snippet(JSON.stringify(message.usage))}`;
+  }
   return undefined;
 }
 
+function openaiUsageProblem(usage: Record<string, unknown> | null | undefined): string | undefined {
+  if (usage?.prompt_tokens === PROMPT_TOKENS && usage.completion_tokens === COMPLETION_TOKENS && usage.total_tokens === PROMPT_TOKENS + COMPLETION_TOKENS) {
+    return undefined;
+  }
+  return `usage is not ${PROMPT_TOKENS} + ${COMPLETION_TOKENS} tokens: ${snippet(JSON.stringify(usage ?? null))}`;
+}
+
 /**
- * Follows one chat-completion SSE stream as its bytes arrive. `push` returns true for the chunk that
- * carried the first non-empty content delta, which is when time to first token is taken.
+ * Follows one SSE stream as its bytes arrive. `push` returns how many content deltas the piece completed,
+ * so the caller can time the first token and see whether deltas arrived one by one or in bunches.
  */
 export class StreamCheck {
   private readonly decoder = new TextDecoder('utf-8');
   private partialLine = '';
+  private text = '';
   private contentDeltas = 0;
   private sawUsage = false;
+  private sawEnd = false;
   private sawDone = false;
+  private inputTokens: unknown;
   private problem: string | undefined;
 
-  push(chunk: Uint8Array): boolean {
+  constructor(
+    private readonly protocol: Protocol,
+    private readonly expectedText: string,
+  ) {}
+
+  push(piece: Uint8Array): number {
     const before = this.contentDeltas;
-    this.feed(this.decoder.decode(chunk, { stream: true }));
-    return before === 0 && this.contentDeltas > 0;
+    this.feed(this.decoder.decode(piece, { stream: true }));
+    return this.contentDeltas - before;
   }
 
-  /** Why the finished stream is not a valid one, or undefined when it is. */
+  /** Why the finished stream is not the expected one, or undefined when it is. */
   finish(): string | undefined {
     this.feed(`${this.decoder.decode()}\n`);
     if (this.problem !== undefined) return this.problem;
-    if (!this.sawDone) return 'stream ended without data: [DONE]';
-    if (this.contentDeltas === 0) return 'stream had no content delta';
-    if (!this.sawUsage) return 'stream had no usage chunk with total_tokens > 0';
+    if (this.protocol === 'openai' ? !this.sawDone : !this.sawEnd) {
+      return this.protocol === 'openai' ? 'stream ended without data: [DONE]' : 'stream ended without message_stop';
+    }
+    if (this.text !== this.expectedText) return `streamed text is not the mock's text: ${snippet(this.text)}`;
+    if (this.contentDeltas !== REPLY_CHUNKS) return `${this.contentDeltas} content deltas, the mock sent ${REPLY_CHUNKS}`;
+    if (!this.sawUsage) return 'stream had no usage with the mock\'s token counts';
     return undefined;
   }
 
@@ -63,37 +93,79 @@ export class StreamCheck {
   }
 
   private line(line: string): void {
-    // Blank lines, comments and `event:`/`id:` fields carry nothing this check needs.
+    // Blank lines, comments and `event:`/`id:` fields carry nothing this check needs (the JSON names its type).
     if (!line.startsWith('data:') || this.problem !== undefined) return;
     const data = line.slice(line.charAt(5) === ' ' ? 6 : 5);
-    if (this.sawDone) {
-      this.problem = `data after [DONE]: ${snippet(data)}`;
-      return;
-    }
     if (data === '[DONE]') {
+      // OpenAI streams end with it; Tollgate's spec (4.3) ends messages streams with it too, after message_stop.
+      if (this.protocol === 'anthropic' && !this.sawEnd) this.problem = 'data: [DONE] before message_stop';
+      this.sawEnd = true;
       this.sawDone = true;
       return;
     }
-    let chunk: unknown;
+    if (this.sawEnd || this.sawDone) {
+      this.problem = `data after the end of the stream: ${snippet(data)}`;
+      return;
+    }
+    let event: Record<string, unknown>;
     try {
-      chunk = JSON.parse(data);
+      event = JSON.parse(data) as Record<string, unknown>;
     } catch {
       this.problem = `stream data is not JSON: ${snippet(data)}`;
       return;
     }
-    const parsed = chunk as {
-      error?: unknown;
-      choices?: { delta?: { content?: unknown } }[];
-      usage?: { total_tokens?: unknown } | null;
-    };
-    if (parsed.error !== undefined) {
+    if (event.error !== undefined || event.type === 'error') {
       this.problem = `error event in stream: ${snippet(data)}`;
       return;
     }
-    const content = parsed.choices?.[0]?.delta?.content;
-    if (typeof content === 'string' && content.length > 0) this.contentDeltas++;
-    const total = parsed.usage?.total_tokens;
-    if (typeof total === 'number' && total > 0) this.sawUsage = true;
+    if (this.protocol === 'openai') this.openaiChunk(event);
+    else this.anthropicEvent(event);
+  }
+
+  private openaiChunk(chunk: Record<string, unknown>): void {
+    const choices = chunk.choices as { delta?: { content?: unknown } }[] | undefined;
+    const content = choices?.[0]?.delta?.content;
+    if (typeof content === 'string' && content.length > 0) this.delta(content);
+    const usage = chunk.usage as Record<string, unknown> | null | undefined;
+    if (usage !== null && usage !== undefined) {
+      const problem = openaiUsageProblem(usage);
+      if (problem !== undefined) this.problem = problem;
+      else this.sawUsage = true;
+    }
+  }
+
+  private anthropicEvent(event: Record<string, unknown>): void {
+    switch (event.type) {
+      case 'message_start':
+        this.inputTokens = (event.message as { usage?: { input_tokens?: unknown } } | undefined)?.usage?.input_tokens;
+        return;
+      case 'content_block_delta': {
+        const delta = event.delta as { type?: unknown; text?: unknown } | undefined;
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text.length > 0) this.delta(delta.text);
+        return;
+      }
+      case 'message_delta': {
+        const usage = event.usage as { input_tokens?: unknown; output_tokens?: unknown } | undefined;
+        const input = usage?.input_tokens ?? this.inputTokens;
+        if (input !== PROMPT_TOKENS || usage?.output_tokens !== COMPLETION_TOKENS) {
+          this.problem = `usage is not input ${PROMPT_TOKENS} / output ${COMPLETION_TOKENS}: ${snippet(JSON.stringify(event))}`;
+        } else {
+          this.sawUsage = true;
+        }
+        return;
+      }
+      case 'message_stop':
+        if (this.sawEnd) this.problem = 'second message_stop';
+        this.sawEnd = true;
+        return;
+      default:
+        return;
+    }
+  }
+
+  private delta(content: string): void {
+    this.contentDeltas++;
+    this.text += content;
   }
 }
 

@@ -1,47 +1,111 @@
 /**
- * What is measured: the two targets (the simulator called directly, and the gateway in front of it) and
- * the three load shapes. Both targets get the same prompt, so the simulator does the same work behind
- * either and the difference is the gateway's own.
+ * What is measured: the routes (which client protocol meets which vendor protocol), the two targets of each
+ * (the mock upstream called directly in the vendor's protocol, and the gateway in front of it in the
+ * client's protocol) and the load shapes. Both targets get the same work from the mock, so the difference
+ * is the gateway's own.
  */
+import type { Protocol } from './response-checks.js';
 
 export type TargetName = 'direct' | 'gateway';
 
 export interface Target {
   name: TargetName;
+  protocol: Protocol;
   /** `http://host:port`. */
   origin: string;
-  /** Path of the chat-completions endpoint on that origin. */
+  /** Path of the chat-completions or messages endpoint on that origin. */
   path: string;
   model: string;
   apiKey: string;
 }
 
+export type RouteId = 'same-format' | 'openai-to-anthropic' | 'anthropic-to-openai';
+
+export interface Route {
+  id: RouteId;
+  /** Protocol the bench speaks to the gateway. */
+  client: Protocol;
+  /** Public model id asked of the gateway: its family decides the vendor protocol. */
+  gatewayModel: string;
+  /** Protocol the gateway speaks to the mock, and the bench when it calls the mock directly. */
+  upstream: Protocol;
+  /** The vendor model id the gateway sends upstream for `gatewayModel`. */
+  upstreamModel: string;
+}
+
+export const ROUTES: Readonly<Record<RouteId, Route>> = {
+  'same-format': { id: 'same-format', client: 'openai', gatewayModel: 'beta-5.4', upstream: 'openai', upstreamModel: 'gpt-5.4' },
+  'openai-to-anthropic': { id: 'openai-to-anthropic', client: 'openai', gatewayModel: 'alpha-sonnet-5', upstream: 'anthropic', upstreamModel: 'claude-sonnet-5' },
+  'anthropic-to-openai': { id: 'anthropic-to-openai', client: 'anthropic', gatewayModel: 'beta-5.4', upstream: 'openai', upstreamModel: 'gpt-5.4' },
+};
+
 export interface Scenario {
   id: string;
   title: string;
+  route: Route;
   stream: boolean;
   concurrency: number;
+  /** Milliseconds the mock waits before each content chunk (the forwarding check); 0: none. */
+  paceMs: number;
 }
 
+function scenario(routeId: RouteId, stream: boolean, concurrency: number, paceMs = 0): Scenario {
+  const kind = stream ? (paceMs > 0 ? `stream paced ${paceMs} ms` : 'stream') : 'non-stream';
+  const id = `${routeId}-${stream ? (paceMs > 0 ? 'paced' : 'stream') : 'json'}-c${concurrency}`;
+  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}`, route: ROUTES[routeId], stream, concurrency, paceMs };
+}
+
+/** Gap the mock leaves between chunks in the forwarding check: long enough that a batch cannot hide. */
+export const PACE_MS = 10;
+
 export const SCENARIOS: readonly Scenario[] = [
-  { id: 'non-stream-c1', title: 'non-stream, concurrency 1', stream: false, concurrency: 1 },
-  { id: 'non-stream-c64', title: 'non-stream, concurrency 64', stream: false, concurrency: 64 },
-  { id: 'stream-c64', title: 'stream, concurrency 64', stream: true, concurrency: 64 },
+  scenario('same-format', false, 1),
+  scenario('same-format', false, 16),
+  scenario('same-format', false, 128),
+  scenario('same-format', true, 1),
+  scenario('same-format', true, 64),
+  scenario('same-format', true, 1, PACE_MS),
+  scenario('openai-to-anthropic', false, 16),
+  scenario('openai-to-anthropic', true, 64),
+  scenario('anthropic-to-openai', false, 16),
+  scenario('anthropic-to-openai', true, 64),
 ];
 
-export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((scenario) => scenario.concurrency));
+export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((each) => each.concurrency));
+
+/** The two targets of a route: the mock in the vendor's protocol, the gateway in the client's. */
+export function targetsFor(route: Route, mockOrigin: string, gatewayOrigin: string, gatewayKey: string): Record<TargetName, Target> {
+  return {
+    direct: {
+      name: 'direct',
+      protocol: route.upstream,
+      origin: mockOrigin,
+      path: route.upstream === 'openai' ? '/openai/v1/chat/completions' : '/anthropic/v1/messages',
+      model: route.upstreamModel,
+      apiKey: 'sk-bench-direct',
+    },
+    gateway: {
+      name: 'gateway',
+      protocol: route.client,
+      origin: gatewayOrigin,
+      path: route.client === 'openai' ? '/v1/chat/completions' : '/v1/messages',
+      model: route.gatewayModel,
+      apiKey: gatewayKey,
+    },
+  };
+}
 
 /**
- * The simulator's CLI starts without pacing, but the directive makes "no artificial delay" explicit, so a
- * later default (say, a realistic first-token delay) cannot silently turn the bench into a sleep test. It
- * travels in the message text because the gateway does not forward custom headers. `words` fixes the
- * reply length (about one token and one stream chunk per word).
+ * The request body, split around the nonce so each request costs the client one string concatenation.
+ * The nonce and the pace travel in the prompt because the gateway forwards the conversation, not custom headers.
  */
-export function chatRequestBody(target: Target, stream: boolean, replyWords: number): string {
-  const prompt = `Benchmark prompt: describe a quiet river in the morning. [[sim ttft=0 chunk-delay=0 words=${replyWords}]]`;
-  return JSON.stringify({
-    model: target.model,
-    messages: [{ role: 'user', content: prompt }],
-    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
-  });
+export function requestBodyParts(target: Target, stream: boolean, paceMs: number): { before: string; after: string } {
+  const marker = '@@NONCE@@';
+  const prompt = `Benchmark prompt bench-nonce-${marker}${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}: describe a quiet river in the morning.`;
+  const body =
+    target.protocol === 'openai'
+      ? { model: target.model, messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }
+      : { model: target.model, max_tokens: 256, messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true } : {}) };
+  const [before = '', after = ''] = JSON.stringify(body).split(marker);
+  return { before, after };
 }

@@ -1,0 +1,177 @@
+/**
+ * The bench's own upstream: a deliberately small vendor stand-in speaking OpenAI chat completions
+ * (`POST …/chat/completions`) and Anthropic messages (`POST …/v1/messages`), JSON and SSE, with usage.
+ *
+ * Hand-written on node:http rather than reusing `src/simulator/`: the simulator validates, tokenizes and
+ * plans replies, and that work would dominate the figures the bench compares. This mock parses the body
+ * (to find `model`, `stream` and the nonce) and writes pre-shaped JSON; every SSE event is its own write,
+ * so a gateway that batched or delayed chunks would show it.
+ *
+ * Run as its own process (`node dist/bench/mock-upstream.js`): it prints one JSON line with its URL and
+ * serves until SIGTERM.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { COMPLETION_TOKENS, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, replyChunks, replyText } from './mock-reply.js';
+
+interface ParsedRequest {
+  model: string;
+  stream: boolean;
+  includeUsage: boolean;
+  nonce: string;
+  paceMs: number;
+}
+
+const OPENAI_USAGE = JSON.stringify({
+  prompt_tokens: PROMPT_TOKENS,
+  completion_tokens: COMPLETION_TOKENS,
+  total_tokens: PROMPT_TOKENS + COMPLETION_TOKENS,
+  prompt_tokens_details: { cached_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0 },
+});
+
+function parse(raw: string): ParsedRequest | string {
+  let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null; messages?: unknown };
+  try {
+    body = JSON.parse(raw) as typeof body;
+  } catch {
+    return 'body is not JSON';
+  }
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return 'model and messages are required';
+  const nonce = NONCE_PATTERN.exec(raw)?.[1];
+  if (nonce === undefined) return 'no bench nonce in the prompt';
+  return {
+    model: body.model,
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage === true,
+    nonce,
+    paceMs: Number(PACE_PATTERN.exec(raw)?.[1] ?? 0),
+  };
+}
+
+/**
+ * Writes each event on its own. With `paceMs`, waits that long before each content event, so a client can
+ * see whether chunks reach it one by one (forwarded) or in bunches (batched).
+ */
+async function writeEvents(response: ServerResponse, head: string[], content: string[], tail: string[], paceMs: number): Promise<void> {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const event of head) response.write(event);
+  for (const event of content) {
+    if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
+    response.write(event);
+  }
+  for (const event of tail) response.write(event);
+  response.end();
+}
+
+function json(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+function openai(request: ParsedRequest, response: ServerResponse): Promise<void> | void {
+  const model = JSON.stringify(request.model);
+  const created = Math.floor(Date.now() / 1000);
+  const id = `chatcmpl-bench${request.nonce}`;
+  if (!request.stream) {
+    const content = JSON.stringify(replyText(request.nonce));
+    return json(
+      response,
+      200,
+      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${content},"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":${OPENAI_USAGE}}`,
+    );
+  }
+  const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`;
+  const content = replyChunks(request.nonce).map(
+    (chunk) => `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk)}},"logprobs":null,"finish_reason":null}]}\n\n`,
+  );
+  const tail = [`${head}{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\n`];
+  if (request.includeUsage) tail.push(`${head}],"usage":${OPENAI_USAGE}}\n\n`);
+  tail.push('data: [DONE]\n\n');
+  const start = `${head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+  return writeEvents(response, [start], content, tail, request.paceMs);
+}
+
+function anthropic(request: ParsedRequest, response: ServerResponse): Promise<void> | void {
+  const model = JSON.stringify(request.model);
+  const id = `msg_bench${request.nonce}`;
+  if (!request.stream) {
+    const text = JSON.stringify(replyText(request.nonce));
+    return json(
+      response,
+      200,
+      `{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[{"type":"text","text":${text}}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":${PROMPT_TOKENS},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":${COMPLETION_TOKENS}}}`,
+    );
+  }
+  const event = (type: string, data: string): string => `event: ${type}\ndata: ${data}\n\n`;
+  const head = [
+    event(
+      'message_start',
+      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${PROMPT_TOKENS},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`,
+    ),
+    event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
+  ];
+  const content = replyChunks(request.nonce).map((chunk) =>
+    event('content_block_delta', `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk)}}}`),
+  );
+  const tail = [
+    event('content_block_stop', '{"type":"content_block_stop","index":0}'),
+    event('message_delta', `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${COMPLETION_TOKENS}}}`),
+    event('message_stop', '{"type":"message_stop"}'),
+  ];
+  return writeEvents(response, head, content, tail, request.paceMs);
+}
+
+function handle(request: IncomingMessage, response: ServerResponse): void {
+  const isOpenAI = request.method === 'POST' && request.url?.endsWith('/chat/completions') === true;
+  const isAnthropic = request.method === 'POST' && request.url?.endsWith('/v1/messages') === true;
+  if (!isOpenAI && !isAnthropic) {
+    json(response, 404, '{"error":{"type":"not_found","message":"the bench mock serves only chat completions and messages"}}');
+    request.resume();
+    return;
+  }
+  const parts: Buffer[] = [];
+  request.on('data', (part: Buffer) => parts.push(part));
+  request.on('end', () => {
+    const parsed = parse(Buffer.concat(parts).toString('utf8'));
+    if (typeof parsed === 'string') {
+      json(response, 400, JSON.stringify(isOpenAI ? { error: { type: 'invalid_request_error', message: parsed } } : { type: 'error', error: { type: 'invalid_request_error', message: parsed } }));
+      return;
+    }
+    void (isOpenAI ? openai(parsed, response) : anthropic(parsed, response));
+  });
+}
+
+/** Starts the mock on `port` (0: any free port) and resolves with its origin. */
+export async function startMockUpstream(port: number, host = '127.0.0.1'): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = createServer({ keepAliveTimeout: 120_000 }, handle);
+  // The gateway's pool and the bench's keep connections open across rounds; never time them out mid-run.
+  server.headersTimeout = 0;
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The mock upstream has no TCP address.');
+  return {
+    origin: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const portArgument = process.argv.indexOf('--port');
+  const port = portArgument === -1 ? 0 : Number(process.argv[portArgument + 1]);
+  const mock = await startMockUpstream(port);
+  process.stdout.write(`${JSON.stringify({ url: mock.origin })}\n`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      void mock.close().then(() => process.exit(0));
+    });
+  }
+}

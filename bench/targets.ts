@@ -1,0 +1,164 @@
+/**
+ * The issue's targets, each judged from the measured figures of one backend run. A target whose scenario
+ * was not run (filtered out, or the backend was unavailable) is "not measured", never a pass.
+ */
+import type { BackendName } from './backends.js';
+import type { ScenarioSummary } from './measurements.js';
+import { REPLY_CHUNKS } from './mock-reply.js';
+
+const BYTES_PER_KIB = 1024;
+const BYTES_PER_MB = 1_000_000;
+
+export interface RoundTripKind {
+  kind: string;
+  requests: number;
+  postgresPerRequest: number;
+  redisPerRequest: number;
+  /** The statement each PostgreSQL round trip of one request started with, in order. */
+  postgresStatements: string[];
+}
+
+export interface RoundTripReport {
+  kinds: RoundTripKind[];
+  /** Round trips while no request ran (background work: sweeper, health), per second. */
+  idlePostgresPerSecond: number;
+  idleRedisPerSecond: number;
+}
+
+export interface BackendRun {
+  backend: BackendName;
+  label: string;
+  /** Why the backend was not measured; undefined when it was. */
+  skipped?: string;
+  scenarios: ScenarioSummary[];
+  gatewayCpusAllowed: string;
+  idleRssKiB: number;
+  /** VmHWM over the concurrency-128 scenario alone (reset before it), or over the whole run when reset failed. */
+  peakRssKiB: number | null;
+  peakRssScope: 'concurrency-128 scenario' | 'whole run';
+  endRssKiB: number;
+  roundTrips: RoundTripReport | null;
+  gatewayOutputLines: number;
+  gatewayOutputTail: string[];
+}
+
+export interface Measured {
+  text: string;
+  /** null: not measured or not judged for this backend. */
+  pass: boolean | null;
+}
+
+export interface TargetRow {
+  target: string;
+  limit: string;
+  values: Partial<Record<BackendName, Measured>>;
+}
+
+const NOT_MEASURED: Measured = { text: 'not measured', pass: null };
+
+function find(run: BackendRun, id: string): ScenarioSummary | undefined {
+  return run.scenarios.find((scenario) => scenario.id === id && scenario.gateway.requests > 0);
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(3)} ms`;
+}
+
+function cpu(run: BackendRun, id: string): number | undefined {
+  const value = find(run, id)?.gateway.gatewayCpuMsPerRequest;
+  return value === null || value === undefined || !Number.isFinite(value) ? undefined : value;
+}
+
+function atMost(value: number | undefined, limit: number, format: (value: number) => string = ms): Measured {
+  if (value === undefined || !Number.isFinite(value)) return NOT_MEASURED;
+  return { text: format(value), pass: value <= limit };
+}
+
+/**
+ * Judged at concurrency 16, the load the translated routes are compared at; c1 and c128 are shown beside it.
+ * At c1 every request pays for its own wake-ups (a bare fastify + undici relay spent about four times the CPU
+ * per request at c1 that it spent at c16 on the 2-core development machine), so c1 says more about the kernel.
+ */
+function sameFormatCpu(run: BackendRun): Measured {
+  const judged = cpu(run, 'same-format-json-c16');
+  const others = [1, 128]
+    .map((concurrency) => [concurrency, cpu(run, `same-format-json-c${concurrency}`)] as const)
+    .filter((figure): figure is readonly [number, number] => figure[1] !== undefined)
+    .map(([concurrency, value]) => `c${concurrency} ${value.toFixed(3)}`);
+  if (judged === undefined) return NOT_MEASURED;
+  return { text: `${ms(judged)}${others.length > 0 ? ` (${others.join(', ')})` : ''}`, pass: judged <= 0.15 };
+}
+
+function ratio(run: BackendRun, translated: string, sameFormat: string): Measured {
+  const translatedCpu = cpu(run, translated);
+  const baseCpu = cpu(run, sameFormat);
+  if (translatedCpu === undefined || baseCpu === undefined || baseCpu === 0) return NOT_MEASURED;
+  const factor = translatedCpu / baseCpu;
+  return { text: `${ms(translatedCpu)} = ${factor.toFixed(2)}x`, pass: factor <= 2 };
+}
+
+function added(run: BackendRun, id: string, pick: (scenario: ScenarioSummary) => number | null, limit: number): Measured {
+  const scenario = find(run, id);
+  return scenario === undefined ? NOT_MEASURED : atMost(pick(scenario) ?? undefined, limit, (value) => `${value >= 0 ? '+' : ''}${ms(value)}`);
+}
+
+function megabytes(kib: number): string {
+  return `${((kib * BYTES_PER_KIB) / BYTES_PER_MB).toFixed(1)} MB`;
+}
+
+/** Every target row, with one value per backend run. */
+export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
+  const rows: { target: string; limit: string; judge: (run: BackendRun) => Measured }[] = [
+    { target: 'CPU/request, same-format non-stream c16', limit: '<= 0.150 ms', judge: sameFormatCpu },
+    { target: 'CPU/request, openai -> anthropic non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-json-c16', 'same-format-json-c16') },
+    { target: 'CPU/request, openai -> anthropic stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-stream-c64', 'same-format-stream-c64') },
+    { target: 'CPU/request, anthropic -> openai non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-json-c16', 'same-format-json-c16') },
+    { target: 'CPU/request, anthropic -> openai stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-stream-c64', 'same-format-stream-c64') },
+    { target: 'added latency p50, non-stream c1', limit: '<= 0.400 ms', judge: (run) => added(run, 'same-format-json-c1', (s) => s.comparison.addedLatencyP50Ms, 0.4) },
+    { target: 'added latency p99, non-stream c1', limit: '<= 1.000 ms', judge: (run) => added(run, 'same-format-json-c1', (s) => s.comparison.addedLatencyP99Ms, 1) },
+    { target: 'added time to first token p50, stream c1', limit: '<= 0.500 ms', judge: (run) => added(run, 'same-format-stream-c1', (s) => s.comparison.addedTtftP50Ms, 0.5) },
+    {
+      target: 'chunks forwarded as they arrive (paced stream: bunched deltas)',
+      limit: '0',
+      judge: (run) => {
+        const scenario = run.scenarios.find((each) => each.paceMs > 0 && each.gateway.requests > 0);
+        if (scenario === undefined) return NOT_MEASURED;
+        const { bunchedDeltas } = scenario.gateway;
+        return { text: `${bunchedDeltas} of ${scenario.gateway.latencyMs.count * REPLY_CHUNKS} (direct ${scenario.direct.bunchedDeltas})`, pass: bunchedDeltas === 0 };
+      },
+    },
+    { target: 'idle RSS', limit: '<= 80 MB', judge: (run) => ({ text: megabytes(run.idleRssKiB), pass: (run.idleRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 80 }) },
+    {
+      target: 'peak RSS (VmHWM) at concurrency 128',
+      limit: '<= 150 MB',
+      judge: (run) =>
+        run.peakRssKiB === null
+          ? NOT_MEASURED
+          : { text: `${megabytes(run.peakRssKiB)}${run.peakRssScope === 'whole run' ? ' (whole run)' : ''}`, pass: (run.peakRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 150 },
+    },
+    {
+      target: 'PostgreSQL round trips per request, same-format non-stream',
+      limit: '<= 3',
+      judge: (run) => {
+        if (run.backend !== 'postgres') return { text: '-', pass: null };
+        const kind = run.roundTrips?.kinds.find((each) => each.kind === 'same-format-json');
+        return kind === undefined ? NOT_MEASURED : { text: kind.postgresPerRequest.toFixed(2), pass: kind.postgresPerRequest <= 3 };
+      },
+    },
+    {
+      target: 'every response complete and exact (content, chunks, usage)',
+      limit: '0 wrong',
+      judge: (run) => {
+        if (run.scenarios.length === 0) return NOT_MEASURED;
+        const wrong = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.failures + scenario.gateway.failures, 0);
+        const total = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.requests + scenario.gateway.requests, 0);
+        return { text: `${wrong} of ${total}`, pass: wrong === 0 };
+      },
+    },
+  ];
+  return rows.map(({ target, limit, judge }) => {
+    const values: Partial<Record<BackendName, Measured>> = {};
+    for (const run of runs) values[run.backend] = run.skipped === undefined ? judge(run) : { text: 'skipped', pass: null };
+    return { target, limit, values };
+  });
+}
