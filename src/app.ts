@@ -1,14 +1,24 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerOptions } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { registerAccountApi } from './http/account-api.js';
+import { dashboardApi } from './http/dashboard/dashboard-api.js';
+import type { DashboardDependencies } from './http/dashboard/dashboard-dependencies.js';
 import { registerBillingApi } from './http/billing-api.js';
 import { createApiKeyAuthHook } from './http/api-key-auth.js';
-import { registerHealth } from './http/health.js';
+import { handleClientError } from './http/client-error-handler.js';
+import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
+import { registerHealth, type ReadinessCheck } from './http/health.js';
+import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { registerMetricsRoute, type MetricsSource } from './http/metrics-route.js';
+import { createRequestMetricsHook } from './http/request-metrics-hook.js';
+import { NO_METRICS, type GatewayMetrics } from './observability/gateway-metrics.js';
 import { registerKeysApi } from './http/keys-api.js';
 import { registerModelsApi } from './http/models-api.js';
 import { registerUsageApi } from './http/usage-api.js';
+import { registerWebApp } from './http/web-app.js';
 import { createRateLimitHook } from './http/rate-limit-hook.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
 import './http/request-context.js';
@@ -34,10 +44,44 @@ export interface AppDependencies {
   bodyLimitBytes: number;
   logger: FastifyBaseLogger;
   now?: () => number;
+  /** The dashboard's JSON API under `/api` (session cookies, CSRF), when given. */
+  dashboard?: DashboardDependencies;
+  /** Fastify's `trustProxy` (TRUST_PROXY): honour X-Forwarded-For/-Proto/-Host from these proxies. */
+  trustProxy?: boolean | number | string;
+  /** Where request, rate-limit and other events are reported (default: nowhere). */
+  metrics?: GatewayMetrics;
+  /** `GET /metrics`: the exposition source and the optional bearer token (METRICS_TOKEN). */
+  metricsEndpoint?: { source: MetricsSource; token: string | undefined };
+  /** What `/readyz` checks (storage, Redis). */
+  readiness?: readonly ReadinessCheck[];
+  /** Graceful shutdown: in-flight tracking, 503 while closing, the grace-period signal. */
+  shutdown?: ShutdownState;
+  /** PEM certificate and key: serve HTTPS directly. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Slow-loris and size guards of the HTTP server (defaults: Node's). */
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  maxHeaderBytes?: number;
+  /** Directory of the built dashboard SPA (default: dist/web; a short 'not built' page when missing). */
+  webRoot?: string;
 }
 
 /** Secrets never reach a log line, whatever logs the request. */
-export const LOG_REDACTIONS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+export const LOG_REDACTIONS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["x-goog-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  // Objects passed to a log call: credentials under their usual names, one or two levels down.
+  '*.password',
+  '*.apiKey',
+  '*.api_key',
+  '*.authorization',
+  '*.*.password',
+  '*.*.apiKey',
+  '*.*.authorization',
+];
 
 /** The HTTP app: hooks in order (request id → API-key auth → rate limit → body → route), error rendering, routes. No socket. */
 export function buildApp(deps: AppDependencies): FastifyInstance {
@@ -49,15 +93,27 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // Our own ids: a client-chosen x-request-id must not collide with a settlement key.
     requestIdHeader: false,
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
-    return503OnClosing: true,
+    // With a ShutdownState the 503 comes from our hook, in the route's error shape.
+    return503OnClosing: deps.shutdown === undefined,
+    ...(deps.requestTimeoutMs === undefined ? {} : { requestTimeout: deps.requestTimeoutMs }),
+    clientErrorHandler: handleClientError,
+    ...serverTransport(deps),
+    // A hop count as the function fastify's types expect (its runtime takes the number too).
+    trustProxy: typeof deps.trustProxy === 'number' ? trustFirstHops(deps.trustProxy) : (deps.trustProxy ?? false),
   });
   app.decorateRequest('auth', null);
+  if (deps.shutdown !== undefined) registerShutdownHandling(app, deps.shutdown);
+  registerJsonBodyParser(app);
+  const metrics = deps.metrics ?? NO_METRICS;
+  app.addHook('onRequest', createRequestMetricsHook(metrics, deps.catalog));
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // The path only: a query string may carry a credential. `ip` honours TRUST_PROXY (X-Forwarded-For).
+    const path = request.url.split('?', 1)[0];
+    request.log.info({ method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -71,10 +127,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     sendError(reply, new GatewayError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`), 'openai'),
   );
 
-  registerHealth(app);
+  const shutdown = deps.shutdown;
+  registerHealth(app, { checks: deps.readiness ?? [], closing: () => shutdown?.closing === true });
+  if (deps.metricsEndpoint !== undefined) registerMetricsRoute(app, deps.metricsEndpoint.source, deps.metricsEndpoint.token);
+  // Its own encapsulated context: session auth and CSRF there, none of the /v1 API-key hooks (and vice versa).
+  const dashboard = deps.dashboard;
+  if (dashboard !== undefined) app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
   app.register(async (api) => {
     api.addHook('onRequest', createApiKeyAuthHook(deps.keys));
-    api.addHook('onRequest', createRateLimitHook(deps.limiter, deps.tiers));
+    api.addHook('onRequest', createRateLimitHook(deps.limiter, deps.tiers, metrics));
     registerModelsApi(api, deps.catalog);
     registerAccountApi(api, deps.tiers, { billing: deps.billing, freeTokensPerDay: deps.freeTokensPerDay, ...(deps.now === undefined ? {} : { now: deps.now }) });
     registerKeysApi(api, deps.keys, deps.now);
@@ -83,5 +144,29 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
   });
+  // The dashboard SPA at `/` (index.html for client-side routes; /v1, /api and the probes keep their JSON 404s).
+  registerWebApp(app, { root: deps.webRoot });
   return app;
+}
+
+/**
+ * HTTP or HTTPS server options. `https` changes fastify's server type parameter; the app is used through the
+ * same interface either way, hence the loose type here.
+ */
+function serverTransport(deps: AppDependencies): { http: ServerOptions } {
+  const server: ServerOptions = {
+    ...(deps.maxHeaderBytes === undefined ? {} : { maxHeaderSize: deps.maxHeaderBytes }),
+    ...(deps.headersTimeoutMs === undefined ? {} : { headersTimeout: deps.headersTimeoutMs }),
+    // Node checks the two timeouts above only this often (default 30 s): check each second instead.
+    connectionsCheckingInterval: 1_000,
+  };
+  if (deps.tls === undefined) return { http: server };
+  // fastify starts an https.Server instead; its request and reply objects are the same classes as http's.
+  return { https: { ...server, cert: deps.tls.cert, key: deps.tls.key } } as unknown as { http: ServerOptions };
+}
+
+function trustFirstHops(count: number): (address: string, hop: number) => boolean {
+  return function trustHop(_address, hop) {
+    return hop < count;
+  };
 }

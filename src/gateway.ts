@@ -1,14 +1,20 @@
+import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
+import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
-import type { Config } from './config/load-config.js';
+import { ConfigError, type Config } from './config/load-config.js';
+import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
+import type { ReadinessCheck } from './http/health.js';
+import { PrometheusMetrics } from './observability/prometheus-metrics.js';
+import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
 import { rateLimitSubject } from './http/rate-limit-hook.js';
-import { createRateLimiter } from './ratelimit/create-rate-limiter.js';
+import { createRateLimiter, limiterFailures } from './ratelimit/create-rate-limiter.js';
 import { resolveTier } from './ratelimit/tiers.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { createProviders } from './providers/create-providers.js';
@@ -36,7 +42,13 @@ export interface RunningGateway {
   billing: BillingService;
   /** The in-process simulator's URL in demo mode. */
   simulatorUrl: string | undefined;
-  close(): Promise<void>;
+  /** What `/metrics` exports. */
+  metrics: PrometheusMetrics;
+  /**
+   * Graceful close: stop accepting, let in-flight requests and streams finish for up to `graceMs` (default
+   * SHUTDOWN_GRACE_MS), cut the rest with an error (each still settles), then close pools and storage.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /** A warning at most once a minute: a dead dependency under load must not flood the log. */
@@ -50,9 +62,22 @@ function throttledWarning(logger: Logger, message: string): (error: Error) => vo
   };
 }
 
+/** The PEM files named by TLS_CERT_FILE / TLS_KEY_FILE, read once at start-up. */
+function readTlsFiles(files: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer } {
+  const read = (path: string, setting: string) => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new ConfigError(`${setting} names ${path}, which cannot be read: ${(error as Error).message}`);
+    }
+  };
+  return { cert: read(files.certFile, 'TLS_CERT_FILE'), key: read(files.keyFile, 'TLS_KEY_FILE') };
+}
+
 /** Opens storage (migrating it), starts the demo simulator when needed, and listens. */
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
+  const tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
   const storage = await openStorage(config.databaseUrl, options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema });
   let simulator: RunningSimulator | undefined;
   let providers: ProviderRegistry | undefined;
@@ -64,7 +89,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       const { startSimulator } = await import('./simulator/simulator-server.js');
       simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
     }
-    providers = createProviders(config, simulator?.baseUrls);
+    const shutdown = new ShutdownState();
+    let liveLimiter: RateLimiter | undefined;
+    const metrics = new PrometheusMetrics({
+      inFlightRequests: () => shutdown.inFlight,
+      rateLimiterFailures: () => (liveLimiter === undefined ? 0 : limiterFailures(liveLimiter)),
+    });
+    providers = createProviders(config, simulator?.baseUrls, { metrics, now });
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
@@ -77,11 +108,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
     });
     limiter = activeLimiter;
+    liveLimiter = activeLimiter;
+    const readiness: ReadinessCheck[] = [{ name: 'storage', check: () => storage.ping() }];
+    if (activeLimiter.ping !== undefined) readiness.push({ name: 'redis', check: () => activeLimiter.ping!() });
     const pipeline = new ChatPipeline({
       catalog,
       providers,
       billing,
       now,
+      metrics,
+      keepAliveMs: config.streamKeepAliveMs,
+      fallbacks: Object.fromEntries(Object.entries(config.models).map(([id, override]) => [id, override.fallback])),
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
       onTokensUsed: (auth, tokens) => {
         if (resolveTier(auth.account.tier, config.tiers).tokensPerMinute !== undefined && tokens > 0) {
@@ -97,13 +134,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
+      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers }),
+      trustProxy: config.trustProxy,
+      metrics,
+      metricsEndpoint: { source: metrics, token: config.metricsToken },
+      readiness,
+      shutdown,
+      ...(tls === undefined ? {} : { tls }),
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      maxHeaderBytes: config.maxHeaderBytes,
       freeTokensPerDay: config.freeTokensPerDay,
       bodyLimitBytes: config.bodyLimitBytes,
       logger,
       now,
     });
     const address = await app.listen({ port: config.port, host: config.host });
-    const sweeper = startReservationSweeper(billing, logger);
+    const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics);
+    const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
@@ -115,9 +163,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       keys,
       billing,
       simulatorUrl: simulator?.url,
-      async close() {
+      metrics,
+      async close(closeOptions = {}) {
         sweeper.stop();
-        await app.close();
+        retention.stop();
+        await drainAndClose(app, shutdown, {
+          graceMs: closeOptions.graceMs ?? config.shutdownGraceMs,
+          log: (message, details) => logger.info(details, message),
+        });
         await openLimiter.close();
         await openProviders.close();
         await openSimulator?.close();

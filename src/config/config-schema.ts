@@ -17,10 +17,50 @@ const httpUrl = z
   .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+/** One of several credentials of a vendor (requests are spread over them; see "Upstream resilience"). */
+const credentialSchema = z
+  .object({
+    apiKey: z.string().min(1),
+    /** Defaults to the vendor's `baseUrl`. */
+    baseUrl: httpUrl.optional(),
+    /** Shown in metrics and GET /api/admin/upstreams (never the key); defaults to `#1`, `#2`, … */
+    label: z.string().min(1).max(64).optional(),
+  })
+  .strict();
+
 const vendorSchema = z
   .object({
     apiKey: z.string().min(1).optional(),
     baseUrl: httpUrl.optional(),
+    /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
+    credentials: z.array(credentialSchema).min(1).optional(),
+    timeouts: z
+      .object({
+        connectMs: z.number().int().min(1).default(10_000),
+        firstByteMs: z.number().int().min(1).default(60_000),
+        /** Non-stream replies come whole when the model is done: this bounds the whole generation. */
+        nonStreamMs: z.number().int().min(1).default(600_000),
+        idleMs: z.number().int().min(1).default(60_000),
+      })
+      .strict()
+      .prefault({}),
+    /** Attempts before anything reached the client, on connection errors, timeouts, 429 and 5xx. */
+    retries: z
+      .object({
+        maxAttempts: z.number().int().min(1).max(10).default(3),
+        baseDelayMs: z.number().int().min(0).default(250),
+        maxDelayMs: z.number().int().min(0).default(5_000),
+      })
+      .strict()
+      .prefault({}),
+    /** A credential failing `failureThreshold` times in a row gets no traffic for `cooldownMs` while others can serve. */
+    circuitBreaker: z
+      .object({
+        failureThreshold: z.number().int().min(1).default(5),
+        cooldownMs: z.number().int().min(0).default(30_000),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -30,6 +70,8 @@ const usdPerMillion = z.union([z.string(), z.number()]).transform(String).pipe(z
 const modelOverrideSchema = z
   .object({
     upstreamModel: z.string().min(1).optional(),
+    /** Public model id served instead when this model's vendor fails (after its retries); off by default. */
+    fallback: z.string().min(1).optional(),
     maxOutputTokens: z.number().int().positive().optional(),
     prices: z
       .object({ input: usdPerMillion.optional(), output: usdPerMillion.optional(), cacheRead: usdPerMillion.optional(), cacheWrite: usdPerMillion.optional() })
@@ -51,13 +93,14 @@ export const configSchema = z
     demo: z.boolean().default(false),
     vendors: z
       .object({
-        anthropic: vendorSchema.default({}),
-        openai: vendorSchema.default({}),
-        gemini: vendorSchema.default({}),
-        deepseek: vendorSchema.default({}),
+        anthropic: vendorSchema.prefault({}),
+        openai: vendorSchema.prefault({}),
+        gemini: vendorSchema.prefault({}),
+        deepseek: vendorSchema.prefault({}),
       })
       .strict()
-      .default({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
+      // prefault: the default goes through the schema, so each vendor gets its timeout/retry defaults.
+      .prefault({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
     models: z.record(z.string(), modelOverrideSchema).default({}),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
     redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
@@ -65,12 +108,60 @@ export const configSchema = z
     rateLimitFailOpen: z.boolean().default(true),
     /** Free tokens (input + output) per account per UTC day, spent before the paid balance; 0 disables. */
     freeTokensPerDay: z.number().int().min(0).default(1_000_000),
-    /** How long an unsettled hold lives before the sweeper releases it (a crashed instance's requests). */
-    reservationTtlMs: z.number().int().min(60_000).default(15 * 60_000),
+    /**
+     * How long an unsettled hold lives before the sweeper releases it (a crashed instance's requests). It must
+     * outlast the longest stream, hence at least 60 s, unless `shortTimersForTests` (TOLLGATE_SHORT_TIMERS) allows
+     * down to 1 s for tests (see the refinement below).
+     */
+    reservationTtlMs: z.number().int().min(1_000).default(15 * 60_000),
+    /** How often each instance sweeps expired holds (every instance may; each release claims its hold). */
+    sweepIntervalMs: z.number().int().min(500).default(30_000),
+    /** Tests only: permits RESERVATION_TTL_MS below 60 s, so orphaned holds can be swept within a test's time. */
+    shortTimersForTests: z.boolean().default(false),
+    /** Days per-request usage rows are kept (GET /v1/usage/requests); daily totals are kept forever. 0 keeps rows forever. */
+    usageRetentionDays: z.number().int().min(0).default(90),
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
     tiers: tiersSchema,
+    /** Stripe top-ups through Checkout: both the secret key and the webhook signing secret, or neither. */
+    stripeSecretKey: z.string().regex(/^(sk|rk)_/, 'must be a Stripe secret key (sk_… or rk_…)').optional(),
+    stripeWebhookSecret: z.string().regex(/^whsec_/, 'must be a Stripe webhook signing secret (whsec_…)').optional(),
+    /** The dashboard's public origin (e.g. https://gateway.example.com): Checkout return URLs; https here makes cookies Secure. */
+    publicBaseUrl: httpUrl.optional(),
+    /** Behind a reverse proxy: trust its X-Forwarded-For/-Proto (true, a hop count, or comma-separated addresses/CIDRs). */
+    trustProxy: z.union([z.boolean(), z.number().int().min(1), z.string().min(1)]).default(false),
+    /** Interval of `: keep-alive` comments on a stream while the upstream is silent, so proxies keep it open. */
+    streamKeepAliveMs: z.number().int().min(10).default(15_000),
+    /** PEM files: serve HTTPS directly (both, or neither for plain HTTP behind a TLS-terminating proxy). */
+    tlsCertFile: z.string().min(1).optional(),
+    tlsKeyFile: z.string().min(1).optional(),
+    /** On SIGTERM/SIGINT: how long in-flight requests and streams may take to finish before they are cut with an error. */
+    shutdownGraceMs: z.number().int().min(0).default(30_000),
+    /** When set, `GET /metrics` needs `Authorization: Bearer <token>`. */
+    metricsToken: z.string().min(16, 'must be at least 16 characters').optional(),
+    /** Slow-loris guards: the whole request (headers and body) must arrive within this time… */
+    requestTimeoutMs: z.number().int().min(1_000).default(30_000),
+    /** …and the headers within this one. */
+    headersTimeoutMs: z.number().int().min(1_000).default(10_000),
+    /** Largest accepted request head (request line and headers), in bytes. */
+    maxHeaderBytes: z.number().int().min(1_024).max(1_048_576).default(16_384),
   })
-  .strict();
+  .strict()
+  .refine((config) => config.headersTimeoutMs <= config.requestTimeoutMs, {
+    message: 'must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    path: ['headersTimeoutMs'],
+  })
+  .refine((config) => (config.tlsCertFile === undefined) === (config.tlsKeyFile === undefined), {
+    message: 'set both TLS_CERT_FILE and TLS_KEY_FILE, or neither',
+    path: ['tlsKeyFile'],
+  })
+  .refine((config) => config.reservationTtlMs >= 60_000 || config.shortTimersForTests, {
+    message: 'must be at least 60000 (60 s) so holds outlive real streams; below that only with TOLLGATE_SHORT_TIMERS=1 (tests)',
+    path: ['reservationTtlMs'],
+  })
+  .refine((config) => (config.stripeSecretKey === undefined) === (config.stripeWebhookSecret === undefined), {
+    message: 'set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or neither',
+    path: ['stripeWebhookSecret'],
+  });
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type ParsedConfig = z.output<typeof configSchema>;

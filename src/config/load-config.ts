@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
+import type { CircuitBreakerPolicy, RetryPolicy, UpstreamCredential, UpstreamTimeouts } from '../providers/upstream-settings.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
 export interface VendorConfig {
@@ -10,6 +11,11 @@ export interface VendorConfig {
   baseUrl: string;
   /** True when the operator gave a key or a base URL: the vendor is meant to be reached. */
   configured: boolean;
+  /** Every credential requests are spread over (at least one when configured; keyless ones carry no key). */
+  credentials: readonly (Omit<UpstreamCredential, 'apiKey'> & { apiKey: string | undefined })[];
+  timeouts: UpstreamTimeouts;
+  retries: RetryPolicy;
+  circuitBreaker: CircuitBreakerPolicy;
 }
 
 export interface Config {
@@ -21,12 +27,28 @@ export interface Config {
   /** Every family served by the in-process simulator (no vendor configured, or forced). */
   demoMode: boolean;
   vendors: Readonly<Record<VendorName, VendorConfig>>;
+  /** Interval of keep-alive comments on a silent stream. */
+  streamKeepAliveMs: number;
   models: ParsedConfig['models'];
   redisUrl: string | undefined;
   rateLimitFailOpen: boolean;
   freeTokensPerDay: number;
   reservationTtlMs: number;
+  sweepIntervalMs: number;
+  /** 0 keeps per-request usage rows forever. */
+  usageRetentionDays: number;
   tiers: Tiers;
+  /** Both set, or Stripe top-ups are off. */
+  stripe: { secretKey: string; webhookSecret: string } | undefined;
+  publicBaseUrl: string | undefined;
+  trustProxy: boolean | number | string;
+  /** PEM certificate and key files: HTTPS served directly. */
+  tls: { certFile: string; keyFile: string } | undefined;
+  shutdownGraceMs: number;
+  metricsToken: string | undefined;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  maxHeaderBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -79,6 +101,22 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.FREE_TOKENS_PER_DAY !== undefined) values.freeTokensPerDay = integerFrom('FREE_TOKENS_PER_DAY', env.FREE_TOKENS_PER_DAY);
   if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') values.redisUrl = env.REDIS_URL;
   if (env.RATE_LIMIT_FAIL_OPEN !== undefined) values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
+  if (env.RESERVATION_TTL_MS !== undefined) values.reservationTtlMs = integerFrom('RESERVATION_TTL_MS', env.RESERVATION_TTL_MS);
+  if (env.SWEEP_INTERVAL_MS !== undefined) values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
+  if (env.TOLLGATE_SHORT_TIMERS !== undefined) values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
+  if (env.USAGE_RETENTION_DAYS !== undefined) values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
+  if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '') values.stripeSecretKey = env.STRIPE_SECRET_KEY;
+  if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '') values.stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET;
+  if (env.PUBLIC_BASE_URL !== undefined && env.PUBLIC_BASE_URL !== '') values.publicBaseUrl = env.PUBLIC_BASE_URL;
+  if (env.TRUST_PROXY !== undefined && env.TRUST_PROXY !== '') values.trustProxy = trustProxyFrom(env.TRUST_PROXY);
+  if (env.STREAM_KEEPALIVE_MS !== undefined) values.streamKeepAliveMs = integerFrom('STREAM_KEEPALIVE_MS', env.STREAM_KEEPALIVE_MS);
+  if (env.TLS_CERT_FILE !== undefined && env.TLS_CERT_FILE !== '') values.tlsCertFile = env.TLS_CERT_FILE;
+  if (env.TLS_KEY_FILE !== undefined && env.TLS_KEY_FILE !== '') values.tlsKeyFile = env.TLS_KEY_FILE;
+  if (env.SHUTDOWN_GRACE_MS !== undefined) values.shutdownGraceMs = integerFrom('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS);
+  if (env.METRICS_TOKEN !== undefined && env.METRICS_TOKEN !== '') values.metricsToken = env.METRICS_TOKEN;
+  if (env.REQUEST_TIMEOUT_MS !== undefined) values.requestTimeoutMs = integerFrom('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS);
+  if (env.HEADERS_TIMEOUT_MS !== undefined) values.headersTimeoutMs = integerFrom('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS);
+  if (env.MAX_HEADER_BYTES !== undefined) values.maxHeaderBytes = integerFrom('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES);
 
   const fileVendors = (fileValues.vendors ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const vendors: Record<string, Record<string, unknown>> = {};
@@ -89,10 +127,24 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
     const baseUrl = env[`${prefix}_BASE_URL`];
     if (apiKey !== undefined && apiKey !== '') fromEnv.apiKey = apiKey;
     if (baseUrl !== undefined && baseUrl !== '') fromEnv.baseUrl = baseUrl;
+    // `<VENDOR>_API_KEYS=k1,k2`: several credentials at the vendor's base URL (replaces the file's list).
+    const apiKeys = env[`${prefix}_API_KEYS`]?.split(',').map((key) => key.trim()).filter((key) => key !== '');
+    if (apiKeys !== undefined && apiKeys.length > 0) fromEnv.credentials = apiKeys.map((key) => ({ apiKey: key }));
     vendors[vendor] = { ...(fileVendors[vendor] ?? {}), ...fromEnv };
   }
   values.vendors = { ...fileVendors, ...vendors };
   return values;
+}
+
+/**
+ * `true`/`false`, a hop count, or addresses/CIDRs as fastify's `trustProxy` takes them. Digits are a hop count
+ * (`1`: the proxy in front), not a boolean: `true` would also believe X-Forwarded-For entries the client wrote.
+ */
+function trustProxyFrom(raw: string): boolean | number | string {
+  const value = raw.trim();
+  if (/^(true|false|yes|no|on|off)$/i.test(value)) return booleanFrom('TRUST_PROXY', value);
+  if (/^\d+$/.test(value)) return Number(value) === 0 ? false : Number(value);
+  return value;
 }
 
 function integerFrom(name: string, raw: string): number | string {
@@ -116,6 +168,22 @@ const SETTING_NAMES: Record<string, string> = {
   redisUrl: 'REDIS_URL',
   freeTokensPerDay: 'FREE_TOKENS_PER_DAY',
   rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
+  reservationTtlMs: 'RESERVATION_TTL_MS',
+  sweepIntervalMs: 'SWEEP_INTERVAL_MS',
+  shortTimersForTests: 'TOLLGATE_SHORT_TIMERS',
+  usageRetentionDays: 'USAGE_RETENTION_DAYS',
+  stripeSecretKey: 'STRIPE_SECRET_KEY',
+  stripeWebhookSecret: 'STRIPE_WEBHOOK_SECRET',
+  publicBaseUrl: 'PUBLIC_BASE_URL',
+  trustProxy: 'TRUST_PROXY',
+  streamKeepAliveMs: 'STREAM_KEEPALIVE_MS',
+  tlsCertFile: 'TLS_CERT_FILE',
+  tlsKeyFile: 'TLS_KEY_FILE',
+  shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  metricsToken: 'METRICS_TOKEN',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+  headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
+  maxHeaderBytes: 'MAX_HEADER_BYTES',
 };
 
 function formatIssues(error: z.ZodError): string {
@@ -123,7 +191,7 @@ function formatIssues(error: z.ZodError): string {
     const path = issue.path.map(String);
     let name = path.join('.');
     if (path.length === 1 && SETTING_NAMES[path[0]!] !== undefined) name = `${SETTING_NAMES[path[0]!]} (${path[0]})`;
-    if (path[0] === 'vendors' && path.length === 3) {
+    if (path[0] === 'vendors' && path.length === 3 && (path[2] === 'apiKey' || path[2] === 'baseUrl')) {
       const envName = `${path[1]!.toUpperCase()}_${path[2] === 'apiKey' ? 'API_KEY' : 'BASE_URL'}`;
       name = `${envName} (${name})`;
     }
@@ -136,10 +204,20 @@ function finalize(parsed: ParsedConfig): Config {
   const vendors = {} as Record<VendorName, VendorConfig>;
   for (const vendor of VENDOR_NAMES) {
     const settings = parsed.vendors[vendor];
+    const baseUrl = settings.baseUrl ?? DEFAULT_VENDOR_BASE_URLS[vendor];
+    const listed = settings.credentials ?? [];
+    const credentials =
+      listed.length > 0
+        ? listed.map((credential, index) => ({ apiKey: credential.apiKey, baseUrl: credential.baseUrl ?? baseUrl, label: credential.label ?? `#${index + 1}` }))
+        : [{ apiKey: settings.apiKey, baseUrl, label: '#1' }];
     vendors[vendor] = Object.freeze({
-      apiKey: settings.apiKey,
-      baseUrl: settings.baseUrl ?? DEFAULT_VENDOR_BASE_URLS[vendor],
-      configured: settings.apiKey !== undefined || settings.baseUrl !== undefined,
+      apiKey: credentials[0]!.apiKey,
+      baseUrl,
+      configured: settings.apiKey !== undefined || settings.baseUrl !== undefined || listed.length > 0,
+      credentials: Object.freeze(credentials.map((credential) => Object.freeze(credential))),
+      timeouts: Object.freeze({ ...settings.timeouts }),
+      retries: Object.freeze({ ...settings.retries }),
+      circuitBreaker: Object.freeze({ ...settings.circuitBreaker }),
     });
   }
   const anyVendorConfigured = VENDOR_NAMES.some((vendor) => vendors[vendor].configured);
@@ -155,7 +233,25 @@ function finalize(parsed: ParsedConfig): Config {
     redisUrl: parsed.redisUrl,
     freeTokensPerDay: parsed.freeTokensPerDay,
     reservationTtlMs: parsed.reservationTtlMs,
+    sweepIntervalMs: parsed.sweepIntervalMs,
+    usageRetentionDays: parsed.usageRetentionDays,
     rateLimitFailOpen: parsed.rateLimitFailOpen,
     tiers: parsed.tiers,
+    stripe:
+      parsed.stripeSecretKey === undefined || parsed.stripeWebhookSecret === undefined
+        ? undefined
+        : Object.freeze({ secretKey: parsed.stripeSecretKey, webhookSecret: parsed.stripeWebhookSecret }),
+    publicBaseUrl: parsed.publicBaseUrl,
+    trustProxy: parsed.trustProxy,
+    streamKeepAliveMs: parsed.streamKeepAliveMs,
+    tls:
+      parsed.tlsCertFile === undefined || parsed.tlsKeyFile === undefined
+        ? undefined
+        : Object.freeze({ certFile: parsed.tlsCertFile, keyFile: parsed.tlsKeyFile }),
+    shutdownGraceMs: parsed.shutdownGraceMs,
+    metricsToken: parsed.metricsToken,
+    requestTimeoutMs: parsed.requestTimeoutMs,
+    headersTimeoutMs: parsed.headersTimeoutMs,
+    maxHeaderBytes: parsed.maxHeaderBytes,
   });
 }
