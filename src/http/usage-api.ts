@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { invalidRequest } from '../canonical/errors.js';
 import { formatUsd } from '../billing/money.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
+import { addSummaryRows } from '../storage/billing-repository.js';
 import type { BillingRepository, UsageSummaryRow } from '../storage/billing-types.js';
 import type { UsageRecord, UsageRepository } from '../storage/types.js';
 import { pageLimit } from './query-params.js';
@@ -80,7 +81,7 @@ export function registerUsageApi(app: FastifyInstance, storage: { billing: Billi
     const from = parsed.data.from ?? to - DEFAULT_RANGE_DAYS * MS_PER_DAY;
     if (from >= to) throw invalidRequest("Invalid value for 'from': it must be earlier than 'to'.", 'from');
     const rows = await storage.billing.usageSummary(request.auth!.account.id, from, to, groupBy);
-    const total = rows.reduce(addRows, emptyRow(''));
+    const total = rows.reduce(addSummaryRows, emptyRow(''));
     const { group: _group, ...totals } = presentSummaryRow(total);
     return {
       object: 'list',
@@ -118,19 +119,6 @@ export function registerUsageApi(app: FastifyInstance, storage: { billing: Billi
 
 function emptyRow(group: string): UsageSummaryRow {
   return { group, requests: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0, costNano: 0n };
-}
-
-function addRows(sum: UsageSummaryRow, row: UsageSummaryRow): UsageSummaryRow {
-  return {
-    group: sum.group,
-    requests: sum.requests + row.requests,
-    inputTokens: sum.inputTokens + row.inputTokens,
-    cacheReadTokens: sum.cacheReadTokens + row.cacheReadTokens,
-    cacheWriteTokens: sum.cacheWriteTokens + row.cacheWriteTokens,
-    outputTokens: sum.outputTokens + row.outputTokens,
-    reasoningTokens: sum.reasoningTokens + row.reasoningTokens,
-    costNano: sum.costNano + row.costNano,
-  };
 }
 
 function presentSummaryRow(row: UsageSummaryRow) {

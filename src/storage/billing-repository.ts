@@ -89,6 +89,45 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
   }
 
+  type SummaryGroup = 'day' | 'model' | 'key';
+
+  /** Sums of per-request rows with created_at in [from, to), per group. */
+  function summarizeRecords(accountId: string, from: number, to: number, groupBy: SummaryGroup): Promise<SummaryColumns[]> {
+    // The day's length inlined as a literal: SQLite binds a JS number parameter as REAL, which would make
+    // the division fractional and every row its own day.
+    const group =
+      groupBy === 'day' ? sql<string>`cast(created_at / ${sql.lit(MS_PER_DAY)} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+    return db
+      .selectFrom('usage_records')
+      .select([
+        group.as('grp'),
+        sql<string>`cast(count(*) as text)`.as('requests'),
+        ...summedColumns(),
+      ])
+      .where('account_id', '=', accountId)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .groupBy(sql`1`)
+      .execute();
+  }
+
+  /** Sums of the daily rollup over the UTC day numbers [firstDay, endDay), per group. */
+  function summarizeDaily(accountId: string, firstDay: number, endDay: number, groupBy: SummaryGroup): Promise<SummaryColumns[]> {
+    const group = groupBy === 'day' ? sql<string>`cast(day as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+    return db
+      .selectFrom('usage_daily')
+      .select([
+        group.as('grp'),
+        sql<string>`cast(sum(requests) as text)`.as('requests'),
+        ...summedColumns(),
+      ])
+      .where('account_id', '=', accountId)
+      .where('day', '>=', firstDay)
+      .where('day', '<', endDay)
+      .groupBy(sql`1`)
+      .execute();
+  }
+
   return {
     async balance(accountId): Promise<AccountBalance | null> {
       const account = await lockAccount(db, accountId);
@@ -351,38 +390,76 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     },
 
     async usageSummary(accountId, from, to, groupBy): Promise<UsageSummaryRow[]> {
-      // The day's length inlined as a literal: SQLite binds a JS number parameter as REAL, which would make
-      // the division fractional and every row its own day.
-      const group =
-        groupBy === 'day' ? sql<string>`cast(created_at / ${sql.lit(MS_PER_DAY)} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
-      const rows = await db
-        .selectFrom('usage_records')
-        .select([
-          group.as('grp'),
-          sql<string>`cast(count(*) as text)`.as('requests'),
-          sql<string>`cast(sum(input_tokens) as text)`.as('input_tokens'),
-          sql<string>`cast(sum(cache_read_tokens) as text)`.as('cache_read_tokens'),
-          sql<string>`cast(sum(cache_write_tokens) as text)`.as('cache_write_tokens'),
-          sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
-          sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
-          sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
-        ])
-        .where('account_id', '=', accountId)
-        .where('created_at', '>=', from)
-        .where('created_at', '<', to)
-        .groupBy(sql`1`)
-        .orderBy(sql`1`)
-        .execute();
-      return rows.map((row) => ({
-        group: groupBy === 'day' ? new Date(Number(row.grp) * MS_PER_DAY).toISOString().slice(0, 10) : row.grp,
-        requests: Number(row.requests),
-        inputTokens: Number(row.input_tokens),
-        cacheReadTokens: Number(row.cache_read_tokens),
-        cacheWriteTokens: Number(row.cache_write_tokens),
-        outputTokens: Number(row.output_tokens),
-        reasoningTokens: Number(row.reasoning_tokens),
-        costNano: fromMoneyColumn(row.cost),
-      }));
+      // Whole UTC days come from the daily rollup, which outlives per-request retention (and is far fewer rows);
+      // only the partial days at either edge of the range are summed from per-request rows.
+      const firstWholeDay = Math.ceil(from / MS_PER_DAY);
+      const endWholeDay = Math.floor(to / MS_PER_DAY);
+      const parts: Promise<SummaryColumns[]>[] = [];
+      if (firstWholeDay < endWholeDay) {
+        parts.push(summarizeDaily(accountId, firstWholeDay, endWholeDay, groupBy));
+        if (from < firstWholeDay * MS_PER_DAY) parts.push(summarizeRecords(accountId, from, firstWholeDay * MS_PER_DAY, groupBy));
+        if (endWholeDay * MS_PER_DAY < to) parts.push(summarizeRecords(accountId, endWholeDay * MS_PER_DAY, to, groupBy));
+      } else {
+        parts.push(summarizeRecords(accountId, from, to, groupBy));
+      }
+      const merged = new Map<string, UsageSummaryRow>();
+      for (const row of (await Promise.all(parts)).flat()) {
+        const group = groupBy === 'day' ? new Date(Number(row.grp) * MS_PER_DAY).toISOString().slice(0, 10) : row.grp;
+        const previous = merged.get(group);
+        const current = toSummaryRow(group, row);
+        merged.set(group, previous === undefined ? current : addSummaryRows(previous, current));
+      }
+      return [...merged.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
     },
+  };
+}
+
+/** The token and cost sums both usage tables share, as text so that sums past 2^53 arrive exactly. */
+function summedColumns() {
+  return [
+    sql<string>`cast(sum(input_tokens) as text)`.as('input_tokens'),
+    sql<string>`cast(sum(cache_read_tokens) as text)`.as('cache_read_tokens'),
+    sql<string>`cast(sum(cache_write_tokens) as text)`.as('cache_write_tokens'),
+    sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
+    sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
+    sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
+  ] as const;
+}
+
+/** One group's sums as the database returns them: text, so sums past 2^53 (cost) arrive exactly. */
+interface SummaryColumns {
+  grp: string;
+  requests: string;
+  input_tokens: string;
+  cache_read_tokens: string;
+  cache_write_tokens: string;
+  output_tokens: string;
+  reasoning_tokens: string;
+  cost: string;
+}
+
+function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
+  return {
+    group,
+    requests: Number(row.requests),
+    inputTokens: Number(row.input_tokens),
+    cacheReadTokens: Number(row.cache_read_tokens),
+    cacheWriteTokens: Number(row.cache_write_tokens),
+    outputTokens: Number(row.output_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+    costNano: fromMoneyColumn(row.cost),
+  };
+}
+
+export function addSummaryRows(sum: UsageSummaryRow, row: UsageSummaryRow): UsageSummaryRow {
+  return {
+    group: sum.group,
+    requests: sum.requests + row.requests,
+    inputTokens: sum.inputTokens + row.inputTokens,
+    cacheReadTokens: sum.cacheReadTokens + row.cacheReadTokens,
+    cacheWriteTokens: sum.cacheWriteTokens + row.cacheWriteTokens,
+    outputTokens: sum.outputTokens + row.outputTokens,
+    reasoningTokens: sum.reasoningTokens + row.reasoningTokens,
+    costNano: sum.costNano + row.costNano,
   };
 }

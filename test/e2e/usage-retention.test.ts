@@ -1,6 +1,7 @@
 /**
  * Usage retention through the real gateway: per-request rows older than USAGE_RETENTION_DAYS vanish from
- * GET /v1/usage/requests after a retention pass, while the daily rollup keeps their totals.
+ * GET /v1/usage/requests after a retention pass, while the daily rollup keeps their totals, and GET /v1/usage
+ * (which reads whole days from the rollup) still reports them.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,10 +43,24 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
     };
     expect(await listed()).toHaveLength(3);
 
+    const summary = async (query: string) => {
+      const response = await fetch(`${harness.openaiBaseUrl}/usage?${query}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { data: { group: string; requests: number; cost_nano_usd: string; output_tokens: number }[]; total: { requests: number; output_tokens: number } };
+    };
+    const fiftyDays = `from=${Math.floor((today - 50 * DAY_MS) / 1000)}&to=${Math.floor((today + 1000) / 1000)}`;
+    const before = await summary(`${fiftyDays}&group_by=day`);
+    expect(before.total.requests).toBe(3);
+    const beforeByModel = await summary(`${fiftyDays}&group_by=model`);
+
     const deleted = await purgeExpiredUsage(harness.gateway.storage.usage, { retentionDays: 30, now: () => clock, batchSize: 1 });
     // Other rows of this database are all recent; only this account's two old rows are past 30 days.
     expect(deleted).toBe(2);
     expect(await listed()).toHaveLength(1);
+    // Whole days are summed from the rollup, so the summary over the purged days is unchanged.
+    expect(await summary(`${fiftyDays}&group_by=day`)).toEqual(before);
+    expect(await summary(`${fiftyDays}&group_by=model`)).toEqual(beforeByModel);
+    expect(beforeByModel.data).toEqual([expect.objectContaining({ group: 'beta-5.4', requests: 3 })]);
 
     const oldDay = new Date(today - 40 * DAY_MS).toISOString().slice(0, 10);
     const totals = await harness.gateway.storage.usage.dailyTotals(accountId, oldDay, oldDay);
