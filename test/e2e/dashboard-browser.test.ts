@@ -421,6 +421,8 @@ describe('dashboard in Chromium', () => {
       await logIn(mobile, email, password);
       // The sidebar is folded away behind the menu button.
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
+      // The chart library loads lazily: wait for the sparkline so the screenshot shows it.
+      await mobile.locator('.sparkline .recharts-area').waitFor();
       await screenshot(mobile, 'phone-overview');
       await mobile.getByRole('button', { name: 'Menu' }).click();
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);
