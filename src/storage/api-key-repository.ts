@@ -124,7 +124,7 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
   };
 }
 
-function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -131,6 +131,39 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 20_000n, reservedNano: 20_000n });
   });
 
+  it('admissions and settlements interleaved with other write transactions keep every balance equal to its ledger', async () => {
+    // On SQLite the hot calls run synchronously beside Kysely's transactions on the same handle (sqlite-hot-path.ts):
+    // while one of those is open they must wait for it, never run inside it.
+    const ids = await fundedAccount(1_000_000n);
+    const price = () => ({ chargeNano: 700n, freeTokensUsed: 0 });
+    const oneRequest = async () => {
+      const reserved = await storage.billing.reserve(reserveInput(ids, hold(1_000n)));
+      if (!reserved.admitted) throw new Error('refused');
+      return storage.billing.settle({ usage: usageFor(reserved.reservation.requestId, ids), price });
+    };
+    const topUp = () => storage.billing.credit({ accountId: ids.accountId, kind: 'topup', amountNano: 300n, idempotencyKey: uniqueId('topup'), note: null, at: NOW });
+    // A credit to an unknown account fails inside its transaction, which rolls back: work run inside it would be lost.
+    const failingCredit = () =>
+      storage.billing.credit({ accountId: 'no-such-account', kind: 'topup', amountNano: 1n, idempotencyKey: uniqueId('topup'), note: null, at: NOW }).then(
+        () => 'credited',
+        () => 'refused',
+      );
+    // Staggered over a few event-loop turns and microtask hops, so calls land while other transactions are open.
+    const later = async (index: number) => {
+      for (let turn = 0; turn < index % 4; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      for (let hop = 0; hop < index % 7; hop += 1) await Promise.resolve();
+    };
+    const work = Array.from({ length: 60 }, async (_, index) => {
+      await later(index);
+      return index % 3 === 0 ? oneRequest() : index % 6 === 1 ? topUp() : failingCredit();
+    });
+    const results = await Promise.all(work);
+    expect(results.filter((result) => typeof result === 'object' && 'settled' in result && result.settled)).toHaveLength(20);
+    expect(results.filter((result) => result === 'refused')).toHaveLength(30);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 1_000_000n - 20n * 700n + 10n * 300n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
   it('the sweeper releases expired holds once, even when sweeps run at once; a late settlement still bills', async () => {
     const ids = await fundedAccount(10_000n);
     const reserved = await storage.billing.reserve(reserveInput(ids, hold(3_000n), { expiresAt: NOW + 10 }));

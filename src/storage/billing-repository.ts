@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type {
   AccountBalance,
@@ -13,6 +12,7 @@ import type {
   SettleResult,
   UsageSummaryRow,
 } from './billing-types.js';
+import { decideAdmission, ledgerId, settlementAmounts, type LockedAccount } from './billing-rules.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -26,21 +26,8 @@ function amount(value: bigint) {
   return sql<string>`cast(${value.toString()} as bigint)`;
 }
 
-/** Ledger ids sort by time, so `before` pagination is a plain comparison. */
-function ledgerId(at: number): string {
-  return `le_${at.toString().padStart(15, '0')}_${randomBytes(6).toString('hex')}`;
-}
-
 /** Thrown inside the settlement transaction to roll it back when the request id was settled before. */
 class AlreadySettled extends Error {}
-
-interface LockedAccount {
-  balance: bigint;
-  reserved: bigint;
-  freeDay: number;
-  freeUsed: number;
-  freeReserved: number;
-}
 
 export function createBillingRepository(db: Kysely<Database>, dialect: Storage['dialect']): BillingRepository {
   /**
@@ -145,17 +132,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       return writeTransaction(db, dialect, async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        const sameDay = account.freeDay === input.day;
-        const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
-        const state = {
-          availableNano: account.balance - account.reserved,
-          freeTokensLeft: Math.max(0, input.freeAllowanceTokens - freeSpent),
-        };
-        const plan = input.plan(state);
+        const { sameDay, state, plan } = decideAdmission(account, input);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
-        if (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n) {
-          throw new Error('Admission plan exceeds what the account has.');
-        }
         const updated = await trx
           .updateTable('accounts')
           .set({
@@ -210,13 +188,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .returning(['free_tokens', 'free_day'])
             .returning(money('hold_nano').as('hold'))
             .executeTakeFirst();
-          const hold = reservation === undefined ? 0n : fromMoneyColumn(reservation.hold);
-          const heldFree = reservation !== undefined && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
-          const { chargeNano, freeTokensUsed } = price(heldFree);
-          const freeUsed = heldFree === 0 ? 0 : freeTokensUsed;
+          const claimed = reservation === undefined ? undefined : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day) };
           // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
-          const charged = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
-          const unbilled = chargeNano - charged;
+          const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed } = settlementAmounts(account, claimed, price);
           // The usage row's primary key is what makes settlement happen once per request id. A duplicate throws,
           // rolling the whole transaction back (the delete above included): it changes nothing.
           const inserted = await trx

@@ -6,6 +6,7 @@ import type { Database } from '../database-schema.js';
 import { createKyselyStorage } from '../kysely-storage.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
+import { SqliteHotPath } from './sqlite-hot-path.js';
 import { isSqliteUniqueViolation } from './sqlite-errors.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -34,12 +35,22 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
   // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
   // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return createKyselyStorage({
+  let hotPath: SqliteHotPath | undefined;
+  const storage = createKyselyStorage({
     dialect: 'sqlite',
     db,
     isUniqueViolation: isSqliteUniqueViolation,
-    migrate: () => migrateSqlite(db),
+    // The hot path's statements need the tables, so it is prepared once the schema is current.
+    migrate: async () => {
+      const applied = await migrateSqlite(db);
+      if (hotPath === undefined) {
+        hotPath = new SqliteHotPath(database);
+        hotPath.install(storage.apiKeys, storage.billing);
+      }
+      return applied;
+    },
   });
+  return storage;
 }
 
 /**

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import type { AdmissionPlan, AdmissionState, ReserveInput, SettlementPricer } from './billing-types.js';
+
+/**
+ * The arithmetic of admission and settlement, shared by every storage implementation (the Kysely repository
+ * used by both dialects, and SQLite's synchronous hot path), so the money rules exist once and only the SQL
+ * differs. Every function here is pure: the caller reads the account under its lock and writes the result.
+ */
+
+/** The account's money and free-allowance counters, as read under the account's lock. */
+export interface LockedAccount {
+  balance: bigint;
+  reserved: bigint;
+  freeDay: number;
+  freeUsed: number;
+  freeReserved: number;
+}
+
+export interface AdmissionDecision {
+  /** The free counters belong to the request's day (otherwise they restart at zero). */
+  sameDay: boolean;
+  state: AdmissionState;
+  plan: AdmissionPlan;
+}
+
+/** What the planner sees, and what it decides; throws when an admitting plan asks for more than there is. */
+export function decideAdmission(account: LockedAccount, input: ReserveInput): AdmissionDecision {
+  const sameDay = account.freeDay === input.day;
+  const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
+  const state = {
+    availableNano: account.balance - account.reserved,
+    freeTokensLeft: Math.max(0, input.freeAllowanceTokens - freeSpent),
+  };
+  const plan = input.plan(state);
+  if (plan.admitted && (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n)) {
+    throw new Error('Admission plan exceeds what the account has.');
+  }
+  return { sameDay, state, plan };
+}
+
+/** The reservation a settlement claims (deleted in the same transaction), when the sweeper has not taken it. */
+export interface ClaimedHold {
+  holdNano: bigint;
+  freeTokens: number;
+  freeDay: number;
+}
+
+export interface SettlementAmounts {
+  /** Released from `reserved`. */
+  holdNano: bigint;
+  /** Released from the free tokens reserved today. */
+  heldFreeTokens: number;
+  chargedNano: bigint;
+  unbilledNano: bigint;
+  freeTokensUsed: number;
+}
+
+/**
+ * Prices a reply against its claimed hold. Free tokens count only when held on the account's current free day;
+ * the charge never takes the balance below zero: what it cannot cover is recorded as unbilled.
+ */
+export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold | undefined, price: SettlementPricer): SettlementAmounts {
+  const holdNano = claimed === undefined ? 0n : claimed.holdNano;
+  const heldFreeTokens = claimed !== undefined && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
+  const { chargeNano, freeTokensUsed } = price(heldFreeTokens);
+  const chargedNano = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
+  return {
+    holdNano,
+    heldFreeTokens,
+    chargedNano,
+    unbilledNano: chargeNano - chargedNano,
+    freeTokensUsed: heldFreeTokens === 0 ? 0 : freeTokensUsed,
+  };
+}
+
+/** Ledger ids sort by time, so `before` pagination is a plain comparison. */
+export function ledgerId(at: number): string {
+  return `le_${at.toString().padStart(15, '0')}_${randomBytes(6).toString('hex')}`;
+}
