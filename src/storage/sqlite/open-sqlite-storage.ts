@@ -50,6 +50,12 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
       return applied;
     },
   });
+  const closeHandle = storage.close;
+  // Writes queued for the next group commit go in before the handle closes.
+  storage.close = () => {
+    hotPath?.flush();
+    return closeHandle();
+  };
   return storage;
 }
 

@@ -1,0 +1,71 @@
+/**
+ * SQLite's group commit (sqlite-hot-path.ts): writes queued in one event-loop turn commit together, each in its
+ * own savepoint, and writes still queued when the handle closes are committed first.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sqliteBackend, type TestDatabase } from '../../../test/helpers/storage-backends.js';
+import type { ReserveInput } from '../billing-types.js';
+import type { Storage, UsageRecord } from '../types.js';
+
+const NOW = 20_000 * 86_400_000;
+
+describe('SQLite group commit', () => {
+  let database: TestDatabase;
+  let storage: Storage;
+  let ids: { accountId: string; keyId: string };
+
+  beforeEach(async () => {
+    database = await sqliteBackend.createDatabase();
+    storage = await database.open();
+    await storage.migrate();
+    const account = await storage.accounts.create({ id: `acct-${randomUUID()}`, email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: NOW });
+    const key = await storage.apiKeys.create({ id: `key-${randomUUID()}`, accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: NOW, expiresAt: null });
+    await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: 100_000n, idempotencyKey: randomUUID(), note: null, at: NOW });
+    ids = { accountId: account.id, keyId: key.id };
+  });
+
+  afterEach(async () => {
+    await storage.close();
+    await database.drop();
+  });
+
+  const reserveInput = (holdNano: bigint): ReserveInput => ({
+    requestId: `req-${randomUUID()}`, accountId: ids.accountId, apiKeyId: ids.keyId, day: 20_000, freeAllowanceTokens: 0, createdAt: NOW,
+    expiresAt: NOW + 60_000, plan: (state) => (state.availableNano >= holdNano ? { admitted: true, holdNano, freeTokens: 0, maxOutputTokens: 10 } : { admitted: false, reason: 'empty' }),
+  });
+
+  const usageFor = (requestId: string): UsageRecord => ({
+    requestId, accountId: ids.accountId, apiKeyId: ids.keyId, model: 'beta-5.4', family: 'beta', inputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0,
+    outputTokens: 4, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 1, createdAt: NOW, rawUsage: null, costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+  });
+  const price = () => ({ chargeNano: 1_000n, freeTokensUsed: 0 });
+
+  it('a write that fails in a batch is rolled back alone; the others commit', async () => {
+    // All issued in one turn, so they share one transaction: two admissions, a plan that overreaches, a double settlement.
+    const overreaching: ReserveInput = { ...reserveInput(0n), plan: () => ({ admitted: true, holdNano: 10n ** 12n, freeTokens: 0, maxOutputTokens: 1 }) };
+    const first = storage.billing.reserve(reserveInput(5_000n));
+    const bad = storage.billing.reserve(overreaching);
+    const second = storage.billing.reserve(reserveInput(5_000n));
+    const settledRequest = `req-${randomUUID()}`;
+    const once = storage.billing.settle({ usage: usageFor(settledRequest), price });
+    const twice = storage.billing.settle({ usage: usageFor(settledRequest), price });
+    await expect(bad).rejects.toThrow(/exceeds/);
+    expect(await first).toMatchObject({ admitted: true });
+    expect(await second).toMatchObject({ admitted: true });
+    expect(await once).toEqual({ settled: true, chargedNano: 1_000n, unbilledNano: 0n, freeTokensUsed: 0 });
+    expect(await twice).toEqual({ settled: false, reason: 'already_settled' });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n, reservedNano: 10_000n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('writes still queued when the storage closes are committed before it closes', async () => {
+    const requestId = `req-${randomUUID()}`;
+    const pending = storage.billing.settle({ usage: usageFor(requestId), price });
+    await storage.close();
+    expect(await pending).toMatchObject({ settled: true, chargedNano: 1_000n });
+    storage = await database.open();
+    expect(await storage.usage.listByAccount(ids.accountId, 10)).toEqual([expect.objectContaining({ requestId, costNano: 1_000n })]);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n });
+  });
+});
