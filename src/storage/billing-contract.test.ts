@@ -122,6 +122,20 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ freeDay: DAY + 1, freeUsedTokens: 0, freeReservedTokens: 300 });
   });
 
+  it('settlement prices with the free tokens the stored hold carries, whatever the caller hints', async () => {
+    const ids = await fundedAccount(10_000n);
+    const plan = (): AdmissionPlan => ({ admitted: true, holdNano: 2_000n, freeTokens: 300, maxOutputTokens: 10 });
+    const price = (held: number) => ({ chargeNano: BigInt(1_000 - Math.min(held, 200)), freeTokensUsed: Math.min(held, 200) });
+    for (const hint of [undefined, 300, 5]) {
+      const reserved = await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000_000 }));
+      if (!reserved.admitted) throw new Error('refused');
+      const result = await storage.billing.settle({ usage: usageFor(reserved.reservation.requestId, ids), price, ...(hint === undefined ? {} : { heldFreeTokens: hint }) });
+      expect(result).toEqual({ settled: true, chargedNano: 800n, unbilledNano: 0n, freeTokensUsed: 200 });
+    }
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 10_000n - 3n * 800n, reservedNano: 0n, freeUsedTokens: 600, freeReservedTokens: 0 });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
   it('under concurrency, holds never exceed the balance (one atomic admission per request)', async () => {
     const ids = await fundedAccount(20_000n);
     const plan = (state: AdmissionState): AdmissionPlan =>

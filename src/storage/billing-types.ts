@@ -74,6 +74,12 @@ export interface SettleInput {
   /** The usage row (its cost fields are filled by the repository from `price`). */
   usage: import('./types.js').UsageRecord;
   price: SettlementPricer;
+  /**
+   * The free tokens the request's hold was taken with, when the caller has its reservation: lets a repository
+   * price the reply before it claims the hold (PostgreSQL's one-statement settlement). Only a hint: what the
+   * stored hold says decides, and a repository may ignore it.
+   */
+  heldFreeTokens?: number;
 }
 
 export type SettleResult =

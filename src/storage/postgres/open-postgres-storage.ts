@@ -5,6 +5,7 @@ import { createKyselyStorage } from '../kysely-storage.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
+import { PostgresHotPath } from './postgres-hot-path.js';
 import { isPostgresUniqueViolation } from './postgres-errors.js';
 
 export interface PostgresStorageOptions {
@@ -50,12 +51,22 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.destroy();
     throw error;
   }
-  return createKyselyStorage({
+  let hotPathInstalled = false;
+  const storage = createKyselyStorage({
     dialect: 'postgres',
     db,
     isUniqueViolation: isPostgresUniqueViolation,
-    migrate: async () => runMigrations(db, { migrationTableSchema: schema ?? (await currentSchema(db)) }),
+    migrate: async () => {
+      const applied = await runMigrations(db, { migrationTableSchema: schema ?? (await currentSchema(db)) });
+      // The hot path's statements name the tables, so it takes over once the schema is current.
+      if (!hotPathInstalled) {
+        hotPathInstalled = true;
+        new PostgresHotPath(pool).install(storage.billing);
+      }
+      return applied;
+    },
   });
+  return storage;
 }
 
 async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void> {

@@ -1,0 +1,244 @@
+import type pg from 'pg';
+import { decideAdmission, ledgerId, type LockedAccount } from '../billing-rules.js';
+import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import { toUsageRow, utcDayNumber } from '../usage-repository.js';
+
+/**
+ * Admission and settlement on PostgreSQL in few round trips (issue 9: at most 3 per request with the key lookup).
+ * The Kysely repository does each in a transaction of 5 and 8 statements (BEGIN, lock, writes, COMMIT), one
+ * round trip each. Here:
+ * - reserve reads the account without a lock, plans, and takes the hold with one conditional statement that
+ *   re-checks, against the row as it is then, that the hold and the free tokens still fit (the same condition the
+ *   locked path enforces). A plan made on a slightly older state is only ever more cautious than one made under
+ *   the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
+ * - settle is one statement: the account row locked first, the hold claimed, the usage row, the charge (capped at
+ *   the balance), the ledger entry and the daily rollup, all or nothing, exactly once per request id. The price
+ *   depends on the free tokens the claimed hold carries, which JS computes: the caller passes the free tokens the
+ *   hold was taken with; if the row says otherwise the statement writes nothing and the locked path settles.
+ * The money rules are those of billing-rules.ts, written in SQL: the billing contract tests run against both.
+ */
+export class PostgresHotPath {
+  constructor(private readonly pool: pg.Pool) {}
+
+  install(billing: BillingRepository): void {
+    const viaTransaction = { reserve: billing.reserve, settle: billing.settle };
+    billing.reserve = async (input) => (await this.reserve(input)) ?? viaTransaction.reserve(input);
+    billing.settle = async (input) => (await this.settle(input)) ?? viaTransaction.settle(input);
+  }
+
+  /** Undefined: not decided here; the locked path decides. */
+  private async reserve(input: ReserveInput): Promise<ReserveResult | undefined> {
+    const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
+    const row = read.rows[0];
+    if (row === undefined) return undefined;
+    const account: LockedAccount = {
+      balance: BigInt(row.balance),
+      reserved: BigInt(row.reserved),
+      freeDay: Number(row.free_day),
+      freeUsed: Number(row.free_used_tokens),
+      freeReserved: Number(row.free_reserved_tokens),
+    };
+    let decision;
+    try {
+      decision = decideAdmission(account, input);
+    } catch {
+      return undefined;
+    }
+    const { plan } = decision;
+    if (!plan.admitted) return undefined;
+    const taken = await this.pool.query({
+      name: 'tollgate_take_hold',
+      text: TAKE_HOLD,
+      values: [
+        input.accountId,
+        plan.holdNano.toString(),
+        input.day,
+        plan.freeTokens,
+        input.freeAllowanceTokens,
+        input.requestId,
+        input.apiKeyId,
+        plan.maxOutputTokens,
+        input.createdAt,
+        input.expiresAt,
+      ],
+    });
+    if (taken.rowCount !== 1) return undefined;
+    return {
+      admitted: true,
+      reservation: {
+        requestId: input.requestId,
+        accountId: input.accountId,
+        holdNano: plan.holdNano,
+        freeTokens: plan.freeTokens,
+        freeDay: input.day,
+        maxOutputTokens: plan.maxOutputTokens,
+      },
+    };
+  }
+
+  private async settle({ usage, price, heldFreeTokens }: SettleInput): Promise<SettleResult | undefined> {
+    let expectedFree = heldFreeTokens;
+    if (expectedFree === undefined) {
+      const held = await this.pool.query<{ free_tokens: number }>({ name: 'tollgate_read_hold', text: READ_HOLD, values: [usage.requestId] });
+      expectedFree = held.rows[0] === undefined ? 0 : Number(held.rows[0].free_tokens);
+    }
+    const withHeld = price(expectedFree);
+    const withoutHeld = price(0);
+    const row = toUsageRow(usage);
+    const at = usage.createdAt + usage.latencyMs;
+    const result = await this.pool.query<SettleRow>({
+      name: 'tollgate_settle',
+      text: SETTLE,
+      values: [
+        row.account_id,
+        row.request_id,
+        expectedFree,
+        withHeld.chargeNano.toString(),
+        expectedFree === 0 ? 0 : withHeld.freeTokensUsed,
+        withoutHeld.chargeNano.toString(),
+        row.api_key_id,
+        row.model,
+        row.family,
+        row.input_tokens,
+        row.cache_read_tokens,
+        row.cache_write_tokens,
+        row.output_tokens,
+        row.reasoning_tokens,
+        row.status,
+        row.stream,
+        row.latency_ms,
+        row.created_at,
+        row.raw_usage,
+        ledgerId(at),
+        at,
+        utcDayNumber(usage.createdAt),
+      ],
+    });
+    const outcome = result.rows[0];
+    if (outcome === undefined || !outcome.consistent) return undefined;
+    if (Number(outcome.inserted) === 0) return { settled: false, reason: 'already_settled' };
+    return { settled: true, chargedNano: BigInt(outcome.charged), unbilledNano: BigInt(outcome.unbilled), freeTokensUsed: Number(outcome.free_used) };
+  }
+}
+
+interface AccountMoneyRow {
+  balance: string;
+  reserved: string;
+  free_day: number | string;
+  free_used_tokens: number | string;
+  free_reserved_tokens: number | string;
+}
+
+interface SettleRow {
+  consistent: boolean;
+  inserted: number | string;
+  charged: string;
+  unbilled: string;
+  free_used: number | string;
+}
+
+const READ_ACCOUNT_MONEY = `
+  select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
+    free_reserved_tokens
+  from accounts where id = $1`;
+
+const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
+
+/** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
+const TAKE_HOLD = `
+  with held as (
+    update accounts set
+      reserved_nano = reserved_nano + $2::bigint,
+      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
+      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+      free_day = $3
+    where id = $1
+      and balance_nano - reserved_nano >= $2::bigint
+      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+    returning id
+  )
+  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at)
+  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10 from held
+  returning request_id`;
+
+/**
+ * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
+ * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day.
+ * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
+ * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
+ */
+const SETTLE = `
+  with acct as (
+    select balance_nano, free_day from accounts where id = $1 for no key update
+  ),
+  ok as (
+    select exists (select 1 from acct) and not exists (
+      select 1 from reservations r, acct a
+      where r.request_id = $2 and r.free_day = a.free_day and r.free_tokens > 0 and r.free_tokens <> $3::bigint
+    ) as consistent
+  ),
+  claimed as (
+    delete from reservations where request_id = $2 and (select consistent from ok)
+    returning hold_nano, free_tokens, free_day
+  ),
+  priced as (
+    select
+      coalesce((select hold_nano from claimed), 0) as hold,
+      coalesce((select c.free_tokens from claimed c, acct a where c.free_day = a.free_day), 0) as held_free,
+      (select balance_nano from acct) as balance
+  ),
+  wanted as (
+    select hold, held_free, balance,
+      case when held_free = 0 then $6::bigint else $4::bigint end as charge,
+      case when held_free = 0 then 0 else $5::bigint end as free_used
+    from priced
+  ),
+  final as (
+    select hold, held_free, free_used, least(charge, greatest(balance, 0)) as charged,
+      charge - least(charge, greatest(balance, 0)) as unbilled
+    from wanted
+  ),
+  inserted as (
+    insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
+      cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
+      free_tokens, unbilled_nano)
+    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled
+    from final f where (select consistent from ok)
+    on conflict (request_id) do nothing
+    returning request_id
+  ),
+  updated as (
+    update accounts a set
+      balance_nano = a.balance_nano - f.charged,
+      reserved_nano = a.reserved_nano - f.hold,
+      free_reserved_tokens = a.free_reserved_tokens - f.held_free,
+      free_used_tokens = a.free_used_tokens + f.free_used
+    from final f
+    where a.id = $1 and exists (select 1 from inserted)
+    returning a.balance_nano
+  ),
+  ledger as (
+    insert into ledger_entries (id, account_id, kind, amount_nano, balance_after_nano, idempotency_key, request_id, note, created_at)
+    select $20, $1, 'usage', -f.charged, u.balance_nano, 'usage:' || $2, $2, $8, $21
+    from final f, updated u where f.charged > 0
+    on conflict (idempotency_key) do nothing
+    returning id
+  ),
+  daily as (
+    insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
+      cache_write_tokens, output_tokens, reasoning_tokens, cost_nano)
+    select $1, $22, $8, $7, 1, $10, $11, $12, $13, $14, f.charged
+    from final f where exists (select 1 from inserted)
+    on conflict (account_id, day, model, api_key_id) do update set
+      requests = usage_daily.requests + 1,
+      input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+      cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
+      cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+      output_tokens = usage_daily.output_tokens + excluded.output_tokens,
+      reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
+      cost_nano = usage_daily.cost_nano + excluded.cost_nano
+    returning day
+  )
+  select (select consistent from ok) as consistent, (select count(*) from inserted) as inserted,
+    cast(f.charged as text) as charged, cast(f.unbilled as text) as unbilled, f.free_used
+  from final f`;
