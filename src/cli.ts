@@ -8,7 +8,6 @@ import { ConfigError, loadConfig } from './config/load-config.js';
 import { keyStatus } from './http/keys-api.js';
 import { KeyService } from './keys/key-service.js';
 import { serve } from './main.js';
-import { startSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
 import type { Storage } from './storage/types.js';
 
@@ -59,6 +58,9 @@ async function main(argv: string[]): Promise<number> {
         await serve(config);
         return -1; // keeps running
       case 'simulator': {
+        // Imported here only: the simulator brings a tokenizer and its tables, which `serve` must not load
+        // (the gateway imports it itself in demo mode).
+        const { startSimulator } = await import('./simulator/simulator-server.js');
         const simulator = await startSimulator({ port: integerOption(values, 'port') ?? 8090, host: values.host ?? '127.0.0.1' });
         print(json, { url: simulator.url, base_urls: simulator.baseUrls }, `Simulator listening on ${simulator.url}\n${Object.entries(simulator.baseUrls).map(([vendor, url]) => `  ${vendor}: ${url}`).join('\n')}`);
         return -1;

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { invalidRequest } from '../canonical/errors.js';
 import type { BillingRepository } from '../storage/billing-types.js';
 import type { AccountRecord, AccountRepository } from '../storage/types.js';
@@ -39,15 +39,25 @@ export class StripeSignatureError extends Error {
  * session reported by two events) finds it taken and changes nothing.
  */
 export class StripeTopups {
-  private readonly stripe: Stripe;
+  /**
+   * The `stripe` package is large (~18 MB of RSS once loaded) and needed only when a top-up is started or a
+   * webhook arrives, so it is imported on the first of those, not at start-up.
+   */
+  private client: Promise<Stripe> | undefined;
 
   constructor(
     private readonly settings: StripeSettings,
     private readonly billing: BillingRepository,
     private readonly accounts: AccountRepository,
     private readonly now: () => number = Date.now,
-  ) {
-    this.stripe = new Stripe(settings.secretKey, { maxNetworkRetries: 1, appInfo: { name: 'Tollgate' }, ...settings.api });
+  ) {}
+
+  private stripe(): Promise<Stripe> {
+    this.client ??= import('stripe').then(
+      ({ default: StripeClient }) =>
+        new StripeClient(this.settings.secretKey, { maxNetworkRetries: 1, appInfo: { name: 'Tollgate' }, ...this.settings.api }),
+    );
+    return this.client;
   }
 
   /** `amountUsd` as nano-USD if it is a whole number of cents within the limits; otherwise the 400 saying why. */
@@ -67,7 +77,8 @@ export class StripeTopups {
 
   /** A Checkout session paying `amountNano` into the account; returns the URL to send the browser to. */
   async createCheckout(account: AccountRecord, amountNano: NanoUsd, returnBaseUrl: string): Promise<string> {
-    const session = await this.stripe.checkout.sessions.create({
+    const stripe = await this.stripe();
+    const session = await stripe.checkout.sessions.create({
       mode: 'payment',
       client_reference_id: account.id,
       customer_email: account.email,
@@ -95,9 +106,10 @@ export class StripeTopups {
    */
   async handleWebhook(rawBody: Buffer, signature: string | undefined): Promise<WebhookOutcome> {
     if (signature === undefined || signature === '') throw new StripeSignatureError('The stripe-signature header is missing.');
+    const stripe = await this.stripe();
     let event: Stripe.Event;
     try {
-      event = await this.stripe.webhooks.constructEventAsync(rawBody, signature, this.settings.webhookSecret);
+      event = await stripe.webhooks.constructEventAsync(rawBody, signature, this.settings.webhookSecret);
     } catch (error) {
       throw new StripeSignatureError(error instanceof Error ? error.message : 'The signature does not match.');
     }

@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { countTextTokens, EXACT_CHARS_PER_REQUEST, estimateRequestInputTokens } from './count-tokens.js';
 import type { CanonicalRequest } from './request.js';
 
@@ -54,5 +54,28 @@ describe('estimateRequestInputTokens', () => {
     const exact = 3 + texts.reduce((sum, text) => sum + 3 + countTokens(text), 0);
     const estimate = estimateRequestInputTokens(requestWith(texts));
     expect(Math.abs(estimate - exact) / exact).toBeLessThan(0.02);
+  });
+});
+
+describe('tokenizer loading', () => {
+  const text = 'Billing counts must not depend on how the tokenizer was loaded: <|endoftext|> ünïcödé 🚀 ' + 'x'.repeat(300);
+
+  it('loads nothing until a count is needed, then loads it synchronously (CommonJS build) with the same counts', async () => {
+    vi.resetModules();
+    const fresh = await import('./count-tokens.js');
+    expect(fresh.tokenizerLoaded()).toBe(false);
+    expect(fresh.countTextTokens(text)).toBe(countTextTokens(text));
+    expect(fresh.tokenizerLoaded()).toBe(true);
+  });
+
+  it('loadTokenizer loads the ESM build once; counts after it are the same', async () => {
+    vi.resetModules();
+    const fresh = await import('./count-tokens.js');
+    const first = fresh.loadTokenizer();
+    expect(fresh.loadTokenizer()).toBe(first);
+    await first;
+    expect(fresh.tokenizerLoaded()).toBe(true);
+    expect(fresh.countTextTokens(text)).toBe(countTextTokens(text));
+    expect(fresh.countTextTokens('hi')).toBe(countTokens('hi'));
   });
 });

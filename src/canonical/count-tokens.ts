@@ -1,6 +1,8 @@
-import { countTokens } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
 import type { CanonicalResponse } from './accumulate.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
+
+type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
 /**
  * Token estimates with a real tokenizer (o200k, bundled with gpt-tokenizer, works offline). Used where a vendor
@@ -25,7 +27,39 @@ const TOKENS_PER_DOCUMENT = 1_500;
 const LONG_RUN = 256;
 /** Special-token spellings (`<|endoftext|>`) in client text are plain text; by default the tokenizer throws on them. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-const count = (text: string) => countTokens(text, PLAIN_TEXT);
+
+/**
+ * The tokenizer's tables cost ~50 MB of RSS, so they are loaded on the first count, not at start-up: a gateway
+ * that has served no chat request yet (or serves only vendors that count for it) does not carry them.
+ * `loadTokenizer` loads the ESM build asynchronously (the one the demo simulator shares, so demo mode holds a
+ * single copy); the request path awaits it before its first count. A count needed before that, from code that
+ * cannot wait, loads the package's CommonJS build synchronously instead: same code, same tables, same counts.
+ */
+let countTokens: O200kTokenizer['countTokens'] | undefined;
+let loading: Promise<void> | undefined;
+
+/** Whether counts are ready without loading anything (a cheap check for the request path). */
+export function tokenizerLoaded(): boolean {
+  return countTokens !== undefined;
+}
+
+/** Loads the tokenizer (once); every count after it resolves is synchronous and loads nothing. */
+export function loadTokenizer(): Promise<void> {
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((tokenizer) => {
+    countTokens ??= tokenizer.countTokens;
+  });
+  return loading;
+}
+
+function tokenizer(): O200kTokenizer['countTokens'] {
+  if (countTokens === undefined) {
+    const require = createRequire(import.meta.url);
+    countTokens = (require('gpt-tokenizer/encoding/o200k_base') as O200kTokenizer).countTokens;
+  }
+  return countTokens;
+}
+
+const count = (text: string) => tokenizer()(text, PLAIN_TEXT);
 const LONG_RUNS = new RegExp(`(\\S{${LONG_RUN},})`);
 
 export function countTextTokens(text: string): number {

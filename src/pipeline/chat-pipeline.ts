@@ -1,5 +1,5 @@
 import { ResponseAccumulator } from '../canonical/accumulate.js';
-import { estimateRequestInputTokens, estimateResponseOutputTokens } from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer, tokenizerLoaded } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
@@ -89,6 +89,8 @@ export class ChatPipeline {
       );
     }
     const provider = this.deps.providers.get(model.vendor);
+    // The hold is sized with the tokenizer, loaded on the first request rather than at start-up (its memory).
+    if (!tokenizerLoaded()) await loadTokenizer();
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
     // No client limit: the vendor may write only what the account can pay for (the hold's output tokens).
     if (input.request.maxOutputTokens === undefined && reservation.maxOutputTokens < model.maxOutputTokens) {
@@ -153,7 +155,10 @@ export class ChatPipeline {
   async countInputTokens(request: CanonicalRequest, signal: AbortSignal): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
     const provider = this.deps.providers.get(model.vendor);
-    if (provider.countTokens === undefined) return estimateRequestInputTokens(request);
+    if (provider.countTokens === undefined) {
+      if (!tokenizerLoaded()) await loadTokenizer();
+      return estimateRequestInputTokens(request);
+    }
     try {
       return await provider.countTokens(request, model, signal);
     } catch (error) {

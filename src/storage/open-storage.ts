@@ -1,6 +1,4 @@
 import { describeDatabaseUrl, parseDatabaseUrl } from './database-url.js';
-import { openPostgresStorage } from './postgres/open-postgres-storage.js';
-import { openSqliteStorage } from './sqlite/open-sqlite-storage.js';
 import type { Storage } from './types.js';
 
 export { describeDatabaseUrl, parseDatabaseUrl, type DatabaseTarget } from './database-url.js';
@@ -13,11 +11,18 @@ export interface OpenStorageOptions {
 /**
  * Opens the storage a DATABASE_URL names (see `parseDatabaseUrl` for the accepted forms).
  * Does not migrate: the caller decides when (`storage.migrate()`), e.g. `tollgate migrate` or start-up.
+ *
+ * Each backend's module (and its driver: pg, better-sqlite3) is imported only when the URL names it: an
+ * embedded SQLite gateway never pays the memory of the PostgreSQL driver, nor the reverse.
  */
 export async function openStorage(databaseUrl: string, options: OpenStorageOptions = {}): Promise<Storage> {
   const target = parseDatabaseUrl(databaseUrl);
   try {
-    if (target.kind === 'sqlite') return await openSqliteStorage(target.filename);
+    if (target.kind === 'sqlite') {
+      const { openSqliteStorage } = await import('./sqlite/open-sqlite-storage.js');
+      return await openSqliteStorage(target.filename);
+    }
+    const { openPostgresStorage } = await import('./postgres/open-postgres-storage.js');
     return await openPostgresStorage({
       connectionString: target.connectionString,
       ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
