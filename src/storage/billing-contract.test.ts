@@ -136,6 +136,21 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
+  it('an account hint that promises more than the account has admits nothing beyond the real balance', async () => {
+    const ids = await fundedAccount(10_000n);
+    const rich = { balance: 10n ** 15n, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 };
+    const plan = (state: AdmissionState): AdmissionPlan =>
+      state.availableNano >= 50_000n ? { admitted: true, holdNano: 50_000n, freeTokens: 0, maxOutputTokens: 5 } : { admitted: false, reason: 'too poor' };
+    expect(await storage.billing.reserve(reserveInput(ids, plan, { accountHint: rich }))).toEqual({ admitted: false, reason: 'too poor', state: { availableNano: 10_000n, freeTokensLeft: 0 } });
+    // Free tokens the hint says are left but the account has used: the hold takes none it does not have.
+    const generous = { ...rich, balance: 10_000n };
+    const freePlan = (state: AdmissionState): AdmissionPlan => ({ admitted: true, holdNano: 0n, freeTokens: Math.min(state.freeTokensLeft, 500), maxOutputTokens: 5 });
+    await storage.billing.reserve(reserveInput(ids, freePlan, { freeAllowanceTokens: 500 }));
+    const second = await storage.billing.reserve(reserveInput(ids, freePlan, { freeAllowanceTokens: 500, accountHint: generous }));
+    expect(second).toMatchObject({ admitted: true, reservation: { freeTokens: 0 } });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 10_000n, reservedNano: 0n, freeReservedTokens: 500 });
+  });
+
   it('under concurrency, holds never exceed the balance (one atomic admission per request)', async () => {
     const ids = await fundedAccount(20_000n);
     const plan = (state: AdmissionState): AdmissionPlan =>

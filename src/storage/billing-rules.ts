@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AdmissionPlan, AdmissionState, ReserveInput, SettlementPricer } from './billing-types.js';
+import type { AccountMoneySnapshot } from './types.js';
 
 /**
  * The arithmetic of admission and settlement, shared by every storage implementation (the Kysely repository
@@ -8,13 +9,7 @@ import type { AdmissionPlan, AdmissionState, ReserveInput, SettlementPricer } fr
  */
 
 /** The account's money and free-allowance counters, as read under the account's lock. */
-export interface LockedAccount {
-  balance: bigint;
-  reserved: bigint;
-  freeDay: number;
-  freeUsed: number;
-  freeReserved: number;
-}
+export type LockedAccount = AccountMoneySnapshot;
 
 export interface AdmissionDecision {
   /** The free counters belong to the request's day (otherwise they restart at zero). */

@@ -54,6 +54,11 @@ export interface ReserveInput {
   expiresAt: number;
   /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
   plan(state: AdmissionState): AdmissionPlan;
+  /**
+   * The account's money as the caller last read it (with the key), if it has it: a repository that admits
+   * optimistically may plan from it instead of reading again; the write still re-checks the row as it is.
+   */
+  accountHint?: import('./types.js').AccountMoneySnapshot;
 }
 
 export interface Reservation {

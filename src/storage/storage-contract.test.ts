@@ -123,7 +123,10 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
     it('creates a key and finds it by hash with its account in one lookup', async () => {
       const { account, key } = await accountWithKey();
       expect(key).toMatchObject({ revokedAt: null, lastUsedAt: null });
-      expect(await storage.apiKeys.findByHashWithAccount(key.keyHash)).toEqual({ key, account });
+      const found = await storage.apiKeys.findByHashWithAccount(key.keyHash);
+      expect(found).toMatchObject({ key, account });
+      // Where the lookup also reads the account's money (PostgreSQL's admission hint), it is the account's.
+      if (found?.money !== undefined) expect(found.money).toEqual({ balance: 0n, reserved: 0n, freeDay: 0, freeUsed: 0, freeReserved: 0 });
       expect(await storage.apiKeys.findById(account.id, key.id)).toEqual(key);
       expect(await storage.apiKeys.findByHashWithAccount('unknown-hash')).toBeNull();
     });

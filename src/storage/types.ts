@@ -48,6 +48,21 @@ export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>;
 export interface ApiKeyWithAccount {
   key: ApiKeyRecord;
   account: AccountRecord;
+  /**
+   * The account's money as read with the key, without a lock, where the storage reads it in the same round
+   * trip: a starting point for admission (ReserveInput.accountHint), never a decision by itself.
+   */
+  money?: AccountMoneySnapshot;
+}
+
+/** An account's money and free-allowance counters at one moment. */
+export interface AccountMoneySnapshot {
+  balance: bigint;
+  reserved: bigint;
+  /** UTC day number the free counters belong to. */
+  freeDay: number;
+  freeUsed: number;
+  freeReserved: number;
 }
 
 export interface UsageRecord {

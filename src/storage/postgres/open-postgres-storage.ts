@@ -61,7 +61,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       // The hot path's statements name the tables, so it takes over once the schema is current.
       if (!hotPathInstalled) {
         hotPathInstalled = true;
-        new PostgresHotPath(pool).install(storage.billing);
+        new PostgresHotPath(pool).install(storage.apiKeys, storage.billing);
       }
       return applied;
     },

@@ -1,13 +1,19 @@
 import type pg from 'pg';
-import { decideAdmission, ledgerId, type LockedAccount } from '../billing-rules.js';
+import { toAccountRecord } from '../account-repository.js';
+import { toApiKeyRecord } from '../api-key-repository.js';
+import { decideAdmission, ledgerId } from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import type { ApiKeysTable } from '../database-schema.js';
+import type { AccountMoneySnapshot, ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
 /**
  * Admission and settlement on PostgreSQL in few round trips (issue 9: at most 3 per request with the key lookup).
  * The Kysely repository does each in a transaction of 5 and 8 statements (BEGIN, lock, writes, COMMIT), one
  * round trip each. Here:
- * - reserve reads the account without a lock, plans, and takes the hold with one conditional statement that
+ * - the key lookup also reads the account's money (the same round trip), which the caller passes back as the
+ *   admission's hint;
+ * - reserve plans from that hint (or reads the account without a lock), and takes the hold with one conditional statement that
  *   re-checks, against the row as it is then, that the hold and the free tokens still fit (the same condition the
  *   locked path enforces). A plan made on a slightly older state is only ever more cautious than one made under
  *   the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
@@ -20,24 +26,42 @@ import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 export class PostgresHotPath {
   constructor(private readonly pool: pg.Pool) {}
 
-  install(billing: BillingRepository): void {
+  install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {
+    apiKeys.findByHashWithAccount = (keyHash) => this.findByHash(keyHash);
     const viaTransaction = { reserve: billing.reserve, settle: billing.settle };
     billing.reserve = async (input) => (await this.reserve(input)) ?? viaTransaction.reserve(input);
     billing.settle = async (input) => (await this.settle(input)) ?? viaTransaction.settle(input);
   }
 
+  /** The key and its account, with the account's money read in the same round trip (the admission's hint). */
+  private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
+    const result = await this.pool.query<ApiKeysTable & AccountColumns & AccountMoneyRow>({ name: 'tollgate_find_key', text: FIND_KEY, values: [keyHash] });
+    const row = result.rows[0];
+    if (row === undefined) return null;
+    return {
+      key: toApiKeyRecord(row),
+      account: toAccountRecord({
+        id: row.account_id,
+        email: row.account_email,
+        password_hash: row.account_password_hash,
+        role: row.account_role,
+        tier: row.account_tier,
+        disabled: row.account_disabled,
+        created_at: row.account_created_at,
+      }),
+      money: toMoneySnapshot(row),
+    };
+  }
+
   /** Undefined: not decided here; the locked path decides. */
   private async reserve(input: ReserveInput): Promise<ReserveResult | undefined> {
-    const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
-    const row = read.rows[0];
-    if (row === undefined) return undefined;
-    const account: LockedAccount = {
-      balance: BigInt(row.balance),
-      reserved: BigInt(row.reserved),
-      freeDay: Number(row.free_day),
-      freeUsed: Number(row.free_used_tokens),
-      freeReserved: Number(row.free_reserved_tokens),
-    };
+    let account = input.accountHint;
+    if (account === undefined) {
+      const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
+      const row = read.rows[0];
+      if (row === undefined) return undefined;
+      account = toMoneySnapshot(row);
+    }
     let decision;
     try {
       decision = decideAdmission(account, input);
@@ -121,6 +145,25 @@ export class PostgresHotPath {
   }
 }
 
+function toMoneySnapshot(row: AccountMoneyRow): AccountMoneySnapshot {
+  return {
+    balance: BigInt(row.balance),
+    reserved: BigInt(row.reserved),
+    freeDay: Number(row.free_day),
+    freeUsed: Number(row.free_used_tokens),
+    freeReserved: Number(row.free_reserved_tokens),
+  };
+}
+
+interface AccountColumns {
+  account_email: string;
+  account_password_hash: string;
+  account_role: string;
+  account_tier: string;
+  account_disabled: number;
+  account_created_at: number;
+}
+
 interface AccountMoneyRow {
   balance: string;
   reserved: string;
@@ -136,6 +179,14 @@ interface SettleRow {
   unbilled: string;
   free_used: number | string;
 }
+
+const FIND_KEY = `
+  select k.*, a.email as account_email, a.password_hash as account_password_hash, a.role as account_role,
+    a.tier as account_tier, a.disabled as account_disabled, a.created_at as account_created_at,
+    cast(a.balance_nano as text) as balance, cast(a.reserved_nano as text) as reserved, a.free_day, a.free_used_tokens,
+    a.free_reserved_tokens
+  from api_keys k join accounts a on a.id = k.account_id
+  where k.key_hash = $1`;
 
 const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
