@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JSON_LIMITS, shapeProblem } from './json-body-parser.js';
+import { JSON_LIMITS, shapeProblem, textMayBreakShape } from './json-body-parser.js';
 
 function nested(depth: number): unknown {
   let value: unknown = 1;
@@ -24,5 +24,28 @@ describe('shapeProblem', () => {
     expect(shapeProblem({ a: [{ ['k'.repeat(JSON_LIMITS.maxKeyLength + 1)]: 1 }] })?.message).toMatch(/key longer than 1024/);
     expect(shapeProblem({ ['k'.repeat(JSON_LIMITS.maxKeyLength)]: 1 })).toBeUndefined();
     expect(shapeProblem({ model: 'm'.repeat(257) })).toMatchObject({ code: 'invalid_request', param: 'model' });
+  });
+});
+
+describe('textMayBreakShape', () => {
+  it('lets a short, shallow body skip the walk', () => {
+    expect(textMayBreakShape(JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] }))).toBe(false);
+  });
+
+  it('sends every body that could break a limit to the walk', () => {
+    // The shortest bodies that break the depth limit, and one opener short of the conservative threshold.
+    const tooDeep = JSON.stringify(nested(JSON_LIMITS.maxDepth + 1));
+    expect(textMayBreakShape(tooDeep)).toBe(true);
+    expect(textMayBreakShape('['.repeat(JSON_LIMITS.maxDepth) + ']'.repeat(JSON_LIMITS.maxDepth))).toBe(true);
+    expect(textMayBreakShape('['.repeat(JSON_LIMITS.maxDepth - 1) + ']'.repeat(JSON_LIMITS.maxDepth - 1))).toBe(false);
+    // Any body that can hold an over-long key is walked.
+    expect(textMayBreakShape(JSON.stringify({ ['k'.repeat(JSON_LIMITS.maxKeyLength + 1)]: 1 }))).toBe(true);
+  });
+
+  it('for any body it skips, the walk finds nothing beyond the model check', () => {
+    for (let depth = 0; depth < JSON_LIMITS.maxDepth; depth++) {
+      const text = JSON.stringify(nested(depth));
+      if (!textMayBreakShape(text)) expect(shapeProblem(JSON.parse(text))).toBeUndefined();
+    }
   });
 });

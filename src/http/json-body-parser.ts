@@ -24,42 +24,86 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseSecurely = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, function parseLimitedJson(request, body, done) {
-    parseSecurely(request, typeof body === 'string' ? body : body.toString('utf8'), (error: Error | null, value?: unknown) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    parseSecurely(request, text, (error: Error | null, value?: unknown) => {
       if (error !== null) {
         done(error, undefined);
         return;
       }
-      const problem = shapeProblem(value);
+      const problem = textMayBreakShape(text) ? shapeProblem(value) : modelProblem(value);
       if (problem === undefined) done(null, value);
       else done(problem, undefined);
     });
   });
 }
 
-/** The first limit a parsed JSON value breaks, as a 400; undefined when it meets them all. Iterative: no recursion to overflow. */
-export function shapeProblem(value: unknown): GatewayError | undefined {
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+
+/**
+ * Whether the walk of `shapeProblem` is needed at all, decided from the source text, which is cheaper for the
+ * usual small body than walking the parsed value. A key of more than `maxKeyLength` UTF-16 units needs at least
+ * that many characters of source (escapes only make the source longer); `maxDepth` levels need that many `{`
+ * or `[` characters (counting those inside strings too only errs towards walking). So a short body with few
+ * openers cannot break either limit; anything else is walked.
+ */
+export function textMayBreakShape(text: string): boolean {
+  if (text.length > JSON_LIMITS.maxKeyLength) return true;
+  let openers = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if ((code === OPEN_BRACE || code === OPEN_BRACKET) && ++openers >= JSON_LIMITS.maxDepth) return true;
+  }
+  return false;
+}
+
+/** The top-level `model` limit alone: checked on every body (cheap), whether or not the walk is needed. */
+function modelProblem(value: unknown): GatewayError | undefined {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const model = (value as Record<string, unknown>).model;
     if (typeof model === 'string' && model.length > JSON_LIMITS.maxModelLength) {
       return invalidRequest(`Invalid value for 'model': longer than ${JSON_LIMITS.maxModelLength} characters.`, 'model');
     }
   }
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
+  return undefined;
+}
+
+/** The first limit a parsed JSON value breaks, as a 400; undefined when it meets them all. Iterative: no recursion to overflow. */
+export function shapeProblem(value: unknown): GatewayError | undefined {
+  const model = modelProblem(value);
+  if (model !== undefined) return model;
+  // Two parallel stacks instead of one object per pushed value: no allocation per node on large bodies.
+  const values: object[] = [];
+  const depths: number[] = [];
+  if (value !== null && typeof value === 'object') {
+    values.push(value);
+    depths.push(0);
+  }
+  while (values.length > 0) {
+    const current = values.pop()!;
+    const depth = depths.pop()!;
     if (depth >= JSON_LIMITS.maxDepth) {
       return invalidRequest(`The request body nests objects and arrays deeper than ${JSON_LIMITS.maxDepth} levels.`);
     }
     if (Array.isArray(current)) {
-      for (const item of current) if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1 });
+      for (let index = 0; index < current.length; index++) {
+        const item: unknown = current[index];
+        if (item !== null && typeof item === 'object') {
+          values.push(item);
+          depths.push(depth + 1);
+        }
+      }
       continue;
     }
-    for (const [key, item] of Object.entries(current)) {
+    for (const key of Object.keys(current)) {
       if (key.length > JSON_LIMITS.maxKeyLength) {
         return invalidRequest(`The request body has an object key longer than ${JSON_LIMITS.maxKeyLength} characters.`);
       }
-      if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1 });
+      const item: unknown = (current as Record<string, unknown>)[key];
+      if (item !== null && typeof item === 'object') {
+        values.push(item);
+        depths.push(depth + 1);
+      }
     }
   }
   return undefined;

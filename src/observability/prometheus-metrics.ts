@@ -31,6 +31,14 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly rateLimitRefusals: Counter<'limit'>;
   private readonly orphaned: Counter;
   private readonly credentials: Gauge<'vendor' | 'credential'>;
+  /**
+   * Label children of the per-request series, by label values. prom-client hashes the label object on every
+   * `inc`/`observe` call; the label sets are few and bounded (see the class comment), so each is looked up once.
+   */
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; latency: { observe(value: number): void } }>();
+  private readonly firstTokenChildren = new Map<string, { observe(value: number): void }>();
+  private readonly tokenChildren = new Map<string, { inc(value: number): void }>();
+  private readonly costChildren = new Map<string, { inc(value: number): void }>();
 
   constructor(live: LiveGauges = {}) {
     const registers = [this.registry];
@@ -131,12 +139,23 @@ export class PrometheusMetrics implements GatewayMetrics {
   }
 
   requestFinished(route: string, model: string, status: number, seconds: number): void {
-    this.requests.inc({ route, model, status: String(status) });
-    this.latency.observe({ route, model }, seconds);
+    const key = `${route}\u0000${model}\u0000${status}`;
+    let children = this.requestChildren.get(key);
+    if (children === undefined) {
+      children = { count: this.requests.labels({ route, model, status: String(status) }), latency: this.latency.labels({ route, model }) };
+      this.requestChildren.set(key, children);
+    }
+    children.count.inc();
+    children.latency.observe(seconds);
   }
 
   timeToFirstToken(model: string, seconds: number): void {
-    this.firstToken.observe({ model }, seconds);
+    let child = this.firstTokenChildren.get(model);
+    if (child === undefined) {
+      child = this.firstToken.labels({ model });
+      this.firstTokenChildren.set(model, child);
+    }
+    child.observe(seconds);
   }
 
   upstreamError(vendor: VendorName, reason: string): void {
@@ -148,12 +167,29 @@ export class PrometheusMetrics implements GatewayMetrics {
   }
 
   usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void {
-    if (tokens.input > 0) this.tokens.inc({ model, kind: 'input' }, tokens.input);
-    if (tokens.output > 0) this.tokens.inc({ model, kind: 'output' }, tokens.output);
-    if (tokens.cacheRead > 0) this.tokens.inc({ model, kind: 'cache_read' }, tokens.cacheRead);
-    if (tokens.cacheWrite > 0) this.tokens.inc({ model, kind: 'cache_write' }, tokens.cacheWrite);
-    // Exporting as a float is fine here: this series is for graphs; money itself stays bigint in the ledger.
-    if (costNano > 0n) this.cost.inc({ model }, Number(costNano) / 1e9);
+    if (tokens.input > 0) this.tokenChild(model, 'input').inc(tokens.input);
+    if (tokens.output > 0) this.tokenChild(model, 'output').inc(tokens.output);
+    if (tokens.cacheRead > 0) this.tokenChild(model, 'cache_read').inc(tokens.cacheRead);
+    if (tokens.cacheWrite > 0) this.tokenChild(model, 'cache_write').inc(tokens.cacheWrite);
+    if (costNano > 0n) {
+      let child = this.costChildren.get(model);
+      if (child === undefined) {
+        child = this.cost.labels({ model });
+        this.costChildren.set(model, child);
+      }
+      // Exporting as a float is fine here: this series is for graphs; money itself stays bigint in the ledger.
+      child.inc(Number(costNano) / 1e9);
+    }
+  }
+
+  private tokenChild(model: string, kind: 'input' | 'output' | 'cache_read' | 'cache_write'): { inc(value: number): void } {
+    const key = `${model}\u0000${kind}`;
+    let child = this.tokenChildren.get(key);
+    if (child === undefined) {
+      child = this.tokens.labels({ model, kind });
+      this.tokenChildren.set(key, child);
+    }
+    return child;
   }
 
   rateLimitRefused(limit: 'requests' | 'tokens'): void {
