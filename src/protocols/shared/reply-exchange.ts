@@ -75,6 +75,11 @@ export async function streamExchange(
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    raw.uncork();
+  };
   let wrote = true;
   // One timer per stream, not one per event: events only set a flag.
   const keepAlive = setInterval(() => {
@@ -92,13 +97,13 @@ export async function streamExchange(
       if (!corked) {
         corked = true;
         raw.cork();
-        process.nextTick(() => {
-          corked = false;
-          raw.uncork();
-        });
+        process.nextTick(uncork);
       }
       wrote = true;
       if (!(await writeToClient(raw, text))) return;
+      // After the finish (and usage) only settlement is left, and when the whole reply came in one upstream chunk
+      // it runs in this same tick (SQLite answers synchronously): send the output now, not after the ledger write.
+      if (event.type === 'finish' || event.type === 'usage') uncork();
     }
     await writeToClient(raw, encoder.finish(usage, settledCharge(exchange)));
   } catch (error) {
