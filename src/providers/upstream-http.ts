@@ -30,6 +30,8 @@ export class UpstreamHttp {
   private closing: Promise<void> | undefined;
   private readonly streamFirstByteMs: number;
   private readonly nonStreamFirstByteMs: number;
+  /** Request headers with the content type, per adapter headers object: adapters pass the same one on each call. */
+  private readonly mergedHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
 
   constructor(target: UpstreamTarget, options: UpstreamHttpOptions = {}) {
     const url = new URL(target.baseUrl);
@@ -53,7 +55,7 @@ export class UpstreamHttp {
       const response = await this.pool.request({
         method: 'POST',
         path: this.pathPrefix + path,
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: this.withContentType(headers),
         body,
         signal,
         headersTimeout: stream ? this.streamFirstByteMs : this.nonStreamFirstByteMs,
@@ -62,6 +64,15 @@ export class UpstreamHttp {
     } catch (error) {
       throw upstreamConnectionError(error);
     }
+  }
+
+  private withContentType(headers: Record<string, string>): Record<string, string> {
+    let merged = this.mergedHeaders.get(headers);
+    if (merged === undefined) {
+      merged = { 'content-type': 'application/json', ...headers };
+      this.mergedHeaders.set(headers, merged);
+    }
+    return merged;
   }
 
   /** Idempotent: credentials that share a base URL share this pool, and each adapter closes it. */
