@@ -25,6 +25,8 @@ export interface SettlementInput {
   stream: boolean;
   startedAt: number;
   rawUsage: unknown;
+  /** The request's hold, when it was admitted here: its free tokens let storage price before claiming it. */
+  reservation?: Reservation;
 }
 
 /**
@@ -54,6 +56,7 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
+      ...(auth.money === undefined ? {} : { accountHint: auth.money }),
       plan: (state) =>
         planAdmission(
           { inputTokens, clientMaxOutputTokens: request.maxOutputTokens, modelMaxOutputTokens: model.maxOutputTokens, prices: model.prices },
@@ -92,7 +95,7 @@ export class BillingService {
     const price = (freeTokensHeld: number) => priceSettlement(input.usage, input.model.prices, freeTokensHeld);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.repository.settle({ usage: record, price });
+        return await this.repository.settle({ usage: record, price, ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }) });
       } catch (error) {
         if (attempt >= SETTLEMENT_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));

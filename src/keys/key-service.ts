@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../canonical/errors.js';
-import type { AccountRecord, ApiKeyRecord, ApiKeyRepository } from '../storage/types.js';
+import type { AccountMoneySnapshot, AccountRecord, ApiKeyRecord, ApiKeyRepository } from '../storage/types.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
   account: AccountRecord;
+  /** The account's money as read with the key, where storage reads it in the same lookup (admission's hint). */
+  money?: AccountMoneySnapshot;
 }
 
 export interface CreatedApiKey {

@@ -11,7 +11,7 @@ import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService } from '../billing/billing-service.js';
-import type { SettleResult } from '../storage/billing-types.js';
+import type { Reservation, SettleResult } from '../storage/billing-types.js';
 
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
@@ -105,7 +105,7 @@ export class ChatPipeline {
       const fallback = this.fallbacks.get(model.id);
       if (fallback === undefined || input.signal.aborted || !isVendorOutage(error)) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
-        await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
+        await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(error);
       }
       if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
@@ -117,12 +117,12 @@ export class ChatPipeline {
           .call({ request: input.request, model: fallback, signal: input.signal, requestId: input.requestId });
         answering = fallback;
       } catch (fallbackError) {
-        await this.settle(input, model, emptyUsage(), 'upstream_error', startedAt, null);
+        await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(fallbackError);
       }
     }
     let settlement: SettleResult | undefined;
-    const events = this.relay(input, answering, response.events, startedAt, (result) => {
+    const events = this.relay(input, reservation, answering, response.events, startedAt, (result) => {
       settlement = result;
     });
     return {
@@ -168,6 +168,7 @@ export class ChatPipeline {
 
   private async *relay(
     input: ChatInput,
+    reservation: Reservation,
     model: CatalogModel,
     upstream: AsyncIterable<CanonicalEvent>,
     startedAt: number,
@@ -198,7 +199,7 @@ export class ChatPipeline {
     } finally {
       const response = accumulator.response;
       const usage = this.billableUsage(input.request, accumulator, outcome);
-      onSettled(await this.settle(input, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
+      onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
       this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
     }
   }
@@ -226,6 +227,7 @@ export class ChatPipeline {
 
   private async settle(
     input: ChatInput,
+    reservation: Reservation,
     model: CatalogModel,
     usage: CanonicalUsage,
     outcome: Outcome,
@@ -242,6 +244,7 @@ export class ChatPipeline {
         stream: input.request.stream,
         startedAt,
         rawUsage,
+        reservation,
       });
       if (result.settled) {
         const tokens = { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens };

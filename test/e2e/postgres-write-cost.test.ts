@@ -63,9 +63,9 @@ describe('PostgreSQL statements per paid request', () => {
       for (let i = 0; i < 10; i += 1) await ask();
     });
     const streamed = await statementsOf(stream);
-    // 1 key lookup; reserve = read the account, then one conditional statement taking the hold (WITH … UPDATE …
-    // INSERT); settle = read the hold's free tokens, then one statement doing all of settlement (postgres-hot-path.ts).
-    expect(one).toEqual({ total: 5, select: 3, with: 2 });
+    // 1 key lookup (which also reads the account's money); reserve = one conditional statement taking the hold
+    // (WITH … UPDATE … INSERT); settle = one statement doing all of settlement (postgres-hot-path.ts).
+    expect(one).toEqual({ total: 3, select: 1, with: 2 });
     expect(ten.total).toBe(10 * one.total);
     expect(streamed).toEqual(one);
   });
