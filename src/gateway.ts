@@ -78,7 +78,11 @@ function readTlsFiles(files: { certFile: string; keyFile: string }): { cert: Buf
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
   const tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
-  const storage = await openStorage(config.databaseUrl, options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema });
+  const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
+  const storage = await openStorage(config.databaseUrl, {
+    ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
+    onBackgroundError: (error) => logger.warn({ err: error }, 'storage background work failed'),
+  });
   let simulator: RunningSimulator | undefined;
   let providers: ProviderRegistry | undefined;
   let limiter: RateLimiter | undefined;
@@ -100,7 +104,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
     const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now);
-    const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,

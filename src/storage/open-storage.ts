@@ -6,6 +6,11 @@ export { describeDatabaseUrl, parseDatabaseUrl, type DatabaseTarget } from './da
 export interface OpenStorageOptions {
   /** PostgreSQL only: keep every table in this schema (created if missing). Ignored for SQLite. */
   postgresSchema?: string;
+  /**
+   * Failures of work storage does in the background, which no caller awaits: SQLite's checkpoint thread,
+   * PostgreSQL's idle pooled connections. Each is recovered from; this only reports them.
+   */
+  onBackgroundError?: (error: Error) => void;
 }
 
 /**
@@ -20,12 +25,13 @@ export async function openStorage(databaseUrl: string, options: OpenStorageOptio
   try {
     if (target.kind === 'sqlite') {
       const { openSqliteStorage } = await import('./sqlite/open-sqlite-storage.js');
-      return await openSqliteStorage(target.filename);
+      return await openSqliteStorage(target.filename, options.onBackgroundError);
     }
     const { openPostgresStorage } = await import('./postgres/open-postgres-storage.js');
     return await openPostgresStorage({
       connectionString: target.connectionString,
       ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
+      ...(options.onBackgroundError === undefined ? {} : { onIdleConnectionError: options.onBackgroundError }),
     });
   } catch (error) {
     // Driver errors rarely say which database they were about; add it, without the password.

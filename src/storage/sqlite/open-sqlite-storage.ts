@@ -7,6 +7,7 @@ import { createKyselyStorage } from '../kysely-storage.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
+import { BACKSTOP_AUTOCHECKPOINT_PAGES, JOURNAL_SIZE_LIMIT_BYTES, WalCheckpointer } from './wal-checkpointer.js';
 import { isSqliteUniqueViolation } from './sqlite-errors.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -16,8 +17,9 @@ export const SQLITE_MEMORY = ':memory:';
  * Opens (creating if needed) a SQLite database file, or a private in-memory database for `:memory:`.
  * Does not migrate: call `storage.migrate()`.
  */
-export async function openSqliteStorage(filename: string): Promise<Storage> {
-  if (filename !== SQLITE_MEMORY && filename !== '') mkdirSync(dirname(filename), { recursive: true });
+export async function openSqliteStorage(filename: string, onBackgroundError: (error: Error) => void = () => {}): Promise<Storage> {
+  const onDisk = filename !== SQLITE_MEMORY && filename !== '';
+  if (onDisk) mkdirSync(dirname(filename), { recursive: true });
   const database = new BetterSqlite3(filename);
   try {
     // WAL lets readers run beside the single writer; NORMAL is durable across application crashes
@@ -28,6 +30,8 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
     database.pragma('busy_timeout = 5000');
     // SQLite ignores REFERENCES unless told otherwise, per connection.
     database.pragma('foreign_keys = ON');
+    // SQLite keeps a WAL file at its largest size after a checkpoint unless told to truncate it.
+    database.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   } catch (error) {
     database.close();
     throw error;
@@ -36,6 +40,7 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
   // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   let hotPath: SqliteHotPath | undefined;
+  let checkpointer: WalCheckpointer | undefined;
   const storage = createKyselyStorage({
     dialect: 'sqlite',
     db,
@@ -46,16 +51,24 @@ export async function openSqliteStorage(filename: string): Promise<Storage> {
       if (hotPath === undefined) {
         hotPath = new SqliteHotPath(database);
         hotPath.install(storage.apiKeys, storage.billing);
+        if (onDisk) {
+          // Checkpoints (and their fsyncs) move to a worker thread; this connection's own stays as a backstop.
+          database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+          checkpointer = new WalCheckpointer(filename, onBackgroundError);
+        }
       }
       return applied;
     },
   });
   const closeHandle = storage.close;
-  // Writes queued for the next group commit go in before the handle closes.
-  storage.close = () => {
-    hotPath?.flush();
-    return closeHandle();
-  };
+  let closing: Promise<void> | undefined;
+  storage.close = () =>
+    (closing ??= (async () => {
+      // Writes queued for the next group commit go in before the handle closes, then the last checkpoint.
+      hotPath?.flush();
+      await checkpointer?.stop();
+      await closeHandle();
+    })());
   return storage;
 }
 
