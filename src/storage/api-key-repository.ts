@@ -16,7 +16,7 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
     },
 
     async findByHashWithAccount(keyHash: string): Promise<ApiKeyWithAccount | null> {
-      // Hot path of every request: one indexed join, one round trip.
+      // The request path's lookup where no hot path serves it (sqlite-hot-path.ts, postgres-hot-path.ts): one join.
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
@@ -31,19 +31,7 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         ])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
-      if (!row) return null;
-      return {
-        key: toApiKeyRecord(row),
-        account: toAccountRecord({
-          id: row.account_id,
-          email: row.account_email,
-          password_hash: row.account_password_hash,
-          role: row.account_role,
-          tier: row.account_tier,
-          disabled: row.account_disabled,
-          created_at: row.account_created_at,
-        }),
-      };
+      return row ? toApiKeyWithAccount(row) : null;
     },
 
     async findById(accountId: string, id: string): Promise<ApiKeyRecord | null> {
@@ -135,5 +123,30 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+  };
+}
+
+/** A key row joined with its account's profile columns, prefixed `account_` (every key lookup selects these). */
+export type KeyWithAccountRow = Selectable<ApiKeysTable> & {
+  account_email: string;
+  account_password_hash: string;
+  account_role: string;
+  account_tier: string;
+  account_disabled: number;
+  account_created_at: number;
+};
+
+export function toApiKeyWithAccount(row: KeyWithAccountRow): ApiKeyWithAccount {
+  return {
+    key: toApiKeyRecord(row),
+    account: toAccountRecord({
+      id: row.account_id,
+      email: row.account_email,
+      password_hash: row.account_password_hash,
+      role: row.account_role,
+      tier: row.account_tier,
+      disabled: row.account_disabled,
+      created_at: row.account_created_at,
+    }),
   };
 }

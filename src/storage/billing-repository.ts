@@ -12,7 +12,7 @@ import type {
   SettleResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { decideAdmission, ledgerId, settlementAmounts, type LockedAccount } from './billing-rules.js';
+import { admitted, decideAdmission, ledgerId, settlementAmounts, type LockedAccount } from './billing-rules.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -161,17 +161,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             expires_at: input.expiresAt,
           })
           .execute();
-        return {
-          admitted: true,
-          reservation: {
-            requestId: input.requestId,
-            accountId: input.accountId,
-            holdNano: plan.holdNano,
-            freeTokens: plan.freeTokens,
-            freeDay: input.day,
-            maxOutputTokens: plan.maxOutputTokens,
-          },
-        };
+        return admitted(input, plan);
       });
     },
 

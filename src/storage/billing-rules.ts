@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AdmissionPlan, AdmissionState, ReserveInput, SettlementPricer } from './billing-types.js';
+import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
 /**
@@ -31,6 +31,21 @@ export function decideAdmission(account: LockedAccount, input: ReserveInput): Ad
     throw new Error('Admission plan exceeds what the account has.');
   }
   return { sameDay, state, plan };
+}
+
+/** The answer to an admitted request: its reservation as the hold was taken. */
+export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { admitted: true }>): ReserveResult {
+  return {
+    admitted: true,
+    reservation: {
+      requestId: input.requestId,
+      accountId: input.accountId,
+      holdNano: plan.holdNano,
+      freeTokens: plan.freeTokens,
+      freeDay: input.day,
+      maxOutputTokens: plan.maxOutputTokens,
+    },
+  };
 }
 
 /** The reservation a settlement claims (deleted in the same transaction), when the sweeper has not taken it. */

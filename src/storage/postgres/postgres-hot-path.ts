@@ -1,9 +1,7 @@
 import type pg from 'pg';
-import { toAccountRecord } from '../account-repository.js';
-import { toApiKeyRecord } from '../api-key-repository.js';
-import { decideAdmission, ledgerId } from '../billing-rules.js';
+import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
+import { admitted, decideAdmission, ledgerId } from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
-import type { ApiKeysTable } from '../database-schema.js';
 import type { AccountMoneySnapshot, ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
@@ -35,22 +33,9 @@ export class PostgresHotPath {
 
   /** The key and its account, with the account's money read in the same round trip (the admission's hint). */
   private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
-    const result = await this.pool.query<ApiKeysTable & AccountColumns & AccountMoneyRow>({ name: 'tollgate_find_key', text: FIND_KEY, values: [keyHash] });
+    const result = await this.pool.query<KeyWithAccountRow & AccountMoneyRow>({ name: 'tollgate_find_key', text: FIND_KEY, values: [keyHash] });
     const row = result.rows[0];
-    if (row === undefined) return null;
-    return {
-      key: toApiKeyRecord(row),
-      account: toAccountRecord({
-        id: row.account_id,
-        email: row.account_email,
-        password_hash: row.account_password_hash,
-        role: row.account_role,
-        tier: row.account_tier,
-        disabled: row.account_disabled,
-        created_at: row.account_created_at,
-      }),
-      money: toMoneySnapshot(row),
-    };
+    return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toMoneySnapshot(row) };
   }
 
   /** Undefined: not decided here; the locked path decides. */
@@ -87,17 +72,7 @@ export class PostgresHotPath {
       ],
     });
     if (taken.rowCount !== 1) return undefined;
-    return {
-      admitted: true,
-      reservation: {
-        requestId: input.requestId,
-        accountId: input.accountId,
-        holdNano: plan.holdNano,
-        freeTokens: plan.freeTokens,
-        freeDay: input.day,
-        maxOutputTokens: plan.maxOutputTokens,
-      },
-    };
+    return admitted(input, plan);
   }
 
   private async settle({ usage, price, heldFreeTokens }: SettleInput): Promise<SettleResult | undefined> {
@@ -153,15 +128,6 @@ function toMoneySnapshot(row: AccountMoneyRow): AccountMoneySnapshot {
     freeUsed: Number(row.free_used_tokens),
     freeReserved: Number(row.free_reserved_tokens),
   };
-}
-
-interface AccountColumns {
-  account_email: string;
-  account_password_hash: string;
-  account_role: string;
-  account_tier: string;
-  account_disabled: number;
-  account_created_at: number;
 }
 
 interface AccountMoneyRow {

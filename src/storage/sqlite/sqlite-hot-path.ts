@@ -1,9 +1,7 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
-import { toAccountRecord } from '../account-repository.js';
-import { toApiKeyRecord } from '../api-key-repository.js';
-import { decideAdmission, ledgerId, settlementAmounts, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
+import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
+import { admitted, decideAdmission, ledgerId, settlementAmounts, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
-import type { ApiKeysTable } from '../database-schema.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
@@ -161,20 +159,8 @@ export class SqliteHotPath {
   }
 
   private findByHash(keyHash: string): ApiKeyWithAccount | null {
-    const row = this.findKey.get(keyHash) as (ApiKeysTable & AccountColumns) | undefined;
-    if (row === undefined) return null;
-    return {
-      key: toApiKeyRecord(row),
-      account: toAccountRecord({
-        id: row.account_id,
-        email: row.account_email,
-        password_hash: row.account_password_hash,
-        role: row.account_role,
-        tier: row.account_tier,
-        disabled: row.account_disabled,
-        created_at: row.account_created_at,
-      }),
-    };
+    const row = this.findKey.get(keyHash) as KeyWithAccountRow | undefined;
+    return row === undefined ? null : toApiKeyWithAccount(row);
   }
 
   private lock(accountId: string): LockedAccount {
@@ -205,17 +191,7 @@ export class SqliteHotPath {
       createdAt: input.createdAt,
       expiresAt: input.expiresAt,
     });
-    return {
-      admitted: true,
-      reservation: {
-        requestId: input.requestId,
-        accountId: input.accountId,
-        holdNano: plan.holdNano,
-        freeTokens: plan.freeTokens,
-        freeDay: input.day,
-        maxOutputTokens: plan.maxOutputTokens,
-      },
-    };
+    return admitted(input, plan);
   }
 
   private settleNow({ usage, price }: SettleInput): SettleResult {
@@ -277,15 +253,6 @@ interface QueuedWrite {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-interface AccountColumns {
-  account_email: string;
-  account_password_hash: string;
-  account_role: string;
-  account_tier: string;
-  account_disabled: number;
-  account_created_at: number;
-}
 
 interface AccountMoneyRow {
   balance: string;
