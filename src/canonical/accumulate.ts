@@ -95,8 +95,25 @@ export class ResponseAccumulator {
   }
 }
 
+/**
+ * A reply already folded by whoever read it (the pipeline, for a non-stream reply it had whole): iterating it
+ * gives its events, and `accumulate` takes the folded response without folding the events a second time.
+ * Never holds an `error` event.
+ */
+export class FoldedEvents implements AsyncIterable<CanonicalEvent> {
+  constructor(
+    readonly events: readonly CanonicalEvent[],
+    readonly response: CanonicalResponse,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<CanonicalEvent, void, undefined> {
+    yield* this.events;
+  }
+}
+
 /** Folds a whole event stream into one response; an `error` event is thrown as its GatewayError. */
 export async function accumulate(events: AsyncIterable<CanonicalEvent>): Promise<CanonicalResponse> {
+  if (events instanceof FoldedEvents) return events.response;
   const accumulator = new ResponseAccumulator();
   for await (const event of events) {
     if (event.type === 'error') throw event.error;

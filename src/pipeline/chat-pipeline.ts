@@ -1,4 +1,4 @@
-import { ResponseAccumulator } from '../canonical/accumulate.js';
+import { FoldedEvents, ResponseAccumulator } from '../canonical/accumulate.js';
 import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer, tokenizerLoaded } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
@@ -9,6 +9,7 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
+import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService } from '../billing/billing-service.js';
 import type { Reservation, SettleResult } from '../storage/billing-types.js';
@@ -51,7 +52,7 @@ export interface ChatExchange {
    * The reply's events. Always carries one `usage` event before it ends normally (synthesised with the
    * tokenizer when the vendor sent none). Settlement has happened when iteration is over, whichever way.
    */
-  events: AsyncGenerator<CanonicalEvent, void, undefined>;
+  events: AsyncIterable<CanonicalEvent>;
   /** Once `events` is over: what the request was charged (undefined before, or when settlement failed). */
   settlement(): SettleResult | undefined;
 }
@@ -122,9 +123,16 @@ export class ChatPipeline {
       }
     }
     let settlement: SettleResult | undefined;
-    const events = this.relay(input, reservation, answering, response.events, startedAt, (result) => {
+    const onSettled = (result: SettleResult | undefined) => {
       settlement = result;
-    });
+    };
+    // A whole (non-stream) reply is already read: fold and settle it here in one pass rather than relaying it
+    // event by event through async generators, which was a large share of what such a request allocated.
+    const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
+    const events =
+      whole !== undefined && !whole.some((event) => event.type === 'error')
+        ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)
+        : this.relay(input, reservation, answering, response.events, startedAt, onSettled);
     return {
       model: answering,
       keepAliveMs: this.keepAliveMs,
@@ -164,6 +172,40 @@ export class ChatPipeline {
     } catch (error) {
       throw toGatewayError(error);
     }
+  }
+
+  /**
+   * `relay` for a reply whose events are all known: the same fold, the same synthesised usage and the same
+   * settlement (outcome `ok`, as a relay iterated to its end), done before the exchange is handed out.
+   */
+  private async settleWhole(
+    input: ChatInput,
+    reservation: Reservation,
+    model: CatalogModel,
+    events: readonly CanonicalEvent[],
+    startedAt: number,
+    onSettled: (result: SettleResult | undefined) => void,
+  ): Promise<FoldedEvents> {
+    const accumulator = new ResponseAccumulator();
+    let firstOutput = input.request.stream;
+    for (const event of events) {
+      accumulator.apply(event);
+      if (firstOutput && OUTPUT_EVENTS.has(event.type)) {
+        firstOutput = false;
+        this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000);
+      }
+    }
+    let all = events;
+    if (!accumulator.response.usageReported) {
+      const usage = this.estimateUsage(input.request, accumulator);
+      accumulator.apply({ type: 'usage', usage });
+      all = [...events, { type: 'usage', usage }];
+    }
+    const response = accumulator.response;
+    const usage = this.billableUsage(input.request, accumulator, 'ok');
+    onSettled(await this.settle(input, reservation, model, usage, 'ok', startedAt, response.usageReported ? response.usage.raw : null));
+    this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
+    return new FoldedEvents(all, response);
   }
 
   private async *relay(

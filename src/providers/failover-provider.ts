@@ -7,6 +7,7 @@ import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metric
 import type { CredentialPool, CredentialStatus, PooledCredential } from './credential-pool.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from './types.js';
 import { primeStream } from './stream-start.js';
+import { WholeReply } from './whole-reply.js';
 import { backoffDelayMs, classifyAttemptFailure, retryDelayMs } from './upstream-retry.js';
 import type { RetryPolicy } from './upstream-settings.js';
 
@@ -119,19 +120,22 @@ export class FailoverProvider implements ProviderAdapter {
     }
     const response = await adapter.call(job.call);
     if (job.call.request.stream) return { ...response, events: await primeStream(response.events, this.streamStartWindowMs) };
-    return { ...response, events: replay(await readAll(response.events)) };
+    return { ...response, events: await readAll(response.events) };
   }
 }
 
-/** A non-stream reply's events, read to the end inside the attempt so a broken body can still be retried. */
-async function readAll(events: ProviderResponse['events']): Promise<CanonicalEvent[]> {
+/**
+ * A non-stream reply's events, read to the end inside the attempt so a broken body can still be retried, and
+ * handed on as a WholeReply with its events ready (the pipeline folds those in one go).
+ */
+async function readAll(events: ProviderResponse['events']): Promise<WholeReply> {
+  if (events instanceof WholeReply) {
+    await events.all();
+    return events;
+  }
   const all: CanonicalEvent[] = [];
   for await (const event of events) all.push(event);
-  return all;
-}
-
-async function* replay(events: readonly CanonicalEvent[]): AsyncGenerator<CanonicalEvent> {
-  yield* events;
+  return WholeReply.of(all);
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {

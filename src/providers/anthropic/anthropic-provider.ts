@@ -43,7 +43,7 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
-import { decodeSseStream } from '../../streaming/sse-decoder.js';
+import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages-wire.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
 import { headerValue, midStreamError, upstreamConnectionError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
@@ -51,6 +51,7 @@ import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthr
 import { anthropicHttpError } from './anthropic-map-error.js';
 import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
 import { AnthropicStreamMapper } from './anthropic-map-stream.js';
+import { WholeReply } from '../whole-reply.js';
 
 export interface AnthropicProviderOptions {
   /** Origin, optionally with a path prefix, without `/v1`: `https://api.anthropic.com` (as ANTHROPIC_BASE_URL). */
@@ -107,30 +108,31 @@ export class AnthropicProvider implements ProviderAdapter {
     return betaHeader === undefined ? this.headers : { ...this.headers, 'anthropic-beta': betaHeader };
   }
 
-  private async *messageEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncGenerator<CanonicalEvent> {
+  private messageEvents(response: UpstreamResponse, options: AnthropicMappingOptions): WholeReply {
+    return new WholeReply(() => this.readMessage(response, options));
+  }
+
+  private async readMessage(response: UpstreamResponse, options: AnthropicMappingOptions): Promise<CanonicalEvent[]> {
     const message = (await this.readJson(response)) as AnthropicMessage | null;
     if (message === null || typeof message !== 'object' || message.type !== 'message' || !Array.isArray(message.content)) {
       throw new GatewayError('upstream_bad_response', `${this.label} sent a reply that is not a message.`);
     }
-    yield* mapAnthropicMessage(message, options);
+    return mapAnthropicMessage(message, options);
   }
 
-  private async *streamEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncGenerator<CanonicalEvent> {
+  private streamEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new AnthropicStreamMapper(this.label, options);
-    try {
-      for await (const event of decodeSseStream(response.body)) {
-        yield* mapper.map(event);
-        // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
-        if (mapper.complete) break;
-      }
-    } catch (error) {
+    return new SseMappedStream<CanonicalEvent>(response.body, {
+      mapper,
+      // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
+      isComplete: () => mapper.complete,
       // A body that breaks after the 200 is a cut-off reply, not a vendor that never answered.
-      throw midStreamError(error, this.label);
-    } finally {
+      wrapError: (error) => midStreamError(error, this.label),
       // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-      if (!response.body.destroyed) response.body.destroy();
-    }
-    yield* mapper.end();
+      release: () => {
+        if (!response.body.destroyed) response.body.destroy();
+      },
+    });
   }
 
   private async readJson(response: UpstreamResponse): Promise<unknown> {

@@ -1,8 +1,9 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
-import { decodeSseStream } from '../../streaming/sse-decoder.js';
+import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { OpenAIChatCompletion, OpenAIErrorBody } from '../../wire/openai-chat-wire.js';
 import { midStreamError, upstreamConnectionError, type UpstreamResponse } from '../upstream-http.js';
+import { WholeReply } from '../whole-reply.js';
 import { mapOpenAIResponse } from './openai-map-response.js';
 import { OpenAIStreamMapper } from './openai-map-stream.js';
 
@@ -12,8 +13,12 @@ import { OpenAIStreamMapper } from './openai-map-stream.js';
  * errors, not in how a reply is read.
  */
 
-/** A non-stream reply as canonical events. */
-export async function* openAICompletionEvents(response: UpstreamResponse, vendorLabel: string): AsyncGenerator<CanonicalEvent> {
+/** A non-stream reply as canonical events, read on first use. */
+export function openAICompletionEvents(response: UpstreamResponse, vendorLabel: string): WholeReply {
+  return new WholeReply(() => readOpenAICompletion(response, vendorLabel));
+}
+
+async function readOpenAICompletion(response: UpstreamResponse, vendorLabel: string): Promise<CanonicalEvent[]> {
   let completion: OpenAIChatCompletion;
   try {
     // JSON.parse skips leading whitespace, so DeepSeek's keep-alive blank lines before the body are harmless.
@@ -26,24 +31,21 @@ export async function* openAICompletionEvents(response: UpstreamResponse, vendor
   if (!Array.isArray(completion?.choices)) {
     throw new GatewayError('upstream_bad_response', `${vendorLabel} sent a reply without choices.`);
   }
-  yield* mapOpenAIResponse(completion);
+  return mapOpenAIResponse(completion);
 }
 
 /** A streamed reply as canonical events; comment lines (`: keep-alive`) are skipped by the SSE decoder. */
-export async function* openAIStreamEvents(response: UpstreamResponse, vendorLabel: string): AsyncGenerator<CanonicalEvent> {
+export function openAIStreamEvents(response: UpstreamResponse, vendorLabel: string): AsyncIterableIterator<CanonicalEvent> {
   const mapper = new OpenAIStreamMapper(vendorLabel);
-  try {
-    for await (const event of decodeSseStream(response.body)) {
-      yield* mapper.map(event);
-      if (mapper.sawDone) break;
-    }
-  } catch (error) {
-    throw midStreamError(error, vendorLabel);
-  } finally {
+  return new SseMappedStream<CanonicalEvent>(response.body, {
+    mapper,
+    isComplete: () => mapper.sawDone,
+    wrapError: (error) => midStreamError(error, vendorLabel),
     // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-    if (!response.body.destroyed) response.body.destroy();
-  }
-  yield* mapper.end();
+    release: () => {
+      if (!response.body.destroyed) response.body.destroy();
+    },
+  });
 }
 
 export interface OpenAIErrorSummary {

@@ -1,0 +1,134 @@
+import { SseDecoder, type SseEvent } from './sse-decoder.js';
+
+/** A vendor's stream mapper: SSE events in, the caller's events out. */
+export interface SseEventMapper<T> {
+  map(event: SseEvent): readonly T[];
+  /** The events owed at the end of the stream (or a throw when the stream ended too early). */
+  end(): readonly T[];
+}
+
+export interface SseMappedStreamOptions<T> {
+  mapper: SseEventMapper<T>;
+  /** True once the mapper saw the stream's terminal event: nothing after it is read. */
+  isComplete: () => boolean;
+  /** What a failure while reading or mapping the body becomes (a mid-stream error). */
+  wrapError: (error: unknown) => Error;
+  /** Stops reading and releases the connection; called once, whichever way the stream ends. */
+  release: () => void;
+}
+
+const NO_EVENTS: readonly never[] = [];
+
+/**
+ * A vendor's SSE body as mapped events, in one iterator: the same behaviour as
+ * `for await (sse of decodeSseStream(body)) yield* mapper.map(sse); … yield* mapper.end()` in an async
+ * generator, without the two generator layers and the per-event promises of `yield*` over an array, which
+ * were most of what a streamed request allocated per chunk. Events of one network chunk are mapped together
+ * and handed out with no further read; a mapping failure is thrown after the events mapped before it.
+ * Never asked for its next event before the previous one resolved (the for-await contract).
+ */
+export class SseMappedStream<T> implements AsyncIterableIterator<T> {
+  private readonly decoder = new SseDecoder();
+  private readonly source: AsyncIterator<Uint8Array>;
+  private readonly options: SseMappedStreamOptions<T>;
+  private queue: readonly T[] = NO_EVENTS;
+  private index = 0;
+  /** `reading` the body; `ending`: the body is over, the mapper's end events are still owed; `done`. */
+  private state: 'reading' | 'ending' | 'done' = 'reading';
+  private failure: { error: unknown } | undefined;
+
+  constructor(body: AsyncIterable<Uint8Array>, options: SseMappedStreamOptions<T>) {
+    this.source = body[Symbol.asyncIterator]();
+    this.options = options;
+  }
+
+  async next(): Promise<IteratorResult<T, undefined>> {
+    for (;;) {
+      if (this.index < this.queue.length) return { done: false, value: this.queue[this.index++]! };
+      if (this.failure !== undefined) {
+        const { error } = this.failure;
+        this.failure = undefined;
+        this.finish();
+        throw this.options.wrapError(error);
+      }
+      if (this.state === 'done') return { done: true, value: undefined };
+      if (this.state === 'ending') {
+        this.state = 'done';
+        // Not a body failure: the mapper's own verdict on how the stream ended, thrown as it is.
+        this.take(this.options.mapper.end());
+        continue;
+      }
+      let chunk: IteratorResult<Uint8Array>;
+      try {
+        chunk = await this.source.next();
+      } catch (error) {
+        this.finish();
+        throw this.options.wrapError(error);
+      }
+      this.mapChunk(chunk.done === true ? this.decoder.end() : this.decoder.push(chunk.value), chunk.done === true);
+    }
+  }
+
+  /** The consumer left early: stop reading and release the connection. */
+  async return(): Promise<IteratorResult<T, undefined>> {
+    this.queue = NO_EVENTS;
+    this.failure = undefined;
+    this.finish();
+    return { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private mapChunk(events: readonly SseEvent[], bodyEnded: boolean): void {
+    const { mapper, isComplete } = this.options;
+    // Usually one SSE event per chunk: its mapped array is taken as it is, a copy only when there are several.
+    let mapped: readonly T[] = NO_EVENTS;
+    let copied = false;
+    let complete = bodyEnded;
+    try {
+      for (const event of events) {
+        const out = mapper.map(event);
+        if (out.length > 0) {
+          if (mapped.length === 0) mapped = out;
+          else if (copied) (mapped as T[]).push(...out);
+          else {
+            mapped = [...mapped, ...out];
+            copied = true;
+          }
+        }
+        if (isComplete()) {
+          complete = true;
+          break;
+        }
+      }
+    } catch (error) {
+      // Delivered after what was mapped before it, as the generator did.
+      this.failure = { error };
+    }
+    this.take(mapped);
+    if (complete && this.failure === undefined) {
+      this.release();
+      this.state = 'ending';
+    }
+  }
+
+  private take(events: readonly T[]): void {
+    this.queue = events;
+    this.index = 0;
+  }
+
+  private finish(): void {
+    this.state = 'done';
+    this.release();
+  }
+
+  private released = false;
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.options.release();
+  }
+}
