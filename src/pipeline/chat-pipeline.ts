@@ -201,49 +201,49 @@ export class ChatPipeline {
       accumulator.apply({ type: 'usage', usage });
       all = [...events, { type: 'usage', usage }];
     }
-    const response = accumulator.response;
-    const usage = this.billableUsage(input.request, accumulator, 'ok');
-    onSettled(await this.settle(input, reservation, model, usage, 'ok', startedAt, response.usageReported ? response.usage.raw : null));
-    this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
-    return new FoldedEvents(all, response);
+    await this.finishReply(input, reservation, model, accumulator, 'ok', startedAt, onSettled);
+    return new FoldedEvents(all, accumulator.response);
   }
 
-  private async *relay(
+  /**
+   * The reply's events as they come, folded on the way; settled once the upstream is over, failed, or the
+   * consumer left. A hand-written iterator rather than an async generator: a generator's yield costs several
+   * promises and queue entries per event, a large share of what a streamed request allocated.
+   */
+  private relay(
     input: ChatInput,
     reservation: Reservation,
     model: CatalogModel,
     upstream: AsyncIterable<CanonicalEvent>,
     startedAt: number,
     onSettled: (result: SettleResult | undefined) => void,
-  ): AsyncGenerator<CanonicalEvent, void, undefined> {
+  ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
-    let outcome: Outcome = 'client_disconnected';
-    let firstOutput = input.request.stream;
-    try {
-      for await (const event of upstream) {
-        accumulator.apply(event);
-        if (firstOutput && OUTPUT_EVENTS.has(event.type)) {
-          firstOutput = false;
-          this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000);
-        }
-        yield event;
-      }
-      if (!accumulator.response.usageReported) {
-        const usage = this.estimateUsage(input.request, accumulator);
-        accumulator.apply({ type: 'usage', usage });
-        yield { type: 'usage', usage };
-      }
-      outcome = 'ok';
-    } catch (error) {
-      outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
-      if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
-      throw toGatewayError(error);
-    } finally {
-      const response = accumulator.response;
-      const usage = this.billableUsage(input.request, accumulator, outcome);
-      onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
-      this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
-    }
+    return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
+      estimateUsage: () => this.estimateUsage(input.request, accumulator),
+      failed: () => {
+        const outcome: Outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
+        if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
+        return outcome;
+      },
+      finish: (outcome) => this.finishReply(input, reservation, model, accumulator, outcome, startedAt, onSettled),
+    });
+  }
+
+  /** The end of every reply, whichever way it ended: billed usage, settlement (once), the tokens-per-minute count. */
+  private async finishReply(
+    input: ChatInput,
+    reservation: Reservation,
+    model: CatalogModel,
+    accumulator: ResponseAccumulator,
+    outcome: Outcome,
+    startedAt: number,
+    onSettled: (result: SettleResult | undefined) => void,
+  ): Promise<void> {
+    const response = accumulator.response;
+    const usage = this.billableUsage(input.request, accumulator, outcome);
+    onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
+    this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
 
   /**
@@ -298,6 +298,88 @@ export class ChatPipeline {
       this.deps.onSettlementError?.(error, input.requestId);
       return undefined;
     }
+  }
+}
+
+interface RelayHooks {
+  /** The usage of a reply the vendor never reported (the tokenizer's count). */
+  estimateUsage(): CanonicalUsage;
+  /** The outcome of an upstream failure (recording it); the error itself is rethrown by the iterator. */
+  failed(): Outcome;
+  /** Settles the reply with its outcome. */
+  finish(outcome: Outcome): Promise<void>;
+}
+
+const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * What `relay` hands out: the behaviour of the async generator it replaced,
+ * `try { for await (event of upstream) { fold; yield event } synthesise usage; outcome = ok } catch { … } finally { settle }`:
+ * the synthesised usage event is sent before settlement, a consumer that leaves early (`return()`) closes the
+ * upstream and settles as disconnected, and settlement runs exactly once. Never asked for its next event
+ * before the previous one resolved (the for-await contract).
+ */
+class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
+  /** `relaying`; `usage-sent`: the synthesised usage went out, settlement is next; `done`: settled or settling. */
+  private state: 'relaying' | 'usage-sent' | 'done' = 'relaying';
+
+  constructor(
+    private readonly upstream: AsyncIterator<CanonicalEvent>,
+    private readonly accumulator: ResponseAccumulator,
+    /** Told of the first output event (streams only: the time-to-first-token metric). */
+    private onFirstOutput: (() => void) | undefined,
+    private readonly hooks: RelayHooks,
+  ) {}
+
+  async next(): Promise<IteratorResult<CanonicalEvent, undefined>> {
+    if (this.state === 'done') return RELAY_DONE;
+    if (this.state === 'usage-sent') {
+      this.state = 'done';
+      await this.hooks.finish('ok');
+      return RELAY_DONE;
+    }
+    try {
+      const result = await this.upstream.next();
+      if (result.done !== true) {
+        const event = result.value;
+        this.accumulator.apply(event);
+        if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
+          this.onFirstOutput();
+          this.onFirstOutput = undefined;
+        }
+        return { done: false, value: event };
+      }
+      if (!this.accumulator.response.usageReported) {
+        const event: CanonicalEvent = { type: 'usage', usage: this.hooks.estimateUsage() };
+        this.accumulator.apply(event);
+        this.state = 'usage-sent';
+        return { done: false, value: event };
+      }
+    } catch (error) {
+      this.state = 'done';
+      await this.hooks.finish(this.hooks.failed());
+      throw toGatewayError(error);
+    }
+    this.state = 'done';
+    await this.hooks.finish('ok');
+    return RELAY_DONE;
+  }
+
+  /** The consumer left: close the upstream (unless it is over) and settle as disconnected. */
+  async return(): Promise<IteratorResult<CanonicalEvent, undefined>> {
+    if (this.state === 'done') return RELAY_DONE;
+    const upstreamOpen = this.state === 'relaying';
+    this.state = 'done';
+    try {
+      if (upstreamOpen) await this.upstream.return?.();
+    } finally {
+      await this.hooks.finish('client_disconnected');
+    }
+    return RELAY_DONE;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 }
 

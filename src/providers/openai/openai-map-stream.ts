@@ -13,6 +13,8 @@ export class OpenAIStreamMapper {
   private textOpen = false;
   /** Text may resume after a tool call; each run is its own block. */
   private textBlockCount = 0;
+  /** `text-<count>`, built when a text block opens rather than for every delta. */
+  private textBlockId = 'text-0';
   private reasoningOpen = false;
   private readonly openToolBlocks = new Set<string>();
   private finished = false;
@@ -57,6 +59,7 @@ export class OpenAIStreamMapper {
         if (!this.textOpen) {
           this.textOpen = true;
           this.textBlockCount += 1;
+          this.textBlockId = `text-${this.textBlockCount}`;
           out.push({ type: 'text-start', blockId: this.textBlockId });
         }
         out.push({ type: 'text-delta', blockId: this.textBlockId, text });
@@ -78,10 +81,6 @@ export class OpenAIStreamMapper {
       throw new GatewayError('upstream_bad_response', `${this.vendorLabel} ended the stream before the reply was complete.`);
     }
     return [];
-  }
-
-  private get textBlockId(): string {
-    return `text-${this.textBlockCount}`;
   }
 
   get sawDone(): boolean {
