@@ -1,5 +1,9 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { KeyService } from '../keys/key-service.js';
+import type { RateLimitEnforcer } from './rate-limit-hook.js';
+import { appendOnRequestHook } from './route-hooks.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The presented key: `Authorization: Bearer <key>` (OpenAI SDKs, @anthropic-ai/sdk 1.x) or `x-api-key`
@@ -8,7 +12,7 @@ import type { KeyService } from '../keys/key-service.js';
 export function presentedApiKey(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const match = BEARER.exec(authorization);
     if (match !== null) return match[1];
   }
   const header = request.headers['x-api-key'];
@@ -16,10 +20,26 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
   return value === undefined ? undefined : value.trim();
 }
 
-/** Hook for every API route: authenticates and leaves the key and account on the request. */
-export function createApiKeyAuthHook(keys: KeyService) {
-  return async function authenticateApiKey(request: FastifyRequest): Promise<void> {
-    if (request.routeOptions.config.public === true) return;
-    request.auth = await keys.authenticate(presentedApiKey(request));
-  };
+/**
+ * For every API route of `api` registered after this call, except `config.public` ones: one `onRequest` hook
+ * that authenticates (leaving the key and account on the request) and, on `config.rateLimited` routes, then
+ * enforces the key's rate limit. One hook instead of two, with the route's config read once at registration.
+ */
+export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enforceRateLimit: RateLimitEnforcer): void {
+  api.addHook('onRoute', (route: RouteOptions) => {
+    const config = route.config ?? {};
+    if (config.public === true) return;
+    if (config.rateLimited !== true) {
+      appendOnRequestHook(route, async function authenticateApiKey(request: FastifyRequest): Promise<void> {
+        request.auth = await keys.authenticate(presentedApiKey(request));
+      });
+      return;
+    }
+    const anthropic = config.protocol === 'anthropic';
+    appendOnRequestHook(route, async function authenticateAndLimit(request, reply): Promise<void> {
+      const auth = await keys.authenticate(presentedApiKey(request));
+      request.auth = auth;
+      await enforceRateLimit(auth, reply, anthropic);
+    });
+  });
 }

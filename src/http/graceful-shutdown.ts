@@ -83,30 +83,52 @@ export function registerShutdownHandling(app: FastifyInstance, state: ShutdownSt
   app.decorate('shutdownSignal', state.signal);
   app.addHook('onRoute', (route: RouteOptions) => {
     const handler = route.handler;
-    route.handler = async function trackedHandler(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    // Plain function and callbacks rather than an async wrapper and a promise per request: this runs on every
+    // request, and each await is a microtask hop.
+    route.handler = function trackedHandler(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const end = state.begin();
       // Done when both are over: the response went out (fastify sends after the handler returns) and the
       // handler returned (a chat handler settles after a client that hung up has already closed the response).
-      const responded = new Promise<void>((resolve) => {
-        if (reply.raw.destroyed) resolve();
-        else reply.raw.once('close', () => resolve());
-      });
+      let open = 2;
+      const release = () => {
+        if (--open === 0) end();
+      };
+      if (reply.raw.destroyed) release();
+      else reply.raw.on('close', release);
+      let result: unknown;
       try {
-        return await handler.call(this, request, reply);
-      } finally {
-        void responded.then(end);
+        result = handler.call(this, request, reply);
+      } catch (error) {
+        release();
+        return Promise.reject(error);
       }
+      // Always a promise, as the async wrapper returned before: fastify treats a promise's result the same way.
+      return Promise.resolve(result).then(
+        (value) => {
+          release();
+          return value;
+        },
+        (error: unknown) => {
+          release();
+          throw error;
+        },
+      );
     };
   });
   app.addHook('onRequest', createRefuseWhileClosingHook(state));
 }
 
 function createRefuseWhileClosingHook(state: ShutdownState) {
-  return async function refuseWhileClosing(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (!state.closing) return;
+  // Callback style: no promise per request for a check that is false until the gateway closes.
+  return function refuseWhileClosing(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    if (!state.closing) {
+      done();
+      return;
+    }
     reply.header('connection', 'close');
     const error = new GatewayError('shutting_down', 'The gateway is shutting down. Please retry; another instance will answer.', { retryAfterSeconds: 1 });
-    await sendError(reply, error, request.routeOptions.config?.protocol ?? 'openai');
+    // Answered here: fastify runs no further hook or handler for a reply sent by an onRequest hook.
+    sendError(reply, error, request.routeOptions.config?.protocol ?? 'openai');
   };
 }
 

@@ -1,31 +1,46 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
-import { anthropicRateLimitHeaders, openAiRateLimitHeaders, type RateLimitKind } from '../ratelimit/rate-limit-headers.js';
+import type { AuthenticatedKey } from '../keys/key-service.js';
+import { setAnthropicRateLimitHeaders, setOpenAiRateLimitHeaders, type RateLimitKind } from '../ratelimit/rate-limit-headers.js';
 import { RateLimiterUnavailableError, type RateLimitDecision, type RateLimiter } from '../ratelimit/rate-limiter.js';
-import { resolveTier, type Tiers } from '../ratelimit/tiers.js';
+import { resolveTier, type ResolvedTier, type Tiers } from '../ratelimit/tiers.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 
+/** Enforces an authenticated key's limits on one request of a rate-limited route (see `createRateLimitEnforcer`). */
+export type RateLimitEnforcer = (auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean) => Promise<void>;
+
+/** Tier names resolved per limiter; a bound, since tier names come from account rows. */
+const MAX_CACHED_TIERS = 64;
+
 /**
- * Hook for the model endpoints (routes with `config.rateLimited`): counts the request against its key's
- * rolling one-minute window at the account's tier, and answers with the limit headers both SDK families read.
+ * For the model endpoints (routes with `config.rateLimited`): counts the request against its key's rolling
+ * one-minute window at the account's tier, and answers with the limit headers both SDK families read.
  * A refused request is not counted, so a client that waits out `retry-after` gets in.
  */
-export function createRateLimitHook(limiter: RateLimiter, tiers: Tiers, metrics: GatewayMetrics = NO_METRICS) {
-  return async function enforceRateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const config = request.routeOptions.config;
-    if (config.rateLimited !== true || request.auth === null) return;
-    const tier = resolveTier(request.auth.account.tier, tiers);
-    const subject = rateLimitSubject(request.auth.key.id);
-    const decision = await guarded(() => limiter.check(subject, tier.requestsPerMinute));
-    announce(reply, decision, 'requests', config.protocol === 'anthropic');
+export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metrics: GatewayMetrics = NO_METRICS): RateLimitEnforcer {
+  // `tiers` is frozen config: a name resolves the same way every time, so resolve it once, not per request.
+  const resolved = new Map<string | null, ResolvedTier>();
+  const tierOf = (name: string | null): ResolvedTier => {
+    let tier = resolved.get(name);
+    if (tier === undefined) {
+      tier = resolveTier(name, tiers);
+      if (resolved.size < MAX_CACHED_TIERS) resolved.set(name, tier);
+    }
+    return tier;
+  };
+  return async function enforceRateLimit(auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean): Promise<void> {
+    const tier = tierOf(auth.account.tier ?? null);
+    const subject = rateLimitSubject(auth.key.id);
+    const decision = await guarded(limiter.check(subject, tier.requestsPerMinute));
+    announce(reply, decision, 'requests', anthropic);
     if (!decision.allowed) {
       metrics.rateLimitRefused('requests');
       throw refusal('requests', tier.requestsPerMinute, tier.name, decision.retryAfterSeconds);
     }
     // Tokens per minute (optional per tier) are post-paid: refused while the last minute's usage is at the limit.
     if (tier.tokensPerMinute !== undefined) {
-      const tokens = await guarded(() => limiter.checkTokens(subject, tier.tokensPerMinute!));
-      announce(reply, tokens, 'tokens', config.protocol === 'anthropic');
+      const tokens = await guarded(limiter.checkTokens(subject, tier.tokensPerMinute));
+      announce(reply, tokens, 'tokens', anthropic);
       if (!tokens.allowed) {
         metrics.rateLimitRefused('tokens');
         throw refusal('tokens', tier.tokensPerMinute, tier.name, tokens.retryAfterSeconds);
@@ -40,8 +55,8 @@ export function rateLimitSubject(apiKeyId: string): string {
 }
 
 function announce(reply: FastifyReply, decision: RateLimitDecision, kind: RateLimitKind, anthropic: boolean): void {
-  reply.headers(openAiRateLimitHeaders(decision, kind));
-  if (anthropic) reply.headers(anthropicRateLimitHeaders(decision, kind));
+  setOpenAiRateLimitHeaders(reply, decision, kind);
+  if (anthropic) setAnthropicRateLimitHeaders(reply, decision, kind);
 }
 
 function refusal(kind: RateLimitKind, limit: number, tierName: string, retryAfterSeconds: number): GatewayError {
@@ -52,10 +67,9 @@ function refusal(kind: RateLimitKind, limit: number, tierName: string, retryAfte
   );
 }
 
-async function guarded(check: () => Promise<RateLimitDecision>): Promise<RateLimitDecision> {
-  try {
-    return await check();
-  } catch (error) {
+/** The limiter's answer, with an unreachable backend as the 503 `rate_limiter_unavailable`. */
+function guarded(check: Promise<RateLimitDecision>): Promise<RateLimitDecision> {
+  return check.catch((error: unknown) => {
     if (error instanceof RateLimiterUnavailableError) {
       throw new GatewayError('rate_limiter_unavailable', 'Rate limits cannot be checked right now. Please retry shortly.', {
         retryAfterSeconds: error.retryAfterSeconds,
@@ -63,5 +77,5 @@ async function guarded(check: () => Promise<RateLimitDecision>): Promise<RateLim
       });
     }
     throw error;
-  }
+  });
 }

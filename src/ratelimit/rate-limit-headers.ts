@@ -38,14 +38,25 @@ export function formatResetTimestamp(resetMs: number, nowMs: number = Date.now()
   return new Date(at).toISOString().replace('.000Z', 'Z');
 }
 
+/** Header names per kind, built once rather than by template on every request. */
+const OPENAI_NAMES: Record<RateLimitKind, readonly [string, string, string]> = {
+  requests: ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'],
+  tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
+};
+const ANTHROPIC_NAMES: Record<RateLimitKind, readonly [string, string, string]> = {
+  requests: ['anthropic-ratelimit-requests-limit', 'anthropic-ratelimit-requests-remaining', 'anthropic-ratelimit-requests-reset'],
+  tokens: ['anthropic-ratelimit-tokens-limit', 'anthropic-ratelimit-tokens-remaining', 'anthropic-ratelimit-tokens-reset'],
+};
+
+/** Anything headers can be set on (a fastify reply, a plain map's writer); keeps HTTP types out of here. */
+export interface HeaderTarget {
+  header(name: string, value: string): unknown;
+}
+
 /** `x-ratelimit-{limit,remaining,reset}-<kind>`, plus `retry-after` (whole seconds) when refused. */
 export function openAiRateLimitHeaders(decision: RateLimitDecision, kind: RateLimitKind = 'requests'): Record<string, string> {
-  const headers: Record<string, string> = {
-    [`x-ratelimit-limit-${kind}`]: String(decision.limit),
-    [`x-ratelimit-remaining-${kind}`]: String(decision.remaining),
-    [`x-ratelimit-reset-${kind}`]: formatResetDuration(decision.resetMs),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
+  const headers: Record<string, string> = {};
+  setOpenAiRateLimitHeaders({ header: (name, value) => (headers[name] = value) }, decision, kind);
   return headers;
 }
 
@@ -55,11 +66,25 @@ export function anthropicRateLimitHeaders(
   kind: RateLimitKind = 'requests',
   nowMs: number = Date.now(),
 ): Record<string, string> {
-  const headers: Record<string, string> = {
-    [`anthropic-ratelimit-${kind}-limit`]: String(decision.limit),
-    [`anthropic-ratelimit-${kind}-remaining`]: String(decision.remaining),
-    [`anthropic-ratelimit-${kind}-reset`]: formatResetTimestamp(decision.resetMs, nowMs),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
+  const headers: Record<string, string> = {};
+  setAnthropicRateLimitHeaders({ header: (name, value) => (headers[name] = value) }, decision, kind, nowMs);
   return headers;
+}
+
+/** The headers of `openAiRateLimitHeaders`, set directly on `target` (no intermediate map per request). */
+export function setOpenAiRateLimitHeaders(target: HeaderTarget, decision: RateLimitDecision, kind: RateLimitKind): void {
+  const [limit, remaining, reset] = OPENAI_NAMES[kind];
+  target.header(limit, String(decision.limit));
+  target.header(remaining, String(decision.remaining));
+  target.header(reset, formatResetDuration(decision.resetMs));
+  if (!decision.allowed) target.header('retry-after', String(decision.retryAfterSeconds));
+}
+
+/** The headers of `anthropicRateLimitHeaders`, set directly on `target`. */
+export function setAnthropicRateLimitHeaders(target: HeaderTarget, decision: RateLimitDecision, kind: RateLimitKind, nowMs: number = Date.now()): void {
+  const [limit, remaining, reset] = ANTHROPIC_NAMES[kind];
+  target.header(limit, String(decision.limit));
+  target.header(remaining, String(decision.remaining));
+  target.header(reset, formatResetTimestamp(decision.resetMs, nowMs));
+  if (!decision.allowed) target.header('retry-after', String(decision.retryAfterSeconds));
 }

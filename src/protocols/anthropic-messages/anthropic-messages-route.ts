@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, costHeader, exchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
+import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
 import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest } from './anthropic-decode-request.js';
 import { encodeAnthropicResponse } from './anthropic-encode-response.js';
 import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
@@ -18,13 +18,18 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     const canonical = decodeAnthropicMessagesRequest(request.body, anthropicBeta(request));
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
-    const headers = { ...exchangeHeaders(request, exchange), 'request-id': request.id };
     const context = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
-      return reply.headers({ ...headers, ...costHeader(exchange) }).send(encodeAnthropicResponse(response, context, settledCharge(exchange)));
+      // Set only on success, as before: an error reply carries the hooks' headers alone.
+      setExchangeHeaders(reply, exchange);
+      reply.header('request-id', request.id);
+      setCostHeader(reply, exchange);
+      return reply.send(encodeAnthropicResponse(response, context, settledCharge(exchange)));
     }
-    await streamExchange(reply, exchange, new AnthropicStreamEncoder(context), headers);
+    setExchangeHeaders(reply, exchange);
+    reply.header('request-id', request.id);
+    await streamExchange(reply, exchange, new AnthropicStreamEncoder(context));
     return reply;
   });
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, costHeader, exchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
+import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
 import { decodeOpenAIChatRequest } from './openai-decode-request.js';
 import { encodeOpenAIResponse } from './openai-encode-response.js';
 import { OpenAIChatStreamEncoder } from './openai-encode-stream.js';
@@ -12,13 +12,16 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
     const { request: canonical, includeUsage } = decodeOpenAIChatRequest(request.body);
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
-    const headers = exchangeHeaders(request, exchange);
     const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
-      return reply.headers({ ...headers, ...costHeader(exchange) }).send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
+      // Set only on success, as before: an error reply carries the hooks' headers alone.
+      setExchangeHeaders(reply, exchange);
+      setCostHeader(reply, exchange);
+      return reply.send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
     }
-    await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage), headers);
+    setExchangeHeaders(reply, exchange);
+    await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage));
     return reply;
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { GatewayError, toGatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
@@ -25,7 +25,8 @@ export function abortOnClientGone(reply: FastifyReply): AbortController {
   const controller = new AbortController();
   const shutdown = reply.server.shutdownSignal as AbortSignal | undefined;
   const cut = () => controller.abort(shutdown?.reason);
-  reply.raw.once('close', () => {
+  // `on`, not `once`: a response closes once, and `once` wraps the listener in one more closure.
+  reply.raw.on('close', () => {
     shutdown?.removeEventListener('abort', cut);
     if (!reply.raw.writableFinished) controller.abort();
   });
@@ -41,16 +42,18 @@ export function settledCharge(exchange: ChatExchange): bigint | undefined {
 }
 
 /** The charge as a header, for non-stream replies (a stream's headers are gone before it is known). */
-export function costHeader(exchange: ChatExchange): Record<string, string> {
+export function setCostHeader(reply: FastifyReply, exchange: ChatExchange): void {
   const charge = settledCharge(exchange);
-  return charge === undefined ? {} : { [COST_HEADER]: formatUsd(charge) };
+  if (charge !== undefined) reply.header(COST_HEADER, formatUsd(charge));
 }
 
-export function exchangeHeaders(request: FastifyRequest, exchange: ChatExchange): Record<string, string> {
-  const headers: Record<string, string> = { 'x-request-id': request.id };
-  if (exchange.droppedParameters.length > 0) headers['x-tollgate-dropped-params'] = exchange.droppedParameters.join(',');
-  if (exchange.upstreamRequestId !== undefined) headers['x-upstream-request-id'] = exchange.upstreamRequestId;
-  return headers;
+/**
+ * The exchange's headers, set on the reply (a stream carries them over with the hooks' ones). `x-request-id`
+ * is already there: the app's onRequest hook sets it on every reply.
+ */
+export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange): void {
+  if (exchange.droppedParameters.length > 0) reply.header('x-tollgate-dropped-params', exchange.droppedParameters.join(','));
+  if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
 }
 
 /** An SSE comment: both SDKs skip it, and proxies that cut idle connections see traffic. */
@@ -66,12 +69,12 @@ export async function streamExchange(
   reply: FastifyReply,
   exchange: ChatExchange,
   encoder: StreamEncoder,
-  headers: Record<string, string>,
 ): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
-  // Hijacked replies skip fastify's header handling: carry over what hooks set (request id, rate limits).
-  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS, ...headers });
+  // Hijacked replies skip fastify's header handling: carry over what hooks and the route set (request id, rate
+  // limits, the exchange's headers).
+  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS });
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
