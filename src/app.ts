@@ -135,7 +135,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     if (logLevelEnabled(logger, 'info')) {
       // The path only: a query string may carry a credential. `ip` honours TRUST_PROXY (X-Forwarded-For).
       const path = request.url.split('?', 1)[0];
-      request.log.info({ method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      // Through the app's logger with the id in the line: the same JSON line the request's child would write
+      // (pino puts a child's bindings right where the first fields go), without making that child.
+      logger.info({ reqId: request.id, method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     }
     done();
   });

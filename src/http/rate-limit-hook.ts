@@ -31,7 +31,12 @@ export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metr
   return async function enforceRateLimit(auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean): Promise<void> {
     const tier = tierOf(auth.account.tier ?? null);
     const subject = rateLimitSubject(auth.key.id);
-    const decision = await guarded(limiter.check(subject, tier.requestsPerMinute));
+    let decision: RateLimitDecision;
+    try {
+      decision = await limiter.check(subject, tier.requestsPerMinute);
+    } catch (error) {
+      throw unavailable(error);
+    }
     announce(reply, decision, 'requests', anthropic);
     if (!decision.allowed) {
       metrics.rateLimitRefused('requests');
@@ -39,7 +44,12 @@ export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metr
     }
     // Tokens per minute (optional per tier) are post-paid: refused while the last minute's usage is at the limit.
     if (tier.tokensPerMinute !== undefined) {
-      const tokens = await guarded(limiter.checkTokens(subject, tier.tokensPerMinute));
+      let tokens: RateLimitDecision;
+      try {
+        tokens = await limiter.checkTokens(subject, tier.tokensPerMinute);
+      } catch (error) {
+        throw unavailable(error);
+      }
       announce(reply, tokens, 'tokens', anthropic);
       if (!tokens.allowed) {
         metrics.rateLimitRefused('tokens');
@@ -67,15 +77,13 @@ function refusal(kind: RateLimitKind, limit: number, tierName: string, retryAfte
   );
 }
 
-/** The limiter's answer, with an unreachable backend as the 503 `rate_limiter_unavailable`. */
-function guarded(check: Promise<RateLimitDecision>): Promise<RateLimitDecision> {
-  return check.catch((error: unknown) => {
-    if (error instanceof RateLimiterUnavailableError) {
-      throw new GatewayError('rate_limiter_unavailable', 'Rate limits cannot be checked right now. Please retry shortly.', {
-        retryAfterSeconds: error.retryAfterSeconds,
-        cause: error,
-      });
-    }
-    throw error;
-  });
+/** A limiter failure as thrown to the client: an unreachable backend is the 503 `rate_limiter_unavailable`. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof RateLimiterUnavailableError) {
+    return new GatewayError('rate_limiter_unavailable', 'Rate limits cannot be checked right now. Please retry shortly.', {
+      retryAfterSeconds: error.retryAfterSeconds,
+      cause: error,
+    });
+  }
+  return error;
 }
