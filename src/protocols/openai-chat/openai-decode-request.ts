@@ -5,6 +5,7 @@ import type {
   ContentBlock,
   ImageBlock,
   ResponseFormat,
+  SamplingParameters,
   TextBlock,
   ToolChoice,
 } from '../../canonical/request.js';
@@ -48,14 +49,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     model: input.model === undefined || input.model === null ? '' : String(input.model),
     system,
     messages,
-    sampling: definedOnly({
-      temperature: input.temperature ?? undefined,
-      topP: input.top_p ?? undefined,
-      stop,
-      seed: input.seed ?? undefined,
-      presencePenalty: input.presence_penalty ?? undefined,
-      frequencyPenalty: input.frequency_penalty ?? undefined,
-    }),
+    sampling: samplingOf(input, stop),
     stream: input.stream === true,
     extensions,
     extensionsProtocol: 'openai-chat',
@@ -76,6 +70,21 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   }
   if (input.user !== undefined) request.user = input.user;
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
+}
+
+/**
+ * The sampling parameters the client set (null counts as unset), in the canonical order. Built up rather than
+ * made with every key and then trimmed: deleting keys turns an object into a slow dictionary for whoever reads it.
+ */
+function samplingOf(input: OpenAIChatRequestBody, stop: string[] | undefined): SamplingParameters {
+  const sampling: SamplingParameters = {};
+  if (input.temperature !== undefined && input.temperature !== null) sampling.temperature = input.temperature;
+  if (input.top_p !== undefined && input.top_p !== null) sampling.topP = input.top_p;
+  if (stop !== undefined) sampling.stop = stop;
+  if (input.seed !== undefined && input.seed !== null) sampling.seed = input.seed;
+  if (input.presence_penalty !== undefined && input.presence_penalty !== null) sampling.presencePenalty = input.presence_penalty;
+  if (input.frequency_penalty !== undefined && input.frequency_penalty !== null) sampling.frequencyPenalty = input.frequency_penalty;
+  return sampling;
 }
 
 /** Parameters whose meaning the gateway cannot keep: refused rather than silently changed. */
