@@ -10,7 +10,6 @@ import type {
   ToolChoice,
 } from '../../canonical/request.js';
 import { imageSourceFromUrl } from '../shared/data-url.js';
-import { MAX_MESSAGES } from '../shared/request-limits.js';
 import { validationError } from '../shared/format-validation-error.js';
 import {
   CANONICAL_FIELDS,
@@ -30,12 +29,9 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.');
   }
-  let input = plainRequest(body as Record<string, unknown>);
-  if (input === undefined) {
-    const parsed = openAIChatRequestSchema.safeParse(body, { reportInput: true });
-    if (!parsed.success) throw validationError(parsed.error);
-    input = parsed.data;
-  }
+  const parsed = openAIChatRequestSchema.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  const input = parsed.data;
   rejectContractChanges(input);
 
   const { system, messages } = decodeMessages(input.messages);
@@ -198,80 +194,4 @@ function withName(message: CanonicalMessage, name: string | undefined): Canonica
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   for (const key of Object.keys(value) as Array<keyof T>) if (value[key] === undefined) delete value[key];
   return value as { [K in keyof T]: Exclude<T[K], undefined> };
-}
-
-/**
- * The schema's output for the plainest and most common requests, without running the schema: text messages
- * (string content, optional name, no tool calls) and a few scalar options, every one checked as the schema
- * would. Anything else, valid or not, gives undefined and goes through the schema, which also words every
- * validation error; so this only ever accepts a body the schema accepts, and builds the same value (fresh
- * message objects holding only their known keys, the top level copied).
- */
-export function plainRequest(body: Record<string, unknown>): OpenAIChatRequestBody | undefined {
-  for (const key in body) {
-    if (!Object.hasOwn(body, key)) return undefined;
-    const check = PLAIN_FIELDS[key];
-    if (check === undefined || !check(body[key])) return undefined;
-  }
-  const source = body.messages;
-  if (!Array.isArray(source) || source.length < 1 || source.length > MAX_MESSAGES) return undefined;
-  const messages: OpenAIChatRequestMessage[] = new Array(source.length);
-  for (let index = 0; index < source.length; index++) {
-    const message = plainMessage(source[index]);
-    if (message === undefined) return undefined;
-    messages[index] = message;
-  }
-  const plain: Record<string, unknown> = { ...body, messages };
-  // The schema's (loose) object gives a copy; nothing else in a plain request is an object.
-  if (body.stream_options !== undefined && body.stream_options !== null) plain.stream_options = { ...(body.stream_options as object) };
-  return plain as OpenAIChatRequestBody;
-}
-
-const PLAIN_ROLES: ReadonlySet<unknown> = new Set(['system', 'developer', 'user', 'assistant']);
-
-function plainMessage(value: unknown): OpenAIChatRequestMessage | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const source = value as Record<string, unknown>;
-  let keys = 0;
-  for (const key in source) {
-    if (!Object.hasOwn(source, key) || (key !== 'role' && key !== 'content' && key !== 'name')) return undefined;
-    keys++;
-  }
-  const { role, content, name } = source;
-  if (!PLAIN_ROLES.has(role) || typeof content !== 'string') return undefined;
-  if (keys === 3 && typeof name !== 'string') return undefined;
-  if (keys === 2 && name !== undefined) return undefined;
-  return (name === undefined ? { role, content } : { role, content, name }) as OpenAIChatRequestMessage;
-}
-
-const isNullish = (value: unknown): boolean => value === null;
-const finiteIn = (min: number, max: number) => (value: unknown) =>
-  value === null || (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max);
-const positiveIntegerOrNull = (value: unknown) => value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1);
-
-/** The top-level fields a plain request may have, each with the schema's rule for it (messages: see above). */
-const PLAIN_FIELDS: Readonly<Record<string, (value: unknown) => boolean>> = Object.assign(Object.create(null) as Record<string, (value: unknown) => boolean>, {
-  model: () => true,
-  messages: () => true,
-  stream: (value: unknown) => value === null || typeof value === 'boolean',
-  max_tokens: positiveIntegerOrNull,
-  max_completion_tokens: positiveIntegerOrNull,
-  temperature: finiteIn(0, 2),
-  top_p: finiteIn(0, 1),
-  presence_penalty: finiteIn(-2, 2),
-  frequency_penalty: finiteIn(-2, 2),
-  seed: (value: unknown) => isNullish(value) || (typeof value === 'number' && Number.isSafeInteger(value)),
-  user: (value: unknown) => typeof value === 'string',
-  stream_options: plainStreamOptions,
-});
-
-/** null, or an object of the two known flags, each a boolean when present. */
-function plainStreamOptions(value: unknown): boolean {
-  if (value === null) return true;
-  if (typeof value !== 'object' || Array.isArray(value)) return false;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key) || (key !== 'include_usage' && key !== 'include_obfuscation')) return false;
-    if (typeof (value as Record<string, unknown>)[key] !== 'boolean') return false;
-  }
-  return true;
 }
