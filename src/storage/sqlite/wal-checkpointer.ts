@@ -60,6 +60,9 @@ export class WalCheckpointer {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       const exited = once(this.worker, 'exit');
+      // Referenced again while it finishes: an unreferenced thread lets the process exit in the middle of this
+      // await when nothing else is pending, skipping whatever the caller does after closing.
+      this.worker.ref();
       this.worker.postMessage('stop');
       await exited;
     })();
