@@ -69,6 +69,11 @@ describe('describePostgresMessage', () => {
     expect(describePostgresMessage(message('P', '', 'select  1\n from t'))).toBe('select 1 from t');
   });
 
+  it('names the prepared statement a Bind runs', () => {
+    expect(describePostgresMessage(message('B', '', 'tollgate_settle'))).toBe('bind prepared statement tollgate_settle');
+    expect(describePostgresMessage(message('B', '', ''))).toBe('bind (unnamed statement)');
+  });
+
   it('names other messages by type', () => {
     expect(describePostgresMessage(message('S'))).toBe("message 'S'");
   });

@@ -93,10 +93,18 @@ export class RoundTripProxy {
 
 /**
  * The SQL a PostgreSQL frontend message batch starts with: a simple Query ('Q') or the Parse ('P') of the
- * extended protocol, or the message type when it is neither. Enough to see which statements a request runs.
+ * extended protocol; for a Bind ('B') of a statement prepared earlier, its name; otherwise the message type.
+ * Enough to see which statements a request runs.
  */
 export function describePostgresMessage(bytes: Buffer): string {
   const type = String.fromCharCode(bytes[0] ?? 0);
+  if (type === 'B') {
+    // Bind: the portal name, then the prepared statement's name.
+    const portalEnd = bytes.indexOf(0, 5);
+    const nameEnd = portalEnd === -1 ? -1 : bytes.indexOf(0, portalEnd + 1);
+    const name = nameEnd === -1 ? '' : bytes.toString('utf8', portalEnd + 1, nameEnd);
+    return name === '' ? 'bind (unnamed statement)' : `bind prepared statement ${name}`;
+  }
   if (type !== 'Q' && type !== 'P') return `message '${type}'`;
   let start = 5;
   // Parse starts with the statement name, then the SQL; Query is the SQL alone.
