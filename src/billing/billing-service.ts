@@ -36,8 +36,20 @@ export interface SettlementInput {
 const INPUT_ESTIMATE_MARGIN = 1.15;
 const INPUT_ESTIMATE_FLOOR = 16;
 const SETTLEMENT_ATTEMPTS = 4;
+/** No request runs this long; a hold still here then belongs to a request that will never settle. */
+const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
+
+interface LiveHold {
+  admittedAt: number;
+  /** The expiry last written. */
+  expiresAt: number;
+}
 
 export class BillingService {
+  /** Holds of requests in flight here, renewed so that the sweeper never releases the hold of a long stream. */
+  private readonly liveHolds = new Map<string, LiveHold>();
+  private renewal: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly repository: BillingRepository,
     private readonly settings: BillingSettings,
@@ -64,7 +76,45 @@ export class BillingService {
         ),
     });
     if (!result.admitted) throw new GatewayError('insufficient_balance', result.reason);
+    this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs });
+    this.renewHoldsRegularly();
     return result.reservation;
+  }
+
+  /**
+   * One timer for all live holds (not one per request): every third of the TTL, each hold that has used up a
+   * third of its time gets a full TTL again. A hold's expiry is then always at least two thirds of the TTL away
+   * while its request runs, and a crashed instance's holds still expire one TTL after its last renewal.
+   */
+  private renewHoldsRegularly(): void {
+    if (this.renewal !== undefined) return;
+    this.renewal = setInterval(() => this.renewHolds(), Math.max(1, Math.floor(this.settings.reservationTtlMs / 3)));
+    this.renewal.unref();
+  }
+
+  private renewHolds(): void {
+    if (this.liveHolds.size === 0) {
+      clearInterval(this.renewal);
+      this.renewal = undefined;
+      return;
+    }
+    const now = this.now();
+    const ttl = this.settings.reservationTtlMs;
+    for (const [requestId, hold] of this.liveHolds) {
+      if (now - hold.admittedAt > MAX_RENEWED_HOLD_MS) {
+        this.liveHolds.delete(requestId);
+        continue;
+      }
+      if (hold.expiresAt - now > (ttl * 2) / 3) continue;
+      hold.expiresAt = now + ttl;
+      // A failed write is retried on the next tick; a hold that is gone (settled meanwhile) is forgotten.
+      this.repository.extendHold(requestId, hold.expiresAt).then(
+        (held) => {
+          if (!held) this.liveHolds.delete(requestId);
+        },
+        () => {},
+      );
+    }
   }
 
   /**
@@ -93,13 +143,18 @@ export class BillingService {
       unbilledNano: 0n,
     };
     const price = (freeTokensHeld: number) => priceSettlement(input.usage, input.model.prices, freeTokensHeld);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.repository.settle({ usage: record, price, ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }) });
-      } catch (error) {
-        if (attempt >= SETTLEMENT_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.repository.settle({ usage: record, price, ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }) });
+        } catch (error) {
+          if (attempt >= SETTLEMENT_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        }
       }
+    } finally {
+      // Settled, or given up on: either way the hold is no longer renewed (the sweeper releases an unsettled one).
+      this.liveHolds.delete(input.requestId);
     }
   }
 

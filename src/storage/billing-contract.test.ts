@@ -193,6 +193,19 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
+  it('extends a live hold forward only, and reports a hold that is gone', async () => {
+    const ids = await fundedAccount(10_000n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(1_000n), { expiresAt: NOW + 1_000 }));
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    expect(await storage.billing.extendHold(requestId, NOW + 5_000)).toBe(true);
+    expect(await storage.billing.extendHold(requestId, NOW + 2_000)).toBe(true);
+    // Still held at NOW + 4 s: the later expiry stood.
+    await storage.billing.releaseExpiredReservations(NOW + 4_000);
+    expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(1_000n);
+    await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 10n, freeTokensUsed: 0 }) });
+    expect(await storage.billing.extendHold(requestId, NOW + 9_000)).toBe(false);
+  });
+
   it('the sweeper releases expired holds once, even when sweeps run at once; a late settlement still bills', async () => {
     const ids = await fundedAccount(10_000n);
     const reserved = await storage.billing.reserve(reserveInput(ids, hold(3_000n), { expiresAt: NOW + 10 }));

@@ -246,6 +246,19 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       });
     },
 
+    async extendHold(requestId, expiresAt) {
+      const result = await db
+        .updateTable('reservations')
+        .set({ expires_at: expiresAt })
+        .where('request_id', '=', requestId)
+        .where('expires_at', '<', expiresAt)
+        .executeTakeFirst();
+      if (result.numUpdatedRows > 0n) return true;
+      // Not moved: either gone, or already as late (then it is still there).
+      const held = await db.selectFrom('reservations').select('request_id').where('request_id', '=', requestId).executeTakeFirst();
+      return held !== undefined;
+    },
+
     async releaseExpiredReservations(now, limit = 100) {
       const expired = await db.selectFrom('reservations').select('request_id').where('expires_at', '<', now).limit(limit).execute();
       let released = 0;

@@ -128,6 +128,11 @@ export interface BillingRepository {
   settle(input: SettleInput): Promise<SettleResult>;
   /** Credits (or, with a negative adjustment, debits down to zero at most) once per idempotency key. */
   credit(input: CreditInput): Promise<{ applied: boolean; balanceNano: bigint }>;
+  /**
+   * Moves a live request's hold expiry forward (never back), so the sweeper leaves a long stream's hold alone.
+   * False when the hold is gone (settled, or already released).
+   */
+  extendHold(requestId: string, expiresAt: number): Promise<boolean>;
   /** Releases holds past their expiry; safe when several instances sweep at once. Returns how many. */
   releaseExpiredReservations(now: number, limit?: number): Promise<number>;
   /** `expiresAt` (epoch ms) null or absent: the codes never expire. */
