@@ -120,6 +120,8 @@ export const configSchema = z
     shortTimersForTests: z.boolean().default(false),
     /** Days per-request usage rows are kept (GET /v1/usage/requests); daily totals are kept forever. 0 keeps rows forever. */
     usageRetentionDays: z.number().int().min(0).default(90),
+    /** Dashboard registrations per client IP in a rolling 15 minutes; 0 turns the limit off. */
+    registrationsPerIp: z.number().int().min(0).default(5),
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
     tiers: tiersSchema,
     /** Stripe top-ups through Checkout: both the secret key and the webhook signing secret, or neither. */

@@ -37,6 +37,8 @@ export interface Config {
   sweepIntervalMs: number;
   /** 0 keeps per-request usage rows forever. */
   usageRetentionDays: number;
+  /** Dashboard registrations per client IP per 15 minutes; 0: no limit. */
+  registrationsPerIp: number;
   tiers: Tiers;
   /** Both set, or Stripe top-ups are off. */
   stripe: { secretKey: string; webhookSecret: string } | undefined;
@@ -105,6 +107,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.SWEEP_INTERVAL_MS !== undefined) values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
   if (env.TOLLGATE_SHORT_TIMERS !== undefined) values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
   if (env.USAGE_RETENTION_DAYS !== undefined) values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
+  if (env.REGISTRATIONS_PER_IP !== undefined) values.registrationsPerIp = integerFrom('REGISTRATIONS_PER_IP', env.REGISTRATIONS_PER_IP);
   if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '') values.stripeSecretKey = env.STRIPE_SECRET_KEY;
   if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '') values.stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET;
   if (env.PUBLIC_BASE_URL !== undefined && env.PUBLIC_BASE_URL !== '') values.publicBaseUrl = env.PUBLIC_BASE_URL;
@@ -172,6 +175,7 @@ const SETTING_NAMES: Record<string, string> = {
   sweepIntervalMs: 'SWEEP_INTERVAL_MS',
   shortTimersForTests: 'TOLLGATE_SHORT_TIMERS',
   usageRetentionDays: 'USAGE_RETENTION_DAYS',
+  registrationsPerIp: 'REGISTRATIONS_PER_IP',
   stripeSecretKey: 'STRIPE_SECRET_KEY',
   stripeWebhookSecret: 'STRIPE_WEBHOOK_SECRET',
   publicBaseUrl: 'PUBLIC_BASE_URL',
@@ -235,6 +239,7 @@ function finalize(parsed: ParsedConfig): Config {
     reservationTtlMs: parsed.reservationTtlMs,
     sweepIntervalMs: parsed.sweepIntervalMs,
     usageRetentionDays: parsed.usageRetentionDays,
+    registrationsPerIp: parsed.registrationsPerIp,
     rateLimitFailOpen: parsed.rateLimitFailOpen,
     tiers: parsed.tiers,
     stripe:

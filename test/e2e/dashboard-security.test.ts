@@ -328,6 +328,34 @@ describe('sessions live in the database', () => {
     }
   });
 
+  it('allows REGISTRATIONS_PER_IP new accounts per client IP in 15 minutes, then 429 with retry-after; other addresses go on', async () => {
+    let offset = 0;
+    const harness = await startTestGateway({ env: { TRUST_PROXY: 'true', REGISTRATIONS_PER_IP: '3' }, now: () => Date.now() + offset });
+    try {
+      const from = (ip: string) => {
+        const dashboard = new DashboardClient(harness.gateway.url);
+        const call = dashboard.call.bind(dashboard);
+        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
+        return dashboard;
+      };
+      const replies = await Promise.all(Array.from({ length: 5 }, () => from('198.51.100.20').register(uniqueEmail('bulk'), PASSWORD)));
+      // Concurrent attempts count each other: exactly the limit gets through.
+      expect(replies.map((reply) => reply.status).sort()).toEqual([201, 201, 201, 429, 429]);
+      const refused = replies.find((reply) => reply.status === 429)!;
+      expect(refused.json.error).toMatchObject({ code: 'too_many_attempts', retryAfterSeconds: expect.any(Number) });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+      const refusedEmail = uniqueEmail('refused');
+      expect((await from('198.51.100.20').register(refusedEmail, PASSWORD)).status).toBe(429);
+      // Nothing was created for a refused registration.
+      expect(await harness.gateway.storage.accounts.findByEmail(refusedEmail)).toBeNull();
+      expect((await from('198.51.100.21').register(uniqueEmail('other'), PASSWORD)).status).toBe(201);
+      offset = 15 * MINUTE_MS + 1000;
+      expect((await from('198.51.100.20').register(uniqueEmail('later'), PASSWORD)).status).toBe(201);
+    } finally {
+      await harness.close();
+    }
+  });
+
   it('with TRUST_PROXY=1 throttles by the address the proxy saw, whatever the client wrote into X-Forwarded-For', async () => {
     const harness = await startTestGateway({ env: { TRUST_PROXY: '1' } });
     try {

@@ -26,6 +26,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.post('/auth/register', { config: { access: 'public' } }, async (request, reply) => {
     const { email, password } = parseInput(credentials, request.body);
+    await deps.registrationThrottle.admit(request.ip);
     let account;
     try {
       account = await deps.accounts.create({ email, password });

@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
+import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import type { Config } from '../../config/load-config.js';
@@ -14,7 +15,7 @@ export function createDashboardDependencies(input: {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
-  config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl'>;
+  config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp'>;
   now: () => number;
   /** For the operator view of upstream credentials. */
   providers?: Pick<ProviderRegistry, 'credentialStatus'>;
@@ -27,6 +28,7 @@ export function createDashboardDependencies(input: {
     keys: input.keys,
     sessions: new SessionService(storage.sessions, now),
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
+    registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
     usage: storage.usage,
     tiers: config.tiers,

@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
+import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { KeyService } from '../../keys/key-service.js';
@@ -23,6 +24,7 @@ export interface DashboardDependencies {
   keys: KeyService;
   sessions: SessionService;
   loginThrottle: LoginThrottle;
+  registrationThrottle: RegistrationThrottle;
   billing: BillingRepository;
   usage: UsageRepository;
   tiers: Tiers;

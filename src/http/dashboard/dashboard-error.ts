@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../canonical/errors.js';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
+import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
 import { fromFrameworkError } from '../render-error.js';
 
 /**
@@ -29,7 +30,7 @@ export const notFound = (what: string) => new DashboardError(404, 'not_found', w
 /** Any thrown value as a DashboardError; the services' GatewayErrors keep their status and field. */
 export function toDashboardError(error: unknown): DashboardError {
   if (error instanceof DashboardError) return error;
-  if (error instanceof TooManyLoginAttemptsError) {
+  if (error instanceof TooManyLoginAttemptsError || error instanceof TooManyRegistrationsError) {
     return new DashboardError(429, 'too_many_attempts', error.message, undefined, error.retryAfterSeconds);
   }
   const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
