@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +16,7 @@ import {
   rawRequestHead,
   type FuzzBody,
 } from '../helpers/fuzz-generators.js';
+import { rawExchange } from '../helpers/raw-http.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**
@@ -163,7 +163,7 @@ describe('fuzzing the model endpoints', () => {
     const paths = ['/v1/chat/completions', '/v1/messages'] as const;
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...paths).chain((path) => rawRequestHead(path, `Bearer ${apiKey}`).map((request) => ({ path, ...request }))), async ({ path, kind, head, body }) => {
-        const raw = await rawExchange(`${head}\r\n\r\n${body}`);
+        const raw = await rawExchange(harness.gateway.url, CASE_TIMEOUT_MS, `${head}\r\n\r\n${body}`);
         const context = `${kind} → ${raw.slice(0, 300)}`;
         const [responseHead = '', responseBody = ''] = raw.split('\r\n\r\n', 2);
         const status = Number(responseHead.split(' ')[1]);
@@ -215,18 +215,3 @@ describe('after the fuzzing', () => {
   });
 });
 
-function rawExchange(request: string): Promise<string> {
-  const { hostname, port } = new URL(harness.gateway.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let received = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      received += chunk;
-    });
-    socket.on('close', () => resolve(received));
-    socket.on('error', reject);
-    socket.setTimeout(CASE_TIMEOUT_MS, () => socket.destroy(new Error('no answer: the gateway hung')));
-    socket.write(Buffer.from(request, 'latin1'));
-  });
-}

@@ -1,13 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { decodeOpenAIChatRequest } from '../../src/protocols/openai-chat/openai-decode-request.js';
+import { rawExchange } from '../helpers/raw-http.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+
+/** Longest wait for a raw exchange's answer: far beyond every server timeout these tests provoke. */
+const RAW_TIMEOUT_MS = 15_000;
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/;
 
@@ -27,22 +30,6 @@ async function messages(url: string, key: string, body: unknown): Promise<Respon
   });
 }
 
-/** One raw HTTP/1.1 exchange over a socket: what fetch refuses to send (oversized or never-finished heads). */
-function rawExchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let received = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      received += chunk;
-    });
-    socket.on('close', () => resolve(received));
-    socket.on('error', reject);
-    socket.write(request);
-    socket.setTimeout(15_000, () => socket.destroy(new Error('no answer in 15 s')));
-  });
-}
 
 function parseRawResponse(raw: string): { status: number; headers: string; body: unknown } {
   const [head, body = ''] = raw.split('\r\n\r\n', 2) as [string, string?];
@@ -325,24 +312,23 @@ describe('input limits', () => {
 
   it('a request head over MAX_HEADER_BYTES is 431 in the caller’s shape, then the connection closes', async () => {
     const filler = 'a'.repeat(6_000);
-    const openai = parseRawResponse(await rawExchange(harness.gateway.url, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Filler: ${filler}\r\n\r\n`));
+    const openai = parseRawResponse(await rawExchange(harness.gateway.url, RAW_TIMEOUT_MS, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Filler: ${filler}\r\n\r\n`));
     expect(openai.status).toBe(431);
     expect(openai.headers).toContain('connection: close');
     expect(openai.body).toMatchObject({ error: { type: 'invalid_request_error', code: 'headers_too_large' } });
-    const anthropic = parseRawResponse(await rawExchange(harness.gateway.url, `POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Filler: ${filler}\r\n\r\n`));
+    const anthropic = parseRawResponse(await rawExchange(harness.gateway.url, RAW_TIMEOUT_MS, `POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Filler: ${filler}\r\n\r\n`));
     expect(anthropic.status).toBe(431);
     expect(anthropic.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   });
 
   it('a client that never finishes its headers (slow loris) gets 408 and is disconnected', async () => {
-    const answer = parseRawResponse(await rawExchange(harness.gateway.url, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: '));
+    const answer = parseRawResponse(await rawExchange(harness.gateway.url, RAW_TIMEOUT_MS, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: '));
     expect(answer.status).toBe(408);
     expect(answer.body).toMatchObject({ error: { code: 'request_timeout' } });
   });
 
   it('a client that never finishes its body is cut off after REQUEST_TIMEOUT_MS', async () => {
-    const answer = parseRawResponse(await rawExchange(
-      harness.gateway.url,
+    const answer = parseRawResponse(await rawExchange(harness.gateway.url, RAW_TIMEOUT_MS,
       `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":`,
     ));
     expect(answer.status).toBe(408);
@@ -350,7 +336,7 @@ describe('input limits', () => {
   });
 
   it('malformed HTTP is a 400 in JSON, not a crash', async () => {
-    const answer = parseRawResponse(await rawExchange(harness.gateway.url, 'GARBAGE\r\n\r\n'));
+    const answer = parseRawResponse(await rawExchange(harness.gateway.url, RAW_TIMEOUT_MS, 'GARBAGE\r\n\r\n'));
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: { type: 'invalid_request_error' } });
     expect((await fetch(`${harness.gateway.url}/healthz`)).status).toBe(200);
