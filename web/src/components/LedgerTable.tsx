@@ -1,9 +1,8 @@
-import { useState } from 'react';
 import { billing } from '../api/endpoints';
 import type { LedgerKind } from '../api/types';
 import { formatDateTime } from '../lib/format';
 import { formatCost, formatUsd, toNano } from '../lib/money';
-import { useAsync } from '../lib/use-async';
+import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
 import { Pager } from './Pager';
 
@@ -19,9 +18,8 @@ const PAGE_SIZE = 25;
 
 /** The ledger, newest first, with the balance after each entry (the running balance). */
 export function LedgerTable({ refreshKey }: { refreshKey: number }) {
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const cursor = cursors[cursors.length - 1] ?? null;
-  const page = useAsync(() => billing.ledger(PAGE_SIZE, cursor), [cursor, refreshKey]);
+  const pages = useCursorPages((cursor) => billing.ledger(PAGE_SIZE, cursor), [refreshKey]);
+  const { page } = pages;
   const entries = page.data?.entries ?? [];
   return (
     <>
@@ -63,18 +61,7 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
           </table>
         </div>
       )}
-      {(cursors.length > 1 || page.data?.nextCursor) && (
-        <Pager
-          label="Ledger"
-          page={cursors.length - 1}
-          hasNext={page.data?.nextCursor != null}
-          onPrevious={() => setCursors((stack) => stack.slice(0, -1))}
-          onNext={() => {
-            const next = page.data?.nextCursor;
-            if (next != null) setCursors((stack) => [...stack, next]);
-          }}
-        />
-      )}
+      <Pager label="Ledger" pages={pages} />
     </>
   );
 }

@@ -1,12 +1,15 @@
-/** Cursor pagination: a stack of the cursors of the pages before, since the API only gives the next one. */
-export function Pager({ page, hasNext, onPrevious, onNext, label }: { page: number; hasNext: boolean; onPrevious: () => void; onNext: () => void; label: string }) {
+import type { CursorPages } from '../lib/use-cursor-pages';
+
+/** Previous / Next under a cursor-paginated list; nothing while the list fits one page. */
+export function Pager<T extends { nextCursor: string | null }>({ pages, label }: { pages: CursorPages<T>; label: string }) {
+  if (pages.index === 0 && !pages.hasNext) return null;
   return (
     <nav className="pager" aria-label={`${label} pages`}>
-      <button type="button" className="button button-secondary button-small" onClick={onPrevious} disabled={page === 0}>
+      <button type="button" className="button button-secondary button-small" onClick={pages.previous} disabled={pages.index === 0}>
         Previous
       </button>
-      <span className="muted">Page {page + 1}</span>
-      <button type="button" className="button button-secondary button-small" onClick={onNext} disabled={!hasNext}>
+      <span className="muted">Page {pages.index + 1}</span>
+      <button type="button" className="button button-secondary button-small" onClick={pages.next} disabled={!pages.hasNext}>
         Next
       </button>
     </nav>

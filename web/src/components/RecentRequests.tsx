@@ -1,8 +1,7 @@
-import { useState } from 'react';
 import { usage } from '../api/endpoints';
 import { formatCount, formatDateTime, formatLatency } from '../lib/format';
 import { formatCost } from '../lib/money';
-import { useAsync } from '../lib/use-async';
+import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
 import { Pager } from './Pager';
 import { StatusBadge } from './StatusBadge';
@@ -11,15 +10,14 @@ const PAGE_SIZE = 25;
 
 /** The newest requests first, one page at a time (cursor pagination; earlier cursors kept for "Previous"). */
 export function RecentRequests({ refreshKey }: { refreshKey: number }) {
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const cursor = cursors[cursors.length - 1] ?? null;
-  const page = useAsync(() => usage.requests(PAGE_SIZE, cursor), [cursor, refreshKey]);
+  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor), [refreshKey]);
+  const { page } = pages;
   const requests = page.data?.requests ?? [];
   return (
     <>
       <ErrorNotice error={page.error} />
       {page.loading && page.data === undefined && <Loading />}
-      {page.data !== undefined && requests.length === 0 && cursors.length === 1 && <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>}
+      {page.data !== undefined && requests.length === 0 && pages.index === 0 && <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>}
       {requests.length > 0 && (
         <div className="table-wrap">
           <table className="table table-dense table-stack">
@@ -72,18 +70,7 @@ export function RecentRequests({ refreshKey }: { refreshKey: number }) {
           </table>
         </div>
       )}
-      {(cursors.length > 1 || page.data?.nextCursor) && (
-        <Pager
-          label="Recent requests"
-          page={cursors.length - 1}
-          hasNext={page.data?.nextCursor != null}
-          onPrevious={() => setCursors((stack) => stack.slice(0, -1))}
-          onNext={() => {
-            const next = page.data?.nextCursor;
-            if (next != null) setCursors((stack) => [...stack, next]);
-          }}
-        />
-      )}
+      <Pager label="Recent requests" pages={pages} />
     </>
   );
 }

@@ -1,44 +1,59 @@
+import type { ReactNode } from 'react';
 import type { UsageDaily } from '../api/types';
 import { formatCount } from '../lib/format';
 import { formatCost } from '../lib/money';
 
-export function ModelBreakdown({ rows }: { rows: UsageDaily['byModel'] }) {
-  if (rows.length === 0) return <p className="muted">No requests in this range.</p>;
+type ModelRow = UsageDaily['byModel'][number];
+type KeyRow = UsageDaily['byKey'][number];
+
+interface Column<Row> {
+  label: string;
+  value(row: Row): string;
+}
+
+const requests = { label: 'Requests', value: (row: { requests: number }) => formatCount(row.requests) };
+const input = { label: 'Input', value: (row: { inputTokens: number }) => formatCount(row.inputTokens) };
+const output = { label: 'Output', value: (row: { outputTokens: number }) => formatCount(row.outputTokens) };
+const cost = { label: 'Cost', value: (row: { costUsd: string }) => formatCost(row.costUsd) };
+const cached = { label: 'Cached', value: (row: ModelRow) => formatCount(row.cacheReadTokens + row.cacheWriteTokens) };
+
+/** One breakdown table: a row header naming the group, then numeric columns (stacked on a phone). */
+function BreakdownTable<Row>(props: {
+  caption: string;
+  groupLabel: string;
+  rows: Row[];
+  rowKey(row: Row): string;
+  rowHeader(row: Row): ReactNode;
+  /** Extra class of the row header cell. */
+  headerClass?: string;
+  columns: Column<Row>[];
+}) {
+  if (props.rows.length === 0) return <p className="muted">No requests in this range.</p>;
   return (
     <div className="table-wrap">
       <table className="table table-stack">
-        <caption className="visually-hidden">Usage by model</caption>
+        <caption className="visually-hidden">{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">Model</th>
-            <th scope="col" className="num">Requests</th>
-            <th scope="col" className="num">Input</th>
-            <th scope="col" className="num">Output</th>
-            <th scope="col" className="num">Cached</th>
-            <th scope="col" className="num">Cost</th>
+            <th scope="col">{props.groupLabel}</th>
+            {props.columns.map((column) => (
+              <th key={column.label} scope="col" className="num">
+                {column.label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
-          {rows.map((row) => (
-            <tr key={row.model}>
-              <th scope="row" className="nowrap">
-                {row.model}
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)}>
+              <th scope="row" className={props.headerClass}>
+                {props.rowHeader(row)}
               </th>
-              <td data-label="Requests" className="num">
-                {formatCount(row.requests)}
-              </td>
-              <td data-label="Input" className="num">
-                {formatCount(row.inputTokens)}
-              </td>
-              <td data-label="Output" className="num">
-                {formatCount(row.outputTokens)}
-              </td>
-              <td data-label="Cached" className="num">
-                {formatCount(row.cacheReadTokens + row.cacheWriteTokens)}
-              </td>
-              <td data-label="Cost" className="num">
-                {formatCost(row.costUsd)}
-              </td>
+              {props.columns.map((column) => (
+                <td key={column.label} data-label={column.label} className="num">
+                  {column.value(row)}
+                </td>
+              ))}
             </tr>
           ))}
         </tbody>
@@ -47,43 +62,33 @@ export function ModelBreakdown({ rows }: { rows: UsageDaily['byModel'] }) {
   );
 }
 
-export function KeyBreakdown({ rows }: { rows: UsageDaily['byKey'] }) {
-  if (rows.length === 0) return <p className="muted">No requests in this range.</p>;
+export function ModelBreakdown({ rows }: { rows: ModelRow[] }) {
   return (
-    <div className="table-wrap">
-      <table className="table table-stack">
-        <caption className="visually-hidden">Usage by key</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col" className="num">Requests</th>
-            <th scope="col" className="num">Input</th>
-            <th scope="col" className="num">Output</th>
-            <th scope="col" className="num">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.keyId}>
-              <th scope="row">
-                {row.keyName} <code className="hint">{row.hint}</code>
-              </th>
-              <td data-label="Requests" className="num">
-                {formatCount(row.requests)}
-              </td>
-              <td data-label="Input" className="num">
-                {formatCount(row.inputTokens)}
-              </td>
-              <td data-label="Output" className="num">
-                {formatCount(row.outputTokens)}
-              </td>
-              <td data-label="Cost" className="num">
-                {formatCost(row.costUsd)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <BreakdownTable<ModelRow>
+      caption="Usage by model"
+      groupLabel="Model"
+      rows={rows}
+      rowKey={(row) => row.model}
+      rowHeader={(row) => row.model}
+      headerClass="nowrap"
+      columns={[requests, input, output, cached, cost]}
+    />
+  );
+}
+
+export function KeyBreakdown({ rows }: { rows: KeyRow[] }) {
+  return (
+    <BreakdownTable<KeyRow>
+      caption="Usage by key"
+      groupLabel="Key"
+      rows={rows}
+      rowKey={(row) => row.keyId}
+      rowHeader={(row) => (
+        <>
+          {row.keyName} <code className="hint">{row.hint}</code>
+        </>
+      )}
+      columns={[requests, input, output, cost]}
+    />
   );
 }

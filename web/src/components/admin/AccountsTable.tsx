@@ -3,7 +3,7 @@ import { admin } from '../../api/endpoints';
 import type { AdminAccount, TierInfo } from '../../api/types';
 import { formatCount, formatDate } from '../../lib/format';
 import { formatCost, formatUsd } from '../../lib/money';
-import { useAsync } from '../../lib/use-async';
+import { useCursorPages } from '../../lib/use-cursor-pages';
 import { useSession } from '../../lib/session';
 import { ConfirmDialog } from '../ConfirmDialog';
 import { ErrorNotice, Loading, Notice } from '../Notice';
@@ -18,10 +18,9 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
   const { account: self } = useSession();
   const [search, setSearch] = useState('');
   const [applied, setApplied] = useState('');
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [refreshKey, setRefreshKey] = useState(0);
-  const cursor = cursors[cursors.length - 1] ?? null;
-  const list = useAsync(() => admin.accounts(applied, PAGE_SIZE, cursor), [applied, cursor, refreshKey]);
+  const pages = useCursorPages((cursor) => admin.accounts(applied, PAGE_SIZE, cursor), [applied, refreshKey]);
+  const list = pages.page;
   const [crediting, setCrediting] = useState<AdminAccount | null>(null);
   const [toggling, setToggling] = useState<AdminAccount | null>(null);
   const [message, setMessage] = useState<{ kind: 'success' | 'error'; text: string }>();
@@ -30,7 +29,7 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
 
   function submitSearch(event: FormEvent) {
     event.preventDefault();
-    setCursors([null]);
+    pages.restart();
     setApplied(search.trim());
   }
   async function changeTier(account: AdminAccount, tier: string) {
@@ -137,18 +136,7 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
           </table>
         </div>
       )}
-      {(cursors.length > 1 || list.data?.nextCursor) && (
-        <Pager
-          label="Accounts"
-          page={cursors.length - 1}
-          hasNext={list.data?.nextCursor != null}
-          onPrevious={() => setCursors((stack) => stack.slice(0, -1))}
-          onNext={() => {
-            const next = list.data?.nextCursor;
-            if (next != null) setCursors((stack) => [...stack, next]);
-          }}
-        />
-      )}
+      <Pager label="Accounts" pages={pages} />
       <CreditDialog
         account={crediting}
         onClose={() => setCrediting(null)}
