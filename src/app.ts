@@ -1,4 +1,3 @@
-import { randomFillSync } from 'node:crypto';
 import type { ServerOptions } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { GatewayError } from './canonical/errors.js';
@@ -22,6 +21,7 @@ import { registerModelsApi } from './http/models-api.js';
 import { registerUsageApi } from './http/usage-api.js';
 import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
+import { nextRequestId } from './ids/request-id.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
@@ -195,19 +195,4 @@ function trustFirstHops(count: number): (address: string, hop: number) => boolea
   return function trustHop(_address, hop) {
     return hop < count;
   };
-}
-
-/** Random bytes for request ids, filled in batches: one `randomFillSync` per 256 ids instead of a UUID each. */
-const idEntropy = Buffer.alloc(16 * 256);
-let idOffset = idEntropy.length;
-
-/** `req_` and 32 hex digits (128 random bits), the shape clients and tests know. */
-function nextRequestId(): string {
-  if (idOffset === idEntropy.length) {
-    randomFillSync(idEntropy);
-    idOffset = 0;
-  }
-  const id = `req_${idEntropy.toString('hex', idOffset, idOffset + 16)}`;
-  idOffset += 16;
-  return id;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ids/random-hex.js';
 import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
@@ -85,5 +85,5 @@ export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold |
 
 /** Ledger ids sort by time, so `before` pagination is a plain comparison. */
 export function ledgerId(at: number): string {
-  return `le_${at.toString().padStart(15, '0')}_${randomBytes(6).toString('hex')}`;
+  return `le_${at.toString().padStart(15, '0')}_${randomHex(6)}`;
 }

@@ -26,6 +26,10 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
     // (only an OS crash or power loss may drop the last commits) and avoids an fsync per commit.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
+    // Savepoints (one per write of a group commit) keep each page's first version in a statement journal, a
+    // temporary file by default: a pwrite per page and savepoint, 40% of the hot path's CPU on the bench. Those
+    // journals only serve rollbacks inside a transaction (the WAL alone recovers from a crash): memory is enough.
+    database.pragma('temp_store = MEMORY');
     // Another process (a CLI admin command, a second gateway) may hold the write lock briefly.
     database.pragma('busy_timeout = 5000');
     // SQLite ignores REFERENCES unless told otherwise, per connection.
