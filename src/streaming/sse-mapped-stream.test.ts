@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { SseEvent } from './sse-decoder.js';
 import { SseMappedStream, type SseEventMapper } from './sse-mapped-stream.js';
 
@@ -77,5 +80,45 @@ describe('SseMappedStream', () => {
     expect(mapper.ended).toBe(0);
     expect(await events.next()).toEqual({ done: true, value: undefined });
     expect(released()).toBe(1);
+  });
+
+  describe('with an undici body whose terminal event comes before its end', () => {
+    let server: Server | undefined;
+    let pool: Pool | undefined;
+    afterEach(async () => {
+      await pool?.close();
+      await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+    });
+
+    it('reads the rest, releases it as ended (no abort) and keeps the connection for the next request', async () => {
+      let connections = 0;
+      server = createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write('data: a\n\ndata: stop\n\n');
+        // The body's end arrives after the terminal event, as a vendor's last chunk often does.
+        setTimeout(() => response.end('\n'), 20);
+      });
+      server.on('connection', () => connections++);
+      await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+      pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { connections: 1 });
+      for (let round = 0; round < 2; round++) {
+        const response = await pool.request({ method: 'GET', path: '/' });
+        const bodyErrors: unknown[] = [];
+        response.body.on('error', (error) => bodyErrors.push(error));
+        const mapper = new TestMapper();
+        const released = new Promise<boolean>((resolve) => {
+          const events = new SseMappedStream<string>(response.body, {
+            mapper,
+            isComplete: () => mapper.complete,
+            wrapError: (error) => error as Error,
+            release: () => resolve(response.body.readableEnded),
+          });
+          void collect(events).then((result) => expect(result).toEqual({ out: ['a', 'stop', 'end'] }));
+        });
+        expect(await released).toBe(true);
+        expect(bodyErrors).toEqual([]);
+      }
+      expect(connections).toBe(1);
+    });
   });
 });

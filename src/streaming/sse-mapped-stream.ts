@@ -18,6 +18,8 @@ export interface SseMappedStreamOptions<T> {
 }
 
 const NO_EVENTS: readonly never[] = [];
+/** What is read after a stream's terminal event before the connection is given up instead. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
  * A vendor's SSE body as mapped events, in one iterator: the same behaviour as
@@ -109,9 +111,31 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T> {
     }
     this.take(mapped);
     if (complete && this.failure === undefined) {
-      this.release();
+      if (bodyEnded) this.release();
+      else this.drainRest();
       this.state = 'ending';
     }
+  }
+
+  /**
+   * The terminal event came before the body's end (its last chunk, a trailing blank line): read the rest in the
+   * background, then release. Releasing at once destroyed a body that had not ended, which undici treats as an
+   * aborted request: an error object with its stack trace per stream (profiled: ~2% of a streamed request's
+   * CPU) and, when the vendor's last bytes were still on the way, a closed keep-alive connection. A vendor that
+   * keeps sending after its terminal event is cut off after DRAIN_LIMIT_BYTES; one that never ends the body is
+   * cut off by the idle timeout, as any stalled body.
+   */
+  private drainRest(): void {
+    this.released = true;
+    let bytes = 0;
+    const release = () => this.options.release();
+    const readOn = (chunk: IteratorResult<Uint8Array>): void => {
+      if (chunk.done === true) return release();
+      bytes += chunk.value.byteLength;
+      if (bytes > DRAIN_LIMIT_BYTES) return release();
+      this.source.next().then(readOn, release);
+    };
+    this.source.next().then(readOn, release);
   }
 
   private take(events: readonly T[]): void {
