@@ -6,8 +6,9 @@ type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
 /**
  * Token estimates with a real tokenizer (o200k, bundled with gpt-tokenizer, works offline). Used where a vendor
- * gives no count: admission estimates and replies cut off before the vendor's usage arrived. Counts of other
- * vendors' tokenizers differ somewhat; these are estimates, the vendor's own usage wins whenever it exists.
+ * gives no count: admission estimates (when the UTF-8 upper bound below does not settle admission) and replies
+ * cut off before the vendor's usage arrived. Counts of other vendors' tokenizers differ somewhat; these are
+ * estimates, the vendor's own usage wins whenever it exists.
  */
 
 /** OpenAI's per-message framing overhead, the same rule the simulator counts with. */
@@ -30,8 +31,8 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * The tokenizer's tables cost ~50 MB of RSS, so they are loaded on the first count, not at start-up: a gateway
- * that has served no chat request yet (or serves only vendors that count for it) does not carry them.
- * `loadTokenizer` loads the ESM build asynchronously (the one the demo simulator shares, so demo mode holds a
+ * that has needed no count yet does not carry them (admission of accounts whose balance covers the upper bound
+ * needs none, nor do replies whose vendor reports usage). `loadTokenizer` loads the ESM build asynchronously (the one the demo simulator shares, so demo mode holds a
  * single copy); the request path awaits it before its first count. A count needed before that, from code that
  * cannot wait, loads the package's CommonJS build synchronously instead: same code, same tables, same counts.
  */
@@ -88,18 +89,25 @@ export const EXACT_CHARS_PER_REQUEST = 100_000;
 /** Tokens per character for text met before anything was counted (o200k on English prose is about 0.25). */
 const DEFAULT_TOKENS_PER_CHAR = 0.3;
 
-/** Counts a request's texts exactly until the budget is spent, then by the ratio observed so far. */
+/**
+ * Counts a request's texts with `measure` until the budget is spent, then by the ratio observed so far. With
+ * `countTextTokens` it is the estimate; with `utf8UpperBound` it bounds that estimate from above, text by text:
+ * the exact part because each text's bound is at least its count, the extrapolated part because the ratio it
+ * extrapolates with (bound per character) is then at least the estimate's ratio (tokens per character).
+ */
 class BudgetedCounter {
   private budget = EXACT_CHARS_PER_REQUEST;
   private countedChars = 0;
   private countedTokens = 0;
+
+  constructor(private readonly measure: (text: string) => number) {}
 
   count(text: string): number {
     if (text === '') return 0;
     const exact = text.length <= this.budget ? text : text.slice(0, this.budget);
     let tokens = 0;
     if (exact.length > 0) {
-      tokens = countTextTokens(exact);
+      tokens = this.measure(exact);
       this.budget -= exact.length;
       this.countedChars += exact.length;
       this.countedTokens += tokens;
@@ -111,8 +119,33 @@ class BudgetedCounter {
   }
 }
 
+/**
+ * At least `countTextTokens(text)`, without the tokenizer: every o200k token stands for at least one UTF-8 byte
+ * of the text. `Buffer.byteLength` counts a lone surrogate as the 3 bytes of U+FFFD, as the tokenizer's encoder
+ * does; but a long run is counted in slices of LONG_RUN UTF-16 units, and a cut through a surrogate pair turns
+ * its 4 bytes into two lone surrogates of 3 bytes each: 2 more bytes per cut, hence the second term.
+ */
+export function utf8UpperBound(text: string): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return text.length < LONG_RUN ? bytes : bytes + 2 * Math.floor(text.length / LONG_RUN);
+}
+
+/** The tokenizer's estimate of a request's input tokens (framing, flats for images and documents included). */
 export function estimateRequestInputTokens(request: CanonicalRequest): number {
-  const counter = new BudgetedCounter();
+  return walkRequest(request, new BudgetedCounter(countTextTokens));
+}
+
+/**
+ * An upper bound on `estimateRequestInputTokens(request)` that never loads or runs the tokenizer (about 50 MB
+ * and the larger part of a request's admission CPU): the same walk over the request, with the same framing and
+ * flats, each text measured by its UTF-8 length. For ASCII prose it is about 4 times the count.
+ */
+export function upperBoundRequestInputTokens(request: CanonicalRequest): number {
+  return walkRequest(request, new BudgetedCounter(utf8UpperBound));
+}
+
+/** What the estimate and its upper bound both add up: they differ only in how a text is measured. */
+function walkRequest(request: CanonicalRequest, counter: BudgetedCounter): number {
   const count = (text: string) => counter.count(text);
   let total = TOKENS_PER_REPLY;
   if (request.system.length > 0) {
