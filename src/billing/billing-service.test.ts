@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { estimateRequestInputTokens, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
+import type { CanonicalRequest } from '../canonical/request.js';
 import { ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { BillingRepository } from '../storage/billing-types.js';
 import { openStorage } from '../storage/open-storage.js';
 import type { Storage } from '../storage/types.js';
+import { planAdmission } from './admission.js';
 import { BillingService } from './billing-service.js';
 import { parseUsd } from './money.js';
 
@@ -64,5 +67,104 @@ describe('BillingService', () => {
     const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
     const request = { model: 'beta-5.4', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], sampling: {}, stream: false, extensions: {}, extensionsProtocol: 'openai-chat' as const, maxOutputTokens: 100_000 };
     await expect(billing.admit('req_big', auth, model, request)).rejects.toMatchObject({ status: 403, code: 'insufficient_balance' });
+  });
+});
+
+let accounts = 0;
+/** A fresh account holding `balanceNano` (none for 0), with its key. */
+async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
+  const id = `acct_admit_${++accounts}`;
+  const account = await storage.accounts.create({ id, email: `${id}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
+  const key = await storage.apiKeys.create({ id: `key_admit_${accounts}`, accountId: id, name: 'k', keyHash: `h_admit_${accounts}`, hint: 'h', createdAt: 0, expiresAt: null });
+  if (balanceNano > 0n) await storage.billing.credit({ accountId: id, kind: 'topup', amountNano: balanceNano, idempotencyKey: `topup-${id}`, note: null, at: 0 });
+  return { account, key: { ...key } };
+}
+
+function chatRequest(maxOutputTokens: number | undefined): CanonicalRequest {
+  const text = 'Tell me about toll gates on old roads, and how they were priced. 東京の料金所は？ 🚀 '.repeat(12);
+  return {
+    model: 'beta-5.4',
+    system: [{ type: 'text', text: 'You are terse.' }],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text }] },
+      { role: 'assistant', content: [{ type: 'tool-call', id: 'c1', name: 'lookup', argumentsJson: '{"q":"toll"}' }] },
+      { role: 'user', content: [{ type: 'tool-result', toolCallId: 'c1', isError: false, content: [{ type: 'text', text: 'Roads were tolled by the mile.' }] }] },
+    ],
+    sampling: {},
+    stream: false,
+    extensions: {},
+    extensionsProtocol: 'openai-chat',
+    ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+  };
+}
+
+/** The hold's input tokens for a count, as admission sizes it (margin and floor). */
+const held = (tokens: number) => Math.ceil(tokens * 1.15) + 16;
+
+describe('admission with the UTF-8 upper bound', () => {
+  it('admits, refuses and caps output exactly as the tokenizer count would, at every balance around the thresholds', async () => {
+    for (const freeTokensPerDay of [0, 100]) {
+      const billing = new BillingService(storage.billing, { freeTokensPerDay, reservationTtlMs: 60_000 });
+      for (const clientMax of [undefined, 50, 4_000]) {
+        const request = chatRequest(clientMax);
+        const precise = held(estimateRequestInputTokens(request));
+        const bound = held(upperBoundRequestInputTokens(request));
+        expect(bound).toBeGreaterThan(precise);
+        const output = BigInt(clientMax ?? model.maxOutputTokens);
+        // Where each count's plan changes: the prompt alone, the prompt and the whole output, for both counts.
+        const edges = [precise, bound].flatMap((tokens) => [BigInt(tokens) * model.prices.input, BigInt(tokens) * model.prices.input + output * model.prices.output]);
+        const balances = [0n, 1n, ...edges.flatMap((edge) => [edge - 1n, edge, edge + 1n]), parseUsd('1000')];
+        for (const balanceNano of balances) {
+          const accountAuth = await accountWith(balanceNano);
+          const expected = planAdmission(
+            { inputTokens: precise, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: model.maxOutputTokens, prices: model.prices },
+            { availableNano: balanceNano, freeTokensLeft: freeTokensPerDay },
+          );
+          const outcome = await billing.admit(`req_${accountAuth.account.id}`, accountAuth, model, request).then(
+            (reservation) => ({ admitted: true as const, reservation }),
+            (error: unknown) => ({ admitted: false as const, error }),
+          );
+          const label = `free ${freeTokensPerDay}, max ${clientMax}, balance ${balanceNano}`;
+          if (!expected.admitted) {
+            expect(outcome.admitted, label).toBe(false);
+            expect(!outcome.admitted && outcome.error, label).toMatchObject({ status: 403, code: 'insufficient_balance', message: expected.reason });
+            expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({ reservedNano: 0n, freeReservedTokens: 0 });
+            continue;
+          }
+          expect(outcome.admitted, label).toBe(true);
+          if (!outcome.admitted) continue;
+          expect(outcome.reservation.maxOutputTokens, label).toBe(expected.maxOutputTokens);
+          // The bound's hold may be larger; never smaller than the tokenizer's.
+          expect(outcome.reservation.holdNano >= expected.holdNano, label).toBe(true);
+          expect(outcome.reservation.freeTokens, label).toBeGreaterThanOrEqual(expected.freeTokens);
+          expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({ reservedNano: outcome.reservation.holdNano, freeReservedTokens: outcome.reservation.freeTokens });
+        }
+      }
+    }
+  });
+
+  it("admits a rich account's request without loading the tokenizer; a refusal loads it and states its count", async () => {
+    vi.resetModules();
+    const tokens = await import('../canonical/count-tokens.js');
+    const { BillingService: FreshBillingService } = await import('./billing-service.js');
+    expect(tokens.tokenizerLoaded()).toBe(false);
+    const billing = new FreshBillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
+    const rich = await accountWith(parseUsd('100'));
+    for (const clientMax of [undefined, 1_000]) {
+      const reservation = await billing.admit(`req_rich_${clientMax}`, rich, model, chatRequest(clientMax));
+      expect(reservation.maxOutputTokens).toBe(clientMax ?? model.maxOutputTokens);
+      // Sized with the bound: more than the tokenizer's count would hold.
+      const boundHold = BigInt(held(upperBoundRequestInputTokens(chatRequest(clientMax)))) * model.prices.input + BigInt(reservation.maxOutputTokens) * model.prices.output;
+      expect(reservation.holdNano).toBe(boundHold);
+    }
+    expect(tokens.tokenizerLoaded()).toBe(false);
+
+    const poor = await accountWith(parseUsd('0.001'));
+    const request = chatRequest(1_000);
+    await expect(billing.admit('req_poor', poor, model, request)).rejects.toMatchObject({
+      code: 'insufficient_balance',
+      message: expect.stringContaining(`about ${held(estimateRequestInputTokens(request))} input tokens`),
+    });
+    expect(tokens.tokenizerLoaded()).toBe(true);
   });
 });

@@ -90,8 +90,7 @@ export class ChatPipeline {
       );
     }
     const provider = this.deps.providers.get(model.vendor);
-    // The hold is sized with the tokenizer, loaded on the first request rather than at start-up (its memory).
-    if (!tokenizerLoaded()) await loadTokenizer();
+    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
     // No client limit: the vendor may write only what the account can pay for (the hold's output tokens).
     if (input.request.maxOutputTokens === undefined && reservation.maxOutputTokens < model.maxOutputTokens) {
@@ -197,7 +196,7 @@ export class ChatPipeline {
     }
     let all = events;
     if (!accumulator.response.usageReported) {
-      const usage = this.estimateUsage(input.request, accumulator);
+      const usage = await this.estimateUsage(input.request, accumulator);
       accumulator.apply({ type: 'usage', usage });
       all = [...events, { type: 'usage', usage }];
     }
@@ -241,7 +240,7 @@ export class ChatPipeline {
     onSettled: (result: SettleResult | undefined) => void,
   ): Promise<void> {
     const response = accumulator.response;
-    const usage = this.billableUsage(input.request, accumulator, outcome);
+    const usage = await this.billableUsage(input.request, accumulator, outcome);
     onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
@@ -251,15 +250,20 @@ export class ChatPipeline {
    * counted with the tokenizer, plus the input when the vendor did the work. A vendor failure before any
    * output costs nothing.
    */
-  private billableUsage(request: CanonicalRequest, accumulator: ResponseAccumulator, outcome: Outcome): CanonicalUsage {
+  private async billableUsage(request: CanonicalRequest, accumulator: ResponseAccumulator, outcome: Outcome): Promise<CanonicalUsage> {
     const response = accumulator.response;
     if (response.usageReported) return response.usage;
     if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
     return this.estimateUsage(request, accumulator);
   }
 
-  /** What was delivered, counted with the tokenizer: the rule for replies the vendor never reported. */
-  private estimateUsage(request: CanonicalRequest, accumulator: ResponseAccumulator): CanonicalUsage {
+  /**
+   * What was delivered, counted with the tokenizer: the rule for replies the vendor never reported. Admission
+   * may not have loaded the tokenizer (a rich account's prompt is bounded without it), so it is loaded here,
+   * asynchronously, rather than by the synchronous fallback that would block the event loop while it loads.
+   */
+  private async estimateUsage(request: CanonicalRequest, accumulator: ResponseAccumulator): Promise<CanonicalUsage> {
+    if (!tokenizerLoaded()) await loadTokenizer();
     return {
       ...emptyUsage(),
       inputTokens: estimateRequestInputTokens(request),
@@ -303,7 +307,7 @@ export class ChatPipeline {
 
 interface RelayHooks {
   /** The usage of a reply the vendor never reported (the tokenizer's count). */
-  estimateUsage(): CanonicalUsage;
+  estimateUsage(): Promise<CanonicalUsage>;
   /** The outcome of an upstream failure (recording it); the error itself is rethrown by the iterator. */
   failed(): Outcome;
   /** Settles the reply with its outcome. */
@@ -350,7 +354,7 @@ class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
         return { done: false, value: event };
       }
       if (!this.accumulator.response.usageReported) {
-        const event: CanonicalEvent = { type: 'usage', usage: this.hooks.estimateUsage() };
+        const event: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
         this.accumulator.apply(event);
         this.state = 'usage-sent';
         return { done: false, value: event };
