@@ -1,0 +1,184 @@
+/** The CLI's commands; `cli.ts` is the entry point that loads this module. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { AccountService } from './accounts/account-service.js';
+import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
+import { UsageError } from './cli/usage-error.js';
+import { GatewayError } from './canonical/errors.js';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import { keyStatus } from './http/keys-api.js';
+import { KeyService } from './keys/key-service.js';
+import { serve } from './main.js';
+import { endStartupHeapSizing } from './startup-heap.js';
+import { openStorage } from './storage/open-storage.js';
+import type { Storage } from './storage/types.js';
+
+const USAGE = `Usage: tollgate <command> [options]   (every command accepts --json)
+
+  serve                                          run the gateway (configuration from the environment / tollgate.yaml)
+  migrate                                        apply pending database migrations
+  accounts create --email E --password P [--admin]
+  accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
+  keys create --email E --name N [--expires-in-days D]   prints the new key (shown once)
+  keys list --email E
+  keys revoke --email E --id ID
+${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
+`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  admin: { type: 'boolean' },
+  name: { type: 'string' },
+  id: { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  tier: { type: 'string' },
+  usd: { type: 'string' },
+  note: { type: 'string' },
+  count: { type: 'string' },
+  limit: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const json = values.json === true;
+  const command = positionals.join(' ');
+  if (values.help || command === '' || command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  try {
+    const config = loadConfig();
+    switch (command) {
+      case 'serve':
+        await serve(config);
+        endStartupHeapSizing();
+        return -1; // keeps running
+      case 'simulator': {
+        // Imported here only: the simulator brings a tokenizer and its tables, which `serve` must not load
+        // (the gateway imports it itself in demo mode).
+        const { startSimulator } = await import('./simulator/simulator-server.js');
+        const simulator = await startSimulator({ port: integerOption(values, 'port') ?? 8090, host: values.host ?? '127.0.0.1' });
+        endStartupHeapSizing();
+        print(json, { url: simulator.url, base_urls: simulator.baseUrls }, `Simulator listening on ${simulator.url}\n${Object.entries(simulator.baseUrls).map(([vendor, url]) => `  ${vendor}: ${url}`).join('\n')}`);
+        return -1;
+      }
+      case 'migrate':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const applied = await storage.migrate();
+          print(json, { applied }, applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`);
+          return 0;
+        });
+      case 'accounts create':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).create({
+            email: required(values, 'email'),
+            password: required(values, 'password'),
+            role: values.admin ? 'admin' : 'user',
+          });
+          print(json, { id: account.id, email: account.email, role: account.role }, `Created account ${account.email} (${account.id}).`);
+          return 0;
+        });
+      case 'accounts tier':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).setTier(required(values, 'email'), required(values, 'tier'), config.tiers);
+          print(json, { id: account.id, email: account.email, tier: account.tier }, `${account.email} is now on the '${account.tier}' tier.`);
+          return 0;
+        });
+      case 'keys create':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+          const days = integerOption(values, 'expires-in-days');
+          const created = await new KeyService(storage.apiKeys).create(account.id, {
+            name: required(values, 'name'),
+            expiresAt: days === undefined ? null : Date.now() + days * 86_400_000,
+          });
+          print(
+            json,
+            { id: created.record.id, name: created.record.name, key: created.secret, hint: created.record.hint, expires_at: created.record.expiresAt },
+            `${created.secret}\n(id ${created.record.id}; shown once: store it now)`,
+          );
+          return 0;
+        });
+      case 'keys list':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+          const keys = await new KeyService(storage.apiKeys).list(account.id);
+          const rows = keys.map((key) => ({ id: key.id, name: key.name, hint: key.hint, status: keyStatus(key, Date.now()) }));
+          print(json, rows, rows.map((row) => `${row.id}  ${row.hint}  ${row.status}  ${row.name}`).join('\n') || 'No keys.');
+          return 0;
+        });
+      case 'keys revoke':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+          const id = required(values, 'id');
+          await new KeyService(storage.apiKeys).revoke(account.id, id);
+          print(json, { id, revoked: true }, `Revoked ${id}.`);
+          return 0;
+        });
+      default:
+        if (isBillingCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const output = await runBillingCommand(command, storage, values);
+            print(json, output.data, output.text);
+            return output.exitCode;
+          });
+        }
+        throw new UsageError(`Unknown command '${command}'.`);
+    }
+  } catch (error) {
+    return fail(json, error);
+  }
+}
+
+async function withStorage(databaseUrl: string, run: (storage: Storage) => Promise<number>): Promise<number> {
+  const storage = await openStorage(databaseUrl);
+  try {
+    await storage.migrate();
+    return await run(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+function required(values: Values, name: 'email' | 'password' | 'name' | 'id' | 'tier'): string {
+  const value = values[name];
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required.`);
+  return value;
+}
+
+function integerOption(values: Values, name: 'port' | 'expires-in-days'): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number.`);
+  return Number(raw);
+}
+
+function print(json: boolean, data: unknown, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${text}\n`);
+}
+
+function fail(json: boolean, error: unknown): number {
+  const known = error instanceof UsageError || error instanceof ConfigError || error instanceof GatewayError;
+  const message = error instanceof Error ? error.message : String(error);
+  if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
+  else process.stderr.write(`tollgate: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);
+  if (!known && !json && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    // parseArgs rejects unknown flags by throwing before `json` is known.
+    process.stderr.write(`tollgate: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    process.exitCode = 1;
+  },
+);
