@@ -11,6 +11,7 @@ import { handleClientError } from './http/client-error-handler.js';
 import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
 import { registerHealth, type ReadinessCheck } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
+import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
 import { registerMetricsRoute, type MetricsSource } from './http/metrics-route.js';
 import { createRequestMeasurer, isMeasuredRoute } from './http/request-metrics-hook.js';
 import { appendOnRequestHook } from './http/route-hooks.js';
@@ -101,6 +102,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     return503OnClosing: deps.shutdown === undefined,
     ...(deps.requestTimeoutMs === undefined ? {} : { requestTimeout: deps.requestTimeoutMs }),
     clientErrorHandler: handleClientError,
+    // Ajv and fast-json-stringify only if a route ever declares a JSON schema (none does: zod validates).
+    schemaController: { compilersFactory: lazySchemaCompilers() },
     ...serverTransport(deps),
     // A hop count as the function fastify's types expect (its runtime takes the number too).
     trustProxy: typeof deps.trustProxy === 'number' ? trustFirstHops(deps.trustProxy) : (deps.trustProxy ?? false),
