@@ -1,5 +1,6 @@
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { GatewayError } from '../canonical/errors.js';
+import { Pool, undiciErrors } from './undici-pool.js';
 import { DEFAULT_UPSTREAM_POLICY, type UpstreamTimeouts } from './upstream-settings.js';
 
 export interface UpstreamTarget {
