@@ -1,5 +1,6 @@
 /**
- * Folds the rounds of one scenario into per-target summaries and the gateway-vs-direct comparison.
+ * Folds the rounds of one scenario into per-target summaries and the gateway-vs-direct comparison (and the
+ * floor-vs-direct one where the floor proxy was measured).
  * CPU times are summed over all rounds before dividing: /proc ticks are 10 ms at CLK_TCK 100, far coarser
  * than one request, so only a whole scenario's worth says anything.
  */
@@ -11,8 +12,11 @@ import { distribution, SampleList, type Distribution } from './stats.js';
 export interface RoundMeasurement {
   round: number;
   result: RoundResult;
-  /** Ticks of the gateway process during the turn (it idles through direct turns, so those are ~0). */
-  gatewayCpuTicks: number;
+  /**
+   * Ticks of the process behind the target during the turn: the gateway, or the floor proxy in floor turns.
+   * Direct turns read the gateway's, which idles through them, so those are ~0.
+   */
+  proxyCpuTicks: number;
   mockCpuTicks: number;
   /** CPU of the bench process itself, from process.cpuUsage(), in microseconds. */
   clientCpuMicros: number;
@@ -33,10 +37,10 @@ export interface TargetSummary {
   /** Paced streams: content deltas that arrived bunched with the one before (0 when chunks are forwarded as they come). */
   bunchedDeltas: number;
   /** Raw /proc tick totals behind the per-request CPU figures, to judge their resolution. */
-  gatewayCpuTicks: number;
+  proxyCpuTicks: number;
   mockCpuTicks: number;
-  /** CPU the gateway spent per request (gateway target only). */
-  gatewayCpuMsPerRequest: number | null;
+  /** CPU the gateway (gateway target) or the floor proxy (floor target) spent per request; null for direct. */
+  proxyCpuMsPerRequest: number | null;
   mockCpuMsPerRequest: number;
   clientCpuMsPerRequest: number;
   /** Bench-process CPU time over wall time: near 1 means the load generator, not the target, was the limit. */
@@ -47,7 +51,7 @@ export interface Comparison {
   addedLatencyP50Ms: number;
   addedLatencyP90Ms: number;
   addedLatencyP99Ms: number;
-  /** gateway throughput / direct throughput. */
+  /** proxied (gateway or floor) throughput / direct throughput. */
   throughputRatio: number;
   addedTtftP50Ms: number | null;
   addedTtftP99Ms: number | null;
@@ -64,11 +68,16 @@ export interface ScenarioSummary {
   failed: boolean;
   direct: TargetSummary;
   gateway: TargetSummary;
+  /** Gateway against direct. */
   comparison: Comparison;
+  /** The floor proxy, in the scenarios and the backend run where it was measured; null elsewhere. */
+  floor: TargetSummary | null;
+  /** Floor against direct, the same way. */
+  floorComparison: Comparison | null;
 }
 
 export class ScenarioMeasurements {
-  private readonly turns: Record<TargetName, RoundMeasurement[]> = { direct: [], gateway: [] };
+  private readonly turns: Record<TargetName, RoundMeasurement[]> = { direct: [], gateway: [], floor: [] };
 
   constructor(readonly scenario: Scenario) {}
 
@@ -79,6 +88,8 @@ export class ScenarioMeasurements {
   summary(clockTicksPerSecond: number): ScenarioSummary {
     const direct = summarizeTarget(this.turns.direct, this.scenario.stream, clockTicksPerSecond, false);
     const gateway = summarizeTarget(this.turns.gateway, this.scenario.stream, clockTicksPerSecond, true);
+    const floor = this.turns.floor.length === 0 ? null : summarizeTarget(this.turns.floor, this.scenario.stream, clockTicksPerSecond, true);
+    const floorFailed = floor !== null && (floor.failures > 0 || floor.requests === 0);
     return {
       id: this.scenario.id,
       title: this.scenario.title,
@@ -87,22 +98,29 @@ export class ScenarioMeasurements {
       stream: this.scenario.stream,
       concurrency: this.scenario.concurrency,
       rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
-      failed: direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0,
+      failed: direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0 || floorFailed,
       direct,
       gateway,
-      comparison: {
-        addedLatencyP50Ms: gateway.latencyMs.p50 - direct.latencyMs.p50,
-        addedLatencyP90Ms: gateway.latencyMs.p90 - direct.latencyMs.p90,
-        addedLatencyP99Ms: gateway.latencyMs.p99 - direct.latencyMs.p99,
-        throughputRatio: gateway.throughputRps / direct.throughputRps,
-        addedTtftP50Ms: gateway.ttftMs === null || direct.ttftMs === null ? null : gateway.ttftMs.p50 - direct.ttftMs.p50,
-        addedTtftP99Ms: gateway.ttftMs === null || direct.ttftMs === null ? null : gateway.ttftMs.p99 - direct.ttftMs.p99,
-      },
+      comparison: compare(direct, gateway),
+      floor,
+      floorComparison: floor === null ? null : compare(direct, floor),
     };
   }
 }
 
-function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksPerSecond: number, isGateway: boolean): TargetSummary {
+/** What `proxied` adds to `direct`. */
+function compare(direct: TargetSummary, proxied: TargetSummary): Comparison {
+  return {
+    addedLatencyP50Ms: proxied.latencyMs.p50 - direct.latencyMs.p50,
+    addedLatencyP90Ms: proxied.latencyMs.p90 - direct.latencyMs.p90,
+    addedLatencyP99Ms: proxied.latencyMs.p99 - direct.latencyMs.p99,
+    throughputRatio: proxied.throughputRps / direct.throughputRps,
+    addedTtftP50Ms: proxied.ttftMs === null || direct.ttftMs === null ? null : proxied.ttftMs.p50 - direct.ttftMs.p50,
+    addedTtftP99Ms: proxied.ttftMs === null || direct.ttftMs === null ? null : proxied.ttftMs.p99 - direct.ttftMs.p99,
+  };
+}
+
+function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksPerSecond: number, isProxy: boolean): TargetSummary {
   const latencies = new SampleList();
   const ttfts = new SampleList();
   const failuresByStatus: Record<string, number> = {};
@@ -111,17 +129,17 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
   let failures = 0;
   let bunchedDeltas = 0;
   let elapsedMs = 0;
-  let gatewayTicks = 0;
+  let proxyTicks = 0;
   let mockTicks = 0;
   let clientMicros = 0;
-  for (const { result, gatewayCpuTicks, mockCpuTicks, clientCpuMicros } of turns) {
+  for (const { result, proxyCpuTicks, mockCpuTicks, clientCpuMicros } of turns) {
     latencies.append(result.latencies);
     ttfts.append(result.ttfts);
     requests += result.requests;
     bunchedDeltas += result.bunchedDeltas;
     failures += result.failures;
     elapsedMs += result.elapsedMs;
-    gatewayTicks += gatewayCpuTicks;
+    proxyTicks += proxyCpuTicks;
     mockTicks += mockCpuTicks;
     clientMicros += clientCpuMicros;
     for (const [status, count] of Object.entries(result.failuresByStatus)) failuresByStatus[status] = (failuresByStatus[status] ?? 0) + count;
@@ -140,9 +158,9 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
     latencyMs: distribution(latencies),
     ttftMs: stream ? distribution(ttfts) : null,
     bunchedDeltas,
-    gatewayCpuTicks: gatewayTicks,
+    proxyCpuTicks: proxyTicks,
     mockCpuTicks: mockTicks,
-    gatewayCpuMsPerRequest: isGateway ? perRequest(gatewayTicks * ticksToMs) : null,
+    proxyCpuMsPerRequest: isProxy ? perRequest(proxyTicks * ticksToMs) : null,
     mockCpuMsPerRequest: perRequest(mockTicks * ticksToMs),
     clientCpuMsPerRequest: perRequest(clientMicros / 1000),
     clientCpuBusy: elapsedMs === 0 ? 0 : clientMicros / 1000 / elapsedMs,

@@ -19,6 +19,9 @@ export const CLI_PATH = fileURLToPath(new URL('../src/cli.js', import.meta.url))
 /** The bench's mock upstream, compiled next to this file. */
 export const MOCK_PATH = fileURLToPath(new URL('./mock-upstream.js', import.meta.url));
 
+/** The floor proxy (bare Node pass-through), compiled next to this file. */
+export const FLOOR_PATH = fileURLToPath(new URL('./floor-proxy.js', import.meta.url));
+
 /** How many lines of a child's output are kept for error messages and the end-of-run report. */
 const OUTPUT_TAIL_LINES = 40;
 

@@ -1,13 +1,14 @@
 /**
- * The bench's output: a compact line per scenario (what was measured), then the one table the issue asks
- * for (each target, its limit, and the measured value with pass/fail per backend), and the JSON record.
+ * The bench's output: a compact line per scenario (what was measured), the same for the floor proxy where it
+ * was measured, then the one table the issue asks for (each target, its limit, and the measured value with
+ * pass/fail per backend), and the JSON record.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LimiterCost } from './limiter-cost.js';
-import type { ScenarioSummary } from './measurements.js';
+import type { Comparison, ScenarioSummary, TargetSummary } from './measurements.js';
 import type { BenchOptions } from './options.js';
-import type { BackendRun, TargetRow } from './targets.js';
+import { floorRatio, type BackendRun, type TargetRow } from './targets.js';
 
 export interface BenchReport {
   startedAt: string;
@@ -59,41 +60,67 @@ function rate(value: number): string {
   return Number.isFinite(value) ? value.toFixed(0) : '-';
 }
 
-const SCENARIO_HEADER = [
-  'scenario'.padEnd(38),
-  'req/s dir/gw'.padStart(14),
-  'p50 gw (added)'.padStart(20),
-  'p99 gw (added)'.padStart(20),
-  'TTFT p50 (added)'.padStart(20),
-  'gw CPU/req'.padStart(11),
-  'mock CPU/req'.padStart(13),
-  '  wrong',
-].join('');
+/** The columns of a scenario line for one proxied target: "gw" for the gateway, "floor" for the floor proxy. */
+function scenarioHeader(label: string): string {
+  return [
+    'scenario'.padEnd(38),
+    `req/s dir/${label}`.padStart(17),
+    `p50 ${label} (added)`.padStart(20),
+    `p99 ${label} (added)`.padStart(20),
+    'TTFT p50 (added)'.padStart(20),
+    `${label} CPU/req`.padStart(14),
+    'mock CPU/req'.padStart(13),
+    'wrong'.padStart(7),
+  ].join('');
+}
 
-function scenarioLine(scenario: ScenarioSummary): string {
-  const { direct, gateway, comparison } = scenario;
+function scenarioLine(scenario: ScenarioSummary, proxied: TargetSummary, comparison: Comparison): string {
+  const { direct } = scenario;
   return [
     scenario.id.padEnd(38),
-    `${rate(direct.throughputRps)}/${rate(gateway.throughputRps)}`.padStart(14),
-    `${ms(gateway.latencyMs.p50)} (${signed(comparison.addedLatencyP50Ms)})`.padStart(20),
-    `${ms(gateway.latencyMs.p99)} (${signed(comparison.addedLatencyP99Ms)})`.padStart(20),
-    (scenario.stream ? `${ms(gateway.ttftMs?.p50)} (${signed(comparison.addedTtftP50Ms)})` : '-').padStart(20),
-    ms(gateway.gatewayCpuMsPerRequest).padStart(11),
-    ms(gateway.mockCpuMsPerRequest).padStart(13),
-    `  ${direct.failures + gateway.failures}`,
+    `${rate(direct.throughputRps)}/${rate(proxied.throughputRps)}`.padStart(17),
+    `${ms(proxied.latencyMs.p50)} (${signed(comparison.addedLatencyP50Ms)})`.padStart(20),
+    `${ms(proxied.latencyMs.p99)} (${signed(comparison.addedLatencyP99Ms)})`.padStart(20),
+    (scenario.stream ? `${ms(proxied.ttftMs?.p50)} (${signed(comparison.addedTtftP50Ms)})` : '-').padStart(20),
+    ms(proxied.proxyCpuMsPerRequest).padStart(14),
+    ms(proxied.mockCpuMsPerRequest).padStart(13),
+    String(direct.failures + proxied.failures).padStart(7),
   ].join('');
+}
+
+/** The floor's lines, with the gateway's CPU and added p50 (TTFT p50 for streams) as multiples of the floor's. */
+function floorLines(scenarios: readonly ScenarioSummary[]): string[] {
+  const measured = scenarios.filter((scenario) => scenario.floor !== null && scenario.floorComparison !== null);
+  if (measured.length === 0) return [];
+  const lines = [
+    'floor: a bare Node pass-through proxy (node:http in, undici out, bytes unchanged) on the gateway\'s core, same rounds;\n' +
+      'gw/floor: the gateway\'s CPU/req and added p50 (TTFT p50 for streams) over the floor\'s',
+    `${scenarioHeader('floor')}${'gw/floor CPU'.padStart(14)}${'gw/floor added'.padStart(16)}`,
+  ];
+  for (const scenario of measured) {
+    if (scenario.floor === null || scenario.floorComparison === null) continue;
+    const { gateway, comparison, floor, floorComparison } = scenario;
+    const cpuRatio = floorRatio(gateway.proxyCpuMsPerRequest ?? undefined, floor.proxyCpuMsPerRequest ?? undefined) ?? '-';
+    const addedRatio = scenario.stream
+      ? floorRatio(comparison.addedTtftP50Ms ?? undefined, floorComparison.addedTtftP50Ms ?? undefined)
+      : floorRatio(comparison.addedLatencyP50Ms, floorComparison.addedLatencyP50Ms);
+    lines.push(`${scenarioLine(scenario, floor, floorComparison)}${cpuRatio.padStart(14)}${(addedRatio ?? '-').padStart(16)}`);
+  }
+  return lines;
 }
 
 function backendSection(run: BackendRun, options: BenchOptions): string {
   if (run.skipped !== undefined) return `== ${run.label}: skipped (${run.skipped})`;
+  const withFloor = run.scenarios.some((scenario) => scenario.floor !== null);
   const lines = [
-    `== ${run.label}: ${options.rounds} rounds x ${options.durationMs} ms per target, direct and gateway alternating; gateway CPUs ${run.gatewayCpusAllowed}`,
-    SCENARIO_HEADER,
-    ...run.scenarios.map(scenarioLine),
+    `== ${run.label}: ${options.rounds} rounds x ${options.durationMs} ms per target, direct and gateway${withFloor ? ' (and floor)' : ''} alternating; gateway CPUs ${run.gatewayCpusAllowed}`,
+    scenarioHeader('gw'),
+    ...run.scenarios.map((scenario) => scenarioLine(scenario, scenario.gateway, scenario.comparison)),
+    ...floorLines(run.scenarios),
   ];
   for (const scenario of run.scenarios) {
-    for (const [name, summary] of [['direct', scenario.direct], ['gateway', scenario.gateway]] as const) {
-      if (summary.failures === 0) continue;
+    for (const [name, summary] of [['direct', scenario.direct], ['gateway', scenario.gateway], ['floor', scenario.floor]] as const) {
+      if (summary === null || summary.failures === 0) continue;
       lines.push(`  ${scenario.id} ${name} failures by status: ${JSON.stringify(summary.failuresByStatus)}`);
       for (const message of summary.failureMessages) lines.push(`    ${message}`);
     }
@@ -122,7 +149,8 @@ function verdict(pass: boolean | null): string {
 
 function targetTable(rows: readonly TargetRow[], runs: readonly BackendRun[]): string {
   const targetWidth = Math.max(...rows.map((row) => row.target.length)) + 2;
-  const valueWidth = 34;
+  // Wide enough for the longest value (the CPU row with the floor and the c1/c128 figures beside it).
+  const valueWidth = Math.max(34, ...rows.flatMap((row) => Object.values(row.values).map((value) => value.text.length + 2)));
   const header = ['target'.padEnd(targetWidth), 'limit'.padEnd(13), ...runs.map((run) => run.label.padEnd(valueWidth + 6))].join('').trimEnd();
   const lines = [header, '-'.repeat(header.length)];
   for (const row of rows) {
@@ -140,7 +168,8 @@ export function formatReport(report: BenchReport): string {
   const sections = [
     `Tollgate bench: node ${environment.node}, ${environment.cpuCount} x ${environment.cpuModel}, load average ${environment.loadAverageAtStart.toFixed(2)} at start\n` +
       `placement: ${environment.pinning} (bench CPUs ${environment.benchCpusAllowed}, mock CPUs ${environment.mockCpusAllowed})\n` +
-      'Added = gateway minus direct (the mock called in the vendor protocol). CPU/req = gateway utime+stime from /proc over its requests.',
+      'Added = gateway minus direct (the mock called in the vendor protocol). CPU/req = gateway utime+stime from /proc over its requests.\n' +
+      'Floor = a bare Node pass-through proxy (bench/floor-proxy.ts) measured the same way in the same rounds, once per run; Nx = gateway figure / floor figure.',
     ...report.backends.map((run) => backendSection(run, report.options)),
   ];
   const { limiterCost } = report;

@@ -5,6 +5,10 @@
  * first in odd ones), so a noisy neighbour or a CPU frequency change hits both alike. The gateway runs
  * alone on core 0, the mock and this load generator on core 1 (see pinning.ts).
  *
+ * Once per bench run (with the first backend measured, SQLite by default) the same-format scenarios marked
+ * `floor` also call the floor proxy (bench/floor-proxy.ts: a bare Node pass-through, on the gateway's core)
+ * in the same rounds, so the gateway's cost can be stated as a multiple of the least a Node proxy costs here.
+ *
  * Progress goes to stderr; the report goes to stdout and the JSON record to bench/results/latest.json
  * (or --out).
  */
@@ -29,6 +33,7 @@ import {
   freePort,
   listeningUrl,
   memory,
+  FLOOR_PATH,
   MOCK_PATH,
   resetPeakRss,
   runCliJson,
@@ -38,7 +43,7 @@ import {
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
-import { MAX_CONCURRENCY, ROUTES, SCENARIOS, targetsFor, type Route, type Scenario } from './scenarios.js';
+import { MAX_CONCURRENCY, ROUTES, SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -82,6 +87,11 @@ async function createAccountKey(context: Context, backend: Backend): Promise<str
   return created.key;
 }
 
+/** `node --cpu-prof` into a directory of the child's own, when the run asks for profiles. */
+function profileFlags(context: Context, name: string, profile: boolean): string[] {
+  return profile && context.options.cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`] : [];
+}
+
 async function startGateway(context: Context, name: string, settings: Record<string, string>, profile: boolean): Promise<{ gateway: ManagedProcess; origin: string }> {
   const port = await freePort();
   // Every vendor family the routes use points at the mock; keys are required by the adapters, not checked by the mock.
@@ -95,12 +105,28 @@ async function startGateway(context: Context, name: string, settings: Record<str
     ANTHROPIC_BASE_URL: `${context.mockOrigin}/anthropic`,
     ANTHROPIC_API_KEY: 'sk-bench-anthropic',
   });
-  const nodeFlags = profile && context.options.cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`] : [];
-  const gateway = startProcess(name, ['serve'], env, context.directory, { core: context.pinning.gatewayCore, nodeFlags });
+  const gateway = startProcess(name, ['serve'], env, context.directory, { core: context.pinning.gatewayCore, nodeFlags: profileFlags(context, name, profile) });
   context.cleanup.stopProcess(gateway);
   const origin = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${origin}/healthz`, gateway);
   return { gateway, origin };
+}
+
+/** The floor proxy in front of the mock, on the gateway's core with the gateway's node flags, as the gateway is started. */
+async function startFloor(context: Context): Promise<Floor> {
+  const name = 'floor-proxy';
+  const floor = startProcess(name, ['--upstream', context.mockOrigin, '--port', '0'], childEnvironment({}), context.directory, {
+    core: context.pinning.gatewayCore,
+    nodeFlags: profileFlags(context, name, true),
+    script: FLOOR_PATH,
+  });
+  context.cleanup.stopProcess(floor);
+  return { floor, origin: await listeningUrl(floor) };
+}
+
+interface Floor {
+  floor: ManagedProcess;
+  origin: string;
 }
 
 /** A child that died mid-run is the news, not the /proc read or the failed requests that follow from it. */
@@ -110,19 +136,20 @@ function assertAlive(children: readonly ManagedProcess[]): void {
   }
 }
 
-async function measuredTurn(client: TargetClient, scenario: Scenario, round: number, gateway: ManagedProcess, context: Context): Promise<RoundMeasurement> {
-  assertAlive([gateway, context.mock]);
-  const gatewayBefore = cpuTicks(gateway.pid);
+/** One target's turn; `proxy` is the process behind the target whose CPU is read (the gateway for direct turns). */
+async function measuredTurn(client: TargetClient, scenario: Scenario, round: number, proxy: ManagedProcess, children: readonly ManagedProcess[], context: Context): Promise<RoundMeasurement> {
+  assertAlive(children);
+  const proxyBefore = cpuTicks(proxy.pid);
   const mockBefore = cpuTicks(context.mock.pid);
   const clientBefore = process.cpuUsage();
   const result = await runRound(client, scenario, context.options.durationMs, context.stop);
   const clientUsed = process.cpuUsage(clientBefore);
   context.stop.throwIfAborted();
-  assertAlive([gateway, context.mock]);
+  assertAlive(children);
   return {
     round,
     result,
-    gatewayCpuTicks: cpuTicks(gateway.pid) - gatewayBefore,
+    proxyCpuTicks: cpuTicks(proxy.pid) - proxyBefore,
     mockCpuTicks: cpuTicks(context.mock.pid) - mockBefore,
     clientCpuMicros: clientUsed.user + clientUsed.system,
   };
@@ -135,28 +162,35 @@ async function runScenario(
   backend: Backend,
   gateway: { gateway: ManagedProcess; origin: string },
   key: string,
+  floor: Floor | null,
 ): Promise<ScenarioSummary> {
-  const targets = targetsFor(scenario.route, context.mockOrigin, gateway.origin, key);
+  const measureFloor = floor !== null && scenario.floor;
+  const targets = targetsFor(scenario.route, context.mockOrigin, gateway.origin, key, measureFloor ? floor.origin : undefined);
   // Nonces unique across the run: backend, scenario and target in the prefix, a counter after it.
   const prefix = `${backend.name[0]}${index.toString(36)}`;
   const direct = new TargetClient(targets.direct, scenario.concurrency, scenario, `${prefix}d`);
   const viaGateway = new TargetClient(targets.gateway, scenario.concurrency, scenario, `${prefix}g`);
+  const viaFloor = targets.floor === undefined ? undefined : new TargetClient(targets.floor, scenario.concurrency, scenario, `${prefix}f`);
+  const clients = viaFloor === undefined ? [direct, viaGateway] : [direct, viaGateway, viaFloor];
+  const children = [gateway.gateway, context.mock, ...(measureFloor ? [floor.floor] : [])];
+  const proxyOf = (client: TargetClient): ManagedProcess => (client === viaFloor && floor !== null ? floor.floor : gateway.gateway);
   try {
     // One request each first: a broken set-up fails in a second, with the reason, not after minutes.
-    for (const client of [direct, viaGateway]) {
+    for (const client of clients) {
       const outcome = await client.send();
       if (!outcome.ok) throw new Error(`${scenario.id}: first request to ${client.target.name} failed: ${outcome.problem}`);
     }
     if (context.options.warmupMs > 0) {
-      for (const client of [direct, viaGateway]) await runRound(client, scenario, context.options.warmupMs, context.stop);
+      for (const client of clients) await runRound(client, scenario, context.options.warmupMs, context.stop);
       context.stop.throwIfAborted();
     }
     const measurements = new ScenarioMeasurements(scenario);
     for (let round = 0; round < context.options.rounds; round++) {
-      const order = round % 2 === 0 ? [direct, viaGateway] : [viaGateway, direct];
+      // Forwards in even rounds, backwards in odd ones: every target sits at each position equally often.
+      const order = round % 2 === 0 ? clients : [...clients].reverse();
       const rates: string[] = [];
       for (const client of order) {
-        const turn = await measuredTurn(client, scenario, round, gateway.gateway, context);
+        const turn = await measuredTurn(client, scenario, round, proxyOf(client), children, context);
         measurements.add(turn);
         const { requests, failures, elapsedMs } = turn.result;
         rates.push(`${client.target.name} ${((requests * 1000) / elapsedMs).toFixed(0)} req/s${failures > 0 ? ` (${failures} WRONG)` : ''}`);
@@ -165,8 +199,7 @@ async function runScenario(
     }
     return measurements.summary(context.ticksPerSecond);
   } finally {
-    await direct.destroy();
-    await viaGateway.destroy();
+    for (const client of clients) await client.destroy();
   }
 }
 
@@ -225,15 +258,15 @@ async function countRoundTrips(context: Context, backend: Backend & Required<Pic
 }
 
 /**
- * Every route, JSON and stream, before anything is measured: the first scenario must not pay for compiling
- * code the later ones find ready (that once made the first scenario look twice as expensive as the rest).
+ * Every target (the gateway on every route; the floor proxy), JSON and stream, before anything is measured: the
+ * first scenario must not pay for compiling code the later ones find ready (that once made the first scenario
+ * look twice as expensive as the rest).
  */
-async function warmUpGateway(context: Context, backend: Backend, started: { origin: string }, key: string): Promise<void> {
+async function warmUp(context: Context, targets: readonly Target[], noncePrefix: string): Promise<void> {
   if (context.options.warmupMs === 0 && context.options.warmupRequests === 0) return;
-  for (const [index, route] of Object.values(ROUTES).entries()) {
+  for (const [index, target] of targets.entries()) {
     for (const stream of [false, true]) {
-      const targets = targetsFor(route, context.mockOrigin, started.origin, key);
-      const client = new TargetClient(targets.gateway, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, `${backend.name[0]}w${index}${stream ? 's' : 'j'}`);
+      const client = new TargetClient(target, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
       try {
         // A count as well as a time: on a busy machine a fixed time is too few requests for V8 to optimise the
         // hot path, and its compiler threads then bill the first scenarios for it.
@@ -243,7 +276,7 @@ async function warmUpGateway(context: Context, backend: Backend, started: { orig
           const result = await runRound(client, { concurrency: WARM_UP_CONCURRENCY }, context.options.warmupMs, context.stop);
           // Interrupted: a round returns at once with nothing done, and looping on would starve the shutdown.
           context.stop.throwIfAborted();
-          if (result.failures > 0) throw new Error(`warm-up ${route.id} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`);
+          if (result.failures > 0) throw new Error(`warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`);
           requests += result.requests;
         }
       } finally {
@@ -253,15 +286,20 @@ async function warmUpGateway(context: Context, backend: Backend, started: { orig
   }
 }
 
-async function benchBackend(context: Context, backend: Backend, scenarios: readonly Scenario[]): Promise<BackendRun> {
-  progress(`== ${backend.label}: creating the account and key, starting the gateway`);
+async function benchBackend(context: Context, backend: Backend, scenarios: readonly Scenario[], withFloor: boolean): Promise<BackendRun> {
+  progress(`== ${backend.label}: creating the account and key, starting the gateway${withFloor ? ' and the floor proxy' : ''}`);
   const key = await createAccountKey(context, backend);
   const started = await startGateway(context, `gateway-${backend.name}`, backend.env, true);
+  const floor = withFloor ? await startFloor(context) : null;
   const { gateway } = started;
   await delay(IDLE_SETTLE_MS);
   const idle = memory(gateway.pid);
-  progress(`== ${backend.label}: warming the gateway up`);
-  await warmUpGateway(context, backend, started, key);
+  progress(`== ${backend.label}: warming the gateway${floor === null ? '' : ' and the floor proxy'} up`);
+  const gatewayTargets = Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway);
+  await warmUp(context, gatewayTargets, `${backend.name[0]}w`);
+  // The floor gets the same warm-up, or its first scenario would pay for compiling its (short) hot path.
+  const floorTarget = floor === null ? undefined : targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key, floor.origin).floor;
+  if (floorTarget !== undefined) await warmUp(context, [floorTarget], `${backend.name[0]}x`);
   // The banner is behind us: from here on, any line the gateway writes (at LOG_LEVEL=warn) is news.
   gateway.markOutput();
   const summaries: ScenarioSummary[] = [];
@@ -270,7 +308,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
   for (const [index, scenario] of scenarios.entries()) {
     const peakScenario = scenario.concurrency === MAX_CONCURRENCY;
     if (peakScenario && resetPeakRss(gateway.pid)) peakRssScope = 'concurrency-128 scenario';
-    summaries.push(await runScenario(context, scenario, index, backend, started, key));
+    summaries.push(await runScenario(context, scenario, index, backend, started, key, floor));
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
   const end = memory(gateway.pid);
@@ -287,9 +325,11 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     gatewayOutputLines: gateway.linesSinceMark(),
     gatewayOutputTail: gateway.linesSinceMark() === 0 ? [] : gateway.outputTail().slice(-Math.min(10, gateway.linesSinceMark())),
   };
-  await gateway.stop(context.options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
-  if (context.options.cpuProfileDir !== undefined) {
-    progress(`CPU profile of ${gateway.name} in ${join(context.options.cpuProfileDir, gateway.name)}; summarise it with node dist/bench/summarize-cpu-profile.js FILE`);
+  for (const child of floor === null ? [gateway] : [gateway, floor.floor]) {
+    await child.stop(context.options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
+    if (context.options.cpuProfileDir !== undefined) {
+      progress(`CPU profile of ${child.name} in ${join(context.options.cpuProfileDir, child.name)}; summarise it with node dist/bench/summarize-cpu-profile.js FILE`);
+    }
   }
   if (backend.envThrough !== undefined && backend.postgres !== undefined && backend.redis !== undefined) {
     progress(`== ${backend.label}: counting round trips per request`);
@@ -327,7 +367,9 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
       continue;
     }
     cleanup.closeLater(() => backend.drop());
-    runs.push(await benchBackend(context, backend, scenarios));
+    // The floor does not depend on the backend: measured once, with the first backend measured.
+    const withFloor = !runs.some((run) => run.skipped === undefined) && scenarios.some((scenario) => scenario.floor);
+    runs.push(await benchBackend(context, backend, scenarios, withFloor));
   }
 
   const limiterCost = await measureLimiterCost();

@@ -1,12 +1,13 @@
 /**
- * What is measured: the routes (which client protocol meets which vendor protocol), the two targets of each
- * (the mock upstream called directly in the vendor's protocol, and the gateway in front of it in the
- * client's protocol) and the load shapes. Both targets get the same work from the mock, so the difference
- * is the gateway's own.
+ * What is measured: the routes (which client protocol meets which vendor protocol), the targets of each
+ * (the mock upstream called directly in the vendor's protocol, the gateway in front of it in the client's
+ * protocol, and in a few same-format scenarios the floor: a bare Node pass-through proxy in front of the mock,
+ * bench/floor-proxy.ts) and the load shapes. Every target gets the same work from the mock, so the difference
+ * is the proxy's own.
  */
 import type { Protocol } from './response-checks.js';
 
-export type TargetName = 'direct' | 'gateway';
+export type TargetName = 'direct' | 'gateway' | 'floor';
 
 export interface Target {
   name: TargetName;
@@ -47,24 +48,30 @@ export interface Scenario {
   concurrency: number;
   /** Milliseconds the mock waits before each content chunk (the forwarding check); 0: none. */
   paceMs: number;
+  /** The floor proxy is measured too (once per bench run, see run.ts). */
+  floor: boolean;
 }
 
-function scenario(routeId: RouteId, stream: boolean, concurrency: number, paceMs = 0): Scenario {
+function scenario(routeId: RouteId, stream: boolean, concurrency: number, { paceMs = 0, floor = false } = {}): Scenario {
   const kind = stream ? (paceMs > 0 ? `stream paced ${paceMs} ms` : 'stream') : 'non-stream';
   const id = `${routeId}-${stream ? (paceMs > 0 ? 'paced' : 'stream') : 'json'}-c${concurrency}`;
-  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}`, route: ROUTES[routeId], stream, concurrency, paceMs };
+  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}`, route: ROUTES[routeId], stream, concurrency, paceMs, floor };
 }
 
 /** Gap the mock leaves between chunks in the forwarding check: long enough that a batch cannot hide. */
 export const PACE_MS = 10;
 
+/**
+ * The floor runs where the issue's targets are judged (CPU at c16 with c1 and c128 beside it, added latency
+ * and time to first token at c1): four scenarios, about 30 s of a default run.
+ */
 export const SCENARIOS: readonly Scenario[] = [
-  scenario('same-format', false, 1),
-  scenario('same-format', false, 16),
-  scenario('same-format', false, 128),
-  scenario('same-format', true, 1),
+  scenario('same-format', false, 1, { floor: true }),
+  scenario('same-format', false, 16, { floor: true }),
+  scenario('same-format', false, 128, { floor: true }),
+  scenario('same-format', true, 1, { floor: true }),
   scenario('same-format', true, 64),
-  scenario('same-format', true, 1, PACE_MS),
+  scenario('same-format', true, 1, { paceMs: PACE_MS }),
   scenario('openai-to-anthropic', false, 16),
   scenario('openai-to-anthropic', true, 64),
   scenario('anthropic-to-openai', false, 16),
@@ -73,17 +80,28 @@ export const SCENARIOS: readonly Scenario[] = [
 
 export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((each) => each.concurrency));
 
-/** The two targets of a route: the mock in the vendor's protocol, the gateway in the client's. */
-export function targetsFor(route: Route, mockOrigin: string, gatewayOrigin: string, gatewayKey: string): Record<TargetName, Target> {
+/**
+ * The targets of a route: the mock in the vendor's protocol, the gateway in the client's, and the floor proxy
+ * (its origin when it runs) asked exactly what the mock is asked, since it forwards the bytes unchanged.
+ */
+export function targetsFor(
+  route: Route,
+  mockOrigin: string,
+  gatewayOrigin: string,
+  gatewayKey: string,
+  floorOrigin?: string,
+): Record<Exclude<TargetName, 'floor'>, Target> & { floor?: Target } {
+  const direct: Target = {
+    name: 'direct',
+    protocol: route.upstream,
+    origin: mockOrigin,
+    path: route.upstream === 'openai' ? '/openai/v1/chat/completions' : '/anthropic/v1/messages',
+    model: route.upstreamModel,
+    apiKey: 'sk-bench-direct',
+  };
   return {
-    direct: {
-      name: 'direct',
-      protocol: route.upstream,
-      origin: mockOrigin,
-      path: route.upstream === 'openai' ? '/openai/v1/chat/completions' : '/anthropic/v1/messages',
-      model: route.upstreamModel,
-      apiKey: 'sk-bench-direct',
-    },
+    direct,
+    floor: floorOrigin === undefined ? undefined : { ...direct, name: 'floor', origin: floorOrigin },
     gateway: {
       name: 'gateway',
       protocol: route.client,

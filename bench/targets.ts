@@ -1,9 +1,11 @@
 /**
  * The issue's targets, each judged from the measured figures of one backend run. A target whose scenario
- * was not run (filtered out, or the backend was unavailable) is "not measured", never a pass.
+ * was not run (filtered out, or the backend was unavailable) is "not measured", never a pass. Beside the
+ * CPU and added-latency figures stands the floor's (a bare Node pass-through proxy, measured once per bench
+ * run) and the gateway's figure as a multiple of it; the verdict stays on the gateway's own figure.
  */
 import type { BackendName } from './backends.js';
-import type { ScenarioSummary } from './measurements.js';
+import type { Comparison, ScenarioSummary } from './measurements.js';
 import { REPLY_CHUNKS } from './mock-reply.js';
 
 const BYTES_PER_KIB = 1024;
@@ -64,9 +66,31 @@ function ms(value: number): string {
   return `${value.toFixed(3)} ms`;
 }
 
-function cpu(run: BackendRun, id: string): number | undefined {
-  const value = find(run, id)?.gateway.gatewayCpuMsPerRequest;
+function finite(value: number | null | undefined): number | undefined {
   return value === null || value === undefined || !Number.isFinite(value) ? undefined : value;
+}
+
+function cpu(run: BackendRun, id: string): number | undefined {
+  return finite(find(run, id)?.gateway.proxyCpuMsPerRequest);
+}
+
+/** The scenario `id` where the floor was measured, whichever backend run that was (it does not depend on the backend). */
+type FloorLookup = (id: string) => ScenarioSummary | undefined;
+
+/**
+ * How many times the floor's figure the gateway's is, e.g. "6.5x"; undefined when either is not above zero
+ * (a floor of 0 ticks, or an added latency within noise of nothing, has no meaningful multiple).
+ */
+export function floorRatio(gateway: number | undefined, floor: number | undefined): string | undefined {
+  if (gateway === undefined || floor === undefined || !Number.isFinite(gateway) || !Number.isFinite(floor) || gateway <= 0 || floor <= 0) return undefined;
+  return `${(gateway / floor).toFixed(1)}x`;
+}
+
+/** "floor 0.060 ms, 6.5x", "floor -0.010 ms" when there is no multiple, undefined when the floor was not measured. */
+export function floorNote(gateway: number | undefined, floor: number | undefined, format: (value: number) => string): string | undefined {
+  if (floor === undefined || !Number.isFinite(floor)) return undefined;
+  const ratio = floorRatio(gateway, floor);
+  return `floor ${format(floor)}${ratio === undefined ? '' : `, ${ratio}`}`;
 }
 
 function atMost(value: number | undefined, limit: number, format: (value: number) => string = ms): Measured {
@@ -79,14 +103,16 @@ function atMost(value: number | undefined, limit: number, format: (value: number
  * At c1 every request pays for its own wake-ups (a bare fastify + undici relay spent about four times the CPU
  * per request at c1 that it spent at c16 on the 2-core development machine), so c1 says more about the kernel.
  */
-function sameFormatCpu(run: BackendRun): Measured {
-  const judged = cpu(run, 'same-format-json-c16');
+function sameFormatCpu(run: BackendRun, floorOf: FloorLookup): Measured {
+  const id = 'same-format-json-c16';
+  const judged = cpu(run, id);
   const others = [1, 128]
     .map((concurrency) => [concurrency, cpu(run, `same-format-json-c${concurrency}`)] as const)
     .filter((figure): figure is readonly [number, number] => figure[1] !== undefined)
     .map(([concurrency, value]) => `c${concurrency} ${value.toFixed(3)}`);
   if (judged === undefined) return NOT_MEASURED;
-  return { text: `${ms(judged)}${others.length > 0 ? ` (${others.join(', ')})` : ''}`, pass: judged <= 0.15 };
+  const notes = [floorNote(judged, finite(floorOf(id)?.floor?.proxyCpuMsPerRequest), ms), others.length > 0 ? others.join(', ') : undefined].filter((note) => note !== undefined);
+  return { text: `${ms(judged)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`, pass: judged <= 0.15 };
 }
 
 function ratio(run: BackendRun, translated: string, sameFormat: string): Measured {
@@ -97,9 +123,19 @@ function ratio(run: BackendRun, translated: string, sameFormat: string): Measure
   return { text: `${ms(translatedCpu)} = ${factor.toFixed(2)}x`, pass: factor <= 2 };
 }
 
-function added(run: BackendRun, id: string, pick: (scenario: ScenarioSummary) => number | null, limit: number): Measured {
+function signedMs(value: number): string {
+  return `${value >= 0 ? '+' : ''}${ms(value)}`;
+}
+
+/** The gateway's added figure against its limit, with the floor's added figure beside it when it was measured. */
+function added(run: BackendRun, id: string, pick: (comparison: Comparison) => number | null, limit: number, floorOf: FloorLookup): Measured {
   const scenario = find(run, id);
-  return scenario === undefined ? NOT_MEASURED : atMost(pick(scenario) ?? undefined, limit, (value) => `${value >= 0 ? '+' : ''}${ms(value)}`);
+  if (scenario === undefined) return NOT_MEASURED;
+  const gateway = finite(pick(scenario.comparison));
+  const measured = atMost(gateway, limit, signedMs);
+  const floorComparison = floorOf(id)?.floorComparison;
+  const note = floorNote(gateway, floorComparison === null || floorComparison === undefined ? undefined : finite(pick(floorComparison)), signedMs);
+  return measured === NOT_MEASURED || note === undefined ? measured : { ...measured, text: `${measured.text} (${note})` };
 }
 
 function megabytes(kib: number): string {
@@ -108,15 +144,22 @@ function megabytes(kib: number): string {
 
 /** Every target row, with one value per backend run. */
 export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
+  const floorOf: FloorLookup = (id) => {
+    for (const run of runs) {
+      const scenario = run.scenarios.find((each) => each.id === id && each.floor !== null && each.floor.requests > 0);
+      if (scenario !== undefined) return scenario;
+    }
+    return undefined;
+  };
   const rows: { target: string; limit: string; judge: (run: BackendRun) => Measured }[] = [
-    { target: 'CPU/request, same-format non-stream c16', limit: '<= 0.150 ms', judge: sameFormatCpu },
+    { target: 'CPU/request, same-format non-stream c16', limit: '<= 0.150 ms', judge: (run) => sameFormatCpu(run, floorOf) },
     { target: 'CPU/request, openai -> anthropic non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-json-c16', 'same-format-json-c16') },
     { target: 'CPU/request, openai -> anthropic stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-stream-c64', 'same-format-stream-c64') },
     { target: 'CPU/request, anthropic -> openai non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-json-c16', 'same-format-json-c16') },
     { target: 'CPU/request, anthropic -> openai stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-stream-c64', 'same-format-stream-c64') },
-    { target: 'added latency p50, non-stream c1', limit: '<= 0.400 ms', judge: (run) => added(run, 'same-format-json-c1', (s) => s.comparison.addedLatencyP50Ms, 0.4) },
-    { target: 'added latency p99, non-stream c1', limit: '<= 1.000 ms', judge: (run) => added(run, 'same-format-json-c1', (s) => s.comparison.addedLatencyP99Ms, 1) },
-    { target: 'added time to first token p50, stream c1', limit: '<= 0.500 ms', judge: (run) => added(run, 'same-format-stream-c1', (s) => s.comparison.addedTtftP50Ms, 0.5) },
+    { target: 'added latency p50, non-stream c1', limit: '<= 0.400 ms', judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP50Ms, 0.4, floorOf) },
+    { target: 'added latency p99, non-stream c1', limit: '<= 1.000 ms', judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP99Ms, 1, floorOf) },
+    { target: 'added time to first token p50, stream c1', limit: '<= 0.500 ms', judge: (run) => added(run, 'same-format-stream-c1', (c) => c.addedTtftP50Ms, 0.5, floorOf) },
     {
       target: 'chunks forwarded as they arrive (paced stream: bunched deltas)',
       limit: '0',
@@ -150,8 +193,8 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
       limit: '0 wrong',
       judge: (run) => {
         if (run.scenarios.length === 0) return NOT_MEASURED;
-        const wrong = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.failures + scenario.gateway.failures, 0);
-        const total = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.requests + scenario.gateway.requests, 0);
+        const wrong = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.failures + scenario.gateway.failures + (scenario.floor?.failures ?? 0), 0);
+        const total = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.requests + scenario.gateway.requests + (scenario.floor?.requests ?? 0), 0);
         return { text: `${wrong} of ${total}`, pass: wrong === 0 };
       },
     },
