@@ -32,9 +32,10 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 /**
  * The tokenizer's tables cost ~50 MB of RSS, so they are loaded on the first count, not at start-up: a gateway
  * that has needed no count yet does not carry them (admission of accounts whose balance covers the upper bound
- * needs none, nor do replies whose vendor reports usage). `loadTokenizer` loads the ESM build asynchronously (the one the demo simulator shares, so demo mode holds a
- * single copy); the request path awaits it before its first count. A count needed before that, from code that
- * cannot wait, loads the package's CommonJS build synchronously instead: same code, same tables, same counts.
+ * needs none, nor do replies whose vendor reports usage). `loadTokenizer` loads the ESM build asynchronously
+ * (the one the demo simulator shares, so demo mode holds a single copy); the request path awaits it before its
+ * first count. A count needed before that, from code that cannot wait, loads the package's CommonJS build
+ * synchronously instead: same code, same tables, same counts.
  */
 let countTokens: O200kTokenizer['countTokens'] | undefined;
 let loading: Promise<void> | undefined;
