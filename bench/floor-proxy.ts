@@ -14,6 +14,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
+import { listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
 
 /** Connection-level headers: each hop has its own (undici refuses some of them outright); content-length comes from the body. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'host', 'content-length']);
@@ -66,7 +67,7 @@ async function forward(pool: Pool, request: IncomingMessage, response: ServerRes
 }
 
 /** Starts the floor proxy in front of `upstreamOrigin` on `port` (0: any free port) and resolves with its origin. */
-export async function startFloorProxy(upstreamOrigin: string, port: number, host = '127.0.0.1'): Promise<{ origin: string; close: () => Promise<void> }> {
+export async function startFloorProxy(upstreamOrigin: string, port: number, host = '127.0.0.1'): Promise<BenchServer> {
   // The same pool settings as the gateway's upstream client (src/providers/upstream-http.ts).
   const pool = new Pool(upstreamOrigin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
   const server = createServer({ keepAliveTimeout: 120_000 }, (request, response) => {
@@ -76,23 +77,7 @@ export async function startFloorProxy(upstreamOrigin: string, port: number, host
       void forward(pool, request, response, parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
     });
   });
-  // The bench keeps its connections open across rounds; never time them out mid-run (as the mock does).
-  server.headersTimeout = 0;
-  server.requestTimeout = 0;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('The floor proxy has no TCP address.');
-  return {
-    origin: `http://${host}:${address.port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.destroy();
-    },
-  };
+  return listenForBench(server, port, host, 'floor proxy', () => pool.destroy());
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -106,10 +91,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     process.exit(2);
   }
   const proxy = await startFloorProxy(upstream, Number(argument('--port') ?? 0));
-  process.stdout.write(`${JSON.stringify({ url: proxy.origin })}\n`);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      void proxy.close().then(() => process.exit(0));
-    });
-  }
+  serveUntilSignalled(proxy);
 }

@@ -12,6 +12,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
 import { COMPLETION_TOKENS, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, replyChunks, replyText } from './mock-reply.js';
 
 interface ParsedRequest {
@@ -143,35 +144,14 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
 }
 
 /** Starts the mock on `port` (0: any free port) and resolves with its origin. */
-export async function startMockUpstream(port: number, host = '127.0.0.1'): Promise<{ origin: string; close: () => Promise<void> }> {
+export async function startMockUpstream(port: number, host = '127.0.0.1'): Promise<BenchServer> {
   const server = createServer({ keepAliveTimeout: 120_000 }, handle);
-  // The gateway's pool and the bench's keep connections open across rounds; never time them out mid-run.
-  server.headersTimeout = 0;
-  server.requestTimeout = 0;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('The mock upstream has no TCP address.');
-  return {
-    origin: `http://${host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenForBench(server, port, host, 'mock upstream');
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const portArgument = process.argv.indexOf('--port');
   const port = portArgument === -1 ? 0 : Number(process.argv[portArgument + 1]);
   const mock = await startMockUpstream(port);
-  process.stdout.write(`${JSON.stringify({ url: mock.origin })}\n`);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      void mock.close().then(() => process.exit(0));
-    });
-  }
+  serveUntilSignalled(mock);
 }
