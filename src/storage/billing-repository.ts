@@ -12,7 +12,7 @@ import type {
   SettleResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, type LockedAccount } from './billing-rules.js';
+import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type LockedAccount } from './billing-rules.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -44,14 +44,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     // blocked by it.
     if (dialect === 'postgres') query = query.forNoKeyUpdate();
     const row = await query.executeTakeFirst();
-    if (row === undefined) return null;
-    return {
-      balance: fromMoneyColumn(row.balance),
-      reserved: fromMoneyColumn(row.reserved),
-      freeDay: Number(row.free_day),
-      freeUsed: Number(row.free_used_tokens),
-      freeReserved: Number(row.free_reserved_tokens),
-    };
+    return row === undefined ? null : toLockedAccount(row);
   }
 
   async function appendLedger(

@@ -1,4 +1,5 @@
 import { randomHex } from '../ids/random-hex.js';
+import { fromMoneyColumn } from './money-sql.js';
 import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
@@ -10,6 +11,28 @@ import type { AccountMoneySnapshot } from './types.js';
 
 /** The account's money and free-allowance counters, as read under the account's lock. */
 export type LockedAccount = AccountMoneySnapshot;
+
+/**
+ * The account's money columns as every storage path selects them: amounts cast to text (money-sql.ts), the free
+ * counters as numbers (SQLite) or as text (PostgreSQL's bigint).
+ */
+export interface AccountMoneyRow {
+  balance: string;
+  reserved: string;
+  free_day: number | string;
+  free_used_tokens: number | string;
+  free_reserved_tokens: number | string;
+}
+
+export function toLockedAccount(row: AccountMoneyRow): LockedAccount {
+  return {
+    balance: fromMoneyColumn(row.balance),
+    reserved: fromMoneyColumn(row.reserved),
+    freeDay: Number(row.free_day),
+    freeUsed: Number(row.free_used_tokens),
+    freeReserved: Number(row.free_reserved_tokens),
+  };
+}
 
 export interface AdmissionDecision {
   /** The free counters belong to the request's day (otherwise they restart at zero). */

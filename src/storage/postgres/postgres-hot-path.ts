@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId } from '../billing-rules.js';
+import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
-import type { AccountMoneySnapshot, ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
+import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
 /**
@@ -35,7 +35,7 @@ export class PostgresHotPath {
   private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
     const result = await this.pool.query<KeyWithAccountRow & AccountMoneyRow>({ name: 'tollgate_find_key', text: FIND_KEY, values: [keyHash] });
     const row = result.rows[0];
-    return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toMoneySnapshot(row) };
+    return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
   }
 
   /** Undefined: not decided here; the locked path decides. */
@@ -45,7 +45,7 @@ export class PostgresHotPath {
       const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
       const row = read.rows[0];
       if (row === undefined) return undefined;
-      account = toMoneySnapshot(row);
+      account = toLockedAccount(row);
     }
     let decision;
     try {
@@ -118,24 +118,6 @@ export class PostgresHotPath {
     if (Number(outcome.inserted) === 0) return { settled: false, reason: 'already_settled' };
     return { settled: true, chargedNano: BigInt(outcome.charged), unbilledNano: BigInt(outcome.unbilled), freeTokensUsed: Number(outcome.free_used) };
   }
-}
-
-function toMoneySnapshot(row: AccountMoneyRow): AccountMoneySnapshot {
-  return {
-    balance: BigInt(row.balance),
-    reserved: BigInt(row.reserved),
-    freeDay: Number(row.free_day),
-    freeUsed: Number(row.free_used_tokens),
-    freeReserved: Number(row.free_reserved_tokens),
-  };
-}
-
-interface AccountMoneyRow {
-  balance: string;
-  reserved: string;
-  free_day: number | string;
-  free_used_tokens: number | string;
-  free_reserved_tokens: number | string;
 }
 
 interface SettleRow {

@@ -1,6 +1,6 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
+import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type AccountMoneyRow, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
@@ -194,13 +194,7 @@ export class SqliteHotPath {
   private lock(accountId: string): LockedAccount {
     const row = this.lockAccount.get(accountId) as AccountMoneyRow | undefined;
     if (row === undefined) throw new Error(`No account ${accountId}.`);
-    return {
-      balance: BigInt(row.balance),
-      reserved: BigInt(row.reserved),
-      freeDay: row.free_day,
-      freeUsed: row.free_used_tokens,
-      freeReserved: row.free_reserved_tokens,
-    };
+    return toLockedAccount(row);
   }
 
   private reserveNow(input: ReserveInput): ReserveResult {
@@ -288,14 +282,6 @@ interface QueuedWrite {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-interface AccountMoneyRow {
-  balance: string;
-  reserved: string;
-  free_day: number;
-  free_used_tokens: number;
-  free_reserved_tokens: number;
-}
 
 interface HoldRow {
   hold: string;
