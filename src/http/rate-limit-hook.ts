@@ -28,33 +28,27 @@ export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metr
     }
     return tier;
   };
-  return async function enforceRateLimit(auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean): Promise<void> {
-    const tier = tierOf(auth.account.tier ?? null);
-    const subject = rateLimitSubject(auth.key.id);
+  /** One limit: its headers on the reply, and the refusal when it is spent (not counted then). */
+  async function enforce(kind: RateLimitKind, limit: number, tierName: string, pending: Promise<RateLimitDecision>, reply: FastifyReply, anthropic: boolean): Promise<void> {
     let decision: RateLimitDecision;
     try {
-      decision = await limiter.check(subject, tier.requestsPerMinute);
+      decision = await pending;
     } catch (error) {
       throw unavailable(error);
     }
-    announce(reply, decision, 'requests', anthropic);
+    announce(reply, decision, kind, anthropic);
     if (!decision.allowed) {
-      metrics.rateLimitRefused('requests');
-      throw refusal('requests', tier.requestsPerMinute, tier.name, decision.retryAfterSeconds);
+      metrics.rateLimitRefused(kind);
+      throw refusal(kind, limit, tierName, decision.retryAfterSeconds);
     }
+  }
+  return async function enforceRateLimit(auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean): Promise<void> {
+    const tier = tierOf(auth.account.tier ?? null);
+    const subject = rateLimitSubject(auth.key.id);
+    await enforce('requests', tier.requestsPerMinute, tier.name, limiter.check(subject, tier.requestsPerMinute), reply, anthropic);
     // Tokens per minute (optional per tier) are post-paid: refused while the last minute's usage is at the limit.
     if (tier.tokensPerMinute !== undefined) {
-      let tokens: RateLimitDecision;
-      try {
-        tokens = await limiter.checkTokens(subject, tier.tokensPerMinute);
-      } catch (error) {
-        throw unavailable(error);
-      }
-      announce(reply, tokens, 'tokens', anthropic);
-      if (!tokens.allowed) {
-        metrics.rateLimitRefused('tokens');
-        throw refusal('tokens', tier.tokensPerMinute, tier.name, tokens.retryAfterSeconds);
-      }
+      await enforce('tokens', tier.tokensPerMinute, tier.name, limiter.checkTokens(subject, tier.tokensPerMinute), reply, anthropic);
     }
   };
 }
