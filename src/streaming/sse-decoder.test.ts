@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSseStream, SseDecoder, type SseEvent } from './sse-decoder.js';
+import { SseDecoder, type SseEvent } from './sse-decoder.js';
 import { SSE_DONE, sseComment, sseData, sseEvent } from './sse-writer.js';
 
 const utf8 = new TextEncoder();
@@ -145,18 +145,6 @@ describe('SseDecoder whole streams', () => {
     clean.push(utf8.encode('data: a\n\n: bye\n'));
     clean.end();
     expect(clean.discardedAtEnd).toBe(false);
-  });
-
-  it('decodeSseStream yields events from an async byte source', async () => {
-    const bytes = utf8.encode(stream);
-    async function* source(): AsyncGenerator<Uint8Array> {
-      for (let i = 0; i < bytes.length; i += 7) yield bytes.subarray(i, i + 7);
-    }
-    const events: SseEvent[] = [];
-    for await (const event of decodeSseStream(source())) events.push(event);
-    expect(events).toEqual(decodeSplit(bytes, []));
-    // The id set earlier persists, as the spec's last-event-id buffer does.
-    expect(events.at(-1)).toEqual({ data: '[DONE]', id: '42' });
   });
 });
 

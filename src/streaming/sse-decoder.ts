@@ -182,15 +182,3 @@ export class SseDecoder {
     return event;
   }
 }
-
-/** Decodes a byte stream (e.g. an undici/fetch response body) into SSE events as they complete. */
-export async function* decodeSseStream(
-  source: AsyncIterable<Uint8Array>,
-  options: SseDecoderOptions = {},
-): AsyncGenerator<SseEvent, void, undefined> {
-  const decoder = new SseDecoder(options);
-  for await (const chunk of source) {
-    yield* decoder.push(chunk);
-  }
-  yield* decoder.end();
-}

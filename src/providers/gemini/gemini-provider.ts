@@ -31,9 +31,10 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
-import { decodeSseStream } from '../../streaming/sse-decoder.js';
+import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
 import { headerValue, midStreamError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import { WholeReply } from '../whole-reply.js';
 import { buildGeminiCountTokensRequest, buildGeminiRequest } from './gemini-build-request.js';
 import { geminiErrorOf, geminiUpstreamError, parseGeminiErrorBody } from './gemini-errors.js';
 import { mapGeminiResponse } from './gemini-map-response.js';
@@ -90,24 +91,30 @@ export class GeminiProvider implements ProviderAdapter {
     return this.http.close();
   }
 
-  private async *replyEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): AsyncGenerator<CanonicalEvent> {
+  /** A non-stream reply as canonical events, read on first use. */
+  private replyEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): WholeReply {
+    return new WholeReply(() => this.readReply(response, options));
+  }
+
+  private async readReply(response: UpstreamResponse, options: GeminiResponseMapperOptions): Promise<CanonicalEvent[]> {
     const reply = await this.readJson(response);
     const error = geminiErrorOf(reply);
     if (error !== undefined) throw geminiUpstreamError(error, typeof error.code === 'number' ? error.code : 500, this.label);
-    yield* mapGeminiResponse(reply as GeminiGenerateContentResponse, options);
+    return mapGeminiResponse(reply as GeminiGenerateContentResponse, options);
   }
 
-  private async *streamEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): AsyncGenerator<CanonicalEvent> {
+  private streamEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new GeminiStreamMapper(options);
-    try {
-      for await (const event of decodeSseStream(response.body)) yield* mapper.map(event);
-    } catch (error) {
-      throw midStreamError(error, this.label);
-    } finally {
+    return new SseMappedStream<CanonicalEvent>(response.body, {
+      mapper,
+      // Gemini has no terminal event: the stream is over when the body ends.
+      isComplete: () => false,
+      wrapError: (error) => midStreamError(error, this.label),
       // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-      if (!response.body.destroyed) response.body.destroy();
-    }
-    yield* mapper.end();
+      release: () => {
+        if (!response.body.destroyed) response.body.destroy();
+      },
+    });
   }
 
   /** A JSON object body; anything else is the vendor misbehaving. */
