@@ -22,10 +22,10 @@ const NO_EVENTS: readonly never[] = [];
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
- * A vendor's SSE body as mapped events, in one iterator: the same behaviour as
- * `for await (sse of decodeSseStream(body)) yield* mapper.map(sse); … yield* mapper.end()` in an async
- * generator, without the two generator layers and the per-event promises of `yield*` over an array, which
- * were most of what a streamed request allocated per chunk. Events of one network chunk are mapped together
+ * A vendor's SSE body as mapped events, in one iterator: the same behaviour as an async generator that decodes
+ * each chunk (`SseDecoder`), does `yield* mapper.map(sse)` for each event and `yield* mapper.end()` at the end,
+ * without the generator layers and the per-event promises of `yield*` over an array, which were most of what a
+ * streamed request allocated per chunk. Events of one network chunk are mapped together
  * and handed out with no further read; a mapping failure is thrown after the events mapped before it.
  * Never asked for its next event before the previous one resolved (the for-await contract).
  */
