@@ -42,9 +42,10 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
   }
   // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
   // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   let hotPath: SqliteHotPath | undefined;
   let checkpointer: WalCheckpointer | undefined;
+  const noteWrite = () => checkpointer?.noteWrite();
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, noteWrite) }) });
   const storage = createKyselyStorage({
     dialect: 'sqlite',
     db,
@@ -53,10 +54,11 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
     migrate: async () => {
       const applied = await migrateSqlite(db);
       if (hotPath === undefined) {
-        hotPath = new SqliteHotPath(database);
+        hotPath = new SqliteHotPath(database, noteWrite);
         hotPath.install(storage.apiKeys, storage.billing);
         if (onDisk) {
-          // Checkpoints (and their fsyncs) move to a worker thread; this connection's own stays as a backstop.
+          // Checkpoints (and their fsyncs) move to a worker thread, running while there are writes to follow;
+          // this connection's own stays as a backstop.
           database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
           checkpointer = new WalCheckpointer(filename, onBackgroundError);
         }

@@ -37,7 +37,11 @@ export class SqliteHotPath {
   private queue: QueuedWrite[] = [];
   private flushScheduled = false;
 
-  constructor(private readonly database: BetterSqliteDatabase) {
+  constructor(
+    private readonly database: BetterSqliteDatabase,
+    /** Told of each batch it writes (the WAL checkpoint thread follows writes). */
+    private readonly onWrite: () => void = () => {},
+  ) {
     this.findKey = database.prepare(`
       select k.*, a.email as account_email, a.password_hash as account_password_hash, a.role as account_role,
         a.tier as account_tier, a.disabled as account_disabled, a.created_at as account_created_at
@@ -159,6 +163,7 @@ export class SqliteHotPath {
       for (const queued of batch) queued.viaKysely().then(queued.resolve, queued.reject);
       return;
     }
+    this.onWrite();
     const values: unknown[] = [];
     try {
       this.wholeBatchTransaction(batch, values);

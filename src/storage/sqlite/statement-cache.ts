@@ -9,8 +9,11 @@ const MAX_CACHED_STATEMENTS = 500;
  * query again on each call, which profiling showed as the largest single CPU cost of a gateway request;
  * better-sqlite3 statements are reusable, and because they run synchronously one can never be in use twice.
  * (Kysely's `stream()` iterates a statement lazily; the gateway never streams queries.)
+ *
+ * `onWrite` is told of every statement that may write, as it is handed out (the WAL checkpoint thread follows
+ * writes: wal-checkpointer.ts).
  */
-export function withStatementCache(database: BetterSqliteDatabase): SqliteDatabase {
+export function withStatementCache(database: BetterSqliteDatabase, onWrite: () => void = () => {}): SqliteDatabase {
   const statements = new Map<string, Statement>();
   return {
     close: () => database.close(),
@@ -21,6 +24,7 @@ export function withStatementCache(database: BetterSqliteDatabase): SqliteDataba
         statement = database.prepare(sql);
         statements.set(sql, statement);
       }
+      if (!statement.readonly) onWrite();
       return statement;
     },
   };

@@ -1,16 +1,18 @@
 /**
  * The WAL checkpoint thread (wal-checkpointer.ts): committed pages reach the database file without the serving
- * connection checkpointing (its own automatic checkpoint is pushed far out), and closing checkpoints the rest.
+ * connection checkpointing (its own automatic checkpoint is pushed far out), closing checkpoints the rest, and the
+ * thread runs only while there are writes to follow.
  */
 import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { openSqliteStorage } from './open-sqlite-storage.js';
-import { CHECKPOINT_INTERVAL_MS } from './wal-checkpointer.js';
+import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from './wal-checkpointer.js';
 
 let directory: string | undefined;
 
@@ -52,4 +54,63 @@ it('copies committed pages into the database file from its own thread, and check
   const reopened = await openSqliteStorage(file);
   expect(await reopened.usage.listByAccount(account.id, 2_000)).toHaveLength(1_000);
   await reopened.close();
+});
+
+/** The process's OS threads (a worker thread is one): Linux's own count. */
+function threadCount(): number {
+  return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await sleep(25);
+  }
+}
+
+it('runs its thread only while there are writes: it stops after a period without any, and the next write starts another', async () => {
+  directory = await mkdtemp(join(tmpdir(), 'tollgate-wal-'));
+  const file = join(directory, 'idle.db');
+  const database = new BetterSqlite3(file);
+  database.pragma('journal_mode = WAL');
+  // Only the thread may move pages into the file.
+  database.pragma('wal_autocheckpoint = 0');
+  database.exec('create table rows (id integer primary key, body text not null)');
+  const insert = database.prepare('insert into rows (body) values (?)');
+  const errors: Error[] = [];
+  const idleStopMs = 300;
+  const checkpointer = new WalCheckpointer(file, (error) => errors.push(error), idleStopMs);
+  const write = (rows: number) => {
+    for (let row = 0; row < rows; row += 1) insert.run('x'.repeat(1_000));
+    checkpointer.noteWrite();
+  };
+  const threadsIdle = threadCount();
+  const fileSizeAtStart = statSync(file).size;
+  expect(checkpointer.running).toBe(false);
+
+  write(200);
+  expect(checkpointer.running).toBe(true);
+  await until(() => threadCount() === threadsIdle + 1, 'the thread to start');
+  await until(() => statSync(file).size > fileSizeAtStart + 200_000, 'the first checkpoint');
+  // Writes keep it running past the idle period.
+  for (let period = 0; period < 3; period += 1) {
+    await sleep(idleStopMs / 2);
+    write(1);
+    expect(checkpointer.running).toBe(true);
+  }
+  await until(() => !checkpointer.running && threadCount() === threadsIdle, 'the idle thread to stop', idleStopMs * 10);
+
+  const checkpointedSize = statSync(file).size;
+  write(200);
+  expect(checkpointer.running).toBe(true);
+  await until(() => statSync(file).size > checkpointedSize + 200_000, 'a checkpoint by the next thread');
+  await checkpointer.stop();
+  expect(checkpointer.running).toBe(false);
+  expect(threadCount()).toBe(threadsIdle);
+  // Stopped for good: a write no longer starts a thread.
+  write(1);
+  expect(checkpointer.running).toBe(false);
+  expect(errors).toEqual([]);
+  database.close();
 });
