@@ -29,7 +29,8 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --quick               2 rounds of 400 ms per target and scenario, short warm-up (1-2 min in all)
+  --quick               2 rounds of 400 ms per target and scenario, short warm-up, no idle reading after the
+                        load (1-2 min in all)
   --rounds N            rounds per scenario (default 4; 2 with --quick)
   --duration-ms N       length of each target's turn in a round (default 1500; 400 with --quick)
   --warmup-ms N         warm-up per target and scenario (default 500; 150 with --quick)
@@ -45,7 +46,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   -h, --help            this text
 
 Default run: 10 scenarios x 2 backends x 4 rounds x 2 targets x 1.5 s plus warm-ups, 5-7 minutes in all,
-plus the floor proxy in 4 same-format scenarios of the first backend (about 30 s more).
+plus the floor proxy in 4 same-format scenarios of the first backend (about 30 s more) and, per backend, 12 s
+at rest before the load and 32 s after it for the idle RSS readings.
 `;
 
 export class OptionsError extends Error {}

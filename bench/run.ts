@@ -50,8 +50,18 @@ const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', im
 const EMAIL = 'bench@example.com';
 const PASSWORD = 'bench-password-123';
 const BENCH_TIER = 'bench';
-/** Let start-up garbage settle before reading the idle RSS. */
+/** Let start-up garbage settle before reading the RSS after start-up (and before counting idle round trips). */
 const IDLE_SETTLE_MS = 1_000;
+/**
+ * Idle long enough for V8's memory reducer, which shrinks an idle heap ~8 s after allocation stops: the RSS of a
+ * gateway at rest, rather than of one that has just finished starting.
+ */
+const IDLE_MEMORY_SETTLE_MS = 12_000;
+/**
+ * After the load: the SQLite checkpoint thread stops 10-20 s after the last write (wal-checkpointer.ts), then the
+ * memory reducer's ~8 s. Skipped with --quick.
+ */
+const IDLE_AFTER_LOAD_MS = 32_000;
 /** Work a request may finish after its reply was read (settlement written after the last byte). */
 const SETTLEMENT_TAIL_MS = 100;
 /** Warm-up requests run this many at once, enough to get the hot paths compiled. */
@@ -293,6 +303,9 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
   const floor = withFloor ? await startFloor(context) : null;
   const { gateway } = started;
   await delay(IDLE_SETTLE_MS);
+  const afterStart = memory(gateway.pid);
+  progress(`== ${backend.label}: letting the gateway idle ${IDLE_MEMORY_SETTLE_MS / 1000} s before reading its idle RSS`);
+  await delay(IDLE_MEMORY_SETTLE_MS - IDLE_SETTLE_MS);
   const idle = memory(gateway.pid);
   progress(`== ${backend.label}: warming the gateway${floor === null ? '' : ' and the floor proxy'} up`);
   const gatewayTargets = Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway);
@@ -312,12 +325,20 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
   const end = memory(gateway.pid);
+  let idleAfterLoad: number | null = null;
+  if (!context.options.quick && summaries.length > 0) {
+    progress(`== ${backend.label}: letting the gateway idle ${IDLE_AFTER_LOAD_MS / 1000} s after the load`);
+    await delay(IDLE_AFTER_LOAD_MS);
+    idleAfterLoad = memory(gateway.pid).rssKiB;
+  }
   const run: BackendRun = {
     backend: backend.name,
     label: backend.label,
     scenarios: summaries,
     gatewayCpusAllowed: cpusAllowed(gateway.pid),
+    startRssKiB: afterStart.rssKiB,
     idleRssKiB: idle.rssKiB,
+    idleAfterLoadRssKiB: idleAfterLoad,
     peakRssKiB: peakRssKiB ?? (peakRssScope === 'whole run' && summaries.length > 0 ? end.peakRssKiB : null),
     peakRssScope,
     endRssKiB: end.rssKiB,
@@ -407,7 +428,9 @@ function skippedRun(reason: string): BackendRun {
     skipped: reason,
     scenarios: [],
     gatewayCpusAllowed: '-',
+    startRssKiB: 0,
     idleRssKiB: 0,
+    idleAfterLoadRssKiB: null,
     peakRssKiB: null,
     peakRssScope: 'whole run',
     endRssKiB: 0,
