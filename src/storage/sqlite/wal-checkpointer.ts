@@ -114,7 +114,9 @@ export class WalCheckpointer {
     thread.on('error', this.onError);
     const exited = new Promise<void>((resolve) => {
       thread.once('exit', () => {
-        // A thread that died on its own (reported through onError) is replaced after the next idle period.
+        // A thread that died on its own (reported through onError) is not restarted at once, which would spawn one
+        // per write if it kept failing: the next write after an idle period starts a new one, and the serving
+        // connection's backstop checkpoint covers the meantime.
         if (this.worker?.thread === thread) this.worker = undefined;
         resolve();
       });
