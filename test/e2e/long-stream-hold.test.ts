@@ -36,19 +36,26 @@ describe.each([{ postgres: false }, { postgres: true }])('a stream longer than t
       stream_options: { include_usage: true },
       max_completion_tokens: 200,
     });
-    const heldDuringStream: bigint[] = [];
+    const samples: { atChunk: number; afterMs: number; reservedNano: bigint }[] = [];
     const started = Date.now();
     let lastSample = started;
+    let chunks = 0;
     for await (const _chunk of stream) {
+      chunks += 1;
       if (Date.now() - lastSample > 500) {
         lastSample = Date.now();
-        heldDuringStream.push((await harness.gateway.storage.billing.balance(accountId))!.reservedNano);
+        samples.push({ atChunk: chunks, afterMs: lastSample - started, reservedNano: (await harness.gateway.storage.billing.balance(accountId))!.reservedNano });
       }
     }
     expect(Date.now() - started).toBeGreaterThan(3 * TTL_MS);
-    expect(heldDuringStream.length).toBeGreaterThanOrEqual(5);
+    // Samples from the last chunks are left out: the simulator sends its last content chunk together with the
+    // finish, and the gateway settles (releasing the hold) before the closing usage chunk, so a sample taken
+    // there may rightly see nothing reserved. Five chunks before the end, the vendor has at least 400 ms to go.
+    const midStream = samples.filter((sample) => sample.atChunk <= chunks - 5);
+    expect(midStream.length).toBeGreaterThanOrEqual(5);
+    expect(midStream.some((sample) => sample.afterMs > 3 * TTL_MS)).toBe(true);
     // Sampled past several TTLs and sweeps: the hold was there every time.
-    expect(heldDuringStream.every((held) => held > 0n)).toBe(true);
+    expect(midStream.map((sample) => sample.reservedNano > 0n)).toEqual(midStream.map(() => true));
     const [row] = await harness.gateway.storage.usage.listByAccount(accountId, 5);
     expect(row).toMatchObject({ status: 'ok', unbilledNano: 0n });
     expect(row!.costNano > 0n).toBe(true);
