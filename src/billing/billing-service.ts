@@ -1,4 +1,4 @@
-import { estimateRequestInputTokens, loadTokenizer, tokenizerLoaded, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, loadTokenizer, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
@@ -119,7 +119,7 @@ export class BillingService {
     const boundWillNotDo = auth.money !== undefined && !decideAdmission(auth.money, { ...input, plan: boundPlan }).plan.admitted;
     let result = boundWillNotDo ? undefined : await this.repository.reserve({ ...input, plan: boundPlan });
     if (result === undefined || (!result.admitted && result.reason === NEEDS_TOKENIZER_COUNT)) {
-      if (!tokenizerLoaded()) await loadTokenizer();
+      await loadTokenizer();
       const precise = admission(estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }

@@ -45,11 +45,17 @@ export function tokenizerLoaded(): boolean {
   return countTokens !== undefined;
 }
 
-/** Loads the tokenizer (once); every count after it resolves is synchronous and loads nothing. */
+/**
+ * Loads the tokenizer (once); every count after it resolves is synchronous and loads nothing. Already loaded
+ * (asynchronously, or by the synchronous fallback below), it imports nothing more: callers just await it.
+ */
 export function loadTokenizer(): Promise<void> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((tokenizer) => {
-    countTokens ??= tokenizer.countTokens;
-  });
+  loading ??=
+    countTokens !== undefined
+      ? Promise.resolve()
+      : import('gpt-tokenizer/encoding/o200k_base').then((tokenizer) => {
+          countTokens ??= tokenizer.countTokens;
+        });
   return loading;
 }
 

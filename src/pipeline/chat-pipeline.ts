@@ -1,5 +1,5 @@
 import { FoldedEvents, ResponseAccumulator } from '../canonical/accumulate.js';
-import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer, tokenizerLoaded } from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
@@ -163,7 +163,7 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(request.model);
     const provider = this.deps.providers.get(model.vendor);
     if (provider.countTokens === undefined) {
-      if (!tokenizerLoaded()) await loadTokenizer();
+      await loadTokenizer();
       return estimateRequestInputTokens(request);
     }
     try {
@@ -263,7 +263,7 @@ export class ChatPipeline {
    * asynchronously, rather than by the synchronous fallback that would block the event loop while it loads.
    */
   private async estimateUsage(request: CanonicalRequest, accumulator: ResponseAccumulator): Promise<CanonicalUsage> {
-    if (!tokenizerLoaded()) await loadTokenizer();
+    await loadTokenizer();
     return {
       ...emptyUsage(),
       inputTokens: estimateRequestInputTokens(request),
