@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../canonical/errors.js';
+import type { CanonicalEvent } from '../canonical/events.js';
+import { SseMappedStream, type SseEventMapper } from '../streaming/sse-mapped-stream.js';
 import { Pool, undiciErrors } from './undici-pool.js';
 import { DEFAULT_UPSTREAM_POLICY, type UpstreamTimeouts } from './upstream-settings.js';
 
@@ -109,6 +111,28 @@ export function midStreamError(error: unknown, vendorLabel: string): GatewayErro
     return new GatewayError('upstream_timeout', `${vendorLabel} stopped sending before the reply was complete.`, { cause: error });
   }
   return new GatewayError('upstream_bad_response', `${vendorLabel} ended the stream before the reply was complete.`, { cause: error });
+}
+
+/**
+ * A streamed reply's SSE body as canonical events, the same way for every vendor: a failure while reading or
+ * mapping becomes a mid-stream error naming the vendor, and the body is released (its connection given back)
+ * whether the stream ended, failed or the consumer left. `isComplete` tells when the vendor's terminal event
+ * has been mapped.
+ */
+export function streamedReplyEvents(
+  response: UpstreamResponse,
+  vendorLabel: string,
+  mapper: SseEventMapper<CanonicalEvent>,
+  isComplete: () => boolean,
+): AsyncIterableIterator<CanonicalEvent> {
+  return new SseMappedStream<CanonicalEvent>(response.body, {
+    mapper,
+    isComplete,
+    wrapError: (error) => midStreamError(error, vendorLabel),
+    release: () => {
+      if (!response.body.destroyed) response.body.destroy();
+    },
+  });
 }
 
 export function headerValue(headers: UpstreamResponse['headers'], name: string): string | undefined {

@@ -43,10 +43,9 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
-import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages-wire.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
-import { headerValue, midStreamError, upstreamConnectionError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import { headerValue, streamedReplyEvents, upstreamConnectionError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
 import { anthropicHttpError } from './anthropic-map-error.js';
 import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
@@ -122,17 +121,8 @@ export class AnthropicProvider implements ProviderAdapter {
 
   private streamEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new AnthropicStreamMapper(this.label, options);
-    return new SseMappedStream<CanonicalEvent>(response.body, {
-      mapper,
-      // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
-      isComplete: () => mapper.complete,
-      // A body that breaks after the 200 is a cut-off reply, not a vendor that never answered.
-      wrapError: (error) => midStreamError(error, this.label),
-      // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-      release: () => {
-        if (!response.body.destroyed) response.body.destroy();
-      },
-    });
+    // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
+    return streamedReplyEvents(response, this.label, mapper, () => mapper.complete);
   }
 
   private async readJson(response: UpstreamResponse): Promise<unknown> {

@@ -31,9 +31,8 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
-import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
-import { headerValue, midStreamError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import { headerValue, midStreamError, streamedReplyEvents, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { WholeReply } from '../whole-reply.js';
 import { buildGeminiCountTokensRequest, buildGeminiRequest } from './gemini-build-request.js';
 import { geminiErrorOf, geminiUpstreamError, parseGeminiErrorBody } from './gemini-errors.js';
@@ -105,16 +104,8 @@ export class GeminiProvider implements ProviderAdapter {
 
   private streamEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new GeminiStreamMapper(options);
-    return new SseMappedStream<CanonicalEvent>(response.body, {
-      mapper,
-      // Gemini has no terminal event: the stream is over when the body ends.
-      isComplete: () => false,
-      wrapError: (error) => midStreamError(error, this.label),
-      // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-      release: () => {
-        if (!response.body.destroyed) response.body.destroy();
-      },
-    });
+    // Gemini has no terminal event: the stream is over when the body ends.
+    return streamedReplyEvents(response, this.label, mapper, () => false);
   }
 
   /** A JSON object body; anything else is the vendor misbehaving. */

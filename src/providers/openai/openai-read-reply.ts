@@ -1,8 +1,7 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
-import { SseMappedStream } from '../../streaming/sse-mapped-stream.js';
 import type { OpenAIChatCompletion, OpenAIErrorBody } from '../../wire/openai-chat-wire.js';
-import { midStreamError, upstreamConnectionError, type UpstreamResponse } from '../upstream-http.js';
+import { streamedReplyEvents, upstreamConnectionError, type UpstreamResponse } from '../upstream-http.js';
 import { WholeReply } from '../whole-reply.js';
 import { mapOpenAIResponse } from './openai-map-response.js';
 import { OpenAIStreamMapper } from './openai-map-stream.js';
@@ -37,15 +36,7 @@ async function readOpenAICompletion(response: UpstreamResponse, vendorLabel: str
 /** A streamed reply as canonical events; comment lines (`: keep-alive`) are skipped by the SSE decoder. */
 export function openAIStreamEvents(response: UpstreamResponse, vendorLabel: string): AsyncIterableIterator<CanonicalEvent> {
   const mapper = new OpenAIStreamMapper(vendorLabel);
-  return new SseMappedStream<CanonicalEvent>(response.body, {
-    mapper,
-    isComplete: () => mapper.sawDone,
-    wrapError: (error) => midStreamError(error, vendorLabel),
-    // Stop reading (and release the connection) whether the stream ended, failed or the consumer left.
-    release: () => {
-      if (!response.body.destroyed) response.body.destroy();
-    },
-  });
+  return streamedReplyEvents(response, vendorLabel, mapper, () => mapper.sawDone);
 }
 
 export interface OpenAIErrorSummary {
