@@ -59,7 +59,7 @@ export const IDLE_STOP_MS = 10_000;
  * every ~70 requests, which set the gateway's p99 latency. Here the serving connection only appends to the WAL
  * (synchronous=NORMAL: no fsync per commit) and the fsyncs happen off the event loop.
  *
- * The thread runs while there are commits to follow: `noteWrite()` (called for every write of the serving
+ * The thread runs while there are writes to follow: `noteWrite()` (called for every write of the serving
  * connection) starts it, and it stops, with a last checkpoint, once a period has passed without writes.
  */
 export class WalCheckpointer {
@@ -95,9 +95,7 @@ export class WalCheckpointer {
   /** Stops the thread (a last checkpoint first), for good. */
   stop(): Promise<void> {
     this.closed ??= (async () => {
-      clearInterval(this.idleCheck);
-      this.idleCheck = undefined;
-      this.stopThread();
+      this.stopFollowing();
       await this.exiting;
     })();
     return this.closed;
@@ -131,13 +129,16 @@ export class WalCheckpointer {
       this.wroteSinceCheck = false;
       return;
     }
-    clearInterval(this.idleCheck);
-    this.idleCheck = undefined;
-    this.stopThread();
+    this.stopFollowing();
   }
 
-  /** Asks the thread for a last checkpoint and to close its connection; `exiting` settles once it is gone. */
-  private stopThread(): void {
+  /**
+   * No more idle checks, and the thread asked for a last checkpoint and to close its connection; `exiting`
+   * settles once it is gone.
+   */
+  private stopFollowing(): void {
+    clearInterval(this.idleCheck);
+    this.idleCheck = undefined;
     const current = this.worker;
     if (current === undefined) return;
     this.worker = undefined;
