@@ -1,6 +1,7 @@
 /**
  * What the bench's own servers (the mock upstream, the floor proxy) share: listening with no request timeouts,
- * and, run as a child process, printing their address as one JSON line and closing on SIGTERM/SIGINT.
+ * and, run as a child process, reading their options, printing their address as one JSON line and closing on
+ * SIGTERM/SIGINT.
  */
 import type { Server } from 'node:http';
 
@@ -29,6 +30,12 @@ export async function listenForBench(server: Server, port: number, host: string,
       await onClose();
     },
   };
+}
+
+/** The value after `name` on the command line (`--port 8080`), or undefined when the option is absent. */
+export function commandLineOption(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
 }
 
 /** As a child process: the address line the bench waits for (`listeningUrl`), and a clean exit on a signal. */

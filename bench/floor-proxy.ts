@@ -14,7 +14,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
-import { listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
+import { commandLineOption, listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
 
 /** Connection-level headers: each hop has its own (undici refuses some of them outright); content-length comes from the body. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'host', 'content-length']);
@@ -81,15 +81,11 @@ export async function startFloorProxy(upstreamOrigin: string, port: number, host
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const argument = (name: string): string | undefined => {
-    const index = process.argv.indexOf(name);
-    return index === -1 ? undefined : process.argv[index + 1];
-  };
-  const upstream = argument('--upstream');
+  const upstream = commandLineOption('--upstream');
   if (upstream === undefined) {
     process.stderr.write('usage: node dist/bench/floor-proxy.js --upstream http://HOST:PORT [--port N]\n');
     process.exit(2);
   }
-  const proxy = await startFloorProxy(upstream, Number(argument('--port') ?? 0));
+  const proxy = await startFloorProxy(upstream, Number(commandLineOption('--port') ?? 0));
   serveUntilSignalled(proxy);
 }

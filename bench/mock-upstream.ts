@@ -12,7 +12,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
+import { commandLineOption, listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
 import { COMPLETION_TOKENS, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, replyChunks, replyText } from './mock-reply.js';
 
 interface ParsedRequest {
@@ -150,8 +150,6 @@ export async function startMockUpstream(port: number, host = '127.0.0.1'): Promi
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const portArgument = process.argv.indexOf('--port');
-  const port = portArgument === -1 ? 0 : Number(process.argv[portArgument + 1]);
-  const mock = await startMockUpstream(port);
+  const mock = await startMockUpstream(Number(commandLineOption('--port') ?? 0));
   serveUntilSignalled(mock);
 }
