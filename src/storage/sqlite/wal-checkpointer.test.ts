@@ -61,14 +61,6 @@ function threadCount(): number {
   return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await sleep(25);
-  }
-}
-
 it('runs its thread only while there are writes: it stops after a period without any, and the next write starts another', async () => {
   directory = await mkdtemp(join(tmpdir(), 'tollgate-wal-'));
   const file = join(directory, 'idle.db');
@@ -91,20 +83,20 @@ it('runs its thread only while there are writes: it stops after a period without
 
   write(200);
   expect(checkpointer.running).toBe(true);
-  await until(() => threadCount() === threadsIdle + 1, 'the thread to start');
-  await until(() => statSync(file).size > fileSizeAtStart + 200_000, 'the first checkpoint');
+  await expect.poll(() => threadCount(), { message: 'the thread to start', timeout: 10_000 }).toBe(threadsIdle + 1);
+  await expect.poll(() => statSync(file).size, { message: 'the first checkpoint', timeout: 10_000 }).toBeGreaterThan(fileSizeAtStart + 200_000);
   // Writes keep it running past the idle period.
   for (let period = 0; period < 3; period += 1) {
     await sleep(idleStopMs / 2);
     write(1);
     expect(checkpointer.running).toBe(true);
   }
-  await until(() => !checkpointer.running && threadCount() === threadsIdle, 'the idle thread to stop', idleStopMs * 10);
+  await expect.poll(() => ({ running: checkpointer.running, threads: threadCount() }), { message: 'the idle thread to stop', timeout: idleStopMs * 10 }).toEqual({ running: false, threads: threadsIdle });
 
   const checkpointedSize = statSync(file).size;
   write(200);
   expect(checkpointer.running).toBe(true);
-  await until(() => statSync(file).size > checkpointedSize + 200_000, 'a checkpoint by the next thread');
+  await expect.poll(() => statSync(file).size, { message: 'a checkpoint by the next thread', timeout: 10_000 }).toBeGreaterThan(checkpointedSize + 200_000);
   await checkpointer.stop();
   expect(checkpointer.running).toBe(false);
   expect(threadCount()).toBe(threadsIdle);
