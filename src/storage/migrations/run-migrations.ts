@@ -18,6 +18,10 @@ export interface RunMigrationsOptions {
   migrationTableSchema?: string;
 }
 
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /**
  * Applies pending migrations and returns the names applied, in order; throws on the first failure.
  *
@@ -35,6 +39,9 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
     // Migrations are written independent of each other (e.g. 0003-dashboard and 0004-usage-rollup touch
     // different tables), so a database that got a later one first still takes an earlier one added afterwards.
     allowUnorderedMigrations: true,
+    // Code-unit order, the order the names are written in. Kysely's default, localeCompare, is ICU collation:
+    // its first call maps ~2.6 MB of ICU data from the node binary, held by the gateway for its whole life.
+    nameComparator: compareCodeUnits,
     ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
   });
   // migrateToLatest never throws: it reports the failure in `error` beside per-migration results.
