@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LimiterCost } from './limiter-cost.js';
+import { describeNoise } from './machine-noise.js';
 import type { Comparison, ScenarioSummary, TargetSummary } from './measurements.js';
 import type { BenchOptions } from './options.js';
 import { floorRatio, type BackendRun, type TargetRow } from './targets.js';
@@ -118,6 +119,7 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
     ...run.scenarios.map((scenario) => scenarioLine(scenario, scenario.gateway, scenario.comparison)),
     ...floorLines(run.scenarios),
   ];
+  if (run.noise !== null) lines.push(describeNoise(run.noise));
   for (const scenario of run.scenarios) {
     for (const [name, summary] of [['direct', scenario.direct], ['gateway', scenario.gateway], ['floor', scenario.floor]] as const) {
       if (summary === null || summary.failures === 0) continue;

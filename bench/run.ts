@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
 import { measureLimiterCost } from './limiter-cost.js';
+import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
 import { ScenarioMeasurements, type RoundMeasurement, type ScenarioSummary } from './measurements.js';
 import { OptionsError, parseBenchOptions, USAGE, type BenchOptions } from './options.js';
@@ -315,6 +316,8 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
   if (floorTarget !== undefined) await warmUp(context, [floorTarget], `${backend.name[0]}x`);
   // The banner is behind us: from here on, any line the gateway writes (at LOG_LEVEL=warn) is news.
   gateway.markOutput();
+  const benchPids = [process.pid, context.mock.pid, gateway.pid, ...(floor === null ? [] : [floor.floor.pid])];
+  const cpuBefore = sampleCpu(benchPids);
   const summaries: ScenarioSummary[] = [];
   let peakRssKiB: number | null = null;
   let peakRssScope: BackendRun['peakRssScope'] = 'whole run';
@@ -324,6 +327,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     summaries.push(await runScenario(context, scenario, index, backend, started, key, floor));
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
+  const noise = summaries.length === 0 ? null : machineNoise(cpuBefore, sampleCpu(benchPids), context.ticksPerSecond, cpus().length);
   const end = memory(gateway.pid);
   let idleAfterLoad: number | null = null;
   if (!context.options.quick && summaries.length > 0) {
@@ -343,6 +347,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     peakRssScope,
     endRssKiB: end.rssKiB,
     roundTrips: null,
+    noise,
     gatewayOutputLines: gateway.linesSinceMark(),
     gatewayOutputTail: gateway.linesSinceMark() === 0 ? [] : gateway.outputTail().slice(-Math.min(10, gateway.linesSinceMark())),
   };
@@ -435,6 +440,7 @@ function skippedRun(reason: string): BackendRun {
     peakRssScope: 'whole run',
     endRssKiB: 0,
     roundTrips: null,
+    noise: null,
     gatewayOutputLines: 0,
     gatewayOutputTail: [],
   };

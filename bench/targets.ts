@@ -5,6 +5,7 @@
  * run) and the gateway's figure as a multiple of it; the verdict stays on the gateway's own figure.
  */
 import type { BackendName } from './backends.js';
+import type { MachineNoise } from './machine-noise.js';
 import type { Comparison, ScenarioSummary } from './measurements.js';
 import { REPLY_CHUNKS } from './mock-reply.js';
 
@@ -45,6 +46,8 @@ export interface BackendRun {
   peakRssScope: 'concurrency-128 scenario' | 'whole run';
   endRssKiB: number;
   roundTrips: RoundTripReport | null;
+  /** Other work on the machine during the measured rounds (null when nothing was measured). */
+  noise: MachineNoise | null;
   gatewayOutputLines: number;
   gatewayOutputTail: string[];
 }
