@@ -40,7 +40,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
-  --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
+  --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops; the
+                        profiled gateway runs unbundled (dist/src), so its profile names source files
   --strict              exit 1 when any target is missed (default: only when a response is wrong)
   --out PATH            JSON record path (default bench/results/latest.json)
   -h, --help            this text

@@ -38,6 +38,7 @@ import {
   MOCK_PATH,
   resetPeakRss,
   runCliJson,
+  SOURCE_CLI_PATH,
   startProcess,
   waitForHealthy,
   type ManagedProcess,
@@ -116,7 +117,12 @@ async function startGateway(context: Context, name: string, settings: Record<str
     ANTHROPIC_BASE_URL: `${context.mockOrigin}/anthropic`,
     ANTHROPIC_API_KEY: 'sk-bench-anthropic',
   });
-  const gateway = startProcess(name, ['serve'], env, context.directory, { core: context.pinning.gatewayCore, nodeFlags: profileFlags(context, name, profile) });
+  const flags = profileFlags(context, name, profile);
+  const gateway = startProcess(name, ['serve'], env, context.directory, {
+    core: context.pinning.gatewayCore,
+    nodeFlags: flags,
+    ...(flags.length > 0 ? { script: SOURCE_CLI_PATH } : {}),
+  });
   context.cleanup.stopProcess(gateway);
   const origin = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${origin}/healthz`, gateway);

@@ -8,9 +8,10 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 
 const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+const CLI = BUILT_CLI;
 
 let directory: string;
 let databaseFile: string;

@@ -9,9 +9,10 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
 import { pino } from 'pino';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 
 const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+const CLI = BUILT_CLI;
 
 let directory: string;
 let env: Record<string, string>;

@@ -9,12 +9,13 @@ import { KeyService } from '../../src/keys/key-service.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
 import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 
 /**
  * SIGTERM to a real `tollgate serve` process while 50 streams are in flight. The CLI is the built one
  * (`npm test` builds it first); TOLLGATE_CLI points elsewhere, e.g. at a build in a temp directory.
  */
-const CLI = process.env.TOLLGATE_CLI ?? join(import.meta.dirname, '../../dist/src/cli.js');
+const CLI = process.env.TOLLGATE_CLI ?? BUILT_CLI;
 const STREAMS = 50;
 
 let simulator: Awaited<ReturnType<typeof startSimulator>>;

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 
 let harness: TestGateway;
 
@@ -114,7 +114,7 @@ describe('the optional tokens-per-minute limit of a tier', () => {
 });
 
 describe('rate limits shared through Redis by two gateway processes', () => {
-  const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+  const CLI = BUILT_CLI;
   const processes: ChildProcess[] = [];
 
   async function startProcess(env: Record<string, string>): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 8): three real gateway processes (`node dist/src/cli.js serve`) sharing one PostgreSQL schema
+ * Scale-out (issue 8): three real gateway processes (`node dist/bundle/cli.js serve`) sharing one PostgreSQL schema
  * and one Redis, behind a round-robin proxy, with one simulator as every instance's upstream.
  *
  * Set TOLLGATE_TEST_CLI to run another build of the CLI (e.g. `npx tsc -p tsconfig.json --outDir /tmp/x`, with
@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/account-service.js';
@@ -20,8 +19,9 @@ import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 
-const CLI = process.env.TOLLGATE_TEST_CLI ?? join(import.meta.dirname, '../../dist/src/cli.js');
+const CLI = process.env.TOLLGATE_TEST_CLI ?? BUILT_CLI;
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
  * Test-sized timers: holds of a killed instance expire after 15 s (production: at least 60 s), each instance
