@@ -54,9 +54,9 @@ export function parseProcStat(text: string): MachineTicks {
 }
 
 /** Ticks of a process that may have exited since it was listed: 0 then. */
-function ticksOf(pid: number): number {
+function ticksOf(pid: number, reapedChildren = false): number {
   try {
-    return cpuTicks(pid);
+    return cpuTicks(pid, reapedChildren);
   } catch {
     return 0;
   }
@@ -72,7 +72,8 @@ function databaseTicks(): number {
     } catch {
       continue;
     }
-    if (DATABASE_COMMANDS.test(command)) sum += ticksOf(Number(entry));
+    // With the children each has reaped: PostgreSQL's autovacuum workers come and go between two samples.
+    if (DATABASE_COMMANDS.test(command)) sum += ticksOf(Number(entry), true);
   }
   return sum;
 }

@@ -241,16 +241,18 @@ export function clockTicksPerSecond(): number {
   }
 }
 
-/** utime + stime of a process, in clock ticks. */
-export function cpuTicks(pid: number): number {
+/**
+ * utime + stime of a process, in clock ticks; with `reapedChildren`, plus cutime + cstime: the CPU of children it
+ * has waited for (PostgreSQL's postmaster reaps its short-lived autovacuum workers and closed backends).
+ */
+export function cpuTicks(pid: number, reapedChildren = false): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Field 2 (comm) is in parentheses and may hold spaces: count fields from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After comm, fields start at 3 (state); utime is field 14 and stime field 15.
-  const utime = Number(fields[14 - 3]);
-  const stime = Number(fields[15 - 3]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`Unexpected /proc/${pid}/stat: ${stat}`);
-  return utime + stime;
+  // After comm, fields start at 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
+  const times = fields.slice(14 - 3, reapedChildren ? 17 - 2 : 15 - 2).map(Number);
+  if (!times.every(Number.isFinite)) throw new Error(`Unexpected /proc/${pid}/stat: ${stat}`);
+  return times.reduce((sum, value) => sum + value, 0);
 }
 
 export interface MemoryReading {
