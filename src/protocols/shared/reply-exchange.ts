@@ -72,6 +72,10 @@ export async function streamExchange(
 ): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
+  // Hijacked replies skip fastify's header handling: carry over what hooks and the route set (request id, rate
+  // limits, the exchange's headers).
+  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS });
+  raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
   const uncork = () => {
@@ -79,15 +83,6 @@ export async function streamExchange(
     corked = false;
     raw.uncork();
   };
-  // Corked until this tick ends: the headers leave in the same socket write as the first event's frames (a
-  // stream is primed, so that event is at hand), or alone when it encodes to nothing; one write fewer per stream.
-  corked = true;
-  raw.cork();
-  process.nextTick(uncork);
-  // Hijacked replies skip fastify's header handling: carry over what hooks and the route set (request id, rate
-  // limits, the exchange's headers).
-  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS });
-  raw.flushHeaders();
   let wrote = true;
   // One timer per stream, not one per event: events only set a flag.
   const keepAlive = setInterval(() => {
