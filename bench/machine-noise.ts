@@ -23,7 +23,7 @@ export interface CpuSample {
   machine: MachineTicks;
   /** utime + stime of the bench's own processes. */
   bench: number;
-  /** utime + stime of every postgres and redis-server process. */
+  /** utime + stime of every postgres and redis-server process, with the children each has reaped. */
   databases: number;
 }
 
