@@ -250,7 +250,8 @@ export function cpuTicks(pid: number, reapedChildren = false): number {
   // Field 2 (comm) is in parentheses and may hold spaces: count fields from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // After comm, fields start at 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
-  const times = fields.slice(14 - 3, reapedChildren ? 17 - 2 : 15 - 2).map(Number);
+  const lastField = reapedChildren ? 17 : 15;
+  const times = fields.slice(14 - 3, lastField - 3 + 1).map(Number);
   if (!times.every(Number.isFinite)) throw new Error(`Unexpected /proc/${pid}/stat: ${stat}`);
   return times.reduce((sum, value) => sum + value, 0);
 }
