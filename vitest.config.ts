@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Suites share the local PostgreSQL; each uses its own schema, so files may run in parallel.
     pool: 'forks',
+    // Installs the agent test package (test/agents) on demand, once, before the suites that use it.
+    globalSetup: ['test/global-setup.ts'],
   },
 });

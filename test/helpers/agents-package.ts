@@ -1,0 +1,46 @@
+/**
+ * The separate test package `test/agents/`: the agent CLIs (Claude Code, Codex, Gemini CLI) and the newest client
+ * SDKs, several of which need Node >= 22, with a Node 24 binary from the npm registry to run those. It has its own
+ * lockfile and is installed on demand (vitest's global setup, or `.ci/run`), never by the root `npm ci`: the CLIs
+ * alone are ~1 GB, which a user who only runs the gateway should not download.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+export const AGENTS_PACKAGE_DIR = join(import.meta.dirname, '../agents');
+
+const LOCKFILE = join(AGENTS_PACKAGE_DIR, 'package-lock.json');
+/** Written after a successful install: the lockfile's hash, so a changed lockfile reinstalls. */
+const STAMP = join(AGENTS_PACKAGE_DIR, 'node_modules/.tollgate-installed-lock');
+
+/** An executable of the package (`claude`, `codex`, `gemini`). */
+export function agentBin(name: 'claude' | 'codex' | 'gemini'): string {
+  return join(AGENTS_PACKAGE_DIR, 'node_modules/.bin', name);
+}
+
+/** Node 24 (the `node24` dependency): runs the newest SDKs, which declare Node >= 22. */
+export const NODE_24 = join(AGENTS_PACKAGE_DIR, 'node_modules/node24/bin/node');
+
+function lockHash(): string {
+  return createHash('sha256').update(readFileSync(LOCKFILE)).digest('hex');
+}
+
+export function agentsPackageInstalled(): boolean {
+  return existsSync(STAMP) && readFileSync(STAMP, 'utf8') === lockHash();
+}
+
+/** Installs the package from its lockfile unless the installed copy matches it already. */
+export async function ensureAgentsPackage(log: (line: string) => void = () => {}): Promise<void> {
+  if (agentsPackageInstalled()) return;
+  log('installing the agent test package (test/agents: agent CLIs, newest SDKs, Node 24), about a minute once');
+  const started = Date.now();
+  await promisify(execFile)('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: AGENTS_PACKAGE_DIR,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  writeFileSync(STAMP, lockHash());
+  log(`agent test package installed in ${Math.round((Date.now() - started) / 1000)} s`);
+}
