@@ -48,6 +48,19 @@ describe('fault directives', () => {
     expect(stripDirectives('Weather in Lisbon? [[sim tool=get_weather]] now')).toBe('Weather in Lisbon?   now');
   });
 
+  it('reads exact tool arguments as a percent-encoded JSON object, and refuses anything else', () => {
+    const args = { file_path: '/tmp/dir with space/a.txt', lines: [1, 2] };
+    expect(parseDirectivesInText(`Read it [[sim tool=Read args=${encodeURIComponent(JSON.stringify(args))}]]`).directives).toEqual({
+      toolNames: ['Read'],
+      toolArguments: args,
+    });
+    expect(parseDirectiveSettings('args=%5B1%5D args=nope args=%7B').problems).toEqual([
+      "bad value '%5B1%5D' for 'args' (a percent-encoded JSON object)",
+      "bad value 'nope' for 'args' (a percent-encoded JSON object)",
+      "bad value '%7B' for 'args' (a percent-encoded JSON object)",
+    ]);
+  });
+
   it('ignores text that is not a directive', () => {
     expect(parseDirectivesInText('[[simulate this]] [sim fault=error] [[ sim error]]')).toEqual({ directives: {}, problems: [] });
   });

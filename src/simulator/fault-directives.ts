@@ -30,6 +30,10 @@
  *                            results, so a tool loop ends); a name the request does not offer is a problem.
  *                            tool_choice none wins (plain text); a forced tool_choice picks the tool itself
  *     tool-text=0|1          1: the model says a short sentence ("I will call <name>.") before its calls
+ *     args=<json>            the arguments of the `tool=` calls, exactly (instead of ones generated from the
+ *                            tool's schema): a JSON object, percent-encoded as encodeURIComponent writes it
+ *                            (so spaces and brackets cannot end the setting or the directive), e.g. an agent
+ *                            test's `tool=Read args=${encodeURIComponent(JSON.stringify({ file_path }))}`
  *     reasoning-words=<n>    words of reasoning text when the model reasons (default 12 to 20, by seed)
  *     cache-read=<n>         report n prompt tokens as read from the vendor's prompt cache (capped at the
  *                            prompt), in the vendor's own usage fields
@@ -77,6 +81,8 @@ export interface SimulatorDirectives {
   toolNames?: string[];
   /** Say a short sentence before the tool calls (`tool-text=1`). */
   toolText?: boolean;
+  /** The exact arguments of the `tool=` calls (`args=`), instead of arguments generated from the schema. */
+  toolArguments?: Record<string, unknown>;
   reasoningWords?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
@@ -189,6 +195,12 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       parsed = parseInteger(value, 0, 1);
       if (parsed !== undefined) into.toolText = parsed === 1;
       break;
+    case 'args': {
+      const args = decodeToolArguments(value);
+      if (args === undefined) return `bad value '${value}' for 'args' (a percent-encoded JSON object)`;
+      into.toolArguments = args;
+      return undefined;
+    }
     case 'tool': {
       const names = value.split(',');
       if (!names.every((toolName) => TOOL_NAME.test(toolName))) return `bad value '${value}' for 'tool'`;
@@ -199,6 +211,15 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       return `unknown setting '${name}'`;
   }
   return parsed === undefined ? `bad value '${value}' for '${name}'` : undefined;
+}
+
+function decodeToolArguments(value: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(decodeURIComponent(value));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses a settings list (the header form, or the inside of one `[[sim ...]]`). */

@@ -81,6 +81,12 @@ describe('turn planner', () => {
     expect(afterResults.ok && [afterResults.plan.calls.length, afterResults.plan.text.text.startsWith('Tool results: "rain".')]).toEqual([0, true]);
   });
 
+  it('calls with the exact arguments of the directive (args=) instead of generated ones', () => {
+    const planned = planTurn(input({ directives: { toolNames: ['get_weather'], toolArguments: { city: 'Porto', days: [1, 2] } } }));
+    if (!planned.ok) throw new Error(planned.problem);
+    expect(planned.plan.calls.map((call) => [call.name, call.argumentsJson])).toEqual([['get_weather', '{"city":"Porto","days":[1,2]}']]);
+  });
+
   it('lets the tool choice force, narrow or forbid calls', () => {
     const pick = (extra: Partial<TurnInput>): string[] => {
       const planned = planTurn(input(extra));

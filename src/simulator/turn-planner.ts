@@ -164,7 +164,7 @@ export function planTurn(input: TurnInput): PlanResult {
   let end: TurnPlan['end'] = 'tool-calls';
   for (const [index, name] of chosen.names.entries()) {
     const tool = input.tools.find((offer) => offer.name === name);
-    const args = argumentsFromSchema(tool?.parameters, input.lastUserText);
+    const args = input.directives.toolArguments ?? argumentsFromSchema(tool?.parameters, input.lastUserText);
     const call: PlannedCall = { name, input: args, argumentsJson: JSON.stringify(args), idSeed: `${input.variant ?? 0}\n${index}\n${input.seedText}` };
     const tokens = callTokens(call);
     if (cap !== undefined && used + tokens > cap) {
