@@ -165,7 +165,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     });
     await replay.runNow();
     const address = await app.listen({ port: config.port, host: config.host });
-    const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics);
+    const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
     const openProviders = providers;
     const openSimulator = simulator;

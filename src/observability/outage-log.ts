@@ -36,11 +36,6 @@ export class OutageLog {
     outage.totals.set(kind, (outage.totals.get(kind) ?? 0) + 1);
   }
 
-  /** True while an outage of `dependency` is being logged (its last failure less than an interval ago). */
-  isOngoing(dependency: string): boolean {
-    return this.outages.has(dependency);
-  }
-
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
