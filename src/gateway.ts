@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
-import { startJournalReplay } from './billing/journal-replay.js';
+import { startJournalReplay, type JournalReplay } from './billing/journal-replay.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
 import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
@@ -80,6 +80,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let simulator: RunningSimulator | undefined;
   let providers: ProviderRegistry | undefined;
   let limiter: RateLimiter | undefined;
+  let journal: SettlementJournal | undefined;
+  let replay: JournalReplay | undefined;
   try {
     await storage.migrate();
     if (config.demoMode) {
@@ -89,21 +91,22 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }
     const shutdown = new ShutdownState();
     let liveLimiter: RateLimiter | undefined;
-    const journal = new SettlementJournal({
+    const settlementJournal = new SettlementJournal({
       directory: config.settlementJournalDir,
       onError: (error, context) => logger.error({ err: error, directory: config.settlementJournalDir }, `settlement journal: ${context}`),
       onAppended: (durable) => outages.record('storage', durable ? 'settlements journaled' : 'settlements kept in memory (journal not writable)'),
     });
+    journal = settlementJournal;
     const metrics = new PrometheusMetrics({
       inFlightRequests: () => shutdown.inFlight,
       rateLimiterFailures: () => (liveLimiter === undefined ? 0 : limiterFailures(liveLimiter)),
-      settlementJournal: () => journal.stats(),
+      settlementJournal: () => settlementJournal.stats(),
     });
     providers = createProviders(config, simulator?.baseUrls, { metrics, now });
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
-    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now, journal);
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now, settlementJournal);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -155,7 +158,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
     });
     // Settlements a previous run (or a stopped instance on the same directory) could not store go in first.
-    const replay = startJournalReplay(billing, journal, {
+    const journalReplay = startJournalReplay(billing, settlementJournal, {
       logger,
       onSettled: (entry, result) => {
         if (!result.settled) return;
@@ -163,7 +166,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         metrics.usageSettled(usage.model, { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens }, result.chargedNano);
       },
     });
-    await replay.runNow();
+    replay = journalReplay;
+    await journalReplay.runNow();
     const address = await app.listen({ port: config.port, host: config.host });
     const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
@@ -187,9 +191,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           log: (message, details) => logger.info(details, message),
         });
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
-        await replay.stop();
-        if (journal.stats().pending > 0) await replay.runNow().catch(() => undefined);
-        await journal.close();
+        await journalReplay.stop();
+        if (settlementJournal.stats().pending > 0) await journalReplay.runNow().catch(() => undefined);
+        await settlementJournal.close();
         outages.stop();
         await openLimiter.close();
         await openProviders.close();
@@ -199,6 +203,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     };
   } catch (error) {
     outages.stop();
+    await replay?.stop();
+    await journal?.close();
     await limiter?.close();
     await providers?.close();
     await simulator?.close();

@@ -205,7 +205,8 @@ export class BillingService {
           return await this.apply(entry);
         } catch (error) {
           // An unreachable store is not retried here: the journal takes it at once and replay retries.
-          if (attempt >= SETTLEMENT_ATTEMPTS || isStorageUnavailable(error)) {
+          const journalNow = this.journal !== undefined && isStorageUnavailable(error);
+          if (attempt >= SETTLEMENT_ATTEMPTS || journalNow) {
             if (this.journal === undefined) throw error;
             journaled = true;
             return { settled: false, reason: 'journaled', durable: await this.journal.append({ ...entry, journaledAt: this.now() }) };

@@ -7,7 +7,7 @@ import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { ClientProtocol } from './request-context.js';
 
 /** What `retry-after` suggests while the database cannot be reached: long enough for a restart or a failover. */
-export const STORAGE_RETRY_AFTER_SECONDS = 5;
+const STORAGE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Fastify's own errors (body parsing, limits) as catalog errors, so they render like any other; a database that

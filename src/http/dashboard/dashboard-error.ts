@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../../canonical/errors.js';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
 import { fromFrameworkError, logErrorReply } from '../render-error.js';
