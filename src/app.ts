@@ -16,6 +16,7 @@ import { registerMetricsRoute, type MetricsSource } from './http/metrics-route.j
 import { createRequestMeasurer, isMeasuredRoute } from './http/request-metrics-hook.js';
 import { appendOnRequestHook } from './http/route-hooks.js';
 import { NO_METRICS, type GatewayMetrics } from './observability/gateway-metrics.js';
+import type { OutageLog } from './observability/outage-log.js';
 import { lazyChildLogger, logLevelEnabled } from './observability/request-logger.js';
 import { registerKeysApi } from './http/keys-api.js';
 import { registerModelsApi } from './http/models-api.js';
@@ -23,7 +24,7 @@ import { registerUsageApi } from './http/usage-api.js';
 import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
-import { fromFrameworkError, sendError } from './http/render-error.js';
+import { fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -55,6 +56,8 @@ export interface AppDependencies {
   metrics?: GatewayMetrics;
   /** `GET /metrics`: the exposition source and the optional bearer token (METRICS_TOKEN). */
   metricsEndpoint?: { source: MetricsSource; token: string | undefined };
+  /** Counts requests refused by a database or Redis outage, logging once per interval (default: a warning each). */
+  outages?: OutageLog;
   /** What `/readyz` checks (storage, Redis). */
   readiness?: readonly ReadinessCheck[];
   /** Graceful shutdown: in-flight tracking, 503 while closing, the grace-period signal. */
@@ -145,11 +148,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     done();
   });
 
+  app.decorate('outageLog', deps.outages ?? null);
   app.setErrorHandler((error, request, reply) => {
     const gatewayError = fromFrameworkError(error);
-    if (gatewayError.status >= 500 && !(error instanceof GatewayError && error.code.startsWith('upstream_'))) {
-      request.log.error({ err: gatewayError.cause ?? error }, 'internal error');
-    }
+    logErrorReply(request, gatewayError, error);
     return sendError(reply, gatewayError, request.routeOptions.config?.protocol ?? 'openai');
   });
   app.setNotFoundHandler((request, reply) =>

@@ -124,7 +124,7 @@ async function main(argv: string[]): Promise<number> {
       default:
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
-            const output = await runBillingCommand(command, storage, values);
+            const output = await runBillingCommand(command, storage, { ...values, journalDirectory: config.settlementJournalDir });
             print(json, output.data, output.text);
             return output.exitCode;
           });

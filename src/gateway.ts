@@ -3,12 +3,15 @@ import { pino, type Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
+import { startJournalReplay, type JournalReplay } from './billing/journal-replay.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
+import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { ConfigError, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
+import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
@@ -51,17 +54,6 @@ export interface RunningGateway {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-/** A warning at most once a minute: a dead dependency under load must not flood the log. */
-function throttledWarning(logger: Logger, message: string): (error: Error) => void {
-  let last = 0;
-  return (error) => {
-    const now = Date.now();
-    if (now - last < 60_000) return;
-    last = now;
-    logger.warn({ err: error }, message);
-  };
-}
-
 /** The PEM files named by TLS_CERT_FILE / TLS_KEY_FILE, read once at start-up. */
 function readTlsFiles(files: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer } {
   const read = (path: string, setting: string) => {
@@ -79,13 +71,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const now = options.now ?? Date.now;
   const tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
   const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
+  // Outages of the database and Redis are logged once per interval with counts, not once per request.
+  const outages = new OutageLog(logger);
   const storage = await openStorage(config.databaseUrl, {
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
-    onBackgroundError: (error) => logger.warn({ err: error }, 'storage background work failed'),
+    onBackgroundError: (error) => outages.record('storage', 'background work failed', error),
   });
   let simulator: RunningSimulator | undefined;
   let providers: ProviderRegistry | undefined;
   let limiter: RateLimiter | undefined;
+  let journal: SettlementJournal | undefined;
+  let replay: JournalReplay | undefined;
   try {
     await storage.migrate();
     if (config.demoMode) {
@@ -95,25 +91,33 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }
     const shutdown = new ShutdownState();
     let liveLimiter: RateLimiter | undefined;
+    const settlementJournal = new SettlementJournal({
+      directory: config.settlementJournalDir,
+      onError: (error, context) => logger.error({ err: error, directory: config.settlementJournalDir }, `settlement journal: ${context}`),
+      onAppended: (durable) => outages.record('storage', durable ? 'settlements journaled' : 'settlements kept in memory (journal not writable)'),
+    });
+    journal = settlementJournal;
     const metrics = new PrometheusMetrics({
       inFlightRequests: () => shutdown.inFlight,
       rateLimiterFailures: () => (liveLimiter === undefined ? 0 : limiterFailures(liveLimiter)),
+      settlementJournal: () => settlementJournal.stats(),
     });
     providers = createProviders(config, simulator?.baseUrls, { metrics, now });
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
-    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now);
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now, settlementJournal);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
       now,
-      onError: throttledWarning(logger, 'rate limiter unavailable; applying the failure policy'),
+      onError: (error) => outages.record('redis', config.rateLimitFailOpen ? 'rate-limit checks failed (admitted: fail-open)' : 'rate-limit checks failed', error),
     });
     limiter = activeLimiter;
     liveLimiter = activeLimiter;
     const readiness: ReadinessCheck[] = [{ name: 'storage', check: () => storage.ping() }];
-    if (activeLimiter.ping !== undefined) readiness.push({ name: 'redis', check: () => activeLimiter.ping!() });
+    // Fail-open, the gateway serves without Redis: `degraded`, still ready.
+    if (activeLimiter.ping !== undefined) readiness.push({ name: 'redis', check: () => activeLimiter.ping!(), optional: config.rateLimitFailOpen });
     const pipeline = new ChatPipeline({
       catalog,
       providers,
@@ -141,6 +145,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },
+      outages,
       readiness,
       shutdown,
       ...(tls === undefined ? {} : { tls }),
@@ -152,8 +157,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       logger,
       now,
     });
+    // Settlements a previous run (or a stopped instance on the same directory) could not store go in first.
+    const journalReplay = startJournalReplay(billing, settlementJournal, {
+      logger,
+      onSettled: (entry, result) => {
+        if (!result.settled) return;
+        const { usage } = entry;
+        metrics.usageSettled(usage.model, { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens }, result.chargedNano);
+      },
+    });
+    replay = journalReplay;
+    await journalReplay.runNow();
     const address = await app.listen({ port: config.port, host: config.host });
-    const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics);
+    const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
     const openProviders = providers;
     const openSimulator = simulator;
@@ -174,6 +190,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           graceMs: closeOptions.graceMs ?? config.shutdownGraceMs,
           log: (message, details) => logger.info(details, message),
         });
+        // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
+        await journalReplay.stop();
+        if (settlementJournal.stats().pending > 0) await journalReplay.runNow().catch(() => undefined);
+        await settlementJournal.close();
+        outages.stop();
         await openLimiter.close();
         await openProviders.close();
         await openSimulator?.close();
@@ -181,6 +202,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     };
   } catch (error) {
+    outages.stop();
+    await replay?.stop();
+    await journal?.close();
     await limiter?.close();
     await providers?.close();
     await simulator?.close();

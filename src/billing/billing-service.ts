@@ -6,8 +6,12 @@ import type { CatalogModel } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { decideAdmission } from '../storage/billing-rules.js';
 import type { AdmissionPlan, AdmissionState, BillingRepository, Reservation, ReserveInput, SettleResult } from '../storage/billing-types.js';
+import { isStorageUnavailable } from '../storage/storage-unavailable.js';
+import type { UsageRecord } from '../storage/types.js';
 import { planAdmission, type AdmissionRequest } from './admission.js';
 import { utcDayNumber } from './free-allowance.js';
+import type { JournalEntry } from './settlement-journal-entry.js';
+import type { SettlementJournal } from './settlement-journal.js';
 import { priceSettlement } from './settlement-pricing.js';
 
 export interface BillingSettings {
@@ -28,6 +32,20 @@ export interface SettlementInput {
   rawUsage: unknown;
   /** The request's hold, when it was admitted here: its free tokens let storage price before claiming it. */
   reservation?: Reservation;
+}
+
+/** A settlement's outcome: settled, found settled before, or journaled because the store could not take it. */
+export type SettlementOutcome = SettleResult | { settled: false; reason: 'journaled'; durable: boolean };
+
+/** What one replay pass did (`replayJournal`). */
+export interface ReplayReport {
+  settled: number;
+  alreadySettled: number;
+  /** Entries the store refused for another reason than an outage: kept, tried again on the next pass. */
+  failed: Array<{ requestId: string; error: unknown }>;
+  /** The store was unreachable: the pass stopped there. */
+  storeUnavailable: boolean;
+  remaining: number;
 }
 
 /**
@@ -65,6 +83,8 @@ export class BillingService {
     private readonly repository: BillingRepository,
     private readonly settings: BillingSettings,
     private readonly now: () => number = Date.now,
+    /** Where settlements the store refuses go (design §4); without one, a refused settlement throws. */
+    private readonly journal?: SettlementJournal,
   ) {}
 
   /**
@@ -168,9 +188,77 @@ export class BillingService {
   /**
    * Settles exactly once: the repository's unique request id makes a retry after a storage fault a no-op
    * when the first attempt had in fact committed, so a fault never bills twice and never loses the record.
+   * A settlement the store cannot take (unreachable, or failing every attempt) goes to the journal, on disk
+   * before this resolves, and is replayed by `replayJournal`; its hold stays renewed until then.
    */
-  async settle(input: SettlementInput): Promise<SettleResult> {
-    const record = {
+  async settle(input: SettlementInput): Promise<SettlementOutcome> {
+    const entry: JournalEntry = {
+      usage: this.usageRecord(input),
+      prices: input.model.prices,
+      ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }),
+      journaledAt: 0,
+    };
+    let journaled = false;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.apply(entry);
+        } catch (error) {
+          // An unreachable store is not retried here: the journal takes it at once and replay retries.
+          const journalNow = this.journal !== undefined && isStorageUnavailable(error);
+          if (attempt >= SETTLEMENT_ATTEMPTS || journalNow) {
+            if (this.journal === undefined) throw error;
+            journaled = true;
+            return { settled: false, reason: 'journaled', durable: await this.journal.append({ ...entry, journaledAt: this.now() }) };
+          }
+          await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        }
+      }
+    } finally {
+      // Settled (or failed without a journal): no longer renewed; an unsettled one is then the sweeper's.
+      if (!journaled) this.liveHolds.delete(input.requestId);
+    }
+  }
+
+  /**
+   * One pass over the journal: each pending settlement through the same repository call as a live one (its own
+   * usage row, prices and hold), so it is billed as it would have been, or skipped when the store already has
+   * it. Stops at the first that finds the store unreachable; the next pass carries on.
+   */
+  async replayJournal(onApplied?: (entry: JournalEntry, result: SettleResult) => void): Promise<ReplayReport> {
+    const report: ReplayReport = { settled: 0, alreadySettled: 0, failed: [], storeUnavailable: false, remaining: 0 };
+    const journal = this.journal;
+    if (journal === undefined) return report;
+    for (const entry of journal.pendingEntries()) {
+      const { requestId } = entry.usage;
+      try {
+        const result = await this.apply(entry);
+        journal.applied(requestId, result.settled ? 'settled' : 'already_settled');
+        this.liveHolds.delete(requestId);
+        if (result.settled) report.settled += 1;
+        else report.alreadySettled += 1;
+        onApplied?.(entry, result);
+      } catch (error) {
+        if (isStorageUnavailable(error)) {
+          report.storeUnavailable = true;
+          break;
+        }
+        report.failed.push({ requestId, error });
+      }
+    }
+    report.remaining = journal.stats().pending;
+    return report;
+  }
+
+  /** The repository's settlement of one entry: its usage row, priced with its prices and the hold's free tokens. */
+  private apply(entry: JournalEntry): Promise<SettleResult> {
+    const { usage, prices } = entry;
+    const price = (freeTokensHeld: number) => priceSettlement(usage, prices, freeTokensHeld);
+    return this.repository.settle({ usage, price, ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }) });
+  }
+
+  private usageRecord(input: SettlementInput): UsageRecord {
+    return {
       requestId: input.requestId,
       accountId: input.auth.account.id,
       apiKeyId: input.auth.key.id,
@@ -190,20 +278,6 @@ export class BillingService {
       freeTokens: 0,
       unbilledNano: 0n,
     };
-    const price = (freeTokensHeld: number) => priceSettlement(input.usage, input.model.prices, freeTokensHeld);
-    try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.repository.settle({ usage: record, price, ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }) });
-        } catch (error) {
-          if (attempt >= SETTLEMENT_ATTEMPTS) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-        }
-      }
-    } finally {
-      // Settled, or given up on: either way the hold is no longer renewed (the sweeper releases an unsettled one).
-      this.liveHolds.delete(input.requestId);
-    }
   }
 
   /** Releases holds of requests that never settled (a crashed instance). */

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { OutageLog } from '../observability/outage-log.js';
+import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { BillingService } from './billing-service.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
@@ -14,6 +16,8 @@ export function startReservationSweeper(
   logger: Logger,
   intervalMs = SWEEP_INTERVAL_MS,
   metrics: GatewayMetrics = NO_METRICS,
+  /** Where sweeps that find the database unreachable are counted (a line per interval, not per sweep). */
+  outages?: OutageLog,
 ): { stop(): void; released: () => number } {
   let released = 0;
   let running = false;
@@ -27,7 +31,10 @@ export function startReservationSweeper(
         metrics.orphanedReservationsReleased(count);
         if (count > 0) logger.warn({ released: count }, 'released orphaned reservations');
       })
-      .catch((error: unknown) => logger.error({ err: error }, 'reservation sweep failed'))
+      .catch((error: unknown) => {
+        if (outages !== undefined && isStorageUnavailable(error)) outages.record('storage', 'reservation sweeps failed', error);
+        else logger.error({ err: error }, 'reservation sweep failed');
+      })
       .finally(() => {
         running = false;
       });

@@ -28,7 +28,9 @@ export const ERROR_CATALOG = {
   conflict: { status: 409, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   payload_too_large: { status: 413, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
   rate_limit_exceeded: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
-  rate_limiter_unavailable: { status: 503, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
+  rate_limiter_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
+  // The gateway's own database cannot be reached (an outage, not a fault of the request): retry shortly.
+  service_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
   internal_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
   // Operations: a draining instance, and what the HTTP parser refuses (slow or oversized request heads).
   shutting_down: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },

@@ -3,13 +3,15 @@ import { creditAccount } from '../billing/operator-credit.js';
 import { AccountService } from '../accounts/account-service.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
+import { readJournalDirectory } from '../billing/settlement-journal.js';
 import type { Storage } from '../storage/types.js';
 import { UsageError } from './usage-error.js';
 
 /** Operator commands on money: top-ups, redemption codes, the ledger check. */
 export const BILLING_USAGE = `  credit --email E --usd AMOUNT [--note TEXT]    add prepaid balance (AMOUNT is a decimal string, e.g. 25 or 12.50)
   codes create --usd AMOUNT --count N            mint N (1..${MAX_CODES_PER_BATCH}) redemption codes worth AMOUNT each; prints them (shown once)
-  ledger verify                                  check every balance equals the sum of its ledger (exit 1 on a mismatch)
+  ledger verify                                  check every balance equals the sum of its ledger, and that no journaled
+                                                 settlement waits to be applied (exit 1 otherwise)
   ledger show --email E [--limit N]              the account's latest ledger entries (default 20)
 `;
 
@@ -26,6 +28,8 @@ export interface BillingOptions {
   note?: string | undefined;
   count?: string | undefined;
   limit?: string | undefined;
+  /** The settlement journal's directory (`ledger verify` reports its entries the store does not have yet). */
+  journalDirectory?: string | undefined;
 }
 
 /** What a command prints (`data` with --json, `text` otherwise) and its exit code. */
@@ -42,7 +46,7 @@ export async function runBillingCommand(command: BillingCommand, storage: Storag
     case 'codes create':
       return createCodes(storage, options, now);
     case 'ledger verify':
-      return verifyLedger(storage);
+      return verifyLedger(storage, options.journalDirectory);
     case 'ledger show':
       return showLedger(storage, options);
   }
@@ -80,23 +84,48 @@ async function createCodes(storage: Storage, options: BillingOptions, now: numbe
   };
 }
 
-async function verifyLedger(storage: Storage): Promise<CommandOutput> {
+async function verifyLedger(storage: Storage, journalDirectory: string | undefined): Promise<CommandOutput> {
   const mismatches = (await storage.billing.verifyLedger()).map((row) => ({
     account_id: row.accountId,
     balance_nano_usd: row.balanceNano.toString(),
     ledger_sum_nano_usd: row.ledgerSumNano.toString(),
   }));
-  const ok = mismatches.length === 0;
+  const journal = journalDirectory === undefined ? undefined : await pendingJournalEntries(storage, journalDirectory);
+  const pending = journal?.pending ?? [];
+  const ok = mismatches.length === 0 && pending.length === 0;
+  const lines: string[] = [];
+  if (mismatches.length === 0) lines.push('Ledger OK: every balance equals the sum of its ledger.');
+  else {
+    lines.push(
+      `Ledger MISMATCH on ${mismatches.length} account${mismatches.length === 1 ? '' : 's'} (balance vs sum of ledger, nano-USD):`,
+      ...mismatches.map((row) => `  ${row.account_id}  balance ${row.balance_nano_usd}  ledger ${row.ledger_sum_nano_usd}`),
+    );
+  }
+  if (journal !== undefined) {
+    lines.push(
+      pending.length === 0
+        ? `Settlement journal (${journalDirectory}): nothing waiting to be applied.`
+        : `Settlement journal (${journalDirectory}): ${pending.length} settlement${pending.length === 1 ? '' : 's'} not applied yet (a gateway replays them when the database answers):`,
+      ...pending.map((entry) => `  ${entry.request_id}  account ${entry.account_id}  journaled ${entry.journaled_at}`),
+    );
+    if (journal.unreadableLines > 0) lines.push(`  ${journal.unreadableLines} unreadable line${journal.unreadableLines === 1 ? '' : 's'} (a torn last line after a crash is one: never acknowledged to a client)`);
+  }
   return {
-    data: { ok, mismatches },
-    text: ok
-      ? 'Ledger OK: every balance equals the sum of its ledger.'
-      : [
-          `Ledger MISMATCH on ${mismatches.length} account${mismatches.length === 1 ? '' : 's'} (balance vs sum of ledger, nano-USD):`,
-          ...mismatches.map((row) => `  ${row.account_id}  balance ${row.balance_nano_usd}  ledger ${row.ledger_sum_nano_usd}`),
-        ].join('\n'),
+    data: { ok, mismatches, ...(journal === undefined ? {} : { journal: { directory: journalDirectory, pending, unreadable_lines: journal.unreadableLines } }) },
+    text: lines.join('\n'),
     exitCode: ok ? 0 : 1,
   };
+}
+
+/** Journal entries (in any instance's file in the directory) whose request the store has no usage record of. */
+async function pendingJournalEntries(storage: Storage, directory: string) {
+  const { entries, unreadableLines } = await readJournalDirectory(directory);
+  const recorded = await storage.usage.recordedRequestIds(entries.map((entry) => entry.usage.requestId));
+  const seen = new Set<string>();
+  const pending = entries
+    .filter((entry) => !recorded.has(entry.usage.requestId) && !seen.has(entry.usage.requestId) && seen.add(entry.usage.requestId))
+    .map((entry) => ({ request_id: entry.usage.requestId, account_id: entry.usage.accountId, journaled_at: new Date(entry.journaledAt).toISOString() }));
+  return { pending, unreadableLines };
 }
 
 async function showLedger(storage: Storage, options: BillingOptions): Promise<CommandOutput> {

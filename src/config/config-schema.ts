@@ -86,6 +86,8 @@ export const configSchema = z
     port: z.number().int().min(0).max(65_535).default(8080),
     host: z.string().min(1).default('0.0.0.0'),
     databaseUrl: z.string().min(1).default('sqlite:./data/tollgate.db'),
+    /** Where settlements the database refused wait for replay; default: `settlement-journal` under the data directory. */
+    settlementJournalDir: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Largest accepted request body, in bytes. */
     bodyLimitBytes: z.number().int().positive().default(8 * 1024 * 1024),

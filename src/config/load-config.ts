@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
 import type { CircuitBreakerPolicy, RetryPolicy, UpstreamCredential, UpstreamTimeouts } from '../providers/upstream-settings.js';
+import { parseDatabaseUrl } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
 export interface VendorConfig {
@@ -22,6 +24,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** The settlement journal's directory (SETTLEMENT_JOURNAL_DIR, or `settlement-journal` under the data directory). */
+  settlementJournalDir: string;
   logLevel: ParsedConfig['logLevel'];
   bodyLimitBytes: number;
   /** Every family served by the in-process simulator (no vendor configured, or forced). */
@@ -100,6 +104,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.PORT !== undefined) values.port = integerFrom('PORT', env.PORT);
   if (env.HOST !== undefined) values.host = env.HOST;
   if (env.DATABASE_URL !== undefined) values.databaseUrl = env.DATABASE_URL;
+  if (env.SETTLEMENT_JOURNAL_DIR !== undefined && env.SETTLEMENT_JOURNAL_DIR !== '') values.settlementJournalDir = env.SETTLEMENT_JOURNAL_DIR;
   if (env.LOG_LEVEL !== undefined) values.logLevel = env.LOG_LEVEL;
   if (env.BODY_LIMIT_BYTES !== undefined) values.bodyLimitBytes = integerFrom('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES);
   if (env.TOLLGATE_DEMO !== undefined) values.demo = booleanFrom('TOLLGATE_DEMO', env.TOLLGATE_DEMO);
@@ -168,6 +173,7 @@ const SETTING_NAMES: Record<string, string> = {
   port: 'PORT',
   host: 'HOST',
   databaseUrl: 'DATABASE_URL',
+  settlementJournalDir: 'SETTLEMENT_JOURNAL_DIR',
   logLevel: 'LOG_LEVEL',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   demo: 'TOLLGATE_DEMO',
@@ -192,6 +198,19 @@ const SETTING_NAMES: Record<string, string> = {
   headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
   maxHeaderBytes: 'MAX_HEADER_BYTES',
 };
+
+/** `settlement-journal` beside the SQLite file (the data directory), or under `./data` for PostgreSQL. */
+function defaultJournalDirectory(databaseUrl: string): string {
+  let target;
+  try {
+    target = parseDatabaseUrl(databaseUrl);
+  } catch {
+    // A bad URL is reported when storage opens it, naming the setting; the journal's default does not matter then.
+    return join('data', 'settlement-journal');
+  }
+  if (target.kind === 'sqlite' && target.filename !== ':memory:') return join(dirname(target.filename), 'settlement-journal');
+  return join('data', 'settlement-journal');
+}
 
 function formatIssues(error: z.ZodError): string {
   const lines = error.issues.map((issue) => {
@@ -232,6 +251,7 @@ function finalize(parsed: ParsedConfig): Config {
     port: parsed.port,
     host: parsed.host,
     databaseUrl: parsed.databaseUrl,
+    settlementJournalDir: parsed.settlementJournalDir ?? defaultJournalDirectory(parsed.databaseUrl),
     logLevel: parsed.logLevel,
     bodyLimitBytes: parsed.bodyLimitBytes,
     demoMode: parsed.demo || !anyVendorConfigured,

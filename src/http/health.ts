@@ -4,6 +4,11 @@ import type { FastifyInstance } from 'fastify';
 export interface ReadinessCheck {
   name: string;
   check(): Promise<void>;
+  /**
+   * The gateway still serves without it (Redis with RATE_LIMIT_FAIL_OPEN): a failure reports `degraded` and
+   * leaves the gateway ready, so a load balancer does not take every instance out over it.
+   */
+  optional?: boolean;
 }
 
 export interface HealthOptions {
@@ -16,25 +21,26 @@ export interface HealthOptions {
 
 /**
  * `/healthz`: the process answers (liveness). `/readyz`: storage and the shared rate limiter answer and the
- * gateway is not draining (readiness); 503 with each check's state otherwise. Neither reveals error details.
+ * gateway is not draining (readiness); 503 with each check's state otherwise (an optional check that fails is
+ * `degraded` and keeps the gateway ready). Neither reveals error details.
  */
 export function registerHealth(app: FastifyInstance, options: HealthOptions = {}): void {
   const timeoutMs = options.timeoutMs ?? 2_000;
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async (request, reply) => {
     const results = await Promise.all(
-      (options.checks ?? []).map(async ({ name, check }) => {
+      (options.checks ?? []).map(async ({ name, check, optional }) => {
         try {
           await withTimeout(check(), timeoutMs);
           return [name, 'ok'] as const;
         } catch (error) {
           request.log.warn({ err: error, check: name }, 'readiness check failed');
-          return [name, 'unavailable'] as const;
+          return [name, optional === true ? 'degraded' : 'unavailable'] as const;
         }
       }),
     );
     const checks = Object.fromEntries(results);
-    const ready = results.every(([, state]) => state === 'ok') && options.closing?.() !== true;
+    const ready = results.every(([, state]) => state !== 'unavailable') && options.closing?.() !== true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
 }

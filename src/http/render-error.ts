@@ -1,12 +1,26 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
+import type { OutageLog } from '../observability/outage-log.js';
 import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
+import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { ClientProtocol } from './request-context.js';
 
-/** Fastify's own errors (body parsing, limits) as catalog errors, so they render like any other. */
+/** What `retry-after` suggests while the database cannot be reached: long enough for a restart or a failover. */
+const STORAGE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Fastify's own errors (body parsing, limits) as catalog errors, so they render like any other; a database that
+ * cannot be reached is the 503 `service_unavailable` (529 `overloaded_error` for Anthropic clients), never a 500.
+ */
 export function fromFrameworkError(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
+  if (error instanceof GatewayError && !(error.code === 'internal_error' && isStorageUnavailable(error.cause))) return error;
+  if (isStorageUnavailable(error)) {
+    return new GatewayError('service_unavailable', 'The gateway cannot reach its database right now. Please retry in a few seconds.', {
+      retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
+      cause: error instanceof GatewayError ? error.cause : error,
+    });
+  }
   const code = (error as { code?: string } | null)?.code;
   switch (code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -21,6 +35,29 @@ export function fromFrameworkError(error: unknown): GatewayError {
   }
   if ((error as SyntaxError | null) instanceof SyntaxError) return new GatewayError('invalid_json', 'The request body is not valid JSON.');
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where answers refused by a dependency outage are counted (one log line per interval, not per request). */
+    outageLog: OutageLog | null;
+  }
+}
+
+/**
+ * Logs a failed request's error as it deserves: an outage of the database or of Redis is counted in the outage
+ * log (a line per interval); another server-side fault is an error line with its cause; vendor failures are
+ * logged where they happen, and client errors not at all.
+ */
+export function logErrorReply(request: FastifyRequest, error: GatewayError, original: unknown, message = 'internal error'): void {
+  const dependency = error.code === 'service_unavailable' ? 'storage' : error.code === 'rate_limiter_unavailable' ? 'redis' : undefined;
+  if (dependency !== undefined) {
+    const outages = request.server.outageLog;
+    if (outages === null) request.log.warn({ err: error.cause ?? original }, `${dependency} unavailable`);
+    else outages.record(dependency, 'requests answered 503', error.cause ?? original);
+    return;
+  }
+  if (error.status >= 500 && !error.code.startsWith('upstream_')) request.log.error({ err: error.cause ?? original }, message);
 }
 
 export interface RenderedError {

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JournalCounts } from '../billing/settlement-journal.js';
 import type { VendorName } from '../canonical/request.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
@@ -12,6 +13,8 @@ export interface LiveGauges {
   inFlightRequests?: () => number;
   /** Rate-limiter backend failures so far (Redis). */
   rateLimiterFailures?: () => number;
+  /** The settlement journal's counts. */
+  settlementJournal?: () => JournalCounts;
 }
 
 /**
@@ -124,6 +127,36 @@ export class PrometheusMetrics implements GatewayMetrics {
         collect() {
           this.reset();
           this.inc(read());
+        },
+      });
+    }
+    if (live.settlementJournal !== undefined) this.registerJournalSeries(live.settlementJournal, registers);
+  }
+
+  /** The settlement journal, read at scrape time: what waits for the store, and what replay did. */
+  private registerJournalSeries(read: () => JournalCounts, registers: Registry[]): void {
+    new Gauge({
+      name: 'tollgate_settlement_journal_pending',
+      help: 'Settlements the database refused, journaled on this instance and not applied yet (replayed when it answers).',
+      registers,
+      collect() {
+        this.set(read().pending);
+      },
+    });
+    const counters: Array<[string, string, (counts: JournalCounts) => number]> = [
+      ['tollgate_settlements_journaled_total', 'Settlements the database could not take, written to the local journal.', (counts) => counts.journaled],
+      ['tollgate_settlements_replayed_total', 'Journaled settlements applied by replay.', (counts) => counts.replayed],
+      ['tollgate_settlements_replay_skipped_total', 'Journaled settlements the database already had (applied once, skipped).', (counts) => counts.alreadyApplied],
+      ['tollgate_settlement_journal_unreadable_lines_total', 'Lines of adopted journals that failed their checksum (a torn last line after a crash).', (counts) => counts.unreadableLines],
+    ];
+    for (const [name, help, value] of counters) {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(value(read()));
         },
       });
     }

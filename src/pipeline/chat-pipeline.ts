@@ -11,8 +11,8 @@ import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { BillingService } from '../billing/billing-service.js';
-import type { Reservation, SettleResult } from '../storage/billing-types.js';
+import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
+import type { Reservation } from '../storage/billing-types.js';
 
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
@@ -53,8 +53,8 @@ export interface ChatExchange {
    * tokenizer when the vendor sent none). Settlement has happened when iteration is over, whichever way.
    */
   events: AsyncIterable<CanonicalEvent>;
-  /** Once `events` is over: what the request was charged (undefined before, or when settlement failed). */
-  settlement(): SettleResult | undefined;
+  /** Once `events` is over: what the request was charged (undefined before, or when settlement failed; journaled: not known yet). */
+  settlement(): SettlementOutcome | undefined;
 }
 
 type Outcome = 'ok' | 'client_disconnected' | 'upstream_error';
@@ -121,8 +121,8 @@ export class ChatPipeline {
         throw toGatewayError(fallbackError);
       }
     }
-    let settlement: SettleResult | undefined;
-    const onSettled = (result: SettleResult | undefined) => {
+    let settlement: SettlementOutcome | undefined;
+    const onSettled = (result: SettlementOutcome | undefined) => {
       settlement = result;
     };
     // A whole (non-stream) reply is already read: fold and settle it here in one pass rather than relaying it
@@ -183,7 +183,7 @@ export class ChatPipeline {
     model: CatalogModel,
     events: readonly CanonicalEvent[],
     startedAt: number,
-    onSettled: (result: SettleResult | undefined) => void,
+    onSettled: (result: SettlementOutcome | undefined) => void,
   ): Promise<FoldedEvents> {
     const accumulator = new ResponseAccumulator();
     let firstOutput = input.request.stream;
@@ -215,7 +215,7 @@ export class ChatPipeline {
     model: CatalogModel,
     upstream: AsyncIterable<CanonicalEvent>,
     startedAt: number,
-    onSettled: (result: SettleResult | undefined) => void,
+    onSettled: (result: SettlementOutcome | undefined) => void,
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
     return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
@@ -237,7 +237,7 @@ export class ChatPipeline {
     accumulator: ResponseAccumulator,
     outcome: Outcome,
     startedAt: number,
-    onSettled: (result: SettleResult | undefined) => void,
+    onSettled: (result: SettlementOutcome | undefined) => void,
   ): Promise<void> {
     const response = accumulator.response;
     const usage = await this.billableUsage(input.request, accumulator, outcome);
@@ -279,7 +279,7 @@ export class ChatPipeline {
     outcome: Outcome,
     startedAt: number,
     rawUsage: unknown,
-  ): Promise<SettleResult | undefined> {
+  ): Promise<SettlementOutcome | undefined> {
     try {
       const result = await this.deps.billing.settle({
         requestId: input.requestId,
@@ -298,7 +298,8 @@ export class ChatPipeline {
       }
       return result;
     } catch (error) {
-      // The hold stays and the sweeper releases it; the operator sees the failure in the log.
+      // Refused by the store without a journal to take it (tests): the hold stays for the sweeper; the
+      // operator sees the failure in the log.
       this.deps.onSettlementError?.(error, input.requestId);
       return undefined;
     }

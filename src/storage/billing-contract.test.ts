@@ -122,6 +122,27 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ freeDay: DAY + 1, freeUsedTokens: 0, freeReservedTokens: 300 });
   });
 
+  it("a hold of an earlier day is priced with its own day's free tokens; today's counters do not move", async () => {
+    const ids = await fundedAccount(10_000n);
+    const price = (held: number) => ({ chargeNano: BigInt(1_000 - Math.min(held, 200)), freeTokensUsed: Math.min(held, 200) });
+    const freeHold = (): AdmissionPlan => ({ admitted: true, holdNano: 2_000n, freeTokens: 300, maxOutputTokens: 10 });
+    for (const hint of [300, undefined]) {
+      // Held on DAY; the account then moves to the next day (another request) before this one settles.
+      const yesterday = await storage.billing.reserve(reserveInput(ids, freeHold, { freeAllowanceTokens: 1_000 }));
+      const today = await storage.billing.reserve(reserveInput(ids, hold(0n, 100), { freeAllowanceTokens: 1_000, day: DAY + 1 }));
+      if (!yesterday.admitted || !today.admitted) throw new Error('refused');
+      const result = await storage.billing.settle({ usage: usageFor(yesterday.reservation.requestId, ids), price, ...(hint === undefined ? {} : { heldFreeTokens: hint }) });
+      expect(result).toEqual({ settled: true, chargedNano: 800n, unbilledNano: 0n, freeTokensUsed: 200 });
+      // DAY+1's counters: only the other request's hold, nothing used.
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 0n, freeDay: DAY + 1, freeUsedTokens: 0, freeReservedTokens: 100 });
+      await storage.billing.settle({ usage: usageFor(today.reservation.requestId, ids), price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }) });
+    }
+    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(10_000n - 2n * 800n);
+    const records = await storage.usage.listByAccount(ids.accountId, 10);
+    expect(records.map((record) => record.freeTokens).sort()).toEqual([0, 0, 200, 200]);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
   it('settlement prices with the free tokens the stored hold carries, whatever the caller hints', async () => {
     const ids = await fundedAccount(10_000n);
     const plan = (): AdmissionPlan => ({ admitted: true, holdNano: 2_000n, freeTokens: 300, maxOutputTokens: 10 });

@@ -173,7 +173,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .executeTakeFirst();
           const claimed = reservation === undefined ? undefined : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day) };
           // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
-          const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed } = settlementAmounts(account, claimed, price);
+          const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed, freeTokensUsedToday: freeUsedToday } =
+            settlementAmounts(account, claimed, price);
           // The usage row's primary key is what makes settlement happen once per request id. A duplicate throws,
           // rolling the whole transaction back (the delete above included): it changes nothing.
           const inserted = await trx
@@ -188,7 +189,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
               balance_nano: sql`balance_nano - ${amount(charged)}`,
               reserved_nano: sql`reserved_nano - ${amount(hold)}`,
               free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
-              free_used_tokens: sql`free_used_tokens + ${freeUsed}`,
+              free_used_tokens: sql`free_used_tokens + ${freeUsedToday}`,
             })
             .where('id', '=', usage.accountId)
             .execute();

@@ -81,28 +81,36 @@ export interface ClaimedHold {
 export interface SettlementAmounts {
   /** Released from `reserved`. */
   holdNano: bigint;
-  /** Released from the free tokens reserved today. */
+  /** Released from the free tokens reserved today (0 for a hold of an earlier day: that day's counters are gone). */
   heldFreeTokens: number;
   chargedNano: bigint;
   unbilledNano: bigint;
+  /** Free tokens the reply used (the usage record's), out of its hold's, whichever day the hold was taken. */
   freeTokensUsed: number;
+  /** Of those, what counts as used on the account's current free day (0 for a hold of an earlier day). */
+  freeTokensUsedToday: number;
 }
 
 /**
- * Prices a reply against its claimed hold. Free tokens count only when held on the account's current free day;
- * the charge never takes the balance below zero: what it cannot cover is recorded as unbilled.
+ * Prices a reply against its claimed hold. The free tokens the hold carries are the reply's, taken from the
+ * allowance of the day the hold was taken: they price it even when the account has moved on to a new day since
+ * (a stream across midnight, a settlement replayed from the journal the next day), and only the current day's
+ * counters move. The charge never takes the balance below zero: what it cannot cover is recorded as unbilled.
  */
 export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold | undefined, price: SettlementPricer): SettlementAmounts {
   const holdNano = claimed === undefined ? 0n : claimed.holdNano;
-  const heldFreeTokens = claimed !== undefined && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
-  const { chargeNano, freeTokensUsed } = price(heldFreeTokens);
+  const heldFree = claimed === undefined ? 0 : claimed.freeTokens;
+  const today = claimed !== undefined && claimed.freeDay === account.freeDay;
+  const { chargeNano, freeTokensUsed } = price(heldFree);
   const chargedNano = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
+  const freeUsed = heldFree === 0 ? 0 : freeTokensUsed;
   return {
     holdNano,
-    heldFreeTokens,
+    heldFreeTokens: today ? heldFree : 0,
     chargedNano,
     unbilledNano: chargeNano - chargedNano,
-    freeTokensUsed: heldFreeTokens === 0 ? 0 : freeTokensUsed,
+    freeTokensUsed: freeUsed,
+    freeTokensUsedToday: today ? freeUsed : 0,
   };
 }
 

@@ -170,6 +170,8 @@ export interface UsageRepository {
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Newest first, after the cursor (created_at and request id of the last row seen). */
   listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }): Promise<UsageRecord[]>;
+  /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
+  recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
   /**
    * Retention: deletes at most `limit` per-request rows created before `cutoff` (epoch ms) and returns how many.
    * The daily rollup is untouched. Safe to run from several instances at once.

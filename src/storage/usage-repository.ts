@@ -110,6 +110,17 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       }));
     },
 
+    async recordedRequestIds(requestIds): Promise<Set<string>> {
+      const found = new Set<string>();
+      // In slices: a parameter per id, and PostgreSQL takes at most 65,535 parameters a statement.
+      for (let start = 0; start < requestIds.length; start += 500) {
+        const slice = requestIds.slice(start, start + 500);
+        const rows = await db.selectFrom('usage_records').select('request_id').where('request_id', 'in', slice).execute();
+        for (const row of rows) found.add(row.request_id);
+      }
+      return found;
+    },
+
     async deleteRecordedBefore(cutoff, limit): Promise<number> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return 0;
       // One bounded batch, chosen through the created_at index. Safe on every instance at once: a row another

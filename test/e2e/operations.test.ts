@@ -178,9 +178,9 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
 });
 
 describe('readiness with Redis', () => {
-  it('reports Redis ok when it answers, and 503 naming it when it does not', async () => {
+  it('reports Redis ok when it answers, and 503 naming it when it does not (fail-closed)', async () => {
     const live = await startTestGateway({ env: { REDIS_URL: 'redis://127.0.0.1:6379' } });
-    const dead = await startTestGateway({ env: { REDIS_URL: 'redis://127.0.0.1:6390' } });
+    const dead = await startTestGateway({ env: { REDIS_URL: 'redis://127.0.0.1:6390', RATE_LIMIT_FAIL_OPEN: 'false' } });
     try {
       const ok = await fetch(`${live.gateway.url}/readyz`);
       expect(ok.status).toBe(200);

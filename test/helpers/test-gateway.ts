@@ -51,6 +51,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,
+    // Its own, never the working directory's ./data (a PostgreSQL gateway's default).
+    SETTLEMENT_JOURNAL_DIR: join(directory, 'settlement-journal'),
     LOG_LEVEL: 'trace',
     // Suites register many accounts from 127.0.0.1; the registration limit has its own test (dashboard-security).
     REGISTRATIONS_PER_IP: '0',

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../../canonical/errors.js';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
-import { fromFrameworkError } from '../render-error.js';
+import { fromFrameworkError, logErrorReply } from '../render-error.js';
 
 /**
  * An error of the dashboard API, rendered as `{"error": {"code", "message", "field"?}}` (docs/dashboard-api.md).
@@ -33,14 +32,14 @@ export function toDashboardError(error: unknown): DashboardError {
   if (error instanceof TooManyLoginAttemptsError || error instanceof TooManyRegistrationsError) {
     return new DashboardError(429, 'too_many_attempts', error.message, undefined, error.retryAfterSeconds);
   }
-  const gatewayError = error instanceof GatewayError ? error : fromFrameworkError(error);
+  const gatewayError = fromFrameworkError(error);
   if (gatewayError.code === 'internal_error') return new DashboardError(500, 'internal_error', gatewayError.message);
   return new DashboardError(gatewayError.status, gatewayError.code, gatewayError.message, gatewayError.param, gatewayError.retryAfterSeconds);
 }
 
 export function sendDashboardError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const rendered = toDashboardError(error);
-  if (rendered.status >= 500) request.log.error({ err: error }, 'dashboard API internal error');
+  if (rendered.status >= 500) logErrorReply(request, fromFrameworkError(error), error, 'dashboard API internal error');
   if (rendered.retryAfterSeconds !== undefined) reply.header('retry-after', String(rendered.retryAfterSeconds));
   return reply.code(rendered.status).send({
     error: {

@@ -20,7 +20,7 @@ export interface PostgresStorageOptions {
   /** Pool size per process; the default suits one gateway instance. */
   maxConnections?: number;
   /**
-   * An idle pooled connection failed (server restart, network). pg discards that connection and the
+   * A pooled connection failed (server restart, network), idle or in use. pg discards that connection and the
    * next query opens a new one; without a listener the error would crash the process.
    */
   onIdleConnectionError?: (error: Error) => void;
@@ -41,7 +41,13 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     // A startup parameter, so it applies to every connection the pool ever opens, before any query.
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   });
-  pool.on('error', options.onIdleConnectionError ?? (() => {}));
+  const onConnectionError = options.onIdleConnectionError ?? (() => {});
+  pool.on('error', onConnectionError);
+  // A client checked out of the pool (Kysely takes one per query or transaction) has no pool listener for its
+  // 'error' event: a server that restarts or a cut connection would then be an uncaught exception that ends the
+  // process. The query it was running is rejected anyway, and pg-pool discards a client that is no longer
+  // queryable when it is released.
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     // Fail at start-up, not on the first request, when the server is unreachable or refuses us.

@@ -17,7 +17,8 @@ import { toUsageRow, utcDayNumber } from '../usage-repository.js';
  *   the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
  * - settle is one statement: the account row locked first, the hold claimed, the usage row, the charge (capped at
  *   the balance), the ledger entry and the daily rollup, all or nothing, exactly once per request id. The price
- *   depends on the free tokens the claimed hold carries, which JS computes: the caller passes the free tokens the
+ *   depends on the free tokens the claimed hold carries (of whichever day it was taken; only a hold of the
+ *   account's current day moves its free counters), which JS computes: the caller passes the free tokens the
  *   hold was taken with; if the row says otherwise the statement writes nothing and the locked path settles.
  * The money rules are those of billing-rules.ts, written in SQL: the billing contract tests run against both.
  */
@@ -172,8 +173,7 @@ const SETTLE = `
   ),
   ok as (
     select exists (select 1 from acct) and not exists (
-      select 1 from reservations r, acct a
-      where r.request_id = $2 and r.free_day = a.free_day and r.free_tokens > 0 and r.free_tokens <> $3::bigint
+      select 1 from reservations r where r.request_id = $2 and r.free_tokens > 0 and r.free_tokens <> $3::bigint
     ) as consistent
   ),
   claimed as (
@@ -183,17 +183,19 @@ const SETTLE = `
   priced as (
     select
       coalesce((select hold_nano from claimed), 0) as hold,
+      coalesce((select free_tokens from claimed), 0) as priced_free,
       coalesce((select c.free_tokens from claimed c, acct a where c.free_day = a.free_day), 0) as held_free,
       (select balance_nano from acct) as balance
   ),
   wanted as (
     select hold, held_free, balance,
-      case when held_free = 0 then $6::bigint else $4::bigint end as charge,
-      case when held_free = 0 then 0 else $5::bigint end as free_used
+      case when priced_free = 0 then $6::bigint else $4::bigint end as charge,
+      case when priced_free = 0 then 0 else $5::bigint end as free_used,
+      case when held_free = 0 then 0 else $5::bigint end as free_used_today
     from priced
   ),
   final as (
-    select hold, held_free, free_used, least(charge, greatest(balance, 0)) as charged,
+    select hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
       charge - least(charge, greatest(balance, 0)) as unbilled
     from wanted
   ),
@@ -211,7 +213,7 @@ const SETTLE = `
       balance_nano = a.balance_nano - f.charged,
       reserved_nano = a.reserved_nano - f.hold,
       free_reserved_tokens = a.free_reserved_tokens - f.held_free,
-      free_used_tokens = a.free_used_tokens + f.free_used
+      free_used_tokens = a.free_used_tokens + f.free_used_today
     from final f
     where a.id = $1 and exists (select 1 from inserted)
     returning a.balance_nano

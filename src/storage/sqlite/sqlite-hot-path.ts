@@ -237,7 +237,7 @@ export class SqliteHotPath {
       charged: amounts.chargedNano,
       hold: amounts.holdNano,
       heldFree: amounts.heldFreeTokens,
-      freeUsed: amounts.freeTokensUsed,
+      freeUsed: amounts.freeTokensUsedToday,
     });
     if (amounts.chargedNano > 0n) {
       const at = usage.createdAt + usage.latencyMs;

@@ -1,0 +1,77 @@
+/**
+ * A PostgreSQL cluster of the test's own (initdb in a temp directory, pg_ctl on a port the test has just proven
+ * free), which the test may stop (`-m fast`, `-m immediate`) and start again: the shared server on 5432 is never
+ * touched. PostgreSQL refuses to run as root, so as root (CI, these machines) it runs as the `postgres` user the
+ * server package creates.
+ */
+import { execFile } from 'node:child_process';
+import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface PrivatePostgres {
+  port: number;
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication). */
+  url: string;
+  stop(mode: 'fast' | 'immediate'): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it (if running) and deletes its directory. */
+  destroy(): Promise<void>;
+}
+
+/** The newest installed server's binaries (Debian: /usr/lib/postgresql/<major>/bin). */
+function postgresBin(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+  if (majors.length === 0) throw new Error(`No PostgreSQL server under ${root}.`);
+  return join(root, majors[0]!, 'bin');
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const bin = postgresBin();
+  const root = mkdtempSync(join(tmpdir(), 'tollgate-pg-'));
+  const data = join(root, 'data');
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: group } = await run('id', ['-g', 'postgres']);
+    chownSync(root, Number(stdout.trim()), Number(group.trim()));
+  }
+  const pg = (tool: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args);
+  await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const port = await freePort();
+  // The socket directory is the cluster's own (not /var/run/postgresql); fsync off: nothing here must survive the host.
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  let running = false;
+  const start = async () => {
+    await pg('pg_ctl', ['start', '-w', '-t', '60', '-D', data, '-l', join(root, 'server.log'), '-o', options]);
+    running = true;
+  };
+  await start();
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async stop(mode) {
+      await pg('pg_ctl', ['stop', '-w', '-t', '60', '-m', mode, '-D', data]);
+      running = false;
+    },
+    start,
+    async destroy() {
+      if (running) await pg('pg_ctl', ['stop', '-w', '-m', 'immediate', '-D', data]).catch(() => undefined);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
