@@ -95,7 +95,7 @@ const thinking = z.discriminatedUnion('type', [
 /** Structured output: the reply is JSON text following `schema`, whose root must describe an object. */
 const jsonOutputFormat = z.object({
   type: z.literal('json_schema'),
-  schema: z.looseObject({ type: z.literal('object', { error: 'must be a JSON Schema whose root "type" is "object"' }) }),
+  schema: z.looseObject({ type: z.literal('object') }),
 });
 
 /** `output_config` (GA): structured output and how much effort the model spends. */
