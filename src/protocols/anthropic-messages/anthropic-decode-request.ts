@@ -87,6 +87,7 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
   };
   // System messages before the conversation starts are the system prompt, in every vendor's top-level slot.
   while (request.messages[0]?.role === 'system') request.system.push(...(request.messages.shift()!.content as TextBlock[]));
+  if (request.messages.length === 0) throw invalidRequest("'messages' must contain at least one user or assistant message, not only system messages.", 'messages');
   if (input.tools !== undefined) {
     request.tools = input.tools.map((tool) => ({
       name: tool.name,
