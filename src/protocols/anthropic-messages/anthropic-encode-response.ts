@@ -48,19 +48,8 @@ export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUs
  * client that reads `usage.server_tool_use` or `usage.output_tokens_details` finds what Anthropic would send.
  */
 export function encodeAnthropicUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicUsage & Partial<CostFields> {
-  return {
-    ...(costNano === undefined ? {} : costFields(costNano)),
-    input_tokens: usage.inputTokens,
-    cache_creation_input_tokens: usage.cacheWriteTokens,
-    cache_read_input_tokens: usage.cacheReadTokens,
-    output_tokens: usage.outputTokens,
-    cache_creation: null,
-    inference_geo: null,
-    output_tokens_details: thinkingDetails(usage),
-    server_tool_use: null,
-    service_tier: 'standard',
-    speed: null,
-  };
+  const counts = encodeAnthropicDeltaUsage(usage, costNano);
+  return { ...counts, input_tokens: usage.inputTokens, cache_creation: null, inference_geo: null, service_tier: 'standard', speed: null };
 }
 
 /** `MessageDeltaUsage`: the cumulative counts of a stream's `message_delta`. */
