@@ -18,6 +18,8 @@ export interface CanonicalResponse {
   rawFinishReason: string | null;
   /** Which stop sequence ended the reply, when the vendor says. */
   stopSequence: string | null;
+  /** The prompt-side counts the vendor told at the start, if it did (`response-start.inputUsage`). */
+  inputUsage?: CanonicalUsage;
 }
 
 /** Folds events one at a time; `apply` is cheap so a stream can keep a running picture of what it delivered. */
@@ -42,6 +44,7 @@ export class ResponseAccumulator {
         response.id = event.id;
         response.model = event.model;
         response.created = event.created;
+        if (event.inputUsage !== undefined) response.inputUsage = event.inputUsage;
         return;
       case 'text-start':
         this.open(event.blockId, { type: 'text', text: '' });

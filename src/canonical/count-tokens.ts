@@ -14,8 +14,13 @@ type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 /** OpenAI's per-message framing overhead, the same rule the simulator counts with. */
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
-/** A flat estimate for an image; vendors charge by size, which the gateway does not decode. */
-const TOKENS_PER_IMAGE = 765;
+/**
+ * A flat estimate for an image; vendors charge by size, which the gateway does not decode. It is the most any
+ * vendor counts for one image (Anthropic scales images to ≤ 1.15 megapixels, about 1,600 tokens; OpenAI's high
+ * detail is 765 for a 1024² image, Gemini 258), so the hold's free tokens cover the vendor's count and a request
+ * within the day's allowance stays free whichever vendor serves it.
+ */
+const TOKENS_PER_IMAGE = 1_600;
 /** A flat estimate for a document (a few pages); the vendor's count replaces it once the reply arrives. */
 const TOKENS_PER_DOCUMENT = 1_500;
 

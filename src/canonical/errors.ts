@@ -58,6 +58,11 @@ export interface GatewayErrorOptions {
   upstreamCode?: string;
   /** Seconds the client should wait before retrying (sets `retry-after`). */
   retryAfterSeconds?: number;
+  /**
+   * Machine-readable details for the client's SDK (Anthropic's `error.details`, e.g. `{error_code:
+   * "thread_unsupported_request"}`, which the SDK turns into a typed error it can recover from).
+   */
+  details?: Readonly<Record<string, unknown>>;
   cause?: unknown;
 }
 
@@ -68,6 +73,7 @@ export class GatewayError extends Error {
   readonly param: string | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly upstreamCode: string | undefined;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -79,6 +85,7 @@ export class GatewayError extends Error {
     this.param = options.param;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.upstreamCode = options.upstreamCode;
+    this.details = options.details;
   }
 
   get entry(): ErrorCatalogEntry {

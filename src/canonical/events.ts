@@ -9,7 +9,12 @@ export type FinishReason = 'stop' | 'stop-sequence' | 'length' | 'tool-calls' | 
  * by id, never by position, so interleaved blocks of one reply cannot be confused.
  */
 export type CanonicalEvent =
-  | { type: 'response-start'; id: string; model: string; created: number }
+  /**
+   * `inputUsage`: the prompt-side counts (input and cache fields; output 0), when the vendor tells them before the
+   * reply (Anthropic's `message_start`, Gemini's first chunk). A client protocol that shows them at the start
+   * (Anthropic's `message_start.usage`) reads them here; billing still reads the `usage` event.
+   */
+  | { type: 'response-start'; id: string; model: string; created: number; inputUsage?: CanonicalUsage }
   | { type: 'text-start'; blockId: string }
   | { type: 'text-delta'; blockId: string; text: string }
   | { type: 'text-end'; blockId: string }

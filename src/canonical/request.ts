@@ -104,10 +104,28 @@ export interface ReasoningParameters {
   effort?: string;
   /** Anthropic's `thinking.budget_tokens`. */
   budgetTokens?: number;
+  /**
+   * How the model paces its reasoning when no budget is given: Anthropic's `thinking: {type: "adaptive"}` (it
+   * decides how much) or `{type: "between_tools"}` (it thinks only between tool calls). Vendors without such a
+   * mode reason as they do by default.
+   */
+  mode?: 'adaptive' | 'between-tools';
+  /**
+   * How the reasoning text comes back (Anthropic's `thinking.display`): `omitted` means not at all; `summarized` and
+   * the beta `updates` are Anthropic's forms of showing it.
+   */
+  display?: 'summarized' | 'omitted' | 'updates';
 }
 
-/** The `anthropic-beta` header of an Anthropic client, carried in `extensions` under this key (Anthropic only). */
-export const ANTHROPIC_BETA_EXTENSION = 'anthropicBeta';
+/**
+ * The `anthropic-beta` header of an Anthropic client, carried in `extensions` under this key: forwarded to Anthropic
+ * as the header, dropped (and listed under this name) for other vendors.
+ */
+export const ANTHROPIC_BETA_EXTENSION = 'anthropic-beta';
+/** Members of Anthropic's `output_config` with no canonical meaning (e.g. `task_budget`), as extensions named so. */
+export const OUTPUT_CONFIG_EXTENSION_PREFIX = 'output_config.';
+/** The `?beta=true` query flag of `client.beta.messages` calls, forwarded to Anthropic only. */
+export const ANTHROPIC_BETA_QUERY_EXTENSION = '?beta=true';
 
 export interface CanonicalRequest {
   /** The public model id the client asked for (catalog key). */

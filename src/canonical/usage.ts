@@ -20,3 +20,8 @@ export function emptyUsage(): CanonicalUsage {
 export function totalInputTokens(usage: CanonicalUsage): number {
   return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
 }
+
+/** The prompt side of a usage (input and cache counts), for `response-start.inputUsage`: no output, no raw object. */
+export function promptSideUsage(usage: CanonicalUsage): CanonicalUsage {
+  return { ...emptyUsage(), inputTokens: usage.inputTokens, cacheReadTokens: usage.cacheReadTokens, cacheWriteTokens: usage.cacheWriteTokens };
+}

@@ -27,6 +27,9 @@ export interface HealthOptions {
 export function registerHealth(app: FastifyInstance, options: HealthOptions = {}): void {
   const timeoutMs = options.timeoutMs ?? 2_000;
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
+  // Claude Code probes `HEAD {ANTHROPIC_BASE_URL}/api/hello` to warm its connection (and on network checks); a
+  // gateway that is Anthropic's stand-in answers it as Anthropic's API does. GET registers HEAD too.
+  app.get('/api/hello', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async (request, reply) => {
     const results = await Promise.all(
       (options.checks ?? []).map(async ({ name, check, optional }) => {

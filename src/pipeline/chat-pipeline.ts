@@ -47,6 +47,8 @@ export interface ChatExchange {
   /** How often a stream sends a keep-alive comment while no event arrives. */
   keepAliveMs: number;
   droppedParameters: readonly string[];
+  /** The model's output limit, when the client asked for more and the request was clamped to it. */
+  clampedMaxOutputTokens: number | undefined;
   upstreamRequestId: string | undefined;
   /**
    * The reply's events. Always carries one `usage` event before it ends normally (synthesised with the
@@ -82,13 +84,7 @@ export class ChatPipeline {
   async start(input: ChatInput): Promise<ChatExchange> {
     const startedAt = this.now();
     const model = this.deps.catalog.resolve(input.request.model);
-    if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > model.maxOutputTokens) {
-      throw new GatewayError(
-        'invalid_request',
-        `max output tokens ${input.request.maxOutputTokens} is above the limit of ${model.id} (${model.maxOutputTokens}).`,
-        { param: 'max_tokens' },
-      );
-    }
+    const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
@@ -136,6 +132,7 @@ export class ChatPipeline {
       model: answering,
       keepAliveMs: this.keepAliveMs,
       droppedParameters: response.droppedParameters,
+      clampedMaxOutputTokens,
       upstreamRequestId: response.upstreamRequestId,
       events,
       settlement: () => settlement,
@@ -156,8 +153,19 @@ export class ChatPipeline {
   }
 
   /**
-   * Input tokens of a prompt for `count_tokens`: the vendor's own counter where it has one, the tokenizer
-   * otherwise. Counting is free and records nothing.
+   * The prompt's input tokens counted without calling the vendor, for vendors whose count the gateway reproduces
+   * (their published recipe); undefined for the others (their replies say it themselves).
+   */
+  async localInputTokens(request: CanonicalRequest, model: CatalogModel): Promise<number | undefined> {
+    const provider = this.deps.providers.get(model.vendor);
+    if (provider.countsLocally !== true || provider.countTokens === undefined) return undefined;
+    return provider.countTokens(request, model, AbortSignal.timeout(30_000));
+  }
+
+  /**
+   * Input tokens of a prompt for `count_tokens`: the count the request is billed with, i.e. the vendor's own
+   * counter (its endpoint, or its recipe over the body the gateway would send), the tokenizer for a vendor with
+   * neither. Counting is free and records nothing.
    */
   async countInputTokens(request: CanonicalRequest, signal: AbortSignal): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
@@ -196,7 +204,7 @@ export class ChatPipeline {
     }
     let all = events;
     if (!accumulator.response.usageReported) {
-      const usage = await this.estimateUsage(input.request, accumulator);
+      const usage = await this.estimateUsage(input.request, model, accumulator);
       accumulator.apply({ type: 'usage', usage });
       all = [...events, { type: 'usage', usage }];
     }
@@ -219,7 +227,7 @@ export class ChatPipeline {
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
     return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
-      estimateUsage: () => this.estimateUsage(input.request, accumulator),
+      estimateUsage: () => this.estimateUsage(input.request, model, accumulator),
       failed: () => {
         const outcome: Outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
         if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
@@ -240,7 +248,7 @@ export class ChatPipeline {
     onSettled: (result: SettlementOutcome | undefined) => void,
   ): Promise<void> {
     const response = accumulator.response;
-    const usage = await this.billableUsage(input.request, accumulator, outcome);
+    const usage = await this.billableUsage(input.request, model, accumulator, outcome);
     onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
@@ -250,25 +258,27 @@ export class ChatPipeline {
    * counted with the tokenizer, plus the input when the vendor did the work. A vendor failure before any
    * output costs nothing.
    */
-  private async billableUsage(request: CanonicalRequest, accumulator: ResponseAccumulator, outcome: Outcome): Promise<CanonicalUsage> {
+  private async billableUsage(request: CanonicalRequest, model: CatalogModel, accumulator: ResponseAccumulator, outcome: Outcome): Promise<CanonicalUsage> {
     const response = accumulator.response;
     if (response.usageReported) return response.usage;
     if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
-    return this.estimateUsage(request, accumulator);
+    return this.estimateUsage(request, model, accumulator);
   }
 
   /**
-   * What was delivered, counted with the tokenizer: the rule for replies the vendor never reported. Admission
-   * may not have loaded the tokenizer (a rich account's prompt is bounded without it), so it is loaded here,
-   * asynchronously, rather than by the synchronous fallback that would block the event loop while it loads.
+   * What was delivered, counted with the tokenizer: the rule for replies the vendor never reported (cut off, or
+   * ended early by a stop sequence the gateway matched). The input is the vendor's own count when it told it at the
+   * start, else its recipe where the gateway has it (the count `count_tokens` gives), else the tokenizer's estimate. Admission may not have loaded the
+   * tokenizer (a rich account's prompt is bounded without it), so it is loaded here, asynchronously, rather than
+   * by the synchronous fallback that would block the event loop while it loads.
    */
-  private async estimateUsage(request: CanonicalRequest, accumulator: ResponseAccumulator): Promise<CanonicalUsage> {
+  private async estimateUsage(request: CanonicalRequest, model: CatalogModel, accumulator: ResponseAccumulator): Promise<CanonicalUsage> {
     await loadTokenizer();
-    return {
-      ...emptyUsage(),
-      inputTokens: estimateRequestInputTokens(request),
-      outputTokens: estimateResponseOutputTokens(accumulator.response),
-    };
+    const outputTokens = estimateResponseOutputTokens(accumulator.response);
+    const told = accumulator.response.inputUsage;
+    if (told !== undefined) return { ...emptyUsage(), inputTokens: told.inputTokens, cacheReadTokens: told.cacheReadTokens, cacheWriteTokens: told.cacheWriteTokens, outputTokens };
+    const local = await this.localInputTokens(request, model).catch(() => undefined);
+    return { ...emptyUsage(), inputTokens: local ?? estimateRequestInputTokens(request), outputTokens };
   }
 
   private async settle(
@@ -386,6 +396,17 @@ class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
   [Symbol.asyncIterator](): this {
     return this;
   }
+}
+
+/**
+ * A client that does not know the model behind an id may ask for more output than it allows (Claude Code sends
+ * 32000; delta-v4-flash allows 8192): the request is served with the model's limit instead of refused, and admission
+ * sizes the hold on that limit. Returns the limit applied, or undefined when nothing was clamped.
+ */
+function clampOutputLimit(request: CanonicalRequest, model: CatalogModel): number | undefined {
+  if (request.maxOutputTokens === undefined || request.maxOutputTokens <= model.maxOutputTokens) return undefined;
+  request.maxOutputTokens = model.maxOutputTokens;
+  return model.maxOutputTokens;
 }
 
 /** Events that carry model output: the first one sent marks the time to first token. */

@@ -49,6 +49,7 @@ export class FailoverProvider implements ProviderAdapter {
   private readonly streamStartWindowMs: number;
   /** Present when the vendor has a counting endpoint (the pipeline falls back to the tokenizer otherwise). */
   readonly countTokens?: (request: CanonicalRequest, model: CatalogModel, signal: AbortSignal) => Promise<number>;
+  readonly countsLocally: boolean;
 
   constructor(options: FailoverProviderOptions) {
     this.pool = options.pool;
@@ -58,7 +59,12 @@ export class FailoverProvider implements ProviderAdapter {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.streamStartWindowMs = options.streamStartWindowMs ?? 15_000;
-    if (this.pool.targets()[0]?.countTokens !== undefined) {
+    const first = this.pool.targets()[0];
+    this.countsLocally = first?.countsLocally === true;
+    if (this.countsLocally) {
+      // A local count needs no credential, retry or circuit breaker.
+      this.countTokens = (request, model, signal) => first!.countTokens!(request, model, signal);
+    } else if (first?.countTokens !== undefined) {
       this.countTokens = (request, model, signal) => this.run<number>({ kind: 'count', request, model, signal }, signal);
     }
   }

@@ -27,6 +27,8 @@ export interface ProviderResponse {
 export interface ProviderAdapter {
   readonly vendor: VendorName;
   call(call: ProviderCall): Promise<ProviderResponse>;
-  /** The vendor's own count of the prompt's input tokens, where the vendor has a counting endpoint. */
+  /** The vendor's own count of the prompt's input tokens, where the vendor has a counting endpoint or recipe. */
   countTokens?(request: CanonicalRequest, model: CatalogModel, signal: AbortSignal): Promise<number>;
+  /** `countTokens` is computed here, without calling the vendor: cheap enough for every request that needs it. */
+  readonly countsLocally?: boolean;
 }

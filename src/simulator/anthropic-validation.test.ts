@@ -54,10 +54,31 @@ describe('Anthropic simulator: request validation', () => {
 
   it('requires a non-empty messages list of user/assistant turns starting with the user', async () => {
     expect(await refusal({ ...base, messages: [] })).toBe('messages: at least one message is required');
-    expect(await refusal({ ...base, messages: [{ role: 'system', content: 'x' }, user] })).toBe("messages.0.role: Input should be 'user' or 'assistant'");
+    expect(await refusal({ ...base, messages: [{ role: 'tool', content: 'x' }, user] })).toBe("messages.0.role: Input should be 'user', 'assistant' or 'system'");
     expect(await refusal({ ...base, messages: [{ role: 'assistant', content: 'Hello' }, user] })).toBe('messages: first message must use the "user" role');
     expect(await refusal({ ...base, messages: [user, { role: 'assistant', content: [] }, user] })).toBe(
       'messages.1: all messages must have non-empty content except for the optional final assistant message',
+    );
+  });
+
+  it('takes system messages (SystemMessageParam) anywhere, text only, and between a tool_use and its result nowhere', async () => {
+    const system = (content: unknown) => ({ role: 'system', content });
+    await expect(client.post('/v1/messages', { body: { ...base, messages: [system('Be brief.'), user, system([{ type: 'text', text: 'Now in French.' }])] } })).resolves.toBeDefined();
+    expect(await refusal({ ...base, messages: [user, system([])] })).toBe('messages.1: all messages must have non-empty content except for the optional final assistant message');
+    expect(await refusal({ ...base, messages: [user, system('  ')] })).toBe('messages: text content blocks must contain non-whitespace text');
+    expect(await refusal({ ...base, messages: [user, system([{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }])] })).toBe(
+      "messages.1.content.0: Input tag 'image' found using 'type' does not match any of the expected tags: 'text'",
+    );
+    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] };
+    expect(await refusal({ ...base, tools: [{ name: 'f', input_schema: { type: 'object' } }], messages: [user, call, system('x'), result] })).toMatch(/without `tool_result` blocks immediately after/);
+  });
+
+  it('checks output_config: effort levels and an object-rooted JSON schema format', async () => {
+    await expect(client.post('/v1/messages', { body: { ...base, output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } } } })).resolves.toBeDefined();
+    expect(await refusal({ ...base, output_config: { effort: 'extreme' } })).toBe("output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh', 'max'");
+    expect(await refusal({ ...base, output_config: { format: { type: 'json_schema', schema: { type: 'array' } } } })).toBe(
+      'output_config.format.schema: The root of the schema must be of type "object"',
     );
   });
 

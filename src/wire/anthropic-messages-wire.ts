@@ -11,6 +11,8 @@ export interface AnthropicTextBlock {
   type: 'text';
   text: string;
   cache_control?: { type: 'ephemeral'; ttl?: string };
+  /** In replies: `null` when the text cites nothing. */
+  citations?: unknown[] | null;
 }
 export interface AnthropicImageBlock {
   type: 'image';
@@ -26,6 +28,8 @@ export interface AnthropicToolUseBlock {
   id: string;
   name: string;
   input: unknown;
+  /** In replies (required by the current SDK): who made the call, `{type: "direct"}` for the model itself. */
+  caller?: { type: string; tool_id?: string };
 }
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
@@ -53,7 +57,8 @@ export type AnthropicRequestBlock =
   | AnthropicRedactedThinkingBlock;
 
 export interface AnthropicMessageParam {
-  role: 'user' | 'assistant';
+  /** `system`: an instruction at its place in the conversation (`SystemMessageParam`, text blocks only). */
+  role: 'user' | 'assistant' | 'system';
   content: string | AnthropicRequestBlock[];
 }
 
@@ -71,9 +76,17 @@ export type AnthropicToolChoice =
   | { type: 'none' };
 
 export type AnthropicThinkingConfig =
-  | { type: 'enabled'; budget_tokens: number }
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' | 'updates' }
   | { type: 'disabled' }
-  | { type: 'adaptive' };
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' | 'updates' }
+  | { type: 'between_tools' };
+
+export interface AnthropicOutputConfig {
+  effort?: string;
+  format?: { type: 'json_schema'; schema: Record<string, unknown> };
+  /** Beta members (`task_budget`) an Anthropic client sent, forwarded as they are. */
+  [member: string]: unknown;
+}
 
 export interface AnthropicMessagesRequest {
   model: string;
@@ -89,6 +102,7 @@ export interface AnthropicMessagesRequest {
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id?: string };
   thinking?: AnthropicThinkingConfig;
+  output_config?: AnthropicOutputConfig;
 }
 
 export type AnthropicResponseBlock =
@@ -103,6 +117,21 @@ export interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   output_tokens_details?: { thinking_tokens?: number } | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
+  inference_geo?: string | null;
+  server_tool_use?: Record<string, number> | null;
+  service_tier?: string | null;
+  speed?: string | null;
+}
+
+/** `MessageDeltaUsage`: `message_delta`'s cumulative counts. */
+export interface AnthropicDeltaUsage {
+  input_tokens: number | null;
+  output_tokens: number;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+  output_tokens_details: { thinking_tokens?: number } | null;
+  server_tool_use: Record<string, number> | null;
 }
 
 export type AnthropicStopReason =
@@ -122,6 +151,10 @@ export interface AnthropicMessage {
   content: AnthropicResponseBlock[];
   stop_reason: AnthropicStopReason | null;
   stop_sequence: string | null;
+  /** Refusal details, code-execution container, cache diagnostics: absent in older replies. */
+  stop_details?: unknown;
+  container?: unknown;
+  diagnostics?: unknown;
   usage: AnthropicUsage;
 }
 
@@ -148,6 +181,6 @@ export type AnthropicStreamEvent =
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  error: { type: string; message: string; details?: Readonly<Record<string, unknown>> };
   request_id?: string;
 }

@@ -98,7 +98,7 @@ describe('errors in the Anthropic shape', () => {
   it.each([
     ['missing max_tokens', { model: 'beta-5.4', messages: [{ role: 'user', content: 'x' }] }, /max_tokens/],
     ['an empty text block', { ...PARAMS, messages: [{ role: 'user', content: [{ type: 'text', text: '  ' }] }] }, /non-whitespace/],
-    ['a system role in messages', { ...PARAMS, messages: [{ role: 'system', content: 'x' }] }, /role/],
+    ['only system messages', { ...PARAMS, messages: [{ role: 'system', content: 'x' }] }, /at least one user or assistant message/],
     ['temperature above 1', { ...PARAMS, temperature: 1.5 }, /temperature/],
     [
       'a tool_result with no tool_use',

@@ -1,6 +1,6 @@
-import { invalidRequest } from '../../canonical/errors.js';
+import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import { parseSignature } from '../../canonical/reasoning-signature.js';
-import { ANTHROPIC_BETA_EXTENSION } from '../../canonical/request.js';
+import { ANTHROPIC_BETA_EXTENSION, ANTHROPIC_BETA_QUERY_EXTENSION, OUTPUT_CONFIG_EXTENSION_PREFIX } from '../../canonical/request.js';
 import type {
   CanonicalMessage,
   CanonicalRequest,
@@ -17,15 +17,22 @@ import {
   anthropicMessagesRequestSchema,
   CANONICAL_FIELDS,
   type AnthropicMessagesRequestBody,
+  type AnthropicOutputConfig,
   type AnthropicRequestMessage,
   type AnthropicUserBlock,
 } from './anthropic-messages-schema.js';
 
+/** What the client sent outside the body: the `anthropic-beta` header and the `?beta=true` query flag. */
+export interface AnthropicRequestFlags {
+  anthropicBeta?: string | undefined;
+  betaQuery?: boolean;
+}
+
 
 /** An Anthropic Messages body → the canonical request, or a 400 naming the field at fault. */
-export function decodeAnthropicMessagesRequest(body: unknown, anthropicBeta?: string): CanonicalRequest {
+export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRequestFlags = {}): CanonicalRequest {
   const input = parseBody(body, anthropicMessagesRequestSchema);
-  const request = decodePrompt(input, anthropicBeta);
+  const request = decodePrompt(input, flags);
   request.maxOutputTokens = input.max_tokens;
   request.stream = input.stream === true;
   const sampling = request.sampling;
@@ -42,11 +49,11 @@ export function decodeAnthropicMessagesRequest(body: unknown, anthropicBeta?: st
 }
 
 /** The prompt part only, as `/v1/messages/count_tokens` receives it (no max_tokens). */
-export function decodeAnthropicCountTokensRequest(body: unknown, anthropicBeta?: string): CanonicalRequest {
-  return decodePrompt(parseBody(body, anthropicCountTokensRequestSchema), anthropicBeta);
+export function decodeAnthropicCountTokensRequest(body: unknown, flags: AnthropicRequestFlags = {}): CanonicalRequest {
+  return decodePrompt(parseBody(body, anthropicCountTokensRequestSchema), flags);
 }
 
-type PromptInput = Pick<AnthropicMessagesRequestBody, 'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking'> &
+type PromptInput = Pick<AnthropicMessagesRequestBody, 'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config'> &
   Record<string, unknown>;
 
 function parseBody<T>(body: unknown, schema: { safeParse(value: unknown, params: { reportInput: boolean }): { success: true; data: T } | { success: false; error: import('zod').ZodError } }): T {
@@ -56,12 +63,19 @@ function parseBody<T>(body: unknown, schema: { safeParse(value: unknown, params:
   return parsed.data;
 }
 
-function decodePrompt(input: PromptInput, anthropicBeta: string | undefined): CanonicalRequest {
+function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): CanonicalRequest {
+  rejectThread(input.thread);
   const extensions: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
-    if (!CANONICAL_FIELDS.has(field) && value !== undefined) extensions[field] = value;
+    // `null` means "not set" for every optional field of the current API (`container: null`, `thread: null`).
+    if (!CANONICAL_FIELDS.has(field) && value !== undefined && value !== null && field !== 'thread') extensions[field] = value;
   }
-  if (anthropicBeta !== undefined && anthropicBeta !== '') extensions[ANTHROPIC_BETA_EXTENSION] = anthropicBeta;
+  if (flags.anthropicBeta !== undefined && flags.anthropicBeta !== '') extensions[ANTHROPIC_BETA_EXTENSION] = flags.anthropicBeta;
+  if (flags.betaQuery === true) extensions[ANTHROPIC_BETA_QUERY_EXTENSION] = true;
+  // `output_config` members beyond format and effort (the beta `task_budget`) travel like any other extension.
+  for (const [member, value] of Object.entries(input.output_config ?? {})) {
+    if (member !== 'format' && member !== 'effort' && value !== undefined && value !== null) extensions[`${OUTPUT_CONFIG_EXTENSION_PREFIX}${member}`] = value;
+  }
   const request: CanonicalRequest = {
     model: input.model === undefined || input.model === null ? '' : String(input.model),
     system: decodeSystem(input.system),
@@ -71,6 +85,9 @@ function decodePrompt(input: PromptInput, anthropicBeta: string | undefined): Ca
     extensions,
     extensionsProtocol: 'anthropic-messages',
   };
+  // System messages before the conversation starts are the system prompt, in every vendor's top-level slot.
+  while (request.messages[0]?.role === 'system') request.system.push(...(request.messages.shift()!.content as TextBlock[]));
+  if (request.messages.length === 0) throw invalidRequest("'messages' must contain at least one user or assistant message, not only system messages.", 'messages');
   if (input.tools !== undefined) {
     request.tools = input.tools.map((tool) => ({
       name: tool.name,
@@ -85,9 +102,28 @@ function decodePrompt(input: PromptInput, anthropicBeta: string | undefined): Ca
       request.parallelToolCalls = false;
     }
   }
-  const reasoning = decodeThinking(input.thinking);
+  const reasoning = decodeReasoning(input.thinking, input.output_config);
   if (reasoning !== undefined) request.reasoning = reasoning;
+  const format = input.output_config?.format;
+  // The schema travels unchanged (translation.md §14.2); `output` names it for vendors that want a name.
+  if (format !== undefined && format !== null) request.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema };
   return request;
+}
+
+/**
+ * Message threads (the beta `thread` field: the server keeps the conversation, the client sends only new turns)
+ * need a conversation store the gateway does not have, and dropping the field would leave the next call's
+ * tool_result answering nothing. Refused with the error code the SDK's thread helpers recognise
+ * (`thread_unsupported_request`; with `unsupportedRequestBehavior: "continue_unthreaded"` they resend the whole
+ * history without `thread`).
+ */
+function rejectThread(thread: unknown): void {
+  if (thread === undefined || thread === null) return;
+  throw new GatewayError(
+    'unsupported_parameter',
+    "Message threads ('thread') are not supported by this gateway: send the whole conversation in 'messages' without 'thread'.",
+    { param: 'thread', details: { error_code: 'thread_unsupported_request', unsupported: [] } },
+  );
 }
 
 function decodeSystem(system: PromptInput['system']): TextBlock[] {
@@ -105,6 +141,15 @@ function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
   let openToolUses = new Set<string>();
   input.forEach((message, index) => {
     const param = `messages[${index}]`;
+    if (message.role === 'system') {
+      // A tool_result must be in the message right after its tool_use: an instruction cannot sit between them.
+      if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
+      // `clear_at: next_user_message` applies to the next turn only: once a user message follows, it is over.
+      if (message.clear_at === 'next_user_message' && input.slice(index + 1).some((later) => later.role === 'user')) return;
+      const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content.map((block) => ({ type: 'text' as const, text: block.text }));
+      messages.push({ role: 'system', content });
+      return;
+    }
     if (message.role === 'assistant') {
       if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
       const content = decodeAssistantContent(message.content);
@@ -210,9 +255,27 @@ function decodeToolChoice(choice: NonNullable<PromptInput['tool_choice']>): Tool
   }
 }
 
-function decodeThinking(thinking: PromptInput['thinking']): ReasoningParameters | undefined {
-  if (thinking === undefined) return undefined;
-  if (thinking.type === 'disabled') return { enabled: false };
-  if (thinking.type === 'adaptive') return { enabled: true };
-  return { enabled: true, budgetTokens: thinking.budget_tokens };
+/** `thinking` and `output_config.effort` → the canonical reasoning parameters. */
+function decodeReasoning(thinking: PromptInput['thinking'], outputConfig: AnthropicOutputConfig | undefined): ReasoningParameters | undefined {
+  const effort = outputConfig?.effort ?? undefined;
+  const reasoning: ReasoningParameters | undefined = thinking === undefined ? undefined : decodeThinking(thinking);
+  if (effort === undefined) return reasoning;
+  return { ...reasoning, effort };
+}
+
+function decodeThinking(thinking: NonNullable<PromptInput['thinking']>): ReasoningParameters {
+  switch (thinking.type) {
+    case 'disabled':
+      return { enabled: false };
+    case 'between_tools':
+      return { enabled: true, mode: 'between-tools' };
+    case 'adaptive':
+      return { enabled: true, mode: 'adaptive', ...displayOf(thinking.display) };
+    case 'enabled':
+      return { enabled: true, budgetTokens: thinking.budget_tokens, ...displayOf(thinking.display) };
+  }
+}
+
+function displayOf(display: ReasoningParameters['display'] | null): Pick<ReasoningParameters, 'display'> {
+  return display === undefined || display === null ? {} : { display };
 }

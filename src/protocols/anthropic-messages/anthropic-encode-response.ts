@@ -4,7 +4,14 @@ import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { VendorName } from '../../canonical/request.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import { costFields, type CostFields } from '../shared/cost-fields.js';
-import type { AnthropicMessage, AnthropicResponseBlock, AnthropicStopReason, AnthropicUsage } from '../../wire/anthropic-messages-wire.js';
+import type {
+  AnthropicDeltaUsage,
+  AnthropicMessage,
+  AnthropicResponseBlock,
+  AnthropicStopReason,
+  AnthropicToolUseBlock,
+  AnthropicUsage,
+} from '../../wire/anthropic-messages-wire.js';
 
 export interface AnthropicResponseContext {
   /** The id the client sees (`msg_…`). */
@@ -13,6 +20,11 @@ export interface AnthropicResponseContext {
   model: string;
   /** Which vendor produced the reply: reasoning signatures are tagged with it. */
   vendor: VendorName;
+  /**
+   * The prompt's input tokens as the gateway counts them, for a stream's `message_start` when the vendor tells
+   * nothing at the start (OpenAI-format vendors report usage only at the end).
+   */
+  startInputTokens?: number;
 }
 
 const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {
@@ -31,15 +43,39 @@ export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUs
   return reason === null ? 'end_turn' : STOP_REASONS[reason];
 }
 
+/**
+ * `Usage` as the current SDK declares it: every field present (null where the gateway has nothing to say), so a
+ * client that reads `usage.server_tool_use` or `usage.output_tokens_details` finds what Anthropic would send.
+ */
 export function encodeAnthropicUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicUsage & Partial<CostFields> {
+  const counts = encodeAnthropicDeltaUsage(usage, costNano);
+  return { ...counts, input_tokens: usage.inputTokens, cache_creation: null, inference_geo: null, service_tier: 'standard', speed: null };
+}
+
+/** `MessageDeltaUsage`: the cumulative counts of a stream's `message_delta`. */
+export function encodeAnthropicDeltaUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicDeltaUsage & Partial<CostFields> {
   return {
     ...(costNano === undefined ? {} : costFields(costNano)),
     input_tokens: usage.inputTokens,
     cache_creation_input_tokens: usage.cacheWriteTokens,
     cache_read_input_tokens: usage.cacheReadTokens,
     output_tokens: usage.outputTokens,
+    output_tokens_details: thinkingDetails(usage),
+    server_tool_use: null,
   };
 }
+
+function thinkingDetails(usage: CanonicalUsage): { thinking_tokens: number } | null {
+  return usage.reasoningTokens > 0 ? { thinking_tokens: usage.reasoningTokens } : null;
+}
+
+/** A `tool_use` block: Anthropic sends who made the call (`caller`), and for a translated call that is the model. */
+export function encodeToolUse(id: string, name: string, input: unknown): AnthropicToolUseBlock {
+  return { type: 'tool_use', id: anthropicToolId(id), name, input, caller: { type: 'direct' } };
+}
+
+/** The top-level fields of `Message` beyond content, usage and stop reason: the gateway has none of them to give. */
+export const MESSAGE_NULL_FIELDS = { stop_details: null, container: null, diagnostics: null } as const;
 
 /** Tool arguments as the object Anthropic clients expect; text that is not a JSON object is kept under `_raw`. */
 export function toolInput(argumentsJson: string): unknown {
@@ -63,13 +99,13 @@ export function encodeAnthropicResponse(response: CanonicalResponse, context: An
   let hasToolUse = false;
   for (const block of response.content) {
     if (block.type === 'text') {
-      if (block.text !== '') content.push({ type: 'text', text: block.text });
+      if (block.text !== '') content.push({ type: 'text', text: block.text, citations: null });
     } else if (block.type === 'reasoning') {
       if (block.redactedData !== undefined) content.push({ type: 'redacted_thinking', data: block.redactedData });
       else content.push({ type: 'thinking', thinking: block.text, signature: tagSignature(context.vendor, block.signature ?? '') });
     } else {
       hasToolUse = true;
-      content.push({ type: 'tool_use', id: anthropicToolId(block.id), name: block.name, input: toolInput(block.argumentsJson) });
+      content.push(encodeToolUse(block.id, block.name, toolInput(block.argumentsJson)));
     }
   }
   return {
@@ -80,6 +116,7 @@ export function encodeAnthropicResponse(response: CanonicalResponse, context: An
     content,
     stop_reason: encodeAnthropicStopReason(response.finishReason, hasToolUse),
     stop_sequence: response.stopSequence,
+    ...MESSAGE_NULL_FIELDS,
     usage: encodeAnthropicUsage(response.usage, costNano),
   };
 }

@@ -69,15 +69,22 @@ describe('AnthropicStreamEncoder', () => {
     expect(frames.slice(0, 2).map((frame) => frame.event)).toEqual(['message_start', 'ping']);
     const content = fold(frames);
     expect(content).toEqual([
-      { type: 'text', text: 'Checking.', json: '' },
-      { type: 'tool_use', id: 'call_a', name: 'get_time', input: {}, json: '{"tz":"UTC"}' },
-      { type: 'tool_use', id: 'call_b', name: 'get_time', input: {}, json: '{"tz":"JST"}' },
+      { type: 'text', text: 'Checking.', citations: null, json: '' },
+      { type: 'tool_use', id: 'call_a', name: 'get_time', input: {}, caller: { type: 'direct' }, json: '{"tz":"UTC"}' },
+      { type: 'tool_use', id: 'call_b', name: 'get_time', input: {}, caller: { type: 'direct' }, json: '{"tz":"JST"}' },
     ]);
     const delta = frames.find((frame) => frame.event === 'message_delta')!;
     expect(delta.data).toEqual({
       type: 'message_delta',
-      delta: { stop_reason: 'tool_use', stop_sequence: null },
-      usage: { input_tokens: 44, output_tokens: 19, cache_read_input_tokens: 768, cache_creation_input_tokens: 0 },
+      delta: { stop_reason: 'tool_use', stop_sequence: null, stop_details: null, container: null },
+      usage: {
+        input_tokens: 44,
+        output_tokens: 19,
+        cache_read_input_tokens: 768,
+        cache_creation_input_tokens: 0,
+        output_tokens_details: null,
+        server_tool_use: null,
+      },
     });
     expect(frames[frames.length - 1]!.event).toBe('message_stop');
   });
@@ -90,7 +97,7 @@ describe('AnthropicStreamEncoder', () => {
       { type: 'tool-call-start', blockId: 'c', id: 'call_1', name: 'f' },
       { type: 'tool-call-end', blockId: 'c' },
     ]);
-    expect(fold(frames)).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: {}, json: '' }]);
+    expect(fold(frames)).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: {}, caller: { type: 'direct' }, json: '' }]);
   });
 
   it("tags another vendor's reasoning signature with its origin, and unsigned reasoning too", () => {
@@ -140,7 +147,7 @@ describe('AnthropicStreamEncoder', () => {
     ]);
     const names = frames.map((frame) => frame.event);
     expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
-    expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END', stop_details: null, container: null });
   });
 
   it('ends with data: [DONE] after message_stop, and renders errors as an error event', () => {

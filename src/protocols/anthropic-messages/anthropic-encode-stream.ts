@@ -4,10 +4,13 @@ import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import { SSE_DONE, sseEvent } from '../../streaming/sse-writer.js';
 import { renderAnthropicError } from './anthropic-encode-error.js';
+import { emptyUsage } from '../../canonical/usage.js';
 import {
-  anthropicToolId,
+  encodeAnthropicDeltaUsage,
   encodeAnthropicStopReason,
   encodeAnthropicUsage,
+  encodeToolUse,
+  MESSAGE_NULL_FIELDS,
   type AnthropicResponseContext,
 } from './anthropic-encode-response.js';
 
@@ -50,7 +53,7 @@ export class AnthropicStreamEncoder {
   constructor(private readonly context: AnthropicResponseContext) {}
 
   encode(event: CanonicalEvent): string {
-    let out = this.start();
+    let out = this.start(event.type === 'response-start' ? event.inputUsage : undefined);
     switch (event.type) {
       case 'text-start':
         this.blocks.set(event.blockId, this.newBlock('text'));
@@ -70,7 +73,7 @@ export class AnthropicStreamEncoder {
         const block = this.newBlock('tool');
         this.blocks.set(event.blockId, block);
         this.sawToolUse = true;
-        const toolUse = { type: 'tool_use', id: anthropicToolId(event.id), name: event.name, input: {} };
+        const toolUse = encodeToolUse(event.id, event.name, {});
         out += this.write(block, (index) => frame('content_block_start', { index, content_block: toolUse }));
         block.opened = true;
         break;
@@ -117,8 +120,13 @@ export class AnthropicStreamEncoder {
     let out = this.start();
     for (const blockId of [...this.blocks.keys()]) out += this.end(blockId);
     out += frame('message_delta', {
-      delta: { stop_reason: encodeAnthropicStopReason(this.finishReason, this.sawToolUse), stop_sequence: this.stopSequence },
-      usage: encodeAnthropicUsage(usage, costNano),
+      delta: {
+        stop_reason: encodeAnthropicStopReason(this.finishReason, this.sawToolUse),
+        stop_sequence: this.stopSequence,
+        stop_details: null,
+        container: null,
+      },
+      usage: encodeAnthropicDeltaUsage(usage, costNano),
     });
     return out + frame('message_stop', {}) + SSE_DONE;
   }
@@ -129,9 +137,14 @@ export class AnthropicStreamEncoder {
     return this.start() + sseEvent('error', JSON.stringify(body)) + SSE_DONE;
   }
 
-  private start(): string {
+  /**
+   * `message_start`, once. Its usage carries the prompt's counts (clients such as LangChain and Claude Code read the
+   * input there): the vendor's when it told them at the start, else the gateway's own count.
+   */
+  private start(inputUsage?: CanonicalUsage): string {
     if (this.started) return '';
     this.started = true;
+    const usage = inputUsage ?? { ...emptyUsage(), inputTokens: this.context.startInputTokens ?? 0 };
     const message = {
       id: this.context.id,
       type: 'message',
@@ -140,7 +153,8 @@ export class AnthropicStreamEncoder {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      ...MESSAGE_NULL_FIELDS,
+      usage: encodeAnthropicUsage({ ...usage, outputTokens: 0, reasoningTokens: 0 }),
     };
     return frame('message_start', { message }) + frame('ping', {});
   }
@@ -155,7 +169,7 @@ export class AnthropicStreamEncoder {
     let out = '';
     if (!block.opened) {
       block.opened = true;
-      const contentBlock = block.kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
+      const contentBlock = block.kind === 'text' ? { type: 'text', text: '', citations: null } : { type: 'thinking', thinking: '', signature: '' };
       out += this.write(block, (index) => frame('content_block_start', { index, content_block: contentBlock }));
     }
     return out + this.write(block, (index) => frame('content_block_delta', { index, delta }));

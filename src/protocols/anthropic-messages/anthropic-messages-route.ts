@@ -2,23 +2,27 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
-import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest } from './anthropic-decode-request.js';
-import { encodeAnthropicResponse } from './anthropic-encode-response.js';
+import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest, type AnthropicRequestFlags } from './anthropic-decode-request.js';
+import { encodeAnthropicResponse, type AnthropicResponseContext } from './anthropic-encode-response.js';
 import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
 
-/** Flags from `anthropic-beta` (one header with commas, or the header repeated). */
-function anthropicBeta(request: FastifyRequest): string | undefined {
+/**
+ * What the request says outside its body: `anthropic-beta` (one header with commas, or the header repeated) and the
+ * `?beta=true` flag every `client.beta.messages` call adds.
+ */
+function requestFlags(request: FastifyRequest): AnthropicRequestFlags {
   const header = request.headers['anthropic-beta'];
-  return Array.isArray(header) ? header.join(',') : header;
+  const query = request.query as Record<string, unknown> | undefined;
+  return { anthropicBeta: Array.isArray(header) ? header.join(',') : header, betaQuery: query?.beta === 'true' };
 }
 
 /** `POST /v1/messages` (Anthropic Messages compatible) and `POST /v1/messages/count_tokens`, any model. */
 export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: ChatPipeline): void {
   app.post('/v1/messages', { config: { protocol: 'anthropic', rateLimited: true } }, async (request, reply) => {
-    const canonical = decodeAnthropicMessagesRequest(request.body, anthropicBeta(request));
+    const canonical = decodeAnthropicMessagesRequest(request.body, requestFlags(request));
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
-    const context = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
+    const context: AnthropicResponseContext = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
       // Set only on success, as before: an error reply carries the hooks' headers alone.
@@ -29,12 +33,15 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     }
     setExchangeHeaders(reply, exchange);
     reply.header('request-id', request.id);
+    // `message_start` shows the prompt's tokens; vendors that say nothing before the end are counted here.
+    const startInputTokens = await pipeline.localInputTokens(canonical, exchange.model).catch(() => undefined);
+    if (startInputTokens !== undefined) context.startInputTokens = startInputTokens;
     await streamExchange(reply, exchange, new AnthropicStreamEncoder(context));
     return reply;
   });
 
   app.post('/v1/messages/count_tokens', { config: { protocol: 'anthropic' } }, async (request) => {
-    const canonical = decodeAnthropicCountTokensRequest(request.body, anthropicBeta(request));
+    const canonical = decodeAnthropicCountTokensRequest(request.body, requestFlags(request));
     return { input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
   });
 }

@@ -50,9 +50,20 @@ const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), d
 const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]);
 const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
 
+/**
+ * `SystemMessageParam`: an instruction at its place in the conversation, text only. The beta `clear_at` says how long
+ * it applies: `next_user_message` ends it at the next user turn.
+ */
+const systemMessage = z.object({
+  role: z.literal('system'),
+  content: z.union([nonBlankText, z.array(textBlock).min(1, 'must contain at least one text block')]),
+  clear_at: z.enum(['next_user_message', 'never']).nullish(),
+});
+
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: z.union([nonBlankText, z.array(userBlock).min(1, 'must contain at least one content block')]) }),
   z.object({ role: z.literal('assistant'), content: z.union([z.string(), z.array(assistantBlock)]) }),
+  systemMessage,
 ]);
 
 const tool = z.object({
@@ -72,11 +83,26 @@ const toolChoice = z.discriminatedUnion('type', [
   z.object({ type: z.literal('none') }),
 ]);
 
+/** `updates` is the beta spelling (`thinking-display-updates-…`) Claude Code sends. */
+const display = z.enum(['summarized', 'omitted', 'updates']).nullish();
 const thinking = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024), display: z.string().optional() }),
+  z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024), display }),
   z.object({ type: z.literal('disabled') }),
-  z.object({ type: z.literal('adaptive'), display: z.string().optional() }),
+  z.object({ type: z.literal('adaptive'), display }),
+  z.object({ type: z.literal('between_tools') }),
 ]);
+
+/** Structured output: the reply is JSON text following `schema`, whose root must describe an object. */
+const jsonOutputFormat = z.object({
+  type: z.literal('json_schema'),
+  schema: z.looseObject({ type: z.literal('object') }),
+});
+
+/** `output_config` (GA): structured output and how much effort the model spends. */
+const outputConfig = z.looseObject({
+  effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).nullish(),
+  format: jsonOutputFormat.nullish(),
+});
 
 /** Fields shared by /v1/messages and /v1/messages/count_tokens. */
 const promptFields = {
@@ -86,6 +112,7 @@ const promptFields = {
   tools: z.array(tool).max(128).optional(),
   tool_choice: toolChoice.optional(),
   thinking: thinking.optional(),
+  output_config: outputConfig.optional(),
 };
 
 export const MAX_STOP_SEQUENCES = 16;
@@ -106,9 +133,10 @@ export const anthropicCountTokensRequestSchema = z.looseObject(promptFields);
 export type AnthropicMessagesRequestBody = z.output<typeof anthropicMessagesRequestSchema>;
 export type AnthropicRequestMessage = AnthropicMessagesRequestBody['messages'][number];
 export type AnthropicUserBlock = z.output<typeof userBlock>;
+export type AnthropicOutputConfig = z.output<typeof outputConfig>;
 
 /** Fields decoded into the canonical request; every other field is an extension for Anthropic upstreams. */
 export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'max_tokens', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata',
+  'stop_sequences', 'stream', 'metadata', 'output_config',
 ]);

@@ -53,8 +53,13 @@ export function setCostHeader(reply: FastifyReply, exchange: ChatExchange): void
  */
 export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange): void {
   if (exchange.droppedParameters.length > 0) reply.header('x-tollgate-dropped-params', exchange.droppedParameters.join(','));
+  // The client asked for more output than the model allows: served with the model's limit, said here.
+  if (exchange.clampedMaxOutputTokens !== undefined) reply.header(MAX_TOKENS_CLAMPED_HEADER, String(exchange.clampedMaxOutputTokens));
   if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
 }
+
+/** Set when the request's output limit was lowered to the model's; its value is the limit the reply was served with. */
+export const MAX_TOKENS_CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';
 
 /** An SSE comment: both SDKs skip it, and proxies that cut idle connections see traffic. */
 const KEEP_ALIVE = sseComment('keep-alive');

@@ -34,14 +34,6 @@ export interface BuildConversationOptions {
 /** The only image types Anthropic accepts; anything else is refused here rather than by the vendor. */
 const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
-/**
- * A mid-conversation system message has no slot in Anthropic's format (system is top-level only). Hoisting it
- * would move an instruction given late in the conversation to its start, so it stays in place as a user text
- * block inside an explicit marker the model can recognise as an operator instruction.
- */
-export const MID_CONVERSATION_SYSTEM_OPEN = '<system-message>\n';
-export const MID_CONVERSATION_SYSTEM_CLOSE = '\n</system-message>';
-
 type WireMessage = BuiltAnthropicConversation['messages'][number];
 
 /**
@@ -54,12 +46,13 @@ export function buildAnthropicConversation(request: CanonicalRequest, options: B
   const system = request.system.filter(hasText).map((block): AnthropicTextBlock => ({ type: 'text', text: block.text }));
   const messages: WireMessage[] = [];
   request.messages.forEach((message, index) => {
-    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const role = message.role;
     const content = buildContent(message, `messages[${index}]`, options);
     if (content.length === 0) return;
     const previous = messages[messages.length - 1];
     // Anthropic merges same-role runs itself, but doing it here lets tool results be ordered within the merged turn.
-    if (previous !== undefined && previous.role === role) previous.content.push(...content);
+    // A system message (`SystemMessageParam`) keeps its own place: it is an instruction, not part of a turn.
+    if (previous !== undefined && previous.role === role && role !== 'system') previous.content.push(...content);
     else messages.push({ role, content });
   });
   for (const message of messages) if (message.role === 'user') message.content = toolResultsFirst(message.content);
@@ -77,9 +70,8 @@ export function sanitizeAnthropicToolId(id: string): string {
 
 function buildContent(message: CanonicalMessage, param: string, options: BuildConversationOptions): AnthropicRequestBlock[] {
   if (message.role === 'system') {
-    const text = message.content.filter((block): block is TextBlock => block.type === 'text' && hasText(block)).map((block) => block.text);
-    if (text.length === 0) return [];
-    return [{ type: 'text', text: MID_CONVERSATION_SYSTEM_OPEN + text.join('\n\n') + MID_CONVERSATION_SYSTEM_CLOSE }];
+    // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
+    return message.content.filter((block): block is TextBlock => block.type === 'text' && hasText(block)).map((block) => ({ type: 'text', text: block.text }));
   }
   const role = message.role;
   const out: AnthropicRequestBlock[] = [];

@@ -46,21 +46,46 @@ describe('buildAnthropicRequest: basics', () => {
     expect(build({}, { ...TEST_MODEL, maxOutputTokens: 4096 }).body.max_tokens).toBe(4096);
   });
 
-  it('a system message in mid-conversation stays in place as a marked user text block (merged into the user turn)', () => {
+  it("a system message in mid-conversation stays in place as Anthropic's own system message, never merged into a turn", () => {
     const { body } = build({
-      messages: [userText('Hi'), { role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] }, { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] }, userText('How are you?')],
+      messages: [
+        userText('Hi'),
+        { role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] },
+        { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
+        { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+        userText('How are you?'),
+      ],
     });
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] },
-      {
-        role: 'user',
-        content: [
-          { type: 'text', text: '<system-message>\nAnswer in French.\n</system-message>' },
-          { type: 'text', text: 'How are you?' },
-        ],
-      },
+      { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'How are you?' }] },
     ]);
+  });
+
+  it("an Anthropic client's adaptive thinking, display, effort and output format go through as Anthropic fields", () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const { body, droppedParameters } = build({
+      extensionsProtocol: 'anthropic-messages',
+      reasoning: { enabled: true, mode: 'adaptive', display: 'omitted', effort: 'high' },
+      responseFormat: { type: 'json_schema', name: 'output', schema },
+      extensions: { 'output_config.task_budget': { type: 'tokens', total: 5000 }, '?beta=true': true },
+    });
+    expect(body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema }, effort: 'high', task_budget: { type: 'tokens', total: 5000 } });
+    // No forced JSON tool: the native format is used.
+    expect(body.tools).toBeUndefined();
+    expect(body).not.toHaveProperty('?beta=true');
+    expect(droppedParameters).toEqual([]);
+    expect(buildAnthropicRequest(canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { '?beta=true': true } }), TEST_MODEL).betaQuery).toBe(true);
+  });
+
+  it("an Anthropic client's effort alone does not turn thinking on", () => {
+    const { body } = build({ extensionsProtocol: 'anthropic-messages', reasoning: { effort: 'low' } });
+    expect(body.thinking).toBeUndefined();
+    expect(body.output_config).toEqual({ effort: 'low' });
   });
 
   it('consecutive same-role messages are merged into one turn', () => {
@@ -91,21 +116,21 @@ describe('buildAnthropicRequest: basics', () => {
     expect(droppedParameters).toEqual(['logit_bias', 'store']);
   });
 
-  it('an Anthropic client: anthropicBeta becomes the header, other extensions are forwarded but never override built fields', () => {
+  it('an Anthropic client: anthropic-beta becomes the header, other extensions are forwarded but never override built fields', () => {
     const { body, droppedParameters, betaHeader } = build({
       extensionsProtocol: 'anthropic-messages',
-      extensions: { anthropicBeta: 'prompt-caching-2024-07-31,foo', service_tier: 'auto', max_tokens: 5 },
+      extensions: { 'anthropic-beta': 'prompt-caching-2024-07-31,foo', service_tier: 'auto', max_tokens: 5 },
     });
     expect(betaHeader).toBe('prompt-caching-2024-07-31,foo');
     expect(body).toMatchObject({ service_tier: 'auto', max_tokens: 8192 });
-    expect(body).not.toHaveProperty('anthropicBeta');
+    expect(body).not.toHaveProperty('anthropic-beta');
     expect(droppedParameters).toEqual([]);
   });
 
-  it('an anthropicBeta extension from an OpenAI client is not forwarded as a header', () => {
-    const { betaHeader, droppedParameters } = build({ extensions: { anthropicBeta: 'x' } });
+  it('an anthropic-beta extension from an OpenAI client is not forwarded as a header', () => {
+    const { betaHeader, droppedParameters } = build({ extensions: { 'anthropic-beta': 'x' } });
     expect(betaHeader).toBeUndefined();
-    expect(droppedParameters).toEqual(['anthropicBeta']);
+    expect(droppedParameters).toEqual(['anthropic-beta']);
   });
 });
 
@@ -467,7 +492,7 @@ describe('buildAnthropicCountTokensRequest', () => {
         stream: true,
         reasoning: { budgetTokens: 2048 },
         extensionsProtocol: 'anthropic-messages',
-        extensions: { anthropicBeta: 'token-counting-2024-11-01', service_tier: 'auto' },
+        extensions: { 'anthropic-beta': 'token-counting-2024-11-01', service_tier: 'auto' },
       }),
       TEST_MODEL,
     );

@@ -1,8 +1,9 @@
-import { ANTHROPIC_BETA_EXTENSION } from '../../canonical/request.js';
+import { ANTHROPIC_BETA_EXTENSION, ANTHROPIC_BETA_QUERY_EXTENSION, OUTPUT_CONFIG_EXTENSION_PREFIX } from '../../canonical/request.js';
 import type { CanonicalRequest, ToolChoice } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type {
   AnthropicMessagesRequest,
+  AnthropicOutputConfig,
   AnthropicThinkingConfig,
   AnthropicTool,
   AnthropicToolChoice,
@@ -17,6 +18,8 @@ export interface BuiltAnthropicRequest {
   droppedParameters: string[];
   /** The client's `anthropic-beta` header, forwarded only from an Anthropic client. */
   betaHeader: string | undefined;
+  /** The client called `client.beta.messages` (`?beta=true`): the same query goes upstream. */
+  betaQuery: boolean;
   /** Name of the JSON-mode tool whose calls the mappers turn back into reply text. */
   jsonToolName: string | undefined;
 }
@@ -29,11 +32,14 @@ const THINKING_MIN_TOP_P = 0.95;
 export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogModel): BuiltAnthropicRequest {
   const dropped: string[] = [];
   const tools = buildTools(request);
-  const jsonMode = planJsonMode(request, tools);
+  // An Anthropic client's structured output is `output_config.format`, sent as such; the forced-tool JSON mode is
+  // for OpenAI clients' `response_format`.
+  const nativeFormat = request.extensionsProtocol === 'anthropic-messages';
+  const jsonMode = nativeFormat ? undefined : planJsonMode(request, tools);
 
   // Thinking first: whether it survives decides how reasoning is replayed and which parameters may go.
   const intent = thinkingIntent(request);
-  let thinkingOn = intent.kind === 'enabled';
+  let thinkingOn = intent.kind === 'enabled' || intent.kind === 'adaptive' || intent.kind === 'between-tools';
   if (intent.kind === 'unsupported') dropped.push(reasoningParameterName(request));
   let conversation = buildAnthropicConversation(request, { replayReasoning: thinkingOn });
   const thinkingBlocker = !thinkingOn ? undefined : jsonMode !== undefined ? 'json' : lastToolTurnLacksThinking(conversation.messages) ? 'history' : undefined;
@@ -48,8 +54,10 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
 
   const body: BuiltAnthropicRequest['body'] = { model: model.upstreamModel, max_tokens: limits.maxTokens, messages: conversation.messages };
   if (conversation.system.length > 0) body.system = conversation.system;
-  const thinking = thinkingConfig(intent.kind, limits.budgetTokens);
+  const thinking = thinkingOn || intent.kind === 'disabled' ? thinkingConfig(intent.kind, limits.budgetTokens, request.reasoning?.display) : undefined;
   if (thinking !== undefined) body.thinking = thinking;
+  const outputConfig = nativeFormat ? buildOutputConfig(request) : undefined;
+  if (outputConfig !== undefined) body.output_config = outputConfig;
 
   applySampling(request, body, dropped, thinkingOn);
 
@@ -62,27 +70,49 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
   body.stream = request.stream;
 
   let betaHeader: string | undefined;
+  let betaQuery = false;
   for (const [key, value] of Object.entries(request.extensions)) {
     if (request.extensionsProtocol !== 'anthropic-messages') dropped.push(key);
     else if (key === ANTHROPIC_BETA_EXTENSION) betaHeader = betaHeaderValue(value);
+    else if (key === ANTHROPIC_BETA_QUERY_EXTENSION) betaQuery = value === true;
+    else if (key.startsWith(OUTPUT_CONFIG_EXTENSION_PREFIX)) body.output_config = { ...body.output_config, [key.slice(OUTPUT_CONFIG_EXTENSION_PREFIX.length)]: value };
     // Same protocol: the client's other Anthropic fields travel as sent, but never over a field built here.
     else if (!(key in body)) body[key] = value;
   }
-  return { body, droppedParameters: dropped, betaHeader, jsonToolName: jsonMode?.tool.name };
+  return { body, droppedParameters: dropped, betaHeader, betaQuery, jsonToolName: jsonMode?.tool.name };
+}
+
+/** An Anthropic client's `output_config`, rebuilt from the canonical request: its structured output and effort. */
+function buildOutputConfig(request: CanonicalRequest): AnthropicOutputConfig | undefined {
+  const config: AnthropicOutputConfig = {};
+  const format = request.responseFormat;
+  if (format?.type === 'json_schema' && format.schema !== undefined) config.format = { type: 'json_schema', schema: format.schema };
+  if (request.reasoning?.effort !== undefined) config.effort = request.reasoning.effort;
+  return Object.keys(config).length === 0 ? undefined : config;
 }
 
 /** The `/v1/messages/count_tokens` body: the Messages body without its generation controls. */
-export function buildAnthropicCountTokensRequest(request: CanonicalRequest, model: CatalogModel): { body: Record<string, unknown>; betaHeader: string | undefined } {
+export function buildAnthropicCountTokensRequest(
+  request: CanonicalRequest,
+  model: CatalogModel,
+): { body: Record<string, unknown>; betaHeader: string | undefined; betaQuery: boolean } {
   const built = buildAnthropicRequest({ ...request, stream: false }, model);
   const body: Record<string, unknown> = { model: built.body.model, messages: built.body.messages };
-  for (const key of ['system', 'tools', 'tool_choice', 'thinking'] as const) {
+  for (const key of ['system', 'tools', 'tool_choice', 'thinking', 'output_config'] as const) {
     if (built.body[key] !== undefined) body[key] = built.body[key];
   }
-  return { body, betaHeader: built.betaHeader };
+  return { body, betaHeader: built.betaHeader, betaQuery: built.betaQuery };
 }
 
-function thinkingConfig(intent: ReturnType<typeof thinkingIntent>['kind'], budgetTokens: number | undefined): AnthropicThinkingConfig | undefined {
-  if (budgetTokens !== undefined) return { type: 'enabled', budget_tokens: budgetTokens };
+function thinkingConfig(
+  intent: ReturnType<typeof thinkingIntent>['kind'],
+  budgetTokens: number | undefined,
+  display: 'summarized' | 'omitted' | 'updates' | undefined,
+): AnthropicThinkingConfig | undefined {
+  const shown = display === undefined ? {} : { display };
+  if (budgetTokens !== undefined) return { type: 'enabled', budget_tokens: budgetTokens, ...shown };
+  if (intent === 'adaptive') return { type: 'adaptive', ...shown };
+  if (intent === 'between-tools') return { type: 'between_tools' };
   return intent === 'disabled' ? { type: 'disabled' } : undefined;
 }
 

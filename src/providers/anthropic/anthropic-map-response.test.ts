@@ -38,7 +38,13 @@ describe('mapAnthropicMessage', () => {
       { created: 1700000000 },
     );
     expect(events).toEqual([
-      { type: 'response-start', id: 'msg_01XyZ', model: 'claude-sonnet-4-5', created: 1700000000 },
+      {
+        type: 'response-start',
+        id: 'msg_01XyZ',
+        model: 'claude-sonnet-4-5',
+        created: 1700000000,
+        inputUsage: { inputTokens: 42, cacheReadTokens: 1200, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+      },
       { type: 'text-start', blockId: 'b0' },
       { type: 'text-delta', blockId: 'b0', text: 'Let me check.' },
       { type: 'text-end', blockId: 'b0' },

@@ -1,5 +1,5 @@
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
-import type { CanonicalUsage } from '../../canonical/usage.js';
+import { promptSideUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { AnthropicMessage, AnthropicUsage } from '../../wire/anthropic-messages-wire.js';
 
 export interface AnthropicMappingOptions {
@@ -61,7 +61,9 @@ export function anthropicBlockId(index: number): string {
  * empty text blocks and block types the gateway does not relay (server tools, citations) are left out.
  */
 export function mapAnthropicMessage(message: AnthropicMessage, options: AnthropicMappingOptions): CanonicalEvent[] {
-  const events: CanonicalEvent[] = [{ type: 'response-start', id: message.id, model: message.model, created: options.created }];
+  const events: CanonicalEvent[] = [
+    { type: 'response-start', id: message.id, model: message.model, created: options.created, inputUsage: promptSideUsage(mapAnthropicUsage(message.usage ?? {})) },
+  ];
   let jsonReplies = 0;
   let toolCalls = 0;
   message.content.forEach((block, index) => {

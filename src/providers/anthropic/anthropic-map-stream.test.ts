@@ -108,7 +108,14 @@ function thrown(fn: () => unknown): GatewayError {
 describe('AnthropicStreamMapper', () => {
   it('maps the §4 stream: ping ignored, block ids by index, the {} placeholder never sent, finish and usage at message_stop', () => {
     expect(mapWhole(TOOL_STREAM)).toEqual([
-      { type: 'response-start', id: 'msg_01XyZ', model: 'claude-sonnet-4-5', created: 1700000000 },
+      {
+        type: 'response-start',
+        id: 'msg_01XyZ',
+        model: 'claude-sonnet-4-5',
+        created: 1700000000,
+        // message_start's prompt counts, told before the reply.
+        inputUsage: { inputTokens: 42, cacheReadTokens: 1200, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+      },
       { type: 'text-start', blockId: 'b0' },
       { type: 'text-delta', blockId: 'b0', text: 'Let me check.' },
       { type: 'text-end', blockId: 'b0' },

@@ -1,4 +1,5 @@
 import { GatewayError } from '../../canonical/errors.js';
+import { promptSideUsage } from '../../canonical/usage.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import type {
@@ -119,7 +120,9 @@ export class AnthropicStreamMapper {
     }
     this.started = true;
     this.mergeUsage(message.usage);
-    return [{ type: 'response-start', id: message.id, model: message.model, created: this.options.created }];
+    // The prompt's counts are final here (Anthropic's `message_start`); output is a placeholder until the end.
+    const inputUsage = promptSideUsage(mapAnthropicUsage(this.usage));
+    return [{ type: 'response-start', id: message.id, model: message.model, created: this.options.created, inputUsage }];
   }
 
   private blockStart(index: number, block: AnthropicResponseBlock, out: CanonicalEvent[]): void {

@@ -134,7 +134,7 @@ describe('AnthropicProvider', () => {
   it("forwards an Anthropic client's anthropic-beta header", async () => {
     const adapter = provider();
     try {
-      const request = canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { anthropicBeta: 'interleaved-thinking-2025-05-14' } });
+      const request = canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } });
       await accumulate((await adapter.call({ request, model: TEST_MODEL, signal: new AbortController().signal, requestId: 'r1' })).events);
       expect(seen[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     } finally {

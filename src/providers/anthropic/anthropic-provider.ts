@@ -3,8 +3,7 @@
  *
  * Policies (translation.md §1–§9, pitfalls of §12):
  * - System: top-level canonical system blocks → `system` text blocks. A system message in mid-conversation stays in
- *   place as a user text block wrapped in `<system-message>…</system-message>` (hoisting would move a late
- *   instruction to the start).
+ *   place as Anthropic's own `{role: "system"}` message (`SystemMessageParam`), never merged into a turn.
  * - Messages: empty/whitespace text dropped, a message left empty dropped (pitfall 8); same-role runs merged; in a
  *   user turn every tool_result comes first (pitfall 7); tool ids rewritten to `^[a-zA-Z0-9_-]+$` alike in calls and
  *   results (pitfall 18); participant `name` and image `detail` have no Anthropic field and are left out.
@@ -77,8 +76,9 @@ export class AnthropicProvider implements ProviderAdapter {
   }
 
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
-    const { body, droppedParameters, betaHeader, jsonToolName } = buildAnthropicRequest(request, model);
-    const response = await this.http.post('/v1/messages', this.headersWith(betaHeader), JSON.stringify(body), signal, request.stream);
+    const { body, droppedParameters, betaHeader, betaQuery, jsonToolName } = buildAnthropicRequest(request, model);
+    const path = betaQuery ? '/v1/messages?beta=true' : '/v1/messages';
+    const response = await this.http.post(path, this.headersWith(betaHeader), JSON.stringify(body), signal, request.stream);
     const upstreamRequestId = headerValue(response.headers, 'request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
     const options: AnthropicMappingOptions = { created: Math.floor(Date.now() / 1000), jsonToolName };
@@ -88,8 +88,9 @@ export class AnthropicProvider implements ProviderAdapter {
 
   /** Input tokens of a request as Anthropic counts them (`/v1/messages/count_tokens`). */
   async countTokens(request: CanonicalRequest, model: CatalogModel, signal: AbortSignal): Promise<number> {
-    const { body, betaHeader } = buildAnthropicCountTokensRequest(request, model);
-    const response = await this.http.post('/v1/messages/count_tokens', this.headersWith(betaHeader), JSON.stringify(body), signal);
+    const { body, betaHeader, betaQuery } = buildAnthropicCountTokensRequest(request, model);
+    const path = betaQuery ? '/v1/messages/count_tokens?beta=true' : '/v1/messages/count_tokens';
+    const response = await this.http.post(path, this.headersWith(betaHeader), JSON.stringify(body), signal);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
     const reply = await this.readJson(response);
     const count = (reply as { input_tokens?: unknown } | null)?.input_tokens;

@@ -30,6 +30,9 @@ export type ThinkingIntent =
   /** The client turned reasoning off explicitly: `{type: "disabled"}`. */
   | { kind: 'disabled' }
   | { kind: 'enabled'; budgetTokens: number }
+  /** Anthropic's own modes without a budget: `adaptive` (the model decides) and `between_tools`. */
+  | { kind: 'adaptive' }
+  | { kind: 'between-tools' }
   /** An effort value Anthropic has no bucket for: thinking is left off and the parameter reported. */
   | { kind: 'unsupported' };
 
@@ -38,6 +41,10 @@ export function thinkingIntent(request: CanonicalRequest): ThinkingIntent {
   if (reasoning === undefined) return { kind: 'unspecified' };
   if (reasoning.enabled === false) return { kind: 'disabled' };
   if (reasoning.budgetTokens !== undefined) return { kind: 'enabled', budgetTokens: reasoning.budgetTokens };
+  if (reasoning.mode === 'adaptive') return { kind: 'adaptive' };
+  if (reasoning.mode === 'between-tools') return { kind: 'between-tools' };
+  // An Anthropic client's effort is `output_config.effort`, sent as such: it does not turn thinking on.
+  if (request.extensionsProtocol === 'anthropic-messages') return reasoning.enabled === true ? { kind: 'adaptive' } : { kind: 'unspecified' };
   if (reasoning.effort === undefined) return reasoning.enabled === true ? { kind: 'enabled', budgetTokens: EFFORT_BUDGETS.medium! } : { kind: 'unspecified' };
   if (reasoning.effort === 'none') return { kind: 'disabled' };
   const budget = EFFORT_BUDGETS[reasoning.effort];

@@ -129,17 +129,14 @@ describe('buildGeminiRequest: tools and tool choice', () => {
     { name: 'get_time', parameters: { type: 'object', properties: {} } },
   ];
 
-  it('declares every tool in tools[0].functionDeclarations with a cleaned schema; no-argument tools omit parameters', () => {
-    const { body, droppedParameters } = buildGeminiRequest(request({ tools }), FLASH_25);
+  it('declares every tool in tools[0].functionDeclarations with its JSON Schema as written (parametersJsonSchema)', () => {
+    const { body, droppedParameters } = buildGeminiRequest(request({ tools: [...tools, { name: 'no_args' }] }), FLASH_25);
     expect(body.tools).toEqual([
       {
         functionDeclarations: [
-          {
-            name: 'lookup_weather',
-            description: 'Current weather for a city',
-            parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['C', 'F'], nullable: true } }, required: ['city'] },
-          },
-          { name: 'get_time' },
+          { name: 'lookup_weather', description: 'Current weather for a city', parametersJsonSchema: tools[0]!.parameters },
+          { name: 'get_time', parametersJsonSchema: { type: 'object', properties: {} } },
+          { name: 'no_args' },
         ],
       },
     ]);
@@ -339,7 +336,7 @@ describe('buildGeminiRequest: generationConfig', () => {
     expect(buildGeminiRequest(request(), FLASH_25).body.generationConfig).toBeUndefined();
   });
 
-  it('maps json_object to responseMimeType and json_schema to responseSchema with the property order kept', () => {
+  it('maps json_object to responseMimeType and json_schema to responseJsonSchema as written', () => {
     expect(buildGeminiRequest(request({ responseFormat: { type: 'json_object' } }), FLASH_25).body.generationConfig).toEqual({ responseMimeType: 'application/json' });
     expect(buildGeminiRequest(request({ responseFormat: { type: 'text' } }), FLASH_25).body.generationConfig).toBeUndefined();
     expect(buildGeminiRequest(request({ responseFormat: { type: 'json_schema', name: 'any', schema: {} } }), FLASH_25).body.generationConfig).toEqual({
@@ -358,11 +355,11 @@ describe('buildGeminiRequest: generationConfig', () => {
     );
     expect(body.generationConfig).toEqual({
       responseMimeType: 'application/json',
-      responseSchema: {
+      responseJsonSchema: {
         type: 'object',
         properties: { reasoning: { type: 'string' }, answer: { type: 'string' } },
         required: ['reasoning', 'answer'],
-        propertyOrdering: ['reasoning', 'answer'],
+        additionalProperties: false,
       },
     });
   });
@@ -450,7 +447,7 @@ describe('buildGeminiCountTokensRequest', () => {
         model: 'models/gemini-2.5-flash',
         contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
-        tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } } } }] }],
+        tools: [{ functionDeclarations: [{ name: 'f', parametersJsonSchema: { type: 'object', properties: { a: { type: 'string' } } } }] }],
       },
     });
   });

@@ -1,6 +1,6 @@
 import type { CanonicalRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../canonical/request.js';
 import { buildGeminiContents } from './gemini-build-contents.js';
-import { toGeminiParameters, toGeminiSchema } from './gemini-json-schema.js';
+import { toGeminiJsonSchema } from './gemini-json-schema.js';
 import { buildThinkingConfig, geminiModelTraits } from './gemini-thinking.js';
 import type {
   GeminiCountTokensRequest,
@@ -17,8 +17,8 @@ export interface BuiltGeminiRequest {
 }
 
 /**
- * Canonical request → `GenerateContentRequest`. Messages are built by `gemini-build-contents.ts`, tool schemas
- * cleaned by `gemini-json-schema.ts`, reasoning by `gemini-thinking.ts`; this module places the rest:
+ * Canonical request → `GenerateContentRequest`. Messages are built by `gemini-build-contents.ts`, tool and output
+ * schemas prepared by `gemini-json-schema.ts`, reasoning by `gemini-thinking.ts`; this module places the rest:
  * sampling into `generationConfig` (`candidateCount` is never sent, so it stays 1), tools, tool choice and
  * the response format. Neither client protocol is Gemini's, so every extension field is dropped and reported.
  */
@@ -63,14 +63,12 @@ export function buildGeminiCountTokensRequest(request: CanonicalRequest, upstrea
 
 function buildTools(tools: readonly ToolDefinition[]): GeminiTool {
   return {
-    functionDeclarations: tools.map((tool) => {
-      const parameters = toGeminiParameters(tool.parameters);
-      return {
-        name: tool.name,
-        ...(tool.description === undefined ? {} : { description: tool.description }),
-        ...(parameters === undefined ? {} : { parameters }),
-      };
-    }),
+    functionDeclarations: tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      // A tool without a schema takes no arguments: Gemini wants the field left out then.
+      ...(tool.parameters === undefined ? {} : { parametersJsonSchema: toGeminiJsonSchema(tool.parameters) }),
+    })),
   };
 }
 
@@ -105,13 +103,12 @@ function buildGenerationConfig(request: CanonicalRequest, upstreamModel: string)
 }
 
 /**
- * JSON mode is `responseMimeType`; a JSON schema goes to `responseSchema`, cleaned like tool parameters (see
- * gemini-json-schema.ts for why not `responseJsonSchema`) and with the schema's property order kept. Gemini
- * always constrains to the schema, so `strict` needs no slot.
+ * JSON mode is `responseMimeType`; a JSON schema goes to `responseJsonSchema` as written (keys keep their order, so
+ * the model writes them in the schema's order). Gemini always constrains to the schema, so `strict` needs no slot.
  */
-function buildResponseFormat(format: ResponseFormat): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseSchema'> {
+function buildResponseFormat(format: ResponseFormat): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseJsonSchema'> {
   if (format.type === 'text') return {};
-  const schema = format.type === 'json_schema' && format.schema !== undefined ? toGeminiSchema(format.schema, { keepPropertyOrder: true }) : {};
-  // An empty schema constrains nothing beyond JSON itself, and Gemini may refuse it: JSON mode says the same.
-  return Object.keys(schema).length === 0 ? { responseMimeType: 'application/json' } : { responseMimeType: 'application/json', responseSchema: schema };
+  const schema = format.type === 'json_schema' && format.schema !== undefined ? toGeminiJsonSchema(format.schema) : {};
+  // An empty schema constrains nothing beyond JSON itself: JSON mode says the same.
+  return Object.keys(schema).length === 0 ? { responseMimeType: 'application/json' } : { responseMimeType: 'application/json', responseJsonSchema: schema };
 }

@@ -12,8 +12,8 @@
  * - Non-object tool arguments in history are sent as `{_raw: text}`.        (gemini-build-contents.ts)
  * - Image/document URLs → `fileData` with a MIME type guessed from the extension (image → image/jpeg,
  *   document → application/pdf when unknown).                                (gemini-mime-type.ts)
- * - Tool schemas and JSON-schema output are converted to Gemini's OpenAPI subset (`parameters`,
- *   `responseSchema` with property order kept), not sent as `parametersJsonSchema`.   (gemini-json-schema.ts)
+ * - Tool schemas and JSON-schema output go as written to the fields that take JSON Schema
+ *   (`parametersJsonSchema`, `responseJsonSchema`), `$ref`s inlined and `$schema` removed. (gemini-json-schema.ts)
  * - Reasoning: budgets on 2.5, levels on 3+, exact `budgetTokens` as a budget, `includeThoughts` whenever
  *   reasoning is requested; "off" is the model's minimum where it cannot stop thinking.  (gemini-thinking.ts)
  * - Thought signatures ride inside the tool-call ids handed to clients, with Gemini's own call id; minted ids
@@ -34,6 +34,7 @@ import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
 import { headerValue, midStreamError, streamedReplyEvents, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { WholeReply } from '../whole-reply.js';
+import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
 import { buildGeminiCountTokensRequest, buildGeminiRequest } from './gemini-build-request.js';
 import { geminiErrorOf, geminiUpstreamError, parseGeminiErrorBody } from './gemini-errors.js';
 import { mapGeminiResponse } from './gemini-map-response.js';
@@ -64,12 +65,16 @@ export class GeminiProvider implements ProviderAdapter {
   }
 
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
-    const { body, droppedParameters } = buildGeminiRequest(request, model.upstreamModel);
-    const method = request.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    const response = await this.http.post(modelPath(model.upstreamModel, method), this.headers, JSON.stringify(body), signal, request.stream);
+    // Gemini's STOP does not say which stop sequence fired: the gateway matches them over a stream it can cut.
+    const stops = gatewayStopSequences(request);
+    const upstreamStream = request.stream || stops !== undefined;
+    const { body, droppedParameters } = buildGeminiRequest(stops === undefined ? request : withoutStopSequences(request), model.upstreamModel);
+    const method = upstreamStream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+    const response = await this.http.post(modelPath(model.upstreamModel, method), this.headers, JSON.stringify(body), signal, upstreamStream);
     const upstreamRequestId = headerValue(response.headers, 'x-request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const mapperOptions: GeminiResponseMapperOptions = { vendorLabel: this.label, fallbackModel: model.upstreamModel };
+    if (stops !== undefined) return { events: matchStopSequences(this.streamEvents(response, mapperOptions), stops), droppedParameters, upstreamRequestId };
     const events = request.stream ? this.streamEvents(response, mapperOptions) : this.replyEvents(response, mapperOptions);
     return { events, droppedParameters, upstreamRequestId };
   }

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
+import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
@@ -56,12 +57,17 @@ export class GeminiResponseMapper {
     const out: CanonicalEvent[] = [];
     if (!this.started) {
       this.started = true;
-      out.push({
+      const start: Extract<CanonicalEvent, { type: 'response-start' }> = {
         type: 'response-start',
         id: response.responseId ?? `gemini-${this.mint()}`,
         model: response.modelVersion ?? this.options.fallbackModel,
         created: this.now(),
-      });
+      };
+      // Every chunk repeats the prompt's count: the first one already tells it.
+      if (response.usageMetadata?.promptTokenCount !== undefined) {
+        start.inputUsage = promptSideUsage(mapGeminiUsage(response.usageMetadata));
+      }
+      out.push(start);
     }
     if (response.usageMetadata !== undefined) this.usage = response.usageMetadata;
     const candidate = response.candidates?.[0];

@@ -54,36 +54,11 @@ export interface GeminiContent {
   parts: GeminiPart[];
 }
 
-/** The OpenAPI 3.0 subset Gemini accepts for `parameters` and `responseSchema`. */
-export interface GeminiSchema {
-  type?: string;
-  format?: string;
-  title?: string;
-  description?: string;
-  nullable?: boolean;
-  enum?: string[];
-  items?: GeminiSchema;
-  minItems?: number;
-  maxItems?: number;
-  properties?: Record<string, GeminiSchema>;
-  required?: string[];
-  minProperties?: number;
-  maxProperties?: number;
-  propertyOrdering?: string[];
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  anyOf?: GeminiSchema[];
-  default?: unknown;
-  example?: unknown;
-}
-
 export interface GeminiFunctionDeclaration {
   name: string;
   description?: string;
-  parameters?: GeminiSchema;
+  /** The arguments' JSON Schema, as written (the older `parameters` takes only an OpenAPI subset). */
+  parametersJsonSchema?: Record<string, unknown>;
 }
 
 export interface GeminiTool {
@@ -115,7 +90,8 @@ export interface GeminiGenerationConfig {
   frequencyPenalty?: number;
   maxOutputTokens?: number;
   responseMimeType?: string;
-  responseSchema?: GeminiSchema;
+  /** Structured output's JSON Schema, as written (the older `responseSchema` takes only an OpenAPI subset). */
+  responseJsonSchema?: Record<string, unknown>;
   thinkingConfig?: GeminiThinkingConfig;
 }
 

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { CanonicalMessage, CanonicalRequest, ContentBlock, ToolChoice, ToolDefinition } from '../../canonical/request.js';
 import type { OpenAIContentPart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
 
+/** OpenAI's o-series reasoning models (o1, o3, o4-mini, …). */
+const O_SERIES_MODEL = /^o\d/;
+
 export interface BuiltOpenAIRequest {
   body: Record<string, unknown>;
   droppedParameters: string[];
@@ -15,8 +18,14 @@ export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: str
   const dropped: string[] = [];
   const body: Record<string, unknown> = { model: upstreamModel, messages: buildMessages(request) };
   const { sampling } = request;
-  if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
-  if (sampling.topP !== undefined) body.top_p = sampling.topP;
+  // o-series reasoning models refuse any temperature or top_p but the default (1): left out, and reported unless
+  // the client asked for the default anyway.
+  const reasoningModel = O_SERIES_MODEL.test(upstreamModel);
+  for (const [field, value] of [['temperature', sampling.temperature], ['top_p', sampling.topP]] as const) {
+    if (value === undefined) continue;
+    if (!reasoningModel) body[field] = value;
+    else if (value !== 1) dropped.push(field);
+  }
   if (sampling.topK !== undefined) dropped.push('top_k');
   if (sampling.stop !== undefined && sampling.stop.length > 0) body.stop = sampling.stop;
   if (sampling.seed !== undefined) body.seed = sampling.seed;

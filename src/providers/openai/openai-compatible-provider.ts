@@ -1,8 +1,12 @@
+import { countTextTokens, loadTokenizer } from '../../canonical/count-tokens.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest, VendorName } from '../../canonical/request.js';
+import type { CatalogModel } from '../../catalog/model-catalog.js';
+import { countChatPromptTokens, type CountableChatRequest } from '../../wire/openai-prompt-tokens.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
 import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { parseRetryAfter, type UpstreamErrorDetails } from '../upstream-errors.js';
+import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
 import { openAICompletionEvents, openAIStreamEvents, readOpenAIErrorBody } from './openai-read-reply.js';
 
 export interface ProviderEndpointOptions {
@@ -31,6 +35,8 @@ export interface OpenAIDialect {
  */
 export class OpenAICompatibleProvider implements ProviderAdapter {
   readonly vendor: VendorName;
+  /** `countTokens` runs here, without a call: these vendors have no counting endpoint but publish their recipe. */
+  readonly countsLocally = true;
   private readonly http: UpstreamHttp;
   private readonly headers: Record<string, string>;
   private readonly label: string;
@@ -46,13 +52,30 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
   }
 
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+    // Stop sequences are matched here, over a streamed reply the gateway can cut at the match (see
+    // gateway-stop-sequences.ts): the vendor would stop without saying which one.
+    const stops = gatewayStopSequences(request);
+    const upstreamStream = request.stream || stops !== undefined;
+    const sent = stops === undefined ? request : { ...withoutStopSequences(request), stream: true };
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
-    const { body, droppedParameters } = this.dialect.buildRequest(request, model.upstreamModel);
-    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal, request.stream);
+    const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel);
+    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal, upstreamStream);
     const upstreamRequestId = this.requestId(response);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
+    if (stops !== undefined) return { events: matchStopSequences(openAIStreamEvents(response, this.label), stops), droppedParameters, upstreamRequestId };
     const events = request.stream ? openAIStreamEvents(response, this.label) : openAICompletionEvents(response, this.label);
     return { events, droppedParameters, upstreamRequestId };
+  }
+
+  /**
+   * The prompt's tokens by OpenAI's published recipe, over the very body this adapter would send: the count the
+   * vendor bills the request with (the simulator reports exactly this; the real vendors' billing follows the same
+   * recipe), so `count_tokens` agrees with the charge.
+   */
+  async countTokens(request: CanonicalRequest, model: CatalogModel): Promise<number> {
+    const { body } = this.dialect.buildRequest({ ...request, stream: false }, model.upstreamModel);
+    await loadTokenizer();
+    return countChatPromptTokens(body as unknown as CountableChatRequest, countTextTokens);
   }
 
   close(): Promise<void> {

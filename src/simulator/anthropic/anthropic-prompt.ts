@@ -40,7 +40,8 @@ export function lastUserText(messages: readonly AnthropicMessage[]): string {
 
 /** Texts of the tool results in the final user turn, when it carries any. */
 export function trailingToolResults(messages: readonly AnthropicMessage[]): string[] | undefined {
-  const last = messages.at(-1);
+  // A system message after the results (an instruction for this turn) does not end the tool turn.
+  const last = messages.findLast((message) => message.role !== 'system');
   if (last === undefined || last.role !== 'user') return undefined;
   const results = blocks(last.content).flatMap((block) =>
     block.type === 'tool_result' ? [`${block.is_error === true ? 'error: ' : ''}${textOf(block.content)}`] : [],

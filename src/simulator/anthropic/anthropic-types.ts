@@ -23,7 +23,7 @@ export type AnthropicBlock =
   | { type: 'other'; [key: string]: unknown };
 
 export interface AnthropicMessage {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: string | AnthropicBlock[];
 }
 
@@ -49,5 +49,6 @@ export interface AnthropicRequest {
   stream?: boolean;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' };
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' } | { type: 'between_tools' };
+  output_config?: { effort?: string; format?: { type: 'json_schema'; schema: Record<string, unknown> } };
 }

@@ -4,7 +4,7 @@
  * §12 #7), and with thinking on, the assistant turn of the current tool loop starting with its signed
  * thinking block (#9).
  */
-import { checkBlock, checkText, fail, isObject, type Json } from './anthropic-validate-blocks.js';
+import { checkBlock, checkText, fail, isObject, requireString, type Json } from './anthropic-validate-blocks.js';
 
 const TRAILING_WHITESPACE = /\s$/;
 const THINKING_TYPES: ReadonlySet<string> = new Set(['thinking', 'redacted_thinking']);
@@ -25,8 +25,12 @@ function checkShape(message: unknown, index: number, isLast: boolean): void {
   const path = `messages.${index}`;
   if (!isObject(message)) fail(`${path}: Input should be a valid dictionary`);
   const role = message['role'];
-  if (role !== 'user' && role !== 'assistant') fail(`${path}.role: Input should be 'user' or 'assistant'`);
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') fail(`${path}.role: Input should be 'user', 'assistant' or 'system'`);
   const content = message['content'];
+  if (role === 'system') {
+    checkSystemMessage(content, path);
+    return;
+  }
   const finalAssistant = isLast && role === 'assistant';
   if (typeof content === 'string') {
     if (content.length === 0) {
@@ -44,6 +48,22 @@ function checkShape(message: unknown, index: number, isLast: boolean): void {
     const last = typeof content === 'string' ? content : (blocksOf(message).at(-1)?.['text'] as string | undefined);
     if (typeof last === 'string' && TRAILING_WHITESPACE.test(last)) fail('messages: final assistant content cannot end with trailing whitespace');
   }
+}
+
+/** `SystemMessageParam`: non-empty text, as a string or text blocks only. */
+function checkSystemMessage(content: unknown, path: string): void {
+  if (typeof content === 'string') {
+    checkText(content, 'messages');
+    return;
+  }
+  if (!Array.isArray(content)) fail(`${path}.content: Input should be a valid string or a valid list`);
+  if (content.length === 0) fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
+  content.forEach((block, index) => {
+    if (!isObject(block) || block['type'] !== 'text') {
+      fail(`${path}.content.${index}: Input tag '${isObject(block) ? String(block['type']) : ''}' found using 'type' does not match any of the expected tags: 'text'`);
+    }
+    checkText(requireString(block, 'text', `${path}.content.${index}.text`), 'messages');
+  });
 }
 
 /** Every tool_use is answered in the very next (user) message, and every tool_result answers the previous one. */
@@ -118,7 +138,8 @@ export function checkMessages(messages: unknown, thinkingEnabled: boolean): void
   if (messages.length === 0) fail('messages: at least one message is required');
   messages.forEach((message, index) => checkShape(message, index, index === messages.length - 1));
   const checked = messages as Json[];
-  if (checked[0]?.['role'] !== 'user') fail('messages: first message must use the "user" role');
+  // System messages are instructions at their place; the conversation itself starts with a user turn.
+  if (checked.find((message) => message['role'] !== 'system')?.['role'] !== 'user') fail('messages: first message must use the "user" role');
   checkToolPairing(checked);
   if (thinkingEnabled) checkThinkingReplay(checked);
   else checkNoFinalThinking(checked);

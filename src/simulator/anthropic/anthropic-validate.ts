@@ -16,7 +16,8 @@ const MAX_OUTPUT_TOKENS = 128_000;
 const MIN_THINKING_BUDGET = 1024;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_CHOICES = ['auto', 'any', 'tool', 'none'];
-const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'];
+const THINKING_TYPES = ['enabled', 'disabled', 'adaptive', 'between_tools'];
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
 const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
 function checkNumber(body: Json, key: string, min: number, max: number, integer = false): void {
@@ -95,12 +96,28 @@ function checkToolChoice(choice: unknown, toolNames: readonly string[]): string 
   return type;
 }
 
+/** `output_config`: an effort level and a JSON-schema output format whose root is an object. */
+function checkOutputConfig(config: unknown): void {
+  if (config === undefined || config === null) return;
+  if (!isObject(config)) fail('output_config: Input should be a valid dictionary');
+  const effort = config['effort'];
+  if (effort !== undefined && effort !== null && (typeof effort !== 'string' || !EFFORTS.includes(effort))) {
+    fail(`output_config.effort: Input should be ${EFFORTS.map((value) => `'${value}'`).join(', ')}`);
+  }
+  const format = config['format'];
+  if (format === undefined || format === null) return;
+  if (!isObject(format) || format['type'] !== 'json_schema') fail("output_config.format.type: Input should be 'json_schema'");
+  const schema = format['schema'];
+  if (!isObject(schema)) fail('output_config.format.schema: Input should be a valid dictionary');
+  if (schema['type'] !== 'object') fail('output_config.format.schema: The root of the schema must be of type "object"');
+}
+
 /** Checks `thinking`; returns whether the model thinks. */
 function checkThinking(body: Json, maxTokens: number | undefined, choiceType: string | undefined): boolean {
   const thinking = body['thinking'];
   if (thinking === undefined || thinking === null) return false;
   if (!isObject(thinking) || typeof thinking['type'] !== 'string' || !THINKING_TYPES.includes(thinking['type'])) {
-    fail(`thinking: Input tag '${isObject(thinking) ? String(thinking['type']) : ''}' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'`);
+    fail(`thinking: Input tag '${isObject(thinking) ? String(thinking['type']) : ''}' found using 'type' does not match any of the expected tags: ${THINKING_TYPES.map((tag) => `'${tag}'`).join(', ')}`);
   }
   if (thinking['type'] === 'disabled') return false;
   if (thinking['type'] === 'enabled') {
@@ -141,6 +158,7 @@ export function validateAnthropicRequest(body: unknown, forCounting = false): An
     if (metadata !== undefined && !isObject(metadata)) fail('metadata: Input should be a valid dictionary');
     const choiceType = checkToolChoice(body['tool_choice'], checkTools(body['tools']));
     const thinking = checkThinking(body, maxTokens, choiceType);
+    checkOutputConfig(body['output_config']);
     checkMessages(body['messages'], thinking);
     return { ok: true, request: body as unknown as AnthropicRequest };
   } catch (error) {

@@ -2,7 +2,10 @@
  * Gemini's checks of tool declarations and the tool config: function names (a letter or `_` first, then
  * `a-zA-Z0-9_.:-`, at most 128), one of `parameters` / `parametersJsonSchema`, and the rules of its
  * OpenAPI-subset schemas that JSON Schema habits break (translation.md §5.1): `enum` only on strings,
- * `required` naming defined properties, OBJECT schemas with `properties` listing at least one.
+ * `required` naming defined properties, OBJECT schemas with `properties` listing at least one, and no JSON-Schema
+ * keywords the subset has no field for (`additionalProperties`, `$ref`, `const`, …: "Unknown name"). A JSON Schema
+ * (`parametersJsonSchema`, `responseJsonSchema`) is taken as written, but not a `$schema` marker nor a `$ref` the
+ * schema does not define, and function parameters must describe an object.
  */
 import { GeminiInvalid, snakeOf } from './gemini-request-shape.js';
 import type { GeminiRequest } from './gemini-types.js';
@@ -20,7 +23,13 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** JSON-Schema keywords with no field in the OpenAPI subset: the request is refused as an unknown name. */
+const NOT_IN_SUBSET = ['$schema', '$ref', '$defs', 'definitions', 'additionalProperties', 'const', 'oneOf', 'allOf', 'not', 'patternProperties'];
+
 function checkSchema(schema: Json, path: string): void {
+  for (const key of NOT_IN_SUBSET) {
+    if (key in schema) throw new GeminiInvalid(`Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`);
+  }
   const type = schema['type'];
   const properties = schema['properties'];
   if (Array.isArray(schema['enum']) && type !== undefined && type !== 'STRING') fail(`${path}.enum`, 'only allowed for STRING type');
@@ -39,6 +48,34 @@ function checkSchema(schema: Json, path: string): void {
   if (isObject(schema['items'])) checkSchema(schema['items'], `${path}.items`);
   const anyOf = schema['anyOf'];
   if (Array.isArray(anyOf)) anyOf.forEach((branch, index) => isObject(branch) && checkSchema(branch, `${path}.any_of[${index}]`));
+}
+
+/** A JSON Schema field: no `$schema` marker anywhere, every `$ref` pointing into the schema itself. */
+export function checkJsonSchema(schema: unknown, path: string, root: unknown = schema): void {
+  if (Array.isArray(schema)) {
+    schema.forEach((item, index) => checkJsonSchema(item, `${path}[${index}]`, root));
+    return;
+  }
+  if (!isObject(schema)) return;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$schema') fail(`${path}`, 'the $schema keyword is not supported');
+    if (key === '$ref' && (typeof value !== 'string' || !resolves(root, value))) fail(`${path}.$ref`, `reference ${JSON.stringify(value)} could not be resolved`);
+    if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples' || key === 'required') continue;
+    if ((key === 'properties' || key === '$defs' || key === 'definitions') && isObject(value)) {
+      for (const [name, child] of Object.entries(value)) checkJsonSchema(child, `${path}.${key}[${JSON.stringify(name)}]`, root);
+    } else checkJsonSchema(value, `${path}.${key}`, root);
+  }
+}
+
+function resolves(root: unknown, ref: string): boolean {
+  if (!ref.startsWith('#')) return false;
+  let target: unknown = root;
+  for (const raw of ref.slice(1).split('/').slice(1)) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(target) || !Object.hasOwn(target, key)) return false;
+    target = target[key];
+  }
+  return isObject(target);
 }
 
 /** Checks declarations and tool config; returns the declared function names. */
@@ -60,6 +97,11 @@ export function checkTools(request: GeminiRequest): string[] {
         fail(`${path}.parameters`, `${snakeOf('parametersJsonSchema')} and parameters are mutually exclusive`);
       }
       if (declaration.parameters !== undefined) checkSchema(declaration.parameters, `${path}.parameters`);
+      const jsonSchema = declaration.parametersJsonSchema;
+      if (jsonSchema !== undefined) {
+        if (!isObject(jsonSchema) || jsonSchema['type'] !== 'object') fail(`${path}.parameters_json_schema`, 'the schema of function parameters must be of type object');
+        checkJsonSchema(jsonSchema, `${path}.parameters_json_schema`);
+      }
     });
   });
   const calling = request.toolConfig?.functionCallingConfig;

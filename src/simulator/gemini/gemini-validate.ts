@@ -8,7 +8,7 @@ import { thinkingFor } from './gemini-models.js';
 import { GeminiInvalid, normalizeCountTokensRequest, normalizeGeminiRequest } from './gemini-request-shape.js';
 import type { GeminiGenerationConfig, GeminiRequest, GeminiThinking } from './gemini-types.js';
 import { checkContents, checkSystemInstruction } from './gemini-validate-contents.js';
-import { checkTools } from './gemini-validate-tools.js';
+import { checkJsonSchema, checkTools } from './gemini-validate-tools.js';
 
 export type GeminiValidation = { ok: true; request: GeminiRequest; thinking: GeminiThinking } | { ok: false; message: string };
 
@@ -50,6 +50,7 @@ function checkGenerationConfig(config: GeminiGenerationConfig | undefined, model
   if ((config.responseSchema !== undefined || config.responseJsonSchema !== undefined) && mime !== 'application/json' && mime !== 'text/x.enum') {
     fail(`${PREFIX}.response_mime_type: response_mime_type must be one of ['application/json', 'text/x.enum'] when response_schema is set.\n`);
   }
+  if (config.responseJsonSchema !== undefined) checkJsonSchema(config.responseJsonSchema, 'generation_config.response_json_schema');
 }
 
 function checked(check: () => { request: GeminiRequest; thinking: GeminiThinking }): GeminiValidation {

@@ -1,38 +1,16 @@
 /**
  * Reads the prompt of a validated OpenAI request: the text the reply engine echoes and seeds from, and the
- * prompt token count reported in `usage`.
- *
- * Prompt tokens follow OpenAI's published counting recipe for chat models (the openai-cookbook "How to
- * count tokens" notebook), with the o200k tokenizer:
- *   3 tokens per message + tokens of its role + tokens of its text + (1 + tokens of `name` when present)
- *   + tokens of each tool call's name and arguments + 85 per non-text part (the low-detail image base cost)
- *   + tokens of the JSON of the `tools` definitions + 3 tokens priming the reply.
+ * prompt token count reported in `usage`, by OpenAI's published recipe (`src/wire/openai-prompt-tokens.ts`).
  * It is close to, not equal to, what OpenAI bills; what matters is that it is exact and reproducible.
  */
+import { chatContentText, countChatPromptTokens } from '../../wire/openai-prompt-tokens.js';
 import { countTokens } from '../reply-engine.js';
 import type { ToolOffer, ToolRequirement } from '../turn-planner.js';
 import type { OpenAiChatRequest, OpenAiMessage } from './openai-types.js';
 
-const TOKENS_PER_MESSAGE = 3;
-const TOKENS_PER_NAME = 1;
-const TOKENS_REPLY_PRIMING = 3;
-const TOKENS_PER_MEDIA_PART = 85;
-
 /** Text parts of a message content joined with newlines (refusals count as text). */
 export function contentText(content: OpenAiMessage['content']): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  const texts: string[] = [];
-  for (const part of content) {
-    if (part.type === 'text' && part.text !== undefined) texts.push(part.text);
-    else if (part.type === 'refusal' && part.refusal !== undefined) texts.push(part.refusal);
-  }
-  return texts.join('\n');
-}
-
-function mediaParts(content: OpenAiMessage['content']): number {
-  if (!Array.isArray(content)) return 0;
-  return content.filter((part) => part.type !== 'text' && part.type !== 'refusal').length;
+  return chatContentText(content);
 }
 
 /** The last user message's text: what the reply echoes and where directives are read. */
@@ -45,18 +23,7 @@ export function lastUserText(messages: readonly OpenAiMessage[]): string {
 }
 
 export function countPromptTokens(request: OpenAiChatRequest): number {
-  let total = TOKENS_REPLY_PRIMING;
-  for (const message of request.messages) {
-    total += TOKENS_PER_MESSAGE + countTokens(message.role) + countTokens(contentText(message.content));
-    total += TOKENS_PER_MEDIA_PART * mediaParts(message.content);
-    if (message.name !== undefined) total += TOKENS_PER_NAME + countTokens(message.name);
-    for (const call of message.tool_calls ?? []) {
-      const body = call.function ?? { name: call.custom?.name ?? '', arguments: call.custom?.input ?? '' };
-      total += countTokens(body.name) + countTokens(body.arguments);
-    }
-  }
-  if (request.tools !== undefined && request.tools !== null && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
-  return total;
+  return countChatPromptTokens(request, countTokens);
 }
 
 /** What the reply is derived from: the conversation only, so stream and non-stream requests agree. */
@@ -66,10 +33,13 @@ export function replySeedText(request: OpenAiChatRequest): string {
 
 /** Texts of the trailing run of `tool` messages, when the conversation ends with tool results. */
 export function trailingToolResults(messages: readonly OpenAiMessage[]): string[] | undefined {
-  let start = messages.length;
+  // System (developer) messages after the results are instructions for this turn: the tool turn still ends the talk.
+  let end = messages.length;
+  while (end > 0 && (messages[end - 1]?.role === 'system' || messages[end - 1]?.role === 'developer')) end--;
+  let start = end;
   while (start > 0 && messages[start - 1]?.role === 'tool') start--;
-  if (start === messages.length) return undefined;
-  return messages.slice(start).map((message) => contentText(message.content));
+  if (start === end) return undefined;
+  return messages.slice(start, end).map((message) => contentText(message.content));
 }
 
 /** The function tools the model may call (custom tools are never called by the simulator). */

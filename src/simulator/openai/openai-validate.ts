@@ -33,7 +33,7 @@ export interface ChatValidationLimits {
 
 const OPENAI_LIMITS: ChatValidationLimits = { maxStopSequences: 4 };
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-/** o-series reasoning models: `max_tokens` and non-default temperature are refused. */
+/** o-series reasoning models: `max_tokens` and non-default temperature or top_p are refused. */
 const O_SERIES = /^o\d/;
 /** Models documented as refusing `stop`. */
 const NO_STOP_MODELS = /^o(3|4-mini)(-|$)/;
@@ -124,6 +124,10 @@ function checkReasoningModel(body: Json, model: string): void {
   const temperature = body['temperature'];
   if (temperature !== undefined && temperature !== null && temperature !== 1) {
     fail(`Unsupported value: 'temperature' does not support ${String(temperature)} with this model. Only the default (1) value is supported.`, 'temperature', 'unsupported_value');
+  }
+  const topP = body['top_p'];
+  if (topP !== undefined && topP !== null && topP !== 1) {
+    fail(`Unsupported value: 'top_p' does not support ${String(topP)} with this model. Only the default (1) value is supported.`, 'top_p', 'unsupported_value');
   }
 }
 

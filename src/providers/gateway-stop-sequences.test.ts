@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { ResponseAccumulator } from '../canonical/accumulate.js';
+import type { CanonicalEvent } from '../canonical/events.js';
+import { matchStopSequences, StopSequenceMatcher } from './gateway-stop-sequences.js';
+
+const start: CanonicalEvent = { type: 'response-start', id: 'r', model: 'm', created: 1 };
+const usage: CanonicalEvent = { type: 'usage', usage: { inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 } };
+
+function textReply(pieces: string[]): CanonicalEvent[] {
+  return [
+    start,
+    { type: 'text-start', blockId: 't' },
+    ...pieces.map((text): CanonicalEvent => ({ type: 'text-delta', blockId: 't', text })),
+    { type: 'text-end', blockId: 't' },
+    { type: 'finish', reason: 'stop', rawReason: 'stop' },
+    usage,
+  ];
+}
+
+function run(events: CanonicalEvent[], stops: string[]): CanonicalEvent[] {
+  const matcher = new StopSequenceMatcher(stops);
+  return events.flatMap((event) => matcher.push(event));
+}
+
+function fold(events: CanonicalEvent[]) {
+  const accumulator = new ResponseAccumulator();
+  events.forEach((event) => accumulator.apply(event));
+  return accumulator.response;
+}
+
+describe('StopSequenceMatcher', () => {
+  it('cuts at a sequence split across deltas, reports it, and ends the reply there', () => {
+    const out = run(textReply(['The answer is 4', '2. EN', 'D and more text', ' after it']), ['END']);
+    const reply = fold(out);
+    expect(reply.content).toEqual([{ type: 'text', text: 'The answer is 42. ' }]);
+    expect(reply.finishReason).toBe('stop-sequence');
+    expect(reply.stopSequence).toBe('END');
+    // The vendor's own finish and usage never come through: the reply ended at the match.
+    expect(out.filter((event) => event.type === 'finish')).toHaveLength(1);
+    expect(reply.usageReported).toBe(false);
+    expect(out.at(-1)).toEqual({ type: 'finish', reason: 'stop-sequence', rawReason: 'stop_sequence', stopSequence: 'END' });
+  });
+
+  it('reports the earliest match, and the longest of sequences matching at one place', () => {
+    expect(fold(run(textReply(['abc STOP here, END there']), ['END', 'STOP'])).stopSequence).toBe('STOP');
+    const reply = fold(run(textReply(['x ## y']), ['#', '##']));
+    expect(reply.stopSequence).toBe('##');
+    expect(reply.content).toEqual([{ type: 'text', text: 'x ' }]);
+  });
+
+  it('passes a reply without a match through whole, text in order, finish and usage kept', () => {
+    const events = textReply(['no ', 'stop sequence ', 'E', 'N']);
+    const out = run(events, ['END']);
+    const reply = fold(out);
+    expect(reply.content).toEqual([{ type: 'text', text: 'no stop sequence EN' }]);
+    expect(reply.finishReason).toBe('stop');
+    expect(reply.stopSequence).toBeNull();
+    expect(out.at(-1)).toEqual(usage);
+    // Held-back text goes out before the block ends.
+    expect(out.findIndex((event) => event.type === 'text-end')).toBeGreaterThan(out.findLastIndex((event) => event.type === 'text-delta'));
+  });
+
+  it('holds back only what could still begin a match, never splitting a surrogate pair', () => {
+    const matcher = new StopSequenceMatcher(['STOP']);
+    matcher.push(start);
+    const first = matcher.push({ type: 'text-delta', blockId: 't', text: 'hello wor' });
+    expect(first).toEqual([{ type: 'text-delta', blockId: 't', text: 'hello ' }]);
+    const emoji = matcher.push({ type: 'text-delta', blockId: 't', text: 'ld 😀 ' });
+    const passed = emoji.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
+    expect(passed).toBe('world ');
+  });
+
+  it('matches text only: reasoning and tool arguments holding the sequence do not stop the reply', () => {
+    const events: CanonicalEvent[] = [
+      start,
+      { type: 'reasoning-start', blockId: 'r' },
+      { type: 'reasoning-delta', blockId: 'r', text: 'I will say END' },
+      { type: 'reasoning-end', blockId: 'r' },
+      { type: 'tool-call-start', blockId: 'c', id: 'call_1', name: 'f' },
+      { type: 'tool-call-delta', blockId: 'c', argumentsDelta: '{"a":"END"}' },
+      { type: 'tool-call-end', blockId: 'c' },
+      { type: 'finish', reason: 'tool-calls', rawReason: 'tool_calls' },
+    ];
+    expect(run(events, ['END'])).toEqual(events);
+  });
+});
+
+describe('matchStopSequences', () => {
+  it('closes the upstream iterator at the match, so the vendor request is abandoned', async () => {
+    let closed = false;
+    let pulled = 0;
+    const events = textReply(['one two ', 'STOP three', ' four']);
+    const upstream: AsyncIterable<CanonicalEvent> = {
+      [Symbol.asyncIterator]() {
+        return {
+          next: async () => (pulled < events.length ? { done: false, value: events[pulled++]! } : { done: true, value: undefined }),
+          return: async () => {
+            closed = true;
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+    const out: CanonicalEvent[] = [];
+    for await (const event of matchStopSequences(upstream, ['STOP'])) out.push(event);
+    expect(closed).toBe(true);
+    expect(pulled).toBe(4);
+    expect(fold(out).content).toEqual([{ type: 'text', text: 'one two ' }]);
+    expect(fold(out).stopSequence).toBe('STOP');
+  });
+});
