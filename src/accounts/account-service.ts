@@ -5,7 +5,8 @@ import { hashPassword, verifyPassword } from './password.js';
 import { passwordRuleViolation } from './password-rules.js';
 
 export { PASSWORD_MIN_LENGTH } from './password-rules.js';
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No spaces and no control characters (PostgreSQL cannot even store U+0000).
+const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 
 export interface CreateAccountInput {
   email: string;

@@ -4,6 +4,7 @@ import type { OutageLog } from '../observability/outage-log.js';
 import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
+import { TextWithNulError } from '../storage/types.js';
 import type { ClientProtocol } from './request-context.js';
 
 /** What `retry-after` suggests while the database cannot be reached: long enough for a restart or a failover. */
@@ -21,6 +22,8 @@ export function fromFrameworkError(error: unknown): GatewayError {
       cause: error instanceof GatewayError ? error.cause : error,
     });
   }
+  // The services name the field first; this is the same refusal on a path they do not check (both backends alike).
+  if (error instanceof TextWithNulError) return new GatewayError('invalid_request', `${error.message} Remove it from the request.`);
   const code = (error as { code?: string } | null)?.code;
   switch (code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_MIGRATIONS, postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
-import { DuplicateEmailError, type NewAccount, type NewApiKey, type Storage, type UsageRecord } from './types.js';
+import { DuplicateEmailError, TextWithNulError, type NewAccount, type NewApiKey, type Storage, type UsageRecord } from './types.js';
 
 /** Unique per call, so cases never see each other's rows in the shared database. */
 const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
@@ -116,6 +116,35 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const first = await storage.accounts.create(newAccount());
       const error: unknown = await storage.accounts.create(newAccount({ id: first.id })).catch((caught: unknown) => caught);
       expect(error instanceof Error && !(error instanceof DuplicateEmailError)).toBe(true);
+    });
+  });
+
+  describe('text with a NUL character (PostgreSQL cannot store U+0000; both backends refuse it alike)', () => {
+    it('refuses an account whose email holds one, creating nothing; a lookup by such an email is refused too', async () => {
+      const input = newAccount();
+      const withNul = { ...input, email: `nul\u0000${input.email}` };
+      await expect(storage.accounts.create(withNul)).rejects.toBeInstanceOf(TextWithNulError);
+      expect(await storage.accounts.findById(input.id)).toBeNull();
+      await expect(storage.accounts.findByEmail(withNul.email)).rejects.toBeInstanceOf(TextWithNulError);
+      await expect(storage.accounts.listWithBalances({ query: 'a\u0000', limit: 5 })).rejects.toBeInstanceOf(TextWithNulError);
+    });
+
+    it('refuses a key whose name holds one, and a rotation to such a name, changing nothing', async () => {
+      const { account, key } = await accountWithKey();
+      const named = newKey(account.id, { name: 'my\u0000key' });
+      await expect(storage.apiKeys.create(named)).rejects.toBeInstanceOf(TextWithNulError);
+      expect(await storage.apiKeys.findById(account.id, named.id)).toBeNull();
+      const replacement = newKey(account.id, { name: '\u0000' });
+      await expect(storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000)).rejects.toBeInstanceOf(TextWithNulError);
+      expect(await storage.apiKeys.findById(account.id, key.id)).toMatchObject({ revokedAt: null });
+      expect((await storage.apiKeys.listByAccount(account.id)).map((listed) => listed.id)).toEqual([key.id]);
+    });
+
+    it('stores text with other control characters and any other Unicode as given', async () => {
+      const { account } = await accountWithKey();
+      const name = 'tab\there, bell\u0007, emoji \u{1F600}, RTL \u202e, replacement \ufffd';
+      const key = await storage.apiKeys.create(newKey(account.id, { name }));
+      expect((await storage.apiKeys.findById(account.id, key.id))?.name).toBe(name);
     });
   });
 

@@ -92,6 +92,17 @@ export interface UsageRecord {
   unbilledNano: bigint;
 }
 
+/**
+ * A text value holding U+0000 (NUL), which PostgreSQL cannot store: refused by both backends alike, before the
+ * query runs (storage/refuse-nul-text-plugin.ts).
+ */
+export class TextWithNulError extends Error {
+  constructor() {
+    super('Text with a NUL character (U+0000) cannot be stored.');
+    this.name = 'TextWithNulError';
+  }
+}
+
 export class DuplicateEmailError extends Error {
   constructor(email: string) {
     super(`An account with email ${email} already exists.`);

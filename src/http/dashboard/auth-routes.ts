@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../canonical/errors.js';
+import { withoutControlCharacters } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import { DashboardError } from './dashboard-error.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
@@ -8,7 +9,8 @@ import { currentAccount, setSessionCookie } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
-const credentials = z.object({ email: z.string().max(254), password: z.string().max(1000) }).strict();
+// A password may hold any character (only its hash is stored); an email with a control character is never valid.
+const credentials = z.object({ email: withoutControlCharacters(z.string().max(254)), password: z.string().max(1000) }).strict();
 const passwordChange = z.object({ currentPassword: z.string().max(1000), newPassword: z.string().max(1000) }).strict();
 
 /** `GET /api/session`, register, login, logout, password change. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
+import { keyNameSchema } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';
@@ -9,7 +10,7 @@ import { presentKey } from './presenters.js';
 
 const createKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: keyNameSchema,
     expiresInDays: z.number().int().min(1).max(3650).nullish(),
   })
   .strict();

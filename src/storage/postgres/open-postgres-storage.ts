@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../database-schema.js';
 import { createKyselyStorage } from '../kysely-storage.js';
+import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
@@ -48,7 +49,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   // process. The query it was running is rejected anyway, and pg-pool discards a client that is no longer
   // queryable when it is released.
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new RefuseNulTextPlugin()] });
   try {
     // Fail at start-up, not on the first request, when the server is unreachable or refuses us.
     if (schema !== undefined) await ensureSchema(db, schema);

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../database-schema.js';
 import { createKyselyStorage } from '../kysely-storage.js';
+import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
@@ -45,7 +46,10 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
   let hotPath: SqliteHotPath | undefined;
   let checkpointer: WalCheckpointer | undefined;
   const noteWrite = () => checkpointer?.noteWrite();
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database, noteWrite) }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(database, noteWrite) }),
+    plugins: [new RefuseNulTextPlugin()],
+  });
   const storage = createKyselyStorage({
     dialect: 'sqlite',
     db,
