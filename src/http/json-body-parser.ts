@@ -1,5 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { invalidRequest, type GatewayError } from '../canonical/errors.js';
+import { GatewayError, invalidRequest } from '../canonical/errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Actions that take no body (revoke, rotate): a `Content-Type: application/json` with no body (what many HTTP
+     * clients send for any call) is no body, not invalid JSON. Other routes answer 400 to an empty body.
+     */
+    acceptsEmptyBody?: boolean;
+  }
+}
 
 /**
  * Shape limits every JSON body must meet before any handler sees it (the size limit is fastify's `bodyLimit`).
@@ -18,13 +28,19 @@ export const JSON_LIMITS = {
 /**
  * Replaces fastify's JSON parser with the same secure parser (`__proto__` and `constructor.prototype` keys are
  * refused, not stripped) followed by the shape check above, so an over-deep body gets a 400 in the caller's
- * error shape like any other invalid body.
+ * error shape like any other invalid body. An empty body is a 400 saying so, except on `acceptsEmptyBody` routes.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseSecurely = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, function parseLimitedJson(request, body, done) {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      // Read only here: `routeOptions` builds a new object on every read.
+      if (request.routeOptions.config?.acceptsEmptyBody === true) done(null, undefined);
+      else done(new GatewayError('invalid_json', 'The request body is empty: send a JSON object.'), undefined);
+      return;
+    }
     parseSecurely(request, text, (error: Error | null, value?: unknown) => {
       if (error !== null) {
         done(error, undefined);

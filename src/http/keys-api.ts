@@ -4,10 +4,11 @@ import { invalidRequest } from '../canonical/errors.js';
 import type { KeyService } from '../keys/key-service.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
 import type { ApiKeyRecord } from '../storage/types.js';
+import { keyNameSchema } from './text-fields.js';
 
 const createKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: keyNameSchema,
     /** Unix seconds. */
     expires_at: z.number().int().positive().nullish(),
     expires_in_days: z.number().int().min(1).max(3650).nullish(),
@@ -39,12 +40,12 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/keys/:id', async (request) => {
+  app.delete<{ Params: { id: string } }>('/v1/keys/:id', { config: { acceptsEmptyBody: true } }, async (request) => {
     await keys.revoke(request.auth!.account.id, request.params.id);
     return { id: request.params.id, object: 'api_key', revoked: true };
   });
 
-  app.post<{ Params: { id: string } }>('/v1/keys/:id/rotate', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/keys/:id/rotate', { config: { acceptsEmptyBody: true } }, async (request, reply) => {
     const created = await keys.rotate(request.auth!.account.id, request.params.id);
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });
   });

@@ -71,6 +71,41 @@ describe('API keys', () => {
     expect(again.status).toBe(404);
   });
 
+  it('revokes and rotates with Content-Type: application/json and no body (what many HTTP clients send)', async () => {
+    const { key } = await harness.createAccountWithKey();
+    const emptyJson = (method: string, path: string) =>
+      fetch(`${harness.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    const first = await api(key, 'POST', '/v1/keys', { name: 'rotate-me' });
+    const rotated = await emptyJson('POST', `/v1/keys/${first.json.id}/rotate`);
+    expect(rotated.status).toBe(201);
+    const replacement = (await rotated.json()) as { id: string; key: string; replaces: string };
+    expect(replacement.replaces).toBe(first.json.id);
+    const revoked = await emptyJson('DELETE', `/v1/keys/${replacement.id}`);
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toEqual({ id: replacement.id, object: 'api_key', revoked: true });
+    const statuses = Object.fromEntries((await api(key, 'GET', '/v1/keys')).json.data.map((entry: { id: string; status: string }) => [entry.id, entry.status]));
+    expect(statuses).toMatchObject({ [first.json.id]: 'revoked', [replacement.id]: 'revoked' });
+    await expect(sdk(replacement.key).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+
+  it('still answers an empty body on the chat routes with a 400 saying so, in each route\'s shape', async () => {
+    const { key } = await harness.createAccountWithKey();
+    const empty = (path: string) =>
+      fetch(`${harness.gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    const openai = await empty('/v1/chat/completions');
+    expect(openai.status).toBe(400);
+    expect(((await openai.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json', message: expect.stringMatching(/body is empty/) });
+    const anthropic = await empty('/v1/messages');
+    expect(anthropic.status).toBe(400);
+    expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/body is empty/) } });
+    // And a body of only whitespace on a key route that takes none is no body either.
+    const created = await api(key, 'POST', '/v1/keys', { name: 'spaces' });
+    const spaced = await fetch(`${harness.gateway.url}/v1/keys/${created.json.id}`, {
+      method: 'DELETE', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: ' \n',
+    });
+    expect(spaced.status).toBe(200);
+  });
+
   it("cannot revoke another account's key", async () => {
     const alice = await harness.createAccountWithKey();
     const bob = await harness.createAccountWithKey();
