@@ -4,13 +4,13 @@ import type { LoginFailureRepository } from '../storage/session-types.js';
 
 export interface LoginThrottleSettings {
   windowMs: number;
-  /** Failed logins per email address within the window. */
-  maxPerEmail: number;
+  /** Failed logins for one email address from one client IP within the window. */
+  maxPerEmailAndIp: number;
   /** Failed logins per client IP within the window (many emails from one address). */
   maxPerIp: number;
 }
 
-export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = { windowMs: 15 * 60_000, maxPerEmail: 5, maxPerIp: 20 };
+export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = { windowMs: 15 * 60_000, maxPerEmailAndIp: 5, maxPerIp: 20 };
 
 export class TooManyLoginAttemptsError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -25,10 +25,15 @@ export interface LoginAttempt {
 }
 
 /**
- * Rolling-window throttle of password guessing, per email and per client IP, in the database so it holds
- * across instances. Each attempt is recorded before the password is checked and removed when it succeeds:
- * concurrent guesses then count each other, so a burst cannot slip past the limit between check and record.
- * A success also clears the email's failures. Refused attempts are not counted, so waiting always helps.
+ * Rolling-window throttle of password guessing, per email from one client IP and per client IP, in the database
+ * so it holds across instances. Not per email alone: then anyone could lock any account for the window with a
+ * few wrong passwords, and its owner could not log in from anywhere. Per email and IP, a guesser is stopped after
+ * a few tries at one account and after `maxPerIp` tries over all accounts, while the owner, from another address,
+ * is not affected. The client IP is fastify's `request.ip`, i.e. honours TRUST_PROXY (the address the trusted proxy
+ * saw, not what the client wrote into X-Forwarded-For). Each attempt is recorded before the password is checked
+ * and removed when it succeeds: concurrent guesses then count each other, so a burst cannot slip past the limit
+ * between check and record. A success also clears that email's failures from that IP. Refused attempts are not
+ * counted, so waiting always helps.
  */
 export class LoginThrottle {
   constructor(
@@ -40,12 +45,13 @@ export class LoginThrottle {
   /** Records the attempt, or throws TooManyLoginAttemptsError (and records nothing). */
   async begin(email: string, ip: string): Promise<LoginAttempt> {
     const at = this.now();
-    const emailSubject = `email:${createHash('sha256').update(normalizeEmail(email.trim()), 'utf8').digest('hex')}`;
     const ipSubject = `ip:${ip}`;
+    // The address in clear as before (the per-IP subject has it anyway), the email only as its hash.
+    const emailSubject = `email:${createHash('sha256').update(normalizeEmail(email.trim()), 'utf8').digest('hex')} ${ipSubject}`;
     const ids = await this.failures.record([emailSubject, ipSubject], at);
     const since = at - this.settings.windowMs;
     const retryAt = Math.max(
-      await this.blockedUntil(emailSubject, since, this.settings.maxPerEmail, ids),
+      await this.blockedUntil(emailSubject, since, this.settings.maxPerEmailAndIp, ids),
       await this.blockedUntil(ipSubject, since, this.settings.maxPerIp, ids),
     );
     if (retryAt > at) {

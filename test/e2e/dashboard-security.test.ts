@@ -191,9 +191,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
   });
 
   describe('login throttling', () => {
-    it('allows 5 failures per email in 15 minutes, then 429 with retry-after even for the right password', async () => {
+    it('allows 5 failures per email from one address in 15 minutes, then 429 with retry-after even for the right password', async () => {
       const { email } = await registered();
-      const attacker = client();
+      const attackerIp = `198.18.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      const attacker = client(attackerIp);
       try {
         for (let attempt = 0; attempt < 5; attempt++) expect((await attacker.login(email, `wrong guess ${attempt}`)).status).toBe(401);
         const refused = await attacker.login(email, PASSWORD);
@@ -203,11 +204,14 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
         expect(retryAfter).toBe(refused.json.error.retryAfterSeconds);
         expect(retryAfter).toBeGreaterThan(14 * 60);
         expect(retryAfter).toBeLessThanOrEqual(15 * 60);
-        // Another address gets no further with this email: the limit is per email too.
-        expect((await client().login(email, PASSWORD)).status).toBe(429);
+        // From that address, even a new client (no cookie) gets no further with this email.
+        expect((await client(attackerIp).login(email, PASSWORD)).status).toBe(429);
+        // The owner, anywhere else, is not locked out by someone else's guesses; nor does that free the guesser.
+        expect((await client().login(email, PASSWORD)).status).toBe(200);
+        expect((await client(attackerIp).login(email, PASSWORD)).status).toBe(429);
 
         offset = 15 * MINUTE_MS + 1000;
-        expect((await client().login(email, PASSWORD)).status).toBe(200);
+        expect((await client(attackerIp).login(email, PASSWORD)).status).toBe(200);
       } finally {
         offset = 0;
       }
@@ -215,11 +219,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
 
     it('a success resets the email counter', async () => {
       const { email } = await registered();
-      const user = client();
-      for (let attempt = 0; attempt < 4; attempt++) expect((await user.login(email, 'typo typo typo')).status).toBe(401);
-      expect((await user.login(email, PASSWORD)).status).toBe(200);
-      for (let attempt = 0; attempt < 4; attempt++) expect((await client().login(email, 'typo typo typo')).status).toBe(401);
-      expect((await client().login(email, PASSWORD)).status).toBe(200);
+      const ip = `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      for (let attempt = 0; attempt < 4; attempt++) expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
+      expect((await client(ip).login(email, PASSWORD)).status).toBe(200);
+      for (let attempt = 0; attempt < 4; attempt++) expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
+      expect((await client(ip).login(email, PASSWORD)).status).toBe(200);
     });
 
     it('allows 20 failures per client IP across emails', async () => {
@@ -233,20 +237,21 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
 
     it('holds against a burst of concurrent guesses', async () => {
       const { email } = await registered();
-      const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => client().login(email, `burst guess ${index}`)));
+      const ip = `198.20.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => client(ip).login(email, `burst guess ${index}`)));
       expect(replies.every((reply) => reply.status === 401 || reply.status === 429)).toBe(true);
       // Guesses that were checked (401) count; refused ones (429) do not. However the burst interleaved, no more
       // than 5 passwords get checked before the email is throttled.
       let checked = replies.filter((reply) => reply.status === 401).length;
       expect(checked).toBeLessThanOrEqual(5);
       for (;;) {
-        const reply = await client().login(email, `sequential guess ${checked}`);
+        const reply = await client(ip).login(email, `sequential guess ${checked}`);
         if (reply.status === 429) break;
         expect(reply.status).toBe(401);
         checked += 1;
       }
       expect(checked).toBe(5);
-      expect((await client().login(email, PASSWORD)).status).toBe(429);
+      expect((await client(ip).login(email, PASSWORD)).status).toBe(429);
     });
   });
 
@@ -370,6 +375,25 @@ describe('sessions live in the database', () => {
       };
       for (let attempt = 0; attempt < 20; attempt++) expect((await login(`203.0.113.${attempt}`).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
       expect((await login('203.0.113.99').login(email, PASSWORD)).status).toBe(429);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('with TRUST_PROXY=1 counts an email\'s failures per address the proxy saw: spoofing X-Forwarded-For gains no tries, the owner elsewhere logs in', async () => {
+    const harness = await startTestGateway({ env: { TRUST_PROXY: '1' } });
+    try {
+      const email = uniqueEmail();
+      await harness.gateway.accounts.create({ email, password: PASSWORD });
+      const from = (forwardedFor: string) => {
+        const dashboard = new DashboardClient(harness.gateway.url);
+        const call = dashboard.call.bind(dashboard);
+        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': forwardedFor } });
+        return dashboard;
+      };
+      for (let attempt = 0; attempt < 5; attempt++) expect((await from(`203.0.113.${attempt}, 198.51.100.7`).login(email, 'password guess')).status).toBe(401);
+      expect((await from('203.0.113.99, 198.51.100.7').login(email, PASSWORD)).status).toBe(429);
+      expect((await from('198.51.100.8').login(email, PASSWORD)).status).toBe(200);
     } finally {
       await harness.close();
     }
