@@ -24,7 +24,7 @@ import { registerUsageApi } from './http/usage-api.js';
 import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
-import { fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
+import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
 import './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -150,6 +150,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
 
   app.decorate('outageLog', deps.outages ?? null);
   app.setErrorHandler((error, request, reply) => {
+    if (clientAbortedUpload(request, error)) return sendError(reply, clientAbortError(request, error), request.routeOptions.config?.protocol ?? 'openai');
     const gatewayError = fromFrameworkError(error);
     logErrorReply(request, gatewayError, error);
     return sendError(reply, gatewayError, request.routeOptions.config?.protocol ?? 'openai');

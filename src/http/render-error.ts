@@ -40,6 +40,23 @@ export function fromFrameworkError(error: unknown): GatewayError {
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
 }
 
+/**
+ * Whether the request failed because its client went away while sending the body: Node destroys the request
+ * stream with `aborted` (code ECONNRESET, which would otherwise read as a database outage). The client's doing,
+ * not a fault of the gateway: logged at info and answered into the void.
+ */
+export function clientAbortedUpload(request: FastifyRequest, error: unknown): boolean {
+  if (error instanceof GatewayError) return false;
+  const raw = request.raw;
+  return raw.readableAborted && !raw.complete && (raw.socket === null || raw.socket.destroyed);
+}
+
+/** The answer to an upload its client abandoned (nobody reads it), logged at info as the client's doing. */
+export function clientAbortError(request: FastifyRequest, error: unknown): GatewayError {
+  request.log.info({ reason: error instanceof Error ? error.message : String(error) }, 'client closed the connection during the request body');
+  return new GatewayError('invalid_request', 'The client closed the connection before the request body was complete.');
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Where answers refused by a dependency outage are counted (one log line per interval, not per request). */

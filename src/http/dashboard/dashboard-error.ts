@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
-import { fromFrameworkError, logErrorReply } from '../render-error.js';
+import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply } from '../render-error.js';
 
 /**
  * An error of the dashboard API, rendered as `{"error": {"code", "message", "field"?}}` (docs/dashboard-api.md).
@@ -38,7 +38,7 @@ export function toDashboardError(error: unknown): DashboardError {
 }
 
 export function sendDashboardError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const rendered = toDashboardError(error);
+  const rendered = toDashboardError(clientAbortedUpload(request, error) ? clientAbortError(request, error) : error);
   if (rendered.status >= 500) logErrorReply(request, fromFrameworkError(error), error, 'dashboard API internal error');
   if (rendered.retryAfterSeconds !== undefined) reply.header('retry-after', String(rendered.retryAfterSeconds));
   return reply.code(rendered.status).send({
