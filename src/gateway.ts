@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
+import { failSafeLogDestination } from './observability/fail-safe-output.js';
 import { AccountService } from './accounts/account-service.js';
 import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
@@ -70,7 +71,8 @@ function readTlsFiles(files: { certFile: string; keyFile: string }): { cert: Buf
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
   const tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
-  const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS });
+  // Logging must never take the process down: a log reader gone away (EPIPE) drops lines, nothing more.
+  const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS }, failSafeLogDestination());
   // Outages of the database and Redis are logged once per interval with counts, not once per request.
   const outages = new OutageLog(logger);
   const storage = await openStorage(config.databaseUrl, {

@@ -1,9 +1,12 @@
 import type { Config } from './config/load-config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
+import { tolerateClosedStandardOutput } from './observability/fail-safe-output.js';
 import { describeDatabaseUrl } from './storage/open-storage.js';
 
 /** `tollgate serve`: start, print the banner, and shut down gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<RunningGateway> {
+  // A closed stdout (EPIPE) must not crash a gateway that is serving or draining: its output is only ever notes.
+  tolerateClosedStandardOutput();
   const gateway = await startGateway(config);
   process.stdout.write(banner(gateway));
   let closing = false;

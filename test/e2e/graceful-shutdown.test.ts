@@ -212,4 +212,27 @@ describe('graceful shutdown of `tollgate serve`', () => {
       await served.storage.close();
     }
   });
+
+  it('SIGTERM after its log pipe was closed (a log shipper gone): it still drains and exits 0, no write EPIPE crash', async () => {
+    // LOG_LEVEL=info: a line per request, so the drained requests write to the closed pipe too.
+    const served = await serve({ SHUTDOWN_GRACE_MS: '60000', LOG_LEVEL: 'info' });
+    try {
+      const streams = Array.from({ length: 5 }, () => startStream(served.url, served.key, '[[sim chunk-delay=60 words=25]]'));
+      await Promise.all(streams.map((stream) => stream.firstFrame));
+      // The reading end goes away: every later write of the gateway to stdout fails with EPIPE.
+      served.child.stdout!.destroy();
+      served.child.kill('SIGTERM');
+      const results = await Promise.all(streams.map((stream) => stream.done));
+      for (const result of results) {
+        expect(result.ended).toBe(true);
+        expect(result.frames.at(-1)).toBe('[DONE]');
+        expect(result.frames.some((frame) => frame.includes('"finish_reason":"stop"'))).toBe(true);
+      }
+      expect(await served.exit).toBe(0);
+      const statuses = await expectSettledOnce(served, results.map((result) => result.requestId));
+      expect([...statuses.values()].every((status) => status === 'ok')).toBe(true);
+    } finally {
+      await served.storage.close();
+    }
+  });
 });
