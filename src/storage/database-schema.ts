@@ -129,6 +129,15 @@ export interface UsageDailyTable {
   cost_nano: MoneyColumn;
 }
 
+/** Stored Responses (migration 0005). */
+export interface StoredResponsesTable {
+  id: string;
+  account_id: string;
+  created_at: number;
+  response: string;
+  input_items: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -139,6 +148,7 @@ export interface Database {
   reservations: ReservationsTable;
   ledger_entries: LedgerEntriesTable;
   redemption_codes: RedemptionCodesTable;
+  stored_responses: StoredResponsesTable;
 }
 
 /**
