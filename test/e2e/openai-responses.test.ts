@@ -103,7 +103,7 @@ describe.each(MODELS)('Responses API on %s through the openai SDK', (model) => {
       model,
       input: [
         { role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' },
-        ...first.output,
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
         { type: 'function_call_output', call_id: call.call_id, output: '{"temperature": 21}' },
       ],
       tools: [weatherTool],

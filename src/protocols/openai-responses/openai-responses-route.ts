@@ -21,6 +21,7 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
   app.post('/v1/responses', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const parsed = parseResponsesRequest(request.body);
     const accountId = request.auth!.account.id;
+    if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
     let history: Array<Record<string, unknown>> = [];
     if (parsed.previous_response_id != null) {
       if (stored === undefined) throw previousNotFound(parsed.previous_response_id);

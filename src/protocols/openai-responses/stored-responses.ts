@@ -41,6 +41,35 @@ export class StoredResponses {
     return [...loaded.inputItems, ...loaded.response.output];
   }
 
+  /**
+   * `item_reference` input items replaced by the items they name. The gateway's output item ids carry their
+   * response's id (`msg_<id>_<n>`), so a reference is found in that stored response of the same account; a reference
+   * the store cannot resolve (not stored, expired, another account's, an id the gateway did not mint) is a 400 naming it.
+   */
+  async resolveItemReferences(accountId: string, input: unknown[]): Promise<unknown[]> {
+    const loaded = new Map<string, LoadedResponse | null>();
+    const resolved: unknown[] = [];
+    for (const [index, item] of input.entries()) {
+      const reference = itemReferenceId(item);
+      if (reference === undefined) {
+        resolved.push(item);
+        continue;
+      }
+      const responseId = responseIdOfItem(reference);
+      let response: LoadedResponse | null = null;
+      if (responseId !== undefined) {
+        if (!loaded.has(responseId)) loaded.set(responseId, await this.load(accountId, responseId));
+        response = loaded.get(responseId) ?? null;
+      }
+      const found = response?.response.output.find((candidate) => candidate.id === reference);
+      if (found === undefined) {
+        throw invalidRequest(`'input[${index}]' refers to item '${reference}', which is not an item of a stored response of this account.`, `input[${index}].id`);
+      }
+      resolved.push(found);
+    }
+    return resolved;
+  }
+
   async load(accountId: string, id: string): Promise<LoadedResponse | null> {
     const record = await this.options.repository.get(accountId, id, this.notBefore());
     if (record === null) return null;
@@ -70,6 +99,20 @@ export class StoredResponses {
   private notBefore(): number {
     return this.options.retentionDays <= 0 ? 0 : this.now() - this.options.retentionDays * MS_PER_DAY;
   }
+}
+
+function itemReferenceId(item: unknown): string | undefined {
+  if (item === null || typeof item !== 'object') return undefined;
+  const record = item as { type?: unknown; id?: unknown; role?: unknown };
+  // `type` may be omitted on a reference (the SDK's `ResponseInputItem.ItemReference`), but then there is no role.
+  const isReference = record.type === 'item_reference' || (record.type === undefined && record.role === undefined && typeof record.id === 'string');
+  return isReference && typeof record.id === 'string' ? record.id : undefined;
+}
+
+/** `msg_<hex>_<n>` (any item prefix) → `resp_<hex>`: the response whose output holds the item. */
+export function responseIdOfItem(itemId: string): string | undefined {
+  const match = /^[a-z]+_([0-9a-f]{8,64})_\d+$/.exec(itemId);
+  return match === null ? undefined : `resp_${match[1]}`;
 }
 
 /** A stored response as `GET /v1/responses/{id}` shows it: reasoning blobs only when `include[]` asks. */
