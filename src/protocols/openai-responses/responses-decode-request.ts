@@ -13,7 +13,7 @@ import type {
 } from '../../canonical/request.js';
 import { randomHex } from '../../ids/random-hex.js';
 import { imageSourceFromUrl } from '../shared/data-url.js';
-import { formatParamPath, validationError } from '../shared/format-validation-error.js';
+import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
 import {
@@ -204,13 +204,18 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
   }
   const parsed = schema.safeParse(item, { reportInput: true });
   if (!parsed.success) {
-    const error = validationError(parsed.error);
-    if (fromHistory) throw error;
-    const issue = parsed.error.issues[0]!;
-    const path = `${param}${issue.path.length > 0 ? (typeof issue.path[0] === 'number' ? '' : '.') + formatParamPath(issue.path) : ''}`;
-    throw invalidRequest(error.message.replace(/'[^']*'|the request body/, `'${path}'`), path);
+    if (fromHistory) throw validationError(parsed.error);
+    throw nestedValidationError(parsed.error, param);
   }
   return { ...parsed.data, type } as ResponsesInputItem;
+}
+
+/** A schema error inside a part of the body, named by its full path (`input[2].content[0].text`). */
+function nestedValidationError(error: Parameters<typeof validationError>[0], prefix: string): GatewayError {
+  const relative = validationError(error);
+  const inner = relative.param;
+  const path = inner === undefined ? prefix : `${prefix}${inner.startsWith('[') ? '' : '.'}${inner}`;
+  return invalidRequest(relative.message.replace(inner === undefined ? 'the request body' : `'${inner}'`, `'${path}'`), path);
 }
 
 /**
@@ -352,11 +357,7 @@ function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools:
       continue;
     }
     const parsed = functionTool.safeParse(tool, { reportInput: true });
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const path = `tools[${index}].${formatParamPath(issue.path)}`;
-      throw invalidRequest(validationError(parsed.error).message.replace(/'[^']*'|the request body/, `'${path}'`), path);
-    }
+    if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
     const fn = parsed.data;
     const definition: ToolDefinition = { name: fn.name };
     if (fn.description != null) definition.description = fn.description;
