@@ -273,3 +273,24 @@ describe('bad input: a 400 (404 for an id) in OpenAI\'s shape naming the field, 
     expect(dropped).toEqual(expect.arrayContaining(['tools.web_search', 'prompt_cache_key']));
   });
 });
+
+describe('reasoning survives a tool loop (include: reasoning.encrypted_content)', () => {
+  // The beta family reasons out of sight (OpenAI's chat API returns no reasoning text or signature): nothing to replay.
+  it.each(['alpha-sonnet-5', 'gamma-2.5-pro', 'delta-r1'])('%s: the signed reasoning goes back to the vendor that made it', async (model) => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' }];
+    const params = { model, tools: [weatherTool], store: false, include: ['reasoning.encrypted_content' as const], reasoning: { effort: 'high' as const, summary: 'auto' as const } };
+    const first = await client.responses.stream({ ...params, input }).finalResponse();
+    const reasoning = first.output.find((item) => item.type === 'reasoning');
+    expect(reasoning, JSON.stringify(first.output)).toBeDefined();
+    expect((reasoning as { encrypted_content?: string }).encrypted_content).toMatch(/^tgr1\./);
+    const call = first.output.find((item) => item.type === 'function_call');
+    if (call?.type !== 'function_call') throw new Error('no function call');
+    // The vendors check what comes back: Anthropic the thinking signature, DeepSeek its reasoning_content.
+    const second = await client.responses.create({
+      ...params,
+      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: '21 degrees' }],
+    });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toContain('21 degrees');
+  });
+});
