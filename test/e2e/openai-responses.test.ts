@@ -294,3 +294,15 @@ describe('reasoning survives a tool loop (include: reasoning.encrypted_content)'
     expect(second.output_text).toContain('21 degrees');
   });
 });
+
+describe('POST /v1/responses/input_tokens', () => {
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: the count the same request is billed with, free', async (model) => {
+    const input = 'Count these words about toll roads, please.';
+    const counted = await client.responses.inputTokens.count({ model, input, instructions: 'be brief' });
+    expect(counted.object).toBe('response.input_tokens');
+    const before = (await usageRecords(key)).length;
+    const served = await client.responses.create({ model, input, instructions: 'be brief', store: false });
+    expect(counted.input_tokens).toBe(served.usage!.input_tokens);
+    expect((await usageRecords(key)).length).toBe(before + 1);
+  });
+});

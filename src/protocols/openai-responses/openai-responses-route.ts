@@ -60,6 +60,22 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     return reply;
   });
 
+  // `responses.inputTokens.count`: the input tokens the same request would be billed with; free, records nothing.
+  app.post('/v1/responses/input_tokens', { config: { protocol: 'openai' } }, async (request) => {
+    const body = request.body;
+    const withInput = body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { input?: unknown }).input == null ? { ...body, input: [] } : body;
+    const parsed = parseResponsesRequest(withInput);
+    const accountId = request.auth!.account.id;
+    if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
+    let history: Array<Record<string, unknown>> = [];
+    if (parsed.previous_response_id != null) {
+      if (stored === undefined) throw previousNotFound(parsed.previous_response_id);
+      history = await stored.conversation(accountId, parsed.previous_response_id);
+    }
+    const { request: canonical } = decodeResponsesRequest(parsed, history);
+    return { object: 'response.input_tokens', input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
+  });
+
   app.get('/v1/responses/:id', { config: { protocol: 'openai' } }, async (request) => {
     const { id } = request.params as { id: string };
     const query = request.query as Record<string, unknown>;
