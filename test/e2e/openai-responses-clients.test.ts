@@ -4,7 +4,8 @@
  * against the gateway on all eleven models: `responses.create`, `responses.stream` (the stream ends with
  * `data: [DONE]` after `response.completed`, and the SDK still parses it), a function-tool loop with reasoning
  * replayed through `encrypted_content`, `previous_response_id` with `inputItems.list`; and the AI SDK's
- * `generateText`, `streamText` and a tool call executed and answered in a second step.
+ * `generateText`, `streamText` and a tool call executed and answered in a second step; the OpenAI Agents SDK's
+ * `run()` with a function tool.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -40,6 +41,7 @@ interface ModelReport {
   aiGenerateText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
   aiStreamText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
   aiToolCall: Outcome<{ ran: number; steps: string[]; text: string; toolNames: string[] }>;
+  agentsRun: Outcome<{ finalOutput: string; items: string[] }>;
 }
 
 let harness: TestGateway;
@@ -53,7 +55,8 @@ beforeAll(async () => {
   // Over a hundred calls in a few seconds: the pro tier's 1,000 a minute, not the standard 100.
   const { key } = await harness.createAccountWithKey(undefined, 'pro');
   const script = join(AGENTS_PACKAGE_DIR, 'clients/openai-responses-clients.mjs');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', OPENAI_BASE_URL: harness.openaiBaseUrl, OPENAI_API_KEY: key, MODELS: MODELS.join(',') };
+  // The Agents SDK would export traces to OpenAI: off, as a user pointing it elsewhere turns it off.
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', OPENAI_AGENTS_DISABLE_TRACING: '1', OPENAI_BASE_URL: harness.openaiBaseUrl, OPENAI_API_KEY: key, MODELS: MODELS.join(',') };
   const { stdout } = await promisify(execFile)(NODE_24, [script], { env, cwd: AGENTS_PACKAGE_DIR, timeout: 480_000, maxBuffer: 64 * 1024 * 1024 });
   report = JSON.parse(stdout) as Record<string, ModelReport>;
   statuses = harness.logs
@@ -140,5 +143,12 @@ describe.each(MODELS)('openai 7 and the Vercel AI SDK on %s (Node 24)', (model) 
     expect(outcome.value!.toolNames).toEqual(['get_weather']);
     expect(outcome.value!.steps).toEqual(['tool-calls', 'stop']);
     expect(outcome.value!.text.length).toBeGreaterThan(0);
+  });
+
+  it('OpenAI Agents SDK: run() with a function tool, to a final answer that read its output', () => {
+    const outcome = report[model]!.agentsRun;
+    expect(outcome.ok, outcome.message).toBe(true);
+    expect(outcome.value!.items).toEqual(expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']));
+    expect(outcome.value!.finalOutput).toContain('Lisbon: 21 celsius');
   });
 });

@@ -1,10 +1,11 @@
 /**
- * Run by Node 24 (test/e2e/openai-responses-clients.test.ts): the newest `openai` SDK (7.x) and the Vercel AI SDK's
- * default `openai(id)` provider (which speaks the Responses API) against the gateway's `/v1/responses`, on every model
+ * Run by Node 24 (test/e2e/openai-responses-clients.test.ts): the newest `openai` SDK (7.x), the Vercel AI SDK's
+ * default `openai(id)` provider and the OpenAI Agents SDK (both speak the Responses API) against the gateway's `/v1/responses`, on every model
  * given. Prints one JSON report on stdout; the test asserts on it. Inputs: OPENAI_BASE_URL (the gateway's `/v1`),
  * OPENAI_API_KEY, MODELS (comma-separated): the AI SDK's default provider reads the first two itself, as its users set them.
  */
 import { openai } from '@ai-sdk/openai';
+import { Agent, run, tool as agentTool } from '@openai/agents';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -89,6 +90,12 @@ for (const model of models) {
       maxRetries: 0,
     });
     return { ran, steps: result.steps.map((step) => step.finishReason), text: result.text, toolNames: result.steps.flatMap((step) => step.toolCalls.map((call) => call.toolName)) };
+  });
+  entry.agentsRun = await outcome(async () => {
+    const getWeather = agentTool({ name: 'get_weather', description: 'Weather for a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `${city}: 21 celsius` });
+    const agent = new Agent({ name: 'Assistant', instructions: 'Be brief.', model, tools: [getWeather] });
+    const result = await run(agent, 'Weather in Lisbon? [[sim tool=get_weather]]');
+    return { finalOutput: result.finalOutput, items: result.newItems.map((item) => item.type) };
   });
   report[model] = entry;
 }
