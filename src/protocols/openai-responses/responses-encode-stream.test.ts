@@ -150,6 +150,8 @@ describe('ResponsesStreamEncoder', () => {
     expect(error).toMatchObject({ type: 'error', code: 'upstream_timeout', message: 'The model provider did not answer in time.', param: null });
     expect(failed!.type).toBe('response.failed');
     expect(failed!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' }, usage: null });
+    // One terminal event: nothing after the failure.
+    expect(encoder.encode({ type: 'text-delta', blockId: 't', text: 'x' }) + encoder.finish(USAGE)).toBe('');
   });
 
   it('the non-stream body is the fold of the same events', async () => {

@@ -50,6 +50,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private sequence = 0;
   private started = false;
   private finishReason: FinishReason | null = null;
+  /** A terminal event went out (`response.failed`): nothing follows it. */
+  private ended = false;
   /** The response as the store keeps it, once the terminal event went out. */
   stored: Record<string, unknown> | undefined;
 
@@ -60,6 +62,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   ) {}
 
   encode(event: CanonicalEvent): string {
+    if (this.ended) return '';
     let out = this.start();
     switch (event.type) {
       case 'text-start':
@@ -138,7 +141,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   /** Before the terminal event: the final response handed to the store (awaited by the exchange). */
   async beforeFinish(usage: CanonicalUsage, costNano?: bigint): Promise<void> {
-    if (this.onFinal === undefined) return;
+    if (this.onFinal === undefined || this.ended) return;
     // Closing is idempotent: `finish` finds the items closed and writes only what is left.
     this.pendingClose = this.closeAll();
     this.stored = this.final(usage, costNano, true);
@@ -149,6 +152,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private pendingClose = '';
 
   finish(usage: CanonicalUsage, costNano?: bigint): string {
+    if (this.ended) return '';
+    this.ended = true;
     let out = this.start() + this.pendingClose + this.closeAll();
     this.pendingClose = '';
     const { status } = statusOf(this.finishReason);
@@ -159,6 +164,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   /** A failure after the headers went out: an `error` event, then `response.failed` (both SDKs and Codex read it). */
   error(error: GatewayError): string {
+    if (this.ended) return '';
+    this.ended = true;
     let out = this.start();
     const body = encodeResponsesError(error).error;
     out += this.emit('error', { code: body.code, message: body.message, param: body.param });
