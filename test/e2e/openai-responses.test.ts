@@ -306,3 +306,29 @@ describe('POST /v1/responses/input_tokens', () => {
     expect((await usageRecords(key)).length).toBe(before + 1);
   });
 });
+
+describe('stored responses on PostgreSQL', () => {
+  let postgres: TestGateway;
+  let pgClient: OpenAI;
+
+  beforeAll(async () => {
+    postgres = await startTestGateway({ postgres: true });
+    const { key: pgKey } = await postgres.createAccountWithKey();
+    pgClient = new OpenAI({ apiKey: pgKey, baseURL: postgres.openaiBaseUrl, maxRetries: 0 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await postgres?.close();
+  });
+
+  it('stores, continues, lists and deletes through the same route', async () => {
+    const first = await pgClient.responses.stream({ model: 'alpha-haiku-4-5', input: 'Remember the word turnpike.' }).finalResponse();
+    const second = await pgClient.responses.create({ model: 'gamma-3.5-flash', input: 'Which word?', previous_response_id: first.id });
+    expect((await pgClient.responses.retrieve(second.id)).output_text).toBe(second.output_text);
+    const items = await pgClient.responses.inputItems.list(second.id, { order: 'asc' });
+    expect(items.data.map((item) => (item as { role?: string }).role)).toEqual(['user', 'assistant', 'user']);
+    await pgClient.responses.delete(second.id);
+    await expect(pgClient.responses.retrieve(second.id)).rejects.toMatchObject({ status: 404 });
+    expect((await pgClient.responses.retrieve(first.id)).id).toBe(first.id);
+  });
+});
