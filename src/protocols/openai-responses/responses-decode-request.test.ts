@@ -131,6 +131,11 @@ describe('decodeResponsesRequest', () => {
     expect(droppedParameters).not.toContain('include.reasoning.encrypted_content');
   });
 
+  it('reports an unknown field by a name a header can carry', () => {
+    const { droppedParameters } = decode({ input: 'hi', 'bad\r\nname': 1, ['k'.repeat(500)]: 2 });
+    expect(droppedParameters).toEqual(['bad%0D%0Aname', `${'k'.repeat(100)}...`]);
+  });
+
   it('json schema output, reasoning effort and summary', () => {
     const { request, options } = decode({
       input: 'hi',

@@ -136,11 +136,11 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   if (user != null) request.user = user;
 
   for (const [field, value] of Object.entries(input)) {
-    if (!HANDLED_FIELDS.has(field) && value !== undefined && value !== null) dropped.push(field);
+    if (!HANDLED_FIELDS.has(field) && value !== undefined && value !== null) dropped.push(headerSafeName(field));
   }
   if (input.text?.verbosity != null) dropped.push('text.verbosity');
   if (input.truncation === 'auto') dropped.push('truncation');
-  for (const value of input.include ?? []) if (value !== 'reasoning.encrypted_content') dropped.push(`include.${value}`);
+  for (const value of input.include ?? []) if (value !== 'reasoning.encrypted_content') dropped.push(headerSafeName(`include.${value}`));
 
   const summary = input.reasoning?.summary ?? input.reasoning?.generate_summary ?? null;
   const store = input.store !== false;
@@ -172,6 +172,15 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
     inputItems: ownItems,
     droppedParameters: [...new Set(dropped)],
   };
+}
+
+/**
+ * A name the client chose, fit for the `x-tollgate-dropped-params` header: plain names as they are, anything else
+ * (control characters, commas, non-ASCII) percent-encoded, and bounded so a hostile name cannot bloat the header.
+ */
+function headerSafeName(name: string): string {
+  const safe = /^[A-Za-z0-9_.\-[\]]+$/.test(name) ? name : encodeURIComponent(name);
+  return safe.length > 100 ? `${safe.slice(0, 100)}...` : safe;
 }
 
 /** `input` as items: a string is one user message; every item gets an id so `input_items` can page by it. */
@@ -353,7 +362,7 @@ function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools:
   const toolNames = new Set<string>();
   for (const [index, tool] of (input.tools ?? []).entries()) {
     if (tool.type !== 'function') {
-      dropped.push(`tools.${tool.type}`);
+      dropped.push(headerSafeName(`tools.${tool.type}`));
       continue;
     }
     const parsed = functionTool.safeParse(tool, { reportInput: true });
