@@ -32,9 +32,12 @@ export function statusOf(reason: FinishReason | null): { status: ResponseStatus;
 
 export function encodeResponsesUsage(usage: CanonicalUsage, costNano?: bigint): Record<string, unknown> {
   const input = totalInputTokens(usage);
+  // `cache_write_tokens` (openai 7.57) only when there were some, as on the chat route.
+  const inputDetails: Record<string, number> = { cached_tokens: usage.cacheReadTokens };
+  if (usage.cacheWriteTokens > 0) inputDetails.cache_write_tokens = usage.cacheWriteTokens;
   const encoded: Record<string, unknown> = {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.cacheReadTokens },
+    input_tokens_details: inputDetails,
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
     total_tokens: input + usage.outputTokens,
