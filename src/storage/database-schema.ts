@@ -64,6 +64,8 @@ export interface UsageRecordsTable {
   cost_nano: MoneyColumn;
   free_tokens: ColumnType<number, number | undefined, number>;
   unbilled_nano: MoneyColumn;
+  /** The client route the request came in on (migration 0005); null for older rows. */
+  route: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ReservationsTable {

@@ -91,6 +91,8 @@ export interface UsageRecord {
   freeTokens: number;
   /** Cost the balance could not cover (the vendor's count exceeded the reservation's estimate). */
   unbilledNano: bigint;
+  /** The client route the request came in on (`/v1/responses`, …); absent on rows settled before it was kept. */
+  route?: string;
 }
 
 export class DuplicateEmailError extends Error {

@@ -35,7 +35,7 @@ const weatherTool = {
 };
 
 interface UsagePage {
-  data: Array<{ request_id: string; model: string; status: string; cost_nano_usd?: string }>;
+  data: Array<{ request_id: string; model: string; status: string; cost_nano_usd?: string; route: string | null }>;
 }
 
 async function usageRecords(apiKey: string): Promise<UsagePage['data']> {
@@ -224,6 +224,7 @@ describe('length stops and failures', () => {
     const records = await usageRecords(key);
     expect(records.length).toBe(before + 1);
     expect(records[0]!.status).toBe('upstream_error');
+    expect(records[0]!.route).toBe('/v1/responses');
   });
 });
 
@@ -303,7 +304,10 @@ describe('POST /v1/responses/input_tokens', () => {
     const before = (await usageRecords(key)).length;
     const served = await client.responses.create({ model, input, instructions: 'be brief', store: false });
     expect(counted.input_tokens).toBe(served.usage!.input_tokens);
-    expect((await usageRecords(key)).length).toBe(before + 1);
+    const records = await usageRecords(key);
+    expect(records.length).toBe(before + 1);
+    // One record for the served request, naming its route and model; the count made none.
+    expect(records[0]).toMatchObject({ route: '/v1/responses', model, status: 'ok' });
   });
 });
 

@@ -34,7 +34,7 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     const canonical = decoded.request;
 
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
+    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/responses' });
     const context: ResponsesContext = {
       id: `resp_${request.id.slice('req_'.length)}`,
       model: exchange.model.id,

@@ -5,6 +5,9 @@ import type { Kysely } from 'kysely';
  * `GET /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` read. One row per response, owned by an
  * account; the bodies are JSON text, bounded in size by the route before they are written. Rows expire after
  * RESPONSES_RETENTION_DAYS (the retention job deletes by `created_at`). One definition for both dialects.
+ *
+ * And the client route each usage record was served on (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`),
+ * now that one account's requests come in three protocols; null for rows settled before this migration.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -19,8 +22,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // Retention deletes by age.
   await db.schema.createIndex('stored_responses_created_at_idx').on('stored_responses').column('created_at').execute();
+  await db.schema.alterTable('usage_records').addColumn('route', 'text').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('usage_records').dropColumn('route').execute();
   await db.schema.dropTable('stored_responses').execute();
 }
