@@ -34,6 +34,8 @@ import type { UsageRepository } from './storage/types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
+import { registerOpenAIResponsesRoutes } from './protocols/openai-responses/openai-responses-route.js';
+import type { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 
 export interface AppDependencies {
   catalog: ModelCatalog;
@@ -68,6 +70,8 @@ export interface AppDependencies {
   requestTimeoutMs?: number;
   headersTimeoutMs?: number;
   maxHeaderBytes?: number;
+  /** Where `POST /v1/responses` keeps responses (`store`); without it nothing is kept. */
+  storedResponses?: StoredResponses;
   /** Directory of the built dashboard SPA (default: dist/web; a short 'not built' page when missing). */
   webRoot?: string;
 }
@@ -175,6 +179,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
+    registerOpenAIResponsesRoutes(api, deps.pipeline, deps.storedResponses);
   });
   // The dashboard SPA at `/` (index.html for client-side routes; /v1, /api and the probes keep their JSON 404s).
   registerWebApp(app, { root: deps.webRoot });

@@ -25,6 +25,7 @@ import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
+import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
 
 export interface GatewayOptions {
@@ -143,6 +144,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
+      storedResponses: new StoredResponses({ repository: storage.responses, retentionDays: config.responsesRetentionDays, now }),
       dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers }),
       trustProxy: config.trustProxy,
       metrics,
@@ -173,6 +175,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const address = await app.listen({ port: config.port, host: config.host });
     const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
+    const responsesRetention = startUsageRetention(storage.responses, logger, { retentionDays: config.responsesRetentionDays, now, what: 'stored responses' });
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
@@ -188,6 +191,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       async close(closeOptions = {}) {
         sweeper.stop();
         retention.stop();
+        responsesRetention.stop();
         await drainAndClose(app, shutdown, {
           graceMs: closeOptions.graceMs ?? config.shutdownGraceMs,
           log: (message, details) => logger.info(details, message),

@@ -30,6 +30,8 @@ export interface SettlementInput {
   stream: boolean;
   startedAt: number;
   rawUsage: unknown;
+  /** The client route the request came in on, kept in its usage record. */
+  route?: string;
   /** The request's hold, when it was admitted here: its free tokens let storage price before claiming it. */
   reservation?: Reservation;
 }
@@ -277,6 +279,7 @@ export class BillingService {
       costNano: 0n,
       freeTokens: 0,
       unbilledNano: 0n,
+      ...(input.route === undefined ? {} : { route: input.route }),
     };
   }
 

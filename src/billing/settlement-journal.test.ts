@@ -10,7 +10,7 @@ function entry(requestId: string): JournalEntry {
     usage: {
       requestId, accountId: 'acct_1', apiKeyId: 'key_1', model: 'beta-5.4', family: 'beta', inputTokens: 10, cacheReadTokens: 2,
       cacheWriteTokens: 0, outputTokens: 7, reasoningTokens: 0, status: 'ok', stream: true, latencyMs: 42, createdAt: 1_700_000_000_000,
-      rawUsage: '{"prompt_tokens":12}', costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+      rawUsage: '{"prompt_tokens":12}', costNano: 0n, freeTokens: 0, unbilledNano: 0n, route: '/v1/responses',
     },
     prices: { input: 2_500n, output: 15_000n, cacheRead: 250n, cacheWrite: 2_500n },
     heldFreeTokens: 5,

@@ -10,12 +10,17 @@ const RUN_INTERVAL_MS = 60 * 60_000;
 /** The first run waits a little, so a starting fleet does not delete at the same moment it migrates. */
 const FIRST_RUN_DELAY_MS = 60_000;
 
+/** What a retention pass deletes from: usage rows, or stored Responses (same batch contract). */
+export type RetainedRows = Pick<UsageRepository, 'deleteRecordedBefore'>;
+
 export interface UsageRetentionOptions {
   /** Days per-request usage rows are kept; 0 keeps them forever (the job does not run). */
   retentionDays: number;
   now: () => number;
   batchSize?: number;
   maxBatchesPerRun?: number;
+  /** What the rows are, for the log line (default: usage records). */
+  what?: string;
 }
 
 /**
@@ -24,7 +29,7 @@ export interface UsageRetentionOptions {
  * Safe on every instance at once: each batch deletes whatever old rows still exist; a row already deleted by
  * another instance is simply not counted again.
  */
-export async function purgeExpiredUsage(usage: UsageRepository, options: UsageRetentionOptions): Promise<number> {
+export async function purgeExpiredUsage(usage: RetainedRows, options: UsageRetentionOptions): Promise<number> {
   if (options.retentionDays <= 0) return 0;
   const cutoff = options.now() - options.retentionDays * MS_PER_DAY;
   const batchSize = options.batchSize ?? BATCH_SIZE;
@@ -39,7 +44,7 @@ export async function purgeExpiredUsage(usage: UsageRepository, options: UsageRe
 }
 
 /** Runs `purgeExpiredUsage` shortly after start and then hourly, never two passes at once in one process. */
-export function startUsageRetention(usage: UsageRepository, logger: Logger, options: UsageRetentionOptions): { stop(): void } {
+export function startUsageRetention(usage: RetainedRows, logger: Logger, options: UsageRetentionOptions): { stop(): void } {
   if (options.retentionDays <= 0) return { stop: () => {} };
   let running = false;
   const run = () => {
@@ -47,7 +52,7 @@ export function startUsageRetention(usage: UsageRepository, logger: Logger, opti
     running = true;
     purgeExpiredUsage(usage, options)
       .then((deleted) => {
-        if (deleted > 0) logger.info({ deleted, retentionDays: options.retentionDays }, 'deleted usage records past retention');
+        if (deleted > 0) logger.info({ deleted, retentionDays: options.retentionDays }, `deleted ${options.what ?? 'usage records'} past retention`);
       })
       .catch((error: unknown) => logger.error({ err: error }, 'usage retention pass failed'))
       .finally(() => {

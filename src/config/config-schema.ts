@@ -122,6 +122,8 @@ export const configSchema = z
     shortTimersForTests: z.boolean().default(false),
     /** Days per-request usage rows are kept (GET /v1/usage/requests); daily totals are kept forever. 0 keeps rows forever. */
     usageRetentionDays: z.number().int().min(0).default(90),
+    /** Days stored Responses (`POST /v1/responses` with `store`) are kept; 0 keeps them forever. */
+    responsesRetentionDays: z.number().int().min(0).default(30),
     /** Dashboard registrations per client IP in a rolling 15 minutes; 0 turns the limit off. */
     registrationsPerIp: z.number().int().min(0).default(5),
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */

@@ -41,6 +41,7 @@ export interface Config {
   sweepIntervalMs: number;
   /** 0 keeps per-request usage rows forever. */
   usageRetentionDays: number;
+  responsesRetentionDays: number;
   /** Dashboard registrations per client IP per 15 minutes; 0: no limit. */
   registrationsPerIp: number;
   tiers: Tiers;
@@ -115,6 +116,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.SWEEP_INTERVAL_MS !== undefined) values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
   if (env.TOLLGATE_SHORT_TIMERS !== undefined) values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
   if (env.USAGE_RETENTION_DAYS !== undefined) values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
+  if (env.RESPONSES_RETENTION_DAYS !== undefined) values.responsesRetentionDays = integerFrom('RESPONSES_RETENTION_DAYS', env.RESPONSES_RETENTION_DAYS);
   if (env.REGISTRATIONS_PER_IP !== undefined) values.registrationsPerIp = integerFrom('REGISTRATIONS_PER_IP', env.REGISTRATIONS_PER_IP);
   if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '') values.stripeSecretKey = env.STRIPE_SECRET_KEY;
   if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '') values.stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET;
@@ -184,6 +186,7 @@ const SETTING_NAMES: Record<string, string> = {
   sweepIntervalMs: 'SWEEP_INTERVAL_MS',
   shortTimersForTests: 'TOLLGATE_SHORT_TIMERS',
   usageRetentionDays: 'USAGE_RETENTION_DAYS',
+  responsesRetentionDays: 'RESPONSES_RETENTION_DAYS',
   registrationsPerIp: 'REGISTRATIONS_PER_IP',
   stripeSecretKey: 'STRIPE_SECRET_KEY',
   stripeWebhookSecret: 'STRIPE_WEBHOOK_SECRET',
@@ -262,6 +265,7 @@ function finalize(parsed: ParsedConfig): Config {
     reservationTtlMs: parsed.reservationTtlMs,
     sweepIntervalMs: parsed.sweepIntervalMs,
     usageRetentionDays: parsed.usageRetentionDays,
+    responsesRetentionDays: parsed.responsesRetentionDays,
     registrationsPerIp: parsed.registrationsPerIp,
     rateLimitFailOpen: parsed.rateLimitFailOpen,
     tiers: parsed.tiers,

@@ -154,5 +154,7 @@ function presentUsageRecord(record: UsageRecord) {
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,
+    // The client route the request came in on; null for records settled before the gateway kept it.
+    route: record.route ?? null,
   };
 }

@@ -39,6 +39,8 @@ export interface ChatInput {
   requestId: string;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
+  /** The client route (`/v1/responses`, …), named in the usage record. */
+  route?: string;
 }
 
 export interface ChatExchange {
@@ -301,6 +303,7 @@ export class ChatPipeline {
         startedAt,
         rawUsage,
         reservation,
+        ...(input.route === undefined ? {} : { route: input.route }),
       });
       if (result.settled) {
         const tokens = { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens };

@@ -64,6 +64,8 @@ export interface UsageRecordsTable {
   cost_nano: MoneyColumn;
   free_tokens: ColumnType<number, number | undefined, number>;
   unbilled_nano: MoneyColumn;
+  /** The client route the request came in on (migration 0005); null for older rows. */
+  route: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ReservationsTable {
@@ -129,6 +131,15 @@ export interface UsageDailyTable {
   cost_nano: MoneyColumn;
 }
 
+/** Stored Responses (migration 0005). */
+export interface StoredResponsesTable {
+  id: string;
+  account_id: string;
+  created_at: number;
+  response: string;
+  input_items: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -139,6 +150,7 @@ export interface Database {
   reservations: ReservationsTable;
   ledger_entries: LedgerEntriesTable;
   redemption_codes: RedemptionCodesTable;
+  stored_responses: StoredResponsesTable;
 }
 
 /**

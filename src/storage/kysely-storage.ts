@@ -5,6 +5,7 @@ import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import type { Storage } from './types.js';
+import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
 
 /** What a dialect contributes; everything else (all the queries) is shared. */
@@ -26,6 +27,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     billing: createBillingRepository(db, parts.dialect),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
+    responses: createStoredResponseRepository(db),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

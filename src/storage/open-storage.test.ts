@@ -84,7 +84,7 @@ describe('openStorage', () => {
         [schema],
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual([
-        'accounts', 'api_keys', 'ledger_entries', 'login_failures', 'redemption_codes', 'reservations', 'sessions', 'tollgate_migrations',
+        'accounts', 'api_keys', 'ledger_entries', 'login_failures', 'redemption_codes', 'reservations', 'sessions', 'stored_responses', 'tollgate_migrations',
         'tollgate_migrations_lock', 'usage_daily', 'usage_records',
       ]);
       const globalInt8 = await client.query<{ value: unknown }>('select 9007199254740993::int8 as value');

@@ -6,6 +6,7 @@
 
 import type { BillingRepository } from './billing-types.js';
 import type { LoginFailureRepository, SessionRepository } from './session-types.js';
+import type { StoredResponseRepository } from './stored-response-types.js';
 
 export type AccountRole = 'user' | 'admin';
 
@@ -90,6 +91,8 @@ export interface UsageRecord {
   freeTokens: number;
   /** Cost the balance could not cover (the vendor's count exceeded the reservation's estimate). */
   unbilledNano: bigint;
+  /** The client route the request came in on (`/v1/responses`, …); absent on rows settled before it was kept. */
+  route?: string;
 }
 
 /**
@@ -198,6 +201,8 @@ export interface Storage {
   readonly billing: BillingRepository;
   readonly sessions: SessionRepository;
   readonly loginFailures: LoginFailureRepository;
+  /** Stored Responses of `POST /v1/responses`. */
+  readonly responses: StoredResponseRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */

@@ -14,6 +14,9 @@ import {
   OPENAI_SPECIAL_PATHS,
   OPENAI_TEMPLATE,
   rawRequestHead,
+  RESPONSES_PATHS,
+  RESPONSES_SPECIAL_PATHS,
+  RESPONSES_TEMPLATE,
   type FuzzBody,
 } from '../helpers/fuzz-generators.js';
 import { rawExchange } from '../helpers/raw-http.js';
@@ -135,10 +138,22 @@ describe('fuzzing the model endpoints', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('POST /v1/responses: hostile bodies and headers get a 4xx in the OpenAI shape and change nothing', async () => {
+    const before = await snapshot();
+    await fc.assert(
+      fc.asyncProperty(hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS), hostileHeaders({ authorization: `Bearer ${apiKey}` }), async (body, headers) => {
+        await expectRefused('openai', await send('/v1/responses', headers, body), body.kind);
+      }),
+      runOptions(7),
+    );
+    expect(await snapshot()).toEqual(before);
+  });
+
   it('a funded account: whatever the body, never a 5xx, errors in the caller’s shape, the ledger stays balanced', async () => {
     const endpoint = fc.oneof(
       hostileBody(OPENAI_TEMPLATE, OPENAI_PATHS, OPENAI_SPECIAL_PATHS).map((body) => ({ path: '/v1/chat/completions', shape: 'openai' as const, body })),
       hostileBody(ANTHROPIC_TEMPLATE, ANTHROPIC_PATHS, ANTHROPIC_SPECIAL_PATHS).map((body) => ({ path: '/v1/messages', shape: 'anthropic' as const, body })),
+      hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS).map((body) => ({ path: '/v1/responses', shape: 'openai' as const, body })),
     );
     await fc.assert(
       fc.asyncProperty(endpoint, async ({ path, shape, body }) => {

@@ -141,6 +141,26 @@ export const OPENAI_SPECIAL_PATHS = {
   textPaths: [['messages', 0, 'content'], ['tools', 0, 'function', 'description'], ['user']],
 };
 
+export const RESPONSES_TEMPLATE = {
+  model: 'gamma-2.5-pro', max_output_tokens: 16, stream: false, instructions: 'be brief',
+  input: [
+    { role: 'user', content: [{ type: 'input_text', text: 'hello' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' },
+    { type: 'function_call_output', call_id: 'call_1', output: 'cold' },
+  ],
+  tools: [{ type: 'function', name: 'weather', parameters: PARAMETERS }],
+};
+export const RESPONSES_PATHS = [
+  ['model'], ['input'], ['input', 0], ['input', 0, 'role'], ['input', 0, 'content'], ['input', 0, 'content', 0, 'type'], ['input', 1],
+  ['input', 1, 'call_id'], ['input', 1, 'arguments'], ['input', 2, 'call_id'], ['input', 2, 'output'], ['instructions'],
+  ['max_output_tokens'], ['stream'], ['tools'], ['tools', 0, 'type'], ['tools', 0, 'parameters'], ['tool_choice'], ['text'],
+  ['reasoning'], ['include'], ['store'], ['previous_response_id'], ['metadata'], ['vendor_extension'],
+] as const;
+export const RESPONSES_SPECIAL_PATHS = {
+  freeFormPaths: [['tools', 0, 'parameters', 'properties', 'city'], ['vendor_extension']],
+  textPaths: [['input', 0, 'content', 0, 'text'], ['instructions'], ['input', 2, 'output']],
+};
+
 export const ANTHROPIC_TEMPLATE = {
   model: 'alpha-sonnet-5', max_tokens: 16, stream: false, messages: [{ role: 'user', content: 'hello' }],
   tools: [{ name: 'weather', input_schema: PARAMETERS }],

@@ -21,7 +21,7 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
   app.post('/v1/messages', { config: { protocol: 'anthropic', rateLimited: true } }, async (request, reply) => {
     const canonical = decodeAnthropicMessagesRequest(request.body, requestFlags(request));
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
+    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/messages' });
     const context: AnthropicResponseContext = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);

@@ -11,7 +11,7 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
   app.post('/v1/chat/completions', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const { request: canonical, includeUsage } = decodeOpenAIChatRequest(request.body);
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
+    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/chat/completions' });
     const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);

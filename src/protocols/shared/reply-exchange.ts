@@ -15,6 +15,11 @@ export interface StreamEncoder {
   finish(usage: CanonicalUsage, costNano?: bigint): string;
   /** A failure after the headers went out, in the protocol's in-stream error form. */
   error(error: GatewayError): string;
+  /**
+   * Work that must be done before the closing frames go out (the Responses route stores the response, so a client
+   * that reads it right after the last event finds it). Optional.
+   */
+  beforeFinish?(usage: CanonicalUsage, costNano?: bigint): Promise<void>;
 }
 
 /**
@@ -113,7 +118,9 @@ export async function streamExchange(
       // it runs in this same tick (SQLite answers synchronously): send the output now, not after the ledger write.
       if (event.type === 'finish' || event.type === 'usage') uncork();
     }
-    await writeToClient(raw, encoder.finish(usage, settledCharge(exchange)));
+    const charge = settledCharge(exchange);
+    if (encoder.beforeFinish !== undefined) await encoder.beforeFinish(usage, charge);
+    await writeToClient(raw, encoder.finish(usage, charge));
   } catch (error) {
     await writeToClient(raw, encoder.error(error instanceof GatewayError ? error : toGatewayError(error)));
   } finally {

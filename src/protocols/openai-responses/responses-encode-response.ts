@@ -1,0 +1,164 @@
+import type { CanonicalResponse } from '../../canonical/accumulate.js';
+import type { FinishReason } from '../../canonical/events.js';
+import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
+import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
+import { costFields } from '../shared/cost-fields.js';
+import type { ResponsesOptions } from './responses-decode-request.js';
+import { encodeReasoningBlob } from './responses-reasoning-blob.js';
+
+export interface ResponsesContext {
+  /** `resp_…`: the id the client sees and the store keys on. */
+  id: string;
+  /** The public model id that answered. */
+  model: string;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Which vendor answered: reasoning blobs are tagged with it. */
+  vendor: VendorName;
+  options: ResponsesOptions;
+}
+
+/** An output item as the wire carries it (`ResponseOutputItem` of the SDK). */
+export type ResponsesOutputItem = Record<string, unknown> & { type: string; id: string };
+
+export type ResponseStatus = 'completed' | 'incomplete' | 'failed' | 'in_progress';
+
+/** Length and content-filter stops end a response `incomplete`; every other stop (tool calls too) `completed`. */
+export function statusOf(reason: FinishReason | null): { status: ResponseStatus; incompleteDetails: { reason: string } | null } {
+  if (reason === 'length') return { status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' } };
+  if (reason === 'content-filter') return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' } };
+  return { status: 'completed', incompleteDetails: null };
+}
+
+export function encodeResponsesUsage(usage: CanonicalUsage, costNano?: bigint): Record<string, unknown> {
+  const input = totalInputTokens(usage);
+  // `cache_write_tokens` (openai 7.57) only when there were some, as on the chat route.
+  const inputDetails: Record<string, number> = { cached_tokens: usage.cacheReadTokens };
+  if (usage.cacheWriteTokens > 0) inputDetails.cache_write_tokens = usage.cacheWriteTokens;
+  const encoded: Record<string, unknown> = {
+    input_tokens: input,
+    input_tokens_details: inputDetails,
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: input + usage.outputTokens,
+  };
+  return costNano === undefined ? encoded : { ...encoded, ...costFields(costNano) };
+}
+
+/** A reasoning item with its blob (always kept in the store; shown to the client only when `include` asks). */
+export function reasoningItem(id: string, block: ReasoningBlock, vendor: VendorName, showSummary: boolean): ResponsesOutputItem {
+  return {
+    type: 'reasoning',
+    id,
+    summary: showSummary && block.text !== '' ? [{ type: 'summary_text', text: block.text }] : [],
+    encrypted_content: encodeReasoningBlob(vendor, block),
+  };
+}
+
+export function messageItem(id: string, text: string, status: string): ResponsesOutputItem {
+  return { type: 'message', id, role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+}
+
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): ResponsesOutputItem {
+  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+}
+
+/** The canonical reply's blocks as output items, in order; consecutive text blocks make one message. */
+export function outputItems(response: CanonicalResponse, context: ResponsesContext): ResponsesOutputItem[] {
+  const items: ResponsesOutputItem[] = [];
+  const itemId = (prefix: string) => `${prefix}_${context.id.slice('resp_'.length)}_${items.length}`;
+  let message: ResponsesOutputItem | undefined;
+  for (const block of response.content) {
+    if (block.type === 'text') {
+      if (block.text === '') continue;
+      if (message === undefined) {
+        message = messageItem(itemId('msg'), '', 'completed');
+        items.push(message);
+      }
+      (message.content as Array<{ text: string }>)[0]!.text += block.text;
+      continue;
+    }
+    message = undefined;
+    if (block.type === 'reasoning') {
+      if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
+      items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
+    } else {
+      items.push(functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed'));
+    }
+  }
+  return items;
+}
+
+/** Items as the client sees them: reasoning blobs only when `include` has `reasoning.encrypted_content`. */
+export function presentItems(items: readonly ResponsesOutputItem[], includeEncryptedReasoning: boolean): ResponsesOutputItem[] {
+  if (includeEncryptedReasoning) return items as ResponsesOutputItem[];
+  return items.map((item) => {
+    if (item.type !== 'reasoning') return item;
+    const { encrypted_content: _blob, ...rest } = item;
+    return rest as ResponsesOutputItem;
+  });
+}
+
+export interface ResponseObjectParts {
+  status: ResponseStatus;
+  incompleteDetails: { reason: string } | null;
+  error: { code: string; message: string } | null;
+  output: ResponsesOutputItem[];
+  usage: Record<string, unknown> | null;
+}
+
+/** The `response` object (openai-responses.md §4): the request's echo around the output. */
+export function responseObject(context: ResponsesContext, parts: ResponseObjectParts): Record<string, unknown> {
+  const echo = context.options.echo;
+  const outputText = parts.output
+    .filter((item) => item.type === 'message')
+    .flatMap((item) => item.content as Array<{ type: string; text?: string }>)
+    .map((part) => (part.type === 'output_text' ? (part.text ?? '') : ''))
+    .join('');
+  return {
+    id: context.id,
+    object: 'response',
+    created_at: context.createdAt,
+    status: parts.status,
+    ...(parts.status === 'completed' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
+    background: false,
+    error: parts.error,
+    incomplete_details: parts.incompleteDetails,
+    instructions: echo.instructions,
+    max_output_tokens: echo.max_output_tokens,
+    max_tool_calls: null,
+    model: context.model,
+    output: parts.output,
+    output_text: outputText,
+    parallel_tool_calls: echo.parallel_tool_calls,
+    previous_response_id: echo.previous_response_id,
+    prompt_cache_key: echo.prompt_cache_key,
+    reasoning: echo.reasoning,
+    service_tier: 'default',
+    store: echo.store,
+    temperature: echo.temperature,
+    text: echo.text,
+    tool_choice: echo.tool_choice,
+    tools: echo.tools,
+    top_p: echo.top_p,
+    truncation: echo.truncation,
+    usage: parts.usage,
+    user: echo.user,
+    metadata: echo.metadata,
+  };
+}
+
+/** A whole canonical reply as a `response` object, plus the full items (with blobs) a store keeps. */
+export function encodeResponsesResponse(
+  response: CanonicalResponse,
+  context: ResponsesContext,
+  costNano?: bigint,
+): { body: Record<string, unknown>; stored: Record<string, unknown> } {
+  const items = outputItems(response, context);
+  const { status, incompleteDetails } = statusOf(response.finishReason);
+  const parts = { status, incompleteDetails, error: null, usage: encodeResponsesUsage(response.usage, costNano) };
+  return {
+    body: responseObject(context, { ...parts, output: presentItems(items, context.options.includeEncryptedReasoning) }),
+    stored: responseObject(context, { ...parts, output: items }),
+  };
+}

@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import { ResponseAccumulator } from '../../canonical/accumulate.js';
+import { decodeResponsesRequest, parseResponsesRequest } from './responses-decode-request.js';
+import { encodeResponsesResponse, type ResponsesContext } from './responses-encode-response.js';
+import { ResponsesStreamEncoder } from './responses-encode-stream.js';
+
+const USAGE = { inputTokens: 10, cacheReadTokens: 4, cacheWriteTokens: 0, outputTokens: 7, reasoningTokens: 3 };
+
+function context(body: Record<string, unknown> = {}): ResponsesContext {
+  const { options } = decodeResponsesRequest(parseResponsesRequest({ model: 'alpha-sonnet-5', input: 'hi', ...body }));
+  return { id: 'resp_00ab', model: 'alpha-sonnet-5', createdAt: 99, vendor: 'anthropic', options };
+}
+
+const EVENTS: CanonicalEvent[] = [
+  { type: 'response-start', id: 'up', model: 'claude', created: 5 },
+  { type: 'reasoning-start', blockId: 'r' },
+  { type: 'reasoning-delta', blockId: 'r', text: 'hmm' },
+  { type: 'reasoning-signature', blockId: 'r', signature: 'sig' },
+  { type: 'reasoning-end', blockId: 'r' },
+  { type: 'text-start', blockId: 't' },
+  { type: 'text-delta', blockId: 't', text: 'Hi ' },
+  { type: 'text-delta', blockId: 't', text: 'there' },
+  { type: 'text-end', blockId: 't' },
+  { type: 'tool-call-start', blockId: 'c1', id: 'toolu_1', name: 'lookup' },
+  { type: 'tool-call-start', blockId: 'c2', id: 'toolu_2', name: 'lookup' },
+  { type: 'tool-call-delta', blockId: 'c1', argumentsDelta: '{"q":1}' },
+  { type: 'tool-call-delta', blockId: 'c2', argumentsDelta: '{"q":2}' },
+  { type: 'tool-call-end', blockId: 'c1' },
+  { type: 'tool-call-end', blockId: 'c2' },
+  { type: 'text-start', blockId: 'empty' },
+  { type: 'text-end', blockId: 'empty' },
+  { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' },
+  { type: 'usage', usage: USAGE },
+];
+
+type Event = { type: string; sequence_number: number; [key: string]: any };
+
+function parse(text: string): Array<Event | '[DONE]'> {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((frame) => {
+      const data = frame.slice(frame.indexOf('data: ') + 6);
+      if (data === '[DONE]') return '[DONE]';
+      const event = JSON.parse(data) as Event;
+      expect(frame.startsWith(`event: ${event.type}\n`)).toBe(true);
+      return event;
+    });
+}
+
+async function run(encoder: ResponsesStreamEncoder, events: CanonicalEvent[], finishReason?: CanonicalEvent): Promise<Array<Event | '[DONE]'>> {
+  let text = events.map((event) => encoder.encode(event)).join('');
+  if (finishReason !== undefined) text += encoder.encode(finishReason);
+  await encoder.beforeFinish(USAGE, 1234n);
+  return parse(text + encoder.finish(USAGE, 1234n));
+}
+
+describe('ResponsesStreamEncoder', () => {
+  it('writes the documented sequence: created, in_progress, items in output order, completed, [DONE]', async () => {
+    const frames = await run(new ResponsesStreamEncoder(context({ reasoning: { summary: 'auto' }, include: ['reasoning.encrypted_content'] })), EVENTS);
+    expect(frames.at(-1)).toBe('[DONE]');
+    const events = frames.slice(0, -1) as Event[];
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const completed = events.at(-1)!.response;
+    expect(completed.status).toBe('completed');
+    expect(completed.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'function_call']);
+    expect(completed.output[0].summary).toEqual([{ type: 'summary_text', text: 'hmm' }]);
+    expect(completed.output[0].encrypted_content).toMatch(/^tgr1\./);
+    expect(completed.output[1].content[0].text).toBe('Hi there');
+    expect(completed.output[2]).toMatchObject({ call_id: 'toolu_1', arguments: '{"q":1}', status: 'completed' });
+    expect(completed.output[3]).toMatchObject({ call_id: 'toolu_2', arguments: '{"q":2}' });
+    expect(completed.output.map((item: { id: string }) => item.id)).toEqual(['rs_00ab_0', 'msg_00ab_1', 'fc_00ab_2', 'fc_00ab_3']);
+    expect(completed.usage).toEqual({
+      input_tokens: 14,
+      input_tokens_details: { cached_tokens: 4 },
+      output_tokens: 7,
+      output_tokens_details: { reasoning_tokens: 3 },
+      total_tokens: 21,
+      cost: '0.000001234',
+      cost_nano_usd: '1234',
+    });
+    // Dense output indexes in opening order.
+    const added = events.filter((event) => event.type === 'response.output_item.added').map((event) => event.output_index);
+    expect(added).toEqual([0, 1, 2, 3]);
+  });
+
+  it('keeps reasoning text and blobs out unless asked; hands the store the full items before the last event', async () => {
+    let stored: Record<string, any> | undefined;
+    const encoder = new ResponsesStreamEncoder(context(), async (response) => {
+      stored = response;
+    });
+    const frames = (await run(encoder, EVENTS)) as Event[];
+    expect(frames.some((event) => event.type?.startsWith('response.reasoning_summary'))).toBe(false);
+    const completed = frames.at(-2)!.response;
+    expect(completed.output[0]).toEqual({ type: 'reasoning', id: 'rs_00ab_0', summary: [] });
+    expect(stored!.output[0].encrypted_content).toMatch(/^tgr1\./);
+    expect(stored!.id).toBe('resp_00ab');
+  });
+
+  it('a length stop ends with response.incomplete, reason max_output_tokens', async () => {
+    const frames = (await run(
+      new ResponsesStreamEncoder(context()),
+      [
+        { type: 'text-start', blockId: 't' },
+        { type: 'text-delta', blockId: 't', text: 'cut' },
+      ],
+      { type: 'finish', reason: 'length', rawReason: 'max_tokens' },
+    )) as Event[];
+    const terminal = frames.at(-2)!;
+    expect(terminal.type).toBe('response.incomplete');
+    expect(terminal.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    // The open message was closed before the terminal event.
+    expect(frames.filter((event) => event.type === 'response.output_item.done')).toHaveLength(1);
+  });
+
+  it('a failure after the start: error event, then response.failed, then [DONE]', () => {
+    const encoder = new ResponsesStreamEncoder(context());
+    const text = encoder.encode({ type: 'text-start', blockId: 't' }) + encoder.encode({ type: 'text-delta', blockId: 't', text: 'par' });
+    const frames = parse(text + encoder.error(new GatewayError('upstream_timeout', 'The model provider did not answer in time.')));
+    expect(frames.at(-1)).toBe('[DONE]');
+    const [error, failed] = frames.slice(-3, -1) as Event[];
+    expect(error).toMatchObject({ type: 'error', code: 'upstream_timeout', message: 'The model provider did not answer in time.', param: null });
+    expect(failed!.type).toBe('response.failed');
+    expect(failed!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' }, usage: null });
+    // One terminal event: nothing after the failure.
+    expect(encoder.encode({ type: 'text-delta', blockId: 't', text: 'x' }) + encoder.finish(USAGE)).toBe('');
+  });
+
+  it('the non-stream body is the fold of the same events', async () => {
+    const accumulator = new ResponseAccumulator();
+    for (const event of EVENTS) accumulator.apply(event);
+    const { body, stored } = encodeResponsesResponse(accumulator.response, context(), 1234n);
+    expect(body).toMatchObject({ object: 'response', status: 'completed', output_text: 'Hi there', model: 'alpha-sonnet-5', incomplete_details: null });
+    expect((body.output as Array<{ type: string }>).map((item) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'function_call']);
+    expect((body.output as Array<Record<string, unknown>>)[0]).not.toHaveProperty('encrypted_content');
+    expect((stored.output as Array<Record<string, unknown>>)[0]).toHaveProperty('encrypted_content');
+  });
+});
