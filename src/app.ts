@@ -25,7 +25,7 @@ import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
 import { fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
-import './http/request-context.js';
+import { requestProtocol } from './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -34,6 +34,7 @@ import type { UsageRepository } from './storage/types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
+import { registerGeminiGenerateRoutes } from './protocols/gemini-generate/gemini-generate-route.js';
 
 export interface AppDependencies {
   catalog: ModelCatalog;
@@ -152,7 +153,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     const gatewayError = fromFrameworkError(error);
     logErrorReply(request, gatewayError, error);
-    return sendError(reply, gatewayError, request.routeOptions.config?.protocol ?? 'openai');
+    return sendError(reply, gatewayError, requestProtocol(request));
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new GatewayError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`), 'openai'),
@@ -174,6 +175,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
+    registerGeminiGenerateRoutes(api, deps.pipeline, deps.catalog);
   });
   // The dashboard SPA at `/` (index.html for client-side routes; /v1, /api and the probes keep their JSON 404s).
   registerWebApp(app, { root: deps.webRoot });

@@ -15,6 +15,10 @@ export interface StreamEncoder {
   finish(usage: CanonicalUsage, costNano?: bigint): string;
   /** A failure after the headers went out, in the protocol's in-stream error form. */
   error(error: GatewayError): string;
+  /** The reply's content type when it is not SSE (Google's JSON-array stream). */
+  readonly contentType?: string;
+  /** What is written while the upstream is silent, when an SSE comment would break the framing. */
+  readonly keepAlive?: string | undefined;
 }
 
 /**
@@ -79,7 +83,12 @@ export async function streamExchange(
   const raw = reply.raw;
   // Hijacked replies skip fastify's header handling: carry over what hooks and the route set (request id, rate
   // limits, the exchange's headers).
-  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS });
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    ...SSE_HEADERS,
+    ...(encoder.contentType === undefined ? {} : { 'content-type': encoder.contentType }),
+  });
+  const keepAliveText = encoder.keepAlive ?? KEEP_ALIVE;
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
@@ -91,7 +100,7 @@ export async function streamExchange(
   let wrote = true;
   // One timer per stream, not one per event: events only set a flag.
   const keepAlive = setInterval(() => {
-    if (!wrote && !raw.writableNeedDrain && !raw.destroyed && !raw.writableEnded) raw.write(KEEP_ALIVE);
+    if (!wrote && !raw.writableNeedDrain && !raw.destroyed && !raw.writableEnded) raw.write(keepAliveText);
     wrote = false;
   }, exchange.keepAliveMs);
   keepAlive.unref();

@@ -8,7 +8,7 @@ import type {
   GeminiGenerationConfig,
   GeminiTool,
   GeminiToolConfig,
-} from './gemini-wire.js';
+} from '../../wire/gemini-generate-wire.js';
 
 export interface BuiltGeminiRequest {
   body: GeminiGenerateContentRequest;
