@@ -1,6 +1,5 @@
 import type { ServerOptions } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
-import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { registerAccountApi } from './http/account-api.js';
 import { dashboardApi } from './http/dashboard/dashboard-api.js';
@@ -8,6 +7,7 @@ import type { DashboardDependencies } from './http/dashboard/dashboard-dependenc
 import { registerBillingApi } from './http/billing-api.js';
 import { registerApiKeyGuard } from './http/api-key-auth.js';
 import { handleClientError } from './http/client-error-handler.js';
+import { registerUnmatchedRequests } from './http/unmatched-requests.js';
 import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
 import { registerHealth, type ReadinessCheck } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
@@ -113,6 +113,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     trustProxy: typeof deps.trustProxy === 'number' ? trustFirstHops(deps.trustProxy) : (deps.trustProxy ?? false),
   });
   app.decorateRequest('auth', null);
+  // First: it collects the routes registered below, for its 405s.
+  const unmatched = registerUnmatchedRequests(app);
   if (deps.shutdown !== undefined) registerShutdownHandling(app, deps.shutdown);
   registerJsonBodyParser(app);
   const metrics = deps.metrics ?? NO_METRICS;
@@ -134,6 +136,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     reply.header('x-request-id', request.id);
     // Unmatched paths have no route to carry a measuring hook.
     if (measure !== undefined && request.is404) measure(request, reply, 'unmatched');
+    // Answered here (JSON in the path's shape) instead of by Node's bare 400: the server lets such requests in.
+    if (unmatched.rejectMissingHost(request, reply)) return;
     done();
   });
   const logger = deps.logger;
@@ -151,13 +155,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
 
   app.decorate('outageLog', deps.outages ?? null);
   app.setErrorHandler((error, request, reply) => {
+    // No route: its answer is the 404 or 405, whatever its body held (an empty JSON body fails to parse first).
+    if (request.is404) return unmatched.answer(request, reply);
     const gatewayError = fromFrameworkError(error);
     logErrorReply(request, gatewayError, error);
     return sendError(reply, gatewayError, requestProtocol(request));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new GatewayError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`), 'openai'),
-  );
 
   const shutdown = deps.shutdown;
   registerHealth(app, { checks: deps.readiness ?? [], closing: () => shutdown?.closing === true });
@@ -192,6 +195,8 @@ function serverTransport(deps: AppDependencies): { http: ServerOptions } {
     ...(deps.headersTimeoutMs === undefined ? {} : { headersTimeout: deps.headersTimeoutMs }),
     // Node checks the two timeouts above only this often (default 30 s): check each second instead.
     connectionsCheckingInterval: 1_000,
+    // A request without Host gets a JSON 400 in its path's shape from the app (unmatched-requests.ts), not Node's bare one.
+    requireHostHeader: false,
   };
   if (deps.tls === undefined) return { http: server };
   // fastify starts an https.Server instead; its request and reply objects are the same classes as http's.

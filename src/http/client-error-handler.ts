@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
-import { renderError } from './render-error.js';
+import { renderPathError } from './unmatched-requests.js';
 
 /**
  * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before any route runs (a head over
@@ -16,9 +16,7 @@ export function handleClientError(this: FastifyInstance, error: Error & { code?:
   this.log.debug({ err: error }, 'client error');
   if (socket.writable) {
     const path = requestPath(error.rawPacket);
-    const rendered = path?.startsWith('/api/')
-      ? { status: gatewayError.status, body: { error: { code: gatewayError.code, message: gatewayError.message } } }
-      : renderError(gatewayError, path?.startsWith('/v1/messages') ? 'anthropic' : 'openai');
+    const rendered = renderPathError(gatewayError, path ?? '/');
     const body = JSON.stringify(rendered.body);
     socket.write(
       `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n` +

@@ -1,0 +1,199 @@
+/**
+ * The Google routes over real HTTP, without an SDK in between: the wire details the SDK tests cannot see (the JSON
+ * array stream without `alt=sse`, the end of an SSE stream, a mid-stream failure, snake_case fields, the key in
+ * the query string never logged), and the issue's bad input, each answered in Google's error shape with nothing
+ * billed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+
+let harness: TestGateway;
+let key: string;
+let accountId: string;
+
+beforeAll(async () => {
+  harness = await startTestGateway();
+  ({ key, accountId } = await harness.createAccountWithKey('gemini-wire@example.com', 'pro'));
+}, 60_000);
+
+afterAll(async () => {
+  await harness?.close();
+});
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+async function call(path: string, body: unknown, headers: Record<string, string> = { 'x-goog-api-key': key }, method = 'POST'): Promise<Reply> {
+  const response = await fetch(`${harness.gateway.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+const hello = { contents: [{ role: 'user', parts: [{ text: 'Tell me about tolls.' }] }] };
+
+function expectGoogleError(reply: Reply, code: number, status: string): { message: string; details: Array<Record<string, unknown>> } {
+  expect(reply.status, reply.text).toBe(code);
+  const body = JSON.parse(reply.text) as { error: { code: number; message: string; status: string; details: Array<Record<string, unknown>> } };
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error).toMatchObject({ code, status });
+  expect(typeof body.error.message).toBe('string');
+  return body.error;
+}
+
+async function usageCount(): Promise<number> {
+  return (await harness.gateway.storage.usage.listByAccount(accountId, 1000)).length;
+}
+
+describe('Google routes on the wire', () => {
+  it('streamGenerateContent without alt=sse is Google JSON array, the last element with finishReason and usage', async () => {
+    const reply = await call('/v1beta/models/beta-5.4:streamGenerateContent', hello);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('application/json');
+    const chunks = JSON.parse(reply.text) as Array<{ candidates: Array<{ content: { parts: Array<{ text?: string }> }; finishReason?: string }>; usageMetadata?: { promptTokenCount: number } }>;
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.slice(0, -1).every((chunk) => chunk.candidates[0]!.finishReason === undefined && chunk.usageMetadata === undefined)).toBe(true);
+    expect(chunks.at(-1)!.candidates[0]!.finishReason).toBe('STOP');
+    expect(chunks.at(-1)!.usageMetadata!.promptTokenCount).toBeGreaterThan(0);
+    expect(chunks.every((chunk) => chunk.candidates[0]!.content.parts.length > 0)).toBe(true);
+  });
+
+  it('an SSE stream ends with its last data chunk: no [DONE], which @google/genai would parse as JSON', async () => {
+    const reply = await call('/v1beta/models/alpha-haiku-4-5:streamGenerateContent?alt=sse', hello);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('text/event-stream');
+    const events = reply.text.split('\n\n').filter((event) => event.startsWith('data: '));
+    expect(reply.text).not.toContain('[DONE]');
+    const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { candidates: Array<{ finishReason: string }>; usageMetadata: { cost_nano_usd?: string } };
+    expect(last.candidates[0]!.finishReason).toBe('STOP');
+    expect(last.usageMetadata.cost_nano_usd).toMatch(/^\d+$/);
+  });
+
+  it('a vendor failing mid-stream: one more chunk {"error": {code, message, status}}, as Google sends it', async () => {
+    const failing = { contents: [{ role: 'user', parts: [{ text: 'Tell me about tolls. [[sim fault=error status=500 after=2]]' }] }] };
+    const sse = await call('/v1beta/models/gamma-3.5-flash:streamGenerateContent?alt=sse', failing);
+    expect(sse.status).toBe(200);
+    const events = sse.text.split('\n\n').filter((event) => event.startsWith('data: '));
+    const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { error: { code: number; status: string } };
+    expect(last.error).toMatchObject({ status: 'INTERNAL' });
+    expect(last.error.code).toBeGreaterThanOrEqual(500);
+    const array = await call('/v1beta/models/gamma-3.5-flash:streamGenerateContent', failing);
+    const chunks = JSON.parse(array.text) as Array<{ error?: { status: string } }>;
+    expect(chunks.at(-1)!.error?.status).toBe('INTERNAL');
+  });
+
+  it('accepts snake_case fields (curl and the Python SDK send them) and ?key= for the key', async () => {
+    const reply = await call(
+      `/v1beta/models/models%2Fdelta-v4-flash:generateContent?key=${encodeURIComponent(key)}`,
+      { contents: [{ role: 'user', parts: [{ text: 'Hi' }] }], system_instruction: { parts: [{ text: 'Be brief.' }] }, generation_config: { max_output_tokens: 50, stop_sequences: [] } },
+      {},
+    );
+    expect(reply.status, reply.text).toBe(200);
+    expect(JSON.parse(reply.text)).toMatchObject({ candidates: [{ finishReason: expect.any(String) }], modelVersion: 'delta-v4-flash' });
+  });
+
+  it('a key in the query string never reaches a log line (the request log writes the path only)', async () => {
+    const from = harness.logs.length;
+    const good = await call(`/v1beta/models/gamma-2.5-pro:countTokens?key=${encodeURIComponent(key)}`, hello, {});
+    expect(good.status).toBe(200);
+    const bad = await call('/v1beta/models/gamma-2.5-pro:generateContent?key=sk-tg-not-a-real-key-0123456789', hello, {});
+    expectGoogleError(bad, 401, 'UNAUTHENTICATED');
+    const lines = harness.logs.slice(from).join('');
+    expect(lines).toContain('"url":"/v1beta/models/gamma-2.5-pro:countTokens"');
+    expect(lines).not.toContain(key);
+    expect(lines).not.toContain('sk-tg-not-a-real-key');
+    expect(lines).not.toContain('key=');
+  });
+
+  it('GET /v1beta/models pages with pageSize and pageToken', async () => {
+    const first = JSON.parse((await call('/v1beta/models?pageSize=4', undefined, { 'x-goog-api-key': key }, 'GET')).text) as { models: Array<{ name: string }>; nextPageToken?: string };
+    expect(first.models).toHaveLength(4);
+    const names = first.models.map((model) => model.name);
+    let token = first.nextPageToken;
+    while (token !== undefined) {
+      const page = JSON.parse((await call(`/v1beta/models?pageSize=4&pageToken=${token}`, undefined, { 'x-goog-api-key': key }, 'GET')).text) as { models: Array<{ name: string }>; nextPageToken?: string };
+      names.push(...page.models.map((model) => model.name));
+      token = page.nextPageToken;
+    }
+    expect(names).toHaveLength(11);
+    expect(new Set(names).size).toBe(11);
+  });
+});
+
+describe('bad input: Google-shaped errors, nothing billed', () => {
+  it('a model path that names no model → 404 NOT_FOUND', async () => {
+    const before = await usageCount();
+    expectGoogleError(await call('/v1beta/models/gemini-9-ultra:generateContent', hello), 404, 'NOT_FOUND');
+    expectGoogleError(await call('/v1beta/models/gemini-9-ultra:streamGenerateContent?alt=sse', hello), 404, 'NOT_FOUND');
+    expectGoogleError(await call('/v1beta/models/gemini-9-ultra', undefined, { 'x-goog-api-key': key }, 'GET'), 404, 'NOT_FOUND');
+    expect(await usageCount()).toBe(before);
+  });
+
+  it('a functionResponse that answers no functionCall → 400 INVALID_ARGUMENT naming the part', async () => {
+    const before = await usageCount();
+    const body = {
+      contents: [
+        { role: 'user', parts: [{ text: 'What is a turnpike?' }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'a road' } } }] },
+      ],
+    };
+    const error = expectGoogleError(await call('/v1beta/models/alpha-sonnet-5:generateContent', body), 400, 'INVALID_ARGUMENT');
+    expect(error.message).toContain('contents[1].parts[0].functionResponse');
+    expect(await usageCount()).toBe(before);
+  });
+
+  it('a functionCall left unanswered by the next user content → 400', async () => {
+    const body = {
+      contents: [
+        { role: 'user', parts: [{ text: 'Look two words up.' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { word: 'a' } } }, { functionCall: { name: 'lookup', args: { word: 'b' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'A' } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: 'OBJECT', properties: { word: { type: 'STRING' } } } }] }],
+    };
+    expectGoogleError(await call('/v1beta/models/beta-5.4:generateContent', body), 400, 'INVALID_ARGUMENT');
+  });
+
+  it('an empty parts list, a part with two data fields, no contents → 400 naming the field', async () => {
+    const before = await usageCount();
+    const empty = expectGoogleError(await call('/v1beta/models/gamma-2.5-pro:generateContent', { contents: [{ role: 'user', parts: [] }] }), 400, 'INVALID_ARGUMENT');
+    expect(empty.message).toContain('contents[0].parts');
+    const two = expectGoogleError(await call('/v1beta/models/gamma-2.5-pro:generateContent', { contents: [{ role: 'user', parts: [{ text: 'a', inlineData: { mimeType: 'image/png', data: 'AAAA' } }] }] }), 400, 'INVALID_ARGUMENT');
+    expect(two.message).toContain('exactly one data field');
+    expectGoogleError(await call('/v1beta/models/gamma-2.5-pro:countTokens', {}), 400, 'INVALID_ARGUMENT');
+    expect(await usageCount()).toBe(before);
+  });
+
+  it('contract-changing fields are refused, not dropped: candidateCount > 1, built-in tools, Files API URIs', async () => {
+    const count = expectGoogleError(await call('/v1beta/models/beta-5.4:generateContent', { ...hello, generationConfig: { candidateCount: 2 } }), 400, 'INVALID_ARGUMENT');
+    expect(count.message).toContain('candidateCount');
+    const search = expectGoogleError(await call('/v1beta/models/gamma-2.5-pro:generateContent', { ...hello, tools: [{ googleSearch: {} }] }), 400, 'INVALID_ARGUMENT');
+    expect(search.message).toContain('tools[0].googleSearch');
+    const file = expectGoogleError(
+      await call('/v1beta/models/alpha-sonnet-5:generateContent', { contents: [{ role: 'user', parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://generativelanguage.googleapis.com/v1beta/files/abc' } }] }] }),
+      400,
+      'INVALID_ARGUMENT',
+    );
+    expect(file.message).toContain('not reachable through this gateway');
+  });
+
+  it('safetySettings are dropped and reported for a non-Google vendor', async () => {
+    const reply = await call('/v1beta/models/alpha-haiku-4-5:generateContent', { ...hello, safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }] });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('x-tollgate-dropped-params')).toContain('safetySettings');
+  });
+
+  it('a bad key, a missing key, an empty x-goog-api-key → 401 UNAUTHENTICATED', async () => {
+    const before = await usageCount();
+    expectGoogleError(await call('/v1beta/models/beta-5.4:generateContent', hello, { 'x-goog-api-key': 'sk-tg-wrong' }), 401, 'UNAUTHENTICATED');
+    expectGoogleError(await call('/v1beta/models/beta-5.4:generateContent', hello, {}), 401, 'UNAUTHENTICATED');
+    expectGoogleError(await call('/v1beta/models/beta-5.4:streamGenerateContent?alt=sse', hello, { 'x-goog-api-key': '' }), 401, 'UNAUTHENTICATED');
+    expectGoogleError(await call('/v1beta/models', undefined, {}, 'GET'), 401, 'UNAUTHENTICATED');
+    expect(await usageCount()).toBe(before);
+  });
+});
