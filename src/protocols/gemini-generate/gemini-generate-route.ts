@@ -39,7 +39,7 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
   app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1beta/models', { config: { protocol: 'google' } }, async (request) => {
     return listModels(catalog.models, request.query.pageSize, request.query.pageToken);
   });
-  app.get<{ Params: ModelParams }>('/v1beta/models/:model', { config: { protocol: 'google' } }, async (request) => presentModel(findModel(catalog, request.params.model)));
+  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google' } }, async (request) => presentModel(findModel(catalog, request.params.model)));
 
   async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean): Promise<FastifyReply> {
     const model = findModel(catalog, request.params.model);
