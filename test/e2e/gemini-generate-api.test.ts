@@ -5,6 +5,7 @@
  * billed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawExchange } from '../helpers/raw-http.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 let harness: TestGateway;
@@ -110,6 +111,13 @@ describe('Google routes on the wire', () => {
     expect(lines).not.toContain('key=');
   });
 
+  it('nor does a request the HTTP parser refuses (its raw bytes are not logged)', async () => {
+    const from = harness.logs.length;
+    await rawExchange(harness.gateway.url, 30_000, `GET /v1beta/models?key=${key} HTTP/1.1\r\nHost: x\r\nBad Header: \x01\r\n\r\n`);
+    expect(harness.logs.slice(from).join('')).toContain('client error');
+    expect(harness.logs.slice(from).join('')).not.toContain(key);
+  });
+
   it('GET /v1beta/models pages with pageSize and pageToken', async () => {
     const first = JSON.parse((await call('/v1beta/models?pageSize=4', undefined, { 'x-goog-api-key': key }, 'GET')).text) as { models: Array<{ name: string }>; nextPageToken?: string };
     expect(first.models).toHaveLength(4);
@@ -182,10 +190,17 @@ describe('bad input: Google-shaped errors, nothing billed', () => {
     expect(file.message).toContain('not reachable through this gateway');
   });
 
-  it('safetySettings are dropped and reported for a non-Google vendor', async () => {
-    const reply = await call('/v1beta/models/alpha-haiku-4-5:generateContent', { ...hello, safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }] });
+  it('safetySettings are dropped and reported for a non-Google vendor, and reach a Gemini model as sent', async () => {
+    const safetySettings = [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }];
+    const reply = await call('/v1beta/models/alpha-haiku-4-5:generateContent', { ...hello, safetySettings });
     expect(reply.status).toBe(200);
     expect(reply.headers.get('x-tollgate-dropped-params')).toContain('safetySettings');
+    const gemini = await call('/v1beta/models/gamma-3.5-flash:generateContent', { ...hello, safetySettings, generationConfig: { mediaResolution: 'MEDIA_RESOLUTION_LOW' } });
+    expect(gemini.status, gemini.text).toBe(200);
+    expect(gemini.headers.get('x-tollgate-dropped-params')).toBeNull();
+    // The simulator, like Gemini, refuses a field it does not know: a misspelt one comes back as Gemini's 400.
+    const misspelt = await call('/v1beta/models/gamma-3.5-flash:generateContent', { ...hello, safetySetting: safetySettings });
+    expect(expectGoogleError(misspelt, 400, 'INVALID_ARGUMENT').message).toContain('safetySetting');
   });
 
   it('a bad key, a missing key, an empty x-goog-api-key → 401 UNAUTHENTICATED', async () => {
