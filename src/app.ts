@@ -122,7 +122,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   if (measure !== undefined) {
     // Each route's own hook knows its pattern (`request.routeOptions` would build an object per request to tell).
     app.addHook('onRoute', (route: RouteOptions) => {
-      const pattern = route.url;
+      // A regex parameter's expression is no label: `/v1beta/models/:model(^[^:]+)::generateContent` → `/v1beta/models/:model:generateContent`.
+      const pattern = route.url.replace(/\([^)]*\)/g, '').replace(/::/g, ':');
       if (!isMeasuredRoute(pattern)) return;
       appendOnRequestHook(route, function measureRoute(request, reply, done) {
         measure(request, reply, pattern);

@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawExchange } from '../helpers/raw-http.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
+const METRICS_TOKEN = 'metrics-token-for-the-gemini-test-0123';
 let harness: TestGateway;
 let key: string;
 let accountId: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway();
+  harness = await startTestGateway({ env: { METRICS_TOKEN } });
   ({ key, accountId } = await harness.createAccountWithKey('gemini-wire@example.com', 'pro'));
 }, 60_000);
 
@@ -116,6 +117,14 @@ describe('Google routes on the wire', () => {
     await rawExchange(harness.gateway.url, 30_000, `GET /v1beta/models?key=${key} HTTP/1.1\r\nHost: x\r\nBad Header: \x01\r\n\r\n`);
     expect(harness.logs.slice(from).join('')).toContain('client error');
     expect(harness.logs.slice(from).join('')).not.toContain(key);
+  });
+
+  it('/v1/models/{model}:generateContent (the SDK with apiVersion v1) is the same route; /metrics labels both by route and model', async () => {
+    expect((await call('/v1/models/gamma-2.5-pro:generateContent', hello)).status).toBe(200);
+    expect((await call('/v1beta/models/gamma-2.5-pro:generateContent', hello)).status).toBe(200);
+    const metrics = await (await fetch(`${harness.gateway.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    expect(metrics).toMatch(/^tollgate_http_requests_total\{route="\/v1\/models\/:model:generateContent",model="gamma-2.5-pro",status="200"\} 1$/m);
+    expect(metrics).toMatch(/^tollgate_http_requests_total\{route="\/v1beta\/models\/:model:generateContent",model="gamma-2.5-pro",status="200"\} \d+$/m);
   });
 
   it('GET /v1beta/models pages with pageSize and pageToken', async () => {
