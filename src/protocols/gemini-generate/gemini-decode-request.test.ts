@@ -167,6 +167,9 @@ describe('decodeGeminiGenerateRequest', () => {
     const audio = { contents: [{ parts: [{ inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } }] }] };
     expect(decode(audio, gamma).messages[0]!.content[0]).toMatchObject({ type: 'document', source: { mediaType: 'audio/wav' } });
     expect(refusal(audio).param).toBe('contents[0].parts[0].inlineData.mimeType');
+    const pdf = { contents: [{ parts: [{ inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } }] }] };
+    expect(decode(pdf).messages[0]!.content[0]).toMatchObject({ type: 'document' });
+    expect(refusal(pdf, { model: 'beta-5.4', vendor: 'openai' }).code).toBe('unsupported_parameter');
     const url = { contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/a.jpg' } }] }] };
     expect(decode(url).messages[0]!.content[0]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/a.jpg' } });
     expect(refusal(url, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
