@@ -14,7 +14,7 @@ let key: string;
 let accountId: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ env: { METRICS_TOKEN } });
+  harness = await startTestGateway({ env: { METRICS_TOKEN }, yaml: 'tiers:\n  tiny:\n    requestsPerMinute: 1\n' });
   ({ key, accountId } = await harness.createAccountWithKey('gemini-wire@example.com', 'pro'));
 }, 60_000);
 
@@ -139,6 +139,35 @@ describe('Google routes on the wire', () => {
     }
     expect(names).toHaveLength(11);
     expect(new Set(names).size).toBe(11);
+  });
+});
+
+describe('billing and limits', () => {
+  it('each reply is billed once with the counts its usageMetadata shows, the stream and the whole reply alike', async () => {
+    for (const path of ['/v1beta/models/alpha-opus-4-8:generateContent', '/v1beta/models/o3:streamGenerateContent?alt=sse']) {
+      const reply = await call(path, hello);
+      expect(reply.status).toBe(200);
+      const id = reply.headers.get('x-request-id')!;
+      const events = path.includes('alt=sse') ? reply.text.split('\n\n').filter((event) => event.startsWith('data: ')).map((event) => event.slice(6)) : [reply.text];
+      const shown = (JSON.parse(events.at(-1)!) as { usageMetadata: { promptTokenCount: number; candidatesTokenCount: number; thoughtsTokenCount?: number; cost_nano_usd: string } }).usageMetadata;
+      const records = (await harness.gateway.storage.usage.listByAccount(accountId, 1000)).filter((record) => record.requestId === id);
+      expect(records).toHaveLength(1);
+      const record = records[0]!;
+      expect(record.inputTokens + record.cacheReadTokens + record.cacheWriteTokens).toBe(shown.promptTokenCount);
+      expect(record.outputTokens).toBe(shown.candidatesTokenCount + (shown.thoughtsTokenCount ?? 0));
+      expect(record.costNano).toBe(BigInt(shown.cost_nano_usd));
+      expect(record.status).toBe('ok');
+    }
+  });
+
+  it('over the rate limit: 429 RESOURCE_EXHAUSTED with RetryInfo and retry-after', async () => {
+    const { key: tinyKey } = await harness.createAccountWithKey('gemini-tiny@example.com', 'tiny');
+    expect((await call('/v1beta/models/delta-v4-flash:generateContent', hello, { 'x-goog-api-key': tinyKey })).status).toBe(200);
+    const refused = await call('/v1beta/models/delta-v4-flash:generateContent', hello, { 'x-goog-api-key': tinyKey });
+    const error = expectGoogleError(refused, 429, 'RESOURCE_EXHAUSTED');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(error.details).toContainEqual({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` });
   });
 });
 
