@@ -142,6 +142,32 @@ describe('Google routes on the wire', () => {
   });
 });
 
+describe('a tool loop that changes family half-way, thinking on', () => {
+  const tools = [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: { type: 'object', properties: { word: { type: 'string' } } } }] }];
+  const generationConfig = { thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 } };
+  const user = { role: 'user', parts: [{ text: 'What is a turnpike? [[sim tool=lookup]]' }] };
+
+  it.each([
+    ['gamma-3.5-flash', 'alpha-sonnet-5'],
+    ['alpha-sonnet-5', 'gamma-3.5-flash'],
+    ['delta-r1', 'alpha-opus-4-8'],
+    ['alpha-haiku-4-5', 'o3'],
+    ['o4-mini', 'gamma-2.5-pro'],
+  ])('%s calls the function, %s answers from its response: each vendor gets back only the reasoning it signed', async (first, second) => {
+    const asked = await call(`/v1beta/models/${first}:generateContent`, { contents: [user], tools, generationConfig });
+    expect(asked.status, asked.text).toBe(200);
+    const content = (JSON.parse(asked.text) as { candidates: Array<{ content: { role: string; parts: Array<{ functionCall?: { id: string; name: string } }> } }> }).candidates[0]!.content;
+    const functionCall = content.parts.find((part) => part.functionCall !== undefined)!.functionCall!;
+    const answered = await call(`/v1beta/models/${second}:generateContent`, {
+      contents: [user, content, { role: 'user', parts: [{ functionResponse: { id: functionCall.id, name: functionCall.name, response: { output: 'a toll road' } } }] }],
+      tools,
+      generationConfig,
+    });
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.text).toContain('a toll road');
+  });
+});
+
 describe('billing and limits', () => {
   it('each reply is billed once with the counts its usageMetadata shows, the stream and the whole reply alike', async () => {
     for (const path of ['/v1beta/models/alpha-opus-4-8:generateContent', '/v1beta/models/o3:streamGenerateContent?alt=sse']) {
