@@ -1,6 +1,5 @@
 import type { ServerOptions } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
-import { GatewayError } from './canonical/errors.js';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { registerAccountApi } from './http/account-api.js';
 import { dashboardApi } from './http/dashboard/dashboard-api.js';
@@ -8,6 +7,7 @@ import type { DashboardDependencies } from './http/dashboard/dashboard-dependenc
 import { registerBillingApi } from './http/billing-api.js';
 import { registerApiKeyGuard } from './http/api-key-auth.js';
 import { handleClientError } from './http/client-error-handler.js';
+import { registerUnmatchedRequests } from './http/unmatched-requests.js';
 import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
 import { registerHealth, type ReadinessCheck } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
@@ -25,7 +25,7 @@ import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
 import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
-import './http/request-context.js';
+import { requestProtocol } from './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -36,6 +36,7 @@ import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/
 import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
 import { registerOpenAIResponsesRoutes } from './protocols/openai-responses/openai-responses-route.js';
 import type { StoredResponses } from './protocols/openai-responses/stored-responses.js';
+import { registerGeminiGenerateRoutes } from './protocols/gemini-generate/gemini-generate-route.js';
 
 export interface AppDependencies {
   catalog: ModelCatalog;
@@ -116,6 +117,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     trustProxy: typeof deps.trustProxy === 'number' ? trustFirstHops(deps.trustProxy) : (deps.trustProxy ?? false),
   });
   app.decorateRequest('auth', null);
+  // First: it collects the routes registered below, for its 405s.
+  const unmatched = registerUnmatchedRequests(app);
   if (deps.shutdown !== undefined) registerShutdownHandling(app, deps.shutdown);
   registerJsonBodyParser(app);
   const metrics = deps.metrics ?? NO_METRICS;
@@ -123,7 +126,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   if (measure !== undefined) {
     // Each route's own hook knows its pattern (`request.routeOptions` would build an object per request to tell).
     app.addHook('onRoute', (route: RouteOptions) => {
-      const pattern = route.url;
+      // A regex parameter's expression is no label: `/v1beta/models/:model(^[^:]+)::generateContent` → `/v1beta/models/:model:generateContent`.
+      const pattern = route.url.replace(/\([^)]*\)/g, '').replace(/::/g, ':');
       if (!isMeasuredRoute(pattern)) return;
       appendOnRequestHook(route, function measureRoute(request, reply, done) {
         measure(request, reply, pattern);
@@ -137,6 +141,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     reply.header('x-request-id', request.id);
     // Unmatched paths have no route to carry a measuring hook.
     if (measure !== undefined && request.is404) measure(request, reply, 'unmatched');
+    // Answered here (JSON in the path's shape) instead of by Node's bare 400: the server lets such requests in.
+    if (unmatched.rejectMissingHost(request, reply)) return;
     done();
   });
   const logger = deps.logger;
@@ -154,14 +160,13 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
 
   app.decorate('outageLog', deps.outages ?? null);
   app.setErrorHandler((error, request, reply) => {
-    if (clientAbortedUpload(request, error)) return sendError(reply, clientAbortError(request, error), request.routeOptions.config?.protocol ?? 'openai');
+    // No route: its answer is the 404 or 405, whatever its body held (an empty JSON body fails to parse first).
+    if (request.is404) return unmatched.answer(request, reply);
+    if (clientAbortedUpload(request, error)) return sendError(reply, clientAbortError(request, error), requestProtocol(request));
     const gatewayError = fromFrameworkError(error);
     logErrorReply(request, gatewayError, error);
-    return sendError(reply, gatewayError, request.routeOptions.config?.protocol ?? 'openai');
+    return sendError(reply, gatewayError, requestProtocol(request));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new GatewayError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`), 'openai'),
-  );
 
   const shutdown = deps.shutdown;
   registerHealth(app, { checks: deps.readiness ?? [], closing: () => shutdown?.closing === true });
@@ -180,6 +185,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
     registerOpenAIResponsesRoutes(api, deps.pipeline, deps.storedResponses);
+    registerGeminiGenerateRoutes(api, deps.pipeline, deps.catalog);
   });
   // The dashboard SPA at `/` (index.html for client-side routes; /v1, /api and the probes keep their JSON 404s).
   registerWebApp(app, { root: deps.webRoot });
@@ -196,6 +202,8 @@ function serverTransport(deps: AppDependencies): { http: ServerOptions } {
     ...(deps.headersTimeoutMs === undefined ? {} : { headersTimeout: deps.headersTimeoutMs }),
     // Node checks the two timeouts above only this often (default 30 s): check each second instead.
     connectionsCheckingInterval: 1_000,
+    // A request without Host gets a JSON 400 in its path's shape from the app (unmatched-requests.ts), not Node's bare one.
+    requireHostHeader: false,
   };
   if (deps.tls === undefined) return { http: server };
   // fastify starts an https.Server instead; its request and reply objects are the same classes as http's.

@@ -25,6 +25,8 @@ export const ERROR_CATALOG = {
   insufficient_balance: { status: 403, retryable: false, openaiType: 'insufficient_balance', anthropicType: 'permission_error' },
   permission_denied: { status: 403, retryable: false, openaiType: 'permission_error', anthropicType: 'permission_error' },
   not_found: { status: 404, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
+  method_not_allowed: { status: 405, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  expectation_failed: { status: 417, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   conflict: { status: 409, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   payload_too_large: { status: 413, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
   rate_limit_exceeded: { status: 429, retryable: true, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },

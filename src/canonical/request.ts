@@ -147,5 +147,5 @@ export interface CanonicalRequest {
    */
   extensions: Record<string, unknown>;
   /** Which client protocol produced `extensions`, so adapters know whether they may forward them. */
-  extensionsProtocol: 'openai-chat' | 'anthropic-messages' | 'openai-responses';
+  extensionsProtocol: 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'gemini-generate';
 }

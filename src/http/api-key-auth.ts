@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { KeyService } from '../keys/key-service.js';
 import type { RateLimitEnforcer } from './rate-limit-hook.js';
+import { isGoogleClient } from './request-context.js';
 import { appendOnRequestHook } from './route-hooks.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -21,6 +22,22 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * The key on Google's routes: `x-goog-api-key` (@google/genai, Gemini CLI), else `Authorization: Bearer` or
+ * `x-api-key`, else the `?key=` query parameter (curl examples). An empty `x-goog-api-key` (Gemini CLI in gateway
+ * mode without a key) counts as absent. The query string is never logged (the request log writes the path only).
+ */
+export function presentedGoogleApiKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-goog-api-key'];
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value !== undefined && value !== '') return value;
+  const other = presentedApiKey(request);
+  if (other !== undefined && other !== '') return other;
+  const query = request.query as Record<string, unknown> | undefined;
+  const key = query?.key;
+  return typeof key === 'string' && key !== '' ? key : undefined;
+}
+
+/**
  * For every API route of `api` registered after this call, except `config.public` ones: one `onRequest` hook
  * that authenticates (leaving the key and account on the request) and, on `config.rateLimited` routes, then
  * enforces the key's rate limit. One hook instead of two, with the route's config read once at registration.
@@ -29,15 +46,21 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
   api.addHook('onRoute', (route: RouteOptions) => {
     const config = route.config ?? {};
     if (config.public === true) return;
+    const presented =
+      config.protocol === 'google'
+        ? presentedGoogleApiKey
+        : config.googleClients === true
+          ? (request: FastifyRequest) => (isGoogleClient(request) ? presentedGoogleApiKey(request) : presentedApiKey(request))
+          : presentedApiKey;
     if (config.rateLimited !== true) {
       appendOnRequestHook(route, async function authenticateApiKey(request: FastifyRequest): Promise<void> {
-        request.auth = await keys.authenticate(presentedApiKey(request));
+        request.auth = await keys.authenticate(presented(request));
       });
       return;
     }
     const anthropic = config.protocol === 'anthropic';
     appendOnRequestHook(route, async function authenticateAndLimit(request, reply): Promise<void> {
-      const auth = await keys.authenticate(presentedApiKey(request));
+      const auth = await keys.authenticate(presented(request));
       request.auth = auth;
       await enforceRateLimit(auth, reply, anthropic);
     });

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
-import { renderError } from './render-error.js';
+import { renderPathError } from './unmatched-requests.js';
 
 /**
  * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before any route runs (a head over
@@ -13,12 +13,11 @@ import { renderError } from './render-error.js';
 export function handleClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const gatewayError = classify(error.code);
-  this.log.debug({ err: error }, 'client error');
+  // Not the error object: its rawPacket holds the request line, whose query string may carry a key (?key=).
+  this.log.debug({ code: error.code, message: error.message }, 'client error');
   if (socket.writable) {
     const path = requestPath(error.rawPacket);
-    const rendered = path?.startsWith('/api/')
-      ? { status: gatewayError.status, body: { error: { code: gatewayError.code, message: gatewayError.message } } }
-      : renderError(gatewayError, path?.startsWith('/v1/messages') ? 'anthropic' : 'openai');
+    const rendered = renderPathError(gatewayError, path ?? '/');
     const body = JSON.stringify(rendered.body);
     socket.write(
       `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n` +

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
+import { requestProtocol } from './request-context.js';
 import { sendError } from './render-error.js';
 
 declare module 'fastify' {
@@ -128,7 +129,7 @@ function createRefuseWhileClosingHook(state: ShutdownState) {
     reply.header('connection', 'close');
     const error = new GatewayError('shutting_down', 'The gateway is shutting down. Please retry; another instance will answer.', { retryAfterSeconds: 1 });
     // Answered here: fastify runs no further hook or handler for a reply sent by an onRequest hook.
-    sendError(reply, error, request.routeOptions.config?.protocol ?? 'openai');
+    sendError(reply, error, requestProtocol(request));
   };
 }
 

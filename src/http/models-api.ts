@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
+import { findGeminiModel, listGeminiModels, presentGeminiModel } from '../protocols/gemini-generate/gemini-models.js';
+import { isGoogleClient } from './request-context.js';
 
 /** Stable `created` stamp: the catalog has no release dates, and clients only sort or display it. */
 const CATALOG_CREATED = 1_767_225_600;
@@ -10,13 +12,16 @@ const CATALOG_CREATED = 1_767_225_600;
  * caller is an Anthropic client (it always sends `anthropic-version`), so both SDKs' `models.list()` work.
  */
 export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): void {
-  app.get('/v1/models', async (request) => {
+  // @google/genai lists and gets models under /v1 (its other calls go to /v1beta): Google's shape for it.
+  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1/models', { config: { googleClients: true } }, async (request) => {
+    if (isGoogleClient(request)) return listGeminiModels(catalog.models, request.query.pageSize, request.query.pageToken);
     if (!isAnthropicClient(request)) return { object: 'list', data: catalog.models.map(presentOpenAIModel) };
     const data = catalog.models.map(presentAnthropicModel);
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/models/:id', { config: { googleClients: true } }, async (request) => {
+    if (isGoogleClient(request)) return presentGeminiModel(findGeminiModel(catalog, request.params.id));
     const model = catalog.find(request.params.id);
     if (model === undefined) throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
     return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);

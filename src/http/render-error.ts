@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { OutageLog } from '../observability/outage-log.js';
 import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
+import { encodeGeminiError } from '../protocols/gemini-generate/gemini-encode-error.js';
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import { TextWithNulError } from '../storage/types.js';
@@ -97,6 +98,7 @@ export function renderError(error: GatewayError, protocol: ClientProtocol): Rend
       headers,
     };
   }
+  if (protocol === 'google') return { status: error.status, body: encodeGeminiError(error), headers };
   return { status: error.status, body: encodeOpenAIError(error), headers };
 }
 

@@ -1,6 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
-export type ClientProtocol = 'openai' | 'anthropic';
+export type ClientProtocol = 'openai' | 'anthropic' | 'google';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,5 +15,22 @@ declare module 'fastify' {
     public?: boolean;
     /** Model endpoints: counted against the key's requests-per-minute limit. */
     rateLimited?: boolean;
+    /**
+     * Google clients call this path too (@google/genai lists and gets models under `/v1/models`): for a request
+     * from one, the key is read the Google way and errors answer in Google's shape.
+     */
+    googleClients?: boolean;
   }
+}
+
+/** A request from a Google SDK: it names itself in `x-goog-api-client`, or sends its key in `x-goog-api-key`. */
+export function isGoogleClient(request: FastifyRequest): boolean {
+  return request.headers['x-goog-api-client'] !== undefined || request.headers['x-goog-api-key'] !== undefined;
+}
+
+/** The error shape a request is answered in: its route's protocol, Google's for a Google client where it may call. */
+export function requestProtocol(request: FastifyRequest): ClientProtocol {
+  const config = request.routeOptions.config;
+  if (config?.googleClients === true && isGoogleClient(request)) return 'google';
+  return config?.protocol ?? 'openai';
 }

@@ -25,12 +25,15 @@ export function createRequestMeasurer(metrics: GatewayMetrics, catalog: ModelCat
     const raw = reply.raw;
     // `on`, not `once`: a response closes once, and `once` wraps the listener in one more closure.
     raw.on('close', () => {
-      metrics.requestFinished(route, modelLabel(request.body, catalog), raw.statusCode, (performance.now() - started) / 1e3);
+      metrics.requestFinished(route, modelLabel(request, catalog), raw.statusCode, (performance.now() - started) / 1e3);
     });
   };
 }
 
-function modelLabel(body: unknown, catalog: ModelCatalog): string {
+function modelLabel(request: FastifyRequest, catalog: ModelCatalog): string {
+  // Google's routes name the model in the path (`/v1beta/models/{model}:generateContent`), the others in the body.
+  const pathModel = (request.params as { model?: unknown } | undefined)?.model;
+  const body = typeof pathModel === 'string' ? { model: pathModel.replace(/^models\//, '') } : request.body;
   if (body === null || typeof body !== 'object' || !('model' in body)) return 'none';
   const model = (body as { model: unknown }).model;
   return typeof model === 'string' && catalog.find(model) !== undefined ? model : 'other';

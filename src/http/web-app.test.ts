@@ -51,6 +51,27 @@ describe('registerWebApp', () => {
     }
   });
 
+  it('serves index.html to page loads only: an API client with a wrong base URL gets the JSON 404', async () => {
+    const instance = await appWith(fakeBuild());
+    const page = await instance.inject({ method: 'GET', url: '/keys', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toBe(INDEX);
+    for (const accept of ['application/json', '*/*']) {
+      // @google/genai, the OpenAI SDK and curl pointed at the root instead of /v1beta or /v1.
+      const reply = await instance.inject({ method: 'GET', url: '/models', headers: { accept } });
+      expect(reply.statusCode, accept).toBe(404);
+      expect(reply.json(), accept).toMatchObject({ error: { code: 'not_found' } });
+    }
+    for (const url of ['/v1beta/models', '/v1beta/anything']) {
+      const reply = await instance.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+      expect(reply.statusCode, url).toBe(404);
+      expect(reply.json(), url).toMatchObject({ error: { code: 'not_found' } });
+    }
+    await instance.close();
+    const notBuilt = await appWith(join(tmpdir(), 'tollgate-no-such-build-dir'));
+    expect((await notBuilt.inject({ method: 'GET', url: '/models', headers: { accept: 'application/json' } })).statusCode).toBe(404);
+  });
+
   it('serves build files, hashed assets as immutable', async () => {
     const instance = await appWith(fakeBuild());
     const asset = await instance.inject({ method: 'GET', url: '/assets/index-abc123.js' });
@@ -95,7 +116,9 @@ describe('isReservedPath', () => {
     expect(isReservedPath('/v1')).toBe(true);
     expect(isReservedPath('/v1/chat/completions')).toBe(true);
     expect(isReservedPath('/api/session')).toBe(true);
-    expect(isReservedPath('/v1beta')).toBe(false);
+    expect(isReservedPath('/v1beta')).toBe(true);
+    expect(isReservedPath('/v1beta/models')).toBe(true);
+    expect(isReservedPath('/v1betas')).toBe(false);
     expect(isReservedPath('/apiary')).toBe(false);
     expect(isReservedPath('/usage')).toBe(false);
   });

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  */
 
 /** Paths that belong to the APIs and probes, never to the SPA. */
-const RESERVED_PREFIXES = ['/v1', '/api', '/healthz', '/readyz', '/metrics'];
+const RESERVED_PREFIXES = ['/v1', '/v1beta', '/api', '/healthz', '/readyz', '/metrics'];
 
 /** Vite puts content-hashed files here: they never change under the same name. */
 const HASHED_ASSETS = 'assets/';
@@ -69,6 +69,16 @@ function pathOf(request: FastifyRequest): string | null {
   }
 }
 
+/**
+ * Whether the request is a page load: a browser's navigation asks for HTML (`Accept: text/html…`). An API client
+ * with a wrong base URL (`GET /models`) asks for JSON or for any type and gets the JSON 404 it can parse, never
+ * the dashboard's HTML. A request with no Accept at all is treated as a page load.
+ */
+function wantsPage(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  return accept === undefined || accept.includes('text/html');
+}
+
 /** A regular file of the build at `relative`, or null; never a path outside `root`. */
 async function buildFile(root: string, relative: string): Promise<string | null> {
   if (relative === '' || relative.includes('\0')) return null;
@@ -94,7 +104,7 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
     if (root === undefined) {
       web.get('/*', async (request, reply) => {
         const path = pathOf(request);
-        if (path === null || isReservedPath(path)) return reply.callNotFound();
+        if (path === null || isReservedPath(path) || !wantsPage(request)) return reply.callNotFound();
         setPageHeaders(reply);
         return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
       });
@@ -113,7 +123,7 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
       }
       // A missing asset (/assets/old-hash.js) is a real 404; a page path is a client-side route.
       const lastSegment = relative.split('/').pop() ?? '';
-      if (lastSegment.includes('.')) return reply.callNotFound();
+      if (lastSegment.includes('.') || !wantsPage(request)) return reply.callNotFound();
       reply.header('cache-control', 'no-cache');
       return reply.sendFile('index.html', { cacheControl: false });
     });

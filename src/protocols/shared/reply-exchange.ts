@@ -20,6 +20,10 @@ export interface StreamEncoder {
    * that reads it right after the last event finds it). Optional.
    */
   beforeFinish?(usage: CanonicalUsage, costNano?: bigint): Promise<void>;
+  /** The reply's content type when it is not SSE (Google's JSON-array stream). */
+  readonly contentType?: string;
+  /** What is written while the upstream is silent, when an SSE comment would break the framing. */
+  readonly keepAlive?: string | undefined;
 }
 
 /**
@@ -84,7 +88,12 @@ export async function streamExchange(
   const raw = reply.raw;
   // Hijacked replies skip fastify's header handling: carry over what hooks and the route set (request id, rate
   // limits, the exchange's headers).
-  raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEADERS });
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    ...SSE_HEADERS,
+    ...(encoder.contentType === undefined ? {} : { 'content-type': encoder.contentType }),
+  });
+  const keepAliveText = encoder.keepAlive ?? KEEP_ALIVE;
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
   let corked = false;
@@ -96,7 +105,7 @@ export async function streamExchange(
   let wrote = true;
   // One timer per stream, not one per event: events only set a flag.
   const keepAlive = setInterval(() => {
-    if (!wrote && !raw.writableNeedDrain && !raw.destroyed && !raw.writableEnded) raw.write(KEEP_ALIVE);
+    if (!wrote && !raw.writableNeedDrain && !raw.destroyed && !raw.writableEnded) raw.write(keepAliveText);
     wrote = false;
   }, exchange.keepAliveMs);
   keepAlive.unref();

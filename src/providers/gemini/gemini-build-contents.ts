@@ -2,7 +2,7 @@ import { invalidRequest } from '../../canonical/errors.js';
 import type { CanonicalMessage, CanonicalRequest, ImageSource, ReasoningBlock, ToolCallBlock, ToolResultBlock } from '../../canonical/request.js';
 import { guessMimeType } from './gemini-mime-type.js';
 import { decodeGeminiToolCallId } from './gemini-tool-call-id.js';
-import type { GeminiContent, GeminiPart, GeminiRole } from './gemini-wire.js';
+import type { GeminiContent, GeminiPart, GeminiRole } from '../../wire/gemini-generate-wire.js';
 
 /**
  * Canonical system blocks and messages → Gemini `systemInstruction` and `contents` (translation.md §1, §2, §5.3,

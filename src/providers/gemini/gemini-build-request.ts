@@ -8,7 +8,7 @@ import type {
   GeminiGenerationConfig,
   GeminiTool,
   GeminiToolConfig,
-} from './gemini-wire.js';
+} from '../../wire/gemini-generate-wire.js';
 
 export interface BuiltGeminiRequest {
   body: GeminiGenerateContentRequest;
@@ -43,7 +43,8 @@ export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: str
   if (request.user !== undefined) dropped.add('user');
   // Gemini may call several functions in one step and has no switch to stop it.
   if (request.parallelToolCalls !== undefined) dropped.add('parallel_tool_calls');
-  for (const field of Object.keys(request.extensions)) dropped.add(field);
+  if (request.extensionsProtocol === 'gemini-generate') forwardGeminiExtensions(request.extensions, body);
+  else for (const field of Object.keys(request.extensions)) dropped.add(field);
   return { body, droppedParameters: [...dropped] };
 }
 
@@ -59,6 +60,21 @@ export function buildGeminiCountTokensRequest(request: CanonicalRequest, upstrea
       ...(toolConfig === undefined ? {} : { toolConfig }),
     },
   };
+}
+
+/**
+ * A Gemini client's own fields with no canonical slot (`safetySettings`, `generationConfig.mediaResolution`, …) go to
+ * Gemini as the client wrote them: it is the same API (Gemini answers a field it does not know with a 400).
+ */
+function forwardGeminiExtensions(extensions: Readonly<Record<string, unknown>>, body: GeminiGenerateContentRequest): void {
+  const GENERATION_CONFIG = 'generationConfig.';
+  for (const [field, value] of Object.entries(extensions)) {
+    if (field.startsWith(GENERATION_CONFIG)) {
+      body.generationConfig = { ...body.generationConfig, [field.slice(GENERATION_CONFIG.length)]: value };
+    } else {
+      (body as unknown as Record<string, unknown>)[field] = value;
+    }
+  }
 }
 
 function buildTools(tools: readonly ToolDefinition[]): GeminiTool {

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../canonical/errors.js';
 import { parseRetryAfter, upstreamError } from '../upstream-errors.js';
-import type { GeminiError, GeminiErrorBody } from './gemini-wire.js';
+import type { GeminiError, GeminiErrorBody } from '../../wire/gemini-generate-wire.js';
 
 /**
  * Gemini error bodies (gemini.md §5) → gateway errors, by HTTP status through the shared table

@@ -8,7 +8,7 @@ import { mapGeminiResponse } from './gemini-map-response.js';
 import { GeminiStreamMapper } from './gemini-map-stream.js';
 import type { GeminiResponseMapperOptions } from './gemini-response-mapper.js';
 import { decodeGeminiToolCallId } from './gemini-tool-call-id.js';
-import type { GeminiGenerateContentResponse } from './gemini-wire.js';
+import type { GeminiGenerateContentResponse } from '../../wire/gemini-generate-wire.js';
 
 /** Deterministic ids and clock, so two mappings of the same reply can be compared whole. */
 function mapperOptions(): GeminiResponseMapperOptions {

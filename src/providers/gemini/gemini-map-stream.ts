@@ -3,7 +3,7 @@ import type { CanonicalEvent } from '../../canonical/events.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import { geminiErrorOf, geminiUpstreamError } from './gemini-errors.js';
 import { GeminiResponseMapper, type GeminiResponseMapperOptions } from './gemini-response-mapper.js';
-import type { GeminiGenerateContentResponse } from './gemini-wire.js';
+import type { GeminiGenerateContentResponse } from '../../wire/gemini-generate-wire.js';
 
 /**
  * Gemini `streamGenerateContent?alt=sse` events → canonical events. Each SSE event is one

@@ -1,5 +1,5 @@
 import type { CanonicalUsage } from '../../canonical/usage.js';
-import type { GeminiUsageMetadata } from './gemini-wire.js';
+import type { GeminiUsageMetadata } from '../../wire/gemini-generate-wire.js';
 
 /**
  * Gemini `usageMetadata` → canonical usage (translation.md §4). Gemini counts cached tokens inside

@@ -40,7 +40,7 @@ import { geminiErrorOf, geminiUpstreamError, parseGeminiErrorBody } from './gemi
 import { mapGeminiResponse } from './gemini-map-response.js';
 import { GeminiStreamMapper } from './gemini-map-stream.js';
 import type { GeminiResponseMapperOptions } from './gemini-response-mapper.js';
-import type { GeminiCountTokensResponse, GeminiGenerateContentResponse } from './gemini-wire.js';
+import type { GeminiCountTokensResponse, GeminiGenerateContentResponse } from '../../wire/gemini-generate-wire.js';
 
 export interface GeminiProviderOptions {
   /** The bare origin, e.g. `https://generativelanguage.googleapis.com` (a path prefix is kept, for the simulator). */

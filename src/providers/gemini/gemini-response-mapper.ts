@@ -4,7 +4,7 @@ import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
-import type { GeminiGenerateContentResponse, GeminiPart, GeminiUsageMetadata } from './gemini-wire.js';
+import type { GeminiGenerateContentResponse, GeminiPart, GeminiUsageMetadata } from '../../wire/gemini-generate-wire.js';
 
 export interface GeminiResponseMapperOptions {
   /** Shown in error messages. */

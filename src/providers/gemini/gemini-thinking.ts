@@ -1,5 +1,5 @@
 import type { ReasoningParameters } from '../../canonical/request.js';
-import type { GeminiThinkingConfig, GeminiThinkingLevel } from './gemini-wire.js';
+import type { GeminiThinkingConfig, GeminiThinkingLevel } from '../../wire/gemini-generate-wire.js';
 
 /**
  * Canonical reasoning parameters → `generationConfig.thinkingConfig` (translation.md §7, gemini.md §2.2).

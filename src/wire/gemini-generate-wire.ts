@@ -1,5 +1,6 @@
 /**
- * Wire types of the Gemini Developer API v1beta (../shared/protocols/gemini.md), used only by this adapter.
+ * Wire types of the Gemini Developer API v1beta (../shared/protocols/gemini.md), shared by the Gemini adapter
+ * (src/providers/gemini) and the client-facing protocol (src/protocols/gemini-generate).
  * Only the fields Tollgate writes or reads; everything a response may carry is optional, because the API
  * leaves out empty fields (proto3 JSON) and a mapper must not trust any of them to be present.
  */
@@ -120,6 +121,9 @@ export interface GeminiCandidate {
 }
 
 export interface GeminiUsageMetadata {
+  /** Tollgate's extension (the other protocols carry it in their usage objects too): the request's charge. */
+  cost?: string;
+  cost_nano_usd?: string;
   /** Input tokens, cached ones included. */
   promptTokenCount?: number;
   cachedContentTokenCount?: number;
@@ -147,6 +151,9 @@ export interface GeminiErrorDetail {
   retryDelay?: string;
   /** ErrorInfo: e.g. "API_KEY_INVALID". */
   reason?: string;
+  /** ErrorInfo: who defines `reason` ("googleapis.com"). */
+  domain?: string;
+  metadata?: Record<string, string>;
 }
 
 export interface GeminiError {
@@ -159,4 +166,27 @@ export interface GeminiError {
 
 export interface GeminiErrorBody {
   error: GeminiError;
+}
+
+/** One entry of `GET /v1beta/models` (Google's `Model`). */
+export interface GeminiModel {
+  /** Always `models/<id>`. */
+  name: string;
+  baseModelId: string;
+  version: string;
+  displayName: string;
+  description: string;
+  inputTokenLimit: number;
+  outputTokenLimit: number;
+  supportedGenerationMethods: string[];
+  temperature?: number;
+  maxTemperature?: number;
+  topP?: number;
+  topK?: number;
+  thinking?: boolean;
+}
+
+export interface GeminiListModelsResponse {
+  models: GeminiModel[];
+  nextPageToken?: string;
 }

@@ -1,0 +1,117 @@
+import type { CanonicalResponse, ResponseBlock } from '../../canonical/accumulate.js';
+import type { FinishReason } from '../../canonical/events.js';
+import { tagSignature } from '../../canonical/reasoning-signature.js';
+import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
+import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
+import type { GeminiGenerateContentResponse, GeminiPart, GeminiUsageMetadata } from '../../wire/gemini-generate-wire.js';
+import { costFields } from '../shared/cost-fields.js';
+import { packReasoning } from './gemini-reasoning-carrier.js';
+
+export interface GeminiResponseContext {
+  /** `responseId`, repeated on every chunk of a stream. */
+  responseId: string;
+  /** The public model id (`modelVersion`). */
+  model: string;
+  /** Which vendor produced the reply: reasoning signatures are tagged with it. */
+  vendor: VendorName;
+  /** The client asked for thought text (`thinkingConfig.includeThoughts`). */
+  includeThoughts: boolean;
+}
+
+/**
+ * Canonical finish reasons → Google's. Google has no "tool call" reason: a reply that called functions ends
+ * with STOP (so Gemini CLI runs the calls), and so does a stop sequence. A Gemini vendor's own reason is kept when
+ * it is more precise (RECITATION, BLOCKLIST…), except the malformed-call reasons of the upstream model, which
+ * Gemini CLI would retry as if the gateway had failed.
+ */
+const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
+  stop: 'STOP',
+  'stop-sequence': 'STOP',
+  length: 'MAX_TOKENS',
+  'tool-calls': 'STOP',
+  'content-filter': 'SAFETY',
+  pause: 'STOP',
+  other: 'OTHER',
+};
+
+export function encodeGeminiFinishReason(reason: FinishReason | null, rawReason: string | null, vendor: VendorName): string {
+  if (reason === null) return 'STOP';
+  if (vendor === 'gemini' && rawReason !== null && reason === 'content-filter' && /^[A-Z_]+$/.test(rawReason)) return rawReason;
+  return FINISH_REASONS[reason];
+}
+
+/**
+ * `usageMetadata`: Google counts cached tokens inside `promptTokenCount` and thoughts beside
+ * `candidatesTokenCount` (canonical output includes them), so the total is prompt + candidates + thoughts.
+ */
+export function encodeGeminiUsage(usage: CanonicalUsage, costNano?: bigint): GeminiUsageMetadata {
+  const prompt = totalInputTokens(usage);
+  const thoughts = Math.min(usage.reasoningTokens, usage.outputTokens);
+  const candidates = usage.outputTokens - thoughts;
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: candidates,
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+    ...(usage.cacheReadTokens > 0 ? { cachedContentTokenCount: usage.cacheReadTokens } : {}),
+    totalTokenCount: prompt + candidates + thoughts,
+    ...(costNano === undefined ? {} : costFields(costNano)),
+  };
+}
+
+/** A thought part as the client sees it: its text when asked for, its signature tagged with its origin. */
+export function thoughtPart(block: Pick<ReasoningBlock, 'text' | 'signature'>, context: GeminiResponseContext): GeminiPart {
+  return { text: context.includeThoughts ? block.text : '', thought: true, thoughtSignature: tagSignature(context.vendor, block.signature ?? '') };
+}
+
+/** A call as the client sees it: the gateway's id (it carries what the vendor needs back), arguments as an object. */
+export function functionCallPart(id: string, name: string, argumentsJson: string): GeminiPart {
+  return { functionCall: { id, name, args: argumentsObject(argumentsJson) } };
+}
+
+/** Function arguments as the object Google clients expect; text that is not a JSON object is kept under `_raw`. */
+function argumentsObject(argumentsJson: string): Record<string, unknown> {
+  if (argumentsJson.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(argumentsJson);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: argumentsJson };
+  } catch {
+    return { _raw: argumentsJson };
+  }
+}
+
+/** A whole canonical reply as a `GenerateContentResponse`. */
+export function encodeGeminiResponse(response: CanonicalResponse, context: GeminiResponseContext, costNano?: bigint): GeminiGenerateContentResponse {
+  const parts = encodeParts(response.content, context);
+  return {
+    candidates: [
+      {
+        content: { role: 'model', parts: parts.length > 0 ? parts : [{ text: '' }] },
+        finishReason: encodeGeminiFinishReason(response.finishReason, response.rawFinishReason, context.vendor),
+        index: 0,
+      },
+    ],
+    usageMetadata: encodeGeminiUsage(response.usage, costNano),
+    modelVersion: context.model,
+    responseId: context.responseId,
+  };
+}
+
+function encodeParts(blocks: readonly ResponseBlock[], context: GeminiResponseContext): GeminiPart[] {
+  const parts: GeminiPart[] = [];
+  const reasoning = blocks.filter((block): block is ReasoningBlock => block.type === 'reasoning');
+  let carrier = packReasoning(reasoning, context.vendor);
+  for (const block of blocks) {
+    if (block.type === 'text') {
+      if (block.text !== '') parts.push({ text: block.text });
+    } else if (block.type === 'reasoning') {
+      if (context.includeThoughts) parts.push(thoughtPart(block, context));
+    } else {
+      const part = functionCallPart(block.id, block.name, block.argumentsJson);
+      // The reply's reasoning rides on its first call (gemini-reasoning-carrier.ts).
+      if (carrier !== undefined) part.thoughtSignature = carrier;
+      carrier = undefined;
+      parts.push(part);
+    }
+  }
+  return parts;
+}

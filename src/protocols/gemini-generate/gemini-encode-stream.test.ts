@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
+import { emptyUsage } from '../../canonical/usage.js';
+import { GeminiStreamEncoder, type GeminiStreamFraming } from './gemini-encode-stream.js';
+import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encode-response.js';
+import { unpackReasoning } from './gemini-reasoning-carrier.js';
+import { accumulate } from '../../canonical/accumulate.js';
+
+const context: GeminiResponseContext = { responseId: 'req_1', model: 'alpha-sonnet-5', vendor: 'anthropic', includeThoughts: true };
+const usage = { ...emptyUsage(), inputTokens: 10, cacheReadTokens: 2, outputTokens: 7, reasoningTokens: 3 };
+
+const toolReply: CanonicalEvent[] = [
+  { type: 'response-start', id: 'x', model: 'claude', created: 0 },
+  { type: 'reasoning-start', blockId: 'r' },
+  { type: 'reasoning-delta', blockId: 'r', text: 'Look it ' },
+  { type: 'reasoning-delta', blockId: 'r', text: 'up.' },
+  { type: 'reasoning-signature', blockId: 'r', signature: 'sig' },
+  { type: 'reasoning-end', blockId: 'r' },
+  { type: 'tool-call-start', blockId: 't', id: 'toolu_1', name: 'lookup' },
+  { type: 'tool-call-delta', blockId: 't', argumentsDelta: '{"word":' },
+  { type: 'tool-call-delta', blockId: 't', argumentsDelta: '"toll"}' },
+  { type: 'tool-call-end', blockId: 't' },
+  { type: 'usage', usage },
+  { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' },
+];
+
+interface Chunk {
+  candidates?: Array<{ content: { role: string; parts: Array<Record<string, unknown>> }; finishReason?: string }>;
+  usageMetadata?: Record<string, unknown>;
+  responseId?: string;
+  error?: { code: number; status: string };
+}
+
+function run(events: CanonicalEvent[], framing: GeminiStreamFraming, end: 'finish' | 'error' = 'finish'): string {
+  const encoder = new GeminiStreamEncoder(context, framing);
+  let out = events.map((event) => encoder.encode(event)).join('');
+  out += end === 'finish' ? encoder.finish(usage, 1234n) : encoder.error(new GatewayError('upstream_server_error', 'boom'));
+  return out;
+}
+
+function sseChunks(text: string): Chunk[] {
+  return text
+    .split('\n\n')
+    .filter((event) => event !== '')
+    .map((event) => {
+      expect(event.startsWith('data: ')).toBe(true);
+      return JSON.parse(event.slice('data: '.length)) as Chunk;
+    });
+}
+
+describe('GeminiStreamEncoder', () => {
+  it('SSE: every chunk holds parts, the last one the finish reason and usage; no [DONE]', () => {
+    const text = run(toolReply, 'sse');
+    expect(text).not.toContain('[DONE]');
+    const chunks = sseChunks(text);
+    expect(chunks.every((chunk) => chunk.candidates![0]!.content.parts.length > 0 && chunk.responseId === 'req_1')).toBe(true);
+    expect(chunks.slice(0, -1).every((chunk) => chunk.candidates![0]!.finishReason === undefined && chunk.usageMetadata === undefined)).toBe(true);
+    const last = chunks.at(-1)!;
+    expect(last.candidates![0]!.finishReason).toBe('STOP');
+    expect(last.usageMetadata).toEqual({ promptTokenCount: 12, candidatesTokenCount: 4, thoughtsTokenCount: 3, cachedContentTokenCount: 2, totalTokenCount: 19, cost: '0.000001234', cost_nano_usd: '1234' });
+    const parts = chunks.flatMap((chunk) => chunk.candidates![0]!.content.parts);
+    expect(parts.filter((part) => part.thought === true).map((part) => part.text).join('')).toBe('Look it up.');
+    expect(parts.find((part) => part.thoughtSignature === 'sig')).toMatchObject({ thought: true, text: '' });
+  });
+
+  it('the call is whole, with the reply reasoning carried on it (Gemini CLI drops thought parts)', () => {
+    const parts = sseChunks(run(toolReply, 'sse')).flatMap((chunk) => chunk.candidates![0]!.content.parts);
+    const call = parts.find((part) => part.functionCall !== undefined)!;
+    expect(call.functionCall).toEqual({ id: 'toolu_1', name: 'lookup', args: { word: 'toll' } });
+    expect(unpackReasoning(call.thoughtSignature as string)).toEqual([{ type: 'reasoning', text: 'Look it up.', signature: 'sig', originVendor: 'anthropic' }]);
+  });
+
+  it('JSON array framing without alt=sse: one array of whole responses', () => {
+    const chunks = JSON.parse(run(toolReply, 'json-array')) as Chunk[];
+    expect(chunks.at(-1)!.candidates![0]!.finishReason).toBe('STOP');
+    expect(chunks.length).toBeGreaterThan(2);
+  });
+
+  it('a failure after the headers: the held chunk, then {"error": {...}} (and the array closed)', () => {
+    const events = toolReply.slice(0, 4);
+    const sse = sseChunks(run(events, 'sse', 'error'));
+    expect(sse.at(-1)!.error).toMatchObject({ code: 500, status: 'INTERNAL' });
+    expect(sse.at(-2)!.candidates![0]!.content.parts).toEqual([{ text: 'up.', thought: true }]);
+    const array = JSON.parse(run(events, 'json-array', 'error')) as Chunk[];
+    expect(array.at(-1)!.error!.status).toBe('INTERNAL');
+  });
+
+  it('an empty reply still ends with a chunk that has a part and a finish reason', () => {
+    const chunks = sseChunks(run([{ type: 'finish', reason: 'length', rawReason: 'max_tokens' }], 'sse'));
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]!.candidates![0]).toMatchObject({ content: { parts: [{ text: '' }] }, finishReason: 'MAX_TOKENS' });
+  });
+
+  it('the non-stream reply is the same content, thoughts left out unless asked for', async () => {
+    async function* events() {
+      yield* toolReply;
+    }
+    const response = await accumulate(events());
+    const shown = encodeGeminiResponse(response, context, 5n);
+    expect(shown.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual(['text+thought+thoughtSignature', 'functionCall+thoughtSignature']);
+    const hidden = encodeGeminiResponse(response, { ...context, includeThoughts: false });
+    expect(hidden.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual(['functionCall+thoughtSignature']);
+    expect(hidden.usageMetadata).not.toHaveProperty('cost');
+  });
+});

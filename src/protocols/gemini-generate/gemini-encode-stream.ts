@@ -1,0 +1,157 @@
+import type { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
+import type { ReasoningBlock } from '../../canonical/request.js';
+import type { CanonicalUsage } from '../../canonical/usage.js';
+import { sseData } from '../../streaming/sse-writer.js';
+import type { GeminiGenerateContentResponse, GeminiPart } from '../../wire/gemini-generate-wire.js';
+import type { StreamEncoder } from '../shared/reply-exchange.js';
+import { encodeGeminiError } from './gemini-encode-error.js';
+import { encodeGeminiFinishReason, encodeGeminiUsage, functionCallPart, thoughtPart, type GeminiResponseContext } from './gemini-encode-response.js';
+import { packReasoning } from './gemini-reasoning-carrier.js';
+
+/** `?alt=sse`: one `data:` event per chunk; otherwise the JSON array Google streams (`[{…},\r\n{…}]`). */
+export type GeminiStreamFraming = 'sse' | 'json-array';
+
+/**
+ * Canonical events → `streamGenerateContent` chunks (gemini-ingress.md §4): each chunk a whole
+ * `GenerateContentResponse` holding only the new parts, with `responseId` and `modelVersion` repeated.
+ *
+ * - The last chunk carries `finishReason` and `usageMetadata`, and it must hold parts: @google/genai's chat drops a
+ *   turn from its history when any chunk has a candidate without parts, and Gemini CLI rejects a stream that
+ *   ends without a finish reason. So each chunk is held until the next one is known (one chunk behind), and the
+ *   held one gets the finish reason and usage at the end.
+ * - A function call is one part, whole (`args` an object), sent when its arguments are complete.
+ * - No `data: [DONE]` at the end: @google/genai parses every `data:` line as JSON and throws on `[DONE]`; Google
+ *   ends the stream by closing it.
+ * - A failure after the headers went out is one more chunk `{"error": {code, message, status}}`, which the SDK
+ *   raises as an ApiError, and the stream closes.
+ */
+export class GeminiStreamEncoder implements StreamEncoder {
+  readonly contentType: string;
+  /** JSON whitespace is the only keep-alive a JSON array allows. */
+  readonly keepAlive: string | undefined;
+  private held: GeminiPart[] | undefined;
+  private chunks = 0;
+  private finishReason: FinishReason | null = null;
+  private rawFinishReason: string | null = null;
+  private readonly tools = new Map<string, { id: string; name: string; argumentsJson: string }>();
+  private readonly thoughts = new Map<string, ReasoningBlock>();
+  /** Every reasoning block of the reply, for the carrier on its first call. */
+  private readonly reasoning: ReasoningBlock[] = [];
+  private sentCall = false;
+
+  constructor(
+    private readonly context: GeminiResponseContext,
+    private readonly framing: GeminiStreamFraming,
+  ) {
+    this.contentType = framing === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/json; charset=utf-8';
+    this.keepAlive = framing === 'sse' ? undefined : '\r\n';
+  }
+
+  encode(event: CanonicalEvent): string {
+    switch (event.type) {
+      case 'text-delta':
+        return event.text === '' ? '' : this.push({ text: event.text });
+      case 'reasoning-start': {
+        const block: ReasoningBlock = { type: 'reasoning', text: '' };
+        this.thoughts.set(event.blockId, block);
+        this.reasoning.push(block);
+        return '';
+      }
+      case 'reasoning-delta': {
+        const block = this.thoughts.get(event.blockId);
+        if (block !== undefined) block.text += event.text;
+        return this.context.includeThoughts && event.text !== '' ? this.push({ text: event.text, thought: true }) : '';
+      }
+      case 'reasoning-signature': {
+        const block = this.thoughts.get(event.blockId);
+        if (block !== undefined) block.signature = (block.signature ?? '') + event.signature;
+        return '';
+      }
+      case 'reasoning-end': {
+        const block = this.thoughts.get(event.blockId);
+        this.thoughts.delete(event.blockId);
+        // The signature closes the thought, on a part of its own (text already went out as it came).
+        return block !== undefined && this.context.includeThoughts ? this.push({ ...thoughtPart({ text: '', signature: block.signature }, this.context) }) : '';
+      }
+      case 'tool-call-start':
+        this.tools.set(event.blockId, { id: event.id, name: event.name, argumentsJson: '' });
+        return '';
+      case 'tool-call-delta': {
+        const call = this.tools.get(event.blockId);
+        if (call !== undefined) call.argumentsJson += event.argumentsDelta;
+        return '';
+      }
+      case 'tool-call-end': {
+        const call = this.tools.get(event.blockId);
+        if (call === undefined) return '';
+        this.tools.delete(event.blockId);
+        return this.pushCall(call);
+      }
+      case 'finish':
+        this.finishReason = event.reason;
+        this.rawFinishReason = event.rawReason;
+        return '';
+      case 'error':
+        return this.error(event.error);
+      case 'response-start':
+      case 'text-start':
+      case 'text-end':
+      case 'usage':
+        return '';
+    }
+  }
+
+  /** The held chunk, now the last: with the finish reason and the final usage (and the charge, once settled). */
+  finish(usage: CanonicalUsage, costNano?: bigint): string {
+    let out = '';
+    for (const call of this.tools.values()) out += this.pushCall(call);
+    this.tools.clear();
+    const parts = this.held ?? [{ text: '' }];
+    this.held = undefined;
+    const chunk = this.chunk(parts);
+    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(this.finishReason, this.rawFinishReason, this.context.vendor);
+    chunk.usageMetadata = encodeGeminiUsage(usage, costNano);
+    out += this.frame(chunk);
+    return this.framing === 'json-array' ? `${out}]` : out;
+  }
+
+  error(error: GatewayError): string {
+    let out = '';
+    if (this.held !== undefined) out += this.frame(this.chunk(this.held));
+    this.held = undefined;
+    out += this.frame(encodeGeminiError(error));
+    return this.framing === 'json-array' ? `${out}]` : out;
+  }
+
+  private pushCall(call: { id: string; name: string; argumentsJson: string }): string {
+    const part = functionCallPart(call.id, call.name, call.argumentsJson);
+    if (!this.sentCall) {
+      this.sentCall = true;
+      const carrier = packReasoning(this.reasoning, this.context.vendor);
+      if (carrier !== undefined) part.thoughtSignature = carrier;
+    }
+    return this.push(part);
+  }
+
+  /** Holds `part` in a new chunk and sends the one held before it. */
+  private push(part: GeminiPart): string {
+    const previous = this.held;
+    this.held = [part];
+    return previous === undefined ? '' : this.frame(this.chunk(previous));
+  }
+
+  private chunk(parts: GeminiPart[]): GeminiGenerateContentResponse {
+    return {
+      candidates: [{ content: { role: 'model', parts }, index: 0 }],
+      modelVersion: this.context.model,
+      responseId: this.context.responseId,
+    };
+  }
+
+  private frame(body: unknown): string {
+    const json = JSON.stringify(body);
+    if (this.framing === 'sse') return sseData(json);
+    return `${this.chunks++ === 0 ? '[' : ',\r\n'}${json}`;
+  }
+}
