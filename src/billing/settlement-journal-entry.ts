@@ -42,6 +42,7 @@ const entrySchema = z.object({
     latencyMs: count,
     createdAt: time,
     rawUsage: z.string().nullable(),
+    unbilledTokens: count.optional(),
   }),
   prices: z.object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano }),
   heldFreeTokens: count.optional(),

@@ -90,6 +90,8 @@ export interface UsageRecord {
   freeTokens: number;
   /** Cost the balance could not cover (the vendor's count exceeded the reservation's estimate). */
   unbilledNano: bigint;
+  /** Output the vendor produced after a refused slice and before the upstream closed: never delivered, never billed. */
+  unbilledTokens?: number;
 }
 
 export class DuplicateEmailError extends Error {

@@ -33,7 +33,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
     .selectFrom('usage_records')
     .select([
       'request_id', 'account_id', 'api_key_id', 'model', 'family', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens',
-      'output_tokens', 'reasoning_tokens', 'status', 'stream', 'latency_ms', 'created_at', 'raw_usage', 'free_tokens',
+      'output_tokens', 'reasoning_tokens', 'status', 'stream', 'latency_ms', 'created_at', 'raw_usage', 'free_tokens', 'unbilled_tokens',
     ])
     .select([money('cost_nano').as('cost_nano'), money('unbilled_nano').as('unbilled_nano')]);
 }
@@ -189,6 +189,7 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     cost_nano: toMoneyParameter(usage.costNano),
     free_tokens: usage.freeTokens,
     unbilled_nano: toMoneyParameter(usage.unbilledNano),
+    unbilled_tokens: usage.unbilledTokens ?? 0,
   };
 }
 
@@ -212,5 +213,6 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     costNano: fromMoneyColumn(row.cost_nano),
     freeTokens: row.free_tokens,
     unbilledNano: fromMoneyColumn(row.unbilled_nano),
+    unbilledTokens: Number(row.unbilled_tokens),
   };
 }

@@ -112,6 +112,7 @@ export class PostgresHotPath {
         ledgerId(at),
         at,
         utcDayNumber(usage.createdAt),
+        row.unbilled_tokens,
       ],
     });
     const outcome = result.rows[0];
@@ -163,7 +164,8 @@ const TAKE_HOLD = `
 
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
- * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day.
+ * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
+ * $23 unbilled tokens.
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -202,8 +204,8 @@ const SETTLE = `
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-      free_tokens, unbilled_nano)
-    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled
+      free_tokens, unbilled_nano, unbilled_tokens)
+    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id
