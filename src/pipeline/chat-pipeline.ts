@@ -127,8 +127,9 @@ export class ChatPipeline {
     // event by event through async generators, which was a large share of what such a request allocated.
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
+    const coveredWhole = reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
-      whole !== undefined && !whole.some((event) => event.type === 'error') && outputUpperBound(whole) <= reservation.maxOutputTokens
+      whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
         ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)
         : this.relay(input, reservation, answering, response.events, startedAt, onSettled);
     return {

@@ -47,7 +47,9 @@ export class OutputGate {
     const text = outputText(event);
     if (text === undefined) return true;
     const bound = utf8UpperBound(text);
-    if (this.counted + this.pendingBound + bound <= this.granted()) {
+    // Within the grant by the bound, or the hold already covers the request's whole limit (the vendor stops there).
+    const granted = this.granted();
+    if (this.counted + this.pendingBound + bound <= granted || granted >= this.limit) {
       this.take(text, bound);
       return true;
     }
