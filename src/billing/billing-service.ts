@@ -201,11 +201,6 @@ export class BillingService {
     return `${reason} The balance is $${formatUsd(holds.balanceNano)}; ${inFlight}. Top up the balance in the dashboard, or retry when requests in flight have finished.`;
   }
 
-  /** What GET /v1/account shows: the balance, what is held and by how many requests, the free tokens left today. */
-  accountHolds(accountId: string) {
-    return this.repository.holds(accountId, utcDayNumber(this.now()), this.settings.freeTokensPerDay);
-  }
-
   /**
    * Tells the periodic batch what the request has delivered (called once, when its reply starts): each tick writes
    * a checkpoint for it when its output moved since the last one.
