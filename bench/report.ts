@@ -127,6 +127,12 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
       for (const message of summary.failureMessages) lines.push(`    ${message}`);
     }
   }
+  if (run.slices !== undefined && run.slices.requests > 0) {
+    lines.push(
+      `output slices (storage calls beyond admission and settlement): ${run.slices.slices} over ${run.slices.requests} requests, ` +
+        `${(run.slices.slices / run.slices.requests).toFixed(3)} per request`,
+    );
+  }
   if (run.roundTrips !== null) {
     lines.push(
       `round trips per request (sequential, ${run.roundTrips.kinds[0]?.requests ?? 0} requests each, through a counting relay): ` +

@@ -228,6 +228,26 @@ const ROUND_TRIP_KINDS: readonly { kind: string; route: Route; stream: boolean }
 ];
 
 /**
+ * Slices of output asked for over the run, and API requests served, from the gateway's own /metrics (undefined
+ * when it cannot be read, e.g. behind METRICS_TOKEN): a slice is one storage call beyond admission and settlement.
+ */
+async function countSlices(origin: string): Promise<{ requests: number; slices: number } | undefined> {
+  try {
+    const response = await fetch(`${origin}/metrics`);
+    if (!response.ok) return undefined;
+    const text = await response.text();
+    const sum = (series: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith(`${series}{`))
+        .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    return { requests: sum('tollgate_http_requests_total'), slices: sum('tollgate_output_slices_total') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Round trips per request: a second gateway on the same database, reaching PostgreSQL and Redis through
  * counting relays (round-trip-proxy.ts). Sequential requests, so each count belongs to one request.
  */
@@ -334,6 +354,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
   const noise = summaries.length === 0 ? null : machineNoise(cpuBefore, sampleCpu(benchPids), context.ticksPerSecond, cpus().length);
+  const slices = await countSlices(started.origin);
   const end = memory(gateway.pid);
   let idleAfterLoad: number | null = null;
   if (!context.options.quick && summaries.length > 0) {
@@ -353,6 +374,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     peakRssScope,
     endRssKiB: end.rssKiB,
     roundTrips: null,
+    ...(slices === undefined ? {} : { slices }),
     noise,
     gatewayOutputLines: gateway.linesSinceMark(),
     gatewayOutputTail: gateway.linesSinceMark() === 0 ? [] : gateway.outputTail().slice(-Math.min(10, gateway.linesSinceMark())),

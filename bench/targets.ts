@@ -46,6 +46,11 @@ export interface BackendRun {
   peakRssScope: 'concurrency-128 scenario' | 'whole run';
   endRssKiB: number;
   roundTrips: RoundTripReport | null;
+  /**
+   * Output slices the gateway granted or refused over the whole run, per API request (its own /metrics): the
+   * storage calls a reply costs beyond admission and settlement (issue 21: none for a typical reply).
+   */
+  slices?: { requests: number; slices: number };
   /** Other work on the machine during the measured rounds (null when nothing was measured). */
   noise: MachineNoise | null;
   gatewayOutputLines: number;

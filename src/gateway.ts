@@ -109,7 +109,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
-    const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now, settlementJournal);
+    const billing = new BillingService(
+      storage.billing,
+      {
+        freeTokensPerDay: config.freeTokensPerDay,
+        reservationTtlMs: config.reservationTtlMs,
+        checkpointIntervalMs: config.checkpointIntervalMs,
+        pricesOf: (modelId) => catalog.find(modelId)?.prices,
+      },
+      now,
+      settlementJournal,
+    );
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,

@@ -5,20 +5,22 @@ import { priceSettlement } from './settlement-pricing.js';
 
 // beta-5.4: $2.50 in (2,500 nano/token), $15 out (15,000 nano/token).
 const PRICES = pricesFromPerMillion({ input: '2.50', output: '15', cacheRead: '0.25' });
-const request = (clientMax?: number) => ({ inputTokens: 100, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: 128_000, prices: PRICES });
+const request = (clientMax?: number, firstSlice = 2_048) => ({ inputTokens: 100, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: 128_000, firstSliceTokens: firstSlice, prices: PRICES });
 
 describe('planAdmission', () => {
-  it('holds the worst case: every input token and every possible output token at list price', () => {
-    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toEqual({
+  it('holds every input token and a first slice of output at list price, not the whole limit', () => {
+    expect(planAdmission(request(32_000, 500), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toMatchObject({
       admitted: true,
-      holdNano: 100n * 2_500n + 200n * 15_000n,
+      holdNano: 100n * 2_500n + 500n * 15_000n,
       freeTokens: 0,
-      maxOutputTokens: 200,
+      maxOutputTokens: 500,
     });
+    // A client limit below the slice is the whole output.
+    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toMatchObject({ holdNano: 100n * 2_500n + 200n * 15_000n, maxOutputTokens: 200 });
   });
 
   it('spends free tokens first, input before output; a request may be partly free, partly paid', () => {
-    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 150 })).toEqual({
+    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 150 })).toMatchObject({
       admitted: true,
       holdNano: 150n * 15_000n,
       freeTokens: 150,
@@ -27,28 +29,26 @@ describe('planAdmission', () => {
     expect(planAdmission(request(200), { availableNano: 0n, freeTokensLeft: 300 })).toMatchObject({ admitted: true, holdNano: 0n, freeTokens: 300 });
   });
 
-  it("refuses the client's own limit when the balance cannot cover it, saying how many output tokens it can", () => {
-    const plan = planAdmission(request(1_000), { availableNano: 100n * 2_500n + 40n * 15_000n, freeTokensLeft: 0 });
-    expect(plan.admitted).toBe(false);
-    expect(!plan.admitted && plan.reason).toMatch(/covers at most 40 output tokens/);
-    expect(!plan.admitted && plan.reason).toMatch(/Lower max_tokens to 40/);
-  });
-
-  it('with no client limit, caps the output at what the account can afford instead of refusing', () => {
+  it('starts with the part of the first slice the account can afford, whatever the client limit', () => {
     // 10 free tokens cover input; 90 paid input tokens leave 625,007 nano: 41 output tokens at 15,000.
-    expect(planAdmission(request(), { availableNano: 100n * 2_500n + 40n * 15_000n + 7n, freeTokensLeft: 10 })).toEqual({
-      admitted: true,
-      holdNano: 90n * 2_500n + 41n * 15_000n,
-      freeTokens: 10,
-      maxOutputTokens: 41,
-    });
+    for (const clientMax of [undefined, 1_000, 32_000]) {
+      expect(planAdmission(request(clientMax), { availableNano: 100n * 2_500n + 40n * 15_000n + 7n, freeTokensLeft: 10 })).toMatchObject({
+        admitted: true,
+        holdNano: 90n * 2_500n + 41n * 15_000n,
+        freeTokens: 10,
+        maxOutputTokens: 41,
+      });
+    }
   });
 
-  it('refuses when not even the prompt and one output token are covered', () => {
+  it('refuses when not even the prompt and one output token are covered, saying what it needed to start', () => {
     const plan = planAdmission(request(), { availableNano: 1_000n, freeTokensLeft: 0 });
     expect(plan.admitted).toBe(false);
-    expect(!plan.admitted && plan.reason).toMatch(/Insufficient balance: the prompt alone/);
-    expect(planAdmission(request(), { availableNano: 100n * 2_500n, freeTokensLeft: 0 }).admitted).toBe(false);
+    expect(!plan.admitted && plan.reason).toMatch(/needs \$0\.00025 to start \(its prompt alone \(about 100 input tokens\)\), but the account has \$0\.000001 available/);
+    const noOutput = planAdmission(request(), { availableNano: 100n * 2_500n, freeTokensLeft: 0 });
+    expect(noOutput.admitted).toBe(false);
+    // Input 250,000 + 2,048 × 15,000 = 30,970,000 nano.
+    expect(!noOutput.admitted && noOutput.reason).toMatch(/needs \$0\.03097 to start \(its prompt \(about 100 input tokens\) and a first slice of 2048 output tokens\)/);
   });
 });
 

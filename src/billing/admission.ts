@@ -7,8 +7,10 @@ export interface AdmissionRequest {
   inputTokens: number;
   /** The client's own output limit, when it gave one. */
   clientMaxOutputTokens: number | undefined;
-  /** The model's output limit: the worst case when the client gave none. */
+  /** The model's output limit: the most output the request may grow to when the client gave none. */
   modelMaxOutputTokens: number;
+  /** The first slice of output held at admission (issue 21): the hold grows a slice at a time beyond it. */
+  firstSliceTokens: number;
   prices: ModelPrices;
 }
 
@@ -17,14 +19,18 @@ function inputPrice(prices: ModelPrices): NanoUsd {
   return prices.cacheWrite > prices.input ? prices.cacheWrite : prices.input;
 }
 
+/** The output a request may produce in all: the client's limit, or the model's. */
+export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputTokens' | 'modelMaxOutputTokens'>): number {
+  return request.clientMaxOutputTokens ?? request.modelMaxOutputTokens;
+}
+
 /**
  * Decides a request's hold from the account's state (read under the account's lock). Free tokens cover the
- * input first, then the output. The hold is the worst case of what is left: every remaining input token at
- * the input price and every possible output token at the output price.
- *
- * With no client limit, the output is capped at what the account can afford (and at the model's limit)
- * rather than refused; with the client's own limit, a request the balance cannot cover is refused with the
- * number of output tokens it could afford.
+ * input first, then the output. The hold is every input token at the (worst-case) input price plus a first slice
+ * of output at the output price (design §4, issue 21): the hold grows a slice at a time as output arrives, so a
+ * small balance runs many requests at once. When the balance covers the prompt but not the whole first slice, the
+ * request starts with the slice the account can pay for (it ends as a length stop if no more is granted); it is
+ * refused only when not one output token is covered.
  */
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
@@ -35,23 +41,38 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
   const paidOutputAffordable = moneyForOutput < 0n ? -1 : outputPrice === 0n ? Number.MAX_SAFE_INTEGER : Number(moneyForOutput / outputPrice);
   const affordableOutput = paidOutputAffordable < 0 ? 0 : Math.min(Number.MAX_SAFE_INTEGER, freeLeftForOutput + paidOutputAffordable);
 
-  const wanted = request.clientMaxOutputTokens ?? request.modelMaxOutputTokens;
-  const output = request.clientMaxOutputTokens === undefined ? Math.min(wanted, affordableOutput) : wanted;
+  const firstSlice = firstSliceOf(request);
+  const output = Math.min(firstSlice, affordableOutput);
   const freeForOutput = Math.min(freeLeftForOutput, output);
   const holdNano = inputCost + BigInt(output - freeForOutput) * outputPrice;
 
   if (paidOutputAffordable < 0 || output < 1 || holdNano > state.availableNano) {
-    return { admitted: false, reason: refusal(request, state, inputCost, affordableOutput, holdNano, output) };
+    return { admitted: false, reason: refusal(request, state, inputCost) };
   }
-  return { admitted: true, holdNano, freeTokens: freeForInput + freeForOutput, maxOutputTokens: output };
+  return { admitted: true, holdNano, freeTokens: freeForInput + freeForOutput, maxOutputTokens: output, coversLimit: outputLimit(request) <= affordableOutput };
 }
 
-function refusal(request: AdmissionRequest, state: AdmissionState, inputCost: NanoUsd, affordableOutput: number, hold: NanoUsd, output: number): string {
+/** The output held at admission when the account can pay for it: the first slice, or less when the request's limit is lower. */
+export function firstSliceOf(request: AdmissionRequest): number {
+  return Math.max(1, Math.min(request.firstSliceTokens, outputLimit(request)));
+}
+
+/** What the request needed to start: its prompt and its first slice of output, at list price beyond the free tokens left. */
+export function startingCost(request: AdmissionRequest, freeTokensLeft: number): NanoUsd {
+  const freeForInput = Math.min(freeTokensLeft, request.inputTokens);
+  const freeForOutput = Math.min(freeTokensLeft - freeForInput, firstSliceOf(request));
+  return BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices) + BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output;
+}
+
+/**
+ * The refusal's text (spec §5.5, issue 21): what the request needed to start (its prompt and first slice of
+ * output), what the account has, and what its requests in flight hold: a balance held by others reads as such,
+ * never as money gone. The figures of what is held are added by the caller that knows them (billing-service).
+ */
+function refusal(request: AdmissionRequest, state: AdmissionState, inputCost: NanoUsd): string {
   const available = state.availableNano > 0n ? state.availableNano : 0n;
   const freeNote = state.freeTokensLeft > 0 ? ` and ${state.freeTokensLeft} free tokens left today` : ' and no free tokens left today';
-  if (inputCost > available) {
-    return `Insufficient balance: the prompt alone (about ${request.inputTokens} input tokens) needs $${formatUsd(inputCost)} beyond the free allowance, but the account has $${formatUsd(available)} available${freeNote}, which covers at most 0 output tokens. Top up the balance in the dashboard.`;
-  }
-  const needed = output < 1 ? inputCost + request.prices.output : hold;
-  return `Insufficient balance: this request may cost up to $${formatUsd(needed)} (about ${request.inputTokens} input tokens and up to ${Math.max(output, 1)} output tokens), but the account has $${formatUsd(available)} available${freeNote}, which covers at most ${affordableOutput} output tokens. Lower max_tokens to ${affordableOutput} or less, or top up the balance in the dashboard.`;
+  const needed = inputCost > available ? inputCost : startingCost(request, state.freeTokensLeft);
+  const what = inputCost > available ? `its prompt alone (about ${request.inputTokens} input tokens)` : `its prompt (about ${request.inputTokens} input tokens) and a first slice of ${firstSliceOf(request)} output tokens`;
+  return `Insufficient balance: this request needs $${formatUsd(needed)} to start (${what}), but the account has $${formatUsd(available)} available${freeNote}.`;
 }

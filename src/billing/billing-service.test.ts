@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { estimateRequestInputTokens, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
 import type { CanonicalRequest } from '../canonical/request.js';
-import { ModelCatalog } from '../catalog/model-catalog.js';
+import { ModelCatalog, outputSliceOf } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { BillingRepository } from '../storage/billing-types.js';
 import { openStorage } from '../storage/open-storage.js';
@@ -66,7 +66,12 @@ describe('BillingService', () => {
   it('refuses with 403 insufficient_balance when the hold cannot be covered', async () => {
     const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
     const request = { model: 'beta-5.4', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], sampling: {}, stream: false, extensions: {}, extensionsProtocol: 'openai-chat' as const, maxOutputTokens: 100_000 };
-    await expect(billing.admit('req_big', auth, model, request)).rejects.toMatchObject({ status: 403, code: 'insufficient_balance' });
+    // The prompt and one output token are more than 1 nano-USD: refused, saying what it needed and what is held.
+    await expect(billing.admit('req_big', await accountWith(1n), model, request)).rejects.toMatchObject({
+      status: 403,
+      code: 'insufficient_balance',
+      message: expect.stringMatching(/needs \$[\d.]+ to start .* The balance is \$0\.000000001; No request of the account is in flight\./),
+    });
   });
 });
 
@@ -110,14 +115,14 @@ describe('admission with the UTF-8 upper bound', () => {
         const precise = held(estimateRequestInputTokens(request));
         const bound = held(upperBoundRequestInputTokens(request));
         expect(bound).toBeGreaterThan(precise);
-        const output = BigInt(clientMax ?? model.maxOutputTokens);
+        const output = BigInt(Math.min(clientMax ?? model.maxOutputTokens, outputSliceOf(model)));
         // Where each count's plan changes: the prompt alone, the prompt and the whole output, for both counts.
         const edges = [precise, bound].flatMap((tokens) => [BigInt(tokens) * model.prices.input, BigInt(tokens) * model.prices.input + output * model.prices.output]);
         const balances = [0n, 1n, ...edges.flatMap((edge) => [edge - 1n, edge, edge + 1n]), parseUsd('1000')];
         for (const balanceNano of balances) {
           const accountAuth = await accountWith(balanceNano);
           const expected = planAdmission(
-            { inputTokens: precise, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: model.maxOutputTokens, prices: model.prices },
+            { inputTokens: precise, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: model.maxOutputTokens, firstSliceTokens: outputSliceOf(model), prices: model.prices },
             { availableNano: balanceNano, freeTokensLeft: freeTokensPerDay },
           );
           const outcome = await billing.admit(`req_${accountAuth.account.id}`, accountAuth, model, request).then(
@@ -127,7 +132,7 @@ describe('admission with the UTF-8 upper bound', () => {
           const label = `free ${freeTokensPerDay}, max ${clientMax}, balance ${balanceNano}`;
           if (!expected.admitted) {
             expect(outcome.admitted, label).toBe(false);
-            expect(!outcome.admitted && outcome.error, label).toMatchObject({ status: 403, code: 'insufficient_balance', message: expected.reason });
+            expect(!outcome.admitted && outcome.error, label).toMatchObject({ status: 403, code: 'insufficient_balance', message: expect.stringContaining(expected.reason) });
             expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({ reservedNano: 0n, freeReservedTokens: 0 });
             continue;
           }
@@ -152,14 +157,16 @@ describe('admission with the UTF-8 upper bound', () => {
     const rich = await accountWith(parseUsd('100'));
     for (const clientMax of [undefined, 1_000]) {
       const reservation = await billing.admit(`req_rich_${clientMax}`, rich, model, chatRequest(clientMax));
-      expect(reservation.maxOutputTokens).toBe(clientMax ?? model.maxOutputTokens);
+      // A first slice of output, not the whole limit (issue 21).
+      expect(reservation.maxOutputTokens).toBe(Math.min(clientMax ?? model.maxOutputTokens, outputSliceOf(model)));
       // Sized with the bound: more than the tokenizer's count would hold.
       const boundHold = BigInt(held(upperBoundRequestInputTokens(chatRequest(clientMax)))) * model.prices.input + BigInt(reservation.maxOutputTokens) * model.prices.output;
       expect(reservation.holdNano).toBe(boundHold);
     }
     expect(tokens.tokenizerLoaded()).toBe(false);
 
-    const poor = await accountWith(parseUsd('0.001'));
+    // Less than the prompt alone costs: refused (a balance that covers the prompt starts with a partial slice).
+    const poor = await accountWith(parseUsd('0.00005'));
     const request = chatRequest(1_000);
     await expect(billing.admit('req_poor', poor, model, request)).rejects.toMatchObject({
       code: 'insufficient_balance',

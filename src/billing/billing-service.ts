@@ -1,14 +1,28 @@
-import { estimateRequestInputTokens, loadTokenizer, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, loadTokenizer, tokenizerLoaded, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
-import type { CatalogModel } from '../catalog/model-catalog.js';
+import { outputSliceOf, type CatalogModel } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { decideAdmission } from '../storage/billing-rules.js';
-import type { AdmissionPlan, AdmissionState, BillingRepository, Reservation, ReserveInput, SettleResult } from '../storage/billing-types.js';
+import type {
+  AdmissionPlan,
+  AdmissionState,
+  BillingRepository,
+  HoldCheckpoint,
+  HoldRenewal,
+  OrphanBiller,
+  OrphanedHold,
+  Reservation,
+  ReserveInput,
+  SettleResult,
+  SweepResult,
+} from '../storage/billing-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
-import { planAdmission, type AdmissionRequest } from './admission.js';
+import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
+import { formatUsd } from './money.js';
+import type { ModelPrices } from './prices.js';
 import { utcDayNumber } from './free-allowance.js';
 import type { JournalEntry } from './settlement-journal-entry.js';
 import type { SettlementJournal } from './settlement-journal.js';
@@ -19,7 +33,20 @@ export interface BillingSettings {
   freeTokensPerDay: number;
   /** How long a hold may stay open before the sweeper releases it (longer than any request can run). */
   reservationTtlMs: number;
+  /**
+   * How often this instance writes the checkpoints of its streams' delivered output, in one batch with the
+   * renewals of their holds (default 3 s): what a crash can leave unbilled is at most this long of output.
+   */
+  checkpointIntervalMs?: number;
+  /** A model's prices by public id: how the sweeper prices a dead instance's hold at its checkpoint. */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
 }
+
+/** What the sweeper did with expired holds: settled at their checkpoint, or released (nothing delivered). */
+export type { SweepResult } from '../storage/billing-types.js';
+
+/** The outcome of a request for one more slice of output. */
+export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -34,6 +61,8 @@ export interface SettlementInput {
   route?: string;
   /** The request's hold, when it was admitted here: its free tokens let storage price before claiming it. */
   reservation?: Reservation;
+  /** Output the vendor produced after a refused slice: recorded, never billed (issue 21). */
+  unbilledTokens?: number;
 }
 
 /** A settlement's outcome: settled, found settled before, or journaled because the store could not take it. */
@@ -74,12 +103,19 @@ interface LiveHold {
   admittedAt: number;
   /** The expiry last written. */
   expiresAt: number;
+  /** What the request has delivered so far (set once its reply starts): read by the periodic batch. */
+  delivered?: () => HoldCheckpoint | undefined;
+  /** The output tokens of the checkpoint last written (-1: none yet). */
+  checkpointedOutput: number;
 }
+
+const DEFAULT_CHECKPOINT_INTERVAL_MS = 3_000;
 
 export class BillingService {
   /** Holds of requests in flight here, renewed so that the sweeper never releases the hold of a long stream. */
   private readonly liveHolds = new Map<string, LiveHold>();
   private renewal: NodeJS.Timeout | undefined;
+  private renewing = false;
 
   constructor(
     private readonly repository: BillingRepository,
@@ -127,12 +163,14 @@ export class BillingService {
       inputTokens: withMargin(inputTokens),
       clientMaxOutputTokens: request.maxOutputTokens,
       modelMaxOutputTokens: model.maxOutputTokens,
+      firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {
       const plan = planAdmission(bound, state);
-      const tokenizersOutput = plan.admitted && (request.maxOutputTokens !== undefined || plan.maxOutputTokens === model.maxOutputTokens);
+      // The whole first slice (not one cut to what the account can afford): the tokenizer's plan gives the same.
+      const tokenizersOutput = plan.admitted && plan.maxOutputTokens === firstSliceOf(bound);
       return tokenizersOutput ? plan : { admitted: false, reason: NEEDS_TOKENIZER_COUNT };
     };
     // With the account's money read with the key (PostgreSQL), an account the bound will not settle goes straight
@@ -145,24 +183,88 @@ export class BillingService {
       const precise = admission(estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
-    if (!result.admitted) throw new GatewayError('insufficient_balance', result.reason);
-    this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs });
+    if (!result.admitted) throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+    this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs, checkpointedOutput: -1 });
     this.renewHoldsRegularly();
     return result.reservation;
   }
 
   /**
-   * One timer for all live holds (not one per request): every third of the TTL, each hold that has used up a
-   * third of its time gets a full TTL again. A hold's expiry is then always at least two thirds of the TTL away
-   * while its request runs, and a crashed instance's holds still expire one TTL after its last renewal.
+   * A refusal's text with what the account's requests in flight hold (issue 21): a balance held by others reads
+   * as held, not as gone. One more storage call, on refusals only.
+   */
+  private async withHolds(reason: string, accountId: string, now: number): Promise<string> {
+    const holds = await this.repository.holds(accountId, utcDayNumber(now), this.settings.freeTokensPerDay).catch(() => null);
+    if (holds === null) return reason;
+    const inFlight =
+      holds.holds === 0
+        ? 'No request of the account is in flight'
+        : `${holds.holds} request${holds.holds === 1 ? '' : 's'} in flight hold${holds.holds === 1 ? 's' : ''} $${formatUsd(holds.reservedNano)} of it until they finish`;
+    return `${reason} The balance is $${formatUsd(holds.balanceNano)}; ${inFlight}. Top up the balance in the dashboard, or retry when requests in flight have finished.`;
+  }
+
+  /**
+   * Tells the periodic batch what the request has delivered (called once, when its reply starts): each tick writes
+   * a checkpoint for it when its output moved since the last one.
+   */
+  track(requestId: string, delivered: () => HoldCheckpoint | undefined): void {
+    const hold = this.liveHolds.get(requestId);
+    if (hold !== undefined) hold.delivered = delivered;
+  }
+
+  /**
+   * One more slice of output for a live request (issue 21): one atomic conditional storage call, which also renews
+   * the hold and writes its checkpoint. The reservation is grown in place, so settlement and the journal price
+   * with the free tokens the hold now carries.
+   */
+  async grantSlice(reservation: Reservation, model: CatalogModel, tokens: number, checkpoint: HoldCheckpoint | undefined): Promise<SliceOutcome> {
+    const now = this.now();
+    const expiresAt = now + this.settings.reservationTtlMs;
+    const result = await this.repository.grantSlice({
+      requestId: reservation.requestId,
+      accountId: reservation.accountId,
+      day: utcDayNumber(now),
+      freeAllowanceTokens: this.settings.freeTokensPerDay,
+      tokens,
+      outputPriceNano: model.prices.output,
+      expiresAt,
+      ...(checkpoint === undefined ? {} : { checkpoint }),
+    });
+    if (!result.granted) return { granted: false, reason: result.reason };
+    reservation.holdNano += result.holdNano;
+    reservation.freeTokens += result.freeTokens;
+    reservation.maxOutputTokens += result.tokens;
+    const hold = this.liveHolds.get(reservation.requestId);
+    if (hold !== undefined) {
+      hold.expiresAt = Math.max(hold.expiresAt, expiresAt);
+      if (checkpoint !== undefined) hold.checkpointedOutput = checkpoint.outputTokens;
+    }
+    return { granted: true, tokens: result.tokens };
+  }
+
+  /**
+   * One timer for all live holds (not one per request), every checkpoint interval (at most a third of the TTL):
+   * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
+   * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
+   * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
+   * checkpoint: at most one interval of output (and what a slice granted since) goes unbilled.
    */
   private renewHoldsRegularly(): void {
     if (this.renewal !== undefined) return;
-    this.renewal = setInterval(() => this.renewHolds(), Math.max(1, Math.floor(this.settings.reservationTtlMs / 3)));
+    const interval = Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3));
+    this.renewal = setInterval(() => {
+      if (this.renewing) return;
+      this.renewing = true;
+      this.renewHolds()
+        .catch(() => {})
+        .finally(() => {
+          this.renewing = false;
+        });
+    }, Math.max(1, interval));
     this.renewal.unref();
   }
 
-  private renewHolds(): void {
+  private async renewHolds(): Promise<void> {
     if (this.liveHolds.size === 0) {
       clearInterval(this.renewal);
       this.renewal = undefined;
@@ -170,20 +272,29 @@ export class BillingService {
     }
     const now = this.now();
     const ttl = this.settings.reservationTtlMs;
+    const batch: Array<{ hold: LiveHold; renewal: HoldRenewal }> = [];
     for (const [requestId, hold] of this.liveHolds) {
       if (now - hold.admittedAt > MAX_RENEWED_HOLD_MS) {
         this.liveHolds.delete(requestId);
         continue;
       }
-      if (hold.expiresAt - now > (ttl * 2) / 3) continue;
-      hold.expiresAt = now + ttl;
-      // A failed write is retried on the next tick; a hold that is gone (settled meanwhile) is forgotten.
-      this.repository.extendHold(requestId, hold.expiresAt).then(
-        (held) => {
-          if (!held) this.liveHolds.delete(requestId);
-        },
-        () => {},
-      );
+      if (hold.delivered !== undefined && !tokenizerLoaded()) await loadTokenizer();
+      const checkpoint = hold.delivered?.();
+      const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
+      if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
+      batch.push({ hold, renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) } });
+    }
+    if (batch.length === 0) return;
+    // A failed write is retried on the next tick (nothing is marked written); a hold that is gone (settled
+    // meanwhile) is forgotten.
+    const gone = await this.repository.renewHolds(batch.map((entry) => entry.renewal));
+    for (const { hold, renewal } of batch) {
+      if (gone.has(renewal.requestId)) {
+        this.liveHolds.delete(renewal.requestId);
+        continue;
+      }
+      hold.expiresAt = renewal.expiresAt;
+      if (renewal.checkpoint !== undefined) hold.checkpointedOutput = renewal.checkpoint.outputTokens;
     }
   }
 
@@ -280,11 +391,54 @@ export class BillingService {
       freeTokens: 0,
       unbilledNano: 0n,
       ...(input.route === undefined ? {} : { route: input.route }),
+      ...(input.unbilledTokens === undefined || input.unbilledTokens === 0 ? {} : { unbilledTokens: input.unbilledTokens }),
     };
   }
 
-  /** Releases holds of requests that never settled (a crashed instance). */
+  /**
+   * Claims holds of requests that never settled (a crashed instance) once expired: each with a checkpoint is
+   * settled at it (input plus the output delivered by then, status `instance_lost`), each without is released.
+   */
+  sweepExpired(): Promise<SweepResult> {
+    return this.repository.sweepExpiredReservations(this.now(), (hold) => this.orphanSettlement(hold));
+  }
+
+  /** Releases holds of requests that never settled, billing none (kept for callers that want no settlement). */
   releaseExpired(): Promise<number> {
     return this.repository.releaseExpiredReservations(this.now());
+  }
+
+  private orphanSettlement(hold: OrphanedHold): ReturnType<OrphanBiller> {
+    const checkpoint = hold.checkpoint;
+    if (checkpoint === null) return undefined;
+    const prices = this.settings.pricesOf?.(checkpoint.model);
+    // A model no longer in the catalog has no price to bill with: released, as before checkpoints.
+    if (prices === undefined) return undefined;
+    const usage: CanonicalUsage = {
+      inputTokens: checkpoint.inputTokens,
+      cacheReadTokens: checkpoint.cacheReadTokens,
+      cacheWriteTokens: checkpoint.cacheWriteTokens,
+      outputTokens: checkpoint.outputTokens,
+      reasoningTokens: 0,
+    };
+    return {
+      usage: {
+        requestId: hold.requestId,
+        accountId: hold.accountId,
+        apiKeyId: hold.apiKeyId,
+        model: checkpoint.model,
+        family: checkpoint.family,
+        ...usage,
+        status: 'instance_lost',
+        stream: checkpoint.stream,
+        latencyMs: Math.max(0, checkpoint.at - hold.createdAt),
+        createdAt: hold.createdAt,
+        rawUsage: null,
+        costNano: 0n,
+        freeTokens: 0,
+        unbilledNano: 0n,
+      },
+      price: (freeTokensHeld) => priceSettlement(usage, prices, freeTokensHeld),
+    };
   }
 }

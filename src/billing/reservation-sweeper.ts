@@ -7,9 +7,10 @@ import type { BillingService } from './billing-service.js';
 const SWEEP_INTERVAL_MS = 30_000;
 
 /**
- * Releases holds left by requests that never settled (an instance killed mid-request). Safe on every instance
- * at once: each release claims its reservation by deleting it. The count is logged and exported
- * (`tollgate_orphaned_reservations_released_total`).
+ * Claims holds left by requests that never settled (an instance killed mid-request) once they expire: a hold with
+ * a checkpoint of delivered output is settled at it (`instance_lost`: input plus the output delivered by then),
+ * one without is released free. Safe on every instance at once: each claims its reservation by deleting it. The
+ * counts are logged and exported (`tollgate_orphaned_reservations_settled_total`, `…_released_total`).
  */
 export function startReservationSweeper(
   billing: BillingService,
@@ -25,11 +26,12 @@ export function startReservationSweeper(
     if (running) return;
     running = true;
     billing
-      .releaseExpired()
-      .then((count) => {
-        released += count;
-        metrics.orphanedReservationsReleased(count);
-        if (count > 0) logger.warn({ released: count }, 'released orphaned reservations');
+      .sweepExpired()
+      .then((swept) => {
+        released += swept.released + swept.settled;
+        metrics.orphanedReservationsReleased(swept.released);
+        metrics.orphanedReservationsSettled(swept.settled);
+        if (swept.released + swept.settled > 0) logger.warn(swept, 'swept orphaned reservations (settled at their checkpoint, or released)');
       })
       .catch((error: unknown) => {
         if (outages !== undefined && isStorageUnavailable(error)) outages.record('storage', 'reservation sweeps failed', error);

@@ -43,6 +43,7 @@ const entrySchema = z.object({
     createdAt: time,
     rawUsage: z.string().nullable(),
     route: z.string().min(1).optional(),
+    unbilledTokens: count.optional(),
   }),
   prices: z.object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano }),
   heldFreeTokens: count.optional(),

@@ -73,6 +73,8 @@ const modelOverrideSchema = z
     /** Public model id served instead when this model's vendor fails (after its retries); off by default. */
     fallback: z.string().min(1).optional(),
     maxOutputTokens: z.number().int().positive().optional(),
+    /** Output tokens a request's hold grows by at a time (default 2,048, or the model's limit when lower). */
+    outputSliceTokens: z.number().int().positive().optional(),
     prices: z
       .object({ input: usdPerMillion.optional(), output: usdPerMillion.optional(), cacheRead: usdPerMillion.optional(), cacheWrite: usdPerMillion.optional() })
       .strict()
@@ -118,6 +120,11 @@ export const configSchema = z
     reservationTtlMs: z.number().int().min(1_000).default(15 * 60_000),
     /** How often each instance sweeps expired holds (every instance may; each release claims its hold). */
     sweepIntervalMs: z.number().int().min(500).default(30_000),
+    /**
+     * How often each instance writes, in one batch, the checkpoint of output delivered by each of its streams
+     * (and renews their holds): what a crash of the instance can leave unbilled is at most this long of output.
+     */
+    checkpointIntervalMs: z.number().int().min(100).default(3_000),
     /** Tests only: permits RESERVATION_TTL_MS below 60 s, so orphaned holds can be swept within a test's time. */
     shortTimersForTests: z.boolean().default(false),
     /** Days per-request usage rows are kept (GET /v1/usage/requests); daily totals are kept forever. 0 keeps rows forever. */

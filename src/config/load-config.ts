@@ -39,6 +39,8 @@ export interface Config {
   freeTokensPerDay: number;
   reservationTtlMs: number;
   sweepIntervalMs: number;
+  /** Interval of the batched checkpoints of delivered output (and hold renewals) of each instance. */
+  checkpointIntervalMs: number;
   /** 0 keeps per-request usage rows forever. */
   usageRetentionDays: number;
   responsesRetentionDays: number;
@@ -114,6 +116,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.RATE_LIMIT_FAIL_OPEN !== undefined) values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
   if (env.RESERVATION_TTL_MS !== undefined) values.reservationTtlMs = integerFrom('RESERVATION_TTL_MS', env.RESERVATION_TTL_MS);
   if (env.SWEEP_INTERVAL_MS !== undefined) values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
+  if (env.CHECKPOINT_INTERVAL_MS !== undefined) values.checkpointIntervalMs = integerFrom('CHECKPOINT_INTERVAL_MS', env.CHECKPOINT_INTERVAL_MS);
   if (env.TOLLGATE_SHORT_TIMERS !== undefined) values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
   if (env.USAGE_RETENTION_DAYS !== undefined) values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
   if (env.RESPONSES_RETENTION_DAYS !== undefined) values.responsesRetentionDays = integerFrom('RESPONSES_RETENTION_DAYS', env.RESPONSES_RETENTION_DAYS);
@@ -184,6 +187,7 @@ const SETTING_NAMES: Record<string, string> = {
   rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
   reservationTtlMs: 'RESERVATION_TTL_MS',
   sweepIntervalMs: 'SWEEP_INTERVAL_MS',
+  checkpointIntervalMs: 'CHECKPOINT_INTERVAL_MS',
   shortTimersForTests: 'TOLLGATE_SHORT_TIMERS',
   usageRetentionDays: 'USAGE_RETENTION_DAYS',
   responsesRetentionDays: 'RESPONSES_RETENTION_DAYS',
@@ -264,6 +268,7 @@ function finalize(parsed: ParsedConfig): Config {
     freeTokensPerDay: parsed.freeTokensPerDay,
     reservationTtlMs: parsed.reservationTtlMs,
     sweepIntervalMs: parsed.sweepIntervalMs,
+    checkpointIntervalMs: parsed.checkpointIntervalMs,
     usageRetentionDays: parsed.usageRetentionDays,
     responsesRetentionDays: parsed.responsesRetentionDays,
     registrationsPerIp: parsed.registrationsPerIp,

@@ -24,7 +24,8 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
     const { account } = request.auth!;
     const tier = resolveTier(account.tier, tiers);
     const at = now();
-    const money = (await options.billing.balance(account.id)) ?? NO_MONEY;
+    const [balance, holds] = await Promise.all([options.billing.balance(account.id), options.billing.holds(account.id, utcDayNumber(at), options.freeTokensPerDay)]);
+    const money = balance ?? NO_MONEY;
     const available = money.balanceNano - money.reservedNano;
     // The counters belong to `freeDay`: on the first request of a new UTC day they are stale, i.e. zero today.
     const today = money.freeDay === utcDayNumber(at);
@@ -42,6 +43,9 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
         reserved_nano_usd: money.reservedNano.toString(),
         available_usd: formatUsd(available),
         available_nano_usd: available.toString(),
+        // What `reserved` is (issue 21): the holds of this many requests in flight, each its prompt and the
+        // slices of output granted so far; released or settled as each finishes.
+        requests_in_flight: holds?.holds ?? 0,
       },
       free_allowance: {
         tokens_per_day: options.freeTokensPerDay,

@@ -20,6 +20,12 @@ export interface GatewayMetrics {
   rateLimitRefused(limit: 'requests' | 'tokens'): void;
   /** Reservations the sweeper released (their requests never settled: a crashed instance). */
   orphanedReservationsReleased(count: number): void;
+  /** Holds of a dead instance the sweeper settled at their last checkpoint of delivered output (`instance_lost`). */
+  orphanedReservationsSettled(count: number): void;
+  /** A request for one more slice of output on a live hold: granted, or refused (the reply ends as a length stop). */
+  outputSlice(model: string, granted: boolean): void;
+  /** Output the vendor produced after a refused slice, never delivered nor billed (issue 21's overrun). */
+  unbilledTokens(model: string, tokens: number): void;
   /** The state of one upstream credential: 0 = healthy, 1 = cooling down (circuit open). */
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void;
 }
@@ -32,5 +38,8 @@ export const NO_METRICS: GatewayMetrics = {
   usageSettled() {},
   rateLimitRefused() {},
   orphanedReservationsReleased() {},
+  orphanedReservationsSettled() {},
+  outputSlice() {},
+  unbilledTokens() {},
   credentialState() {},
 };

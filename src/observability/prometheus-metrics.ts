@@ -33,6 +33,9 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly cost: Counter<'model'>;
   private readonly rateLimitRefusals: Counter<'limit'>;
   private readonly orphaned: Counter;
+  private readonly orphanedSettled: Counter;
+  private readonly slices: Counter<'model' | 'outcome'>;
+  private readonly unbilled: Counter<'model'>;
   private readonly credentials: Gauge<'vendor' | 'credential'>;
   /**
    * Label children of the per-request series, by label values. prom-client hashes the label object on every
@@ -99,6 +102,23 @@ export class PrometheusMetrics implements GatewayMetrics {
     this.orphaned = new Counter({
       name: 'tollgate_orphaned_reservations_released_total',
       help: 'Reservations released by the sweeper because their request never settled.',
+      registers,
+    });
+    this.orphanedSettled = new Counter({
+      name: 'tollgate_orphaned_reservations_settled_total',
+      help: "Holds of a dead instance settled by the sweeper at their last checkpoint of delivered output (status instance_lost).",
+      registers,
+    });
+    this.slices = new Counter({
+      name: 'tollgate_output_slices_total',
+      help: 'Requests for one more slice of output on a live hold, by outcome (granted, refused: the reply ended as a length stop).',
+      labelNames: ['model', 'outcome'],
+      registers,
+    });
+    this.unbilled = new Counter({
+      name: 'tollgate_unbilled_output_tokens_total',
+      help: 'Output tokens the vendor produced after a refused slice and before the upstream closed: never delivered, never billed.',
+      labelNames: ['model'],
       registers,
     });
     this.credentials = new Gauge({
@@ -231,6 +251,18 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   orphanedReservationsReleased(count: number): void {
     if (count > 0) this.orphaned.inc(count);
+  }
+
+  orphanedReservationsSettled(count: number): void {
+    if (count > 0) this.orphanedSettled.inc(count);
+  }
+
+  outputSlice(model: string, granted: boolean): void {
+    this.slices.inc({ model, outcome: granted ? 'granted' : 'refused' });
+  }
+
+  unbilledTokens(model: string, tokens: number): void {
+    if (tokens > 0) this.unbilled.inc({ model }, tokens);
   }
 
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void {

@@ -1,10 +1,10 @@
 import { FoldedEvents, ResponseAccumulator } from '../canonical/accumulate.js';
-import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer } from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer, tokenizerLoaded } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
-import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
+import { outputSliceOf, type CatalogModel, type ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ProviderResponse } from '../providers/types.js';
@@ -12,7 +12,8 @@ import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
-import type { Reservation } from '../storage/billing-types.js';
+import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
+import { OpenBlocks, OutputGate, outputUpperBound } from './output-gate.js';
 
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
@@ -61,7 +62,8 @@ export interface ChatExchange {
   settlement(): SettlementOutcome | undefined;
 }
 
-type Outcome = 'ok' | 'client_disconnected' | 'upstream_error';
+/** `slice_refused`: the account could not pay for more output; the reply ended there as a length stop (issue 21). */
+type Outcome = 'ok' | 'client_disconnected' | 'upstream_error' | 'slice_refused';
 
 /**
  * The request pipeline of design §1, after authentication: resolve the model, call its vendor, and settle
@@ -90,15 +92,15 @@ export class ChatPipeline {
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
-    // No client limit: the vendor may write only what the account can pay for (the hold's output tokens).
-    if (input.request.maxOutputTokens === undefined && reservation.maxOutputTokens < model.maxOutputTokens) {
-      input.request.maxOutputTokens = reservation.maxOutputTokens;
-    }
+    // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
+    // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
+    // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
+    const upstreamRequest = !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
     let response: ProviderResponse;
     let answering = model;
     try {
       // The provider retries and fails over between credentials itself, before anything reaches the client.
-      response = await provider.call({ request: input.request, model, signal: input.signal, requestId: input.requestId });
+      response = await provider.call({ request: upstreamRequest, model, signal: input.signal, requestId: input.requestId });
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
       if (fallback === undefined || input.signal.aborted || !isVendorOutage(error)) {
@@ -112,7 +114,7 @@ export class ChatPipeline {
       try {
         response = await this.deps.providers
           .get(fallback.vendor)
-          .call({ request: input.request, model: fallback, signal: input.signal, requestId: input.requestId });
+          .call({ request: upstreamRequest, model: fallback, signal: input.signal, requestId: input.requestId });
         answering = fallback;
       } catch (fallbackError) {
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
@@ -125,9 +127,11 @@ export class ChatPipeline {
     };
     // A whole (non-stream) reply is already read: fold and settle it here in one pass rather than relaying it
     // event by event through async generators, which was a large share of what such a request allocated.
+    // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
+    const coveredWhole = reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
-      whole !== undefined && !whole.some((event) => event.type === 'error')
+      whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
         ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)
         : this.relay(input, reservation, answering, response.events, startedAt, onSettled);
     return {
@@ -228,15 +232,56 @@ export class ChatPipeline {
     onSettled: (result: SettlementOutcome | undefined) => void,
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
-    return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
+    const limit = input.request.maxOutputTokens ?? model.maxOutputTokens;
+    // The prompt's estimate is counted once, at the first checkpoint, not at every one.
+    const inputEstimate = { tokens: undefined as number | undefined };
+    const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
+    const gate: OutputGate = new OutputGate(() => reservation.maxOutputTokens, limit, outputSliceOf(model), async (tokens) => {
+      const before = reservation.maxOutputTokens;
+      const outcome = await this.deps.billing.grantSlice(reservation, model, tokens, checkpoint(gate)).catch(() => ({ granted: false as const }));
+      this.metrics.outputSlice(model.id, outcome.granted);
+      return reservation.maxOutputTokens - before;
+    });
+    // The periodic batch writes what was delivered (issue 20): a crash of this instance bills it, not nothing.
+    this.deps.billing.track(input.requestId, () => checkpoint(gate));
+    return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, gate, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
       estimateUsage: () => this.estimateUsage(input.request, model, accumulator),
       failed: () => {
         const outcome: Outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
         if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
         return outcome;
       },
-      finish: (outcome) => this.finishReply(input, reservation, model, accumulator, outcome, startedAt, onSettled),
+      finish: (outcome) => {
+        if (gate.unbilledTokens > 0) this.metrics.unbilledTokens(model.id, gate.unbilledTokens);
+        return this.finishReply(input, reservation, model, accumulator, outcome, startedAt, onSettled, gate.unbilledTokens);
+      },
     });
+  }
+
+  /**
+   * What the request has delivered, as the checkpoint a sweeper bills if this instance dies (undefined before any
+   * output: a crash then costs nothing). Called by the periodic batch and with each slice, never per chunk; the
+   * tokenizer is loaded by then. The input is the vendor's count when it told it, else the tokenizer's estimate.
+   */
+  private checkpoint(
+    request: CanonicalRequest,
+    model: CatalogModel,
+    accumulator: ResponseAccumulator,
+    gate: OutputGate,
+    inputEstimate: { tokens: number | undefined },
+  ): HoldCheckpoint | undefined {
+    if (!gate.started || !tokenizerLoaded()) return undefined;
+    const told = accumulator.response.inputUsage;
+    return {
+      model: model.id,
+      family: model.family,
+      stream: request.stream,
+      inputTokens: told?.inputTokens ?? (inputEstimate.tokens ??= estimateRequestInputTokens(request)),
+      cacheReadTokens: told?.cacheReadTokens ?? 0,
+      cacheWriteTokens: told?.cacheWriteTokens ?? 0,
+      outputTokens: gate.deliveredTokens(),
+      at: this.now(),
+    };
   }
 
   /** The end of every reply, whichever way it ended: billed usage, settlement (once), the tokens-per-minute count. */
@@ -248,10 +293,11 @@ export class ChatPipeline {
     outcome: Outcome,
     startedAt: number,
     onSettled: (result: SettlementOutcome | undefined) => void,
+    unbilledTokens = 0,
   ): Promise<void> {
     const response = accumulator.response;
     const usage = await this.billableUsage(input.request, model, accumulator, outcome);
-    onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null));
+    onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null, unbilledTokens));
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
 
@@ -291,9 +337,11 @@ export class ChatPipeline {
     outcome: Outcome,
     startedAt: number,
     rawUsage: unknown,
+    unbilledTokens = 0,
   ): Promise<SettlementOutcome | undefined> {
     try {
       const result = await this.deps.billing.settle({
+        unbilledTokens,
         requestId: input.requestId,
         auth: input.auth,
         model,
@@ -336,14 +384,26 @@ const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, 
  * the synthesised usage event is sent before settlement, a consumer that leaves early (`return()`) closes the
  * upstream and settles as disconnected, and settlement runs exactly once. Never asked for its next event
  * before the previous one resolved (the for-await contract).
+ *
+ * Every output event passes the OutputGate first (issue 21). When the account refuses a slice, the event is
+ * withheld, the upstream is closed (the vendor stops), and the reply ends as a length stop: the ends of the
+ * blocks still open, the usage of what was delivered, `finish` with reason `length`, which every client
+ * protocol's encoder renders as its own length stop. It is settled as `slice_refused`, billing what was delivered.
  */
 class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
-  /** `relaying`; `usage-sent`: the synthesised usage went out, settlement is next; `done`: settled or settling. */
-  private state: 'relaying' | 'usage-sent' | 'done' = 'relaying';
+  /**
+   * `relaying`; `cut`: a slice was refused, the tail of a length stop is being sent; `usage-sent`: the synthesised
+   * usage (or the tail) went out, settlement is next; `done`: settled or settling.
+   */
+  private state: 'relaying' | 'cut' | 'usage-sent' | 'done' = 'relaying';
+  private readonly openBlocks = new OpenBlocks();
+  private tail: CanonicalEvent[] = [];
+  private outcomeAfterTail: Outcome = 'ok';
 
   constructor(
     private readonly upstream: AsyncIterator<CanonicalEvent>,
     private readonly accumulator: ResponseAccumulator,
+    private readonly gate: OutputGate,
     /** Told of the first output event (streams only: the time-to-first-token metric). */
     private onFirstOutput: (() => void) | undefined,
     private readonly hooks: RelayHooks,
@@ -351,16 +411,24 @@ class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
 
   async next(): Promise<IteratorResult<CanonicalEvent, undefined>> {
     if (this.state === 'done') return RELAY_DONE;
+    if (this.state === 'cut') {
+      const event = this.tail.shift()!;
+      if (this.tail.length === 0) this.state = 'usage-sent';
+      return { done: false, value: event };
+    }
     if (this.state === 'usage-sent') {
       this.state = 'done';
-      await this.hooks.finish('ok');
+      await this.hooks.finish(this.outcomeAfterTail);
       return RELAY_DONE;
     }
     try {
       const result = await this.upstream.next();
       if (result.done !== true) {
         const event = result.value;
+        const pass = this.gate.pass(event);
+        if (pass !== true && !(await pass)) return await this.cut();
         this.accumulator.apply(event);
+        this.openBlocks.follow(event);
         if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
           this.onFirstOutput();
           this.onFirstOutput = undefined;
@@ -383,15 +451,32 @@ class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
     return RELAY_DONE;
   }
 
+  /** A slice was refused: stop the vendor, then end the reply as a length stop billing what was delivered. */
+  private async cut(): Promise<IteratorResult<CanonicalEvent, undefined>> {
+    this.state = 'cut';
+    this.outcomeAfterTail = 'slice_refused';
+    try {
+      await this.upstream.return?.();
+    } catch {
+      // Closing an upstream that failed meanwhile: nothing more will be read from it either way.
+    }
+    const usage: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
+    const finish: CanonicalEvent = { type: 'finish', reason: 'length', rawReason: null };
+    this.tail = [...this.openBlocks.ends(), usage, finish];
+    for (const event of this.tail) this.accumulator.apply(event);
+    return this.next();
+  }
+
   /** The consumer left: close the upstream (unless it is over) and settle as disconnected. */
   async return(): Promise<IteratorResult<CanonicalEvent, undefined>> {
     if (this.state === 'done') return RELAY_DONE;
     const upstreamOpen = this.state === 'relaying';
+    const cut = this.state === 'cut' || this.outcomeAfterTail === 'slice_refused';
     this.state = 'done';
     try {
       if (upstreamOpen) await this.upstream.return?.();
     } finally {
-      await this.hooks.finish('client_disconnected');
+      await this.hooks.finish(cut ? 'slice_refused' : 'client_disconnected');
     }
     return RELAY_DONE;
   }

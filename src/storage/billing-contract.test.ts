@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput } from './billing-types.js';
+import type { AdmissionPlan, AdmissionState, HoldCheckpoint, OrphanedHold, ReserveInput, SliceInput } from './billing-types.js';
 import type { Storage, UsageRecord } from './types.js';
 
 const DAY = 20_000;
@@ -235,6 +235,101 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(0n);
     const requestId = reserved.admitted ? reserved.reservation.requestId : '';
     await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 500n, freeTokensUsed: 0 }) });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  const checkpointOf = (outputTokens: number, at = NOW + 500): HoldCheckpoint => ({
+    model: 'beta-5.4', family: 'beta', stream: true, inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens, at,
+  });
+
+  it('renews live holds and writes their checkpoints in one batch; reports the holds that are gone', async () => {
+    const ids = await fundedAccount(10_000n);
+    const first = await storage.billing.reserve(reserveInput(ids, hold(1_000n), { expiresAt: NOW + 1_000 }));
+    const second = await storage.billing.reserve(reserveInput(ids, hold(1_000n), { expiresAt: NOW + 1_000 }));
+    const [a, b] = [first, second].map((result) => (result.admitted ? result.reservation.requestId : ''));
+    const gone = await storage.billing.renewHolds([
+      { requestId: a!, expiresAt: NOW + 5_000, checkpoint: checkpointOf(40) },
+      { requestId: b!, expiresAt: NOW + 5_000 },
+      { requestId: 'req-never-held', expiresAt: NOW + 5_000 },
+    ]);
+    expect([...gone]).toEqual(['req-never-held']);
+    // Both outlive NOW + 4 s; the one with a checkpoint is then settled at it, the other released free.
+    expect(await storage.billing.sweepExpiredReservations(NOW + 4_000, () => ({ usage: usageFor('x', ids), price: () => ({ chargeNano: 1n, freeTokensUsed: 0 }) }))).toEqual({ released: 0, settled: 0 });
+    const billed: OrphanedHold[] = [];
+    const swept = await storage.billing.sweepExpiredReservations(NOW + 6_000, (orphan) => {
+      billed.push(orphan);
+      if (orphan.checkpoint === null) return undefined;
+      const usage = { ...usageFor(orphan.requestId, ids), outputTokens: orphan.checkpoint.outputTokens, status: 'instance_lost' };
+      return { usage, price: () => ({ chargeNano: 700n, freeTokensUsed: 0 }) };
+    });
+    expect(swept).toEqual({ released: 1, settled: 1 });
+    expect(billed.find((orphan) => orphan.requestId === a)).toMatchObject({ accountId: ids.accountId, apiKeyId: ids.keyId, createdAt: NOW, checkpoint: checkpointOf(40) });
+    expect(billed.find((orphan) => orphan.requestId === b)?.checkpoint).toBeNull();
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_300n, reservedNano: 0n });
+    const records = await storage.usage.listByAccount(ids.accountId, 10);
+    expect(records).toMatchObject([{ requestId: a, status: 'instance_lost', outputTokens: 40, costNano: 700n }]);
+    expect((await storage.billing.ledger(ids.accountId, 10)).filter((entry) => entry.kind === 'usage')).toMatchObject([{ requestId: a, amountNano: -700n }]);
+    // A late settlement of the same request (its instance was only stalled) is a duplicate: billed once.
+    expect(await storage.billing.settle({ usage: usageFor(a!, ids), price: () => ({ chargeNano: 900n, freeTokensUsed: 0 }) })).toEqual({ settled: false, reason: 'already_settled' });
+    expect(await storage.billing.renewHolds([{ requestId: a!, expiresAt: NOW + 9_000 }])).toEqual(new Set([a]));
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('concurrent sweeps settle an orphaned hold at its checkpoint exactly once', async () => {
+    const ids = await fundedAccount(100_000n);
+    const requestIds: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const reserved = await storage.billing.reserve(reserveInput(ids, hold(2_000n), { expiresAt: NOW + 10 }));
+      if (reserved.admitted) requestIds.push(reserved.reservation.requestId);
+    }
+    await storage.billing.renewHolds(requestIds.map((requestId) => ({ requestId, expiresAt: NOW + 20, checkpoint: checkpointOf(30) })));
+    const bill = (orphan: OrphanedHold) => ({ usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' }, price: () => ({ chargeNano: 1_000n, freeTokensUsed: 0 }) });
+    const sweeps = await Promise.all([1, 2, 3].map(() => storage.billing.sweepExpiredReservations(NOW + 1_000, bill)));
+    expect(sweeps.reduce((sum, sweep) => sum + sweep.settled, 0)).toBe(5);
+    expect(sweeps.reduce((sum, sweep) => sum + sweep.released, 0)).toBe(0);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_000n, reservedNano: 0n });
+    expect(await storage.usage.listByAccount(ids.accountId, 10)).toHaveLength(5);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  function sliceInput(requestId: string, ids: { accountId: string }, tokens: number, overrides: Partial<SliceInput> = {}): SliceInput {
+    return { requestId, accountId: ids.accountId, day: DAY, freeAllowanceTokens: 0, tokens, outputPriceNano: 10n, expiresAt: NOW + 60_000, ...overrides };
+  }
+
+  it('grows a hold a slice at a time: free tokens first, a partial slice when only that is left, then refusals', async () => {
+    const ids = await fundedAccount(5_000n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(1_000n, 100), { freeAllowanceTokens: 150 }));
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    // 50 free tokens are left today: they come first, then 150 tokens at 10 nano.
+    expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 200, { freeAllowanceTokens: 150, checkpoint: checkpointOf(90) }))).toEqual({ granted: true, tokens: 200, holdNano: 1_500n, freeTokens: 50 });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 2_500n, freeReservedTokens: 150 });
+    // 2,500 nano are available: 250 of the 400 tokens asked for.
+    expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 400, { freeAllowanceTokens: 150 }))).toEqual({ granted: true, tokens: 250, holdNano: 2_500n, freeTokens: 0 });
+    expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 400, { freeAllowanceTokens: 150 }))).toMatchObject({ granted: false, reason: 'balance', state: { availableNano: 0n, freeTokensLeft: 0 } });
+    expect(await storage.billing.holds(ids.accountId, DAY, 150)).toEqual({ balanceNano: 5_000n, reservedNano: 5_000n, holds: 1, freeTokensLeft: 0 });
+    // Settlement releases the whole grown hold and its free tokens, and prices with them.
+    const settled = await storage.billing.settle({ usage: usageFor(requestId, ids), heldFreeTokens: 150, price: (free) => ({ chargeNano: free === 150 ? 1_234n : 99_999n, freeTokensUsed: 15 }) });
+    expect(settled).toMatchObject({ settled: true, chargedNano: 1_234n });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 3_766n, reservedNano: 0n, freeReservedTokens: 0, freeUsedTokens: 15 });
+    expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 10))).toMatchObject({ granted: false, reason: 'gone' });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('concurrent slices on one account never hold more than its balance', async () => {
+    const ids = await fundedAccount(10_000n);
+    const requestIds: string[] = [];
+    for (let index = 0; index < 10; index += 1) {
+      const reserved = await storage.billing.reserve(reserveInput(ids, hold(100n)));
+      if (reserved.admitted) requestIds.push(reserved.reservation.requestId);
+    }
+    // 9,000 nano left: 60 slices of 100 tokens at 10 nano each ask for 60,000.
+    const grants = await Promise.all(Array.from({ length: 60 }, (_, index) => storage.billing.grantSlice(sliceInput(requestIds[index % 10]!, ids, 100))));
+    const granted = grants.reduce((sum, grant) => sum + (grant.granted ? grant.holdNano : 0n), 0n);
+    expect(granted).toBe(9_000n);
+    expect(grants.filter((grant) => grant.granted)).toHaveLength(9);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 10_000n, reservedNano: 10_000n });
+    for (const requestId of requestIds) await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 50n, freeTokensUsed: 0 }) });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });

@@ -3,20 +3,25 @@ import type {
   AccountBalance,
   BillingRepository,
   CreditInput,
+  HoldCheckpoint,
   LedgerEntry,
   LedgerKind,
   RedeemResult,
   ReserveInput,
   ReserveResult,
+  OrphanBiller,
   SettleInput,
   SettleResult,
+  SettlementPricer,
+  SliceResult,
+  SweepResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type LockedAccount } from './billing-rules.js';
+import { admitted, decideAdmission, ledgerId, planSlice, settlementAmounts, toLockedAccount, type ClaimedHold, type LockedAccount } from './billing-rules.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
-import type { Storage } from './types.js';
+import type { Storage, UsageRecord } from './types.js';
 import { addToDailyRollup, toUsageRow } from './usage-repository.js';
 
 const MS_PER_DAY = 86_400_000;
@@ -67,6 +72,120 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .onConflict((conflict) => conflict.column('idempotency_key').doNothing())
       .executeTakeFirst();
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  }
+
+  /**
+   * The settlement of a claimed hold (or none) inside the caller's transaction, the account locked: the usage row,
+   * the charge (never below a zero balance; what the balance cannot cover is recorded as unbilled), the hold
+   * released, the ledger entry and the daily rollup. Undefined, having written nothing, when the request id was
+   * settled before (the usage row's primary key is what makes settlement happen once per request id).
+   */
+  async function settleClaimed(trx: Executor, account: LockedAccount, usage: UsageRecord, claimed: ClaimedHold | undefined, price: SettlementPricer): Promise<SettleResult | undefined> {
+    const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed, freeTokensUsedToday: freeUsedToday } =
+      settlementAmounts(account, claimed, price);
+    const inserted = await trx
+      .insertInto('usage_records')
+      .values(toUsageRow({ ...usage, costNano: charged, freeTokens: freeUsed, unbilledNano: unbilled }))
+      .onConflict((conflict) => conflict.column('request_id').doNothing())
+      .executeTakeFirst();
+    if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return undefined;
+    await trx
+      .updateTable('accounts')
+      .set({
+        balance_nano: sql`balance_nano - ${amount(charged)}`,
+        reserved_nano: sql`reserved_nano - ${amount(hold)}`,
+        free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
+        free_used_tokens: sql`free_used_tokens + ${freeUsedToday}`,
+      })
+      .where('id', '=', usage.accountId)
+      .execute();
+    if (charged > 0n) {
+      await appendLedger(trx, {
+        accountId: usage.accountId,
+        kind: 'usage',
+        amountNano: -charged,
+        balanceAfterNano: account.balance - charged,
+        idempotencyKey: `usage:${usage.requestId}`,
+        requestId: usage.requestId,
+        note: usage.model,
+        at: usage.createdAt + usage.latencyMs,
+      });
+    }
+    // Daily rollup (usage_daily, kept after retention deletes the usage row): one upsert in this same
+    // transaction, reached only when the usage row was inserted, so it counts each request exactly once.
+    await addToDailyRollup(trx, { ...usage, costNano: charged });
+    return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed };
+  }
+
+  /** Releases a claimed hold without a charge: its money and today's free tokens go back to the account. */
+  async function releaseClaimed(trx: Executor, account: LockedAccount | null, accountId: string, claimed: ClaimedHold): Promise<void> {
+    const heldFree = account !== null && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
+    await trx
+      .updateTable('accounts')
+      .set({ reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}` })
+      .where('id', '=', accountId)
+      .execute();
+  }
+
+  /** Claims expired holds one by one, each in its own transaction: settled at its checkpoint, or released. */
+  async function sweep(now: number, bill: OrphanBiller, limit: number): Promise<SweepResult> {
+    const expired = await db.selectFrom('reservations').select('request_id').where('expires_at', '<', now).limit(limit).execute();
+    const result: SweepResult = { released: 0, settled: 0 };
+    for (const { request_id: requestId } of expired) {
+      const outcome = await writeTransaction(db, dialect, async (trx): Promise<keyof SweepResult | undefined> => {
+        const owner = await trx.selectFrom('reservations').select('account_id').where('request_id', '=', requestId).executeTakeFirst();
+        if (owner === undefined) return undefined;
+        const account = await lockAccount(trx, owner.account_id);
+        // The delete is the claim: another instance's sweeper or a late settlement may have taken it first. The
+        // expiry is checked again: a hold renewed meanwhile belongs to a live request.
+        const row = await trx
+          .deleteFrom('reservations')
+          .where('request_id', '=', requestId)
+          .where('expires_at', '<', now)
+          .returning(['account_id', 'api_key_id', 'free_tokens', 'free_day', 'created_at', 'model', 'family', 'stream'])
+          .returning(['checkpoint_input_tokens', 'checkpoint_cache_read_tokens', 'checkpoint_cache_write_tokens', 'checkpoint_output_tokens', 'checkpoint_at'])
+          .returning(money('hold_nano').as('hold'))
+          .executeTakeFirst();
+        if (row === undefined) return undefined;
+        const claimed: ClaimedHold = { holdNano: fromMoneyColumn(row.hold), freeTokens: Number(row.free_tokens), freeDay: Number(row.free_day) };
+        const checkpoint: HoldCheckpoint | null =
+          row.checkpoint_at === null || row.model === null || row.family === null
+            ? null
+            : {
+                model: row.model,
+                family: row.family,
+                stream: Number(row.stream) === 1,
+                inputTokens: Number(row.checkpoint_input_tokens),
+                cacheReadTokens: Number(row.checkpoint_cache_read_tokens),
+                cacheWriteTokens: Number(row.checkpoint_cache_write_tokens),
+                outputTokens: Number(row.checkpoint_output_tokens),
+                at: Number(row.checkpoint_at),
+              };
+        const billed = account === null ? undefined : bill({ requestId, accountId: row.account_id, apiKeyId: row.api_key_id, createdAt: Number(row.created_at), checkpoint });
+        if (billed !== undefined && account !== null) {
+          const settled = await settleClaimed(trx, account, billed.usage, claimed, billed.price);
+          if (settled !== undefined) return 'settled';
+        }
+        await releaseClaimed(trx, account, row.account_id, claimed);
+        return 'released';
+      });
+      if (outcome !== undefined) result[outcome] += 1;
+    }
+    return result;
+  }
+
+  /** A checkpoint as the reservation's columns. */
+  function checkpointColumns(checkpoint: HoldCheckpoint) {
+    return {
+      model: checkpoint.model,
+      family: checkpoint.family,
+      stream: checkpoint.stream ? 1 : 0,
+      checkpoint_input_tokens: checkpoint.inputTokens,
+      checkpoint_cache_read_tokens: checkpoint.cacheReadTokens,
+      checkpoint_cache_write_tokens: checkpoint.cacheWriteTokens,
+      checkpoint_output_tokens: checkpoint.outputTokens,
+      checkpoint_at: checkpoint.at,
+    };
   }
 
   type SummaryGroup = 'day' | 'model' | 'key';
@@ -172,43 +291,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .returning(money('hold_nano').as('hold'))
             .executeTakeFirst();
           const claimed = reservation === undefined ? undefined : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day) };
-          // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
-          const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed, freeTokensUsedToday: freeUsedToday } =
-            settlementAmounts(account, claimed, price);
-          // The usage row's primary key is what makes settlement happen once per request id. A duplicate throws,
-          // rolling the whole transaction back (the delete above included): it changes nothing.
-          const inserted = await trx
-            .insertInto('usage_records')
-            .values(toUsageRow({ ...usage, costNano: charged, freeTokens: freeUsed, unbilledNano: unbilled }))
-            .onConflict((conflict) => conflict.column('request_id').doNothing())
-            .executeTakeFirst();
-          if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) throw new AlreadySettled();
-          await trx
-            .updateTable('accounts')
-            .set({
-              balance_nano: sql`balance_nano - ${amount(charged)}`,
-              reserved_nano: sql`reserved_nano - ${amount(hold)}`,
-              free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
-              free_used_tokens: sql`free_used_tokens + ${freeUsedToday}`,
-            })
-            .where('id', '=', usage.accountId)
-            .execute();
-          if (charged > 0n) {
-            await appendLedger(trx, {
-              accountId: usage.accountId,
-              kind: 'usage',
-              amountNano: -charged,
-              balanceAfterNano: account.balance - charged,
-              idempotencyKey: `usage:${usage.requestId}`,
-              requestId: usage.requestId,
-              note: usage.model,
-              at: usage.createdAt + usage.latencyMs,
-            });
-          }
-          // Daily rollup (usage_daily, kept after retention deletes the usage row): one upsert in this same
-          // transaction, reached only when the usage row was inserted, so it counts each request exactly once.
-          await addToDailyRollup(trx, { ...usage, costNano: charged });
-          return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed };
+          const result = await settleClaimed(trx, account, usage, claimed, price);
+          // A duplicate rolls the whole transaction back (the delete above included): it changes nothing.
+          if (result === undefined) throw new AlreadySettled();
+          return result;
         });
       } catch (error) {
         if (error instanceof AlreadySettled) return { settled: false, reason: 'already_settled' };
@@ -254,35 +340,68 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     },
 
     async releaseExpiredReservations(now, limit = 100) {
-      const expired = await db.selectFrom('reservations').select('request_id').where('expires_at', '<', now).limit(limit).execute();
-      let released = 0;
-      for (const { request_id: requestId } of expired) {
-        const done = await writeTransaction(db, dialect, async (trx) => {
-          const owner = await trx.selectFrom('reservations').select('account_id').where('request_id', '=', requestId).executeTakeFirst();
-          if (owner === undefined) return false;
-          const account = await lockAccount(trx, owner.account_id);
-          // The delete is the claim: another instance's sweeper or a late settlement may have taken it first.
-          const reservation = await trx
-            .deleteFrom('reservations')
-            .where('request_id', '=', requestId)
-            .returning(['account_id', 'free_tokens', 'free_day'])
-            .returning(money('hold_nano').as('hold'))
+      const { released, settled } = await sweep(now, () => undefined, limit);
+      return released + settled;
+    },
+
+    sweepExpiredReservations: (now, bill, limit = 100) => sweep(now, bill, limit),
+
+    async renewHolds(renewals) {
+      const gone = new Set<string>();
+      if (renewals.length === 0) return gone;
+      // One transaction for the batch: one commit (one WAL flush) for every live hold of the instance.
+      await writeTransaction(db, dialect, async (trx) => {
+        for (const renewal of renewals) {
+          const checkpoint = renewal.checkpoint === undefined ? {} : checkpointColumns(renewal.checkpoint);
+          const result = await trx
+            .updateTable('reservations')
+            .set({ expires_at: sql`case when expires_at < ${renewal.expiresAt} then ${renewal.expiresAt} else expires_at end`, ...checkpoint })
+            .where('request_id', '=', renewal.requestId)
             .executeTakeFirst();
-          if (reservation === undefined) return false;
-          const heldFree = account !== null && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
-          await trx
-            .updateTable('accounts')
-            .set({
-              reserved_nano: sql`reserved_nano - ${amount(fromMoneyColumn(reservation.hold))}`,
-              free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
-            })
-            .where('id', '=', reservation.account_id)
-            .execute();
-          return true;
-        });
-        if (done) released += 1;
-      }
-      return released;
+          if (result.numUpdatedRows === 0n) gone.add(renewal.requestId);
+        }
+      });
+      return gone;
+    },
+
+    async grantSlice(input) {
+      return writeTransaction(db, dialect, async (trx): Promise<SliceResult> => {
+        const account = await lockAccount(trx, input.accountId);
+        if (account === null) throw new Error(`No account ${input.accountId}.`);
+        const hold = await trx.selectFrom('reservations').select('free_day').where('request_id', '=', input.requestId).executeTakeFirst();
+        const { state, plan } = planSlice(account, input, hold === undefined ? -1 : Number(hold.free_day));
+        if (hold === undefined) return { granted: false, reason: 'gone', state };
+        if (!plan.granted) return { granted: false, reason: 'balance', state };
+        const taken = await trx
+          .updateTable('accounts')
+          .set({ reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}` })
+          .where('id', '=', input.accountId)
+          // Belt and braces, as at admission: the conditional update refuses an overdraft even if the lock were
+          // ever bypassed. A key's remaining spend limit is a second condition of this same statement.
+          .where(sql`balance_nano - reserved_nano`, '>=', amount(plan.holdNano))
+          .executeTakeFirst();
+        if (taken.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');
+        await trx
+          .updateTable('reservations')
+          .set({
+            hold_nano: sql`hold_nano + ${amount(plan.holdNano)}`,
+            free_tokens: sql`free_tokens + ${plan.freeTokens}`,
+            max_output_tokens: sql`max_output_tokens + ${plan.tokens}`,
+            expires_at: sql`case when expires_at < ${input.expiresAt} then ${input.expiresAt} else expires_at end`,
+            ...(input.checkpoint === undefined ? {} : checkpointColumns(input.checkpoint)),
+          })
+          .where('request_id', '=', input.requestId)
+          .execute();
+        return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens };
+      });
+    },
+
+    async holds(accountId, day, freeAllowanceTokens) {
+      const account = await lockAccount(db, accountId);
+      if (account === null) return null;
+      const count = await db.selectFrom('reservations').select(sql<string>`cast(count(*) as text)`.as('holds')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const freeSpent = account.freeDay === day ? account.freeUsed + account.freeReserved : 0;
+      return { balanceNano: account.balance, reservedNano: account.reserved, holds: Number(count.holds), freeTokensLeft: Math.max(0, freeAllowanceTokens - freeSpent) };
     },
 
     async createRedemptionCodes(codes, at, expiresAt = null) {

@@ -1,6 +1,6 @@
 import { randomHex } from '../ids/random-hex.js';
 import { fromMoneyColumn } from './money-sql.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
+import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer, SliceInput } from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
 /**
@@ -67,6 +67,7 @@ export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { adm
       freeTokens: plan.freeTokens,
       freeDay: input.day,
       maxOutputTokens: plan.maxOutputTokens,
+      ...(plan.coversLimit === undefined ? {} : { coversLimit: plan.coversLimit }),
     },
   };
 }
@@ -112,6 +113,28 @@ export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold |
     freeTokensUsed: freeUsed,
     freeTokensUsedToday: today ? freeUsed : 0,
   };
+}
+
+export type SlicePlan = { granted: true; tokens: number; holdNano: bigint; freeTokens: number } | { granted: false };
+
+/**
+ * One more slice of output: free tokens first (only while the account's free counters are today's and the hold
+ * took its free tokens today), then money; less than asked when only that is left; refused when not one token is.
+ */
+export function planSlice(account: LockedAccount, input: SliceInput, holdFreeDay: number): { state: AdmissionState; plan: SlicePlan } {
+  const sameDay = account.freeDay === input.day && holdFreeDay === input.day;
+  const state: AdmissionState = {
+    availableNano: account.balance - account.reserved,
+    freeTokensLeft: sameDay ? Math.max(0, input.freeAllowanceTokens - account.freeUsed - account.freeReserved) : 0,
+  };
+  const free = Math.min(state.freeTokensLeft, input.tokens);
+  const wantedPaid = input.tokens - free;
+  const price = input.outputPriceNano;
+  const affordablePaid = state.availableNano <= 0n ? 0 : price === 0n ? wantedPaid : Number(state.availableNano / price < BigInt(wantedPaid) ? state.availableNano / price : BigInt(wantedPaid));
+  const paid = Math.min(wantedPaid, affordablePaid);
+  const tokens = free + paid;
+  if (tokens < 1) return { state, plan: { granted: false } };
+  return { state, plan: { granted: true, tokens, holdNano: BigInt(paid) * price, freeTokens: free } };
 }
 
 /** Ledger ids sort by time, so `before` pagination is a plain comparison. */

@@ -39,7 +39,15 @@ export interface AdmissionState {
 }
 
 export type AdmissionPlan =
-  | { admitted: true; holdNano: bigint; freeTokens: number; maxOutputTokens: number }
+  | {
+      admitted: true;
+      holdNano: bigint;
+      freeTokens: number;
+      /** The output the hold covers: its first slice. */
+      maxOutputTokens: number;
+      /** The account could also have paid for the request's whole output limit when it was admitted. */
+      coversLimit?: boolean;
+    }
   | { admitted: false; reason: string };
 
 export interface ReserveInput {
@@ -67,7 +75,10 @@ export interface Reservation {
   holdNano: bigint;
   freeTokens: number;
   freeDay: number;
+  /** The output tokens the hold covers so far: its first slice, then grown a slice at a time (`grantSlice`). */
   maxOutputTokens: number;
+  /** The account could also have paid for the request's whole output limit when it was admitted. */
+  coversLimit?: boolean;
 }
 
 export type ReserveResult = { admitted: true; reservation: Reservation } | { admitted: false; reason: string; state: AdmissionState };
@@ -116,6 +127,78 @@ export interface UsageSummaryRow {
   costNano: bigint;
 }
 
+/** What a request had delivered when its instance last wrote it: what a sweeper bills if the instance dies. */
+export interface HoldCheckpoint {
+  model: string;
+  family: string;
+  stream: boolean;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  at: number;
+}
+
+/** One live hold in an instance's periodic batch: its new expiry, and its checkpoint when it moved. */
+export interface HoldRenewal {
+  requestId: string;
+  expiresAt: number;
+  checkpoint?: HoldCheckpoint;
+}
+
+/** A hold whose request never settled (its instance died), as the sweeper claimed it. */
+export interface OrphanedHold {
+  requestId: string;
+  accountId: string;
+  apiKeyId: string;
+  createdAt: number;
+  /** Null: the request had delivered nothing when its instance last wrote a checkpoint. */
+  checkpoint: HoldCheckpoint | null;
+}
+
+/** The settlement of an orphaned hold at its checkpoint (`instance_lost`), or undefined to release it free. */
+export type OrphanBiller = (hold: OrphanedHold) => { usage: import('./types.js').UsageRecord; price: SettlementPricer } | undefined;
+
+/** What a sweep did: holds released free (nothing delivered) and holds settled at their checkpoint. */
+export interface SweepResult {
+  released: number;
+  settled: number;
+}
+
+/** A request for one more slice of output on a live hold (issue 21): one atomic conditional storage call. */
+export interface SliceInput {
+  requestId: string;
+  accountId: string;
+  /** UTC day number now, for the free allowance. */
+  day: number;
+  freeAllowanceTokens: number;
+  /** Output tokens wanted (the slice, or less when the request's limit is near). */
+  tokens: number;
+  outputPriceNano: bigint;
+  /** The hold's new expiry (a grant is also a renewal)… */
+  expiresAt: number;
+  /** …and its checkpoint, written in the same statement. */
+  checkpoint?: HoldCheckpoint;
+}
+
+export type SliceResult =
+  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number }
+  | {
+      granted: false;
+      /** `balance`: the account cannot pay one more token; `gone`: the hold is no longer there (swept). */
+      reason: 'balance' | 'gone';
+      state: AdmissionState;
+    };
+
+/** What an account has and holds, for refusals and GET /v1/account. */
+export interface AccountHolds {
+  balanceNano: bigint;
+  reservedNano: bigint;
+  /** Requests in flight holding money or free tokens. */
+  holds: number;
+  freeTokensLeft: number;
+}
+
 export interface BillingRepository {
   balance(accountId: string): Promise<AccountBalance | null>;
   /** Admission, atomically: the account row is locked, the plan decides, the hold is taken in one transaction. */
@@ -135,6 +218,23 @@ export interface BillingRepository {
   extendHold(requestId: string, expiresAt: number): Promise<boolean>;
   /** Releases holds past their expiry; safe when several instances sweep at once. Returns how many. */
   releaseExpiredReservations(now: number, limit?: number): Promise<number>;
+  /**
+   * Claims holds past their expiry (safe when several instances sweep at once): one with a checkpoint is settled
+   * at it, exactly once per request id, as `bill` prices it (input plus delivered output); one without is released.
+   */
+  sweepExpiredReservations(now: number, bill: OrphanBiller, limit?: number): Promise<SweepResult>;
+  /**
+   * The periodic batch of one instance: each live hold's expiry moved forward (never back) and, when given, its
+   * checkpoint written. One storage call for all. Returns the request ids whose hold is gone (settled or swept).
+   */
+  renewHolds(renewals: readonly HoldRenewal[]): Promise<Set<string>>;
+  /**
+   * One more slice of output on a live hold, atomically: the account's money (and free tokens) conditionally
+   * taken, the hold grown, its expiry and checkpoint written. Grants less than asked when only that is left.
+   */
+  grantSlice(input: SliceInput): Promise<SliceResult>;
+  /** The account's money, what is held and by how many requests (refusal texts, GET /v1/account). */
+  holds(accountId: string, day: number, freeAllowanceTokens: number): Promise<AccountHolds | null>;
   /** `expiresAt` (epoch ms) null or absent: the codes never expire. */
   createRedemptionCodes(codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>, at: number, expiresAt?: number | null): Promise<void>;
   redeem(codeHash: string, accountId: string, at: number): Promise<RedeemResult>;

@@ -66,6 +66,8 @@ export interface UsageRecordsTable {
   unbilled_nano: MoneyColumn;
   /** The client route the request came in on (migration 0005); null for older rows. */
   route: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Output the vendor produced after a refused slice, never delivered nor billed (0006). */
+  unbilled_tokens: ColumnType<number, number | undefined, number>;
 }
 
 export interface ReservationsTable {
@@ -75,9 +77,19 @@ export interface ReservationsTable {
   hold_nano: MoneyColumn;
   free_tokens: number;
   free_day: number;
+  /** The output tokens granted so far (the hold grows a slice at a time). */
   max_output_tokens: number;
   created_at: number;
   expires_at: number;
+  /** The checkpoint of what the request delivered (0006): null until its first output. */
+  model: ColumnType<string | null, string | null | undefined, string | null>;
+  family: ColumnType<string | null, string | null | undefined, string | null>;
+  stream: ColumnType<number, number | undefined, number>;
+  checkpoint_input_tokens: ColumnType<number, number | undefined, number>;
+  checkpoint_cache_read_tokens: ColumnType<number, number | undefined, number>;
+  checkpoint_cache_write_tokens: ColumnType<number, number | undefined, number>;
+  checkpoint_output_tokens: ColumnType<number, number | undefined, number>;
+  checkpoint_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface LedgerEntriesTable {

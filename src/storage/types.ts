@@ -93,6 +93,8 @@ export interface UsageRecord {
   unbilledNano: bigint;
   /** The client route the request came in on (`/v1/responses`, …); absent on rows settled before it was kept. */
   route?: string;
+  /** Output the vendor produced after a refused slice and before the upstream closed: never delivered, never billed. */
+  unbilledTokens?: number;
 }
 
 /**

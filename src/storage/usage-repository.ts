@@ -34,6 +34,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
     .select([
       'request_id', 'account_id', 'api_key_id', 'model', 'family', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens',
       'output_tokens', 'reasoning_tokens', 'status', 'stream', 'latency_ms', 'created_at', 'raw_usage', 'free_tokens', 'route',
+      'unbilled_tokens',
     ])
     .select([money('cost_nano').as('cost_nano'), money('unbilled_nano').as('unbilled_nano')]);
 }
@@ -190,6 +191,7 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     free_tokens: usage.freeTokens,
     unbilled_nano: toMoneyParameter(usage.unbilledNano),
     route: usage.route ?? null,
+    unbilled_tokens: usage.unbilledTokens ?? 0,
   };
 }
 
@@ -214,5 +216,6 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     freeTokens: row.free_tokens,
     unbilledNano: fromMoneyColumn(row.unbilled_nano),
     ...(row.route === null || row.route === undefined ? {} : { route: row.route }),
+    unbilledTokens: Number(row.unbilled_tokens),
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseUsd } from '../../src/billing/money.js';
+import { formatUsd, parseUsd } from '../../src/billing/money.js';
 import { estimateRequestInputTokens, tokenizerLoaded } from '../../src/canonical/count-tokens.js';
 import { decodeOpenAIChatRequest } from '../../src/protocols/openai-chat/openai-decode-request.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
@@ -57,18 +57,19 @@ describe('admission without the tokenizer, on SQLite and PostgreSQL', () => {
     expect(tokenizerLoaded()).toBe(false);
   });
 
-  it("refuses a poor account with the tokenizer's count in the message, as before, and holds nothing", async () => {
+  it("refuses an account that cannot pay the prompt, with the tokenizer's count in the message, and holds nothing", async () => {
     for (const harness of [harnesses.sqlite!, harnesses.postgres!]) {
-      const { accountId, send } = await funded(harness, '0.001');
+      // Less than the prompt alone costs (a balance that covers it starts with a partial first slice).
+      const { accountId, send } = await funded(harness, '0.00005');
       const body = { model: 'beta-5.4', messages: [{ role: 'user', content: 'Tell me about toll gates on old roads.' }], max_completion_tokens: 1_000 };
       const inputTokens = Math.ceil(estimateRequestInputTokens(decodeOpenAIChatRequest(body).request) * 1.15) + 16;
       const response = await send(body);
       expect(response.status).toBe(403);
       const { error } = (await response.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe('insufficient_balance');
-      expect(error.message).toContain(`about ${inputTokens} input tokens and up to 1000 output tokens`);
-      expect(error.message).toMatch(/covers at most \d+ output tokens/);
-      expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('0.001'), reservedNano: 0n, freeReservedTokens: 0 });
+      expect(error.message).toContain(`this request needs $${formatUsd(BigInt(inputTokens) * 2_500n)} to start (its prompt alone (about ${inputTokens} input tokens))`);
+      expect(error.message).toMatch(/The balance is \$0\.00005; No request of the account is in flight\./);
+      expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('0.00005'), reservedNano: 0n, freeReservedTokens: 0 });
       expect(await harness.gateway.storage.usage.listByAccount(accountId, 5)).toEqual([]);
     }
     expect(tokenizerLoaded()).toBe(true);

@@ -47,7 +47,7 @@ describe('GET /v1/account', () => {
     const { key, accountId } = await harness.createAccountWithKey();
     const fresh = await api(harness, key, 'GET', '/v1/account');
     expect(fresh.status).toBe(200);
-    expect(fresh.json.balance).toEqual({ usd: '0', nano_usd: '0', reserved_usd: '0', reserved_nano_usd: '0', available_usd: '0', available_nano_usd: '0' });
+    expect(fresh.json.balance).toEqual({ usd: '0', nano_usd: '0', reserved_usd: '0', reserved_nano_usd: '0', available_usd: '0', available_nano_usd: '0', requests_in_flight: 0 });
 
     await credit(harness, accountId, '12.345678901');
     await credit(harness, accountId, '0.000000001');
@@ -63,6 +63,7 @@ describe('GET /v1/account', () => {
         reserved_nano_usd: '0',
         available_usd: '12.345678902',
         available_nano_usd: '12345678902',
+        requests_in_flight: 0,
       },
       free_allowance: {
         tokens_per_day: 1_000_000,

@@ -100,13 +100,19 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
     for (const response of responses.filter((candidate) => candidate.status === 403).slice(0, 3)) {
       const body = (await response.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('insufficient_balance');
-      expect(body.error.message).toMatch(/Insufficient balance.*covers at most \d+ output tokens/);
+      // What the request needed to start, the balance, and what the requests in flight hold (issue 21).
+      expect(body.error.message).toMatch(/^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (\d+ requests? in flight holds? \$[\d.]+ of it until they finish|No request of the account is in flight)\./);
     }
     const state = (await harness.gateway.storage.billing.balance(accountId))!;
     expect(state.balanceNano >= 0n).toBe(true);
     expect(state.reservedNano).toBe(0n);
+    // Served whole, or cut as a length stop where the balance refused the rest of the reply (issue 21).
+    const replies = await Promise.all(responses.filter((response) => response.status === 200).map(async (response) => (await response.json()) as { choices: Array<{ finish_reason: string }> }));
+    const cut = replies.filter((reply) => reply.choices[0]!.finish_reason === 'length').length;
+    expect(cut + replies.filter((reply) => reply.choices[0]!.finish_reason === 'stop').length).toBe(admitted);
     const rows = await harness.gateway.storage.usage.listByAccount(accountId, 500);
-    expect(rows.filter((row) => row.status === 'ok')).toHaveLength(admitted);
+    expect(rows.filter((row) => row.status === 'ok')).toHaveLength(admitted - cut);
+    expect(rows.filter((row) => row.status === 'slice_refused')).toHaveLength(cut);
     expect(new Set(rows.map((row) => row.requestId)).size).toBe(rows.length);
     expect(parseUsd('0.0425') - state.balanceNano).toBe(rows.reduce((sum, row) => sum + row.costNano, 0n));
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
@@ -205,10 +211,10 @@ describe('the free daily allowance', () => {
     const viaOpenAI = (await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'more' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(viaOpenAI).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(viaOpenAI.code).toBe('insufficient_balance');
-    expect(viaOpenAI.message).toMatch(/Insufficient balance.*\$0 available.*free tokens left today, which covers at most 0 output tokens/);
+    expect(viaOpenAI.message).toMatch(/Insufficient balance: this request needs \$[\d.]+ to start .*, but the account has \$0 available and \d+ free tokens left today\. The balance is \$0; No request of the account is in flight\./);
     const anthropic = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
     const viaAnthropic = (await anthropic.messages.create({ model: 'alpha-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'more' }] }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
     expect(viaAnthropic).toBeInstanceOf(Anthropic.PermissionDeniedError);
-    expect((viaAnthropic.error as { error: { type: string; message: string } }).error.message).toMatch(/covers at most 0 output tokens/);
+    expect((viaAnthropic.error as { error: { type: string; message: string } }).error.message).toMatch(/needs \$[\d.]+ to start .*The balance is \$0;/);
   });
 });

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/account-service.js';
 import { parseUsd } from '../../src/billing/money.js';
+import { countTextTokens } from '../../src/canonical/count-tokens.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { DEFAULT_TIERS } from '../../src/ratelimit/tiers.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
@@ -92,6 +93,8 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
       RESERVATION_TTL_MS: String(RESERVATION_TTL_MS),
       TOLLGATE_SHORT_TIMERS: '1',
       SWEEP_INTERVAL_MS: '500',
+      // Each instance writes the checkpoints of its streams' delivered output twice a second (production: 3 s).
+      CHECKPOINT_INTERVAL_MS: '500',
     };
     instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
     proxy = await startRoundRobinProxy(instances.map((instance) => instance.url));
@@ -211,11 +214,17 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     // Everything else was refused for want of balance (403 insufficient_balance), nothing failed otherwise.
     expect(statuses.filter((status) => status !== 200 && status !== 403)).toEqual([]);
     expect(admitted).toBeGreaterThan(0);
-    expect(admitted).toBeLessThanOrEqual(100);
 
     const money = await accountMoney(accountId);
     expect(money.records).toBe(admitted);
-    expect(money.charged).toBe(cost * BigInt(admitted));
+    // Whole replies cost exactly the probe's price; near the end of the balance a request may start on the part of
+    // its first slice the balance still covers and end as a length stop for less (issue 21): at most 100 whole.
+    const { rows: records } = await admin.query<{ status: string; cost: string }>(`select status, cost_nano::text as cost from ${schema}.usage_records where account_id = $1`, [accountId]);
+    const whole = records.filter((record) => record.status === 'ok');
+    expect(whole.every((record) => BigInt(record.cost) === cost)).toBe(true);
+    expect(whole.length).toBeLessThanOrEqual(100);
+    expect(records.filter((record) => record.status !== 'ok').every((record) => record.status === 'slice_refused' && BigInt(record.cost) < cost)).toBe(true);
+    expect(money.charged).toBe(records.reduce((sum, record) => sum + BigInt(record.cost), 0n));
     expect(money.balance).toBe(funded - money.charged);
     expect(money.balance).toBeGreaterThanOrEqual(0n);
     expect(money.unbilled).toBe(0n);
@@ -227,7 +236,42 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     expect(totals).toMatchObject({ requests: admitted, costNano: money.charged });
   }, 40_000);
 
-  it('SIGKILL of one instance mid-stream loses no settled record; another instance sweeps its orphaned holds', async () => {
+  it('200 concurrent streams without max_tokens over the three, on a balance for about 50 replies: holds grow in slices, never overdraw', async () => {
+    const { accountId, key } = await fundedAccount('0');
+    // beta-5.4 replies of about 400 output tokens (~$0.006 each): $0.30 is about 50 of them.
+    const funded = parseUsd('0.30');
+    await storage.billing.credit({ accountId, kind: 'topup', amountNano: funded, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, () => chat(proxy.url, key, 'A story [[sim words=300]]', { stream: true, max_completion_tokens: undefined })),
+    );
+    const bodies = await Promise.all(responses.map((response) => response.text()));
+    const admitted = responses.filter((response) => response.status === 200).length;
+    expect(responses.filter((response) => response.status !== 200 && response.status !== 403)).toEqual([]);
+    expect(admitted).toBeGreaterThan(0);
+    // Every refusal and every cut in the caller's protocol: a 403 insufficient_balance error body, or a stream that
+    // ends with finish_reason stop (whole) or length (the balance refused its next slice).
+    const finishes = { stop: 0, length: 0 };
+    responses.forEach((response, index) => {
+      if (response.status === 403) {
+        expect(JSON.parse(bodies[index]!)).toMatchObject({ error: { code: 'insufficient_balance', type: expect.any(String) } });
+        return;
+      }
+      const reason = /"finish_reason":"(stop|length)"/.exec(bodies[index]!)?.[1] as 'stop' | 'length';
+      expect(reason).toBeDefined();
+      finishes[reason] += 1;
+      expect(bodies[index]!.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    });
+    const money = await accountMoney(accountId);
+    expect(money).toMatchObject({ reserved: 0n, holds: 0, unbilled: 0n, records: admitted });
+    expect(money.balance).toBeGreaterThanOrEqual(0n);
+    expect(money.balance).toBe(funded - money.charged);
+    const { rows } = await admin.query<{ status: string; n: string }>(`select status, count(*)::text as n from ${schema}.usage_records where account_id = $1 group by status`, [accountId]);
+    const byStatus = Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+    expect(byStatus).toEqual({ ...(finishes.stop > 0 ? { ok: finishes.stop } : {}), ...(finishes.length > 0 ? { slice_refused: finishes.length } : {}) });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  }, 60_000);
+
+  it('SIGKILL of one instance mid-stream loses no settled record; another instance bills the delivered output at its last checkpoint', async () => {
     const victim = instances[2]!;
     const { accountId, key } = await fundedAccount('5');
     // Settled on the victim before it dies: these must survive.
@@ -238,24 +282,48 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
       settledIds.push(response.headers.get('x-request-id')!);
       await response.body?.cancel();
     }
-    // Streams that will still be running when it dies: their holds become orphans.
+    // Streams that will still be running when it dies: their holds become orphans. Each is read until the
+    // victim has written a checkpoint of what it delivered (the hold's checkpoint columns, read from outside).
     const streams = await Promise.all(
       Array.from({ length: 4 }, async () => {
-        const response = await chat(victim.url, key, 'Tell a long story [[sim words=200 chunk-delay=100]]', { stream: true, max_completion_tokens: 400 });
+        const response = await chat(victim.url, key, 'Tell a long story [[sim words=400 chunk-delay=50]]', { stream: true, max_completion_tokens: 800 });
         expect(response.status).toBe(200);
         const reader = response.body!.getReader();
-        await reader.read();
-        return reader;
+        const decoder = new TextDecoder();
+        let text = '';
+        const done = await reader.read();
+        text += decoder.decode(done.value);
+        return { reader, requestId: response.headers.get('x-request-id')!, read: () => text, more: async () => {
+          const chunk = await reader.read();
+          if (chunk.value !== undefined) text += decoder.decode(chunk.value);
+          return chunk.done !== true;
+        } };
       }),
     );
+    const streamIds = streams.map((stream) => stream.requestId);
+    const checkpointed = async () => {
+      const { rows } = await admin.query<{ n: string }>(`select count(*)::text as n from ${schema}.reservations where request_id = any($1) and checkpoint_at is not null and checkpoint_output_tokens > 0`, [streamIds]);
+      return Number(rows[0]!.n);
+    };
+    // Keep reading (so the victim keeps delivering) until every stream has a checkpoint; bounded by the streams' end.
+    while ((await checkpointed()) < streams.length) {
+      const alive = await Promise.all(streams.map((stream) => stream.more()));
+      expect(alive.every(Boolean)).toBe(true);
+    }
     const before = await accountMoney(accountId);
     expect(before.holds).toBe(4);
     expect(before.reserved).toBeGreaterThan(0n);
+    const { rows: lastCheckpoints } = await admin.query<{ request_id: string; output: string; input: string }>(
+      `select request_id, checkpoint_output_tokens::text as output, checkpoint_input_tokens::text as input from ${schema}.reservations where request_id = any($1)`,
+      [streamIds],
+    );
 
     victim.child.kill('SIGKILL');
     await once(victim.child, 'exit');
     proxy.remove(victim.url);
-    await Promise.all(streams.map((reader) => reader.read().then(() => reader.cancel()).catch(() => undefined)));
+    await Promise.all(streams.map(({ reader }) => reader.read().then(() => reader.cancel()).catch(() => undefined)));
+    // What each client received before the kill (whole SSE frames' content): at least what the checkpoint bills.
+    const delivered = streams.map((stream) => ({ requestId: stream.requestId, text: contentOf(stream.read()) }));
 
     // Every record settled before the kill is there, charged, with its ledger entry.
     const { rows } = await admin.query<{ request_id: string }>(`select request_id from ${schema}.usage_records where account_id = $1`, [accountId]);
@@ -265,15 +333,40 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
 
     // The survivors keep serving through the balancer...
     for (let i = 0; i < 4; i += 1) expect((await chat(proxy.url, key)).status).toBe(200);
-    // ...and one of them releases the dead instance's holds once they expire (TTL + a sweep or two).
+    // ...and once the dead instance's holds expire (TTL + a sweep or two), one of them settles each at its last
+    // checkpoint: the input and the output delivered by then, as instance_lost, instead of releasing it free.
     const deadline = Date.now() + RESERVATION_TTL_MS + 6_000;
     let after = await accountMoney(accountId);
     while ((after.holds > 0 || after.reserved !== 0n) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       after = await accountMoney(accountId);
     }
-    expect(after).toMatchObject({ holds: 0, reserved: 0n, unbilled: 0n, records: 9 });
+    expect(after).toMatchObject({ holds: 0, reserved: 0n, unbilled: 0n, records: 13 });
+    const lost = await storage.usage.listByAccount(accountId, 50);
+    for (const checkpoint of lastCheckpoints) {
+      const record = lost.find((row) => row.requestId === checkpoint.request_id)!;
+      expect(record).toMatchObject({ status: 'instance_lost', stream: true, outputTokens: Number(checkpoint.output), inputTokens: Number(checkpoint.input) });
+      expect(record.outputTokens).toBeGreaterThan(0);
+      // Billed at list price: input and delivered output of beta-5.4 ($2.50 / $15 per million).
+      expect(record.costNano).toBe(BigInt(record.inputTokens) * 2_500n + BigInt(record.outputTokens) * 15_000n);
+      // Never more than the client received (the checkpoint lags delivery by at most one interval).
+      const received = delivered.find((stream) => stream.requestId === checkpoint.request_id)!.text;
+      // (Counted a batch at a time, a checkpoint may count a token more per batch where BPE would merge across it.)
+      expect(record.outputTokens).toBeLessThanOrEqual(countTextTokens(received) + 8);
+    }
     expect(after.balance).toBe(parseUsd('5') - after.charged);
     expect(await storage.billing.verifyLedger()).toEqual([]);
-  }, 40_000);
+  }, 60_000);
 });
+
+/** The assistant text of an OpenAI chat SSE body's complete `data:` frames. */
+function contentOf(sse: string): string {
+  let text = '';
+  for (const frame of sse.split('\n\n').slice(0, -1)) {
+    const data = frame.split('\n').find((line) => line.startsWith('data: '))?.slice(6);
+    if (data === undefined || data === '[DONE]') continue;
+    const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> };
+    text += chunk.choices?.[0]?.delta?.content ?? '';
+  }
+  return text;
+}

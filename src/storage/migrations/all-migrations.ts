@@ -4,6 +4,7 @@ import * as billing from './0002-billing.js';
 import * as dashboard from './0003-dashboard.js';
 import * as usageRollup from './0004-usage-rollup.js';
 import * as storedResponses from './0005-stored-responses.js';
+import * as growingHolds from './0006-growing-holds.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -16,4 +17,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0003-dashboard': dashboard,
   '0004-usage-rollup': usageRollup,
   '0005-stored-responses': storedResponses,
+  '0006-growing-holds': growingHolds,
 };

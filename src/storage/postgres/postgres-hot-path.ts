@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
 import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
-import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
@@ -30,6 +30,36 @@ export class PostgresHotPath {
     const viaTransaction = { reserve: billing.reserve, settle: billing.settle };
     billing.reserve = async (input) => (await this.reserve(input)) ?? viaTransaction.reserve(input);
     billing.settle = async (input) => (await this.settle(input)) ?? viaTransaction.settle(input);
+    billing.renewHolds = (renewals) => this.renewHolds(renewals);
+  }
+
+  /**
+   * An instance's periodic batch in one statement (one round trip, whatever the number of live holds): each hold's
+   * expiry moved forward and, where given, its checkpoint written. It locks only the holds' own rows, which no
+   * other instance writes (a sweeper claims a hold only once expired, after locking its account), so it cannot
+   * deadlock with a settlement.
+   */
+  private async renewHolds(renewals: readonly HoldRenewal[]): Promise<Set<string>> {
+    if (renewals.length === 0) return new Set();
+    const column = <T>(pick: (renewal: HoldRenewal) => T) => renewals.map(pick);
+    const result = await this.pool.query<{ request_id: string }>({
+      name: 'tollgate_renew_holds',
+      text: RENEW_HOLDS,
+      values: [
+        column((renewal) => renewal.requestId),
+        column((renewal) => String(renewal.expiresAt)),
+        column((renewal) => renewal.checkpoint?.model ?? null),
+        column((renewal) => renewal.checkpoint?.family ?? null),
+        column((renewal) => (renewal.checkpoint === undefined ? null : renewal.checkpoint.stream ? 1 : 0)),
+        column((renewal) => renewal.checkpoint?.inputTokens ?? null),
+        column((renewal) => renewal.checkpoint?.cacheReadTokens ?? null),
+        column((renewal) => renewal.checkpoint?.cacheWriteTokens ?? null),
+        column((renewal) => renewal.checkpoint?.outputTokens ?? null),
+        column((renewal) => (renewal.checkpoint === undefined ? null : String(renewal.checkpoint.at))),
+      ],
+    });
+    const held = new Set(result.rows.map((row) => row.request_id));
+    return new Set(renewals.map((renewal) => renewal.requestId).filter((requestId) => !held.has(requestId)));
   }
 
   /** The key and its account, with the account's money read in the same round trip (the admission's hint). */
@@ -113,6 +143,7 @@ export class PostgresHotPath {
         at,
         utcDayNumber(usage.createdAt),
         row.route,
+        row.unbilled_tokens,
       ],
     });
     const outcome = result.rows[0];
@@ -143,6 +174,23 @@ const READ_ACCOUNT_MONEY = `
     free_reserved_tokens
   from accounts where id = $1`;
 
+/** $1 request ids, $2 expiries, $3…$10 the checkpoint columns (null: no checkpoint for that hold). */
+const RENEW_HOLDS = `
+  update reservations r set
+    expires_at = greatest(r.expires_at, v.expires_at),
+    model = coalesce(v.model, r.model),
+    family = coalesce(v.family, r.family),
+    stream = coalesce(v.stream, r.stream),
+    checkpoint_input_tokens = coalesce(v.input_tokens, r.checkpoint_input_tokens),
+    checkpoint_cache_read_tokens = coalesce(v.cache_read_tokens, r.checkpoint_cache_read_tokens),
+    checkpoint_cache_write_tokens = coalesce(v.cache_write_tokens, r.checkpoint_cache_write_tokens),
+    checkpoint_output_tokens = coalesce(v.output_tokens, r.checkpoint_output_tokens),
+    checkpoint_at = coalesce(v.checkpoint_at, r.checkpoint_at)
+  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+    as v(request_id, expires_at, model, family, stream, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, checkpoint_at)
+  where r.request_id = v.request_id
+  returning r.request_id`;
+
 const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
 
 /** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
@@ -165,7 +213,7 @@ const TAKE_HOLD = `
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
  * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
- * $23 the usage row's route.
+ * $23 the usage row's route, $24 unbilled tokens.
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -204,8 +252,8 @@ const SETTLE = `
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-      free_tokens, unbilled_nano, route)
-    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23
+      free_tokens, unbilled_nano, route, unbilled_tokens)
+    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id

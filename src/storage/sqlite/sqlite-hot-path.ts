@@ -67,10 +67,10 @@ export class SqliteHotPath {
     this.insertUsage = database.prepare(`
       insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
         cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-        free_tokens, unbilled_nano, route)
+        free_tokens, unbilled_nano, route, unbilled_tokens)
       values (@request_id, @account_id, @api_key_id, @model, @family, @input_tokens, @cache_read_tokens,
         @cache_write_tokens, @output_tokens, @reasoning_tokens, @status, @stream, @latency_ms, @created_at, @raw_usage,
-        cast(@cost_nano as integer), @free_tokens, cast(@unbilled_nano as integer), @route)
+        cast(@cost_nano as integer), @free_tokens, cast(@unbilled_nano as integer), @route, @unbilled_tokens)
       on conflict (request_id) do nothing`);
     this.applySettlement = database.prepare(`
       update accounts set balance_nano = balance_nano - @charged, reserved_nano = reserved_nano - @hold,
