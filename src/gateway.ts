@@ -5,6 +5,8 @@ import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
 import { startJournalReplay, type JournalReplay } from './billing/journal-replay.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
+import { startTierPeriodSweeper } from './billing/tier-period-sweeper.js';
+import { TierUpgrades } from './billing/tier-upgrades.js';
 import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
@@ -107,6 +109,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
     const billing = new BillingService(storage.billing, { freeTokensPerDay: config.freeTokensPerDay, reservationTtlMs: config.reservationTtlMs }, now, settlementJournal);
+    const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers, now);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -141,7 +144,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
-      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers }),
+      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers, tierUpgrades }),
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },
@@ -170,6 +173,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     await journalReplay.runNow();
     const address = await app.listen({ port: config.port, host: config.host });
     const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
+    const tierPeriods = startTierPeriodSweeper(tierUpgrades, logger, config.sweepIntervalMs, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
     const openProviders = providers;
     const openSimulator = simulator;
@@ -185,6 +189,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       metrics,
       async close(closeOptions = {}) {
         sweeper.stop();
+        tierPeriods.stop();
         retention.stop();
         await drainAndClose(app, shutdown, {
           graceMs: closeOptions.graceMs ?? config.shutdownGraceMs,

@@ -4,6 +4,7 @@ import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
+import { createTierRepository } from './tier-repository.js';
 import type { Storage } from './types.js';
 import { createUsageRepository } from './usage-repository.js';
 
@@ -26,6 +27,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     billing: createBillingRepository(db, parts.dialect),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
+    tierUpgrades: createTierRepository(db, parts.dialect),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

@@ -121,6 +121,16 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       return found;
     },
 
+    async findByRequestIds(accountId, requestIds): Promise<UsageRecord[]> {
+      const records: UsageRecord[] = [];
+      for (let start = 0; start < requestIds.length; start += 500) {
+        const slice = requestIds.slice(start, start + 500);
+        const rows = await db.selectFrom('usage_records').selectAll().where('account_id', '=', accountId).where('request_id', 'in', slice).execute();
+        records.push(...rows.map(toUsageRecord));
+      }
+      return records;
+    },
+
     async deleteRecordedBefore(cutoff, limit): Promise<number> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return 0;
       // One bounded batch, chosen through the created_at index. Safe on every instance at once: a row another
