@@ -45,9 +45,12 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       return this.listPage(accountId, limit);
     },
 
-    async listPage(accountId, limit, cursor): Promise<UsageRecord[]> {
+    async listPage(accountId, limit, cursor, filter): Promise<UsageRecord[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
       let query = selectUsageColumns(db).where('account_id', '=', accountId);
+      // The dashboard's key and model filters (the account's rows are few per page; the index range is the account's).
+      if (filter?.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
+      if (filter?.model !== undefined) query = query.where('model', '=', filter.model);
       if (cursor !== undefined) {
         query = query.where((eb) =>
           eb.or([

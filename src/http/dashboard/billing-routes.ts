@@ -16,7 +16,10 @@ const ledgerQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min
 const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
 const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
 
-/** Shown on the billing page when Stripe is not configured (and beside it when it is). */
+/** What a user is told when card payments are off: words for them, not the operator's commands. */
+export const USER_CREDIT_HINT = 'Ask the operator of this gateway for credit or for a prepaid code, and redeem the code here.';
+
+/** Shown to operators only (role admin) on the billing page when Stripe is not configured. */
 export const OPERATOR_HINT =
   'An operator credits accounts from the operator view (Accounts → Credit) or on the server with ' +
   '`tollgate credit --email <email> --usd <amount>`, and can mint prepaid redemption codes ' +
@@ -33,7 +36,9 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       reservedUsd: formatUsd(money.reservedNano),
       freeAllowance: presentFreeAllowance(money, deps.freeTokensPerDay, deps.now()),
       stripe: { enabled: deps.stripe !== undefined, minimumUsd: STRIPE_MINIMUM_USD, maximumUsd: STRIPE_MAXIMUM_USD },
-      operatorHint: OPERATOR_HINT,
+      // CLI commands and environment variables are for operators; a user reads what they can do.
+      operatorHint: account.role === 'admin' ? OPERATOR_HINT : null,
+      creditHint: USER_CREDIT_HINT,
     };
   });
 
@@ -87,7 +92,7 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const account = currentAccount(request);
     const { amountUsd } = parseInput(checkoutBody, request.body);
     if (deps.stripe === undefined) {
-      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${OPERATOR_HINT}`);
+      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${account.role === 'admin' ? OPERATOR_HINT : USER_CREDIT_HINT}`);
     }
     const amount = StripeTopups.parseAmount(amountUsd);
     return { url: await deps.stripe.createCheckout(account, amount, publicBaseUrl(request, deps.publicBaseUrl)) };
