@@ -36,17 +36,17 @@ export async function serve(config: Config): Promise<RunningGateway> {
   return gateway;
 }
 
-/** The address a person on this machine opens: PUBLIC_BASE_URL, else localhost for a wildcard bind. */
-export function browserUrl(listeningUrl: string, publicBaseUrl: string | undefined): string {
+/** The address a person on this machine opens: PUBLIC_BASE_URL, else localhost when bound to every interface. */
+export function browserUrl(listeningUrl: string, host: string, publicBaseUrl: string | undefined): string {
   if (publicBaseUrl !== undefined) return publicBaseUrl;
   const url = new URL(listeningUrl);
-  if (url.hostname === '0.0.0.0' || url.hostname === '[::]' || url.hostname === '::') url.hostname = 'localhost';
+  if (host === '0.0.0.0' || host === '::' || host === '' || host === 'localhost') url.hostname = 'localhost';
   return url.origin;
 }
 
 function banner(gateway: RunningGateway): string {
   const { config } = gateway;
-  const origin = browserUrl(gateway.url, config.publicBaseUrl);
+  const origin = browserUrl(gateway.url, config.host, config.publicBaseUrl);
   const lines = [
     `Tollgate listening on ${gateway.url}`,
     `  dashboard: ${origin}/  (register there, create a key, see usage and billing)`,
