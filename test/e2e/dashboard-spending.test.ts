@@ -76,4 +76,32 @@ describe('dashboard spending', () => {
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
     expect(accountId).toMatch(/^acct_/);
   });
+
+  it('speaks to users in sentences: over-long names refused (not cut), the lockout said once, a disabled account told so', async () => {
+    const dashboard = new DashboardClient(harness.gateway.url);
+    const email = uniqueEmail('words');
+    const accountId: string = (await dashboard.register(email, PASSWORD)).json.account.id;
+    const long = await dashboard.post('/api/keys', { name: 'k'.repeat(101) });
+    expect(long.status).toBe(400);
+    expect(long.json.error).toMatchObject({ message: 'Key names are at most 100 characters.', field: 'name' });
+    expect((await dashboard.post('/api/keys', { name: '   ' })).json.error.message).toBe('Give the key a name.');
+    expect((await dashboard.get('/api/keys')).json.keys).toEqual([]);
+    expect((await dashboard.post('/api/keys', { name: 'k'.repeat(100) })).status).toBe(201);
+
+    // Disabled: the right password is told the account is disabled; a wrong one learns nothing more.
+    await harness.gateway.accounts.setDisabled(accountId, true);
+    const disabled = await new DashboardClient(harness.gateway.url).login(email, PASSWORD);
+    expect(disabled.status).toBe(403);
+    expect(disabled.json.error).toMatchObject({ code: 'account_disabled', message: expect.stringMatching(/^This account is disabled\./) });
+    expect((await new DashboardClient(harness.gateway.url).login(email, 'not the password at all')).json.error.code).toBe('invalid_credentials');
+
+    // Five failures lock the email: the message says when, once, in minutes.
+    const locked = uniqueEmail('locked');
+    await new DashboardClient(harness.gateway.url).register(locked, PASSWORD);
+    const guesser = new DashboardClient(harness.gateway.url);
+    for (let attempt = 0; attempt < 5; attempt += 1) expect((await guesser.login(locked, `wrong password ${attempt}`)).status).toBe(401);
+    const refused = await guesser.login(locked, 'wrong password again');
+    expect(refused.status).toBe(429);
+    expect(refused.json.error.message).toMatch(/^Too many failed logins\. Try again in \d+ minutes?\.$/);
+  });
 });

@@ -15,7 +15,7 @@ import { dayText, utcDayNumber } from './utc-days.js';
 
 const listQuery = z.object({ query: z.string().max(254).optional(), limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional() });
 const usd = z.string().max(30);
-const creditBody = z.object({ amountUsd: usd, note: z.string().trim().max(500).nullish() }).strict();
+const creditBody = z.object({ amountUsd: usd, note: z.string().trim().max(500, 'Notes are at most 500 characters.').nullish() }).strict();
 const tierBody = z.object({ tier: z.string().min(1).max(100) }).strict();
 const disabledBody = z.object({ disabled: z.boolean() }).strict();
 const codesBody = z

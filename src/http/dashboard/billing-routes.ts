@@ -13,7 +13,7 @@ import { publicBaseUrl } from './overview-routes.js';
 import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
 
 const ledgerQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(100).optional() });
-const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
+const redeemBody = z.object({ code: z.string().trim().min(1, 'Enter a code.').max(100, 'This code is not valid: codes are at most 100 characters.') }).strict();
 const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
 
 /** What a user is told when card payments are off: words for them, not the operator's commands. */

@@ -9,7 +9,7 @@ import { presentKey } from './presenters.js';
 
 const createKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: z.string().trim().min(1, 'Give the key a name.').max(100, 'Key names are at most 100 characters.'),
     expiresInDays: z.number().int().min(1).max(3650).nullish(),
   })
   .strict();
