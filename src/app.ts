@@ -178,9 +178,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // Before the routes: it attaches its hook to each route as the route is registered.
     registerApiKeyGuard(api, deps.keys, createRateLimitEnforcer(deps.limiter, deps.tiers, metrics));
     registerModelsApi(api, deps.catalog);
-    registerAccountApi(api, deps.tiers, { billing: deps.billing, freeTokensPerDay: deps.freeTokensPerDay, ...(deps.now === undefined ? {} : { now: deps.now }) });
+    registerAccountApi(api, deps.tiers, { billing: deps.billing, freeTokensPerDay: deps.freeTokensPerDay, tierUpgrades: deps.dashboard?.tierUpgrades, ...(deps.now === undefined ? {} : { now: deps.now }) });
     registerKeysApi(api, deps.keys, deps.now);
-    registerBillingApi(api, deps.billing, deps.now);
+    registerBillingApi(api, deps.billing, deps.now, async (accountId) => deps.dashboard?.tierUpgrades.refresh(accountId));
     registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);

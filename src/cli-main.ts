@@ -1,6 +1,8 @@
 /** The CLI's commands; `cli.ts` is the entry point that loads this module. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AccountService } from './accounts/account-service.js';
+import { readPassword } from './cli/read-password.js';
+import { TierUpgrades } from './billing/tier-upgrades.js';
 import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
 import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';
@@ -16,7 +18,8 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
 
   serve                                          run the gateway (configuration from the environment / tollgate.yaml)
   migrate                                        apply pending database migrations
-  accounts create --email E --password P [--admin]
+  accounts create --email E [--admin]            asks for the password (hidden), or reads its first line from
+                                                 stdin when piped; --password P also works but shows it to ps
   accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
   keys create --email E --name N [--expires-in-days D]   prints the new key (shown once)
   keys list --email E
@@ -78,7 +81,8 @@ async function main(argv: string[]): Promise<number> {
         return await withStorage(config.databaseUrl, async (storage) => {
           const account = await new AccountService(storage.accounts).create({
             email: required(values, 'email'),
-            password: required(values, 'password'),
+            // Never on the command line by default (`npm run` echoes it, shells keep it): a prompt, or stdin when piped.
+            password: values.password ?? (await readPassword()),
             role: values.admin ? 'admin' : 'user',
           });
           print(json, { id: account.id, email: account.email, role: account.role }, `Created account ${account.email} (${account.id}).`);
@@ -86,8 +90,12 @@ async function main(argv: string[]): Promise<number> {
         });
       case 'accounts tier':
         return await withStorage(config.databaseUrl, async (storage) => {
-          const account = await new AccountService(storage.accounts).setTier(required(values, 'email'), required(values, 'tier'), config.tiers);
-          print(json, { id: account.id, email: account.email, tier: account.tier }, `${account.email} is now on the '${account.tier}' tier.`);
+          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+          // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
+          const status = await new TierUpgrades(storage.tierUpgrades, config.tiers).grant(account.id, required(values, 'tier'));
+          const tier = status.current.name;
+          const text = tier === status.grantedTier ? `${account.email} is now on the '${tier}' tier.` : `${account.email} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
+          print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
           return 0;
         });
       case 'keys create':
@@ -125,6 +133,11 @@ async function main(argv: string[]): Promise<number> {
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
             const output = await runBillingCommand(command, storage, { ...values, journalDirectory: config.settlementJournalDir });
+            // A credit counts as a payment: it may reach a tier by total paid (from the account's next request).
+            if (command === 'credit' && output.exitCode === 0) {
+              const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+              await new TierUpgrades(storage.tierUpgrades, config.tiers).refresh(account.id);
+            }
             print(json, output.data, output.text);
             return output.exitCode;
           });

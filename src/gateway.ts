@@ -6,6 +6,8 @@ import { buildApp, LOG_REDACTIONS } from './app.js';
 import { BillingService } from './billing/billing-service.js';
 import { startJournalReplay, type JournalReplay } from './billing/journal-replay.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
+import { startTierPeriodSweeper } from './billing/tier-period-sweeper.js';
+import { TierUpgrades } from './billing/tier-upgrades.js';
 import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
@@ -120,6 +122,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       settlementJournal,
     );
+    const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers, now);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -155,7 +158,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       billing: storage.billing,
       usage: storage.usage,
       storedResponses: new StoredResponses({ repository: storage.responses, retentionDays: config.responsesRetentionDays, now }),
-      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers }),
+      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers, tierUpgrades }),
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },
@@ -184,6 +187,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     await journalReplay.runNow();
     const address = await app.listen({ port: config.port, host: config.host });
     const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
+    const tierPeriods = startTierPeriodSweeper(tierUpgrades, logger, config.sweepIntervalMs, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
     const responsesRetention = startUsageRetention(storage.responses, logger, { retentionDays: config.responsesRetentionDays, now, what: 'stored responses' });
     const openProviders = providers;
@@ -200,6 +204,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       metrics,
       async close(closeOptions = {}) {
         sweeper.stop();
+        tierPeriods.stop();
         retention.stop();
         responsesRetention.stop();
         await drainAndClose(app, shutdown, {

@@ -39,10 +39,21 @@ export async function serve(config: Config): Promise<RunningGateway> {
   return gateway;
 }
 
+/** The address a person on this machine opens: PUBLIC_BASE_URL, else localhost when bound to every interface. */
+export function browserUrl(listeningUrl: string, host: string, publicBaseUrl: string | undefined): string {
+  if (publicBaseUrl !== undefined) return publicBaseUrl;
+  const url = new URL(listeningUrl);
+  if (host === '0.0.0.0' || host === '::' || host === '' || host === 'localhost') url.hostname = 'localhost';
+  return url.origin;
+}
+
 function banner(gateway: RunningGateway): string {
   const { config } = gateway;
+  const origin = browserUrl(gateway.url, config.host, config.publicBaseUrl);
   const lines = [
     `Tollgate listening on ${gateway.url}`,
+    `  dashboard: ${origin}/  (register there, create a key, see usage and billing)`,
+    `  API:       ${origin}/v1  (OpenAI SDKs: this base URL; Anthropic SDKs: ${origin})`,
     `  storage: ${describeDatabaseUrl(config.databaseUrl)}`,
   ];
   if (config.demoMode) {
@@ -57,11 +68,10 @@ function banner(gateway: RunningGateway): string {
   }
   lines.push(
     '',
-    'Create an account and an API key:',
-    "  npm run tollgate -- accounts create --email you@example.com --password 'choose-a-long-password'",
-    '  npm run tollgate -- keys create --email you@example.com --name dev',
-    'Then call it:',
-    `  curl ${gateway.url}/v1/chat/completions -H "Authorization: Bearer $TOLLGATE_KEY" -H 'content-type: application/json' \\`,
+    `Or from a shell: create an account (asks for a password) and a key, then call it:`,
+    '  npm run --silent tollgate -- accounts create --email you@example.com',
+    '  export TOLLGATE_API_KEY=$(npm run --silent tollgate -- keys create --email you@example.com --name dev | head -n 1)',
+    `  curl ${origin}/v1/chat/completions -H "Authorization: Bearer $TOLLGATE_API_KEY" -H 'content-type: application/json' \\`,
     `    -d '{"model":"beta-5.4","messages":[{"role":"user","content":"Hello"}]}'`,
     '',
   );

@@ -14,9 +14,16 @@ export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = { windowMs: 15 * 60
 
 export class TooManyLoginAttemptsError extends Error {
   constructor(readonly retryAfterSeconds: number) {
-    super(`Too many failed logins. Try again in ${retryAfterSeconds} seconds.`);
+    super(`Too many failed logins. Try again in ${waitInWords(retryAfterSeconds)}.`);
     this.name = 'TooManyLoginAttemptsError';
   }
+}
+
+/** "45 seconds", "1 minute", "8 minutes": said once, in the unit a person reads. */
+export function waitInWords(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
 
 /** What a guarded login reports back: call `succeeded()` when the password was right. */

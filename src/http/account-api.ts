@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { nextAllowanceReset, utcDayNumber } from '../billing/free-allowance.js';
 import { formatUsd } from '../billing/money.js';
+import type { TierUpgrades } from '../billing/tier-upgrades.js';
 import { resolveTier, type Tiers } from '../ratelimit/tiers.js';
 import type { AccountBalance, BillingRepository } from '../storage/billing-types.js';
 
@@ -9,6 +10,8 @@ export interface AccountApiOptions {
   /** The free daily allowance (input + output tokens per UTC day). */
   freeTokensPerDay: number;
   now?: () => number;
+  /** Self-serve upgrades: how each tier is reached, and a tier bought from the balance. */
+  tierUpgrades?: TierUpgrades | undefined;
 }
 
 const NO_MONEY: AccountBalance = { balanceNano: 0n, reservedNano: 0n, freeDay: 0, freeUsedTokens: 0, freeReservedTokens: 0 };
@@ -24,7 +27,11 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
     const { account } = request.auth!;
     const tier = resolveTier(account.tier, tiers);
     const at = now();
-    const [balance, holds] = await Promise.all([options.billing.balance(account.id), options.billing.holds(account.id, utcDayNumber(at), options.freeTokensPerDay)]);
+    const [balance, holds, upgrades] = await Promise.all([
+      options.billing.balance(account.id),
+      options.billing.holds(account.id, utcDayNumber(at), options.freeTokensPerDay),
+      options.tierUpgrades?.status(account.id),
+    ]);
     const money = balance ?? NO_MONEY;
     const available = money.balanceNano - money.reservedNano;
     // The counters belong to `freeDay`: on the first request of a new UTC day they are stale, i.e. zero today.
@@ -55,10 +62,17 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
         resets_at: nextAllowanceReset(at).toISOString(),
       },
       rate_limits: { requests_per_minute: tier.requestsPerMinute, tokens_per_minute: tier.tokensPerMinute ?? null },
+      // The same figures as the dashboard's Overview: how each tier is reached (total paid, or a price per period).
+      tier_source: upgrades?.source ?? 'granted',
+      tier_bought: upgrades?.bought == null ? null : { tier: upgrades.bought.tier, until: new Date(upgrades.bought.until).toISOString(), renews: upgrades.bought.renews },
+      total_paid_usd: upgrades === undefined ? null : formatUsd(upgrades.paidTotalNano),
       tiers_available: Object.entries(tiers).map(([name, definition]) => ({
         name,
         requests_per_minute: definition.requestsPerMinute,
         tokens_per_minute: definition.tokensPerMinute ?? null,
+        reached_at_total_paid_usd: definition.upgrade?.atTotalPaidNano === undefined ? null : formatUsd(definition.upgrade.atTotalPaidNano),
+        price_usd: definition.upgrade?.priceNano === undefined ? null : formatUsd(definition.upgrade.priceNano),
+        period_days: definition.upgrade?.priceNano === undefined ? null : definition.upgrade.periodDays,
       })),
     };
   });

@@ -16,11 +16,18 @@ const ledgerQuery = z.object({
 });
 
 /** `POST /v1/account/redeem` and `GET /v1/account/ledger`: the account's own money, by API key. */
-export function registerBillingApi(app: FastifyInstance, billing: BillingRepository, now: () => number = Date.now): void {
+export function registerBillingApi(
+  app: FastifyInstance,
+  billing: BillingRepository,
+  now: () => number = Date.now,
+  /** After a credit (payments may reach a tier by total paid). */
+  afterCredit: (accountId: string) => Promise<unknown> = async () => undefined,
+): void {
   app.post('/v1/account/redeem', async (request) => {
     const parsed = redeemBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const redemption = await redeemCode(billing, parsed.data.code, request.auth!.account.id, now());
+    await afterCredit(request.auth!.account.id);
     return {
       object: 'redemption',
       amount_usd: formatUsd(redemption.amountNano),

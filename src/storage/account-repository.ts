@@ -53,7 +53,8 @@ export function createAccountRepository(
     },
 
     async setTier(id: string, tier: string): Promise<boolean> {
-      const result = await db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
+      // The operator's tier; tier-repository.ts raises `tier` above it again when a bought or reached tier is higher.
+      const result = await db.updateTable('accounts').set({ tier, granted_tier: tier }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 

@@ -4,7 +4,8 @@
  * ledger is its balance, always; `verifyLedger` proves it.
  */
 
-export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption';
+/** `tier`: a tier bought (or renewed) from the balance (0008-tier-upgrades). */
+export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption' | 'tier';
 
 export interface LedgerEntry {
   id: string;

@@ -19,7 +19,15 @@ export interface AccountsTable {
   email_normalized: string;
   password_hash: string;
   role: string;
+  /** The tier requests are limited by: the highest of the next three (0008-tier-upgrades), kept in step with them. */
   tier: string;
+  /** The operator's tier (a floor). */
+  granted_tier: ColumnType<string, string | undefined, string>;
+  /** A tier bought from the balance, and the end of its period (epoch ms). */
+  bought_tier: ColumnType<string | null, string | null | undefined, string | null>;
+  bought_tier_until: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1: renew from the balance at the end of the period; 0: lapse. */
+  bought_tier_renews: ColumnType<number, number | undefined, number>;
   disabled: number;
   created_at: number;
   /** Money columns are written as decimal strings and read through `money()`: never a JS number. */

@@ -4,6 +4,7 @@ import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
+import { createTierRepository } from './tier-repository.js';
 import type { Storage } from './types.js';
 import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
@@ -28,6 +29,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
     responses: createStoredResponseRepository(db),
+    tierUpgrades: createTierRepository(db, parts.dialect),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

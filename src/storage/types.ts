@@ -185,9 +185,11 @@ export interface UsageRepository {
   /** Newest first. */
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Newest first, after the cursor (created_at and request id of the last row seen). */
-  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }): Promise<UsageRecord[]>;
+  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }, filter?: { apiKeyId?: string | undefined; model?: string | undefined }): Promise<UsageRecord[]>;
   /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
+  /** The account's usage records of these request ids (those retention has not deleted): what ledger rows describe. */
+  findByRequestIds(accountId: string, requestIds: readonly string[]): Promise<UsageRecord[]>;
   /**
    * Retention: deletes at most `limit` per-request rows created before `cutoff` (epoch ms) and returns how many.
    * The daily rollup is untouched. Safe to run from several instances at once.
@@ -205,6 +207,8 @@ export interface Storage {
   readonly loginFailures: LoginFailureRepository;
   /** Stored Responses of `POST /v1/responses`. */
   readonly responses: StoredResponseRepository;
+  /** Self-serve tier upgrades: what an account's tier is made of, purchases and renewals (0008-tier-upgrades). */
+  readonly tierUpgrades: import('./tier-repository.js').TierRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */

@@ -46,9 +46,12 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       return this.listPage(accountId, limit);
     },
 
-    async listPage(accountId, limit, cursor): Promise<UsageRecord[]> {
+    async listPage(accountId, limit, cursor, filter): Promise<UsageRecord[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
       let query = selectUsageColumns(db).where('account_id', '=', accountId);
+      // The dashboard's key and model filters (the account's rows are few per page; the index range is the account's).
+      if (filter?.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
+      if (filter?.model !== undefined) query = query.where('model', '=', filter.model);
       if (cursor !== undefined) {
         query = query.where((eb) =>
           eb.or([
@@ -120,6 +123,16 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         for (const row of rows) found.add(row.request_id);
       }
       return found;
+    },
+
+    async findByRequestIds(accountId, requestIds): Promise<UsageRecord[]> {
+      const records: UsageRecord[] = [];
+      for (let start = 0; start < requestIds.length; start += 500) {
+        const slice = requestIds.slice(start, start + 500);
+        const rows = await db.selectFrom('usage_records').selectAll().where('account_id', '=', accountId).where('request_id', 'in', slice).execute();
+        records.push(...rows.map(toUsageRecord));
+      }
+      return records;
     },
 
     async deleteRecordedBefore(cutoff, limit): Promise<number> {

@@ -11,7 +11,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { dropPostgresSchema, POSTGRES_URL } from '../../test/helpers/storage-backends.js';
+import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../../test/helpers/storage-backends.js';
 import { allMigrations } from './migrations/all-migrations.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from './migrations/run-migrations.js';
 import { openStorage } from './open-storage.js';

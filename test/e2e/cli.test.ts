@@ -49,7 +49,40 @@ afterAll(async () => {
   if (directory) rmSync(directory, { recursive: true, force: true });
 });
 
+/** The CLI with `input` on stdin (a pipe, as `printf … | tollgate …`). */
+function cliWithStdin(input: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : Number((error as { code?: number }).code ?? 1), json: stdout ? JSON.parse(stdout) : null, stderr });
+    });
+    child.stdin!.end(input);
+  });
+}
+
 describe('tollgate CLI', () => {
+  it('reads the password of accounts create from stdin, never needing it on the command line', async () => {
+    const created = await cliWithStdin('a-long-stdin-password\nignored second line\n', 'accounts', 'create', '--email', 'stdin@example.com');
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({ email: 'stdin@example.com', role: 'user' });
+    expect(await gateway.accounts.verifyCredentials('stdin@example.com', 'a-long-stdin-password')).not.toBeNull();
+    // Nothing on stdin: a clear refusal, no account.
+    const empty = await cliWithStdin('', 'accounts', 'create', '--email', 'nobody@example.com');
+    expect(empty.code).toBe(1);
+    expect(empty.json.error).toMatch(/No password on stdin/);
+    // The rules apply as everywhere.
+    expect((await cliWithStdin('short\n', 'accounts', 'create', '--email', 'short-stdin@example.com')).code).toBe(1);
+  });
+
+  it('sets the operator tier; a credit that reaches a tier by total paid raises it (tiers: defaults, pro at $50)', async () => {
+    await cliWithStdin('a-long-enough-password\n', 'accounts', 'create', '--email', 'tiers@example.com');
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'enterprise')).json).toMatchObject({ tier: 'enterprise', granted_tier: 'enterprise' });
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({ tier: 'standard' });
+    expect((await cli('credit', '--email', 'tiers@example.com', '--usd', '50')).code).toBe(0);
+    expect((await gateway.storage.accounts.findByEmail('tiers@example.com'))!.tier).toBe('pro');
+    // The operator's lower tier stays a floor under what the payments reached.
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({ tier: 'pro', granted_tier: 'standard' });
+  });
+
   it('creates an account and a key the official SDK can use; a revoked key then gets 401', async () => {
     const account = await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password');
     expect(account).toMatchObject({ code: 0, json: { email: 'ops@example.com', role: 'user' } });

@@ -279,7 +279,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         freeAllowance: { limitTokens: 1_000_000, usedTokens: 0, leftTokens: 1_000_000 },
         stripe: { enabled: false, minimumUsd: '5', maximumUsd: '1000' },
       });
-      expect(billing.json.operatorHint).toMatch(/tollgate credit/);
+      // A user is told what they can do, in words; the operator's CLI commands are for operators only.
+      expect(billing.json.operatorHint).toBeNull();
+      expect(billing.json.creditHint).toMatch(/operator/);
+      expect(billing.text).not.toMatch(/tollgate |STRIPE_/);
 
       const [code] = await createRedemptionCodes(harness.gateway.storage.billing, parseUsd('2.5'), 1, Date.now());
       const redeemed = await dashboard.post('/api/billing/redeem', { code: code!.toLowerCase() });
@@ -298,8 +301,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       }
       const page1 = await dashboard.get('/api/billing/ledger?limit=2');
       expect(page1.json.entries).toEqual([
-        { id: expect.any(String), kind: 'topup', amountUsd: '0.000000001', balanceAfterUsd: '3.750000001', createdAt: expect.any(Number), description: 'Top-up: wire transfer' },
-        { id: expect.any(String), kind: 'topup', amountUsd: '1.25', balanceAfterUsd: '3.75', createdAt: expect.any(Number), description: 'Top-up: wire transfer' },
+        { id: expect.any(String), kind: 'topup', amountUsd: '0.000000001', balanceAfterUsd: '3.750000001', createdAt: expect.any(Number), description: 'Top-up: wire transfer', requestId: null, usage: null },
+        { id: expect.any(String), kind: 'topup', amountUsd: '1.25', balanceAfterUsd: '3.75', createdAt: expect.any(Number), description: 'Top-up: wire transfer', requestId: null, usage: null },
       ]);
       const page2 = await dashboard.get(`/api/billing/ledger?limit=2&cursor=${page1.json.nextCursor}`);
       expect(page2.json.entries).toEqual([expect.objectContaining({ kind: 'redemption', amountUsd: '2.5', balanceAfterUsd: '2.5' })]);
@@ -387,7 +390,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(disabled.json.account).toMatchObject({ id: user.accountId, disabled: true });
       await expect(chat(secret)).rejects.toMatchObject({ status: 401 });
       expect((await user.client.get('/api/overview')).status).toBe(401);
-      expect((await client().login(user.email, PASSWORD)).status).toBe(401);
+      // With the right password, the user is told the account is disabled (issue 23), not that the password is wrong.
+      expect((await client().login(user.email, PASSWORD)).json.error.code).toBe('account_disabled');
 
       const enabled = await operator.post(`/api/admin/accounts/${user.accountId}/disabled`, { disabled: false });
       expect(enabled.json.account.disabled).toBe(false);

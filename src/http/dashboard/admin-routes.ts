@@ -15,7 +15,7 @@ import { dayText, utcDayNumber } from './utc-days.js';
 
 const listQuery = z.object({ query: z.string().max(254).optional(), limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional() });
 const usd = z.string().max(30);
-const creditBody = z.object({ amountUsd: usd, note: z.string().trim().max(500).nullish() }).strict();
+const creditBody = z.object({ amountUsd: usd, note: z.string().trim().max(500, 'Notes are at most 500 characters.').nullish() }).strict();
 const tierBody = z.object({ tier: z.string().min(1).max(100) }).strict();
 const disabledBody = z.object({ disabled: z.boolean() }).strict();
 const codesBody = z
@@ -61,12 +61,17 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
     const operator = currentAccount(request);
     const text = note === undefined || note === null || note === '' ? `Credited by ${operator.email}` : `${note} (by ${operator.email})`;
     const { balanceNano } = await creditAccount(deps.billing, account.id, amount, text, deps.now());
+    // A credit counts as a payment: it may reach a tier by total paid.
+    await deps.tierUpgrades.refresh(account.id);
     return { balanceUsd: formatUsd(balanceNano) };
   });
 
   api.post<IdParams>('/admin/accounts/:id/tier', ADMIN, async (request) => {
     const { tier } = parseInput(tierBody, request.body);
-    return { account: presentOperatorAccount(await deps.accounts.setTierById(request.params.id, tier, deps.tiers)) };
+    const account = await deps.accounts.findById(request.params.id);
+    // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
+    const status = await deps.tierUpgrades.grant(account.id, tier);
+    return { account: presentOperatorAccount({ ...account, tier: status.current.name }) };
   });
 
   api.post<IdParams>('/admin/accounts/:id/disabled', ADMIN, async (request) => {

@@ -46,8 +46,12 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     const { email, password } = parseInput(credentials, request.body);
     const attempt = await deps.loginThrottle.begin(email, request.ip);
     const account = await deps.accounts.verifyCredentials(email, password);
-    // A disabled account cannot log in; it is told the same as a wrong password, so it reveals nothing more.
-    if (account === null || account.disabled) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
+    if (account === null) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
+    // Only someone who knows the password learns the account is disabled: told so, not that the password is wrong.
+    if (account.disabled) {
+      await attempt.succeeded();
+      throw new DashboardError(403, 'account_disabled', 'This account is disabled. Ask the operator of this gateway to enable it again.');
+    }
     await attempt.succeeded();
     return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
   });

@@ -10,13 +10,16 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
 import { currentAccount } from './dashboard-session.js';
 import { publicBaseUrl } from './overview-routes.js';
-import { NO_MONEY, presentFreeAllowance, presentLedgerEntry } from './presenters.js';
+import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
 
 const ledgerQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(100).optional() });
-const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
+const redeemBody = z.object({ code: z.string().trim().min(1, 'Enter a code.').max(100, 'This code is not valid: codes are at most 100 characters.') }).strict();
 const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
 
-/** Shown on the billing page when Stripe is not configured (and beside it when it is). */
+/** What a user is told when card payments are off: words for them, not the operator's commands. */
+export const USER_CREDIT_HINT = 'Ask the operator of this gateway for credit or for a prepaid code, and redeem the code here.';
+
+/** Shown to operators only (role admin) on the billing page when Stripe is not configured. */
 export const OPERATOR_HINT =
   'An operator credits accounts from the operator view (Accounts → Credit) or on the server with ' +
   '`tollgate credit --email <email> --usd <amount>`, and can mint prepaid redemption codes ' +
@@ -33,7 +36,9 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       reservedUsd: formatUsd(money.reservedNano),
       freeAllowance: presentFreeAllowance(money, deps.freeTokensPerDay, deps.now()),
       stripe: { enabled: deps.stripe !== undefined, minimumUsd: STRIPE_MINIMUM_USD, maximumUsd: STRIPE_MAXIMUM_USD },
-      operatorHint: OPERATOR_HINT,
+      // CLI commands and environment variables are for operators; a user reads what they can do.
+      operatorHint: account.role === 'admin' ? OPERATOR_HINT : null,
+      creditHint: USER_CREDIT_HINT,
     };
   });
 
@@ -43,7 +48,27 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     // The cursor is the id of the last entry shown: ids sort by time, so "older than it" is a plain comparison.
     const entries = await deps.billing.ledger(account.id, limit + 1, cursor);
     const page = entries.slice(0, limit);
-    return { entries: page.map(presentLedgerEntry), nextCursor: entries.length > limit ? page[page.length - 1]!.id : null };
+    // Usage rows say what was used: the model, tokens in and out, and the key, from the request's usage record.
+    const requestIds = page.flatMap((entry) => (entry.kind === 'usage' && entry.requestId !== null ? [entry.requestId] : []));
+    const [records, keys] = requestIds.length === 0 ? [[], []] : await Promise.all([deps.usage.findByRequestIds(account.id, requestIds), deps.keys.list(account.id)]);
+    const keyNames = new Map(keys.map((key) => [key.id, key.name]));
+    const details = new Map<string, LedgerUsageDetail>(
+      records.map((record) => [
+        record.requestId,
+        {
+          requestId: record.requestId,
+          model: record.model,
+          inputTokens: record.inputTokens,
+          outputTokens: record.outputTokens,
+          cachedTokens: record.cacheReadTokens + record.cacheWriteTokens,
+          keyName: keyNames.get(record.apiKeyId) ?? null,
+        },
+      ]),
+    );
+    return {
+      entries: page.map((entry) => presentLedgerEntry(entry, entry.requestId === null ? undefined : details.get(entry.requestId))),
+      nextCursor: entries.length > limit ? page[page.length - 1]!.id : null,
+    };
   });
 
   api.post('/billing/redeem', async (request) => {
@@ -51,6 +76,8 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const { code } = parseInput(redeemBody, request.body);
     try {
       const redemption = await redeemCode(deps.billing, code, account.id, deps.now());
+      // Payments may reach a tier (e.g. $50 in total → pro): from the next request on.
+      await deps.tierUpgrades.refresh(account.id);
       return { creditedUsd: formatUsd(redemption.amountNano), balanceUsd: formatUsd(redemption.balanceNano) };
     } catch (error) {
       // Unknown, used, expired or malformed: one answer, so the form cannot be used to probe codes.
@@ -65,7 +92,7 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const account = currentAccount(request);
     const { amountUsd } = parseInput(checkoutBody, request.body);
     if (deps.stripe === undefined) {
-      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${OPERATOR_HINT}`);
+      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${account.role === 'admin' ? OPERATOR_HINT : USER_CREDIT_HINT}`);
     }
     const amount = StripeTopups.parseAmount(amountUsd);
     return { url: await deps.stripe.createCheckout(account, amount, publicBaseUrl(request, deps.publicBaseUrl)) };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { GatewayError } from '../../canonical/errors.js';
+import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import { validationError } from '../../protocols/shared/format-validation-error.js';
 import { shapeProblem } from '../json-body-parser.js';
 
@@ -25,9 +25,20 @@ export function acceptJsonOrEmpty(api: FastifyInstance): void {
   });
 }
 
-/** The value parsed by `schema`, or the 400 naming the first bad field. */
+/**
+ * The value parsed by `schema`, or the 400 naming the first bad field. A schema's own message (a sentence ending
+ * in a full stop, written for the person at the form: "Key names are at most 100 characters.") is shown as it is;
+ * otherwise the generic description of the problem.
+ */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown): z.output<Schema> {
   const parsed = schema.safeParse(value ?? {}, { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    if (issue !== undefined && /^[A-Z].*\.$/.test(issue.message)) {
+      const field = issue.path.map(String).join('.');
+      throw invalidRequest(issue.message, field === '' ? undefined : field);
+    }
+    throw validationError(parsed.error);
+  }
   return parsed.data;
 }

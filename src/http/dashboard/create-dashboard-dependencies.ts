@@ -3,6 +3,7 @@ import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
+import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { Config } from '../../config/load-config.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
@@ -17,6 +18,8 @@ export function createDashboardDependencies(input: {
   keys: KeyService;
   config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp'>;
   now: () => number;
+  /** The gateway's own (it also renews periods); made from storage and config when absent. */
+  tierUpgrades?: TierUpgrades;
   /** For the operator view of upstream credentials. */
   providers?: Pick<ProviderRegistry, 'credentialStatus'>;
 }): DashboardDependencies {
@@ -32,6 +35,7 @@ export function createDashboardDependencies(input: {
     billing: storage.billing,
     usage: storage.usage,
     tiers: config.tiers,
+    tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),
     freeTokensPerDay: config.freeTokensPerDay,
     stripe: config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
     publicBaseUrl: config.publicBaseUrl,

@@ -10,6 +10,7 @@ import { createDashboardSessionHook } from './dashboard-session.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
+import { registerTierRoutes } from './tier-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 
 /**
@@ -34,6 +35,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerKeysRoutes(api, deps);
   registerUsageRoutes(api, deps);
   registerBillingRoutes(api, deps);
+  registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);
   await api.register(stripeWebhookPlugin, deps);
   // A catch-all of our own: the SPA's wildcard route at `/` would otherwise take unknown /api GETs, and its

@@ -3,6 +3,7 @@ import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
+import type { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
@@ -28,6 +29,8 @@ export interface DashboardDependencies {
   billing: BillingRepository;
   usage: UsageRepository;
   tiers: Tiers;
+  /** Self-serve upgrades; also recomputes the tier after top-ups and redeemed codes. */
+  tierUpgrades: TierUpgrades;
   freeTokensPerDay: number;
   /** Present when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set. */
   stripe: StripeTopups | undefined;

@@ -44,16 +44,38 @@ const KIND_DESCRIPTIONS: Record<LedgerEntry['kind'], string> = {
   refund: 'Refund',
   adjustment: 'Adjustment',
   redemption: 'Redemption code',
+  tier: 'Tier',
 };
 
-export function presentLedgerEntry(entry: LedgerEntry) {
-  const detail = entry.kind === 'usage' && entry.requestId !== null ? `request ${entry.requestId}` : entry.note;
+/** What a usage entry paid for, from its usage record (absent once retention deleted the record). */
+export interface LedgerUsageDetail {
+  requestId: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  keyName: string | null;
+}
+
+export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail) {
+  let description: string;
+  if (usage !== undefined) {
+    const cached = usage.cachedTokens > 0 ? `, ${usage.cachedTokens.toLocaleString('en-US')} cached` : '';
+    const key = usage.keyName === null ? '' : ` · key ${usage.keyName}`;
+    description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${key}`;
+  } else {
+    // Older usage entries carry the model as their note; the request id links them to the request either way.
+    const detail = entry.note;
+    description = detail === null || detail === '' ? KIND_DESCRIPTIONS[entry.kind] : `${KIND_DESCRIPTIONS[entry.kind]}: ${detail}`;
+  }
   return {
     id: entry.id,
     kind: entry.kind,
     amountUsd: formatUsd(entry.amountNano),
     balanceAfterUsd: formatUsd(entry.balanceAfterNano),
     createdAt: entry.createdAt,
-    description: detail === null || detail === '' ? KIND_DESCRIPTIONS[entry.kind] : `${KIND_DESCRIPTIONS[entry.kind]}: ${detail}`,
+    description,
+    requestId: entry.requestId,
+    usage: usage ?? null,
   };
 }

@@ -29,6 +29,7 @@ export async function stripeWebhookPlugin(api: FastifyInstance, deps: DashboardD
     }
     if (outcome.result === 'credited') {
       request.log.info({ accountId: outcome.accountId, amountUsd: formatUsd(outcome.amountNano) }, 'Stripe top-up credited');
+      await deps.tierUpgrades.refresh(outcome.accountId);
     } else if (outcome.result === 'unknown_account') {
       // Acknowledged (Stripe would retry a failure for days) but logged: money arrived for no account here.
       request.log.error({ accountId: outcome.accountId }, 'Stripe top-up for an unknown account: nothing credited');

@@ -9,13 +9,15 @@ import { pageLimit } from '../query-params.js';
 import { decodeUsageCursor, encodeUsageCursor } from '../usage-api.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { notFound } from './dashboard-error.js';
 import { currentAccount } from './dashboard-session.js';
 import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
-const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number) });
-const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional() });
+const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
+const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), ...filterFields });
+const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional(), ...filterFields });
 
 const EXPORT_BATCH = 500;
 const CSV_HEADER = [
@@ -27,10 +29,12 @@ const CSV_HEADER = [
 export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/usage/daily', async (request) => {
     const account = currentAccount(request);
-    const { days } = parseInput(rangeQuery, request.query);
+    const { days, keyId, model } = parseInput(rangeQuery, request.query);
     const today = utcDayNumber(deps.now());
     const from = dayText(today - (days - 1));
-    const [rows, keys] = await Promise.all([deps.usage.dailyTotals(account.id, from, dayText(today)), deps.keys.list(account.id)]);
+    const [allRows, keys] = await Promise.all([deps.usage.dailyTotals(account.id, from, dayText(today)), deps.keys.list(account.id)]);
+    // Filters by key and by model; what can be chosen comes from the whole range.
+    const rows = allRows.filter((row) => (keyId === undefined || row.apiKeyId === keyId) && (model === undefined || row.model === model));
     const byDay = new Map<string, typeof rows>();
     for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
     const keysById = new Map(keys.map((key) => [key.id, key]));
@@ -44,21 +48,25 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
         .map(([model, sums]) => ({ model, ...presentSums(sums) })),
       byKey: [...groupSums(rows, (row) => row.apiKeyId)]
         .sort(([, a], [, b]) => compareCost(a.costNano, b.costNano))
-        .map(([keyId, sums]) => {
-          const key = keysById.get(keyId);
+        .map(([rowKeyId, sums]) => {
+          const key = keysById.get(rowKeyId);
           const { requests, inputTokens, outputTokens, costUsd } = presentSums(sums);
-          return { keyId, keyName: key?.name ?? null, hint: key?.hint ?? null, requests, inputTokens, outputTokens, costUsd };
+          return { keyId: rowKeyId, keyName: key?.name ?? null, hint: key?.hint ?? null, requests, inputTokens, outputTokens, costUsd };
         }),
+      filters: {
+        models: [...new Set(allRows.map((row) => row.model))].sort(),
+        keys: [...new Set(allRows.map((row) => row.apiKeyId))].map((id) => ({ keyId: id, keyName: keysById.get(id)?.name ?? null, hint: keysById.get(id)?.hint ?? null })),
+      },
     };
   });
 
   api.get('/usage/requests', async (request) => {
     const account = currentAccount(request);
-    const { limit, cursor: cursorText } = parseInput(pageQuery, request.query);
+    const { limit, cursor: cursorText, keyId, model } = parseInput(pageQuery, request.query);
     const cursor = cursorText === undefined ? undefined : decodeUsageCursor(cursorText);
     if (cursor === null) throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
     // One more than asked tells whether another page exists.
-    const [records, keys] = await Promise.all([deps.usage.listPage(account.id, limit + 1, cursor), deps.keys.list(account.id)]);
+    const [records, keys] = await Promise.all([deps.usage.listPage(account.id, limit + 1, cursor, { apiKeyId: keyId, model }), deps.keys.list(account.id)]);
     const page = records.slice(0, limit);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const last = page[page.length - 1];
@@ -66,6 +74,15 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
       requests: page.map((record) => presentUsageRecord(record, keyNames)),
       nextCursor: records.length > limit && last !== undefined ? encodeUsageCursor(last) : null,
     };
+  });
+
+  // One request, for the ledger's link to what a charge paid for.
+  api.get<{ Params: { id: string } }>('/usage/requests/:id', async (request) => {
+    const account = currentAccount(request);
+    const [records, keys] = await Promise.all([deps.usage.findByRequestIds(account.id, [request.params.id]), deps.keys.list(account.id)]);
+    const record = records[0];
+    if (record === undefined) throw notFound('No such request on this account (requests older than the retention period are summarised by day only).');
+    return { request: presentUsageRecord(record, new Map(keys.map((key) => [key.id, key.name]))) };
   });
 
   api.get('/usage/export.csv', async (request, reply) => {

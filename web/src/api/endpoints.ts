@@ -1,5 +1,5 @@
 import { api, query } from './client';
-import type { Account, AdminAccount, ApiKey, Billing, LedgerEntry, Overview, UpstreamCredential, UsageDaily, UsageRequest } from './types';
+import type { Account, AdminAccount, ApiKey, Billing, LedgerEntry, Overview, TierStatus, UpstreamCredential, UsageDaily, UsageFilter, UsageRequest } from './types';
 
 /** Every dashboard API call by name, so pages never spell paths. */
 
@@ -23,8 +23,10 @@ export const keys = {
 export type UsageRange = 7 | 30 | 90;
 
 export const usage = {
-  daily: (days: UsageRange) => api<UsageDaily>('GET', `/api/usage/daily${query({ days })}`),
-  requests: (limit: number, cursor: string | null) => api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor })}`),
+  daily: (days: UsageRange, filter: UsageFilter = {}) => api<UsageDaily>('GET', `/api/usage/daily${query({ days, keyId: filter.keyId, model: filter.model })}`),
+  requests: (limit: number, cursor: string | null, filter: UsageFilter = {}) =>
+    api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`),
+  request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
   exportUrl: (days: UsageRange) => `/api/usage/export.csv${query({ days })}`,
 };
 
@@ -33,6 +35,12 @@ export const billing = {
   ledger: (limit: number, cursor: string | null) => api<{ entries: LedgerEntry[]; nextCursor: string | null }>('GET', `/api/billing/ledger${query({ limit, cursor })}`),
   redeem: (code: string) => api<{ creditedUsd: string; balanceUsd: string }>('POST', '/api/billing/redeem', { code }),
   checkout: (amountUsd: string) => api<{ url: string }>('POST', '/api/billing/checkout', { amountUsd }),
+};
+
+export const tiers = {
+  get: () => api<TierStatus>('GET', '/api/tiers'),
+  buy: (tier: string) => api<TierStatus>('POST', '/api/tiers/buy', { tier }),
+  setRenewal: (renews: boolean) => api<TierStatus>('POST', '/api/tiers/renewal', { renews }),
 };
 
 export const admin = {

@@ -67,6 +67,13 @@ export interface UsageDaily {
   days: { day: string; models: Record<string, TokenCounts> }[];
   byModel: (TokenCounts & { model: string })[];
   byKey: { keyId: string; keyName: string; hint: string; requests: number; inputTokens: number; outputTokens: number; costUsd: string }[];
+  /** What the key and model filters offer: every key and model with usage in the range (unfiltered). */
+  filters: { models: string[]; keys: { keyId: string; keyName: string | null; hint: string | null }[] };
+}
+
+export interface UsageFilter {
+  keyId?: string | undefined;
+  model?: string | undefined;
 }
 
 export interface UsageRequest {
@@ -91,10 +98,12 @@ export interface Billing {
   reservedUsd: string;
   freeAllowance: FreeAllowance;
   stripe: { enabled: boolean; minimumUsd: string; maximumUsd: string };
-  operatorHint: string;
+  /** Operators only: how to credit accounts (CLI commands, settings); null for users. */
+  operatorHint: string | null;
+  creditHint: string;
 }
 
-export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption';
+export type LedgerKind = 'topup' | 'usage' | 'refund' | 'adjustment' | 'redemption' | 'tier';
 
 export interface LedgerEntry {
   id: string;
@@ -103,6 +112,26 @@ export interface LedgerEntry {
   balanceAfterUsd: string;
   createdAt: number;
   description: string;
+  requestId: string | null;
+  /** What a usage entry paid for (null once the request's record is past retention, and for other kinds). */
+  usage: { requestId: string; model: string; inputTokens: number; outputTokens: number; cachedTokens: number; keyName: string | null } | null;
+}
+
+/** One tier, as the user can reach it: automatically by total paid, and/or bought for a period. */
+export interface TierOption extends TierInfo {
+  reachedAtTotalPaidUsd: string | null;
+  priceUsd: string | null;
+  periodDays: number | null;
+  position: 'current' | 'below' | 'above';
+}
+
+export interface TierStatus {
+  current: TierInfo;
+  source: 'granted' | 'paid_total' | 'bought';
+  bought: { tier: string; until: number; renews: boolean } | null;
+  paidTotalUsd: string;
+  availableUsd: string;
+  tiers: TierOption[];
 }
 
 export interface AdminAccount {

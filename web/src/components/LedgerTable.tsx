@@ -1,6 +1,7 @@
 import { billing } from '../api/endpoints';
 import type { LedgerKind } from '../api/types';
-import { formatDateTime } from '../lib/format';
+import { formatCount, formatDateTime } from '../lib/format';
+import { Link } from './Link';
 import { formatCost, formatUsd, toNano } from '../lib/money';
 import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
@@ -12,6 +13,7 @@ const KIND_LABELS: Record<LedgerKind, string> = {
   refund: 'Refund',
   adjustment: 'Adjustment',
   redemption: 'Code',
+  tier: 'Tier',
 };
 
 const PAGE_SIZE = 25;
@@ -27,7 +29,7 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
       {page.loading && page.data === undefined && <Loading />}
       {page.data !== undefined && entries.length === 0 && <p className="muted">No transactions yet.</p>}
       {entries.length > 0 && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Transactions, scrollable">
           <table className="table table-dense table-stack ledger-stack">
             <caption className="visually-hidden">Ledger</caption>
             <thead>
@@ -46,7 +48,18 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                   <tr key={entry.id}>
                     <td className="nowrap">{formatDateTime(entry.createdAt)}</td>
                     <td className="kind">{KIND_LABELS[entry.kind] ?? entry.kind}</td>
-                    <td className="description">{entry.description}</td>
+                    <td className="description">
+                      {entry.usage !== null ? (
+                        <>
+                          <span className="ledger-model">{entry.usage.model}</span> · {formatCount(entry.usage.inputTokens)} in / {formatCount(entry.usage.outputTokens)} out
+                          {entry.usage.cachedTokens > 0 && ` / ${formatCount(entry.usage.cachedTokens)} cached`}
+                          {entry.usage.keyName !== null && <> · key {entry.usage.keyName}</>} ·{' '}
+                          <Link href={`/usage?request=${encodeURIComponent(entry.usage.requestId)}`}>request details</Link>
+                        </>
+                      ) : (
+                        entry.description
+                      )}
+                    </td>
                     <td data-label="Amount" className={`num nowrap ${credit ? 'amount-credit' : ''}`}>
                       {credit ? '+' : ''}
                       {formatCost(entry.amountUsd)}

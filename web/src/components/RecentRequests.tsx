@@ -1,6 +1,7 @@
 import { usage } from '../api/endpoints';
+import type { UsageFilter } from '../api/types';
 import { formatCount, formatDateTime, formatLatency } from '../lib/format';
-import { formatCost } from '../lib/money';
+import { formatUsd } from '../lib/money';
 import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
 import { Pager } from './Pager';
@@ -9,8 +10,8 @@ import { StatusBadge } from './StatusBadge';
 const PAGE_SIZE = 25;
 
 /** The newest requests first, one page at a time (cursor pagination; earlier cursors kept for "Previous"). */
-export function RecentRequests({ refreshKey }: { refreshKey: number }) {
-  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor), [refreshKey]);
+export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number; filter?: UsageFilter }) {
+  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor, filter), [refreshKey]);
   const { page } = pages;
   const requests = page.data?.requests ?? [];
   return (
@@ -19,7 +20,7 @@ export function RecentRequests({ refreshKey }: { refreshKey: number }) {
       {page.loading && page.data === undefined && <Loading />}
       {page.data !== undefined && requests.length === 0 && pages.index === 0 && <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>}
       {requests.length > 0 && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Recent requests, scrollable">
           <table className="table table-dense table-stack">
             <caption className="visually-hidden">Recent requests</caption>
             <thead>
@@ -56,12 +57,12 @@ export function RecentRequests({ refreshKey }: { refreshKey: number }) {
                     {formatCount(request.cacheReadTokens + request.cacheWriteTokens)}
                   </td>
                   <td data-label="Cost" className="num">
-                    {formatCost(request.costUsd)}
+                    {formatUsd(request.costUsd)}
                   </td>
                   <td data-label="Latency" className="num nowrap">
                     {formatLatency(request.latencyMs)}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={String(request.status) === 'ok' ? 'ok' : 'error'} label={String(request.status)} />
                   </td>
                 </tr>

@@ -1,9 +1,15 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { TokenCounts, UsageDaily } from '../api/types';
 import { formatCompact, formatCount, formatDay } from '../lib/format';
-import { formatCost, toChartNumber } from '../lib/money';
+import { axisUsdFormatter, formatUsd, sumUsd, toChartNumber, toNano } from '../lib/money';
 
-const PALETTE = ['#4f46e5', '#0ea5e9', '#10b981', '#f59e0b', '#ef4444', '#8b5cf6', '#14b8a6', '#ec4899', '#84cc16', '#64748b'];
+/** Twelve colours far apart in hue (and readable on light and dark surfaces); past them, golden-angle hues. */
+const PALETTE = ['#4f46e5', '#0891b2', '#16a34a', '#d97706', '#dc2626', '#9333ea', '#0d9488', '#db2777', '#65a30d', '#475569', '#ea580c', '#2563eb'];
+
+/** A distinct colour per model of the range: the palette first, then hues 137.5° apart (never two alike). */
+export function modelColor(index: number): string {
+  return index < PALETTE.length ? PALETTE[index]! : `hsl(${Math.round((index * 137.508) % 360)} 65% 45%)`;
+}
 
 export type UsageMetric = 'cost' | 'tokens';
 
@@ -13,7 +19,7 @@ function tokensOf(counts: TokenCounts): number {
 
 /** The models of the range in name order: a model keeps its color and stack position when the range or the spend changes. */
 export function modelsOf(usage: UsageDaily): string[] {
-  return usage.byModel.map((entry) => entry.model).sort();
+  return [...usage.filters.models].sort();
 }
 
 interface Row {
@@ -22,11 +28,14 @@ interface Row {
 }
 
 /**
- * Per-day bars stacked by model. Heights are Numbers (geometry only); the tooltip shows exact amounts from the
- * API's decimal strings.
+ * Per-day bars stacked by model. Heights are Numbers (geometry only); the tooltip shows the day's exact total and
+ * each model with something that day, from the API's decimal strings.
  */
 export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: UsageMetric }) {
-  const models = modelsOf(usage);
+  const allModels = modelsOf(usage);
+  // Colours by position among all the range's models, so a filter does not recolour a model.
+  const colorOf = (model: string) => modelColor(Math.max(0, allModels.indexOf(model)));
+  const models = allModels.filter((model) => usage.days.some((day) => day.models[model] !== undefined));
   const rows: Row[] = usage.days.map(({ day, models: counts }) => {
     const row: Row = { day };
     for (const model of models) {
@@ -38,6 +47,10 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
   const empty = rows.every((row) => models.every((model) => row[model] === 0));
   const byDay = new Map(usage.days.map((entry) => [entry.day, entry.models]));
   const title = metric === 'cost' ? 'Cost per day by model' : 'Tokens per day by model';
+  const highest = Math.max(0, ...rows.map((row) => models.reduce((sum, model) => sum + Number(row[model] ?? 0), 0)));
+  // Four ticks from zero: one decimal count for the whole axis.
+  const ticks = [0, 1, 2, 3, 4].map((step) => (highest * step) / 4);
+  const costTick = axisUsdFormatter(ticks);
   return (
     <figure className="chart" aria-label={title}>
       <ResponsiveContainer width="100%" height={260}>
@@ -45,26 +58,35 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
           <CartesianGrid vertical={false} stroke="var(--border)" />
           <XAxis dataKey="day" tickFormatter={formatDay} tick={{ fontSize: 12, fill: 'var(--muted)' }} tickLine={false} axisLine={{ stroke: 'var(--border)' }} minTickGap={16} />
           <YAxis
-            width={56}
+            width={metric === 'cost' ? 72 : 56}
             tick={{ fontSize: 12, fill: 'var(--muted)' }}
             tickLine={false}
             axisLine={false}
-            tickFormatter={(value: number) => (metric === 'cost' ? `$${value < 1 && value > 0 ? value.toPrecision(2) : formatCompact(value)}` : formatCompact(value))}
+            {...(highest > 0 ? { ticks, domain: [0, highest] } : {})}
+            tickFormatter={(value: number) => (metric === 'cost' ? costTick(value) : formatCompact(value))}
           />
           <Tooltip
             cursor={{ fill: 'var(--hover)' }}
             content={({ active, label }) => {
               if (!active || typeof label !== 'string') return null;
               const counts = byDay.get(label) ?? {};
-              const present = models.filter((model) => counts[model] !== undefined);
+              // Only the models with something that day (a free-allowance day has tokens but costs $0.00).
+              const present = models.filter((model) => {
+                const entry = counts[model];
+                return entry !== undefined && (metric === 'cost' ? toNano(entry.costUsd) !== 0n : tokensOf(entry) > 0);
+              });
+              const total =
+                metric === 'cost' ? formatUsd(sumUsd(present.map((model) => counts[model]!.costUsd))) : `${formatCount(present.reduce((sum, model) => sum + tokensOf(counts[model]!), 0))} tokens`;
               return (
                 <div className="chart-tooltip">
-                  <strong>{formatDay(label)}</strong>
-                  {present.length === 0 && <div className="muted">No requests</div>}
+                  <strong>
+                    {formatDay(label)}: {total}
+                  </strong>
+                  {present.length === 0 && <div className="muted">{metric === 'cost' ? 'Nothing charged' : 'No requests'}</div>}
                   {present.map((model) => (
                     <div key={model} className="tooltip-row">
-                      <span className="swatch" style={{ background: PALETTE[models.indexOf(model) % PALETTE.length] }} />
-                      {model}: {metric === 'cost' ? formatCost(counts[model]!.costUsd) : `${formatCount(tokensOf(counts[model]!))} tokens`}
+                      <span className="swatch" style={{ background: colorOf(model) }} />
+                      {model}: {metric === 'cost' ? formatUsd(counts[model]!.costUsd) : `${formatCount(tokensOf(counts[model]!))} tokens`}
                     </div>
                   ))}
                 </div>
@@ -72,8 +94,8 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
             }}
           />
           <Legend wrapperStyle={{ fontSize: 12 }} />
-          {models.map((model, index) => (
-            <Bar key={model} dataKey={model} stackId="models" fill={PALETTE[index % PALETTE.length]} isAnimationActive={false} maxBarSize={36} />
+          {models.map((model) => (
+            <Bar key={model} dataKey={model} stackId="models" fill={colorOf(model)} isAnimationActive={false} maxBarSize={36} />
           ))}
         </BarChart>
       </ResponsiveContainer>

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import type { UsageDaily } from '../api/types';
 import { formatCount } from '../lib/format';
-import { formatCost } from '../lib/money';
+import { formatUsd } from '../lib/money';
 
 type ModelRow = UsageDaily['byModel'][number];
 type KeyRow = UsageDaily['byKey'][number];
@@ -14,7 +14,7 @@ interface Column<Row> {
 const requests = { label: 'Requests', value: (row: { requests: number }) => formatCount(row.requests) };
 const input = { label: 'Input', value: (row: { inputTokens: number }) => formatCount(row.inputTokens) };
 const output = { label: 'Output', value: (row: { outputTokens: number }) => formatCount(row.outputTokens) };
-const cost = { label: 'Cost', value: (row: { costUsd: string }) => formatCost(row.costUsd) };
+const cost = { label: 'Cost', value: (row: { costUsd: string }) => formatUsd(row.costUsd) };
 const cached = { label: 'Cached', value: (row: ModelRow) => formatCount(row.cacheReadTokens + row.cacheWriteTokens) };
 
 /** One breakdown table: a row header naming the group, then numeric columns (stacked on a phone). */
@@ -30,7 +30,7 @@ function BreakdownTable<Row>(props: {
 }) {
   if (props.rows.length === 0) return <p className="muted">No requests in this range.</p>;
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={`${props.caption}, scrollable`}>
       <table className="table table-stack">
         <caption className="visually-hidden">{props.caption}</caption>
         <thead>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCost, formatUsd, fromNano, isCentsAmount, sumUsd, toNano } from './money';
+import { axisUsdFormatter, formatCost, formatUsd, fromNano, isCentsAmount, sumUsd, toNano } from './money';
 
 describe('dashboard money formatting (exact, no floats)', () => {
   it('parses decimal USD strings into nano-USD exactly', () => {
@@ -13,26 +13,36 @@ describe('dashboard money formatting (exact, no floats)', () => {
     expect(() => toNano('')).toThrow();
   });
 
-  it('formats balances in cents, rounding half away from zero, with thousands separators', () => {
+  it('shows every amount exactly: two decimals for whole cents, more only when the amount has them', () => {
     expect(formatUsd('12.5')).toBe('$12.50');
     expect(formatUsd('0')).toBe('$0.00');
-    expect(formatUsd('1234567.891')).toBe('$1,234,567.89');
-    expect(formatUsd('0.005')).toBe('$0.01');
-    expect(formatUsd('0.004999999')).toBe('$0.00');
-    expect(formatUsd('-2.345')).toBe('-$2.35');
-    expect(formatUsd('-0.001')).toBe('$0.00');
+    expect(formatUsd('1234567.891')).toBe('$1,234,567.891');
+    expect(formatUsd('0.000123')).toBe('$0.000123');
+    expect(formatUsd('0.000000001')).toBe('$0.000000001');
+    expect(formatUsd('-2.345')).toBe('-$2.345');
+    expect(formatUsd('-1.68')).toBe('-$1.68');
+    expect(formatCost('0.00822')).toBe('$0.00822');
     // 0.1 + 0.2 style float errors cannot appear.
     expect(formatUsd(sumUsd(['0.1', '0.2']))).toBe('$0.30');
     expect(sumUsd(['0.1', '0.2'])).toBe('0.3');
   });
 
-  it('keeps sub-cent request costs visible', () => {
-    expect(formatCost('0.000123')).toBe('$0.000123');
-    expect(formatCost('0.00822')).toBe('$0.00822');
-    expect(formatCost('0.0000001')).toBe('$0.00');
-    expect(formatCost('0')).toBe('$0.00');
-    expect(formatCost('1.234567')).toBe('$1.23');
-    expect(formatCost('-0.0004')).toBe('-$0.0004');
+  it('makes a running balance add up on screen (the issue: $4.77 − $1.68 shown as $3.10)', () => {
+    const before = '4.774';
+    const charge = '-1.676';
+    const after = sumUsd([before, charge]);
+    expect([formatUsd(before), formatUsd(charge), formatUsd(after)]).toEqual(['$4.774', '-$1.676', '$3.098']);
+    // What is shown parses back to exactly what was added.
+    const shown = (text: string) => toNano(text.replace(/[$,]/g, ''));
+    expect(shown(formatUsd(before)) + shown(formatUsd(charge))).toBe(shown(formatUsd(after)));
+  });
+
+  it('gives chart axes one number of decimals per axis', () => {
+    const cents = axisUsdFormatter([0, 0.05, 0.1, 0.15]);
+    expect([0, 0.05, 0.1].map(cents)).toEqual(['$0.00', '$0.05', '$0.10']);
+    const small = axisUsdFormatter([0, 0.0005, 0.001]);
+    expect([0, 0.0005, 0.001].map(small)).toEqual(['$0.0000', '$0.0005', '$0.0010']);
+    expect(axisUsdFormatter([0, 5, 10])(10)).toBe('$10.00');
   });
 
   it('round-trips nano-USD and validates cent amounts typed into forms', () => {

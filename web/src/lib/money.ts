@@ -25,34 +25,34 @@ function groupThousands(digits: string): string {
   return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** Rounds half away from zero to `decimals` places and renders "$1,234.56" / "-$0.01". */
-function render(nano: bigint, decimals: number, minDecimals: number): string {
+/**
+ * THE money rule of the dashboard, for every amount on every page (balances, costs, ledger rows, totals):
+ * amounts are shown exactly, never rounded. Whole cents show two decimals ("$12.30", "-$1.68"); an amount with
+ * fractions of a cent shows its digits up to the last non-zero one ("$0.000123", "$3.094512", at most 9 decimals:
+ * the gateway counts nano-dollars). So every running balance adds up on screen: $4.77 − $1.676 = $3.094.
+ * Thousands are grouped ("$1,234.50").
+ */
+export function formatUsd(usd: string): string {
+  const nano = toNano(usd);
   const negative = nano < 0n;
-  let magnitude = negative ? -nano : nano;
-  const step = 10n ** BigInt(NANO_DIGITS - decimals);
-  magnitude = ((magnitude + step / 2n) / step) * step;
-  const whole = magnitude / NANO;
-  let fraction = (magnitude % NANO).toString().padStart(NANO_DIGITS, '0').slice(0, decimals);
-  while (fraction.length > minDecimals && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
-  const text = `$${groupThousands(whole.toString())}${fraction === '' ? '' : `.${fraction}`}`;
-  return negative && magnitude !== 0n ? `-${text}` : text;
+  const magnitude = negative ? -nano : nano;
+  let fraction = (magnitude % NANO).toString().padStart(NANO_DIGITS, '0').replace(/0+$/, '');
+  if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
+  return `${negative ? '-' : ''}$${groupThousands((magnitude / NANO).toString())}.${fraction}`;
 }
 
-/** A balance or total: cents ("$12.35"). */
-export function formatUsd(usd: string): string {
-  return render(toNano(usd), 2, 2);
-}
+/** A cost (one request, a day, a model): the same rule as every other amount (see `formatUsd`). */
+export const formatCost = formatUsd;
 
 /**
- * A cost that may be a fraction of a cent (one request): cents when at least a cent, otherwise up to
- * 6 decimals so "$0.000123" stays visible instead of rounding to "$0.00".
+ * Chart axis ticks: every tick of one axis with the same number of decimals, the fewest that tell the ticks apart
+ * (so "$0.00, $0.05, $0.10", or "$0.0000, $0.0005, $0.0010"). Geometry only: the exact figures are in tooltips.
  */
-export function formatCost(usd: string): string {
-  const nano = toNano(usd);
-  const magnitude = nano < 0n ? -nano : nano;
-  if (nano === 0n) return '$0.00';
-  if (magnitude >= 10_000_000n) return render(nano, 2, 2);
-  return render(nano, 6, 2);
+export function axisUsdFormatter(ticks: readonly number[]): (value: number) => string {
+  const step = ticks.length > 1 ? Math.abs(ticks[1]! - ticks[0]!) : Math.abs(ticks[0] ?? 0);
+  let decimals = 2;
+  while (decimals < 9 && step > 0 && step < 10 ** -decimals * 0.999) decimals += 1;
+  return (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
 }
 
 /** Sum of decimal USD strings, as a decimal USD string (exact). */

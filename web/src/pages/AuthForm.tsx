@@ -37,10 +37,8 @@ export function AuthForm({ title, submitLabel, passwordHint, passwordAutoComplet
   }
 
   const field = error instanceof ApiError ? error.field : undefined;
-  const message =
-    error instanceof ApiError && error.code === 'too_many_attempts' && error.retryAfterSeconds !== undefined
-      ? `${error.message} Try again in ${Math.ceil(error.retryAfterSeconds / 60)} minute(s).`
-      : error?.message;
+  // The server's message says when to try again, once.
+  const message = error?.message;
   return (
     <div className="auth-page">
       <div className="auth-card card">

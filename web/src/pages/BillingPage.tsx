@@ -56,8 +56,8 @@ export function BillingPage() {
                 <TopUpForm stripe={data.stripe} />
               ) : (
                 <>
-                  <p className="muted">Card payments are not enabled on this gateway.</p>
-                  <p className="operator-hint">{withInlineCode(data.operatorHint)}</p>
+                  <p className="muted">Card payments are not enabled on this gateway. {data.creditHint}</p>
+                  {data.operatorHint !== null && <p className="operator-hint">{withInlineCode(data.operatorHint)}</p>}
                 </>
               )}
             </section>

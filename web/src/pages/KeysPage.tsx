@@ -45,7 +45,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
       <div className="form-row">
         <div className="field grow">
           <label htmlFor="key-name">Name</label>
-          <input id="key-name" className="input" required maxLength={100} placeholder="e.g. production backend" value={name} onChange={(event) => setName(event.target.value)} />
+          <input id="key-name" className="input" required placeholder="e.g. production backend" value={name} onChange={(event) => setName(event.target.value)} />
         </div>
         <div className="field">
           <label htmlFor="key-expiry">Expires</label>
@@ -83,7 +83,7 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
         {apiKey.lastUsedAt === null ? 'Never' : formatRelative(apiKey.lastUsedAt)}
       </td>
       <td data-label="Expires">{apiKey.expiresAt === null ? 'Never' : formatDate(apiKey.expiresAt)}</td>
-      <td>
+      <td data-label="Status">
         <StatusBadge status={apiKey.status} />
       </td>
       <td className="actions">
@@ -99,6 +99,34 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
         )}
       </td>
     </tr>
+  );
+}
+
+function KeysTable({ caption, keys, onAction }: { caption: string; keys: ApiKey[]; onAction: (pending: Pending) => void }) {
+  return (
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={`${caption}, scrollable`}>
+      <table className="table table-stack">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Status</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <KeyRow key={key.id} apiKey={key} onAction={onAction} />
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -148,6 +176,8 @@ export function KeysPage() {
   }
 
   const keys = list.data?.keys ?? [];
+  const activeKeys = keys.filter((key) => key.status === 'active');
+  const inactiveKeys = keys.filter((key) => key.status !== 'active');
   return (
     <>
       <PageHeader title="API keys" description="Keys authenticate your requests to the API. Each key can be rotated or revoked without affecting the others." />
@@ -164,30 +194,14 @@ export function KeysPage() {
         <ErrorNotice error={list.error} />
         {list.loading && list.data === undefined && <Loading />}
         {list.data !== undefined && keys.length === 0 && <p className="muted">No keys yet. Create one above to start calling the API.</p>}
-        {keys.length > 0 && (
-          <div className="table-wrap">
-            <table className="table table-stack">
-              <caption className="visually-hidden">API keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.map((key) => (
-                  <KeyRow key={key.id} apiKey={key} onAction={setPending} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+        {activeKeys.length > 0 && <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} />}
+        {list.data !== undefined && keys.length > 0 && activeKeys.length === 0 && <p className="muted">No active keys. Create one above to call the API.</p>}
+        {/* Revoked and expired keys apart, folded: after a rotation the old key does not sit beside the new one of the same name. */}
+        {inactiveKeys.length > 0 && (
+          <details className="inactive-keys">
+            <summary>Revoked and expired keys ({inactiveKeys.length})</summary>
+            <KeysTable caption="Revoked and expired keys" keys={inactiveKeys} onAction={setPending} />
+          </details>
         )}
       </section>
       <KeyGuidance />

@@ -6,7 +6,7 @@ import { Link } from '../components/Link';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { StatCard } from '../components/StatCard';
-import { TierTable } from '../components/TierTable';
+import { TierUpgrade } from '../components/TierUpgrade';
 import { formatCount } from '../lib/format';
 import { formatCost, formatUsd, sumUsd, toNano } from '../lib/money';
 import { quickStartSamples } from '../lib/quick-start';
@@ -18,7 +18,7 @@ const SpendSparkline = lazy(() => import('../components/SpendSparkline').then((m
 
 export function OverviewPage() {
   const { account } = useSession();
-  const { data, error, loading } = useAsync(overview, []);
+  const { data, error, loading, reload } = useAsync(overview, []);
   return (
     <>
       <PageHeader title="Overview" description={`Signed in as ${account.email}`} />
@@ -74,16 +74,7 @@ export function OverviewPage() {
               <h2 id="tier-heading">Rate limits</h2>
               <span className="badge badge-blue">{data.tier.name} tier</span>
             </div>
-            <p className="muted">
-              Your tier allows {formatCount(data.tier.requestsPerMinute)} requests per minute per key
-              {data.tier.tokensPerMinute === null ? '' : ` and ${formatCount(data.tier.tokensPerMinute)} tokens per minute`}. Requests over the limit
-              get <code>429</code> with a <code>retry-after</code> header.
-            </p>
-            <TierTable tiers={data.tiers} current={data.tier.name} />
-            <p className="small muted">
-              <strong>How to upgrade:</strong> ask the operator of this gateway for a higher tier; they change it on the Operator page or with{' '}
-              <code>tollgate accounts tier --email {account.email} --tier pro</code>. The new limit applies from your next request.
-            </p>
+            <TierUpgrade onChanged={reload} />
           </section>
         </>
       )}

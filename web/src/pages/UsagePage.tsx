@@ -1,14 +1,16 @@
 import { useState } from 'react';
 import { usage, type UsageRange } from '../api/endpoints';
+import type { UsageFilter } from '../api/types';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { RecentRequests } from '../components/RecentRequests';
+import { RequestDetails } from '../components/RequestDetails';
 import { SegmentedControl } from '../components/SegmentedControl';
 import { StatCard } from '../components/StatCard';
 import { UsageChart } from '../components/UsageChart';
 import { KeyBreakdown, ModelBreakdown } from '../components/UsageTables';
 import { formatCount } from '../lib/format';
-import { formatCost, sumUsd } from '../lib/money';
+import { formatUsd, sumUsd } from '../lib/money';
 import { useAsync } from '../lib/use-async';
 
 const RANGES: { value: UsageRange; label: string }[] = [
@@ -17,10 +19,17 @@ const RANGES: { value: UsageRange; label: string }[] = [
   { value: 90, label: '90 days' },
 ];
 
+/** `?request=req_…` (the ledger's link): that request's details above the page. */
+function requestedId(): string | null {
+  return new URLSearchParams(window.location.search).get('request');
+}
+
 export function UsagePage() {
   const [range, setRange] = useState<UsageRange>(30);
   const [refreshKey, setRefreshKey] = useState(0);
-  const daily = useAsync(() => usage.daily(range), [range, refreshKey]);
+  const [filter, setFilter] = useState<UsageFilter>({});
+  const [requestId] = useState(requestedId);
+  const daily = useAsync(() => usage.daily(range, filter), [range, refreshKey, filter.keyId, filter.model]);
   const data = daily.data;
   const totals =
     data === undefined
@@ -30,6 +39,7 @@ export function UsagePage() {
           tokens: data.byModel.reduce((sum, row) => sum + row.inputTokens + row.outputTokens + row.cacheReadTokens + row.cacheWriteTokens, 0),
           cost: sumUsd(data.byModel.map((row) => row.costUsd)),
         };
+  const filterKey = `${filter.keyId ?? ''}|${filter.model ?? ''}|${refreshKey}`;
   return (
     <>
       <PageHeader
@@ -47,12 +57,39 @@ export function UsagePage() {
           </>
         }
       />
+      {requestId !== null && <RequestDetails requestId={requestId} />}
+      {data !== undefined && (
+        <div className="filters" role="group" aria-label="Filters">
+          <div className="field">
+            <label htmlFor="usage-key-filter">Key</label>
+            <select id="usage-key-filter" className="input" value={filter.keyId ?? ''} onChange={(event) => setFilter((current) => ({ ...current, keyId: event.target.value || undefined }))}>
+              <option value="">All keys</option>
+              {data.filters.keys.map((key) => (
+                <option key={key.keyId} value={key.keyId}>
+                  {key.keyName ?? 'Deleted key'} {key.hint ?? ''}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="usage-model-filter">Model</label>
+            <select id="usage-model-filter" className="input" value={filter.model ?? ''} onChange={(event) => setFilter((current) => ({ ...current, model: event.target.value || undefined }))}>
+              <option value="">All models</option>
+              {data.filters.models.map((model) => (
+                <option key={model} value={model}>
+                  {model}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+      )}
       <ErrorNotice error={daily.error} />
       {daily.loading && data === undefined && <Loading />}
       {data !== undefined && totals !== undefined && (
         <>
           <div className="stat-grid stat-grid-3">
-            <StatCard label={`Spend, last ${range} days`} value={formatCost(totals.cost)} />
+            <StatCard label={`Spend, last ${range} days`} value={formatUsd(totals.cost)} />
             <StatCard label="Requests" value={formatCount(totals.requests)} />
             <StatCard label="Tokens" value={formatCount(totals.tokens)} />
           </div>
@@ -64,21 +101,19 @@ export function UsagePage() {
             <h2 id="token-chart-heading">Tokens per day</h2>
             <UsageChart usage={data} metric="tokens" />
           </section>
-          <div className="two-columns">
-            <section className="card section" aria-labelledby="by-model-heading">
-              <h2 id="by-model-heading">By model</h2>
-              <ModelBreakdown rows={data.byModel} />
-            </section>
-            <section className="card section" aria-labelledby="by-key-heading">
-              <h2 id="by-key-heading">By key</h2>
-              <KeyBreakdown rows={data.byKey} />
-            </section>
-          </div>
+          <section className="card section" aria-labelledby="by-model-heading">
+            <h2 id="by-model-heading">By model</h2>
+            <ModelBreakdown rows={data.byModel} />
+          </section>
+          <section className="card section" aria-labelledby="by-key-heading">
+            <h2 id="by-key-heading">By key</h2>
+            <KeyBreakdown rows={data.byKey} />
+          </section>
         </>
       )}
       <section className="card section" aria-labelledby="requests-heading">
         <h2 id="requests-heading">Recent requests</h2>
-        <RecentRequests refreshKey={refreshKey} />
+        <RecentRequests key={filterKey} refreshKey={refreshKey} filter={filter} />
       </section>
     </>
   );

@@ -42,7 +42,7 @@ export function CreditDialog({ account, onClose, onDone }: { account: AdminAccou
         </div>
         <div className="field">
           <label htmlFor="credit-note">Note (shown in the account's ledger)</label>
-          <input id="credit-note" className="input" maxLength={200} value={note} onChange={(event) => setNote(event.target.value)} placeholder="e.g. invoice 2026-114" />
+          <input id="credit-note" className="input" value={note} onChange={(event) => setNote(event.target.value)} placeholder="e.g. invoice 2026-114" />
         </div>
         {error !== undefined && <Notice kind="error">{error}</Notice>}
         <div className="dialog-actions">

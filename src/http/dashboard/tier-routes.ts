@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { formatUsd } from '../../billing/money.js';
+import type { TierStatus } from '../../billing/tier-upgrades.js';
+import { parseInput } from './body-parsing.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { currentAccount } from './dashboard-session.js';
+
+const buyBody = z.object({ tier: z.string().min(1).max(40) }).strict();
+const renewalBody = z.object({ renews: z.boolean() }).strict();
+
+/** The dashboard's shape of a tier status: money as exact decimal USD strings, times in epoch ms. */
+export function presentTierStatus(status: TierStatus) {
+  return {
+    current: { name: status.current.name, requestsPerMinute: status.current.requestsPerMinute, tokensPerMinute: status.current.tokensPerMinute ?? null },
+    source: status.source,
+    bought: status.bought,
+    paidTotalUsd: formatUsd(status.paidTotalNano),
+    availableUsd: formatUsd(status.availableNano < 0n ? 0n : status.availableNano),
+    tiers: status.tiers.map((tier) => ({
+      name: tier.name,
+      requestsPerMinute: tier.requestsPerMinute,
+      tokensPerMinute: tier.tokensPerMinute,
+      reachedAtTotalPaidUsd: tier.reachedAtTotalPaidNano === null ? null : formatUsd(tier.reachedAtTotalPaidNano),
+      priceUsd: tier.priceNano === null ? null : formatUsd(tier.priceNano),
+      periodDays: tier.periodDays,
+      position: tier.position,
+    })),
+  };
+}
+
+/** `GET /api/tiers`, `POST /api/tiers/buy`, `POST /api/tiers/renewal`: the user's own tier, self-serve (spec §8). */
+export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  api.get('/tiers', async (request) => presentTierStatus(await deps.tierUpgrades.status(currentAccount(request).id)));
+
+  api.post('/tiers/buy', async (request) => {
+    const { tier } = parseInput(buyBody, request.body);
+    return presentTierStatus(await deps.tierUpgrades.buy(currentAccount(request).id, tier));
+  });
+
+  api.post('/tiers/renewal', async (request) => {
+    const { renews } = parseInput(renewalBody, request.body);
+    return presentTierStatus(await deps.tierUpgrades.setRenewal(currentAccount(request).id, renews));
+  });
+}
