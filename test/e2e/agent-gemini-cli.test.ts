@@ -124,6 +124,28 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
   );
 
   it(
+    'attaches an image with @file: the CLI counts the prompt with :countTokens first, then sends it',
+    async () => {
+      // A 1×1 PNG. DeepSeek models take no images: the gateway says so with a 400 the CLI reports.
+      writeFileSync(join(workDir, 'pixel.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+      const from = harness.logs.length;
+      const run = await gemini(['-p', 'Describe @pixel.png in one line.', '-m', model]);
+      const calls = requestsSince(from);
+      if (model.startsWith('delta-')) {
+        // Refused where the CLI first asks (400 naming the image), nothing billed; no turn is answered.
+        expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(400);
+        expect(calls.filter((call) => call.status === 200)).toEqual([]);
+        return;
+      }
+      expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(200);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('You said:');
+      expectAllCallsSucceeded(from, model);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'reads a file with its read_file tool and quotes it in the next turn',
     async () => {
       const secret = `the toll is ${model.length * 7} copper coins at ${model}`;
