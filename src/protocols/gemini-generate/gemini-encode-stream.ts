@@ -39,6 +39,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** Every reasoning block of the reply, for the carrier on its first call. */
   private readonly reasoning: ReasoningBlock[] = [];
   private sentCall = false;
+  /** An error went out: the stream is over, nothing more is written. */
+  private closed = false;
 
   constructor(
     private readonly context: GeminiResponseContext,
@@ -49,11 +51,12 @@ export class GeminiStreamEncoder implements StreamEncoder {
   }
 
   encode(event: CanonicalEvent): string {
+    if (this.closed) return '';
     switch (event.type) {
       case 'text-delta':
         return event.text === '' ? '' : this.push({ text: event.text });
       case 'reasoning-start': {
-        const block: ReasoningBlock = { type: 'reasoning', text: '' };
+        const block: ReasoningBlock = { type: 'reasoning', text: '', ...(event.redactedData === undefined ? {} : { redactedData: event.redactedData }) };
         this.thoughts.set(event.blockId, block);
         this.reasoning.push(block);
         return '';
@@ -104,6 +107,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
 
   /** The held chunk, now the last: with the finish reason and the final usage (and the charge, once settled). */
   finish(usage: CanonicalUsage, costNano?: bigint): string {
+    if (this.closed) return '';
     let out = '';
     for (const call of this.tools.values()) out += this.pushCall(call);
     this.tools.clear();
@@ -117,6 +121,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   }
 
   error(error: GatewayError): string {
+    if (this.closed) return '';
+    this.closed = true;
     let out = '';
     if (this.held !== undefined) out += this.frame(this.chunk(this.held));
     this.held = undefined;
