@@ -27,7 +27,8 @@ let workDir: string;
 let home: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ demo: true });
+  // Keep-alives after 200 ms of silence, so the paused-stream case below sends several.
+  harness = await startTestGateway({ demo: true, env: { STREAM_KEEPALIVE_MS: '200' } });
   ({ key } = await harness.createAccountWithKey());
   workDir = mkdtempSync(join(tmpdir(), 'tollgate-gemini-work-'));
   home = mkdtempSync(join(tmpdir(), 'tollgate-gemini-home-'));
@@ -119,6 +120,19 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       expect(result.stats?.input_tokens ?? 0).toBeGreaterThan(0);
       expect(result.stats?.output_tokens ?? 0).toBeGreaterThan(0);
       expectAllCallsSucceeded(from, model);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'keeps reading a stream the vendor pauses for 1.5 s, keep-alives and all',
+    async () => {
+      const from = harness.logs.length;
+      const run = await gemini(['-p', 'Say hi. [[sim stall-mid-stream delay=1500 after=2]]', '-m', model]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('You said:');
+      // One call: the CLI did not retry a stream it could not parse.
+      expect(expectAllCallsSucceeded(from, model)).toHaveLength(1);
     },
     TEST_TIMEOUT_MS,
   );

@@ -23,13 +23,18 @@ export type GeminiStreamFraming = 'sse' | 'json-array';
  * - A function call is one part, whole (`args` an object), sent when its arguments are complete.
  * - No `data: [DONE]` at the end: @google/genai parses every `data:` line as JSON and throws on `[DONE]`; Google
  *   ends the stream by closing it.
+ * - Keep-alives while the vendor is silent are blank lines (see `keepAlive`).
  * - A failure after the headers went out is one more chunk `{"error": {code, message, status}}`, which the SDK
  *   raises as an ApiError, and the stream closes.
  */
 export class GeminiStreamEncoder implements StreamEncoder {
   readonly contentType: string;
-  /** JSON whitespace is the only keep-alive a JSON array allows. */
-  readonly keepAlive: string | undefined;
+  /**
+   * A blank line, not the SSE comment the other routes send: the @google/genai copy inside Gemini CLI finds events
+   * with `/^\s*data: (.*)\n\n/` at the start of its buffer, so a comment there stalls every later chunk ("Incomplete
+   * JSON segment at the end"); leading whitespace it skips. A blank line is also JSON whitespace for the array form.
+   */
+  readonly keepAlive: string;
   private held: GeminiPart[] | undefined;
   private chunks = 0;
   private finishReason: FinishReason | null = null;
@@ -47,7 +52,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
     private readonly framing: GeminiStreamFraming,
   ) {
     this.contentType = framing === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/json; charset=utf-8';
-    this.keepAlive = framing === 'sse' ? undefined : '\r\n';
+    this.keepAlive = '\n';
   }
 
   encode(event: CanonicalEvent): string {
