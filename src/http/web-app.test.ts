@@ -61,6 +61,8 @@ describe('registerWebApp', () => {
       const reply = await instance.inject({ method: 'GET', url: '/models', headers: { accept } });
       expect(reply.statusCode, accept).toBe(404);
       expect(reply.json(), accept).toMatchObject({ error: { code: 'not_found' } });
+      // The SPA's own pages are pages to any client.
+      for (const url of ['/', '/usage', '/billing/']) expect((await instance.inject({ method: 'GET', url, headers: { accept } })).body, url).toBe(INDEX);
     }
     for (const url of ['/v1beta/models', '/v1beta/anything']) {
       const reply = await instance.inject({ method: 'GET', url, headers: { accept: 'text/html' } });

@@ -69,12 +69,16 @@ function pathOf(request: FastifyRequest): string | null {
   }
 }
 
+/** The SPA's pages (web/src/App.tsx), with or without a trailing slash: index.html for any client. */
+const PAGE_PATHS: ReadonlySet<string> = new Set(['', 'keys', 'usage', 'billing', 'settings', 'admin', 'login', 'register']);
+
 /**
- * Whether the request is a page load: a browser's navigation asks for HTML (`Accept: text/html…`). An API client
- * with a wrong base URL (`GET /models`) asks for JSON or for any type and gets the JSON 404 it can parse, never
- * the dashboard's HTML. A request with no Accept at all is treated as a page load.
+ * Whether the request is for a page: one of the SPA's pages, or any other path a browser navigates to (it asks for
+ * HTML, `Accept: text/html…`, and the SPA shows its own not-found page). An API client with a wrong base URL
+ * (`GET /models`) asks for JSON or for any type and gets the JSON 404 it can parse, never the dashboard's HTML.
  */
-function wantsPage(request: FastifyRequest): boolean {
+function wantsPage(request: FastifyRequest, relative: string): boolean {
+  if (PAGE_PATHS.has(relative.replace(/\/+$/, ''))) return true;
   const accept = request.headers.accept;
   return accept === undefined || accept.includes('text/html');
 }
@@ -104,7 +108,7 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
     if (root === undefined) {
       web.get('/*', async (request, reply) => {
         const path = pathOf(request);
-        if (path === null || isReservedPath(path) || !wantsPage(request)) return reply.callNotFound();
+        if (path === null || isReservedPath(path) || !wantsPage(request, path.replace(/^\/+/, ''))) return reply.callNotFound();
         setPageHeaders(reply);
         return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
       });
@@ -123,7 +127,7 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
       }
       // A missing asset (/assets/old-hash.js) is a real 404; a page path is a client-side route.
       const lastSegment = relative.split('/').pop() ?? '';
-      if (lastSegment.includes('.') || !wantsPage(request)) return reply.callNotFound();
+      if (lastSegment.includes('.') || !wantsPage(request, relative)) return reply.callNotFound();
       reply.header('cache-control', 'no-cache');
       return reply.sendFile('index.html', { cacheControl: false });
     });

@@ -27,7 +27,8 @@ let workDir: string;
 let home: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ demo: true });
+  // Keep-alives after 200 ms of silence, so the paused-stream case below sends several.
+  harness = await startTestGateway({ demo: true, env: { STREAM_KEEPALIVE_MS: '200' } });
   ({ key } = await harness.createAccountWithKey());
   workDir = mkdtempSync(join(tmpdir(), 'tollgate-gemini-work-'));
   home = mkdtempSync(join(tmpdir(), 'tollgate-gemini-home-'));
@@ -118,6 +119,41 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       // The CLI reads the usage from the stream's last chunk: the prompt's tokens arrive, not 0.
       expect(result.stats?.input_tokens ?? 0).toBeGreaterThan(0);
       expect(result.stats?.output_tokens ?? 0).toBeGreaterThan(0);
+      expectAllCallsSucceeded(from, model);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'keeps reading a stream the vendor pauses for 1.5 s, keep-alives and all',
+    async () => {
+      const from = harness.logs.length;
+      const run = await gemini(['-p', 'Say hi. [[sim stall-mid-stream delay=1500 after=2]]', '-m', model]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('You said:');
+      // One call: the CLI did not retry a stream it could not parse.
+      expect(expectAllCallsSucceeded(from, model)).toHaveLength(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'attaches an image with @file: the CLI counts the prompt with :countTokens first, then sends it',
+    async () => {
+      // A 1×1 PNG. DeepSeek models take no images: the gateway says so with a 400 the CLI reports.
+      writeFileSync(join(workDir, 'pixel.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+      const from = harness.logs.length;
+      const run = await gemini(['-p', 'Describe @pixel.png in one line.', '-m', model]);
+      const calls = requestsSince(from);
+      if (model.startsWith('delta-')) {
+        // Refused where the CLI first asks (400 naming the image), nothing billed; no turn is answered.
+        expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(400);
+        expect(calls.filter((call) => call.status === 200)).toEqual([]);
+        return;
+      }
+      expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(200);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('You said:');
       expectAllCallsSucceeded(from, model);
     },
     TEST_TIMEOUT_MS,

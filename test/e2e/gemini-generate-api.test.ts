@@ -14,7 +14,7 @@ let key: string;
 let accountId: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ env: { METRICS_TOKEN }, yaml: 'tiers:\n  tiny:\n    requestsPerMinute: 1\n' });
+  harness = await startTestGateway({ env: { METRICS_TOKEN, STREAM_KEEPALIVE_MS: '100' }, yaml: 'tiers:\n  tiny:\n    requestsPerMinute: 1\n' });
   ({ key, accountId } = await harness.createAccountWithKey('gemini-wire@example.com', 'pro'));
 }, 60_000);
 
@@ -74,6 +74,15 @@ describe('Google routes on the wire', () => {
     const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { candidates: Array<{ finishReason: string }>; usageMetadata: { cost_nano_usd?: string } };
     expect(last.candidates[0]!.finishReason).toBe('STOP');
     expect(last.usageMetadata.cost_nano_usd).toMatch(/^\d+$/);
+  });
+
+  it('keep-alives while the vendor is silent are blank lines, never SSE comments (Gemini CLI stalls on those)', async () => {
+    const paused = { contents: [{ role: 'user', parts: [{ text: 'Hi [[sim stall-mid-stream delay=800 after=2]]' }] }] };
+    const sse = await call('/v1beta/models/beta-5.4:streamGenerateContent?alt=sse', paused);
+    expect(sse.text).toMatch(/\n\n\n+data: /);
+    expect(sse.text.split('\n').filter((line) => line !== '' && !line.startsWith('data: '))).toEqual([]);
+    const array = await call('/v1beta/models/beta-5.4:streamGenerateContent', paused);
+    expect((JSON.parse(array.text) as unknown[]).length).toBeGreaterThan(2);
   });
 
   it('a vendor failing mid-stream: one more chunk {"error": {code, message, status}}, as Google sends it', async () => {

@@ -5,6 +5,8 @@
  * `parametersJsonSchema`, stream with the OpenAPI `parameters`). Every call the SDK made must have succeeded.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +87,37 @@ describe('@google/genai 3.3 (Node 24)', () => {
     expect(calls.filter((call) => call.status !== 200)).toEqual([]);
     // The SDK lists and gets models under /v1, and generates under /v1beta.
     expect(calls.filter((call) => !call.url.startsWith('/v1beta/models/') && !call.url.startsWith('/v1/models'))).toEqual([]);
+  });
+});
+
+describe('why the Google routes end streams without data: [DONE]', () => {
+  it('@google/genai fails on a final data: [DONE] that an OpenAI-style stream would send', async () => {
+    const chunk = { candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }] };
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const script = `
+      import { GoogleGenAI } from '@google/genai';
+      const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: 'http://127.0.0.1:${port}', retryOptions: { attempts: 1 } } });
+      let text = '';
+      try {
+        for await (const part of await ai.models.generateContentStream({ model: 'm', contents: 'x' })) text += part.text ?? '';
+        console.log(JSON.stringify({ ok: true, text }));
+      } catch (error) {
+        console.log(JSON.stringify({ ok: false, text, message: String(error.message) }));
+      }`;
+    try {
+      const { stdout } = await promisify(execFile)(NODE_24, ['--input-type=module', '-e', script], { cwd: AGENTS_PACKAGE_DIR, timeout: 60_000 });
+      const outcome = JSON.parse(stdout) as { ok: boolean; text: string; message?: string };
+      expect(outcome.text).toBe('hi');
+      expect(outcome.ok).toBe(false);
+      expect(outcome.message).toContain('DONE');
+    } finally {
+      server.close();
+    }
   });
 });
 

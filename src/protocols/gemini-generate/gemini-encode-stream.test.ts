@@ -86,6 +86,16 @@ describe('GeminiStreamEncoder', () => {
     expect(array.at(-1)!.error!.status).toBe('INTERNAL');
   });
 
+  it('an error event inside the stream ends it: nothing after the error chunk', () => {
+    const encoder = new GeminiStreamEncoder(context, 'json-array');
+    let out = encoder.encode({ type: 'text-delta', blockId: 't', text: 'a' });
+    out += encoder.encode({ type: 'error', error: new GatewayError('upstream_bad_response', 'bad') });
+    out += encoder.encode({ type: 'text-delta', blockId: 't', text: 'b' });
+    out += encoder.finish(usage);
+    const chunks = JSON.parse(out) as Chunk[];
+    expect(chunks.map((chunk) => (chunk.error === undefined ? 'chunk' : chunk.error.status))).toEqual(['chunk', 'UNAVAILABLE']);
+  });
+
   it('an empty reply still ends with a chunk that has a part and a finish reason', () => {
     const chunks = sseChunks(run([{ type: 'finish', reason: 'length', rawReason: 'max_tokens' }], 'sse'));
     expect(chunks).toHaveLength(1);

@@ -23,13 +23,18 @@ export type GeminiStreamFraming = 'sse' | 'json-array';
  * - A function call is one part, whole (`args` an object), sent when its arguments are complete.
  * - No `data: [DONE]` at the end: @google/genai parses every `data:` line as JSON and throws on `[DONE]`; Google
  *   ends the stream by closing it.
+ * - Keep-alives while the vendor is silent are blank lines (see `keepAlive`).
  * - A failure after the headers went out is one more chunk `{"error": {code, message, status}}`, which the SDK
  *   raises as an ApiError, and the stream closes.
  */
 export class GeminiStreamEncoder implements StreamEncoder {
   readonly contentType: string;
-  /** JSON whitespace is the only keep-alive a JSON array allows. */
-  readonly keepAlive: string | undefined;
+  /**
+   * A blank line, not the SSE comment the other routes send: the @google/genai copy inside Gemini CLI finds events
+   * with `/^\s*data: (.*)\n\n/` at the start of its buffer, so a comment there stalls every later chunk ("Incomplete
+   * JSON segment at the end"); leading whitespace it skips. A blank line is also JSON whitespace for the array form.
+   */
+  readonly keepAlive: string;
   private held: GeminiPart[] | undefined;
   private chunks = 0;
   private finishReason: FinishReason | null = null;
@@ -39,21 +44,24 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** Every reasoning block of the reply, for the carrier on its first call. */
   private readonly reasoning: ReasoningBlock[] = [];
   private sentCall = false;
+  /** An error went out: the stream is over, nothing more is written. */
+  private closed = false;
 
   constructor(
     private readonly context: GeminiResponseContext,
     private readonly framing: GeminiStreamFraming,
   ) {
     this.contentType = framing === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/json; charset=utf-8';
-    this.keepAlive = framing === 'sse' ? undefined : '\r\n';
+    this.keepAlive = '\n';
   }
 
   encode(event: CanonicalEvent): string {
+    if (this.closed) return '';
     switch (event.type) {
       case 'text-delta':
         return event.text === '' ? '' : this.push({ text: event.text });
       case 'reasoning-start': {
-        const block: ReasoningBlock = { type: 'reasoning', text: '' };
+        const block: ReasoningBlock = { type: 'reasoning', text: '', ...(event.redactedData === undefined ? {} : { redactedData: event.redactedData }) };
         this.thoughts.set(event.blockId, block);
         this.reasoning.push(block);
         return '';
@@ -104,6 +112,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
 
   /** The held chunk, now the last: with the finish reason and the final usage (and the charge, once settled). */
   finish(usage: CanonicalUsage, costNano?: bigint): string {
+    if (this.closed) return '';
     let out = '';
     for (const call of this.tools.values()) out += this.pushCall(call);
     this.tools.clear();
@@ -117,6 +126,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   }
 
   error(error: GatewayError): string {
+    if (this.closed) return '';
+    this.closed = true;
     let out = '';
     if (this.held !== undefined) out += this.frame(this.chunk(this.held));
     this.held = undefined;

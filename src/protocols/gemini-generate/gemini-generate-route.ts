@@ -6,13 +6,14 @@ import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, st
 import { decodeGeminiCountTokensRequest, decodeGeminiGenerateRequest } from './gemini-decode-request.js';
 import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encode-response.js';
 import { GeminiStreamEncoder } from './gemini-encode-stream.js';
-import { findGeminiModel as findModel, listGeminiModels as listModels, presentGeminiModel as presentModel } from './gemini-models.js';
+import { findGeminiModel, listGeminiModels, presentGeminiModel } from './gemini-models.js';
 
 /**
  * Google's Generative Language API (`@google/genai`, Gemini CLI): `POST /v1beta/models/{model}:generateContent`,
  * `:streamGenerateContent` (`?alt=sse`, or Google's JSON array without it), `:countTokens`, and `GET /v1beta/models`
- * and `/v1beta/models/{model}`. The same methods under `/v1` (the SDK's `apiVersion: 'v1'`) except the model list,
- * whose `/v1/models` path is OpenAI's. `{model}` is a public model id, with or without `models/`.
+ * and `/v1beta/models/{model}`. The three POST methods also under `/v1` (the SDK's `apiVersion: 'v1'`); `GET /v1/models`
+ * is the shared models API (models-api.ts), which answers Google clients in this shape. `{model}` is a public model
+ * id, with or without `models/`.
  */
 
 /** The model segment up to the method's colon (a `%3A` is decoded before matching, a `models%2F` prefix too). */
@@ -30,19 +31,19 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
     app.post<{ Params: ModelParams }>(`${base}:generateContent`, { config }, (request, reply) => generate(request, reply, false));
     app.post<{ Params: ModelParams }>(`${base}:streamGenerateContent`, { config }, (request, reply) => generate(request, reply, true));
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
-      const model = findModel(catalog, request.params.model);
+      const model = findGeminiModel(catalog, request.params.model);
       const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
       return { totalTokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
     });
   }
 
   app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1beta/models', { config: { protocol: 'google' } }, async (request) => {
-    return listModels(catalog.models, request.query.pageSize, request.query.pageToken);
+    return listGeminiModels(catalog.models, request.query.pageSize, request.query.pageToken);
   });
-  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google' } }, async (request) => presentModel(findModel(catalog, request.params.model)));
+  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google' } }, async (request) => presentGeminiModel(findGeminiModel(catalog, request.params.model)));
 
   async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean): Promise<FastifyReply> {
-    const model = findModel(catalog, request.params.model);
+    const model = findGeminiModel(catalog, request.params.model);
     const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(request.body, { model: model.id, vendor: model.vendor }, stream);
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
@@ -58,4 +59,3 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
     return reply;
   }
 }
-

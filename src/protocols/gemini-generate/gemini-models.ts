@@ -2,7 +2,10 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../../catalog/model-catalog.js';
 import type { GeminiListModelsResponse, GeminiModel } from '../../wire/gemini-generate-wire.js';
 
-/** The catalog in Google's shapes: `GET /v1beta/models` (and `/v1/models` for Google clients), one model, the path's model. */
+/*
+ * The catalog in Google's shapes: the list (`GET /v1beta/models`, and `/v1/models` for Google clients), one model,
+ * and the model a path names.
+ */
 
 /** A public model id from the path: `gamma-2.5-pro`, `models/gamma-2.5-pro`; anything else is Google's 404. */
 export function findGeminiModel(catalog: ModelCatalog, segment: string): CatalogModel {
