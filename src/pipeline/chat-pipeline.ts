@@ -41,7 +41,7 @@ export interface ChatInput {
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
   /** The client route (`/v1/responses`, …), named in the usage record. */
-  route?: string;
+  route: string;
 }
 
 export interface ChatExchange {
@@ -351,7 +351,7 @@ export class ChatPipeline {
         startedAt,
         rawUsage,
         reservation,
-        ...(input.route === undefined ? {} : { route: input.route }),
+        route: input.route,
       });
       if (result.settled) {
         const tokens = { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens };

@@ -28,8 +28,8 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
   const config = { protocol: 'google' as const, rateLimited: true };
   for (const version of VERSIONS) {
     const base = `${version}/models/${MODEL_PARAM}:`;
-    app.post<{ Params: ModelParams }>(`${base}:generateContent`, { config }, (request, reply) => generate(request, reply, false));
-    app.post<{ Params: ModelParams }>(`${base}:streamGenerateContent`, { config }, (request, reply) => generate(request, reply, true));
+    app.post<{ Params: ModelParams }>(`${base}:generateContent`, { config }, (request, reply) => generate(request, reply, false, `${version}/models/{model}:generateContent`));
+    app.post<{ Params: ModelParams }>(`${base}:streamGenerateContent`, { config }, (request, reply) => generate(request, reply, true, `${version}/models/{model}:streamGenerateContent`));
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
       const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
@@ -42,11 +42,12 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
   });
   app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google' } }, async (request) => presentGeminiModel(findGeminiModel(catalog, request.params.model)));
 
-  async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean): Promise<FastifyReply> {
+  /** `route`: the method's path as the usage record names it (`/v1beta/models/{model}:generateContent`). */
+  async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean, route: string): Promise<FastifyReply> {
     const model = findGeminiModel(catalog, request.params.model);
     const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(request.body, { model: model.id, vendor: model.vendor }, stream);
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal });
+    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route });
     const context: GeminiResponseContext = { responseId: request.id, model: exchange.model.id, vendor: exchange.model.vendor, includeThoughts };
     setExchangeHeaders(reply, exchange);
     if (!stream) {
