@@ -74,7 +74,7 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
       {list.loading && list.data === undefined && <Loading />}
       {list.data !== undefined && accounts.length === 0 && <p className="muted">No accounts match.</p>}
       {accounts.length > 0 && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Accounts, scrollable">
           <table className="table table-dense">
             <caption className="visually-hidden">Accounts</caption>
             <thead>

@@ -14,7 +14,7 @@ export function UpstreamStatus() {
   const credentials = state.data.credentials;
   if (credentials.length === 0) return <p className="muted">No upstream credentials are configured (demo mode serves every model from the built-in simulator).</p>;
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label="Upstream credentials, scrollable">
       <table className="table table-dense">
         <caption className="visually-hidden">Upstream credentials</caption>
         <thead>
