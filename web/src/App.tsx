@@ -82,7 +82,7 @@ export function App() {
   };
   if (account === null) return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
   return (
-    <SessionContext.Provider value={{ account, signOut }}>
+    <SessionContext.Provider value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}>
       <Layout path={path}>
         <Suspense fallback={<p className="muted loading">Loading…</p>}>{page === undefined ? <NotFoundPage /> : page.render()}</Suspense>
       </Layout>

@@ -3,6 +3,8 @@
  * nano-USD (1e-9) because amounts must never pass through floating point; Intl.NumberFormat would take a Number.
  */
 
+import { decimalsOf } from './chart-ticks';
+
 const NANO_DIGITS = 9;
 const NANO = 10n ** BigInt(NANO_DIGITS);
 
@@ -50,8 +52,7 @@ export const formatCost = formatUsd;
  */
 export function axisUsdFormatter(ticks: readonly number[]): (value: number) => string {
   const step = ticks.length > 1 ? Math.abs(ticks[1]! - ticks[0]!) : Math.abs(ticks[0] ?? 0);
-  let decimals = 2;
-  while (decimals < 9 && step > 0 && step < 10 ** -decimals * 0.999) decimals += 1;
+  const decimals = Math.min(9, Math.max(2, decimalsOf(step)));
   return (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
 }
 
