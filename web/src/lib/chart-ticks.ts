@@ -13,10 +13,3 @@ export function niceTicks(highest: number, count = 4): number[] {
   if (ticks[ticks.length - 1]! < highest) ticks.push(Number((ticks.length * step).toPrecision(12)));
   return ticks;
 }
-
-/** Decimals that show `step` exactly: 0.0025 → 4, 0.5 → 1, 5 → 0. */
-export function decimalsOf(step: number): number {
-  const text = step.toFixed(9).replace(/0+$/, '');
-  const dot = text.indexOf('.');
-  return dot === -1 || dot === text.length - 1 ? 0 : text.length - dot - 1;
-}

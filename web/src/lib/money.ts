@@ -3,8 +3,6 @@
  * nano-USD (1e-9) because amounts must never pass through floating point; Intl.NumberFormat would take a Number.
  */
 
-import { decimalsOf } from './chart-ticks';
-
 const NANO_DIGITS = 9;
 const NANO = 10n ** BigInt(NANO_DIGITS);
 
@@ -72,4 +70,11 @@ export function fromNano(nano: bigint): string {
 /** For chart geometry only (bar heights): a Number is fine there, never for the figures shown. */
 export function toChartNumber(usd: string): number {
   return Number(toNano(usd)) / 1e9;
+}
+
+/** Decimals that show `step` exactly: 0.0025 → 4, 0.5 → 1, 5 → 0. */
+export function decimalsOf(step: number): number {
+  const text = step.toFixed(9).replace(/0+$/, '');
+  const dot = text.indexOf('.');
+  return dot === -1 || dot === text.length - 1 ? 0 : text.length - dot - 1;
 }
