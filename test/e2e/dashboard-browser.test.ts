@@ -547,6 +547,11 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       await mobile.goto(`${gateway.gateway.url}/login`);
       await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
       await inspect(mobile, 'phone-login');
+      await mobile.getByRole('link', { name: 'Create an account' }).click();
+      await mobile.getByRole('heading', { name: 'Create your account' }).waitFor();
+      await inspect(mobile, 'phone-register');
+      await mobile.goto(`${gateway.gateway.url}/login`);
+      await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
       await logIn(mobile, email, password);
       // The sidebar is folded away behind the menu button.
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
