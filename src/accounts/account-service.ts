@@ -40,7 +40,11 @@ export class AccountService {
     }
   }
 
-  /** Takes effect on the account's next request: authentication reads the tier every time. */
+  /**
+   * Sets the tier as given (and as the operator's tier). Takes effect on the account's next request: authentication
+   * reads the tier every time. The CLI and the operator view go through TierUpgrades.grant instead, which keeps a
+   * higher tier the account bought or reached by payments.
+   */
   async setTier(email: string, tier: string, tiers: Readonly<Record<string, unknown>>): Promise<AccountRecord> {
     if (!Object.hasOwn(tiers, tier)) {
       throw invalidRequest(`Unknown tier '${tier}'. Tiers: ${Object.keys(tiers).join(', ')}.`, 'tier');

@@ -25,3 +25,13 @@ export function formatUsd(amount: NanoUsd): string {
   const fraction = (absolute % NANO_PER_USD).toString().padStart(9, '0').replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction === '' ? '' : `.${fraction}`}`;
 }
+
+/**
+ * An amount in a sentence for a person, by the dashboard's one money rule (web/src/lib/money.ts): exact, two
+ * decimals for whole cents, more only when the amount has them. 4_000_000_000n → "$4.00"; 1_234_500n → "$0.0012345".
+ */
+export function describeUsd(amount: NanoUsd): string {
+  const text = formatUsd(amount < 0n ? -amount : amount);
+  const [whole, fraction = ''] = text.split('.');
+  return `${amount < 0n ? '-' : ''}$${whole}.${fraction.padEnd(2, '0')}`;
+}

@@ -1,7 +1,7 @@
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import { higherTier, rankedTiers, resolveTier, type ResolvedTier, type Tiers } from '../ratelimit/tiers.js';
 import type { TierChange, TierDecision, TierRepository, TierState } from '../storage/tier-repository.js';
-import { formatUsd } from './money.js';
+import { describeUsd } from './money.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -93,7 +93,7 @@ export class TierUpgrades {
       const available = result.state.balanceNano - result.state.reservedNano;
       throw new GatewayError(
         'conflict',
-        `The ${tier} tier costs $${formatUsd(price)} and your available balance is $${formatUsd(available < 0n ? 0n : available)}. Add credit first.`,
+        `The ${tier} tier costs ${describeUsd(price)} and your available balance is ${describeUsd(available < 0n ? 0n : available)}. Add credit first.`,
         { param: 'tier' },
       );
     }

@@ -114,13 +114,16 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
       });
       return;
     }
-    await web.register(fastifyStatic, { root, serve: false });
+    // The build ships .br and .gz beside each text file (scripts/compress-web-assets.mjs): sent as the client
+    // accepts them, with no CPU per request; a build without them is served uncompressed.
+    await web.register(fastifyStatic, { root, serve: false, preCompressed: true });
     web.get('/*', async (request, reply) => {
       const path = pathOf(request);
       if (path === null || isReservedPath(path)) return reply.callNotFound();
       setPageHeaders(reply);
       const relative = path.replace(/^\/+/, '');
-      const file = await buildFile(root, relative);
+      // The precompressed copies are served in place of their file, never under their own names.
+      const file = /\.(br|gz)$/.test(relative) ? null : await buildFile(root, relative);
       if (file !== null) {
         reply.header('cache-control', file.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
         return reply.sendFile(file, { cacheControl: false });

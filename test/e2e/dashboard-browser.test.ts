@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,14 +9,23 @@ import { parseUsd } from '../../src/billing/money.js';
 import { createRedemptionCodes } from '../../src/billing/redemption-codes.js';
 import { DESKTOP_VIEWPORT, launchChromium, PHONE_VIEWPORT, type BrowserSession } from '../helpers/chromium-browser.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { overflowProblems, seriousAxeViolations } from '../helpers/page-checks.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
+import { formatUsd as shownUsd, fromNano, toNano } from '../../web/src/lib/money.js';
 
 /**
- * The dashboard in real Chromium against a real gateway (simulator upstream): register → create a key → use it
- * with the official OpenAI SDK → see the request in the usage table and chart → revoke → 401 → redeem a code →
- * the balance rises; then the operator view, and every page on a phone-width screen. Screenshots land in
- * test/artifacts/screenshots/ for a person to look at.
+ * The dashboard in real Chromium against a real gateway (simulator upstream): register → create a key → the
+ * Overview's curl snippet pasted into a shell → usage (filtered by key) → revoke → 401 → redeem a code → the balance
+ * rises → upgrade the tier with one click → the new limit in force; then the operator view, and every page on a
+ * phone-width screen. Every page state is screenshotted (test/artifacts/screenshots/, for a person to look at),
+ * checked for content overflowing its box unseen, and checked by axe-core (no serious or critical violation).
  */
+
+/** pro is cheap here, so the $5 code pays for it. */
+const TIERS_YAML = `
+tiers:
+  pro: { requestsPerMinute: 1000, reachedAtTotalPaidUsd: 50, priceUsd: 2, periodDays: 30 }
+`;
 
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
@@ -30,11 +40,30 @@ let password = PASSWORD;
 let rotatedSecret = '';
 /** The user's balance as the billing page showed it after paid usage ("$4.98"). */
 let userBalance = '';
+const adminEmail = `operator-${Date.now()}@example.com`;
 
 async function screenshot(target: Page, name: string): Promise<void> {
   // Let charts (ResizeObserver-driven) lay out before the picture.
   await target.waitForTimeout(150);
   await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** What `inspect` found on every page state; the last test of the suite requires it empty. */
+const pageProblems: string[] = [];
+
+/**
+ * A page state: its screenshot, what overflows its box unseen, and axe-core's serious and critical violations.
+ * Collected (and required empty at the end) so one run lists every page's problems, not only the first.
+ */
+async function inspect(target: Page, name: string): Promise<void> {
+  await screenshot(target, name);
+  for (const problem of await overflowProblems(target)) pageProblems.push(`${name}: overflow: ${problem}`);
+  for (const violation of await seriousAxeViolations(target)) pageProblems.push(`${name}: axe ${violation.impact} ${violation.id} (${violation.help}): ${violation.targets.join(' | ')}`);
+}
+
+/** The shown figure ("$4.77", "$0.001234") as exact nano-USD. */
+function shownNano(text: string): bigint {
+  return toNano(text.replace(/[$,]/g, ''));
 }
 
 async function openNav(target: Page, label: string): Promise<void> {
@@ -75,7 +104,7 @@ beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await ensureWebBuild();
   // A small free allowance, so the test also spends paid credit once it has some.
-  gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '1000' } });
+  gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '1000' }, yaml: TIERS_YAML });
   desktop = await launchChromium(DESKTOP_VIEWPORT);
   page = await desktop.context.newPage();
 }, 180_000);
@@ -85,7 +114,8 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-describe('dashboard in Chromium', () => {
+// Generous hang bounds: every page state also runs axe-core, and the machine is shared.
+describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   it('serves the SPA at / and for client-side routes, but JSON 404s under /v1 and /api', async () => {
     const root = await fetch(`${gateway.gateway.url}/`);
     expect(root.status).toBe(200);
@@ -110,12 +140,28 @@ describe('dashboard in Chromium', () => {
     const asset = await fetch(`${gateway.gateway.url}${script}`);
     expect(asset.status).toBe(200);
     expect(asset.headers.get('cache-control')).toContain('immutable');
+
+    // Served precompressed (brotli, else gzip), and the log-in page loads little: React and the form, no page code.
+    let loginBytes = 0;
+    for (const path of html.match(/\/assets\/[^"]+\.(js|css)/g) ?? []) {
+      const brotli = await fetch(`${gateway.gateway.url}${path}`, { headers: { 'accept-encoding': 'br' } });
+      expect(brotli.headers.get('content-encoding'), path).toBe('br');
+      loginBytes += Number(brotli.headers.get('content-length'));
+      await brotli.arrayBuffer();
+      const gzip = await fetch(`${gateway.gateway.url}${path}`, { headers: { 'accept-encoding': 'gzip' } });
+      expect(gzip.headers.get('content-encoding'), path).toBe('gzip');
+      await gzip.arrayBuffer();
+    }
+    expect(loginBytes).toBeGreaterThan(0);
+    expect(loginBytes).toBeLessThan(100_000);
+    // The precompressed copies are not files of their own.
+    expect((await fetch(`${gateway.gateway.url}${script}.br`)).status).toBe(404);
   });
 
   it('registers with the password rules stated on the form, and lands on the overview', async () => {
     await page.goto(`${gateway.gateway.url}/`);
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
-    await screenshot(page, 'desktop-login');
+    await inspect(page, 'desktop-login');
     await page.getByRole('link', { name: 'Create an account' }).click();
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
     expect(await page.getByText('10 to 200 characters, and not your email address.').isVisible()).toBe(true);
@@ -126,7 +172,7 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Password', { exact: true }).evaluate((input) => input.removeAttribute('minlength'));
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByText(/at least 10 characters/).waitFor();
-    await screenshot(page, 'desktop-register-error');
+    await inspect(page, 'desktop-register-error');
 
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
@@ -147,7 +193,7 @@ describe('dashboard in Chromium', () => {
     expect(await dialog.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true);
     secret = await dialog.getByLabel('Your new API key').inputValue();
     expect(secret).toMatch(/^sk-tg-/);
-    await screenshot(page, 'desktop-keys-created-dialog');
+    await inspect(page, 'desktop-keys-created-dialog');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await dialog.waitFor({ state: 'hidden' });
 
@@ -166,34 +212,72 @@ describe('dashboard in Chromium', () => {
     for await (const _chunk of stream) {
       // drain
     }
+    // A second key, with a long name without spaces: it wraps in its cell instead of pushing the table out.
+    await page.getByLabel('Name', { exact: true }).fill('notebook-experiments-with-a-very-long-name-without-any-spaces-at-all');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const notebookDialog = page.getByRole('dialog', { name: 'Save your key' });
+    const notebook = await notebookDialog.getByLabel('Your new API key').inputValue();
+    await notebookDialog.getByRole('button', { name: 'Done' }).click();
+    await sdk(notebook).chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'From the notebook' }] });
     await page.reload();
     await page.getByRole('row', { name: /e2e backend/ }).waitFor();
-    await screenshot(page, 'desktop-keys');
+    await inspect(page, 'desktop-keys');
+  });
+
+  it("answers the Overview's curl snippet pasted into a shell with the key", async () => {
+    await openNav(page, 'Overview');
+    await page.getByRole('tab', { name: 'curl' }).click();
+    const snippet = (await page.getByRole('tabpanel').textContent()) ?? '';
+    expect(snippet).toContain('export TOLLGATE_API_KEY="sk-tg-…"');
+    // What a user does: paste it, with their key in place of the placeholder.
+    const pasted = snippet.replace('sk-tg-…', secret);
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile('bash', ['-e', '-c', pasted], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)))),
+    );
+    const reply = JSON.parse(output) as { object: string; choices: Array<{ message: { content: string } }> };
+    expect(reply.object).toBe('chat.completion');
+    expect(reply.choices[0]!.message.content.length).toBeGreaterThan(0);
   });
 
   it('shows the requests in the usage table, the charts and the breakdowns', async () => {
     await openNav(page, 'Usage');
     const requests = page.getByRole('table', { name: 'Recent requests' });
     await requests.waitFor();
-    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4']) {
+    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4', 'delta-v4-flash']) {
       await requests.getByRole('row', { name: new RegExp(model.replaceAll('.', '\\.')) }).first().waitFor();
     }
-    expect(await requests.getByRole('row').count()).toBe(4); // header + 3 requests
+    expect(await requests.getByRole('row').count()).toBe(6); // header + 5 requests (3 SDK, the snippet, the notebook)
     expect(await requests.textContent()).toContain('e2e backend');
 
     // The charts render bars from the real records: one stacked segment per model on today's bar.
     const tokenChart = page.getByRole('figure', { name: 'Tokens per day by model' });
     await tokenChart.locator('.recharts-bar-rectangle path').first().waitFor();
-    expect(await tokenChart.locator('.recharts-bar-rectangle path').count()).toBe(3);
+    expect(await tokenChart.locator('.recharts-bar-rectangle path').count()).toBe(4);
     const legend = await tokenChart.locator('.recharts-legend-wrapper').textContent();
-    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4']) expect(legend).toContain(model);
+    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4', 'delta-v4-flash']) expect(legend).toContain(model);
+    // A distinct colour per model.
+    const colours = await tokenChart.locator('.recharts-bar-rectangle path').evaluateAll((paths) => paths.map((path) => path.getAttribute('fill')));
+    expect(new Set(colours).size).toBe(4);
     expect(await page.getByRole('figure', { name: 'Cost per day by model' }).locator('.recharts-surface').count()).toBeGreaterThan(0);
 
     const byModel = page.getByRole('table', { name: 'Usage by model' });
-    expect(await byModel.getByRole('row').count()).toBe(4);
+    expect(await byModel.getByRole('row').count()).toBe(5);
     const byKey = page.getByRole('table', { name: 'Usage by key' });
-    // Requests column of the key's row: all three requests were made with it.
-    expect(await byKey.getByRole('row', { name: /e2e backend/ }).getByRole('cell').first().textContent()).toBe('3');
+    // Requests column of the key's row: the three SDK requests and the snippet's.
+    expect(await byKey.getByRole('row', { name: /e2e backend/ }).getByRole('cell').first().textContent()).toBe('4');
+    await inspect(page, 'desktop-usage-all');
+
+    // Filtered by key: the notebook's one request, in the charts, the breakdowns and the recent requests.
+    const notebookOption = await page.getByLabel('Key', { exact: true }).locator('option', { hasText: 'notebook' }).getAttribute('value');
+    await page.getByLabel('Key', { exact: true }).selectOption(notebookOption!);
+    await byKey.getByRole('row', { name: /e2e backend/ }).waitFor({ state: 'detached' });
+    expect(await byModel.getByRole('row').count()).toBe(2);
+    await requests.getByRole('row').nth(2).waitFor({ state: 'detached' });
+    expect(await requests.getByRole('row').count()).toBe(2);
+    expect(await requests.textContent()).toContain('delta-v4-flash');
+    await inspect(page, 'desktop-usage-filtered');
+    await page.getByLabel('Key', { exact: true }).selectOption('');
+    await byKey.getByRole('row', { name: /e2e backend/ }).waitFor();
 
     await page.getByRole('radio', { name: '7 days' }).click();
     await tokenChart.locator('.recharts-bar-rectangle path').first().waitFor();
@@ -202,7 +286,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const file = await download;
     expect(file.suggestedFilename()).toMatch(/\.csv$/);
-    await screenshot(page, 'desktop-usage');
+    await inspect(page, 'desktop-usage');
   });
 
   it('revokes the key after confirmation, and the SDK then gets 401', async () => {
@@ -210,10 +294,14 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Revoke e2e backend' }).click();
     const confirm = page.getByRole('dialog', { name: 'Revoke this key?' });
     await confirm.waitFor();
-    await screenshot(page, 'desktop-keys-revoke-confirm');
+    await inspect(page, 'desktop-keys-revoke-confirm');
     await confirm.getByRole('button', { name: 'Revoke key' }).click();
     await confirm.waitFor({ state: 'hidden' });
-    await page.getByRole('row', { name: /e2e backend/ }).getByText('revoked').waitFor();
+    // Revoked keys are listed apart, folded away.
+    await page.getByText('Revoked and expired keys (1)').click();
+    await page.getByRole('table', { name: 'Revoked and expired keys' }).getByRole('row', { name: /e2e backend/ }).getByText('revoked').waitFor();
+    expect(await page.getByRole('table', { name: 'API keys' }).getByRole('row', { name: /e2e backend/ }).count()).toBe(0);
+    await inspect(page, 'desktop-keys-revoked');
 
     const error = await sdk(secret)
       .chat.completions.create({ model: 'alpha-sonnet-5', messages: [{ role: 'user', content: 'after revocation' }] })
@@ -271,17 +359,58 @@ describe('dashboard in Chromium', () => {
     await page.reload();
     const ledger = page.getByRole('table', { name: 'Ledger' });
     await ledger.getByRole('row', { name: /Usage/ }).first().waitFor();
-    expect(await ledger.getByRole('row', { name: /Usage/ }).first().textContent()).toMatch(/-\$0\.\d+/);
+    const usageRow = ledger.getByRole('row', { name: /Usage/ }).first();
+    expect(await usageRow.textContent()).toMatch(/-\$0\.\d+/);
+    // The row says what was used: the model, tokens in and out, the key, and links to the request.
+    expect(await usageRow.textContent()).toMatch(/(alpha-sonnet-5|beta-5\.4) · [\d,]+ in \/ [\d,]+ out · key rotating/);
+    // The running balance adds up on screen: each row's balance is the one below it plus its amount, exactly.
+    const cells = await ledger.getByRole('row').evaluateAll((rows) => rows.slice(1).map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').replace(/^(Amount|Balance): /, ''))));
+    for (let index = 0; index < cells.length - 1; index += 1) {
+      const [amount, after] = cells[index]!.slice(-2);
+      const before = cells[index + 1]!.slice(-1)[0]!;
+      expect(shownNano(before) + shownNano(amount!.replace('+', '')), `${before} ${amount} = ${after}`).toBe(shownNano(after!));
+    }
     const balance = (await page.getByTestId('balance').textContent()) ?? '';
     userBalance = balance;
-    expect(parseUsd(balance.replace('$', ''))).toBeLessThan(parseUsd('5'));
-    await screenshot(page, 'desktop-billing');
+    expect(shownNano(balance)).toBeLessThan(parseUsd('5'));
+    expect(balance).toBe(cells[0]!.slice(-1)[0]);
+    await inspect(page, 'desktop-billing');
+
+    await usageRow.getByRole('link', { name: 'request details' }).click();
+    await page.getByRole('heading', { level: 2, name: /^Request req_/ }).waitFor();
+    expect(await page.getByRole('region', { name: /^Request req_/ }).textContent()).toContain('rotating');
+    await inspect(page, 'desktop-usage-request');
 
     await openNav(page, 'Usage');
     const costChart = page.getByRole('figure', { name: 'Cost per day by model' });
     await costChart.locator('.recharts-bar-rectangle path').first().waitFor();
     expect(await costChart.locator('.recharts-bar-rectangle path').count()).toBeGreaterThanOrEqual(1);
-    await screenshot(page, 'desktop-usage-paid');
+    await inspect(page, 'desktop-usage-paid');
+  });
+
+  it('upgrades the tier from the balance in one action, and the next request runs at the new limit', async () => {
+    const before = await sdk(rotatedSecret).chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] }).withResponse();
+    expect(before.response.headers.get('x-ratelimit-limit-requests')).toBe('100');
+    await openNav(page, 'Overview');
+    const tiers = page.getByRole('table', { name: 'Rate-limit tiers' });
+    expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('$2.00 per 30 days from your balance');
+    await inspect(page, 'desktop-overview-before-upgrade');
+    await tiers.getByRole('button', { name: 'Upgrade to pro' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Upgrade to pro?' });
+    await dialog.waitFor();
+    await inspect(page, 'desktop-upgrade-confirm');
+    await dialog.getByRole('button', { name: 'Pay $2.00 and upgrade' }).click();
+    await page.getByText(/You are on the pro tier now/).waitFor();
+    expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('current');
+    await page.getByText(/Bought until/).waitFor();
+    const after = await sdk(rotatedSecret).chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] }).withResponse();
+    expect(after.response.headers.get('x-ratelimit-limit-requests')).toBe('1000');
+
+    await openNav(page, 'Billing');
+    const tierRow = page.getByRole('table', { name: 'Ledger' }).getByRole('row', { name: /Tier/ });
+    await tierRow.waitFor();
+    expect(await tierRow.textContent()).toContain('-$2.00');
+    userBalance = (await page.getByTestId('balance').textContent()) ?? '';
   });
 
   it('shows the overview with balance, allowance, tiers and quick-start snippets filled with the base URL', async () => {
@@ -289,21 +418,23 @@ describe('dashboard in Chromium', () => {
     const balance = page.getByRole('region', { name: 'Balance', exact: true });
     await balance.getByText(userBalance, { exact: true }).waitFor();
     await page.getByRole('region', { name: 'Free tokens left today', exact: true }).waitFor();
-    expect(await page.getByRole('region', { name: 'Today', exact: true }).textContent()).toContain('5 requests');
+    // 3 SDK requests, the notebook's, the snippet's, 2 paid ones and the 2 around the upgrade.
+    expect(await page.getByRole('region', { name: 'Today', exact: true }).textContent()).toContain('9 requests');
     await page.getByRole('tab', { name: 'Python' }).click();
     expect(await page.getByRole('tabpanel').textContent()).toContain(`base_url="${gateway.gateway.url}/v1"`);
     await page.getByRole('tab', { name: 'TypeScript' }).click();
     expect(await page.getByRole('tabpanel').textContent()).toContain('import OpenAI from "openai"');
     await page.getByRole('tab', { name: 'curl' }).click();
     const tiers = page.getByRole('table', { name: 'Rate-limit tiers' });
-    expect(await tiers.getByRole('row', { name: /standard/ }).textContent()).toContain('current');
-    await page.getByText('How to upgrade').waitFor();
-    await screenshot(page, 'desktop-overview');
+    expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('current');
+    // Words for users: no operator commands or settings on the Overview.
+    expect(await page.locator('main').textContent()).not.toMatch(/tollgate |npm run|STRIPE_|--email/);
+    await inspect(page, 'desktop-overview');
     // The sparkline draws today's spend from the real records.
     await page.locator('.sparkline .recharts-area').waitFor();
     // The dark variant (prefers-color-scheme) of the same page, for a person to look at.
     await page.emulateMedia({ colorScheme: 'dark' });
-    await screenshot(page, 'desktop-overview-dark');
+    await inspect(page, 'desktop-overview-dark');
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
@@ -315,7 +446,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed').waitFor();
     password = NEW_PASSWORD;
-    await screenshot(page, 'desktop-settings');
+    await inspect(page, 'desktop-settings');
     // The change ended the old session and carried this browser into a new one: still logged in.
     await openNav(page, 'Overview');
     await page.getByRole('button', { name: 'Log out' }).click();
@@ -329,7 +460,6 @@ describe('dashboard in Chromium', () => {
   });
 
   it('gives operators the accounts list, credit, codes, tiers and upstream status', async () => {
-    const adminEmail = `operator-${Date.now()}@example.com`;
     await gateway.gateway.accounts.create({ email: adminEmail, password: PASSWORD, role: 'admin' });
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
@@ -346,9 +476,8 @@ describe('dashboard in Chromium', () => {
     await credit.getByLabel('Amount (USD)').fill('2.50');
     await credit.getByLabel(/Note/).fill('e2e goodwill');
     await credit.getByRole('button', { name: 'Credit account' }).click();
-    // Whole cents added to a cent-rounded figure: the new figure is exact in cents.
-    const cents = BigInt(userBalance.replace(/[$,.]/g, '')) + 250n;
-    const expected = `$${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+    // Figures are exact on screen: the shown balance plus $2.50 is the new shown balance.
+    const expected = shownUsd(fromNano(shownNano(userBalance) + parseUsd('2.5')));
     await page.getByText(`Credited $2.50 to ${email}; balance now ${expected}.`).waitFor();
     await userRow.getByText(expected).waitFor();
 
@@ -382,7 +511,7 @@ describe('dashboard in Chromium', () => {
 
     await page.getByRole('heading', { name: 'Upstream credentials' }).waitFor();
     await page.getByRole('table', { name: 'Upstream credentials' }).or(page.getByText(/not available|No upstream credentials/)).first().waitFor();
-    await screenshot(page, 'desktop-admin');
+    await inspect(page, 'desktop-admin');
   });
 
   it('offers a Stripe Checkout top-up when the gateway has Stripe configured', async () => {
@@ -404,7 +533,7 @@ describe('dashboard in Chromium', () => {
       await stripePage.getByRole('button', { name: 'Add credit' }).click();
       await stripePage.getByRole('alert').getByText(/Top-ups are between/).waitFor();
       await stripePage.getByLabel('Amount (USD)').fill('25');
-      await screenshot(stripePage, 'desktop-billing-stripe');
+      await inspect(stripePage, 'desktop-billing-stripe');
     } finally {
       await session.close();
       await withStripe.close();
@@ -417,16 +546,21 @@ describe('dashboard in Chromium', () => {
       const mobile = await phone.context.newPage();
       await mobile.goto(`${gateway.gateway.url}/login`);
       await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
-      await screenshot(mobile, 'phone-login');
+      await inspect(mobile, 'phone-login');
+      await mobile.getByRole('link', { name: 'Create an account' }).click();
+      await mobile.getByRole('heading', { name: 'Create your account' }).waitFor();
+      await inspect(mobile, 'phone-register');
+      await mobile.goto(`${gateway.gateway.url}/login`);
+      await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
       await logIn(mobile, email, password);
       // The sidebar is folded away behind the menu button.
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
       // The chart library loads lazily: wait for the sparkline so the screenshot shows it.
       await mobile.locator('.sparkline .recharts-area').waitFor();
-      await screenshot(mobile, 'phone-overview');
+      await inspect(mobile, 'phone-overview');
       await mobile.getByRole('button', { name: 'Menu' }).click();
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);
-      await screenshot(mobile, 'phone-menu-open');
+      await inspect(mobile, 'phone-menu-open');
       // A user is not an operator: no Operator link, and the API answers 403 with this session.
       expect(await mobile.getByRole('link', { name: 'Operator' }).count()).toBe(0);
       expect(await mobile.evaluate(async () => (await fetch('/api/admin/accounts')).status)).toBe(403);
@@ -442,10 +576,35 @@ describe('dashboard in Chromium', () => {
         // Nothing may overflow the screen sideways (tables scroll inside their own box).
         const overflow = await mobile.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         expect(overflow, `${label}: ${await widestElements(mobile)}`).toBeLessThanOrEqual(0);
-        await screenshot(mobile, name);
+        await inspect(mobile, name);
       }
+      // The ledger's request link, the folded revoked keys and the operator view on a phone too.
+      await openNav(mobile, 'Billing');
+      await mobile.getByRole('link', { name: 'request details' }).first().click();
+      await mobile.getByRole('heading', { level: 2, name: /^Request req_/ }).waitFor();
+      await inspect(mobile, 'phone-usage-request');
+      await openNav(mobile, 'API keys');
+      await mobile.locator('summary', { hasText: 'Revoked and expired keys' }).click();
+      await inspect(mobile, 'phone-keys-revoked');
+      await mobile.getByRole('button', { name: 'Menu' }).click();
+      await mobile.getByRole('button', { name: 'Log out' }).click();
+      await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
+      // A deep link while logged out: after logging in, the page asked for.
+      await mobile.goto(`${gateway.gateway.url}/admin`);
+      await mobile.getByRole('heading', { name: 'Log in' }).waitFor();
+      await mobile.getByLabel('Email').fill(adminEmail);
+      await mobile.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await mobile.getByRole('button', { name: 'Log in' }).click();
+      await mobile.getByRole('heading', { level: 1, name: 'Operator' }).waitFor();
+      expect(new URL(mobile.url()).pathname).toBe('/admin');
+      await mobile.getByRole('table', { name: 'Accounts' }).getByRole('row').nth(1).waitFor();
+      await inspect(mobile, 'phone-admin');
     } finally {
       await phone.close();
     }
-  }, 90_000);
+  }, 300_000);
+
+  it('found nothing clipped and no serious or critical accessibility violation on any page, at either size', () => {
+    expect(pageProblems).toEqual([]);
+  });
 });

@@ -75,6 +75,13 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
     return (await harness.gateway.storage.billing.ledger(accountId, 100)).length;
   }
 
+  it('a card top-up counts as a payment: $50 in total reaches pro (the default tiers) from the next request', async () => {
+    const accountId = await account();
+    const payload = JSON.stringify(checkoutEvent(accountId, { amountTotal: 5000 }));
+    expect((await post(payload, sign(payload))).json.result).toBe('credited');
+    expect((await harness.gateway.storage.accounts.findById(accountId))!.tier).toBe('pro');
+  });
+
   it('credits a paid Checkout session exactly once; replays change nothing', async () => {
     const accountId = await account();
     const payload = JSON.stringify(checkoutEvent(accountId, { amountTotal: 2599 }));

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,9 @@ function newestModification(path: string): number {
 export function webBuildIsStale(): boolean {
   const index = join(WEB_BUILD, 'index.html');
   if (!existsSync(index)) return true;
+  // A build from before precompression (or by the bare Vite API) has no .br files: build again, as npm run build does.
+  const assets = join(WEB_BUILD, 'assets');
+  if (!existsSync(assets) || !readdirSync(assets).some((name) => name.endsWith('.js.br'))) return true;
   return newestModification(WEB_SOURCE) > statSync(index).mtimeMs;
 }
 
@@ -33,6 +37,7 @@ export async function ensureWebBuild(): Promise<string> {
     } finally {
       process.env.NODE_ENV = previous;
     }
+    execFileSync(process.execPath, [join(REPO, 'scripts', 'compress-web-assets.mjs')], { stdio: 'ignore' });
   }
   return WEB_BUILD;
 }

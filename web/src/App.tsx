@@ -5,17 +5,18 @@ import { Layout } from './components/Layout';
 import { Notice } from './components/Notice';
 import { navigate, usePath } from './lib/router';
 import { SessionContext } from './lib/session';
-import { AdminPage } from './pages/AdminPage';
-import { BillingPage } from './pages/BillingPage';
-import { KeysPage } from './pages/KeysPage';
 import { LoginPage } from './pages/LoginPage';
 import { NotFoundPage } from './pages/NotFoundPage';
-import { OverviewPage } from './pages/OverviewPage';
 import { RegisterPage } from './pages/RegisterPage';
-import { SettingsPage } from './pages/SettingsPage';
 
-// The usage page pulls in the chart library: loaded when first opened.
+// Every signed-in page is its own chunk, loaded when first opened: the log-in page downloads only React and the
+// form. The usage page also pulls in the chart library.
+const OverviewPage = lazy(() => import('./pages/OverviewPage').then((module) => ({ default: module.OverviewPage })));
+const KeysPage = lazy(() => import('./pages/KeysPage').then((module) => ({ default: module.KeysPage })));
 const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })));
+const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
+const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
+const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ default: module.AdminPage })));
 
 const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/': { title: 'Overview', render: () => <OverviewPage /> },
@@ -27,6 +28,13 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
 };
 
 const PUBLIC_PATHS = new Set(['/login', '/register']);
+
+/** Where to go after logging in: the page asked for (`?next=/usage`), only ever a path of this app. */
+function nextPath(): string {
+  const next = new URLSearchParams(window.location.search).get('next');
+  if (next === null || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
+  return PUBLIC_PATHS.has(next.split('?')[0]!) ? '/' : next;
+}
 
 export function App() {
   const path = usePath();
@@ -51,8 +59,12 @@ export function App() {
   }, [account, page, path]);
 
   useEffect(() => {
-    if (account === null && !PUBLIC_PATHS.has(path)) navigate('/login', { replace: true });
-    if (account && PUBLIC_PATHS.has(path)) navigate('/', { replace: true });
+    // A deep link while logged out: log in first, then land on the page asked for.
+    if (account === null && !PUBLIC_PATHS.has(path)) {
+      const asked = path + window.location.search;
+      navigate(asked === '/' ? '/login' : `/login?next=${encodeURIComponent(asked)}`, { replace: true });
+    }
+    if (account && PUBLIC_PATHS.has(path)) navigate(nextPath(), { replace: true });
   }, [account, path]);
 
   if (loadError !== undefined && account === undefined) {
@@ -64,12 +76,13 @@ export function App() {
   }
   if (account === undefined) return <p className="muted loading">Loading…</p>;
   const signedIn = (next: Account) => {
+    const target = nextPath();
     setAccount(next);
-    navigate('/', { replace: true });
+    navigate(target, { replace: true });
   };
   if (account === null) return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
   return (
-    <SessionContext.Provider value={{ account, signOut }}>
+    <SessionContext.Provider value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}>
       <Layout path={path}>
         <Suspense fallback={<p className="muted loading">Loading…</p>}>{page === undefined ? <NotFoundPage /> : page.render()}</Suspense>
       </Layout>

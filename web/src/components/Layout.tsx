@@ -20,7 +20,7 @@ export const NAV_ITEMS: NavItem[] = [
 
 function Brand() {
   return (
-    <Link href="/" className="brand" aria-label="Tollgate home">
+    <Link href="/" className="brand">
       <span className="brand-mark" aria-hidden="true">
         T
       </span>

@@ -44,7 +44,7 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
                     {request.model}
                     {request.stream && <span className="muted small"> · stream</span>}
                   </td>
-                  <td data-label="Key" className="nowrap">
+                  <td data-label="Key" className="key-name">
                     {request.keyName}
                   </td>
                   <td data-label="In" className="num">

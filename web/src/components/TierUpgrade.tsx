@@ -103,7 +103,7 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
                   <td data-label="Tokens/min" className="num">
                     {tier.tokensPerMinute === null ? 'unlimited' : formatCount(tier.tokensPerMinute)}
                   </td>
-                  <td className="tier-how">{tier.position === 'above' ? howToReach(tier, status) : tier.position === 'current' ? 'Your tier' : 'Included'}</td>
+                  <td data-label="How to get it" className="tier-how">{tier.position === 'above' ? howToReach(tier, status) : tier.position === 'current' ? 'Your tier' : 'Included'}</td>
                   <td className="actions">
                     {tier.position === 'above' && tier.priceUsd !== null && (
                       <>

@@ -1,5 +1,6 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { TokenCounts, UsageDaily } from '../api/types';
+import { niceTicks } from '../lib/chart-ticks';
 import { formatCompact, formatCount, formatDay } from '../lib/format';
 import { axisUsdFormatter, formatUsd, sumUsd, toChartNumber, toNano } from '../lib/money';
 
@@ -48,8 +49,8 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
   const byDay = new Map(usage.days.map((entry) => [entry.day, entry.models]));
   const title = metric === 'cost' ? 'Cost per day by model' : 'Tokens per day by model';
   const highest = Math.max(0, ...rows.map((row) => models.reduce((sum, model) => sum + Number(row[model] ?? 0), 0)));
-  // Four ticks from zero: one decimal count for the whole axis.
-  const ticks = [0, 1, 2, 3, 4].map((step) => (highest * step) / 4);
+  // Round ticks from zero: one decimal count for the whole axis.
+  const ticks = niceTicks(highest);
   const costTick = axisUsdFormatter(ticks);
   return (
     <figure className="chart" aria-label={title}>
@@ -62,7 +63,7 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
             tick={{ fontSize: 12, fill: 'var(--muted)' }}
             tickLine={false}
             axisLine={false}
-            {...(highest > 0 ? { ticks, domain: [0, highest] } : {})}
+            {...(highest > 0 ? { ticks, domain: [0, ticks[ticks.length - 1]!] } : {})}
             tickFormatter={(value: number) => (metric === 'cost' ? costTick(value) : formatCompact(value))}
           />
           <Tooltip

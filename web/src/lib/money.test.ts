@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { niceTicks } from './chart-ticks';
 import { axisUsdFormatter, formatCost, formatUsd, fromNano, isCentsAmount, sumUsd, toNano } from './money';
 
 describe('dashboard money formatting (exact, no floats)', () => {
@@ -43,6 +44,12 @@ describe('dashboard money formatting (exact, no floats)', () => {
     const small = axisUsdFormatter([0, 0.0005, 0.001]);
     expect([0, 0.0005, 0.001].map(small)).toEqual(['$0.0000', '$0.0005', '$0.0010']);
     expect(axisUsdFormatter([0, 5, 10])(10)).toBe('$10.00');
+    // Round ticks (the issue: $0.002, $0.005, $0.007 from quarters of the highest bar).
+    const ticks = niceTicks(0.009675);
+    expect(ticks).toEqual([0, 0.0025, 0.005, 0.0075, 0.01]);
+    expect(ticks.map(axisUsdFormatter(ticks))).toEqual(['$0.0000', '$0.0025', '$0.0050', '$0.0075', '$0.0100']);
+    expect(niceTicks(1645)).toEqual([0, 500, 1000, 1500, 2000]);
+    expect(niceTicks(0)).toEqual([0]);
   });
 
   it('round-trips nano-USD and validates cent amounts typed into forms', () => {

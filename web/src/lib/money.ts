@@ -50,8 +50,7 @@ export const formatCost = formatUsd;
  */
 export function axisUsdFormatter(ticks: readonly number[]): (value: number) => string {
   const step = ticks.length > 1 ? Math.abs(ticks[1]! - ticks[0]!) : Math.abs(ticks[0] ?? 0);
-  let decimals = 2;
-  while (decimals < 9 && step > 0 && step < 10 ** -decimals * 0.999) decimals += 1;
+  const decimals = Math.min(9, Math.max(2, decimalsOf(step)));
   return (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
 }
 
@@ -71,4 +70,11 @@ export function fromNano(nano: bigint): string {
 /** For chart geometry only (bar heights): a Number is fine there, never for the figures shown. */
 export function toChartNumber(usd: string): number {
   return Number(toNano(usd)) / 1e9;
+}
+
+/** Decimals that show `step` exactly: 0.0025 → 4, 0.5 → 1, 5 → 0. */
+export function decimalsOf(step: number): number {
+  const text = step.toFixed(9).replace(/0+$/, '');
+  const dot = text.indexOf('.');
+  return dot === -1 || dot === text.length - 1 ? 0 : text.length - dot - 1;
 }

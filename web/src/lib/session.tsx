@@ -5,6 +5,8 @@ export interface SessionValue {
   account: Account;
   /** After logout or an expired session. */
   signOut: () => void;
+  /** Reads the account again (its tier changed after an upgrade). */
+  refresh: () => void;
 }
 
 export const SessionContext = createContext<SessionValue | null>(null);

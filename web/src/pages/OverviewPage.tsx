@@ -17,7 +17,7 @@ import { useSession } from '../lib/session';
 const SpendSparkline = lazy(() => import('../components/SpendSparkline').then((module) => ({ default: module.SpendSparkline })));
 
 export function OverviewPage() {
-  const { account } = useSession();
+  const { account, refresh } = useSession();
   const { data, error, loading, reload } = useAsync(overview, []);
   return (
     <>
@@ -74,7 +74,12 @@ export function OverviewPage() {
               <h2 id="tier-heading">Rate limits</h2>
               <span className="badge badge-blue">{data.tier.name} tier</span>
             </div>
-            <TierUpgrade onChanged={reload} />
+            <TierUpgrade
+              onChanged={() => {
+                reload();
+                refresh();
+              }}
+            />
           </section>
         </>
       )}

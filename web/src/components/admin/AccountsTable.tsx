@@ -74,8 +74,8 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
       {list.loading && list.data === undefined && <Loading />}
       {list.data !== undefined && accounts.length === 0 && <p className="muted">No accounts match.</p>}
       {accounts.length > 0 && (
-        <div className="table-wrap">
-          <table className="table table-dense">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Accounts, scrollable">
+          <table className="table table-dense table-stack">
             <caption className="visually-hidden">Accounts</caption>
             <thead>
               <tr>
@@ -99,7 +99,7 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
                       {account.role === 'admin' ? 'operator · ' : ''}since {formatDate(account.createdAt)}
                     </div>
                   </th>
-                  <td>
+                  <td data-label="Tier">
                     <select className="input input-small" aria-label={`Tier of ${account.email}`} value={account.tier} onChange={(event) => void changeTier(account, event.target.value)}>
                       {tiers.map((tier) => (
                         <option key={tier.name} value={tier.name}>
@@ -109,10 +109,10 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
                       {!tiers.some((tier) => tier.name === account.tier) && <option value={account.tier}>{account.tier}</option>}
                     </select>
                   </td>
-                  <td className="num">{formatUsd(account.balanceUsd)}</td>
-                  <td className="num">{formatCount(account.requests30d)}</td>
-                  <td className="num">{formatCost(account.costUsd30d)}</td>
-                  <td>
+                  <td data-label="Balance" className="num">{formatUsd(account.balanceUsd)}</td>
+                  <td data-label="Requests (30 d)" className="num">{formatCount(account.requests30d)}</td>
+                  <td data-label="Spend (30 d)" className="num">{formatCost(account.costUsd30d)}</td>
+                  <td data-label="Status">
                     <StatusBadge status={account.disabled ? 'disabled' : 'active'} />
                   </td>
                   <td className="actions">

@@ -14,8 +14,8 @@ export function UpstreamStatus() {
   const credentials = state.data.credentials;
   if (credentials.length === 0) return <p className="muted">No upstream credentials are configured (demo mode serves every model from the built-in simulator).</p>;
   return (
-    <div className="table-wrap">
-      <table className="table table-dense">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label="Upstream credentials, scrollable">
+      <table className="table table-dense table-stack">
         <caption className="visually-hidden">Upstream credentials</caption>
         <thead>
           <tr>
@@ -30,13 +30,13 @@ export function UpstreamStatus() {
           {credentials.map((credential) => (
             <tr key={`${credential.vendor}/${credential.label}`}>
               <th scope="row">{credential.vendor}</th>
-              <td>{credential.label}</td>
-              <td className="mono small break">{credential.baseUrl}</td>
-              <td>
+              <td data-label="Credential">{credential.label}</td>
+              <td data-label="Base URL" className="mono small break">{credential.baseUrl}</td>
+              <td data-label="State">
                 <StatusBadge status={credential.state} />
                 {credential.state === 'cooling_down' && credential.coolingDownUntil !== null && <span className="muted small"> until {formatRelative(credential.coolingDownUntil)}</span>}
               </td>
-              <td className="num">{credential.recentFailures}</td>
+              <td data-label="Recent failures" className="num">{credential.recentFailures}</td>
             </tr>
           ))}
         </tbody>
