@@ -336,3 +336,32 @@ describe('stored responses on PostgreSQL', () => {
     expect((await pgClient.responses.retrieve(first.id)).id).toBe(first.id);
   });
 });
+
+describe('custom tools (free-text input, as Codex declares apply_patch)', () => {
+  const applyPatch = { type: 'custom' as const, name: 'apply_patch', description: 'Apply a patch to the files' };
+
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: a custom_tool_call with its raw input, its output sent back, an answer', async (model) => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Fix the typo. [[sim tool=apply_patch]]' }];
+    const stream = client.responses.stream({ model, input, tools: [applyPatch], store: false });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const first = await stream.finalResponse();
+    expect(types).toContain('response.custom_tool_call_input.done');
+    const call = first.output.find((item) => item.type === 'custom_tool_call');
+    if (call?.type !== 'custom_tool_call') throw new Error(`no custom tool call: ${JSON.stringify(first.output)}`);
+    expect(call.name).toBe('apply_patch');
+    expect(typeof call.input).toBe('string');
+    // The raw text, not the JSON envelope the vendor wrote it in.
+    expect(call.input.startsWith('{"input"')).toBe(false);
+    const whole = await client.responses.create({ model, input, tools: [applyPatch], store: false });
+    expect(whole.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({ name: 'apply_patch', input: call.input });
+    const second = await client.responses.create({
+      model,
+      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' }],
+      tools: [applyPatch],
+      store: false,
+    });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toContain('patch applied');
+  });
+});

@@ -16,7 +16,9 @@ import { imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
+import type { z } from 'zod';
 import {
+  customTool,
   functionTool,
   HANDLED_FIELDS,
   INPUT_ITEM_SCHEMAS,
@@ -35,6 +37,8 @@ export interface ResponsesOptions {
   includeEncryptedReasoning: boolean;
   /** `reasoning.summary` was asked for: reasoning text is shown as the item's summary. */
   showReasoningSummary: boolean;
+  /** Names of the request's `custom` tools: their calls come back as `custom_tool_call` items. */
+  customTools: ReadonlySet<string>;
   previousResponseId: string | null;
   /** Request fields the response object repeats (openai-responses.md §4). */
   echo: ResponseEcho;
@@ -111,7 +115,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   const validated = items.map((item, index) =>
     validateItem(item, index < history.length ? `previous_response_id` : `input[${index - history.length}]`, index < history.length),
   );
-  const { tools, toolNames } = decodeTools(input, dropped);
+  const { tools, toolNames, customTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
   const messages = decodeItems(validated, system, history.length);
 
@@ -150,6 +154,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
       store,
       includeEncryptedReasoning: (input.include ?? []).includes('reasoning.encrypted_content'),
       showReasoningSummary: summary !== null,
+      customTools,
       previousResponseId: input.previous_response_id ?? null,
       echo: {
         instructions: input.instructions ?? null,
@@ -195,7 +200,14 @@ function normaliseItems(input: string | unknown[]): Array<Record<string, unknown
   });
 }
 
-const ID_PREFIXES: Readonly<Record<string, string>> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
+const ID_PREFIXES: Readonly<Record<string, string>> = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
+  reasoning: 'rs',
+};
 
 export function mintId(prefix: string): string {
   return `${prefix}_${randomHex(12)}`;
@@ -207,7 +219,7 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
   const schema = typeof type === 'string' ? INPUT_ITEM_SCHEMAS[type as keyof typeof INPUT_ITEM_SCHEMAS] : undefined;
   if (schema === undefined) {
     throw invalidRequest(
-      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output or reasoning.`,
+      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning.`,
       fromHistory ? param : `${param}.type`,
     );
   }
@@ -272,10 +284,16 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
         calls.add(item.call_id);
         assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: item.arguments });
         return;
-      case 'function_call_output': {
+      case 'custom_tool_call':
+        // A custom tool travels to every vendor as a function with one string argument (see decodeTools).
+        calls.add(item.call_id);
+        assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: JSON.stringify({ input: item.input }) });
+        return;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         if (!calls.has(item.call_id)) {
           throw invalidRequest(
-            `'${param}' is the output of call '${item.call_id}', but no earlier function_call item has that call_id.`,
+            `'${param}' is the output of call '${item.call_id}', but no earlier ${item.type === 'function_call_output' ? 'function_call' : 'custom_tool_call'} item has that call_id.`,
             index < historyLength ? param : `${param}.call_id`,
           );
         }
@@ -351,16 +369,27 @@ function toolOutput(output: string | ResponsesContentPart[], param: string): Arr
 }
 
 /**
- * Tools. The rule: `function` tools are what every family runs (the client executes them). Any other tool type
- * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`, `custom`,
- * `namespace`, `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as
- * `tools.<type>`: a model not offered a tool answers without it, in the item types the client already knows, so
- * the reply's contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
+ * Tools. The rule: tools the client executes itself are what every family runs: `function` tools as they are, and
+ * `custom` tools (free-text input, Codex's freeform `apply_patch`) as a function with one string argument `input`,
+ * their grammar in the description, their calls handed back as `custom_tool_call` items. Any other tool type
+ * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`, `namespace`,
+ * `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as `tools.<type>`:
+ * a model not offered a tool answers without it, in the item types the client already knows, so the reply's
+ * contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
  */
-function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools: ToolDefinition[]; toolNames: Set<string> } {
+function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools: ToolDefinition[]; toolNames: Set<string>; customTools: Set<string> } {
   const tools: ToolDefinition[] = [];
   const toolNames = new Set<string>();
+  const customTools = new Set<string>();
   for (const [index, tool] of (input.tools ?? []).entries()) {
+    if (tool.type === 'custom') {
+      const parsed = customTool.safeParse(tool, { reportInput: true });
+      if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
+      tools.push(customToolDefinition(parsed.data));
+      toolNames.add(parsed.data.name);
+      customTools.add(parsed.data.name);
+      continue;
+    }
     if (tool.type !== 'function') {
       dropped.push(headerSafeName(`tools.${tool.type}`));
       continue;
@@ -375,16 +404,32 @@ function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools:
     tools.push(definition);
     toolNames.add(fn.name);
   }
-  return { tools, toolNames };
+  return { tools, toolNames, customTools };
+}
+
+/** A custom tool as a function every vendor runs: its whole input is the string argument `input`. */
+function customToolDefinition(tool: z.output<typeof customTool>): ToolDefinition {
+  const format = tool.format;
+  const grammar = format?.type === 'grammar' ? `\n\nThe input must follow this ${(format as { syntax: string }).syntax} grammar:\n${(format as { definition: string }).definition}` : '';
+  return {
+    name: tool.name,
+    description: `${tool.description ?? ''}${grammar}`.trim() || `The ${tool.name} tool.`,
+    parameters: {
+      type: 'object',
+      properties: { input: { type: 'string', description: `The raw input of the ${tool.name} tool, exactly as the tool reads it.` } },
+      required: ['input'],
+      additionalProperties: false,
+    },
+  };
 }
 
 function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNames: Set<string>, request: CanonicalRequest): ToolChoice | undefined {
   if (choice == null) return undefined;
   if (typeof choice === 'string') return { type: choice };
-  if (choice.type === 'function') {
+  if (choice.type === 'function' || choice.type === 'custom') {
     const name = (choice as { name?: unknown }).name;
     if (typeof name !== 'string' || !toolNames.has(name)) {
-      throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a function tool of this request.`, 'tool_choice.name');
+      throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a ${choice.type} tool of this request.`, 'tool_choice.name');
     }
     return { type: 'tool', name };
   }
@@ -395,8 +440,8 @@ function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNam
     const names = new Set<string>();
     for (const [index, tool] of allowed.entries()) {
       const entry = tool as { type?: unknown; name?: unknown } | null;
-      if (entry?.type !== 'function' || typeof entry.name !== 'string') {
-        throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
+      if ((entry?.type !== 'function' && entry?.type !== 'custom') || typeof entry.name !== 'string') {
+        throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function and custom tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
       }
       names.add(entry.name);
     }
@@ -408,7 +453,7 @@ function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNam
   }
   throw new GatewayError(
     'unsupported_parameter',
-    `'tool_choice' forces a '${choice.type}' tool, which no model of this gateway runs: only function tools can be forced.`,
+    `'tool_choice' forces a '${choice.type}' tool, which no model of this gateway runs: only function and custom tools can be forced.`,
     { param: 'tool_choice' },
   );
 }
