@@ -37,6 +37,7 @@ interface ModelReport {
   create: Outcome<{ id: string; status: string; text: string; usage: Usage }>;
   stream: Outcome<{ types: string[]; deltas: string; text: string; status: string; usage: Usage }>;
   toolLoop: Outcome<{ calls: string[]; finalText: string; finalItems: string[] }>;
+  customTool: Outcome<{ name: string; inputType: string; finalText: string }>;
   previousResponse: Outcome<{ text: string; inputItemTypes: string[]; previous: boolean }>;
   aiGenerateText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
   aiStreamText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
@@ -83,7 +84,7 @@ describe('the Responses stream on the wire', () => {
   });
 
   it('every call of the clients succeeded', () => {
-    expect(statuses.length).toBeGreaterThan(MODELS.length * 8);
+    expect(statuses.length).toBeGreaterThan(MODELS.length * 10);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });
 });
@@ -114,6 +115,13 @@ describe.each(MODELS)('openai 7 and the Vercel AI SDK on %s (Node 24)', (model) 
     expect(outcome.value!.calls).toEqual(['get_weather']);
     expect(outcome.value!.finalItems).not.toContain('function_call');
     expect(outcome.value!.finalText).toContain('celsius');
+  });
+
+  it('a custom tool streamed as a custom_tool_call, its output sent back', () => {
+    const outcome = report[model]!.customTool;
+    expect(outcome.ok, outcome.message).toBe(true);
+    expect(outcome.value).toMatchObject({ name: 'apply_patch', inputType: 'string' });
+    expect(outcome.value!.finalText).toContain('patch applied');
   });
 
   it('previous_response_id continues a stored conversation; inputItems.list shows it', () => {
