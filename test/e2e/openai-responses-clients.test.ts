@@ -3,9 +3,9 @@
  * `/v1/responses`), run by Node 24 from the agent test package (test/agents/clients/openai-responses-clients.mjs),
  * against the gateway on all eleven models: `responses.create`, `responses.stream` (the stream ends with
  * `data: [DONE]` after `response.completed`, and the SDK still parses it), a function-tool loop with reasoning
- * replayed through `encrypted_content`, `previous_response_id` with `inputItems.list`; and the AI SDK's
- * `generateText`, `streamText` and a tool call executed and answered in a second step; the OpenAI Agents SDK's
- * `run()` with a function tool.
+ * replayed through `encrypted_content`, a streamed custom tool call, `previous_response_id` with `inputItems.list`;
+ * the AI SDK's `generateText`, `streamText` and a tool call executed and answered in a second step; and the OpenAI
+ * Agents SDK's `run()` with a function tool.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
