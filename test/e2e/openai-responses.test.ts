@@ -6,6 +6,8 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUsd } from '../../src/billing/money.js';
+import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -363,5 +365,56 @@ describe('custom tools (free-text input, as Codex declares apply_patch)', () => 
     });
     expect(second.status).toBe('completed');
     expect(second.output_text).toContain('patch applied');
+  });
+});
+
+describe('billing on /v1/responses (no free allowance)', () => {
+  let paid: TestGateway;
+  const catalog = new ModelCatalog();
+
+  beforeAll(async () => {
+    paid = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await paid?.close();
+  });
+
+  function expected(model: string, usage: OpenAI.Responses.ResponseUsage): bigint {
+    const prices = catalog.resolve(model).prices;
+    const cached = usage.input_tokens_details.cached_tokens;
+    const written = (usage.input_tokens_details as { cache_write_tokens?: number }).cache_write_tokens ?? 0;
+    return BigInt(usage.input_tokens - cached - written) * prices.input + BigInt(cached) * prices.cacheRead + BigInt(written) * prices.cacheWrite + BigInt(usage.output_tokens) * prices.output;
+  }
+
+  it('charges every model exactly tokens × price, stream and non-stream; one usage record each; the ledger agrees', async () => {
+    const { key: paidKey, accountId } = await paid.createAccountWithKey(undefined, 'enterprise');
+    await paid.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('50'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    const paying = new OpenAI({ apiKey: paidKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
+    let total = 0n;
+    for (const model of MODELS) {
+      const input = `Price check for ${model} [[sim cache-read=8]]`;
+      const { data: whole, response } = await paying.responses.create({ model, input, max_output_tokens: 60, store: false }).withResponse();
+      const cost = expected(model, whole.usage!);
+      expect(cost).toBeGreaterThan(0n);
+      expect(BigInt((whole.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(cost);
+      expect(parseUsd(response.headers.get('x-tollgate-cost-usd')!)).toBe(cost);
+      const streamed = await paying.responses.stream({ model, input, max_output_tokens: 60, store: false }).finalResponse();
+      expect(BigInt((streamed.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(expected(model, streamed.usage!));
+      total += cost + expected(model, streamed.usage!);
+    }
+    expect((await paid.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('50') - total);
+    const rows = await paid.gateway.storage.usage.listByAccount(accountId, 100);
+    expect(rows).toHaveLength(MODELS.length * 2);
+    expect(rows.every((row) => row.route === '/v1/responses')).toBe(true);
+    expect(rows.reduce((sum, row) => sum + row.costNano, 0n)).toBe(total);
+    expect(await paid.gateway.storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('an account that cannot pay is refused before any vendor call, in OpenAI\'s shape', async () => {
+    const { key: brokeKey, accountId: brokeId } = await paid.createAccountWithKey();
+    const broke = new OpenAI({ apiKey: brokeKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
+    await expect(broke.responses.create({ model: 'beta-5.4', input: 'hi' })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_balance' } });
+    expect(await paid.gateway.storage.usage.listByAccount(brokeId, 10)).toEqual([]);
   });
 });
