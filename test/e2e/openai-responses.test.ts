@@ -4,7 +4,10 @@
  * a function-tool loop, stored responses (`previous_response_id`, retrieve, input items, delete, another account's
  * id), length stops as `incomplete`, and bad input refused in OpenAI's shape with nothing billed.
  */
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
@@ -416,5 +419,47 @@ describe('billing on /v1/responses (no free allowance)', () => {
     const broke = new OpenAI({ apiKey: brokeKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
     await expect(broke.responses.create({ model: 'beta-5.4', input: 'hi' })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_balance' } });
     expect(await paid.gateway.storage.usage.listByAccount(brokeId, 10)).toEqual([]);
+  });
+});
+
+describe('the Vercel AI SDK (root ai 6) default provider, which calls /v1/responses', () => {
+  // `provider(id)` is the Responses model (`.chat(id)` would be chat completions).
+  const provider = () => createOpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl });
+
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1'])('%s: generateText, streamText and a tool call answered in a second step', async (model) => {
+    const generated = await generateText({ model: provider()(model), prompt: 'Say something about bridges.', maxRetries: 0 });
+    expect(generated.text.length).toBeGreaterThan(0);
+    expect(generated.finishReason).toBe('stop');
+    expect(generated.usage.inputTokens).toBeGreaterThan(0);
+
+    const streamed = streamText({ model: provider()(model), prompt: 'Say something about rivers.', maxRetries: 0 });
+    expect((await streamed.text).length).toBeGreaterThan(0);
+    expect(await streamed.finishReason).toBe('stop');
+    expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
+
+    let ran = 0;
+    const looped = await generateText({
+      model: provider()(model),
+      prompt: 'Weather in Porto? [[sim tool=get_weather]]',
+      tools: {
+        get_weather: tool({
+          description: 'Current weather for a city',
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            ran += 1;
+            return { city, celsius: 19 };
+          },
+        }),
+      },
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+    });
+    expect(ran).toBe(1);
+    expect(looped.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
+    expect(looped.text).toContain('celsius');
+    // All of it through the Responses route: this suite never calls chat completions.
+    const urls = harness.logs.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes('"msg":"request"')).map((line) => (JSON.parse(line) as { url: string }).url);
+    expect(urls).toContain('/v1/responses');
+    expect(urls).not.toContain('/v1/chat/completions');
   });
 });
