@@ -3,9 +3,9 @@
  * `/v1/responses`), run by Node 24 from the agent test package (test/agents/clients/openai-responses-clients.mjs),
  * against the gateway on all eleven models: `responses.create`, `responses.stream` (the stream ends with
  * `data: [DONE]` after `response.completed`, and the SDK still parses it), a function-tool loop with reasoning
- * replayed through `encrypted_content`, `previous_response_id` with `inputItems.list`; and the AI SDK's
- * `generateText`, `streamText` and a tool call executed and answered in a second step; the OpenAI Agents SDK's
- * `run()` with a function tool.
+ * replayed through `encrypted_content`, a streamed custom tool call, `previous_response_id` with `inputItems.list`;
+ * the AI SDK's `generateText`, `streamText` and a tool call executed and answered in a second step; and the OpenAI
+ * Agents SDK's `run()` with a function tool.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -37,6 +37,7 @@ interface ModelReport {
   create: Outcome<{ id: string; status: string; text: string; usage: Usage }>;
   stream: Outcome<{ types: string[]; deltas: string; text: string; status: string; usage: Usage }>;
   toolLoop: Outcome<{ calls: string[]; finalText: string; finalItems: string[] }>;
+  customTool: Outcome<{ name: string; inputType: string; finalText: string }>;
   previousResponse: Outcome<{ text: string; inputItemTypes: string[]; previous: boolean }>;
   aiGenerateText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
   aiStreamText: Outcome<{ text: string; finishReason: string; usage: AiUsage }>;
@@ -83,7 +84,7 @@ describe('the Responses stream on the wire', () => {
   });
 
   it('every call of the clients succeeded', () => {
-    expect(statuses.length).toBeGreaterThan(MODELS.length * 8);
+    expect(statuses.length).toBeGreaterThan(MODELS.length * 10);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });
 });
@@ -114,6 +115,13 @@ describe.each(MODELS)('openai 7 and the Vercel AI SDK on %s (Node 24)', (model) 
     expect(outcome.value!.calls).toEqual(['get_weather']);
     expect(outcome.value!.finalItems).not.toContain('function_call');
     expect(outcome.value!.finalText).toContain('celsius');
+  });
+
+  it('a custom tool streamed as a custom_tool_call, its output sent back', () => {
+    const outcome = report[model]!.customTool;
+    expect(outcome.ok, outcome.message).toBe(true);
+    expect(outcome.value).toMatchObject({ name: 'apply_patch', inputType: 'string' });
+    expect(outcome.value!.finalText).toContain('patch applied');
   });
 
   it('previous_response_id continues a stored conversation; inputItems.list shows it', () => {

@@ -4,8 +4,13 @@
  * a function-tool loop, stored responses (`previous_response_id`, retrieve, input items, delete, another account's
  * id), length stops as `incomplete`, and bad input refused in OpenAI's shape with nothing billed.
  */
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUsd } from '../../src/billing/money.js';
+import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -334,5 +339,127 @@ describe('stored responses on PostgreSQL', () => {
     await pgClient.responses.delete(second.id);
     await expect(pgClient.responses.retrieve(second.id)).rejects.toMatchObject({ status: 404 });
     expect((await pgClient.responses.retrieve(first.id)).id).toBe(first.id);
+  });
+});
+
+describe('custom tools (free-text input, as Codex declares apply_patch)', () => {
+  const applyPatch = { type: 'custom' as const, name: 'apply_patch', description: 'Apply a patch to the files' };
+
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: a custom_tool_call with its raw input, its output sent back, an answer', async (model) => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Fix the typo. [[sim tool=apply_patch]]' }];
+    const stream = client.responses.stream({ model, input, tools: [applyPatch], store: false });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const first = await stream.finalResponse();
+    expect(types).toContain('response.custom_tool_call_input.done');
+    const call = first.output.find((item) => item.type === 'custom_tool_call');
+    if (call?.type !== 'custom_tool_call') throw new Error(`no custom tool call: ${JSON.stringify(first.output)}`);
+    expect(call.name).toBe('apply_patch');
+    expect(typeof call.input).toBe('string');
+    // The raw text, not the JSON envelope the vendor wrote it in.
+    expect(call.input.startsWith('{"input"')).toBe(false);
+    const whole = await client.responses.create({ model, input, tools: [applyPatch], store: false });
+    expect(whole.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({ name: 'apply_patch', input: call.input });
+    const second = await client.responses.create({
+      model,
+      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' }],
+      tools: [applyPatch],
+      store: false,
+    });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toContain('patch applied');
+  });
+});
+
+describe('billing on /v1/responses (no free allowance)', () => {
+  let paid: TestGateway;
+  const catalog = new ModelCatalog();
+
+  beforeAll(async () => {
+    paid = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await paid?.close();
+  });
+
+  function expected(model: string, usage: OpenAI.Responses.ResponseUsage): bigint {
+    const prices = catalog.resolve(model).prices;
+    const cached = usage.input_tokens_details.cached_tokens;
+    const written = (usage.input_tokens_details as { cache_write_tokens?: number }).cache_write_tokens ?? 0;
+    return BigInt(usage.input_tokens - cached - written) * prices.input + BigInt(cached) * prices.cacheRead + BigInt(written) * prices.cacheWrite + BigInt(usage.output_tokens) * prices.output;
+  }
+
+  it('charges every model exactly tokens × price, stream and non-stream; one usage record each; the ledger agrees', async () => {
+    const { key: paidKey, accountId } = await paid.createAccountWithKey(undefined, 'enterprise');
+    await paid.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('50'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    const paying = new OpenAI({ apiKey: paidKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
+    let total = 0n;
+    for (const model of MODELS) {
+      const input = `Price check for ${model} [[sim cache-read=8]]`;
+      const { data: whole, response } = await paying.responses.create({ model, input, max_output_tokens: 60, store: false }).withResponse();
+      const cost = expected(model, whole.usage!);
+      expect(cost).toBeGreaterThan(0n);
+      expect(BigInt((whole.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(cost);
+      expect(parseUsd(response.headers.get('x-tollgate-cost-usd')!)).toBe(cost);
+      const streamed = await paying.responses.stream({ model, input, max_output_tokens: 60, store: false }).finalResponse();
+      expect(BigInt((streamed.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(expected(model, streamed.usage!));
+      total += cost + expected(model, streamed.usage!);
+    }
+    expect((await paid.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('50') - total);
+    const rows = await paid.gateway.storage.usage.listByAccount(accountId, 100);
+    expect(rows).toHaveLength(MODELS.length * 2);
+    expect(rows.every((row) => row.route === '/v1/responses')).toBe(true);
+    expect(rows.reduce((sum, row) => sum + row.costNano, 0n)).toBe(total);
+    expect(await paid.gateway.storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('an account that cannot pay is refused before any vendor call, in OpenAI\'s shape', async () => {
+    const { key: brokeKey, accountId: brokeId } = await paid.createAccountWithKey();
+    const broke = new OpenAI({ apiKey: brokeKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
+    await expect(broke.responses.create({ model: 'beta-5.4', input: 'hi' })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_balance' } });
+    expect(await paid.gateway.storage.usage.listByAccount(brokeId, 10)).toEqual([]);
+  });
+});
+
+describe('the Vercel AI SDK (root ai 6) default provider, which calls /v1/responses', () => {
+  // `provider(id)` is the Responses model (`.chat(id)` would be chat completions).
+  const provider = () => createOpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl });
+
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1'])('%s: generateText, streamText and a tool call answered in a second step', async (model) => {
+    const generated = await generateText({ model: provider()(model), prompt: 'Say something about bridges.', maxRetries: 0 });
+    expect(generated.text.length).toBeGreaterThan(0);
+    expect(generated.finishReason).toBe('stop');
+    expect(generated.usage.inputTokens).toBeGreaterThan(0);
+
+    const streamed = streamText({ model: provider()(model), prompt: 'Say something about rivers.', maxRetries: 0 });
+    expect((await streamed.text).length).toBeGreaterThan(0);
+    expect(await streamed.finishReason).toBe('stop');
+    expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
+
+    let ran = 0;
+    const looped = await generateText({
+      model: provider()(model),
+      prompt: 'Weather in Porto? [[sim tool=get_weather]]',
+      tools: {
+        get_weather: tool({
+          description: 'Current weather for a city',
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            ran += 1;
+            return { city, celsius: 19 };
+          },
+        }),
+      },
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+    });
+    expect(ran).toBe(1);
+    expect(looped.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
+    expect(looped.text).toContain('celsius');
+    // All of it through the Responses route: this suite never calls chat completions.
+    const urls = harness.logs.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes('"msg":"request"')).map((line) => (JSON.parse(line) as { url: string }).url);
+    expect(urls).toContain('/v1/responses');
+    expect(urls).not.toContain('/v1/chat/completions');
   });
 });

@@ -116,7 +116,7 @@ describe('decodeResponsesRequest', () => {
     const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} }, strict: false });
     const { request, droppedParameters } = decode({
       input: 'hi',
-      tools: [fn('a'), fn('b'), { type: 'web_search' }, { type: 'namespace', name: 'ns', tools: [] }, { type: 'custom', name: 'apply_patch' }],
+      tools: [fn('a'), fn('b'), { type: 'web_search' }, { type: 'namespace', name: 'ns', tools: [] }, { type: 'local_shell' }],
       tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] },
       prompt_cache_key: 'k',
       client_metadata: { a: '1' },
@@ -126,9 +126,33 @@ describe('decodeResponsesRequest', () => {
     expect(request.tools).toEqual([{ name: 'b', parameters: { type: 'object', properties: {} }, strict: false }]);
     expect(request.toolChoice).toEqual({ type: 'required' });
     expect(droppedParameters).toEqual(
-      expect.arrayContaining(['tools.web_search', 'tools.namespace', 'tools.custom', 'prompt_cache_key', 'client_metadata', 'include.web_search_call.results', 'text.verbosity']),
+      expect.arrayContaining(['tools.web_search', 'tools.namespace', 'tools.local_shell', 'prompt_cache_key', 'client_metadata', 'include.web_search_call.results', 'text.verbosity']),
     );
     expect(droppedParameters).not.toContain('include.reasoning.encrypted_content');
+  });
+
+  it('a custom tool is a one-string-argument function; its calls and outputs round-trip', () => {
+    const { request, options, droppedParameters } = decode({
+      input: [
+        { role: 'user', content: 'patch it' },
+        { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
+        { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Done!' },
+      ],
+      tools: [{ type: 'custom', name: 'apply_patch', description: 'Edit files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } }],
+      tool_choice: { type: 'custom', name: 'apply_patch' },
+    });
+    expect(droppedParameters).toEqual([]);
+    expect(options.customTools).toEqual(new Set(['apply_patch']));
+    expect(request.tools).toEqual([
+      {
+        name: 'apply_patch',
+        description: 'Edit files\n\nThe input must follow this lark grammar:\nstart: "x"',
+        parameters: { type: 'object', properties: { input: { type: 'string', description: expect.any(String) } }, required: ['input'], additionalProperties: false },
+      },
+    ]);
+    expect(request.toolChoice).toEqual({ type: 'tool', name: 'apply_patch' });
+    expect(request.messages[1]!.content).toEqual([{ type: 'tool-call', id: 'call_p', name: 'apply_patch', argumentsJson: '{"input":"*** Begin Patch\\n*** End Patch"}' }]);
+    expect(request.messages[2]!.content).toEqual([{ type: 'tool-result', toolCallId: 'call_p', content: [{ type: 'text', text: 'Done!' }], isError: false }]);
   });
 
   it('reports an unknown field by a name a header can carry', () => {
@@ -151,7 +175,7 @@ describe('decodeResponsesRequest', () => {
 
   it.each([
     ['no input', {}, 'input'],
-    ['an unknown item type', { input: [{ type: 'custom_tool_call', call_id: 'c', name: 'x', input: '' }] }, 'input[0].type'],
+    ['an unknown item type', { input: [{ type: 'local_shell_call', call_id: 'c', action: {} }] }, 'input[0].type'],
     ['an item that is not an object', { input: ['hello'] }, 'input[0]'],
     ['an unknown role', { input: [{ role: 'wizard', content: 'x' }] }, 'input[0].role'],
     ['an output for no call', { input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 'input[0].call_id'],
@@ -160,7 +184,8 @@ describe('decodeResponsesRequest', () => {
     ['an uploaded file id', { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0].file_id'],
     ['a forged reasoning blob', { input: [{ role: 'user', content: 'x' }, { type: 'reasoning', summary: [], encrypted_content: 'tgr1.!!!' }] }, 'input[1].encrypted_content'],
     ['a bad function tool name', { input: 'x', tools: [{ type: 'function', name: 'has space' }] }, 'tools[0].name'],
-    ['a forced custom tool', { input: 'x', tools: [{ type: 'custom', name: 'p' }], tool_choice: { type: 'custom', name: 'p' } }, 'tool_choice'],
+    ['a forced hosted tool', { input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }, 'tool_choice'],
+    ['a custom tool output for no call', { input: [{ type: 'custom_tool_call_output', call_id: 'nope', output: 'x' }] }, 'input[0].call_id'],
     ['seventeen metadata pairs', { input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
     ['conversation', { input: 'x', conversation: 'conv_1' }, 'conversation'],
     ['top_logprobs', { input: 'x', top_logprobs: 3 }, 'top_logprobs'],

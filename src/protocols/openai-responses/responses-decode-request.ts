@@ -8,16 +8,14 @@ import type {
   ResponseFormat,
   SamplingParameters,
   TextBlock,
-  ToolChoice,
-  ToolDefinition,
 } from '../../canonical/request.js';
 import { randomHex } from '../../ids/random-hex.js';
 import { imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
+import { decodeToolChoice, decodeTools, headerSafeName, nestedValidationError } from './responses-decode-tools.js';
 import {
-  functionTool,
   HANDLED_FIELDS,
   INPUT_ITEM_SCHEMAS,
   MAX_METADATA_PAIRS,
@@ -35,6 +33,8 @@ export interface ResponsesOptions {
   includeEncryptedReasoning: boolean;
   /** `reasoning.summary` was asked for: reasoning text is shown as the item's summary. */
   showReasoningSummary: boolean;
+  /** Names of the request's `custom` tools: their calls come back as `custom_tool_call` items. */
+  customTools: ReadonlySet<string>;
   previousResponseId: string | null;
   /** Request fields the response object repeats (openai-responses.md §4). */
   echo: ResponseEcho;
@@ -111,7 +111,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   const validated = items.map((item, index) =>
     validateItem(item, index < history.length ? `previous_response_id` : `input[${index - history.length}]`, index < history.length),
   );
-  const { tools, toolNames } = decodeTools(input, dropped);
+  const { tools, toolNames, customTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
   const messages = decodeItems(validated, system, history.length);
 
@@ -150,6 +150,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
       store,
       includeEncryptedReasoning: (input.include ?? []).includes('reasoning.encrypted_content'),
       showReasoningSummary: summary !== null,
+      customTools,
       previousResponseId: input.previous_response_id ?? null,
       echo: {
         instructions: input.instructions ?? null,
@@ -174,15 +175,6 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   };
 }
 
-/**
- * A name the client chose, fit for the `x-tollgate-dropped-params` header: plain names as they are, anything else
- * (control characters, commas, non-ASCII) percent-encoded, and bounded so a hostile name cannot bloat the header.
- */
-function headerSafeName(name: string): string {
-  const safe = /^[A-Za-z0-9_.\-[\]]+$/.test(name) ? name : encodeURIComponent(name);
-  return safe.length > 100 ? `${safe.slice(0, 100)}...` : safe;
-}
-
 /** `input` as items: a string is one user message; every item gets an id so `input_items` can page by it. */
 function normaliseItems(input: string | unknown[]): Array<Record<string, unknown>> {
   if (typeof input === 'string') return [{ type: 'message', id: mintId('msg'), role: 'user', content: [{ type: 'input_text', text: input }] }];
@@ -195,7 +187,14 @@ function normaliseItems(input: string | unknown[]): Array<Record<string, unknown
   });
 }
 
-const ID_PREFIXES: Readonly<Record<string, string>> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
+const ID_PREFIXES: Readonly<Record<string, string>> = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
+  reasoning: 'rs',
+};
 
 export function mintId(prefix: string): string {
   return `${prefix}_${randomHex(12)}`;
@@ -207,7 +206,7 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
   const schema = typeof type === 'string' ? INPUT_ITEM_SCHEMAS[type as keyof typeof INPUT_ITEM_SCHEMAS] : undefined;
   if (schema === undefined) {
     throw invalidRequest(
-      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output or reasoning.`,
+      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning.`,
       fromHistory ? param : `${param}.type`,
     );
   }
@@ -217,14 +216,6 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
     throw nestedValidationError(parsed.error, param);
   }
   return { ...parsed.data, type } as ResponsesInputItem;
-}
-
-/** A schema error inside a part of the body, named by its full path (`input[2].content[0].text`). */
-function nestedValidationError(error: Parameters<typeof validationError>[0], prefix: string): GatewayError {
-  const relative = validationError(error);
-  const inner = relative.param;
-  const path = inner === undefined ? prefix : `${prefix}${inner.startsWith('[') ? '' : '.'}${inner}`;
-  return invalidRequest(relative.message.replace(inner === undefined ? 'the request body' : `'${inner}'`, `'${path}'`), path);
 }
 
 /**
@@ -272,10 +263,16 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
         calls.add(item.call_id);
         assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: item.arguments });
         return;
-      case 'function_call_output': {
+      case 'custom_tool_call':
+        // A custom tool travels to every vendor as a function with one string argument (see decodeTools).
+        calls.add(item.call_id);
+        assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: JSON.stringify({ input: item.input }) });
+        return;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         if (!calls.has(item.call_id)) {
           throw invalidRequest(
-            `'${param}' is the output of call '${item.call_id}', but no earlier function_call item has that call_id.`,
+            `'${param}' is the output of call '${item.call_id}', but no earlier ${item.type === 'function_call_output' ? 'function_call' : 'custom_tool_call'} item has that call_id.`,
             index < historyLength ? param : `${param}.call_id`,
           );
         }
@@ -348,69 +345,6 @@ function toolOutput(output: string | ResponsesContentPart[], param: string): Arr
     if (block.type === 'text' || block.type === 'image') return block;
     throw new GatewayError('unsupported_parameter', `'${param}[${index}]': a function output may hold text and images only.`, { param: `${param}[${index}]` });
   });
-}
-
-/**
- * Tools. The rule: `function` tools are what every family runs (the client executes them). Any other tool type
- * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`, `custom`,
- * `namespace`, `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as
- * `tools.<type>`: a model not offered a tool answers without it, in the item types the client already knows, so
- * the reply's contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
- */
-function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools: ToolDefinition[]; toolNames: Set<string> } {
-  const tools: ToolDefinition[] = [];
-  const toolNames = new Set<string>();
-  for (const [index, tool] of (input.tools ?? []).entries()) {
-    if (tool.type !== 'function') {
-      dropped.push(headerSafeName(`tools.${tool.type}`));
-      continue;
-    }
-    const parsed = functionTool.safeParse(tool, { reportInput: true });
-    if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
-    const fn = parsed.data;
-    const definition: ToolDefinition = { name: fn.name };
-    if (fn.description != null) definition.description = fn.description;
-    if (fn.parameters != null) definition.parameters = fn.parameters;
-    if (fn.strict != null) definition.strict = fn.strict;
-    tools.push(definition);
-    toolNames.add(fn.name);
-  }
-  return { tools, toolNames };
-}
-
-function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNames: Set<string>, request: CanonicalRequest): ToolChoice | undefined {
-  if (choice == null) return undefined;
-  if (typeof choice === 'string') return { type: choice };
-  if (choice.type === 'function') {
-    const name = (choice as { name?: unknown }).name;
-    if (typeof name !== 'string' || !toolNames.has(name)) {
-      throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a function tool of this request.`, 'tool_choice.name');
-    }
-    return { type: 'tool', name };
-  }
-  if (choice.type === 'allowed_tools') {
-    // Honoured exactly: the model is offered only the allowed function tools.
-    const record = choice as { mode?: unknown; tools?: unknown };
-    const allowed = Array.isArray(record.tools) ? record.tools : [];
-    const names = new Set<string>();
-    for (const [index, tool] of allowed.entries()) {
-      const entry = tool as { type?: unknown; name?: unknown } | null;
-      if (entry?.type !== 'function' || typeof entry.name !== 'string') {
-        throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
-      }
-      names.add(entry.name);
-    }
-    request.tools = (request.tools ?? []).filter((tool) => names.has(tool.name));
-    if (request.tools.length === 0) delete request.tools;
-    if (record.mode === 'required') return { type: 'required' };
-    if (record.mode === 'auto' || record.mode === undefined) return { type: 'auto' };
-    throw invalidRequest("'tool_choice.mode' must be \"auto\" or \"required\".", 'tool_choice.mode');
-  }
-  throw new GatewayError(
-    'unsupported_parameter',
-    `'tool_choice' forces a '${choice.type}' tool, which no model of this gateway runs: only function tools can be forced.`,
-    { param: 'tool_choice' },
-  );
 }
 
 function decodeFormat(format: NonNullable<NonNullable<ParsedResponsesRequest['text']>['format']>): ResponseFormat {

@@ -63,6 +63,21 @@ export function functionCallItem(id: string, callId: string, name: string, args:
   return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
 }
 
+export function customToolCallItem(id: string, callId: string, name: string, input: string): ResponsesOutputItem {
+  return { type: 'custom_tool_call', id, call_id: callId, name, input };
+}
+
+/** A custom tool's raw input from the arguments the model wrote for its one-string-argument function. */
+export function customToolInput(argumentsJson: string): string {
+  try {
+    const parsed = JSON.parse(argumentsJson) as unknown;
+    if (parsed !== null && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
+  } catch {
+    // Not JSON (a cut-off reply): the text as it came.
+  }
+  return argumentsJson;
+}
+
 /** The canonical reply's blocks as output items, in order; consecutive text blocks make one message. */
 export function outputItems(response: CanonicalResponse, context: ResponsesContext): ResponsesOutputItem[] {
   const items: ResponsesOutputItem[] = [];
@@ -82,6 +97,8 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
     if (block.type === 'reasoning') {
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
+    } else if (context.options.customTools.has(block.name)) {
+      items.push(customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson)));
     } else {
       items.push(functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed'));
     }

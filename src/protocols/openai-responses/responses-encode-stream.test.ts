@@ -125,6 +125,31 @@ describe('ResponsesStreamEncoder', () => {
     expect(stored!.id).toBe('resp_00ab');
   });
 
+  it('a custom tool call comes back as a custom_tool_call item with its raw input', async () => {
+    const tools = [{ type: 'custom', name: 'apply_patch' }];
+    const events: CanonicalEvent[] = [
+      { type: 'tool-call-start', blockId: 'c', id: 'call_p', name: 'apply_patch' },
+      { type: 'tool-call-delta', blockId: 'c', argumentsDelta: '{"input":"*** Begin' },
+      { type: 'tool-call-delta', blockId: 'c', argumentsDelta: ' Patch"}' },
+      { type: 'tool-call-end', blockId: 'c' },
+    ];
+    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' })) as Event[];
+    expect(frames.map((event) => event.type).slice(2, -1)).toEqual([
+      'response.output_item.added',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(frames.find((event) => event.type === 'response.custom_tool_call_input.done')).toMatchObject({ input: '*** Begin Patch' });
+    expect(frames.at(-2)!.response.output).toEqual([{ type: 'custom_tool_call', id: 'ctc_00ab_0', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' }]);
+    const accumulator = new ResponseAccumulator();
+    for (const event of events) accumulator.apply(event);
+    expect(encodeResponsesResponse(accumulator.response, context({ tools })).body.output).toEqual([
+      { type: 'custom_tool_call', id: 'ctc_00ab_0', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' },
+    ]);
+  });
+
   it('a length stop ends with response.incomplete, reason max_output_tokens', async () => {
     const frames = (await run(
       new ResponsesStreamEncoder(context()),

@@ -5,6 +5,8 @@ import type { CanonicalUsage } from '../../canonical/usage.js';
 import { SSE_DONE, sseEvent } from '../../streaming/sse-writer.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
 import {
+  customToolCallItem,
+  customToolInput,
   encodeResponsesUsage,
   functionCallItem,
   messageItem,
@@ -18,7 +20,7 @@ import {
 import { encodeResponsesError } from './responses-encode-error.js';
 
 interface ItemState {
-  kind: 'message' | 'reasoning' | 'function_call';
+  kind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
   id: string;
   outputIndex: number;
   opened: boolean;
@@ -105,18 +107,22 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         break;
       }
       case 'tool-call-start': {
-        const item = this.newItem('function_call', 'fc');
+        const custom = this.context.options.customTools.has(event.name);
+        const item = custom ? this.newItem('custom_tool_call', 'ctc') : this.newItem('function_call', 'fc');
         item.callId = event.id;
         item.name = event.name;
         this.items.set(event.blockId, item);
-        out += this.open(item, functionCallItem(item.id, event.id, event.name, '', 'in_progress'));
+        out += this.open(item, custom ? customToolCallItem(item.id, event.id, event.name, '') : functionCallItem(item.id, event.id, event.name, '', 'in_progress'));
         break;
       }
       case 'tool-call-delta': {
         const item = this.items.get(event.blockId);
         if (item === undefined || item.done || event.argumentsDelta === '') break;
         item.text += event.argumentsDelta;
-        out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: event.argumentsDelta });
+        // A custom tool's input is inside the JSON arguments: it is sent whole when the call ends.
+        if (item.kind === 'function_call') {
+          out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: event.argumentsDelta });
+        }
         break;
       }
       case 'text-end':
@@ -259,6 +265,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out += this.emit('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.text });
         item.final = functionCallItem(item.id, item.callId!, item.name!, item.text, 'completed');
         break;
+      case 'custom_tool_call': {
+        const input = customToolInput(item.text);
+        if (input !== '') out += this.emit('response.custom_tool_call_input.delta', { ...where, delta: input });
+        out += this.emit('response.custom_tool_call_input.done', { ...where, input });
+        item.final = customToolCallItem(item.id, item.callId!, item.name!, input);
+        break;
+      }
     }
     const shown = presentItems([item.final!], this.context.options.includeEncryptedReasoning)[0]!;
     return out + this.emit('response.output_item.done', { output_index: item.outputIndex, item: shown });

@@ -52,6 +52,21 @@ export const functionCallOutputItem = z.looseObject({
   status: z.string().nullish(),
 });
 
+export const customToolCallItem = z.looseObject({
+  type: z.literal('custom_tool_call'),
+  id: z.string().nullish(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.string(),
+});
+
+export const customToolCallOutputItem = z.looseObject({
+  type: z.literal('custom_tool_call_output'),
+  id: z.string().nullish(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.discriminatedUnion('type', [inputText, inputImage, inputFile]))]),
+});
+
 export const reasoningItem = z.looseObject({
   type: z.literal('reasoning'),
   id: z.string().nullish(),
@@ -65,11 +80,15 @@ export type ResponsesMessageItem = z.output<typeof messageItem>;
 export type ResponsesFunctionCallItem = z.output<typeof functionCallItem>;
 export type ResponsesFunctionCallOutputItem = z.output<typeof functionCallOutputItem>;
 export type ResponsesReasoningItem = z.output<typeof reasoningItem>;
+export type ResponsesCustomToolCallItem = z.output<typeof customToolCallItem>;
+export type ResponsesCustomToolCallOutputItem = z.output<typeof customToolCallOutputItem>;
 /** An input item after validation, with `type` filled in (messages may omit it). */
 export type ResponsesInputItem =
   | (ResponsesMessageItem & { type: 'message' })
   | ResponsesFunctionCallItem
   | ResponsesFunctionCallOutputItem
+  | ResponsesCustomToolCallItem
+  | ResponsesCustomToolCallOutputItem
   | ResponsesReasoningItem;
 
 /** The item schema for each `type` the gateway understands. */
@@ -77,6 +96,8 @@ export const INPUT_ITEM_SCHEMAS = {
   message: messageItem,
   function_call: functionCallItem,
   function_call_output: functionCallOutputItem,
+  custom_tool_call: customToolCallItem,
+  custom_tool_call_output: customToolCallOutputItem,
   reasoning: reasoningItem,
 } as const;
 
@@ -88,7 +109,19 @@ export const functionTool = z.looseObject({
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),
 });
-/** Any tool: `function` tools are decoded, the other types are judged by the decoder's rule. */
+/** A `custom` tool: free-text input (Codex's freeform `apply_patch`), optionally with a grammar. */
+export const customTool = z.looseObject({
+  type: z.literal('custom'),
+  name: functionToolName,
+  description: z.string().nullish(),
+  format: z
+    .union([
+      z.looseObject({ type: z.literal('text') }),
+      z.looseObject({ type: z.literal('grammar'), syntax: z.string(), definition: z.string() }),
+    ])
+    .nullish(),
+});
+/** Any tool: `function` and `custom` tools are decoded, the other types are judged by the decoder's rule. */
 const anyTool = z.looseObject({ type: z.string().min(1) });
 
 const toolChoice = z.union([

@@ -57,6 +57,14 @@ for (const model of models) {
     const second = await client.responses.create({ model, input: [...input, ...first.output, ...outputs], tools: [weatherTool], store: false });
     return { calls: calls.map((call) => call.name), finalText: second.output_text, finalItems: second.output.map((item) => item.type) };
   });
+  entry.customTool = await outcome(async () => {
+    const tools = [{ type: 'custom', name: 'apply_patch', description: 'Apply a patch' }];
+    const input = [{ role: 'user', content: 'Fix it. [[sim tool=apply_patch]]' }];
+    const first = await client.responses.stream({ model, input, tools, store: false }).finalResponse();
+    const call = first.output.find((item) => item.type === 'custom_tool_call');
+    const second = await client.responses.create({ model, input: [...input, ...first.output, { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' }], tools, store: false });
+    return { name: call.name, inputType: typeof call.input, finalText: second.output_text };
+  });
   entry.previousResponse = await outcome(async () => {
     const first = await client.responses.create({ model, input: 'Remember the word turnpike.' });
     const second = await client.responses.create({ model, input: 'Which word?', previous_response_id: first.id });

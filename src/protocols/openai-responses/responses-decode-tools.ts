@@ -1,0 +1,113 @@
+import type { z } from 'zod';
+import { GatewayError, invalidRequest } from '../../canonical/errors.js';
+import type { CanonicalRequest, ToolChoice, ToolDefinition } from '../../canonical/request.js';
+import { validationError } from '../shared/format-validation-error.js';
+import type { ParsedResponsesRequest } from './responses-decode-request.js';
+import { customTool, functionTool } from './responses-schema.js';
+
+/**
+ * Tools. The rule: tools the client executes itself are what every family runs: `function` tools as they are, and
+ * `custom` tools (free-text input, Codex's freeform `apply_patch`) as a function with one string argument `input`,
+ * their grammar in the description, their calls handed back as `custom_tool_call` items. Any other tool type
+ * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`, `namespace`,
+ * `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as `tools.<type>`:
+ * a model not offered a tool answers without it, in the item types the client already knows, so the reply's
+ * contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
+ */
+export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools: ToolDefinition[]; toolNames: Set<string>; customTools: Set<string> } {
+  const tools: ToolDefinition[] = [];
+  const toolNames = new Set<string>();
+  const customTools = new Set<string>();
+  for (const [index, tool] of (input.tools ?? []).entries()) {
+    if (tool.type === 'custom') {
+      const parsed = customTool.safeParse(tool, { reportInput: true });
+      if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
+      tools.push(customToolDefinition(parsed.data));
+      toolNames.add(parsed.data.name);
+      customTools.add(parsed.data.name);
+      continue;
+    }
+    if (tool.type !== 'function') {
+      dropped.push(headerSafeName(`tools.${tool.type}`));
+      continue;
+    }
+    const parsed = functionTool.safeParse(tool, { reportInput: true });
+    if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
+    const fn = parsed.data;
+    const definition: ToolDefinition = { name: fn.name };
+    if (fn.description != null) definition.description = fn.description;
+    if (fn.parameters != null) definition.parameters = fn.parameters;
+    if (fn.strict != null) definition.strict = fn.strict;
+    tools.push(definition);
+    toolNames.add(fn.name);
+  }
+  return { tools, toolNames, customTools };
+}
+
+/** A custom tool as a function every vendor runs: its whole input is the string argument `input`. */
+function customToolDefinition(tool: z.output<typeof customTool>): ToolDefinition {
+  const format = tool.format;
+  const grammar = format?.type === 'grammar' ? `\n\nThe input must follow this ${(format as { syntax: string }).syntax} grammar:\n${(format as { definition: string }).definition}` : '';
+  return {
+    name: tool.name,
+    description: `${tool.description ?? ''}${grammar}`.trim() || `The ${tool.name} tool.`,
+    parameters: {
+      type: 'object',
+      properties: { input: { type: 'string', description: `The raw input of the ${tool.name} tool, exactly as the tool reads it.` } },
+      required: ['input'],
+      additionalProperties: false,
+    },
+  };
+}
+
+export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNames: Set<string>, request: CanonicalRequest): ToolChoice | undefined {
+  if (choice == null) return undefined;
+  if (typeof choice === 'string') return { type: choice };
+  if (choice.type === 'function' || choice.type === 'custom') {
+    const name = (choice as { name?: unknown }).name;
+    if (typeof name !== 'string' || !toolNames.has(name)) {
+      throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a ${choice.type} tool of this request.`, 'tool_choice.name');
+    }
+    return { type: 'tool', name };
+  }
+  if (choice.type === 'allowed_tools') {
+    // Honoured exactly: the model is offered only the allowed function tools.
+    const record = choice as { mode?: unknown; tools?: unknown };
+    const allowed = Array.isArray(record.tools) ? record.tools : [];
+    const names = new Set<string>();
+    for (const [index, tool] of allowed.entries()) {
+      const entry = tool as { type?: unknown; name?: unknown } | null;
+      if ((entry?.type !== 'function' && entry?.type !== 'custom') || typeof entry.name !== 'string') {
+        throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function and custom tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
+      }
+      names.add(entry.name);
+    }
+    request.tools = (request.tools ?? []).filter((tool) => names.has(tool.name));
+    if (request.tools.length === 0) delete request.tools;
+    if (record.mode === 'required') return { type: 'required' };
+    if (record.mode === 'auto' || record.mode === undefined) return { type: 'auto' };
+    throw invalidRequest("'tool_choice.mode' must be \"auto\" or \"required\".", 'tool_choice.mode');
+  }
+  throw new GatewayError(
+    'unsupported_parameter',
+    `'tool_choice' forces a '${choice.type}' tool, which no model of this gateway runs: only function and custom tools can be forced.`,
+    { param: 'tool_choice' },
+  );
+}
+
+/**
+ * A name the client chose, fit for the `x-tollgate-dropped-params` header: plain names as they are, anything else
+ * (control characters, commas, non-ASCII) percent-encoded, and bounded so a hostile name cannot bloat the header.
+ */
+export function headerSafeName(name: string): string {
+  const safe = /^[A-Za-z0-9_.\-[\]]+$/.test(name) ? name : encodeURIComponent(name);
+  return safe.length > 100 ? `${safe.slice(0, 100)}...` : safe;
+}
+
+/** A schema error inside a part of the body, named by its full path (`input[2].content[0].text`). */
+export function nestedValidationError(error: Parameters<typeof validationError>[0], prefix: string): GatewayError {
+  const relative = validationError(error);
+  const inner = relative.param;
+  const path = inner === undefined ? prefix : `${prefix}${inner.startsWith('[') ? '' : '.'}${inner}`;
+  return invalidRequest(relative.message.replace(inner === undefined ? 'the request body' : `'${inner}'`, `'${path}'`), path);
+}
