@@ -13,7 +13,7 @@
  * - Stop sequences cut prose only; the sentence before a call is fixed.
  */
 import { stripDirectives, type SimulatorDirectives } from './fault-directives.js';
-import { buildReply, countTokens, fillerWords, hashSeed, limitText, type Reply, type ReplyEnd } from './reply-engine.js';
+import { buildReply, countTokens, fillerWords, hashSeed, leadingWords, limitText, type Reply, type ReplyEnd } from './reply-engine.js';
 import { argumentsFromSchema } from './schema-arguments.js';
 
 export interface ToolOffer {
@@ -73,12 +73,13 @@ export interface TurnPlan {
 export type PlanResult = { ok: true; plan: TurnPlan } | { ok: false; problem: string };
 
 const QUOTED_RESULT_WORDS = 30;
+/** Tool results are quoted word for word (agents' tests look for what a tool returned), up to this length. */
+const QUOTED_RESULT_WORD_CHARS = 1_024;
 const WHITESPACE = /\s+/;
 
 function quote(text: string): string {
-  const words = text.split(WHITESPACE).filter((word) => word.length > 0);
-  const excerpt = words.slice(0, QUOTED_RESULT_WORDS).join(' ');
-  return `"${excerpt}${words.length > QUOTED_RESULT_WORDS ? ' ...' : ''}"`;
+  const { words, more } = leadingWords(text, QUOTED_RESULT_WORDS, QUOTED_RESULT_WORD_CHARS);
+  return `"${words.join(' ')}${more ? ' ...' : ''}"`;
 }
 
 export function toolResultsOpening(results: readonly string[]): string {
@@ -87,7 +88,7 @@ export function toolResultsOpening(results: readonly string[]): string {
 
 function reasoningText(input: TurnInput): string {
   const words = input.directives.reasoningWords ?? Math.round((12 + (hashSeed(`reasoning\n${input.seedText}`) % 9)) * (input.reasoningScale ?? 1));
-  const subject = input.toolResults === undefined ? stripDirectives(input.lastUserText).split(WHITESPACE).slice(0, 6).join(' ') : 'the tool results';
+  const subject = input.toolResults === undefined ? leadingWords(stripDirectives(input.lastUserText), 6).words.join(' ') : 'the tool results';
   const filler = fillerWords(`reasoning\n${input.variant ?? 0}\n${input.seedText}`, words);
   return `Thinking about "${subject}".${filler === '' ? '' : ` ${filler}`}`;
 }
