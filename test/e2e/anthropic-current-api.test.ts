@@ -113,16 +113,22 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     expect(within.response.headers.get('x-tollgate-max-tokens-clamped')).toBeNull();
   });
 
-  it('serves output_config (JSON-schema format and effort) and adaptive thinking', async () => {
-    const reply = await client.messages.create({
-      model,
-      max_tokens: 2000,
-      messages: [{ role: 'user', content: 'Name a city.' }],
-      thinking: { type: 'adaptive' },
-      output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
-    });
+  it('serves output_config (JSON-schema format and effort) and adaptive thinking, translated, not dropped', async () => {
+    const { data: reply, response } = await client.messages
+      .create({
+        model,
+        max_tokens: 2000,
+        messages: [{ role: 'user', content: 'Name a city.' }],
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
+      })
+      .withResponse();
     messages.push(reply);
     expect(reply.type).toBe('message');
+    // Every family takes the format and the effort in its own form (README, field by field); only DeepSeek, which has
+    // JSON mode but no schema-constrained output, reports the schema as asked, not enforced.
+    const dropped = (response.headers.get('x-tollgate-dropped-params') ?? '').split(',').filter((name) => name !== '');
+    expect(dropped).toEqual(model.startsWith('delta') ? ['response_format.json_schema'] : []);
   });
 
   it('makes tool calls the SDK reads, with caller', async () => {
