@@ -130,6 +130,16 @@ export function utf8UpperBound(text: string): number {
   return text.length < LONG_RUN ? bytes : bytes + 2 * Math.floor(text.length / LONG_RUN);
 }
 
+/**
+ * A text counter for one prompt with the request budget: exact for its first EXACT_CHARS_PER_REQUEST characters,
+ * extrapolated beyond (the simulator counts a prompt by the same rule, so the two agree on any size). Counting a
+ * body-sized prompt exactly would hold the event loop for seconds.
+ */
+export function budgetedTextCounter(): (text: string) => number {
+  const counter = new BudgetedCounter(countTextTokens);
+  return (text) => counter.count(text);
+}
+
 /** The tokenizer's estimate of a request's input tokens (framing, flats for images and documents included). */
 export function estimateRequestInputTokens(request: CanonicalRequest): number {
   return walkRequest(request, new BudgetedCounter(countTextTokens));

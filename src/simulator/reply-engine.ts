@@ -67,7 +67,8 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
  * Characters of one prompt counted exactly; the rest is extrapolated from the ratio counted so far. The o200k
  * encoder costs about 1 to 4 µs per character, and in demo mode the simulator runs on the gateway's event loop:
  * a 7.5 MB prompt blocked it for over a second. Like a vendor's, the count stays deterministic: the same prompt
- * is always the same number, in usage and in count-tokens answers alike.
+ * is always the same number, in usage and in count-tokens answers alike. The gateway's own count of an OpenAI-format
+ * prompt (count_tokens) uses the same budget and rule (EXACT_CHARS_PER_REQUEST), so the two agree at any size.
  */
 export const EXACT_PROMPT_CHARS = 100_000;
 /** Tokens per character before anything was counted (o200k on English prose is about 0.25). */

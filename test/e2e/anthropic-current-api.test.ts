@@ -81,6 +81,15 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     expect(counted.input_tokens).toBe(billedInput);
   });
 
+  it('counts a prompt beyond the exact-count budget (100,000 characters) as it is billed too', async () => {
+    const long = 'The old bridge crosses the river where the road turns north. '.repeat(4_000);
+    const params = { model, messages: [{ role: 'user' as const, content: long }, { role: 'assistant' as const, content: 'Go on.' }, { role: 'user' as const, content: long }] };
+    const counted = await client.messages.countTokens(params);
+    const reply = await client.messages.create({ ...params, max_tokens: 50 });
+    expect(counted.input_tokens).toBeGreaterThan(long.length / 10);
+    expect(counted.input_tokens).toBe(reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0) + (reply.usage.cache_creation_input_tokens ?? 0));
+  });
+
   it('stops on a stop sequence and says which one, stream and non-stream', async () => {
     const prompt: Anthropic.MessageParam[] = [{ role: 'user', content: `Tell me about toll gates on ${model}.` }];
     const free = await client.messages.create({ model, max_tokens: 300, messages: prompt });
