@@ -48,6 +48,12 @@ export interface TurnInput {
   parallelCalls: boolean;
   /** Text of each tool result, when the conversation's last turn carries results. */
   toolResults?: readonly string[];
+  /**
+   * Structured output was asked for (OpenAI `response_format`, Anthropic `output_config.format`, Gemini
+   * `responseMimeType: application/json`): the text is JSON, an instance of `schema` when one is given (JSON
+   * Schema or Gemini's subset), `{"text": …}` in plain JSON mode. As the real vendors answer.
+   */
+  jsonOutput?: { schema?: unknown };
 }
 
 export interface PlannedCall {
@@ -123,6 +129,13 @@ function chooseTools(input: TurnInput): { names: string[] } | { problem: string 
   return { names: input.parallelCalls ? names : names.slice(0, 1) };
 }
 
+/** The reply as JSON: an instance of the schema, or the generated sentence wrapped in an object. */
+function jsonReplyText(input: TurnInput, output: { schema?: unknown }): string {
+  const opening = input.toolResults === undefined ? {} : { opening: toolResultsOpening(input.toolResults) };
+  if (output.schema !== undefined) return JSON.stringify(argumentsFromSchema(output.schema, input.toolResults?.join('\n') ?? input.lastUserText));
+  return JSON.stringify({ text: buildReply({ seedText: input.seedText, lastUserText: input.lastUserText, words: input.directives.words, variant: input.variant, ...opening }).text });
+}
+
 function callTokens(call: PlannedCall): number {
   return countTokens(call.name) + countTokens(call.argumentsJson);
 }
@@ -145,7 +158,9 @@ export function planTurn(input: TurnInput): PlanResult {
     ? input.directives.toolText === true
       ? limitText(`I will call ${chosen.names.join(' and ')}.`, { maxTokens: remaining(reasoningTokens) })
       : empty
-    : buildReply({
+    : input.jsonOutput !== undefined
+      ? limitText(jsonReplyText(input, input.jsonOutput), { maxTokens: remaining(reasoningTokens), stopSequences: input.stopSequences })
+      : buildReply({
         seedText: input.seedText,
         lastUserText: input.lastUserText,
         words: input.directives.words,
