@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it, vi } from 'vitest';
+import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
 import { countTextTokens, EXACT_CHARS_PER_REQUEST, estimateRequestInputTokens, upperBoundRequestInputTokens, utf8UpperBound } from './count-tokens.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
 
@@ -38,6 +39,32 @@ describe('countTextTokens', () => {
   it('handles a body-sized run of one character (quadratic in the tokenizer when counted whole)', () => {
     // Counted whole this took minutes; in slices it completes well within the test timeout.
     expect(countTextTokens('x'.repeat(2_000_000))).toBeGreaterThan(2_000_000 / 256);
+  });
+});
+
+describe('countTextTokens on long runs of whitespace and of one character', () => {
+  it('counts a long run of spaces or newlines in slices too (one pre-token, quadratic when counted whole)', () => {
+    // 200,000 spaces counted whole: about 40 s of BPE on the event loop; in slices, a few hundred small counts.
+    for (const run of [' '.repeat(200_000), '\n'.repeat(200_000), '\u3000'.repeat(200_000)]) {
+      const tokens = countTextTokens(run);
+      expect(tokens).toBeGreaterThanOrEqual(Math.floor(run.length / 256));
+      expect(tokens).toBeLessThanOrEqual(run.length);
+    }
+    const text = `Hello ${' '.repeat(1_000)} world`;
+    expect(Math.abs(countTextTokens(text) - countTokens(text))).toBeLessThanOrEqual(Math.ceil(1_000 / 256) + 1);
+  });
+
+  it('cuts only inside runs longer than the limit, at most once per limit, without a regular expression (a 7.5 MB run overflowed its stack)', () => {
+    const pieces: string[] = [];
+    const text = `${'a'.repeat(8_000_000)} tail`;
+    forEachBoundedPiece(text, (piece) => pieces.push(piece));
+    expect(pieces.join('')).toBe(text);
+    expect(pieces.every((piece) => piece.length <= LONG_RUN + 5)).toBe(true);
+    expect(pieces.length).toBe(Math.ceil(8_000_000 / LONG_RUN));
+    const prose = 'Ordinary prose, with words and spaces. '.repeat(1_000);
+    const whole: string[] = [];
+    forEachBoundedPiece(prose, (piece) => whole.push(piece));
+    expect(whole).toEqual([prose]);
   });
 });
 

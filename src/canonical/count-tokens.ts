@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { CanonicalResponse } from './accumulate.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
+import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
 
 type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
@@ -24,13 +25,6 @@ const TOKENS_PER_IMAGE = 1_600;
 /** A flat estimate for a document (a few pages); the vendor's count replaces it once the reply arrives. */
 const TOKENS_PER_DOCUMENT = 1_500;
 
-/**
- * BPE work grows with the square of a pre-token's length, and a run of letters (or of punctuation) with no
- * space is one pre-token: a 100 kB run took seconds and a body-sized one hours, all on the event loop. Runs
- * this long are counted in slices instead, which keeps the cost linear and moves the estimate by at most about
- * a token per slice; ordinary text never has such runs and is counted whole.
- */
-const LONG_RUN = 256;
 /** Special-token spellings (`<|endoftext|>`) in client text are plain text; by default the tokenizer throws on them. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -73,21 +67,15 @@ function tokenizer(): O200kTokenizer['countTokens'] {
 }
 
 const count = (text: string) => tokenizer()(text, PLAIN_TEXT);
-const LONG_RUNS = new RegExp(`(\\S{${LONG_RUN},})`);
 
+/** Tokens of `text`, long runs counted in slices (see wire/bounded-pretokens.ts): linear in the text's length. */
 export function countTextTokens(text: string): number {
   if (text === '') return 0;
-  if (text.length < LONG_RUN) return count(text);
-  const parts = text.split(LONG_RUNS);
+  if (text.length <= LONG_RUN) return count(text);
   let total = 0;
-  for (let index = 0; index < parts.length; index++) {
-    const part = parts[index]!;
-    if (index % 2 === 0) {
-      if (part !== '') total += count(part);
-      continue;
-    }
-    for (let start = 0; start < part.length; start += LONG_RUN) total += count(part.slice(start, start + LONG_RUN));
-  }
+  forEachBoundedPiece(text, (piece) => {
+    total += count(piece);
+  });
   return total;
 }
 
@@ -140,6 +128,16 @@ class BudgetedCounter {
 export function utf8UpperBound(text: string): number {
   const bytes = Buffer.byteLength(text, 'utf8');
   return text.length < LONG_RUN ? bytes : bytes + 2 * Math.floor(text.length / LONG_RUN);
+}
+
+/**
+ * A text counter for one prompt with the request budget: exact for its first EXACT_CHARS_PER_REQUEST characters,
+ * extrapolated beyond (the simulator counts a prompt by the same rule, so the two agree on any size). Counting a
+ * body-sized prompt exactly would hold the event loop for seconds.
+ */
+export function budgetedTextCounter(): (text: string) => number {
+  const counter = new BudgetedCounter(countTextTokens);
+  return (text) => counter.count(text);
 }
 
 /** The tokenizer's estimate of a request's input tokens (framing, flats for images and documents included). */

@@ -8,6 +8,7 @@ import { createServer, connect as connectTcp, type AddressInfo, type Server, typ
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { deadRedisUrl } from '../../test/helpers/free-port.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRateLimiter, limiterFailures } from './create-rate-limiter.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
@@ -16,8 +17,6 @@ import type { ChildArguments, ChildMessage } from './redis-rate-limiter.test-chi
 import { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
-/** Nothing listens here. */
-const DEAD_REDIS_URL = 'redis://127.0.0.1:6390';
 const PREFIX = `tollgate-test:${process.pid}-${Date.now().toString(36)}:`;
 
 let admin: Redis;
@@ -183,7 +182,7 @@ describe('when Redis fails', () => {
   it('fail-open (default) admits without hanging, reports and counts the failure', async () => {
     const errors: Error[] = [];
     const started = performance.now();
-    const limiter = await createRateLimiter({ redisUrl: DEAD_REDIS_URL, keyPrefix: PREFIX, onError: (error) => errors.push(error) });
+    const limiter = await createRateLimiter({ redisUrl: await deadRedisUrl(), keyPrefix: PREFIX, onError: (error) => errors.push(error) });
     opened.push(limiter);
     const decision = await limiter.check('dead', 100);
     expect(performance.now() - started).toBeLessThan(1_000);
@@ -194,7 +193,7 @@ describe('when Redis fails', () => {
   });
 
   it('fail-closed throws RateLimiterUnavailableError (for a 503) without hanging; token writes never throw', async () => {
-    const limiter = await createRateLimiter({ redisUrl: DEAD_REDIS_URL, keyPrefix: PREFIX, failOpen: false });
+    const limiter = await createRateLimiter({ redisUrl: await deadRedisUrl(), keyPrefix: PREFIX, failOpen: false });
     opened.push(limiter);
     const started = performance.now();
     const failure = await limiter.check('dead', 100).catch((error: unknown) => error);

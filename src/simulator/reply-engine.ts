@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { forEachBoundedPiece } from '../wire/bounded-pretokens.js';
 
 /** Why generation ended, before a vendor names it (`stop`/`end_turn`/`STOP`, `length`/`max_tokens`/...). */
 export type ReplyEnd = 'end' | 'stop-sequence' | 'length';
@@ -62,16 +63,61 @@ const WHITESPACE = /\s+/;
  */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** Tokens of `text` in the o200k encoding (GPT-4o, GPT-5, o-series). */
+/**
+ * Characters of one prompt counted exactly; the rest is extrapolated from the ratio counted so far. The o200k
+ * encoder costs about 1 to 4 µs per character, and in demo mode the simulator runs on the gateway's event loop:
+ * a 7.5 MB prompt blocked it for over a second. Like a vendor's, the count stays deterministic: the same prompt
+ * is always the same number, in usage and in count-tokens answers alike. The gateway's own count of an OpenAI-format
+ * prompt (count_tokens) uses the same budget and rule (EXACT_CHARS_PER_REQUEST), so the two agree at any size.
+ */
+export const EXACT_PROMPT_CHARS = 100_000;
+/** Tokens per character before anything was counted (o200k on English prose is about 0.25). */
+const DEFAULT_TOKENS_PER_CHAR = 0.3;
+
+interface PromptBudget {
+  charsLeft: number;
+  countedChars: number;
+  countedTokens: number;
+}
+
+/** The budget of the prompt being counted (see `countPromptWithin`); counting is synchronous, so one at a time. */
+let promptBudget: PromptBudget | undefined;
+
+/**
+ * Runs a prompt's count (every `countTokens` it makes) under one budget of EXACT_PROMPT_CHARS characters, so a
+ * prompt of many large texts costs no more than one. Outside it, each `countTokens` call has a budget of its own.
+ */
+export function countPromptWithin<T>(count: () => T): T {
+  const outer = promptBudget;
+  promptBudget = { charsLeft: EXACT_PROMPT_CHARS, countedChars: 0, countedTokens: 0 };
+  try {
+    return count();
+  } finally {
+    promptBudget = outer;
+  }
+}
+
+/** Tokens of `text` in the o200k encoding (GPT-4o, GPT-5, o-series), exact up to the prompt's budget. */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
-  // BPE is quadratic in a pre-token's length: count runs without whitespace in slices (as the gateway does).
-  if (!/\S{256}/.test(text)) return encode(text, PLAIN_TEXT).length;
+  const budget = promptBudget ?? { charsLeft: EXACT_PROMPT_CHARS, countedChars: 0, countedTokens: 0 };
+  const exact = text.length <= budget.charsLeft ? text : text.slice(0, budget.charsLeft);
+  const tokens = countExactly(exact);
+  budget.charsLeft -= exact.length;
+  budget.countedChars += exact.length;
+  budget.countedTokens += tokens;
+  const rest = text.length - exact.length;
+  if (rest === 0) return tokens;
+  const ratio = budget.countedChars === 0 ? DEFAULT_TOKENS_PER_CHAR : budget.countedTokens / budget.countedChars;
+  return tokens + Math.ceil(rest * ratio);
+}
+
+/** BPE is quadratic in a pre-token's length: long runs (of spaces too) are counted in slices, as the gateway does. */
+function countExactly(text: string): number {
   let total = 0;
-  for (const [index, part] of text.split(/(\S{256,})/).entries()) {
-    if (index % 2 === 0) total += part === '' ? 0 : encode(part, PLAIN_TEXT).length;
-    else for (let start = 0; start < part.length; start += 256) total += encode(part.slice(start, start + 256), PLAIN_TEXT).length;
-  }
+  forEachBoundedPiece(text, (piece) => {
+    total += encode(piece, PLAIN_TEXT).length;
+  });
   return total;
 }
 
@@ -97,15 +143,28 @@ function pseudoRandom(seed: number): () => number {
   };
 }
 
+/** Longest word quoted whole; a "word" can be a 100 kB run, and quoted whole it would make the reply huge. */
+const QUOTED_WORD_CHARS = 64;
+
+/**
+ * The first `count` words of `text`, each cut to `maxWordChars` characters (with `…`), and whether more
+ * follow. Reads only the head of the text that can hold them: a prompt can be megabytes of one character.
+ */
+export function leadingWords(text: string, count: number, maxWordChars = QUOTED_WORD_CHARS): { words: string[]; more: boolean } {
+  // Each word needs at most maxWordChars + 1 characters to be known as cut; four times that per word leaves
+  // room for the whitespace between them (only text with huge gaps between its first words quotes fewer).
+  const headChars = (count + 1) * (maxWordChars + 1) * 4;
+  const head = text.length > headChars ? text.slice(0, headChars) : text;
+  const all = head.split(WHITESPACE).filter((word) => word.length > 0);
+  const words = all.slice(0, count).map((word) => (word.length > maxWordChars ? `${word.slice(0, maxWordChars)}…` : word));
+  // Past the head, more words are assumed when the head was already full of them.
+  return { words, more: all.length > count || (head.length < text.length && all.length === count) };
+}
+
 function echoSentence(lastUserText: string): string {
-  const words = lastUserText.split(WHITESPACE).filter((word) => word.length > 0);
+  const { words, more } = leadingWords(lastUserText, ECHO_WORDS);
   if (words.length === 0) return 'Hello.';
-  // A "word" can be a 100 kB run; echoed whole it would make the reply (and its tokenization) huge.
-  const excerpt = words
-    .slice(0, ECHO_WORDS)
-    .map((word) => (word.length > 64 ? `${word.slice(0, 64)}…` : word))
-    .join(' ');
-  return `You said: "${excerpt}${words.length > ECHO_WORDS ? ' ...' : ''}".`;
+  return `You said: "${words.join(' ')}${more ? ' ...' : ''}".`;
 }
 
 /** Filler sentences of 5 to 12 words, capitalised, each ending with a period. */

@@ -132,3 +132,19 @@ describe('signatures', () => {
     expect(canonicalJson({ b: 1, a: [true, null] })).toBe('{"a":[true,null],"b":1}');
   });
 });
+
+describe('structured output', () => {
+  it('answers an instance of the schema, or an object in plain JSON mode, within the token cap', () => {
+    const noTools = { tools: [], toolChoice: { kind: 'auto' } as const };
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const shaped = planTurn(input({ ...noTools, jsonOutput: { schema } }));
+    expect(shaped.ok && JSON.parse(shaped.plan.text.text)).toEqual({ city: 'Lisbon' });
+    const plain = planTurn(input({ ...noTools, jsonOutput: {} }));
+    expect(plain.ok && JSON.parse(plain.plan.text.text)).toEqual({ text: expect.stringMatching(/^You said: "What is the weather in Lisbon\?"/) });
+    const capped = planTurn(input({ ...noTools, jsonOutput: {}, maxTokens: 3 }));
+    expect(capped.ok && capped.plan).toMatchObject({ end: 'length', outputTokens: 3 });
+    // Tool calls still win when the model calls a tool.
+    const calling = planTurn(input({ jsonOutput: { schema }, directives: { toolNames: ['get_weather'] } }));
+    expect(calling.ok && calling.plan.calls.map((call) => call.name)).toEqual(['get_weather']);
+  });
+});

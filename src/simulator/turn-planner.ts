@@ -13,7 +13,7 @@
  * - Stop sequences cut prose only; the sentence before a call is fixed.
  */
 import { stripDirectives, type SimulatorDirectives } from './fault-directives.js';
-import { buildReply, countTokens, fillerWords, hashSeed, limitText, type Reply, type ReplyEnd } from './reply-engine.js';
+import { buildReply, countTokens, fillerWords, hashSeed, leadingWords, limitText, type Reply, type ReplyEnd } from './reply-engine.js';
 import { argumentsFromSchema } from './schema-arguments.js';
 
 export interface ToolOffer {
@@ -48,6 +48,12 @@ export interface TurnInput {
   parallelCalls: boolean;
   /** Text of each tool result, when the conversation's last turn carries results. */
   toolResults?: readonly string[];
+  /**
+   * Structured output was asked for (OpenAI `response_format`, Anthropic `output_config.format`, Gemini
+   * `responseMimeType: application/json`): the text is JSON, an instance of `schema` when one is given (JSON
+   * Schema or Gemini's subset), `{"text": …}` in plain JSON mode. As the real vendors answer.
+   */
+  jsonOutput?: { schema?: unknown };
 }
 
 export interface PlannedCall {
@@ -73,12 +79,13 @@ export interface TurnPlan {
 export type PlanResult = { ok: true; plan: TurnPlan } | { ok: false; problem: string };
 
 const QUOTED_RESULT_WORDS = 30;
+/** Tool results are quoted word for word (agents' tests look for what a tool returned), up to this length. */
+const QUOTED_RESULT_WORD_CHARS = 1_024;
 const WHITESPACE = /\s+/;
 
 function quote(text: string): string {
-  const words = text.split(WHITESPACE).filter((word) => word.length > 0);
-  const excerpt = words.slice(0, QUOTED_RESULT_WORDS).join(' ');
-  return `"${excerpt}${words.length > QUOTED_RESULT_WORDS ? ' ...' : ''}"`;
+  const { words, more } = leadingWords(text, QUOTED_RESULT_WORDS, QUOTED_RESULT_WORD_CHARS);
+  return `"${words.join(' ')}${more ? ' ...' : ''}"`;
 }
 
 export function toolResultsOpening(results: readonly string[]): string {
@@ -87,7 +94,7 @@ export function toolResultsOpening(results: readonly string[]): string {
 
 function reasoningText(input: TurnInput): string {
   const words = input.directives.reasoningWords ?? Math.round((12 + (hashSeed(`reasoning\n${input.seedText}`) % 9)) * (input.reasoningScale ?? 1));
-  const subject = input.toolResults === undefined ? stripDirectives(input.lastUserText).split(WHITESPACE).slice(0, 6).join(' ') : 'the tool results';
+  const subject = input.toolResults === undefined ? leadingWords(stripDirectives(input.lastUserText), 6).words.join(' ') : 'the tool results';
   const filler = fillerWords(`reasoning\n${input.variant ?? 0}\n${input.seedText}`, words);
   return `Thinking about "${subject}".${filler === '' ? '' : ` ${filler}`}`;
 }
@@ -122,6 +129,13 @@ function chooseTools(input: TurnInput): { names: string[] } | { problem: string 
   return { names: input.parallelCalls ? names : names.slice(0, 1) };
 }
 
+/** The reply as JSON: an instance of the schema, or the generated sentence wrapped in an object. */
+function jsonReplyText(input: TurnInput, output: { schema?: unknown }): string {
+  const opening = input.toolResults === undefined ? {} : { opening: toolResultsOpening(input.toolResults) };
+  if (output.schema !== undefined) return JSON.stringify(argumentsFromSchema(output.schema, input.toolResults?.join('\n') ?? input.lastUserText));
+  return JSON.stringify({ text: buildReply({ seedText: input.seedText, lastUserText: input.lastUserText, words: input.directives.words, variant: input.variant, ...opening }).text });
+}
+
 function callTokens(call: PlannedCall): number {
   return countTokens(call.name) + countTokens(call.argumentsJson);
 }
@@ -144,7 +158,9 @@ export function planTurn(input: TurnInput): PlanResult {
     ? input.directives.toolText === true
       ? limitText(`I will call ${chosen.names.join(' and ')}.`, { maxTokens: remaining(reasoningTokens) })
       : empty
-    : buildReply({
+    : input.jsonOutput !== undefined
+      ? limitText(jsonReplyText(input, input.jsonOutput), { maxTokens: remaining(reasoningTokens), stopSequences: input.stopSequences })
+      : buildReply({
         seedText: input.seedText,
         lastUserText: input.lastUserText,
         words: input.directives.words,

@@ -81,6 +81,15 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     expect(counted.input_tokens).toBe(billedInput);
   });
 
+  it('counts a prompt beyond the exact-count budget (100,000 characters) as it is billed too', async () => {
+    const long = 'The old bridge crosses the river where the road turns north. '.repeat(4_000);
+    const params = { model, messages: [{ role: 'user' as const, content: long }, { role: 'assistant' as const, content: 'Go on.' }, { role: 'user' as const, content: long }] };
+    const counted = await client.messages.countTokens(params);
+    const reply = await client.messages.create({ ...params, max_tokens: 50 });
+    expect(counted.input_tokens).toBeGreaterThan(long.length / 10);
+    expect(counted.input_tokens).toBe(reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0) + (reply.usage.cache_creation_input_tokens ?? 0));
+  });
+
   it('stops on a stop sequence and says which one, stream and non-stream', async () => {
     const prompt: Anthropic.MessageParam[] = [{ role: 'user', content: `Tell me about toll gates on ${model}.` }];
     const free = await client.messages.create({ model, max_tokens: 300, messages: prompt });
@@ -113,16 +122,27 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     expect(within.response.headers.get('x-tollgate-max-tokens-clamped')).toBeNull();
   });
 
-  it('serves output_config (JSON-schema format and effort) and adaptive thinking', async () => {
-    const reply = await client.messages.create({
-      model,
-      max_tokens: 2000,
-      messages: [{ role: 'user', content: 'Name a city.' }],
-      thinking: { type: 'adaptive' },
-      output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
-    });
+  it('serves output_config (JSON-schema format and effort) and adaptive thinking, translated, not dropped', async () => {
+    const { data: reply, response } = await client.messages
+      .create({
+        model,
+        max_tokens: 2000,
+        messages: [{ role: 'user', content: 'Name a city.' }],
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
+      })
+      .withResponse();
     messages.push(reply);
     expect(reply.type).toBe('message');
+    // Every family takes the format and the effort in its own form (README, field by field); only DeepSeek, which has
+    // JSON mode but no schema-constrained output, reports the schema as asked, not enforced.
+    const dropped = (response.headers.get('x-tollgate-dropped-params') ?? '').split(',').filter((name) => name !== '');
+    expect(dropped).toEqual(model.startsWith('delta') ? ['response_format.json_schema'] : []);
+    // The vendor (the simulator, as the real ones) answers JSON: an instance of the schema where it is enforced,
+    // JSON mode's object on DeepSeek.
+    const json = JSON.parse(textOf(reply)) as Record<string, unknown>;
+    if (model.startsWith('delta')) expect(typeof json).toBe('object');
+    else expect(json).toEqual({ city: expect.any(String) });
   });
 
   it('makes tool calls the SDK reads, with caller', async () => {

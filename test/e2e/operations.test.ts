@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { decodeOpenAIChatRequest } from '../../src/protocols/openai-chat/openai-decode-request.js';
 import { rawExchange } from '../helpers/raw-http.js';
+import { deadRedisUrl } from '../helpers/free-port.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /** Longest wait for a raw exchange's answer: far beyond every server timeout these tests provoke. */
@@ -180,7 +181,7 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
 describe('readiness with Redis', () => {
   it('reports Redis ok when it answers, and 503 naming it when it does not (fail-closed)', async () => {
     const live = await startTestGateway({ env: { REDIS_URL: 'redis://127.0.0.1:6379' } });
-    const dead = await startTestGateway({ env: { REDIS_URL: 'redis://127.0.0.1:6390', RATE_LIMIT_FAIL_OPEN: 'false' } });
+    const dead = await startTestGateway({ env: { REDIS_URL: await deadRedisUrl(), RATE_LIMIT_FAIL_OPEN: 'false' } });
     try {
       const ok = await fetch(`${live.gateway.url}/readyz`);
       expect(ok.status).toBe(200);

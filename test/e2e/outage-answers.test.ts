@@ -3,11 +3,11 @@
  * test/helpers/immutable-files.ts) or Redis is unreachable (a port the test has just proven free). Each client gets
  * the same catalog entry in its own shape, with retry-after; `/readyz` keeps a fail-open gateway ready.
  */
-import { createServer } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../helpers/dashboard-client.js';
+import { deadRedisUrl } from '../helpers/free-port.js';
 import { makeImmutable, makeWritable } from '../helpers/immutable-files.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -20,15 +20,6 @@ async function gateway(env: Record<string, string> = {}): Promise<TestGateway> {
   const harness = await startTestGateway({ env });
   cleanups.push(() => harness.close());
   return harness;
-}
-
-/** A Redis URL nobody answers on: a port just bound and released by this test. */
-async function deadRedisUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `redis://127.0.0.1:${port}`;
 }
 
 const chatBody = { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] };

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deadRedisUrl } from '../helpers/free-port.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 
@@ -153,7 +154,7 @@ describe('rate limits shared through Redis by two gateway processes', () => {
 
   it('a dead Redis fails open by default: requests still pass, quickly', async () => {
     const { key } = await harness.createAccountWithKey();
-    const url = await startProcess({ DATABASE_URL: harness.databaseUrl, REDIS_URL: 'redis://127.0.0.1:6390', OPENAI_BASE_URL: harness.simulator!.baseUrls.openai });
+    const url = await startProcess({ DATABASE_URL: harness.databaseUrl, REDIS_URL: await deadRedisUrl(), OPENAI_BASE_URL: harness.simulator!.baseUrls.openai });
     const started = Date.now();
     expect((await chat(url, key)).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -163,7 +164,7 @@ describe('rate limits shared through Redis by two gateway processes', () => {
     const { key } = await harness.createAccountWithKey();
     const url = await startProcess({
       DATABASE_URL: harness.databaseUrl,
-      REDIS_URL: 'redis://127.0.0.1:6390',
+      REDIS_URL: await deadRedisUrl(),
       RATE_LIMIT_FAIL_OPEN: 'false',
       OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
     });

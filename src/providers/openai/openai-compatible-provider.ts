@@ -1,4 +1,4 @@
-import { countTextTokens, loadTokenizer } from '../../canonical/count-tokens.js';
+import { budgetedTextCounter, loadTokenizer } from '../../canonical/count-tokens.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest, VendorName } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
@@ -75,7 +75,8 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
   async countTokens(request: CanonicalRequest, model: CatalogModel): Promise<number> {
     const { body } = this.dialect.buildRequest({ ...request, stream: false }, model.upstreamModel);
     await loadTokenizer();
-    return countChatPromptTokens(body as unknown as CountableChatRequest, countTextTokens);
+    // One budget for the whole prompt, as the simulator counts it: exact up to it, extrapolated beyond.
+    return countChatPromptTokens(body as unknown as CountableChatRequest, budgetedTextCounter());
   }
 
   close(): Promise<void> {

@@ -97,6 +97,7 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     toolChoice: toolRequirement(request),
     parallelCalls: parallelCallsAllowed(request),
     ...(toolResults === undefined ? {} : { toolResults }),
+    ...(request.output_config?.format === undefined ? {} : { jsonOutput: { schema: request.output_config.format.schema } }),
   });
   if (!planned.ok) return invalid(exchange, `Simulator directive: ${planned.problem}.`);
 

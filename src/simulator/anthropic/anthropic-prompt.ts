@@ -8,7 +8,7 @@
  * thinking only in the final assistant turn (Anthropic drops earlier turns' thinking from the context);
  * system text + 3 when present; the JSON of the tool definitions. Exact and reproducible, not Anthropic's.
  */
-import { countTokens } from '../reply-engine.js';
+import { countPromptWithin, countTokens } from '../reply-engine.js';
 import type { ToolOffer, ToolRequirement } from '../turn-planner.js';
 import type { AnthropicBlock, AnthropicMessage, AnthropicRequest } from './anthropic-types.js';
 
@@ -71,6 +71,10 @@ function blockTokens(block: AnthropicBlock, countThinking: boolean): number {
 }
 
 export function countInputTokens(request: AnthropicRequest): number {
+  return countPromptWithin(() => countInputTokensWithinBudget(request));
+}
+
+function countInputTokensWithinBudget(request: AnthropicRequest): number {
   let total = 0;
   const system = typeof request.system === 'string' ? request.system : (request.system ?? []).map((block) => block.text).join('\n');
   if (system.length > 0) total += TOKENS_PER_SYSTEM + countTokens(system);

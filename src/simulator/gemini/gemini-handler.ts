@@ -78,6 +78,7 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     toolChoice: toolRequirement(request),
     parallelCalls: true,
     ...(toolResults === undefined ? {} : { toolResults }),
+    ...(config?.responseMimeType === 'application/json' ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } } : {}),
   });
   if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
 

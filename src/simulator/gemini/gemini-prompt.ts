@@ -7,7 +7,7 @@
  * and JSON); a flat 258 per image (Gemini's documented cost of a small image), 1,500 per document and 1,000
  * per audio or video part or file URI; system instruction text + 3; the JSON of the function declarations.
  */
-import { countTokens } from '../reply-engine.js';
+import { countPromptWithin, countTokens } from '../reply-engine.js';
 import type { ToolOffer, ToolRequirement } from '../turn-planner.js';
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-types.js';
 
@@ -80,6 +80,10 @@ function partCost(part: GeminiPart): [Modality, number] {
 }
 
 export function countPromptTokens(request: GeminiRequest): PromptCount {
+  return countPromptWithin(() => countPromptTokensWithinBudget(request));
+}
+
+function countPromptTokensWithinBudget(request: GeminiRequest): PromptCount {
   const byModality: Partial<Record<Modality, number>> = {};
   const add = (modality: Modality, tokens: number): void => {
     byModality[modality] = (byModality[modality] ?? 0) + tokens;

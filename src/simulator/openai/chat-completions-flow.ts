@@ -60,6 +60,13 @@ function directivesOf(exchange: SimulatorExchange, vendor: ChatVendor, userText:
   return undefined;
 }
 
+/** `response_format` as the turn planner takes it: JSON text, of the schema when one is given. */
+function jsonOutputOf(format: OpenAiChatRequest['response_format']): { jsonOutput?: { schema?: unknown } } {
+  if (format?.type === 'json_schema') return { jsonOutput: format.json_schema?.schema === undefined ? {} : { schema: format.json_schema.schema } };
+  if (format?.type === 'json_object') return { jsonOutput: {} };
+  return {};
+}
+
 export async function serveChatCompletion(exchange: SimulatorExchange, vendor: ChatVendor): Promise<void> {
   const read = await readJsonBody(exchange);
   if (read.kind === 'too-large') return sendVendorError(exchange, vendor, 413, invalidRequest(read.message));
@@ -92,6 +99,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
       toolChoice: toolRequirement(request),
       parallelCalls: request.parallel_tool_calls !== false,
       ...(toolResults === undefined ? {} : { toolResults }),
+      ...jsonOutputOf(request.response_format),
     });
     if (!planned.ok) return sendVendorError(exchange, vendor, 400, invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'));
     plans.push(planned.plan);

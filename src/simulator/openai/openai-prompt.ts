@@ -4,7 +4,7 @@
  * It is close to, not equal to, what OpenAI bills; what matters is that it is exact and reproducible.
  */
 import { chatContentText, countChatPromptTokens } from '../../wire/openai-prompt-tokens.js';
-import { countTokens } from '../reply-engine.js';
+import { countPromptWithin, countTokens } from '../reply-engine.js';
 import type { ToolOffer, ToolRequirement } from '../turn-planner.js';
 import type { OpenAiChatRequest, OpenAiMessage } from './openai-types.js';
 
@@ -23,7 +23,7 @@ export function lastUserText(messages: readonly OpenAiMessage[]): string {
 }
 
 export function countPromptTokens(request: OpenAiChatRequest): number {
-  return countChatPromptTokens(request, countTokens);
+  return countPromptWithin(() => countChatPromptTokens(request, countTokens));
 }
 
 /** What the reply is derived from: the conversation only, so stream and non-stream requests agree. */

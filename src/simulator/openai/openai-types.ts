@@ -54,6 +54,8 @@ export interface OpenAiChatRequest {
   reasoning_effort?: string | null;
   /** DeepSeek: switches thinking mode on non-reasoner models. */
   thinking?: { type?: string } | null;
+  /** `json_object` (JSON mode) or `json_schema` (structured output; OpenAI only, DeepSeek refuses it). */
+  response_format?: { type?: string; json_schema?: { schema?: unknown } | null } | null;
 }
 
 /** The four keys OpenAI puts in every error body. */
