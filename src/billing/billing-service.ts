@@ -5,7 +5,9 @@ import type { CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { decideAdmission } from '../storage/billing-rules.js';
-import type { AdmissionPlan, AdmissionState, BillingRepository, Reservation, ReserveInput, SettleResult } from '../storage/billing-types.js';
+import type { AdmissionPlan, AdmissionState, BillingRepository, KeySpendState, Reservation, ReserveInput, SettleResult } from '../storage/billing-types.js';
+import { spendPeriodResetsAt } from '../keys/key-permissions.js';
+import { formatUsd } from './money.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { planAdmission, type AdmissionRequest } from './admission.js';
@@ -63,6 +65,17 @@ const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
 /** No request runs this long; a hold still here then belongs to a request that will never settle. */
 const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
 
+/** The 403 of a key whose spend limit cannot cover the request, saying what is spent, held and when it resets. */
+function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
+  const resetsAt = spendPeriodResetsAt(key.period, now);
+  const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
+  const when = resetsAt === null ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.' : `It resets at ${new Date(resetsAt).toISOString()}.`;
+  return new GatewayError(
+    'key_spend_limit_reached',
+    `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
+  );
+}
+
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
   return Math.ceil(inputTokens * INPUT_ESTIMATE_MARGIN) + INPUT_ESTIMATE_FLOOR;
@@ -119,6 +132,7 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
+      keySpendLimited: auth.key.permissions.spendLimit !== null,
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const admission = (inputTokens: number): AdmissionRequest => ({
@@ -143,7 +157,11 @@ export class BillingService {
       const precise = admission(estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
-    if (!result.admitted) throw new GatewayError('insufficient_balance', result.reason);
+    if (!result.admitted) {
+      const keySpend = result.state.keySpend;
+      if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
+      throw new GatewayError('insufficient_balance', result.reason);
+    }
     this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs });
     this.renewHoldsRegularly();
     return result.reservation;

@@ -17,7 +17,7 @@ const ledgerQuery = z.object({
 
 /** `POST /v1/account/redeem` and `GET /v1/account/ledger`: the account's own money, by API key. */
 export function registerBillingApi(app: FastifyInstance, billing: BillingRepository, now: () => number = Date.now): void {
-  app.post('/v1/account/redeem', async (request) => {
+  app.post('/v1/account/redeem', { config: { scope: 'account:redeem' } }, async (request) => {
     const parsed = redeemBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const redemption = await redeemCode(billing, parsed.data.code, request.auth!.account.id, now());
@@ -30,7 +30,7 @@ export function registerBillingApi(app: FastifyInstance, billing: BillingReposit
     };
   });
 
-  app.get('/v1/account/ledger', async (request) => {
+  app.get('/v1/account/ledger', { config: { scope: 'usage:read' } }, async (request) => {
     const parsed = ledgerQuery.safeParse(request.query ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { limit, before } = parsed.data;

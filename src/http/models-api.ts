@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
+import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 
 /** Stable `created` stamp: the catalog has no release dates, and clients only sort or display it. */
 const CATALOG_CREATED = 1_767_225_600;
@@ -10,15 +11,19 @@ const CATALOG_CREATED = 1_767_225_600;
  * caller is an Anthropic client (it always sends `anthropic-version`), so both SDKs' `models.list()` work.
  */
 export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): void {
-  app.get('/v1/models', async (request) => {
-    if (!isAnthropicClient(request)) return { object: 'list', data: catalog.models.map(presentOpenAIModel) };
-    const data = catalog.models.map(presentAnthropicModel);
+  app.get('/v1/models', { config: { scope: 'any' } }, async (request) => {
+    // A key with a model allowlist sees only the models it may use.
+    const permissions = request.auth!.key.permissions;
+    const models = permissions.models === null ? catalog.models : catalog.models.filter((model) => modelAllowed(permissions, model));
+    if (!isAnthropicClient(request)) return { object: 'list', data: models.map(presentOpenAIModel) };
+    const data = models.map(presentAnthropicModel);
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/models/:id', { config: { scope: 'any' } }, async (request) => {
     const model = catalog.find(request.params.id);
     if (model === undefined) throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
+    assertModelAllowed(request.auth!.key.permissions, model);
     return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);
   });
 }

@@ -1,3 +1,4 @@
+import type { ApiScope } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
 export type ClientProtocol = 'openai' | 'anthropic';
@@ -14,5 +15,11 @@ declare module 'fastify' {
     public?: boolean;
     /** Model endpoints: counted against the key's requests-per-minute limit. */
     rateLimited?: boolean;
+    /**
+     * The key scope the route needs (one of a list, when a list), or `any` for routes every key may call.
+     * Undeclared: `models:use` on `rateLimited` (model) routes, every scope (a standard key) on the others,
+     * so a new route is closed to restricted keys until it says otherwise.
+     */
+    scope?: ApiScope | readonly ApiScope[] | 'any';
   }
 }

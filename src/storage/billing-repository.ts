@@ -12,7 +12,19 @@ import type {
   SettleResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type LockedAccount } from './billing-rules.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  SETTLE_KEY_SPEND_SQL,
+  settlementAmounts,
+  TAKE_KEY_HOLD_SQL,
+  toLockedAccount,
+  toLockedKeySpend,
+  type LockedAccount,
+  type LockedKeySpend,
+} from './billing-rules.js';
+import { utcMonthNumber } from '../keys/key-permissions.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -24,6 +36,44 @@ const MS_PER_DAY = 86_400_000;
 /** A money value as a SQL expression: cast so SQLite compares and adds it as an integer, never as text. */
 function amount(value: bigint) {
   return sql<string>`cast(${value.toString()} as bigint)`;
+}
+
+/** A statement with `:name` parameters (billing-rules.ts) as a Kysely query, each parameter bound. */
+function namedStatement(text: string, values: Readonly<Record<string, string | number>>) {
+  const pieces = text.split(/:([a-zA-Z]+)/);
+  let query = sql`${sql.raw(pieces[0]!)}`;
+  for (let index = 1; index < pieces.length; index += 2) {
+    const name = pieces[index]!;
+    if (!(name in values)) throw new Error(`No value for :${name}.`);
+    query = sql`${query}${values[name]}${sql.raw(pieces[index + 1]!)}`;
+  }
+  return query;
+}
+
+/** The key's spend limit and counters, read inside a transaction that holds its account's lock. */
+async function readKeySpend(trx: Executor, keyId: string): Promise<LockedKeySpend | null> {
+  const row = await trx
+    .selectFrom('api_keys')
+    .select(['spend_period', 'spend_period_start'])
+    .select([
+      sql<string | null>`cast(spend_limit_nano as text)`.as('spend_limit'),
+      money('spend_used_nano').as('spend_used'),
+      money('spend_reserved_nano').as('spend_reserved'),
+    ])
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return toLockedKeySpend(row);
+}
+
+/** Settlement's write to the key's counters (see SETTLE_KEY_SPEND_SQL). */
+export async function settleKeySpend(trx: Executor, keyId: string, keyHoldNano: bigint, chargedNano: bigint, requestStartedAt: number): Promise<void> {
+  await namedStatement(SETTLE_KEY_SPEND_SQL, {
+    keyId,
+    keyHold: keyHoldNano.toString(),
+    charged: chargedNano.toString(),
+    day: Math.floor(requestStartedAt / MS_PER_DAY),
+    month: utcMonthNumber(requestStartedAt),
+  }).execute(trx);
 }
 
 /** Thrown inside the settlement transaction to roll it back when the request id was settled before. */
@@ -125,8 +175,14 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       return writeTransaction(db, dialect, async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        const { sameDay, state, plan } = decideAdmission(account, input);
+        // The key's row after the account's (lock order): its counters are only written under the account's lock.
+        const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
+        const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
+        if (keyHold !== undefined) {
+          const taken = await namedStatement(TAKE_KEY_HOLD_SQL, { keyId: input.apiKeyId, hold: keyHold.holdNano.toString(), period: keyHold.period }).execute(trx);
+          if (taken.numAffectedRows !== 1n) throw new Error('The key changed under its account\'s lock.');
+        }
         const updated = await trx
           .updateTable('accounts')
           .set({
@@ -152,9 +208,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             max_output_tokens: plan.maxOutputTokens,
             created_at: input.createdAt,
             expires_at: input.expiresAt,
+            key_hold_nano: (keyHold?.holdNano ?? 0n).toString(),
           })
           .execute();
-        return admitted(input, plan);
+        return admitted(input, plan, keyHold?.holdNano ?? 0n);
       });
     },
 
@@ -169,9 +226,12 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .deleteFrom('reservations')
             .where('request_id', '=', usage.requestId)
             .returning(['free_tokens', 'free_day'])
-            .returning(money('hold_nano').as('hold'))
+            .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
             .executeTakeFirst();
-          const claimed = reservation === undefined ? undefined : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day) };
+          const claimed =
+            reservation === undefined
+              ? undefined
+              : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day), keyHoldNano: fromMoneyColumn(reservation.key_hold) };
           // Never below zero: what the balance cannot cover is recorded as unbilled, for the operator to see.
           const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed, freeTokensUsedToday: freeUsedToday } =
             settlementAmounts(account, claimed, price);
@@ -193,6 +253,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             })
             .where('id', '=', usage.accountId)
             .execute();
+          await settleKeySpend(trx, usage.apiKeyId, claimed?.keyHoldNano ?? 0n, charged, usage.createdAt);
           if (charged > 0n) {
             await appendLedger(trx, {
               accountId: usage.accountId,
@@ -265,10 +326,14 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           const reservation = await trx
             .deleteFrom('reservations')
             .where('request_id', '=', requestId)
-            .returning(['account_id', 'free_tokens', 'free_day'])
-            .returning(money('hold_nano').as('hold'))
+            .returning(['account_id', 'api_key_id', 'free_tokens', 'free_day'])
+            .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
             .executeTakeFirst();
           if (reservation === undefined) return false;
+          const keyHold = fromMoneyColumn(reservation.key_hold);
+          if (keyHold !== 0n) {
+            await trx.updateTable('api_keys').set({ spend_reserved_nano: sql`spend_reserved_nano - ${amount(keyHold)}` }).where('id', '=', reservation.api_key_id).execute();
+          }
           const heldFree = account !== null && Number(reservation.free_day) === account.freeDay ? Number(reservation.free_tokens) : 0;
           await trx
             .updateTable('accounts')

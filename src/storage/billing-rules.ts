@@ -1,6 +1,7 @@
 import { randomHex } from '../ids/random-hex.js';
 import { fromMoneyColumn } from './money-sql.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
+import { spendPeriodNumber, SPEND_PERIODS, type SpendPeriod } from '../keys/key-permissions.js';
+import type { AdmissionPlan, AdmissionState, KeySpendState, ReserveInput, ReserveResult, SettlementPricer } from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
 /**
@@ -39,25 +40,77 @@ export interface AdmissionDecision {
   sameDay: boolean;
   state: AdmissionState;
   plan: AdmissionPlan;
+  /** The key's spend limit, when it has one: its period number now, and what the hold counts against it. */
+  key?: { period: number; holdNano: bigint };
 }
 
-/** What the planner sees, and what it decides; throws when an admitting plan asks for more than there is. */
-export function decideAdmission(account: LockedAccount, input: ReserveInput): AdmissionDecision {
+/** A key's spend-limit columns as every storage path selects them (money as text, see money-sql.ts). */
+export interface KeySpendRow {
+  spend_limit: string | null;
+  spend_period: string | null;
+  spend_period_start: number | string;
+  spend_used: string;
+  spend_reserved: string;
+}
+
+/** A key's spend limit and counters, as read under its account's lock; null when the key has no limit. */
+export interface LockedKeySpend {
+  limitNano: bigint;
+  period: SpendPeriod;
+  periodStart: number;
+  usedNano: bigint;
+  reservedNano: bigint;
+}
+
+export function toLockedKeySpend(row: KeySpendRow | undefined): LockedKeySpend | null {
+  if (row === undefined || row.spend_limit === null || row.spend_period === null || !(SPEND_PERIODS as readonly string[]).includes(row.spend_period)) return null;
+  return {
+    limitNano: fromMoneyColumn(row.spend_limit),
+    period: row.spend_period as SpendPeriod,
+    periodStart: Number(row.spend_period_start),
+    usedNano: fromMoneyColumn(row.spend_used),
+    reservedNano: fromMoneyColumn(row.spend_reserved),
+  };
+}
+
+/** The key's limit as the planner sees it at `at`: an older period's settled spend counts as nothing. */
+export function keySpendState(key: LockedKeySpend, at: number, accountAvailable: bigint): KeySpendState & { periodNumber: number } {
+  const periodNumber = spendPeriodNumber(key.period, at);
+  const spentNano = key.periodStart >= periodNumber ? key.usedNano : 0n;
+  const left = key.limitNano - spentNano - key.reservedNano;
+  const remainingNano = left > 0n ? left : 0n;
+  return { limitNano: key.limitNano, period: key.period, spentNano, reservedNano: key.reservedNano, remainingNano, binding: remainingNano < accountAvailable, periodNumber };
+}
+
+/**
+ * What the planner sees, and what it decides; throws when an admitting plan asks for more than there is.
+ * With a key spend limit, what the request may hold is the lower of the account's available money and the
+ * key's remaining limit (free-allowance tokens never count against a money limit: only the money hold does).
+ */
+export function decideAdmission(account: LockedAccount, input: ReserveInput, key: LockedKeySpend | null = null): AdmissionDecision {
   const sameDay = account.freeDay === input.day;
   const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
-  const state = {
-    availableNano: account.balance - account.reserved,
+  const accountAvailable = account.balance - account.reserved;
+  const state: AdmissionState = {
+    availableNano: accountAvailable,
     freeTokensLeft: Math.max(0, input.freeAllowanceTokens - freeSpent),
   };
+  let keyPeriod: number | undefined;
+  if (key !== null) {
+    const { periodNumber, ...keySpend } = keySpendState(key, input.createdAt, accountAvailable);
+    keyPeriod = periodNumber;
+    state.keySpend = keySpend;
+    if (keySpend.binding) state.availableNano = keySpend.remainingNano;
+  }
   const plan = input.plan(state);
   if (plan.admitted && (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n)) {
     throw new Error('Admission plan exceeds what the account has.');
   }
-  return { sameDay, state, plan };
+  return { sameDay, state, plan, ...(keyPeriod === undefined || !plan.admitted ? {} : { key: { period: keyPeriod, holdNano: plan.holdNano } }) };
 }
 
 /** The answer to an admitted request: its reservation as the hold was taken. */
-export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { admitted: true }>): ReserveResult {
+export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { admitted: true }>, keyHoldNano = 0n): ReserveResult {
   return {
     admitted: true,
     reservation: {
@@ -67,6 +120,7 @@ export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { adm
       freeTokens: plan.freeTokens,
       freeDay: input.day,
       maxOutputTokens: plan.maxOutputTokens,
+      keyHoldNano,
     },
   };
 }
@@ -74,6 +128,8 @@ export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { adm
 /** The reservation a settlement claims (deleted in the same transaction), when the sweeper has not taken it. */
 export interface ClaimedHold {
   holdNano: bigint;
+  /** What the hold counted against its key's spend limit (released from the key's counter). */
+  keyHoldNano?: bigint;
   freeTokens: number;
   freeDay: number;
 }
@@ -117,4 +173,46 @@ export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold |
 /** Ledger ids sort by time, so `before` pagination is a plain comparison. */
 export function ledgerId(at: number): string {
   return `le_${at.toString().padStart(15, '0')}_${randomHex(6)}`;
+}
+
+/**
+ * The key's spend counters at settlement, one statement for both dialects (named parameters become positional
+ * through `toPositional`): the hold's part released, and the charge added to the period of the request's start
+ * (a newer period restarts the counter; a request of an older period no longer counts). Only keys with a limit
+ * count spend; a hold counted against a key is released even if its limit was removed meanwhile.
+ */
+export const SETTLE_KEY_SPEND_SQL = `
+  update api_keys set
+    spend_reserved_nano = spend_reserved_nano - cast(:keyHold as bigint),
+    spend_used_nano = case
+      when spend_limit_nano is null then spend_used_nano
+      when spend_period_start = (case spend_period when 'day' then cast(:day as bigint) when 'month' then cast(:month as bigint) else 0 end) then spend_used_nano + cast(:charged as bigint)
+      when spend_period_start < (case spend_period when 'day' then cast(:day as bigint) when 'month' then cast(:month as bigint) else 0 end) then cast(:charged as bigint)
+      else spend_used_nano end,
+    spend_period_start = case
+      when spend_limit_nano is not null and spend_period_start < (case spend_period when 'day' then cast(:day as bigint) when 'month' then cast(:month as bigint) else 0 end)
+        then (case spend_period when 'day' then cast(:day as bigint) when 'month' then cast(:month as bigint) else 0 end)
+      else spend_period_start end
+  where id = :keyId and (spend_limit_nano is not null or cast(:keyHold as bigint) <> 0)`;
+
+/**
+ * Admission's write to the key's counters: the hold added, the counter moved to the current period, and the
+ * limit re-checked in the statement itself (belt and braces: the account's lock already serialises it).
+ */
+export const TAKE_KEY_HOLD_SQL = `
+  update api_keys set
+    spend_reserved_nano = spend_reserved_nano + cast(:hold as bigint),
+    spend_used_nano = case when spend_period_start >= cast(:period as bigint) then spend_used_nano else 0 end,
+    spend_period_start = case when spend_period_start < cast(:period as bigint) then cast(:period as bigint) else spend_period_start end
+  where id = :keyId and spend_limit_nano is not null
+    and (case when spend_period_start >= cast(:period as bigint) then spend_used_nano else 0 end) + spend_reserved_nano + cast(:hold as bigint) <= spend_limit_nano`;
+
+/** A statement with `:name` parameters as positional text and the order of names (for `?` or `$n` placeholders). */
+export function toPositional(text: string, placeholder: (index: number) => string): { text: string; names: string[] } {
+  const names: string[] = [];
+  const out = text.replace(/:([a-zA-Z]+)/g, (_match, name: string) => {
+    names.push(name);
+    return placeholder(names.length);
+  });
+  return { text: out, names };
 }

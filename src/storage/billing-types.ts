@@ -34,8 +34,25 @@ export interface AccountBalance {
 
 /** What the planner sees of the account at the moment of admission, under the account's lock. */
 export interface AdmissionState {
+  /** What the request may hold: the account's available money, or the key's remaining limit when lower. */
   availableNano: bigint;
   freeTokensLeft: number;
+  /** The key's spend limit as read under the account's lock, when it has one. */
+  keySpend?: KeySpendState;
+}
+
+/** A key's spend limit at admission (issue 24): a key limit is money like the balance. */
+export interface KeySpendState {
+  limitNano: bigint;
+  period: import('../keys/key-permissions.js').SpendPeriod;
+  /** Settled spend of the current period. */
+  spentNano: bigint;
+  /** Held by the key's requests in flight. */
+  reservedNano: bigint;
+  /** limit − spent − reserved, at least 0. */
+  remainingNano: bigint;
+  /** The key's remaining limit, not the account's money, is what `availableNano` is. */
+  binding: boolean;
 }
 
 export type AdmissionPlan =
@@ -52,6 +69,11 @@ export interface ReserveInput {
   createdAt: number;
   /** When the sweeper may release the hold if the request never settles (a crash). */
   expiresAt: number;
+  /**
+   * The key has a spend limit (as authentication read it): the repository reads the key's counters under the
+   * account's lock and the hold counts against them too. The limit read under the lock decides.
+   */
+  keySpendLimited?: boolean;
   /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
   plan(state: AdmissionState): AdmissionPlan;
   /**
@@ -68,6 +90,8 @@ export interface Reservation {
   freeTokens: number;
   freeDay: number;
   maxOutputTokens: number;
+  /** What the hold counts against the key's spend limit (0: the key has none). */
+  keyHoldNano: bigint;
 }
 
 export type ReserveResult = { admitted: true; reservation: Reservation } | { admitted: false; reason: string; state: AdmissionState };

@@ -3,6 +3,7 @@ import * as initial from './0001-initial.js';
 import * as billing from './0002-billing.js';
 import * as dashboard from './0003-dashboard.js';
 import * as usageRollup from './0004-usage-rollup.js';
+import * as keyScopesLimits from './0007-key-scopes-limits.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -14,4 +15,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0002-billing': billing,
   '0003-dashboard': dashboard,
   '0004-usage-rollup': usageRollup,
+  '0007-key-scopes-limits': keyScopesLimits,
 };

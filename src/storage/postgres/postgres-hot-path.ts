@@ -4,6 +4,7 @@ import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoney
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
+import { utcMonthNumber } from '../../keys/key-permissions.js';
 
 /**
  * Admission and settlement on PostgreSQL in few round trips (issue 9: at most 3 per request with the key lookup).
@@ -39,8 +40,13 @@ export class PostgresHotPath {
     return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
   }
 
-  /** Undefined: not decided here; the locked path decides. */
+  /**
+   * Undefined: not decided here; the locked path decides. A key with a spend limit always goes the locked way
+   * (account row locked, then the key's counters read and written in the same transaction): its limit is money
+   * like the balance, and that path decides both under one lock.
+   */
   private async reserve(input: ReserveInput): Promise<ReserveResult | undefined> {
+    if (input.keySpendLimited === true) return undefined;
     let account = input.accountHint;
     if (account === undefined) {
       const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
@@ -112,6 +118,7 @@ export class PostgresHotPath {
         ledgerId(at),
         at,
         utcDayNumber(usage.createdAt),
+        utcMonthNumber(usage.createdAt),
       ],
     });
     const outcome = result.rows[0];
@@ -163,7 +170,9 @@ const TAKE_HOLD = `
 
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
- * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day.
+ * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
+ * $23 UTC month number. `keyspend` is SETTLE_KEY_SPEND_SQL of billing-rules.ts: the key's counters after the
+ * account's row (it runs once `inserted` has, which reads the locked account).
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -178,24 +187,25 @@ const SETTLE = `
   ),
   claimed as (
     delete from reservations where request_id = $2 and (select consistent from ok)
-    returning hold_nano, free_tokens, free_day
+    returning hold_nano, free_tokens, free_day, key_hold_nano
   ),
   priced as (
     select
       coalesce((select hold_nano from claimed), 0) as hold,
+      coalesce((select key_hold_nano from claimed), 0) as key_hold,
       coalesce((select free_tokens from claimed), 0) as priced_free,
       coalesce((select c.free_tokens from claimed c, acct a where c.free_day = a.free_day), 0) as held_free,
       (select balance_nano from acct) as balance
   ),
   wanted as (
-    select hold, held_free, balance,
+    select hold, key_hold, held_free, balance,
       case when priced_free = 0 then $6::bigint else $4::bigint end as charge,
       case when priced_free = 0 then 0 else $5::bigint end as free_used,
       case when held_free = 0 then 0 else $5::bigint end as free_used_today
     from priced
   ),
   final as (
-    select hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
+    select hold, key_hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
       charge - least(charge, greatest(balance, 0)) as unbilled
     from wanted
   ),
@@ -239,6 +249,22 @@ const SETTLE = `
       reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
       cost_nano = usage_daily.cost_nano + excluded.cost_nano
     returning day
+  ),
+  keyspend as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano - f.key_hold,
+      spend_used_nano = case
+        when spend_limit_nano is null then spend_used_nano
+        when spend_period_start = (case spend_period when 'day' then $22::bigint when 'month' then $23::bigint else 0 end) then spend_used_nano + f.charged
+        when spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $23::bigint else 0 end) then f.charged
+        else spend_used_nano end,
+      spend_period_start = case
+        when spend_limit_nano is not null and spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $23::bigint else 0 end)
+          then (case spend_period when 'day' then $22::bigint when 'month' then $23::bigint else 0 end)
+        else spend_period_start end
+    from final f
+    where api_keys.id = $7 and exists (select 1 from inserted) and (api_keys.spend_limit_nano is not null or f.key_hold <> 0)
+    returning api_keys.id
   )
   select (select consistent from ok) as consistent, (select count(*) from inserted) as inserted,
     cast(f.charged as text) as charged, cast(f.unbilled as text) as unbilled, f.free_used
