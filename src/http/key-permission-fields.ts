@@ -172,3 +172,51 @@ export function presentPermissionFields(record: ApiKeyRecord, now: number) {
         : { requests_per_minute: permissions.rateLimit.requestsPerMinute, tokens_per_minute: permissions.rateLimit.tokensPerMinute },
   };
 }
+
+/**
+ * The dashboard's spelling of the same fields (camelCase, like the rest of its API: docs/dashboard-api.md):
+ * `spendLimit: { usd, period }`, `rateLimit: { requestsPerMinute, tokensPerMinute }`.
+ */
+export const dashboardPermissionShapes = {
+  scopes: permissionFieldShapes.scopes,
+  models: permissionFieldShapes.models,
+  spendLimit: permissionFieldShapes.spend_limit,
+  rateLimit: z
+    .object({
+      requestsPerMinute: z.number().int().min(1).max(1_000_000).nullish(),
+      tokensPerMinute: z.number().int().min(1).max(1_000_000_000).nullish(),
+    })
+    .strict()
+    .nullish(),
+};
+
+export function fromDashboardFields(fields: {
+  scopes?: string | string[] | null | undefined;
+  models?: string[] | null | undefined;
+  spendLimit?: { usd: string | number; period: string } | null | undefined;
+  rateLimit?: { requestsPerMinute?: number | null | undefined; tokensPerMinute?: number | null | undefined } | null | undefined;
+}): PermissionFields {
+  const out: PermissionFields = {};
+  if (fields.scopes !== undefined) out.scopes = fields.scopes;
+  if (fields.models !== undefined) out.models = fields.models;
+  if (fields.spendLimit !== undefined) out.spend_limit = fields.spendLimit;
+  if (fields.rateLimit !== undefined) {
+    out.rate_limit = fields.rateLimit === null ? null : { requests_per_minute: fields.rateLimit.requestsPerMinute ?? null, tokens_per_minute: fields.rateLimit.tokensPerMinute ?? null };
+  }
+  return out;
+}
+
+/** A key's permissions for the dashboard (camelCase; times in epoch ms; money as exact USD strings). */
+export function presentDashboardPermissions(record: ApiKeyRecord, now: number) {
+  const fields = presentPermissionFields(record, now);
+  const limit = fields.spend_limit;
+  return {
+    scopes: fields.scopes,
+    models: fields.models,
+    spendLimit:
+      limit === null
+        ? null
+        : { usd: limit.usd, period: limit.period, spentUsd: limit.spent_usd, heldUsd: limit.held_usd, resetsAt: limit.resets_at === null ? null : limit.resets_at * 1000 },
+    rateLimit: fields.rate_limit === null ? null : { requestsPerMinute: fields.rate_limit.requests_per_minute, tokensPerMinute: fields.rate_limit.tokens_per_minute },
+  };
+}

@@ -2,6 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { keys as keysApi } from '../api/endpoints';
 import type { ApiKey } from '../api/types';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { EditKeyDialog } from '../components/keys/EditKeyDialog';
+import { EMPTY_LIMITS, KeyLimitsFields, toLimitsInput } from '../components/keys/KeyLimitsFields';
+import { describeKeyAccess, KeySpendBar } from '../components/keys/KeySpendBar';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { SecretDialog } from '../components/SecretDialog';
@@ -22,6 +25,7 @@ type Pending = { action: 'revoke' | 'rotate'; key: ApiKey } | null;
 function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('0');
+  const [limits, setLimits] = useState(EMPTY_LIMITS);
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
   async function submit(event: FormEvent) {
@@ -29,9 +33,10 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
     setBusy(true);
     setError(undefined);
     try {
-      const { key, secret } = await keysApi.create(name.trim(), EXPIRY_OPTIONS[Number(expiry)]!.days);
+      const { key, secret } = await keysApi.create(name.trim(), EXPIRY_OPTIONS[Number(expiry)]!.days, toLimitsInput(limits));
       setName('');
       setExpiry('0');
+      setLimits(EMPTY_LIMITS);
       onCreated(secret, key);
     } catch (reason) {
       setError(reason as Error);
@@ -61,12 +66,16 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
           {busy ? 'Creating…' : 'Create key'}
         </button>
       </div>
+      <details className="key-options">
+        <summary>Permissions and limits</summary>
+        <KeyLimitsFields draft={limits} onChange={setLimits} />
+      </details>
       <ErrorNotice error={error} />
     </form>
   );
 }
 
-function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pending) => void }) {
+function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pending: Pending) => void; onEdit: (key: ApiKey) => void }) {
   const active = apiKey.status === 'active';
   return (
     <tr>
@@ -75,6 +84,10 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
       </th>
       <td>
         <code className="hint">{apiKey.hint}</code>
+      </td>
+      <td data-label="Access and limits" className="key-access">
+        <span className="small">{describeKeyAccess(apiKey)}</span>
+        {apiKey.spendLimit === null ? <span className="small muted"> · no spend limit</span> : <KeySpendBar limit={apiKey.spendLimit} />}
       </td>
       <td data-label="Created" title={formatDateTime(apiKey.createdAt)}>
         {formatDate(apiKey.createdAt)}
@@ -89,6 +102,9 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
       <td className="actions">
         {active && (
           <>
+            <button type="button" className="button button-secondary button-small" aria-label={`Edit ${apiKey.name}`} onClick={() => onEdit(apiKey)}>
+              Edit
+            </button>
             <button type="button" className="button button-secondary button-small" aria-label={`Rotate ${apiKey.name}`} onClick={() => onAction({ action: 'rotate', key: apiKey })}>
               Rotate
             </button>
@@ -124,6 +140,7 @@ export function KeysPage() {
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<Error>();
   const [message, setMessage] = useState<string>();
+  const [editing, setEditing] = useState<ApiKey | null>(null);
 
   async function confirm() {
     if (pending === null) return;
@@ -172,6 +189,7 @@ export function KeysPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Key</th>
+                  <th scope="col">Access and limits</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
@@ -183,7 +201,7 @@ export function KeysPage() {
               </thead>
               <tbody>
                 {keys.map((key) => (
-                  <KeyRow key={key.id} apiKey={key} onAction={setPending} />
+                  <KeyRow key={key.id} apiKey={key} onAction={setPending} onEdit={setEditing} />
                 ))}
               </tbody>
             </table>
@@ -191,6 +209,15 @@ export function KeysPage() {
         )}
       </section>
       <KeyGuidance />
+      <EditKeyDialog
+        apiKey={editing}
+        onClose={() => setEditing(null)}
+        onSaved={(key) => {
+          setEditing(null);
+          setMessage(`Key “${key.name}” was updated; the change applies from its next request.`);
+          list.reload();
+        }}
+      />
       <SecretDialog secret={secret?.value ?? null} keyName={secret?.name ?? ''} rotated={secret?.rotated ?? false} onClose={() => setSecret(null)} />
       <ConfirmDialog
         title={pending?.action === 'rotate' ? 'Rotate this key?' : 'Revoke this key?'}
