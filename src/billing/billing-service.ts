@@ -133,6 +133,7 @@ export class BillingService {
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
       keySpendLimited: auth.key.permissions.spendLimit !== null,
+      ...(auth.key.permissions.spendLimit === null ? {} : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const admission = (inputTokens: number): AdmissionRequest => ({

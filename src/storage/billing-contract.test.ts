@@ -227,6 +227,22 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
+    it('a stale hint of the key counters (as read with the key) admits nothing beyond the limit', async () => {
+      const ids = await limitedKey(1_000_000n, 20_000n);
+      const hint = { limitNano: 20_000n, period: 'day' as const, periodStart: 0, usedNano: 0n, reservedNano: 0n };
+      const results = await Promise.all(
+        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true, keySpendHint: hint }))),
+      );
+      expect(results.filter((result) => result.admitted)).toHaveLength(20);
+      expect(results.every((result) => !result.admitted || result.reservation.keyHoldNano === 1_000n)).toBe(true);
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 20_000n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 20_000n });
+      // A hint that says the key has a limit it no longer has (or a period it no longer has) takes nothing on trust.
+      await storage.apiKeys.update(ids.accountId, ids.keyId, { spendLimit: { limitNano: 20_000n, period: 'month' } }, NOW);
+      const after = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true, keySpendHint: hint }));
+      expect(after).toMatchObject({ admitted: false, state: { keySpend: { period: 'month', remainingNano: 0n } } });
+    });
+
     it('a new UTC day restarts a daily limit; a settlement of the previous day does not count against the new one', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
       const first = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));

@@ -74,6 +74,11 @@ export interface ReserveInput {
    * account's lock and the hold counts against them too. The limit read under the lock decides.
    */
   keySpendLimited?: boolean;
+  /**
+   * The key's spend limit and counters as read with the key (authentication), for a repository that admits
+   * optimistically (like `accountHint`): its conditional write re-checks the key's row as it is.
+   */
+  keySpendHint?: import('./billing-rules.js').LockedKeySpend;
   /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
   plan(state: AdmissionState): AdmissionPlan;
   /**

@@ -41,12 +41,12 @@ export class PostgresHotPath {
   }
 
   /**
-   * Undefined: not decided here; the locked path decides. A key with a spend limit always goes the locked way
-   * (account row locked, then the key's counters read and written in the same transaction): its limit is money
-   * like the balance, and that path decides both under one lock.
+   * Undefined: not decided here; the locked path decides. A key with a spend limit is planned from the key's
+   * counters as read with it and taken with TAKE_HOLD_WITH_KEY, one statement that holds against both.
    */
   private async reserve(input: ReserveInput): Promise<ReserveResult | undefined> {
-    if (input.keySpendLimited === true) return undefined;
+    const keyHint = input.keySpendLimited === true ? input.keySpendHint : undefined;
+    if (input.keySpendLimited === true && keyHint === undefined) return undefined;
     let account = input.accountHint;
     if (account === undefined) {
       const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
@@ -56,12 +56,35 @@ export class PostgresHotPath {
     }
     let decision;
     try {
-      decision = decideAdmission(account, input);
+      decision = decideAdmission(account, input, keyHint ?? null);
     } catch {
       return undefined;
     }
     const { plan } = decision;
     if (!plan.admitted) return undefined;
+    if (keyHint !== undefined) {
+      const keyHold = decision.key!;
+      const taken = await this.pool.query({
+        name: 'tollgate_take_hold_with_key',
+        text: TAKE_HOLD_WITH_KEY,
+        values: [
+          input.accountId,
+          plan.holdNano.toString(),
+          input.day,
+          plan.freeTokens,
+          input.freeAllowanceTokens,
+          input.requestId,
+          input.apiKeyId,
+          plan.maxOutputTokens,
+          input.createdAt,
+          input.expiresAt,
+          keyHold.period,
+          keyHint.period,
+        ],
+      });
+      if (taken.rowCount !== 1) return undefined;
+      return admitted(input, plan, keyHold.holdNano);
+    }
     const taken = await this.pool.query({
       name: 'tollgate_take_hold',
       text: TAKE_HOLD,
@@ -166,6 +189,51 @@ const TAKE_HOLD = `
   )
   insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at)
   select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10 from held
+  returning request_id`;
+
+/**
+ * TAKE_HOLD for a key with a spend limit, still one statement (issue 24: a key limit is money like the balance):
+ * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
+ *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
+ *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.
+ * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
+ *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
+ * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
+ *   and the statement writes nothing (the locked path then decides) when either no longer fits.
+ * A hold that grows by a slice during the reply needs the same three steps with the slice as the amount (and
+ * the reservation's hold_nano and key_hold_nano raised by it, `keyheld` only when key_hold_nano > 0).
+ * $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created,
+ * $10 expires, $11 the key's period number now, $12 its period name (the plan's; a changed period writes nothing).
+ */
+const TAKE_HOLD_WITH_KEY = `
+  with acct as (
+    select id from accounts
+    where id = $1
+      and balance_nano - reserved_nano >= $2::bigint
+      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+    for no key update
+  ),
+  keyheld as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano + $2::bigint,
+      spend_used_nano = case when spend_period_start >= $11::bigint then spend_used_nano else 0 end,
+      spend_period_start = greatest(spend_period_start, $11::bigint)
+    where id = $7 and exists (select 1 from acct)
+      and spend_limit_nano is not null and spend_period = $12
+      and (case when spend_period_start >= $11::bigint then spend_used_nano else 0 end) + spend_reserved_nano + $2::bigint <= spend_limit_nano
+    returning id
+  ),
+  held as (
+    update accounts set
+      reserved_nano = reserved_nano + $2::bigint,
+      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
+      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+      free_day = $3
+    where id = $1 and exists (select 1 from keyheld)
+    returning id
+  )
+  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at, key_hold_nano)
+  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10, $2::bigint from held
   returning request_id`;
 
 /**
