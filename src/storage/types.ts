@@ -193,7 +193,7 @@ export interface UsageRepository {
   /** Newest first. */
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Newest first, after the cursor (created_at and request id of the last row seen). */
-  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }): Promise<UsageRecord[]>;
+  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }, apiKeyId?: string): Promise<UsageRecord[]>;
   /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
   /**

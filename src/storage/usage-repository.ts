@@ -45,9 +45,11 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       return this.listPage(accountId, limit);
     },
 
-    async listPage(accountId, limit, cursor): Promise<UsageRecord[]> {
+    async listPage(accountId, limit, cursor, apiKeyId): Promise<UsageRecord[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
       let query = selectUsageColumns(db).where('account_id', '=', accountId);
+      // One key's requests (the dashboard's key filter): the account's index range, filtered.
+      if (apiKeyId !== undefined) query = query.where('api_key_id', '=', apiKeyId);
       if (cursor !== undefined) {
         query = query.where((eb) =>
           eb.or([

@@ -105,4 +105,23 @@ describe('keys page: scopes and limits', () => {
     await edit.getByRole('button', { name: 'Cancel' }).click();
     expect(await page.getByRole('row', { name: /ci gamma/ }).textContent()).toMatch(/of \$1 today/);
   }, 120_000);
+
+  it('filters usage by key', async () => {
+    const accountId = (await gateway.gateway.accounts.findByEmail(email)).id;
+    const other = await gateway.gateway.keys.create(accountId, { name: 'other service' });
+    const client = new OpenAI({ apiKey: other.secret, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'from the other key' }] });
+    await page.goto(`${gateway.gateway.url}/usage`);
+    const requests = page.getByRole('table', { name: 'Recent requests' });
+    await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor();
+    expect(await requests.getByRole('row').count()).toBe(4); // header + 2 with ci gamma + 1 with the other key
+
+    await page.getByLabel('Key', { exact: true }).selectOption({ label: `ci gamma (${(await gateway.gateway.keys.list(accountId)).find((key) => key.name === 'ci gamma')!.hint})` });
+    await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor({ state: 'detached' });
+    expect(await requests.getByRole('row').count()).toBe(3);
+    expect(await requests.textContent()).not.toContain('other service');
+    const byKey = page.getByRole('table', { name: 'Usage by key' });
+    expect(await byKey.getByRole('row', { name: /other service/ }).count()).toBe(0);
+    await screenshot(page, 'desktop-usage-by-key');
+  }, 60_000);
 });

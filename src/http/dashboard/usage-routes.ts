@@ -14,8 +14,10 @@ import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
-const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number) });
-const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional() });
+/** `keyId`: one key's usage only (issue 24: usage filtered by key). */
+const keyFilter = z.string().min(1).max(100).optional();
+const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), keyId: keyFilter });
+const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional(), keyId: keyFilter });
 
 const EXPORT_BATCH = 500;
 const CSV_HEADER = [
@@ -27,10 +29,11 @@ const CSV_HEADER = [
 export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/usage/daily', async (request) => {
     const account = currentAccount(request);
-    const { days } = parseInput(rangeQuery, request.query);
+    const { days, keyId } = parseInput(rangeQuery, request.query);
     const today = utcDayNumber(deps.now());
     const from = dayText(today - (days - 1));
-    const [rows, keys] = await Promise.all([deps.usage.dailyTotals(account.id, from, dayText(today)), deps.keys.list(account.id)]);
+    const [allRows, keys] = await Promise.all([deps.usage.dailyTotals(account.id, from, dayText(today)), deps.keys.list(account.id)]);
+    const rows = keyId === undefined ? allRows : allRows.filter((row) => row.apiKeyId === keyId);
     const byDay = new Map<string, typeof rows>();
     for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
     const keysById = new Map(keys.map((key) => [key.id, key]));
@@ -54,11 +57,11 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/requests', async (request) => {
     const account = currentAccount(request);
-    const { limit, cursor: cursorText } = parseInput(pageQuery, request.query);
+    const { limit, cursor: cursorText, keyId } = parseInput(pageQuery, request.query);
     const cursor = cursorText === undefined ? undefined : decodeUsageCursor(cursorText);
     if (cursor === null) throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
     // One more than asked tells whether another page exists.
-    const [records, keys] = await Promise.all([deps.usage.listPage(account.id, limit + 1, cursor), deps.keys.list(account.id)]);
+    const [records, keys] = await Promise.all([deps.usage.listPage(account.id, limit + 1, cursor, keyId), deps.keys.list(account.id)]);
     const page = records.slice(0, limit);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const last = page[page.length - 1];
@@ -70,7 +73,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/export.csv', async (request, reply) => {
     const account = currentAccount(request);
-    const { days } = parseInput(rangeQuery, request.query);
+    const { days, keyId } = parseInput(rangeQuery, request.query);
     const now = deps.now();
     const from = (utcDayNumber(now) - (days - 1)) * MS_PER_DAY;
     const keys = await deps.keys.list(account.id);
@@ -78,16 +81,16 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${days}d.csv"`);
     // Streamed page by page: 90 days of a busy account need not fit in memory.
-    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys)));
+    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys, keyId)));
   });
 }
 
-async function* exportRows(usage: UsageRepository, accountId: string, from: number, keys: ApiKeyRecord[]): AsyncGenerator<string> {
+async function* exportRows(usage: UsageRepository, accountId: string, from: number, keys: ApiKeyRecord[], keyId: string | undefined): AsyncGenerator<string> {
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
   yield csvLine(CSV_HEADER);
   let cursor: { createdAt: number; requestId: string } | undefined;
   for (;;) {
-    const batch = await usage.listPage(accountId, EXPORT_BATCH, cursor);
+    const batch = await usage.listPage(accountId, EXPORT_BATCH, cursor, keyId);
     for (const record of batch) {
       if (record.createdAt < from) return;
       const row = presentUsageRecord(record, keyNames);

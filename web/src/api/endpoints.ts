@@ -24,9 +24,10 @@ export const keys = {
 export type UsageRange = 7 | 30 | 90;
 
 export const usage = {
-  daily: (days: UsageRange) => api<UsageDaily>('GET', `/api/usage/daily${query({ days })}`),
-  requests: (limit: number, cursor: string | null) => api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor })}`),
-  exportUrl: (days: UsageRange) => `/api/usage/export.csv${query({ days })}`,
+  daily: (days: UsageRange, keyId: string | null = null) => api<UsageDaily>('GET', `/api/usage/daily${query({ days, keyId })}`),
+  requests: (limit: number, cursor: string | null, keyId: string | null = null) =>
+    api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor, keyId })}`),
+  exportUrl: (days: UsageRange, keyId: string | null = null) => `/api/usage/export.csv${query({ days, keyId })}`,
 };
 
 export const billing = {

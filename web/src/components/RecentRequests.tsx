@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import { usage } from '../api/endpoints';
 import { formatCount, formatDateTime, formatLatency } from '../lib/format';
 import { formatCost } from '../lib/money';
@@ -9,8 +10,16 @@ import { StatusBadge } from './StatusBadge';
 const PAGE_SIZE = 25;
 
 /** The newest requests first, one page at a time (cursor pagination; earlier cursors kept for "Previous"). */
-export function RecentRequests({ refreshKey }: { refreshKey: number }) {
-  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor), [refreshKey]);
+export function RecentRequests({ refreshKey, keyId = null }: { refreshKey: number; keyId?: string | null }) {
+  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor, keyId), [refreshKey, keyId]);
+  const { restart } = pages;
+  const shownKey = useRef(keyId);
+  // Another key: back to its newest page (`restart` is a new function each render: only the key is a dependency).
+  useEffect(() => {
+    if (shownKey.current === keyId) return;
+    shownKey.current = keyId;
+    restart();
+  }, [keyId]);
   const { page } = pages;
   const requests = page.data?.requests ?? [];
   return (

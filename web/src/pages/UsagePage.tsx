@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { usage, type UsageRange } from '../api/endpoints';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { KeyFilter } from '../components/keys/KeyFilter';
 import { RecentRequests } from '../components/RecentRequests';
 import { SegmentedControl } from '../components/SegmentedControl';
 import { StatCard } from '../components/StatCard';
@@ -20,7 +21,8 @@ const RANGES: { value: UsageRange; label: string }[] = [
 export function UsagePage() {
   const [range, setRange] = useState<UsageRange>(30);
   const [refreshKey, setRefreshKey] = useState(0);
-  const daily = useAsync(() => usage.daily(range), [range, refreshKey]);
+  const [keyId, setKeyId] = useState<string | null>(null);
+  const daily = useAsync(() => usage.daily(range, keyId), [range, refreshKey, keyId]);
   const data = daily.data;
   const totals =
     data === undefined
@@ -38,10 +40,11 @@ export function UsagePage() {
         actions={
           <>
             <SegmentedControl label="Range" options={RANGES} value={range} onChange={setRange} />
+            <KeyFilter value={keyId} onChange={setKeyId} />
             <button type="button" className="button button-secondary" onClick={() => setRefreshKey((value) => value + 1)}>
               Refresh
             </button>
-            <a className="button button-secondary" href={usage.exportUrl(range)} download>
+            <a className="button button-secondary" href={usage.exportUrl(range, keyId)} download>
               Export CSV
             </a>
           </>
@@ -78,7 +81,7 @@ export function UsagePage() {
       )}
       <section className="card section" aria-labelledby="requests-heading">
         <h2 id="requests-heading">Recent requests</h2>
-        <RecentRequests refreshKey={refreshKey} />
+        <RecentRequests refreshKey={refreshKey} keyId={keyId} />
       </section>
     </>
   );
