@@ -50,8 +50,20 @@ function namedStatement(text: string, values: Readonly<Record<string, string | n
   return query;
 }
 
+/**
+ * Adds `holdNano` to the key's held counter if it still fits its limit in `period` (TAKE_KEY_HOLD_SQL), inside a
+ * transaction that holds the account's lock; false when it does not fit. Admission uses it, and so must any hold
+ * that grows later (a slice of output): read the key with `readKeySpend`, plan the slice within
+ * `keySpendState(...).remainingNano` as well as the account's money, then call this with the slice and raise the
+ * reservation's key_hold_nano by it in the same transaction, so settlement releases exactly what was held.
+ */
+export async function takeKeyHold(trx: Executor, keyId: string, holdNano: bigint, period: number): Promise<boolean> {
+  const taken = await namedStatement(TAKE_KEY_HOLD_SQL, { keyId, hold: holdNano.toString(), period }).execute(trx);
+  return taken.numAffectedRows === 1n;
+}
+
 /** The key's spend limit and counters, read inside a transaction that holds its account's lock. */
-async function readKeySpend(trx: Executor, keyId: string): Promise<LockedKeySpend | null> {
+export async function readKeySpend(trx: Executor, keyId: string): Promise<LockedKeySpend | null> {
   const row = await trx
     .selectFrom('api_keys')
     .select(['spend_period', 'spend_period_start'])
@@ -179,9 +191,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
         const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
-        if (keyHold !== undefined) {
-          const taken = await namedStatement(TAKE_KEY_HOLD_SQL, { keyId: input.apiKeyId, hold: keyHold.holdNano.toString(), period: keyHold.period }).execute(trx);
-          if (taken.numAffectedRows !== 1n) throw new Error('The key changed under its account\'s lock.');
+        if (keyHold !== undefined && !(await takeKeyHold(trx, input.apiKeyId, keyHold.holdNano, keyHold.period))) {
+          // Thrown, so the transaction rolls back whole: the account's hold is not taken either.
+          throw new Error("The key changed under its account's lock.");
         }
         const updated = await trx
           .updateTable('accounts')
