@@ -62,6 +62,9 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
   });
 
   app.delete<{ Params: { id: string } }>('/v1/keys/:id', { config: { scope: 'keys:manage' } }, async (request) => {
+    const existing = await keys.find(request.auth!.account.id, request.params.id);
+    // A key manages only keys within its own permissions: a restricted key cannot revoke the account's stronger keys.
+    if (existing !== null && existing.revokedAt === null) assertWithinCaller(existing.permissions, request.auth!.key.permissions);
     await keys.revoke(request.auth!.account.id, request.params.id);
     return { id: request.params.id, object: 'api_key', revoked: true };
   });

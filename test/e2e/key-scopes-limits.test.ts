@@ -108,6 +108,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('keys with sco
     expect((await api(manager.key, 'PATCH', `/v1/keys/${manager.id}`, { models: null })).json.error).toMatchObject({ code: 'permission_denied', param: 'models' });
     const full = (await api(key, 'GET', '/v1/keys')).json.data.find((entry: { name: string }) => entry.name === 'test');
     expect((await api(manager.key, 'POST', `/v1/keys/${full.id}/rotate`)).status).toBe(403);
+    expect((await api(manager.key, 'DELETE', `/v1/keys/${full.id}`)).status).toBe(403);
+    expect((await api(manager.key, 'PATCH', `/v1/keys/${full.id}`, { name: 'renamed' })).status).toBe(403);
     expect((await api(key, 'GET', '/v1/keys')).json.data).toHaveLength(2);
 
     // Within its own: allowed; fields left out are the creator's.
@@ -118,6 +120,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('keys with sco
       spend_limit: { usd: '0.25', period: 'day', spent_usd: '0' },
       rate_limit: { requests_per_minute: 20, tokens_per_minute: null },
     });
+    // ...and it may change or revoke the keys within its own.
+    expect((await api(manager.key, 'PATCH', `/v1/keys/${child.id}`, { spend_limit: { usd: '0.5', period: 'day' } })).json.spend_limit).toMatchObject({ usd: '0.5' });
+    expect((await api(manager.key, 'DELETE', `/v1/keys/${child.id}`)).status).toBe(200);
+    expect((await api(key, 'GET', '/v1/keys')).json.data.find((entry: { name: string }) => entry.name === 'test').status).toBe('active');
   });
 
   it('a family-limited key is refused another family on every client protocol, before anything is held or sent', async () => {
