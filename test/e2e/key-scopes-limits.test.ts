@@ -183,6 +183,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('keys with sco
     expect(lastRefusal!.json.error.message).toMatch(/this API key's own limit/);
     // The account's other key is not held by it.
     await expect(openai(key).chat.completions.create({ model: 'delta-v4-flash', messages: PROMPT })).resolves.toBeDefined();
+
+    // Tokens per minute of its own (post-paid, like the tier's): refused once the last minute's tokens reach it.
+    const tokenLimited = await makeKey(key, { rate_limit: { tokens_per_minute: 50 } });
+    const client = openai(tokenLimited.key);
+    const first = await client.chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'count [[sim words=60]]' }], max_completion_tokens: 100 });
+    expect(first.usage!.total_tokens).toBeGreaterThanOrEqual(50);
+    const refused = await client.chat.completions.create({ model: 'delta-v4-flash', messages: PROMPT }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as Error).message).toMatch(/tokens: 50 per minute, this API key's own limit/);
   });
 
   it('200 concurrent requests on a $0.05 daily key limit never spend past it; the ledger equals the balance', async () => {
