@@ -30,7 +30,9 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
   api.addHook('onRoute', (route: RouteOptions) => {
     const config = route.config ?? {};
     if (config.public === true) return;
-    const checkScope = scopeCheck(routeScopes(config.scope, config.rateLimited === true));
+    // A route of a client protocol (it names the protocol its errors are shaped in) is a model route, like a
+    // rate-limited one: count_tokens, stored responses, a protocol's model list, whoever adds them.
+    const checkScope = scopeCheck(routeScopes(config.scope, config.rateLimited === true || config.protocol !== undefined));
     if (config.rateLimited !== true) {
       appendOnRequestHook(route, async function authenticateApiKey(request: FastifyRequest): Promise<void> {
         const auth = await keys.authenticate(presentedApiKey(request));
@@ -52,7 +54,8 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
 
 /**
  * The scopes a route accepts (any one of them will do), or null for every key. A route that declares nothing
- * needs `models:use` when it is a model route, and every scope otherwise (closed to restricted keys by default).
+ * needs `models:use` when it is a model route (rate-limited, or of a client protocol), and every scope otherwise
+ * (closed to restricted keys by default).
  */
 export function routeScopes(declared: ApiScope | readonly ApiScope[] | 'any' | undefined, modelRoute: boolean): readonly ApiScope[] | null {
   if (declared === 'any') return null;

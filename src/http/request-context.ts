@@ -17,8 +17,8 @@ declare module 'fastify' {
     rateLimited?: boolean;
     /**
      * The key scope the route needs (one of a list, when a list), or `any` for routes every key may call.
-     * Undeclared: `models:use` on `rateLimited` (model) routes, every scope (a standard key) on the others,
-     * so a new route is closed to restricted keys until it says otherwise.
+     * Undeclared: `models:use` on model routes (`rateLimited`, or declaring a client `protocol`), every scope (a
+     * standard key) on the others, so a new route is closed to restricted keys until it says otherwise.
      */
     scope?: ApiScope | readonly ApiScope[] | 'any';
   }
