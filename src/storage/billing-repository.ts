@@ -16,15 +16,11 @@ import {
   admitted,
   decideAdmission,
   ledgerId,
-  SETTLE_KEY_SPEND_SQL,
   settlementAmounts,
-  TAKE_KEY_HOLD_SQL,
   toLockedAccount,
-  toLockedKeySpend,
   type LockedAccount,
-  type LockedKeySpend,
 } from './billing-rules.js';
-import { utcMonthNumber } from '../keys/key-permissions.js';
+import { readKeySpend, settleKeySpend, takeKeyHold } from './key-spend-statements.js';
 import type { Database } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -36,56 +32,6 @@ const MS_PER_DAY = 86_400_000;
 /** A money value as a SQL expression: cast so SQLite compares and adds it as an integer, never as text. */
 function amount(value: bigint) {
   return sql<string>`cast(${value.toString()} as bigint)`;
-}
-
-/** A statement with `:name` parameters (billing-rules.ts) as a Kysely query, each parameter bound. */
-function namedStatement(text: string, values: Readonly<Record<string, string | number>>) {
-  const pieces = text.split(/:([a-zA-Z]+)/);
-  let query = sql`${sql.raw(pieces[0]!)}`;
-  for (let index = 1; index < pieces.length; index += 2) {
-    const name = pieces[index]!;
-    if (!(name in values)) throw new Error(`No value for :${name}.`);
-    query = sql`${query}${values[name]}${sql.raw(pieces[index + 1]!)}`;
-  }
-  return query;
-}
-
-/**
- * Adds `holdNano` to the key's held counter if it still fits its limit in `period` (TAKE_KEY_HOLD_SQL), inside a
- * transaction that holds the account's lock; false when it does not fit. Admission uses it, and so must any hold
- * that grows later (a slice of output): read the key with `readKeySpend`, plan the slice within
- * `keySpendState(...).remainingNano` as well as the account's money, then call this with the slice and raise the
- * reservation's key_hold_nano by it in the same transaction, so settlement releases exactly what was held.
- */
-export async function takeKeyHold(trx: Executor, keyId: string, holdNano: bigint, period: number): Promise<boolean> {
-  const taken = await namedStatement(TAKE_KEY_HOLD_SQL, { keyId, hold: holdNano.toString(), period }).execute(trx);
-  return taken.numAffectedRows === 1n;
-}
-
-/** The key's spend limit and counters, read inside a transaction that holds its account's lock. */
-export async function readKeySpend(trx: Executor, keyId: string): Promise<LockedKeySpend | null> {
-  const row = await trx
-    .selectFrom('api_keys')
-    .select(['spend_period', 'spend_period_start'])
-    .select([
-      sql<string | null>`cast(spend_limit_nano as text)`.as('spend_limit'),
-      money('spend_used_nano').as('spend_used'),
-      money('spend_reserved_nano').as('spend_reserved'),
-    ])
-    .where('id', '=', keyId)
-    .executeTakeFirst();
-  return toLockedKeySpend(row);
-}
-
-/** Settlement's write to the key's counters (see SETTLE_KEY_SPEND_SQL). */
-export async function settleKeySpend(trx: Executor, keyId: string, keyHoldNano: bigint, chargedNano: bigint, requestStartedAt: number): Promise<void> {
-  await namedStatement(SETTLE_KEY_SPEND_SQL, {
-    keyId,
-    keyHold: keyHoldNano.toString(),
-    charged: chargedNano.toString(),
-    day: Math.floor(requestStartedAt / MS_PER_DAY),
-    month: utcMonthNumber(requestStartedAt),
-  }).execute(trx);
 }
 
 /** Thrown inside the settlement transaction to roll it back when the request id was settled before. */

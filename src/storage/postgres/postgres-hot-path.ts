@@ -239,7 +239,7 @@ const TAKE_HOLD_WITH_KEY = `
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
  * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
- * $23 UTC month number. `keyspend` is SETTLE_KEY_SPEND_SQL of billing-rules.ts: the key's counters after the
+ * $23 UTC month number. `keyspend` is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the
  * account's row (it runs once `inserted` has, which reads the locked account).
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).

@@ -1,13 +1,12 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
 import {
   admitted,
   decideAdmission,
   ledgerId,
-  SETTLE_KEY_SPEND_SQL,
   settlementAmounts,
-  TAKE_KEY_HOLD_SQL,
   toLockedAccount,
   toLockedKeySpend,
   type AccountMoneyRow,
