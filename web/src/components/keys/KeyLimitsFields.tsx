@@ -49,6 +49,13 @@ export function toLimitsInput(draft: KeyLimitsDraft): KeyLimitsInput {
     .filter((entry) => entry !== '');
   const rpm = draft.rpm.trim();
   const tpm = draft.tpm.trim();
+  // Thrown into the form's error notice: a number field that is not a whole number is never sent as "no limit".
+  for (const [value, label] of [
+    [rpm, 'Requests / min'],
+    [tpm, 'Tokens / min'],
+  ] as const) {
+    if (value !== '' && !/^\d+$/.test(value)) throw new Error(`${label} must be a whole number, or empty for the tier's limit.`);
+  }
   return {
     scopes: draft.access === 'custom' ? draft.scopes : draft.access,
     models: models.length === 0 ? null : models,
