@@ -142,5 +142,25 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
     expect(await storage.billing.verifyLedger()).toEqual([]);
     const listed = (await keys.list(account.id)).find((key) => key.id === limited.record.id)!;
     expect(formatUsd(listed.spend.usedNano)).toBe(formatUsd(spent));
+
+    // A change made through one instance applies from the next request on the others.
+    const [a, b, c] = instances.map((instance) => instance.url) as [string, string, string];
+    const manager = await keys.create(account.id, { name: 'manager' });
+    const ask = (url: string) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${limited.secret}` },
+        body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'again' }], max_completion_tokens: 20 }),
+      });
+    const patch = (body: unknown) =>
+      fetch(`${a}/v1/keys/${limited.record.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', authorization: `Bearer ${manager.secret}` }, body: JSON.stringify(body) });
+    expect((await patch({ spend_limit: { usd: '1', period: 'day' } })).status).toBe(200);
+    for (const url of [b, c]) expect((await ask(url)).status).toBe(200);
+    expect((await patch({ models: ['delta'] })).status).toBe(200);
+    for (const url of [b, c]) {
+      const response = await ask(url);
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('permission_denied');
+    }
   }, 120_000);
 });
