@@ -171,9 +171,10 @@ export class ChatPipeline {
    * counter (its endpoint, or its recipe over the body the gateway would send), the tokenizer for a vendor with
    * neither. Counting is free and records nothing.
    */
-  async countInputTokens(request: CanonicalRequest, signal: AbortSignal, auth?: AuthenticatedKey): Promise<number> {
+  async countInputTokens(request: CanonicalRequest, signal: AbortSignal, auth: AuthenticatedKey): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
-    if (auth !== undefined) assertModelAllowed(auth.key.permissions, model);
+    // The key's allowlist here too: counting may call the model's vendor (its count endpoint).
+    assertModelAllowed(auth.key.permissions, model);
     const provider = this.deps.providers.get(model.vendor);
     if (provider.countTokens === undefined) {
       await loadTokenizer();
