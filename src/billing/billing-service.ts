@@ -11,6 +11,7 @@ import type {
   BillingRepository,
   HoldCheckpoint,
   HoldRenewal,
+  KeySpendState,
   OrphanBiller,
   OrphanedHold,
   Reservation,
@@ -18,6 +19,7 @@ import type {
   SettleResult,
   SweepResult,
 } from '../storage/billing-types.js';
+import { spendPeriodResetsAt } from '../keys/key-permissions.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
@@ -46,7 +48,7 @@ export interface BillingSettings {
 export type { SweepResult } from '../storage/billing-types.js';
 
 /** The outcome of a request for one more slice of output. */
-export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'gone' };
+export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -93,6 +95,17 @@ const SETTLEMENT_ATTEMPTS = 4;
 const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
 /** No request runs this long; a hold still here then belongs to a request that will never settle. */
 const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
+
+/** The 403 of a key whose spend limit cannot cover the request, saying what is spent, held and when it resets. */
+function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
+  const resetsAt = spendPeriodResetsAt(key.period, now);
+  const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
+  const when = resetsAt === null ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.' : `It resets at ${new Date(resetsAt).toISOString()}.`;
+  return new GatewayError(
+    'key_spend_limit_reached',
+    `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
+  );
+}
 
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
@@ -157,6 +170,8 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
+      keySpendLimited: auth.key.permissions.spendLimit !== null,
+      ...(auth.key.permissions.spendLimit === null ? {} : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const admission = (inputTokens: number): AdmissionRequest => ({
@@ -183,9 +198,16 @@ export class BillingService {
       const precise = admission(estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
-    if (!result.admitted) throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+    if (!result.admitted) {
+      const keySpend = result.state.keySpend;
+      if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
+      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+    }
     this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs, checkpointedOutput: -1 });
     this.renewHoldsRegularly();
+    // Its slices count against the key's limit too (issue 24 with issue 21): grantSlice needs the key.
+    result.reservation.apiKeyId = auth.key.id;
+    result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
   }
 
@@ -223,7 +245,10 @@ export class BillingService {
     const result = await this.repository.grantSlice({
       requestId: reservation.requestId,
       accountId: reservation.accountId,
+      ...(reservation.apiKeyId === undefined ? {} : { apiKeyId: reservation.apiKeyId }),
+      keySpendLimited: reservation.keySpendLimited === true,
       day: utcDayNumber(now),
+      at: now,
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       tokens,
       outputPriceNano: model.prices.output,
@@ -233,6 +258,7 @@ export class BillingService {
     if (!result.granted) return { granted: false, reason: result.reason };
     reservation.holdNano += result.holdNano;
     reservation.freeTokens += result.freeTokens;
+    reservation.keyHoldNano += result.keyHoldNano ?? 0n;
     reservation.maxOutputTokens += result.tokens;
     const hold = this.liveHolds.get(reservation.requestId);
     if (hold !== undefined) {

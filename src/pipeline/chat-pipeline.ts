@@ -5,6 +5,7 @@ import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import { outputSliceOf, type CatalogModel, type ModelCatalog } from '../catalog/model-catalog.js';
+import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ProviderResponse } from '../providers/types.js';
@@ -88,6 +89,8 @@ export class ChatPipeline {
   async start(input: ChatInput): Promise<ChatExchange> {
     const startedAt = this.now();
     const model = this.deps.catalog.resolve(input.request.model);
+    // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
+    assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
@@ -103,7 +106,8 @@ export class ChatPipeline {
       response = await provider.call({ request: upstreamRequest, model, signal: input.signal, requestId: input.requestId });
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
-      if (fallback === undefined || input.signal.aborted || !isVendorOutage(error)) {
+      // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
+      if (fallback === undefined || !modelAllowed(input.auth.key.permissions, fallback) || input.signal.aborted || !isVendorOutage(error)) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(error);
@@ -173,8 +177,10 @@ export class ChatPipeline {
    * counter (its endpoint, or its recipe over the body the gateway would send), the tokenizer for a vendor with
    * neither. Counting is free and records nothing.
    */
-  async countInputTokens(request: CanonicalRequest, signal: AbortSignal): Promise<number> {
+  async countInputTokens(request: CanonicalRequest, signal: AbortSignal, auth: AuthenticatedKey): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
+    // The key's allowlist here too: counting may call the model's vendor (its count endpoint).
+    assertModelAllowed(auth.key.permissions, model);
     const provider = this.deps.providers.get(model.vendor);
     if (provider.countTokens === undefined) {
       await loadTokenizer();

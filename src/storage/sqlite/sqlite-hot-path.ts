@@ -1,6 +1,19 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type AccountMoneyRow, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
+import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  settlementAmounts,
+  toLockedAccount,
+  toLockedKeySpend,
+  type AccountMoneyRow,
+  type ClaimedHold,
+  type KeySpendRow,
+  type LockedAccount,
+} from '../billing-rules.js';
 import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
@@ -28,6 +41,9 @@ export class SqliteHotPath {
   private readonly applySettlement: Statement;
   private readonly insertLedger: Statement;
   private readonly addToDaily: Statement;
+  private readonly readKeySpend: Statement;
+  private readonly takeKeyHold: Statement;
+  private readonly settleKeySpend: Statement;
   /** Runs a batch in one BEGIN IMMEDIATE … COMMIT, all or nothing: the usual case, where no write throws. */
   private readonly wholeBatchTransaction: (batch: readonly QueuedWrite[], values: unknown[]) => void;
   /** Runs a batch in one BEGIN IMMEDIATE … COMMIT, each write in a savepoint: for a batch in which a write threw. */
@@ -59,10 +75,18 @@ export class SqliteHotPath {
       where id = @accountId and balance_nano - reserved_nano >= @hold`);
     this.insertHold = database.prepare(`
       insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
-        created_at, expires_at)
-      values (@requestId, @accountId, @apiKeyId, @hold, @freeTokens, @day, @maxOutputTokens, @createdAt, @expiresAt)`);
+        created_at, expires_at, key_hold_nano)
+      values (@requestId, @accountId, @apiKeyId, @hold, @freeTokens, @day, @maxOutputTokens, @createdAt, @expiresAt, @keyHold)`);
     this.claimHold = database.prepare(`
-      delete from reservations where request_id = ? returning cast(hold_nano as text) as hold, free_tokens, free_day`);
+      delete from reservations where request_id = ?
+      returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`);
+    // A key's spend limit (issue 24): read and written inside the same transaction as the account's money.
+    this.readKeySpend = database.prepare(`
+      select cast(spend_limit_nano as text) as spend_limit, spend_period, spend_period_start,
+        cast(spend_used_nano as text) as spend_used, cast(spend_reserved_nano as text) as spend_reserved
+      from api_keys where id = ?`);
+    this.takeKeyHold = database.prepare(TAKE_KEY_HOLD_SQL);
+    this.settleKeySpend = database.prepare(SETTLE_KEY_SPEND_SQL);
     // The request id is the usage row's key: a second settlement of the same request inserts nothing.
     this.insertUsage = database.prepare(`
       insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
@@ -203,10 +227,16 @@ export class SqliteHotPath {
   }
 
   private reserveNow(input: ReserveInput): ReserveResult {
-    const { sameDay, state, plan } = decideAdmission(this.lock(input.accountId), input);
+    const account = this.lock(input.accountId);
+    const key = input.keySpendLimited === true ? toLockedKeySpend(this.readKeySpend.get(input.apiKeyId) as KeySpendRow | undefined) : null;
+    const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
     if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
     const params = { accountId: input.accountId, hold: plan.holdNano, day: input.day, sameDay: sameDay ? 1 : 0, freeTokens: plan.freeTokens };
     if (this.takeHold.run(params).changes !== 1) throw new Error('The account changed under its lock.');
+    if (keyHold !== undefined && this.takeKeyHold.run({ keyId: input.apiKeyId, hold: keyHold.holdNano, period: keyHold.period }).changes !== 1) {
+      // Thrown inside the batch's transaction: the account's hold above is rolled back with it.
+      throw new Error("The key changed under its account's lock.");
+    }
     this.insertHold.run({
       requestId: input.requestId,
       accountId: input.accountId,
@@ -217,15 +247,17 @@ export class SqliteHotPath {
       maxOutputTokens: plan.maxOutputTokens,
       createdAt: input.createdAt,
       expiresAt: input.expiresAt,
+      keyHold: keyHold?.holdNano ?? 0n,
     });
-    return admitted(input, plan);
+    return admitted(input, plan, keyHold?.holdNano ?? 0n);
   }
 
   private settleNow({ usage, price }: SettleInput): SettleResult {
     const account = this.lock(usage.accountId);
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
-    const claimed: ClaimedHold | undefined = held === undefined ? undefined : { holdNano: BigInt(held.hold), freeTokens: held.free_tokens, freeDay: held.free_day };
+    const claimed: ClaimedHold | undefined =
+      held === undefined ? undefined : { holdNano: BigInt(held.hold), freeTokens: held.free_tokens, freeDay: held.free_day, keyHoldNano: BigInt(held.key_hold) };
     const amounts = settlementAmounts(account, claimed, price);
     const row = toUsageRow({ ...usage, costNano: amounts.chargedNano, freeTokens: amounts.freeTokensUsed, unbilledNano: amounts.unbilledNano });
     if (this.insertUsage.run(row).changes === 0) {
@@ -238,6 +270,13 @@ export class SqliteHotPath {
       hold: amounts.holdNano,
       heldFree: amounts.heldFreeTokens,
       freeUsed: amounts.freeTokensUsedToday,
+    });
+    this.settleKeySpend.run({
+      keyId: usage.apiKeyId,
+      keyHold: claimed?.keyHoldNano ?? 0n,
+      charged: amounts.chargedNano,
+      day: utcDayNumber(usage.createdAt),
+      month: utcMonthNumber(usage.createdAt),
     });
     if (amounts.chargedNano > 0n) {
       const at = usage.createdAt + usage.latencyMs;
@@ -290,6 +329,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface HoldRow {
   hold: string;
+  key_hold: string;
   free_tokens: number;
   free_day: number;
 }
