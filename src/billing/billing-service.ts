@@ -245,11 +245,12 @@ export class BillingService {
    * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
    * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
    * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
-   * checkpoint: at most one interval of output (and what a slice granted since) goes unbilled.
+   * checkpoint: less than two intervals of output (a stream's first checkpoint comes once it has run one) goes
+   * unbilled.
    */
   private renewHoldsRegularly(): void {
     if (this.renewal !== undefined) return;
-    const interval = Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3));
+    const interval = this.checkpointIntervalMs();
     this.renewal = setInterval(() => {
       if (this.renewing) return;
       this.renewing = true;
@@ -258,8 +259,13 @@ export class BillingService {
         .finally(() => {
           this.renewing = false;
         });
-    }, Math.max(1, interval));
+    }, interval);
     this.renewal.unref();
+  }
+
+  /** The interval of the periodic batch: the configured checkpoint interval, at most a third of the TTL. */
+  private checkpointIntervalMs(): number {
+    return Math.max(1, Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3)));
   }
 
   private async renewHolds(): Promise<void> {
@@ -276,8 +282,12 @@ export class BillingService {
         this.liveHolds.delete(requestId);
         continue;
       }
-      if (hold.delivered !== undefined && !tokenizerLoaded()) await loadTokenizer();
-      const checkpoint = hold.delivered?.();
+      // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
+      // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
+      // checkpoint is thus written within two intervals of its start.
+      const due = hold.delivered !== undefined && now - hold.admittedAt >= this.checkpointIntervalMs();
+      if (due && !tokenizerLoaded()) await loadTokenizer();
+      const checkpoint = due ? hold.delivered?.() : undefined;
       const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
       if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
       batch.push({ hold, renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) } });
