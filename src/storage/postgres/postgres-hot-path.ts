@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
 import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
-import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
@@ -31,6 +31,43 @@ export class PostgresHotPath {
     billing.reserve = async (input) => (await this.reserve(input)) ?? viaTransaction.reserve(input);
     billing.settle = async (input) => (await this.settle(input)) ?? viaTransaction.settle(input);
     billing.renewHolds = (renewals) => this.renewHolds(renewals);
+    const viaLockedTransaction = billing.grantSlice;
+    billing.grantSlice = async (input) => (await this.grantSlice(input)) ?? viaLockedTransaction(input);
+  }
+
+  /**
+   * A whole slice in one statement (issue 21): the account row locked first, the hold grown only if the account
+   * can pay for the whole slice (free tokens first), the account's reserved money and free tokens raised by what
+   * the hold grew, and its checkpoint written. Undefined when it wrote nothing (the account cannot pay for the whole
+   * slice, or the hold is gone): the locked transaction then grants what is left, or refuses with the state.
+   */
+  private async grantSlice(input: SliceInput): Promise<SliceResult | undefined> {
+    const checkpoint = input.checkpoint;
+    const result = await this.pool.query<{ free: string }>({
+      name: 'tollgate_grant_slice',
+      text: GRANT_SLICE,
+      values: [
+        input.accountId,
+        input.requestId,
+        input.day,
+        input.tokens,
+        input.freeAllowanceTokens,
+        input.outputPriceNano.toString(),
+        input.expiresAt,
+        checkpoint?.model ?? null,
+        checkpoint?.family ?? null,
+        checkpoint === undefined ? null : checkpoint.stream ? 1 : 0,
+        checkpoint?.inputTokens ?? null,
+        checkpoint?.cacheReadTokens ?? null,
+        checkpoint?.cacheWriteTokens ?? null,
+        checkpoint?.outputTokens ?? null,
+        checkpoint?.at ?? null,
+      ],
+    });
+    const row = result.rows[0];
+    if (row === undefined) return undefined;
+    const freeTokens = Number(row.free);
+    return { granted: true, tokens: input.tokens, holdNano: BigInt(input.tokens - freeTokens) * input.outputPriceNano, freeTokens };
   }
 
   /**
@@ -172,6 +209,52 @@ const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
     free_reserved_tokens
   from accounts where id = $1`;
+
+/**
+ * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$15 checkpoint.
+ * `acct` locks the account row first (as every write of the account does, so no deadlock with settlement or the
+ * sweeper), and is referenced by both writes, so it is materialised: run once, before either. The hold grows only
+ * when the locked row can pay for the whole slice (`grown`'s condition: a key's remaining limit would be a second
+ * condition here); the account's reserved money then grows by the same amount (`taken`). A hold deleted meanwhile
+ * (settled, swept) grows nothing, so nothing is taken.
+ */
+const GRANT_SLICE = `
+  with acct as materialized (
+    select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
+    from accounts where id = $1 for no key update
+  ),
+  plan as materialized (
+    select r.request_id,
+      case when a.free_day = $3 and r.free_day = $3
+        then least($4::bigint, greatest(0, $5::bigint - a.free_used_tokens - a.free_reserved_tokens)) else 0 end as free
+    from reservations r, acct a where r.request_id = $2
+  ),
+  grown as (
+    update reservations r set
+      hold_nano = r.hold_nano + ($4::bigint - p.free) * $6::bigint,
+      free_tokens = r.free_tokens + p.free,
+      max_output_tokens = r.max_output_tokens + $4::bigint,
+      expires_at = greatest(r.expires_at, $7::bigint),
+      model = coalesce($8::text, r.model),
+      family = coalesce($9::text, r.family),
+      stream = coalesce($10::int, r.stream),
+      checkpoint_input_tokens = coalesce($11::bigint, r.checkpoint_input_tokens),
+      checkpoint_cache_read_tokens = coalesce($12::bigint, r.checkpoint_cache_read_tokens),
+      checkpoint_cache_write_tokens = coalesce($13::bigint, r.checkpoint_cache_write_tokens),
+      checkpoint_output_tokens = coalesce($14::bigint, r.checkpoint_output_tokens),
+      checkpoint_at = coalesce($15::bigint, r.checkpoint_at)
+    from plan p, acct a
+    where r.request_id = p.request_id and a.balance_nano - a.reserved_nano >= ($4::bigint - p.free) * $6::bigint
+    returning p.free
+  ),
+  taken as (
+    update accounts a set
+      reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
+      free_reserved_tokens = a.free_reserved_tokens + g.free
+    from grown g where a.id = $1
+    returning g.free
+  )
+  select cast(free as text) as free from taken`;
 
 /** $1 request ids, $2 expiries, $3…$10 the checkpoint columns (null: no checkpoint for that hold). */
 const RENEW_HOLDS = `
