@@ -101,7 +101,7 @@ describe.each([
 
       const storage = await openStorage(database.url, database.options);
       try {
-        expect(await storage.migrate()).toEqual(['0003-dashboard']);
+        expect(await storage.migrate()).toEqual(['0003-dashboard', '0006-growing-holds']);
         const day = (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10);
         expect(await storage.usage.dailyTotals('a1', day(DAY), day(DAY + 1))).toEqual([
           { day: day(DAY), model: 'm1', apiKeyId: 'k1', requests: 2, inputTokens: 20, outputTokens: 10, cacheReadTokens: 2, cacheWriteTokens: 4, reasoningTokens: 2, costNano: 9_007_199_254_741_000n },
