@@ -410,11 +410,6 @@ export class BillingService {
     return this.repository.sweepExpiredReservations(this.now(), (hold) => this.orphanSettlement(hold));
   }
 
-  /** Releases holds of requests that never settled, billing none (kept for callers that want no settlement). */
-  releaseExpired(): Promise<number> {
-    return this.repository.releaseExpiredReservations(this.now());
-  }
-
   private orphanSettlement(hold: OrphanedHold): ReturnType<OrphanBiller> {
     const checkpoint = hold.checkpoint;
     if (checkpoint === null) return undefined;
