@@ -197,7 +197,9 @@ export class BillingService {
     const inFlight =
       holds.holds === 0
         ? 'No request of the account is in flight'
-        : `${holds.holds} request${holds.holds === 1 ? '' : 's'} in flight hold${holds.holds === 1 ? 's' : ''} $${formatUsd(holds.reservedNano)} of it until they finish`;
+        : holds.holds === 1
+          ? `1 request in flight holds $${formatUsd(holds.reservedNano)} of it until it finishes`
+          : `${holds.holds} requests in flight hold $${formatUsd(holds.reservedNano)} of it until they finish`;
     return `${reason} The balance is $${formatUsd(holds.balanceNano)}; ${inFlight}. Top up the balance in the dashboard, or retry when requests in flight have finished.`;
   }
 

@@ -61,7 +61,6 @@ export interface ChatExchange {
   settlement(): SettlementOutcome | undefined;
 }
 
-
 /**
  * The request pipeline of design §1, after authentication: resolve the model, call its vendor, and settle
  * exactly once whatever happens (completion, upstream fault, client gone). The only place that sees both sides.
@@ -127,7 +126,8 @@ export class ChatPipeline {
     // event by event through async generators, which was a large share of what such a request allocated.
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
-    const coveredWhole = reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
+    const coveredWhole =
+      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
       whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
         ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)

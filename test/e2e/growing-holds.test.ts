@@ -205,7 +205,7 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
       expect(refused.status).toBe(403);
       const { error } = (await refused.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe('insufficient_balance');
-      expect(error.message).toMatch(/needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until they finish\./);
+      expect(error.message).toMatch(/needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until it finishes\./);
       while (!(await reader.read()).done);
     });
   });
