@@ -221,7 +221,9 @@ export class BillingService {
     const inFlight =
       holds.holds === 0
         ? 'No request of the account is in flight'
-        : `${holds.holds} request${holds.holds === 1 ? '' : 's'} in flight hold${holds.holds === 1 ? 's' : ''} $${formatUsd(holds.reservedNano)} of it until they finish`;
+        : holds.holds === 1
+          ? `1 request in flight holds $${formatUsd(holds.reservedNano)} of it until it finishes`
+          : `${holds.holds} requests in flight hold $${formatUsd(holds.reservedNano)} of it until they finish`;
     return `${reason} The balance is $${formatUsd(holds.balanceNano)}; ${inFlight}. Top up the balance in the dashboard, or retry when requests in flight have finished.`;
   }
 
@@ -273,11 +275,12 @@ export class BillingService {
    * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
    * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
    * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
-   * checkpoint: at most one interval of output (and what a slice granted since) goes unbilled.
+   * checkpoint: less than two intervals of output (a stream's first checkpoint comes once it has run one) goes
+   * unbilled.
    */
   private renewHoldsRegularly(): void {
     if (this.renewal !== undefined) return;
-    const interval = Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3));
+    const interval = this.checkpointIntervalMs();
     this.renewal = setInterval(() => {
       if (this.renewing) return;
       this.renewing = true;
@@ -286,8 +289,13 @@ export class BillingService {
         .finally(() => {
           this.renewing = false;
         });
-    }, Math.max(1, interval));
+    }, interval);
     this.renewal.unref();
+  }
+
+  /** The interval of the periodic batch: the configured checkpoint interval, at most a third of the TTL. */
+  private checkpointIntervalMs(): number {
+    return Math.max(1, Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3)));
   }
 
   private async renewHolds(): Promise<void> {
@@ -304,8 +312,12 @@ export class BillingService {
         this.liveHolds.delete(requestId);
         continue;
       }
-      if (hold.delivered !== undefined && !tokenizerLoaded()) await loadTokenizer();
-      const checkpoint = hold.delivered?.();
+      // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
+      // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
+      // checkpoint is thus written within two intervals of its start.
+      const due = hold.delivered !== undefined && now - hold.admittedAt >= this.checkpointIntervalMs();
+      if (due && !tokenizerLoaded()) await loadTokenizer();
+      const checkpoint = due ? hold.delivered?.() : undefined;
       const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
       if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
       batch.push({ hold, renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) } });
@@ -427,11 +439,6 @@ export class BillingService {
    */
   sweepExpired(): Promise<SweepResult> {
     return this.repository.sweepExpiredReservations(this.now(), (hold) => this.orphanSettlement(hold));
-  }
-
-  /** Releases holds of requests that never settled, billing none (kept for callers that want no settlement). */
-  releaseExpired(): Promise<number> {
-    return this.repository.releaseExpiredReservations(this.now());
   }
 
   private orphanSettlement(hold: OrphanedHold): ReturnType<OrphanBiller> {

@@ -151,6 +151,8 @@ function presentUsageRecord(record: UsageRecord) {
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     free_tokens: record.freeTokens,
+    // Output the vendor produced after the balance refused a slice: never delivered, never billed (issue 21).
+    unbilled_tokens: record.unbilledTokens ?? 0,
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,

@@ -27,7 +27,7 @@ function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageR
     requestId: uniqueId('req'), accountId, apiKeyId, model: 'gpt-4o-mini', family: 'openai',
     inputTokens: 120, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 45, reasoningTokens: 10,
     status: 'ok', stream: true, latencyMs: 812, createdAt: 1_700_000_000_000, rawUsage: '{"prompt_tokens":150}',
-    costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+    costNano: 0n, freeTokens: 0, unbilledNano: 0n, unbilledTokens: 0,
     ...overrides,
   };
 }
