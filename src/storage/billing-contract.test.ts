@@ -268,6 +268,61 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 0n });
     });
 
+    it('slices grow the key hold within its remaining limit: a partial slice, then a key_spend_limit refusal (growing holds)', async () => {
+      const ids = await limitedKey(100_000n, 5_000n);
+      const reserved = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true }));
+      if (!reserved.admitted) throw new Error('not admitted');
+      const requestId = reserved.reservation.requestId;
+      const slice = (tokens: number) => storage.billing.grantSlice(sliceInput(requestId, ids, tokens, { keySpendLimited: true, at: NOW }));
+      // A whole slice the key can pay (PostgreSQL: the one-statement path)...
+      expect(await slice(200)).toEqual({ granted: true, tokens: 200, holdNano: 2_000n, freeTokens: 0, keyHoldNano: 2_000n });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 3_000n });
+      // ...then the 2,000 nano the key has left of its 5,000, though the account has 97,000 more: 200 of 400 tokens.
+      expect(await slice(400)).toEqual({ granted: true, tokens: 200, holdNano: 2_000n, freeTokens: 0, keyHoldNano: 2_000n });
+      expect(await slice(400)).toMatchObject({ granted: false, reason: 'key_spend_limit', state: { availableNano: 0n, keySpend: { remainingNano: 0n, binding: true } } });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 5_000n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 100_000n, reservedNano: 5_000n });
+      // Settlement releases the whole grown key hold and counts the charge.
+      await storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 4_800n, freeTokensUsed: 0 }) });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 4_800n, reservedNano: 0n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_200n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
+    it('concurrent slices on one key never hold more than its limit', async () => {
+      const ids = await limitedKey(1_000_000n, 20_000n);
+      const requestIds: string[] = [];
+      for (let index = 0; index < 10; index += 1) {
+        const reserved = await storage.billing.reserve(reserveInput(ids, upTo(100n), { keySpendLimited: true }));
+        if (reserved.admitted) requestIds.push(reserved.reservation.requestId);
+      }
+      // 19,000 nano left on the key (the account has 999,000): 60 slices of 1,000 nano each ask for 60,000.
+      const grants = await Promise.all(Array.from({ length: 60 }, (_, index) => storage.billing.grantSlice(sliceInput(requestIds[index % 10]!, ids, 100, { keySpendLimited: true, at: NOW }))));
+      const granted = grants.reduce((sum, grant) => sum + (grant.granted ? grant.holdNano : 0n), 0n);
+      expect(granted).toBe(19_000n);
+      expect(grants.filter((grant) => !grant.granted).every((grant) => !grant.granted && grant.reason === 'key_spend_limit')).toBe(true);
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 20_000n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 20_000n });
+      await Promise.all(requestIds.map((requestId) => storage.billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano: 1_500n, freeTokensUsed: 0 }) })));
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 15_000n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
+    it('the sweeper settles an orphaned grown hold at its checkpoint: the key hold released, the charge counted against the key', async () => {
+      const ids = await limitedKey(100_000n, 50_000n, 'total');
+      const checkpointed = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), { keySpendLimited: true, expiresAt: NOW + 10 }));
+      const bare = await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { keySpendLimited: true, expiresAt: NOW + 10 }));
+      if (!checkpointed.admitted || !bare.admitted) throw new Error('not admitted');
+      expect(await storage.billing.grantSlice(sliceInput(checkpointed.reservation.requestId, ids, 100, { keySpendLimited: true, at: NOW, expiresAt: NOW + 20, checkpoint: checkpointOf(60) }))).toMatchObject({ granted: true, keyHoldNano: 1_000n });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 6_000n });
+      const bill = (orphan: OrphanedHold) =>
+        orphan.checkpoint === null ? undefined : { usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' }, price: () => ({ chargeNano: 1_700n, freeTokensUsed: 0 }) };
+      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toEqual({ released: 1, settled: 1 });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 1_700n, reservedNano: 0n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_300n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
     it('a limit set later counts the period spend so far (daily rollup); keys without a limit count nothing', async () => {
       const ids = await fundedAccount(100_000n);
       const result = await storage.billing.reserve(reserveInput(ids, upTo(3_000n)));

@@ -421,7 +421,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           })
           .where('request_id', '=', input.requestId)
           .execute();
-        return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, keyHoldNano };
+        return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, ...(keyHoldNano === 0n ? {} : { keyHoldNano }) };
       });
     },
 

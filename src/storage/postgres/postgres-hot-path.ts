@@ -75,7 +75,7 @@ export class PostgresHotPath {
     if (row === undefined) return undefined;
     const freeTokens = Number(row.free);
     const holdNano = BigInt(input.tokens - freeTokens) * input.outputPriceNano;
-    return { granted: true, tokens: input.tokens, holdNano, freeTokens, keyHoldNano: keyed ? holdNano : 0n };
+    return { granted: true, tokens: input.tokens, holdNano, freeTokens, ...(keyed && holdNano !== 0n ? { keyHoldNano: holdNano } : {}) };
   }
 
   /**

@@ -298,7 +298,7 @@ export class SqliteHotPath {
       throw new Error("The key changed under its account's lock.");
     }
     this.growHold.run({ requestId: input.requestId, hold: plan.holdNano, freeTokens: plan.freeTokens, tokens: plan.tokens, keyHold, expiresAt: input.expiresAt, ...checkpointParameters(input.checkpoint) });
-    return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, keyHoldNano: keyHold };
+    return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, ...(keyHold === 0n ? {} : { keyHoldNano: keyHold }) };
   }
 
   private renewHoldsNow(renewals: readonly HoldRenewal[]): Set<string> {
