@@ -266,14 +266,14 @@ describe('free-allowance tokens do not count against a key money limit', () => {
   let harness: TestGateway;
 
   beforeAll(async () => {
-    harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '100000' } });
+    harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '3000' } });
   });
 
   afterAll(async () => {
     await harness?.close();
   });
 
-  it('a key with a $0 limit is served from the free allowance, and refused once a request would need money', async () => {
+  it('a key with a $0 limit is served from the free allowance, cut when a slice would need money, and refused once a request would', async () => {
     const { key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise');
     await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('5'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
     const created = await fetch(`${harness.gateway.url}/v1/keys`, {
@@ -281,13 +281,23 @@ describe('free-allowance tokens do not count against a key money limit', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ name: 'free only', spend_limit: { usd: '0', period: 'month' } }),
     });
-    const freeOnly = ((await created.json()) as { key: string }).key;
-    const client = new OpenAI({ apiKey: freeOnly, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
+    const freeOnly = ((await created.json()) as { key: string; id: string });
+    const client = new OpenAI({ apiKey: freeOnly.key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
     const reply = await client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 50 });
     expect((reply.usage as { cost_nano_usd?: string }).cost_nano_usd).toBe('0');
-    // More output than the allowance covers: money would be needed, and the key may spend none.
-    const refused = await client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 120_000 }).catch((error: unknown) => error);
+    // A long reply: its hold grows a slice at a time (issue 21), from the free allowance while there is one; the
+    // slice that would need money is refused by the key's $0 limit, so the reply ends as a length stop, free.
+    const long = await client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'At length [[sim words=6000]]' }], max_completion_tokens: 120_000 });
+    expect(long.choices[0]!.finish_reason).toBe('length');
+    expect((long.usage as { cost_nano_usd?: string }).cost_nano_usd).toBe('0');
+    expect(long.usage!.completion_tokens).toBeGreaterThan(1_000);
+    // The allowance is spent: a request that needs money from its start is refused, before anything is held.
+    // (A prompt of a few hundred tokens: the few free tokens the cut reply left unused cannot hold its input.)
+    const bigPrompt = [{ role: 'user' as const, content: `${'lorem ipsum dolor sit amet '.repeat(80)}[[sim words=3]]` }];
+    const refused = await client.chat.completions.create({ model: 'beta-5.4', messages: bigPrompt, max_completion_tokens: 500 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect((refused as InstanceType<typeof OpenAI.PermissionDeniedError>).code).toBe('key_spend_limit_reached');
+    expect((await harness.gateway.storage.apiKeys.findById(accountId, freeOnly.id))!.spend).toMatchObject({ usedNano: 0n, reservedNano: 0n });
+    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('5'), reservedNano: 0n });
   });
 });
