@@ -7,7 +7,7 @@ import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billin
 import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import { keyStatus } from './http/keys-api.js';
+import { isKeyCommand, KEY_USAGE, runKeyCommand } from './cli/key-commands.js';
 import { KeyService } from './keys/key-service.js';
 import { serve } from './main.js';
 import { endStartupHeapSizing } from './startup-heap.js';
@@ -21,9 +21,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   accounts create --email E [--admin]            asks for the password (hidden), or reads its first line from
                                                  stdin when piped; --password P also works but shows it to ps
   accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
-  keys create --email E --name N [--expires-in-days D]   prints the new key (shown once)
-  keys list --email E
-  keys revoke --email E --id ID
+${KEY_USAGE}  keys revoke --email E --id ID
 ${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
 
@@ -43,6 +41,12 @@ const OPTIONS = {
   note: { type: 'string' },
   count: { type: 'string' },
   limit: { type: 'string' },
+  scopes: { type: 'string' },
+  models: { type: 'string' },
+  'spend-limit': { type: 'string' },
+  period: { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -98,29 +102,6 @@ async function main(argv: string[]): Promise<number> {
           print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
           return 0;
         });
-      case 'keys create':
-        return await withStorage(config.databaseUrl, async (storage) => {
-          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
-          const days = integerOption(values, 'expires-in-days');
-          const created = await new KeyService(storage.apiKeys).create(account.id, {
-            name: required(values, 'name'),
-            expiresAt: days === undefined ? null : Date.now() + days * 86_400_000,
-          });
-          print(
-            json,
-            { id: created.record.id, name: created.record.name, key: created.secret, hint: created.record.hint, expires_at: created.record.expiresAt },
-            `${created.secret}\n(id ${created.record.id}; shown once: store it now)`,
-          );
-          return 0;
-        });
-      case 'keys list':
-        return await withStorage(config.databaseUrl, async (storage) => {
-          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
-          const keys = await new KeyService(storage.apiKeys).list(account.id);
-          const rows = keys.map((key) => ({ id: key.id, name: key.name, hint: key.hint, status: keyStatus(key, Date.now()) }));
-          print(json, rows, rows.map((row) => `${row.id}  ${row.hint}  ${row.status}  ${row.name}`).join('\n') || 'No keys.');
-          return 0;
-        });
       case 'keys revoke':
         return await withStorage(config.databaseUrl, async (storage) => {
           const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
@@ -130,6 +111,13 @@ async function main(argv: string[]): Promise<number> {
           return 0;
         });
       default:
+        if (isKeyCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const output = await runKeyCommand(command, storage, values);
+            print(json, output.data, output.text);
+            return 0;
+          });
+        }
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
             const output = await runBillingCommand(command, storage, { ...values, journalDirectory: config.settlementJournalDir });

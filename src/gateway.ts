@@ -19,9 +19,8 @@ import { PrometheusMetrics } from './observability/prometheus-metrics.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
-import { rateLimitSubject } from './http/rate-limit-hook.js';
+import { rateLimitSubject, tokensLimited } from './http/rate-limit-hook.js';
 import { createRateLimiter, limiterFailures } from './ratelimit/create-rate-limiter.js';
-import { resolveTier } from './ratelimit/tiers.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
@@ -144,7 +143,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       fallbacks: Object.fromEntries(Object.entries(config.models).map(([id, override]) => [id, override.fallback])),
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
       onTokensUsed: (auth, tokens) => {
-        if (resolveTier(auth.account.tier, config.tiers).tokensPerMinute !== undefined && tokens > 0) {
+        if (tokens > 0 && tokensLimited(auth, config.tiers)) {
           void activeLimiter.recordTokens(rateLimitSubject(auth.key.id), tokens);
         }
       },

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,5 +174,55 @@ describe('admission with the UTF-8 upper bound', () => {
       message: expect.stringContaining(`about ${held(estimateRequestInputTokens(request))} input tokens`),
     });
     expect(tokens.tokenizerLoaded()).toBe(true);
+  });
+});
+
+describe('checkpoints of delivered output', () => {
+  it('writes the checkpoints of all live streams in one storage call per interval, and a dead instance is billed at them', async () => {
+    const calls: number[] = [];
+    const repository = Object.create(storage.billing) as BillingRepository;
+    repository.renewHolds = (renewals) => {
+      calls.push(renewals.length);
+      return storage.billing.renewHolds(renewals);
+    };
+    let clock = 1_000_000;
+    const billing = new BillingService(repository, { freeTokensPerDay: 0, reservationTtlMs: 60_000, checkpointIntervalMs: 20, pricesOf: () => model.prices }, () => clock);
+    const owner = await accountWith(parseUsd('1'));
+    const output = new Map<string, number>();
+    for (const requestId of ['req_ck_1', 'req_ck_2', 'req_ck_3']) {
+      await billing.admit(requestId, owner, model, chatRequest(1_000));
+      output.set(requestId, 0);
+      billing.track(requestId, () => {
+        const tokens = output.get(requestId)!;
+        return tokens === 0 ? undefined : { model: model.id, family: model.family, stream: true, inputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: tokens, at: clock };
+      });
+    }
+    // Output arrives (many chunks each); the clock passes one interval: the next tick writes all three at once.
+    for (let chunk = 1; chunk <= 50; chunk++) for (const requestId of output.keys()) output.set(requestId, chunk * 3);
+    clock += 25;
+    // Read from outside, as another instance would.
+    const reader = new Database(join(directory, 'db.sqlite'), { readonly: true });
+    const checkpointed = async () =>
+      (reader.prepare('select checkpoint_output_tokens as output from reservations where account_id = ?').all(owner.account.id) as Array<{ output: number }>).filter(
+        (row) => Number(row.output) === 150,
+      ).length;
+    // Bounded by the test's own timeout: ticks run every 20 ms.
+    while ((await checkpointed()) < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls.filter((size) => size > 0)[0]).toBe(3);
+    reader.close();
+    // Nothing moved since: later ticks write nothing until a hold needs renewing.
+    const written = calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(calls.length).toBe(written);
+
+    // The instance dies (its holds are no longer renewed); past the TTL a sweeper settles each at its checkpoint.
+    clock += 61_000;
+    expect(await billing.sweepExpired()).toEqual({ released: 0, settled: 3 });
+    const records = await storage.usage.listByAccount(owner.account.id, 10);
+    expect(records.map((record) => [record.status, record.inputTokens, record.outputTokens, record.costNano])).toEqual(
+      Array(3).fill(['instance_lost', 40, 150, 40n * model.prices.input + 150n * model.prices.output]),
+    );
+    expect(await storage.billing.balance(owner.account.id)).toMatchObject({ reservedNano: 0n, balanceNano: parseUsd('1') - 3n * (40n * model.prices.input + 150n * model.prices.output) });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 });

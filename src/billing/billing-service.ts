@@ -11,6 +11,7 @@ import type {
   BillingRepository,
   HoldCheckpoint,
   HoldRenewal,
+  KeySpendState,
   OrphanBiller,
   OrphanedHold,
   Reservation,
@@ -18,6 +19,7 @@ import type {
   SettleResult,
   SweepResult,
 } from '../storage/billing-types.js';
+import { spendPeriodResetsAt } from '../keys/key-permissions.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
@@ -46,7 +48,7 @@ export interface BillingSettings {
 export type { SweepResult } from '../storage/billing-types.js';
 
 /** The outcome of a request for one more slice of output. */
-export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'gone' };
+export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -93,6 +95,17 @@ const SETTLEMENT_ATTEMPTS = 4;
 const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
 /** No request runs this long; a hold still here then belongs to a request that will never settle. */
 const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
+
+/** The 403 of a key whose spend limit cannot cover the request, saying what is spent, held and when it resets. */
+function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
+  const resetsAt = spendPeriodResetsAt(key.period, now);
+  const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
+  const when = resetsAt === null ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.' : `It resets at ${new Date(resetsAt).toISOString()}.`;
+  return new GatewayError(
+    'key_spend_limit_reached',
+    `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
+  );
+}
 
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
@@ -157,6 +170,8 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
+      keySpendLimited: auth.key.permissions.spendLimit !== null,
+      ...(auth.key.permissions.spendLimit === null ? {} : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const admission = (inputTokens: number): AdmissionRequest => ({
@@ -183,9 +198,16 @@ export class BillingService {
       const precise = admission(estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
-    if (!result.admitted) throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+    if (!result.admitted) {
+      const keySpend = result.state.keySpend;
+      if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
+      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+    }
     this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs, checkpointedOutput: -1 });
     this.renewHoldsRegularly();
+    // Its slices count against the key's limit too (issue 24 with issue 21): grantSlice needs the key.
+    result.reservation.apiKeyId = auth.key.id;
+    result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
   }
 
@@ -199,7 +221,9 @@ export class BillingService {
     const inFlight =
       holds.holds === 0
         ? 'No request of the account is in flight'
-        : `${holds.holds} request${holds.holds === 1 ? '' : 's'} in flight hold${holds.holds === 1 ? 's' : ''} $${formatUsd(holds.reservedNano)} of it until they finish`;
+        : holds.holds === 1
+          ? `1 request in flight holds $${formatUsd(holds.reservedNano)} of it until it finishes`
+          : `${holds.holds} requests in flight hold $${formatUsd(holds.reservedNano)} of it until they finish`;
     return `${reason} The balance is $${formatUsd(holds.balanceNano)}; ${inFlight}. Top up the balance in the dashboard, or retry when requests in flight have finished.`;
   }
 
@@ -223,7 +247,10 @@ export class BillingService {
     const result = await this.repository.grantSlice({
       requestId: reservation.requestId,
       accountId: reservation.accountId,
+      ...(reservation.apiKeyId === undefined ? {} : { apiKeyId: reservation.apiKeyId }),
+      keySpendLimited: reservation.keySpendLimited === true,
       day: utcDayNumber(now),
+      at: now,
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       tokens,
       outputPriceNano: model.prices.output,
@@ -233,6 +260,7 @@ export class BillingService {
     if (!result.granted) return { granted: false, reason: result.reason };
     reservation.holdNano += result.holdNano;
     reservation.freeTokens += result.freeTokens;
+    reservation.keyHoldNano += result.keyHoldNano ?? 0n;
     reservation.maxOutputTokens += result.tokens;
     const hold = this.liveHolds.get(reservation.requestId);
     if (hold !== undefined) {
@@ -247,11 +275,12 @@ export class BillingService {
    * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
    * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
    * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
-   * checkpoint: at most one interval of output (and what a slice granted since) goes unbilled.
+   * checkpoint: less than two intervals of output (a stream's first checkpoint comes once it has run one) goes
+   * unbilled.
    */
   private renewHoldsRegularly(): void {
     if (this.renewal !== undefined) return;
-    const interval = Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3));
+    const interval = this.checkpointIntervalMs();
     this.renewal = setInterval(() => {
       if (this.renewing) return;
       this.renewing = true;
@@ -260,8 +289,13 @@ export class BillingService {
         .finally(() => {
           this.renewing = false;
         });
-    }, Math.max(1, interval));
+    }, interval);
     this.renewal.unref();
+  }
+
+  /** The interval of the periodic batch: the configured checkpoint interval, at most a third of the TTL. */
+  private checkpointIntervalMs(): number {
+    return Math.max(1, Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3)));
   }
 
   private async renewHolds(): Promise<void> {
@@ -278,8 +312,12 @@ export class BillingService {
         this.liveHolds.delete(requestId);
         continue;
       }
-      if (hold.delivered !== undefined && !tokenizerLoaded()) await loadTokenizer();
-      const checkpoint = hold.delivered?.();
+      // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
+      // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
+      // checkpoint is thus written within two intervals of its start.
+      const due = hold.delivered !== undefined && now - hold.admittedAt >= this.checkpointIntervalMs();
+      if (due && !tokenizerLoaded()) await loadTokenizer();
+      const checkpoint = due ? hold.delivered?.() : undefined;
       const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
       if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
       batch.push({ hold, renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) } });
@@ -401,11 +439,6 @@ export class BillingService {
    */
   sweepExpired(): Promise<SweepResult> {
     return this.repository.sweepExpiredReservations(this.now(), (hold) => this.orphanSettlement(hold));
-  }
-
-  /** Releases holds of requests that never settled, billing none (kept for callers that want no settlement). */
-  releaseExpired(): Promise<number> {
-    return this.repository.releaseExpiredReservations(this.now());
   }
 
   private orphanSettlement(hold: OrphanedHold): ReturnType<OrphanBiller> {

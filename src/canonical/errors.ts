@@ -23,6 +23,8 @@ export const ERROR_CATALOG = {
   invalid_api_key: { status: 401, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'authentication_error' },
   expired_api_key: { status: 401, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'authentication_error' },
   insufficient_balance: { status: 403, retryable: false, openaiType: 'insufficient_balance', anthropicType: 'permission_error' },
+  // A key's own spend limit (issue 24) is reached: like insufficient_balance, but for the key, with when it resets.
+  key_spend_limit_reached: { status: 403, retryable: false, openaiType: 'insufficient_quota', anthropicType: 'permission_error' },
   permission_denied: { status: 403, retryable: false, openaiType: 'permission_error', anthropicType: 'permission_error' },
   not_found: { status: 404, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
   method_not_allowed: { status: 405, retryable: false, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },

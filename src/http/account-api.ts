@@ -23,7 +23,7 @@ const NO_MONEY: AccountBalance = { balanceNano: 0n, reservedNano: 0n, freeDay: 0
  */
 export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: AccountApiOptions): void {
   const now = options.now ?? Date.now;
-  app.get('/v1/account', async (request) => {
+  app.get('/v1/account', { config: { scope: 'usage:read' } }, async (request) => {
     const { account } = request.auth!;
     const tier = resolveTier(account.tier, tiers);
     const at = now();

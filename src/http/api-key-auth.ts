@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import type { KeyService } from '../keys/key-service.js';
+import { API_SCOPES, hasScope, missingScope, type ApiScope } from '../keys/key-permissions.js';
+import type { AuthenticatedKey, KeyService } from '../keys/key-service.js';
 import type { RateLimitEnforcer } from './rate-limit-hook.js';
 import { isGoogleClient } from './request-context.js';
 import { appendOnRequestHook } from './route-hooks.js';
@@ -52,17 +53,51 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
         : config.googleClients === true
           ? (request: FastifyRequest) => (isGoogleClient(request) ? presentedGoogleApiKey(request) : presentedApiKey(request))
           : presentedApiKey;
+    // A route of a client protocol (it names the protocol its errors are shaped in) is a model route, like a
+    // rate-limited one: count_tokens, stored responses, a protocol's model list, whoever adds them.
+    const checkScope = scopeCheck(routeScopes(config.scope, config.rateLimited === true || config.protocol !== undefined));
     if (config.rateLimited !== true) {
       appendOnRequestHook(route, async function authenticateApiKey(request: FastifyRequest): Promise<void> {
-        request.auth = await keys.authenticate(presented(request));
+        const auth = await keys.authenticate(presented(request));
+        checkScope(auth);
+        request.auth = auth;
       });
       return;
     }
     const anthropic = config.protocol === 'anthropic';
     appendOnRequestHook(route, async function authenticateAndLimit(request, reply): Promise<void> {
       const auth = await keys.authenticate(presented(request));
+      // Before the rate limit: a request the key may not make is not counted against it.
+      checkScope(auth);
       request.auth = auth;
       await enforceRateLimit(auth, reply, anthropic);
     });
   });
+}
+
+/**
+ * The scopes a route accepts (any one of them will do), or null for every key. A route that declares nothing
+ * needs `models:use` when it is a model route (rate-limited, or of a client protocol), and every scope otherwise
+ * (closed to restricted keys by default).
+ */
+export function routeScopes(declared: ApiScope | readonly ApiScope[] | 'any' | undefined, modelRoute: boolean): readonly ApiScope[] | null {
+  if (declared === 'any') return null;
+  if (declared === undefined) return modelRoute ? ['models:use'] : API_SCOPES;
+  return typeof declared === 'string' ? [declared] : declared;
+}
+
+/** Throws the 403 `permission_denied` naming the scope when the key has none of `accepted` (all of API_SCOPES: all needed). */
+function scopeCheck(accepted: readonly ApiScope[] | null): (auth: AuthenticatedKey) => void {
+  if (accepted === null) return () => {};
+  const needsAll = accepted === API_SCOPES;
+  return function checkScope(auth: AuthenticatedKey): void {
+    const permissions = auth.key.permissions;
+    if (permissions.scopes === null) return;
+    if (needsAll) {
+      const missing = accepted.filter((scope) => !hasScope(permissions, scope));
+      if (missing.length > 0) throw missingScope(missing, true);
+      return;
+    }
+    if (!accepted.some((scope) => hasScope(permissions, scope))) throw missingScope(accepted, false);
+  };
 }

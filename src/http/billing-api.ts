@@ -23,7 +23,7 @@ export function registerBillingApi(
   /** After a credit (payments may reach a tier by total paid). */
   afterCredit: (accountId: string) => Promise<unknown> = async () => undefined,
 ): void {
-  app.post('/v1/account/redeem', async (request) => {
+  app.post('/v1/account/redeem', { config: { scope: 'account:redeem' } }, async (request) => {
     const parsed = redeemBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const redemption = await redeemCode(billing, parsed.data.code, request.auth!.account.id, now());
@@ -37,7 +37,7 @@ export function registerBillingApi(
     };
   });
 
-  app.get('/v1/account/ledger', async (request) => {
+  app.get('/v1/account/ledger', { config: { scope: 'usage:read' } }, async (request) => {
     const parsed = ledgerQuery.safeParse(request.query ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { limit, before } = parsed.data;

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { invalidRequest } from '../canonical/errors.js';
+import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import type { KeyService } from '../keys/key-service.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
-import type { ApiKeyRecord } from '../storage/types.js';
+import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
+import { applyChange, assertWithinCaller, parsePermissionFields, permissionFieldShapes, presentPermissionFields } from './key-permission-fields.js';
 import { keyNameSchema } from './text-fields.js';
 
 const createKeyBody = z
@@ -12,40 +13,67 @@ const createKeyBody = z
     /** Unix seconds. */
     expires_at: z.number().int().positive().nullish(),
     expires_in_days: z.number().int().min(1).max(3650).nullish(),
+    ...permissionFieldShapes,
   })
   .strict();
 
+const updateKeyBody = createKeyBody.partial();
+
 const MS_PER_DAY = 86_400_000;
 
-/** Key management over HTTP, authenticated by an API key of the same account (spec 2.1: full permissions). */
+/**
+ * Key management over HTTP, authenticated by an API key of the same account with the `keys:manage` scope
+ * (listing also with `usage:read`). A key never gives another key more than it has itself (issue 24).
+ */
 export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () => number = Date.now): void {
-  app.get('/v1/keys', async (request) => {
+  app.get('/v1/keys', { config: { scope: ['usage:read', 'keys:manage'] } }, async (request) => {
     const records = await keys.list(request.auth!.account.id);
     return { object: 'list', data: records.map((record) => presentKey(record, now())) };
   });
 
-  app.post('/v1/keys', async (request, reply) => {
+  app.post('/v1/keys', { config: { scope: 'keys:manage' } }, async (request, reply) => {
     const parsed = createKeyBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { name, expires_at: expiresAtSeconds, expires_in_days: expiresInDays } = parsed.data;
-    if (expiresAtSeconds != null && expiresInDays != null) {
-      throw invalidRequest("Give either 'expires_at' or 'expires_in_days', not both.", 'expires_at');
-    }
-    let expiresAt: number | null = null;
-    if (expiresAtSeconds != null) {
-      expiresAt = expiresAtSeconds * 1000;
-      if (expiresAt <= now()) throw invalidRequest("'expires_at' must be in the future.", 'expires_at');
-    } else if (expiresInDays != null) expiresAt = now() + expiresInDays * MS_PER_DAY;
-    const created = await keys.create(request.auth!.account.id, { name, expiresAt });
+    const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now()) ?? null;
+    const caller = request.auth!.key.permissions;
+    // Fields left out are the creator's own: a restricted key creates keys restricted alike.
+    const permissions = applyChange(caller, parsePermissionFields(parsed.data));
+    assertWithinCaller(permissions, caller);
+    const created = await keys.create(request.auth!.account.id, { name, expiresAt, permissions });
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/keys/:id', { config: { acceptsEmptyBody: true } }, async (request) => {
+  app.patch<{ Params: { id: string } }>('/v1/keys/:id', { config: { scope: 'keys:manage' } }, async (request) => {
+    const parsed = updateKeyBody.safeParse(request.body ?? {}, { reportInput: true });
+    if (!parsed.success) throw validationError(parsed.error);
+    const { name, expires_at: expiresAtSeconds, expires_in_days: expiresInDays } = parsed.data;
+    const accountId = request.auth!.account.id;
+    const existing = await keys.find(accountId, request.params.id);
+    if (existing === null || existing.revokedAt !== null) throw new GatewayError('not_found', `No active API key with id '${request.params.id}'.`, { param: 'id' });
+    const permissionChange = parsePermissionFields(parsed.data);
+    // The key as it would be must be within the caller's own: no key raises itself or another above it.
+    assertWithinCaller(applyChange(existing.permissions, permissionChange), request.auth!.key.permissions);
+    const change: ApiKeyChange = { ...permissionChange };
+    if (name !== undefined) change.name = name;
+    const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now());
+    if (expiresAt !== undefined) change.expiresAt = expiresAt;
+    const updated = await keys.update(accountId, request.params.id, change);
+    return presentKey(updated, now());
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/keys/:id', { config: { scope: 'keys:manage', acceptsEmptyBody: true } }, async (request) => {
+    const existing = await keys.find(request.auth!.account.id, request.params.id);
+    // A key manages only keys within its own permissions: a restricted key cannot revoke the account's stronger keys.
+    if (existing !== null && existing.revokedAt === null) assertWithinCaller(existing.permissions, request.auth!.key.permissions);
     await keys.revoke(request.auth!.account.id, request.params.id);
     return { id: request.params.id, object: 'api_key', revoked: true };
   });
 
-  app.post<{ Params: { id: string } }>('/v1/keys/:id/rotate', { config: { acceptsEmptyBody: true } }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/keys/:id/rotate', { config: { scope: 'keys:manage', acceptsEmptyBody: true } }, async (request, reply) => {
+    const existing = await keys.find(request.auth!.account.id, request.params.id);
+    // Rotation hands out a new secret with the old key's permissions: only a caller with at least those may.
+    if (existing !== null && existing.revokedAt === null) assertWithinCaller(existing.permissions, request.auth!.key.permissions);
     const created = await keys.rotate(request.auth!.account.id, request.params.id);
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });
   });
@@ -59,6 +87,23 @@ export function keyStatus(record: ApiKeyRecord, now: number): 'active' | 'revoke
 
 const toSeconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
+/**
+ * The expiry asked for: epoch ms, null when `expires_at` is given as null (never expires), undefined when
+ * neither field is given.
+ */
+function parseExpiry(expiresAtSeconds: number | null | undefined, expiresInDays: number | null | undefined, now: number): number | null | undefined {
+  if (expiresAtSeconds != null && expiresInDays != null) {
+    throw invalidRequest("Give either 'expires_at' or 'expires_in_days', not both.", 'expires_at');
+  }
+  if (expiresAtSeconds != null) {
+    const expiresAt = expiresAtSeconds * 1000;
+    if (expiresAt <= now) throw invalidRequest("'expires_at' must be in the future.", 'expires_at');
+    return expiresAt;
+  }
+  if (expiresInDays != null) return now + expiresInDays * MS_PER_DAY;
+  return expiresAtSeconds === null || expiresInDays === null ? null : undefined;
+}
+
 function presentKey(record: ApiKeyRecord, now: number) {
   return {
     id: record.id,
@@ -70,5 +115,6 @@ function presentKey(record: ApiKeyRecord, now: number) {
     expires_at: toSeconds(record.expiresAt),
     revoked_at: toSeconds(record.revokedAt),
     last_used_at: toSeconds(record.lastUsedAt),
+    ...presentPermissionFields(record, now),
   };
 }

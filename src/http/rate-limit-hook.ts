@@ -29,7 +29,7 @@ export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metr
     return tier;
   };
   /** One limit: its headers on the reply, and the refusal when it is spent (not counted then). */
-  async function enforce(kind: RateLimitKind, limit: number, tierName: string, pending: Promise<RateLimitDecision>, reply: FastifyReply, anthropic: boolean): Promise<void> {
+  async function enforce(kind: RateLimitKind, limit: number, tierName: string | null, pending: Promise<RateLimitDecision>, reply: FastifyReply, anthropic: boolean): Promise<void> {
     let decision: RateLimitDecision;
     try {
       decision = await pending;
@@ -45,12 +45,27 @@ export function createRateLimitEnforcer(limiter: RateLimiter, tiers: Tiers, metr
   return async function enforceRateLimit(auth: AuthenticatedKey, reply: FastifyReply, anthropic: boolean): Promise<void> {
     const tier = tierOf(auth.account.tier ?? null);
     const subject = rateLimitSubject(auth.key.id);
-    await enforce('requests', tier.requestsPerMinute, tier.name, limiter.check(subject, tier.requestsPerMinute), reply, anthropic);
-    // Tokens per minute (optional per tier) are post-paid: refused while the last minute's usage is at the limit.
-    if (tier.tokensPerMinute !== undefined) {
-      await enforce('tokens', tier.tokensPerMinute, tier.name, limiter.checkTokens(subject, tier.tokensPerMinute), reply, anthropic);
+    // A key's own limits (issue 24) sit below its tier's: the same window, with the lower limit.
+    const own = auth.key.permissions.rateLimit;
+    const requests = lowerLimit(tier.requestsPerMinute, tier.name, own?.requestsPerMinute ?? null);
+    await enforce('requests', requests.limit, requests.tierName, limiter.check(subject, requests.limit), reply, anthropic);
+    // Tokens per minute (optional per tier and per key) are post-paid: refused while the last minute's usage is at the limit.
+    const tokens = lowerLimit(tier.tokensPerMinute ?? null, tier.name, own?.tokensPerMinute ?? null);
+    if (tokens.limit !== null) {
+      await enforce('tokens', tokens.limit, tokens.tierName, limiter.checkTokens(subject, tokens.limit), reply, anthropic);
     }
   };
+}
+
+/** The lower of a tier's limit and a key's own; the tier's name when the tier's is the one that binds, else null. */
+function lowerLimit<Limit extends number | null>(tierLimit: Limit, tierName: string, keyLimit: number | null): { limit: Limit | number; tierName: string | null } {
+  if (keyLimit !== null && (tierLimit === null || keyLimit < tierLimit)) return { limit: keyLimit, tierName: null };
+  return { limit: tierLimit, tierName };
+}
+
+/** Whether a key's tokens per minute are limited (by its tier or itself), so its usage must be recorded. */
+export function tokensLimited(auth: AuthenticatedKey, tiers: Tiers): boolean {
+  return resolveTier(auth.account.tier ?? null, tiers).tokensPerMinute !== undefined || (auth.key.permissions.rateLimit?.tokensPerMinute ?? null) !== null;
 }
 
 /** The limiter's key for an API key's budgets (requests and tokens). */
@@ -63,7 +78,14 @@ function announce(reply: FastifyReply, decision: RateLimitDecision, kind: RateLi
   if (anthropic) setAnthropicRateLimitHeaders(reply, decision, kind);
 }
 
-function refusal(kind: RateLimitKind, limit: number, tierName: string, retryAfterSeconds: number): GatewayError {
+function refusal(kind: RateLimitKind, limit: number, tierName: string | null, retryAfterSeconds: number): GatewayError {
+  if (tierName === null) {
+    return new GatewayError(
+      'rate_limit_exceeded',
+      `Rate limit reached for ${kind}: ${limit} per minute, this API key's own limit. Try again in ${retryAfterSeconds} s, or raise the key's limit in the dashboard.`,
+      { retryAfterSeconds },
+    );
+  }
   return new GatewayError(
     'rate_limit_exceeded',
     `Rate limit reached for ${kind}: ${limit} per minute on the '${tierName}' tier. Try again in ${retryAfterSeconds} s, or upgrade the tier in the dashboard.`,

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { ApiScope } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
 export type ClientProtocol = 'openai' | 'anthropic' | 'google';
@@ -20,6 +21,12 @@ declare module 'fastify' {
      * from one, the key is read the Google way and errors answer in Google's shape.
      */
     googleClients?: boolean;
+    /**
+     * The key scope the route needs (one of a list, when a list), or `any` for routes every key may call.
+     * Undeclared: `models:use` on model routes (`rateLimited`, or declaring a client `protocol`), every scope (a
+     * standard key) on the others, so a new route is closed to restricted keys until it says otherwise.
+     */
+    scope?: ApiScope | readonly ApiScope[] | 'any';
   }
 }
 

@@ -73,7 +73,7 @@ export function decodeUsageCursor(text: string): Cursor | null {
 
 /** `GET /v1/usage` (totals per day, model or key) and `GET /v1/usage/requests` (recent records, paginated). */
 export function registerUsageApi(app: FastifyInstance, storage: { billing: BillingRepository; usage: UsageRepository }, now: () => number = Date.now): void {
-  app.get('/v1/usage', async (request) => {
+  app.get('/v1/usage', { config: { scope: 'usage:read' } }, async (request) => {
     const parsed = summaryQuery.safeParse(request.query ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { group_by: groupBy } = parsed.data;
@@ -93,7 +93,7 @@ export function registerUsageApi(app: FastifyInstance, storage: { billing: Billi
     };
   });
 
-  app.get('/v1/usage/requests', async (request) => {
+  app.get('/v1/usage/requests', { config: { scope: 'usage:read' } }, async (request) => {
     const parsed = requestsQuery.safeParse(request.query ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { limit, cursor: cursorText } = parsed.data;
@@ -151,6 +151,8 @@ function presentUsageRecord(record: UsageRecord) {
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     free_tokens: record.freeTokens,
+    // Output the vendor produced after the balance refused a slice: never delivered, never billed (issue 21).
+    unbilled_tokens: record.unbilledTokens ?? 0,
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,

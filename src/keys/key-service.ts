@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../canonical/errors.js';
-import type { AccountMoneySnapshot, AccountRecord, ApiKeyRecord, ApiKeyRepository } from '../storage/types.js';
+import type { AccountMoneySnapshot, AccountRecord, ApiKeyChange, ApiKeyRecord, ApiKeyRepository, NewApiKey } from '../storage/types.js';
+import { FULL_PERMISSIONS, type KeyPermissions } from './key-permissions.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
 
 export interface AuthenticatedKey {
@@ -19,6 +20,8 @@ export interface CreatedApiKey {
 export interface CreateKeyOptions {
   name: string;
   expiresAt?: number | null;
+  /** Omitted: a standard key with every permission. */
+  permissions?: KeyPermissions;
 }
 
 /** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
@@ -33,8 +36,19 @@ export class KeyService {
   ) {}
 
   async create(accountId: string, options: CreateKeyOptions): Promise<CreatedApiKey> {
-    const { record, secret } = this.newKey(accountId, options.name, options.expiresAt ?? null);
+    const { record, secret } = this.newKey(accountId, options.name, options.expiresAt ?? null, options.permissions ?? FULL_PERMISSIONS);
     return { record: await this.keys.create(record), secret };
+  }
+
+  find(accountId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    return this.keys.findById(accountId, keyId);
+  }
+
+  /** Changes an active key; the next request with it (on any instance) sees the change. */
+  async update(accountId: string, keyId: string, change: ApiKeyChange): Promise<ApiKeyRecord> {
+    const updated = await this.keys.update(accountId, keyId, change, this.now());
+    if (updated === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
+    return updated;
   }
 
   list(accountId: string): Promise<ApiKeyRecord[]> {
@@ -53,7 +67,7 @@ export class KeyService {
     if (existing === null || existing.revokedAt !== null) {
       throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     }
-    const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt);
+    const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt, existing.permissions);
     const created = await this.keys.rotate(accountId, keyId, record, this.now());
     if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     return { record: created, secret };
@@ -89,7 +103,7 @@ export class KeyService {
     this.keys.touchLastUsed(keyId, now).catch(() => this.lastUsedWrites.delete(keyId));
   }
 
-  private newKey(accountId: string, name: string, expiresAt: number | null): { record: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>; secret: string } {
+  private newKey(accountId: string, name: string, expiresAt: number | null, permissions: KeyPermissions): { record: NewApiKey; secret: string } {
     const secret = generateApiKey();
     return {
       secret,
@@ -101,6 +115,7 @@ export class KeyService {
         hint: apiKeyHint(secret),
         createdAt: this.now(),
         expiresAt,
+        permissions,
       },
     };
   }

@@ -5,6 +5,7 @@ import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import { outputSliceOf, type CatalogModel, type ModelCatalog } from '../catalog/model-catalog.js';
+import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ProviderResponse } from '../providers/types.js';
@@ -13,7 +14,8 @@ import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
-import { OpenBlocks, OutputGate, outputUpperBound } from './output-gate.js';
+import { OutputGate, outputUpperBound } from './output-gate.js';
+import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
@@ -62,9 +64,6 @@ export interface ChatExchange {
   settlement(): SettlementOutcome | undefined;
 }
 
-/** `slice_refused`: the account could not pay for more output; the reply ended there as a length stop (issue 21). */
-type Outcome = 'ok' | 'client_disconnected' | 'upstream_error' | 'slice_refused';
-
 /**
  * The request pipeline of design §1, after authentication: resolve the model, call its vendor, and settle
  * exactly once whatever happens (completion, upstream fault, client gone). The only place that sees both sides.
@@ -88,6 +87,8 @@ export class ChatPipeline {
   async start(input: ChatInput): Promise<ChatExchange> {
     const startedAt = this.now();
     const model = this.deps.catalog.resolve(input.request.model);
+    // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
+    assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
@@ -103,13 +104,15 @@ export class ChatPipeline {
       response = await provider.call({ request: upstreamRequest, model, signal: input.signal, requestId: input.requestId });
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
-      if (fallback === undefined || input.signal.aborted || !isVendorOutage(error)) {
+      // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
+      if (fallback === undefined || !modelAllowed(input.auth.key.permissions, fallback) || input.signal.aborted || !isVendorOutage(error)) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(error);
       }
       if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
         input.request.maxOutputTokens = fallback.maxOutputTokens;
+        upstreamRequest.maxOutputTokens = fallback.maxOutputTokens;
       }
       try {
         response = await this.deps.providers
@@ -129,7 +132,8 @@ export class ChatPipeline {
     // event by event through async generators, which was a large share of what such a request allocated.
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
-    const coveredWhole = reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
+    const coveredWhole =
+      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
       whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
         ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)
@@ -173,8 +177,10 @@ export class ChatPipeline {
    * counter (its endpoint, or its recipe over the body the gateway would send), the tokenizer for a vendor with
    * neither. Counting is free and records nothing.
    */
-  async countInputTokens(request: CanonicalRequest, signal: AbortSignal): Promise<number> {
+  async countInputTokens(request: CanonicalRequest, signal: AbortSignal, auth: AuthenticatedKey): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
+    // The key's allowlist here too: counting may call the model's vendor (its count endpoint).
+    assertModelAllowed(auth.key.permissions, model);
     const provider = this.deps.providers.get(model.vendor);
     if (provider.countTokens === undefined) {
       await loadTokenizer();
@@ -367,125 +373,6 @@ export class ChatPipeline {
   }
 }
 
-interface RelayHooks {
-  /** The usage of a reply the vendor never reported (the tokenizer's count). */
-  estimateUsage(): Promise<CanonicalUsage>;
-  /** The outcome of an upstream failure (recording it); the error itself is rethrown by the iterator. */
-  failed(): Outcome;
-  /** Settles the reply with its outcome. */
-  finish(outcome: Outcome): Promise<void>;
-}
-
-const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/**
- * What `relay` hands out: the behaviour of the async generator it replaced,
- * `try { for await (event of upstream) { fold; yield event } synthesise usage; outcome = ok } catch { … } finally { settle }`:
- * the synthesised usage event is sent before settlement, a consumer that leaves early (`return()`) closes the
- * upstream and settles as disconnected, and settlement runs exactly once. Never asked for its next event
- * before the previous one resolved (the for-await contract).
- *
- * Every output event passes the OutputGate first (issue 21). When the account refuses a slice, the event is
- * withheld, the upstream is closed (the vendor stops), and the reply ends as a length stop: the ends of the
- * blocks still open, the usage of what was delivered, `finish` with reason `length`, which every client
- * protocol's encoder renders as its own length stop. It is settled as `slice_refused`, billing what was delivered.
- */
-class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
-  /**
-   * `relaying`; `cut`: a slice was refused, the tail of a length stop is being sent; `usage-sent`: the synthesised
-   * usage (or the tail) went out, settlement is next; `done`: settled or settling.
-   */
-  private state: 'relaying' | 'cut' | 'usage-sent' | 'done' = 'relaying';
-  private readonly openBlocks = new OpenBlocks();
-  private tail: CanonicalEvent[] = [];
-  private outcomeAfterTail: Outcome = 'ok';
-
-  constructor(
-    private readonly upstream: AsyncIterator<CanonicalEvent>,
-    private readonly accumulator: ResponseAccumulator,
-    private readonly gate: OutputGate,
-    /** Told of the first output event (streams only: the time-to-first-token metric). */
-    private onFirstOutput: (() => void) | undefined,
-    private readonly hooks: RelayHooks,
-  ) {}
-
-  async next(): Promise<IteratorResult<CanonicalEvent, undefined>> {
-    if (this.state === 'done') return RELAY_DONE;
-    if (this.state === 'cut') {
-      const event = this.tail.shift()!;
-      if (this.tail.length === 0) this.state = 'usage-sent';
-      return { done: false, value: event };
-    }
-    if (this.state === 'usage-sent') {
-      this.state = 'done';
-      await this.hooks.finish(this.outcomeAfterTail);
-      return RELAY_DONE;
-    }
-    try {
-      const result = await this.upstream.next();
-      if (result.done !== true) {
-        const event = result.value;
-        const pass = this.gate.pass(event);
-        if (pass !== true && !(await pass)) return await this.cut();
-        this.accumulator.apply(event);
-        this.openBlocks.follow(event);
-        if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
-          this.onFirstOutput();
-          this.onFirstOutput = undefined;
-        }
-        return { done: false, value: event };
-      }
-      if (!this.accumulator.response.usageReported) {
-        const event: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
-        this.accumulator.apply(event);
-        this.state = 'usage-sent';
-        return { done: false, value: event };
-      }
-    } catch (error) {
-      this.state = 'done';
-      await this.hooks.finish(this.hooks.failed());
-      throw toGatewayError(error);
-    }
-    this.state = 'done';
-    await this.hooks.finish('ok');
-    return RELAY_DONE;
-  }
-
-  /** A slice was refused: stop the vendor, then end the reply as a length stop billing what was delivered. */
-  private async cut(): Promise<IteratorResult<CanonicalEvent, undefined>> {
-    this.state = 'cut';
-    this.outcomeAfterTail = 'slice_refused';
-    try {
-      await this.upstream.return?.();
-    } catch {
-      // Closing an upstream that failed meanwhile: nothing more will be read from it either way.
-    }
-    const usage: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
-    const finish: CanonicalEvent = { type: 'finish', reason: 'length', rawReason: null };
-    this.tail = [...this.openBlocks.ends(), usage, finish];
-    for (const event of this.tail) this.accumulator.apply(event);
-    return this.next();
-  }
-
-  /** The consumer left: close the upstream (unless it is over) and settle as disconnected. */
-  async return(): Promise<IteratorResult<CanonicalEvent, undefined>> {
-    if (this.state === 'done') return RELAY_DONE;
-    const upstreamOpen = this.state === 'relaying';
-    const cut = this.state === 'cut' || this.outcomeAfterTail === 'slice_refused';
-    this.state = 'done';
-    try {
-      if (upstreamOpen) await this.upstream.return?.();
-    } finally {
-      await this.hooks.finish(cut ? 'slice_refused' : 'client_disconnected');
-    }
-    return RELAY_DONE;
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-}
-
 /**
  * A client that does not know the model behind an id may ask for more output than it allows (Claude Code sends
  * 32000; delta-v4-flash allows 8192): the request is served with the model's limit instead of refused, and admission
@@ -497,8 +384,6 @@ function clampOutputLimit(request: CanonicalRequest, model: CatalogModel): numbe
   return model.maxOutputTokens;
 }
 
-/** Events that carry model output: the first one sent marks the time to first token. */
-const OUTPUT_EVENTS: ReadonlySet<CanonicalEvent['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-call-start']);
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
 function isVendorOutage(error: unknown): boolean {

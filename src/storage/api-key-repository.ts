@@ -1,13 +1,16 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { FULL_PERMISSIONS, isApiScope, spendPeriodFirstDay, spendPeriodNumber, SPEND_PERIODS, type KeyPermissions, type SpendPeriod } from '../keys/key-permissions.js';
 import { toAccountRecord } from './account-repository.js';
 import type { ApiKeysTable, Database } from './database-schema.js';
-import type { ApiKeyRecord, ApiKeyRepository, ApiKeyWithAccount, NewApiKey } from './types.js';
+import { fromMoneyColumn } from './money-sql.js';
+import { writeTransaction, type Executor } from './transactions.js';
+import type { ApiKeyChange, ApiKeyRecord, ApiKeyRepository, ApiKeyWithAccount, NewApiKey, Storage } from './types.js';
 
 /**
  * "Active" here means not revoked. Expiry is not checked: it depends on the caller's clock and is the
  * authentication step's decision, and an expired key can still be revoked or rotated by its owner.
  */
-export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
+export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['dialect']): ApiKeyRepository {
   return {
     async create(key: NewApiKey): Promise<ApiKeyRecord> {
       const row = toApiKeyRow(key);
@@ -68,8 +71,14 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         // The conditional update is the check: under concurrent rotations of one key, only one
         // transaction sees it still active (pg re-checks the row after waiting for its lock,
         // SQLite serialises writers), so a key is never replaced twice.
+        // The account row first: the old key's spend counters are written under it (admission, settlement).
+        let lock = transaction.selectFrom('accounts').select('id').where('id', '=', accountId);
+        if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
+        await lock.executeTakeFirst();
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
-        const row = toApiKeyRow(replacement);
+        // The replacement carries on the old key's spend of the period: rotating never resets a spend limit.
+        const old = await transaction.selectFrom('api_keys').select(['spend_period_start', 'spend_used_nano']).where('id', '=', oldId).executeTakeFirstOrThrow();
+        const row = { ...toApiKeyRow(replacement), spend_period_start: Number(old.spend_period_start), spend_used_nano: fromMoneyColumn(old.spend_used_nano).toString() };
         await transaction.insertInto('api_keys').values(row).execute();
         return toApiKeyRecord(row);
       });
@@ -84,6 +93,84 @@ export function createApiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
         .execute();
     },
+
+    async update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null> {
+      return writeTransaction(db, dialect, async (trx) => {
+        // The account row first, as admission and settlement lock it before they write this key's counters.
+        let lock = trx.selectFrom('accounts').select('id').where('id', '=', accountId);
+        if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
+        if ((await lock.executeTakeFirst()) === undefined) return null;
+        const values: Updateable<ApiKeysTable> = {};
+        if (change.name !== undefined) values.name = change.name;
+        if (change.expiresAt !== undefined) values.expires_at = change.expiresAt;
+        if (change.scopes !== undefined) values.scopes = joinList(change.scopes);
+        if (change.models !== undefined) values.models = joinList(change.models);
+        if (change.rateLimit !== undefined) {
+          values.rate_limit_rpm = change.rateLimit?.requestsPerMinute ?? null;
+          values.rate_limit_tpm = change.rateLimit?.tokensPerMinute ?? null;
+        }
+        if (change.spendLimit !== undefined) {
+          values.spend_limit_nano = change.spendLimit === null ? null : change.spendLimit.limitNano.toString();
+          values.spend_period = change.spendLimit?.period ?? null;
+          if (change.spendLimit !== null) {
+            // The counter restarts from what the key has settled in the current period (the daily rollup has it):
+            // a limit set mid-month counts the month's spend so far. Holds in flight stay in spend_reserved_nano.
+            values.spend_period_start = spendPeriodNumber(change.spendLimit.period, at);
+            values.spend_used_nano = (await settledSpend(trx, accountId, id, change.spendLimit.period, at)).toString();
+          }
+        }
+        if (Object.keys(values).length > 0) {
+          const updated = await trx
+            .updateTable('api_keys')
+            .set(values)
+            .where('account_id', '=', accountId)
+            .where('id', '=', id)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirst();
+          if (updated.numUpdatedRows === 0n) return null;
+        }
+        const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+        return row === undefined ? null : toApiKeyRecord(row);
+      });
+    },
+  };
+}
+
+/** A key's settled spend in the period `at` falls in, from the daily rollup (whole UTC days: periods are whole days). */
+async function settledSpend(trx: Executor, accountId: string, keyId: string, period: SpendPeriod, at: number): Promise<bigint> {
+  const firstDay = spendPeriodFirstDay(period, at);
+  let query = trx
+    .selectFrom('usage_daily')
+    .select(sql<string>`cast(coalesce(sum(cost_nano), 0) as text)`.as('spent'))
+    .where('account_id', '=', accountId)
+    .where('api_key_id', '=', keyId);
+  if (firstDay !== null) query = query.where('day', '>=', firstDay);
+  const row = await query.executeTakeFirst();
+  return fromMoneyColumn(row?.spent ?? '0');
+}
+
+function joinList(values: readonly string[] | null): string | null {
+  return values === null ? null : values.join(' ');
+}
+
+function splitList(value: string | null): string[] | null {
+  return value === null ? null : value.split(' ').filter((entry) => entry.length > 0);
+}
+
+function toPermissions(row: Selectable<ApiKeysTable>): KeyPermissions {
+  const period = row.spend_period as SpendPeriod | null;
+  const spendLimit =
+    row.spend_limit_nano === null || period === null || !(SPEND_PERIODS as readonly string[]).includes(period)
+      ? null
+      : { limitNano: fromMoneyColumn(row.spend_limit_nano), period };
+  const rpm = row.rate_limit_rpm === null ? null : Number(row.rate_limit_rpm);
+  const tpm = row.rate_limit_tpm === null ? null : Number(row.rate_limit_tpm);
+  return {
+    // A scope name this version does not know is dropped, never widened.
+    scopes: row.scopes === null ? null : splitList(row.scopes)!.filter(isApiScope),
+    models: splitList(row.models),
+    spendLimit,
+    rateLimit: rpm === null && tpm === null ? null : { requestsPerMinute: rpm, tokensPerMinute: tpm },
   };
 }
 
@@ -99,6 +186,7 @@ async function revokeActiveKey(db: Kysely<Database>, accountId: string, id: stri
 }
 
 function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
+  const permissions = key.permissions ?? FULL_PERMISSIONS;
   return {
     id: key.id,
     account_id: key.accountId,
@@ -109,6 +197,15 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     expires_at: key.expiresAt,
     revoked_at: null,
     last_used_at: null,
+    scopes: joinList(permissions.scopes),
+    models: joinList(permissions.models),
+    spend_limit_nano: permissions.spendLimit === null ? null : permissions.spendLimit.limitNano.toString(),
+    spend_period: permissions.spendLimit?.period ?? null,
+    spend_period_start: permissions.spendLimit === null ? 0 : spendPeriodNumber(permissions.spendLimit.period, key.createdAt),
+    spend_used_nano: '0',
+    spend_reserved_nano: '0',
+    rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,
+    rate_limit_tpm: permissions.rateLimit?.tokensPerMinute ?? null,
   };
 }
 
@@ -123,6 +220,12 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    permissions: toPermissions(row),
+    spend: {
+      periodStart: Number(row.spend_period_start),
+      usedNano: fromMoneyColumn(row.spend_used_nano),
+      reservedNano: fromMoneyColumn(row.spend_reserved_nano),
+    },
   };
 }
 

@@ -13,23 +13,19 @@ import type {
   SettleInput,
   SettleResult,
   SettlementPricer,
-  SliceResult,
   SweepResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { admitted, decideAdmission, ledgerId, planSlice, settlementAmounts, toLockedAccount, type ClaimedHold, type LockedAccount } from './billing-rules.js';
+import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type ClaimedHold, type LockedAccount } from './billing-rules.js';
+import { createHoldGrowth } from './hold-growth.js';
+import { readKeySpend, settleKeySpend, takeKeyHold } from './key-spend-statements.js';
 import type { Database } from './database-schema.js';
-import { fromMoneyColumn, money } from './money-sql.js';
+import { amount, fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage, UsageRecord } from './types.js';
 import { addToDailyRollup, toUsageRow } from './usage-repository.js';
 
 const MS_PER_DAY = 86_400_000;
-
-/** A money value as a SQL expression: cast so SQLite compares and adds it as an integer, never as text. */
-function amount(value: bigint) {
-  return sql<string>`cast(${value.toString()} as bigint)`;
-}
 
 /** Thrown inside the settlement transaction to roll it back when the request id was settled before. */
 class AlreadySettled extends Error {}
@@ -51,6 +47,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     const row = await query.executeTakeFirst();
     return row === undefined ? null : toLockedAccount(row);
   }
+
+  const holdGrowth = createHoldGrowth(db, dialect, lockAccount);
 
   async function appendLedger(
     trx: Executor,
@@ -99,6 +97,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       })
       .where('id', '=', usage.accountId)
       .execute();
+    // The key's hold released and the charge counted against its spend period, in this same transaction.
+    await settleKeySpend(trx, usage.apiKeyId, claimed?.keyHoldNano ?? 0n, charged, usage.createdAt);
     if (charged > 0n) {
       await appendLedger(trx, {
         accountId: usage.accountId,
@@ -117,9 +117,16 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed };
   }
 
-  /** Releases a claimed hold without a charge: its money and today's free tokens go back to the account. */
-  async function releaseClaimed(trx: Executor, account: LockedAccount | null, accountId: string, claimed: ClaimedHold): Promise<void> {
+  /**
+   * Releases a claimed hold without a charge: its money and today's free tokens go back to the account, and what
+   * it counted against its key's spend limit back to the key.
+   */
+  async function releaseClaimed(trx: Executor, account: LockedAccount | null, accountId: string, apiKeyId: string, claimed: ClaimedHold): Promise<void> {
     const heldFree = account !== null && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
+    const keyHold = claimed.keyHoldNano ?? 0n;
+    if (keyHold !== 0n) {
+      await trx.updateTable('api_keys').set({ spend_reserved_nano: sql`spend_reserved_nano - ${amount(keyHold)}` }).where('id', '=', apiKeyId).execute();
+    }
     await trx
       .updateTable('accounts')
       .set({ reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}` })
@@ -144,10 +151,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           .where('expires_at', '<', now)
           .returning(['account_id', 'api_key_id', 'free_tokens', 'free_day', 'created_at', 'model', 'family', 'stream'])
           .returning(['checkpoint_input_tokens', 'checkpoint_cache_read_tokens', 'checkpoint_cache_write_tokens', 'checkpoint_output_tokens', 'checkpoint_at'])
-          .returning(money('hold_nano').as('hold'))
+          .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
           .executeTakeFirst();
         if (row === undefined) return undefined;
-        const claimed: ClaimedHold = { holdNano: fromMoneyColumn(row.hold), freeTokens: Number(row.free_tokens), freeDay: Number(row.free_day) };
+        const claimed: ClaimedHold = { holdNano: fromMoneyColumn(row.hold), freeTokens: Number(row.free_tokens), freeDay: Number(row.free_day), keyHoldNano: fromMoneyColumn(row.key_hold) };
         const checkpoint: HoldCheckpoint | null =
           row.checkpoint_at === null || row.model === null || row.family === null
             ? null
@@ -166,26 +173,12 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           const settled = await settleClaimed(trx, account, billed.usage, claimed, billed.price);
           if (settled !== undefined) return 'settled';
         }
-        await releaseClaimed(trx, account, row.account_id, claimed);
+        await releaseClaimed(trx, account, row.account_id, row.api_key_id, claimed);
         return 'released';
       });
       if (outcome !== undefined) result[outcome] += 1;
     }
     return result;
-  }
-
-  /** A checkpoint as the reservation's columns. */
-  function checkpointColumns(checkpoint: HoldCheckpoint) {
-    return {
-      model: checkpoint.model,
-      family: checkpoint.family,
-      stream: checkpoint.stream ? 1 : 0,
-      checkpoint_input_tokens: checkpoint.inputTokens,
-      checkpoint_cache_read_tokens: checkpoint.cacheReadTokens,
-      checkpoint_cache_write_tokens: checkpoint.cacheWriteTokens,
-      checkpoint_output_tokens: checkpoint.outputTokens,
-      checkpoint_at: checkpoint.at,
-    };
   }
 
   type SummaryGroup = 'day' | 'model' | 'key';
@@ -244,8 +237,14 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       return writeTransaction(db, dialect, async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        const { sameDay, state, plan } = decideAdmission(account, input);
+        // The key's row after the account's (lock order): its counters are only written under the account's lock.
+        const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
+        const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
+        if (keyHold !== undefined && !(await takeKeyHold(trx, input.apiKeyId, keyHold.holdNano, keyHold.period))) {
+          // Thrown, so the transaction rolls back whole: the account's hold is not taken either.
+          throw new Error("The key changed under its account's lock.");
+        }
         const updated = await trx
           .updateTable('accounts')
           .set({
@@ -271,9 +270,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             max_output_tokens: plan.maxOutputTokens,
             created_at: input.createdAt,
             expires_at: input.expiresAt,
+            key_hold_nano: (keyHold?.holdNano ?? 0n).toString(),
           })
           .execute();
-        return admitted(input, plan);
+        return admitted(input, plan, keyHold?.holdNano ?? 0n);
       });
     },
 
@@ -288,9 +288,12 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             .deleteFrom('reservations')
             .where('request_id', '=', usage.requestId)
             .returning(['free_tokens', 'free_day'])
-            .returning(money('hold_nano').as('hold'))
+            .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
             .executeTakeFirst();
-          const claimed = reservation === undefined ? undefined : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day) };
+          const claimed =
+            reservation === undefined
+              ? undefined
+              : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day), keyHoldNano: fromMoneyColumn(reservation.key_hold) };
           const result = await settleClaimed(trx, account, usage, claimed, price);
           // A duplicate rolls the whole transaction back (the delete above included): it changes nothing.
           if (result === undefined) throw new AlreadySettled();
@@ -346,55 +349,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
 
     sweepExpiredReservations: (now, bill, limit = 100) => sweep(now, bill, limit),
 
-    async renewHolds(renewals) {
-      const gone = new Set<string>();
-      if (renewals.length === 0) return gone;
-      // One transaction for the batch: one commit (one WAL flush) for every live hold of the instance.
-      await writeTransaction(db, dialect, async (trx) => {
-        for (const renewal of renewals) {
-          const checkpoint = renewal.checkpoint === undefined ? {} : checkpointColumns(renewal.checkpoint);
-          const result = await trx
-            .updateTable('reservations')
-            .set({ expires_at: sql`case when expires_at < ${renewal.expiresAt} then ${renewal.expiresAt} else expires_at end`, ...checkpoint })
-            .where('request_id', '=', renewal.requestId)
-            .executeTakeFirst();
-          if (result.numUpdatedRows === 0n) gone.add(renewal.requestId);
-        }
-      });
-      return gone;
-    },
-
-    async grantSlice(input) {
-      return writeTransaction(db, dialect, async (trx): Promise<SliceResult> => {
-        const account = await lockAccount(trx, input.accountId);
-        if (account === null) throw new Error(`No account ${input.accountId}.`);
-        const hold = await trx.selectFrom('reservations').select('free_day').where('request_id', '=', input.requestId).executeTakeFirst();
-        const { state, plan } = planSlice(account, input, hold === undefined ? -1 : Number(hold.free_day));
-        if (hold === undefined) return { granted: false, reason: 'gone', state };
-        if (!plan.granted) return { granted: false, reason: 'balance', state };
-        const taken = await trx
-          .updateTable('accounts')
-          .set({ reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}` })
-          .where('id', '=', input.accountId)
-          // Belt and braces, as at admission: the conditional update refuses an overdraft even if the lock were
-          // ever bypassed. A key's remaining spend limit is a second condition of this same statement.
-          .where(sql`balance_nano - reserved_nano`, '>=', amount(plan.holdNano))
-          .executeTakeFirst();
-        if (taken.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');
-        await trx
-          .updateTable('reservations')
-          .set({
-            hold_nano: sql`hold_nano + ${amount(plan.holdNano)}`,
-            free_tokens: sql`free_tokens + ${plan.freeTokens}`,
-            max_output_tokens: sql`max_output_tokens + ${plan.tokens}`,
-            expires_at: sql`case when expires_at < ${input.expiresAt} then ${input.expiresAt} else expires_at end`,
-            ...(input.checkpoint === undefined ? {} : checkpointColumns(input.checkpoint)),
-          })
-          .where('request_id', '=', input.requestId)
-          .execute();
-        return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens };
-      });
-    },
+    // Holds that grow while their request runs (issue 21): hold-growth.ts.
+    ...holdGrowth,
 
     async holds(accountId, day, freeAllowanceTokens) {
       const account = await lockAccount(db, accountId);

@@ -35,8 +35,25 @@ export interface AccountBalance {
 
 /** What the planner sees of the account at the moment of admission, under the account's lock. */
 export interface AdmissionState {
+  /** What the request may hold: the account's available money, or the key's remaining limit when lower. */
   availableNano: bigint;
   freeTokensLeft: number;
+  /** The key's spend limit as read under the account's lock, when it has one. */
+  keySpend?: KeySpendState;
+}
+
+/** A key's spend limit at admission (issue 24): a key limit is money like the balance. */
+export interface KeySpendState {
+  limitNano: bigint;
+  period: import('../keys/key-permissions.js').SpendPeriod;
+  /** Settled spend of the current period. */
+  spentNano: bigint;
+  /** Held by the key's requests in flight. */
+  reservedNano: bigint;
+  /** limit − spent − reserved, at least 0. */
+  remainingNano: bigint;
+  /** The key's remaining limit, not the account's money, is what `availableNano` is. */
+  binding: boolean;
 }
 
 export type AdmissionPlan =
@@ -61,6 +78,16 @@ export interface ReserveInput {
   createdAt: number;
   /** When the sweeper may release the hold if the request never settles (a crash). */
   expiresAt: number;
+  /**
+   * The key has a spend limit (as authentication read it): the repository reads the key's counters under the
+   * account's lock and the hold counts against them too. The limit read under the lock decides.
+   */
+  keySpendLimited?: boolean;
+  /**
+   * The key's spend limit and counters as read with the key (authentication), for a repository that admits
+   * optimistically (like `accountHint`): its conditional write re-checks the key's row as it is.
+   */
+  keySpendHint?: import('./billing-rules.js').LockedKeySpend;
   /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
   plan(state: AdmissionState): AdmissionPlan;
   /**
@@ -80,6 +107,11 @@ export interface Reservation {
   maxOutputTokens: number;
   /** The account could also have paid for the request's whole output limit when it was admitted. */
   coversLimit?: boolean;
+  /** What the hold counts against the key's spend limit (0: the key has none); grown with each slice. */
+  keyHoldNano: bigint;
+  /** The key the request came with, and whether it had a spend limit (its slices then count against it too). */
+  apiKeyId?: string;
+  keySpendLimited?: boolean;
 }
 
 export type ReserveResult = { admitted: true; reservation: Reservation } | { admitted: false; reason: string; state: AdmissionState };
@@ -170,8 +202,17 @@ export interface SweepResult {
 export interface SliceInput {
   requestId: string;
   accountId: string;
+  /**
+   * The key had a spend limit at admission: the slice is planned within the key's remaining limit as well as the
+   * account's money, read under the account's lock, and the key's hold grows by the slice in the same step.
+   */
+  keySpendLimited?: boolean;
+  /** The request's key (the reservation's, when absent). */
+  apiKeyId?: string;
   /** UTC day number now, for the free allowance. */
   day: number;
+  /** Now (epoch ms), for the key's spend period; the start of `day` when absent. */
+  at?: number;
   freeAllowanceTokens: number;
   /** Output tokens wanted (the slice, or less when the request's limit is near). */
   tokens: number;
@@ -183,11 +224,14 @@ export interface SliceInput {
 }
 
 export type SliceResult =
-  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number }
+  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number; /** Of holdNano, what counts against the key's limit. */ keyHoldNano?: bigint }
   | {
       granted: false;
-      /** `balance`: the account cannot pay one more token; `gone`: the hold is no longer there (swept). */
-      reason: 'balance' | 'gone';
+      /**
+       * `balance`: the account cannot pay one more token; `key_spend_limit`: the key's spend limit cannot (both end
+       * the reply as a length stop); `gone`: the hold is no longer there (swept).
+       */
+      reason: 'balance' | 'key_spend_limit' | 'gone';
       state: AdmissionState;
     };
 

@@ -51,6 +51,17 @@ export interface ApiKeysTable {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  /** Migration 0007: space-separated scopes and model entries; NULL is all. */
+  scopes: ColumnType<string | null, string | null | undefined, string | null>;
+  models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** nano-USD; read through `money()` or as a safe number (keys' limits stay far below 2^53 nano). */
+  spend_limit_nano: ColumnType<string | number | null, string | number | null | undefined, string | number | null>;
+  spend_period: ColumnType<string | null, string | null | undefined, string | null>;
+  spend_period_start: ColumnType<number, number | undefined, number>;
+  spend_used_nano: ColumnType<string | number, string | number | undefined, string | number>;
+  spend_reserved_nano: ColumnType<string | number, string | number | undefined, string | number>;
+  rate_limit_rpm: ColumnType<number | null, number | null | undefined, number | null>;
+  rate_limit_tpm: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UsageRecordsTable {
@@ -98,6 +109,8 @@ export interface ReservationsTable {
   checkpoint_cache_write_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_output_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Migration 0007: what the hold counted against its key's spend limit (0: the key had none). */
+  key_hold_nano: ColumnType<string | number, string | undefined, string>;
 }
 
 export interface LedgerEntriesTable {

@@ -23,7 +23,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
   return {
     dialect: parts.dialect,
     accounts: createAccountRepository(db, parts.isUniqueViolation),
-    apiKeys: createApiKeyRepository(db),
+    apiKeys: createApiKeyRepository(db, parts.dialect),
     usage: createUsageRepository(db),
     billing: createBillingRepository(db, parts.dialect),
     sessions: createSessionRepository(db),

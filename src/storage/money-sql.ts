@@ -9,6 +9,11 @@ export function money(column: string): RawBuilder<string> {
   return sql<string>`cast(${sql.ref(column)} as text)`;
 }
 
+/** A money value as a SQL expression: cast so SQLite compares and adds it as an integer, never as text. */
+export function amount(value: bigint): RawBuilder<string> {
+  return sql<string>`cast(${value.toString()} as bigint)`;
+}
+
 export function toMoneyParameter(amount: bigint): string {
   return amount.toString();
 }

@@ -1,3 +1,4 @@
+import { FULL_PERMISSIONS } from '../keys/key-permissions.js';
 /**
  * The storage contract: one set of cases, run against SQLite (a temp file) and the real PostgreSQL
  * (a fresh random schema, dropped afterwards). PostgreSQL is required: if it is unreachable the
@@ -18,7 +19,7 @@ function newAccount(overrides: Partial<NewAccount> = {}): NewAccount {
 
 function newKey(accountId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
   const id = uniqueId('key');
-  return { id, accountId, name: 'default', keyHash: `hash-${id}`, hint: 'sk-tg-…abcd', createdAt: 1_700_000_000_000, expiresAt: null, ...overrides };
+  return { id, accountId, name: 'default', keyHash: `hash-${id}`, hint: 'sk-tg-…abcd', createdAt: 1_700_000_000_000, expiresAt: null, permissions: FULL_PERMISSIONS, ...overrides };
 }
 
 function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
@@ -26,7 +27,7 @@ function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageR
     requestId: uniqueId('req'), accountId, apiKeyId, model: 'gpt-4o-mini', family: 'openai',
     inputTokens: 120, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 45, reasoningTokens: 10,
     status: 'ok', stream: true, latencyMs: 812, createdAt: 1_700_000_000_000, rawUsage: '{"prompt_tokens":150}',
-    costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+    costNano: 0n, freeTokens: 0, unbilledNano: 0n, unbilledTokens: 0,
     ...overrides,
   };
 }
@@ -201,7 +202,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const { account, key } = await accountWithKey();
       const replacement = newKey(account.id, { createdAt: key.createdAt + 10 });
       const rotated = await storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000);
-      expect(rotated).toEqual({ ...replacement, revokedAt: null, lastUsedAt: null });
+      expect(rotated).toEqual({ ...replacement, revokedAt: null, lastUsedAt: null, spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n } });
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
       expect((await storage.apiKeys.findByHashWithAccount(replacement.keyHash))?.key).toEqual(rotated);
       expect((await storage.apiKeys.listByAccount(account.id)).map((k) => k.id)).toEqual([replacement.id, key.id]);

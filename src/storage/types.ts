@@ -4,6 +4,7 @@
  * Times are Unix epoch milliseconds (number); ids are opaque strings.
  */
 
+import type { KeyPermissions, KeySpendCounters } from '../keys/key-permissions.js';
 import type { BillingRepository } from './billing-types.js';
 import type { LoginFailureRepository, SessionRepository } from './session-types.js';
 import type { StoredResponseRepository } from './stored-response-types.js';
@@ -41,9 +42,27 @@ export interface ApiKeyRecord {
   expiresAt: number | null;
   revokedAt: number | null;
   lastUsedAt: number | null;
+  /** Scopes, model allowlist, spend and rate limits (issue 24); `FULL_PERMISSIONS` for a standard key. */
+  permissions: KeyPermissions;
+  /** The spend-limit counters as last written (see `currentPeriodSpend` for the current period's). */
+  spend: KeySpendCounters;
 }
 
-export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>;
+export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions'> & {
+  /** Omitted: a standard key (`FULL_PERMISSIONS`). */
+  permissions?: KeyPermissions;
+};
+
+/** A change to a key: only the fields given change. */
+export interface ApiKeyChange {
+  name?: string;
+  expiresAt?: number | null;
+  scopes?: KeyPermissions['scopes'];
+  models?: KeyPermissions['models'];
+  /** A new limit or period restarts the counter from the key's settled spend of the current period. */
+  spendLimit?: KeyPermissions['spendLimit'];
+  rateLimit?: KeyPermissions['rateLimit'];
+}
 
 /** A key with its owning account, as authentication needs it: one lookup, one round trip. */
 export interface ApiKeyWithAccount {
@@ -152,6 +171,11 @@ export interface ApiKeyRepository {
    */
   rotate(accountId: string, oldId: string, replacement: NewApiKey, at: number): Promise<ApiKeyRecord | null>;
   touchLastUsed(id: string, at: number): Promise<void>;
+  /**
+   * Changes an active key of the account, in one transaction under the account's lock (the spend counters are
+   * written by admission and settlement under the same lock). Null when there is no such active key.
+   */
+  update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null>;
 }
 
 /** One account's usage on one UTC day for one model and key, summed (from the daily rollup). */

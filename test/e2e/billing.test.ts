@@ -101,7 +101,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       const body = (await response.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('insufficient_balance');
       // What the request needed to start, the balance, and what the requests in flight hold (issue 21).
-      expect(body.error.message).toMatch(/^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (\d+ requests? in flight holds? \$[\d.]+ of it until they finish|No request of the account is in flight)\./);
+      expect(body.error.message).toMatch(/^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|No request of the account is in flight)\./);
     }
     const state = (await harness.gateway.storage.billing.balance(accountId))!;
     expect(state.balanceNano >= 0n).toBe(true);

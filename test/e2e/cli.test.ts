@@ -96,13 +96,52 @@ describe('tollgate CLI', () => {
     expect(completion.choices[0]!.message.content).toBeTruthy();
 
     const listed = await cli('keys', 'list', '--email', 'ops@example.com');
-    expect(listed.json).toEqual([{ id: created.json.id, name: 'from-cli', hint: created.json.hint, status: 'active' }]);
+    expect(listed.json).toEqual([
+      {
+        id: created.json.id,
+        name: 'from-cli',
+        hint: created.json.hint,
+        status: 'active',
+        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem'],
+        models: null,
+        spend_limit: null,
+        rate_limit: null,
+      },
+    ]);
 
     const revoked = await cli('keys', 'revoke', '--email', 'ops@example.com', '--id', created.json.id);
     expect(revoked).toMatchObject({ code: 0, json: { id: created.json.id, revoked: true } });
     await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).rejects.toBeInstanceOf(
       OpenAI.AuthenticationError,
     );
+  });
+
+  it('creates and updates keys with scopes, a model allowlist, a spend limit and a rate limit', async () => {
+    await cli('accounts', 'create', '--email', 'scoped@example.com', '--password', 'a-long-enough-password');
+    const created = await cli(
+      'keys', 'create', '--email', 'scoped@example.com', '--name', 'ci',
+      '--scopes', 'models:use,usage:read', '--models', 'gamma,delta-r1', '--spend-limit', '0.05', '--period', 'day', '--rpm', '10',
+    );
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({
+      name: 'ci',
+      scopes: ['models:use', 'usage:read'],
+      models: ['gamma', 'delta-r1'],
+      spend_limit: { usd: '0.05', period: 'day', spent_usd: '0' },
+      rate_limit: { requests_per_minute: 10, tokens_per_minute: null },
+    });
+    const client = new OpenAI({ apiKey: created.json.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+
+    const updated = await cli('keys', 'update', '--email', 'scoped@example.com', '--id', created.json.id, '--models', 'all', '--spend-limit', 'none', '--rpm', 'none');
+    expect(updated.json).toMatchObject({ id: created.json.id, models: null, spend_limit: null, rate_limit: null, scopes: ['models:use', 'usage:read'] });
+    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).resolves.toBeDefined();
+
+    // Bad values: exit 1 naming the field, nothing created or changed.
+    expect(await cli('keys', 'create', '--email', 'scoped@example.com', '--name', 'bad', '--scopes', 'admin')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/'scopes'/) } });
+    expect(await cli('keys', 'create', '--email', 'scoped@example.com', '--name', 'bad', '--spend-limit=-1', '--period', 'day')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.usd/) } });
+    expect(await cli('keys', 'update', '--email', 'scoped@example.com', '--id', created.json.id, '--spend-limit', '1', '--period', 'week')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.period/) } });
+    expect((await cli('keys', 'list', '--email', 'scoped@example.com')).json).toHaveLength(1);
   });
 
   it('exits 1 with a JSON error for bad input', async () => {

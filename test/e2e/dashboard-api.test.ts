@@ -142,6 +142,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         expiresAt: expect.any(Number),
         revokedAt: null,
         status: 'active',
+        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem'],
+        models: null,
+        spendLimit: null,
+        rateLimit: null,
       });
       expect(Math.abs(key.expiresAt - key.createdAt - 30 * DAY_MS)).toBeLessThan(1000);
       expect(secret.endsWith(key.hint.slice(-4))).toBe(true);

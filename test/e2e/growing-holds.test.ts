@@ -156,6 +156,20 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
       expect(reply.usage.completion_tokens).toBe(row.outputTokens);
     });
 
+    it('through the OpenAI client on a Gemini-family model (gamma-2.5-pro, $10 per million output): finish_reason length', async () => {
+      const { accountId, key } = await funded('0.01');
+      const response = await openaiChat(key, { model: 'gamma-2.5-pro', stream: true, messages: [{ role: 'user', content: prompt }] });
+      expect(response.status).toBe(200);
+      const chunks = (await response.text())
+        .split('\n\n')
+        .filter((frame) => frame.startsWith('data: {'))
+        .map((frame) => JSON.parse(frame.slice(6)) as { choices: Array<{ delta?: { content?: string }; finish_reason: string | null }> });
+      expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null)).toEqual(['length']);
+      const rows = await expectConsistent(accountId, '0.01');
+      expect(rows[0]).toMatchObject({ status: 'slice_refused', outputTokens: countTextTokens(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')) });
+      expect(rows[0]!.unbilledTokens).toBeGreaterThan(0);
+    });
+
     it('Anthropic Messages, streamed and not: stop_reason max_tokens', async () => {
       for (const stream of [true, false]) {
         const { accountId, key } = await funded('0.01');
@@ -205,7 +219,7 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
       expect(refused.status).toBe(403);
       const { error } = (await refused.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe('insufficient_balance');
-      expect(error.message).toMatch(/needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until they finish\./);
+      expect(error.message).toMatch(/needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until it finishes\./);
       while (!(await reader.read()).done);
     });
   });

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
+import { FULL_PERMISSIONS } from '../../keys/key-permissions.js';
+import type { ApiKeyChange } from '../../storage/types.js';
+import { dashboardPermissionShapes, fromDashboardFields, parsePermissionFields } from '../key-permission-fields.js';
 import { keyNameSchema } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
@@ -12,6 +15,15 @@ const createKeyBody = z
   .object({
     name: keyNameSchema,
     expiresInDays: z.number().int().min(1).max(3650).nullish(),
+    ...dashboardPermissionShapes,
+  })
+  .strict();
+
+/** What the edit dialog changes: name and limits (expiry stays as created; rotate for a fresh key). */
+const updateKeyBody = z
+  .object({
+    name: keyNameSchema.optional(),
+    ...dashboardPermissionShapes,
   })
   .strict();
 
@@ -26,10 +38,24 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
   });
 
   api.post('/keys', async (request, reply) => {
-    const { name, expiresInDays } = parseInput(createKeyBody, request.body);
+    const body = parseInput(createKeyBody, request.body);
     const now = deps.now();
-    const created = await deps.keys.create(currentAccount(request).id, { name, expiresAt: expiresInDays == null ? null : now + expiresInDays * MS_PER_DAY });
+    // The account's owner: any permissions (no escalation check, which is for keys managing keys).
+    const permissions = { ...FULL_PERMISSIONS, ...parsePermissionFields(fromDashboardFields(body)) };
+    const created = await deps.keys.create(currentAccount(request).id, {
+      name: body.name,
+      expiresAt: body.expiresInDays == null ? null : now + body.expiresInDays * MS_PER_DAY,
+      permissions,
+    });
     return reply.code(201).send({ key: presentKey(created.record, now), secret: created.secret });
+  });
+
+  api.patch<IdParams>('/keys/:id', async (request) => {
+    const body = parseInput(updateKeyBody, request.body);
+    const change: ApiKeyChange = parsePermissionFields(fromDashboardFields(body));
+    if (body.name !== undefined) change.name = body.name;
+    const updated = await deps.keys.update(currentAccount(request).id, request.params.id, change);
+    return { key: presentKey(updated, deps.now()) };
   });
 
   // KeyService scopes every lookup to the account: another account's key id is a 404, exactly like an unknown one.

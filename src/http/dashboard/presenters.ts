@@ -2,6 +2,7 @@ import { nextAllowanceReset, utcDayNumber } from '../../billing/free-allowance.j
 import { formatUsd } from '../../billing/money.js';
 import type { AccountBalance, LedgerEntry } from '../../storage/billing-types.js';
 import type { AccountRecord, ApiKeyRecord } from '../../storage/types.js';
+import { presentDashboardPermissions } from '../key-permission-fields.js';
 import { keyStatus } from '../keys-api.js';
 
 /** The dashboard's JSON shapes (docs/dashboard-api.md): camelCase, times in epoch ms, money as exact USD strings. */
@@ -20,6 +21,7 @@ export function presentKey(record: ApiKeyRecord, now: number) {
     expiresAt: record.expiresAt,
     revokedAt: record.revokedAt,
     status: keyStatus(record, now),
+    ...presentDashboardPermissions(record, now),
   };
 }
 

@@ -15,6 +15,7 @@ import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
+/** `keyId` and `model`: one key's or one model's usage only (issue 24: usage filtered by key; the dashboard's filters). */
 const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
 const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), ...filterFields });
 const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional(), ...filterFields });
@@ -87,7 +88,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/export.csv', async (request, reply) => {
     const account = currentAccount(request);
-    const { days } = parseInput(rangeQuery, request.query);
+    const { days, keyId, model } = parseInput(rangeQuery, request.query);
     const now = deps.now();
     const from = (utcDayNumber(now) - (days - 1)) * MS_PER_DAY;
     const keys = await deps.keys.list(account.id);
@@ -95,16 +96,16 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${days}d.csv"`);
     // Streamed page by page: 90 days of a busy account need not fit in memory.
-    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys)));
+    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys, { apiKeyId: keyId, model })));
   });
 }
 
-async function* exportRows(usage: UsageRepository, accountId: string, from: number, keys: ApiKeyRecord[]): AsyncGenerator<string> {
+async function* exportRows(usage: UsageRepository, accountId: string, from: number, keys: ApiKeyRecord[], filter: { apiKeyId: string | undefined; model: string | undefined }): AsyncGenerator<string> {
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
   yield csvLine(CSV_HEADER);
   let cursor: { createdAt: number; requestId: string } | undefined;
   for (;;) {
-    const batch = await usage.listPage(accountId, EXPORT_BATCH, cursor);
+    const batch = await usage.listPage(accountId, EXPORT_BATCH, cursor, filter);
     for (const record of batch) {
       if (record.createdAt < from) return;
       const row = presentUsageRecord(record, keyNames);

@@ -40,8 +40,8 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     return reply;
   });
 
-  app.post('/v1/messages/count_tokens', { config: { protocol: 'anthropic' } }, async (request) => {
+  app.post('/v1/messages/count_tokens', { config: { protocol: 'anthropic', scope: 'models:use' } }, async (request) => {
     const canonical = decodeAnthropicCountTokensRequest(request.body, requestFlags(request));
-    return { input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
+    return { input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
   });
 }

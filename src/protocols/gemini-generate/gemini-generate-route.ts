@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
+import { allowedModels } from '../../http/models-api.js';
+import { assertModelAllowed } from '../../keys/key-permissions.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
 import { decodeGeminiCountTokensRequest, decodeGeminiGenerateRequest } from './gemini-decode-request.js';
@@ -33,14 +35,19 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
       const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
-      return { totalTokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
+      return { totalTokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
     });
   }
 
-  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1beta/models', { config: { protocol: 'google' } }, async (request) => {
-    return listGeminiModels(catalog.models, request.query.pageSize, request.query.pageToken);
+  // Every key may list models (scope `any`, as GET /v1/models); one with a model allowlist sees only those it may use.
+  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1beta/models', { config: { protocol: 'google', scope: 'any' } }, async (request) => {
+    return listGeminiModels(allowedModels(catalog, request), request.query.pageSize, request.query.pageToken);
   });
-  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google' } }, async (request) => presentGeminiModel(findGeminiModel(catalog, request.params.model)));
+  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google', scope: 'any' } }, async (request) => {
+    const model = findGeminiModel(catalog, request.params.model);
+    assertModelAllowed(request.auth!.key.permissions, model);
+    return presentGeminiModel(model);
+  });
 
   /** `route`: the method's path as the usage record names it (`/v1beta/models/{model}:generateContent`). */
   async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean, route: string): Promise<FastifyReply> {

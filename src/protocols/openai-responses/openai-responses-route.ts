@@ -73,7 +73,7 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
       history = await stored.conversation(accountId, parsed.previous_response_id);
     }
     const { request: canonical } = decodeResponsesRequest(parsed, history);
-    return { object: 'response.input_tokens', input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000)) };
+    return { object: 'response.input_tokens', input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
   });
 
   app.get('/v1/responses/:id', { config: { protocol: 'openai' } }, async (request) => {

@@ -5,6 +5,7 @@ import * as dashboard from './0003-dashboard.js';
 import * as usageRollup from './0004-usage-rollup.js';
 import * as storedResponses from './0005-stored-responses.js';
 import * as growingHolds from './0006-growing-holds.js';
+import * as keyScopesLimits from './0007-key-scopes-limits.js';
 import * as tierUpgrades from './0008-tier-upgrades.js';
 
 /**
@@ -19,5 +20,6 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0004-usage-rollup': usageRollup,
   '0005-stored-responses': storedResponses,
   '0006-growing-holds': growingHolds,
+  '0007-key-scopes-limits': keyScopesLimits,
   '0008-tier-upgrades': tierUpgrades,
 };

@@ -1,9 +1,13 @@
 import type pg from 'pg';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
 import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
-import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
+import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
+
+const MS_PER_DAY = 86_400_000;
 
 /**
  * Admission and settlement on PostgreSQL in few round trips (issue 9: at most 3 per request with the key lookup).
@@ -31,6 +35,48 @@ export class PostgresHotPath {
     billing.reserve = async (input) => (await this.reserve(input)) ?? viaTransaction.reserve(input);
     billing.settle = async (input) => (await this.settle(input)) ?? viaTransaction.settle(input);
     billing.renewHolds = (renewals) => this.renewHolds(renewals);
+    const viaLockedTransaction = billing.grantSlice;
+    billing.grantSlice = async (input) => (await this.grantSlice(input)) ?? viaLockedTransaction(input);
+  }
+
+  /**
+   * A whole slice in one statement (issue 21): the account row locked first, the hold grown only if the account
+   * can pay for the whole slice (free tokens first), the account's reserved money and free tokens raised by what
+   * the hold grew, and its checkpoint written. Undefined when it wrote nothing (the account cannot pay for the whole
+   * slice, or the hold is gone): the locked transaction then grants what is left, or refuses with the state.
+   */
+  private async grantSlice(input: SliceInput): Promise<SliceResult | undefined> {
+    const checkpoint = input.checkpoint;
+    // A key with a spend limit: the same statement with the key's row as a second condition (GRANT_SLICE_WITH_KEY).
+    const at = input.at ?? input.day * MS_PER_DAY;
+    const keyed = input.keySpendLimited === true;
+    const result = await this.pool.query<{ free: string }>({
+      name: keyed ? 'tollgate_grant_slice_with_key' : 'tollgate_grant_slice',
+      text: keyed ? GRANT_SLICE_WITH_KEY : GRANT_SLICE,
+      values: [
+        input.accountId,
+        input.requestId,
+        input.day,
+        input.tokens,
+        input.freeAllowanceTokens,
+        input.outputPriceNano.toString(),
+        input.expiresAt,
+        checkpoint?.model ?? null,
+        checkpoint?.family ?? null,
+        checkpoint === undefined ? null : checkpoint.stream ? 1 : 0,
+        checkpoint?.inputTokens ?? null,
+        checkpoint?.cacheReadTokens ?? null,
+        checkpoint?.cacheWriteTokens ?? null,
+        checkpoint?.outputTokens ?? null,
+        checkpoint?.at ?? null,
+        ...(keyed ? [Math.floor(at / MS_PER_DAY), utcMonthNumber(at)] : []),
+      ],
+    });
+    const row = result.rows[0];
+    if (row === undefined) return undefined;
+    const freeTokens = Number(row.free);
+    const holdNano = BigInt(input.tokens - freeTokens) * input.outputPriceNano;
+    return { granted: true, tokens: input.tokens, holdNano, freeTokens, ...(keyed && holdNano !== 0n ? { keyHoldNano: holdNano } : {}) };
   }
 
   /**
@@ -69,8 +115,13 @@ export class PostgresHotPath {
     return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
   }
 
-  /** Undefined: not decided here; the locked path decides. */
+  /**
+   * Undefined: not decided here; the locked path decides. A key with a spend limit is planned from the key's
+   * counters as read with it and taken with TAKE_HOLD_WITH_KEY, one statement that holds against both.
+   */
   private async reserve(input: ReserveInput): Promise<ReserveResult | undefined> {
+    const keyHint = input.keySpendLimited === true ? input.keySpendHint : undefined;
+    if (input.keySpendLimited === true && keyHint === undefined) return undefined;
     let account = input.accountHint;
     if (account === undefined) {
       const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
@@ -80,12 +131,35 @@ export class PostgresHotPath {
     }
     let decision;
     try {
-      decision = decideAdmission(account, input);
+      decision = decideAdmission(account, input, keyHint ?? null);
     } catch {
       return undefined;
     }
     const { plan } = decision;
     if (!plan.admitted) return undefined;
+    if (keyHint !== undefined) {
+      const keyHold = decision.key!;
+      const taken = await this.pool.query({
+        name: 'tollgate_take_hold_with_key',
+        text: TAKE_HOLD_WITH_KEY,
+        values: [
+          input.accountId,
+          plan.holdNano.toString(),
+          input.day,
+          plan.freeTokens,
+          input.freeAllowanceTokens,
+          input.requestId,
+          input.apiKeyId,
+          plan.maxOutputTokens,
+          input.createdAt,
+          input.expiresAt,
+          keyHold.period,
+          keyHint.period,
+        ],
+      });
+      if (taken.rowCount !== 1) return undefined;
+      return admitted(input, plan, keyHold.holdNano);
+    }
     const taken = await this.pool.query({
       name: 'tollgate_take_hold',
       text: TAKE_HOLD,
@@ -144,6 +218,7 @@ export class PostgresHotPath {
         utcDayNumber(usage.createdAt),
         row.route,
         row.unbilled_tokens,
+        utcMonthNumber(usage.createdAt),
       ],
     });
     const outcome = result.rows[0];
@@ -174,23 +249,6 @@ const READ_ACCOUNT_MONEY = `
     free_reserved_tokens
   from accounts where id = $1`;
 
-/** $1 request ids, $2 expiries, $3…$10 the checkpoint columns (null: no checkpoint for that hold). */
-const RENEW_HOLDS = `
-  update reservations r set
-    expires_at = greatest(r.expires_at, v.expires_at),
-    model = coalesce(v.model, r.model),
-    family = coalesce(v.family, r.family),
-    stream = coalesce(v.stream, r.stream),
-    checkpoint_input_tokens = coalesce(v.input_tokens, r.checkpoint_input_tokens),
-    checkpoint_cache_read_tokens = coalesce(v.cache_read_tokens, r.checkpoint_cache_read_tokens),
-    checkpoint_cache_write_tokens = coalesce(v.cache_write_tokens, r.checkpoint_cache_write_tokens),
-    checkpoint_output_tokens = coalesce(v.output_tokens, r.checkpoint_output_tokens),
-    checkpoint_at = coalesce(v.checkpoint_at, r.checkpoint_at)
-  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-    as v(request_id, expires_at, model, family, stream, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, checkpoint_at)
-  where r.request_id = v.request_id
-  returning r.request_id`;
-
 const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
 
 /** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
@@ -211,9 +269,56 @@ const TAKE_HOLD = `
   returning request_id`;
 
 /**
+ * TAKE_HOLD for a key with a spend limit, still one statement (issue 24: a key limit is money like the balance):
+ * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
+ *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
+ *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.
+ * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
+ *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
+ * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
+ *   and the statement writes nothing (the locked path then decides) when either no longer fits.
+ * A hold that grows by a slice during the reply needs the same three steps with the slice as the amount (and
+ * the reservation's hold_nano and key_hold_nano raised by it, `keyheld` only when key_hold_nano > 0).
+ * $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created,
+ * $10 expires, $11 the key's period number now, $12 its period name (the plan's; a changed period writes nothing).
+ */
+const TAKE_HOLD_WITH_KEY = `
+  with acct as (
+    select id from accounts
+    where id = $1
+      and balance_nano - reserved_nano >= $2::bigint
+      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+    for no key update
+  ),
+  keyheld as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano + $2::bigint,
+      spend_used_nano = case when spend_period_start >= $11::bigint then spend_used_nano else 0 end,
+      spend_period_start = greatest(spend_period_start, $11::bigint)
+    where id = $7 and exists (select 1 from acct)
+      and spend_limit_nano is not null and spend_period = $12
+      and (case when spend_period_start >= $11::bigint then spend_used_nano else 0 end) + spend_reserved_nano + $2::bigint <= spend_limit_nano
+    returning id
+  ),
+  held as (
+    update accounts set
+      reserved_nano = reserved_nano + $2::bigint,
+      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
+      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+      free_day = $3
+    where id = $1 and exists (select 1 from keyheld)
+    returning id
+  )
+  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at, key_hold_nano)
+  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10, $2::bigint from held
+  returning request_id`;
+
+/**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
  * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
- * $23 the usage row's route, $24 unbilled tokens.
+ * $23 the usage row's route, $24 unbilled tokens, $25 UTC month number. `keyspend` is SETTLE_KEY_SPEND_SQL of
+ * key-spend-statements.ts: the key's counters after the account's row (it runs once `inserted` has, which reads the
+ * locked account).
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -228,24 +333,25 @@ const SETTLE = `
   ),
   claimed as (
     delete from reservations where request_id = $2 and (select consistent from ok)
-    returning hold_nano, free_tokens, free_day
+    returning hold_nano, free_tokens, free_day, key_hold_nano
   ),
   priced as (
     select
       coalesce((select hold_nano from claimed), 0) as hold,
+      coalesce((select key_hold_nano from claimed), 0) as key_hold,
       coalesce((select free_tokens from claimed), 0) as priced_free,
       coalesce((select c.free_tokens from claimed c, acct a where c.free_day = a.free_day), 0) as held_free,
       (select balance_nano from acct) as balance
   ),
   wanted as (
-    select hold, held_free, balance,
+    select hold, key_hold, held_free, balance,
       case when priced_free = 0 then $6::bigint else $4::bigint end as charge,
       case when priced_free = 0 then 0 else $5::bigint end as free_used,
       case when held_free = 0 then 0 else $5::bigint end as free_used_today
     from priced
   ),
   final as (
-    select hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
+    select hold, key_hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
       charge - least(charge, greatest(balance, 0)) as unbilled
     from wanted
   ),
@@ -289,6 +395,22 @@ const SETTLE = `
       reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
       cost_nano = usage_daily.cost_nano + excluded.cost_nano
     returning day
+  ),
+  keyspend as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano - f.key_hold,
+      spend_used_nano = case
+        when spend_limit_nano is null then spend_used_nano
+        when spend_period_start = (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then spend_used_nano + f.charged
+        when spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then f.charged
+        else spend_used_nano end,
+      spend_period_start = case
+        when spend_limit_nano is not null and spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
+          then (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
+        else spend_period_start end
+    from final f
+    where api_keys.id = $7 and exists (select 1 from inserted) and (api_keys.spend_limit_nano is not null or f.key_hold <> 0)
+    returning api_keys.id
   )
   select (select consistent from ok) as consistent, (select count(*) from inserted) as inserted,
     cast(f.charged as text) as charged, cast(f.unbilled as text) as unbilled, f.free_used

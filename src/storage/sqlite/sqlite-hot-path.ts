@@ -1,7 +1,21 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type AccountMoneyRow, type ClaimedHold, type LockedAccount } from '../billing-rules.js';
-import type { BillingRepository, ReserveInput, ReserveResult, SettleInput, SettleResult } from '../billing-types.js';
+import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  planSlice,
+  settlementAmounts,
+  toLockedAccount,
+  toLockedKeySpend,
+  type AccountMoneyRow,
+  type ClaimedHold,
+  type KeySpendRow,
+  type LockedAccount,
+} from '../billing-rules.js';
+import type { BillingRepository, HoldCheckpoint, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 
@@ -28,6 +42,13 @@ export class SqliteHotPath {
   private readonly applySettlement: Statement;
   private readonly insertLedger: Statement;
   private readonly addToDaily: Statement;
+  private readonly readKeySpend: Statement;
+  private readonly takeKeyHold: Statement;
+  private readonly settleKeySpend: Statement;
+  private readonly readHoldDay: Statement;
+  private readonly takeSlice: Statement;
+  private readonly growHold: Statement;
+  private readonly renewHold: Statement;
   /** Runs a batch in one BEGIN IMMEDIATE … COMMIT, all or nothing: the usual case, where no write throws. */
   private readonly wholeBatchTransaction: (batch: readonly QueuedWrite[], values: unknown[]) => void;
   /** Runs a batch in one BEGIN IMMEDIATE … COMMIT, each write in a savepoint: for a batch in which a write threw. */
@@ -59,10 +80,18 @@ export class SqliteHotPath {
       where id = @accountId and balance_nano - reserved_nano >= @hold`);
     this.insertHold = database.prepare(`
       insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
-        created_at, expires_at)
-      values (@requestId, @accountId, @apiKeyId, @hold, @freeTokens, @day, @maxOutputTokens, @createdAt, @expiresAt)`);
+        created_at, expires_at, key_hold_nano)
+      values (@requestId, @accountId, @apiKeyId, @hold, @freeTokens, @day, @maxOutputTokens, @createdAt, @expiresAt, @keyHold)`);
     this.claimHold = database.prepare(`
-      delete from reservations where request_id = ? returning cast(hold_nano as text) as hold, free_tokens, free_day`);
+      delete from reservations where request_id = ?
+      returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`);
+    // A key's spend limit (issue 24): read and written inside the same transaction as the account's money.
+    this.readKeySpend = database.prepare(`
+      select cast(spend_limit_nano as text) as spend_limit, spend_period, spend_period_start,
+        cast(spend_used_nano as text) as spend_used, cast(spend_reserved_nano as text) as spend_reserved
+      from api_keys where id = ?`);
+    this.takeKeyHold = database.prepare(TAKE_KEY_HOLD_SQL);
+    this.settleKeySpend = database.prepare(SETTLE_KEY_SPEND_SQL);
     // The request id is the usage row's key: a second settlement of the same request inserts nothing.
     this.insertUsage = database.prepare(`
       insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
@@ -92,6 +121,25 @@ export class SqliteHotPath {
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
         cost_nano = usage_daily.cost_nano + excluded.cost_nano`);
+    this.readHoldDay = database.prepare(`select free_day, api_key_id from reservations where request_id = ?`);
+    // As at admission, the balance condition repeats the rule in SQL; a key's remaining limit is the condition of
+    // takeKeyHold (TAKE_KEY_HOLD_SQL), run in the same transaction.
+    this.takeSlice = database.prepare(`
+      update accounts set reserved_nano = reserved_nano + @hold, free_reserved_tokens = free_reserved_tokens + @freeTokens
+      where id = @accountId and balance_nano - reserved_nano >= @hold`);
+    // The checkpoint columns: a null parameter keeps the column as it is (no checkpoint in this write).
+    const checkpoint = `model = coalesce(@model, model), family = coalesce(@family, family), stream = coalesce(@stream, stream),
+        checkpoint_input_tokens = coalesce(@inputTokens, checkpoint_input_tokens),
+        checkpoint_cache_read_tokens = coalesce(@cacheReadTokens, checkpoint_cache_read_tokens),
+        checkpoint_cache_write_tokens = coalesce(@cacheWriteTokens, checkpoint_cache_write_tokens),
+        checkpoint_output_tokens = coalesce(@outputTokens, checkpoint_output_tokens), checkpoint_at = coalesce(@at, checkpoint_at)`;
+    this.growHold = database.prepare(`
+      update reservations set hold_nano = hold_nano + @hold, free_tokens = free_tokens + @freeTokens,
+        max_output_tokens = max_output_tokens + @tokens, key_hold_nano = key_hold_nano + @keyHold,
+        expires_at = max(expires_at, @expiresAt), ${checkpoint}
+      where request_id = @requestId`);
+    this.renewHold = database.prepare(`
+      update reservations set expires_at = max(expires_at, @expiresAt), ${checkpoint} where request_id = @requestId`);
     this.wholeBatchTransaction = database.transaction((batch: readonly QueuedWrite[], values: unknown[]) => {
       for (const queued of batch) {
         try {
@@ -117,7 +165,11 @@ export class SqliteHotPath {
 
   /** Replaces the hot calls of a Kysely-backed repository pair, keeping the Kysely ones for when the handle is busy. */
   install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {
-    const viaKysely = { find: apiKeys.findByHashWithAccount, reserve: billing.reserve, settle: billing.settle };
+    const viaKysely = { find: apiKeys.findByHashWithAccount, reserve: billing.reserve, settle: billing.settle, grantSlice: billing.grantSlice, renewHolds: billing.renewHolds };
+    // Slices and the periodic batch of checkpoints join the group commit too: a grant is one synchronous
+    // read-and-conditional-write, a batch one statement per hold, both inside the turn's transaction.
+    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input));
+    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals));
     apiKeys.findByHashWithAccount = async (keyHash) => (this.database.inTransaction ? viaKysely.find(keyHash) : this.findByHash(keyHash));
     billing.reserve = (input) => this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input));
     billing.settle = (input) =>
@@ -203,10 +255,16 @@ export class SqliteHotPath {
   }
 
   private reserveNow(input: ReserveInput): ReserveResult {
-    const { sameDay, state, plan } = decideAdmission(this.lock(input.accountId), input);
+    const account = this.lock(input.accountId);
+    const key = input.keySpendLimited === true ? toLockedKeySpend(this.readKeySpend.get(input.apiKeyId) as KeySpendRow | undefined) : null;
+    const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
     if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
     const params = { accountId: input.accountId, hold: plan.holdNano, day: input.day, sameDay: sameDay ? 1 : 0, freeTokens: plan.freeTokens };
     if (this.takeHold.run(params).changes !== 1) throw new Error('The account changed under its lock.');
+    if (keyHold !== undefined && this.takeKeyHold.run({ keyId: input.apiKeyId, hold: keyHold.holdNano, period: keyHold.period }).changes !== 1) {
+      // Thrown inside the batch's transaction: the account's hold above is rolled back with it.
+      throw new Error("The key changed under its account's lock.");
+    }
     this.insertHold.run({
       requestId: input.requestId,
       accountId: input.accountId,
@@ -217,15 +275,47 @@ export class SqliteHotPath {
       maxOutputTokens: plan.maxOutputTokens,
       createdAt: input.createdAt,
       expiresAt: input.expiresAt,
+      keyHold: keyHold?.holdNano ?? 0n,
     });
-    return admitted(input, plan);
+    return admitted(input, plan, keyHold?.holdNano ?? 0n);
+  }
+
+  private grantSliceNow(input: SliceInput): SliceResult {
+    const account = this.lock(input.accountId);
+    const hold = this.readHoldDay.get(input.requestId) as { free_day: number; api_key_id: string } | undefined;
+    // The key's limit read in the same transaction as the account's money (issue 24): the slice fits both.
+    const keyId = input.apiKeyId ?? hold?.api_key_id;
+    const key = input.keySpendLimited === true && keyId !== undefined ? toLockedKeySpend(this.readKeySpend.get(keyId) as KeySpendRow | undefined) : null;
+    const { state, plan } = planSlice(account, input, hold === undefined ? -1 : hold.free_day, key);
+    if (hold === undefined) return { granted: false, reason: 'gone', state };
+    if (!plan.granted) return { granted: false, reason: plan.reason, state };
+    if (this.takeSlice.run({ accountId: input.accountId, hold: plan.holdNano, freeTokens: plan.freeTokens }).changes !== 1) {
+      throw new Error('The account changed under its lock.');
+    }
+    const keyHold = plan.key?.holdNano ?? 0n;
+    if (plan.key !== undefined && keyHold > 0n && this.takeKeyHold.run({ keyId: hold.api_key_id, hold: keyHold, period: plan.key.period }).changes !== 1) {
+      // Thrown inside the batch's transaction: the account's part of the slice above is rolled back with it.
+      throw new Error("The key changed under its account's lock.");
+    }
+    this.growHold.run({ requestId: input.requestId, hold: plan.holdNano, freeTokens: plan.freeTokens, tokens: plan.tokens, keyHold, expiresAt: input.expiresAt, ...checkpointParameters(input.checkpoint) });
+    return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, ...(keyHold === 0n ? {} : { keyHoldNano: keyHold }) };
+  }
+
+  private renewHoldsNow(renewals: readonly HoldRenewal[]): Set<string> {
+    const gone = new Set<string>();
+    for (const renewal of renewals) {
+      const changed = this.renewHold.run({ requestId: renewal.requestId, expiresAt: renewal.expiresAt, ...checkpointParameters(renewal.checkpoint) }).changes;
+      if (changed === 0) gone.add(renewal.requestId);
+    }
+    return gone;
   }
 
   private settleNow({ usage, price }: SettleInput): SettleResult {
     const account = this.lock(usage.accountId);
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
-    const claimed: ClaimedHold | undefined = held === undefined ? undefined : { holdNano: BigInt(held.hold), freeTokens: held.free_tokens, freeDay: held.free_day };
+    const claimed: ClaimedHold | undefined =
+      held === undefined ? undefined : { holdNano: BigInt(held.hold), freeTokens: held.free_tokens, freeDay: held.free_day, keyHoldNano: BigInt(held.key_hold) };
     const amounts = settlementAmounts(account, claimed, price);
     const row = toUsageRow({ ...usage, costNano: amounts.chargedNano, freeTokens: amounts.freeTokensUsed, unbilledNano: amounts.unbilledNano });
     if (this.insertUsage.run(row).changes === 0) {
@@ -238,6 +328,13 @@ export class SqliteHotPath {
       hold: amounts.holdNano,
       heldFree: amounts.heldFreeTokens,
       freeUsed: amounts.freeTokensUsedToday,
+    });
+    this.settleKeySpend.run({
+      keyId: usage.apiKeyId,
+      keyHold: claimed?.keyHoldNano ?? 0n,
+      charged: amounts.chargedNano,
+      day: utcDayNumber(usage.createdAt),
+      month: utcMonthNumber(usage.createdAt),
     });
     if (amounts.chargedNano > 0n) {
       const at = usage.createdAt + usage.latencyMs;
@@ -268,6 +365,20 @@ export class SqliteHotPath {
   }
 }
 
+/** A checkpoint as statement parameters: all null without one (the columns keep their values). */
+function checkpointParameters(checkpoint: HoldCheckpoint | undefined) {
+  return {
+    model: checkpoint?.model ?? null,
+    family: checkpoint?.family ?? null,
+    stream: checkpoint === undefined ? null : checkpoint.stream ? 1 : 0,
+    inputTokens: checkpoint?.inputTokens ?? null,
+    cacheReadTokens: checkpoint?.cacheReadTokens ?? null,
+    cacheWriteTokens: checkpoint?.cacheWriteTokens ?? null,
+    outputTokens: checkpoint?.outputTokens ?? null,
+    at: checkpoint?.at ?? null,
+  };
+}
+
 class AlreadySettled extends Error {}
 
 /** A write of a whole-batch transaction threw: the batch runs again with a savepoint per write. */
@@ -290,6 +401,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface HoldRow {
   hold: string;
+  key_hold: string;
   free_tokens: number;
   free_day: number;
 }

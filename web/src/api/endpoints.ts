@@ -1,5 +1,5 @@
 import { api, query } from './client';
-import type { Account, AdminAccount, ApiKey, Billing, LedgerEntry, Overview, TierStatus, UpstreamCredential, UsageDaily, UsageFilter, UsageRequest } from './types';
+import type { Account, AdminAccount, ApiKey, Billing, KeyLimitsInput, LedgerEntry, Overview, TierStatus, UpstreamCredential, UsageDaily, UsageFilter, UsageRequest } from './types';
 
 /** Every dashboard API call by name, so pages never spell paths. */
 
@@ -14,8 +14,9 @@ export const overview = () => api<Overview>('GET', '/api/overview');
 
 export const keys = {
   list: () => api<{ keys: ApiKey[] }>('GET', '/api/keys'),
-  create: (name: string, expiresInDays?: number) =>
-    api<{ key: ApiKey; secret: string }>('POST', '/api/keys', expiresInDays === undefined ? { name } : { name, expiresInDays }),
+  create: (name: string, expiresInDays?: number, limits: KeyLimitsInput = {}) =>
+    api<{ key: ApiKey; secret: string }>('POST', '/api/keys', expiresInDays === undefined ? { name, ...limits } : { name, expiresInDays, ...limits }),
+  update: (id: string, change: KeyLimitsInput & { name?: string }) => api<{ key: ApiKey }>('PATCH', `/api/keys/${encodeURIComponent(id)}`, change),
   revoke: (id: string) => api<{ key: ApiKey }>('POST', `/api/keys/${encodeURIComponent(id)}/revoke`),
   rotate: (id: string) => api<{ key: ApiKey; secret: string; revokedKeyId: string }>('POST', `/api/keys/${encodeURIComponent(id)}/rotate`),
 };
@@ -27,7 +28,7 @@ export const usage = {
   requests: (limit: number, cursor: string | null, filter: UsageFilter = {}) =>
     api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`),
   request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
-  exportUrl: (days: UsageRange) => `/api/usage/export.csv${query({ days })}`,
+  exportUrl: (days: UsageRange, filter: UsageFilter = {}) => `/api/usage/export.csv${query({ days, keyId: filter.keyId, model: filter.model })}`,
 };
 
 export const billing = {

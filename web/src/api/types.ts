@@ -52,6 +52,39 @@ export interface ApiKey {
   expiresAt: number | null;
   revokedAt: number | null;
   status: KeyStatus;
+  /** Issue 24: what the key may do. Every scope listed for a standard key. */
+  scopes: KeyScope[];
+  /** Model ids and family words; null: every model. */
+  models: string[] | null;
+  spendLimit: KeySpendLimit | null;
+  rateLimit: KeyRateLimit | null;
+}
+
+export type KeyScope = 'models:use' | 'usage:read' | 'keys:manage' | 'account:redeem';
+export type SpendPeriod = 'day' | 'month' | 'total';
+
+export interface KeySpendLimit {
+  usd: string;
+  period: SpendPeriod;
+  /** Settled this period. */
+  spentUsd: string;
+  /** Held by requests in flight. */
+  heldUsd: string;
+  /** Epoch ms; null for a total limit. */
+  resetsAt: number | null;
+}
+
+export interface KeyRateLimit {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+}
+
+/** The permission fields the create and edit forms send (absent: unchanged on edit; null: no restriction). */
+export interface KeyLimitsInput {
+  scopes?: KeyScope[] | 'read_only' | 'full';
+  models?: string[] | null;
+  spendLimit?: { usd: string; period: SpendPeriod } | null;
+  rateLimit?: { requestsPerMinute: number | null; tokensPerMinute: number | null } | null;
 }
 
 export interface TokenCounts {

@@ -2,6 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { keys as keysApi } from '../api/endpoints';
 import type { ApiKey } from '../api/types';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { EditKeyDialog } from '../components/keys/EditKeyDialog';
+import { EMPTY_LIMITS, KeyLimitsFields, toLimitsInput } from '../components/keys/KeyLimitsFields';
+import { describeKeyAccess, KeySpendBar } from '../components/keys/KeySpendBar';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { SecretDialog } from '../components/SecretDialog';
@@ -22,6 +25,7 @@ type Pending = { action: 'revoke' | 'rotate'; key: ApiKey } | null;
 function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('0');
+  const [limits, setLimits] = useState(EMPTY_LIMITS);
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
   async function submit(event: FormEvent) {
@@ -29,9 +33,10 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
     setBusy(true);
     setError(undefined);
     try {
-      const { key, secret } = await keysApi.create(name.trim(), EXPIRY_OPTIONS[Number(expiry)]!.days);
+      const { key, secret } = await keysApi.create(name.trim(), EXPIRY_OPTIONS[Number(expiry)]!.days, toLimitsInput(limits));
       setName('');
       setExpiry('0');
+      setLimits(EMPTY_LIMITS);
       onCreated(secret, key);
     } catch (reason) {
       setError(reason as Error);
@@ -61,12 +66,16 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
           {busy ? 'Creating…' : 'Create key'}
         </button>
       </div>
+      <details className="key-options">
+        <summary>Permissions and limits</summary>
+        <KeyLimitsFields draft={limits} onChange={setLimits} />
+      </details>
       <ErrorNotice error={error} />
     </form>
   );
 }
 
-function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pending) => void }) {
+function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pending: Pending) => void; onEdit: (key: ApiKey) => void }) {
   const active = apiKey.status === 'active';
   return (
     <tr>
@@ -75,6 +84,10 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
       </th>
       <td>
         <code className="hint">{apiKey.hint}</code>
+      </td>
+      <td data-label="Access and limits" className="key-access">
+        <span className="small">{describeKeyAccess(apiKey)}</span>
+        {apiKey.spendLimit === null ? <span className="small muted"> · no spend limit</span> : <KeySpendBar limit={apiKey.spendLimit} />}
       </td>
       <td data-label="Created" title={formatDateTime(apiKey.createdAt)}>
         {formatDate(apiKey.createdAt)}
@@ -89,6 +102,9 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
       <td className="actions">
         {active && (
           <>
+            <button type="button" className="button button-secondary button-small" aria-label={`Edit ${apiKey.name}`} onClick={() => onEdit(apiKey)}>
+              Edit
+            </button>
             <button type="button" className="button button-secondary button-small" aria-label={`Rotate ${apiKey.name}`} onClick={() => onAction({ action: 'rotate', key: apiKey })}>
               Rotate
             </button>
@@ -102,7 +118,7 @@ function KeyRow({ apiKey, onAction }: { apiKey: ApiKey; onAction: (pending: Pend
   );
 }
 
-function KeysTable({ caption, keys, onAction }: { caption: string; keys: ApiKey[]; onAction: (pending: Pending) => void }) {
+function KeysTable({ caption, keys, onAction, onEdit }: { caption: string; keys: ApiKey[]; onAction: (pending: Pending) => void; onEdit: (key: ApiKey) => void }) {
   return (
     <div className="table-wrap" tabIndex={0} role="region" aria-label={`${caption}, scrollable`}>
       <table className="table table-stack">
@@ -111,6 +127,7 @@ function KeysTable({ caption, keys, onAction }: { caption: string; keys: ApiKey[
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Key</th>
+            <th scope="col">Access and limits</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
             <th scope="col">Expires</th>
@@ -122,7 +139,7 @@ function KeysTable({ caption, keys, onAction }: { caption: string; keys: ApiKey[
         </thead>
         <tbody>
           {keys.map((key) => (
-            <KeyRow key={key.id} apiKey={key} onAction={onAction} />
+            <KeyRow key={key.id} apiKey={key} onAction={onAction} onEdit={onEdit} />
           ))}
         </tbody>
       </table>
@@ -152,6 +169,7 @@ export function KeysPage() {
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<Error>();
   const [message, setMessage] = useState<string>();
+  const [editing, setEditing] = useState<ApiKey | null>(null);
 
   async function confirm() {
     if (pending === null) return;
@@ -194,17 +212,26 @@ export function KeysPage() {
         <ErrorNotice error={list.error} />
         {list.loading && list.data === undefined && <Loading />}
         {list.data !== undefined && keys.length === 0 && <p className="muted">No keys yet. Create one above to start calling the API.</p>}
-        {activeKeys.length > 0 && <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} />}
+        {activeKeys.length > 0 && <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} onEdit={setEditing} />}
         {list.data !== undefined && keys.length > 0 && activeKeys.length === 0 && <p className="muted">No active keys. Create one above to call the API.</p>}
         {/* Revoked and expired keys apart, folded: after a rotation the old key does not sit beside the new one of the same name. */}
         {inactiveKeys.length > 0 && (
           <details className="inactive-keys">
             <summary>Revoked and expired keys ({inactiveKeys.length})</summary>
-            <KeysTable caption="Revoked and expired keys" keys={inactiveKeys} onAction={setPending} />
+            <KeysTable caption="Revoked and expired keys" keys={inactiveKeys} onAction={setPending} onEdit={setEditing} />
           </details>
         )}
       </section>
       <KeyGuidance />
+      <EditKeyDialog
+        apiKey={editing}
+        onClose={() => setEditing(null)}
+        onSaved={(key) => {
+          setEditing(null);
+          setMessage(`Key “${key.name}” was updated; the change applies from its next request.`);
+          list.reload();
+        }}
+      />
       <SecretDialog secret={secret?.value ?? null} keyName={secret?.name ?? ''} rotated={secret?.rotated ?? false} onClose={() => setSecret(null)} />
       <ConfirmDialog
         title={pending?.action === 'rotate' ? 'Rotate this key?' : 'Revoke this key?'}

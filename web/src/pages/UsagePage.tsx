@@ -51,7 +51,7 @@ export function UsagePage() {
             <button type="button" className="button button-secondary" onClick={() => setRefreshKey((value) => value + 1)}>
               Refresh
             </button>
-            <a className="button button-secondary" href={usage.exportUrl(range)} download>
+            <a className="button button-secondary" href={usage.exportUrl(range, filter)} download>
               Export CSV
             </a>
           </>
