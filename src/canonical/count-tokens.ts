@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { CanonicalResponse } from './accumulate.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
 import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
+import { BudgetedTokenCounter } from '../wire/budgeted-token-counter.js';
 
 type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
@@ -86,37 +87,14 @@ export function countTextTokens(text: string): number {
  * extrapolated from what was counted: a request estimate, replaced by the vendor's own count when it reports one.
  */
 export const EXACT_CHARS_PER_REQUEST = 100_000;
-/** Tokens per character for text met before anything was counted (o200k on English prose is about 0.25). */
-const DEFAULT_TOKENS_PER_CHAR = 0.3;
-
 /**
- * Counts a request's texts with `measure` until the budget is spent, then by the ratio observed so far. With
- * `countTextTokens` it is the estimate; with `utf8UpperBound` it bounds that estimate from above, text by text:
- * the exact part because each text's bound is at least its count, the extrapolated part because the ratio it
- * extrapolates with (bound per character) is then at least the estimate's ratio (tokens per character).
+ * A counter for one request's texts with the request budget (see BudgetedTokenCounter). With `countTextTokens` it
+ * is the estimate; with `utf8UpperBound` it bounds that estimate from above, text by text: the exact part because
+ * each text's bound is at least its count, the extrapolated part because the ratio it extrapolates with (bound per
+ * character) is then at least the estimate's ratio (tokens per character).
  */
-class BudgetedCounter {
-  private budget = EXACT_CHARS_PER_REQUEST;
-  private countedChars = 0;
-  private countedTokens = 0;
-
-  constructor(private readonly measure: (text: string) => number) {}
-
-  count(text: string): number {
-    if (text === '') return 0;
-    const exact = text.length <= this.budget ? text : text.slice(0, this.budget);
-    let tokens = 0;
-    if (exact.length > 0) {
-      tokens = this.measure(exact);
-      this.budget -= exact.length;
-      this.countedChars += exact.length;
-      this.countedTokens += tokens;
-    }
-    const rest = text.length - exact.length;
-    if (rest === 0) return tokens;
-    const ratio = this.countedChars === 0 ? DEFAULT_TOKENS_PER_CHAR : this.countedTokens / this.countedChars;
-    return tokens + Math.ceil(rest * ratio);
-  }
+function requestCounter(measure: (text: string) => number): BudgetedTokenCounter {
+  return new BudgetedTokenCounter(measure, EXACT_CHARS_PER_REQUEST);
 }
 
 /**
@@ -136,13 +114,13 @@ export function utf8UpperBound(text: string): number {
  * body-sized prompt exactly would hold the event loop for seconds.
  */
 export function budgetedTextCounter(): (text: string) => number {
-  const counter = new BudgetedCounter(countTextTokens);
+  const counter = requestCounter(countTextTokens);
   return (text) => counter.count(text);
 }
 
 /** The tokenizer's estimate of a request's input tokens (framing, flats for images and documents included). */
 export function estimateRequestInputTokens(request: CanonicalRequest): number {
-  return walkRequest(request, new BudgetedCounter(countTextTokens));
+  return walkRequest(request, requestCounter(countTextTokens));
 }
 
 /**
@@ -151,11 +129,11 @@ export function estimateRequestInputTokens(request: CanonicalRequest): number {
  * flats, each text measured by its UTF-8 length. For ASCII prose it is about 4 times the count.
  */
 export function upperBoundRequestInputTokens(request: CanonicalRequest): number {
-  return walkRequest(request, new BudgetedCounter(utf8UpperBound));
+  return walkRequest(request, requestCounter(utf8UpperBound));
 }
 
 /** What the estimate and its upper bound both add up: they differ only in how a text is measured. */
-function walkRequest(request: CanonicalRequest, counter: BudgetedCounter): number {
+function walkRequest(request: CanonicalRequest, counter: BudgetedTokenCounter): number {
   const count = (text: string) => counter.count(text);
   let total = TOKENS_PER_REPLY;
   if (request.system.length > 0) {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { forEachBoundedPiece } from '../wire/bounded-pretokens.js';
+import { BudgetedTokenCounter } from '../wire/budgeted-token-counter.js';
 
 /** Why generation ended, before a vendor names it (`stop`/`end_turn`/`STOP`, `length`/`max_tokens`/...). */
 export type ReplyEnd = 'end' | 'stop-sequence' | 'length';
@@ -68,48 +69,31 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
  * encoder costs about 1 to 4 µs per character, and in demo mode the simulator runs on the gateway's event loop:
  * a 7.5 MB prompt blocked it for over a second. Like a vendor's, the count stays deterministic: the same prompt
  * is always the same number, in usage and in count-tokens answers alike. The gateway's own count of an OpenAI-format
- * prompt (count_tokens) uses the same budget and rule (EXACT_CHARS_PER_REQUEST), so the two agree at any size.
+ * prompt (count_tokens) uses the same budget and counter (EXACT_CHARS_PER_REQUEST, BudgetedTokenCounter), so the
+ * two agree at any size.
  */
 export const EXACT_PROMPT_CHARS = 100_000;
-/** Tokens per character before anything was counted (o200k on English prose is about 0.25). */
-const DEFAULT_TOKENS_PER_CHAR = 0.3;
 
-interface PromptBudget {
-  charsLeft: number;
-  countedChars: number;
-  countedTokens: number;
-}
-
-/** The budget of the prompt being counted (see `countPromptWithin`); counting is synchronous, so one at a time. */
-let promptBudget: PromptBudget | undefined;
+/** The counter of the prompt being counted (see `countPromptWithin`); counting is synchronous, so one at a time. */
+let promptCounter: BudgetedTokenCounter | undefined;
 
 /**
  * Runs a prompt's count (every `countTokens` it makes) under one budget of EXACT_PROMPT_CHARS characters, so a
  * prompt of many large texts costs no more than one. Outside it, each `countTokens` call has a budget of its own.
  */
 export function countPromptWithin<T>(count: () => T): T {
-  const outer = promptBudget;
-  promptBudget = { charsLeft: EXACT_PROMPT_CHARS, countedChars: 0, countedTokens: 0 };
+  const outer = promptCounter;
+  promptCounter = new BudgetedTokenCounter(countExactly, EXACT_PROMPT_CHARS);
   try {
     return count();
   } finally {
-    promptBudget = outer;
+    promptCounter = outer;
   }
 }
 
 /** Tokens of `text` in the o200k encoding (GPT-4o, GPT-5, o-series), exact up to the prompt's budget. */
 export function countTokens(text: string): number {
-  if (text.length === 0) return 0;
-  const budget = promptBudget ?? { charsLeft: EXACT_PROMPT_CHARS, countedChars: 0, countedTokens: 0 };
-  const exact = text.length <= budget.charsLeft ? text : text.slice(0, budget.charsLeft);
-  const tokens = countExactly(exact);
-  budget.charsLeft -= exact.length;
-  budget.countedChars += exact.length;
-  budget.countedTokens += tokens;
-  const rest = text.length - exact.length;
-  if (rest === 0) return tokens;
-  const ratio = budget.countedChars === 0 ? DEFAULT_TOKENS_PER_CHAR : budget.countedTokens / budget.countedChars;
-  return tokens + Math.ceil(rest * ratio);
+  return (promptCounter ?? new BudgetedTokenCounter(countExactly, EXACT_PROMPT_CHARS)).count(text);
 }
 
 /** BPE is quadratic in a pre-token's length: long runs (of spaces too) are counted in slices, as the gateway does. */

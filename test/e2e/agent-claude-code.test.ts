@@ -5,18 +5,14 @@
  * `stream-json` output, and a tool round trip (the simulator's directive makes the model call Claude Code's own
  * `Read` tool on a file of this test; the next turn quotes the file). Every call Claude Code makes must succeed.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentBin } from '../helpers/agents-package.js';
+import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, runAgent, type AgentRun } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
-/** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
-const RUN_TIMEOUT_MS = 240_000;
-const TEST_TIMEOUT_MS = 300_000;
 
 let harness: TestGateway;
 let key: string;
@@ -35,36 +31,9 @@ afterAll(async () => {
   for (const directory of [workDir, home]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `claude` with only its user's configuration: the gateway's address and key, a fresh HOME, a plain PATH. */
-function claude(args: string[]): Promise<Run> {
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, ANTHROPIC_BASE_URL: harness.gateway.url, ANTHROPIC_API_KEY: key };
-  return new Promise((resolve) => {
-    const child = execFile(agentBin('claude'), args, { cwd: workDir, env, timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
-}
-
-/** The gateway's request log lines written since `from`: every call Claude Code made, with its status. */
-function requestsSince(from: number): Array<{ method: string; url: string; status: number }> {
-  return harness.logs
-    .slice(from)
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"msg":"request"'))
-    .map((line) => JSON.parse(line) as { method: string; url: string; status: number });
-}
-
-function expectAllCallsSucceeded(from: number): void {
-  const calls = requestsSince(from);
-  expect(calls.some((call) => call.url === '/v1/messages')).toBe(true);
-  expect(calls.filter((call) => call.status >= 400)).toEqual([]);
+/** Runs `claude` with only its user's configuration: the gateway's address and key, a fresh HOME. */
+function claude(args: string[]): Promise<AgentRun> {
+  return runAgent('claude', args, workDir, { HOME: home, ANTHROPIC_BASE_URL: harness.gateway.url, ANTHROPIC_API_KEY: key });
 }
 
 type StreamLine = { type: string; subtype?: string; message?: { content?: Array<{ type: string; name?: string; text?: string; content?: unknown }> }; result?: string; is_error?: boolean; usage?: { input_tokens?: number; output_tokens?: number } };
@@ -85,7 +54,7 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout.trim().length).toBeGreaterThan(0);
       expect(run.stdout).not.toMatch(/API Error/);
-      expectAllCallsSucceeded(from);
+      expectAllCallsSucceeded(harness, from, '/v1/messages');
     },
     TEST_TIMEOUT_MS,
   );
@@ -103,7 +72,7 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       // Claude Code reads the usage from the stream: the prompt's tokens arrive, not 0.
       expect(result.usage?.input_tokens ?? 0).toBeGreaterThan(0);
       expect(result.usage?.output_tokens ?? 0).toBeGreaterThan(0);
-      expectAllCallsSucceeded(from);
+      expectAllCallsSucceeded(harness, from, '/v1/messages');
     },
     TEST_TIMEOUT_MS,
   );
@@ -126,7 +95,7 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       const result = lines.at(-1)!;
       expect(result).toMatchObject({ type: 'result', subtype: 'success', is_error: false });
       expect(result.result).toContain(secret);
-      expectAllCallsSucceeded(from);
+      expectAllCallsSucceeded(harness, from, '/v1/messages');
     },
     TEST_TIMEOUT_MS,
   );

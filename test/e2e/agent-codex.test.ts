@@ -6,19 +6,15 @@
  * the model call `exec_command` on a file of this test; Codex runs it and the next turn quotes its output). Every call
  * Codex makes must succeed, and each is one billed usage record.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentBin } from '../helpers/agents-package.js';
+import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, runAgent, type AgentRun } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /** One model per family; delta-r1 reasons, so its reasoning travels back to it through `encrypted_content`. */
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-r1'] as const;
-/** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
-const RUN_TIMEOUT_MS = 240_000;
-const TEST_TIMEOUT_MS = 300_000;
 const SECRET = 'tollgate-codex-secret-4711';
 
 let harness: TestGateway;
@@ -54,22 +50,10 @@ afterAll(async () => {
   for (const directory of [workDir, codexHome]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `codex exec --json` with only its user's configuration: CODEX_HOME, the key variable, a plain PATH. */
-function codex(model: string, prompt: string): Promise<Run> {
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: join(codexHome, 'home'), CODEX_HOME: codexHome, TOLLGATE_API_KEY: key };
-  const args = ['exec', '--json', '--skip-git-repo-check', '-m', model, prompt];
-  return new Promise((resolve) => {
-    const child = execFile(agentBin('codex'), args, { cwd: workDir, env, timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
+/** Runs `codex exec --json` with only its user's configuration: CODEX_HOME and the key variable. */
+function codex(model: string, prompt: string): Promise<AgentRun> {
+  const env = { HOME: join(codexHome, 'home'), CODEX_HOME: codexHome, TOLLGATE_API_KEY: key };
+  return runAgent('codex', ['exec', '--json', '--skip-git-repo-check', '-m', model, prompt], workDir, env);
 }
 
 interface CodexEvent {
@@ -85,26 +69,15 @@ function events(stdout: string): CodexEvent[] {
     .map((line) => JSON.parse(line) as CodexEvent);
 }
 
-/** The gateway's request log lines written since `from`: every call Codex made, with its status. */
-function requestsSince(from: number): Array<{ method: string; url: string; status: number; reqId: string }> {
-  return harness.logs
-    .slice(from)
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"msg":"request"'))
-    .map((line) => JSON.parse(line) as { method: string; url: string; status: number; reqId: string });
-}
-
 async function usageRecordIds(): Promise<Set<string>> {
   const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, { headers: { authorization: `Bearer ${key}` } });
   const page = (await response.json()) as { data: Array<{ request_id: string }> };
   return new Set(page.data.map((record) => record.request_id));
 }
 
-function expectAllCallsSucceeded(from: number): Array<{ reqId: string }> {
-  const calls = requestsSince(from).filter((call) => call.url === '/v1/responses');
-  expect(calls.length).toBeGreaterThan(0);
-  expect(requestsSince(from).filter((call) => call.status >= 400)).toEqual([]);
-  return calls;
+/** Every call succeeded; returns the `/v1/responses` calls (at least one). */
+function expectResponsesCallsSucceeded(from: number): Array<{ reqId: string }> {
+  return expectAllCallsSucceeded(harness, from, '/v1/responses').filter((call) => call.url === '/v1/responses');
 }
 
 describe.each(MODELS)('Codex CLI on %s', (model) => {
@@ -122,7 +95,7 @@ describe.each(MODELS)('Codex CLI on %s', (model) => {
       expect(completed?.usage?.input_tokens).toBeGreaterThan(0);
       expect(completed?.usage?.output_tokens).toBeGreaterThan(0);
       expect(all.some((event) => event.type === 'turn.failed' || event.type === 'error')).toBe(false);
-      const calls = expectAllCallsSucceeded(from);
+      const calls = expectResponsesCallsSucceeded(from);
       const recorded = await usageRecordIds();
       for (const call of calls) expect(recorded.has(call.reqId)).toBe(true);
     },
@@ -144,7 +117,7 @@ describe.each(MODELS)('Codex CLI on %s', (model) => {
       // The model's next turn saw the tool's output (the simulator quotes the tool results it was given).
       const message = all.filter((event) => event.type === 'item.completed' && event.item?.type === 'agent_message').at(-1);
       expect(message?.item?.text).toContain(SECRET);
-      const calls = expectAllCallsSucceeded(from);
+      const calls = expectResponsesCallsSucceeded(from);
       expect(calls.length).toBeGreaterThanOrEqual(2);
     },
     TEST_TIMEOUT_MS,

@@ -8,18 +8,14 @@
  * tool round trip (the simulator's directive makes the model call the CLI's own `read_file` on a file of this test;
  * the next turn quotes it). Every call the CLI makes must succeed.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentBin } from '../helpers/agents-package.js';
+import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, requestsSince, runAgent, type AgentRun, type LoggedRequest } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
-/** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
-const RUN_TIMEOUT_MS = 240_000;
-const TEST_TIMEOUT_MS = 300_000;
 
 let harness: TestGateway;
 let key: string;
@@ -41,43 +37,15 @@ afterAll(async () => {
   for (const directory of [workDir, home]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
+/** Runs `gemini` with only its user's configuration: the gateway's address and key, a fresh HOME. */
+function gemini(args: string[]): Promise<AgentRun> {
+  const env = { HOME: home, GOOGLE_GEMINI_BASE_URL: harness.gateway.url, GEMINI_API_KEY: key, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  return runAgent('gemini', args, workDir, env);
 }
 
-/** Runs `gemini` with only its user's configuration: the gateway's address and key, a fresh HOME, a plain PATH. */
-function gemini(args: string[]): Promise<Run> {
-  const env = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    GOOGLE_GEMINI_BASE_URL: harness.gateway.url,
-    GEMINI_API_KEY: key,
-    GEMINI_CLI_TRUST_WORKSPACE: 'true',
-  };
-  return new Promise((resolve) => {
-    const child = execFile(agentBin('gemini'), args, { cwd: workDir, env, timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
-}
-
-/** The gateway's request log lines written since `from`: every call the CLI made, with its status. */
-function requestsSince(from: number): Array<{ method: string; url: string; status: number }> {
-  return harness.logs
-    .slice(from)
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.includes('"msg":"request"'))
-    .map((line) => JSON.parse(line) as { method: string; url: string; status: number });
-}
-
-function expectAllCallsSucceeded(from: number, model: string): Array<{ method: string; url: string; status: number }> {
-  const calls = requestsSince(from);
-  expect(calls.some((call) => call.url === `/v1beta/models/${model}:streamGenerateContent`)).toBe(true);
-  expect(calls.filter((call) => call.status >= 400)).toEqual([]);
-  return calls;
+/** Every call succeeded, the model's streamGenerateContent among them; returns all the calls. */
+function expectGeminiCallsSucceeded(from: number, model: string): LoggedRequest[] {
+  return expectAllCallsSucceeded(harness, from, `/v1beta/models/${model}:streamGenerateContent`);
 }
 
 type StreamLine = { type: string; role?: string; content?: string; tool_name?: string; status?: string; output?: string; stats?: { input_tokens?: number; output_tokens?: number; total_tokens?: number } };
@@ -101,7 +69,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       const run = await gemini(['-p', 'Say hi to the toll gate.', '-m', model]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('You said:');
-      expectAllCallsSucceeded(from, model);
+      expectGeminiCallsSucceeded(from, model);
     },
     TEST_TIMEOUT_MS,
   );
@@ -119,7 +87,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       // The CLI reads the usage from the stream's last chunk: the prompt's tokens arrive, not 0.
       expect(result.stats?.input_tokens ?? 0).toBeGreaterThan(0);
       expect(result.stats?.output_tokens ?? 0).toBeGreaterThan(0);
-      expectAllCallsSucceeded(from, model);
+      expectGeminiCallsSucceeded(from, model);
     },
     TEST_TIMEOUT_MS,
   );
@@ -132,7 +100,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('You said:');
       // One call: the CLI did not retry a stream it could not parse.
-      expect(expectAllCallsSucceeded(from, model)).toHaveLength(1);
+      expect(expectGeminiCallsSucceeded(from, model)).toHaveLength(1);
     },
     TEST_TIMEOUT_MS,
   );
@@ -144,7 +112,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       writeFileSync(join(workDir, 'pixel.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
       const from = harness.logs.length;
       const run = await gemini(['-p', 'Describe @pixel.png in one line.', '-m', model]);
-      const calls = requestsSince(from);
+      const calls = requestsSince(harness, from);
       if (model.startsWith('delta-')) {
         // Refused where the CLI first asks (400 naming the image), nothing billed; no turn is answered.
         expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(400);
@@ -154,7 +122,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       expect(calls.find((call) => call.url === `/v1beta/models/${model}:countTokens`)?.status).toBe(200);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('You said:');
-      expectAllCallsSucceeded(from, model);
+      expectGeminiCallsSucceeded(from, model);
     },
     TEST_TIMEOUT_MS,
   );
@@ -175,7 +143,7 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       // The second turn quotes the tool's output: the CLI sent the functionResponse back and the model read it.
       expect(assistantText(lines)).toContain(secret);
       expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'success' });
-      const calls = expectAllCallsSucceeded(from, model);
+      const calls = expectGeminiCallsSucceeded(from, model);
       expect(calls.filter((call) => call.url.endsWith(':streamGenerateContent')).length).toBeGreaterThanOrEqual(2);
     },
     TEST_TIMEOUT_MS,

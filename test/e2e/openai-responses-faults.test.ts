@@ -9,22 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { countTextTokens } from '../../src/canonical/count-tokens.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
+import { resilienceYaml } from '../helpers/resilience-yaml.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-haiku-4-5', 'beta-5.4', 'gamma-3.5-flash', 'delta-v4-flash'] as const;
 const FUNDS = parseUsd('10');
 const catalog = new ModelCatalog();
 /** Short vendor timeouts and two attempts, so the faults resolve within a test. */
-const YAML = `
-vendors:
-${['openai', 'anthropic', 'gemini', 'deepseek']
-  .map(
-    (vendor) => `  ${vendor}:
-    timeouts: { connectMs: 1000, firstByteMs: 400, nonStreamMs: 400, idleMs: 1000 }
-    retries: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 1500 }`,
-  )
-  .join('\n')}
-`;
+const YAML = resilienceYaml();
 
 let harness: TestGateway;
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { countTextTokens } from '../../src/canonical/count-tokens.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
+import { resilienceYaml } from '../helpers/resilience-yaml.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 let harness: TestGateway;
@@ -147,24 +148,12 @@ describe('vendor faults reach the client as well-formed errors', () => {
   });
 });
 
-/**
+/*
  * Every fault the simulator injects, through both client APIs (OpenAI SDK → an OpenAI-vendor model,
  * Anthropic SDK → an Anthropic-vendor model), stream and non-stream, with short timeouts and two attempts.
  * Each request runs on a fresh funded account, so its balance, ledger and holds show what that request did.
  */
-function resilienceYaml(keepAliveMs: number): string {
-  return `
-streamKeepAliveMs: ${keepAliveMs}
-vendors:
-${['openai', 'anthropic', 'gemini', 'deepseek']
-  .map(
-    (vendor) => `  ${vendor}:
-    timeouts: { connectMs: 1000, firstByteMs: 400, nonStreamMs: 400, idleMs: 1000 }
-    retries: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 1500 }`,
-  )
-  .join('\n')}
-`;
-}
+
 /** Keep-alives (and the stream-start window) short enough to observe; see also the stream-start suite. */
 const RESILIENCE_YAML = resilienceYaml(150);
 const FUNDS = parseUsd('10');

@@ -6,7 +6,7 @@ import { pageLimit } from '../../http/query-params.js';
 import type { ChatExchange, ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { validationError } from '../shared/format-validation-error.js';
 import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
-import { decodeResponsesRequest, parseResponsesRequest, type DecodedResponsesRequest } from './responses-decode-request.js';
+import { decodeResponsesRequest, parseResponsesRequest, type DecodedResponsesRequest, type ParsedResponsesRequest } from './responses-decode-request.js';
 import { encodeResponsesResponse, type ResponsesContext } from './responses-encode-response.js';
 import { ResponsesStreamEncoder } from './responses-encode-stream.js';
 import { pageInputItems, presentStoredResponse, type StoredResponses } from './stored-responses.js';
@@ -21,12 +21,7 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
   app.post('/v1/responses', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const parsed = parseResponsesRequest(request.body);
     const accountId = request.auth!.account.id;
-    if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
-    let history: Array<Record<string, unknown>> = [];
-    if (parsed.previous_response_id != null) {
-      if (stored === undefined) throw previousNotFound(parsed.previous_response_id);
-      history = await stored.conversation(accountId, parsed.previous_response_id);
-    }
+    const history = await resolveStoredContext(stored, accountId, parsed);
     const decoded = decodeResponsesRequest(parsed, history);
     const store = decoded.options.store ? stored : undefined;
     // Checked before anything is billed: a conversation too large to keep is refused, not served and then lost.
@@ -65,13 +60,7 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     const body = request.body;
     const withInput = body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { input?: unknown }).input == null ? { ...body, input: [] } : body;
     const parsed = parseResponsesRequest(withInput);
-    const accountId = request.auth!.account.id;
-    if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
-    let history: Array<Record<string, unknown>> = [];
-    if (parsed.previous_response_id != null) {
-      if (stored === undefined) throw previousNotFound(parsed.previous_response_id);
-      history = await stored.conversation(accountId, parsed.previous_response_id);
-    }
+    const history = await resolveStoredContext(stored, request.auth!.account.id, parsed);
     const { request: canonical } = decodeResponsesRequest(parsed, history);
     return { object: 'response.input_tokens', input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
   });
@@ -112,6 +101,17 @@ const inputItemsQuery = z.looseObject({
 });
 
 /** `include[]=a&include[]=b` (the SDK's form) or `include=a`. */
+/**
+ * What a request draws from the store, for a reply and for its token count alike: its `item_reference` inputs
+ * replaced (in `parsed`) by the items they name, and the conversation of its `previous_response_id` (returned).
+ */
+async function resolveStoredContext(stored: StoredResponses | undefined, accountId: string, parsed: ParsedResponsesRequest): Promise<Array<Record<string, unknown>>> {
+  if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
+  if (parsed.previous_response_id == null) return [];
+  if (stored === undefined) throw previousNotFound(parsed.previous_response_id);
+  return stored.conversation(accountId, parsed.previous_response_id);
+}
+
 function includeOf(query: Record<string, unknown>): string[] {
   const values = [query['include[]'], query.include].flat().filter((value): value is string => typeof value === 'string');
   for (const value of values) if (value === '') throw invalidRequest("'include' holds an empty value.", 'include');

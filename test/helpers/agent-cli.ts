@@ -1,0 +1,56 @@
+/**
+ * What the agent-CLI suites (Claude Code, Codex, Gemini CLI) share: run the real CLI with only its user's
+ * configuration, and read the gateway's request log to check every call the CLI made.
+ */
+import { execFile } from 'node:child_process';
+import { expect } from 'vitest';
+import { agentBin } from './agents-package.js';
+import type { TestGateway } from './test-gateway.js';
+
+/** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
+export const AGENT_RUN_TIMEOUT_MS = 240_000;
+export const AGENT_TEST_TIMEOUT_MS = 300_000;
+
+export interface AgentRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs an agent CLI in `cwd` with `env` and a plain PATH as its whole environment (nothing of this process's
+ * configuration leaks in), stdin closed. Resolves with its exit code and output, never rejects.
+ */
+export function runAgent(name: 'claude' | 'codex' | 'gemini', args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
+  const fullEnv = { PATH: '/usr/local/bin:/usr/bin:/bin', ...env };
+  return new Promise((resolve) => {
+    const child = execFile(agentBin(name), args, { cwd, env: fullEnv, timeout: AGENT_RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+    child.stdin?.end();
+  });
+}
+
+export interface LoggedRequest {
+  method: string;
+  url: string;
+  status: number;
+  reqId: string;
+}
+
+/** The gateway's request log lines written since `from` (an index into `harness.logs`): every call made, with its status. */
+export function requestsSince(harness: TestGateway, from: number): LoggedRequest[] {
+  return harness.logs
+    .slice(from)
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.includes('"msg":"request"'))
+    .map((line) => JSON.parse(line) as LoggedRequest);
+}
+
+/** Asserts the CLI called `url` and no call since `from` failed; returns those calls. */
+export function expectAllCallsSucceeded(harness: TestGateway, from: number, url: string): LoggedRequest[] {
+  const calls = requestsSince(harness, from);
+  expect(calls.some((call) => call.url === url)).toBe(true);
+  expect(calls.filter((call) => call.status >= 400)).toEqual([]);
+  return calls;
+}
