@@ -4,7 +4,6 @@
  * $0.05 a day, on an account with $100: the key's spend never passes its limit, and the ledger equals the balance.
  * The setup follows scale-out.test.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import pg from 'pg';
@@ -16,44 +15,17 @@ import { DEFAULT_TIERS } from '../../src/ratelimit/tiers.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
 import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
-import { BUILT_CLI } from '../helpers/cli-path.js';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
 
-const CLI = process.env.TOLLGATE_TEST_CLI ?? BUILT_CLI;
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-interface Instance {
-  url: string;
-  child: ChildProcess;
-}
-
-async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    output += chunk;
-  });
-  child.stdout!.setEncoding('utf8');
-  for await (const chunk of child.stdout!) {
-    output += chunk as string;
-    const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-    if (match) {
-      child.stdout!.resume();
-      return { url: match[1]!, child };
-    }
-  }
-  throw new Error(`gateway exited before listening: ${output}`);
-}
 
 describe('a key spend limit across three gateway processes on one PostgreSQL', () => {
   const schema = `tollgate_keylimit_${randomBytes(6).toString('hex')}`;
   let simulator: Awaited<ReturnType<typeof startSimulator>>;
-  let instances: Instance[] = [];
+  let instances: GatewayProcess[] = [];
   let proxy: RoundRobinProxy;
   let storage: Storage;
   let admin: pg.Client;
@@ -69,7 +41,7 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
       OPENAI_BASE_URL: simulator.baseUrls.openai,
       FREE_TOKENS_PER_DAY: '0',
     };
-    instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
+    instances = await Promise.all([startGatewayProcess(env), startGatewayProcess(env), startGatewayProcess(env)]);
     proxy = await startRoundRobinProxy(instances.map((instance) => instance.url));
     storage = await openStorage(POSTGRES_URL, { postgresSchema: schema });
   }, 60_000);

@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadRedisUrl } from '../helpers/free-port.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
-import { BUILT_CLI } from '../helpers/cli-path.js';
+import { startGatewayProcess } from '../helpers/gateway-process.js';
 
 let harness: TestGateway;
 
@@ -115,20 +115,12 @@ describe('the optional tokens-per-minute limit of a tier', () => {
 });
 
 describe('rate limits shared through Redis by two gateway processes', () => {
-  const CLI = BUILT_CLI;
   const processes: ChildProcess[] = [];
 
   async function startProcess(env: Record<string, string>): Promise<string> {
-    const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const { url, child } = await startGatewayProcess(env);
     processes.push(child);
-    let output = '';
-    child.stdout!.setEncoding('utf8');
-    for await (const chunk of child.stdout!) {
-      output += chunk as string;
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) return match[1]!;
-    }
-    throw new Error(`gateway exited: ${output}`);
+    return url;
   }
 
   afterAll(async () => {

@@ -5,7 +5,6 @@
  * Set TOLLGATE_TEST_CLI to run another build of the CLI (e.g. `npx tsc -p tsconfig.json --outDir /tmp/x`, with
  * /tmp/x/node_modules linked to the repository's); `npm test` builds dist first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import pg from 'pg';
@@ -20,9 +19,8 @@ import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
-import { BUILT_CLI } from '../helpers/cli-path.js';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 
-const CLI = process.env.TOLLGATE_TEST_CLI ?? BUILT_CLI;
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
  * Test-sized timers: holds of a killed instance expire after 15 s (production: at least 60 s), each instance
@@ -32,33 +30,6 @@ const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379
  */
 const RESERVATION_TTL_MS = 15_000;
 
-interface Instance {
-  url: string;
-  child: ChildProcess;
-}
-
-async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    output += chunk;
-  });
-  child.stdout!.setEncoding('utf8');
-  for await (const chunk of child.stdout!) {
-    output += chunk as string;
-    const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-    if (match) {
-      // Keep draining, so a chatty instance never blocks on a full pipe.
-      child.stdout!.resume();
-      return { url: match[1]!, child };
-    }
-  }
-  throw new Error(`gateway exited before listening: ${output}`);
-}
 
 function chat(baseUrl: string, key: string, content = 'Hello [[sim words=3]]', extra: Record<string, unknown> = {}): Promise<Response> {
   return fetch(`${baseUrl}/v1/chat/completions`, {
@@ -71,7 +42,7 @@ function chat(baseUrl: string, key: string, content = 'Hello [[sim words=3]]', e
 describe('scale-out: three gateway processes on one PostgreSQL and one Redis', () => {
   const schema = `tollgate_scale_${randomBytes(6).toString('hex')}`;
   let simulator: Awaited<ReturnType<typeof startSimulator>>;
-  let instances: Instance[] = [];
+  let instances: GatewayProcess[] = [];
   let proxy: RoundRobinProxy;
   let storage: Storage;
   let accounts: AccountService;
@@ -96,7 +67,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
       // Each instance writes the checkpoints of its streams' delivered output twice a second (production: 3 s).
       CHECKPOINT_INTERVAL_MS: '500',
     };
-    instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
+    instances = await Promise.all([startGatewayProcess(env), startGatewayProcess(env), startGatewayProcess(env)]);
     proxy = await startRoundRobinProxy(instances.map((instance) => instance.url));
     storage = await openStorage(POSTGRES_URL, { postgresSchema: schema });
     accounts = new AccountService(storage.accounts);
