@@ -49,7 +49,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format
                         with the floor, and translated), a 20-chunk translated stream at c1 to measure them
                         against, and prompts of 32 KB and 256 KB at c16 with the floor; reports per-chunk CPU.
-                        7 more scenarios: about 1 min more with the default rounds (per backend), 20 s with --quick
+                        7 more scenarios: about 2 min more with the default rounds on SQLite (where the floor
+                        runs), 1.5 min on PostgreSQL; 20-30 s per backend with --quick
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes), one request at a time: requests 1,500 to 3,000 of each
