@@ -6,9 +6,9 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { replyText } from './mock-reply.js';
+import { REPLY_CHUNKS, replyText } from './mock-reply.js';
 import { jsonReplyProblem, snippet, StreamCheck } from './response-checks.js';
-import { requestBodyParts, type Scenario, type Target, type TargetName } from './scenarios.js';
+import { requestBodyParts, type RequestShape, type Scenario, type Target, type TargetName } from './scenarios.js';
 import { SampleList } from './stats.js';
 
 /** No single request may hang a round: beyond this it counts as a failure. */
@@ -30,7 +30,7 @@ export class TargetClient {
   constructor(
     readonly target: Target,
     connections: number,
-    private readonly scenario: Pick<Scenario, 'stream' | 'paceMs'>,
+    private readonly scenario: RequestShape,
     private readonly noncePrefix: string,
   ) {
     this.pool = new Pool(target.origin, {
@@ -44,7 +44,7 @@ export class TargetClient {
       target.protocol === 'openai'
         ? { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` }
         : { 'content-type': 'application/json', 'x-api-key': target.apiKey, 'anthropic-version': '2023-06-01' };
-    this.bodies = requestBodyParts(target, scenario.stream, scenario.paceMs);
+    this.bodies = requestBodyParts(target, scenario.stream, scenario.paceMs, scenario);
   }
 
   /**
@@ -55,6 +55,7 @@ export class TargetClient {
   async send(): Promise<Outcome> {
     const nonce = `${this.noncePrefix}${(this.sent++).toString(36)}`;
     const { stream, paceMs } = this.scenario;
+    const chunks = this.scenario.chunks ?? REPLY_CHUNKS;
     const startedAt = performance.now();
     let status: number | undefined;
     try {
@@ -70,11 +71,11 @@ export class TargetClient {
         return { ok: false, latencyMs: performance.now() - startedAt, status, problem: `status ${status}: ${snippet(text)}` };
       }
       if (!stream) {
-        const problem = jsonReplyProblem(this.target.protocol, await response.body.text(), replyText(nonce));
+        const problem = jsonReplyProblem(this.target.protocol, await response.body.text(), replyText(nonce, chunks), chunks);
         const latencyMs = performance.now() - startedAt;
         return problem === undefined ? { ok: true, latencyMs, ttftMs: undefined, bunchedDeltas: 0 } : { ok: false, latencyMs, status, problem };
       }
-      const check = new StreamCheck(this.target.protocol, replyText(nonce));
+      const check = new StreamCheck(this.target.protocol, replyText(nonce, chunks), chunks);
       let ttftMs: number | undefined;
       let lastDeltaAt = 0;
       let bunchedDeltas = 0;

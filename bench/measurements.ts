@@ -64,6 +64,9 @@ export interface ScenarioSummary {
   paceMs: number;
   stream: boolean;
   concurrency: number;
+  /** Content deltas per reply and prompt filler in KiB: the request shape (see SHAPE_SCENARIOS). */
+  chunks: number;
+  promptKiB: number;
   rounds: number;
   failed: boolean;
   direct: TargetSummary;
@@ -97,6 +100,8 @@ export class ScenarioMeasurements {
       paceMs: this.scenario.paceMs,
       stream: this.scenario.stream,
       concurrency: this.scenario.concurrency,
+      chunks: this.scenario.chunks,
+      promptKiB: this.scenario.promptKiB,
       rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
       failed: direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0 || floorFailed,
       direct,

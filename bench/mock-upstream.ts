@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { commandLineOption, listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
-import { COMPLETION_TOKENS, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, replyChunks, replyText } from './mock-reply.js';
+import { CHUNKS_PATTERN, completionTokens, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, REPLY_CHUNKS, replyChunks, replyText } from './mock-reply.js';
 
 interface ParsedRequest {
   model: string;
@@ -21,15 +21,19 @@ interface ParsedRequest {
   includeUsage: boolean;
   nonce: string;
   paceMs: number;
+  /** Content deltas of the reply (REPLY_CHUNKS unless the prompt asks for more). */
+  chunks: number;
 }
 
-const OPENAI_USAGE = JSON.stringify({
-  prompt_tokens: PROMPT_TOKENS,
-  completion_tokens: COMPLETION_TOKENS,
-  total_tokens: PROMPT_TOKENS + COMPLETION_TOKENS,
-  prompt_tokens_details: { cached_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 0 },
-});
+function openaiUsage(completion: number): string {
+  return JSON.stringify({
+    prompt_tokens: PROMPT_TOKENS,
+    completion_tokens: completion,
+    total_tokens: PROMPT_TOKENS + completion,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  });
+}
 
 function parse(raw: string): ParsedRequest | string {
   let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null; messages?: unknown };
@@ -47,6 +51,7 @@ function parse(raw: string): ParsedRequest | string {
     includeUsage: body.stream_options?.include_usage === true,
     nonce,
     paceMs: Number(PACE_PATTERN.exec(raw)?.[1] ?? 0),
+    chunks: Number(CHUNKS_PATTERN.exec(raw)?.[1] ?? REPLY_CHUNKS),
   };
 }
 
@@ -74,20 +79,21 @@ function openai(request: ParsedRequest, response: ServerResponse): Promise<void>
   const model = JSON.stringify(request.model);
   const created = Math.floor(Date.now() / 1000);
   const id = `chatcmpl-bench${request.nonce}`;
+  const usage = openaiUsage(completionTokens(request.chunks));
   if (!request.stream) {
-    const content = JSON.stringify(replyText(request.nonce));
+    const content = JSON.stringify(replyText(request.nonce, request.chunks));
     return json(
       response,
       200,
-      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${content},"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":${OPENAI_USAGE}}`,
+      `{"id":"${id}","object":"chat.completion","created":${created},"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${content},"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":${usage}}`,
     );
   }
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`;
-  const content = replyChunks(request.nonce).map(
+  const content = replyChunks(request.nonce, request.chunks).map(
     (chunk) => `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk)}},"logprobs":null,"finish_reason":null}]}\n\n`,
   );
   const tail = [`${head}{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\n`];
-  if (request.includeUsage) tail.push(`${head}],"usage":${OPENAI_USAGE}}\n\n`);
+  if (request.includeUsage) tail.push(`${head}],"usage":${usage}}\n\n`);
   tail.push('data: [DONE]\n\n');
   const start = `${head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
   return writeEvents(response, [start], content, tail, request.paceMs);
@@ -96,12 +102,13 @@ function openai(request: ParsedRequest, response: ServerResponse): Promise<void>
 function anthropic(request: ParsedRequest, response: ServerResponse): Promise<void> | void {
   const model = JSON.stringify(request.model);
   const id = `msg_bench${request.nonce}`;
+  const output = completionTokens(request.chunks);
   if (!request.stream) {
-    const text = JSON.stringify(replyText(request.nonce));
+    const text = JSON.stringify(replyText(request.nonce, request.chunks));
     return json(
       response,
       200,
-      `{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[{"type":"text","text":${text}}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":${PROMPT_TOKENS},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":${COMPLETION_TOKENS}}}`,
+      `{"id":"${id}","type":"message","role":"assistant","model":${model},"content":[{"type":"text","text":${text}}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":${PROMPT_TOKENS},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":${output}}}`,
     );
   }
   const event = (type: string, data: string): string => `event: ${type}\ndata: ${data}\n\n`;
@@ -112,12 +119,12 @@ function anthropic(request: ParsedRequest, response: ServerResponse): Promise<vo
     ),
     event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
   ];
-  const content = replyChunks(request.nonce).map((chunk) =>
+  const content = replyChunks(request.nonce, request.chunks).map((chunk) =>
     event('content_block_delta', `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk)}}}`),
   );
   const tail = [
     event('content_block_stop', '{"type":"content_block_stop","index":0}'),
-    event('message_delta', `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${COMPLETION_TOKENS}}}`),
+    event('message_delta', `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${output}}}`),
     event('message_stop', '{"type":"message_stop"}'),
   ];
   return writeEvents(response, head, content, tail, request.paceMs);

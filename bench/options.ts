@@ -25,6 +25,14 @@ export interface BenchOptions {
   /** Where the JSON record goes; undefined: bench/results/latest.json. */
   out: string | undefined;
   quick: boolean;
+  /** Add the long-stream and large-prompt scenarios (SHAPE_SCENARIOS). */
+  shapes: boolean;
+  /** The noise-free mode: instructions per request under callgrind instead of the timed scenarios. */
+  callgrind: boolean;
+  /** Callgrind mode: requests of each kind before counting (V8 still compiles before that). */
+  callgrindWarmup: number;
+  /** Callgrind mode: counted requests of each kind (a tenth of them for 500-chunk streams). */
+  callgrindRequests: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -38,6 +46,18 @@ export const USAGE = `Usage: npm run bench -- [options]
                         each route, JSON and stream (default 2000; 400 with --quick)
   --round-trips N       requests per route kind for the PostgreSQL/Redis round-trip count (default 200; 40 with --quick)
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
+  --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format
+                        with the floor, and translated), a 20-chunk translated stream at c1 to measure them
+                        against, and prompts of 32 KB and 256 KB at c16 with the floor; reports per-chunk CPU.
+                        7 more scenarios: about 2 min more with the default rounds on SQLite (where the floor
+                        runs), 1.5 min on PostgreSQL; 20-30 s per backend with --quick
+  --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
+                        gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
+                        500-chunk stream with --shapes), one request at a time: requests 1,500 to 3,000 of each
+                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower)
+  --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
+  --callgrind-requests N
+                        callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops; the
@@ -62,6 +82,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     strict: true,
     options: {
       quick: { type: 'boolean' },
+      shapes: { type: 'boolean' },
+      callgrind: { type: 'boolean' },
+      'callgrind-warmup': { type: 'string' },
+      'callgrind-requests': { type: 'string' },
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
@@ -84,6 +108,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
   }
   return {
     quick,
+    shapes: values.shapes === true,
+    callgrind: values.callgrind === true,
+    callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 1500,
+    callgrindRequests: wholeNumber('callgrind-requests', values['callgrind-requests'], 1) ?? 1500,
     rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 4),
     durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 400 : 1500),
     warmupMs: wholeNumber('warmup-ms', values['warmup-ms'], 0) ?? (quick ? 150 : 500),

@@ -183,18 +183,19 @@ export interface LaunchOptions {
   nodeFlags?: readonly string[];
   /** The script to run; the built CLI unless given. */
   script?: string;
+  /** A command node runs under, e.g. valgrind and its flags (the noise-free mode); it must keep node's pid. */
+  wrapper?: readonly string[];
 }
 
 /**
  * Starts `node [flags] script args`, through `taskset -c N` when pinned. taskset sets the affinity and then
- * execs node in place, so the pid we hold is still the pid of the process we measure and signal.
+ * execs node in place, so the pid we hold is still the pid of the process we measure and signal (valgrind, as
+ * a wrapper, runs node in its own process too).
  */
 export function startProcess(name: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, launch: LaunchOptions = { core: null }): ManagedProcess {
-  const nodeArgs = [...(launch.nodeFlags ?? []), launch.script ?? CLI_PATH, ...args];
-  const child =
-    launch.core === null
-      ? spawn(process.execPath, nodeArgs, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('taskset', ['-c', String(launch.core), process.execPath, ...nodeArgs], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(launch.wrapper ?? []), process.execPath, ...(launch.nodeFlags ?? []), launch.script ?? CLI_PATH, ...args];
+  const [file = process.execPath, ...rest] = launch.core === null ? command : ['taskset', '-c', String(launch.core), ...command];
+  const child = spawn(file, rest, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return new ManagedProcess(name, child);
 }
 

@@ -9,6 +9,7 @@ import type { LimiterCost } from './limiter-cost.js';
 import { describeNoise } from './machine-noise.js';
 import type { Comparison, ScenarioSummary, TargetSummary } from './measurements.js';
 import type { BenchOptions } from './options.js';
+import { perChunkCosts } from './per-chunk.js';
 import { floorRatio, type BackendRun, type TargetRow } from './targets.js';
 
 export interface BenchReport {
@@ -38,7 +39,7 @@ export interface BenchReport {
   mockOutputTail: string[];
 }
 
-export function writeReport(path: string, report: BenchReport): void {
+export function writeReport(path: string, report: object): void {
   mkdirSync(dirname(path), { recursive: true });
   // NaN (no samples) is not JSON: it becomes null rather than a crash or a silent 0.
   const json = JSON.stringify(report, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2);
@@ -110,6 +111,26 @@ function floorLines(scenarios: readonly ScenarioSummary[]): string[] {
   return lines;
 }
 
+/** `--shapes`: what one more chunk of a long stream costs, gateway and floor, and the whole stream's CPU ratio. */
+function perChunkLines(scenarios: readonly ScenarioSummary[]): string[] {
+  const rows = perChunkCosts(scenarios);
+  if (rows.length === 0) return [];
+  const micros = (value: number | null): string => (value === null || !Number.isFinite(value) ? '-' : `${value.toFixed(2)} µs`);
+  const lines = [
+    'per-chunk CPU (long stream minus the 20-chunk stream of its route, c1, over the extra chunks); gw/floor: the multiple',
+    `${'long stream'.padEnd(38)}${'gw/chunk'.padStart(12)}${'floor/chunk'.padStart(13)}${'gw/floor'.padStart(10)}${'gw CPU/stream'.padStart(15)}${'floor CPU/stream'.padStart(18)}${'gw/floor'.padStart(10)}`,
+  ];
+  for (const row of rows) {
+    lines.push(
+      `${row.id.padEnd(38)}${micros(row.gatewayMicrosPerChunk).padStart(12)}${micros(row.floorMicrosPerChunk).padStart(13)}` +
+        `${(floorRatio(row.gatewayMicrosPerChunk, row.floorMicrosPerChunk ?? undefined) ?? '-').padStart(10)}` +
+        `${`${ms(row.gatewayStreamMs)} ms`.padStart(15)}${(row.floorStreamMs === null ? '-' : `${ms(row.floorStreamMs)} ms`).padStart(18)}` +
+        `${(floorRatio(row.gatewayStreamMs, row.floorStreamMs ?? undefined) ?? '-').padStart(10)}`,
+    );
+  }
+  return lines;
+}
+
 function backendSection(run: BackendRun, options: BenchOptions): string {
   if (run.skipped !== undefined) return `== ${run.label}: skipped (${run.skipped})`;
   const withFloor = run.scenarios.some((scenario) => scenario.floor !== null);
@@ -118,6 +139,7 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
     scenarioHeader('gw'),
     ...run.scenarios.map((scenario) => scenarioLine(scenario, scenario.gateway, scenario.comparison)),
     ...floorLines(run.scenarios),
+    ...perChunkLines(run.scenarios),
   ];
   if (run.noise !== null) lines.push(describeNoise(run.noise));
   for (const scenario of run.scenarios) {

@@ -86,3 +86,39 @@ describe('StreamCheck', () => {
     expect(streamProblem('anthropic', early, 'na')).toMatch(/before message_stop/);
   });
 });
+
+describe.each(['openai', 'anthropic'] as const)('%s replies of the --shapes scenarios', (protocol) => {
+  /** The mock's answer to a request of the given shape, as the load client sends it. */
+  async function shapedReply(stream: boolean, nonce: string, shape: { chunks?: number; promptKiB?: number }): Promise<{ text: string; bodyBytes: number }> {
+    const route = protocol === 'openai' ? ROUTES['same-format'] : ROUTES['openai-to-anthropic'];
+    const { direct } = targetsFor(route, mock.origin, 'http://unused', 'unused');
+    const { before, after } = requestBodyParts(direct, stream, 0, shape);
+    const body = before + nonce + after;
+    const response = await request(`${mock.origin}${direct.path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    expect(response.statusCode).toBe(200);
+    return { text: await response.body.text(), bodyBytes: Buffer.byteLength(body) };
+  }
+
+  it('a 500-chunk stream arrives in 500 content deltas with 500 completion tokens, and the 20-chunk check refuses it', async () => {
+    const { text } = await shapedReply(true, 'l1', { chunks: 500 });
+    const check = new StreamCheck(protocol, replyText('l1', 500), 500);
+    expect(check.push(Buffer.from(text))).toBe(500);
+    expect(check.finish()).toBeUndefined();
+    const shortCheck = new StreamCheck(protocol, replyText('l1', 500));
+    shortCheck.push(Buffer.from(text));
+    expect(shortCheck.finish()).toMatch(/500 content deltas, the mock sent 20|usage/);
+  });
+
+  it('a JSON reply of 500 chunks carries their text and usage', async () => {
+    const { text } = await shapedReply(false, 'l2', { chunks: 500 });
+    expect(jsonReplyProblem(protocol, text, replyText('l2', 500), 500)).toBeUndefined();
+    expect(jsonReplyProblem(protocol, text, replyText('l2', 500))).toMatch(/usage/);
+  });
+
+  it('a 32 KB prompt makes a request body of at least 32 KiB and the usual reply', async () => {
+    const { text, bodyBytes } = await shapedReply(false, 'l3', { promptKiB: 32 });
+    expect(bodyBytes).toBeGreaterThanOrEqual(32 * 1024);
+    expect(bodyBytes).toBeLessThan(33 * 1024);
+    expect(jsonReplyProblem(protocol, text, replyText('l3'))).toBeUndefined();
+  });
+});

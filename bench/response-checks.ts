@@ -1,16 +1,17 @@
 /**
  * What counts as a correct answer, so a fast wrong answer (an error body, an empty or cut stream, another
  * request's reply, missing usage) cannot win the comparison. Every reply must carry exactly the text the
- * mock upstream sent for this request's nonce, in 20 content deltas when streamed, and exactly the mock's
- * usage. Written independently of the gateway's own SSE decoder and encoders: the bench must not share the
+ * mock upstream sent for this request's nonce, in as many content deltas as it sent (20 unless the scenario
+ * asks for a long stream) when streamed, and exactly the mock's usage. Written independently of the gateway's own SSE decoder and encoders: the bench must not share the
  * code whose output it judges.
  */
-import { COMPLETION_TOKENS, PROMPT_TOKENS, REPLY_CHUNKS } from './mock-reply.js';
+import { completionTokens, PROMPT_TOKENS, REPLY_CHUNKS } from './mock-reply.js';
 
 export type Protocol = 'openai' | 'anthropic';
 
 /** Why a non-stream body is not the expected reply, or undefined when it is. */
-export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedText: string): string | undefined {
+export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedText: string, chunks = REPLY_CHUNKS): string | undefined {
+  const completion = completionTokens(chunks);
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -18,25 +19,25 @@ export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedT
     return `body is not JSON: ${snippet(bodyText)}`;
   }
   if (protocol === 'openai') {
-    const completion = body as { choices?: { message?: { content?: unknown } }[]; usage?: Record<string, unknown> };
-    const content = completion.choices?.[0]?.message?.content;
+    const reply = body as { choices?: { message?: { content?: unknown } }[]; usage?: Record<string, unknown> };
+    const content = reply.choices?.[0]?.message?.content;
     if (content !== expectedText) return `choices[0].message.content is not the mock's text: ${snippet(bodyText)}`;
-    return openaiUsageProblem(completion.usage) ?? undefined;
+    return openaiUsageProblem(reply.usage, completion) ?? undefined;
   }
   const message = body as { type?: unknown; content?: { type?: unknown; text?: unknown }[]; usage?: Record<string, unknown> };
   const text = (message.content ?? []).map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
   if (message.type !== 'message' || text !== expectedText) return `content text is not the mock's text: ${snippet(bodyText)}`;
-  if (message.usage?.input_tokens !== PROMPT_TOKENS || message.usage.output_tokens !== COMPLETION_TOKENS) {
-    return `usage is not input ${PROMPT_TOKENS} / output ${COMPLETION_TOKENS}: ${snippet(JSON.stringify(message.usage))}`;
+  if (message.usage?.input_tokens !== PROMPT_TOKENS || message.usage.output_tokens !== completion) {
+    return `usage is not input ${PROMPT_TOKENS} / output ${completion}: ${snippet(JSON.stringify(message.usage))}`;
   }
   return undefined;
 }
 
-function openaiUsageProblem(usage: Record<string, unknown> | null | undefined): string | undefined {
-  if (usage?.prompt_tokens === PROMPT_TOKENS && usage.completion_tokens === COMPLETION_TOKENS && usage.total_tokens === PROMPT_TOKENS + COMPLETION_TOKENS) {
+function openaiUsageProblem(usage: Record<string, unknown> | null | undefined, completion: number): string | undefined {
+  if (usage?.prompt_tokens === PROMPT_TOKENS && usage.completion_tokens === completion && usage.total_tokens === PROMPT_TOKENS + completion) {
     return undefined;
   }
-  return `usage is not ${PROMPT_TOKENS} + ${COMPLETION_TOKENS} tokens: ${snippet(JSON.stringify(usage ?? null))}`;
+  return `usage is not ${PROMPT_TOKENS} + ${completion} tokens: ${snippet(JSON.stringify(usage ?? null))}`;
 }
 
 /**
@@ -57,6 +58,7 @@ export class StreamCheck {
   constructor(
     private readonly protocol: Protocol,
     private readonly expectedText: string,
+    private readonly expectedChunks = REPLY_CHUNKS,
   ) {}
 
   push(piece: Uint8Array): number {
@@ -73,7 +75,7 @@ export class StreamCheck {
       return this.protocol === 'openai' ? 'stream ended without data: [DONE]' : 'stream ended without message_stop';
     }
     if (this.text !== this.expectedText) return `streamed text is not the mock's text: ${snippet(this.text)}`;
-    if (this.contentDeltas !== REPLY_CHUNKS) return `${this.contentDeltas} content deltas, the mock sent ${REPLY_CHUNKS}`;
+    if (this.contentDeltas !== this.expectedChunks) return `${this.contentDeltas} content deltas, the mock sent ${this.expectedChunks}`;
     if (!this.sawUsage) return 'stream had no usage with the mock\'s token counts';
     return undefined;
   }
@@ -128,7 +130,7 @@ export class StreamCheck {
     if (typeof content === 'string' && content.length > 0) this.delta(content);
     const usage = chunk.usage as Record<string, unknown> | null | undefined;
     if (usage !== null && usage !== undefined) {
-      const problem = openaiUsageProblem(usage);
+      const problem = openaiUsageProblem(usage, completionTokens(this.expectedChunks));
       if (problem !== undefined) this.problem = problem;
       else this.sawUsage = true;
     }
@@ -147,8 +149,9 @@ export class StreamCheck {
       case 'message_delta': {
         const usage = event.usage as { input_tokens?: unknown; output_tokens?: unknown } | undefined;
         const input = usage?.input_tokens ?? this.inputTokens;
-        if (input !== PROMPT_TOKENS || usage?.output_tokens !== COMPLETION_TOKENS) {
-          this.problem = `usage is not input ${PROMPT_TOKENS} / output ${COMPLETION_TOKENS}: ${snippet(JSON.stringify(event))}`;
+        const output = completionTokens(this.expectedChunks);
+        if (input !== PROMPT_TOKENS || usage?.output_tokens !== output) {
+          this.problem = `usage is not input ${PROMPT_TOKENS} / output ${output}: ${snippet(JSON.stringify(event))}`;
         } else {
           this.sawUsage = true;
         }

@@ -20,6 +20,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
+import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, type InstructionCount, type InstructionKind } from './instruction-count.js';
 import { measureLimiterCost } from './limiter-cost.js';
 import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
@@ -45,7 +46,7 @@ import {
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
-import { MAX_CONCURRENCY, ROUTES, SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
+import { LONG_STREAM_CHUNKS, MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -70,6 +71,9 @@ const SETTLEMENT_TAIL_MS = 100;
 const WARM_UP_CONCURRENCY = 16;
 /** A gateway under --cpu-prof writes its profile on exit, which can take a while for a long run. */
 const PROFILE_STOP_GRACE_MS = 20_000;
+/** Under callgrind node starts ~50x slower, slower still on a busy machine. */
+const CALLGRIND_START_TIMEOUT_MS = 600_000;
+const INSTRUCTIONS_PATH = fileURLToPath(new URL('../../bench/results/instructions.json', import.meta.url));
 
 function progress(message: string): void {
   process.stderr.write(`${message}\n`);
@@ -104,7 +108,13 @@ function profileFlags(context: Context, name: string, profile: boolean): string[
   return profile && context.options.cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`] : [];
 }
 
-async function startGateway(context: Context, name: string, settings: Record<string, string>, profile: boolean): Promise<{ gateway: ManagedProcess; origin: string }> {
+async function startGateway(
+  context: Context,
+  name: string,
+  settings: Record<string, string>,
+  profile: boolean,
+  wrapper?: readonly string[],
+): Promise<{ gateway: ManagedProcess; origin: string }> {
   const port = await freePort();
   // Every vendor family the routes use points at the mock; keys are required by the adapters, not checked by the mock.
   const env = childEnvironment({
@@ -122,10 +132,11 @@ async function startGateway(context: Context, name: string, settings: Record<str
     core: context.pinning.gatewayCore,
     nodeFlags: flags,
     ...(flags.length > 0 ? { script: SOURCE_CLI_PATH } : {}),
+    ...(wrapper === undefined ? {} : { wrapper }),
   });
   context.cleanup.stopProcess(gateway);
   const origin = `http://127.0.0.1:${port}`;
-  await waitForHealthy(`${origin}/healthz`, gateway);
+  await waitForHealthy(`${origin}/healthz`, gateway, wrapper === undefined ? undefined : CALLGRIND_START_TIMEOUT_MS);
   return { gateway, origin };
 }
 
@@ -392,9 +403,8 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
   return run;
 }
 
-async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<BenchReport> {
-  const startedAt = new Date();
-  const loadAverageAtStart = loadavg()[0] ?? 0;
+/** What every mode shares: placement, the temp dir and its tollgate.yaml, and the mock upstream. */
+async function prepare(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<Context> {
   const pinning = pinBenchProcess(options.pin);
   progress(`placement: ${pinning.description}`);
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
@@ -407,10 +417,18 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, { core: pinning.loadCore, script: MOCK_PATH });
   cleanup.stopProcess(mock);
   const mockOrigin = await listeningUrl(mock);
-  const context: Context = { options, pinning, directory, cleanup, stop, mock, mockOrigin, ticksPerSecond: clockTicksPerSecond() };
+  return { options, pinning, directory, cleanup, stop, mock, mockOrigin, ticksPerSecond: clockTicksPerSecond() };
+}
 
-  const scenarios = SCENARIOS.filter((scenario) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)));
-  if (scenarios.length === 0) throw new OptionsError(`--scenarios matched none of: ${SCENARIOS.map((scenario) => scenario.id).join(', ')}`);
+async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<BenchReport> {
+  const startedAt = new Date();
+  const loadAverageAtStart = loadavg()[0] ?? 0;
+  const context = await prepare(options, cleanup, stop);
+  const { pinning, directory, mock } = context;
+
+  const all = options.shapes ? [...SCENARIOS, ...SHAPE_SCENARIOS] : SCENARIOS;
+  const scenarios = all.filter((scenario) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)));
+  if (scenarios.length === 0) throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
 
   const runs: BackendRun[] = [];
   for (const name of options.backends) {
@@ -451,6 +469,69 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
     backends: runs,
     limiterCost,
     mockOutputTail: mock.outputTail(),
+  };
+}
+
+interface InstructionRecord {
+  startedAt: string;
+  finishedAt: string;
+  options: BenchOptions;
+  environment: { node: string; cpuModel: string; loadAverageAtStart: number; pinning: string };
+  counts: InstructionCount[];
+}
+
+/**
+ * The noise-free mode (instruction-count.ts): the gateway on SQLite with billing on, then the floor proxy, each
+ * alone under callgrind on the gateway's core, the same-format route, JSON and stream (and a 500-chunk stream with
+ * --shapes, a tenth as many requests: each is 25 short streams' worth of chunks).
+ */
+async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<InstructionRecord> {
+  const problem = await callgrindProblem();
+  if (problem !== undefined) throw new Error(problem);
+  const startedAt = new Date();
+  const loadAverageAtStart = loadavg()[0] ?? 0;
+  const context = await prepare(options, cleanup, stop);
+  const dumps = join(context.directory, 'callgrind');
+  mkdirSync(dumps);
+  const kinds: InstructionKind[] = [
+    { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
+    { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
+    // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
+    ...LONG_STREAM_CHUNKS.slice(0, options.shapes ? 1 : 0).map((chunks) => ({
+      kind: `stream-${chunks}ch`,
+      shape: { stream: true, paceMs: 0, chunks },
+      requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
+      warmupRequests: Math.round(options.callgrindWarmup / 10),
+    })),
+  ];
+  const counts: InstructionCount[] = [];
+  const backend = sqliteBackend(context.directory);
+  cleanup.closeLater(() => backend.drop());
+  const key = await createAccountKey(context, backend);
+  progress('== callgrind: starting the gateway (SQLite) under valgrind; start-up alone takes a minute or more');
+  const started = await startGateway(context, 'gateway-callgrind', backend.env, false, callgrindWrapper(dumps, 'gateway'));
+  const gatewayTarget = targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key).gateway;
+  counts.push(...(await countInstructions('gateway', new CallgrindProcess(started.gateway, dumps, 'gateway', '127.0.0.1'), gatewayTarget, kinds, 'cg', stop, progress)));
+  // Valgrind writes its last dump on exit: give it time rather than kill it mid-write.
+  await started.gateway.stop(PROFILE_STOP_GRACE_MS);
+  progress('== callgrind: starting the floor proxy under valgrind');
+  const floor = startProcess('floor-proxy-callgrind', ['--upstream', context.mockOrigin, '--port', '0'], childEnvironment({}), context.directory, {
+    core: context.pinning.gatewayCore,
+    script: FLOOR_PATH,
+    wrapper: callgrindWrapper(dumps, 'floor'),
+  });
+  cleanup.stopProcess(floor);
+  const floorOrigin = await listeningUrl(floor, CALLGRIND_START_TIMEOUT_MS);
+  const floorTarget = targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key, floorOrigin).floor;
+  if (floorTarget === undefined) throw new Error('no floor target');
+  counts.push(...(await countInstructions('floor', new CallgrindProcess(floor, dumps, 'floor', undefined), floorTarget, kinds, 'cf', stop, progress)));
+  await floor.stop(PROFILE_STOP_GRACE_MS);
+  return {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    options,
+    environment: { node: process.version, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart, pinning: context.pinning.description },
+    counts,
   };
 }
 
@@ -499,6 +580,14 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
   try {
+    if (options.callgrind) {
+      const record = await benchInstructions(options, cleanup, stop.signal);
+      const path = options.out ?? INSTRUCTIONS_PATH;
+      writeReport(path, record);
+      process.stdout.write(`${formatInstructionCounts(record.counts)}\n`);
+      progress(`results written to ${path}`);
+      return 0;
+    }
     const report = await bench(options, cleanup, stop.signal);
     const path = options.out ?? RESULTS_PATH;
     writeReport(path, report);

@@ -5,6 +5,7 @@
  * bench/floor-proxy.ts) and the load shapes. Every target gets the same work from the mock, so the difference
  * is the proxy's own.
  */
+import { REPLY_CHUNKS } from './mock-reply.js';
 import type { Protocol } from './response-checks.js';
 
 export type TargetName = 'direct' | 'gateway' | 'floor';
@@ -50,12 +51,21 @@ export interface Scenario {
   paceMs: number;
   /** The floor proxy is measured too (once per bench run, see run.ts). */
   floor: boolean;
+  /** Content deltas of each reply: REPLY_CHUNKS, or a long stream's count (`--shapes`). */
+  chunks: number;
+  /** Filler added to the prompt, in KiB (0: the short prompt), for the large-prompt shapes. */
+  promptKiB: number;
 }
 
-function scenario(routeId: RouteId, stream: boolean, concurrency: number, { paceMs = 0, floor = false } = {}): Scenario {
+/** The shape of one request and its reply: what the load client asks of the mock through the prompt. */
+export type RequestShape = Pick<Scenario, 'stream' | 'paceMs'> & Partial<Pick<Scenario, 'chunks' | 'promptKiB'>>;
+
+function scenario(routeId: RouteId, stream: boolean, concurrency: number, { paceMs = 0, floor = false, chunks = REPLY_CHUNKS, promptKiB = 0 } = {}): Scenario {
   const kind = stream ? (paceMs > 0 ? `stream paced ${paceMs} ms` : 'stream') : 'non-stream';
-  const id = `${routeId}-${stream ? (paceMs > 0 ? 'paced' : 'stream') : 'json'}-c${concurrency}`;
-  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}`, route: ROUTES[routeId], stream, concurrency, paceMs, floor };
+  const shape = `${chunks === REPLY_CHUNKS ? '' : `-${chunks}ch`}${promptKiB === 0 ? '' : `-${promptKiB}kb`}`;
+  const id = `${routeId}-${stream ? (paceMs > 0 ? 'paced' : 'stream') : 'json'}-c${concurrency}${shape}`;
+  const shapeTitle = `${chunks === REPLY_CHUNKS ? '' : `, ${chunks} chunks`}${promptKiB === 0 ? '' : `, ${promptKiB} KB prompt`}`;
+  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}${shapeTitle}`, route: ROUTES[routeId], stream, concurrency, paceMs, floor, chunks, promptKiB };
 }
 
 /** Gap the mock leaves between chunks in the forwarding check: long enough that a batch cannot hide. */
@@ -79,6 +89,24 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((each) => each.concurrency));
+
+/** Chunk counts of the long-stream shapes: real replies are hundreds to thousands of chunks (issue 22). */
+export const LONG_STREAM_CHUNKS = [500, 2000] as const;
+
+/**
+ * `--shapes`: the reply and prompt shapes real traffic has, each with the floor beside it. Long streams at
+ * concurrency 1 (same-format and translated), so per-chunk CPU is (CPU of an N-chunk stream - CPU of the
+ * 20-chunk one) / (N - 20) against the `same-format-stream-c1` scenario of the same run; large prompts at
+ * concurrency 16 next to `same-format-json-c16`. Adds 7 scenarios: about 2 min to a default run's SQLite part
+ * (which measures the floor too), 1.5 min to its PostgreSQL part.
+ */
+export const SHAPE_SCENARIOS: readonly Scenario[] = [
+  ...LONG_STREAM_CHUNKS.map((chunks) => scenario('same-format', true, 1, { floor: true, chunks })),
+  ...LONG_STREAM_CHUNKS.map((chunks) => scenario('openai-to-anthropic', true, 1, { chunks })),
+  scenario('openai-to-anthropic', true, 1),
+  scenario('same-format', false, 16, { floor: true, promptKiB: 32 }),
+  scenario('same-format', false, 16, { floor: true, promptKiB: 256 }),
+];
 
 /**
  * The targets of a route: the mock in the vendor's protocol, the gateway in the client's, and the floor proxy
@@ -113,13 +141,18 @@ export function targetsFor(
   };
 }
 
+const FILLER = 'the river runs slowly past the old mill and the reeds lean over the water. ';
+
 /**
  * The request body, split around the nonce so each request costs the client one string concatenation.
  * The nonce and the pace travel in the prompt because the gateway forwards the conversation, not custom headers.
  */
-export function requestBodyParts(target: Target, stream: boolean, paceMs: number): { before: string; after: string } {
+export function requestBodyParts(target: Target, stream: boolean, paceMs: number, { chunks = REPLY_CHUNKS, promptKiB = 0 }: Partial<Pick<Scenario, 'chunks' | 'promptKiB'>> = {}): { before: string; after: string } {
   const marker = '@@NONCE@@';
-  const prompt = `Benchmark prompt bench-nonce-${marker}${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}: describe a quiet river in the morning.`;
+  const asks = `${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}${chunks === REPLY_CHUNKS ? '' : ` reply-chunks=${chunks}`}`;
+  // Filler of ordinary words (tokenizers and JSON scanners see prose, not one repeated byte), after the asks.
+  const filler = promptKiB === 0 ? '' : ` Context: ${FILLER.repeat(Math.ceil((promptKiB * 1024) / FILLER.length)).slice(0, promptKiB * 1024)}`;
+  const prompt = `Benchmark prompt bench-nonce-${marker}${asks}: describe a quiet river in the morning.${filler}`;
   const body =
     target.protocol === 'openai'
       ? { model: target.model, messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }

@@ -96,6 +96,12 @@ describe('SseDecoder fields', () => {
   it('strips a leading byte order mark', () => {
     expect(decodeText('\uFEFFdata: a\n\n')).toEqual([{ data: 'a' }]);
   });
+
+  it('strips a byte order mark split across the first chunks, and keeps a U+FEFF after the start as content', () => {
+    const bytes = utf8.encode('\uFEFFdata: a\uFEFF\n\n');
+    for (const cut of [1, 2, 3]) expect(decodeSplit(bytes, [cut])).toEqual([{ data: 'a\uFEFF' }]);
+    expect(decodeSplit(utf8.encode('data: a\n\n\uFEFFdata: b\n\n'), [11])).toEqual([{ data: 'a' }]);
+  });
 });
 
 describe('SseDecoder UTF-8', () => {

@@ -3,8 +3,10 @@
  * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
  *
  * It sits on the hot path of every streamed request, so it never looks at bytes one by one in JavaScript:
- * UTF-8 decoding is TextDecoder's (streaming, so a character split across chunks is joined), and lines are
- * found with `indexOf`. Text of an unfinished line is kept as-is and only the newly arrived text is scanned,
+ * UTF-8 decoding is node:string_decoder's (a character split across chunks is held back and joined), and lines
+ * are found with `indexOf`. Not TextDecoder: on Node 20 its streaming decode goes through ICU, about 3k
+ * instructions per chunk before any line is read; StringDecoder decodes with V8's UTF-8 path. It keeps a
+ * leading byte order mark, which the spec says to drop, so the decoder drops it itself. Text of an unfinished line is kept as-is and only the newly arrived text is scanned,
  * so a long line arriving in many small chunks costs linear time.
  *
  * End of stream: the spec discards an event that has not been terminated by a blank line when the stream
@@ -29,6 +31,8 @@ export interface SseDecoderOptions {
   onComment?: (text: string) => void;
 }
 
+import { StringDecoder } from 'node:string_decoder';
+
 const LF = '\n';
 const CR = '\r';
 
@@ -38,7 +42,9 @@ export class SseDecoder {
   /** Last `retry:` value seen on the stream, if any: the spec makes it a property of the stream. */
   retry: number | undefined;
 
-  readonly #textDecoder = new TextDecoder('utf-8');
+  readonly #textDecoder = new StringDecoder('utf8');
+  /** No text seen yet: a U+FEFF opening the stream is a byte order mark, not content. */
+  #atStart = true;
   readonly #onComment: ((text: string) => void) | undefined;
   /** Text of the current line that has not seen its line end yet. */
   #partialLine = '';
@@ -65,7 +71,7 @@ export class SseDecoder {
   /** Feeds one network chunk; returns the events completed by it, in order. */
   push(chunk: Uint8Array): SseEvent[] {
     if (this.#ended) throw new Error('SseDecoder: push() after end()');
-    return this.#feedText(this.#textDecoder.decode(chunk, { stream: true }));
+    return this.#feedText(this.#withoutBom(this.#textDecoder.write(chunk)));
   }
 
   /**
@@ -76,11 +82,18 @@ export class SseDecoder {
     if (this.#ended) return [];
     this.#ended = true;
     // Flushing may surface a truncated UTF-8 sequence as U+FFFD; it can only belong to the discarded tail.
-    const rest = this.#textDecoder.decode();
+    const rest = this.#withoutBom(this.#textDecoder.end());
     const events = this.#feedText(rest);
     this.#discardedAtEnd = this.#partialLine.length > 0 || this.#fieldsSinceDispatch;
     this.#partialLine = '';
     return events;
+  }
+
+  /** The stream's text with its first character dropped when that is a byte order mark (the spec ignores one). */
+  #withoutBom(text: string): string {
+    if (!this.#atStart || text.length === 0) return text;
+    this.#atStart = false;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 
   #feedText(text: string): SseEvent[] {

@@ -1,0 +1,69 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { callgrindWrapper, CallgrindProcess, countInstructions, dumpTotal, formatInstructionCounts, latestDumpNumber } from './instruction-count.js';
+import { fileURLToPath } from 'node:url';
+import { childEnvironment, listeningUrl, startProcess } from './processes.js';
+import { ROUTES, targetsFor } from './scenarios.js';
+
+/** The built mock (`npx tsc -p tsconfig.json`, as `npm run bench` builds it): node runs it without a TypeScript loader. */
+const BUILT_MOCK_PATH = fileURLToPath(new URL('../dist/bench/mock-upstream.js', import.meta.url));
+
+function hasValgrind(): boolean {
+  try {
+    execFileSync('valgrind', ['--version']);
+    execFileSync('callgrind_control', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('callgrind dumps', () => {
+  it('reads the total from the summary line', () => {
+    expect(dumpTotal('version: 1\nevents: Ir\nsummary: 123456789\n\nfn=(1) main\n1 5\ntotals: 123456789\n')).toBe(123456789);
+    expect(() => dumpTotal('events: Ir\n')).toThrow(/summary/);
+  });
+
+  it('finds the newest numbered dump of one process, ignoring others and the final one', () => {
+    const files = ['gateway.41', 'gateway.41.1', 'gateway.41.2', 'gateway.411.7', 'floor.41.9', 'gateway.41.10'];
+    expect(latestDumpNumber(files, 'gateway', 41)).toBe(10);
+    expect(latestDumpNumber(files, 'gateway', 5)).toBe(0);
+  });
+
+  it('prints the gateway beside the floor with their ratio', () => {
+    const text = formatInstructionCounts([
+      { target: 'gateway', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 3e9, instructionsPerRequest: 2e6 },
+      { target: 'floor', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 7.5e8, instructionsPerRequest: 5e5 },
+    ]);
+    expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x/);
+  });
+});
+
+// A real process under callgrind (the bench's mock upstream, the smallest server the bench has): the counted
+// window grows with the requests sent in it, so the figure is the requests' and not a constant or a start-up's.
+describe.skipIf(!hasValgrind())('counting under callgrind', () => {
+  it('counts the instructions of the requests between the zeroing and the dump', { timeout: 300_000 }, async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'tollgate-callgrind-test-'));
+    const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, { core: null, script: BUILT_MOCK_PATH, wrapper: callgrindWrapper(directory, 'mock') });
+    try {
+      const origin = await listeningUrl(mock, 120_000);
+      const target = targetsFor(ROUTES['same-format'], origin, 'http://unused', 'unused').direct;
+      const process = new CallgrindProcess(mock, directory, 'mock', undefined);
+      const progress = () => {};
+      const stop = new AbortController().signal;
+      const kinds = (requests: number, warmupRequests: number) => [{ kind: 'json', shape: { stream: false, paceMs: 0 }, requests, warmupRequests }];
+      const [few] = await countInstructions('floor', process, target, kinds(5, 20), 'a', stop, progress);
+      const [many] = await countInstructions('floor', process, target, kinds(40, 0), 'b', stop, progress);
+      expect(few?.requests).toBe(5);
+      expect(few?.instructions).toBeGreaterThan(0);
+      expect(many?.instructions).toBeGreaterThan(2 * (few?.instructions ?? Infinity));
+      expect(latestDumpNumber(execFileSync('ls', [directory], { encoding: 'utf8' }).split('\n'), 'mock', mock.pid)).toBe(2);
+    } finally {
+      await mock.stop(20_000);
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,197 @@
+/**
+ * The noise-free mode (`npm run bench -- --callgrind`): instructions per request, counted by valgrind's
+ * callgrind in the gateway's and the floor's processes (every thread: the main loop, V8's compiler and GC
+ * helpers, libuv's pool, SQLite's checkpointer). Instruction counts do not move with a noisy neighbour, the
+ * CPU's clock or the core a process lands on, so a change of a few percent can be seen on this shared
+ * machine, where /proc CPU times cannot show it.
+ *
+ * Node's JIT writes code that callgrind must re-read (`--smc-check=all-non-file`), and V8 is still compiling
+ * for the first ~1,500 requests of a route: each target gets that many requests of every kind first, then
+ * callgrind's counters are zeroed (`callgrind_control -z`), the counted requests are sent one at a time, and the
+ * counters are dumped (`callgrind_control -d`) and read. callgrind_control reaches an idle process through vgdb,
+ * so nothing but the counted requests runs between the zeroing and the dump.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { TargetClient } from './load.js';
+import type { ManagedProcess } from './processes.js';
+import type { RequestShape, Target } from './scenarios.js';
+
+const execFileAsync = promisify(execFile);
+
+/** callgrind_control waits for the process to take the command; under valgrind that can take a while. */
+const CONTROL_TIMEOUT_MS = 120_000;
+/** How long a dump may take to appear whole (its last line is `totals:`). */
+const DUMP_WAIT_MS = 30_000;
+
+/**
+ * `--dump-instr=no --dump-line=no`: only function-level totals are needed, and they keep the dumps small.
+ * Collection stays on from the start: only the difference between a zeroing and a dump is read.
+ */
+const CALLGRIND_FLAGS = ['--tool=callgrind', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no'] as const;
+
+/** The wrapper that runs a child under callgrind, its dumps named `<name>.<pid>.<n>` in `directory`. */
+export function callgrindWrapper(directory: string, name: string): string[] {
+  return ['valgrind', ...CALLGRIND_FLAGS, `--callgrind-out-file=${join(directory, `${name}.%p`)}`];
+}
+
+/** Why the mode cannot run here (valgrind or callgrind_control missing), or undefined when it can. */
+export async function callgrindProblem(): Promise<string | undefined> {
+  for (const [command, args] of [['valgrind', ['--version']], ['callgrind_control', ['--version']]] as const) {
+    try {
+      await execFileAsync(command, [...args], { timeout: 10_000 });
+    } catch (error) {
+      return `${command} is not usable (${error instanceof Error ? error.message : String(error)}); install valgrind (apt-get install valgrind)`;
+    }
+  }
+  return undefined;
+}
+
+/** The total Ir of one callgrind dump: its `summary:` line. */
+export function dumpTotal(text: string): number {
+  const match = /^summary:\s+(\d+)\s*$/m.exec(text);
+  if (match?.[1] === undefined) throw new Error('callgrind dump has no summary line');
+  return Number(match[1]);
+}
+
+/** The highest dump number of `<name>.<pid>.<n>` in `directory`; 0 when none was written yet. */
+export function latestDumpNumber(files: readonly string[], name: string, pid: number): number {
+  const prefix = `${name}.${pid}.`;
+  let latest = 0;
+  for (const file of files) {
+    if (!file.startsWith(prefix)) continue;
+    const number = Number(file.slice(prefix.length));
+    if (Number.isInteger(number) && number > latest) latest = number;
+  }
+  return latest;
+}
+
+/**
+ * A child running under callgrind (started with callgrindWrapper): zero its counters, dump and read them.
+ * `host` is the HOST the child was given (the gateway's listen address; undefined when unset): valgrind names
+ * the vgdb pipes callgrind_control talks through after $USER and $HOST, so callgrind_control must see the same.
+ */
+export class CallgrindProcess {
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(
+    readonly child: ManagedProcess,
+    private readonly directory: string,
+    private readonly name: string,
+    host: string | undefined,
+  ) {
+    const { HOST: _bench, ...rest } = process.env;
+    this.env = host === undefined ? rest : { ...rest, HOST: host };
+  }
+
+  async zero(): Promise<void> {
+    await execFileAsync('callgrind_control', ['-z', String(this.child.pid)], { timeout: CONTROL_TIMEOUT_MS, env: this.env });
+  }
+
+  /** Dumps the counters and returns the instructions since the last zeroing. */
+  async dump(): Promise<number> {
+    const before = latestDumpNumber(readdirSync(this.directory), this.name, this.child.pid);
+    const control = await execFileAsync('callgrind_control', ['-d', String(this.child.pid)], { timeout: CONTROL_TIMEOUT_MS, env: this.env });
+    const path = join(this.directory, `${this.name}.${this.child.pid}.${before + 1}`);
+    const deadline = Date.now() + DUMP_WAIT_MS;
+    for (;;) {
+      try {
+        const text = readFileSync(path, 'utf8');
+        if (/^totals:/m.test(text)) return dumpTotal(text);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      if (Date.now() > deadline) throw new Error(`callgrind wrote no complete dump ${path} within ${DUMP_WAIT_MS} ms (files: ${readdirSync(this.directory).join(', ')}; callgrind_control said: ${`${control.stdout}${control.stderr}`.trim()})`);
+      await delay(100);
+    }
+  }
+}
+
+export interface InstructionKind {
+  /** `json`, `stream`, `stream-500ch`. */
+  kind: string;
+  shape: RequestShape;
+  /** Counted requests of this kind (long streams use fewer: each is many short ones' worth of chunks). */
+  requests: number;
+  /** Requests of this kind before any counting. */
+  warmupRequests: number;
+}
+
+export interface InstructionCount {
+  target: 'gateway' | 'floor';
+  kind: string;
+  warmupRequests: number;
+  requests: number;
+  instructions: number;
+  instructionsPerRequest: number;
+}
+
+/** Sends `count` requests one at a time; any wrong answer stops the count (a fast wrong answer is not a figure). */
+async function sendSequentially(client: TargetClient, count: number, what: string, stop: AbortSignal): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    stop.throwIfAborted();
+    const outcome = await client.send();
+    if (!outcome.ok) throw new Error(`${what}: ${outcome.problem}`);
+  }
+}
+
+/**
+ * Warms every kind up with `warmupRequests` requests, then counts each kind's window. Warm-ups come first for all
+ * kinds, so a later window does not pay for compiling code an earlier kind did not reach.
+ */
+export async function countInstructions(
+  name: 'gateway' | 'floor',
+  process: CallgrindProcess,
+  target: Target,
+  kinds: readonly InstructionKind[],
+  noncePrefix: string,
+  stop: AbortSignal,
+  progress: (message: string) => void,
+): Promise<InstructionCount[]> {
+  const clients = kinds.map((kind, index) => new TargetClient(target, 1, kind.shape, `${noncePrefix}${index}`));
+  try {
+    for (const [index, kind] of kinds.entries()) {
+      const client = clients[index];
+      if (client === undefined) continue;
+      progress(`  ${name}: warming ${kind.kind} up, ${kind.warmupRequests} requests under callgrind`);
+      await sendSequentially(client, kind.warmupRequests, `${name} ${kind.kind} warm-up`, stop);
+    }
+    const counts: InstructionCount[] = [];
+    for (const [index, kind] of kinds.entries()) {
+      const client = clients[index];
+      if (client === undefined) continue;
+      await process.zero();
+      await sendSequentially(client, kind.requests, `${name} ${kind.kind} counted`, stop);
+      const instructions = await process.dump();
+      const count = { target: name, kind: kind.kind, warmupRequests: kind.warmupRequests, requests: kind.requests, instructions, instructionsPerRequest: instructions / kind.requests };
+      progress(`  ${name} ${kind.kind}: ${(count.instructionsPerRequest / 1e6).toFixed(3)} M instructions per request over ${kind.requests}`);
+      counts.push(count);
+    }
+    return counts;
+  } finally {
+    for (const client of clients) await client.destroy();
+  }
+}
+
+/** The table: instructions per request of the gateway and the floor per kind, and their ratio. */
+export function formatInstructionCounts(counts: readonly InstructionCount[]): string {
+  const millions = (value: number | undefined): string => (value === undefined ? '-' : `${(value / 1e6).toFixed(3)} M`);
+  const kinds = [...new Set(counts.map((count) => count.kind))];
+  const lines = [
+    'instructions per request (callgrind, every thread of the process, requests one at a time after the warm-up)',
+    `${'kind'.padEnd(16)}${'requests'.padStart(10)}${'gateway'.padStart(12)}${'floor'.padStart(12)}${'gw/floor'.padStart(10)}`,
+  ];
+  for (const kind of kinds) {
+    const gateway = counts.find((count) => count.kind === kind && count.target === 'gateway');
+    const floor = counts.find((count) => count.kind === kind && count.target === 'floor');
+    const ratio = gateway !== undefined && floor !== undefined ? `${(gateway.instructionsPerRequest / floor.instructionsPerRequest).toFixed(2)}x` : '-';
+    lines.push(
+      `${kind.padEnd(16)}${String(gateway?.requests ?? floor?.requests ?? '-').padStart(10)}${millions(gateway?.instructionsPerRequest).padStart(12)}` +
+        `${millions(floor?.instructionsPerRequest).padStart(12)}${ratio.padStart(10)}`,
+    );
+  }
+  return lines.join('\n');
+}
