@@ -5,6 +5,21 @@
  */
 
 /**
+ * What a granted slice sets on its hold besides the money, in both GRANT_SLICE statements: $4 the slice's tokens, $7
+ * the new expiry, $8…$15 the checkpoint (null: none with this grant).
+ */
+const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint,
+      expires_at = greatest(r.expires_at, $7::bigint),
+      model = coalesce($8::text, r.model),
+      family = coalesce($9::text, r.family),
+      stream = coalesce($10::int, r.stream),
+      checkpoint_input_tokens = coalesce($11::bigint, r.checkpoint_input_tokens),
+      checkpoint_cache_read_tokens = coalesce($12::bigint, r.checkpoint_cache_read_tokens),
+      checkpoint_cache_write_tokens = coalesce($13::bigint, r.checkpoint_cache_write_tokens),
+      checkpoint_output_tokens = coalesce($14::bigint, r.checkpoint_output_tokens),
+      checkpoint_at = coalesce($15::bigint, r.checkpoint_at)`;
+
+/**
  * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$15 checkpoint.
  * `acct` locks the account row first (as every write of the account does, so no deadlock with settlement or the
  * sweeper), and is referenced by both writes, so it is materialised: run once, before either. The hold grows only
@@ -27,16 +42,7 @@ export const GRANT_SLICE = `
     update reservations r set
       hold_nano = r.hold_nano + ($4::bigint - p.free) * $6::bigint,
       free_tokens = r.free_tokens + p.free,
-      max_output_tokens = r.max_output_tokens + $4::bigint,
-      expires_at = greatest(r.expires_at, $7::bigint),
-      model = coalesce($8::text, r.model),
-      family = coalesce($9::text, r.family),
-      stream = coalesce($10::int, r.stream),
-      checkpoint_input_tokens = coalesce($11::bigint, r.checkpoint_input_tokens),
-      checkpoint_cache_read_tokens = coalesce($12::bigint, r.checkpoint_cache_read_tokens),
-      checkpoint_cache_write_tokens = coalesce($13::bigint, r.checkpoint_cache_write_tokens),
-      checkpoint_output_tokens = coalesce($14::bigint, r.checkpoint_output_tokens),
-      checkpoint_at = coalesce($15::bigint, r.checkpoint_at)
+      ${GROWN_HOLD_COLUMNS}
     from plan p, acct a
     where r.request_id = p.request_id and a.balance_nano - a.reserved_nano >= ($4::bigint - p.free) * $6::bigint
     returning p.free
@@ -87,16 +93,7 @@ export const GRANT_SLICE_WITH_KEY = `
       hold_nano = r.hold_nano + ($4::bigint - k.free) * $6::bigint,
       key_hold_nano = r.key_hold_nano + ($4::bigint - k.free) * $6::bigint,
       free_tokens = r.free_tokens + k.free,
-      max_output_tokens = r.max_output_tokens + $4::bigint,
-      expires_at = greatest(r.expires_at, $7::bigint),
-      model = coalesce($8::text, r.model),
-      family = coalesce($9::text, r.family),
-      stream = coalesce($10::int, r.stream),
-      checkpoint_input_tokens = coalesce($11::bigint, r.checkpoint_input_tokens),
-      checkpoint_cache_read_tokens = coalesce($12::bigint, r.checkpoint_cache_read_tokens),
-      checkpoint_cache_write_tokens = coalesce($13::bigint, r.checkpoint_cache_write_tokens),
-      checkpoint_output_tokens = coalesce($14::bigint, r.checkpoint_output_tokens),
-      checkpoint_at = coalesce($15::bigint, r.checkpoint_at)
+      ${GROWN_HOLD_COLUMNS}
     from keyheld k
     where r.request_id = k.request_id
     returning k.free

@@ -137,47 +137,27 @@ export class PostgresHotPath {
     }
     const { plan } = decision;
     if (!plan.admitted) return undefined;
-    if (keyHint !== undefined) {
-      const keyHold = decision.key!;
-      const taken = await this.pool.query({
-        name: 'tollgate_take_hold_with_key',
-        text: TAKE_HOLD_WITH_KEY,
-        values: [
-          input.accountId,
-          plan.holdNano.toString(),
-          input.day,
-          plan.freeTokens,
-          input.freeAllowanceTokens,
-          input.requestId,
-          input.apiKeyId,
-          plan.maxOutputTokens,
-          input.createdAt,
-          input.expiresAt,
-          keyHold.period,
-          keyHint.period,
-        ],
-      });
-      if (taken.rowCount !== 1) return undefined;
-      return admitted(input, plan, keyHold.holdNano);
-    }
-    const taken = await this.pool.query({
-      name: 'tollgate_take_hold',
-      text: TAKE_HOLD,
-      values: [
-        input.accountId,
-        plan.holdNano.toString(),
-        input.day,
-        plan.freeTokens,
-        input.freeAllowanceTokens,
-        input.requestId,
-        input.apiKeyId,
-        plan.maxOutputTokens,
-        input.createdAt,
-        input.expiresAt,
-      ],
-    });
+    // The same hold either way; a key with a spend limit adds its period and takes its part in the same statement.
+    const values: unknown[] = [
+      input.accountId,
+      plan.holdNano.toString(),
+      input.day,
+      plan.freeTokens,
+      input.freeAllowanceTokens,
+      input.requestId,
+      input.apiKeyId,
+      plan.maxOutputTokens,
+      input.createdAt,
+      input.expiresAt,
+    ];
+    const keyHold = keyHint === undefined ? undefined : { ...decision.key!, hintPeriod: keyHint.period };
+    const taken = await this.pool.query(
+      keyHold === undefined
+        ? { name: 'tollgate_take_hold', text: TAKE_HOLD, values }
+        : { name: 'tollgate_take_hold_with_key', text: TAKE_HOLD_WITH_KEY, values: [...values, keyHold.period, keyHold.hintPeriod] },
+    );
     if (taken.rowCount !== 1) return undefined;
-    return admitted(input, plan);
+    return keyHold === undefined ? admitted(input, plan) : admitted(input, plan, keyHold.holdNano);
   }
 
   private async settle({ usage, price, heldFreeTokens }: SettleInput): Promise<SettleResult | undefined> {
