@@ -13,7 +13,13 @@ export interface OpenAIImagePart {
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-export type OpenAIContentPart = OpenAITextPart | OpenAIImagePart;
+/** A document given inline (chat completions take files only as `file_data` or an uploaded `file_id`, no URL). */
+export interface OpenAIFilePart {
+  type: 'file';
+  file: { file_data: string; filename: string };
+}
+
+export type OpenAIContentPart = OpenAITextPart | OpenAIImagePart | OpenAIFilePart;
 
 export interface OpenAIToolCall {
   id: string;

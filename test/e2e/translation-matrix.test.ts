@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
+import { ONE_PAGE_PDF_BASE64 } from '../fixtures/one-page-pdf.js';
 import { RED_SQUARE_PNG_BASE64 } from '../fixtures/red-square.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -155,6 +156,68 @@ describe.each(FAMILY_MODELS)('%s: tool loops and images', (model) => {
     const textOnly = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'What colour is this square?' }] });
     expect(completion.usage!.prompt_tokens).toBeGreaterThan(textOnly.usage!.prompt_tokens);
     expect(text.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('an inline PDF reaches the model from either client (or is refused clearly where the vendor reads no documents)', async () => {
+    const question = 'Summarise this document.';
+    const viaOpenAI = openai.chat.completions.create({
+      model,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: question },
+            { type: 'file', file: { filename: 'blank.pdf', file_data: `data:application/pdf;base64,${ONE_PAGE_PDF_BASE64}` } },
+          ],
+        },
+      ],
+    });
+    const viaAnthropic = anthropic.messages.create({
+      model,
+      max_tokens: 200,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: ONE_PAGE_PDF_BASE64 }, title: 'blank.pdf' },
+            { type: 'text', text: question },
+          ],
+        },
+      ],
+    });
+    if (model.startsWith('delta-')) {
+      await expect(viaOpenAI).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+      await expect(viaAnthropic).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+      return;
+    }
+    // The vendor counts the document's pages as input: more than the question alone, on both routes.
+    const textOnlyOpenAI = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: question }] });
+    expect((await viaOpenAI).usage!.prompt_tokens).toBeGreaterThan(textOnlyOpenAI.usage!.prompt_tokens);
+    const textOnlyAnthropic = await anthropic.messages.create({ model, max_tokens: 200, messages: [{ role: 'user', content: question }] });
+    expect((await viaAnthropic).usage.input_tokens).toBeGreaterThan(textOnlyAnthropic.usage.input_tokens);
+  });
+
+  it('a document given by URL is refused with a 400 naming it on OpenAI-format models, sent elsewhere', async () => {
+    const request = anthropic.messages.create({
+      model,
+      max_tokens: 200,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' } },
+            { type: 'text', text: 'Summarise it.' },
+          ],
+        },
+      ],
+    });
+    if (model.startsWith('beta-') || model.startsWith('delta-')) {
+      const error = await request.then(() => undefined, (failure: unknown) => failure);
+      expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((error as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/messages\[0\]/);
+      return;
+    }
+    expect((await request).usage.input_tokens).toBeGreaterThan(0);
   });
 });
 

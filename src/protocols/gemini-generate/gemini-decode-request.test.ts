@@ -161,7 +161,7 @@ describe('decodeGeminiGenerateRequest', () => {
     expect(refusal({ ...base, generationConfig: { responseMimeType: 'text/x.enum' } }).code).toBe('unsupported_parameter');
   });
 
-  it('media: images anywhere (not for DeepSeek URLs), PDFs, audio only for Gemini; Google-hosted files refused', () => {
+  it('media: images anywhere (not for DeepSeek URLs), PDFs, inline PDFs for all but DeepSeek, audio only for Gemini; Google-hosted files refused', () => {
     const image = { contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] }] };
     expect(decode(image).messages[0]!.content[0]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } });
     const audio = { contents: [{ parts: [{ inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } }] }] };
@@ -169,7 +169,10 @@ describe('decodeGeminiGenerateRequest', () => {
     expect(refusal(audio).param).toBe('contents[0].parts[0].inlineData.mimeType');
     const pdf = { contents: [{ parts: [{ inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } }] }] };
     expect(decode(pdf).messages[0]!.content[0]).toMatchObject({ type: 'document' });
-    expect(refusal(pdf, { model: 'beta-5.4', vendor: 'openai' }).code).toBe('unsupported_parameter');
+    expect(decode(pdf, { model: 'beta-5.4', vendor: 'openai' }).messages[0]!.content[0]).toMatchObject({ type: 'document' });
+    expect(refusal(pdf, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
+    const pdfUrl = { contents: [{ parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }] }] };
+    expect(refusal(pdfUrl, { model: 'beta-5.4', vendor: 'openai' }).code).toBe('unsupported_parameter');
     const url = { contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/a.jpg' } }] }] };
     expect(decode(url).messages[0]!.content[0]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/a.jpg' } });
     expect(refusal(url, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');

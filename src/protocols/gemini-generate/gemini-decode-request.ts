@@ -287,8 +287,8 @@ function mediaBlock(mimeType: string, source: ImageSource, vendor: VendorName, p
   const type = mimeType.toLowerCase();
   if (source.kind === 'base64' && source.data === '') throw invalidRequest(`'${param}.data' is empty.`, `${param}.data`);
   if (type.startsWith('image/')) return { type: 'image', source };
-  // The OpenAI adapter has no document input (it would leave the PDF out), DeepSeek no media at all.
-  if (type === 'application/pdf' && (vendor === 'anthropic' || vendor === 'gemini')) return { type: 'document', source };
+  // An inline PDF reaches every vendor but DeepSeek (no media at all): the OpenAI adapter sends it as a file part.
+  if (type === 'application/pdf' && vendor !== 'deepseek') return { type: 'document', source };
   if (type.startsWith('text/') && source.kind === 'base64') return { type: 'text', text: Buffer.from(source.data, 'base64').toString('utf8') };
   // Audio and video reach Gemini models only; the Gemini adapter sends the document's MIME type as it came.
   if (vendor === 'gemini') return { type: 'document', source };

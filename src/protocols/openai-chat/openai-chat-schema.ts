@@ -12,7 +12,10 @@ const imagePart = z.object({
   image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
 const audioPart = z.object({ type: z.literal('input_audio'), input_audio: z.object({ data: z.string(), format: z.string() }) });
-const filePart = z.object({ type: z.literal('file'), file: z.object({}).loose() });
+const filePart = z.object({
+  type: z.literal('file'),
+  file: z.object({ file_data: z.string().min(1).optional(), file_id: z.string().optional(), filename: z.string().optional() }).loose(),
+});
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
 
 const userPart = z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart]);

@@ -108,6 +108,17 @@ describe('decodeOpenAIChatRequest', () => {
     expect(error.message).toMatch(message);
   });
 
+  it('reads a file part as a document: a data URL as it is, bare base64 by its filename; an uploaded file_id is refused', () => {
+    const part = (file: Record<string, string>) => ({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file }] }] });
+    const dataUrl = decodeOpenAIChatRequest(part({ filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' })).request;
+    expect(dataUrl.messages[0]!.content[1]).toEqual({ type: 'document', title: 'a.pdf', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' } });
+    const bare = decodeOpenAIChatRequest(part({ filename: 'notes.txt', file_data: 'aGk=' })).request;
+    expect(bare.messages[0]!.content[1]).toMatchObject({ type: 'document', source: { mediaType: 'text/plain', data: 'aGk=' } });
+    const uploaded = decodeError(part({ file_id: 'file-abc' }));
+    expect(uploaded.code).toBe('unsupported_parameter');
+    expect(uploaded.param).toBe('messages[0].content[1].file.file_id');
+  });
+
   it('refuses parameters whose meaning it cannot keep', () => {
     expect(decodeError({ model: 'm', messages: [user], n: 2 }).code).toBe('unsupported_parameter');
     expect(decodeError({ model: 'm', messages: [user], logprobs: true }).code).toBe('unsupported_parameter');

@@ -3,13 +3,14 @@ import type {
   CanonicalMessage,
   CanonicalRequest,
   ContentBlock,
+  DocumentBlock,
   ImageBlock,
   ResponseFormat,
   SamplingParameters,
   TextBlock,
   ToolChoice,
 } from '../../canonical/request.js';
-import { imageSourceFromUrl } from '../shared/data-url.js';
+import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
 import {
   CANONICAL_FIELDS,
@@ -167,6 +168,15 @@ function userContent(content: Extract<OpenAIChatRequestMessage, { role: 'user' }
         const image: ImageBlock = { type: 'image', source: imageSourceFromUrl(part.image_url.url, `${partParam}.image_url.url`) };
         if (part.image_url.detail !== undefined) image.detail = part.image_url.detail;
         return image;
+      }
+      case 'file': {
+        const { file_data: fileData, filename } = part.file;
+        if (fileData === undefined) {
+          throw new GatewayError('unsupported_parameter', `'${partParam}.file' refers to an uploaded file: send it inline as 'file_data'.`, { param: `${partParam}.file.file_id` });
+        }
+        const document: DocumentBlock = { type: 'document', source: documentSourceFromFileData(fileData, filename, `${partParam}.file.file_data`) };
+        if (filename !== undefined) document.title = filename;
+        return document;
       }
       default:
         throw new GatewayError('unsupported_parameter', `Content parts of type '${part.type}' are not supported yet.`, { param: `${partParam}.type` });

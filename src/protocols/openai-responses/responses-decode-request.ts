@@ -10,7 +10,7 @@ import type {
   TextBlock,
 } from '../../canonical/request.js';
 import { randomHex } from '../../ids/random-hex.js';
-import { imageSourceFromUrl } from '../shared/data-url.js';
+import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
@@ -319,8 +319,7 @@ function contentBlock(part: ResponsesContentPart, param: string): ContentBlock {
     case 'input_file': {
       let document: DocumentBlock;
       if (part.file_data != null) {
-        const data = part.file_data.startsWith('data:') ? part.file_data : `data:${mediaTypeOf(part.filename)};base64,${part.file_data}`;
-        document = { type: 'document', source: imageSourceFromUrl(data, `${param}.file_data`) };
+        document = { type: 'document', source: documentSourceFromFileData(part.file_data, part.filename, `${param}.file_data`) };
       } else if (part.file_url != null) {
         document = { type: 'document', source: imageSourceFromUrl(part.file_url, `${param}.file_url`) };
       } else {
@@ -330,12 +329,6 @@ function contentBlock(part: ResponsesContentPart, param: string): ContentBlock {
       return document;
     }
   }
-}
-
-function mediaTypeOf(filename: string | null | undefined): string {
-  const extension = filename?.split('.').pop()?.toLowerCase();
-  if (extension === 'txt' || extension === 'md') return 'text/plain';
-  return 'application/pdf';
 }
 
 function toolOutput(output: string | ResponsesContentPart[], param: string): Array<TextBlock | ImageBlock> {

@@ -15,3 +15,15 @@ export function imageSourceFromUrl(url: string, param: string): ImageSource {
   if (/^https?:\/\//i.test(url)) return { kind: 'url', url };
   throw invalidRequest(`Invalid image URL in '${param}': expected an http(s) URL or a base64 data URL.`, param);
 }
+
+/**
+ * An OpenAI file part's `file_data` (chat completions' `file`, the Responses API's `input_file`) as the canonical
+ * source: a data URL as it is, or bare base64 whose media type the filename's extension tells (a PDF otherwise,
+ * the only type every vendor reads).
+ */
+export function documentSourceFromFileData(fileData: string, filename: string | null | undefined, param: string): ImageSource {
+  if (fileData.startsWith('data:')) return imageSourceFromUrl(fileData, param);
+  const extension = filename?.split('.').pop()?.toLowerCase();
+  const mediaType = extension === 'txt' || extension === 'md' ? 'text/plain' : 'application/pdf';
+  return imageSourceFromUrl(`data:${mediaType};base64,${fileData}`, param);
+}

@@ -39,9 +39,9 @@ export function buildDeepSeekMessages(request: CanonicalRequest, options: DeepSe
   const messages: DeepSeekMessage[] = [];
   if (request.system.length > 0) messages.push({ role: 'system', content: joinText(request.system) });
   if (options.extraSystem !== undefined) messages.push({ role: 'system', content: options.extraSystem });
-  for (const message of request.messages) {
-    for (const built of buildOpenAIMessage(message)) messages.push(toDeepSeekMessage(built, message, options.thinking));
-  }
+  request.messages.forEach((message, index) => {
+    for (const built of buildOpenAIMessage(message, index)) messages.push(toDeepSeekMessage(built, message, options.thinking));
+  });
   return mergeSameRole(messages).map(withAssistantContent);
 }
 

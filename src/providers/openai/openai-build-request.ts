@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { CanonicalMessage, CanonicalRequest, ContentBlock, ToolChoice, ToolDefinition } from '../../canonical/request.js';
-import type { OpenAIContentPart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+import { GatewayError } from '../../canonical/errors.js';
+import type { CanonicalMessage, CanonicalRequest, ContentBlock, DocumentBlock, ToolChoice, ToolDefinition } from '../../canonical/request.js';
+import type { OpenAIContentPart, OpenAIFilePart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
 
 /** OpenAI's o-series reasoning models (o1, o3, o4-mini, …). */
 const O_SERIES_MODEL = /^o\d/;
@@ -76,7 +77,7 @@ export function buildOpenAIToolChoice(choice: ToolChoice): unknown {
 function buildMessages(request: CanonicalRequest): OpenAIMessage[] {
   const messages: OpenAIMessage[] = [];
   if (request.system.length > 0) messages.push({ role: 'system', content: textContent(request.system) });
-  for (const message of request.messages) messages.push(...buildOpenAIMessage(message));
+  request.messages.forEach((message, index) => messages.push(...buildOpenAIMessage(message, index)));
   return messages;
 }
 
@@ -85,7 +86,7 @@ function buildMessages(request: CanonicalRequest): OpenAIMessage[] {
  * tool results becomes one `tool` message per result, then the user's own content. Exported for the
  * OpenAI-compatible adapters (DeepSeek), which post-process the result.
  */
-export function buildOpenAIMessage(message: CanonicalMessage): OpenAIMessage[] {
+export function buildOpenAIMessage(message: CanonicalMessage, index: number): OpenAIMessage[] {
   const name = message.name === undefined ? {} : { name: message.name };
   if (message.role === 'system') {
     return [{ role: 'system', content: textContent(textBlocks(message.content)), ...name }];
@@ -119,6 +120,7 @@ export function buildOpenAIMessage(message: CanonicalMessage): OpenAIMessage[] {
       for (const part of block.content) if (part.type === 'image') parts.push(imagePart(part));
     } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
     else if (block.type === 'image') parts.push(imagePart(block));
+    else if (block.type === 'document') parts.push(filePart(block, `messages[${index}].content`));
   }
   if (parts.length > 0) {
     const allText = parts.every((part): part is OpenAITextPart => part.type === 'text');
@@ -142,6 +144,20 @@ export function openAIToolCallId(id: string): string {
 function imagePart(block: Extract<ContentBlock, { type: 'image' }>): OpenAIContentPart {
   const url = block.source.kind === 'url' ? block.source.url : `data:${block.source.mediaType};base64,${block.source.data}`;
   return { type: 'image_url', image_url: { url, ...(block.detail === undefined ? {} : { detail: block.detail }) } };
+}
+
+/**
+ * A document as a chat-completions `file` part. Chat completions read files only inline or uploaded to OpenAI,
+ * never from a URL, so a document URL is refused rather than left out (the model would answer without it).
+ * OpenAI requires a filename with `file_data`; one is made up from the media type when the client gave none.
+ */
+function filePart(block: DocumentBlock, param: string): OpenAIFilePart {
+  if (block.source.kind === 'url') {
+    throw new GatewayError('unsupported_parameter', `OpenAI-format models read documents only inline (base64 data), not from a URL (${param} holds one).`, { param });
+  }
+  const { mediaType, data } = block.source;
+  const filename = block.title ?? `document.${mediaType === 'application/pdf' ? 'pdf' : mediaType === 'text/plain' ? 'txt' : 'bin'}`;
+  return { type: 'file', file: { filename, file_data: `data:${mediaType};base64,${data}` } };
 }
 
 function textBlocks(content: ContentBlock[]): OpenAITextPart[] {

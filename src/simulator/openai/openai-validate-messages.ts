@@ -3,7 +3,7 @@
  * images (data URLs must be base64 of a supported image type), and the ordering rule that an assistant
  * `tool_calls` message is followed by exactly one `tool` message per call id.
  */
-import { WEB_IMAGE_TYPES, decodeBase64, parseDataUrl } from '../media.js';
+import { WEB_IMAGE_TYPES, decodeBase64, isPdf, parseDataUrl } from '../media.js';
 import {
   fail,
   invalidType,
@@ -43,6 +43,16 @@ function checkImageUrl(url: string, param: string): void {
   }
 }
 
+/** Inline file data: a base64 data URL; a PDF must really be one (the vendor reads its pages). */
+function checkFileData(fileData: string, param: string): void {
+  const dataUrl = parseDataUrl(fileData);
+  const bytes = dataUrl === undefined ? undefined : decodeBase64(dataUrl.data);
+  if (dataUrl === undefined || bytes === undefined) {
+    fail(`Invalid '${param}'. Expected a base64-encoded data URL (e.g. 'data:application/pdf;base64,...'), but got a value with an invalid format.`, param, 'invalid_value');
+  }
+  if (dataUrl.mediaType === 'application/pdf' && !isPdf(bytes)) fail(`Invalid '${param}': the file is not a valid PDF.`, param, 'invalid_value');
+}
+
 function checkPart(part: unknown, role: string, param: string): void {
   if (!isObject(part)) invalidType(param, 'an object', part);
   const type = part['type'];
@@ -73,6 +83,7 @@ function checkPart(part: unknown, role: string, param: string): void {
     case 'file': {
       const file = requireObject(part, 'file', `${param}.file`);
       if (typeof file['file_data'] !== 'string' && typeof file['file_id'] !== 'string') missing(`${param}.file.file_data`);
+      if (typeof file['file_data'] === 'string') checkFileData(file['file_data'], `${param}.file.file_data`);
       break;
     }
   }
