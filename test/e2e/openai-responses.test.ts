@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
+import { ONE_PAGE_PDF_BASE64 } from '../fixtures/one-page-pdf.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = MODEL_DEFINITIONS.map((model) => model.id);
@@ -118,6 +119,21 @@ describe.each(MODELS)('Responses API on %s through the openai SDK', (model) => {
     expect(second.status).toBe('completed');
     expect(second.output.some((item) => item.type === 'function_call')).toBe(false);
     expect(second.output_text.length).toBeGreaterThan(0);
+  });
+
+  it('an input_file PDF (file_data) reaches the model, or is refused clearly where the vendor reads no documents', async () => {
+    const question = { type: 'input_text' as const, text: 'Summarise this document.' };
+    const withFile = client.responses.create({
+      model,
+      store: false,
+      input: [{ role: 'user', content: [question, { type: 'input_file', filename: 'blank.pdf', file_data: `data:application/pdf;base64,${ONE_PAGE_PDF_BASE64}` }] }],
+    });
+    if (model.startsWith('delta-')) {
+      await expect(withFile).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+      return;
+    }
+    const textOnly = await client.responses.create({ model, store: false, input: [{ role: 'user', content: [question] }] });
+    expect((await withFile).usage!.input_tokens).toBeGreaterThan(textOnly.usage!.input_tokens);
   });
 });
 
