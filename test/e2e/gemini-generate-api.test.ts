@@ -263,6 +263,12 @@ describe('bad input: Google-shaped errors, nothing billed', () => {
     expect(file.message).toContain('not reachable through this gateway');
   });
 
+  it('a dropped parameter is named as a Google client spells it (generationConfig.topK, not top_k)', async () => {
+    const reply = await call('/v1beta/models/beta-5.4:generateContent', { ...hello, generationConfig: { topK: 5 } });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('x-tollgate-dropped-params')?.split(',')).toEqual(['generationConfig.topK']);
+  });
+
   it('safetySettings are dropped and reported for a non-Google vendor, and reach a Gemini model as sent', async () => {
     const safetySettings = [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }];
     const reply = await call('/v1beta/models/alpha-haiku-4-5:generateContent', { ...hello, safetySettings });

@@ -26,12 +26,12 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
       // Set only on success, as before: an error reply carries the hooks' headers alone.
-      setExchangeHeaders(reply, exchange);
+      setExchangeHeaders(reply, exchange, 'anthropic-messages');
       reply.header('request-id', request.id);
       setCostHeader(reply, exchange);
       return reply.send(encodeAnthropicResponse(response, context, settledCharge(exchange)));
     }
-    setExchangeHeaders(reply, exchange);
+    setExchangeHeaders(reply, exchange, 'anthropic-messages');
     reply.header('request-id', request.id);
     // `message_start` shows the prompt's tokens; vendors that say nothing before the end are counted here.
     const startInputTokens = await pipeline.localInputTokens(canonical, exchange.model).catch(() => undefined);

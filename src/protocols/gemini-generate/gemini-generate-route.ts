@@ -56,7 +56,7 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
     const abort = abortOnClientGone(reply);
     const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route });
     const context: GeminiResponseContext = { responseId: request.id, model: exchange.model.id, vendor: exchange.model.vendor, includeThoughts };
-    setExchangeHeaders(reply, exchange);
+    setExchangeHeaders(reply, exchange, 'gemini-generate');
     if (!stream) {
       const response = await accumulate(exchange.events);
       setCostHeader(reply, exchange);

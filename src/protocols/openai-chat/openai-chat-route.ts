@@ -16,11 +16,11 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
       // Set only on success, as before: an error reply carries the hooks' headers alone.
-      setExchangeHeaders(reply, exchange);
+      setExchangeHeaders(reply, exchange, 'openai-chat');
       setCostHeader(reply, exchange);
       return reply.send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
     }
-    setExchangeHeaders(reply, exchange);
+    setExchangeHeaders(reply, exchange, 'openai-chat');
     await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage));
     return reply;
   });

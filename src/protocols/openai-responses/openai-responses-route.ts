@@ -119,10 +119,8 @@ function includeOf(query: Record<string, unknown>): string[] {
 }
 
 function setHeaders(reply: FastifyReply, exchange: ChatExchange, decoded: DecodedResponsesRequest): void {
-  setExchangeHeaders(reply, exchange);
   // Fields this protocol drops before any vendor sees them, beside the ones the vendor's adapter dropped.
-  const dropped = [...new Set([...decoded.droppedParameters, ...exchange.droppedParameters])];
-  if (dropped.length > 0) reply.header('x-tollgate-dropped-params', dropped.join(','));
+  setExchangeHeaders(reply, exchange, 'openai-responses', decoded.droppedParameters);
 }
 
 function responseNotFound(id: string): GatewayError {

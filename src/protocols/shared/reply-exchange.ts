@@ -7,6 +7,7 @@ import { formatUsd } from '../../billing/money.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
 import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
+import { droppedParametersAsClientNames, type ClientProtocol } from './dropped-parameter-names.js';
 
 /** What each client protocol's stream encoder provides. */
 export interface StreamEncoder {
@@ -58,10 +59,14 @@ export function setCostHeader(reply: FastifyReply, exchange: ChatExchange): void
 
 /**
  * The exchange's headers, set on the reply (a stream carries them over with the hooks' ones). `x-request-id`
- * is already there: the app's onRequest hook sets it on every reply.
+ * is already there: the app's onRequest hook sets it on every reply. Dropped parameters are named as the client's
+ * protocol spells them; `droppedByProtocol` are fields the protocol itself dropped before any vendor saw them.
  */
-export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange): void {
-  if (exchange.droppedParameters.length > 0) reply.header('x-tollgate-dropped-params', exchange.droppedParameters.join(','));
+export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange, protocol: ClientProtocol, droppedByProtocol: readonly string[] = []): void {
+  if (exchange.droppedParameters.length > 0 || droppedByProtocol.length > 0) {
+    const dropped = droppedParametersAsClientNames(protocol, [...droppedByProtocol, ...exchange.droppedParameters]);
+    reply.header('x-tollgate-dropped-params', dropped.join(','));
+  }
   // The client asked for more output than the model allows: served with the model's limit, said here.
   if (exchange.clampedMaxOutputTokens !== undefined) reply.header(MAX_TOKENS_CLAMPED_HEADER, String(exchange.clampedMaxOutputTokens));
   if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
