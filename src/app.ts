@@ -77,23 +77,6 @@ export interface AppDependencies {
   webRoot?: string;
 }
 
-/** Secrets never reach a log line, whatever logs the request. */
-export const LOG_REDACTIONS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers["x-goog-api-key"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  // Objects passed to a log call: credentials under their usual names, one or two levels down.
-  '*.password',
-  '*.apiKey',
-  '*.api_key',
-  '*.authorization',
-  '*.*.password',
-  '*.*.apiKey',
-  '*.*.authorization',
-];
-
 /** The HTTP app: hooks in order (request id → API-key auth → rate limit → body → route), error rendering, routes. No socket. */
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const app = Fastify({

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { failSafeLogDestination } from './observability/fail-safe-output.js';
 import { AccountService } from './accounts/account-service.js';
-import { buildApp, LOG_REDACTIONS } from './app.js';
+import { buildApp } from './app.js';
+import { LOG_OPTIONS } from './observability/log-options.js';
 import { BillingService } from './billing/billing-service.js';
 import { startJournalReplay, type JournalReplay } from './billing/journal-replay.js';
 import { startReservationSweeper } from './billing/reservation-sweeper.js';
@@ -74,7 +75,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const now = options.now ?? Date.now;
   const tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
   // Logging must never take the process down: a log reader gone away (EPIPE) drops lines, nothing more.
-  const logger = options.logger ?? pino({ level: config.logLevel, redact: LOG_REDACTIONS }, failSafeLogDestination());
+  const logger = options.logger ?? pino({ level: config.logLevel, ...LOG_OPTIONS }, failSafeLogDestination());
   // Outages of the database and Redis are logged once per interval with counts, not once per request.
   const outages = new OutageLog(logger);
   const storage = await openStorage(config.databaseUrl, {

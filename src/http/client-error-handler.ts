@@ -13,8 +13,8 @@ import { renderPathError } from './unmatched-requests.js';
 export function handleClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const gatewayError = classify(error.code);
-  // Not the error object: its rawPacket holds the request line, whose query string may carry a key (?key=).
-  this.log.debug({ code: error.code, message: error.message }, 'client error');
+  // The logger's error serializer drops the rawPacket (the request line may carry ?key=) and scrubs the message.
+  this.log.debug({ err: error }, 'client error');
   if (socket.writable) {
     const path = requestPath(error.rawPacket);
     const rendered = renderPathError(gatewayError, path ?? '/');

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { LOG_REDACTIONS } from '../app.js';
+import { LOG_OPTIONS } from './log-options.js';
 import { lazyChildLogger } from './request-logger.js';
 
 function capture(level: string) {
@@ -12,7 +12,7 @@ function capture(level: string) {
       done();
     },
   });
-  return { logger: pino({ level, redact: LOG_REDACTIONS }, stream), lines };
+  return { logger: pino({ level, ...LOG_OPTIONS }, stream), lines };
 }
 
 describe('lazy request logger', () => {
@@ -52,5 +52,23 @@ describe('lazy request logger', () => {
       { reqId: 'req_3', msg: 'now written' },
       { reqId: 'req_3', part: 'x', msg: 'and by its child' },
     ]);
+  });
+});
+
+describe('logged errors', () => {
+  it("lose the parser's raw request bytes, and key-like strings in their message and stack", () => {
+    const { logger, lines } = capture('info');
+    const error = Object.assign(new Error('bad request line GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1'), {
+      code: 'HPE_INVALID_METHOD',
+      rawPacket: Buffer.from('GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1\r\nauthorization: Bearer sk-tg-secretsecretsecret\r\n'),
+    });
+    logger.warn({ err: error }, 'client error');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!) as { err: Record<string, unknown> };
+    expect(line.err).not.toHaveProperty('rawPacket');
+    expect(line.err.code).toBe('HPE_INVALID_METHOD');
+    expect(lines[0]).not.toContain('AIzaSyA1234567890abcdefgh');
+    expect(lines[0]).not.toContain('sk-tg-secret');
+    expect(line.err.message).toContain('key=[redacted]');
   });
 });

@@ -1,4 +1,5 @@
 import { GatewayError, type GatewayErrorCode } from '../canonical/errors.js';
+import { scrubSecrets } from '../observability/scrub-secrets.js';
 
 /** Vendor HTTP status → gateway error code (translation.md §10): status first, as both client SDKs do. */
 export function upstreamErrorCode(status: number): GatewayErrorCode {
@@ -48,9 +49,5 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** Vendor messages sometimes echo a key or a URL with one; never pass those on. */
-export function scrubSecrets(text: string): string {
-  return text
-    .replace(/\b(sk|key|AIza)[-_A-Za-z0-9]{12,}/g, '[redacted]')
-    .replace(/([?&](?:key|api_key)=)[^&\s]+/gi, '$1[redacted]');
-}
+/** Vendor messages sometimes echo a key or a URL with one: the adapters scrub them before passing them on. */
+export { scrubSecrets };

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { startSimulator } from '../../src/simulator/simulator-server.js';
 import { dropPostgresSchema, POSTGRES_URL } from './storage-backends.js';
+import { LOG_OPTIONS } from '../../src/observability/log-options.js';
 
 export interface TestGateway {
   gateway: RunningGateway;
@@ -72,7 +73,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   });
   if (options.yaml !== undefined) writeFileSync(join(directory, 'tollgate.yaml'), options.yaml);
   const config = loadConfig(env, directory);
-  const logger = pino({ level: 'trace' }, logSink);
+  // The gateway's own logger options (redaction, the error serializer): the log tests read what production writes.
+  const logger = pino({ level: 'trace', ...LOG_OPTIONS }, logSink);
   const gateway = await startGateway(config, {
     logger,
     ...(options.now === undefined ? {} : { now: options.now }),
