@@ -23,6 +23,8 @@ export function agentBin(name: 'claude' | 'codex' | 'gemini'): string {
 
 /** Node 24 (the `node24` dependency): runs the newest SDKs, which declare Node >= 22. */
 export const NODE_24 = join(AGENTS_PACKAGE_DIR, 'node_modules/node24/bin/node');
+/** Node 22 (the `node22` dependency): the lower bound of the README's second Node range, for the smoke test. */
+export const NODE_22 = join(AGENTS_PACKAGE_DIR, 'node_modules/node22/bin/node');
 
 function lockHash(): string {
   return createHash('sha256').update(readFileSync(LOCKFILE)).digest('hex');
