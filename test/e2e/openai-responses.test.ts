@@ -385,6 +385,34 @@ describe('custom tools (free-text input, as Codex declares apply_patch)', () => 
     expect(second.status).toBe('completed');
     expect(second.output_text).toContain('patch applied');
   });
+
+  const agents = {
+    type: 'namespace' as const,
+    name: 'agents',
+    description: 'Sub-agents that work in parallel.',
+    tools: [{ type: 'function' as const, name: 'spawn', description: 'Start a sub-agent on a task.', parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] } }],
+  } as unknown as OpenAI.Responses.Tool;
+
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: a namespaced tool is called by namespace and name, and its output goes back', async (model) => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Delegate the search. [[sim tool=agents__spawn]]' }];
+    const first = await client.responses.create({ model, input, tools: [agents], store: false });
+    const call = first.output.find((item) => item.type === 'function_call');
+    if (call?.type !== 'function_call') throw new Error(`no function call: ${JSON.stringify(first.output)}`);
+    expect(call).toMatchObject({ name: 'spawn', namespace: 'agents' });
+    expect(JSON.parse(call.arguments)).toHaveProperty('task');
+    const streamed = client.responses.stream({ model, input, tools: [agents], store: false });
+    const added: unknown[] = [];
+    for await (const event of streamed) if (event.type === 'response.output_item.added') added.push(event.item);
+    expect(added).toContainEqual(expect.objectContaining({ type: 'function_call', name: 'spawn', namespace: 'agents' }));
+    const second = await client.responses.create({
+      model,
+      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: 'sub-agent started' }],
+      tools: [agents],
+      store: false,
+    });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toContain('sub-agent started');
+  });
 });
 
 describe('billing on /v1/responses (no free allowance)', () => {

@@ -116,7 +116,7 @@ describe('decodeResponsesRequest', () => {
     const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} }, strict: false });
     const { request, droppedParameters } = decode({
       input: 'hi',
-      tools: [fn('a'), fn('b'), { type: 'web_search' }, { type: 'namespace', name: 'ns', tools: [] }, { type: 'local_shell' }],
+      tools: [fn('a'), fn('b'), { type: 'web_search' }, { type: 'local_shell' }],
       tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] },
       prompt_cache_key: 'k',
       client_metadata: { a: '1' },
@@ -126,7 +126,7 @@ describe('decodeResponsesRequest', () => {
     expect(request.tools).toEqual([{ name: 'b', parameters: { type: 'object', properties: {} }, strict: false }]);
     expect(request.toolChoice).toEqual({ type: 'required' });
     expect(droppedParameters).toEqual(
-      expect.arrayContaining(['tools.web_search', 'tools.namespace', 'tools.local_shell', 'prompt_cache_key', 'client_metadata', 'include.web_search_call.results', 'text.verbosity']),
+      expect.arrayContaining(['tools.web_search', 'tools.local_shell', 'prompt_cache_key', 'client_metadata', 'include.web_search_call.results', 'text.verbosity']),
     );
     expect(droppedParameters).not.toContain('include.reasoning.encrypted_content');
   });
@@ -153,6 +153,47 @@ describe('decodeResponsesRequest', () => {
     expect(request.toolChoice).toEqual({ type: 'tool', name: 'apply_patch' });
     expect(request.messages[1]!.content).toEqual([{ type: 'tool-call', id: 'call_p', name: 'apply_patch', argumentsJson: '{"input":"*** Begin Patch\\n*** End Patch"}' }]);
     expect(request.messages[2]!.content).toEqual([{ type: 'tool-result', toolCallId: 'call_p', content: [{ type: 'text', text: 'Done!' }], isError: false }]);
+  });
+
+  it('a namespace is flattened: each inner tool as <namespace>__<name> with both descriptions; history calls by namespace and name', () => {
+    const { request, options, droppedParameters } = decode({
+      input: [
+        { role: 'user', content: 'delegate' },
+        { type: 'function_call', call_id: 'call_s', namespace: 'agents', name: 'spawn', arguments: '{"task":"x"}' },
+        { type: 'function_call_output', call_id: 'call_s', output: 'spawned' },
+      ],
+      tools: [
+        {
+          type: 'namespace',
+          name: 'agents',
+          description: 'Sub-agents.',
+          tools: [
+            { type: 'function', name: 'spawn', description: 'Start one.', parameters: { type: 'object', properties: { task: { type: 'string' } } } },
+            { type: 'custom', name: 'note', description: 'Free text.' },
+          ],
+        },
+        { type: 'function', name: 'spawn', parameters: { type: 'object', properties: {} } },
+      ],
+      tool_choice: { type: 'function', namespace: 'agents', name: 'spawn' },
+    });
+    expect(droppedParameters).toEqual([]);
+    expect(request.tools!.map((tool) => [tool.name, tool.description])).toEqual([
+      ['agents__spawn', 'Sub-agents.\n\nStart one.'],
+      ['agents__note', 'Sub-agents.\n\nFree text.'],
+      ['spawn', undefined],
+    ]);
+    expect(options.customTools).toEqual(new Set(['agents__note']));
+    expect(options.namespacedTools.get('agents__spawn')).toEqual({ namespace: 'agents', name: 'spawn' });
+    expect(request.toolChoice).toEqual({ type: 'tool', name: 'agents__spawn' });
+    expect(request.messages[1]!.content).toEqual([{ type: 'tool-call', id: 'call_s', name: 'agents__spawn', argumentsJson: '{"task":"x"}' }]);
+  });
+
+  it('refuses a namespace holding another tool type, and two tools of one name', () => {
+    const nested = decodeError({ input: 'hi', tools: [{ type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'web_search' }] }] });
+    expect(nested.param).toBe('tools[0].tools[0].type');
+    const fn = { type: 'function', name: 'ns__a', parameters: { type: 'object' } };
+    const twice = decodeError({ input: 'hi', tools: [fn, { type: 'namespace', name: 'ns', description: 'd', tools: [{ ...fn, name: 'a' }] }] });
+    expect(twice.param).toBe('tools[1].tools[0].name');
   });
 
   it('reports an unknown field by a name a header can carry', () => {

@@ -14,7 +14,7 @@ import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-u
 import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
-import { decodeToolChoice, decodeTools, headerSafeName, nestedValidationError } from './responses-decode-tools.js';
+import { decodeToolChoice, decodeTools, flatToolName, headerSafeName, nestedValidationError, type NamespacedToolName } from './responses-decode-tools.js';
 import {
   HANDLED_FIELDS,
   INPUT_ITEM_SCHEMAS,
@@ -35,6 +35,8 @@ export interface ResponsesOptions {
   showReasoningSummary: boolean;
   /** Names of the request's `custom` tools: their calls come back as `custom_tool_call` items. */
   customTools: ReadonlySet<string>;
+  /** Namespaced tools by the flat name vendors call them by: their calls come back as `{ namespace, name }`. */
+  namespacedTools: ReadonlyMap<string, NamespacedToolName>;
   previousResponseId: string | null;
   /** Request fields the response object repeats (openai-responses.md §4). */
   echo: ResponseEcho;
@@ -111,7 +113,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   const validated = items.map((item, index) =>
     validateItem(item, index < history.length ? `previous_response_id` : `input[${index - history.length}]`, index < history.length),
   );
-  const { tools, toolNames, customTools } = decodeTools(input, dropped);
+  const { tools, toolNames, customTools, namespacedTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
   const messages = decodeItems(validated, system, history.length);
 
@@ -151,6 +153,7 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
       includeEncryptedReasoning: (input.include ?? []).includes('reasoning.encrypted_content'),
       showReasoningSummary: summary !== null,
       customTools,
+      namespacedTools,
       previousResponseId: input.previous_response_id ?? null,
       echo: {
         instructions: input.instructions ?? null,
@@ -261,12 +264,12 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
       }
       case 'function_call':
         calls.add(item.call_id);
-        assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: item.arguments });
+        assistant().content.push({ type: 'tool-call', id: item.call_id, name: vendorToolName(item), argumentsJson: item.arguments });
         return;
       case 'custom_tool_call':
         // A custom tool travels to every vendor as a function with one string argument (see decodeTools).
         calls.add(item.call_id);
-        assistant().content.push({ type: 'tool-call', id: item.call_id, name: item.name, argumentsJson: JSON.stringify({ input: item.input }) });
+        assistant().content.push({ type: 'tool-call', id: item.call_id, name: vendorToolName(item), argumentsJson: JSON.stringify({ input: item.input }) });
         return;
       case 'function_call_output':
       case 'custom_tool_call_output': {
@@ -285,6 +288,11 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
     }
   });
   return messages;
+}
+
+/** A call item's tool as vendors know it: a namespaced one by its flat name. */
+function vendorToolName(item: { name: string; namespace?: string | null | undefined }): string {
+  return item.namespace == null || item.namespace === '' ? item.name : flatToolName(item.namespace, item.name);
 }
 
 function textOf(content: string | ResponsesContentPart[]): string[] {

@@ -3,45 +3,93 @@ import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import type { CanonicalRequest, ToolChoice, ToolDefinition } from '../../canonical/request.js';
 import { validationError } from '../shared/format-validation-error.js';
 import type { ParsedResponsesRequest } from './responses-decode-request.js';
-import { customTool, functionTool } from './responses-schema.js';
+import { customTool, functionTool, namespaceTool } from './responses-schema.js';
 
 /**
  * Tools. The rule: tools the client executes itself are what every family runs: `function` tools as they are, and
  * `custom` tools (free-text input, Codex's freeform `apply_patch`) as a function with one string argument `input`,
- * their grammar in the description, their calls handed back as `custom_tool_call` items. Any other tool type
- * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`, `namespace`,
+ * their grammar in the description, their calls handed back as `custom_tool_call` items. A `namespace` of such
+ * tools (Codex's sub-agent tools) is flattened: each inner tool becomes `<namespace>__<name>` with the namespace's
+ * description before its own, and its calls come back as `{ namespace, name }`. Any other tool type
+ * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`,
  * `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as `tools.<type>`:
  * a model not offered a tool answers without it, in the item types the client already knows, so the reply's
  * contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
  */
-export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): { tools: ToolDefinition[]; toolNames: Set<string>; customTools: Set<string> } {
-  const tools: ToolDefinition[] = [];
-  const toolNames = new Set<string>();
-  const customTools = new Set<string>();
+export interface DecodedTools {
+  tools: ToolDefinition[];
+  /** Every name a vendor sees (namespaced tools by their flat name). */
+  toolNames: Set<string>;
+  /** Flat names of the `custom` tools: their calls come back as `custom_tool_call` items. */
+  customTools: Set<string>;
+  /** Flat names of namespaced tools, with the namespace and name the client calls them by. */
+  namespacedTools: Map<string, NamespacedToolName>;
+}
+
+export interface NamespacedToolName {
+  namespace: string;
+  name: string;
+}
+
+/** How a namespaced tool is named to the vendors: one name of the characters every vendor accepts. */
+export function flatToolName(namespace: string, name: string): string {
+  return `${namespace}__${name}`;
+}
+
+export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): DecodedTools {
+  const decoded: DecodedTools = { tools: [], toolNames: new Set(), customTools: new Set(), namespacedTools: new Map() };
   for (const [index, tool] of (input.tools ?? []).entries()) {
-    if (tool.type === 'custom') {
-      const parsed = customTool.safeParse(tool, { reportInput: true });
+    if (tool.type === 'namespace') {
+      const parsed = namespaceTool.safeParse(tool, { reportInput: true });
       if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
-      tools.push(customToolDefinition(parsed.data));
-      toolNames.add(parsed.data.name);
-      customTools.add(parsed.data.name);
+      const namespace = parsed.data;
+      for (const [innerIndex, inner] of namespace.tools.entries()) {
+        const param = `tools[${index}].tools[${innerIndex}]`;
+        if (inner.type !== 'function' && inner.type !== 'custom') {
+          throw new GatewayError('unsupported_parameter', `'${param}.type': a namespace may hold function and custom tools only.`, { param: `${param}.type` });
+        }
+        const definition = decodeTool(inner, param);
+        const flat = flatToolName(namespace.name, definition.name);
+        if (flat.length > 64) throw invalidRequest(`'${param}.name': with its namespace '${flat}' is longer than the 64 characters vendors accept.`, `${param}.name`);
+        const description = [namespace.description, definition.description].filter((text) => text != null && text !== '').join('\n\n');
+        add(decoded, { ...definition, name: flat, ...(description === '' ? {} : { description }) }, inner.type === 'custom', `${param}.name`);
+        decoded.namespacedTools.set(flat, { namespace: namespace.name, name: definition.name });
+      }
       continue;
     }
-    if (tool.type !== 'function') {
+    if (tool.type !== 'function' && tool.type !== 'custom') {
       dropped.push(headerSafeName(`tools.${tool.type}`));
       continue;
     }
-    const parsed = functionTool.safeParse(tool, { reportInput: true });
-    if (!parsed.success) throw nestedValidationError(parsed.error, `tools[${index}]`);
-    const fn = parsed.data;
-    const definition: ToolDefinition = { name: fn.name };
-    if (fn.description != null) definition.description = fn.description;
-    if (fn.parameters != null) definition.parameters = fn.parameters;
-    if (fn.strict != null) definition.strict = fn.strict;
-    tools.push(definition);
-    toolNames.add(fn.name);
+    add(decoded, decodeTool(tool, `tools[${index}]`), tool.type === 'custom', `tools[${index}].name`);
   }
-  return { tools, toolNames, customTools };
+  return decoded;
+}
+
+/** A function or custom tool as the definition every vendor runs. */
+function decodeTool(tool: { type: string }, param: string): ToolDefinition {
+  if (tool.type === 'custom') {
+    const parsed = customTool.safeParse(tool, { reportInput: true });
+    if (!parsed.success) throw nestedValidationError(parsed.error, param);
+    return customToolDefinition(parsed.data);
+  }
+  const parsed = functionTool.safeParse(tool, { reportInput: true });
+  if (!parsed.success) throw nestedValidationError(parsed.error, param);
+  const fn = parsed.data;
+  const definition: ToolDefinition = { name: fn.name };
+  if (fn.description != null) definition.description = fn.description;
+  if (fn.parameters != null) definition.parameters = fn.parameters;
+  if (fn.strict != null) definition.strict = fn.strict;
+  return definition;
+}
+
+function add(decoded: DecodedTools, definition: ToolDefinition, custom: boolean, param: string): void {
+  if (decoded.toolNames.has(definition.name)) {
+    throw invalidRequest(`'${param}': two tools are named '${definition.name}' (a namespaced tool is named <namespace>__<name>).`, param);
+  }
+  decoded.tools.push(definition);
+  decoded.toolNames.add(definition.name);
+  if (custom) decoded.customTools.add(definition.name);
 }
 
 /** A custom tool as a function every vendor runs: its whole input is the string argument `input`. */
@@ -64,7 +112,8 @@ export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], 
   if (choice == null) return undefined;
   if (typeof choice === 'string') return { type: choice };
   if (choice.type === 'function' || choice.type === 'custom') {
-    const name = (choice as { name?: unknown }).name;
+    const { name: given, namespace } = choice as { name?: unknown; namespace?: unknown };
+    const name = typeof namespace === 'string' && typeof given === 'string' ? flatToolName(namespace, given) : given;
     if (typeof name !== 'string' || !toolNames.has(name)) {
       throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a ${choice.type} tool of this request.`, 'tool_choice.name');
     }
@@ -76,11 +125,11 @@ export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], 
     const allowed = Array.isArray(record.tools) ? record.tools : [];
     const names = new Set<string>();
     for (const [index, tool] of allowed.entries()) {
-      const entry = tool as { type?: unknown; name?: unknown } | null;
+      const entry = tool as { type?: unknown; name?: unknown; namespace?: unknown } | null;
       if ((entry?.type !== 'function' && entry?.type !== 'custom') || typeof entry.name !== 'string') {
         throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function and custom tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
       }
-      names.add(entry.name);
+      names.add(typeof entry.namespace === 'string' ? flatToolName(entry.namespace, entry.name) : entry.name);
     }
     request.tools = (request.tools ?? []).filter((tool) => names.has(tool.name));
     if (request.tools.length === 0) delete request.tools;

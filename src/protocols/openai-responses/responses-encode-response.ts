@@ -59,12 +59,20 @@ export function messageItem(id: string, text: string, status: string): Responses
   return { type: 'message', id, role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): ResponsesOutputItem {
-  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+/**
+ * The tool a call names, as the client declared it: a namespaced tool's flat vendor name split back into
+ * `namespace` and `name` (see decodeTools).
+ */
+export function clientToolName(vendorName: string, options: ResponsesOptions): { name: string; namespace?: string } {
+  return options.namespacedTools.get(vendorName) ?? { name: vendorName };
 }
 
-export function customToolCallItem(id: string, callId: string, name: string, input: string): ResponsesOutputItem {
-  return { type: 'custom_tool_call', id, call_id: callId, name, input };
+export function functionCallItem(id: string, callId: string, vendorName: string, args: string, status: string, options: ResponsesOptions): ResponsesOutputItem {
+  return { type: 'function_call', id, call_id: callId, ...clientToolName(vendorName, options), arguments: args, status };
+}
+
+export function customToolCallItem(id: string, callId: string, vendorName: string, input: string, options: ResponsesOptions): ResponsesOutputItem {
+  return { type: 'custom_tool_call', id, call_id: callId, ...clientToolName(vendorName, options), input };
 }
 
 /** A custom tool's raw input from the arguments the model wrote for its one-string-argument function. */
@@ -98,9 +106,9 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
     } else if (context.options.customTools.has(block.name)) {
-      items.push(customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson)));
+      items.push(customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options));
     } else {
-      items.push(functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed'));
+      items.push(functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed', context.options));
     }
   }
   return items;

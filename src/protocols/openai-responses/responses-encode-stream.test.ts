@@ -150,6 +150,23 @@ describe('ResponsesStreamEncoder', () => {
     ]);
   });
 
+  it('a namespaced tool call comes back by namespace and name, streamed and folded alike', async () => {
+    const tools = [{ type: 'namespace', name: 'agents', description: 'Sub-agents.', tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object' } }] }];
+    const events: CanonicalEvent[] = [
+      { type: 'tool-call-start', blockId: 'c', id: 'call_s', name: 'agents__spawn' },
+      { type: 'tool-call-delta', blockId: 'c', argumentsDelta: '{"task":"x"}' },
+      { type: 'tool-call-end', blockId: 'c' },
+    ];
+    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' })) as Event[];
+    const call = { type: 'function_call', id: 'fc_00ab_0', call_id: 'call_s', namespace: 'agents', name: 'spawn', arguments: '{"task":"x"}', status: 'completed' };
+    expect(frames.find((event) => event.type === 'response.output_item.added')!.item).toMatchObject({ namespace: 'agents', name: 'spawn' });
+    expect(frames.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'spawn' });
+    expect(frames.at(-2)!.response.output).toEqual([call]);
+    const accumulator = new ResponseAccumulator();
+    for (const event of events) accumulator.apply(event);
+    expect(encodeResponsesResponse(accumulator.response, context({ tools })).body.output).toEqual([call]);
+  });
+
   it('a length stop ends with response.incomplete, reason max_output_tokens', async () => {
     const frames = (await run(
       new ResponsesStreamEncoder(context()),

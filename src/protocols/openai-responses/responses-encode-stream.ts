@@ -5,6 +5,7 @@ import type { CanonicalUsage } from '../../canonical/usage.js';
 import { SSE_DONE, sseEvent } from '../../streaming/sse-writer.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
 import {
+  clientToolName,
   customToolCallItem,
   customToolInput,
   encodeResponsesUsage,
@@ -112,7 +113,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item.callId = event.id;
         item.name = event.name;
         this.items.set(event.blockId, item);
-        out += this.open(item, custom ? customToolCallItem(item.id, event.id, event.name, '') : functionCallItem(item.id, event.id, event.name, '', 'in_progress'));
+        const { options } = this.context;
+        out += this.open(item, custom ? customToolCallItem(item.id, event.id, event.name, '', options) : functionCallItem(item.id, event.id, event.name, '', 'in_progress', options));
         break;
       }
       case 'tool-call-delta': {
@@ -262,14 +264,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         break;
       }
       case 'function_call':
-        out += this.emit('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.text });
-        item.final = functionCallItem(item.id, item.callId!, item.name!, item.text, 'completed');
+        out += this.emit('response.function_call_arguments.done', { ...where, name: clientToolName(item.name!, this.context.options).name, arguments: item.text });
+        item.final = functionCallItem(item.id, item.callId!, item.name!, item.text, 'completed', this.context.options);
         break;
       case 'custom_tool_call': {
         const input = customToolInput(item.text);
         if (input !== '') out += this.emit('response.custom_tool_call_input.delta', { ...where, delta: input });
         out += this.emit('response.custom_tool_call_input.done', { ...where, input });
-        item.final = customToolCallItem(item.id, item.callId!, item.name!, input);
+        item.final = customToolCallItem(item.id, item.callId!, item.name!, input, this.context.options);
         break;
       }
     }

@@ -40,6 +40,7 @@ export const functionCallItem = z.looseObject({
   id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
+  namespace: z.string().nullish(),
   arguments: z.string(),
   status: z.string().nullish(),
 });
@@ -57,6 +58,7 @@ export const customToolCallItem = z.looseObject({
   id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
+  namespace: z.string().nullish(),
   input: z.string(),
 });
 
@@ -120,6 +122,13 @@ export const customTool = z.looseObject({
       z.looseObject({ type: z.literal('grammar'), syntax: z.string(), definition: z.string() }),
     ])
     .nullish(),
+});
+/** A `namespace` tool: function and custom tools grouped under one name, called as `{ namespace, name }`. */
+export const namespaceTool = z.looseObject({
+  type: z.literal('namespace'),
+  name: functionToolName,
+  description: z.string().nullish(),
+  tools: z.array(z.looseObject({ type: z.string().min(1) })),
 });
 /** Any tool: `function` and `custom` tools are decoded, the other types are judged by the decoder's rule. */
 const anyTool = z.looseObject({ type: z.string().min(1) });
