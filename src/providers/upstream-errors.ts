@@ -48,6 +48,3 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
-
-/** Vendor messages sometimes echo a key or a URL with one: the adapters scrub them before passing them on. */
-export { scrubSecrets };

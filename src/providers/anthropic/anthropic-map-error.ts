@@ -1,7 +1,8 @@
 import { GatewayError, type GatewayErrorCode } from '../../canonical/errors.js';
 import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
 import { headerValue, type UpstreamResponse } from '../upstream-http.js';
-import { parseRetryAfter, scrubSecrets, upstreamError } from '../upstream-errors.js';
+import { scrubSecrets } from '../../observability/scrub-secrets.js';
+import { parseRetryAfter, upstreamError } from '../upstream-errors.js';
 
 /** Anthropic's error `type` → gateway error, for errors that arrive inside a 200 stream (no status to go by). */
 const STREAM_ERROR_CODES: Readonly<Record<string, GatewayErrorCode>> = {
