@@ -141,6 +141,9 @@ export class PostgresWriteBatcher {
       return all.slice(2, 2 + writes.length);
     } catch (error) {
       if (!isServerError(error)) broken = error instanceof Error ? error : new Error(String(error));
+      // 26000, invalid_sql_statement_name: the session lost its prepared statements (e.g. a pooler's DISCARD ALL);
+      // prepare them again on the next batch instead of falling back on every one.
+      else if ((error as pg.DatabaseError).code === '26000') this.prepared.delete(client);
       throw error;
     } finally {
       client.release(broken);
