@@ -142,7 +142,7 @@ class PipelinedStatements {
   }
 
   handleRowDescription(message: { fields: pg.FieldDef[] }): void {
-    this.current = new pg.Result('', this.types as typeof pg.types) as unknown as ResultBuilder;
+    this.current = this.newResult();
     this.current.addFields(message.fields);
   }
 
@@ -156,7 +156,7 @@ class PipelinedStatements {
   }
 
   handleCommandComplete(message: { text: string }): void {
-    const result = this.current ?? (new pg.Result('', this.types as typeof pg.types) as unknown as ResultBuilder);
+    const result = this.current ?? this.newResult();
     result.addCommandComplete(message);
     this.results.push(result);
     this.current = null;
@@ -164,7 +164,7 @@ class PipelinedStatements {
 
   /** An empty statement text: EmptyQueryResponse instead of CommandComplete. */
   handleEmptyQuery(): void {
-    this.results.push(this.current ?? (new pg.Result('', this.types as typeof pg.types) as unknown as ResultBuilder));
+    this.results.push(this.current ?? this.newResult());
     this.current = null;
   }
 
@@ -217,6 +217,11 @@ class PipelinedStatements {
     const cause = this.serverError ?? undefined;
     this.settle(() => this.reject(new Error('PostgreSQL connection ended during a pipeline; its outcome is unknown', { cause })));
   };
+
+  /** pg's own Result, so rows and rowCount come out exactly as client.query's do. */
+  private newResult(): ResultBuilder {
+    return new pg.Result('', this.types as typeof pg.types) as unknown as ResultBuilder;
+  }
 
   private detach(): void {
     this.connection?.off('parseComplete', this.onParseComplete);
