@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { runPipelined, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together (issue 22), so a
@@ -7,15 +8,16 @@ import pg from 'pg';
  * Every hot-path write is one statement that locks its account row first, checks, and writes, exactly once. Run
  * one at a time, each pays a round trip and a commit while holding that lock, and requests of one account wait on
  * each other's commits (~590 requests/s on one account, against ~1,000 spread over 50). Here the writes that arrive
- * while a batch is being prepared or is in flight go as ONE simple-protocol query, one round trip and one commit:
+ * while a batch is being prepared or is in flight go as ONE pipeline of bound statements (pipelined-statements.ts),
+ * one round trip and one commit:
  *
- *   BEGIN; SELECT … FROM accounts WHERE id IN (…) ORDER BY id FOR NO KEY UPDATE;
- *   EXECUTE tollgate_b_take_hold(…); EXECUTE tollgate_b_settle(…); …; COMMIT
+ *   SELECT id FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
+ *   the unbatched path's statements with their own parameters, in arrival order; Sync (the commit)
  *
- * - The statements are the very ones of the unbatched path (prepared once per connection under their own names),
- *   run in arrival order in one transaction: each sees the writes before it (READ COMMITTED takes a new snapshot
- *   per statement), so a hold re-checks the balance left by the holds and charges before it in the batch, exactly
- *   as if they had run one after the other. A write the statement refuses (its condition no longer holds) comes
+ * - The statements are the very ones of the unbatched path (prepared once per connection, under the names pg's
+ *   own prepared statements use), run in arrival order in one transaction: each sees the writes before it (READ
+ *   COMMITTED takes a new snapshot per statement), so a hold re-checks the balance left by the holds and charges
+ *   before it in the batch, exactly as if they had run one after the other. A write the statement refuses (its condition no longer holds) comes
  *   back as it does alone, and the caller takes the locked path as before.
  * - Lock order: all the batch's account rows are locked first, in id order, before any statement runs. Every other
  *   writer locks one account row before that account's other rows, and other batches lock in the same order, so a
@@ -25,13 +27,13 @@ import pg from 'pg';
  *   A lost connection (no answer: the commit may or may not have happened) fails every write of the batch with
  *   that error, as it fails a single write today; settlement is idempotent by request id, so its journal replay
  *   settles each request once either way.
- * - Values travel as SQL literals (pg's escapeLiteral) in EXECUTE, typed by the prepared statement as a bound
- *   parameter would be. A value holding a NUL character, which no literal can carry, never joins a batch.
+ * - Every value is a bound parameter, as in `pool.query`. A value holding a NUL character, which PostgreSQL text
+ *   refuses, never joins a batch: it would roll back the writes batched with it.
  */
 export interface BatchedWrite {
   /** The account row the statement locks first. */
   accountId: string;
-  /** Prepared under `tollgate_b_${name}` on each connection that runs it. */
+  /** Prepared as `tollgate_${name}` on each connection that runs it, batched or alone. */
   name: string;
   text: string;
   values: readonly unknown[];
@@ -50,8 +52,6 @@ export class PostgresWriteBatcher {
   private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
-  /** Statements prepared on each pooled connection (the pool reuses the client objects; a new connection starts empty). */
-  private readonly prepared = new WeakMap<pg.PoolClient, Set<string>>();
   /** Batches sent and writes in them, for tests and metrics. */
   readonly stats = { batches: 0, writes: 0, fallbacks: 0 };
 
@@ -115,53 +115,26 @@ export class PostgresWriteBatcher {
     batch.forEach((pending, index) => pending.resolve(results[index]!));
   }
 
-  /** The batch as one query on one connection; the statements' results in order. */
+  /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */
   private async transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
     const client = await this.pool.connect();
     // A connection that failed (not the server refusing a statement) is discarded, not returned to the pool.
     let broken: Error | undefined;
     try {
-      await this.prepare(client, writes);
-      const accounts = [...new Set(writes.map((write) => write.accountId))].sort();
-      const text =
-        `begin; select id from accounts where id in (${accounts.map(literal).join(', ')}) order by id for no key update; ` +
-        writes.map((write) => `execute tollgate_b_${write.name}(${write.values.map(literal).join(', ')})`).join('; ') +
-        '; commit';
-      let answer: pg.QueryResult | pg.QueryResult[];
-      try {
-        answer = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-      } catch (error) {
-        // A statement failed: the server skipped the rest and left the transaction aborted.
-        if (isServerError(error)) await client.query('rollback');
-        throw error;
-      }
-      const all = Array.isArray(answer) ? answer : [answer];
-      // begin, the lock, the writes, commit.
-      if (all.length !== writes.length + 3) throw new Error(`batch of ${writes.length} writes answered ${all.length} results`);
-      return all.slice(2, 2 + writes.length);
+      const accounts = [...new Set(writes.map((write) => write.accountId))];
+      const statements: PipelinedStatement[] = [
+        { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
+        ...writes.map((write) => ({ name: `tollgate_${write.name}`, text: write.text, values: write.values })),
+      ];
+      const outcome = await runPipelined(client, statements);
+      if (!outcome.ok) throw outcome.error;
+      return outcome.results.slice(1);
     } catch (error) {
       if (!isServerError(error)) broken = error instanceof Error ? error : new Error(String(error));
-      // 26000, invalid_sql_statement_name: the session lost its prepared statements (e.g. a pooler's DISCARD ALL);
-      // prepare them again on the next batch instead of falling back on every one.
-      else if ((error as pg.DatabaseError).code === '26000') this.prepared.delete(client);
       throw error;
     } finally {
       client.release(broken);
     }
-  }
-
-  /** PREPARE, once per connection, each statement the batch uses (a round trip, only on a connection's first batches). */
-  private async prepare(client: pg.PoolClient, writes: readonly BatchedWrite[]): Promise<void> {
-    let names = this.prepared.get(client);
-    if (names === undefined) {
-      names = new Set();
-      this.prepared.set(client, names);
-    }
-    const missing = new Map<string, string>();
-    for (const write of writes) if (!names.has(write.name)) missing.set(write.name, write.text);
-    if (missing.size === 0) return;
-    await client.query([...missing].map(([name, text]) => `prepare tollgate_b_${name} as ${text}`).join('; '));
-    for (const name of missing.keys()) names.add(name);
   }
 
   /** The write as the unbatched path runs it: one statement, prepared by pg under the same name. */
@@ -175,7 +148,5 @@ function isServerError(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
 }
 
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  return pg.escapeLiteral(typeof value === 'string' ? value : String(value));
-}
+/** The batch's account rows locked first, in one order every batch follows, so batches cannot deadlock. */
+const LOCK_ACCOUNTS = 'select id from accounts where id = any($1::text[]) order by id for no key update';
