@@ -27,6 +27,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Add the long-stream and large-prompt scenarios (SHAPE_SCENARIOS). */
   shapes: boolean;
+  /** PostgreSQL: one hot account vs 50 accounts at concurrency 64, with round trips per request (accounts.ts). */
+  accounts: boolean;
   /** The noise-free mode: instructions per request under callgrind instead of the timed scenarios. */
   callgrind: boolean;
   /** Callgrind mode: requests of each kind before counting (V8 still compiles before that). */
@@ -51,6 +53,11 @@ export const USAGE = `Usage: npm run bench -- [options]
                         against, and prompts of 32 KB and 256 KB at c16 with the floor; reports per-chunk CPU.
                         7 more scenarios: about 2 min more with the default rounds on SQLite (where the floor
                         runs), 1.5 min on PostgreSQL; 20-30 s per backend with --quick
+  --accounts            PostgreSQL: one hot account vs 50 accounts (same-format JSON, concurrency 64) in alternating
+                        turns on the measured gateway: req/s and CPU per request of each, then PostgreSQL and Redis
+                        round trips per request of each under that load (a second gateway through the counting
+                        relays), then ledger verify. ~1 min to create the accounts plus 2 x rounds x duration.
+                        With --scenarios matching nothing (e.g. --scenarios none) only this runs
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes), one request at a time: requests 1,500 to 3,000 of each
@@ -83,6 +90,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     options: {
       quick: { type: 'boolean' },
       shapes: { type: 'boolean' },
+      accounts: { type: 'boolean' },
       callgrind: { type: 'boolean' },
       'callgrind-warmup': { type: 'string' },
       'callgrind-requests': { type: 'string' },
@@ -109,6 +117,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
   return {
     quick,
     shapes: values.shapes === true,
+    accounts: values.accounts === true,
     callgrind: values.callgrind === true,
     callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 1500,
     callgrindRequests: wholeNumber('callgrind-requests', values['callgrind-requests'], 1) ?? 1500,

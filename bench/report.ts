@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LimiterCost } from './limiter-cost.js';
+import { formatAccounts } from './accounts.js';
 import { describeNoise } from './machine-noise.js';
 import type { Comparison, ScenarioSummary, TargetSummary } from './measurements.js';
 import type { BenchOptions } from './options.js';
@@ -167,6 +168,7 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
       traced.postgresStatements.forEach((statement, index) => lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`));
     }
   }
+  if (run.accounts !== undefined) lines.push(...formatAccounts(run.accounts));
   if (run.gatewayOutputLines > 0) {
     lines.push(`gateway wrote ${run.gatewayOutputLines} log lines during the run; last ones:`, ...run.gatewayOutputTail.map((line) => `  ${line}`));
   }

@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { countAccountRoundTrips, createSpreadKeys, measureAccounts, verifyLedger, type AccountsContext, type AccountsReport } from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
 import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, type InstructionCount, type InstructionKind } from './instruction-count.js';
@@ -305,6 +306,54 @@ async function countRoundTrips(context: Context, backend: Backend & Required<Pic
   }
 }
 
+function accountsContext(context: Context): AccountsContext {
+  const { options } = context;
+  return { directory: context.directory, durationMs: options.durationMs, warmupMs: Math.max(options.warmupMs, 300), rounds: options.rounds, ticksPerSecond: context.ticksPerSecond, stop: context.stop, mockOrigin: context.mockOrigin, progress };
+}
+
+/**
+ * `--accounts` on PostgreSQL (accounts.ts): the hot and spread loads on the measured gateway, then their round trips
+ * per request through the counting relays on a second gateway, then `ledger verify`.
+ */
+async function benchAccounts(
+  context: Context,
+  backend: Backend & Required<Pick<Backend, 'envThrough' | 'postgres' | 'redis'>>,
+  started: { gateway: ManagedProcess; origin: string },
+  hotKey: string,
+  spreadKeys: readonly string[],
+): Promise<Omit<AccountsReport, 'ledgerVerified' | 'ledgerProblem'>> {
+  const accounts = accountsContext(context);
+  progress(`== ${backend.label}: one hot account vs ${spreadKeys.length} accounts`);
+  const measured = await measureAccounts(accounts, started, hotKey, spreadKeys);
+  return measured;
+}
+
+async function countAccountsRoundTrips(
+  context: Context,
+  backend: Backend & Required<Pick<Backend, 'envThrough' | 'postgres' | 'redis'>>,
+  report: Omit<AccountsReport, 'ledgerVerified' | 'ledgerProblem'>,
+  hotKey: string,
+  spreadKeys: readonly string[],
+): Promise<AccountsReport> {
+  progress(`== ${backend.label}: round trips per request at concurrency ${report.concurrency}, hot and spread`);
+  const postgres = await RoundTripProxy.start(backend.postgres.host, backend.postgres.port);
+  const redis = await RoundTripProxy.start(backend.redis.host, backend.redis.port);
+  const started = await startGateway(context, `${backend.name}-accounts-round-trips`, backend.envThrough(postgres.port, redis.port), false);
+  try {
+    const counted = await countAccountRoundTrips(accountsContext(context), started.origin, { postgres, redis }, hotKey, spreadKeys);
+    report.hot.postgresPerRequest = counted.hot.postgres;
+    report.hot.redisPerRequest = counted.hot.redis;
+    report.spread.postgresPerRequest = counted.spread.postgres;
+    report.spread.redisPerRequest = counted.spread.redis;
+  } finally {
+    await started.gateway.stop();
+    await postgres.close();
+    await redis.close();
+  }
+  await delay(SETTLEMENT_TAIL_MS);
+  return { ...report, ...(await verifyLedger(accountsContext(context), backend)) };
+}
+
 /**
  * Every target (the gateway on every route; the floor proxy), JSON and stream, before anything is measured: the
  * first scenario must not pay for compiling code the later ones find ready (that once made the first scenario
@@ -337,6 +386,11 @@ async function warmUp(context: Context, targets: readonly Target[], noncePrefix:
 async function benchBackend(context: Context, backend: Backend, scenarios: readonly Scenario[], withFloor: boolean): Promise<BackendRun> {
   progress(`== ${backend.label}: creating the account and key, starting the gateway${withFloor ? ' and the floor proxy' : ''}`);
   const key = await createAccountKey(context, backend);
+  const accountsBackend = context.options.accounts && backend.envThrough !== undefined && backend.postgres !== undefined && backend.redis !== undefined
+    ? { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis }
+    : undefined;
+  if (accountsBackend !== undefined) progress(`== ${backend.label}: creating the --accounts mode's accounts and keys`);
+  const spreadKeys = accountsBackend === undefined ? [] : await createSpreadKeys(accountsContext(context), backend);
   const started = await startGateway(context, `gateway-${backend.name}`, backend.env, true);
   const floor = withFloor ? await startFloor(context) : null;
   const { gateway } = started;
@@ -364,6 +418,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     summaries.push(await runScenario(context, scenario, index, backend, started, key, floor));
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
+  const accounts = accountsBackend === undefined ? undefined : await benchAccounts(context, accountsBackend, started, key, spreadKeys);
   const noise = summaries.length === 0 ? null : machineNoise(cpuBefore, sampleCpu(benchPids), context.ticksPerSecond, cpus().length);
   const slices = await countSlices(started.origin);
   const end = memory(gateway.pid);
@@ -400,6 +455,7 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     progress(`== ${backend.label}: counting round trips per request`);
     run.roundTrips = await countRoundTrips(context, { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis }, key);
   }
+  if (accountsBackend !== undefined && accounts !== undefined) run.accounts = await countAccountsRoundTrips(context, accountsBackend, accounts, key, spreadKeys);
   return run;
 }
 
@@ -411,8 +467,9 @@ async function prepare(options: BenchOptions, cleanup: Cleanup, stop: AbortSigna
   cleanup.removeDirectory(directory);
   if (options.cpuProfileDir !== undefined) mkdirSync(options.cpuProfileDir, { recursive: true });
   // Every process runs in the temp dir, so this tollgate.yaml configures them all: a tier far above what one
-  // run sends, so the bench measures the limiter's cost without being refused by it.
-  await writeFile(join(directory, 'tollgate.yaml'), `tiers:\n  ${BENCH_TIER}:\n    requestsPerMinute: 1000000000\n`);
+  // run sends, so the bench measures the limiter's cost without being refused by it; the built-in tiers too, for
+  // the --accounts mode's 50 accounts, which keep the default tier.
+  await writeFile(join(directory, 'tollgate.yaml'), `tiers:\n${[BENCH_TIER, 'standard', 'pro', 'enterprise'].map((tier) => `  ${tier}:\n    requestsPerMinute: 1000000000\n`).join('')}`);
 
   const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, { core: pinning.loadCore, script: MOCK_PATH });
   cleanup.stopProcess(mock);
@@ -428,7 +485,7 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
 
   const all = options.shapes ? [...SCENARIOS, ...SHAPE_SCENARIOS] : SCENARIOS;
   const scenarios = all.filter((scenario) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)));
-  if (scenarios.length === 0) throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
+  if (scenarios.length === 0 && !options.accounts) throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
 
   const runs: BackendRun[] = [];
   for (const name of options.backends) {

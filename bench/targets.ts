@@ -4,6 +4,7 @@
  * CPU and added-latency figures stands the floor's (a bare Node pass-through proxy, measured once per bench
  * run) and the gateway's figure as a multiple of it; the verdict stays on the gateway's own figure.
  */
+import type { AccountsReport } from './accounts.js';
 import type { BackendName } from './backends.js';
 import type { MachineNoise } from './machine-noise.js';
 import type { Comparison, ScenarioSummary } from './measurements.js';
@@ -46,6 +47,8 @@ export interface BackendRun {
   peakRssScope: 'concurrency-128 scenario' | 'whole run';
   endRssKiB: number;
   roundTrips: RoundTripReport | null;
+  /** `--accounts` on PostgreSQL: one hot account vs 50 accounts at concurrency 64 (accounts.ts). */
+  accounts?: AccountsReport;
   /**
    * Output slices the gateway granted or refused over the whole run, per API request (its own /metrics): the
    * storage calls a reply costs beyond admission and settlement (issue 21: none for a typical reply).

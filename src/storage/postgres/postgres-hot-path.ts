@@ -6,6 +6,8 @@ import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
 import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
+import { PostgresKeyLookupBatcher } from './postgres-key-lookup-batch.js';
+import { PostgresWriteBatcher } from './postgres-write-batch.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -25,9 +27,18 @@ const MS_PER_DAY = 86_400_000;
  *   account's current day moves its free counters), which JS computes: the caller passes the free tokens the
  *   hold was taken with; if the row says otherwise the statement writes nothing and the locked path settles.
  * The money rules are those of billing-rules.ts, written in SQL: the billing contract tests run against both.
+ * Under load the holds, slices and settlements of one event-loop turn go to the server together, as one transaction
+ * in one round trip (postgres-write-batch.ts), and the turn's key lookups as one read (postgres-key-lookup-batch.ts).
  */
 export class PostgresHotPath {
-  constructor(private readonly pool: pg.Pool) {}
+  /** Holds, slices and settlements of this instance, sent together (postgres-write-batch.ts, issue 22). */
+  readonly writes: PostgresWriteBatcher;
+  private readonly keys: PostgresKeyLookupBatcher;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.writes = new PostgresWriteBatcher(pool);
+    this.keys = new PostgresKeyLookupBatcher(pool, FIND_KEYS);
+  }
 
   install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {
     apiKeys.findByHashWithAccount = (keyHash) => this.findByHash(keyHash);
@@ -50,8 +61,9 @@ export class PostgresHotPath {
     // A key with a spend limit: the same statement with the key's row as a second condition (GRANT_SLICE_WITH_KEY).
     const at = input.at ?? input.day * MS_PER_DAY;
     const keyed = input.keySpendLimited === true;
-    const result = await this.pool.query<{ free: string }>({
-      name: keyed ? 'tollgate_grant_slice_with_key' : 'tollgate_grant_slice',
+    const result = await this.writes.run({
+      accountId: input.accountId,
+      name: keyed ? 'grant_slice_with_key' : 'grant_slice',
       text: keyed ? GRANT_SLICE_WITH_KEY : GRANT_SLICE,
       values: [
         input.accountId,
@@ -72,7 +84,7 @@ export class PostgresHotPath {
         ...(keyed ? [Math.floor(at / MS_PER_DAY), utcMonthNumber(at)] : []),
       ],
     });
-    const row = result.rows[0];
+    const row = result.rows[0] as { free: string } | undefined;
     if (row === undefined) return undefined;
     const freeTokens = Number(row.free);
     const holdNano = BigInt(input.tokens - freeTokens) * input.outputPriceNano;
@@ -110,8 +122,7 @@ export class PostgresHotPath {
 
   /** The key and its account, with the account's money read in the same round trip (the admission's hint). */
   private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
-    const result = await this.pool.query<KeyWithAccountRow & AccountMoneyRow>({ name: 'tollgate_find_key', text: FIND_KEY, values: [keyHash] });
-    const row = result.rows[0];
+    const row = (await this.keys.find(keyHash)) as (KeyWithAccountRow & AccountMoneyRow) | undefined;
     return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
   }
 
@@ -151,10 +162,10 @@ export class PostgresHotPath {
       input.expiresAt,
     ];
     const keyHold = keyHint === undefined ? undefined : { ...decision.key!, hintPeriod: keyHint.period };
-    const taken = await this.pool.query(
+    const taken = await this.writes.run(
       keyHold === undefined
-        ? { name: 'tollgate_take_hold', text: TAKE_HOLD, values }
-        : { name: 'tollgate_take_hold_with_key', text: TAKE_HOLD_WITH_KEY, values: [...values, keyHold.period, keyHold.hintPeriod] },
+        ? { accountId: input.accountId, name: 'take_hold', text: TAKE_HOLD, values }
+        : { accountId: input.accountId, name: 'take_hold_with_key', text: TAKE_HOLD_WITH_KEY, values: [...values, keyHold.period, keyHold.hintPeriod] },
     );
     if (taken.rowCount !== 1) return undefined;
     return keyHold === undefined ? admitted(input, plan) : admitted(input, plan, keyHold.holdNano);
@@ -170,8 +181,9 @@ export class PostgresHotPath {
     const withoutHeld = price(0);
     const row = toUsageRow(usage);
     const at = usage.createdAt + usage.latencyMs;
-    const result = await this.pool.query<SettleRow>({
-      name: 'tollgate_settle',
+    const result = await this.writes.run({
+      accountId: row.account_id,
+      name: 'settle',
       text: SETTLE,
       values: [
         row.account_id,
@@ -201,7 +213,7 @@ export class PostgresHotPath {
         utcMonthNumber(usage.createdAt),
       ],
     });
-    const outcome = result.rows[0];
+    const outcome = result.rows[0] as SettleRow | undefined;
     if (outcome === undefined || !outcome.consistent) return undefined;
     if (Number(outcome.inserted) === 0) return { settled: false, reason: 'already_settled' };
     return { settled: true, chargedNano: BigInt(outcome.charged), unbilledNano: BigInt(outcome.unbilled), freeTokensUsed: Number(outcome.free_used) };
@@ -216,13 +228,14 @@ interface SettleRow {
   free_used: number | string;
 }
 
-const FIND_KEY = `
+/** FIND_KEY for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive together. */
+const FIND_KEYS = `
   select k.*, a.email as account_email, a.password_hash as account_password_hash, a.role as account_role,
     a.tier as account_tier, a.disabled as account_disabled, a.created_at as account_created_at,
     cast(a.balance_nano as text) as balance, cast(a.reserved_nano as text) as reserved, a.free_day, a.free_used_tokens,
     a.free_reserved_tokens
   from api_keys k join accounts a on a.id = k.account_id
-  where k.key_hash = $1`;
+  where k.key_hash = any($1::text[])`;
 
 const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,

@@ -1,0 +1,152 @@
+import pg from 'pg';
+import { runPipelined, type PipelinedStatement } from './pipelined-statements.js';
+
+/**
+ * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together (issue 22), so a
+ * hot account is not a queue of row locks and a request costs less than one round trip.
+ *
+ * Every hot-path write is one statement that locks its account row first, checks, and writes, exactly once. Run
+ * one at a time, each pays a round trip and a commit while holding that lock, and requests of one account wait on
+ * each other's commits (~590 requests/s on one account, against ~1,000 spread over 50). Here the writes that arrive
+ * while a batch is being prepared or is in flight go as ONE pipeline of bound statements (pipelined-statements.ts),
+ * one round trip and one commit:
+ *
+ *   SELECT id FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
+ *   the unbatched path's statements with their own parameters, in arrival order; Sync (the commit)
+ *
+ * - The statements are the very ones of the unbatched path (prepared once per connection, under the names pg's
+ *   own prepared statements use), run in arrival order in one transaction: each sees the writes before it (READ
+ *   COMMITTED takes a new snapshot per statement), so a hold re-checks the balance left by the holds and charges
+ *   before it in the batch, exactly as if they had run one after the other. A write the statement refuses (its condition no longer holds) comes
+ *   back as it does alone, and the caller takes the locked path as before.
+ * - Lock order: all the batch's account rows are locked first, in id order, before any statement runs. Every other
+ *   writer locks one account row before that account's other rows, and other batches lock in the same order, so a
+ *   batch cannot deadlock with anything.
+ * - Failure: a statement that fails aborts the whole transaction (the server answers with an error, so nothing was
+ *   committed); each write is then run again alone, as the unbatched path would have, and gets its own outcome.
+ *   A lost connection (no answer: the commit may or may not have happened) fails every write of the batch with
+ *   that error, as it fails a single write today; settlement is idempotent by request id, so its journal replay
+ *   settles each request once either way.
+ * - Every value is a bound parameter, as in `pool.query`. A value holding a NUL character, which PostgreSQL text
+ *   refuses, never joins a batch: it would roll back the writes batched with it.
+ */
+export interface BatchedWrite {
+  /** The account row the statement locks first. */
+  accountId: string;
+  /** Prepared as `tollgate_${name}` on each connection that runs it, batched or alone. */
+  name: string;
+  text: string;
+  values: readonly unknown[];
+}
+
+/** Writes of one batch at most: a bound on the query's size and on how long the batch holds its locks. */
+const MAX_BATCH = 128;
+
+interface Pending {
+  write: BatchedWrite;
+  resolve(result: pg.QueryResult): void;
+  reject(error: unknown): void;
+}
+
+export class PostgresWriteBatcher {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  /** Batches sent and writes in them, for tests and metrics. */
+  readonly stats = { batches: 0, writes: 0, fallbacks: 0 };
+
+  /**
+   * @param maxInFlight batches sent at once: a second batch can take its locks while the first one's answer travels
+   *   back; more would only queue on the same rows and take pool connections the other queries need.
+   */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly maxInFlight = 2,
+  ) {}
+
+  run(write: BatchedWrite): Promise<pg.QueryResult> {
+    if (write.values.some((value) => typeof value === 'string' && value.includes('\0'))) return this.alone(write);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Sends at the end of the current event-loop turn (so every write issued in it joins), or, with `maxInFlight`
+   * batches already out, as soon as one returns: under load the queue fills while batches travel.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.schedule();
+      });
+    });
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    if (batch.length === 1) {
+      const only = batch[0]!;
+      await this.alone(only.write).then(only.resolve, only.reject);
+      return;
+    }
+    let results: pg.QueryResult[];
+    try {
+      results = await this.transaction(batch.map((pending) => pending.write));
+    } catch (error) {
+      if (!isServerError(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+      // Rolled back: nothing of the batch was written. Each write alone, as it would have run unbatched.
+      this.stats.fallbacks++;
+      await Promise.all(batch.map((pending) => this.alone(pending.write).then(pending.resolve, pending.reject)));
+      return;
+    }
+    this.stats.batches++;
+    this.stats.writes += batch.length;
+    batch.forEach((pending, index) => pending.resolve(results[index]!));
+  }
+
+  /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */
+  private async transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
+    const client = await this.pool.connect();
+    // A connection that failed (not the server refusing a statement) is discarded, not returned to the pool.
+    let broken: Error | undefined;
+    try {
+      const accounts = [...new Set(writes.map((write) => write.accountId))];
+      const statements: PipelinedStatement[] = [
+        { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
+        ...writes.map((write) => ({ name: `tollgate_${write.name}`, text: write.text, values: write.values })),
+      ];
+      const outcome = await runPipelined(client, statements);
+      if (!outcome.ok) throw outcome.error;
+      return outcome.results.slice(1);
+    } catch (error) {
+      if (!isServerError(error)) broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** The write as the unbatched path runs it: one statement, prepared by pg under the same name. */
+  private alone(write: BatchedWrite): Promise<pg.QueryResult> {
+    return this.pool.query({ name: `tollgate_${write.name}`, text: write.text, values: write.values as unknown[] });
+  }
+}
+
+/** An error the server answered with (it has a SQLSTATE): the connection is fine and the transaction did not commit. */
+function isServerError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError;
+}
+
+/** The batch's account rows locked first, in one order every batch follows, so batches cannot deadlock. */
+const LOCK_ACCOUNTS = 'select id from accounts where id = any($1::text[]) order by id for no key update';
