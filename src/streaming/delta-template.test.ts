@@ -53,4 +53,21 @@ describe('DeltaTemplate', () => {
     escaped.learn(chunk('"plain"'), 'plain');
     expect(escaped.match(chunk('"x"'))).toBe('x');
   });
+
+  it('lets a last padding field vary when told its key (OpenAI obfuscation), and nothing else', () => {
+    const padded = (literal: string, padding: string) => `${head}${literal}},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":${padding}}`;
+    const template = new DeltaTemplate('content', 'obfuscation');
+    template.learn(padded('"Hello"', '"xY3"'), 'Hello');
+    expect(template.match(padded('" world"', '"a1b2c3d4"'))).toBe(' world');
+    expect(template.match(padded(JSON.stringify('say "hi"'), '""'))).toBe('say "hi"');
+    expect(template.match(padded('"x"', '12'))).toBeUndefined();
+    expect(template.match(padded('"x"', '"a","usage":{"total_tokens":1}'))).toBeUndefined();
+    expect(template.match(`${head}"x"},"logprobs":null,"finish_reason":"stop"}],"usage":null,"obfuscation":"ab"}`)).toBeUndefined();
+    expect(template.match(`${head}"x"},"logprobs":null,"finish_reason":null}],"usage":null}`)).toBeUndefined();
+    // Without the key, the padding is part of the fixed tail.
+    const strict = new DeltaTemplate('content');
+    strict.learn(padded('"Hello"', '"xY3"'), 'Hello');
+    expect(strict.match(padded('" world"', '"xY3"'))).toBe(' world');
+    expect(strict.match(padded('" world"', '"other"'))).toBeUndefined();
+  });
 });

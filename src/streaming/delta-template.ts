@@ -14,18 +14,38 @@
 export class DeltaTemplate {
   private head: string | undefined;
   private tail = '';
+  /** The learned event ended with the padding field (`,"obfuscation":"…"}`): its value may differ per event. */
+  private padded = false;
+  private readonly paddingNeedle: string | undefined;
 
   constructor(
     /** The key whose string value is the varying part (`content`, `text`). */
     private readonly key: string,
-  ) {}
+    /**
+     * A last field whose string value the mapper never reads and the vendor varies per event (OpenAI's
+     * `obfuscation` padding): its value may differ too. The event is then head, text, tail, padding, `}`.
+     */
+    paddingKey?: string,
+  ) {
+    this.paddingNeedle = paddingKey === undefined ? undefined : `,"${paddingKey}":`;
+  }
 
   /** The value in the hole when `data` has the learned shape; undefined when it does not (parse it). */
   match(data: string): string | undefined {
     const head = this.head;
-    if (head === undefined || data.length < head.length + this.tail.length + 2) return undefined;
-    if (!data.startsWith(head) || !data.endsWith(this.tail)) return undefined;
-    return stringLiteralValue(data, head.length, data.length - this.tail.length);
+    if (head === undefined || !data.startsWith(head)) return undefined;
+    let end = data.length;
+    if (this.padded) {
+      // …tail + `,"obfuscation":` + one string literal + `}`: the padding's literal checked like the text's.
+      const needle = this.paddingNeedle!;
+      if (data.charCodeAt(end - 1) !== 125) return undefined;
+      const at = data.lastIndexOf(needle);
+      if (at < head.length || stringLiteralValue(data, at + needle.length, end - 1) === undefined) return undefined;
+      end = at;
+    }
+    const tail = this.tail;
+    if (end - head.length < tail.length + 2 || !data.startsWith(tail, end - tail.length)) return undefined;
+    return stringLiteralValue(data, head.length, end - tail.length);
   }
 
   /**
@@ -41,7 +61,10 @@ export class DeltaTemplate {
     const literal = JSON.stringify(value);
     if (!data.startsWith(literal, start)) return;
     this.head = data.slice(0, start);
-    this.tail = data.slice(start + literal.length);
+    const tail = data.slice(start + literal.length);
+    const padding = this.paddingNeedle === undefined ? -1 : tail.lastIndexOf(this.paddingNeedle);
+    this.padded = padding !== -1 && tail.endsWith('}') && stringLiteralValue(tail, padding + this.paddingNeedle!.length, tail.length - 1) !== undefined;
+    this.tail = this.padded ? tail.slice(0, padding) : tail;
   }
 }
 

@@ -159,6 +159,9 @@ describe('OpenAIStreamMapper, text deltas read by their learned shape (issue 22)
       const mapper = new OpenAIStreamMapper('OpenAI');
       for (let i = 0; i < 50; i++) mapper.map({ data: text(` w${i}`) });
       expect(parse).toHaveBeenCalledTimes(1);
+      // OpenAI's per-chunk padding (`obfuscation`) differs in every chunk: it does not break the shape.
+      for (let i = 0; i < 50; i++) mapper.map({ data: text(` p${i}`, `,"obfuscation":"${'z'.repeat(i % 7)}"`) });
+      expect(parse).toHaveBeenCalledTimes(2);
     } finally {
       parse.mockRestore();
     }

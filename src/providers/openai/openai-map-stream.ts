@@ -20,8 +20,8 @@ export class OpenAIStreamMapper {
   private readonly openToolBlocks = new Set<string>();
   private finished = false;
   private done = false;
-  /** The shape of this vendor's plain text deltas: most of a long stream is read without JSON.parse. */
-  private readonly textDeltas = new DeltaTemplate('content');
+  /** The shape of this vendor's plain text deltas (OpenAI's per-chunk padding aside): most of a long stream is read without JSON.parse. */
+  private readonly textDeltas = new DeltaTemplate('content', 'obfuscation');
 
   constructor(private readonly vendorLabel: string) {}
 
