@@ -1,3 +1,4 @@
+import { bodyChunks } from './readable-chunks.js';
 import { SseDecoder, type SseEvent } from './sse-decoder.js';
 
 /** A vendor's stream mapper: SSE events in, the caller's events out. */
@@ -40,7 +41,7 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T> {
   private failure: { error: unknown } | undefined;
 
   constructor(body: AsyncIterable<Uint8Array>, options: SseMappedStreamOptions<T>) {
-    this.source = body[Symbol.asyncIterator]();
+    this.source = bodyChunks(body);
     this.options = options;
   }
 

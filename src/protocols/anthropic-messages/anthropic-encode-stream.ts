@@ -31,6 +31,11 @@ function frame(type: string, body: Record<string, unknown>): string {
   return sseEvent(type, JSON.stringify({ type, ...body }));
 }
 
+/** What `frame('content_block_delta', { index, delta })` gives, written out: no object built and stringified per chunk. */
+function deltaFrame(index: number, delta: string): string {
+  return sseEvent('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":${delta}}`);
+}
+
 /**
  * Canonical events → the Anthropic SSE event sequence (anthropic-messages.md §4, translation.md §8.2).
  *
@@ -79,22 +84,22 @@ export class AnthropicStreamEncoder {
         break;
       }
       case 'text-delta':
-        out += this.delta(event.blockId, { type: 'text_delta', text: event.text });
+        out += this.delta(event.blockId, `{"type":"text_delta","text":${JSON.stringify(event.text)}}`);
         break;
       case 'reasoning-delta':
-        out += this.delta(event.blockId, { type: 'thinking_delta', thinking: event.text });
+        out += this.delta(event.blockId, `{"type":"thinking_delta","thinking":${JSON.stringify(event.text)}}`);
         break;
       case 'reasoning-signature': {
         const block = this.blocks.get(event.blockId);
         if (block === undefined) break;
         const signature = block.signatureSent ? event.signature : tagSignature(this.context.vendor, event.signature);
         block.signatureSent = true;
-        out += this.delta(event.blockId, { type: 'signature_delta', signature });
+        out += this.delta(event.blockId, `{"type":"signature_delta","signature":${JSON.stringify(signature)}}`);
         break;
       }
       case 'tool-call-delta':
         // An empty piece carries nothing (Anthropic's own first piece may be ""): skip it.
-        if (event.argumentsDelta !== '') out += this.delta(event.blockId, { type: 'input_json_delta', partial_json: event.argumentsDelta });
+        if (event.argumentsDelta !== '') out += this.delta(event.blockId, `{"type":"input_json_delta","partial_json":${JSON.stringify(event.argumentsDelta)}}`);
         break;
       case 'text-end':
       case 'reasoning-end':
@@ -163,16 +168,19 @@ export class AnthropicStreamEncoder {
     return { kind, index: -1, opened: false, ended: false, signatureSent: false, pending: [] };
   }
 
-  private delta(blockId: string, delta: Record<string, unknown>): string {
+  /** A `content_block_delta` frame; `delta` is its already serialised JSON (this runs for every chunk). */
+  private delta(blockId: string, delta: string): string {
     const block = this.blocks.get(blockId);
     if (block === undefined || block.ended) return '';
+    // The usual case, the block being written: its frame at once, without a render closure.
+    if (block.opened && this.active === block) return deltaFrame(block.index, delta);
     let out = '';
     if (!block.opened) {
       block.opened = true;
       const contentBlock = block.kind === 'text' ? { type: 'text', text: '', citations: null } : { type: 'thinking', thinking: '', signature: '' };
       out += this.write(block, (index) => frame('content_block_start', { index, content_block: contentBlock }));
     }
-    return out + this.write(block, (index) => frame('content_block_delta', { index, delta }));
+    return out + this.write(block, (index) => deltaFrame(index, delta));
   }
 
   private end(blockId: string): string {
@@ -190,7 +198,7 @@ export class AnthropicStreamEncoder {
     if (block.kind === 'reasoning' && !block.signatureSent) {
       // Unsigned reasoning (e.g. DeepSeek's) still names its origin, so a replay goes only where it belongs.
       const signature = tagSignature(this.context.vendor, '');
-      if (signature !== '') out += this.write(block, (index) => frame('content_block_delta', { index, delta: { type: 'signature_delta', signature } }));
+      if (signature !== '') out += this.write(block, (index) => deltaFrame(index, `{"type":"signature_delta","signature":${JSON.stringify(signature)}}`));
     }
     out += this.write(block, (index) => frame('content_block_stop', { index }));
     if (this.active === block) out += this.promote();

@@ -31,9 +31,10 @@ export class OpenAIChatStreamEncoder {
       case 'response-start':
         return this.roleChunk();
       case 'text-delta':
-        return this.roleChunk() + this.deltaChunk({ content: event.text });
+        // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
+        return this.roleChunk() + this.chunk(`"choices":[{"index":0,"delta":{"content":${JSON.stringify(event.text)}},"finish_reason":null}]`);
       case 'reasoning-delta':
-        return this.roleChunk() + this.deltaChunk({ reasoning_content: event.text });
+        return this.roleChunk() + this.chunk(`"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(event.text)}},"finish_reason":null}]`);
       case 'tool-call-start': {
         const index = this.toolIndexes.size;
         this.toolIndexes.set(event.blockId, index);

@@ -127,7 +127,9 @@ export async function streamExchange(
         process.nextTick(uncork);
       }
       wrote = true;
-      if (!(await writeToClient(raw, text))) return;
+      // Awaited only when the client pushes back: an `await` of a plain true is still a microtask hop per event.
+      const written = writeToClient(raw, text);
+      if (written !== true && !(await written)) return;
       // After the finish (and usage) only settlement is left, and when the whole reply came in one upstream chunk
       // it runs in this same tick (SQLite answers synchronously): send the output now, not after the ledger write.
       if (event.type === 'finish' || event.type === 'usage') uncork();

@@ -290,3 +290,40 @@ describe('AnthropicStreamMapper', () => {
     expect(mapWhole(extra)).toEqual(mapWhole(TOOL_STREAM));
   });
 });
+
+describe('AnthropicStreamMapper, text deltas read by their learned shape (issue 22)', () => {
+  const delta = (index: number, text: string) => `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}`;
+  const events: Array<readonly [string, string]> = [
+    ['message_start', '{"type":"message_start","message":{"id":"msg_9","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":4,"output_tokens":1}}}'],
+    ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'],
+    ['content_block_delta', delta(0, 'Hel')],
+    ['content_block_delta', delta(0, 'lo "x"\n')],
+    ['content_block_delta', delta(0, '')],
+    ['content_block_stop', '{"type":"content_block_stop","index":0}'],
+    // Same shape, a block that is closed: nothing, as when parsed.
+    ['content_block_delta', delta(0, 'late')],
+    ['content_block_start', '{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}'],
+    ['content_block_delta', delta(1, 'one')],
+    ['content_block_delta', delta(1, 'two')],
+    ['content_block_stop', '{"type":"content_block_stop","index":1}'],
+    ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}'],
+    ['message_stop', '{"type":"message_stop"}'],
+  ];
+
+  it('maps a stream exactly as parsing every event would', () => {
+    const mapper = new AnthropicStreamMapper('Anthropic', { created: 1 });
+    const decoder = new SseDecoder();
+    const out = decoder.push(new TextEncoder().encode(sse(events))).flatMap((event) => mapper.map(event));
+    expect(out.filter((event) => event.type !== 'usage' && event.type !== 'response-start')).toEqual([
+      { type: 'text-start', blockId: 'b0' },
+      { type: 'text-delta', blockId: 'b0', text: 'Hel' },
+      { type: 'text-delta', blockId: 'b0', text: 'lo "x"\n' },
+      { type: 'text-end', blockId: 'b0' },
+      { type: 'text-start', blockId: 'b1' },
+      { type: 'text-delta', blockId: 'b1', text: 'one' },
+      { type: 'text-delta', blockId: 'b1', text: 'two' },
+      { type: 'text-end', blockId: 'b1' },
+      { type: 'finish', reason: 'stop', rawReason: 'end_turn' },
+    ]);
+  });
+});

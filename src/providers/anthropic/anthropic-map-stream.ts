@@ -1,6 +1,7 @@
 import { GatewayError } from '../../canonical/errors.js';
 import { promptSideUsage } from '../../canonical/usage.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
+import { DeltaTemplate } from '../../streaming/delta-template.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import type {
   AnthropicContentDelta,
@@ -40,6 +41,9 @@ export class AnthropicStreamMapper {
   private stopSequence: string | null = null;
   private jsonReplies = 0;
   private toolCalls = 0;
+  /** The shape of this vendor's text deltas and the block they were for: most of a long stream is read without JSON.parse. */
+  private readonly textDeltas = new DeltaTemplate('text');
+  private textDeltaIndex = -1;
 
   constructor(
     private readonly vendorLabel: string,
@@ -54,6 +58,15 @@ export class AnthropicStreamMapper {
   /** Events for one SSE event of the upstream stream. */
   map(sse: SseEvent): CanonicalEvent[] {
     if (this.finished) return [];
+    if (this.started) {
+      const text = this.textDeltas.match(sse.data);
+      if (text !== undefined) {
+        const out: CanonicalEvent[] = [];
+        const state = this.blocks.get(this.textDeltaIndex);
+        if (state?.kind === 'text') this.text(state, text, out);
+        return out;
+      }
+    }
     let event: AnthropicStreamEvent;
     try {
       event = JSON.parse(sse.data) as AnthropicStreamEvent;
@@ -78,6 +91,10 @@ export class AnthropicStreamMapper {
       case 'content_block_delta': {
         const { index, delta } = event as Extract<AnthropicStreamEvent, { type: 'content_block_delta' }>;
         this.blockDelta(index, delta, out);
+        if (isPlainTextDelta(event, delta)) {
+          this.textDeltas.learn(sse.data, delta.text);
+          this.textDeltaIndex = index;
+        }
         break;
       }
       case 'content_block_stop':
@@ -232,4 +249,13 @@ export class AnthropicStreamMapper {
     for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value;
     this.usage = merged as Partial<AnthropicUsage>;
   }
+}
+
+/**
+ * A text delta that says nothing but its block's index and its text: the shape `DeltaTemplate` may learn (an
+ * event with the same fields and another text maps to that text alone, for the same block).
+ */
+function isPlainTextDelta(event: AnthropicStreamEvent, delta: AnthropicContentDelta): delta is Extract<AnthropicContentDelta, { type: 'text_delta' }> {
+  if (delta?.type !== 'text_delta' || typeof delta.text !== 'string' || delta.text === '') return false;
+  return event.type === 'content_block_delta' && Object.keys(event).length === 3 && Object.keys(delta).length === 2;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ResponseAccumulator } from '../../canonical/accumulate.js';
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
@@ -111,5 +111,66 @@ describe('openAIToolCallId', () => {
     expect(openAIToolCallId(long)).toHaveLength(40);
     expect(openAIToolCallId(long)).toBe(openAIToolCallId(long));
     expect(openAIToolCallId(long)).not.toBe(openAIToolCallId(`${long}B`));
+  });
+});
+
+describe('OpenAIStreamMapper, text deltas read by their learned shape (issue 22)', () => {
+  const head = '{"id":"c9","object":"chat.completion.chunk","created":1,"model":"gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":';
+  const text = (value: string, padding = '') => `${head}{"content":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]${padding}}`;
+  const data = [
+    `${head}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+    text('Hel'),
+    text('lo "you"'),
+    text('\n日本'),
+    text(''),
+    `${head}{"reasoning_content":"hmm"},"logprobs":null,"finish_reason":null}]}`,
+    text('after'),
+    `${head}{"content":"","refusal":"no"},"logprobs":null,"finish_reason":null}]}`,
+    text('padded', ',"obfuscation":"ab"'),
+    text('padded', ',"obfuscation":"abc"'),
+    `${head}{},"logprobs":null,"finish_reason":"stop"}]}`,
+    `${head.slice(0, head.indexOf('"choices"'))}"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`,
+    '[DONE]',
+  ];
+
+  it('maps a stream exactly as parsing every event would', () => {
+    const events = mapWhole(data.map((each) => `data: ${each}\n\n`).join(''));
+    expect(events.filter((event) => event.type !== 'usage' && event.type !== 'response-start')).toEqual([
+      { type: 'text-start', blockId: 'text-1' },
+      { type: 'text-delta', blockId: 'text-1', text: 'Hel' },
+      { type: 'text-delta', blockId: 'text-1', text: 'lo "you"' },
+      { type: 'text-delta', blockId: 'text-1', text: '\n日本' },
+      { type: 'reasoning-start', blockId: 'reasoning' },
+      { type: 'reasoning-delta', blockId: 'reasoning', text: 'hmm' },
+      { type: 'reasoning-end', blockId: 'reasoning' },
+      { type: 'text-delta', blockId: 'text-1', text: 'after' },
+      { type: 'text-delta', blockId: 'text-1', text: 'no' },
+      { type: 'text-delta', blockId: 'text-1', text: 'padded' },
+      { type: 'text-delta', blockId: 'text-1', text: 'padded' },
+      { type: 'text-end', blockId: 'text-1' },
+      { type: 'finish', reason: 'stop', rawReason: 'stop' },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'usage', usage: { inputTokens: 5, outputTokens: 7 } });
+  });
+
+  it('parses only the events that are not plain text deltas of the learned shape', () => {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const mapper = new OpenAIStreamMapper('OpenAI');
+      for (let i = 0; i < 50; i++) mapper.map({ data: text(` w${i}`) });
+      expect(parse).toHaveBeenCalledTimes(1);
+      // OpenAI's per-chunk padding (`obfuscation`) differs in every chunk: it does not break the shape.
+      for (let i = 0; i < 50; i++) mapper.map({ data: text(` p${i}`, `,"obfuscation":"${'z'.repeat(i % 7)}"`) });
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('still fails on an error event shaped like a text delta', () => {
+    const mapper = new OpenAIStreamMapper('OpenAI');
+    mapper.map({ data: text('one') });
+    mapper.map({ data: text('two') });
+    expect(() => mapper.map({ event: 'error', data: text('three') })).toThrow(GatewayError);
   });
 });

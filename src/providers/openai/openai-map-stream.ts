@@ -1,5 +1,6 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
+import { DeltaTemplate } from '../../streaming/delta-template.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import type { OpenAIChatCompletionChunk, OpenAIErrorBody } from '../../wire/openai-chat-wire.js';
 import { mapOpenAIFinishReason, mapOpenAIUsage } from './openai-map-response.js';
@@ -19,6 +20,8 @@ export class OpenAIStreamMapper {
   private readonly openToolBlocks = new Set<string>();
   private finished = false;
   private done = false;
+  /** The shape of this vendor's plain text deltas (OpenAI's per-chunk padding aside): most of a long stream is read without JSON.parse. */
+  private readonly textDeltas = new DeltaTemplate('content', 'obfuscation');
 
   constructor(private readonly vendorLabel: string) {}
 
@@ -27,6 +30,14 @@ export class OpenAIStreamMapper {
     if (event.data === '[DONE]') {
       this.done = true;
       return [];
+    }
+    if (this.started && event.event === undefined) {
+      const text = this.textDeltas.match(event.data);
+      if (text !== undefined) {
+        const out: CanonicalEvent[] = [];
+        if (text) this.text(text, out);
+        return out;
+      }
     }
     let chunk: OpenAIChatCompletionChunk & Partial<OpenAIErrorBody>;
     try {
@@ -54,16 +65,7 @@ export class OpenAIStreamMapper {
         out.push({ type: 'reasoning-delta', blockId: 'reasoning', text: delta.reasoning_content });
       }
       const text = delta.content || delta.refusal;
-      if (text) {
-        this.closeReasoning(out);
-        if (!this.textOpen) {
-          this.textOpen = true;
-          this.textBlockCount += 1;
-          this.textBlockId = `text-${this.textBlockCount}`;
-          out.push({ type: 'text-start', blockId: this.textBlockId });
-        }
-        out.push({ type: 'text-delta', blockId: this.textBlockId, text });
-      }
+      if (text) this.text(text, out);
       if (delta.tool_calls) this.mapToolCalls(delta.tool_calls, out);
       if (choice.finish_reason) {
         this.closeAll(out);
@@ -72,7 +74,19 @@ export class OpenAIStreamMapper {
       }
     }
     if (chunk.usage) out.push({ type: 'usage', usage: mapOpenAIUsage(chunk.usage) });
+    else if (event.event === undefined && choice !== undefined && isPlainTextDelta(choice)) this.textDeltas.learn(event.data, choice.delta.content);
     return out;
+  }
+
+  private text(text: string, out: CanonicalEvent[]): void {
+    this.closeReasoning(out);
+    if (!this.textOpen) {
+      this.textOpen = true;
+      this.textBlockCount += 1;
+      this.textBlockId = `text-${this.textBlockCount}`;
+      out.push({ type: 'text-start', blockId: this.textBlockId });
+    }
+    out.push({ type: 'text-delta', blockId: this.textBlockId, text });
   }
 
   /** Called at the end of the upstream body: a stream cut before its finish is an upstream fault, not a reply. */
@@ -119,4 +133,23 @@ export class OpenAIStreamMapper {
     for (const blockId of this.openToolBlocks) out.push({ type: 'tool-call-end', blockId });
     this.openToolBlocks.clear();
   }
+}
+
+type OpenAIChoice = OpenAIChatCompletionChunk['choices'][number];
+
+/**
+ * A choice whose only meaning is its text: the shape `DeltaTemplate` may learn (an event with the same fields and
+ * another text maps to that text alone). Not with a refusal (read when the text is empty), reasoning, tool calls
+ * or a finish.
+ */
+function isPlainTextDelta(choice: OpenAIChoice): choice is OpenAIChoice & { delta: { content: string } } {
+  const delta = choice.delta;
+  return (
+    typeof delta?.content === 'string' &&
+    delta.content !== '' &&
+    !delta.refusal &&
+    !delta.reasoning_content &&
+    (delta.tool_calls === undefined || delta.tool_calls === null) &&
+    !choice.finish_reason
+  );
 }
