@@ -35,6 +35,8 @@ export interface BenchOptions {
   callgrindWarmup: number;
   /** Callgrind mode: counted requests of each kind (a tenth of them for 500-chunk streams). */
   callgrindRequests: number;
+  /** The soak mode: seconds of mixed load with the gateway's memory sampled (undefined: no soak). */
+  soakSeconds: number | undefined;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -65,6 +67,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
   --callgrind-requests N
                         callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)
+  --soak SECONDS        the soak mode instead of the timed scenarios: 64 clients of mixed traffic (three routes,
+                        3 streams to 1 JSON) on one gateway (SQLite) for SECONDS, its RSS and V8 heap sampled
+                        ~120 times, and their slope after the first quarter in MB/min (issue 22: 600)
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops; the
@@ -94,6 +99,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
       callgrind: { type: 'boolean' },
       'callgrind-warmup': { type: 'string' },
       'callgrind-requests': { type: 'string' },
+      soak: { type: 'string' },
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
@@ -121,6 +127,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     callgrind: values.callgrind === true,
     callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 1500,
     callgrindRequests: wholeNumber('callgrind-requests', values['callgrind-requests'], 1) ?? 1500,
+    soakSeconds: wholeNumber('soak', values.soak, 10),
     rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 4),
     durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 400 : 1500),
     warmupMs: wholeNumber('warmup-ms', values['warmup-ms'], 0) ?? (quick ? 150 : 500),

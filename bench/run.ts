@@ -47,6 +47,7 @@ import {
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
+import { describeMix, formatSoak, heapUsedSlope, rssSlope, sampleIntervalMs, soak, soakClients, SOAK_CONCURRENCY, type SoakReport } from './soak.js';
 import { LONG_STREAM_CHUNKS, MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
@@ -75,6 +76,7 @@ const PROFILE_STOP_GRACE_MS = 20_000;
 /** Under callgrind node starts ~50x slower, slower still on a busy machine. */
 const CALLGRIND_START_TIMEOUT_MS = 600_000;
 const INSTRUCTIONS_PATH = fileURLToPath(new URL('../../bench/results/instructions.json', import.meta.url));
+const SOAK_PATH = fileURLToPath(new URL('../../bench/results/soak.json', import.meta.url));
 
 function progress(message: string): void {
   process.stderr.write(`${message}\n`);
@@ -592,6 +594,39 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   };
 }
 
+/** The soak mode (soak.ts): the gateway on SQLite, warmed up as in a timed run, then mixed load for `seconds`. */
+async function benchSoak(options: BenchOptions, seconds: number, cleanup: Cleanup, stop: AbortSignal): Promise<SoakReport> {
+  const context = await prepare(options, cleanup, stop);
+  const backend = sqliteBackend(context.directory);
+  cleanup.closeLater(() => backend.drop());
+  const key = await createAccountKey(context, backend);
+  const started = await startGateway(context, 'gateway-soak', backend.env, true);
+  progress('== soak: warming the gateway up');
+  await warmUp(context, Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway), 'sw');
+  const targets = soakClients().map((entry, index) => ({
+    client: new TargetClient(targetsFor(ROUTES[entry.route], context.mockOrigin, started.origin, key).gateway, entry.clients, entry.shape, `s${index}`),
+    clients: entry.clients,
+  }));
+  resetPeakRss(started.gateway.pid);
+  progress(`== soak: ${seconds} s of ${describeMix()}`);
+  try {
+    const load = await soak(targets, seconds * 1000, sampleIntervalMs(seconds), started.gateway.pid, started.origin, stop);
+    assertAlive([started.gateway, context.mock]);
+    return {
+      seconds,
+      concurrency: SOAK_CONCURRENCY,
+      mix: describeMix(),
+      ...load,
+      rssSlope: rssSlope(load.samples, seconds),
+      heapUsedSlope: heapUsedSlope(load.samples, seconds),
+      peakRssKiB: memory(started.gateway.pid).peakRssKiB,
+    };
+  } finally {
+    for (const target of targets) await target.client.destroy();
+    await started.gateway.stop(options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
+  }
+}
+
 function skippedRun(reason: string): BackendRun {
   return {
     backend: 'postgres',
@@ -644,6 +679,14 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${formatInstructionCounts(record.counts)}\n`);
       progress(`results written to ${path}`);
       return 0;
+    }
+    if (options.soakSeconds !== undefined) {
+      const record = await benchSoak(options, options.soakSeconds, cleanup, stop.signal);
+      const path = options.out ?? SOAK_PATH;
+      writeReport(path, record);
+      process.stdout.write(formatSoak(record));
+      progress(`results written to ${path}`);
+      return record.failures > 0 ? 1 : 0;
     }
     const report = await bench(options, cleanup, stop.signal);
     const path = options.out ?? RESULTS_PATH;

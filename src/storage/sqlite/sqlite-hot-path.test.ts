@@ -3,10 +3,16 @@
  * own savepoint, and writes still queued when the handle closes are committed first.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqliteBackend, type TestDatabase } from '../../../test/helpers/storage-backends.js';
 import type { ReserveInput } from '../billing-types.js';
 import type { Storage, UsageRecord } from '../types.js';
+import { openStorage } from '../open-storage.js';
+import { KEY_COLUMNS } from './sqlite-hot-path.js';
 
 const NOW = 20_000 * 86_400_000;
 
@@ -67,5 +73,23 @@ describe('SQLite group commit', () => {
     storage = await database.open();
     expect(await storage.usage.listByAccount(ids.accountId, 10)).toEqual([expect.objectContaining({ requestId, costNano: 1_000n })]);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n });
+  });
+});
+
+describe('SQLite key lookup', () => {
+  it('reads every column of api_keys (its row comes back as an array, read by position)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'tollgate-key-columns-'));
+    try {
+      const path = join(directory, 'tollgate.db');
+      const storage = await openStorage(`sqlite:${path}`);
+      await storage.migrate();
+      await storage.close();
+      const database = new Database(path, { readonly: true });
+      const columns = (database.prepare("select name from pragma_table_info('api_keys')").all() as { name: string }[]).map((row) => row.name);
+      database.close();
+      expect([...KEY_COLUMNS].sort()).toEqual([...columns].sort());
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
