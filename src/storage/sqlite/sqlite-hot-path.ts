@@ -17,8 +17,7 @@ import {
 } from '../billing-rules.js';
 import type { BillingRepository, HoldCheckpoint, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
-import type { UsageRecord } from '../types.js';
-import { utcDayNumber } from '../usage-repository.js';
+import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { positionalStatement, type PositionalStatement } from './positional-statement.js';
 
 /**
@@ -103,13 +102,11 @@ export class SqliteHotPath {
     // Shared with the Kysely repository as `:name` text, bound here by position (positional-statement.ts).
     this.takeKeyHold = positionalStatement(database, TAKE_KEY_HOLD_SQL);
     this.settleKeySpend = positionalStatement(database, SETTLE_KEY_SPEND_SQL);
-    // The request id is the usage row's key: a second settlement of the same request inserts nothing. In column
-    // order (usageRowValues).
+    // The request id is the usage row's key: a second settlement of the same request inserts nothing. Values in
+    // USAGE_COLUMNS order, taken from the row toUsageRow makes for the Kysely path too.
     this.insertUsage = database.prepare(`
-      insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
-        cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-        free_tokens, unbilled_nano, route, unbilled_tokens)
-      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, cast(? as integer), ?, cast(? as integer), ?, ?)
+      insert into usage_records (${USAGE_COLUMNS.join(', ')})
+      values (${USAGE_COLUMNS.map((column) => (column === 'cost_nano' || column === 'unbilled_nano' ? 'cast(? as integer)' : '?')).join(', ')})
       on conflict (request_id) do nothing`);
     // (charged, hold, heldFree, freeUsed, accountId)
     this.applySettlement = database.prepare(`
@@ -333,7 +330,8 @@ export class SqliteHotPath {
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
     const claimed: ClaimedHold | undefined = held === undefined ? undefined : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
     const amounts = settlementAmounts(account, claimed, price);
-    if (this.insertUsage.run(usageRowValues(usage, amounts.chargedNano, amounts.freeTokensUsed, amounts.unbilledNano)).changes === 0) {
+    const row = toUsageRow({ ...usage, costNano: amounts.chargedNano, freeTokens: amounts.freeTokensUsed, unbilledNano: amounts.unbilledNano });
+    if (this.insertUsage.run(USAGE_COLUMNS.map((column) => row[column])).changes === 0) {
       // Settled before: undo the claim above by throwing out of the transaction, which rolls it back.
       throw new AlreadySettled();
     }
@@ -365,34 +363,29 @@ export class SqliteHotPath {
   }
 }
 
-/**
- * The usage row of a settlement as insertUsage's positional values, in column order: what toUsageRow
- * (usage-repository.ts) gives the Kysely path as an object, with the settlement's amounts.
- */
-function usageRowValues(usage: Omit<UsageRecord, 'costNano' | 'freeTokens' | 'unbilledNano'>, costNano: bigint, freeTokens: number, unbilledNano: bigint): unknown[] {
-  return [
-    usage.requestId,
-    usage.accountId,
-    usage.apiKeyId,
-    usage.model,
-    usage.family,
-    usage.inputTokens,
-    usage.cacheReadTokens,
-    usage.cacheWriteTokens,
-    usage.outputTokens,
-    usage.reasoningTokens,
-    usage.status,
-    usage.stream ? 1 : 0,
-    usage.latencyMs,
-    usage.createdAt,
-    usage.rawUsage,
-    costNano,
-    freeTokens,
-    unbilledNano,
-    usage.route ?? null,
-    usage.unbilledTokens ?? 0,
-  ];
-}
+/** The usage_records columns the settlement writes, in the order of insertUsage's positional values. */
+const USAGE_COLUMNS = [
+  'request_id',
+  'account_id',
+  'api_key_id',
+  'model',
+  'family',
+  'input_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'status',
+  'stream',
+  'latency_ms',
+  'created_at',
+  'raw_usage',
+  'cost_nano',
+  'free_tokens',
+  'unbilled_nano',
+  'route',
+  'unbilled_tokens',
+] as const satisfies readonly (keyof ReturnType<typeof toUsageRow>)[];
 
 /** A checkpoint as statement parameters: all null without one (the columns keep their values). */
 function checkpointParameters(checkpoint: HoldCheckpoint | undefined) {
