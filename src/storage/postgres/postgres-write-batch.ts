@@ -17,8 +17,8 @@ import { runPipelined, type PipelinedStatement } from './pipelined-statements.js
  * - The statements are the very ones of the unbatched path (prepared once per connection, under the names pg's
  *   own prepared statements use), run in arrival order in one transaction: each sees the writes before it (READ
  *   COMMITTED takes a new snapshot per statement), so a hold re-checks the balance left by the holds and charges
- *   before it in the batch, exactly as if they had run one after the other. A write the statement refuses (its condition no longer holds) comes
- *   back as it does alone, and the caller takes the locked path as before.
+ *   before it in the batch, exactly as if they had run one after the other. A write the statement refuses (its
+ *   condition no longer holds) comes back as it does alone, and the caller takes the locked path as before.
  * - Lock order: all the batch's account rows are locked first, in id order, before any statement runs. Every other
  *   writer locks one account row before that account's other rows, and other batches lock in the same order, so a
  *   batch cannot deadlock with anything.
