@@ -401,6 +401,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'desktop-upgrade-confirm');
     await dialog.getByRole('button', { name: 'Pay $2.00 and upgrade' }).click();
     await page.getByText(/You are on the pro tier now/).waitFor();
+    // The table shows the tier bought in the same render as the message.
     expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('current');
     await page.getByText(/Bought until/).waitFor();
     const after = await sdk(rotatedSecret).chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] }).withResponse();

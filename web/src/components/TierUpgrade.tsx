@@ -29,8 +29,7 @@ function howToReach(tier: TierOption, status: TierStatus): string {
  * bought from the balance applies from the next request, and renews every period unless turned off.
  */
 export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
-  const [refresh, setRefresh] = useState(0);
-  const state = useAsync(tiersApi.get, [refresh]);
+  const state = useAsync(tiersApi.get, []);
   const [buying, setBuying] = useState<TierOption>();
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: 'success' | 'error'; text: string }>();
@@ -41,8 +40,9 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
     setMessage(undefined);
     try {
       const next = await action();
+      // The action answers with the whole new status: the table and the message change in the same render.
+      state.replace(next);
       setMessage({ kind: 'success', text: success(next) });
-      setRefresh((value) => value + 1);
       onChanged?.();
     } catch (reason) {
       setMessage({ kind: 'error', text: (reason as Error).message });

@@ -5,6 +5,8 @@ export interface AsyncState<T> {
   error: Error | undefined;
   loading: boolean;
   reload: () => void;
+  /** Shows `value` now, as the answer of an action that returns the fresh state; a load still in flight is dropped. */
+  replace: (value: T) => void;
 }
 
 /** Runs `load` when `deps` change and on `reload()`; a late answer of an older run is dropped. */
@@ -33,5 +35,11 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, generation]);
   const reload = useCallback(() => setGeneration((value) => value + 1), []);
-  return { data, error, loading, reload };
+  const replace = useCallback((value: T) => {
+    run.current += 1;
+    setData(value);
+    setError(undefined);
+    setLoading(false);
+  }, []);
+  return { data, error, loading, reload, replace };
 }
