@@ -17,6 +17,9 @@ import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
+/** For local counts, which do no I/O and so have nothing to abort. */
+const NEVER_ABORTS = new AbortController().signal;
+
 export interface ChatPipelineDependencies {
   catalog: ModelCatalog;
   providers: ProviderRegistry;
@@ -164,12 +167,13 @@ export class ChatPipeline {
 
   /**
    * The prompt's input tokens counted without calling the vendor, for vendors whose count the gateway reproduces
-   * (their published recipe); undefined for the others (their replies say it themselves).
+   * (their published recipe); undefined for the others (their replies say it themselves). A local count does no
+   * I/O, so it gets a signal that never aborts rather than a timer of its own.
    */
-  async localInputTokens(request: CanonicalRequest, model: CatalogModel): Promise<number | undefined> {
+  private async localInputTokens(request: CanonicalRequest, model: CatalogModel): Promise<number | undefined> {
     const provider = this.deps.providers.get(model.vendor);
     if (provider.countsLocally !== true || provider.countTokens === undefined) return undefined;
-    return provider.countTokens(request, model, AbortSignal.timeout(30_000));
+    return provider.countTokens(request, model, NEVER_ABORTS);
   }
 
   /**

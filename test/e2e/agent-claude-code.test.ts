@@ -69,7 +69,8 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       expect(lines.some((line) => line.type === 'assistant' && line.message?.content?.some((block) => block.type === 'text' && (block.text ?? '').length > 0))).toBe(true);
       const result = lines.at(-1)!;
       expect(result).toMatchObject({ type: 'result', subtype: 'success', is_error: false });
-      // Claude Code reads the usage from the stream: the prompt's tokens arrive, not 0.
+      // Claude Code reads the usage from the stream: the prompt's tokens arrive, not 0 (on OpenAI-format vendors
+      // message_start says 0 and it takes message_delta's count).
       expect(result.usage?.input_tokens ?? 0).toBeGreaterThan(0);
       expect(result.usage?.output_tokens ?? 0).toBeGreaterThan(0);
       expectAllCallsSucceeded(harness, from, '/v1/messages');

@@ -20,11 +20,6 @@ export interface AnthropicResponseContext {
   model: string;
   /** Which vendor produced the reply: reasoning signatures are tagged with it. */
   vendor: VendorName;
-  /**
-   * The prompt's input tokens as the gateway counts them, for a stream's `message_start` when the vendor tells
-   * nothing at the start (OpenAI-format vendors report usage only at the end).
-   */
-  startInputTokens?: number;
 }
 
 const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {

@@ -89,6 +89,26 @@ describe('AnthropicStreamEncoder', () => {
     expect(frames[frames.length - 1]!.event).toBe('message_stop');
   });
 
+  it("message_start carries the vendor's start counts, else 0; message_delta the final ones, which clients take over it", () => {
+    const told = { inputTokens: 40, cacheReadTokens: 700, cacheWriteTokens: 5, outputTokens: 0, reasoningTokens: 0 };
+    const startUsage = (events: CanonicalEvent[]) => encode(events).frames.find((frame) => frame.event === 'message_start')!.data.message.usage;
+    expect(startUsage([{ type: 'response-start', id: 'x', model: 'claude', created: 1, inputUsage: told }])).toMatchObject({
+      input_tokens: 40,
+      cache_read_input_tokens: 700,
+      cache_creation_input_tokens: 5,
+      output_tokens: 0,
+    });
+    // An OpenAI-format vendor tells nothing at the start: 0, not a guess.
+    const { frames } = encode([{ type: 'response-start', id: 'x', model: 'gpt', created: 1 }]);
+    expect(frames.find((frame) => frame.event === 'message_start')!.data.message.usage).toMatchObject({
+      input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      output_tokens: 0,
+    });
+    expect(frames.find((frame) => frame.event === 'message_delta')!.data.usage).toMatchObject({ input_tokens: 44, cache_read_input_tokens: 768, output_tokens: 19 });
+  });
+
   it('never writes an empty text block (pitfall §12 #8)', () => {
     const { frames } = encode([
       { type: 'response-start', id: 'x', model: 'gpt', created: 1 },

@@ -33,9 +33,6 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     }
     setExchangeHeaders(reply, exchange, 'anthropic-messages');
     reply.header('request-id', request.id);
-    // `message_start` shows the prompt's tokens; vendors that say nothing before the end are counted here.
-    const startInputTokens = await pipeline.localInputTokens(canonical, exchange.model).catch(() => undefined);
-    if (startInputTokens !== undefined) context.startInputTokens = startInputTokens;
     await streamExchange(reply, exchange, new AnthropicStreamEncoder(context));
     return reply;
   });
