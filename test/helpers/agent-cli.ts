@@ -1,10 +1,10 @@
 /**
- * What the agent-CLI suites (Claude Code, Codex, Gemini CLI) share: run the real CLI with only its user's
- * configuration, and read the gateway's request log to check every call the CLI made.
+ * What the agent-CLI suites (Claude Code, Codex, Gemini CLI, opencode) share: run the real CLI with only its
+ * user's configuration, and read the gateway's request log to check every call the CLI made.
  */
 import { execFile } from 'node:child_process';
 import { expect } from 'vitest';
-import { agentBin } from './agents-package.js';
+import { agentBin, type AgentName } from './agents-package.js';
 import type { TestGateway } from './test-gateway.js';
 
 /** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
@@ -21,7 +21,7 @@ export interface AgentRun {
  * Runs an agent CLI in `cwd` with `env` and a plain PATH as its whole environment (nothing of this process's
  * configuration leaks in), stdin closed. Resolves with its exit code and output, never rejects.
  */
-export function runAgent(name: 'claude' | 'codex' | 'gemini', args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
+export function runAgent(name: AgentName, args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
   const fullEnv = { PATH: '/usr/local/bin:/usr/bin:/bin', ...env };
   return new Promise((resolve) => {
     const child = execFile(agentBin(name), args, { cwd, env: fullEnv, timeout: AGENT_RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {

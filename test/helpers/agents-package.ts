@@ -1,8 +1,8 @@
 /**
- * The separate test package `test/agents/`: the agent CLIs (Claude Code, Codex, Gemini CLI) and the newest client
- * SDKs, several of which need Node >= 22, with a Node 24 binary from the npm registry to run those. It has its own
- * lockfile and is installed on demand (vitest's global setup, or `.ci/run`), never by the root `npm ci`: the CLIs
- * alone are ~1 GB, which a user who only runs the gateway should not download.
+ * The separate test package `test/agents/`: the agent CLIs (Claude Code, Codex, Gemini CLI, opencode) and the
+ * newest client SDKs, several of which need Node >= 22, with a Node 24 binary from the npm registry to run those. It
+ * has its own lockfile and is installed on demand (vitest's global setup, or `.ci/run`), never by the root `npm ci`:
+ * with the CLIs it is ~1.8 GB, which a user who only runs the gateway should not download.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,8 +16,11 @@ const LOCKFILE = join(AGENTS_PACKAGE_DIR, 'package-lock.json');
 /** Written after a successful install: the lockfile's hash, so a changed lockfile reinstalls. */
 const STAMP = join(AGENTS_PACKAGE_DIR, 'node_modules/.tollgate-installed-lock');
 
-/** An executable of the package (`claude`, `codex`, `gemini`). */
-export function agentBin(name: 'claude' | 'codex' | 'gemini'): string {
+/** The agent CLIs the package installs, by the name of their executable. */
+export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode';
+
+/** An executable of the package. */
+export function agentBin(name: AgentName): string {
   return join(AGENTS_PACKAGE_DIR, 'node_modules/.bin', name);
 }
 
