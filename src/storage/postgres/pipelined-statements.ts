@@ -86,7 +86,6 @@ interface PgConnection {
   off(event: 'parseComplete' | 'readyForQuery' | 'end', listener: () => void): unknown;
 }
 
-
 type PrepareValue = (value: unknown) => string | Buffer | null;
 /** pg's own parameter serialisation (the `valueMapper` its Query passes to bind); exported as `pg.utils`. */
 const prepareValue = (pg as unknown as { utils: { prepareValue: PrepareValue } }).utils.prepareValue;
