@@ -66,6 +66,8 @@ export class RedisRateLimiter implements RateLimiter {
   private sequence = 0;
   private lastConnectionError: Error | undefined;
   private failureCount = 0;
+  /** The socket is corked until the end of this tick (see writeTogether). */
+  private corked = false;
 
   constructor(options: RedisRateLimiterOptions) {
     this.failOpen = options.failOpen ?? true;
@@ -116,6 +118,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async check(subject: string, limit: number, windowMs: number = DEFAULT_WINDOW_MS): Promise<RateLimitDecision> {
     assertLimitArguments(limit, windowMs);
+    this.writeTogether();
     try {
       const reply = await this.commands.tollgateSlidingWindow(this.requestsKey(subject), limit, windowMs, this.nextMember());
       const [allowed, used, resetMs] = parseTriple(reply);
@@ -127,6 +130,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async checkTokens(subject: string, limit: number, windowMs: number = DEFAULT_WINDOW_MS): Promise<RateLimitDecision> {
     assertLimitArguments(limit, windowMs);
+    this.writeTogether();
     try {
       const reply = await this.commands.tollgateCheckTokens(this.tokensKey(subject), limit, windowMs);
       const [allowed, used, resetMs] = parseTriple(reply);
@@ -163,6 +167,24 @@ export class RedisRateLimiter implements RateLimiter {
       }
     }
     this.redis.disconnect();
+  }
+
+  /**
+   * Commands issued in the rest of this tick leave in one socket write (issue 22): under load a turn's key lookups
+   * come back together (postgres-key-lookup-batch.ts) and their requests' checks follow in the same tick, each of
+   * which was its own write, ~25 µs of CPU apiece on this machine's loopback. Only the write is shared: every
+   * command is still sent, answered and timed out on its own, and nothing waits beyond the current tick.
+   * (ioredis's enableAutoPipelining shares the write too, but costs more in JavaScript than the writes it saves.)
+   */
+  private writeTogether(): void {
+    if (this.corked || this.redis.status !== 'ready') return;
+    const stream = this.redis.stream;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
   }
 
   private requestsKey(subject: string): string {

@@ -1,6 +1,7 @@
 /**
  * PostgreSQL cost of one paid request (issue 8): every statement the gateway sends is counted by wrapping
- * pg's Client#query (which Kysely's pool connections use) around requests through the real in-process gateway.
+ * pg's Client#query (which Kysely's pool connections and the hot path's pipelines use) around requests through the
+ * real in-process gateway.
  * The count must be a small fixed number per request: the same for every request, stream or not.
  */
 import OpenAI from 'openai';
@@ -21,8 +22,10 @@ describe('PostgreSQL statements per paid request', () => {
     pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
       if (recording) {
         const [first] = args;
-        const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '';
-        seen.push(text.trim().split(/\s+/)[0]!.toLowerCase());
+        // A pipeline of bound statements (pipelined-statements.ts) is one call carrying several statements.
+        const pipelined = (first as { statements?: readonly { text: string }[] } | undefined)?.statements;
+        const texts = pipelined?.map((statement) => statement.text) ?? [typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? ''];
+        for (const text of texts) seen.push(text.trim().split(/\s+/)[0]!.toLowerCase());
       }
       return (originalQuery as (...params: unknown[]) => unknown).apply(this, args);
     } as typeof pg.Client.prototype.query;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isStorageUnavailable } from '../storage-unavailable.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
 import { runPipelined, type PipelinedResult, type PipelinedStatement } from './pipelined-statements.js';
 
@@ -84,6 +85,23 @@ describe('runPipelined', () => {
     const direct = await client.query(shapesText, shapes);
     expect(results[4]?.rows).toEqual(direct.rows);
     expect(results[4]?.fields).toEqual(direct.fields);
+  });
+
+  it("gives a statement's rows as arrays when asked, as client.query's rowMode 'array' does, and keeps a column named __proto__ as data", async () => {
+    const client = await connect({ types: int8AsNumberTypes() });
+    const text = 'SELECT $1::bigint AS big, $2::text AS t, NULL::int AS nothing, 7 AS t, $3::text AS "__proto__"';
+    const values = [4102444800000n, 'x', 'p'];
+    const [arrays, objects] = expectOk(await runPipelined(client, [
+      { name: 'as_arrays', text, values, arrayRows: true },
+      { name: 'as_objects', text, values },
+    ]));
+    const direct = await client.query({ text, values, rowMode: 'array' });
+    expect(arrays?.rows).toEqual(direct.rows);
+    expect(arrays?.rows).toEqual([[4102444800000, 'x', null, 7, 'p']]);
+    const row = objects?.rows[0];
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(Object.entries(row ?? {})).toEqual([['big', 4102444800000], ['t', 7], ['nothing', null], ['__proto__', 'p']]);
+    expect(row).toEqual((await client.query(text, values)).rows[0]);
   });
 
   it("parses rows with the client's own type parsers", async () => {
@@ -230,7 +248,10 @@ describe('runPipelined', () => {
       { name: 'two', text: 'SELECT 2', values: [] },
     ]);
     client.connection.stream.destroy();
-    await expect(pipeline).rejects.toThrow(/outcome is unknown|terminated/);
+    const lost = await pipeline.then(() => undefined, (error: unknown) => error);
+    expect(lost).toMatchObject({ message: /outcome is unknown|terminated/ });
+    // A lost server is an outage (503, the journal), as pg's own "Connection terminated unexpectedly" is.
+    expect(isStorageUnavailable(lost)).toBe(true);
   });
 
   it('fails locally, sending nothing, for a value pg cannot serialise; an empty list needs no round trip', async () => {

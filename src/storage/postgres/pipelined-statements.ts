@@ -16,7 +16,10 @@
  * transaction per statement, so nothing atomic. Its extension point is the "Submittable" (what pg-cursor and
  * pg-query-stream use): `client.query(submittable)` calls `submit(connection)` when the connection is idle and
  * then routes the backend's replies to the `handle*` methods below. Values go through pg's own `prepareValue`
- * and rows through pg's own `Result` with the client's type parsers, so both behave exactly as in `client.query`.
+ * and every column through the client's own type parser, so both come out as `client.query` gives them. Rows are
+ * built here rather than by pg's `Result`, whose set-up per result (a null-prototype object written field by
+ * field, then copied by spread, for every result and again per row) cost ~28 µs of CPU per PostgreSQL-mode request
+ * at c16 (issue 22), more than the rest of the row parsing.
  */
 import pg from 'pg';
 
@@ -25,6 +28,8 @@ export interface PipelinedStatement {
   readonly name: string;
   readonly text: string;
   readonly values: readonly unknown[];
+  /** Rows as arrays of the columns' values in column order (pg's `rowMode: 'array'`) instead of objects. */
+  readonly arrayRows?: boolean;
 }
 
 /**
@@ -46,6 +51,26 @@ export function runPipelined(client: pg.ClientBase, statements: readonly Pipelin
   });
 }
 
+/**
+ * One statement on a connection of the pool, as `pool.query({ name, text, values })` runs it (Parse once per
+ * connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal rejects with its
+ * DatabaseError and the connection goes back to the pool; any other failure discards the connection.
+ */
+export async function runStatement(pool: pg.Pool, statement: PipelinedStatement): Promise<pg.QueryResult> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const outcome = await runPipelined(client, [statement]);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.results[0]!;
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError)) broken = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** The parts of pg's internal Connection (pg/lib/connection.js) this module uses; @types/pg leaves most out. */
 interface PgConnection {
   readonly stream: { cork?(): void; uncork?(): void };
@@ -61,14 +86,6 @@ interface PgConnection {
   off(event: 'parseComplete' | 'readyForQuery' | 'end', listener: () => void): unknown;
 }
 
-/** pg's Result (exported, but typed by @types/pg without the builder methods its Query calls). */
-interface ResultBuilder extends pg.QueryResult {
-  addFields(fields: readonly pg.FieldDef[]): void;
-  parseRow(fields: readonly unknown[]): pg.QueryResultRow;
-  addRow(row: pg.QueryResultRow): void;
-  addCommandComplete(message: { text: string }): void;
-}
-
 type PrepareValue = (value: unknown) => string | Buffer | null;
 /** pg's own parameter serialisation (the `valueMapper` its Query passes to bind); exported as `pg.utils`. */
 const prepareValue = (pg as unknown as { utils: { prepareValue: PrepareValue } }).utils.prepareValue;
@@ -76,7 +93,7 @@ if (typeof prepareValue !== 'function') throw new Error('pg.utils.prepareValue i
 
 class PipelinedStatements {
   private readonly results: pg.QueryResult[] = [];
-  private current: ResultBuilder | null = null;
+  private current: StatementResult | null = null;
   /** Statements whose Parse went out, in order; each ParseComplete belongs to the first one left. */
   private readonly awaitingParse: PipelinedStatement[] = [];
   private serverError: pg.DatabaseError | null = null;
@@ -88,7 +105,8 @@ class PipelinedStatements {
 
   constructor(
     client: pg.ClientBase,
-    private readonly statements: readonly PipelinedStatement[],
+    /** Read by tests that count the statements sent (test/e2e/postgres-write-cost.test.ts). */
+    readonly statements: readonly PipelinedStatement[],
     private readonly resolve: (result: PipelinedResult) => void,
     private readonly reject: (error: unknown) => void,
   ) {
@@ -142,29 +160,28 @@ class PipelinedStatements {
   }
 
   handleRowDescription(message: { fields: pg.FieldDef[] }): void {
-    this.current = this.newResult();
-    this.current.addFields(message.fields);
+    this.current = new StatementResult(message.fields, this.types, this.statements[this.results.length]?.arrayRows === true);
   }
 
-  handleDataRow(message: { fields: unknown[] }): void {
+  handleDataRow(message: { fields: (string | null)[] }): void {
     if (this.current === null || this.rowError !== null) return;
     try {
-      this.current.addRow(this.current.parseRow(message.fields));
+      this.current.addRow(message.fields);
     } catch (error) {
       this.rowError = error; // reported at ReadyForQuery, like pg's Query: the rest of the pipeline still runs
     }
   }
 
   handleCommandComplete(message: { text: string }): void {
-    const result = this.current ?? this.newResult();
-    result.addCommandComplete(message);
+    const result = this.current ?? new StatementResult([], this.types, false);
+    result.complete(message.text);
     this.results.push(result);
     this.current = null;
   }
 
   /** An empty statement text: EmptyQueryResponse instead of CommandComplete. */
   handleEmptyQuery(): void {
-    this.results.push(this.current ?? this.newResult());
+    this.results.push(this.current ?? new StatementResult([], this.types, false));
     this.current = null;
   }
 
@@ -211,17 +228,16 @@ class PipelinedStatements {
     else this.settle(() => this.resolve({ ok: true, results: this.results }));
   };
 
-  /** The socket closed before ReadyForQuery: whether the commit happened is unknown, even after an ErrorResponse. */
+  /**
+   * The socket closed before ReadyForQuery: whether the commit happened is unknown, even after an ErrorResponse.
+   * Worded as pg's own "Connection terminated unexpectedly" (which pg hands the query only a tick later), so that
+   * a server that went away without a word is an outage (storage-unavailable.ts: 503 and the journal), not a 500.
+   */
   private readonly onEnd = (): void => {
     this.detach();
     const cause = this.serverError ?? undefined;
-    this.settle(() => this.reject(new Error('PostgreSQL connection ended during a pipeline; its outcome is unknown', { cause })));
+    this.settle(() => this.reject(new Error('Connection terminated during a pipeline to PostgreSQL; its outcome is unknown', { cause })));
   };
-
-  /** pg's own Result, so rows and rowCount come out exactly as client.query's do. */
-  private newResult(): ResultBuilder {
-    return new pg.Result('', this.types as typeof pg.types) as unknown as ResultBuilder;
-  }
 
   private detach(): void {
     this.connection?.off('parseComplete', this.onParseComplete);
@@ -233,5 +249,62 @@ class PipelinedStatements {
     if (this.settled) return;
     this.settled = true;
     finish();
+  }
+}
+
+/** CommandComplete's tag: `INSERT 0 5`, `UPDATE 3`, `SELECT 1`, `BEGIN` (the pattern pg's Result reads it with). */
+const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
+
+/**
+ * One statement's result, shaped as `client.query` returns it (command, rowCount, oid, rows keyed by column
+ * name in column order with a later column of the same name winning, or arrays as with `rowMode: 'array'`; fields
+ * as the server described them), each column's text read by the client's type parser for its type.
+ */
+class StatementResult implements pg.QueryResult {
+  command: string = null as unknown as string;
+  rowCount: number | null = null;
+  oid: number = null as unknown as number;
+  readonly rows: pg.QueryResultRow[] = [];
+  private readonly parsers: ((text: string) => unknown)[];
+
+  constructor(
+    readonly fields: pg.FieldDef[],
+    types: pg.CustomTypesConfig,
+    private readonly arrayRows: boolean,
+  ) {
+    this.parsers = fields.map((field) => {
+      const parse = types.getTypeParser(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text') as (value: string | Buffer) => unknown;
+      return field.format === 'binary' ? (text: string) => parse(Buffer.from(text)) : parse;
+    });
+  }
+
+  addRow(values: readonly (string | null)[]): void {
+    const { fields, parsers } = this;
+    if (this.arrayRows) {
+      this.rows.push(values.map((value, i) => (value === null || value === undefined ? null : parsers[i]!(value))));
+      return;
+    }
+    const row: pg.QueryResultRow = {};
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      const name = fields[i]!.name;
+      const parsed = value === null || value === undefined ? null : parsers[i]!(value);
+      // A column named __proto__ is data, as in pg's rows, not the object's prototype.
+      if (name === '__proto__') Object.defineProperty(row, name, { value: parsed, enumerable: true, writable: true, configurable: true });
+      else row[name] = parsed;
+    }
+    this.rows.push(row);
+  }
+
+  complete(tag: string): void {
+    const match = COMMAND_TAG.exec(tag);
+    if (match === null) return;
+    this.command = match[1]!;
+    if (match[3] !== undefined) {
+      this.oid = Number.parseInt(match[2]!, 10);
+      this.rowCount = Number.parseInt(match[3], 10);
+    } else if (match[2] !== undefined) {
+      this.rowCount = Number.parseInt(match[2], 10);
+    }
   }
 }

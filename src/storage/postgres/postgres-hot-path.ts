@@ -6,7 +6,7 @@ import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
 import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
-import { PostgresKeyLookupBatcher } from './postgres-key-lookup-batch.js';
+import { PostgresKeyLookupBatcher, type KeyLookupRow } from './postgres-key-lookup-batch.js';
 import { PostgresWriteBatcher } from './postgres-write-batch.js';
 
 const MS_PER_DAY = 86_400_000;
@@ -37,7 +37,7 @@ export class PostgresHotPath {
 
   constructor(private readonly pool: pg.Pool) {
     this.writes = new PostgresWriteBatcher(pool);
-    this.keys = new PostgresKeyLookupBatcher(pool, FIND_KEYS);
+    this.keys = new PostgresKeyLookupBatcher(pool, FIND_KEYS, FIND_KEYS_HASH_COLUMN);
   }
 
   install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {
@@ -122,8 +122,10 @@ export class PostgresHotPath {
 
   /** The key and its account, with the account's money read in the same round trip (the admission's hint). */
   private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
-    const row = (await this.keys.find(keyHash)) as (KeyWithAccountRow & AccountMoneyRow) | undefined;
-    return row === undefined ? null : { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
+    const columns = await this.keys.find(keyHash);
+    if (columns === undefined) return null;
+    const row = keyRowOf(columns);
+    return { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
   }
 
   /**
@@ -228,14 +230,56 @@ interface SettleRow {
   free_used: number | string;
 }
 
-/** FIND_KEY for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive together. */
+/**
+ * The key rows for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive
+ * together. Read as arrays (postgres-key-lookup-batch.ts), so the columns are listed, in the order keyRowOf reads.
+ */
 const FIND_KEYS = `
-  select k.*, a.email as account_email, a.password_hash as account_password_hash, a.role as account_role,
-    a.tier as account_tier, a.disabled as account_disabled, a.created_at as account_created_at,
-    cast(a.balance_nano as text) as balance, cast(a.reserved_nano as text) as reserved, a.free_day, a.free_used_tokens,
-    a.free_reserved_tokens
+  select k.id, k.account_id, k.name, k.key_hash, k.hint, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
+    k.scopes, k.models, k.spend_limit_nano, k.spend_period, k.spend_period_start, k.spend_used_nano,
+    k.spend_reserved_nano, k.rate_limit_rpm, k.rate_limit_tpm,
+    a.email, a.password_hash, a.role, a.tier, a.disabled, a.created_at,
+    cast(a.balance_nano as text), cast(a.reserved_nano as text), a.free_day, a.free_used_tokens, a.free_reserved_tokens
   from api_keys k join accounts a on a.id = k.account_id
   where k.key_hash = any($1::text[])`;
+
+/** Where FIND_KEYS selects `key_hash`. */
+const FIND_KEYS_HASH_COLUMN = 3;
+
+/** A FIND_KEYS row by name: one object literal, so the row has one shape V8 reads fast. */
+function keyRowOf(v: KeyLookupRow): KeyWithAccountRow & AccountMoneyRow {
+  return {
+    id: v[0],
+    account_id: v[1],
+    name: v[2],
+    key_hash: v[3],
+    hint: v[4],
+    created_at: v[5],
+    expires_at: v[6],
+    revoked_at: v[7],
+    last_used_at: v[8],
+    scopes: v[9],
+    models: v[10],
+    spend_limit_nano: v[11],
+    spend_period: v[12],
+    spend_period_start: v[13],
+    spend_used_nano: v[14],
+    spend_reserved_nano: v[15],
+    rate_limit_rpm: v[16],
+    rate_limit_tpm: v[17],
+    account_email: v[18],
+    account_password_hash: v[19],
+    account_role: v[20],
+    account_tier: v[21],
+    account_disabled: v[22],
+    account_created_at: v[23],
+    balance: v[24],
+    reserved: v[25],
+    free_day: v[26],
+    free_used_tokens: v[27],
+    free_reserved_tokens: v[28],
+  } as KeyWithAccountRow & AccountMoneyRow;
+}
 
 const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,

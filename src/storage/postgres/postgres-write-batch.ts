@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { runPipelined, type PipelinedStatement } from './pipelined-statements.js';
+import { runPipelined, runStatement, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together (issue 22), so a
@@ -137,9 +137,9 @@ export class PostgresWriteBatcher {
     }
   }
 
-  /** The write as the unbatched path runs it: one statement, prepared by pg under the same name. */
+  /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
   private alone(write: BatchedWrite): Promise<pg.QueryResult> {
-    return this.pool.query({ name: `tollgate_${write.name}`, text: write.text, values: write.values as unknown[] });
+    return runStatement(this.pool, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
   }
 }
 
