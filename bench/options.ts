@@ -64,7 +64,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes), one request at a time: requests 1,500 to 3,000 of each
-                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower)
+                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower).
+                        --scenarios picks kinds by name (json, stream, stream-500ch), e.g. --scenarios stream
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
   --callgrind-requests N
                         callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)

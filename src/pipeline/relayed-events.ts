@@ -91,7 +91,11 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
     }
     try {
       const batch = await nextBatchOf(this.upstream);
-      if (batch !== undefined) return await this.admit(batch);
+      if (batch !== undefined) {
+        const admitted = this.admit(batch);
+        // Awaited here, inside the try, so a failure near the grant settles as the upstream's would.
+        return admitted instanceof Promise ? await admitted : admitted;
+      }
       if (!this.accumulator.response.usageReported) {
         const event: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
         this.accumulator.apply(event);
@@ -109,27 +113,47 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
   }
 
   /**
-   * Each event of a batch through the gate, then folded. Near the grant an event waits for its slice, and the
-   * events of its chunk before it wait with it (one storage call per slice, not per chunk). A refused slice ends
-   * the batch there: what passed, then the tail of the length stop.
+   * Each event of a batch through the gate, then folded: synchronously while the output stays within the grant
+   * (no promise per chunk), from the first event near the grant on by `admitNearGrant`.
    */
-  private async admit(batch: readonly CanonicalEvent[]): Promise<readonly CanonicalEvent[]> {
+  private admit(batch: readonly CanonicalEvent[]): readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[]> {
     for (let i = 0; i < batch.length; i++) {
       const event = batch[i]!;
       const pass = this.gate.pass(event);
+      if (pass !== true) return this.admitNearGrant(batch, i, pass);
+      this.follow(event);
+    }
+    return batch;
+  }
+
+  /**
+   * The rest of a batch from event `index` on, whose pass is pending: it waits for its slice, and the events of
+   * its chunk before it wait with it (one storage call per slice, not per chunk). A refused slice ends the batch
+   * there: what passed, then the tail of the length stop.
+   */
+  private async admitNearGrant(batch: readonly CanonicalEvent[], index: number, pending: boolean | Promise<boolean>): Promise<readonly CanonicalEvent[]> {
+    let pass: boolean | Promise<boolean> = pending;
+    for (let i = index; i < batch.length; i++) {
+      const event = batch[i]!;
+      if (i > index) pass = this.gate.pass(event);
       if (pass !== true && !(await pass)) {
         const tail = await this.cut();
         this.state = 'usage-sent';
         return i === 0 ? tail : [...batch.slice(0, i), ...tail];
       }
-      this.accumulator.apply(event);
-      this.openBlocks.follow(event);
-      if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
-        this.onFirstOutput();
-        this.onFirstOutput = undefined;
-      }
+      this.follow(event);
     }
     return batch;
+  }
+
+  /** A delivered event: folded into the reply, its blocks followed, the first output timed. */
+  private follow(event: CanonicalEvent): void {
+    this.accumulator.apply(event);
+    this.openBlocks.follow(event);
+    if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
+      this.onFirstOutput();
+      this.onFirstOutput = undefined;
+    }
   }
 
   /** A slice was refused: stop the vendor; the tail of a length stop billing what was delivered, folded. */
