@@ -129,6 +129,12 @@ export interface InstructionCount {
   instructionsPerRequest: number;
 }
 
+/**
+ * A request's wait under valgrind: the load client's 30 s is too short for a gateway running ~50x slower on a core
+ * other work shares (a 500-chunk stream's warm-up timed out that way).
+ */
+const REQUEST_TIMEOUT_MS = 600_000;
+
 /** Sends `count` requests one at a time; any wrong answer stops the count (a fast wrong answer is not a figure). */
 async function sendSequentially(client: TargetClient, count: number, what: string, stop: AbortSignal): Promise<void> {
   for (let i = 0; i < count; i++) {
@@ -151,7 +157,7 @@ export async function countInstructions(
   stop: AbortSignal,
   progress: (message: string) => void,
 ): Promise<InstructionCount[]> {
-  const clients = kinds.map((kind, index) => new TargetClient(target, 1, kind.shape, `${noncePrefix}${index}`));
+  const clients = kinds.map((kind, index) => new TargetClient(target, 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
   try {
     for (const [index, kind] of kinds.entries()) {
       const client = clients[index];

@@ -32,13 +32,15 @@ export class TargetClient {
     connections: number,
     private readonly scenario: RequestShape,
     private readonly noncePrefix: string,
+    /** How long a reply may keep the client waiting (for its headers, or between body chunks). */
+    timeoutMs = REQUEST_TIMEOUT_MS,
   ) {
     this.pool = new Pool(target.origin, {
       connections,
       pipelining: 1,
       keepAliveTimeout: 60_000,
-      headersTimeout: REQUEST_TIMEOUT_MS,
-      bodyTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
     });
     this.headers =
       target.protocol === 'openai'

@@ -52,9 +52,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
   --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format
                         with the floor, and translated), a 20-chunk translated stream at c1 to measure them
-                        against, and prompts of 32 KB and 256 KB at c16 with the floor; reports per-chunk CPU.
-                        7 more scenarios: about 2 min more with the default rounds on SQLite (where the floor
-                        runs), 1.5 min on PostgreSQL; 20-30 s per backend with --quick
+                        against, prompts of 32 KB and 256 KB at c16 with the floor, and 64 paced streams at once
+                        (same-format-paced-c64, with the floor: added time to first token under load); reports
+                        per-chunk CPU. 8 more scenarios: about 2.5 min more with the default rounds on SQLite
+                        (where the floor runs), 2 min on PostgreSQL; 30-40 s per backend with --quick
   --accounts            PostgreSQL: one hot account vs 50 accounts (same-format JSON, concurrency 64) in alternating
                         turns on the measured gateway: req/s and CPU per request of each, then PostgreSQL and Redis
                         round trips per request of each under that load (a second gateway through the counting
@@ -63,7 +64,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes), one request at a time: requests 1,500 to 3,000 of each
-                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower)
+                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower).
+                        --scenarios picks kinds by name (json, stream, stream-500ch), e.g. --scenarios stream
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
   --callgrind-requests N
                         callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)

@@ -552,7 +552,7 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const context = await prepare(options, cleanup, stop);
   const dumps = join(context.directory, 'callgrind');
   mkdirSync(dumps);
-  const kinds: InstructionKind[] = [
+  const allKinds: InstructionKind[] = [
     { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
     { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
     // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
@@ -563,6 +563,9 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
       warmupRequests: Math.round(options.callgrindWarmup / 10),
     })),
   ];
+  // --scenarios picks kinds here too (e.g. "stream": the 20- and 500-chunk streams, not JSON).
+  const kinds = allKinds.filter((each) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => each.kind.includes(word)));
+  if (kinds.length === 0) throw new OptionsError(`--scenarios matched none of the callgrind kinds: ${allKinds.map((each) => each.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());

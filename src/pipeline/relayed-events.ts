@@ -2,6 +2,7 @@ import { toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { ResponseAccumulator } from '../canonical/accumulate.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
+import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
 import { OpenBlocks, type OutputGate } from './output-gate.js';
 
 /**
@@ -23,6 +24,7 @@ export interface RelayHooks {
 }
 
 const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+const NO_EVENTS: readonly CanonicalEvent[] = [];
 
 /**
  * What `relay` hands out: the behaviour of the async generator it replaced,
@@ -36,14 +38,16 @@ const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, 
  * blocks still open, the usage of what was delivered, `finish` with reason `length`, which every client
  * protocol's encoder renders as its own length stop. It is settled as `slice_refused`, billing what was delivered.
  */
-export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
+export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIterator<CanonicalEvent> {
   /**
-   * `relaying`; `cut`: a slice was refused, the tail of a length stop is being sent; `usage-sent`: the synthesised
+   * `relaying`; `cut`: a slice was refused, the tail of a length stop is being made; `usage-sent`: the synthesised
    * usage (or the tail) went out, settlement is next; `done`: settled or settling.
    */
   private state: 'relaying' | 'cut' | 'usage-sent' | 'done' = 'relaying';
   private readonly openBlocks = new OpenBlocks();
-  private tail: CanonicalEvent[] = [];
+  /** A batch handed out in part by `next()`: the rest is given before anything else is read. */
+  private unread: readonly CanonicalEvent[] = NO_EVENTS;
+  private unreadIndex = 0;
   private outcomeAfterTail: Outcome = 'ok';
 
   constructor(
@@ -55,37 +59,48 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
     private readonly hooks: RelayHooks,
   ) {}
 
+  /** One event at a time, taken from the batches (for consumers that read events one by one). */
   async next(): Promise<IteratorResult<CanonicalEvent, undefined>> {
-    if (this.state === 'done') return RELAY_DONE;
-    if (this.state === 'cut') {
-      const event = this.tail.shift()!;
-      if (this.tail.length === 0) this.state = 'usage-sent';
-      return { done: false, value: event };
+    if (this.unread.length === 0) {
+      const batch = await this.nextBatch();
+      if (batch === undefined) return RELAY_DONE;
+      this.unread = batch;
+      this.unreadIndex = 0;
     }
+    const event = this.unread[this.unreadIndex++]!;
+    if (this.unreadIndex === this.unread.length) this.unread = NO_EVENTS;
+    return { done: false, value: event };
+  }
+
+  /**
+   * The events of the upstream's next batch (one network chunk's), each passed by the gate and folded (ending
+   * with the tail of a length stop when a slice was refused); the synthesised usage as a batch of its own;
+   * undefined once settled.
+   */
+  async nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+    if (this.unread.length > 0) {
+      const rest = this.unread.slice(this.unreadIndex);
+      this.unread = NO_EVENTS;
+      return rest;
+    }
+    if (this.state === 'done') return undefined;
     if (this.state === 'usage-sent') {
       this.state = 'done';
       await this.hooks.finish(this.outcomeAfterTail);
-      return RELAY_DONE;
+      return undefined;
     }
     try {
-      const result = await this.upstream.next();
-      if (result.done !== true) {
-        const event = result.value;
-        const pass = this.gate.pass(event);
-        if (pass !== true && !(await pass)) return await this.cut();
-        this.accumulator.apply(event);
-        this.openBlocks.follow(event);
-        if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
-          this.onFirstOutput();
-          this.onFirstOutput = undefined;
-        }
-        return { done: false, value: event };
+      const batch = await nextBatchOf(this.upstream);
+      if (batch !== undefined) {
+        const admitted = this.admit(batch);
+        // Awaited here, inside the try, so a failure near the grant settles as the upstream's would.
+        return admitted instanceof Promise ? await admitted : admitted;
       }
       if (!this.accumulator.response.usageReported) {
         const event: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
         this.accumulator.apply(event);
         this.state = 'usage-sent';
-        return { done: false, value: event };
+        return [event];
       }
     } catch (error) {
       this.state = 'done';
@@ -94,11 +109,55 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
     }
     this.state = 'done';
     await this.hooks.finish('ok');
-    return RELAY_DONE;
+    return undefined;
   }
 
-  /** A slice was refused: stop the vendor, then end the reply as a length stop billing what was delivered. */
-  private async cut(): Promise<IteratorResult<CanonicalEvent, undefined>> {
+  /**
+   * Each event of a batch through the gate, then folded: synchronously while the output stays within the grant
+   * (no promise per chunk), from the first event near the grant on by `admitNearGrant`.
+   */
+  private admit(batch: readonly CanonicalEvent[]): readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[]> {
+    for (let i = 0; i < batch.length; i++) {
+      const event = batch[i]!;
+      const pass = this.gate.pass(event);
+      if (pass !== true) return this.admitNearGrant(batch, i, pass);
+      this.follow(event);
+    }
+    return batch;
+  }
+
+  /**
+   * The rest of a batch from event `index` on, whose pass is pending: it waits for its slice, and the events of
+   * its chunk before it wait with it (one storage call per slice, not per chunk). A refused slice ends the batch
+   * there: what passed, then the tail of the length stop.
+   */
+  private async admitNearGrant(batch: readonly CanonicalEvent[], index: number, pending: boolean | Promise<boolean>): Promise<readonly CanonicalEvent[]> {
+    let pass: boolean | Promise<boolean> = pending;
+    for (let i = index; i < batch.length; i++) {
+      const event = batch[i]!;
+      if (i > index) pass = this.gate.pass(event);
+      if (pass !== true && !(await pass)) {
+        const tail = await this.cut();
+        this.state = 'usage-sent';
+        return i === 0 ? tail : [...batch.slice(0, i), ...tail];
+      }
+      this.follow(event);
+    }
+    return batch;
+  }
+
+  /** A delivered event: folded into the reply, its blocks followed, the first output timed. */
+  private follow(event: CanonicalEvent): void {
+    this.accumulator.apply(event);
+    this.openBlocks.follow(event);
+    if (this.onFirstOutput !== undefined && OUTPUT_EVENTS.has(event.type)) {
+      this.onFirstOutput();
+      this.onFirstOutput = undefined;
+    }
+  }
+
+  /** A slice was refused: stop the vendor; the tail of a length stop billing what was delivered, folded. */
+  private async cut(): Promise<CanonicalEvent[]> {
     this.state = 'cut';
     this.outcomeAfterTail = 'slice_refused';
     try {
@@ -108,9 +167,9 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent> {
     }
     const usage: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
     const finish: CanonicalEvent = { type: 'finish', reason: 'length', rawReason: null };
-    this.tail = [...this.openBlocks.ends(), usage, finish];
-    for (const event of this.tail) this.accumulator.apply(event);
-    return this.next();
+    const tail = [...this.openBlocks.ends(), usage, finish];
+    for (const event of tail) this.accumulator.apply(event);
+    return tail;
   }
 
   /** The consumer left: close the upstream (unless it is over) and settle as disconnected. */

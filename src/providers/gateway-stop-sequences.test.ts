@@ -108,4 +108,31 @@ describe('matchStopSequences', () => {
     expect(fold(out).content).toEqual([{ type: 'text', text: 'one two ' }]);
     expect(fold(out).stopSequence).toBe('STOP');
   });
+
+  it('cuts a batched upstream at the match: the events before it in one batch, the upstream closed', async () => {
+    let closed = false;
+    const events = textReply(['one two ', 'STOP three', ' four']);
+    // The first batch ends mid-way through the text deltas; the second holds the match and what follows.
+    const batches = [events.slice(0, 3), events.slice(3)];
+    const upstream = {
+      next: async () => ({ done: true as const, value: undefined }),
+      nextBatch: async () => batches.shift(),
+      return: async () => {
+        closed = true;
+        return { done: true as const, value: undefined };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+    const matched = matchStopSequences(upstream, ['STOP']) as AsyncIterableIterator<CanonicalEvent> & { nextBatch(): Promise<readonly CanonicalEvent[] | undefined> };
+    const out: CanonicalEvent[] = [];
+    for (let batch = await matched.nextBatch(); batch !== undefined; batch = await matched.nextBatch()) {
+      expect(batch.length).toBeGreaterThan(0);
+      out.push(...batch);
+    }
+    expect(closed).toBe(true);
+    expect(fold(out).content).toEqual([{ type: 'text', text: 'one two ' }]);
+    expect(fold(out).stopSequence).toBe('STOP');
+  });
 });

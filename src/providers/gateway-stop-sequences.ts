@@ -1,5 +1,6 @@
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
+import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
 
 /**
  * Stop sequences matched by the gateway, for vendors that stop on a sequence without saying which one (OpenAI,
@@ -106,7 +107,7 @@ export function matchStopSequences(events: AsyncIterable<CanonicalEvent>, sequen
   return new MatchedEvents(events[Symbol.asyncIterator](), new StopSequenceMatcher(sequences));
 }
 
-class MatchedEvents implements AsyncIterableIterator<CanonicalEvent> {
+class MatchedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIterator<CanonicalEvent> {
   private readonly ready: CanonicalEvent[] = [];
   private done = false;
 
@@ -130,6 +131,28 @@ class MatchedEvents implements AsyncIterableIterator<CanonicalEvent> {
         this.done = true;
         // Abandon the rest of the reply: the vendor stops generating when its connection closes.
         await this.upstream.return?.();
+      }
+    }
+  }
+
+  /** What the matcher let through of the upstream's next batches, once there is any: all of it at once. */
+  async nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+    for (;;) {
+      if (this.ready.length > 0) return this.ready.splice(0, this.ready.length);
+      if (this.done) return undefined;
+      const batch = await nextBatchOf(this.upstream);
+      if (batch === undefined) {
+        this.done = true;
+        continue;
+      }
+      for (const event of batch) {
+        this.ready.push(...this.matcher.push(event));
+        if (this.matcher.matched) {
+          this.done = true;
+          // Abandon the rest of the reply: the vendor stops generating when its connection closes.
+          await this.upstream.return?.();
+          break;
+        }
       }
     }
   }

@@ -1,4 +1,5 @@
 import type { CanonicalEvent } from '../canonical/events.js';
+import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
 
 const WINDOW_PASSED = Symbol('window passed');
 
@@ -33,7 +34,7 @@ export async function primeStream(events: AsyncIterable<CanonicalEvent>, windowM
   }
 }
 
-class PrimedEvents implements AsyncIterableIterator<CanonicalEvent> {
+class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIterator<CanonicalEvent> {
   private index = 0;
 
   constructor(
@@ -50,6 +51,20 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent> {
       return pending;
     }
     return this.inner.next();
+  }
+
+  nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+    if (this.index < this.buffered.length) {
+      const rest = this.buffered.slice(this.index);
+      this.index = this.buffered.length;
+      return Promise.resolve(rest);
+    }
+    const pending = this.pending;
+    if (pending !== undefined) {
+      this.pending = undefined;
+      return pending.then((result) => (result.done === true ? undefined : [result.value]));
+    }
+    return nextBatchOf(this.inner);
   }
 
   return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {

@@ -11,8 +11,17 @@ const BODY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, v
  * events and `read()`, several promises and callbacks per chunk, which on a long stream cost about as much CPU
  * as mapping the chunk (issue 22). Any other async iterable (tests' generators) is iterated as it is.
  */
-export function bodyChunks(body: AsyncIterable<Uint8Array>): AsyncIterator<Uint8Array, undefined> {
+export function bodyChunks(body: AsyncIterable<Uint8Array>): BodyChunks {
   return body instanceof Readable ? new ReadableChunks(body) : (body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>);
+}
+
+/** A body's chunks; a Readable's can also be taken without waiting when they already arrived. */
+export interface BodyChunks extends AsyncIterator<Uint8Array, undefined> {
+  /**
+   * A chunk that already arrived and nobody took yet (several come in one socket read when the reader fell
+   * behind), taken at once; undefined when none is held.
+   */
+  takeHeld?(): Uint8Array | undefined;
 }
 
 /**
@@ -22,7 +31,7 @@ export function bodyChunks(body: AsyncIterable<Uint8Array>): AsyncIterator<Uint8
  * and past HELD_BYTES_LIMIT the body is paused (backpressure reaches the vendor's connection as before) until
  * they are taken.
  */
-class ReadableChunks implements AsyncIterator<Uint8Array, undefined> {
+class ReadableChunks implements BodyChunks {
   private held: Uint8Array[] = [];
   private first = 0;
   private heldBytes = 0;
@@ -57,24 +66,28 @@ class ReadableChunks implements AsyncIterator<Uint8Array, undefined> {
   }
 
   next(): Promise<IteratorResult<Uint8Array, undefined>> {
-    if (this.first < this.held.length) {
-      const chunk = this.held[this.first++]!;
-      if (this.first === this.held.length) {
-        this.held = [];
-        this.first = 0;
-        this.heldBytes = 0;
-        if (this.paused) {
-          this.paused = false;
-          this.body.resume();
-        }
-      }
-      return Promise.resolve({ done: false, value: chunk });
-    }
+    const held = this.takeHeld();
+    if (held !== undefined) return Promise.resolve({ done: false, value: held });
     if (this.failure !== undefined) return Promise.reject(this.failure.error);
     if (this.ended) return Promise.resolve(BODY_DONE);
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject };
     });
+  }
+
+  takeHeld(): Uint8Array | undefined {
+    if (this.first === this.held.length) return undefined;
+    const chunk = this.held[this.first++]!;
+    if (this.first === this.held.length) {
+      this.held = [];
+      this.first = 0;
+      this.heldBytes = 0;
+      if (this.paused) {
+        this.paused = false;
+        this.body.resume();
+      }
+    }
+    return chunk;
   }
 
   private fail(error: unknown): void {

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { PassThrough } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -80,6 +81,37 @@ describe('SseMappedStream', () => {
     expect(mapper.ended).toBe(0);
     expect(await events.next()).toEqual({ done: true, value: undefined });
     expect(released()).toBe(1);
+  });
+
+  it('hands out the events of one chunk as one batch, sharing its position with next()', async () => {
+    const { events, released } = stream(['data: a\n\ndata: b\n\ndata: c\n\n', 'data: partial', '\n\n', 'data: stop\n\n']);
+    expect(await events.next()).toEqual({ done: false, value: 'a' });
+    expect(await events.nextBatch()).toEqual(['b', 'c']);
+    // A chunk that completes no event is read through: a batch is never empty.
+    expect(await events.nextBatch()).toEqual(['partial']);
+    expect(await events.nextBatch()).toEqual(['stop']);
+    expect(await events.nextBatch()).toEqual(['end']);
+    expect(await events.nextBatch()).toBeUndefined();
+    expect(released()).toBe(1);
+  });
+
+  it('maps the chunks a Readable already holds together with the one awaited: one batch', async () => {
+    const body = new PassThrough();
+    const mapper = new TestMapper();
+    const events = new SseMappedStream<string>(body, { mapper, isComplete: () => mapper.complete, wrapError: (error) => error as Error, release: () => body.destroy() });
+    const first = events.nextBatch();
+    body.write('data: a\n\n');
+    body.write('data: b\n\n');
+    body.write('data: c\n\n');
+    // b and c came in the same turn as a, which woke the reader: held, and mapped with it.
+    expect(await first).toEqual(['a', 'b', 'c']);
+    body.write('data: d\n\n');
+    body.write('data: stop\n\n');
+    // d and stop arrived while nobody asked: held, and taken in one go.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await events.nextBatch()).toEqual(['d', 'stop']);
+    body.end();
+    expect(await events.nextBatch()).toEqual(['end']);
   });
 
   describe('with an undici body whose terminal event comes before its end', () => {

@@ -1,4 +1,5 @@
-import { bodyChunks } from './readable-chunks.js';
+import type { BatchedIterator } from './event-batches.js';
+import { bodyChunks, type BodyChunks } from './readable-chunks.js';
 import { SseDecoder, type SseEvent } from './sse-decoder.js';
 
 /** A vendor's stream mapper: SSE events in, the caller's events out. */
@@ -19,6 +20,7 @@ export interface SseMappedStreamOptions<T> {
 }
 
 const NO_EVENTS: readonly never[] = [];
+const STREAM_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 /** What is read after a stream's terminal event before the connection is given up instead. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
@@ -26,13 +28,13 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
  * A vendor's SSE body as mapped events, in one iterator: the same behaviour as an async generator that decodes
  * each chunk (`SseDecoder`), does `yield* mapper.map(sse)` for each event and `yield* mapper.end()` at the end,
  * without the generator layers and the per-event promises of `yield*` over an array, which were most of what a
- * streamed request allocated per chunk. Events of one network chunk are mapped together
- * and handed out with no further read; a mapping failure is thrown after the events mapped before it.
- * Never asked for its next event before the previous one resolved (the for-await contract).
+ * streamed request allocated per chunk. Events of one network chunk are mapped together and handed out with no
+ * further read, one at a time (`next`) or all at once (`nextBatch`); a mapping failure is thrown after the events
+ * mapped before it. Never asked for its next event before the previous one resolved (the for-await contract).
  */
-export class SseMappedStream<T> implements AsyncIterableIterator<T> {
+export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIterator<T> {
   private readonly decoder = new SseDecoder();
-  private readonly source: AsyncIterator<Uint8Array>;
+  private readonly source: BodyChunks;
   private readonly options: SseMappedStreamOptions<T>;
   private queue: readonly T[] = NO_EVENTS;
   private index = 0;
@@ -45,16 +47,28 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T> {
     this.options = options;
   }
 
-  async next(): Promise<IteratorResult<T, undefined>> {
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.index < this.queue.length) return Promise.resolve({ done: false, value: this.queue[this.index++]! });
+    return this.refill().then((more) => (more ? { done: false, value: this.queue[this.index++]! } : STREAM_DONE));
+  }
+
+  /** The events of the chunks read so far that nobody took yet, else those of the next chunk that has any. */
+  nextBatch(): Promise<readonly T[] | undefined> {
+    if (this.index < this.queue.length) return Promise.resolve(this.takeRest());
+    return this.refill().then((more) => (more ? this.takeRest() : undefined));
+  }
+
+  /** Reads (and maps) until events are queued: true; false when the stream is over. Throws a failure in turn. */
+  private async refill(): Promise<boolean> {
     for (;;) {
-      if (this.index < this.queue.length) return { done: false, value: this.queue[this.index++]! };
+      if (this.index < this.queue.length) return true;
       if (this.failure !== undefined) {
         const { error } = this.failure;
         this.failure = undefined;
         this.finish();
         throw this.options.wrapError(error);
       }
-      if (this.state === 'done') return { done: true, value: undefined };
+      if (this.state === 'done') return false;
       if (this.state === 'ending') {
         this.state = 'done';
         // Not a body failure: the mapper's own verdict on how the stream ended, thrown as it is.
@@ -68,8 +82,24 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T> {
         this.finish();
         throw this.options.wrapError(error);
       }
-      this.mapChunk(chunk.done === true ? this.decoder.end() : this.decoder.push(chunk.value), chunk.done === true);
+      if (chunk.done === true) {
+        this.mapChunk(this.decoder.end(), true);
+        continue;
+      }
+      let events = this.decoder.push(chunk.value);
+      // Chunks that came in the same socket read (the reader fell behind) are mapped with it: one batch, one write.
+      for (let held = this.source.takeHeld?.(); held !== undefined; held = this.source.takeHeld?.()) {
+        const more = this.decoder.push(held);
+        if (more.length > 0) events = events.length === 0 ? more : [...events, ...more];
+      }
+      this.mapChunk(events, false);
     }
+  }
+
+  private takeRest(): readonly T[] {
+    const rest = this.index === 0 ? this.queue : this.queue.slice(this.index);
+    this.index = this.queue.length;
+    return rest;
   }
 
   /** The consumer left early: stop reading and release the connection. */

@@ -4,6 +4,7 @@ import type { CanonicalEvent } from '../../canonical/events.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
 import { formatUsd } from '../../billing/money.js';
+import { nextBatchOf } from '../../streaming/event-batches.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
 import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
@@ -79,7 +80,8 @@ export const MAX_TOKENS_CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';
 const KEEP_ALIVE = sseComment('keep-alive');
 
 /**
- * Streams an exchange as SSE: headers at once, each event's frames as they come (backpressure honoured),
+ * Streams an exchange as SSE: headers at once, each upstream chunk's frames as they come, in one write
+ * (backpressure honoured),
  * the closing frames, or the protocol's error form when the upstream fails after the headers went out.
  * While the upstream is silent (a slow first token, a stall before the idle timeout ends the stream), a
  * keep-alive comment goes out every `keepAliveMs` in which nothing else was written.
@@ -101,12 +103,6 @@ export async function streamExchange(
   const keepAliveText = encoder.keepAlive ?? KEEP_ALIVE;
   raw.flushHeaders();
   let usage: CanonicalUsage = emptyUsage();
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    raw.uncork();
-  };
   let wrote = true;
   // One timer per stream, not one per event: events only set a flag.
   const keepAlive = setInterval(() => {
@@ -114,25 +110,30 @@ export async function streamExchange(
     wrote = false;
   }, exchange.keepAliveMs);
   keepAlive.unref();
+  const events = exchange.events[Symbol.asyncIterator]();
   try {
-    for await (const event of exchange.events) {
-      if (event.type === 'usage') usage = event.usage;
-      const text = encoder.encode(event);
-      if (text === '') continue;
-      // The events of one upstream chunk arrive in the same tick: cork until the tick ends so they leave in one
-      // socket write, without holding any frame back past the moment it was produced.
-      if (!corked) {
-        corked = true;
-        raw.cork();
-        process.nextTick(uncork);
+    // The events of one upstream network chunk come as one batch: one string, one socket write, as they arrive.
+    for (let batch = await nextBatchOf(events); batch !== undefined; batch = await nextBatchOf(events)) {
+      let text = '';
+      try {
+        for (const event of batch) {
+          if (event.type === 'usage') usage = event.usage;
+          text += encoder.encode(event);
+        }
+      } catch (error) {
+        // What for-await did when its body threw: close the events (the relay settles) before the error frame.
+        await events.return?.();
+        throw error;
       }
+      if (text === '') continue;
       wrote = true;
-      // Awaited only when the client pushes back: an `await` of a plain true is still a microtask hop per event.
+      // Awaited only when the client pushes back: an `await` of a plain true is still a microtask hop per chunk.
       const written = writeToClient(raw, text);
-      if (written !== true && !(await written)) return;
-      // After the finish (and usage) only settlement is left, and when the whole reply came in one upstream chunk
-      // it runs in this same tick (SQLite answers synchronously): send the output now, not after the ledger write.
-      if (event.type === 'finish' || event.type === 'usage') uncork();
+      if (written !== true && !(await written)) {
+        // The client is gone: close the events, which stops the vendor and settles the reply as disconnected.
+        await events.return?.();
+        return;
+      }
     }
     const charge = settledCharge(exchange);
     if (encoder.beforeFinish !== undefined) await encoder.beforeFinish(usage, charge);

@@ -1,0 +1,29 @@
+/**
+ * Event streams that hand out, in one call, the events that are ready together: those mapped from one upstream
+ * network chunk. A long stream is hundreds to thousands of chunks, and each layer between the vendor's body and
+ * the client's socket (mapping, stop sequences, metering, encoding) cost a promise per event when every event
+ * was its own `next()` (issue 22); with batches it is one per chunk, and the client gets one write per chunk.
+ */
+
+/** An async iterator of events that can also give everything it has ready at once. */
+export interface BatchedIterator<T> extends AsyncIterator<T, undefined> {
+  /**
+   * The events ready now, in order: at least one, waiting for the next upstream chunk only when none is ready;
+   * undefined when the stream is over. It shares its position with `next()` (a caller may use either), fails
+   * where `next()` would, and `return()` still closes the stream. Never called again before it resolved.
+   */
+  nextBatch(): Promise<readonly T[] | undefined>;
+}
+
+function isBatched<T>(iterator: AsyncIterator<T, unknown>): iterator is BatchedIterator<T> {
+  return typeof (iterator as Partial<BatchedIterator<T>>).nextBatch === 'function';
+}
+
+/**
+ * The next batch of any event iterator: its own when it is batched, otherwise its next event alone. Not an
+ * async function: a batched iterator's promise is handed on as it is, without one more promise per chunk.
+ */
+export function nextBatchOf<T>(iterator: AsyncIterator<T, unknown>): Promise<readonly T[] | undefined> {
+  if (isBatched(iterator)) return iterator.nextBatch();
+  return iterator.next().then((result) => (result.done === true ? undefined : [result.value]));
+}
