@@ -550,9 +550,9 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const startedAt = new Date();
   const loadAverageAtStart = loadavg()[0] ?? 0;
   const context = await prepare(options, cleanup, stop);
-  const dumps = join(context.directory, 'callgrind');
-  mkdirSync(dumps);
-  const kinds: InstructionKind[] = [
+  const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
+  mkdirSync(dumps, { recursive: true });
+  const allKinds: InstructionKind[] = [
     { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
     { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
     // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
@@ -563,6 +563,8 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
       warmupRequests: Math.round(options.callgrindWarmup / 10),
     })),
   ];
+  const kinds = allKinds.filter((kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind));
+  if (kinds.length === 0) throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());
