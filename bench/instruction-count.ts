@@ -50,6 +50,8 @@ export async function callgrindProblem(): Promise<string | undefined> {
     try {
       await execFileAsync(command, [...args], { timeout: 10_000 });
     } catch (error) {
+      // callgrind_annotate prints its version and exits 255: only a missing program is a problem there.
+      if (command === 'callgrind_annotate' && (error as NodeJS.ErrnoException).code !== 'ENOENT') continue;
       return `${command} is not usable (${error instanceof Error ? error.message : String(error)}); install valgrind (apt-get install valgrind)`;
     }
   }
