@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callgrindWrapper, CallgrindProcess, countInstructions, dumpTotal, formatInstructionCounts, latestDumpNumber } from './instruction-count.js';
+import { callgrindWrapper, CallgrindProcess, compilerInstructions, countInstructions, dumpTotal, formatInstructionCounts, latestDumpNumber } from './instruction-count.js';
 import { fileURLToPath } from 'node:url';
+import { parseBenchOptions } from './options.js';
 import { childEnvironment, listeningUrl, startProcess } from './processes.js';
 import { ROUTES, targetsFor } from './scenarios.js';
 
@@ -35,10 +36,29 @@ describe('callgrind dumps', () => {
 
   it('prints the gateway beside the floor with their ratio', () => {
     const text = formatInstructionCounts([
-      { target: 'gateway', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 3e9, instructionsPerRequest: 2e6 },
-      { target: 'floor', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 7.5e8, instructionsPerRequest: 5e5 },
+      { target: 'gateway', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 3e9, instructionsPerRequest: 2e6, compilerInstructions: 1.5e9, withoutCompilerPerRequest: 1e6 },
+      { target: 'floor', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 7.5e8, instructionsPerRequest: 5e5, compilerInstructions: 0, withoutCompilerPerRequest: 5e5 },
     ]);
-    expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x/);
+    expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x\s+1\.000 M\s+0\.500 M\s+2\.00x/);
+  });
+
+  it("reads the optimizing compiler's inclusive instructions from callgrind_annotate's output", () => {
+    const annotated = [
+      '818,244,103 (100.0%)  PROGRAM TOTALS',
+      '357,421,252 (43.68%)  ./nptl/./nptl/pthread_create.c:start_thread [/usr/lib/x86_64-linux-gnu/libc.so.6]',
+      '331,228,160 (40.48%)  ???:v8::internal::OptimizingCompileDispatcher::CompileTask::RunInternal() [/usr/bin/node]',
+      '331,170,563 (40.47%)  ???:v8::internal::OptimizingCompileDispatcher::CompileNext(v8::internal::TurbofanCompilationJob*, v8::internal::LocalIsolate*) [/usr/bin/node]',
+    ].join('\n');
+    expect(compilerInstructions(annotated)).toBe(331228160);
+    expect(compilerInstructions('818 (100.0%)  PROGRAM TOTALS\n')).toBe(0);
+  });
+
+  it('takes the kinds to count and a directory to keep the dumps in', () => {
+    const options = parseBenchOptions(['--callgrind', '--callgrind-kinds', 'json', '--callgrind-dumps', 'cg']);
+    expect(options?.callgrindKinds).toEqual(['json']);
+    expect(options?.callgrindDumps).toBe(join(process.cwd(), 'cg'));
+    expect(parseBenchOptions(['--callgrind'])?.callgrindKinds).toEqual([]);
+    expect(parseBenchOptions(['--callgrind'])?.callgrindDumps).toBeUndefined();
   });
 });
 
@@ -60,6 +80,8 @@ describe.skipIf(!hasValgrind())('counting under callgrind', () => {
       expect(few?.requests).toBe(5);
       expect(few?.instructions).toBeGreaterThan(0);
       expect(many?.instructions).toBeGreaterThan(2 * (few?.instructions ?? Infinity));
+      expect(many?.compilerInstructions).toBeGreaterThanOrEqual(0);
+      expect(many?.compilerInstructions).toBeLessThan(many?.instructions ?? 0);
       expect(latestDumpNumber(execFileSync('ls', [directory], { encoding: 'utf8' }).split('\n'), 'mock', mock.pid)).toBe(2);
     } finally {
       await mock.stop(20_000);

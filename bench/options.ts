@@ -35,6 +35,10 @@ export interface BenchOptions {
   callgrindWarmup: number;
   /** Callgrind mode: counted requests of each kind (a tenth of them for 500-chunk streams). */
   callgrindRequests: number;
+  /** Callgrind mode: only these kinds (json, stream, stream-500ch); all when empty. */
+  callgrindKinds: string[];
+  /** Callgrind mode: keep the dumps here (for callgrind_annotate) instead of in the run's temp dir. */
+  callgrindDumps: string | undefined;
   /** The soak mode: seconds of mixed load with the gateway's memory sampled (undefined: no soak). */
   soakSeconds: number | undefined;
 }
@@ -69,6 +73,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
   --callgrind-requests N
                         callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)
+  --callgrind-kinds LIST
+                        callgrind mode: only these kinds (json, stream, stream-500ch), e.g. json for a shorter run
+  --callgrind-dumps DIR callgrind mode: keep the dumps in DIR (per-function counts: callgrind_annotate DIR/gateway.*.2)
   --soak SECONDS        the soak mode instead of the timed scenarios: 64 clients of mixed traffic (three routes,
                         3 streams to 1 JSON) on one gateway (SQLite) for SECONDS, its RSS and V8 heap sampled
                         ~120 times, and their slope after the first quarter in MB/min (issue 22: 600)
@@ -101,6 +108,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
       callgrind: { type: 'boolean' },
       'callgrind-warmup': { type: 'string' },
       'callgrind-requests': { type: 'string' },
+      'callgrind-kinds': { type: 'string' },
+      'callgrind-dumps': { type: 'string' },
       soak: { type: 'string' },
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
@@ -129,6 +138,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     callgrind: values.callgrind === true,
     callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 1500,
     callgrindRequests: wholeNumber('callgrind-requests', values['callgrind-requests'], 1) ?? 1500,
+    callgrindKinds: list(values['callgrind-kinds']) ?? [],
+    callgrindDumps: values['callgrind-dumps'] === undefined ? undefined : resolve(values['callgrind-dumps']),
     soakSeconds: wholeNumber('soak', values.soak, 10),
     rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 4),
     durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 400 : 1500),

@@ -550,8 +550,8 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const startedAt = new Date();
   const loadAverageAtStart = loadavg()[0] ?? 0;
   const context = await prepare(options, cleanup, stop);
-  const dumps = join(context.directory, 'callgrind');
-  mkdirSync(dumps);
+  const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
+  mkdirSync(dumps, { recursive: true });
   const allKinds: InstructionKind[] = [
     { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
     { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
@@ -563,9 +563,8 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
       warmupRequests: Math.round(options.callgrindWarmup / 10),
     })),
   ];
-  // --scenarios picks kinds here too (e.g. "stream": the 20- and 500-chunk streams, not JSON).
-  const kinds = allKinds.filter((each) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => each.kind.includes(word)));
-  if (kinds.length === 0) throw new OptionsError(`--scenarios matched none of the callgrind kinds: ${allKinds.map((each) => each.kind).join(', ')}`);
+  const kinds = allKinds.filter((kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind));
+  if (kinds.length === 0) throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());

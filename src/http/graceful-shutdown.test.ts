@@ -35,6 +35,21 @@ describe('ShutdownState', () => {
     expect(state.signal.aborted).toBe(true);
     expect(state.signal.reason).toMatchObject({ code: 'shutting_down', status: 503 });
   });
+
+  it('aborts the registered in-flight controllers with the same reason, and a late one at once', () => {
+    const state = new ShutdownState();
+    const running = new AbortController();
+    const finished = new AbortController();
+    state.inFlightAborts.add(running);
+    state.inFlightAborts.add(finished);
+    state.inFlightAborts.delete(finished);
+    state.cutInFlight();
+    expect(running.signal.reason).toBe(state.signal.reason);
+    expect(finished.signal.aborted).toBe(false);
+    const late = new AbortController();
+    state.inFlightAborts.add(late);
+    expect(late.signal.reason).toBe(state.signal.reason);
+  });
 });
 
 describe('registerShutdownHandling and drainAndClose', () => {
@@ -44,8 +59,10 @@ describe('registerShutdownHandling and drainAndClose', () => {
     app.post('/v1/messages', { config: { protocol: 'anthropic' } }, async () => ({ ok: true }));
     app.get('/slow', async (request) => {
       // Like a stream: runs until its upstream ends, or the grace period cuts it.
-      await new Promise<void>((resolve) => request.server.shutdownSignal.addEventListener('abort', () => resolve(), { once: true }));
-      return { cut: request.server.shutdownSignal.reason.code };
+      const controller = new AbortController();
+      request.server.inFlightAborts.add(controller);
+      await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+      return { cut: (controller.signal.reason as { code: string }).code };
     });
     return app;
   }

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import { requestProtocol } from './request-context.js';
@@ -6,9 +5,18 @@ import { sendError } from './render-error.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Aborted when a shutdown's grace period is over: in-flight upstream calls stop and streams end with an error. */
-    shutdownSignal: AbortSignal;
+    /**
+     * In-flight exchanges' controllers, aborted with `shutting_down` when a shutdown's grace period is over:
+     * upstream calls stop and streams end with an error. Undecorated without a ShutdownState.
+     */
+    inFlightAborts: InFlightAborts;
   }
+}
+
+/** Where an exchange registers its controller while it runs (add when it starts, delete when its response closes). */
+export interface InFlightAborts {
+  add(controller: AbortController): void;
+  delete(controller: AbortController): void;
 }
 
 /**
@@ -21,12 +29,22 @@ export class ShutdownState {
   private running = 0;
   private closingSince: number | undefined;
   private readonly drainWaiters = new Set<() => void>();
+  /**
+   * In-flight exchanges' controllers: a Set rather than one listener each on `signal`, since EventTarget's
+   * addEventListener and removeEventListener per request were ~0.6% of a JSON request's CPU at concurrency 16.
+   */
+  private readonly controllers = new Set<AbortController>();
+  readonly inFlightAborts: InFlightAborts = {
+    add: (controller) => {
+      if (this.cut.signal.aborted) controller.abort(this.cut.signal.reason);
+      else this.controllers.add(controller);
+    },
+    delete: (controller) => {
+      this.controllers.delete(controller);
+    },
+  };
 
-  constructor() {
-    // Every in-flight exchange listens to this one signal.
-    setMaxListeners(0, this.cut.signal);
-  }
-
+  /** Aborted when the grace period is over (every registered exchange is aborted with the same reason). */
   get signal(): AbortSignal {
     return this.cut.signal;
   }
@@ -58,6 +76,9 @@ export class ShutdownState {
   /** Ends the grace period: every in-flight exchange is aborted with `shutting_down`. */
   cutInFlight(): void {
     this.cut.abort(new GatewayError('shutting_down', 'The gateway is shutting down; the reply was cut short. Please retry.'));
+    const reason: unknown = this.cut.signal.reason;
+    for (const controller of [...this.controllers]) controller.abort(reason);
+    this.controllers.clear();
   }
 
   /** Resolves true once no handler runs, or false when `timeoutMs` passes first. */
@@ -81,7 +102,7 @@ export class ShutdownState {
  * `connection: close`, so keep-alive clients move to another instance.
  */
 export function registerShutdownHandling(app: FastifyInstance, state: ShutdownState): void {
-  app.decorate('shutdownSignal', state.signal);
+  app.decorate('inFlightAborts', state.inFlightAborts);
   app.addHook('onRoute', (route: RouteOptions) => {
     const handler = route.handler;
     // Plain function and callbacks rather than an async wrapper and a promise per request: this runs on every

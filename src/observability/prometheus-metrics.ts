@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalCounts } from '../billing/settlement-journal.js';
 import type { VendorName } from '../canonical/request.js';
+import { DeferredCounter, type PendingCount } from './deferred-counter.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
 /** Seconds; request latency spans sub-millisecond refusals to multi-minute streams. */
@@ -37,23 +38,31 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly slices: Counter<'model' | 'outcome'>;
   private readonly unbilled: Counter<'model'>;
   private readonly credentials: Gauge<'vendor' | 'credential'>;
+  /** Request and token counts, summed per label set and handed to their counters at scrape time (deferred-counter.ts). */
+  private readonly requestCounts = new DeferredCounter<'route' | 'model' | 'status'>();
+  private readonly tokenCounts = new DeferredCounter<'model' | 'kind'>();
   /**
-   * Label children of the per-request series, by label values. prom-client hashes the label object on every
-   * `inc`/`observe` call; the label sets are few and bounded (see the class comment), so each is looked up once.
+   * Per-request label sets by route, then model, then status (no key string to build per request): the count
+   * and the latency histogram's child. The label sets are few and bounded (see the class comment).
    */
-  private readonly requestChildren = new Map<string, { count: { inc(): void }; latency: { observe(value: number): void } }>();
+  private readonly requestChildren = new Map<string, Map<string, Map<number, { count: PendingCount; latency: { observe(value: number): void } }>>>();
   private readonly firstTokenChildren = new Map<string, { observe(value: number): void }>();
-  private readonly tokenChildren = new Map<string, { inc(value: number): void }>();
+  private readonly tokenChildren = new Map<string, { input: PendingCount; output: PendingCount; cacheRead: PendingCount; cacheWrite: PendingCount }>();
   private readonly costChildren = new Map<string, { inc(value: number): void }>();
 
   constructor(live: LiveGauges = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    const requestCounts = this.requestCounts;
+    const tokenCounts = this.tokenCounts;
     this.requests = new Counter({
       name: 'tollgate_http_requests_total',
       help: 'Finished API requests by route pattern, model and HTTP status.',
       labelNames: ['route', 'model', 'status'],
       registers,
+      collect() {
+        requestCounts.flush(this);
+      },
     });
     this.latency = new Histogram({
       name: 'tollgate_http_request_duration_seconds',
@@ -86,6 +95,9 @@ export class PrometheusMetrics implements GatewayMetrics {
       help: 'Tokens of settled requests by model and kind (input, output, cache_read, cache_write).',
       labelNames: ['model', 'kind'],
       registers,
+      collect() {
+        tokenCounts.flush(this);
+      },
     });
     this.cost = new Counter({
       name: 'tollgate_cost_usd_total',
@@ -192,13 +204,22 @@ export class PrometheusMetrics implements GatewayMetrics {
   }
 
   requestFinished(route: string, model: string, status: number, seconds: number): void {
-    const key = `${route}\u0000${model}\u0000${status}`;
-    let children = this.requestChildren.get(key);
-    if (children === undefined) {
-      children = { count: this.requests.labels({ route, model, status: String(status) }), latency: this.latency.labels({ route, model }) };
-      this.requestChildren.set(key, children);
+    let byModel = this.requestChildren.get(route);
+    if (byModel === undefined) {
+      byModel = new Map();
+      this.requestChildren.set(route, byModel);
     }
-    children.count.inc();
+    let byStatus = byModel.get(model);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byModel.set(model, byStatus);
+    }
+    let children = byStatus.get(status);
+    if (children === undefined) {
+      children = { count: this.requestCounts.slot({ route, model, status: String(status) }), latency: this.latency.labels({ route, model }) };
+      byStatus.set(status, children);
+    }
+    children.count.value += 1;
     children.latency.observe(seconds);
   }
 
@@ -220,10 +241,17 @@ export class PrometheusMetrics implements GatewayMetrics {
   }
 
   usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void {
-    if (tokens.input > 0) this.tokenChild(model, 'input').inc(tokens.input);
-    if (tokens.output > 0) this.tokenChild(model, 'output').inc(tokens.output);
-    if (tokens.cacheRead > 0) this.tokenChild(model, 'cache_read').inc(tokens.cacheRead);
-    if (tokens.cacheWrite > 0) this.tokenChild(model, 'cache_write').inc(tokens.cacheWrite);
+    let counts = this.tokenChildren.get(model);
+    if (counts === undefined) {
+      const slot = (kind: string) => this.tokenCounts.slot({ model, kind });
+      counts = { input: slot('input'), output: slot('output'), cacheRead: slot('cache_read'), cacheWrite: slot('cache_write') };
+      this.tokenChildren.set(model, counts);
+    }
+    // Whole numbers (token counts), so the deferred sums are exact; a zero adds no series, as before.
+    if (tokens.input > 0) counts.input.value += tokens.input;
+    if (tokens.output > 0) counts.output.value += tokens.output;
+    if (tokens.cacheRead > 0) counts.cacheRead.value += tokens.cacheRead;
+    if (tokens.cacheWrite > 0) counts.cacheWrite.value += tokens.cacheWrite;
     if (costNano > 0n) {
       let child = this.costChildren.get(model);
       if (child === undefined) {
@@ -233,16 +261,6 @@ export class PrometheusMetrics implements GatewayMetrics {
       // Exporting as a float is fine here: this series is for graphs; money itself stays bigint in the ledger.
       child.inc(Number(costNano) / 1e9);
     }
-  }
-
-  private tokenChild(model: string, kind: 'input' | 'output' | 'cache_read' | 'cache_write'): { inc(value: number): void } {
-    const key = `${model}\u0000${kind}`;
-    let child = this.tokenChildren.get(key);
-    if (child === undefined) {
-      child = this.tokens.labels({ model, kind });
-      this.tokenChildren.set(key, child);
-    }
-    return child;
   }
 
   rateLimitRefused(limit: 'requests' | 'tokens'): void {

@@ -12,6 +12,7 @@ import type {
 } from '../../canonical/request.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { isPlainOpenAIChatBody } from './plain-chat-body.js';
 import {
   CANONICAL_FIELDS,
   openAIChatRequestSchema,
@@ -30,9 +31,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.');
   }
-  const parsed = openAIChatRequestSchema.safeParse(body, { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error);
-  const input = parsed.data;
+  const input = isPlainOpenAIChatBody(body) ? body : parseBody(body);
   rejectContractChanges(input);
 
   const { system, messages } = decodeMessages(input.messages);
@@ -67,6 +66,12 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   }
   if (input.user !== undefined) request.user = input.user;
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
+}
+
+function parseBody(body: unknown): OpenAIChatRequestBody {
+  const parsed = openAIChatRequestSchema.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
 }
 
 /**

@@ -3,6 +3,7 @@ import { GatewayError, toGatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
+import type { InFlightAborts } from '../../http/graceful-shutdown.js';
 import { formatUsd } from '../../billing/money.js';
 import { nextBatchOf } from '../../streaming/event-batches.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
@@ -34,15 +35,14 @@ export interface StreamEncoder {
  */
 export function abortOnClientGone(reply: FastifyReply): AbortController {
   const controller = new AbortController();
-  const shutdown = reply.server.shutdownSignal as AbortSignal | undefined;
-  const cut = () => controller.abort(shutdown?.reason);
+  const inFlight = reply.server.inFlightAborts as InFlightAborts | undefined;
   // `on`, not `once`: a response closes once, and `once` wraps the listener in one more closure.
   reply.raw.on('close', () => {
-    shutdown?.removeEventListener('abort', cut);
+    inFlight?.delete(controller);
     if (!reply.raw.writableFinished) controller.abort();
   });
-  if (shutdown?.aborted) cut();
-  else shutdown?.addEventListener('abort', cut, { once: true });
+  // Aborted at once when the grace period is already over.
+  inFlight?.add(controller);
   return controller;
 }
 
