@@ -239,6 +239,70 @@ export type KeyWithAccountRow = Selectable<ApiKeysTable> & {
   account_created_at: number;
 };
 
+/** The api_keys columns of the hot paths' key lookups, in the order keyWithAccountRow reads them. */
+export const KEY_COLUMNS = [
+  'id',
+  'account_id',
+  'name',
+  'key_hash',
+  'hint',
+  'created_at',
+  'expires_at',
+  'revoked_at',
+  'last_used_at',
+  'scopes',
+  'models',
+  'spend_limit_nano',
+  'spend_period',
+  'spend_period_start',
+  'spend_used_nano',
+  'spend_reserved_nano',
+  'rate_limit_rpm',
+  'rate_limit_tpm',
+] as const satisfies readonly (keyof KeyWithAccountRow)[];
+
+/**
+ * The select list of a key lookup read as arrays (SQLite's and PostgreSQL's hot paths): KEY_COLUMNS of `k`
+ * (api_keys), then the account's six profile columns of `a` (accounts), in the order keyWithAccountRow reads.
+ */
+export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, a.email, a.password_hash, a.role, a.tier, a.disabled, a.created_at`;
+
+/** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
+export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + 6;
+
+/**
+ * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every
+ * row has the one shape V8 reads fast (an object row of ~25 columns built name by name is a slow dictionary).
+ */
+export function keyWithAccountRow(v: readonly unknown[]): KeyWithAccountRow {
+  return {
+    id: v[0] as string,
+    account_id: v[1] as string,
+    name: v[2] as string,
+    key_hash: v[3] as string,
+    hint: v[4] as string,
+    created_at: v[5] as number,
+    expires_at: v[6] as number | null,
+    revoked_at: v[7] as number | null,
+    last_used_at: v[8] as number | null,
+    scopes: v[9] as string | null,
+    models: v[10] as string | null,
+    spend_limit_nano: v[11] as string | number | null,
+    spend_period: v[12] as string | null,
+    spend_period_start: v[13] as number,
+    spend_used_nano: v[14] as string | number,
+    spend_reserved_nano: v[15] as string | number,
+    rate_limit_rpm: v[16] as number | null,
+    rate_limit_tpm: v[17] as number | null,
+    account_email: v[18] as string,
+    account_password_hash: v[19] as string,
+    account_role: v[20] as string,
+    account_tier: v[21] as string,
+    account_disabled: v[22] as number,
+    account_created_at: v[23] as number,
+  };
+}
+
 export function toApiKeyWithAccount(row: KeyWithAccountRow): ApiKeyWithAccount {
   return {
     key: toApiKeyRecord(row),

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
+import { KEY_COLUMNS, KEY_LOOKUP_COLUMNS, KEY_LOOKUP_WIDTH, keyWithAccountRow, toApiKeyWithAccount } from '../api-key-repository.js';
 import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
 import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
@@ -124,8 +124,7 @@ export class PostgresHotPath {
   private async findByHash(keyHash: string): Promise<ApiKeyWithAccount | null> {
     const columns = await this.keys.find(keyHash);
     if (columns === undefined) return null;
-    const row = keyRowOf(columns);
-    return { ...toApiKeyWithAccount(row), money: toLockedAccount(row) };
+    return { ...toApiKeyWithAccount(keyWithAccountRow(columns)), money: toLockedAccount(accountMoneyOf(columns)) };
   }
 
   /**
@@ -232,53 +231,27 @@ interface SettleRow {
 
 /**
  * The key rows for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive
- * together. Read as arrays (postgres-key-lookup-batch.ts), so the columns are listed, in the order keyRowOf reads.
+ * together. Read as arrays (postgres-key-lookup-batch.ts): KEY_LOOKUP_COLUMNS, then the account's money.
  */
 const FIND_KEYS = `
-  select k.id, k.account_id, k.name, k.key_hash, k.hint, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
-    k.scopes, k.models, k.spend_limit_nano, k.spend_period, k.spend_period_start, k.spend_used_nano,
-    k.spend_reserved_nano, k.rate_limit_rpm, k.rate_limit_tpm,
-    a.email, a.password_hash, a.role, a.tier, a.disabled, a.created_at,
+  select ${KEY_LOOKUP_COLUMNS},
     cast(a.balance_nano as text), cast(a.reserved_nano as text), a.free_day, a.free_used_tokens, a.free_reserved_tokens
   from api_keys k join accounts a on a.id = k.account_id
   where k.key_hash = any($1::text[])`;
 
 /** Where FIND_KEYS selects `key_hash`. */
-const FIND_KEYS_HASH_COLUMN = 3;
+const FIND_KEYS_HASH_COLUMN = KEY_COLUMNS.indexOf('key_hash');
 
-/** A FIND_KEYS row by name: one object literal, so the row has one shape V8 reads fast. */
-function keyRowOf(v: KeyLookupRow): KeyWithAccountRow & AccountMoneyRow {
+/** The account's money columns of a FIND_KEYS row, which follow KEY_LOOKUP_COLUMNS. */
+function accountMoneyOf(v: KeyLookupRow): AccountMoneyRow {
+  const at = KEY_LOOKUP_WIDTH;
   return {
-    id: v[0],
-    account_id: v[1],
-    name: v[2],
-    key_hash: v[3],
-    hint: v[4],
-    created_at: v[5],
-    expires_at: v[6],
-    revoked_at: v[7],
-    last_used_at: v[8],
-    scopes: v[9],
-    models: v[10],
-    spend_limit_nano: v[11],
-    spend_period: v[12],
-    spend_period_start: v[13],
-    spend_used_nano: v[14],
-    spend_reserved_nano: v[15],
-    rate_limit_rpm: v[16],
-    rate_limit_tpm: v[17],
-    account_email: v[18],
-    account_password_hash: v[19],
-    account_role: v[20],
-    account_tier: v[21],
-    account_disabled: v[22],
-    account_created_at: v[23],
-    balance: v[24],
-    reserved: v[25],
-    free_day: v[26],
-    free_used_tokens: v[27],
-    free_reserved_tokens: v[28],
-  } as KeyWithAccountRow & AccountMoneyRow;
+    balance: v[at] as string,
+    reserved: v[at + 1] as string,
+    free_day: v[at + 2] as number | string,
+    free_used_tokens: v[at + 3] as number | string,
+    free_reserved_tokens: v[at + 4] as number | string,
+  };
 }
 
 const READ_ACCOUNT_MONEY = `

@@ -12,7 +12,7 @@ import { sqliteBackend, type TestDatabase } from '../../../test/helpers/storage-
 import type { ReserveInput } from '../billing-types.js';
 import type { Storage, UsageRecord } from '../types.js';
 import { openStorage } from '../open-storage.js';
-import { KEY_COLUMNS } from './sqlite-hot-path.js';
+import { KEY_COLUMNS } from '../api-key-repository.js';
 
 const NOW = 20_000 * 86_400_000;
 

@@ -1,5 +1,5 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
-import { toApiKeyWithAccount, type KeyWithAccountRow } from '../api-key-repository.js';
+import { KEY_LOOKUP_COLUMNS, keyWithAccountRow, toApiKeyWithAccount } from '../api-key-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
 import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
 import {
@@ -68,7 +68,7 @@ export class SqliteHotPath {
     // object row by making each column's name a V8 string again on every row, which cost about as much as the
     // query itself on the key lookup's 26 columns (micro-benchmark: an object row twice the time of an array).
     this.findKey = database.prepare(`
-      select ${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, a.email, a.password_hash, a.role, a.tier, a.disabled, a.created_at
+      select ${KEY_LOOKUP_COLUMNS}
       from api_keys k join accounts a on a.id = k.account_id
       where k.key_hash = ?`).raw(true);
     this.lockAccount = database.prepare(`
@@ -424,54 +424,3 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /** claimHold's row: hold, free tokens, free day, the key's part of the hold. */
 type HoldRow = [hold: string, freeTokens: number, freeDay: number, keyHold: string];
 
-/** The api_keys columns of the key lookup, in the order keyWithAccountRow reads them. */
-export const KEY_COLUMNS = [
-  'id',
-  'account_id',
-  'name',
-  'key_hash',
-  'hint',
-  'created_at',
-  'expires_at',
-  'revoked_at',
-  'last_used_at',
-  'scopes',
-  'models',
-  'spend_limit_nano',
-  'spend_period',
-  'spend_period_start',
-  'spend_used_nano',
-  'spend_reserved_nano',
-  'rate_limit_rpm',
-  'rate_limit_tpm',
-] as const satisfies readonly (keyof KeyWithAccountRow)[];
-
-/** The key lookup's array row (KEY_COLUMNS, then the account's six columns) as the row the Kysely path reads. */
-function keyWithAccountRow(v: unknown[]): KeyWithAccountRow {
-  return {
-    id: v[0] as string,
-    account_id: v[1] as string,
-    name: v[2] as string,
-    key_hash: v[3] as string,
-    hint: v[4] as string,
-    created_at: v[5] as number,
-    expires_at: v[6] as number | null,
-    revoked_at: v[7] as number | null,
-    last_used_at: v[8] as number | null,
-    scopes: v[9] as string | null,
-    models: v[10] as string | null,
-    spend_limit_nano: v[11] as string | number | null,
-    spend_period: v[12] as string | null,
-    spend_period_start: v[13] as number,
-    spend_used_nano: v[14] as string | number,
-    spend_reserved_nano: v[15] as string | number,
-    rate_limit_rpm: v[16] as number | null,
-    rate_limit_tpm: v[17] as number | null,
-    account_email: v[18] as string,
-    account_password_hash: v[19] as string,
-    account_role: v[20] as string,
-    account_tier: v[21] as string,
-    account_disabled: v[22] as number,
-    account_created_at: v[23] as number,
-  };
-}
