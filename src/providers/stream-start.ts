@@ -1,5 +1,5 @@
 import type { CanonicalEvent } from '../canonical/events.js';
-import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
+import { batchOfResult, nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
 
 const WINDOW_PASSED = Symbol('window passed');
 
@@ -62,7 +62,7 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
     const pending = this.pending;
     if (pending !== undefined) {
       this.pending = undefined;
-      return pending.then((result) => (result.done === true ? undefined : [result.value]));
+      return pending.then(batchOfResult);
     }
     return nextBatchOf(this.inner);
   }

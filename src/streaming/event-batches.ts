@@ -25,5 +25,10 @@ function isBatched<T>(iterator: AsyncIterator<T, unknown>): iterator is BatchedI
  */
 export function nextBatchOf<T>(iterator: AsyncIterator<T, unknown>): Promise<readonly T[] | undefined> {
   if (isBatched(iterator)) return iterator.nextBatch();
-  return iterator.next().then((result) => (result.done === true ? undefined : [result.value]));
+  return iterator.next().then(batchOfResult);
+}
+
+/** One `next()` result as a batch: its event alone, or undefined when the stream is over. */
+export function batchOfResult<T>(result: IteratorResult<T, unknown>): readonly T[] | undefined {
+  return result.done === true ? undefined : [result.value];
 }
