@@ -4,7 +4,7 @@
  * large enough to hide the gateway's.
  */
 import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { REPLY_CHUNKS, replyText } from './mock-reply.js';
 import { jsonReplyProblem, snippet, StreamCheck } from './response-checks.js';
@@ -128,7 +128,12 @@ export interface RoundResult {
  * at the deadline (or when `stop` fires) and the round ends when the last one in flight is answered, so
  * every request counted was measured whole.
  */
-export async function runRound(client: TargetClient, scenario: Pick<Scenario, 'concurrency'>, durationMs: number, stop: AbortSignal): Promise<RoundResult> {
+export async function runRound(
+  client: TargetClient,
+  scenario: Pick<Scenario, 'concurrency'> & Partial<Pick<Scenario, 'startSpreadMs'>>,
+  durationMs: number,
+  stop: AbortSignal,
+): Promise<RoundResult> {
   const result: RoundResult = {
     target: client.target.name,
     requests: 0,
@@ -142,7 +147,9 @@ export async function runRound(client: TargetClient, scenario: Pick<Scenario, 'c
   };
   const startedAt = performance.now();
   const deadline = startedAt + durationMs;
-  const worker = async (): Promise<void> => {
+  const spreadMs = scenario.startSpreadMs ?? 0;
+  const worker = async (_: unknown, index: number): Promise<void> => {
+    if (spreadMs > 0) await sleep((index * spreadMs) / scenario.concurrency);
     while (performance.now() < deadline && !stop.aborted) {
       const outcome = await client.send();
       result.requests++;

@@ -56,10 +56,11 @@ export const USAGE = `Usage: npm run bench -- [options]
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
   --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format
                         with the floor, and translated), a 20-chunk translated stream at c1 to measure them
-                        against, prompts of 32 KB and 256 KB at c16 with the floor, and 64 paced streams at once
-                        (same-format-paced-c64, with the floor: added time to first token under load); reports
-                        per-chunk CPU. 8 more scenarios: about 2.5 min more with the default rounds on SQLite
-                        (where the floor runs), 2 min on PostgreSQL; 30-40 s per backend with --quick
+                        against, prompts of 32 KB and 256 KB at c16 with the floor, and 64 paced streams in
+                        flight with the floor, arriving evenly (same-format-paced-c64: added time to first token
+                        under load) and all starting together (same-format-paced-c64-burst, shown); reports
+                        per-chunk CPU. 9 more scenarios: about 3 min more with the default rounds on SQLite
+                        (where the floor runs), 2 min on PostgreSQL; 30-45 s per backend with --quick
   --accounts            PostgreSQL: one hot account vs 50 accounts (same-format JSON, concurrency 64) in alternating
                         turns on the measured gateway: req/s and CPU per request of each, then PostgreSQL and Redis
                         round trips per request of each under that load (a second gateway through the counting
