@@ -32,15 +32,8 @@ export interface BodyChunks extends AsyncIterator<Uint8Array, undefined> {
  * they are taken.
  */
 class ReadableChunks implements BodyChunks {
-  /**
-   * Chunks held, `held[first, end)`. The array is kept and its slots reused once it is drained, rather than a new
-   * `[]` per drain: a reader that falls one chunk behind holds nearly every chunk, and a fresh array grown by its
-   * first push was one backing-store allocation per chunk (counted under callgrind: ~1k instructions each).
-   * A taken slot is cleared at once, so the array never keeps a chunk alive.
-   */
-  private readonly held: (Uint8Array | undefined)[] = [];
+  private held: Uint8Array[] = [];
   private first = 0;
-  private end = 0;
   private heldBytes = 0;
   private paused = false;
   private ended = false;
@@ -55,7 +48,7 @@ class ReadableChunks implements BodyChunks {
         waiting.resolve({ done: false, value: chunk });
         return;
       }
-      this.held[this.end++] = chunk;
+      this.held.push(chunk);
       this.heldBytes += chunk.byteLength;
       if (this.heldBytes > HELD_BYTES_LIMIT && !this.paused) {
         this.paused = true;
@@ -83,12 +76,11 @@ class ReadableChunks implements BodyChunks {
   }
 
   takeHeld(): Uint8Array | undefined {
-    if (this.first === this.end) return undefined;
-    const chunk = this.held[this.first]!;
-    this.held[this.first++] = undefined;
-    if (this.first === this.end) {
+    if (this.first === this.held.length) return undefined;
+    const chunk = this.held[this.first++]!;
+    if (this.first === this.held.length) {
+      this.held = [];
       this.first = 0;
-      this.end = 0;
       this.heldBytes = 0;
       if (this.paused) {
         this.paused = false;
