@@ -97,7 +97,9 @@ export class SseDecoder {
   }
 
   #feedText(text: string): SseEvent[] {
-    const events: SseEvent[] = [];
+    // Usually one event per chunk: the array is made by a literal at the first event (a `[]` grown by `push`
+    // allocates room for 17 elements per chunk).
+    let events: SseEvent[] | undefined;
     let start = 0;
     if (this.#skipLeadingLf && text.length > 0) {
       this.#skipLeadingLf = false;
@@ -128,13 +130,16 @@ export class SseDecoder {
         this.#partialLine = '';
       }
       const event = this.#processLine(line);
-      if (event !== undefined) events.push(event);
+      if (event !== undefined) {
+        if (events === undefined) events = [event];
+        else events.push(event);
+      }
       start = next;
       if (nextLf !== -1 && nextLf < start) nextLf = text.indexOf(LF, start);
       if (nextCr !== -1 && nextCr < start) nextCr = text.indexOf(CR, start);
     }
     if (start < text.length) this.#partialLine += text.slice(start);
-    return events;
+    return events ?? [];
   }
 
   #processLine(line: string): SseEvent | undefined {
@@ -143,6 +148,14 @@ export class SseDecoder {
     if (colon === 0) {
       this.comments++;
       this.#onComment?.(line.slice(1));
+      return undefined;
+    }
+    // A `data:` line (nearly every line of an LLM stream) is told by its first five characters, without
+    // slicing out the field name and comparing it as a string.
+    if (colon === 4 && line.startsWith('data')) {
+      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+      this.#data = this.#data === undefined ? value : this.#data + LF + value;
+      this.#fieldsSinceDispatch = true;
       return undefined;
     }
     let field: string;

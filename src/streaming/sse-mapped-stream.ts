@@ -55,8 +55,24 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
   /** The events of the chunks read so far that nobody took yet, else those of the next chunk that has any. */
   nextBatch(): Promise<readonly T[] | undefined> {
     if (this.index < this.queue.length) return Promise.resolve(this.takeRest());
+    // While reading: the chunk's events are mapped and handed out in one callback on the body's promise, rather
+    // than `refill` awaiting the body and a `then` on refill's promise (one promise and one microtask fewer per
+    // chunk). Still a microtask after the chunk's `data` event, so chunks of the same socket read join the batch.
+    if (this.state === 'reading' && this.failure === undefined) return this.source.next().then(this.batchOfChunk, this.readFailed);
     return this.refill().then((more) => (more ? this.takeRest() : undefined));
   }
+
+  /** A chunk (or the body's end) read by `nextBatch`: its events, else whatever `refill` finds next. */
+  private readonly batchOfChunk = (chunk: IteratorResult<Uint8Array>): readonly T[] | undefined | Promise<readonly T[] | undefined> => {
+    this.mapRead(chunk);
+    if (this.index < this.queue.length) return this.takeRest();
+    return this.refill().then((more) => (more ? this.takeRest() : undefined));
+  };
+
+  private readonly readFailed = (error: unknown): never => {
+    this.finish();
+    throw this.options.wrapError(error);
+  };
 
   /** Reads (and maps) until events are queued: true; false when the stream is over. Throws a failure in turn. */
   private async refill(): Promise<boolean> {
@@ -82,18 +98,23 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
         this.finish();
         throw this.options.wrapError(error);
       }
-      if (chunk.done === true) {
-        this.mapChunk(this.decoder.end(), true);
-        continue;
-      }
-      let events = this.decoder.push(chunk.value);
-      // Chunks that came in the same socket read (the reader fell behind) are mapped with it: one batch, one write.
-      for (let held = this.source.takeHeld?.(); held !== undefined; held = this.source.takeHeld?.()) {
-        const more = this.decoder.push(held);
-        if (more.length > 0) events = events.length === 0 ? more : [...events, ...more];
-      }
-      this.mapChunk(events, false);
+      this.mapRead(chunk);
     }
+  }
+
+  /** Decodes and maps what one read of the body gave (with the chunks held behind it), or the body's end. */
+  private mapRead(chunk: IteratorResult<Uint8Array>): void {
+    if (chunk.done === true) {
+      this.mapChunk(this.decoder.end(), true);
+      return;
+    }
+    let events = this.decoder.push(chunk.value);
+    // Chunks that came in the same socket read (the reader fell behind) are mapped with it: one batch, one write.
+    for (let held = this.source.takeHeld?.(); held !== undefined; held = this.source.takeHeld?.()) {
+      const more = this.decoder.push(held);
+      if (more.length > 0) events = events.length === 0 ? more : [...events, ...more];
+    }
+    this.mapChunk(events, false);
   }
 
   private takeRest(): readonly T[] {

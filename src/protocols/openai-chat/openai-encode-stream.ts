@@ -12,6 +12,9 @@ import { encodeOpenAIUsage } from './openai-encode-usage.js';
  */
 export class OpenAIChatStreamEncoder {
   private readonly prefix: string;
+  /** A content delta's frame around its JSON string, made once: per chunk it is then two concatenations. */
+  private readonly contentHead: string;
+  private readonly contentTail: string;
   private readonly toolIndexes = new Map<string, number>();
   private sawToolCall = false;
   private roleSent = false;
@@ -23,6 +26,8 @@ export class OpenAIChatStreamEncoder {
   ) {
     // Every chunk shares id/object/created/model: serialise that head once.
     this.prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(context.model)},`;
+    this.contentHead = `data: ${this.prefix}"choices":[{"index":0,"delta":{"content":`;
+    this.contentTail = `},"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}\n\n`;
   }
 
   /** The SSE text for one event ('' when the event has no OpenAI form). */
@@ -32,7 +37,8 @@ export class OpenAIChatStreamEncoder {
         return this.roleChunk();
       case 'text-delta':
         // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
-        return this.roleChunk() + this.chunk(`"choices":[{"index":0,"delta":{"content":${JSON.stringify(event.text)}},"finish_reason":null}]`);
+        // The same bytes as this.chunk(`"choices":[{"index":0,"delta":{"content":…}},"finish_reason":null}]`).
+        return this.roleChunk() + this.contentHead + JSON.stringify(event.text) + this.contentTail;
       case 'reasoning-delta':
         return this.roleChunk() + this.chunk(`"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(event.text)}},"finish_reason":null}]`);
       case 'tool-call-start': {

@@ -61,9 +61,12 @@ export class AnthropicStreamMapper {
     if (this.started) {
       const text = this.textDeltas.match(sse.data);
       if (text !== undefined) {
-        const out: CanonicalEvent[] = [];
         const state = this.blocks.get(this.textDeltaIndex);
-        if (state?.kind === 'text') this.text(state, text, out);
+        if (state?.kind !== 'text' || !text) return [];
+        // The common case, a delta of an opened block, as a one-element literal: no array grown per chunk.
+        if (state.opened) return [{ type: 'text-delta', blockId: state.blockId, text }];
+        const out: CanonicalEvent[] = [];
+        this.text(state, text, out);
         return out;
       }
     }

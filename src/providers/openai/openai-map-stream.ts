@@ -34,6 +34,8 @@ export class OpenAIStreamMapper {
     if (this.started && event.event === undefined) {
       const text = this.textDeltas.match(event.data);
       if (text !== undefined) {
+        // The common case, a delta of the open text block, as a one-element literal: no array grown per chunk.
+        if (this.textOpen && !this.reasoningOpen && text) return [{ type: 'text-delta', blockId: this.textBlockId, text }];
         const out: CanonicalEvent[] = [];
         if (text) this.text(text, out);
         return out;
