@@ -239,6 +239,9 @@ export type KeyWithAccountRow = Selectable<ApiKeysTable> & {
   account_created_at: number;
 };
 
+/** The accounts columns of the hot paths' key lookups (after KEY_COLUMNS), in the order keyWithAccountRow reads them. */
+export const ACCOUNT_LOOKUP_COLUMNS = ['email', 'password_hash', 'role', 'tier', 'disabled', 'created_at'] as const;
+
 /** The api_keys columns of the hot paths' key lookups, in the order keyWithAccountRow reads them. */
 export const KEY_COLUMNS = [
   'id',
@@ -265,10 +268,10 @@ export const KEY_COLUMNS = [
  * The select list of a key lookup read as arrays (SQLite's and PostgreSQL's hot paths): KEY_COLUMNS of `k`
  * (api_keys), then the account's six profile columns of `a` (accounts), in the order keyWithAccountRow reads.
  */
-export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, a.email, a.password_hash, a.role, a.tier, a.disabled, a.created_at`;
+export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ACCOUNT_LOOKUP_COLUMNS.map((column) => `a.${column}`).join(', ')}`;
 
 /** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
-export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + 6;
+export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ACCOUNT_LOOKUP_COLUMNS.length;
 
 /**
  * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every

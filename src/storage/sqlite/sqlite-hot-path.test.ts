@@ -93,3 +93,41 @@ describe('SQLite key lookup', () => {
     }
   });
 });
+
+describe('SQLite key lookup (hot path)', () => {
+  let database: TestDatabase;
+  let storage: Storage;
+
+  beforeEach(async () => {
+    database = await sqliteBackend.createDatabase();
+    storage = await database.open();
+    await storage.migrate();
+  });
+
+  afterEach(async () => {
+    await storage.close();
+    await database.drop();
+  });
+
+  it('reads the key and its account as the Kysely path does: text with quotes and non-ASCII, nulls, a spend limit at 2^53 - 1; a revocation at once', async () => {
+    const account = await storage.accounts.create({ id: `acct-${randomUUID()}`, email: `ü-${randomUUID()}@example.com`, passwordHash: 'scrypt$"x"\\y', role: 'user', tier: 'standard', createdAt: NOW });
+    const keyHash = randomUUID();
+    const key = await storage.apiKeys.create({
+      id: `key-${randomUUID()}`,
+      accountId: account.id,
+      name: 'Ünïcode "key" \\ ✓ 🔑',
+      keyHash,
+      hint: 'sk-tg-…abcd',
+      createdAt: NOW,
+      expiresAt: NOW + 1,
+      permissions: { scopes: ['models:use'], models: ['beta', 'alpha-1'], spendLimit: { limitNano: 9_007_199_254_740_991n, period: 'month' }, rateLimit: { requestsPerMinute: 7, tokensPerMinute: null } },
+    });
+    const found = await storage.apiKeys.findByHashWithAccount(keyHash);
+    expect(found?.key).toEqual(await storage.apiKeys.findById(account.id, key.id));
+    expect(found?.key.permissions.spendLimit?.limitNano).toBe(9_007_199_254_740_991n);
+    expect(found?.account).toEqual(await storage.accounts.findById(account.id));
+    expect(await storage.apiKeys.findByHashWithAccount('no such hash')).toBeNull();
+    await storage.apiKeys.revoke(account.id, key.id, NOW + 5);
+    expect((await storage.apiKeys.findByHashWithAccount(keyHash))?.key.revokedAt).toBe(NOW + 5);
+  });
+});
