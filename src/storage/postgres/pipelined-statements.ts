@@ -27,6 +27,7 @@
  * the Describe message, the server's RowDescription and the parsers' lookup (issue 22: ~8 µs per request).
  */
 import pg from 'pg';
+import type { KeptConnections } from './kept-connections.js';
 
 export interface PipelinedStatement {
   /** Prepared-statement name, parsed once per connection; '' = unnamed, parsed every time. */
@@ -57,23 +58,16 @@ export function runPipelined(client: pg.ClientBase, statements: readonly Pipelin
 }
 
 /**
- * One statement on a connection of the pool, as `pool.query({ name, text, values })` runs it (Parse once per
- * connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal rejects with its
- * DatabaseError and the connection goes back to the pool; any other failure discards the connection.
+ * One statement on a connection of its own (kept-connections.ts), as `pool.query({ name, text, values })` runs it
+ * (Parse once per connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal
+ * rejects with its DatabaseError and the connection stays usable; any other failure discards the connection.
  */
-export async function runStatement(pool: pg.Pool, statement: PipelinedStatement): Promise<pg.QueryResult> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+export function runStatement(connections: KeptConnections, statement: PipelinedStatement): Promise<pg.QueryResult> {
+  return connections.use(async (client) => {
     const outcome = await runPipelined(client, [statement]);
     if (!outcome.ok) throw outcome.error;
     return outcome.results[0]!;
-  } catch (error) {
-    if (!(error instanceof pg.DatabaseError)) broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /** The parts of pg's internal Connection (pg/lib/connection.js) this module uses; @types/pg leaves most out. */
