@@ -71,6 +71,18 @@ describe('KeptConnections', () => {
     connections.close();
   });
 
+  it('gives a connection left free for a while back to the pool', async () => {
+    const pool = newPool();
+    const connections = new KeptConnections(pool, 4, 50);
+    const first = await pidOf(connections);
+    expect(pool.idleCount).toBe(0);
+    await expect.poll(() => pool.idleCount, { timeout: 2_000 }).toBe(1);
+    // Checked out again from the pool (the same connection, idle there), and kept again.
+    expect(await pidOf(connections)).toBe(first);
+    expect(pool.idleCount).toBe(0);
+    connections.close();
+  });
+
   it('lets the pool end once closed, also when a statement was running during close', async () => {
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
     const connections = new KeptConnections(pool);

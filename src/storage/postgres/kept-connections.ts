@@ -14,16 +14,21 @@ import pg from 'pg';
  * - A kept connection that ends while free (server restart, cut network) is given back at once with its error, so
  *   the next statement checks out a fresh one, as it would have from the pool: an outage is still seen only by
  *   the statements that ran during it, and classified the same way (storage-unavailable.ts).
+ * - A connection left free for between one and two `idleMs` is given back to the pool (whose own idle timeout then
+ *   closes it), so a quiet instance does not hold connections open forever. One unref'd interval timer does it,
+ *   running only while some are free: no timer per statement.
  * - `close` gives every free one back; the storage closes it before ending the pool, whose `end` waits for every
  *   checked-out connection.
  */
 export class KeptConnections {
   private readonly free: Kept[] = [];
   private closed = false;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly maxKept = 4,
+    private readonly idleMs = 10_000,
   ) {}
 
   /** Runs `work` on a connection of its own; a DatabaseError (the server's refusal) leaves the connection usable. */
@@ -43,9 +48,28 @@ export class KeptConnections {
   /** Gives the free connections back to the pool and keeps none from now on. */
   close(): void {
     this.closed = true;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
     for (const kept of this.free.splice(0)) {
       kept.client.off('end', kept.onEnd);
       kept.client.release();
+    }
+  }
+
+  /** Gives back the free connections no statement used since the last sweep (a used one is a new entry, `fresh`). */
+  private sweep(): void {
+    for (const kept of this.free.slice()) {
+      if (kept.fresh) {
+        kept.fresh = false;
+        continue;
+      }
+      this.free.splice(this.free.indexOf(kept), 1);
+      kept.client.off('end', kept.onEnd);
+      kept.client.release();
+    }
+    if (this.free.length === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
     }
   }
 
@@ -63,6 +87,7 @@ export class KeptConnections {
     }
     const kept: Kept = {
       client,
+      fresh: true,
       onEnd: () => {
         const at = this.free.indexOf(kept);
         if (at !== -1) this.free.splice(at, 1);
@@ -71,10 +96,13 @@ export class KeptConnections {
     };
     client.once('end', kept.onEnd);
     this.free.push(kept);
+    this.sweeper ??= setInterval(() => this.sweep(), this.idleMs).unref();
   }
 }
 
 interface Kept {
   readonly client: pg.PoolClient;
+  /** Given back since the last sweep. */
+  fresh: boolean;
   readonly onEnd: () => void;
 }
