@@ -71,6 +71,18 @@ describe('KeptConnections', () => {
     connections.close();
   });
 
+  it('gives its connection to a query waiting on the full pool instead of keeping it', async () => {
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    pools.push(pool);
+    const connections = new KeptConnections(pool);
+    const slow = runStatement(connections, { name: '', text: 'select pg_sleep(0.05)', values: [] });
+    await expect.poll(() => pool.totalCount).toBe(1);
+    const waiting = pool.query('select 1 as n');
+    await slow;
+    expect((await waiting).rows).toEqual([{ n: 1 }]);
+    connections.close();
+  });
+
   it('gives a connection left free for a while back to the pool', async () => {
     const pool = newPool();
     const connections = new KeptConnections(pool, 4, 50);

@@ -10,7 +10,7 @@ import pg from 'pg';
  *   lookup behind a batch's commit). Free ones are taken last-in first-out, so a quiet instance uses one or two.
  * - A connection is given back to the pool, not kept, when its statement failed with anything but the server's
  *   refusal (a lost or broken connection: pg-pool then discards it, as before), when `maxKept` are already free,
- *   or once `close` was called.
+ *   when a query of the storage's other users is waiting for a pool connection, or once `close` was called.
  * - A kept connection that ends while free (server restart, cut network) is given back at once with its error, so
  *   the next statement checks out a fresh one, as it would have from the pool: an outage is still seen only by
  *   the statements that ran during it, and classified the same way (storage-unavailable.ts).
@@ -81,7 +81,8 @@ export class KeptConnections {
   }
 
   private giveBack(client: pg.PoolClient, broken: Error | undefined): void {
-    if (broken !== undefined || this.closed || this.free.length >= this.maxKept) {
+    // Someone waiting on the pool (Kysely's queries and transactions share it) gets the connection instead.
+    if (broken !== undefined || this.closed || this.free.length >= this.maxKept || this.pool.waitingCount > 0) {
       client.release(broken);
       return;
     }
