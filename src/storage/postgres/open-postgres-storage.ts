@@ -58,7 +58,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.destroy();
     throw error;
   }
-  let hotPathInstalled = false;
+  let hotPath: PostgresHotPath | undefined;
   const storage = createKyselyStorage({
     dialect: 'postgres',
     db,
@@ -66,13 +66,19 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     migrate: async () => {
       const applied = await runMigrations(db, { migrationTableSchema: schema ?? (await currentSchema(db)) });
       // The hot path's statements name the tables, so it takes over once the schema is current.
-      if (!hotPathInstalled) {
-        hotPathInstalled = true;
-        new PostgresHotPath(pool).install(storage.apiKeys, storage.billing);
+      if (hotPath === undefined) {
+        hotPath = new PostgresHotPath(pool);
+        hotPath.install(storage.apiKeys, storage.billing);
       }
       return applied;
     },
   });
+  const closePool = storage.close;
+  // The hot path's kept connections first: ending the pool waits for every connection checked out of it.
+  storage.close = () => {
+    hotPath?.close();
+    return closePool();
+  };
   return storage;
 }
 

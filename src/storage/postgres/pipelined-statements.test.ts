@@ -32,6 +32,18 @@ function countParses(client: pg.Client): string[] {
   return names;
 }
 
+/** How many Describe messages the client sends from now on. */
+function countDescribes(client: pg.Client): { count: number } {
+  const connection = client.connection as unknown as { describe(message: unknown): void };
+  const describe = connection.describe.bind(connection);
+  const counted = { count: 0 };
+  connection.describe = (message) => {
+    counted.count++;
+    describe(message);
+  };
+  return counted;
+}
+
 function expectOk(result: PipelinedResult): pg.QueryResult[] {
   if (!result.ok) throw new Error(`pipeline failed at ${result.failedIndex}: ${result.error.message}`);
   return result.results;
@@ -182,6 +194,38 @@ describe('runPipelined', () => {
     ]));
     expect(parses).toEqual(['fixed_later', 'after', 'fixed_later', 'after']);
     expect(fixed.map((result) => result.rows)).toEqual([[{ n: 2 }], [{ n: 3 }]]);
+  });
+
+  it("describes a named statement's columns once per connection, and reads its later rows with them", async () => {
+    const client = await connect();
+    const describes = countDescribes(client);
+    const statements: PipelinedStatement[] = [
+      { name: 'shapes', text: 'SELECT $1::bigint AS big, $2::text AS t, $3::int[] AS arr, $4::int AS nothing', values: [7, 'a', [1, 2], null] },
+      { name: 'as_arrays', text: 'SELECT $1::int AS n, $1::int + 1 AS m', values: [1], arrayRows: true },
+      { name: 'empty', text: 'SELECT 1 AS n WHERE false', values: [] },
+      { name: '', text: 'SELECT 5 AS n', values: [] },
+    ];
+    const first = expectOk(await runPipelined(client, statements));
+    expect(describes.count).toBe(4);
+    const again = expectOk(await runPipelined(client, statements));
+    expect(describes.count).toBe(5); // only the unnamed statement is described again
+    for (const results of [first, again]) {
+      expect(results.map((result) => result.rows)).toEqual([[{ big: '7', t: 'a', arr: [1, 2], nothing: null }], [[1, 2]], [], [{ n: 5 }]]);
+      expect(results.map((result) => [result.command, result.rowCount])).toEqual([['SELECT', 1], ['SELECT', 1], ['SELECT', 0], ['SELECT', 1]]);
+      expect(results[0]!.fields.map((field) => field.name)).toEqual(['big', 't', 'arr', 'nothing']);
+    }
+    // A statement whose result type changed under it is refused by the server, not read with the old columns.
+    await client.query('CREATE TABLE shifting (v int)');
+    await client.query('INSERT INTO shifting VALUES (1)');
+    const read: PipelinedStatement = { name: 'read_shifting', text: 'SELECT * FROM shifting', values: [] };
+    expect(expectOk(await runPipelined(client, [read]))[0]!.rows).toEqual([{ v: 1 }]);
+    await client.query('ALTER TABLE shifting ALTER COLUMN v TYPE text');
+    expect(await runPipelined(client, [read])).toMatchObject({ ok: false, failedIndex: 0, error: { code: '0A000' } });
+    // Another connection describes for itself.
+    const other = await connect();
+    const otherDescribes = countDescribes(other);
+    expectOk(await runPipelined(other, statements));
+    expect(otherDescribes.count).toBe(4);
   });
 
   it("shares pg's record of prepared names with client.query({ name }), and refuses a name reused for other text", async () => {

@@ -1,7 +1,7 @@
 /**
  * Several parameterised statements in ONE round trip, atomically: for each statement Parse (only the first
- * time its name is used on a connection), Bind (the values as bound parameters), Describe portal and Execute,
- * then a single Sync for the lot.
+ * time its name is used on a connection), Bind (the values as bound parameters), Describe portal (only until the
+ * connection has seen the named statement's columns once) and Execute, then a single Sync for the lot.
  *
  * Atomic without BEGIN/COMMIT: everything between two Syncs runs in one implicit transaction, which the
  * server commits at the Sync; on the first error it skips every message up to the Sync and rolls the whole
@@ -20,8 +20,14 @@
  * built here rather than by pg's `Result`, whose set-up per result (a null-prototype object written field by
  * field, then copied by spread, for every result and again per row) cost ~28 µs of CPU per PostgreSQL-mode request
  * at c16 (issue 22), more than the rest of the row parsing.
+ *
+ * A named statement's columns are asked for (Describe) only the first time it runs on a connection: a prepared
+ * statement's result columns cannot change under it (PostgreSQL refuses to run it with "cached plan must not change
+ * result type" instead), so the columns and their parsers are kept per connection and name, and later runs skip
+ * the Describe message, the server's RowDescription and the parsers' lookup (issue 22: ~8 µs per request).
  */
 import pg from 'pg';
+import type { KeptConnections } from './kept-connections.js';
 
 export interface PipelinedStatement {
   /** Prepared-statement name, parsed once per connection; '' = unnamed, parsed every time. */
@@ -52,23 +58,16 @@ export function runPipelined(client: pg.ClientBase, statements: readonly Pipelin
 }
 
 /**
- * One statement on a connection of the pool, as `pool.query({ name, text, values })` runs it (Parse once per
- * connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal rejects with its
- * DatabaseError and the connection goes back to the pool; any other failure discards the connection.
+ * One statement on a connection of its own (kept-connections.ts), as `pool.query({ name, text, values })` runs it
+ * (Parse once per connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal
+ * rejects with its DatabaseError and the connection stays usable; any other failure discards the connection.
  */
-export async function runStatement(pool: pg.Pool, statement: PipelinedStatement): Promise<pg.QueryResult> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+export function runStatement(connections: KeptConnections, statement: PipelinedStatement): Promise<pg.QueryResult> {
+  return connections.use(async (client) => {
     const outcome = await runPipelined(client, [statement]);
     if (!outcome.ok) throw outcome.error;
     return outcome.results[0]!;
-  } catch (error) {
-    if (!(error instanceof pg.DatabaseError)) broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /** The parts of pg's internal Connection (pg/lib/connection.js) this module uses; @types/pg leaves most out. */
@@ -84,6 +83,27 @@ interface PgConnection {
   sendCopyFail(message: string): void;
   on(event: 'parseComplete' | 'readyForQuery' | 'end', listener: () => void): unknown;
   off(event: 'parseComplete' | 'readyForQuery' | 'end', listener: () => void): unknown;
+}
+
+/** A named statement's result columns as the connection's server described them, with the client's parser for each. */
+interface DescribedColumns {
+  readonly fields: pg.FieldDef[];
+  readonly parsers: readonly ((text: string) => unknown)[];
+}
+
+/**
+ * Per connection (it dies with the connection: a new one describes again), the columns of each named statement
+ * that returned a RowDescription. Statements without one (no result columns) keep their Describe: cheap and rare.
+ */
+const describedByConnection = new WeakMap<PgConnection, Map<string, DescribedColumns>>();
+
+function describedOn(connection: PgConnection): Map<string, DescribedColumns> {
+  let described = describedByConnection.get(connection);
+  if (described === undefined) {
+    described = new Map();
+    describedByConnection.set(connection, described);
+  }
+  return described;
 }
 
 type PrepareValue = (value: unknown) => string | Buffer | null;
@@ -102,6 +122,9 @@ class PipelinedStatements {
   private settled = false;
   private connection: PgConnection | null = null;
   private readonly types: pg.CustomTypesConfig;
+  /** By index: the columns of a statement sent without Describe (known from an earlier run on this connection). */
+  private readonly known: (DescribedColumns | undefined)[] = [];
+  private described: Map<string, DescribedColumns> | null = null;
 
   constructor(
     client: pg.ClientBase,
@@ -137,6 +160,12 @@ class PipelinedStatements {
       return error instanceof Error ? error : new Error(String(error));
     }
     this.connection = connection;
+    const described = describedOn(connection);
+    this.described = described;
+    this.statements.forEach((statement, index) => {
+      // Only once parsed here before: a statement parsed in this very pipeline has not been described yet.
+      this.known.push(statement.name !== '' && parseAt[index] !== true ? described.get(statement.name) : undefined);
+    });
     connection.on('parseComplete', this.onParseComplete);
     connection.on('readyForQuery', this.onReadyForQuery);
     connection.on('end', this.onEnd);
@@ -149,7 +178,7 @@ class PipelinedStatements {
           this.awaitingParse.push(statement);
         }
         connection.bind({ portal: '', statement: statement.name, values: bound[index] ?? [], binary: false });
-        connection.describe({ type: 'P', name: '' });
+        if (this.known[index] === undefined) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });
       connection.sync();
@@ -160,20 +189,31 @@ class PipelinedStatements {
   }
 
   handleRowDescription(message: { fields: pg.FieldDef[] }): void {
-    this.current = new StatementResult(message.fields, this.types, this.statements[this.results.length]?.arrayRows === true);
+    const statement = this.statements[this.results.length];
+    const columns = describeColumns(message.fields, this.types);
+    if (statement !== undefined && statement.name !== '') this.described?.set(statement.name, columns);
+    this.current = new StatementResult(columns, statement?.arrayRows === true);
+  }
+
+  /** The result being read: begun at RowDescription, or at the first row of a statement sent without Describe. */
+  private currentResult(): StatementResult {
+    if (this.current !== null) return this.current;
+    const index = this.results.length;
+    this.current = new StatementResult(this.known[index] ?? NO_COLUMNS, this.statements[index]?.arrayRows === true);
+    return this.current;
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    if (this.current === null || this.rowError !== null) return;
+    if (this.rowError !== null) return;
     try {
-      this.current.addRow(message.fields);
+      this.currentResult().addRow(message.fields);
     } catch (error) {
       this.rowError = error; // reported at ReadyForQuery, like pg's Query: the rest of the pipeline still runs
     }
   }
 
   handleCommandComplete(message: { text: string }): void {
-    const result = this.current ?? new StatementResult([], this.types, false);
+    const result = this.currentResult();
     result.complete(message.text);
     this.results.push(result);
     this.current = null;
@@ -181,7 +221,7 @@ class PipelinedStatements {
 
   /** An empty statement text: EmptyQueryResponse instead of CommandComplete. */
   handleEmptyQuery(): void {
-    this.results.push(this.current ?? new StatementResult([], this.types, false));
+    this.results.push(this.currentResult());
     this.current = null;
   }
 
@@ -252,6 +292,17 @@ class PipelinedStatements {
   }
 }
 
+const NO_COLUMNS: DescribedColumns = { fields: [], parsers: [] };
+
+/** The columns of a RowDescription, each with the client's parser for its type and format. */
+function describeColumns(fields: pg.FieldDef[], types: pg.CustomTypesConfig): DescribedColumns {
+  const parsers = fields.map((field) => {
+    const parse = types.getTypeParser(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text') as (value: string | Buffer) => unknown;
+    return field.format === 'binary' ? (text: string) => parse(Buffer.from(text)) : parse;
+  });
+  return { fields, parsers };
+}
+
 /** CommandComplete's tag: `INSERT 0 5`, `UPDATE 3`, `SELECT 1`, `BEGIN` (the pattern pg's Result reads it with). */
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
@@ -265,17 +316,16 @@ class StatementResult implements pg.QueryResult {
   rowCount: number | null = null;
   oid: number = null as unknown as number;
   readonly rows: pg.QueryResultRow[] = [];
-  private readonly parsers: ((text: string) => unknown)[];
+  readonly fields: pg.FieldDef[];
+  private readonly parsers: readonly ((text: string) => unknown)[];
 
   constructor(
-    readonly fields: pg.FieldDef[],
-    types: pg.CustomTypesConfig,
+    columns: DescribedColumns,
     private readonly arrayRows: boolean,
   ) {
-    this.parsers = fields.map((field) => {
-      const parse = types.getTypeParser(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text') as (value: string | Buffer) => unknown;
-      return field.format === 'binary' ? (text: string) => parse(Buffer.from(text)) : parse;
-    });
+    // A copy: the described fields are shared by every later result of the statement on this connection.
+    this.fields = columns.fields.slice();
+    this.parsers = columns.parsers;
   }
 
   addRow(values: readonly (string | null)[]): void {

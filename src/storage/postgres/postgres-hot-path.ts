@@ -6,6 +6,7 @@ import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
 import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
+import { KeptConnections } from './kept-connections.js';
 import { PostgresKeyLookupBatcher, type KeyLookupRow } from './postgres-key-lookup-batch.js';
 import { PostgresWriteBatcher } from './postgres-write-batch.js';
 
@@ -34,10 +35,18 @@ export class PostgresHotPath {
   /** Holds, slices and settlements of this instance, sent together (postgres-write-batch.ts, issue 22). */
   readonly writes: PostgresWriteBatcher;
   private readonly keys: PostgresKeyLookupBatcher;
+  /** The batchers' connections, kept checked out between statements (kept-connections.ts). */
+  private readonly connections: KeptConnections;
 
   constructor(private readonly pool: pg.Pool) {
-    this.writes = new PostgresWriteBatcher(pool);
-    this.keys = new PostgresKeyLookupBatcher(pool, FIND_KEYS, FIND_KEYS_HASH_COLUMN);
+    this.connections = new KeptConnections(pool);
+    this.writes = new PostgresWriteBatcher(this.connections);
+    this.keys = new PostgresKeyLookupBatcher(this.connections, FIND_KEYS, FIND_KEYS_HASH_COLUMN);
+  }
+
+  /** Gives the kept connections back to the pool, whose `end` waits for them: call it before ending the pool. */
+  close(): void {
+    this.connections.close();
   }
 
   install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {

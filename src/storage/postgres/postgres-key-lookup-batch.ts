@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { KeptConnections } from './kept-connections.js';
 import { runStatement } from './pipelined-statements.js';
 
 /**
@@ -29,7 +29,7 @@ export class PostgresKeyLookupBatcher {
    * @param hashColumn the position of `key_hash` among its columns
    */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly connections: KeptConnections,
     private readonly text: string,
     private readonly hashColumn: number,
   ) {}
@@ -62,7 +62,7 @@ export class PostgresKeyLookupBatcher {
   private async send(batch: Map<string, Waiting[]>): Promise<void> {
     let rows: KeyLookupRow[];
     try {
-      const result = await runStatement(this.pool, { name: 'tollgate_find_keys', text: this.text, values: [[...batch.keys()]], arrayRows: true });
+      const result = await runStatement(this.connections, { name: 'tollgate_find_keys', text: this.text, values: [[...batch.keys()]], arrayRows: true });
       rows = result.rows as unknown as KeyLookupRow[];
     } catch (error) {
       for (const list of batch.values()) for (const waiting of list) waiting.reject(error);

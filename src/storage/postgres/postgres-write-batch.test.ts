@@ -40,6 +40,7 @@ describe('PostgreSQL batched holds and settlements', () => {
   });
 
   afterAll(async () => {
+    hot?.close();
     await pool?.end();
     await storage?.close();
     await dropPostgresSchema(schema);

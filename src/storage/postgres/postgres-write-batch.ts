@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { KeptConnections } from './kept-connections.js';
 import { runPipelined, runStatement, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
@@ -60,7 +61,7 @@ export class PostgresWriteBatcher {
    *   back; more would only queue on the same rows and take pool connections the other queries need.
    */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly connections: KeptConnections,
     private readonly maxInFlight = 2,
   ) {}
 
@@ -116,11 +117,9 @@ export class PostgresWriteBatcher {
   }
 
   /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */
-  private async transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
-    const client = await this.pool.connect();
-    // A connection that failed (not the server refusing a statement) is discarded, not returned to the pool.
-    let broken: Error | undefined;
-    try {
+  private transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
+    // A connection that failed (not the server refusing a statement) is discarded, not kept (kept-connections.ts).
+    return this.connections.use(async (client) => {
       const accounts = [...new Set(writes.map((write) => write.accountId))];
       const statements: PipelinedStatement[] = [
         { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
@@ -129,17 +128,12 @@ export class PostgresWriteBatcher {
       const outcome = await runPipelined(client, statements);
       if (!outcome.ok) throw outcome.error;
       return outcome.results.slice(1);
-    } catch (error) {
-      if (!isServerError(error)) broken = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
   private alone(write: BatchedWrite): Promise<pg.QueryResult> {
-    return runStatement(this.pool, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
+    return runStatement(this.connections, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
   }
 }
 
