@@ -38,7 +38,7 @@ export class KeptConnections {
     try {
       return await work(client);
     } catch (error) {
-      if (!(error instanceof pg.DatabaseError)) broken = error instanceof Error ? error : new Error(String(error));
+      if (!isServerRefusal(error)) broken = error instanceof Error ? error : new Error(String(error));
       throw error;
     } finally {
       this.giveBack(client, broken);
@@ -99,6 +99,11 @@ export class KeptConnections {
     this.free.push(kept);
     this.sweeper ??= setInterval(() => this.sweep(), this.idleMs).unref();
   }
+}
+
+/** An error the server answered with (it has a SQLSTATE): the connection is fine and the transaction did not commit. */
+export function isServerRefusal(error: unknown): error is pg.DatabaseError {
+  return error instanceof pg.DatabaseError;
 }
 
 interface Kept {

@@ -58,16 +58,22 @@ export function runPipelined(client: pg.ClientBase, statements: readonly Pipelin
 }
 
 /**
- * One statement on a connection of its own (kept-connections.ts), as `pool.query({ name, text, values })` runs it
- * (Parse once per connection, then Bind/Describe/Execute/Sync), with the rows built as above: the server's refusal
- * rejects with its DatabaseError and the connection stays usable; any other failure discards the connection.
+ * The statements as one pipeline on a connection of their own (kept-connections.ts): their results in order, or a
+ * rejection. The server's refusal rejects with its DatabaseError (nothing committed) and the connection stays
+ * usable; any other failure discards the connection.
  */
-export function runStatement(connections: KeptConnections, statement: PipelinedStatement): Promise<pg.QueryResult> {
+export function runStatements(connections: KeptConnections, statements: readonly PipelinedStatement[]): Promise<pg.QueryResult[]> {
   return connections.use(async (client) => {
-    const outcome = await runPipelined(client, [statement]);
+    const outcome = await runPipelined(client, statements);
     if (!outcome.ok) throw outcome.error;
-    return outcome.results[0]!;
+    return outcome.results;
   });
+}
+
+/** One statement as `pool.query({ name, text, values })` runs it (Parse once per connection), through runStatements. */
+export async function runStatement(connections: KeptConnections, statement: PipelinedStatement): Promise<pg.QueryResult> {
+  const [result] = await runStatements(connections, [statement]);
+  return result!;
 }
 
 /** The parts of pg's internal Connection (pg/lib/connection.js) this module uses; @types/pg leaves most out. */

@@ -1,6 +1,6 @@
-import pg from 'pg';
-import type { KeptConnections } from './kept-connections.js';
-import { runPipelined, runStatement, type PipelinedStatement } from './pipelined-statements.js';
+import type pg from 'pg';
+import { isServerRefusal, type KeptConnections } from './kept-connections.js';
+import { runStatement, runStatements, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together (issue 22), so a
@@ -102,7 +102,7 @@ export class PostgresWriteBatcher {
     try {
       results = await this.transaction(batch.map((pending) => pending.write));
     } catch (error) {
-      if (!isServerError(error)) {
+      if (!isServerRefusal(error)) {
         for (const pending of batch) pending.reject(error);
         return;
       }
@@ -117,29 +117,21 @@ export class PostgresWriteBatcher {
   }
 
   /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */
-  private transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
+  private async transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
+    const accounts = [...new Set(writes.map((write) => write.accountId))];
+    const statements: PipelinedStatement[] = [
+      { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
+      ...writes.map((write) => ({ name: `tollgate_${write.name}`, text: write.text, values: write.values })),
+    ];
     // A connection that failed (not the server refusing a statement) is discarded, not kept (kept-connections.ts).
-    return this.connections.use(async (client) => {
-      const accounts = [...new Set(writes.map((write) => write.accountId))];
-      const statements: PipelinedStatement[] = [
-        { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
-        ...writes.map((write) => ({ name: `tollgate_${write.name}`, text: write.text, values: write.values })),
-      ];
-      const outcome = await runPipelined(client, statements);
-      if (!outcome.ok) throw outcome.error;
-      return outcome.results.slice(1);
-    });
+    const results = await runStatements(this.connections, statements);
+    return results.slice(1);
   }
 
   /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
   private alone(write: BatchedWrite): Promise<pg.QueryResult> {
     return runStatement(this.connections, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
   }
-}
-
-/** An error the server answered with (it has a SQLSTATE): the connection is fine and the transaction did not commit. */
-function isServerError(error: unknown): boolean {
-  return error instanceof pg.DatabaseError;
 }
 
 /** The batch's account rows locked first, in one order every batch follows, so batches cannot deadlock. */
