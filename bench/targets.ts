@@ -74,8 +74,8 @@ export interface TargetRow {
 const NOT_MEASURED: Measured = { text: 'not measured', pass: null };
 /**
  * `--shapes`: 64 paced streams in flight, arriving evenly (issue 22: added TTFT <= 1 ms under that load), and the
- * same 64 starting together in step, shown beside it and not judged: a burst's TTFT is how long 64 starts
- * take one after another on one core, which no per-request cost the floor can match would keep under 1 ms.
+ * same 64 starting together in step, shown beside it and not judged: a burst's TTFT is mostly the wait behind
+ * the other starts, queued one after another on the gateway's one core, not the cost of a load of 64 streams.
  */
 const PACED_C64 = 'same-format-paced-c64';
 const PACED_C64_BURST = 'same-format-paced-c64-burst';

@@ -265,8 +265,9 @@ export const KEY_COLUMNS = [
 ] as const satisfies readonly (keyof KeyWithAccountRow)[];
 
 /**
- * The select list of a key lookup read as arrays (SQLite's and PostgreSQL's hot paths): KEY_COLUMNS of `k`
- * (api_keys), then the account's six profile columns of `a` (accounts), in the order keyWithAccountRow reads.
+ * The select list of a key lookup read as arrays (PostgreSQL's hot path; SQLite's reads the same columns as one
+ * json_array): KEY_COLUMNS of `k` (api_keys), then the account's six profile columns of `a` (accounts), in the
+ * order keyWithAccountRow reads.
  */
 export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ACCOUNT_LOOKUP_COLUMNS.map((column) => `a.${column}`).join(', ')}`;
 

@@ -83,9 +83,8 @@ const KEEP_ALIVE = sseComment('keep-alive');
 
 /**
  * Streams an exchange as SSE: headers at once, each upstream chunk's frames as they come, in one write
- * (backpressure honoured),
- * the closing frames, or the protocol's error form when the upstream fails after the headers went out.
- * While the upstream is silent (a slow first token, a stall before the idle timeout ends the stream), a
+ * (backpressure honoured), the closing frames, or the protocol's error form when the upstream fails after the
+ * headers went out. While the upstream is silent (a slow first token, a stall before the idle timeout ends the stream), a
  * keep-alive comment goes out every `keepAliveMs` in which nothing else was written.
  */
 export async function streamExchange(

@@ -66,7 +66,7 @@ export class SqliteHotPath {
   ) {
     // The rows every request reads come back as arrays (`raw`), made into objects here: better-sqlite3 builds an
     // object row by making each column's name a V8 string again on every row, which cost about as much as the
-    // query itself on the key lookup's 26 columns (micro-benchmark: an object row twice the time of an array).
+    // query itself on a 26-column row (micro-benchmark: an object row twice the time of an array).
     // The key lookup's ~24 columns come back as one JSON array text, parsed here: better-sqlite3 makes an array
     // row by setting each element through V8's generic property path from C++ (~900 instructions a column under
     // callgrind, on top of the value itself), so one string and one JSON.parse cost less than the columns did
