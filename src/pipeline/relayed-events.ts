@@ -2,7 +2,7 @@ import { toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { ResponseAccumulator } from '../canonical/accumulate.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
-import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
+import { nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
 import { OpenBlocks, type OutputGate } from './output-gate.js';
 
 /**
@@ -25,6 +25,7 @@ export interface RelayHooks {
 
 const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NO_EVENTS: readonly CanonicalEvent[] = [];
+const identity = <T>(value: T): T => value;
 
 /**
  * What `relay` hands out: the behaviour of the async generator it replaced,
@@ -77,25 +78,47 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
    * with the tail of a length stop when a slice was refused); the synthesised usage as a batch of its own;
    * undefined once settled.
    */
-  async nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+  nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+    return this.nextBatchThen(identity);
+  }
+
+  /**
+   * `nextBatch().then(step, onError)`; while relaying, the gate, the fold and `step` run in the callback that mapped
+   * the upstream's chunk (no promise or microtask of the relay's own per chunk: see `BatchedIterator.nextBatchThen`).
+   */
+  nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
     if (this.unread.length > 0) {
       const rest = this.unread.slice(this.unreadIndex);
       this.unread = NO_EVENTS;
-      return rest;
+      return Promise.resolve(rest).then(step, onError);
     }
-    if (this.state === 'done') return undefined;
-    if (this.state === 'usage-sent') {
-      this.state = 'done';
-      await this.hooks.finish(this.outcomeAfterTail);
-      return undefined;
-    }
+    if (this.state !== 'relaying') return this.afterRelaying().then(step, onError);
+    return nextBatchThen(
+      this.upstream,
+      (batch) => {
+        const out = this.afterBatch(batch);
+        return out instanceof Promise ? out.then(step, onError) : step(out);
+      },
+      (error: unknown) => this.failed(error).then(step, onError),
+    );
+  }
+
+  /** An upstream batch through the gate and fold; at the upstream's end, the synthesised usage or settlement. */
+  private afterBatch(batch: readonly CanonicalEvent[] | undefined): readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[] | undefined> {
+    if (batch === undefined) return this.ended();
+    let admitted: readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[]>;
     try {
-      const batch = await nextBatchOf(this.upstream);
-      if (batch !== undefined) {
-        const admitted = this.admit(batch);
-        // Awaited here, inside the try, so a failure near the grant settles as the upstream's would.
-        return admitted instanceof Promise ? await admitted : admitted;
-      }
+      admitted = this.admit(batch);
+    } catch (error) {
+      return this.failed(error);
+    }
+    // A failure near the grant settles as the upstream's would.
+    return admitted instanceof Promise ? admitted.catch((error: unknown) => this.failed(error)) : admitted;
+  }
+
+  /** The upstream is over: the usage the vendor never reported as a batch of its own, else settled `ok`. */
+  private async ended(): Promise<readonly CanonicalEvent[] | undefined> {
+    try {
       if (!this.accumulator.response.usageReported) {
         const event: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
         this.accumulator.apply(event);
@@ -103,13 +126,27 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
         return [event];
       }
     } catch (error) {
-      this.state = 'done';
-      await this.hooks.finish(this.hooks.failed());
-      throw toGatewayError(error);
+      return this.failed(error);
     }
     this.state = 'done';
     await this.hooks.finish('ok');
     return undefined;
+  }
+
+  /** After the relaying: settlement once the usage (or a length stop's tail) went out, then nothing. */
+  private async afterRelaying(): Promise<undefined> {
+    if (this.state === 'usage-sent') {
+      this.state = 'done';
+      await this.hooks.finish(this.outcomeAfterTail);
+    }
+    return undefined;
+  }
+
+  /** The upstream (or the gate near the grant) failed: settled with the failure's outcome, the error rethrown. */
+  private async failed(error: unknown): Promise<never> {
+    this.state = 'done';
+    await this.hooks.finish(this.hooks.failed());
+    throw toGatewayError(error);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { CanonicalEvent } from '../canonical/events.js';
-import { batchOfResult, nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
+import { batchOfResult, nextBatchOf, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
 
 const WINDOW_PASSED = Symbol('window passed');
 
@@ -65,6 +65,11 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
       return pending.then(batchOfResult);
     }
     return nextBatchOf(this.inner);
+  }
+
+  nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
+    if (this.index < this.buffered.length || this.pending !== undefined) return this.nextBatch().then(step, onError);
+    return nextBatchThen(this.inner, step, onError);
   }
 
   return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {

@@ -1,4 +1,4 @@
-import type { BatchedIterator } from './event-batches.js';
+import type { BatchedIterator, BatchStep } from './event-batches.js';
 import { bodyChunks, type BodyChunks } from './readable-chunks.js';
 import { SseDecoder, type SseEvent } from './sse-decoder.js';
 
@@ -62,6 +62,21 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
     return this.refill().then((more) => (more ? this.takeRest() : undefined));
   }
 
+  /**
+   * `nextBatch().then(step, onError)` with `step` run in the same callback as the chunk's mapping: the layers above
+   * (the relay's gate and fold, the client's encoding and write) then cost no microtask of their own per chunk.
+   */
+  nextBatchThen<U>(step: BatchStep<T, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
+    if (this.index < this.queue.length || this.state !== 'reading' || this.failure !== undefined) return this.nextBatch().then(step, onError);
+    const onChunk = (chunk: IteratorResult<Uint8Array>): U | PromiseLike<U> => {
+      const batch = this.batchOfChunk(chunk);
+      return batch instanceof Promise ? batch.then(step, onError) : step(batch);
+    };
+    const onReadError = onError === undefined ? this.readFailed : (error: unknown) => onError(this.readFailure(error));
+    // Still a microtask after the chunk's `data` event (chunks of the same socket read join the batch).
+    return this.source.next().then(onChunk, onReadError);
+  }
+
   /** A chunk (or the body's end) read by `nextBatch`: its events, else whatever `refill` finds next. */
   private readonly batchOfChunk = (chunk: IteratorResult<Uint8Array>): readonly T[] | undefined | Promise<readonly T[] | undefined> => {
     this.mapRead(chunk);
@@ -70,9 +85,14 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
   };
 
   private readonly readFailed = (error: unknown): never => {
-    this.finish();
-    throw this.options.wrapError(error);
+    throw this.readFailure(error);
   };
+
+  /** A failure reading the body: the stream is over, the error as the consumer gets it. */
+  private readFailure(error: unknown): Error {
+    this.finish();
+    return this.options.wrapError(error);
+  }
 
   /** Reads (and maps) until events are queued: true; false when the stream is over. Throws a failure in turn. */
   private async refill(): Promise<boolean> {

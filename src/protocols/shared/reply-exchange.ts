@@ -5,7 +5,7 @@ import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
 import type { InFlightAborts } from '../../http/graceful-shutdown.js';
 import { formatUsd } from '../../billing/money.js';
-import { nextBatchOf } from '../../streaming/event-batches.js';
+import { nextBatchThen } from '../../streaming/event-batches.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
 import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
@@ -78,6 +78,12 @@ export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange, 
 /** Set when the request's output limit was lowered to the model's; its value is the limit the reply was served with. */
 export const MAX_TOKENS_CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';
 
+/** What writing one batch came to: written (read on), the stream is over, the client is gone, or an encoder failed. */
+type BatchWritten = typeof WRITTEN | typeof STREAM_OVER | typeof CLIENT_GONE | { encodeFailure: unknown };
+const WRITTEN = 'written';
+const STREAM_OVER = 'over';
+const CLIENT_GONE = 'gone';
+
 /** An SSE comment: both SDKs skip it, and proxies that cut idle connections see traffic. */
 const KEEP_ALIVE = sseComment('keep-alive');
 
@@ -112,29 +118,39 @@ export async function streamExchange(
   }, exchange.keepAliveMs);
   keepAlive.unref();
   const events = exchange.events[Symbol.asyncIterator]();
+  /**
+   * One upstream chunk's events, encoded into one string and written (one socket write), run by the layers below in
+   * the callback that mapped the chunk: no promise hop of its own per chunk. Never throws: an encoder's failure is
+   * returned, so that it is not taken for the events' own.
+   */
+  const writeBatch = (batch: readonly CanonicalEvent[] | undefined): BatchWritten | Promise<BatchWritten> => {
+    if (batch === undefined) return STREAM_OVER;
+    let text = '';
+    try {
+      for (const event of batch) {
+        if (event.type === 'usage') usage = event.usage;
+        text += encoder.encode(event);
+      }
+    } catch (error) {
+      return { encodeFailure: error };
+    }
+    if (text === '') return WRITTEN;
+    wrote = true;
+    // A promise only when the client pushes back.
+    const written = writeToClient(raw, text);
+    if (written === true) return WRITTEN;
+    if (written === false) return CLIENT_GONE;
+    return written.then((open) => (open ? WRITTEN : CLIENT_GONE));
+  };
   try {
     // The events of one upstream network chunk come as one batch: one string, one socket write, as they arrive.
-    for (let batch = await nextBatchOf(events); batch !== undefined; batch = await nextBatchOf(events)) {
-      let text = '';
-      try {
-        for (const event of batch) {
-          if (event.type === 'usage') usage = event.usage;
-          text += encoder.encode(event);
-        }
-      } catch (error) {
-        // What for-await did when its body threw: close the events (the relay settles) before the error frame.
-        await events.return?.();
-        throw error;
-      }
-      if (text === '') continue;
-      wrote = true;
-      // Awaited only when the client pushes back: an `await` of a plain true is still a microtask hop per chunk.
-      const written = writeToClient(raw, text);
-      if (written !== true && !(await written)) {
-        // The client is gone: close the events, which stops the vendor and settles the reply as disconnected.
-        await events.return?.();
-        return;
-      }
+    for (let outcome = await nextBatchThen(events, writeBatch); outcome !== STREAM_OVER; outcome = await nextBatchThen(events, writeBatch)) {
+      if (outcome === WRITTEN) continue;
+      // The client is gone (or an event could not be encoded): close the events, which stops the vendor and settles
+      // the reply as disconnected (what for-await did when its body threw), then the error frame for the encoder's.
+      await events.return?.();
+      if (outcome === CLIENT_GONE) return;
+      throw outcome.encodeFailure;
     }
     const charge = settledCharge(exchange);
     if (encoder.beforeFinish !== undefined) await encoder.beforeFinish(usage, charge);
