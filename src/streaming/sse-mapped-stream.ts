@@ -69,7 +69,14 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
   nextBatchThen<U>(step: BatchStep<T, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
     if (this.index < this.queue.length || this.state !== 'reading' || this.failure !== undefined) return this.nextBatch().then(step, onError);
     const onChunk = (chunk: IteratorResult<Uint8Array>): U | PromiseLike<U> => {
-      const batch = this.batchOfChunk(chunk);
+      let batch: ReturnType<typeof this.batchOfChunk>;
+      try {
+        batch = this.batchOfChunk(chunk);
+      } catch (error) {
+        // A throw while decoding goes to `onError`, as `nextBatch()`'s rejection would: the layer above settles on it.
+        if (onError === undefined) throw error;
+        return onError(error);
+      }
       return batch instanceof Promise ? batch.then(step, onError) : step(batch);
     };
     const onReadError = onError === undefined ? this.readFailed : (error: unknown) => onError(this.readFailure(error));
