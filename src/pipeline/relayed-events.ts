@@ -2,7 +2,7 @@ import { toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { ResponseAccumulator } from '../canonical/accumulate.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
-import { nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
+import { batchAsIs, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
 import { OpenBlocks, type OutputGate } from './output-gate.js';
 
 /**
@@ -25,7 +25,6 @@ export interface RelayHooks {
 
 const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NO_EVENTS: readonly CanonicalEvent[] = [];
-const identity = <T>(value: T): T => value;
 
 /**
  * What `relay` hands out: the behaviour of the async generator it replaced,
@@ -79,7 +78,7 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
    * undefined once settled.
    */
   nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
-    return this.nextBatchThen(identity);
+    return this.nextBatchThen(batchAsIs);
   }
 
   /**

@@ -27,6 +27,9 @@ export interface BatchedIterator<T> extends AsyncIterator<T, undefined> {
 /** What a consumer does with a batch (undefined: the stream is over) when it is there. */
 export type BatchStep<T, U> = (batch: readonly T[] | undefined) => U | PromiseLike<U>;
 
+/** The step of a plain `nextBatch()`: the batch as it is (`nextBatch()` is `nextBatchThen(batchAsIs)`). */
+export const batchAsIs = <T>(batch: readonly T[] | undefined): readonly T[] | undefined => batch;
+
 function isBatched<T>(iterator: AsyncIterator<T, unknown>): iterator is BatchedIterator<T> {
   return typeof (iterator as Partial<BatchedIterator<T>>).nextBatch === 'function';
 }

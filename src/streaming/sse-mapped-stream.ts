@@ -1,4 +1,4 @@
-import type { BatchedIterator, BatchStep } from './event-batches.js';
+import { batchAsIs, type BatchedIterator, type BatchStep } from './event-batches.js';
 import { bodyChunks, type BodyChunks } from './readable-chunks.js';
 import { SseDecoder, type SseEvent } from './sse-decoder.js';
 
@@ -54,12 +54,7 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
 
   /** The events of the chunks read so far that nobody took yet, else those of the next chunk that has any. */
   nextBatch(): Promise<readonly T[] | undefined> {
-    if (this.index < this.queue.length) return Promise.resolve(this.takeRest());
-    // While reading: the chunk's events are mapped and handed out in one callback on the body's promise, rather
-    // than `refill` awaiting the body and a `then` on refill's promise (one promise and one microtask fewer per
-    // chunk). Still a microtask after the chunk's `data` event, so chunks of the same socket read join the batch.
-    if (this.state === 'reading' && this.failure === undefined) return this.source.next().then(this.batchOfChunk, this.readFailed);
-    return this.refill().then((more) => (more ? this.takeRest() : undefined));
+    return this.nextBatchThen(batchAsIs);
   }
 
   /**
@@ -67,35 +62,43 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
    * (the relay's gate and fold, the client's encoding and write) then cost no microtask of their own per chunk.
    */
   nextBatchThen<U>(step: BatchStep<T, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
-    if (this.index < this.queue.length || this.state !== 'reading' || this.failure !== undefined) return this.nextBatch().then(step, onError);
+    if (this.index < this.queue.length) return Promise.resolve(this.takeRest()).then(step, onError);
+    if (this.state !== 'reading' || this.failure !== undefined) return this.refilledBatch().then(step, onError);
+    // While reading: the chunk's events are mapped and handed out in one callback on the body's promise, rather
+    // than `refill` awaiting the body and a `then` on refill's promise. Still a microtask after the chunk's `data`
+    // event, so chunks of the same socket read join the batch.
     const onChunk = (chunk: IteratorResult<Uint8Array>): U | PromiseLike<U> => {
-      let batch: ReturnType<typeof this.batchOfChunk>;
+      let batch: readonly T[] | undefined | Promise<readonly T[] | undefined>;
       try {
         batch = this.batchOfChunk(chunk);
       } catch (error) {
-        // A throw while decoding goes to `onError`, as `nextBatch()`'s rejection would: the layer above settles on it.
+        // A throw while decoding goes to `onError`, as a rejection would: the layer above settles on it.
         if (onError === undefined) throw error;
         return onError(error);
       }
       return batch instanceof Promise ? batch.then(step, onError) : step(batch);
     };
     const onReadError = onError === undefined ? this.readFailed : (error: unknown) => onError(this.readFailure(error));
-    // Still a microtask after the chunk's `data` event (chunks of the same socket read join the batch).
     return this.source.next().then(onChunk, onReadError);
   }
 
   /** A chunk (or the body's end) read by `nextBatch`: its events, else whatever `refill` finds next. */
-  private readonly batchOfChunk = (chunk: IteratorResult<Uint8Array>): readonly T[] | undefined | Promise<readonly T[] | undefined> => {
+  private batchOfChunk(chunk: IteratorResult<Uint8Array>): readonly T[] | undefined | Promise<readonly T[] | undefined> {
     this.mapRead(chunk);
     if (this.index < this.queue.length) return this.takeRest();
+    return this.refilledBatch();
+  }
+
+  /** The events `refill` finds next as a batch, undefined when the stream is over. */
+  private refilledBatch(): Promise<readonly T[] | undefined> {
     return this.refill().then((more) => (more ? this.takeRest() : undefined));
-  };
+  }
 
   private readonly readFailed = (error: unknown): never => {
     throw this.readFailure(error);
   };
 
-  /** A failure reading the body: the stream is over, the error as the consumer gets it. */
+  /** A failure reading or mapping the body: the stream is over, the error as the consumer gets it. */
   private readFailure(error: unknown): Error {
     this.finish();
     return this.options.wrapError(error);
@@ -108,8 +111,7 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
       if (this.failure !== undefined) {
         const { error } = this.failure;
         this.failure = undefined;
-        this.finish();
-        throw this.options.wrapError(error);
+        throw this.readFailure(error);
       }
       if (this.state === 'done') return false;
       if (this.state === 'ending') {
@@ -122,8 +124,7 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
       try {
         chunk = await this.source.next();
       } catch (error) {
-        this.finish();
-        throw this.options.wrapError(error);
+        throw this.readFailure(error);
       }
       this.mapRead(chunk);
     }
