@@ -7,9 +7,9 @@ import { setFlagsFromString } from 'node:v8';
  * until V8's memory reducer shrank it some 30 s later. With the growth factor at 1 while starting, what survives
  * goes to old space as it would anyway, and the new space stays at 2 × 2 MB (heap committed 57 → 40 MB).
  *
- * The factor is set back to V8's default (2) once the gateway listens, so under load the new space grows exactly
- * as before: request throughput and its GC behaviour are those of a default heap. Nothing changes when the
- * operator tunes the new space with a flag (NODE_OPTIONS or the command line).
+ * The factor is set back to V8's default (2) once the gateway listens, so under load the new space grows as with
+ * V8's defaults. Nothing changes when the operator tunes the new space with a flag (NODE_OPTIONS or the command
+ * line).
  *
  * Imported by the CLI entry point before it loads anything else (cli.ts). `semi_space_growth_factor` is read by
  * V8 at each growth decision, so changing it at run time takes effect at the next scavenge.
@@ -21,9 +21,11 @@ const V8_DEFAULT_GROWTH_FACTOR = 2;
  * dynamic factor (up to 4x, and a first limit far above the gateway's ~25-30 MB of live objects). A request
  * promotes ~0.6-2 KB that is garbage by the next full collection (what was in flight at a scavenge), so with
  * V8's limits old space reached 70-75 MB with 25-30 MB live at the peak of the bench's c128 run, and a gateway
- * that had served 20,000 requests had not had a single full collection yet. At 1.5x a full collection comes
- * every ~10,000 requests of JSON, ~12 ms of pause each: ~1-6 us per request against a request's ~250 us.
- * `heap_growing_percent` is read at each limit computation, so setting it at run time takes effect at the next.
+ * that had served 20,000 requests had not had a single full collection yet. At 1.5x the peak RSS at c128 was
+ * 145-148 MB against 161-199 MB, for ~5-9% more CPU per request (the full collections' marking; measured by
+ * `npm run bench`, docs/performance-issue-22.md). An operator who prefers the CPU sets the flag (`0` is V8's own
+ * growth) and it is left alone. `heap_growing_percent` is read at each limit computation, so setting it at run
+ * time takes effect at the next.
  */
 const OLD_SPACE_GROWING_PERCENT = 50;
 
