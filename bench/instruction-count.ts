@@ -24,7 +24,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { TargetClient } from './load.js';
 import type { ManagedProcess } from './processes.js';
-import type { RequestShape, Target } from './scenarios.js';
+import type { RequestShape, RouteId, Target } from './scenarios.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -138,8 +138,10 @@ export class CallgrindProcess {
 }
 
 export interface InstructionKind {
-  /** `json`, `stream`, `stream-500ch`. */
+  /** `json`, `stream`, `stream-500ch`, `translated-stream`, `translated-500ch`. */
   kind: string;
+  /** The route, when not the same-format one (the translated kinds: an OpenAI client on an Anthropic vendor). */
+  route?: RouteId;
   shape: RequestShape;
   /** Counted requests of this kind (long streams use fewer: each is many short ones' worth of chunks). */
   requests: number;
@@ -182,13 +184,15 @@ async function sendSequentially(client: TargetClient, count: number, what: strin
 export async function countInstructions(
   name: 'gateway' | 'floor',
   process: CallgrindProcess,
-  target: Target,
+  /** The target, or the target of each kind's route. */
+  target: Target | ((kind: InstructionKind) => Target),
   kinds: readonly InstructionKind[],
   noncePrefix: string,
   stop: AbortSignal,
   progress: (message: string) => void,
 ): Promise<InstructionCount[]> {
-  const clients = kinds.map((kind, index) => new TargetClient(target, 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
+  const targetOf = typeof target === 'function' ? target : () => target;
+  const clients = kinds.map((kind, index) => new TargetClient(targetOf(kind), 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
   try {
     for (const [index, kind] of kinds.entries()) {
       const client = clients[index];
