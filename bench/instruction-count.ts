@@ -24,7 +24,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { TargetClient } from './load.js';
 import type { ManagedProcess } from './processes.js';
-import type { RequestShape, RouteId, Target } from './scenarios.js';
+import type { BenchOptions } from './options.js';
+import { LONG_STREAM_CHUNKS, type RequestShape, type RouteId, type Target } from './scenarios.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -147,6 +148,36 @@ export interface InstructionKind {
   requests: number;
   /** Requests of this kind before any counting. */
   warmupRequests: number;
+}
+
+/**
+ * The kinds a run can count: JSON and the 20-chunk stream on the same-format route; with --shapes the 500-chunk stream
+ * (a tenth as many requests: each is 25 short streams' worth of chunks) and the translated route's 20- and 500-chunk
+ * streams (an OpenAI client on the Anthropic vendor), whose difference is its cost per extra chunk.
+ */
+export function instructionKinds(options: Pick<BenchOptions, 'shapes' | 'callgrindRequests' | 'callgrindWarmup'>): InstructionKind[] {
+  const stream: RequestShape = { stream: true, paceMs: 0 };
+  const short = (kind: string, shape: RequestShape, route?: RouteId): InstructionKind => ({
+    kind,
+    ...(route === undefined ? {} : { route }),
+    shape,
+    requests: options.callgrindRequests,
+    warmupRequests: options.callgrindWarmup,
+  });
+  // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
+  const long = (kind: string, chunks: number, route?: RouteId): InstructionKind => ({
+    ...short(kind, { ...stream, chunks }, route),
+    requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
+    warmupRequests: Math.round(options.callgrindWarmup / 10),
+  });
+  const chunks = LONG_STREAM_CHUNKS[0];
+  return [
+    short('json', { stream: false, paceMs: 0 }),
+    short('stream', stream),
+    ...(options.shapes
+      ? [long(`stream-${chunks}ch`, chunks), short('translated-stream', stream, 'openai-to-anthropic'), long(`translated-${chunks}ch`, chunks, 'openai-to-anthropic')]
+      : []),
+  ];
 }
 
 export interface InstructionCount {

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { countAccountRoundTrips, createSpreadKeys, measureAccounts, verifyLedger, type AccountsContext, type AccountsReport } from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
-import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, type InstructionCount, type InstructionKind } from './instruction-count.js';
+import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, instructionKinds, type InstructionCount, type InstructionKind } from './instruction-count.js';
 import { measureLimiterCost } from './limiter-cost.js';
 import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
@@ -48,7 +48,7 @@ import {
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
 import { describeMix, formatSoak, heapUsedSlope, rssSlope, sampleIntervalMs, soak, soakClients, SOAK_CONCURRENCY, type SoakReport } from './soak.js';
-import { LONG_STREAM_CHUNKS, MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type RouteId, type Scenario, type Target } from './scenarios.js';
+import { MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -552,27 +552,7 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const context = await prepare(options, cleanup, stop);
   const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
   mkdirSync(dumps, { recursive: true });
-  const longStream = (kind: string, chunks: number, route?: RouteId): InstructionKind => ({
-    kind,
-    ...(route === undefined ? {} : { route }),
-    shape: { stream: true, paceMs: 0, chunks },
-    requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
-    warmupRequests: Math.round(options.callgrindWarmup / 10),
-  });
-  const allKinds: InstructionKind[] = [
-    { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
-    { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
-    // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
-    ...LONG_STREAM_CHUNKS.slice(0, options.shapes ? 1 : 0).map((chunks) => longStream(`stream-${chunks}ch`, chunks)),
-    // With --shapes, the translated route too (an OpenAI client on the Anthropic vendor): its cost per extra chunk is
-    // the difference between its 500-chunk and 20-chunk streams, as the same-format route's.
-    ...(options.shapes
-      ? [
-          { kind: 'translated-stream', route: 'openai-to-anthropic' as const, shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
-          ...LONG_STREAM_CHUNKS.slice(0, 1).map((chunks) => longStream(`translated-${chunks}ch`, chunks, 'openai-to-anthropic')),
-        ]
-      : []),
-  ];
+  const allKinds = instructionKinds(options);
   const kinds = allKinds.filter((kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind));
   if (kinds.length === 0) throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
