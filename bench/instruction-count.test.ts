@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callgrindWrapper, CallgrindProcess, compilerInstructions, countInstructions, dumpTotal, formatInstructionCounts, latestDumpNumber } from './instruction-count.js';
+import { callgrindWrapper, CallgrindProcess, compilerInstructions, countInstructions, dumpTotal, formatInstructionCounts, instructionKinds, latestDumpNumber } from './instruction-count.js';
 import { fileURLToPath } from 'node:url';
 import { parseBenchOptions } from './options.js';
 import { childEnvironment, listeningUrl, startProcess } from './processes.js';
@@ -59,6 +59,21 @@ describe('callgrind dumps', () => {
     expect(options?.callgrindDumps).toBe(join(process.cwd(), 'cg'));
     expect(parseBenchOptions(['--callgrind'])?.callgrindKinds).toEqual([]);
     expect(parseBenchOptions(['--callgrind'])?.callgrindDumps).toBeUndefined();
+  });
+});
+
+describe('the kinds counted', () => {
+  it('adds the long stream and the translated route (an OpenAI client on the Anthropic vendor) with --shapes', () => {
+    const options = { callgrindRequests: 300, callgrindWarmup: 800 };
+    expect(instructionKinds({ ...options, shapes: false }).map((kind) => kind.kind)).toEqual(['json', 'stream']);
+    const kinds = instructionKinds({ ...options, shapes: true });
+    expect(kinds.map((kind) => [kind.kind, kind.route ?? 'same-format', kind.shape.chunks ?? 20, kind.requests, kind.warmupRequests])).toEqual([
+      ['json', 'same-format', 20, 300, 800],
+      ['stream', 'same-format', 20, 300, 800],
+      ['stream-500ch', 'same-format', 500, 30, 80],
+      ['translated-stream', 'openai-to-anthropic', 20, 300, 800],
+      ['translated-500ch', 'openai-to-anthropic', 500, 30, 80],
+    ]);
   });
 });
 

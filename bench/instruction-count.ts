@@ -24,7 +24,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { TargetClient } from './load.js';
 import type { ManagedProcess } from './processes.js';
-import type { RequestShape, Target } from './scenarios.js';
+import type { BenchOptions } from './options.js';
+import { LONG_STREAM_CHUNKS, type RequestShape, type RouteId, type Target } from './scenarios.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -138,13 +139,45 @@ export class CallgrindProcess {
 }
 
 export interface InstructionKind {
-  /** `json`, `stream`, `stream-500ch`. */
+  /** `json`, `stream`, `stream-500ch`, `translated-stream`, `translated-500ch`. */
   kind: string;
+  /** The route, when not the same-format one (the translated kinds: an OpenAI client on an Anthropic vendor). */
+  route?: RouteId;
   shape: RequestShape;
   /** Counted requests of this kind (long streams use fewer: each is many short ones' worth of chunks). */
   requests: number;
   /** Requests of this kind before any counting. */
   warmupRequests: number;
+}
+
+/**
+ * The kinds a run can count: JSON and the 20-chunk stream on the same-format route; with --shapes the 500-chunk stream
+ * (a tenth as many requests: each is 25 short streams' worth of chunks) and the translated route's 20- and 500-chunk
+ * streams (an OpenAI client on the Anthropic vendor), whose difference is its cost per extra chunk.
+ */
+export function instructionKinds(options: Pick<BenchOptions, 'shapes' | 'callgrindRequests' | 'callgrindWarmup'>): InstructionKind[] {
+  const stream: RequestShape = { stream: true, paceMs: 0 };
+  const short = (kind: string, shape: RequestShape, route?: RouteId): InstructionKind => ({
+    kind,
+    ...(route === undefined ? {} : { route }),
+    shape,
+    requests: options.callgrindRequests,
+    warmupRequests: options.callgrindWarmup,
+  });
+  // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
+  const long = (kind: string, chunks: number, route?: RouteId): InstructionKind => ({
+    ...short(kind, { ...stream, chunks }, route),
+    requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
+    warmupRequests: Math.round(options.callgrindWarmup / 10),
+  });
+  const chunks = LONG_STREAM_CHUNKS[0];
+  return [
+    short('json', { stream: false, paceMs: 0 }),
+    short('stream', stream),
+    ...(options.shapes
+      ? [long(`stream-${chunks}ch`, chunks), short('translated-stream', stream, 'openai-to-anthropic'), long(`translated-${chunks}ch`, chunks, 'openai-to-anthropic')]
+      : []),
+  ];
 }
 
 export interface InstructionCount {
@@ -182,13 +215,15 @@ async function sendSequentially(client: TargetClient, count: number, what: strin
 export async function countInstructions(
   name: 'gateway' | 'floor',
   process: CallgrindProcess,
-  target: Target,
+  /** The target, or the target of each kind's route. */
+  target: Target | ((kind: InstructionKind) => Target),
   kinds: readonly InstructionKind[],
   noncePrefix: string,
   stop: AbortSignal,
   progress: (message: string) => void,
 ): Promise<InstructionCount[]> {
-  const clients = kinds.map((kind, index) => new TargetClient(target, 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
+  const targetOf = typeof target === 'function' ? target : () => target;
+  const clients = kinds.map((kind, index) => new TargetClient(targetOf(kind), 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
   try {
     for (const [index, kind] of kinds.entries()) {
       const client = clients[index];

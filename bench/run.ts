@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { countAccountRoundTrips, createSpreadKeys, measureAccounts, verifyLedger, type AccountsContext, type AccountsReport } from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
-import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, type InstructionCount, type InstructionKind } from './instruction-count.js';
+import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, instructionKinds, type InstructionCount, type InstructionKind } from './instruction-count.js';
 import { measureLimiterCost } from './limiter-cost.js';
 import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
@@ -48,7 +48,7 @@ import {
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
 import { describeMix, formatSoak, heapUsedSlope, rssSlope, sampleIntervalMs, soak, soakClients, SOAK_CONCURRENCY, type SoakReport } from './soak.js';
-import { LONG_STREAM_CHUNKS, MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
+import { MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -552,17 +552,7 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const context = await prepare(options, cleanup, stop);
   const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
   mkdirSync(dumps, { recursive: true });
-  const allKinds: InstructionKind[] = [
-    { kind: 'json', shape: { stream: false, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
-    { kind: 'stream', shape: { stream: true, paceMs: 0 }, requests: options.callgrindRequests, warmupRequests: options.callgrindWarmup },
-    // The 20-chunk streams have compiled the stream path; a tenth of the requests is still 25x the chunks.
-    ...LONG_STREAM_CHUNKS.slice(0, options.shapes ? 1 : 0).map((chunks) => ({
-      kind: `stream-${chunks}ch`,
-      shape: { stream: true, paceMs: 0, chunks },
-      requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
-      warmupRequests: Math.round(options.callgrindWarmup / 10),
-    })),
-  ];
+  const allKinds = instructionKinds(options);
   const kinds = allKinds.filter((kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind));
   if (kinds.length === 0) throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
@@ -571,7 +561,7 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const key = await createAccountKey(context, backend);
   progress('== callgrind: starting the gateway (SQLite) under valgrind; start-up alone takes a minute or more');
   const started = await startGateway(context, 'gateway-callgrind', backend.env, false, callgrindWrapper(dumps, 'gateway'));
-  const gatewayTarget = targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key).gateway;
+  const gatewayTarget = (kind: InstructionKind) => targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key).gateway;
   counts.push(...(await countInstructions('gateway', new CallgrindProcess(started.gateway, dumps, 'gateway', '127.0.0.1'), gatewayTarget, kinds, 'cg', stop, progress)));
   // Valgrind writes its last dump on exit: give it time rather than kill it mid-write.
   await started.gateway.stop(PROFILE_STOP_GRACE_MS);
@@ -583,8 +573,11 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   });
   cleanup.stopProcess(floor);
   const floorOrigin = await listeningUrl(floor, CALLGRIND_START_TIMEOUT_MS);
-  const floorTarget = targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key, floorOrigin).floor;
-  if (floorTarget === undefined) throw new Error('no floor target');
+  const floorTarget = (kind: InstructionKind): Target => {
+    const target = targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key, floorOrigin).floor;
+    if (target === undefined) throw new Error('no floor target');
+    return target;
+  };
   counts.push(...(await countInstructions('floor', new CallgrindProcess(floor, dumps, 'floor', undefined), floorTarget, kinds, 'cf', stop, progress)));
   await floor.stop(PROFILE_STOP_GRACE_MS);
   return {

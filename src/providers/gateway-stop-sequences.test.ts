@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseAccumulator } from '../canonical/accumulate.js';
 import type { CanonicalEvent } from '../canonical/events.js';
+import { nextBatchThen, type BatchStep } from '../streaming/event-batches.js';
 import { matchStopSequences, StopSequenceMatcher } from './gateway-stop-sequences.js';
 
 const start: CanonicalEvent = { type: 'response-start', id: 'r', model: 'm', created: 1 };
@@ -134,5 +135,68 @@ describe('matchStopSequences', () => {
     expect(closed).toBe(true);
     expect(fold(out).content).toEqual([{ type: 'text', text: 'one two ' }]);
     expect(fold(out).stopSequence).toBe('STOP');
+  });
+
+  it('hands its batches on in the callback that made the upstream batch, held-back text and the match as nextBatch does', async () => {
+    let closed = false;
+    let inUpstreamCallback = false;
+    const events = textReply(['one ', 'S', 'TOP three', ' four']);
+    // One event per batch (each chunk alone, as in the timed bench): 'S' is held back whole (it may begin 'STOP').
+    const batches = events.map((event) => [event]);
+    const upstream = {
+      next: async () => ({ done: true as const, value: undefined }),
+      nextBatch: async () => batches.shift(),
+      // The step runs inside this call, as SseMappedStream runs it inside the chunk's callback.
+      nextBatchThen: <U>(step: BatchStep<CanonicalEvent, U>) =>
+        Promise.resolve().then(() => {
+          inUpstreamCallback = true;
+          try {
+            return step(batches.shift());
+          } finally {
+            inUpstreamCallback = false;
+          }
+        }),
+      return: async () => {
+        closed = true;
+        return { done: true as const, value: undefined };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+    const matched = matchStopSequences(upstream, ['STOP']);
+    const out: CanonicalEvent[] = [];
+    const stepsInCallback: boolean[] = [];
+    const step = (batch: readonly CanonicalEvent[] | undefined) => {
+      stepsInCallback.push(inUpstreamCallback);
+      if (batch !== undefined) {
+        expect(batch.length).toBeGreaterThan(0);
+        out.push(...batch);
+      }
+      return batch === undefined;
+    };
+    while (!(await nextBatchThen(matched, step))) {
+      // read on
+    }
+    expect(closed).toBe(true);
+    expect(fold(out).content).toEqual([{ type: 'text', text: 'one ' }]);
+    expect(fold(out).stopSequence).toBe('STOP');
+    // response-start, text-start and 'one ' each went on in the upstream's callback; the match waits for the close.
+    expect(stepsInCallback.slice(0, 3)).toEqual([true, true, true]);
+    expect(stepsInCallback.at(-2)).toBe(false);
+  });
+
+  it('gives an upstream failure to onError, as nextBatch rejects', async () => {
+    const upstream = {
+      next: async () => ({ done: true as const, value: undefined }),
+      nextBatch: async (): Promise<readonly CanonicalEvent[] | undefined> => {
+        throw new Error('cut off');
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+    const matched = matchStopSequences(upstream, ['STOP']);
+    await expect(nextBatchThen(matched, () => 'stepped', (error) => `failed: ${(error as Error).message}`)).resolves.toBe('failed: cut off');
   });
 });

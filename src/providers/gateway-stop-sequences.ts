@@ -1,6 +1,6 @@
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
-import { nextBatchOf, type BatchedIterator } from '../streaming/event-batches.js';
+import { nextBatchOf, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
 
 /**
  * Stop sequences matched by the gateway, for vendors that stop on a sequence without saying which one (OpenAI,
@@ -138,23 +138,49 @@ class MatchedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIte
   /** What the matcher let through of the upstream's next batches, once there is any: all of it at once. */
   async nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
     for (;;) {
-      if (this.ready.length > 0) return this.ready.splice(0, this.ready.length);
+      if (this.ready.length > 0) return this.takeReady();
       if (this.done) return undefined;
-      const batch = await nextBatchOf(this.upstream);
-      if (batch === undefined) {
+      // Abandon the rest of the reply on a match: the vendor stops generating when its connection closes.
+      if (this.match(await nextBatchOf(this.upstream))) await this.upstream.return?.();
+    }
+  }
+
+  /**
+   * `nextBatch().then(step, onError)`, with `step` run in the callback that mapped the upstream's chunk (no promise
+   * or microtask of this layer's own per chunk, see `BatchedIterator.nextBatchThen`); a match, and a chunk whose text
+   * is all held back, go the way `nextBatch` goes.
+   */
+  nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
+    if (this.ready.length > 0 || this.done) return this.nextBatch().then(step, onError);
+    return nextBatchThen(
+      this.upstream,
+      (batch): U | PromiseLike<U> => {
+        if (this.match(batch)) return Promise.resolve(this.upstream.return?.()).then(() => this.nextBatch()).then(step, onError);
+        if (this.ready.length > 0) return step(this.takeReady());
+        return this.done ? step(undefined) : this.nextBatchThen(step, onError);
+      },
+      onError,
+    );
+  }
+
+  /** One upstream batch through the matcher into `ready` (undefined: the upstream is over); true on a match. */
+  private match(batch: readonly CanonicalEvent[] | undefined): boolean {
+    if (batch === undefined) {
+      this.done = true;
+      return false;
+    }
+    for (const event of batch) {
+      this.ready.push(...this.matcher.push(event));
+      if (this.matcher.matched) {
         this.done = true;
-        continue;
-      }
-      for (const event of batch) {
-        this.ready.push(...this.matcher.push(event));
-        if (this.matcher.matched) {
-          this.done = true;
-          // Abandon the rest of the reply: the vendor stops generating when its connection closes.
-          await this.upstream.return?.();
-          break;
-        }
+        return true;
       }
     }
+    return false;
+  }
+
+  private takeReady(): CanonicalEvent[] {
+    return this.ready.splice(0, this.ready.length);
   }
 
   async return(): Promise<IteratorResult<CanonicalEvent, undefined>> {
