@@ -76,7 +76,7 @@ describe('SQLite group commit', () => {
     return checkPhase;
   };
 
-  it('a request alone commits at once; while another request holds money, writes wait for the turn\'s group commit', async () => {
+  it('a request alone commits its hold and a JSON settlement at once; while another request holds money, writes wait for the turn\'s group commit', async () => {
     // Alone (concurrency 1): its hold and its settlement commit without waiting for the check phase.
     const alone = reserveInput(5_000n);
     expect(await answeredAfterTheCheckPhase(() => storage.billing.reserve(alone))).toBe(false);
@@ -94,7 +94,11 @@ describe('SQLite group commit', () => {
     expect(await storage.billing.reserve(refused)).toMatchObject({ admitted: false });
     await storage.billing.settle({ usage: usageFor(other.requestId), price });
     expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: usageFor(b.requestId), price }))).toBe(false);
-    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 96_000n, reservedNano: 0n });
+    // A stream's settlement keeps the turn's wait even alone (committing it at once delayed the next first token).
+    const streamed = reserveInput(5_000n);
+    expect(await answeredAfterTheCheckPhase(() => storage.billing.reserve(streamed))).toBe(false);
+    expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: { ...usageFor(streamed.requestId), stream: true }, price }))).toBe(true);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_000n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
