@@ -15,7 +15,7 @@ import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 
 export const POSTGRES_URL = process.env.TOLLGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const ALL_MIGRATIONS = ['0001-initial', '0002-billing', '0003-dashboard', '0004-usage-rollup', '0005-stored-responses', '0006-growing-holds', '0007-key-scopes-limits', '0008-tier-upgrades', '0009-compact-holds'];
+export const ALL_MIGRATIONS = ['0001-initial', '0002-billing', '0003-dashboard', '0004-usage-rollup', '0005-stored-responses', '0006-growing-holds', '0007-key-scopes-limits', '0008-tier-upgrades'];
 
 /** A fresh, empty database that any number of storage handles can open. */
 export interface TestDatabase {
