@@ -1,7 +1,6 @@
 /**
  * SQLite's group commit (sqlite-hot-path.ts): writes queued in one event-loop turn commit together, each in its
- * own savepoint, a request alone commits without waiting for the turn, and writes still queued when the handle
- * closes are committed first.
+ * own savepoint, and writes still queued when the handle closes are committed first.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -63,42 +62,6 @@ describe('SQLite group commit', () => {
     expect(await once).toEqual({ settled: true, chargedNano: 1_000n, unbilledNano: 0n, freeTokensUsed: 0 });
     expect(await twice).toEqual({ settled: false, reason: 'already_settled' });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n, reservedNano: 10_000n });
-    expect(await storage.billing.verifyLedger()).toEqual([]);
-  });
-
-  /** Resolves with whether an Immediate queued just before `write` was called had run when the write was answered. */
-  const answeredAfterTheCheckPhase = async (write: () => Promise<unknown>): Promise<boolean> => {
-    let checkPhase = false;
-    setImmediate(() => {
-      checkPhase = true;
-    });
-    await write();
-    return checkPhase;
-  };
-
-  it('a request alone commits its hold and a JSON settlement at once; while another request holds money, writes wait for the turn\'s group commit', async () => {
-    // Alone (concurrency 1): its hold and its settlement commit without waiting for the check phase.
-    const alone = reserveInput(5_000n);
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.reserve(alone))).toBe(false);
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: usageFor(alone.requestId), price }))).toBe(false);
-
-    // With another request's hold live, a second request's writes of one turn share one commit, after the turn's I/O.
-    const other = reserveInput(5_000n);
-    expect(await storage.billing.reserve(other)).toMatchObject({ admitted: true });
-    const [a, b] = [reserveInput(5_000n), reserveInput(5_000n)];
-    expect(await answeredAfterTheCheckPhase(() => Promise.all([storage.billing.reserve(a), storage.billing.reserve(b)]))).toBe(true);
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: usageFor(a.requestId), price }))).toBe(true);
-
-    // Settled or refused, a request no longer counts: once the others are settled, the last one is alone again.
-    const refused = { ...reserveInput(0n), plan: () => ({ admitted: false as const, reason: 'empty' as const }) };
-    expect(await storage.billing.reserve(refused)).toMatchObject({ admitted: false });
-    await storage.billing.settle({ usage: usageFor(other.requestId), price });
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: usageFor(b.requestId), price }))).toBe(false);
-    // A stream's settlement keeps the turn's wait even alone (committing it at once delayed the next first token).
-    const streamed = reserveInput(5_000n);
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.reserve(streamed))).toBe(false);
-    expect(await answeredAfterTheCheckPhase(() => storage.billing.settle({ usage: { ...usageFor(streamed.requestId), stream: true }, price }))).toBe(true);
-    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_000n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 

@@ -58,13 +58,6 @@ export class SqliteHotPath {
   private readonly inSavepoint: (write: () => unknown) => unknown;
   private queue: QueuedWrite[] = [];
   private flushScheduled = false;
-  private readonly flushNow = () => this.flush();
-  /**
-   * Requests of this process with a hold written (or being written) through this path and not yet settling: when
-   * it is empty, or holds only the caller, no other request is about to write (enqueue). One that is never
-   * settled here (the process stops first) only keeps the turn's wait on for the others.
-   */
-  private readonly held = new Set<string>();
 
   constructor(
     private readonly database: BetterSqliteDatabase,
@@ -189,41 +182,18 @@ export class SqliteHotPath {
     const viaKysely = { find: apiKeys.findByHashWithAccount, reserve: billing.reserve, settle: billing.settle, grantSlice: billing.grantSlice, renewHolds: billing.renewHolds };
     // Slices and the periodic batch of checkpoints join the group commit too: a grant is one synchronous
     // read-and-conditional-write, a batch one statement per hold, both inside the turn's transaction.
-    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input), false);
-    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals), false);
+    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input));
+    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals));
     apiKeys.findByHashWithAccount = async (keyHash) => (this.database.inTransaction ? viaKysely.find(keyHash) : this.findByHash(keyHash));
-    billing.reserve = (input) => {
-      this.held.add(input.requestId);
-      return this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input), this.aloneBut(input.requestId)).then(
-        (result) => {
-          if (!result.admitted) this.held.delete(input.requestId);
-          return result;
-        },
-        (error: unknown) => {
-          this.held.delete(input.requestId);
-          throw error;
-        },
-      );
-    };
-    billing.settle = (input) => {
-      // Settling (or found settled): no longer a request that may write beside others, whatever the outcome.
-      this.held.delete(input.usage.requestId);
-      return this.enqueue<SettleResult>(
+    billing.reserve = (input) => this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input));
+    billing.settle = (input) =>
+      this.enqueue<SettleResult>(
         () => this.settleNow(input),
         () => viaKysely.settle(input),
-        // A stream's settlement keeps the turn's wait (its client already has every chunk but the last frames):
-        // measured, committing it at once moved work of the turn's tail ahead of the next request's first token.
-        !input.usage.stream && this.held.size === 0,
       ).catch((error: unknown) => {
         if (error instanceof AlreadySettled) return { settled: false, reason: 'already_settled' };
         throw error;
       });
-    };
-  }
-
-  /** Whether no request but this one holds money through this path, i.e. none other is about to write. */
-  private aloneBut(requestId: string): boolean {
-    return this.held.size === 0 || (this.held.size === 1 && this.held.has(requestId));
   }
 
   /**
@@ -237,25 +207,13 @@ export class SqliteHotPath {
    * runs without savepoints (a SAVEPOINT and RELEASE per write cost a third of the hot path's CPU on the bench);
    * when a write throws, that transaction rolls back whole and the batch runs again with a savepoint per write.
    * The writes are pure functions of the database's state, so running one again after a rollback is safe.
-   *
-   * A request alone (no other request of this process holds money, so none is about to write: concurrency 1) has
-   * nothing to share a commit with, and waiting for the check phase cost it an event-loop iteration: undici
-   * writes a request on a reused keep-alive socket only from an Immediate of its own (it first reads what the
-   * idle socket may have received), and an Immediate queued during the check phase, where the hold's commit
-   * answered admission, runs in the next iteration, after another poll. So its hold, and a JSON reply's
-   * settlement, commit at the end of the current microtask queue instead (still after every write queued with
-   * them, still before the caller is answered; the reply then goes out before the turn's other Immediates, undici's
-   * clean-up of the vendor's body among them). With any other request holding money the turn's writes wait for the
-   * check phase as before; so do slices, renewals and a stream's settlement (measured: committing it at once put
-   * the turn's tail ahead of the next stream's first token, +0.1 ms of added TTFT at c1).
    */
-  private enqueue<T>(write: () => T, viaKysely: () => Promise<T>, alone: boolean): Promise<T> {
+  private enqueue<T>(write: () => T, viaKysely: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, viaKysely, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        if (alone) queueMicrotask(this.flushNow);
-        else setImmediate(this.flushNow);
+        setImmediate(() => this.flush());
       }
     });
   }
