@@ -1,6 +1,6 @@
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
-import { nextBatchOf, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
+import { batchAsIs, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
 
 /**
  * Stop sequences matched by the gateway, for vendors that stop on a sequence without saying which one (OpenAI,
@@ -136,26 +136,23 @@ class MatchedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIte
   }
 
   /** What the matcher let through of the upstream's next batches, once there is any: all of it at once. */
-  async nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
-    for (;;) {
-      if (this.ready.length > 0) return this.takeReady();
-      if (this.done) return undefined;
-      // Abandon the rest of the reply on a match: the vendor stops generating when its connection closes.
-      if (this.match(await nextBatchOf(this.upstream))) await this.upstream.return?.();
-    }
+  nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
+    return this.nextBatchThen(batchAsIs);
   }
 
   /**
    * `nextBatch().then(step, onError)`, with `step` run in the callback that mapped the upstream's chunk (no promise
-   * or microtask of this layer's own per chunk, see `BatchedIterator.nextBatchThen`); a match, and a chunk whose text
-   * is all held back, go the way `nextBatch` goes.
+   * or microtask of this layer's own per chunk, see `BatchedIterator.nextBatchThen`); a chunk whose text is all
+   * held back reads on, and a match closes the upstream first.
    */
   nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
-    if (this.ready.length > 0 || this.done) return this.nextBatch().then(step, onError);
+    if (this.ready.length > 0) return Promise.resolve(this.takeReady()).then(step, onError);
+    if (this.done) return Promise.resolve(undefined).then(step, onError);
     return nextBatchThen(
       this.upstream,
       (batch): U | PromiseLike<U> => {
-        if (this.match(batch)) return Promise.resolve(this.upstream.return?.()).then(() => this.nextBatch()).then(step, onError);
+        // Abandon the rest of the reply on a match: the vendor stops generating when its connection closes.
+        if (this.match(batch)) return Promise.resolve(this.upstream.return?.()).then(() => this.nextBatchThen(step, onError), onError);
         if (this.ready.length > 0) return step(this.takeReady());
         return this.done ? step(undefined) : this.nextBatchThen(step, onError);
       },
