@@ -8,7 +8,8 @@ import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
-import { BACKSTOP_AUTOCHECKPOINT_PAGES, JOURNAL_SIZE_LIMIT_BYTES, WalCheckpointer } from './wal-checkpointer.js';
+import { BACKSTOP_AUTOCHECKPOINT_PAGES, JOURNAL_SIZE_LIMIT_BYTES, RESTART_AFTER_FRAMES, WalCheckpointer } from './wal-checkpointer.js';
+import { WriteGate } from './write-gate.js';
 import { isSqliteUniqueViolation } from './sqlite-errors.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -20,7 +21,12 @@ const PAGE_CACHE_KIB = 2000;
  * Opens (creating if needed) a SQLite database file, or a private in-memory database for `:memory:`.
  * Does not migrate: call `storage.migrate()`.
  */
-export async function openSqliteStorage(filename: string, onBackgroundError: (error: Error) => void = () => {}): Promise<Storage> {
+export async function openSqliteStorage(
+  filename: string,
+  onBackgroundError: (error: Error) => void = () => {},
+  /** The WAL length at which the checkpoint thread starts it over (wal-checkpointer.ts); tests set a short one. */
+  walRestartFrames = RESTART_AFTER_FRAMES,
+): Promise<Storage> {
   const onDisk = filename !== SQLITE_MEMORY && filename !== '';
   if (onDisk) mkdirSync(dirname(filename), { recursive: true });
   const database = new BetterSqlite3(filename);
@@ -54,6 +60,8 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
   let hotPath: SqliteHotPath | undefined;
   let checkpointer: WalCheckpointer | undefined;
   const noteWrite = () => checkpointer?.noteWrite();
+  // The serving connection's commits and the checkpoint thread's WAL restarts take turns through it.
+  const gate = new WriteGate();
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(database, noteWrite) }),
     plugins: [new RefuseNulTextPlugin()],
@@ -66,13 +74,13 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
     migrate: async () => {
       const applied = await migrateSqlite(db);
       if (hotPath === undefined) {
-        hotPath = new SqliteHotPath(database, noteWrite);
+        hotPath = new SqliteHotPath(database, noteWrite, gate);
         hotPath.install(storage.apiKeys, storage.billing);
         if (onDisk) {
           // Checkpoints (and their fsyncs) move to a worker thread, running while there are writes to follow;
           // this connection's own stays as a backstop.
           database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
-          checkpointer = new WalCheckpointer(filename, onBackgroundError);
+          checkpointer = new WalCheckpointer(filename, onBackgroundError, undefined, gate, walRestartFrames);
         }
       }
       return applied;
@@ -83,7 +91,7 @@ export async function openSqliteStorage(filename: string, onBackgroundError: (er
   storage.close = () =>
     (closing ??= (async () => {
       // Writes queued for the next group commit go in before the handle closes, then the last checkpoint.
-      hotPath?.flush();
+      await hotPath?.flushAll();
       await checkpointer?.stop();
       await closeHandle();
     })());

@@ -19,6 +19,7 @@ import type { BillingRepository, HoldCheckpoint, HoldRenewal, ReserveInput, Rese
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { positionalStatement, type PositionalStatement } from './positional-statement.js';
+import { WriteGate } from './write-gate.js';
 
 /**
  * The three storage calls of every API request (key lookup, reserve, settle) on SQLite, as prepared statements
@@ -58,11 +59,15 @@ export class SqliteHotPath {
   private readonly inSavepoint: (write: () => unknown) => unknown;
   private queue: QueuedWrite[] = [];
   private flushScheduled = false;
+  /** A batch is waiting for the checkpoint thread to open the write gate. */
+  private waitingForGate = false;
 
   constructor(
     private readonly database: BetterSqliteDatabase,
     /** Told of each batch it writes (the WAL checkpoint thread follows writes). */
     private readonly onWrite: () => void = () => {},
+    /** Shared with the WAL checkpoint thread, which holds it for a moment to start the WAL over (write-gate.ts). */
+    private readonly gate: WriteGate = new WriteGate(),
   ) {
     // The rows every request reads come back as arrays (`raw`), made into objects here: better-sqlite3 builds an
     // object row by making each column's name a V8 string again on every row, which cost about as much as the
@@ -218,17 +223,53 @@ export class SqliteHotPath {
     });
   }
 
-  /** Commits what is queued now. Also called before the handle closes, so nothing queued is lost. */
+  /**
+   * Commits what is queued now, unless the checkpoint thread holds the write gate: then the batch stays queued (and
+   * grows) until the gate opens, one short checkpoint later, while the event loop goes on.
+   */
   flush(): void {
-    this.flushScheduled = false;
-    const batch = this.queue;
-    if (batch.length === 0) return;
-    this.queue = [];
+    if (this.queue.length === 0) {
+      this.flushScheduled = false;
+      return;
+    }
     if (this.database.inTransaction) {
+      this.flushScheduled = false;
+      const batch = this.queue;
+      this.queue = [];
       // A Kysely transaction holds the handle across awaits: queue behind it the Kysely way instead.
       for (const queued of batch) queued.viaKysely().then(queued.resolve, queued.reject);
       return;
     }
+    if (!this.gate.tryEnter()) {
+      // flushScheduled stays set: writes queued meanwhile join this batch instead of scheduling flushes of their own.
+      if (!this.waitingForGate) {
+        this.waitingForGate = true;
+        void this.gate.whenOpen().then(() => {
+          this.waitingForGate = false;
+          this.flush();
+        });
+      }
+      return;
+    }
+    this.flushScheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    try {
+      this.commit(batch);
+    } finally {
+      this.gate.leave();
+    }
+  }
+
+  /** Commits everything queued, waiting for the write gate if the checkpoint thread holds it: before the handle closes. */
+  async flushAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      await this.gate.whenOpen();
+      this.flush();
+    }
+  }
+
+  private commit(batch: QueuedWrite[]): void {
     this.onWrite();
     const values: unknown[] = [];
     try {

@@ -1,7 +1,7 @@
 /**
  * The WAL checkpoint thread (wal-checkpointer.ts): committed pages reach the database file without the serving
- * connection checkpointing (its own automatic checkpoint is pushed far out), closing checkpoints the rest, and the
- * thread runs only while there are writes to follow.
+ * connection checkpointing (its own automatic checkpoint is pushed far out), closing checkpoints the rest, the
+ * thread runs only while there are writes to follow, and a WAL under a load that never pauses is started over.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -105,4 +105,72 @@ it('runs its thread only while there are writes: it stops after a period without
   expect(checkpointer.running).toBe(false);
   expect(errors).toEqual([]);
   database.close();
+});
+
+/** The WAL's index header in the -shm file: its length in frames (`mxFrame`), read as another process would. */
+function walFrames(file: string): number {
+  try {
+    return readFileSync(`${file}-shm`).readUInt32LE(16);
+  } catch {
+    return 0;
+  }
+}
+
+it('starts the WAL over under a load that never pauses, so it stays short, without the serving connection checkpointing', async () => {
+  directory = await mkdtemp(join(tmpdir(), 'tollgate-wal-'));
+  const file = join(directory, 'sustained.db');
+  const errors: Error[] = [];
+  const restartFrames = 200;
+  const storage = await openSqliteStorage(file, (error) => errors.push(error), restartFrames);
+  await storage.migrate();
+  const account = await storage.accounts.create({ id: randomUUID(), email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 1 });
+  const key = await storage.apiKeys.create({ id: randomUUID(), accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: 1, expiresAt: null });
+  // Settlements through the serving path (a group commit per turn) from 8 callers that never stop, so a commit lands
+  // during every checkpoint: SQLite alone would never find the WAL all copied back when a writer begins.
+  let sequence = 0;
+  let settled = 0;
+  let stop = false;
+  const caller = async () => {
+    while (!stop) {
+      sequence += 1;
+      await storage.billing.settle({
+        usage: {
+          requestId: `req-${String(sequence).padStart(12, '0')}`, accountId: account.id, apiKeyId: key.id, model: 'beta-5.4', family: 'beta', inputTokens: 1,
+          cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 1, createdAt: 1,
+          rawUsage: 'x'.repeat(200), costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+        },
+        price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
+      });
+      settled += 1;
+      // A steady load, not a flood: SQLite's own backstop (10,000 frames) is not what restarts the WAL here.
+      await sleep(2);
+    }
+  };
+  const callers = Array.from({ length: 8 }, caller);
+  let longest = 0;
+  let restarts = 0;
+  let previous = 0;
+  let written = 0;
+  const started = Date.now();
+  // 12 checkpoint periods, and until ~20 restart lengths' worth of frames were written (or 15 s on a very slow machine).
+  while ((Date.now() - started < CHECKPOINT_INTERVAL_MS * 12 || written < restartFrames * 20) && Date.now() - started < 15_000) {
+    await sleep(5);
+    const frames = walFrames(file);
+    if (frames < previous) restarts += 1;
+    else written += frames - previous;
+    longest = Math.max(longest, frames);
+    previous = frames;
+  }
+  stop = true;
+  await Promise.all(callers);
+  await storage.close();
+  expect(errors).toEqual([]);
+  expect(written).toBeGreaterThan(restartFrames * 10);
+  // Restarted again and again: never longer than the restart length plus what one checkpoint period brings.
+  expect(restarts).toBeGreaterThanOrEqual(3);
+  expect(longest).toBeLessThan(written / 2);
+  // Writes held while the thread had the gate were committed once it opened: every answered settlement is there.
+  const reopened = new BetterSqlite3(file, { readonly: true });
+  expect(reopened.prepare('select count(*) from usage_records').pluck().get()).toBe(settled);
+  reopened.close();
 });

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { HELD, WRITING, WriteGate } from './write-gate.js';
 
 /** How often the worker copies committed WAL frames into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 250;
@@ -8,6 +9,15 @@ export const CHECKPOINT_INTERVAL_MS = 250;
  * ten times SQLite's default (1,000 pages): the WAL then never grows without bound.
  */
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000;
+/**
+ * A WAL at least this long when a checkpoint starts is started over: the thread holds the write gate (write-gate.ts)
+ * for one more PASSIVE checkpoint of the frames that came in during the last one, and the serving connection's next
+ * commit, beginning with every frame copied back, writes from the WAL's start. Without it a steady load never
+ * restarts the WAL (a commit lands during every checkpoint) and it grows to the backstop above, whose checkpoint
+ * runs on the event loop. 4,096 frames are ~16.5 MB of WAL (4 KiB pages): a restart every few seconds at the
+ * bench's JSON c16, each holding that turn's commits for one short checkpoint (measured: docs/performance-issue-22.md).
+ */
+export const RESTART_AFTER_FRAMES = 4_096;
 /** After a checkpoint the WAL file is truncated to at most this many bytes (SQLite otherwise keeps its peak size). */
 export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -22,8 +32,25 @@ const Database = require(workerData.driverPath);
 const db = new Database(workerData.filename);
 db.pragma('busy_timeout = 1000');
 db.pragma('synchronous = NORMAL');
+const flags = new Int32Array(workerData.gate);
+// Holds the gate (once no write transaction of the serving connection is open: it never waits for us) and copies
+// the frames that came in during the last checkpoint; with no commit meanwhile every frame is then copied back and
+// the serving connection's next commit starts the WAL over. The gate opens whatever happens.
+const catchUpAlone = () => {
+  Atomics.store(flags, ${HELD}, 1);
+  try {
+    while (Atomics.load(flags, ${WRITING}) === 1) Atomics.wait(flags, ${WRITING}, 1, 1);
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } finally {
+    Atomics.store(flags, ${HELD}, 0);
+    Atomics.notify(flags, ${HELD});
+  }
+};
 const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (error) { parentPort.postMessage({ error: String(error) }); }
+  try {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (result.busy === 0 && result.log >= workerData.restartFrames) catchUpAlone();
+  } catch (error) { parentPort.postMessage({ error: String(error) }); }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on('message', () => {
@@ -59,6 +86,10 @@ export const IDLE_STOP_MS = 10_000;
  * every ~70 requests, which set the gateway's p99 latency. Here the serving connection only appends to the WAL
  * (synchronous=NORMAL: no fsync per commit) and the fsyncs happen off the event loop.
  *
+ * Its checkpoints are PASSIVE: they never take the write lock, so the serving connection never waits in
+ * busy_timeout (synchronously, on the event loop) for them. FULL, RESTART and TRUNCATE checkpoints hold the write
+ * lock through their fsyncs; instead a long WAL is started over through the write gate (RESTART_AFTER_FRAMES).
+ *
  * The thread runs while there are writes to follow: `noteWrite()` (called for every write of the serving
  * connection) starts it, and it stops, with a last checkpoint, once a period has passed without writes.
  */
@@ -74,6 +105,9 @@ export class WalCheckpointer {
     private readonly filename: string,
     private readonly onError: (error: Error) => void,
     private readonly idleStopMs = IDLE_STOP_MS,
+    /** The serving connection's write transactions go through it (sqlite-hot-path.ts). */
+    readonly gate = new WriteGate(),
+    private readonly restartFrames = RESTART_AFTER_FRAMES,
   ) {}
 
   /** Whether a checkpoint thread runs (or is being started). */
@@ -105,13 +139,15 @@ export class WalCheckpointer {
     // Stopped meanwhile (the storage closed, or idle again while the previous thread was exiting): nothing to do.
     if (this.idleCheck === undefined || this.worker !== undefined) return;
     driverPath ??= createRequire(import.meta.url).resolve('better-sqlite3');
-    const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { filename: this.filename, driverPath, intervalMs: CHECKPOINT_INTERVAL_MS }, resourceLimits: WORKER_LIMITS });
+    const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { filename: this.filename, driverPath, intervalMs: CHECKPOINT_INTERVAL_MS, gate: this.gate.flags.buffer, restartFrames: this.restartFrames }, resourceLimits: WORKER_LIMITS });
     thread.on('message', (message: { error?: string }) => {
       if (message.error !== undefined) this.onError(new Error(`WAL checkpoint failed: ${message.error}`));
     });
     thread.on('error', this.onError);
     const exited = new Promise<void>((resolve) => {
       thread.once('exit', () => {
+        // A thread that died holding the gate must not hold the serving connection's commits for good.
+        this.gate.open();
         // A thread that died on its own (reported through onError) is not restarted at once, which would spawn one
         // per write if it kept failing: the next write after an idle period starts a new one, and the serving
         // connection's backstop checkpoint covers the meantime.
