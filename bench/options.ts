@@ -51,7 +51,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --duration-ms N       length of each target's turn in a round (default 1500; 400 with --quick)
   --warmup-ms N         warm-up per target and scenario (default 500; 150 with --quick)
   --warmup-requests N   at start, the gateway's warm-up: at least N requests (and twice --warmup-ms) for
-                        each route, JSON and stream (default 2000; 400 with --quick)
+                        each route, JSON and stream (default 2000; 400 with --quick); again, on the scenario's
+                        route and kind, for the gateway and the floor before each paced scenario
   --round-trips N       requests per route kind for the PostgreSQL/Redis round-trip count (default 200; 40 with --quick)
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
   --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format

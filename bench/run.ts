@@ -211,6 +211,17 @@ async function runScenario(
       const outcome = await client.send();
       if (!outcome.ok) throw new Error(`${scenario.id}: first request to ${client.target.name} failed: ${outcome.problem}`);
     }
+    if (scenario.paceMs > 0 && (context.options.warmupMs > 0 || context.options.warmupRequests > 0)) {
+      // Paced scenarios judge the tail of the time to first token, which the JIT's catching up shows in: by
+      // the shapes' paced scenarios the scenarios before them (large JSON prompts) have run enough full
+      // collections for V8 to flush the stream path's unused bytecode and optimised code (`--bytecode-old-age`),
+      // and the paced scenario's measured turns recompiled it (~20-70 Turbofan jobs per 1.5 s turn, on the
+      // gateway's own core). A gateway serving steady traffic has that code ready, so each proxy gets the
+      // start-up warm-up again on this route and reply kind (unpaced: thousands of requests in seconds).
+      for (const [position, client] of clients.entries()) {
+        if (client !== direct) await warmTarget(context, client.target, scenario.stream, `${prefix}w${position}`);
+      }
+    }
     if (context.options.warmupMs > 0) {
       for (const client of clients) await runRound(client, scenario, context.options.warmupMs, context.stop);
       context.stop.throwIfAborted();
@@ -364,24 +375,27 @@ async function countAccountsRoundTrips(
 async function warmUp(context: Context, targets: readonly Target[], noncePrefix: string): Promise<void> {
   if (context.options.warmupMs === 0 && context.options.warmupRequests === 0) return;
   for (const [index, target] of targets.entries()) {
-    for (const stream of [false, true]) {
-      const client = new TargetClient(target, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
-      try {
-        // A count as well as a time: on a busy machine a fixed time is too few requests for V8 to optimise the
-        // hot path, and its compiler threads then bill the first scenarios for it.
-        let requests = 0;
-        const startedAt = performance.now();
-        while (requests < context.options.warmupRequests || performance.now() - startedAt < context.options.warmupMs * 2) {
-          const result = await runRound(client, { concurrency: WARM_UP_CONCURRENCY }, context.options.warmupMs, context.stop);
-          // Interrupted: a round returns at once with nothing done, and looping on would starve the shutdown.
-          context.stop.throwIfAborted();
-          if (result.failures > 0) throw new Error(`warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`);
-          requests += result.requests;
-        }
-      } finally {
-        await client.destroy();
-      }
+    for (const stream of [false, true]) await warmTarget(context, target, stream, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
+  }
+}
+
+/** One target, JSON or stream replies: at least --warmup-requests requests and twice --warmup-ms, 16 at a time. */
+async function warmTarget(context: Context, target: Target, stream: boolean, noncePrefix: string): Promise<void> {
+  const client = new TargetClient(target, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, noncePrefix);
+  try {
+    // A count as well as a time: on a busy machine a fixed time is too few requests for V8 to optimise the
+    // hot path, and its compiler threads then bill the first scenarios for it.
+    let requests = 0;
+    const startedAt = performance.now();
+    while (requests < context.options.warmupRequests || performance.now() - startedAt < context.options.warmupMs * 2) {
+      const result = await runRound(client, { concurrency: WARM_UP_CONCURRENCY }, context.options.warmupMs, context.stop);
+      // Interrupted: a round returns at once with nothing done, and looping on would starve the shutdown.
+      context.stop.throwIfAborted();
+      if (result.failures > 0) throw new Error(`warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`);
+      requests += result.requests;
     }
+  } finally {
+    await client.destroy();
   }
 }
 
