@@ -9,7 +9,6 @@ import { registerApiKeyGuard } from './http/api-key-auth.js';
 import { handleClientError } from './http/client-error-handler.js';
 import { registerUnmatchedRequests } from './http/unmatched-requests.js';
 import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
-import type { RequestsInFlight } from './http/requests-in-flight.js';
 import { registerHealth, type ReadinessCheck } from './http/health.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
@@ -64,8 +63,6 @@ export interface AppDependencies {
   outages?: OutageLog;
   /** What `/readyz` checks (storage, Redis). */
   readiness?: readonly ReadinessCheck[];
-  /** Counts requests from arrival to their response's end (for SQLite's lone-request commits). */
-  requestsInFlight?: RequestsInFlight;
   /** Graceful shutdown: in-flight tracking, 503 while closing, the grace-period signal. */
   shutdown?: ShutdownState;
   /** PEM certificate and key: serve HTTPS directly. */
@@ -122,11 +119,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     });
   }
 
-  const requestsInFlight = deps.requestsInFlight;
   // Callback style, one hook for what every request needs: no promise and no extra hook step per request.
   app.addHook('onRequest', function identifyRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    // Counted here, in the hook every request runs synchronously on arrival, rather than in a hook of its own.
-    if (requestsInFlight !== undefined) requestsInFlight.track(request.raw, reply.raw);
     reply.header('x-request-id', request.id);
     // Unmatched paths have no route to carry a measuring hook.
     if (measure !== undefined && request.is404) measure(request, reply, 'unmatched');

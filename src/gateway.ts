@@ -14,7 +14,6 @@ import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { ConfigError, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
-import { RequestsInFlight } from './http/requests-in-flight.js';
 import type { ReadinessCheck } from './http/health.js';
 import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
@@ -52,8 +51,6 @@ export interface RunningGateway {
   simulatorUrl: string | undefined;
   /** What `/metrics` exports. */
   metrics: PrometheusMetrics;
-  /** Requests being handled, from arrival to their response's end (SQLite's hot path asks it). */
-  requestsInFlight: RequestsInFlight;
   /**
    * Graceful close: stop accepting, let in-flight requests and streams finish for up to `graceMs` (default
    * SHUTDOWN_GRACE_MS), cut the rest with an error (each still settles), then close pools and storage.
@@ -81,10 +78,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const logger = options.logger ?? pino({ level: config.logLevel, ...LOG_OPTIONS }, failSafeLogDestination());
   // Outages of the database and Redis are logged once per interval with counts, not once per request.
   const outages = new OutageLog(logger);
-  // Counted by the app, asked by SQLite's hot path: a lone request's writes commit without waiting a turn.
-  const requestsInFlight = new RequestsInFlight();
   const storage = await openStorage(config.databaseUrl, {
-    othersInFlight: requestsInFlight.othersInFlight,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
     onBackgroundError: (error) => outages.record('storage', 'background work failed', error),
   });
@@ -171,7 +165,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       outages,
       readiness,
       shutdown,
-      requestsInFlight,
       ...(tls === undefined ? {} : { tls }),
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,
@@ -209,7 +202,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       billing,
       simulatorUrl: simulator?.url,
       metrics,
-      requestsInFlight,
       async close(closeOptions = {}) {
         sweeper.stop();
         tierPeriods.stop();

@@ -11,12 +11,6 @@ export interface OpenStorageOptions {
    * PostgreSQL's idle pooled connections. Each is recovered from; this only reports them.
    */
   onBackgroundError?: (error: Error) => void;
-  /**
-   * SQLite only: whether a request other than the writer's own is in flight in this process (the HTTP server
-   * counts them). A lone request's hold and JSON settlement then commit without waiting for the event loop's
-   * check phase; without this, every write waits for the turn's group commit.
-   */
-  othersInFlight?: () => boolean;
 }
 
 /**
@@ -31,7 +25,7 @@ export async function openStorage(databaseUrl: string, options: OpenStorageOptio
   try {
     if (target.kind === 'sqlite') {
       const { openSqliteStorage } = await import('./sqlite/open-sqlite-storage.js');
-      return await openSqliteStorage(target.filename, options.onBackgroundError, options.othersInFlight);
+      return await openSqliteStorage(target.filename, options.onBackgroundError);
     }
     const { openPostgresStorage } = await import('./postgres/open-postgres-storage.js');
     return await openPostgresStorage({

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { openStorage, type OpenStorageOptions } from '../../src/storage/open-storage.js';
+import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 
 export const POSTGRES_URL = process.env.TOLLGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -19,8 +19,7 @@ export const ALL_MIGRATIONS = ['0001-initial', '0002-billing', '0003-dashboard',
 
 /** A fresh, empty database that any number of storage handles can open. */
 export interface TestDatabase {
-  /** Opens a handle; `options` as openStorage's (the SQLite backend passes them, PostgreSQL's takes none). */
-  open(options?: Pick<OpenStorageOptions, 'othersInFlight'>): Promise<Storage>;
+  open(): Promise<Storage>;
   /** Runs `migrate()` from `count` independent sessions at once; resolves to each one's result. */
   migrateConcurrently(count: number): Promise<string[][]>;
   drop(): Promise<void>;
@@ -37,7 +36,7 @@ export const sqliteBackend: Backend = {
     const directory = await mkdtemp(join(tmpdir(), 'tollgate-storage-'));
     const url = `sqlite:${join(directory, 'nested', 'tollgate.db')}`;
     return {
-      open: (options) => openStorage(url, options),
+      open: () => openStorage(url),
       // Separate processes: better-sqlite3 waits for locks synchronously, so handles in one process
       // cannot wait for each other, and processes are what the guarantee is about anyway.
       migrateConcurrently(count) {

@@ -20,12 +20,7 @@ const PAGE_CACHE_KIB = 2000;
  * Opens (creating if needed) a SQLite database file, or a private in-memory database for `:memory:`.
  * Does not migrate: call `storage.migrate()`.
  */
-export async function openSqliteStorage(
-  filename: string,
-  onBackgroundError: (error: Error) => void = () => {},
-  /** Whether a request other than the writer's is in flight in the process (sqlite-hot-path.ts); default: always. */
-  othersInFlight?: () => boolean,
-): Promise<Storage> {
+export async function openSqliteStorage(filename: string, onBackgroundError: (error: Error) => void = () => {}): Promise<Storage> {
   const onDisk = filename !== SQLITE_MEMORY && filename !== '';
   if (onDisk) mkdirSync(dirname(filename), { recursive: true });
   const database = new BetterSqlite3(filename);
@@ -71,7 +66,7 @@ export async function openSqliteStorage(
     migrate: async () => {
       const applied = await migrateSqlite(db);
       if (hotPath === undefined) {
-        hotPath = new SqliteHotPath(database, noteWrite, othersInFlight);
+        hotPath = new SqliteHotPath(database, noteWrite);
         hotPath.install(storage.apiKeys, storage.billing);
         if (onDisk) {
           // Checkpoints (and their fsyncs) move to a worker thread, running while there are writes to follow;

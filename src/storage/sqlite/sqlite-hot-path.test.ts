@@ -1,7 +1,6 @@
 /**
  * SQLite's group commit (sqlite-hot-path.ts): writes queued in one event-loop turn commit together, each in its
- * own savepoint, the only request in flight commits its hold and JSON settlement without waiting for the turn,
- * and writes still queued when the handle closes are committed first.
+ * own savepoint, and writes still queued when the handle closes are committed first.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -74,101 +73,6 @@ describe('SQLite group commit', () => {
     storage = await database.open();
     expect(await storage.usage.listByAccount(ids.accountId, 10)).toEqual([expect.objectContaining({ requestId, costNano: 1_000n })]);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n });
-  });
-});
-
-describe('SQLite group commit with the requests in flight', () => {
-  let database: TestDatabase;
-  let storage: Storage;
-  let ids: { accountId: string; keyId: string };
-  /** What the HTTP server would count: requests from arrival to their response's end. */
-  let inFlight = 0;
-
-  beforeEach(async () => {
-    database = await sqliteBackend.createDatabase();
-    storage = await database.open({ othersInFlight: () => inFlight > 1 });
-    await storage.migrate();
-    const account = await storage.accounts.create({ id: `acct-${randomUUID()}`, email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: NOW });
-    const key = await storage.apiKeys.create({ id: `key-${randomUUID()}`, accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: NOW, expiresAt: null });
-    await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: 100_000n, idempotencyKey: randomUUID(), note: null, at: NOW });
-    ids = { accountId: account.id, keyId: key.id };
-  });
-
-  afterEach(async () => {
-    await storage.close();
-    await database.drop();
-  });
-
-  const reserveInput = (holdNano: bigint): ReserveInput => ({
-    requestId: `req-${randomUUID()}`, accountId: ids.accountId, apiKeyId: ids.keyId, day: 20_000, freeAllowanceTokens: 0, createdAt: NOW,
-    expiresAt: NOW + 60_000, plan: (state) => (state.availableNano >= holdNano ? { admitted: true, holdNano, freeTokens: 0, maxOutputTokens: 10 } : { admitted: false, reason: 'empty' }),
-  });
-  const usageFor = (requestId: string, stream = false): UsageRecord => ({
-    requestId, accountId: ids.accountId, apiKeyId: ids.keyId, model: 'beta-5.4', family: 'beta', inputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0,
-    outputTokens: 4, reasoningTokens: 0, status: 'ok', stream, latencyMs: 1, createdAt: NOW, rawUsage: null, costNano: 0n, freeTokens: 0, unbilledNano: 0n,
-  });
-  const price = () => ({ chargeNano: 1_000n, freeTokensUsed: 0 });
-
-  /**
-   * Runs `writes` and tells, for each, how many event-loop check phases (a chain of Immediates started just
-   * before) had run when it was answered: 0 = committed before the next check phase; equal numbers for writes
-   * answered in the same flush.
-   */
-  const checkPhasesBeforeAnswer = async (writes: readonly (() => Promise<unknown>)[]): Promise<number[]> => {
-    let phases = 0;
-    let running = true;
-    const tick = () => {
-      phases += 1;
-      if (running) setImmediate(tick);
-    };
-    setImmediate(tick);
-    try {
-      return await Promise.all(writes.map((write) => write().then(() => phases)));
-    } finally {
-      running = false;
-    }
-  };
-
-  it('the only request in flight commits its hold and JSON settlement before the next check phase', async () => {
-    inFlight = 1;
-    const alone = reserveInput(5_000n);
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.reserve(alone)])).toEqual([0]);
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.settle({ usage: usageFor(alone.requestId), price })])).toEqual([0]);
-    // A stream's settlement keeps the turn's wait even alone (committing it at once delayed the next first token).
-    const streamed = reserveInput(5_000n);
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.reserve(streamed)])).toEqual([0]);
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.settle({ usage: usageFor(streamed.requestId, true), price })])).toEqual([1]);
-    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_000n, reservedNano: 0n });
-    expect(await storage.billing.verifyLedger()).toEqual([]);
-  });
-
-  it('with other requests in flight (admitted or not yet), writes of a turn wait for the check phase and share one flush', async () => {
-    // Two requests in flight, neither holding money yet: the fourth pass's set of held requests saw none here.
-    inFlight = 2;
-    const [a, b] = [reserveInput(5_000n), reserveInput(5_000n)];
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.reserve(a), () => storage.billing.reserve(b)])).toEqual([1, 1]);
-    expect(
-      await checkPhasesBeforeAnswer([
-        () => storage.billing.settle({ usage: usageFor(a.requestId), price }),
-        () => storage.billing.settle({ usage: usageFor(b.requestId), price }),
-      ]),
-    ).toEqual([1, 1]);
-    // One request gone: the other is alone again.
-    inFlight = 1;
-    const c = reserveInput(5_000n);
-    expect(await checkPhasesBeforeAnswer([() => storage.billing.reserve(c)])).toEqual([0]);
-    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_000n, reservedNano: 5_000n });
-    expect(await storage.billing.verifyLedger()).toEqual([]);
-  });
-
-  it('writes queued together while alone still commit together, and one that fails is rolled back alone', async () => {
-    inFlight = 1;
-    const overreaching: ReserveInput = { ...reserveInput(0n), plan: () => ({ admitted: true, holdNano: 10n ** 12n, freeTokens: 0, maxOutputTokens: 1 }) };
-    const first = reserveInput(5_000n);
-    const results = await Promise.allSettled([storage.billing.reserve(first), storage.billing.reserve(overreaching)]);
-    expect(results[0]).toMatchObject({ status: 'fulfilled', value: { admitted: true } });
-    expect(results[1]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/exceeds/) }) });
-    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 100_000n, reservedNano: 5_000n });
   });
 });
 

@@ -58,18 +58,11 @@ export class SqliteHotPath {
   private readonly inSavepoint: (write: () => unknown) => unknown;
   private queue: QueuedWrite[] = [];
   private flushScheduled = false;
-  private readonly flushNow = () => this.flush();
 
   constructor(
     private readonly database: BetterSqliteDatabase,
     /** Told of each batch it writes (the WAL checkpoint thread follows writes). */
     private readonly onWrite: () => void = () => {},
-    /**
-     * Whether a request other than the writer's own is in flight in this process (from its arrival to its
-     * response's end). Without one, a hold or a JSON settlement commits at once (see `enqueue`). Unknown
-     * (the default, e.g. the CLI): every write waits for the turn's group commit.
-     */
-    private readonly othersInFlight: () => boolean = () => true,
   ) {
     // The rows every request reads come back as arrays (`raw`), made into objects here: better-sqlite3 builds an
     // object row by making each column's name a V8 string again on every row, which cost about as much as the
@@ -189,18 +182,14 @@ export class SqliteHotPath {
     const viaKysely = { find: apiKeys.findByHashWithAccount, reserve: billing.reserve, settle: billing.settle, grantSlice: billing.grantSlice, renewHolds: billing.renewHolds };
     // Slices and the periodic batch of checkpoints join the group commit too: a grant is one synchronous
     // read-and-conditional-write, a batch one statement per hold, both inside the turn's transaction.
-    // Neither may commit alone: slices and renewals come from streams (see `enqueue`) and from the clock.
-    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input), false);
-    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals), false);
+    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input));
+    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals));
     apiKeys.findByHashWithAccount = async (keyHash) => (this.database.inTransaction ? viaKysely.find(keyHash) : this.findByHash(keyHash));
-    billing.reserve = (input) => this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input), true);
+    billing.reserve = (input) => this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input));
     billing.settle = (input) =>
       this.enqueue<SettleResult>(
         () => this.settleNow(input),
         () => viaKysely.settle(input),
-        // A stream's settlement keeps the turn's wait even alone: committing it at once moved the turn's tail
-        // ahead of the next stream's first token (fourth pass: +0.1 ms of added TTFT at c1).
-        !input.usage.stream,
       ).catch((error: unknown) => {
         if (error instanceof AlreadySettled) return { settled: false, reason: 'already_settled' };
         throw error;
@@ -218,23 +207,13 @@ export class SqliteHotPath {
    * runs without savepoints (a SAVEPOINT and RELEASE per write cost a third of the hot path's CPU on the bench);
    * when a write throws, that transaction rolls back whole and the batch runs again with a savepoint per write.
    * The writes are pure functions of the database's state, so running one again after a rollback is safe.
-   *
-   * A hold or a JSON settlement (`mayGoAlone`) of the only request in flight has nothing to share a commit
-   * with, and waiting for the check phase cost it time: undici writes a request on a reused keep-alive socket
-   * only from an Immediate of its own, which, queued during the check phase where the hold's commit answered
-   * admission, runs an event-loop iteration later; and the reply went out only after the turn's other
-   * Immediates. So such a write commits at the end of the current microtask queue instead (still after every
-   * write queued with it, still before its caller is answered). With any other request in flight, read or
-   * not yet admitted, the turn's writes wait for the check phase and share a commit as before. A write queued
-   * while a flush is already scheduled joins it either way.
    */
-  private enqueue<T>(write: () => T, viaKysely: () => Promise<T>, mayGoAlone: boolean): Promise<T> {
+  private enqueue<T>(write: () => T, viaKysely: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, viaKysely, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        if (mayGoAlone && !this.othersInFlight()) queueMicrotask(this.flushNow);
-        else setImmediate(this.flushNow);
+        setImmediate(() => this.flush());
       }
     });
   }
