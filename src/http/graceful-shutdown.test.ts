@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { drainAndClose, registerShutdownHandling, ShutdownState } from './graceful-shutdown.js';
@@ -87,5 +88,24 @@ describe('registerShutdownHandling and drainAndClose', () => {
     await drainAndClose(app, state, { graceMs: 50 });
     expect(await slow).toEqual({ cut: 'shutting_down' });
     expect(state.inFlight).toBe(0);
+  });
+
+  it('counts a pipelined request done when its connection closes while its response waits its turn', async () => {
+    const state = new ShutdownState();
+    const app = await appWith(state);
+    app.get('/quick', async () => ({ ok: true }));
+    const url = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+    const socket = connect(Number(url.port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    // Two requests in one write: the quick one's handler is done at once, its response queued behind the slow one's.
+    socket.write(`GET /slow HTTP/1.1\r\nhost: ${url.host}\r\n\r\nGET /quick HTTP/1.1\r\nhost: ${url.host}\r\n\r\n`);
+    await expect.poll(() => state.inFlight).toBe(2);
+    socket.destroy();
+    // The slow handler still runs (until it is cut); the queued response's request is over.
+    await expect.poll(() => state.inFlight).toBe(1);
+    state.cutInFlight();
+    await expect.poll(() => state.inFlight).toBe(0);
+    await app.close();
   });
 });

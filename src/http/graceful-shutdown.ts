@@ -120,8 +120,22 @@ export function registerShutdownHandling(app: FastifyInstance, state: ShutdownSt
       const release = () => {
         if (--open === 0) end();
       };
-      if (reply.raw.destroyed) release();
-      else reply.raw.on('close', release);
+      const response = reply.raw;
+      let responseOpen = true;
+      const responseClosed = () => {
+        if (!responseOpen) return;
+        responseOpen = false;
+        queuedOn?.off('close', responseClosed);
+        release();
+      };
+      // A pipelined response queued behind an earlier one on its connection has no socket yet, and Node never
+      // closes it when the connection closes first: that request is done when its connection closes.
+      let queuedOn: NodeJS.Socket | undefined;
+      if (response.destroyed) responseClosed();
+      else {
+        response.on('close', responseClosed);
+        if (response.socket === null) (queuedOn = request.raw.socket).once('close', responseClosed);
+      }
       let result: unknown;
       try {
         result = handler.call(this, request, reply);
