@@ -233,11 +233,8 @@ export class SqliteHotPath {
       return;
     }
     if (this.database.inTransaction) {
-      this.flushScheduled = false;
-      const batch = this.queue;
-      this.queue = [];
       // A Kysely transaction holds the handle across awaits: queue behind it the Kysely way instead.
-      for (const queued of batch) queued.viaKysely().then(queued.resolve, queued.reject);
+      for (const queued of this.takeQueue()) queued.viaKysely().then(queued.resolve, queued.reject);
       return;
     }
     if (!this.gate.tryEnter()) {
@@ -251,14 +248,20 @@ export class SqliteHotPath {
       }
       return;
     }
-    this.flushScheduled = false;
-    const batch = this.queue;
-    this.queue = [];
+    const batch = this.takeQueue();
     try {
       this.commit(batch);
     } finally {
       this.gate.leave();
     }
+  }
+
+  /** The queued writes, handed to the one flush that writes them; later writes schedule a flush of their own. */
+  private takeQueue(): QueuedWrite[] {
+    this.flushScheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    return batch;
   }
 
   /** Commits everything queued, waiting for the write gate if the checkpoint thread holds it: before the handle closes. */
