@@ -47,7 +47,7 @@ async function forward(pool: Pool, request: IncomingMessage, response: ServerRes
   }
   const headers: OutgoingHttpHeaders = {};
   const type = upstream.headers['content-type'];
-  if (type !== undefined) headers['content-type'] = type;
+  if (type !== undefined) headers['content-type'] = Array.isArray(type) ? type.join(', ') : type;
   // Copied so a JSON reply keeps its framing (no chunked encoding added); streams have none and stay chunked.
   const length = upstream.headers['content-length'];
   if (length !== undefined) headers['content-length'] = Array.isArray(length) ? length[0] : length;
