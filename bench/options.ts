@@ -85,8 +85,7 @@ export const USAGE = `Usage: npm run bench -- [options]
                         ~120 times, and their slope after the first quarter in MB/min (issue 22: 600)
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
-  --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops; the
-                        profiled gateway runs unbundled (dist/src), so its profile names source files
+  --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
   --strict              exit 1 when any target is missed (default: only when a response is wrong)
   --out PATH            JSON record path (default bench/results/latest.json)
   -h, --help            this text

@@ -13,11 +13,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
-/** The built CLI as it ships (the bundle), found relative to this file so the bench works from any working directory. */
-export const CLI_PATH = fileURLToPath(new URL('../bundle/cli.js', import.meta.url));
-
-/** The same CLI unbundled (tsc's output): profiled gateways run it, so their profiles name source files. */
-export const SOURCE_CLI_PATH = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+/** The built CLI as it ships (tsc's output), found relative to this file so the bench works from any working directory. */
+export const CLI_PATH = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 
 /** The bench's mock upstream, compiled next to this file. */
 export const MOCK_PATH = fileURLToPath(new URL('./mock-upstream.js', import.meta.url));

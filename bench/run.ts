@@ -40,7 +40,6 @@ import {
   MOCK_PATH,
   resetPeakRss,
   runCliJson,
-  SOURCE_CLI_PATH,
   startProcess,
   waitForHealthy,
   type ManagedProcess,
@@ -134,7 +133,6 @@ async function startGateway(
   const gateway = startProcess(name, ['serve'], env, context.directory, {
     core: context.pinning.gatewayCore,
     nodeFlags: flags,
-    ...(flags.length > 0 ? { script: SOURCE_CLI_PATH } : {}),
     ...(wrapper === undefined ? {} : { wrapper }),
   });
   context.cleanup.stopProcess(gateway);

@@ -38,4 +38,16 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK /m);
   });
+
+  it('npm start, the tollgate bin, the Docker image and the end-to-end tests all run one file', () => {
+    // The tests start dist/src/cli.js (test/helpers/cli-path.ts): a second artifact would go untested.
+    const shipped = 'dist/src/cli.js';
+    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+    expect(pkg.bin).toEqual({ tollgate: shipped });
+    expect(pkg.scripts.start).toMatch(new RegExp(`&& node ${shipped} serve$`));
+    expect(pkg.scripts.tollgate).toMatch(new RegExp(`&& node ${shipped}$`));
+    const dockerfile = readFileSync(`${root}Dockerfile`, 'utf8');
+    expect(dockerfile).toMatch(new RegExp(`^CMD \\["node", "${shipped}", "serve"\\]$`, 'm'));
+    expect(readFileSync(`${root}test/helpers/cli-path.ts`, 'utf8')).toContain(`'../../${shipped}'`);
+  });
 });

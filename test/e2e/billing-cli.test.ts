@@ -1,22 +1,18 @@
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
+import { startTestGateway, type GatewayUnderTest, type TestGateway } from '../helpers/test-gateway.js';
 
 const run = promisify(execFile);
 const CLI = BUILT_CLI;
 
-let directory: string;
+let harness: TestGateway;
 let databaseFile: string;
 let env: Record<string, string>;
-let gateway: RunningGateway;
+let gateway: GatewayUnderTest;
 let key: string;
 let accountId: string;
 
@@ -48,18 +44,18 @@ async function redeem(code: string): Promise<{ status: number; json: any }> {
 
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build first (npm test does).`);
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-billing-cli-'));
-  databaseFile = join(directory, 'db.sqlite');
-  env = { DATABASE_URL: `sqlite:${databaseFile}`, PORT: '0', HOST: '127.0.0.1' };
-  gateway = await startGateway(loadConfig(env, directory), { logger: pino({ level: 'silent' }) });
+  // The CLI beside the running gateway process, on its SQLite file.
+  harness = await startTestGateway({ vendors: [] });
+  gateway = harness.gateway;
+  env = harness.env;
+  databaseFile = harness.databaseUrl.slice('sqlite:'.length);
   const account = await gateway.accounts.create({ email: 'payer@example.com', password: 'a-long-enough-password' });
   accountId = account.id;
   key = (await gateway.keys.create(account.id, { name: 'cli-test' })).secret;
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await harness?.close();
 });
 
 describe('tollgate credit / codes / ledger', () => {

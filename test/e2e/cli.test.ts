@@ -1,23 +1,17 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { startSimulator } from '../../src/simulator/simulator-server.js';
-import { pino } from 'pino';
 import { BUILT_CLI } from '../helpers/cli-path.js';
+import { startTestGateway, type GatewayUnderTest, type TestGateway } from '../helpers/test-gateway.js';
 
 const run = promisify(execFile);
 const CLI = BUILT_CLI;
 
-let directory: string;
+let harness: TestGateway;
 let env: Record<string, string>;
-let simulator: Awaited<ReturnType<typeof startSimulator>>;
-let gateway: RunningGateway;
+let gateway: GatewayUnderTest;
 
 interface CliResult {
   code: number;
@@ -37,16 +31,14 @@ async function cli(...args: string[]): Promise<CliResult> {
 
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build first (npm test does).`);
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
-  simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
-  env = { DATABASE_URL: `sqlite:${join(directory, 'db.sqlite')}`, OPENAI_BASE_URL: simulator.baseUrls.openai, PORT: '0', HOST: '127.0.0.1' };
-  gateway = await startGateway(loadConfig(env, directory), { logger: pino({ level: 'silent' }) });
+  // The CLI and the gateway process on one SQLite file, as an operator runs both on one host.
+  harness = await startTestGateway({ vendors: ['openai'] });
+  gateway = harness.gateway;
+  env = harness.env;
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await simulator?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** The CLI with `input` on stdin (a pipe, as `printf … | tollgate …`). */

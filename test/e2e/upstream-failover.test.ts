@@ -3,14 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startGateway } from '../../src/gateway.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/simulator-server.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { spawnGateway, startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**
  * Credential pools: two credentials per vendor, one of them failing (the simulator's `only-key=` fault, or a
@@ -214,8 +211,9 @@ models:
     try {
       writeFileSync(join(directory, 'tollgate.yaml'), 'models:\n  beta-5.4: { fallback: alpha-haiku-4-5 }\n');
       const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(directory, 'tollgate.db')}`, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
-      await expect(startGateway(loadConfig(env, directory), { logger: pino({ level: 'silent' }) })).rejects.toThrow(
-        /models\.beta-5\.4\.fallback \(alpha-haiku-4-5\) cannot be used: .*not configured/,
+      // The process exits non-zero before it listens, and says why.
+      await expect(spawnGateway({ ...env, TOLLGATE_CONFIG: join(directory, 'tollgate.yaml') })).rejects.toThrow(
+        /exited \(1\) before listening:[\s\S]*models\.beta-5\.4\.fallback \(alpha-haiku-4-5\) cannot be used: .*not configured/,
       );
     } finally {
       rmSync(directory, { recursive: true, force: true });
