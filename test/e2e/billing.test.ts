@@ -169,10 +169,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
 
 describe('the free daily allowance', () => {
   let harness: TestGateway;
+  // The gateway's wall clock, a minute before midnight UTC; it stands still there until the test moves it.
   let clock = Date.UTC(2026, 10, 22, 23, 59, 0);
 
   beforeAll(async () => {
-    harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '60' }, now: () => clock });
+    harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '60' }, fakeClockMs: clock });
   });
 
   afterAll(async () => {
@@ -197,6 +198,7 @@ describe('the free daily allowance', () => {
     expect(BigInt((spent.usage as CostUsage).cost_nano_usd!)).toBe(expectedFromOpenAI('beta-5.4', spent.usage!));
 
     clock += 2 * 60_000; // past midnight UTC
+    harness.setClock(clock);
     const account = await fetch(`${harness.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await account.json()) as { free_allowance: { left_today: number } }).free_allowance.left_today).toBe(60);
     const nextDay = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 5 });

@@ -19,11 +19,14 @@ const MINUTE_MS = 60_000;
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard security on $database', ({ database }) => {
   let harness: TestGateway;
-  /** The gateway's clock runs `offset` ms ahead of the real one. */
-  let offset = 0;
+  /**
+   * Puts the gateway's wall clock `offset` ms ahead of the real one. It stands still there until set again: the
+   * expiries and windows below are days and minutes long, so the seconds a test takes never matter.
+   */
+  const setOffset = (offset: number) => harness.setClock(Date.now() + offset);
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', now: () => Date.now() + offset, env: { TRUST_PROXY: 'true' } });
+    harness = await startTestGateway({ postgres: database === 'postgres', fakeClockMs: Date.now(), env: { TRUST_PROXY: 'true' } });
   });
 
   afterAll(async () => {
@@ -173,19 +176,19 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
       const idle = await registered();
       const active = await registered();
       try {
-        offset = 6 * DAY_MS;
+        setOffset(6 * DAY_MS);
         expect((await idle.client.get('/api/overview')).status).toBe(200); // 6 days idle: still alive (and now touched)
         expect((await active.client.get('/api/overview')).status).toBe(200);
-        offset = 13 * DAY_MS + MINUTE_MS;
+        setOffset(13 * DAY_MS + MINUTE_MS);
         expect((await idle.client.get('/api/overview')).status).toBe(401); // 7 days and a minute since last seen
         for (const day of [12, 18, 24]) {
-          offset = day * DAY_MS;
+          setOffset(day * DAY_MS);
           expect((await active.client.get('/api/overview')).status).toBe(200); // seen every 6 days
         }
-        offset = 30 * DAY_MS + MINUTE_MS;
+        setOffset(30 * DAY_MS + MINUTE_MS);
         expect((await active.client.get('/api/overview')).status).toBe(401); // active, but 30 days old
       } finally {
-        offset = 0;
+        setOffset(0);
       }
     });
   });
@@ -210,10 +213,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
         expect((await client().login(email, PASSWORD)).status).toBe(200);
         expect((await client(attackerIp).login(email, PASSWORD)).status).toBe(429);
 
-        offset = 15 * MINUTE_MS + 1000;
+        setOffset(15 * MINUTE_MS + 1000);
         expect((await client(attackerIp).login(email, PASSWORD)).status).toBe(200);
       } finally {
-        offset = 0;
+        setOffset(0);
       }
     });
 
@@ -334,8 +337,8 @@ describe('sessions live in the database', () => {
   });
 
   it('allows REGISTRATIONS_PER_IP new accounts per client IP in 15 minutes, then 429 with retry-after; other addresses go on', async () => {
-    let offset = 0;
-    const harness = await startTestGateway({ env: { TRUST_PROXY: 'true', REGISTRATIONS_PER_IP: '3' }, now: () => Date.now() + offset });
+    // The gateway's wall clock stands still at its start until the test moves it past the window.
+    const harness = await startTestGateway({ env: { TRUST_PROXY: 'true', REGISTRATIONS_PER_IP: '3' }, fakeClockMs: Date.now() });
     try {
       const from = (ip: string) => {
         const dashboard = new DashboardClient(harness.gateway.url);
@@ -354,7 +357,7 @@ describe('sessions live in the database', () => {
       // Nothing was created for a refused registration.
       expect(await harness.gateway.storage.accounts.findByEmail(refusedEmail)).toBeNull();
       expect((await from('198.51.100.21').register(uniqueEmail('other'), PASSWORD)).status).toBe(201);
-      offset = 15 * MINUTE_MS + 1000;
+      harness.setClock(Date.now() + 15 * MINUTE_MS + 1000);
       expect((await from('198.51.100.20').register(uniqueEmail('later'), PASSWORD)).status).toBe(201);
     } finally {
       await harness.close();

@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelCatalog } from '../../src/catalog/model-catalog.js';
-import { decodeOpenAIChatRequest } from '../../src/protocols/openai-chat/openai-decode-request.js';
+import { utcDayNumber } from '../../src/billing/free-allowance.js';
 import { rawExchange } from '../helpers/raw-http.js';
 import { deadRedisUrl } from '../helpers/free-port.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { spawnGateway, startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /** Longest wait for a raw exchange's answer: far beyond every server timeout these tests provoke. */
 const RAW_TIMEOUT_MS = 15_000;
@@ -45,16 +45,18 @@ function metricValue(text: string, series: string): number | undefined {
 describe('observability: /metrics, /healthz, /readyz, request ids and logs', () => {
   let harness: TestGateway;
   let key: string;
+  let accountId: string;
+  // The gateway process's wall clock: it stands still here until the test moves it.
   let clock = Date.now();
   const METRICS_TOKEN = 'metrics-token-for-the-scraper-0123';
 
   beforeAll(async () => {
     harness = await startTestGateway({
-      now: () => clock,
+      fakeClockMs: clock,
       env: { METRICS_TOKEN, SWEEP_INTERVAL_MS: '500', OPENAI_API_KEY: 'sk-upstream-secret-never-logged-0123456789' },
       yaml: 'tiers:\n  tiny:\n    requestsPerMinute: 2\n',
     });
-    ({ key } = await harness.createAccountWithKey());
+    ({ key, accountId } = await harness.createAccountWithKey());
   });
   afterAll(async () => harness?.close());
 
@@ -119,18 +121,29 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
   });
 
   it('counts reservations the sweeper releases for requests that never settled', async () => {
-    const auth = await harness.gateway.keys.authenticate(key);
-    const model = new ModelCatalog().resolve('beta-5.4');
-    const { request } = decodeOpenAIChatRequest({ model: 'beta-5.4', max_tokens: 10, messages: [{ role: 'user', content: 'orphan' }] });
-    // As if an instance died right after admitting the request.
-    await harness.gateway.billing.admit('req_orphaned_by_a_crash', auth, model, request);
+    // A second instance on the same database and clock admits a request whose vendor never answers and is killed
+    // before anything is delivered: its hold has no checkpoint, so once expired it is released, not billed.
+    const holds = async () => (await harness.gateway.storage.billing.holds(accountId, utcDayNumber(clock), harness.gateway.config.freeTokensPerDay))!.holds;
+    const doomed = await spawnGateway(harness.env);
+    const exited = once(doomed.child, 'exit');
+    try {
+      const answer = chat(doomed.url, key, { model: 'beta-5.4', max_tokens: 10, messages: [{ role: 'user', content: 'orphan [[sim fault=slow-first-byte delay=forever]]' }] });
+      await expect.poll(holds, { timeout: 10_000 }).toBe(1);
+      doomed.child.kill('SIGKILL');
+      await expect(answer).rejects.toThrow();
+    } finally {
+      doomed.child.kill('SIGKILL');
+      await exited;
+    }
     clock += 16 * 60_000;
+    harness.setClock(clock);
     let released: number | undefined;
     for (let attempt = 0; attempt < 40 && released !== 1; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       released = metricValue(await scrape(), 'tollgate_orphaned_reservations_released_total');
     }
     expect(released).toBe(1);
+    expect(await holds()).toBe(0);
   });
 
   it('/healthz is alive and /readyz reports storage ready', async () => {
@@ -260,7 +273,9 @@ describe('TRUST_PROXY', () => {
         await response.text();
         await expect.poll(() => harness.logs.find((line) => line.includes(`"reqId":"${id}"`) && line.includes('"ip"'))).toBeDefined();
       }
-      const ipOf = (harness: TestGateway) => harness.logs.map((line) => JSON.parse(line) as { url?: string; ip?: string }).find((line) => line.url === '/healthz')!.ip;
+      // The JSON log lines; the process also prints its start-up banner in plain text.
+      const ipOf = (harness: TestGateway) =>
+        harness.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { url?: string; ip?: string }).find((line) => line.url === '/healthz')!.ip;
       expect(ipOf(direct)).toBe('127.0.0.1');
       expect(ipOf(proxied)).toBe('203.0.113.7');
     } finally {

@@ -12,11 +12,11 @@ const DAY_MS = 86_400_000;
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retention on $database', ({ database }) => {
   let harness: TestGateway;
-  // The gateway's clock: requests are recorded at whatever time it says.
+  // The gateway process's wall clock: requests are recorded at whatever time it says; it stands still until set.
   let clock = Date.now();
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', now: () => clock, env: { USAGE_RETENTION_DAYS: '30' } });
+    harness = await startTestGateway({ postgres: database === 'postgres', fakeClockMs: clock, env: { USAGE_RETENTION_DAYS: '30' } });
   });
 
   afterAll(async () => {
@@ -29,12 +29,16 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
     const ask = () => client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }], max_completion_tokens: 20 });
     const today = Date.now();
-    clock = today - 40 * DAY_MS;
+    const setClock = (at: number) => {
+      clock = at;
+      harness.setClock(at);
+    };
+    setClock(today - 40 * DAY_MS);
     await ask();
     await ask();
-    clock = today - 10 * DAY_MS;
+    setClock(today - 10 * DAY_MS);
     await ask();
-    clock = today;
+    setClock(today);
 
     const listed = async () => {
       const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=10`, { headers: { authorization: `Bearer ${key}` } });
