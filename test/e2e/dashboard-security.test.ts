@@ -1,18 +1,14 @@
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import OpenAI from 'openai';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { createRedemptionCodes } from '../../src/billing/redemption-codes.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { DashboardClient, PASSWORD, uniqueEmail } from '../helpers/dashboard-client.js';
-import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { spawnGateway, startTestGateway, stopProcess, type TestGateway } from '../helpers/test-gateway.js';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -288,40 +284,36 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
 
 describe('sessions live in the database', () => {
   it('survive a restart (SQLite)', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'tollgate-sessions-'));
-    const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(directory, 'db.sqlite')}`, TOLLGATE_DEMO: 'true' };
-    const logger = pino({ level: 'silent' });
-    let gateway: RunningGateway | undefined = await startGateway(loadConfig(env, directory), { logger });
+    const harness = await startTestGateway({ demo: true });
+    let restarted: ChildProcess | undefined;
     try {
-      const dashboard = new DashboardClient(gateway.url);
+      const dashboard = new DashboardClient(harness.gateway.url);
       await dashboard.register(uniqueEmail(), PASSWORD);
-      await gateway.close();
-      gateway = await startGateway(loadConfig(env, directory), { logger });
-      const again = new DashboardClient(gateway.url);
-      again.cookie = dashboard.cookie;
-      again.csrfToken = dashboard.csrfToken;
-      expect((await again.get('/api/overview')).status).toBe(200);
-      expect((await again.post('/api/keys', { name: 'after restart' })).status).toBe(201);
+      expect(await harness.gateway.close()).toBe(0);
+      const again = await spawnGateway(harness.env);
+      restarted = again.child;
+      const client = new DashboardClient(again.url);
+      client.cookie = dashboard.cookie;
+      client.csrfToken = dashboard.csrfToken;
+      expect((await client.get('/api/overview')).status).toBe(200);
+      expect((await client.post('/api/keys', { name: 'after restart' })).status).toBe(201);
       // The sessions table holds hashes only.
-      const db = new Database(join(directory, 'db.sqlite'), { readonly: true });
+      const db = new Database(harness.databaseUrl.slice('sqlite:'.length), { readonly: true });
       const rows = db.prepare('select id_hash from sessions').all() as Array<{ id_hash: string }>;
       db.close();
       expect(rows.map((row) => row.id_hash)).toContain(createHash('sha256').update(dashboard.cookie!).digest('hex'));
       expect(rows.map((row) => row.id_hash)).not.toContain(dashboard.cookie);
     } finally {
-      await gateway?.close();
-      rmSync(directory, { recursive: true, force: true });
+      if (restarted !== undefined) await stopProcess(restarted);
+      await harness.close();
     }
   });
 
   it('work across instances (PostgreSQL)', async () => {
-    const schema = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
-    const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: POSTGRES_URL, TOLLGATE_DEMO: 'true' };
-    const logger = pino({ level: 'silent' });
-    const first = await startGateway(loadConfig(env, tmpdir()), { logger, postgresSchema: schema });
-    const second = await startGateway(loadConfig(env, tmpdir()), { logger, postgresSchema: schema });
+    const harness = await startTestGateway({ demo: true, postgres: true });
+    const second = await spawnGateway(harness.env);
     try {
-      const onFirst = new DashboardClient(first.url);
+      const onFirst = new DashboardClient(harness.gateway.url);
       await onFirst.register(uniqueEmail(), PASSWORD);
       const onSecond = new DashboardClient(second.url);
       onSecond.cookie = onFirst.cookie;
@@ -330,9 +322,8 @@ describe('sessions live in the database', () => {
       expect((await onSecond.post('/api/auth/logout')).status).toBe(200);
       expect((await onFirst.get('/api/overview')).status).toBe(401); // logged out everywhere
     } finally {
-      await first.close();
-      await second.close();
-      await dropPostgresSchema(schema);
+      await stopProcess(second.child);
+      await harness.close();
     }
   });
 
