@@ -1,49 +1,44 @@
 /**
- * PostgreSQL cost of one paid request (issue 8): every statement the gateway sends is counted by wrapping
- * pg's Client#query (which Kysely's pool connections and the hot path's pipelines use) around requests through the
- * real in-process gateway.
- * The count must be a small fixed number per request: the same for every request, stream or not.
+ * PostgreSQL cost of one paid request: every statement the gateway process runs, as the server itself logs it
+ * (`log_statement = all` on a private cluster; the gateway's connections carry their own application_name, so
+ * the test's own connection is told apart). The count must be a small fixed number per request: the same for
+ * every request, stream or not.
  */
 import OpenAI from 'openai';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
+import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
+const GATEWAY_APPLICATION = 'tollgate-under-test';
+
 describe('PostgreSQL statements per paid request', () => {
+  let postgres: PrivatePostgres;
   let harness: TestGateway;
-  const seen: string[] = [];
-  let recording = false;
-  const originalQuery = pg.Client.prototype.query;
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: true, env: { FREE_TOKENS_PER_DAY: '0' } });
-    // Counts a statement per call; the wrapped method is the real one, unchanged in behaviour.
-    pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
-      if (recording) {
-        const [first] = args;
-        // A pipeline of bound statements (pipelined-statements.ts) is one call carrying several statements.
-        const pipelined = (first as { statements?: readonly { text: string }[] } | undefined)?.statements;
-        const texts = pipelined?.map((statement) => statement.text) ?? [typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? ''];
-        for (const text of texts) seen.push(text.trim().split(/\s+/)[0]!.toLowerCase());
-      }
-      return (originalQuery as (...params: unknown[]) => unknown).apply(this, args);
-    } as typeof pg.Client.prototype.query;
+    postgres = await startPrivatePostgres({ log_statement: 'all', log_line_prefix: '[%a] ' });
+    harness = await startTestGateway({
+      env: { DATABASE_URL: `${postgres.url}?application_name=${GATEWAY_APPLICATION}`, FREE_TOKENS_PER_DAY: '0' },
+    });
   });
 
   afterAll(async () => {
-    pg.Client.prototype.query = originalQuery;
     await harness?.close();
+    await postgres?.destroy();
   });
 
+  /** The first word of each statement the gateway ran: `statement:` (simple protocol) or `execute …:` (extended). */
+  function gatewayStatements(log: string): string[] {
+    const pattern = new RegExp(`^\\[${GATEWAY_APPLICATION}\\] LOG:\\s+(?:statement|execute [^:]*): \\s*(\\S+)`, 'gm');
+    return [...log.matchAll(pattern)].map((match) => match[1]!.toLowerCase());
+  }
+
   async function statementsOf(work: () => Promise<unknown>): Promise<Record<string, number>> {
-    seen.length = 0;
-    recording = true;
-    try {
-      await work();
-    } finally {
-      recording = false;
-    }
+    const before = gatewayStatements(postgres.serverLog()).length;
+    await work();
+    // The server writes its log lines as it runs the statements; the reply comes after the last one.
+    const seen = gatewayStatements(postgres.serverLog()).slice(before);
     const counts: Record<string, number> = { total: seen.length };
     for (const verb of seen) counts[verb] = (counts[verb] ?? 0) + 1;
     return counts;

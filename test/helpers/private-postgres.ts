@@ -5,7 +5,7 @@
  * server package creates.
  */
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +19,8 @@ export interface PrivatePostgres {
   url: string;
   stop(mode: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
+  /** What the server has logged so far (with `log_statement: 'all'`, every statement it ran). */
+  serverLog(): string;
   /** Stops it (if running) and deletes its directory. */
   destroy(): Promise<void>;
 }
@@ -31,7 +33,8 @@ function postgresBin(): string {
   return join(root, majors[0]!, 'bin');
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** `settings` are server parameters for its command line (`-c name=value`), e.g. `{ log_statement: 'all' }`. */
+export async function startPrivatePostgres(settings: Record<string, string> = {}): Promise<PrivatePostgres> {
   const bin = postgresBin();
   const root = mkdtempSync(join(tmpdir(), 'tollgate-pg-'));
   const data = join(root, 'data');
@@ -46,7 +49,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
   // The socket directory is the cluster's own (not /var/run/postgresql); fsync off: nothing here must survive the host.
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${JSON.stringify(value)}`).join('');
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   let running = false;
   const start = async () => {
     await pg('pg_ctl', ['start', '-w', '-t', '60', '-D', data, '-l', join(root, 'server.log'), '-o', options]);
@@ -61,6 +65,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       running = false;
     },
     start,
+    serverLog: () => readFileSync(join(root, 'server.log'), 'utf8'),
     async destroy() {
       if (running) await pg('pg_ctl', ['stop', '-w', '-m', 'immediate', '-D', data]).catch(() => undefined);
       rmSync(root, { recursive: true, force: true });

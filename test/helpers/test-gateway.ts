@@ -55,7 +55,10 @@ export interface TestGateway {
 }
 
 export interface TestGatewayOptions {
-  /** Extra environment (e.g. to point vendors elsewhere); the defaults point every configured vendor at a simulator. */
+  /**
+   * Extra environment (e.g. to point vendors elsewhere); the defaults point every configured vendor at a simulator.
+   * A DATABASE_URL here is the database of the process and of the test's own connection alike.
+   */
   env?: Record<string, string>;
   /** Serve from the gateway's own demo simulator instead of a separate one. */
   demo?: boolean;
@@ -82,7 +85,7 @@ let accountCounter = 0;
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const postgresSchema = options.postgres ? `tollgate_e2e_${randomBytes(6).toString('hex')}` : undefined;
-  const databaseUrl = postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema);
+  const databaseUrl = options.env?.DATABASE_URL ?? (postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema));
   const simulator = options.demo ? undefined : await startSimulator({ port: 0, host: '127.0.0.1' });
   const env: Record<string, string> = {
     PORT: '0',
