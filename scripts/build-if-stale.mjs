@@ -7,7 +7,7 @@
 // by content (turbo, nx) would be a large dependency for this one check.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,6 +52,8 @@ if (built === wanted && OUTPUTS.every((output) => existsSync(join(root, output))
 
 // Everything on stderr: `npm run --silent tollgate -- keys create … | head -n 1` must read only the key.
 process.stderr.write(built === undefined ? 'Building Tollgate (first start)…\n' : 'Sources changed since the last build: rebuilding…\n');
+// tsc writes its output even when type checking fails: the old stamp must not vouch for what a failed build left.
+rmSync(STAMP, { force: true });
 try {
   execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', process.stderr, process.stderr] });
 } catch (error) {

@@ -7,6 +7,7 @@ import type { DashboardDependencies } from './http/dashboard/dashboard-dependenc
 import { registerBillingApi } from './http/billing-api.js';
 import { registerApiKeyGuard } from './http/api-key-auth.js';
 import { handleClientError } from './http/client-error-handler.js';
+import { answerFrameworkError, MAX_PARAM_LENGTH } from './http/framework-errors.js';
 import { registerUnmatchedRequests } from './http/unmatched-requests.js';
 import { registerShutdownHandling, type ShutdownState } from './http/graceful-shutdown.js';
 import { registerHealth, type ReadinessCheck } from './http/health.js';
@@ -93,6 +94,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     return503OnClosing: deps.shutdown === undefined,
     ...(deps.requestTimeoutMs === undefined ? {} : { requestTimeout: deps.requestTimeoutMs }),
     clientErrorHandler: handleClientError,
+    // What the router refuses before any hook runs (bad percent-escapes, over-long parameters), in the path's shape.
+    frameworkErrors: (error, request, reply) => {
+      // No hook runs for these requests: measured and logged here like any other.
+      if (measure !== undefined) measure(request, reply, 'unmatched');
+      reply.raw.once('finish', () => logRequestLine(request, reply));
+      answerFrameworkError(unmatched, error, request, reply);
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Ajv and fast-json-stringify only if a route ever declares a JSON schema (none does: zod validates).
     schemaController: { compilersFactory: lazySchemaCompilers() },
     ...serverTransport(deps),
@@ -129,15 +138,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     done();
   });
   const logger = deps.logger;
-  app.addHook('onResponse', function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  function logRequestLine(request: FastifyRequest, reply: FastifyReply): void {
     // At warn and above the line is not written: skip building it.
-    if (logLevelEnabled(logger, 'info')) {
-      // The path only: a query string may carry a credential. `ip` honours TRUST_PROXY (X-Forwarded-For).
-      const path = request.url.split('?', 1)[0];
-      // Through the app's logger with the id in the line: the same JSON line the request's child would write
-      // (pino puts a child's bindings right where the first fields go), without making that child.
-      logger.info({ reqId: request.id, method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-    }
+    if (!logLevelEnabled(logger, 'info')) return;
+    // The path only: a query string may carry a credential. `ip` honours TRUST_PROXY (X-Forwarded-For).
+    const path = request.url.split('?', 1)[0];
+    // Through the app's logger with the id in the line: the same JSON line the request's child would write
+    // (pino puts a child's bindings right where the first fields go), without making that child.
+    logger.info({ reqId: request.id, method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  }
+  app.addHook('onResponse', function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    logRequestLine(request, reply);
     done();
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../canonical/errors.js';
-import { patternToRegExp, protocolOfPath, renderPathError, RouteTable } from './unmatched-requests.js';
+import { pathOf, patternToRegExp, protocolOfPath, renderPathError, RouteTable } from './unmatched-requests.js';
 
 describe('protocolOfPath', () => {
   it.each([
@@ -16,6 +16,22 @@ describe('protocolOfPath', () => {
     ['/v1/chat/completions', 'openai'],
   ] as const)('%s → %s', (path, protocol) => {
     expect(protocolOfPath(path)).toBe(protocol);
+  });
+
+  it("answers a Google SDK in Google's shape on the model routes it calls under /v1, and nowhere else", () => {
+    expect(protocolOfPath('/v1/models', true)).toBe('google');
+    expect(protocolOfPath('/v1/models/%ZZ', true)).toBe('google');
+    expect(protocolOfPath('/v1/models/a/b', true)).toBe('openai');
+    expect(protocolOfPath('/v1/keys/x', true)).toBe('openai');
+    expect(protocolOfPath('/v1/messages', true)).toBe('anthropic');
+    expect(protocolOfPath('/v1/models/%ZZ')).toBe('openai');
+  });
+
+  it('reads the path of origin-form and absolute-form targets, never the query', () => {
+    expect(pathOf('/v1/keys/x?key=secret')).toBe('/v1/keys/x');
+    expect(pathOf('http://gateway.example:8080/v1beta/models?key=secret')).toBe('/v1beta/models');
+    expect(pathOf('https://gateway.example')).toBe('/');
+    expect(pathOf(undefined)).toBe('/');
   });
 
   it('renders the dashboard shape for /api', () => {

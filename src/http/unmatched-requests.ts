@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import { renderError, type RenderedError } from './render-error.js';
-import type { ClientProtocol } from './request-context.js';
+import { isGoogleClient, type ClientProtocol } from './request-context.js';
 
 /**
  * Answers for requests no route serves, in the shape of the protocol their path belongs to, never Node's bare
@@ -14,13 +14,16 @@ import type { ClientProtocol } from './request-context.js';
  * |---------------------------------------|-----------|
  * | `/v1/messages`, `/v1/messages/…`      | Anthropic |
  * | `/v1beta/…`, `/v1/models/{m}:{method}` | Google    |
+ * | `/v1/models`, `/v1/models/{m}`        | Google for a Google SDK, else OpenAI |
  * | `/api/…`                              | dashboard |
  * | other `/v1/…` and anything else       | OpenAI    |
  */
 
 export type PathProtocol = ClientProtocol | 'dashboard';
 
-export function protocolOfPath(path: string): PathProtocol {
+export function protocolOfPath(path: string, googleClient = false): PathProtocol {
+  // The model list and model routes answer a Google SDK in its own shape (`googleClients`), so do their errors.
+  if (googleClient && /^\/v1\/models(?:\/[^/]*)?$/.test(path)) return 'google';
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
   if (path === '/v1beta' || path.startsWith('/v1beta/')) return 'google';
   if (/^\/v1\/(?:models|tunedModels)\/[^/]+:[A-Za-z]+$/.test(path)) return 'google';
@@ -29,10 +32,11 @@ export function protocolOfPath(path: string): PathProtocol {
 }
 
 /** An error in the shape of `path`'s protocol; the dashboard's is `{"error": {"code", "message"}}` (docs/dashboard-api.md). */
-export function renderPathError(error: GatewayError, path: string): RenderedError {
-  const protocol = protocolOfPath(path);
+export function renderPathError(error: GatewayError, path: string, googleClient = false): RenderedError {
+  const protocol = protocolOfPath(path, googleClient);
   if (protocol !== 'dashboard') return renderError(error, protocol);
-  const headers: Record<string, string> = {};
+  // As every reply of the dashboard API (docs/dashboard-api.md).
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: error.status, body: { error: { code: error.code, message: error.message } }, headers };
 }
@@ -95,9 +99,13 @@ export function patternToRegExp(url: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-/** The path of a request's URL, without the query string (which may carry a credential). */
-function pathOf(url: string | undefined): string {
-  return (url ?? '/').split('?', 1)[0] ?? '/';
+/**
+ * The path of a request's URL, without the query string (which may carry a credential). An absolute-form target
+ * (`GET http://host/v1/models`, as proxies send it) loses its scheme and host: the router matches it by its path.
+ */
+export function pathOf(url: string | undefined): string {
+  const path = (url ?? '/').split('?', 1)[0]!.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/, '');
+  return path === '' ? '/' : path;
 }
 
 export interface UnmatchedRequests {
@@ -134,10 +142,10 @@ export function answerUnmatched(table: RouteTable, request: FastifyRequest, repl
   const path = pathOf(request.url);
   const allowed = table.allowedMethods(path);
   if (allowed.length > 0 && !allowed.includes(request.method)) {
-    const rendered = renderPathError(new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`), path);
+    const rendered = renderPathError(new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`), path, isGoogleClient(request));
     return reply.code(rendered.status).headers(rendered.headers).header('allow', allowed.join(', ')).send(rendered.body);
   }
-  const rendered = renderPathError(new GatewayError('not_found', `No route for ${request.method} ${path}.`), path);
+  const rendered = renderPathError(new GatewayError('not_found', `No route for ${request.method} ${path}.`), path, isGoogleClient(request));
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }
 

@@ -4,6 +4,7 @@ import { resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pathOf as pathOfUrl } from './unmatched-requests.js';
 
 /**
  * The dashboard single-page app (web/, built by Vite into dist/web) at `/`. Files of the build are served as
@@ -63,7 +64,7 @@ function setPageHeaders(reply: FastifyReply): void {
 
 function pathOf(request: FastifyRequest): string | null {
   try {
-    return decodeURIComponent(request.url.split('?')[0] ?? '/');
+    return decodeURIComponent(pathOfUrl(request.url));
   } catch {
     return null;
   }
