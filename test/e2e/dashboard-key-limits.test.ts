@@ -106,6 +106,8 @@ describe('keys page: scopes and limits', () => {
     // The Usage page's key filter (the dashboard's, with the model filter beside it): its options are the keys with usage.
     await page.getByLabel('Key', { exact: true }).selectOption((await gateway.gateway.keys.list(accountId)).find((key) => key.name === 'ci gamma')!.id);
     await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor({ state: 'detached' });
+    // The filtered list loads after the old one is gone: wait for its rows, not only for the old row to leave.
+    await requests.getByRole('row', { name: /ci gamma/ }).nth(1).waitFor();
     expect(await requests.getByRole('row').count()).toBe(3);
     expect(await requests.textContent()).not.toContain('other service');
     const byKey = page.getByRole('table', { name: 'Usage by key' });
