@@ -1,13 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { createRedemptionCodes } from '../../src/billing/redemption-codes.js';
 import { DESKTOP_VIEWPORT, launchChromium, PHONE_VIEWPORT, type BrowserSession } from '../helpers/chromium-browser.js';
+import { createKey, logIn as logInAt, openNav, screenshot } from '../helpers/dashboard-pages.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { overflowProblems, seriousAxeViolations } from '../helpers/page-checks.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
@@ -27,7 +25,6 @@ tiers:
   pro: { requestsPerMinute: 1000, reachedAtTotalPaidUsd: 50, priceUsd: 2, periodDays: 30 }
 `;
 
-const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a different long passphrase';
 
@@ -41,12 +38,6 @@ let rotatedSecret = '';
 /** The user's balance as the billing page showed it after paid usage ("$4.98"). */
 let userBalance = '';
 const adminEmail = `operator-${Date.now()}@example.com`;
-
-async function screenshot(target: Page, name: string): Promise<void> {
-  // Let charts (ResizeObserver-driven) lay out before the picture.
-  await target.waitForTimeout(150);
-  await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
 
 /** What `inspect` found on every page state; the last test of the suite requires it empty. */
 const pageProblems: string[] = [];
@@ -64,13 +55,6 @@ async function inspect(target: Page, name: string): Promise<void> {
 /** The shown figure ("$4.77", "$0.001234") as exact nano-USD. */
 function shownNano(text: string): bigint {
   return toNano(text.replace(/[$,]/g, ''));
-}
-
-async function openNav(target: Page, label: string): Promise<void> {
-  const menu = target.getByRole('button', { name: 'Menu' });
-  if (await menu.isVisible()) await menu.click();
-  await target.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true }).click();
-  await target.getByRole('heading', { level: 1, name: label === 'API keys' ? 'API keys' : label }).waitFor();
 }
 
 /** The elements sticking out past the right edge of the screen, to say what overflows when something does. */
@@ -92,16 +76,11 @@ function sdk(apiKey: string): OpenAI {
   return new OpenAI({ apiKey, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
 }
 
-async function logIn(target: Page, who: string, secretWord: string): Promise<void> {
-  await target.goto(`${gateway.gateway.url}/login`);
-  await target.getByLabel('Email').fill(who);
-  await target.getByLabel('Password', { exact: true }).fill(secretWord);
-  await target.getByRole('button', { name: 'Log in' }).click();
-  await target.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+function logIn(target: Page, who: string, secretWord: string): Promise<void> {
+  return logInAt(target, gateway.gateway.url, who, secretWord);
 }
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   await ensureWebBuild();
   // A small free allowance, so the test also spends paid credit once it has some.
   gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '1000' }, yaml: TIERS_YAML });
@@ -213,11 +192,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       // drain
     }
     // A second key, with a long name without spaces: it wraps in its cell instead of pushing the table out.
-    await page.getByLabel('Name', { exact: true }).fill('notebook-experiments-with-a-very-long-name-without-any-spaces-at-all');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const notebookDialog = page.getByRole('dialog', { name: 'Save your key' });
-    const notebook = await notebookDialog.getByLabel('Your new API key').inputValue();
-    await notebookDialog.getByRole('button', { name: 'Done' }).click();
+    const notebook = await createKey(page, 'notebook-experiments-with-a-very-long-name-without-any-spaces-at-all');
     await sdk(notebook).chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'From the notebook' }] });
     await page.reload();
     await page.getByRole('row', { name: /e2e backend/ }).waitFor();

@@ -1,21 +1,18 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { DESKTOP_VIEWPORT, launchChromium, type BrowserSession } from '../helpers/chromium-browser.js';
+import { logIn, screenshot } from '../helpers/dashboard-pages.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
 
 /**
- * The keys page with scopes and limits (issue 24) in real Chromium against a real gateway: create a key limited
+ * The keys page with scopes and limits in real Chromium against a real gateway: create a key limited
  * to one family with a daily spend limit and a rate limit, use it with the OpenAI SDK (its family served, another
  * refused), see its spend against the limit on a bar, then edit the limit. Screenshots in test/artifacts/screenshots/.
  */
 
-const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 
 let gateway: TestGateway;
@@ -23,13 +20,7 @@ let desktop: BrowserSession;
 let page: Page;
 const email = `keylimits-${Date.now()}@example.com`;
 
-async function screenshot(target: Page, name: string): Promise<void> {
-  await target.waitForTimeout(150);
-  await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
-
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   await ensureWebBuild();
   gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
   const account = await gateway.gateway.accounts.create({ email, password: PASSWORD });
@@ -45,11 +36,7 @@ afterAll(async () => {
 
 describe('keys page: scopes and limits', () => {
   it('creates a limited key, shows its spend against the limit, and edits the limit', async () => {
-    await page.goto(`${gateway.gateway.url}/login`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await logIn(page, gateway.gateway.url, email, PASSWORD);
     await page.goto(`${gateway.gateway.url}/keys`);
     await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
 
@@ -119,6 +106,8 @@ describe('keys page: scopes and limits', () => {
     // The Usage page's key filter (the dashboard's, with the model filter beside it): its options are the keys with usage.
     await page.getByLabel('Key', { exact: true }).selectOption((await gateway.gateway.keys.list(accountId)).find((key) => key.name === 'ci gamma')!.id);
     await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor({ state: 'detached' });
+    // The filtered list loads after the old one is gone: wait for its rows, not only for the old row to leave.
+    await requests.getByRole('row', { name: /ci gamma/ }).nth(1).waitFor();
     expect(await requests.getByRole('row').count()).toBe(3);
     expect(await requests.textContent()).not.toContain('other service');
     const byKey = page.getByRole('table', { name: 'Usage by key' });

@@ -1,5 +1,5 @@
 /**
- * A key's spend limit across instances (issue 24): three real gateway processes (`node dist/bundle/cli.js serve`)
+ * A key's spend limit across instances: three real gateway processes (`node dist/src/cli.js serve`)
  * on one PostgreSQL schema and one Redis, behind a round-robin proxy. 200 concurrent requests on a key limited to
  * $0.05 a day, on an account with $100: the key's spend never passes its limit, and the ledger equals the balance.
  * The setup follows scale-out.test.ts.

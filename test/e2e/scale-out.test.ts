@@ -1,9 +1,6 @@
 /**
- * Scale-out (issue 8): three real gateway processes (`node dist/bundle/cli.js serve`) sharing one PostgreSQL schema
- * and one Redis, behind a round-robin proxy, with one simulator as every instance's upstream.
- *
- * Set TOLLGATE_TEST_CLI to run another build of the CLI (e.g. `npx tsc -p tsconfig.json --outDir /tmp/x`, with
- * /tmp/x/node_modules linked to the repository's); `npm test` builds dist first.
+ * Scale-out: three real gateway processes (`node dist/src/cli.js serve`) sharing one PostgreSQL schema and one
+ * Redis, behind a round-robin proxy, with one simulator as every instance's upstream.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -189,7 +186,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const money = await accountMoney(accountId);
     expect(money.records).toBe(admitted);
     // Whole replies cost exactly the probe's price; near the end of the balance a request may start on the part of
-    // its first slice the balance still covers and end as a length stop for less (issue 21): at most 100 whole.
+    // its first slice the balance still covers and end as a length stop for less: at most 100 whole.
     const { rows: records } = await admin.query<{ status: string; cost: string }>(`select status, cost_nano::text as cost from ${schema}.usage_records where account_id = $1`, [accountId]);
     const whole = records.filter((record) => record.status === 'ok');
     expect(whole.every((record) => BigInt(record.cost) === cost)).toBe(true);
