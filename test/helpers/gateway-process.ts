@@ -4,6 +4,9 @@
  * by the same code as `startTestGateway`, so there is one way the tests run the artifact.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnGateway, stopProcess } from './test-gateway.js';
 
 export interface GatewayProcess {
@@ -15,9 +18,26 @@ export interface GatewayProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `serve` with `env` (plus PATH); resolves once it listens, with its address. */
+/**
+ * Starts `serve` with `env` (plus PATH); resolves once it listens, with its address. Without a
+ * SETTLEMENT_JOURNAL_DIR of the test's, the journal goes to a temp folder of its own (removed by `stop`), never
+ * the working directory's ./data.
+ */
 export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const logs: string[] = [];
-  const { child, url } = await spawnGateway({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, logs);
-  return { url, child, logs, stop: () => stopProcess(child) };
+  const journal = env.SETTLEMENT_JOURNAL_DIR === undefined ? mkdtempSync(join(tmpdir(), 'tollgate-journal-')) : undefined;
+  const { child, url } = await spawnGateway(
+    { ...(journal === undefined ? {} : { SETTLEMENT_JOURNAL_DIR: journal }), ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    logs,
+  );
+  return {
+    url,
+    child,
+    logs,
+    async stop() {
+      const code = await stopProcess(child);
+      if (journal !== undefined) rmSync(journal, { recursive: true, force: true });
+      return code;
+    },
+  };
 }
