@@ -82,7 +82,8 @@ let accountCounter = 0;
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const postgresSchema = options.postgres ? `tollgate_e2e_${randomBytes(6).toString('hex')}` : undefined;
-  const databaseUrl = postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema);
+  // A DATABASE_URL of the test's own (a private cluster, a relay) is the one both the process and the test use.
+  const databaseUrl = options.env?.DATABASE_URL ?? (postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema));
   const simulator = options.demo ? undefined : await startSimulator({ port: 0, host: '127.0.0.1' });
   const env: Record<string, string> = {
     PORT: '0',
