@@ -96,12 +96,25 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }
     const shutdown = new ShutdownState();
     let liveLimiter: RateLimiter | undefined;
+    const directory = config.settlementJournalDir;
     const settlementJournal = new SettlementJournal({
-      directory: config.settlementJournalDir,
-      onError: (error, context) => logger.error({ err: error, directory: config.settlementJournalDir }, `settlement journal: ${context}`),
-      onAppended: (durable) => outages.record('storage', durable ? 'settlements journaled' : 'settlements kept in memory (journal not writable)'),
+      directory,
+      onError: (error, context) => logger.error({ err: error, directory }, `settlement journal: ${context}`),
+      onUnavailable: (error, context) =>
+        logger.error(
+          { err: error, directory },
+          `settlement journal: ${context} in ${directory} failed (${(error as Error).message}); paid requests are refused with 503 until a write succeeds (retried every second)`,
+        ),
+      onRecovered: () => logger.warn({ directory }, 'settlement journal: writable again; paid requests are admitted again'),
+      onAppended: () => outages.record('storage', 'settlements journaled'),
     });
     journal = settlementJournal;
+    // A journal that cannot be written is found now, not during the first database outage, when it is needed.
+    await settlementJournal.verifyUsable().catch((error: unknown) => {
+      throw new ConfigError(
+        `SETTLEMENT_JOURNAL_DIR ${directory} cannot hold the settlement journal: ${(error as Error).message}. Point SETTLEMENT_JOURNAL_DIR at a writable directory on a local disk.`,
+      );
+    });
     const metrics = new PrometheusMetrics({
       inFlightRequests: () => shutdown.inFlight,
       rateLimiterFailures: () => (liveLimiter === undefined ? 0 : limiterFailures(liveLimiter)),
@@ -131,7 +144,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     });
     limiter = activeLimiter;
     liveLimiter = activeLimiter;
-    const readiness: ReadinessCheck[] = [{ name: 'storage', check: () => storage.ping() }];
+    const readiness: ReadinessCheck[] = [
+      { name: 'storage', check: () => storage.ping() },
+      {
+        name: 'settlement_journal',
+        failedState: 'not_writable',
+        check: async () => {
+          const unavailable = settlementJournal.unavailable();
+          if (unavailable !== undefined) throw new Error(unavailable.reason, { cause: unavailable.error });
+        },
+      },
+    ];
     // Fail-open, the gateway serves without Redis: `degraded`, still ready.
     if (activeLimiter.ping !== undefined) readiness.push({ name: 'redis', check: () => activeLimiter.ping!(), optional: config.rateLimitFailOpen });
     const pipeline = new ChatPipeline({
@@ -213,7 +236,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         });
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
         await journalReplay.stop();
-        if (settlementJournal.stats().pending > 0) await journalReplay.runNow().catch(() => undefined);
+        const waiting = settlementJournal.stats();
+        if (waiting.pending + waiting.unwritten > 0) await journalReplay.runNow().catch(() => undefined);
         await settlementJournal.close();
         outages.stop();
         await openLimiter.close();

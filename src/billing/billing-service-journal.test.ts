@@ -2,7 +2,7 @@
  * Settlements the store refuses go to the journal and are billed on replay exactly as they would have been.
  * The store really refuses: the SQLite file and its WAL are made immutable (see test/helpers/immutable-files.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import { openStorage } from '../storage/open-storage.js';
 import type { Reservation } from '../storage/billing-types.js';
 import type { Storage } from '../storage/types.js';
+import { GatewayError } from '../canonical/errors.js';
 import { BillingService } from './billing-service.js';
 import { parseUsd } from './money.js';
 import { SettlementJournal } from './settlement-journal.js';
@@ -31,8 +32,8 @@ const request: CanonicalRequest = {
   extensions: {}, extensionsProtocol: 'openai-chat', maxOutputTokens: 300,
 };
 
-function billingWithJournal(): { billing: BillingService; journal: SettlementJournal } {
-  const journal = new SettlementJournal({ directory: join(directory, 'settlement-journal') });
+function billingWithJournal(at = join(directory, 'settlement-journal')): { billing: BillingService; journal: SettlementJournal } {
+  const journal = new SettlementJournal({ directory: at, retryMs: 20 });
   journals.push(journal);
   // A free allowance that covers part of each reply: the replay must price with the hold's own free tokens.
   return { billing: new BillingService(storage.billing, { freeTokensPerDay: 1_000, reservationTtlMs: 60_000 }, Date.now, journal), journal };
@@ -68,7 +69,7 @@ describe('BillingService with a settlement journal', () => {
     frozen = [database, `${database}-wal`];
     await makeImmutable(frozen);
     const outcome = await billing.settle(settlement('req_journaled', held));
-    expect(outcome).toEqual({ settled: false, reason: 'journaled', durable: true });
+    expect(outcome).toEqual({ settled: false, reason: 'journaled' });
     expect(journal.pendingEntries().map((entry) => entry.usage.requestId)).toEqual(['req_journaled']);
     // Still down: a pass stops at the first entry and keeps it.
     expect(await billing.replayJournal()).toMatchObject({ settled: 0, storeUnavailable: true, remaining: 1 });
@@ -111,6 +112,40 @@ describe('BillingService with a settlement journal', () => {
     const cost = priceSettlement(usage, model.prices, held.freeTokens).chargeNano;
     expect((await storage.billing.balance('acct_j'))?.balanceNano).toBe(balance!.balanceNano - cost);
     expect(await storage.usage.recordedRequestIds(['req_twice', 'req_missing'])).toEqual(new Set(['req_twice']));
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('with neither the store nor the journal writable: the settlement waits in memory, every new admission is refused 503, and it is billed once the store is back', async () => {
+    // The journal's directory under a file: mkdir fails (ENOTDIR), for root too.
+    const blocker = join(directory, 'blocker');
+    writeFileSync(blocker, 'not a directory');
+    const { billing, journal } = billingWithJournal(join(blocker, 'settlement-journal'));
+    const held = await billing.admit('req_unwritten', auth, model, request);
+    const before = await storage.billing.balance('acct_j');
+
+    frozen = [database, `${database}-wal`];
+    await makeImmutable(frozen);
+    expect(await billing.settle(settlement('req_unwritten', held))).toEqual({ settled: false, reason: 'journal_unavailable' });
+    expect(journal.stats()).toMatchObject({ journaled: 0, unwritten: 1, unavailable: true });
+
+    await makeWritable(frozen);
+    frozen = [];
+    // The store works again, the journal does not: still refused (a free request too: it settles as well), nothing held.
+    const refusal = await billing.admit('req_refused', auth, model, request).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(GatewayError);
+    expect(refusal).toMatchObject({ code: 'settlement_journal_unavailable', status: 503, retryAfterSeconds: 10, message: expect.stringContaining('(ENOTDIR); paid requests are refused until it can') });
+    expect((refusal as Error).message).not.toContain(blocker);
+    expect((await storage.billing.balance('acct_j'))?.reservedNano).toBe(before!.reservedNano);
+
+    // Replay takes the unwritten settlement to the store: billed as it would have been.
+    expect(await billing.replayJournal()).toMatchObject({ settled: 1, remaining: 0 });
+    expect(await storage.usage.recordedRequestIds(['req_unwritten'])).toEqual(new Set(['req_unwritten']));
+    const cost = priceSettlement(usage, model.prices, held.freeTokens).chargeNano;
+    expect(await storage.billing.balance('acct_j')).toMatchObject({ balanceNano: before!.balanceNano - cost, reservedNano: 0n });
+
+    rmSync(blocker);
+    await expect.poll(() => journal.unavailable(), { timeout: 2_000, interval: 20 }).toBeUndefined();
+    await billing.settle(settlement('req_admitted', await billing.admit('req_admitted', auth, model, request)));
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 });

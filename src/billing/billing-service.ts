@@ -67,8 +67,11 @@ export interface SettlementInput {
   unbilledTokens?: number;
 }
 
-/** A settlement's outcome: settled, found settled before, or journaled because the store could not take it. */
-export type SettlementOutcome = SettleResult | { settled: false; reason: 'journaled'; durable: boolean };
+/**
+ * A settlement's outcome: settled, found settled before, journaled (on disk) because the store could not take it,
+ * or neither: the journal could not be written either, and the settlement waits in memory for one of them.
+ */
+export type SettlementOutcome = SettleResult | { settled: false; reason: 'journaled' | 'journal_unavailable' };
 
 /** What one replay pass did (`replayJournal`). */
 export interface ReplayReport {
@@ -93,6 +96,8 @@ const SETTLEMENT_ATTEMPTS = 4;
  * for the tokenizer's: admit then counts the prompt and reserves again. Never shown to a client.
  */
 const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
+/** What `retry-after` suggests while the journal cannot be written: an operator has to act, so not too eager. */
+const JOURNAL_RETRY_AFTER_SECONDS = 10;
 /** No request runs this long; a hold still here then belongs to a request that will never settle. */
 const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
 
@@ -134,7 +139,7 @@ export class BillingService {
     private readonly repository: BillingRepository,
     private readonly settings: BillingSettings,
     private readonly now: () => number = Date.now,
-    /** Where settlements the store refuses go (design §4); without one, a refused settlement throws. */
+    /** Where settlements the store refuses go; without one, a refused settlement throws. */
     private readonly journal?: SettlementJournal,
   ) {}
 
@@ -161,6 +166,7 @@ export class BillingService {
    * bound's hold (never more than today's allowance), where the tokenizer's hold would have charged it.
    */
   async admit(requestId: string, auth: AuthenticatedKey, model: CatalogModel, request: CanonicalRequest): Promise<Reservation> {
+    this.refuseWithoutJournal();
     const now = this.now();
     const input: Omit<ReserveInput, 'plan'> = {
       requestId,
@@ -209,6 +215,23 @@ export class BillingService {
     result.reservation.apiKeyId = auth.key.id;
     result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
+  }
+
+  /**
+   * While the journal cannot be written, a settlement the store refuses would live only in this process's memory:
+   * every admission is refused, requests the free allowance covers whole included, since each of them settles too
+   * (its usage record and the allowance it takes from the day) and would be lost the same way. Nothing is held or
+   * sent to a vendor; requests that settle nothing (model lists, token counts, the dashboard) are unaffected.
+   */
+  private refuseWithoutJournal(): void {
+    const unavailable = this.journal?.unavailable();
+    if (unavailable === undefined) return;
+    throw new GatewayError(
+      'settlement_journal_unavailable',
+      // The system's error code only: the directory and its error are the operator's, in the log and /readyz.
+      `The settlement journal cannot be written (${unavailable.code ?? 'write failed'}); paid requests are refused until it can. Please retry later.`,
+      { retryAfterSeconds: JOURNAL_RETRY_AFTER_SECONDS, cause: unavailable.error },
+    );
   }
 
   /**
@@ -360,7 +383,8 @@ export class BillingService {
           if (attempt >= SETTLEMENT_ATTEMPTS || journalNow) {
             if (this.journal === undefined) throw error;
             journaled = true;
-            return { settled: false, reason: 'journaled', durable: await this.journal.append({ ...entry, journaledAt: this.now() }) };
+            const onDisk = await this.journal.append({ ...entry, journaledAt: this.now() });
+            return { settled: false, reason: onDisk ? 'journaled' : 'journal_unavailable' };
           }
           await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
         }

@@ -22,7 +22,7 @@ export interface JournalReplay {
 }
 
 /**
- * Replays the settlement journal: a pass every `intervalMs` while entries are pending (one cheap attempt that
+ * Replays the settlement journal: a pass every `intervalMs` while entries are pending, on disk or unwritten (one cheap attempt that
  * fails at once while the store is down, so the replay follows its return within a second or so), and a scan
  * for orphaned journals (of instances that stopped or crashed) every `adoptEveryMs`. Safe on every instance.
  */
@@ -62,7 +62,8 @@ export function startJournalReplay(billing: BillingService, journal: SettlementJ
 
   const timer = setInterval(() => {
     if (running !== undefined) return;
-    if (journal.stats().pending === 0 && Date.now() - lastAdoption < adoptEveryMs) return;
+    const waiting = journal.stats();
+    if (waiting.pending + waiting.unwritten === 0 && Date.now() - lastAdoption < adoptEveryMs) return;
     run().catch((error: unknown) => logger.error({ err: error }, 'settlement journal replay failed'));
   }, intervalMs);
   timer.unref();

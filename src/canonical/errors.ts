@@ -35,6 +35,9 @@ export const ERROR_CATALOG = {
   rate_limiter_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
   // The gateway's own database cannot be reached (an outage, not a fault of the request): retry shortly.
   service_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
+  // The gateway's settlement journal cannot be written, so a settlement the database refused could not be kept:
+  // paid requests wait until it can (an outage of the gateway's own disk, like the database's).
+  settlement_journal_unavailable: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },
   internal_error: { status: 500, retryable: true, openaiType: 'server_error', anthropicType: 'api_error' },
   // Operations: a draining instance, and what the HTTP parser refuses (slow or oversized request heads).
   shutting_down: { status: 503, anthropicStatus: 529, retryable: true, openaiType: 'server_error', anthropicType: 'overloaded_error' },

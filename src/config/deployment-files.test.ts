@@ -26,6 +26,8 @@ describe('deployment files', () => {
       expect(config.redisUrl).toBe('redis://redis:6379');
       expect(config.port).toBe(8080);
       expect(config.demoMode).toBe(true); // no vendor keys in the test environment
+      // The volume the Dockerfile gives its `node` user: the start-up check refuses a journal it cannot write.
+      expect(config.settlementJournalDir).toBe('/data/settlement-journal');
     }
   });
 
@@ -35,6 +37,8 @@ describe('deployment files', () => {
     const env = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]));
     const config = loadConfig(env, root + 'deploy');
     expect(config.databaseUrl).toBe('sqlite:/data/tollgate.db');
+    expect(config.settlementJournalDir).toBe('/data/settlement-journal');
+    expect(dockerfile).toMatch(/^RUN mkdir -p \/data && chown node:node \/data$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK /m);
   });

@@ -9,6 +9,8 @@ export interface ReadinessCheck {
    * leaves the gateway ready, so a load balancer does not take every instance out over it.
    */
   optional?: boolean;
+  /** The state a (non-optional) failure reports, when `unavailable` would not say what is wrong. */
+  failedState?: string;
 }
 
 export interface HealthOptions {
@@ -20,8 +22,8 @@ export interface HealthOptions {
 }
 
 /**
- * `/healthz`: the process answers (liveness). `/readyz`: storage and the shared rate limiter answer and the
- * gateway is not draining (readiness); 503 with each check's state otherwise (an optional check that fails is
+ * `/healthz`: the process answers (liveness). `/readyz`: storage and the shared rate limiter answer, the
+ * settlement journal can be written, and the gateway is not draining (readiness); 503 with each check's state otherwise (an optional check that fails is
  * `degraded` and keeps the gateway ready). Neither reveals error details.
  */
 export function registerHealth(app: FastifyInstance, options: HealthOptions = {}): void {
@@ -32,18 +34,19 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions = {}
   app.get('/api/hello', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async (request, reply) => {
     const results = await Promise.all(
-      (options.checks ?? []).map(async ({ name, check, optional }) => {
+      (options.checks ?? []).map(async ({ name, check, optional, failedState }) => {
         try {
           await withTimeout(check(), timeoutMs);
-          return [name, 'ok'] as const;
+          return { name, state: 'ok', blocks: false };
         } catch (error) {
           request.log.warn({ err: error, check: name }, 'readiness check failed');
-          return [name, optional === true ? 'degraded' : 'unavailable'] as const;
+          if (optional === true) return { name, state: 'degraded', blocks: false };
+          return { name, state: failedState ?? 'unavailable', blocks: true };
         }
       }),
     );
-    const checks = Object.fromEntries(results);
-    const ready = results.every(([, state]) => state !== 'unavailable') && options.closing?.() !== true;
+    const checks = Object.fromEntries(results.map(({ name, state }) => [name, state]));
+    const ready = results.every(({ blocks }) => !blocks) && options.closing?.() !== true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
 }

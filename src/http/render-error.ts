@@ -71,7 +71,14 @@ declare module 'fastify' {
  * logged where they happen, and client errors not at all.
  */
 export function logErrorReply(request: FastifyRequest, error: GatewayError, original: unknown, message = 'internal error'): void {
-  const dependency = error.code === 'service_unavailable' ? 'storage' : error.code === 'rate_limiter_unavailable' ? 'redis' : undefined;
+  const dependency =
+    error.code === 'service_unavailable'
+      ? 'storage'
+      : error.code === 'rate_limiter_unavailable'
+        ? 'redis'
+        : error.code === 'settlement_journal_unavailable'
+          ? 'settlement journal'
+          : undefined;
   if (dependency !== undefined) {
     const outages = request.server.outageLog;
     if (outages === null) request.log.warn({ err: error.cause ?? original }, `${dependency} unavailable`);

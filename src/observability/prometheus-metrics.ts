@@ -167,16 +167,28 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   /** The settlement journal, read at scrape time: what waits for the store, and what replay did. */
   private registerJournalSeries(read: () => JournalCounts, registers: Registry[]): void {
-    new Gauge({
-      name: 'tollgate_settlement_journal_pending',
-      help: 'Settlements the database refused, journaled on this instance and not applied yet (replayed when it answers).',
-      registers,
-      collect() {
-        this.set(read().pending);
-      },
-    });
+    const gauges: Array<[string, string, (counts: JournalCounts) => number]> = [
+      ['tollgate_settlement_journal_pending', 'Settlements the database refused, on disk in the journal and not applied yet (replayed when it answers).', (counts) => counts.pending],
+      [
+        'tollgate_settlement_journal_unwritten',
+        'Settlements the database refused whose journal write failed too: in memory only, tried again on both, lost if the process dies.',
+        (counts) => counts.unwritten,
+      ],
+      ['tollgate_settlement_journal_unavailable', '1 while the settlement journal cannot be written (paid requests are then refused with 503).', (counts) => (counts.unavailable ? 1 : 0)],
+    ];
+    for (const [name, help, value] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    }
     const counters: Array<[string, string, (counts: JournalCounts) => number]> = [
-      ['tollgate_settlements_journaled_total', 'Settlements the database could not take, written to the local journal.', (counts) => counts.journaled],
+      ['tollgate_settlements_journaled_total', 'Settlements the database could not take, written to the local journal and flushed to disk (fdatasync).', (counts) => counts.journaled],
+      ['tollgate_settlement_journal_write_failures_total', 'Writes to the settlement journal that failed (settlement batches and recovery probes).', (counts) => counts.writeFailures],
       ['tollgate_settlements_replayed_total', 'Journaled settlements applied by replay.', (counts) => counts.replayed],
       ['tollgate_settlements_replay_skipped_total', 'Journaled settlements the database already had (applied once, skipped).', (counts) => counts.alreadyApplied],
       ['tollgate_settlement_journal_unreadable_lines_total', 'Lines of adopted journals that failed their checksum (a torn last line after a crash).', (counts) => counts.unreadableLines],

@@ -63,8 +63,11 @@ async function survivesOutage(harness: TestGateway, outage: () => Promise<void>)
   }
   for (const kind of ['openai', 'anthropic']) expect(completed.some((outcome) => outcome.kind.startsWith(kind) && outcome.kind.endsWith('stream'))).toBe(true);
 
-  // Replies that were running when the database went away were settled through the journal, now empty.
+  // Replies that were running when the database went away were settled through the journal, now empty: each one
+  // on disk (a write that failed would count here, make the gateway refuse paid requests and fail this test).
   expect(await metric(harness, 'tollgate_settlements_journaled_total')).toBeGreaterThan(0);
+  expect(await metric(harness, 'tollgate_settlement_journal_write_failures_total')).toBe(0);
+  expect(await metric(harness, 'tollgate_settlement_journal_unwritten')).toBe(0);
   await expect.poll(() => metric(harness, 'tollgate_settlement_journal_pending'), { timeout: 20_000, interval: 250 }).toBe(0);
   expect(await metric(harness, 'tollgate_settlements_replayed_total')).toBeGreaterThan(0);
 

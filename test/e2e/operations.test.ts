@@ -150,7 +150,7 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
     expect(await (await fetch(`${harness.gateway.url}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${harness.gateway.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: 'ok' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: 'ok', settlement_journal: 'ok' } });
   });
 
   it('every response carries our own x-request-id (a client-sent one is ignored), and the log line names it', async () => {
@@ -198,10 +198,10 @@ describe('readiness with Redis', () => {
     try {
       const ok = await fetch(`${live.gateway.url}/readyz`);
       expect(ok.status).toBe(200);
-      expect(await ok.json()).toEqual({ status: 'ready', checks: { storage: 'ok', redis: 'ok' } });
+      expect(await ok.json()).toEqual({ status: 'ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'ok' } });
       const down = await fetch(`${dead.gateway.url}/readyz`);
       expect(down.status).toBe(503);
-      expect(await down.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', redis: 'unavailable' } });
+      expect(await down.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'unavailable' } });
       // Liveness does not depend on Redis.
       expect((await fetch(`${dead.gateway.url}/healthz`)).status).toBe(200);
     } finally {

@@ -75,7 +75,7 @@ describe('answers while Redis is unreachable', () => {
     const { key } = await harness.createAccountWithKey();
     const ready = await fetch(`${harness.gateway.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: 'ok', redis: 'degraded' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'degraded' } });
     for (let i = 0; i < 5; i++) {
       const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(chatBody) });
       expect(response.status).toBe(200);
@@ -89,7 +89,7 @@ describe('answers while Redis is unreachable', () => {
     const { key } = await harness.createAccountWithKey();
     const ready = await fetch(`${harness.gateway.url}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', redis: 'unavailable' } });
+    expect(await ready.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'unavailable' } });
     const anthropic = await fetch(`${harness.gateway.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(messagesBody) });
     expect(anthropic.status).toBe(529);
     expect(anthropic.headers.get('retry-after')).toBe('1');
