@@ -88,13 +88,32 @@ const SHAPE: Pick<Scenario, 'stream' | 'paceMs' | 'chunks' | 'promptKiB' | 'conc
 /** Clients of the gateway at `origin`: one per key, so requests rotate over the keys' accounts. */
 function clientsFor(origin: string, mockOrigin: string, keys: readonly string[], prefix: string): TargetClient[] {
   const connections = Math.max(1, Math.ceil(ACCOUNTS_CONCURRENCY / keys.length));
-  return keys.map((key, index) => new TargetClient(targetsFor(ROUTES['same-format'], mockOrigin, origin, key).gateway, connections, SHAPE, `${prefix}${index.toString(36)}x`));
+  return keys.map(
+    (key, index) =>
+      new TargetClient(
+        targetsFor(ROUTES['same-format'], mockOrigin, origin, key).gateway,
+        connections,
+        SHAPE,
+        `${prefix}${index.toString(36)}x`,
+      ),
+  );
 }
 
 /** `concurrency` workers spread over the clients (worker i uses client i mod n), as one round. */
-async function runSpreadRound(clients: readonly TargetClient[], durationMs: number, stop: AbortSignal): Promise<RoundResult> {
-  const perClient = clients.map((_, index) => Math.floor(ACCOUNTS_CONCURRENCY / clients.length) + (index < ACCOUNTS_CONCURRENCY % clients.length ? 1 : 0));
-  const results = await Promise.all(clients.map((client, index) => (perClient[index]! > 0 ? runRound(client, { concurrency: perClient[index]! }, durationMs, stop) : undefined)));
+async function runSpreadRound(
+  clients: readonly TargetClient[],
+  durationMs: number,
+  stop: AbortSignal,
+): Promise<RoundResult> {
+  const perClient = clients.map(
+    (_, index) =>
+      Math.floor(ACCOUNTS_CONCURRENCY / clients.length) + (index < ACCOUNTS_CONCURRENCY % clients.length ? 1 : 0),
+  );
+  const results = await Promise.all(
+    clients.map((client, index) =>
+      perClient[index]! > 0 ? runRound(client, { concurrency: perClient[index]! }, durationMs, stop) : undefined,
+    ),
+  );
   const merged = results.filter((result): result is RoundResult => result !== undefined);
   const first = merged[0]!;
   for (const result of merged.slice(1)) {
@@ -169,7 +188,9 @@ export async function measureAccounts(
         total.rounds.push((result.requests * 1000) / result.elapsedMs);
         total.latencies.push(...result.latencies.view());
         total.failureMessages.push(...result.failureMessages.slice(0, Math.max(0, 5 - total.failureMessages.length)));
-        rates.push(`${load.name} ${((result.requests * 1000) / result.elapsedMs).toFixed(0)} req/s${result.failures > 0 ? ` (${result.failures} WRONG)` : ''}`);
+        rates.push(
+          `${load.name} ${((result.requests * 1000) / result.elapsedMs).toFixed(0)} req/s${result.failures > 0 ? ` (${result.failures} WRONG)` : ''}`,
+        );
       }
       context.progress(`  accounts c${ACCOUNTS_CONCURRENCY} round ${round + 1}/${context.rounds}: ${rates.join(', ')}`);
     }
@@ -178,7 +199,12 @@ export async function measureAccounts(
   }
   const hotSummary = summarise(1, totals.hot, context.ticksPerSecond);
   const spreadSummary = summarise(spreadKeys.length, totals.spread, context.ticksPerSecond);
-  return { concurrency: ACCOUNTS_CONCURRENCY, hot: hotSummary, spread: spreadSummary, hotOverSpread: hotSummary.throughputRps / Math.max(1, spreadSummary.throughputRps) };
+  return {
+    concurrency: ACCOUNTS_CONCURRENCY,
+    hot: hotSummary,
+    spread: spreadSummary,
+    hotOverSpread: hotSummary.throughputRps / Math.max(1, spreadSummary.throughputRps),
+  };
 }
 
 /**
@@ -193,13 +219,17 @@ export async function countAccountRoundTrips(
   spreadKeys: readonly string[],
 ): Promise<Record<'hot' | 'spread', { postgres: number; redis: number }>> {
   const counted: Partial<Record<'hot' | 'spread', { postgres: number; redis: number }>> = {};
-  for (const [name, keys] of [['hot', [hotKey]], ['spread', spreadKeys]] as const) {
+  for (const [name, keys] of [
+    ['hot', [hotKey]],
+    ['spread', spreadKeys],
+  ] as const) {
     const clients = clientsFor(origin, context.mockOrigin, keys, `ar${name[0]}`);
     try {
       await runSpreadRound(clients, context.warmupMs, context.stop);
       const before = { postgres: relays.postgres.count, redis: relays.redis.count };
       const result = await runSpreadRound(clients, context.durationMs, context.stop);
-      if (result.failures > 0) throw new Error(`round-trip count, ${name} accounts: ${result.failureMessages.join(' | ')}`);
+      if (result.failures > 0)
+        throw new Error(`round-trip count, ${name} accounts: ${result.failureMessages.join(' | ')}`);
       counted[name] = {
         postgres: (relays.postgres.count - before.postgres) / Math.max(1, result.requests),
         redis: (relays.redis.count - before.redis) / Math.max(1, result.requests),
@@ -212,7 +242,10 @@ export async function countAccountRoundTrips(
 }
 
 /** `tollgate ledger verify`: exit 1 (a thrown error here) when a balance differs from its ledger. */
-export async function verifyLedger(context: AccountsContext, backend: Backend): Promise<{ ledgerVerified: boolean; ledgerProblem?: string }> {
+export async function verifyLedger(
+  context: AccountsContext,
+  backend: Backend,
+): Promise<{ ledgerVerified: boolean; ledgerProblem?: string }> {
   try {
     await runCliJson(['ledger', 'verify'], childEnvironment({ ...backend.env, LOG_LEVEL: 'warn' }), context.directory);
     return { ledgerVerified: true };
@@ -225,7 +258,9 @@ export function formatAccounts(report: AccountsReport): string[] {
   const line = (name: string, summary: AccountLoadSummary) =>
     `  ${name.padEnd(12)} ${summary.throughputRps.toFixed(0).padStart(6)} req/s (rounds ${summary.roundThroughputRps.map((value) => value.toFixed(0)).join(', ')}), ` +
     `CPU ${summary.gatewayCpuMsPerRequest.toFixed(3)} ms/request, p50 ${summary.latencyP50Ms.toFixed(1)} ms, p99 ${summary.latencyP99Ms.toFixed(1)} ms` +
-    (summary.postgresPerRequest === null ? '' : `, PG ${summary.postgresPerRequest.toFixed(2)} / Redis ${(summary.redisPerRequest ?? 0).toFixed(2)} round trips per request`) +
+    (summary.postgresPerRequest === null
+      ? ''
+      : `, PG ${summary.postgresPerRequest.toFixed(2)} / Redis ${(summary.redisPerRequest ?? 0).toFixed(2)} round trips per request`) +
     (summary.failures > 0 ? `, ${summary.failures} WRONG: ${summary.failureMessages.join(' | ')}` : '');
   return [
     `one hot account vs ${report.spread.accounts} accounts, same-format JSON, concurrency ${report.concurrency} (gateway only, alternating turns):`,

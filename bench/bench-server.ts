@@ -12,7 +12,13 @@ export interface BenchServer {
 }
 
 /** Listens on `port` (0: any free port); `close` ends open connections, then runs `onClose` (a pool, say). */
-export async function listenForBench(server: Server, port: number, host: string, name: string, onClose: () => Promise<void> = async () => {}): Promise<BenchServer> {
+export async function listenForBench(
+  server: Server,
+  port: number,
+  host: string,
+  name: string,
+  onClose: () => Promise<void> = async () => {},
+): Promise<BenchServer> {
   // The bench keeps its connections open across rounds; never time them out mid-run.
   server.headersTimeout = 0;
   server.requestTimeout = 0;

@@ -24,7 +24,11 @@ async function viaFloor(routeId: RouteId, stream: boolean, nonce: string) {
   const target = targetsFor(ROUTES[routeId], mock.origin, 'http://unused', 'unused', floor.origin).floor;
   if (target === undefined) throw new Error('no floor target');
   const { before, after } = requestBodyParts(target, stream, 0);
-  return await request(`${target.origin}${target.path}`, { method: 'POST', body: before + nonce + after, headers: { 'content-type': 'application/json' } });
+  return await request(`${target.origin}${target.path}`, {
+    method: 'POST',
+    body: before + nonce + after,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 describe.each([
@@ -51,7 +55,11 @@ describe.each([
 });
 
 it('passes an error status and body through unchanged', async () => {
-  const response = await request(`${floor.origin}/nowhere`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+  const response = await request(`${floor.origin}/nowhere`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.statusCode).toBe(404);
   expect(await response.body.text()).toContain('the bench mock serves only chat completions and messages');
 });

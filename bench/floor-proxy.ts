@@ -11,13 +11,30 @@
  * Run as its own process (`node dist/bench/floor-proxy.js --upstream http://127.0.0.1:PORT [--port N]`): it
  * prints one JSON line with its URL, as the mock does, and serves until SIGTERM.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
 import { commandLineOption, listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
 
 /** Connection-level headers: each hop has its own (undici refuses some of them outright); content-length comes from the body. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'host', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'host',
+  'content-length',
+]);
 
 /** The client's end-to-end headers (content type, credentials, API version) as they came. */
 function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {

@@ -3,7 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callgrindWrapper, CallgrindProcess, compilerInstructions, countInstructions, dumpTotal, formatInstructionCounts, instructionKinds, latestDumpNumber } from './instruction-count.js';
+import {
+  callgrindWrapper,
+  CallgrindProcess,
+  compilerInstructions,
+  countInstructions,
+  dumpTotal,
+  formatInstructionCounts,
+  instructionKinds,
+  latestDumpNumber,
+} from './instruction-count.js';
 import { fileURLToPath } from 'node:url';
 import { parseBenchOptions } from './options.js';
 import { childEnvironment, listeningUrl, startProcess } from './processes.js';
@@ -24,7 +33,9 @@ function hasValgrind(): boolean {
 
 describe('callgrind dumps', () => {
   it('reads the total from the summary line', () => {
-    expect(dumpTotal('version: 1\nevents: Ir\nsummary: 123456789\n\nfn=(1) main\n1 5\ntotals: 123456789\n')).toBe(123456789);
+    expect(dumpTotal('version: 1\nevents: Ir\nsummary: 123456789\n\nfn=(1) main\n1 5\ntotals: 123456789\n')).toBe(
+      123456789,
+    );
     expect(() => dumpTotal('events: Ir\n')).toThrow(/summary/);
   });
 
@@ -36,8 +47,26 @@ describe('callgrind dumps', () => {
 
   it('prints the gateway beside the floor with their ratio', () => {
     const text = formatInstructionCounts([
-      { target: 'gateway', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 3e9, instructionsPerRequest: 2e6, compilerInstructions: 1.5e9, withoutCompilerPerRequest: 1e6 },
-      { target: 'floor', kind: 'json', warmupRequests: 1500, requests: 1500, instructions: 7.5e8, instructionsPerRequest: 5e5, compilerInstructions: 0, withoutCompilerPerRequest: 5e5 },
+      {
+        target: 'gateway',
+        kind: 'json',
+        warmupRequests: 1500,
+        requests: 1500,
+        instructions: 3e9,
+        instructionsPerRequest: 2e6,
+        compilerInstructions: 1.5e9,
+        withoutCompilerPerRequest: 1e6,
+      },
+      {
+        target: 'floor',
+        kind: 'json',
+        warmupRequests: 1500,
+        requests: 1500,
+        instructions: 7.5e8,
+        instructionsPerRequest: 5e5,
+        compilerInstructions: 0,
+        withoutCompilerPerRequest: 5e5,
+      },
     ]);
     expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x\s+1\.000 M\s+0\.500 M\s+2\.00x/);
   });
@@ -67,7 +96,15 @@ describe('the kinds counted', () => {
     const options = { callgrindRequests: 300, callgrindWarmup: 800 };
     expect(instructionKinds({ ...options, shapes: false }).map((kind) => kind.kind)).toEqual(['json', 'stream']);
     const kinds = instructionKinds({ ...options, shapes: true });
-    expect(kinds.map((kind) => [kind.kind, kind.route ?? 'same-format', kind.shape.chunks ?? 20, kind.requests, kind.warmupRequests])).toEqual([
+    expect(
+      kinds.map((kind) => [
+        kind.kind,
+        kind.route ?? 'same-format',
+        kind.shape.chunks ?? 20,
+        kind.requests,
+        kind.warmupRequests,
+      ]),
+    ).toEqual([
       ['json', 'same-format', 20, 300, 800],
       ['stream', 'same-format', 20, 300, 800],
       ['stream-500ch', 'same-format', 500, 30, 80],
@@ -82,14 +119,20 @@ describe('the kinds counted', () => {
 describe.skipIf(!hasValgrind())('counting under callgrind', () => {
   it('counts the instructions of the requests between the zeroing and the dump', { timeout: 300_000 }, async () => {
     const directory = mkdtempSync(join(tmpdir(), 'tollgate-callgrind-test-'));
-    const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, { core: null, script: BUILT_MOCK_PATH, wrapper: callgrindWrapper(directory, 'mock') });
+    const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, {
+      core: null,
+      script: BUILT_MOCK_PATH,
+      wrapper: callgrindWrapper(directory, 'mock'),
+    });
     try {
       const origin = await listeningUrl(mock, 120_000);
       const target = targetsFor(ROUTES['same-format'], origin, 'http://unused', 'unused').direct;
       const process = new CallgrindProcess(mock, directory, 'mock', undefined);
       const progress = () => {};
       const stop = new AbortController().signal;
-      const kinds = (requests: number, warmupRequests: number) => [{ kind: 'json', shape: { stream: false, paceMs: 0 }, requests, warmupRequests }];
+      const kinds = (requests: number, warmupRequests: number) => [
+        { kind: 'json', shape: { stream: false, paceMs: 0 }, requests, warmupRequests },
+      ];
       const [few] = await countInstructions('floor', process, target, kinds(5, 20), 'a', stop, progress);
       const [many] = await countInstructions('floor', process, target, kinds(40, 0), 'b', stop, progress);
       expect(few?.requests).toBe(5);
@@ -97,7 +140,9 @@ describe.skipIf(!hasValgrind())('counting under callgrind', () => {
       expect(many?.instructions).toBeGreaterThan(2 * (few?.instructions ?? Infinity));
       expect(many?.compilerInstructions).toBeGreaterThanOrEqual(0);
       expect(many?.compilerInstructions).toBeLessThan(many?.instructions ?? 0);
-      expect(latestDumpNumber(execFileSync('ls', [directory], { encoding: 'utf8' }).split('\n'), 'mock', mock.pid)).toBe(2);
+      expect(
+        latestDumpNumber(execFileSync('ls', [directory], { encoding: 'utf8' }).split('\n'), 'mock', mock.pid),
+      ).toBe(2);
     } finally {
       await mock.stop(20_000);
       rmSync(directory, { recursive: true, force: true });

@@ -47,7 +47,11 @@ export function callgrindWrapper(directory: string, name: string): string[] {
 
 /** Why the mode cannot run here (valgrind or callgrind_control missing), or undefined when it can. */
 export async function callgrindProblem(): Promise<string | undefined> {
-  for (const [command, args] of [['valgrind', ['--version']], ['callgrind_control', ['--version']], ['callgrind_annotate', ['--version']]] as const) {
+  for (const [command, args] of [
+    ['valgrind', ['--version']],
+    ['callgrind_control', ['--version']],
+    ['callgrind_annotate', ['--version']],
+  ] as const) {
     try {
       await execFileAsync(command, [...args], { timeout: 10_000 });
     } catch (error) {
@@ -113,26 +117,38 @@ export class CallgrindProcess {
   }
 
   async zero(): Promise<void> {
-    await execFileAsync('callgrind_control', ['-z', String(this.child.pid)], { timeout: CONTROL_TIMEOUT_MS, env: this.env });
+    await execFileAsync('callgrind_control', ['-z', String(this.child.pid)], {
+      timeout: CONTROL_TIMEOUT_MS,
+      env: this.env,
+    });
   }
 
   /** Dumps the counters and returns the instructions since the last zeroing, and the optimizing compiler's share. */
   async dump(): Promise<{ total: number; compiler: number }> {
     const before = latestDumpNumber(readdirSync(this.directory), this.name, this.child.pid);
-    const control = await execFileAsync('callgrind_control', ['-d', String(this.child.pid)], { timeout: CONTROL_TIMEOUT_MS, env: this.env });
+    const control = await execFileAsync('callgrind_control', ['-d', String(this.child.pid)], {
+      timeout: CONTROL_TIMEOUT_MS,
+      env: this.env,
+    });
     const path = join(this.directory, `${this.name}.${this.child.pid}.${before + 1}`);
     const deadline = Date.now() + DUMP_WAIT_MS;
     for (;;) {
       try {
         const text = readFileSync(path, 'utf8');
         if (/^totals:/m.test(text)) {
-          const annotated = await execFileAsync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', path], { timeout: CONTROL_TIMEOUT_MS, maxBuffer: 256 * 1024 * 1024 });
+          const annotated = await execFileAsync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', path], {
+            timeout: CONTROL_TIMEOUT_MS,
+            maxBuffer: 256 * 1024 * 1024,
+          });
           return { total: dumpTotal(text), compiler: compilerInstructions(annotated.stdout) };
         }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
-      if (Date.now() > deadline) throw new Error(`callgrind wrote no complete dump ${path} within ${DUMP_WAIT_MS} ms (files: ${readdirSync(this.directory).join(', ')}; callgrind_control said: ${`${control.stdout}${control.stderr}`.trim()})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `callgrind wrote no complete dump ${path} within ${DUMP_WAIT_MS} ms (files: ${readdirSync(this.directory).join(', ')}; callgrind_control said: ${`${control.stdout}${control.stderr}`.trim()})`,
+        );
       await delay(100);
     }
   }
@@ -155,7 +171,9 @@ export interface InstructionKind {
  * (a tenth as many requests: each is 25 short streams' worth of chunks) and the translated route's 20- and 500-chunk
  * streams (an OpenAI client on the Anthropic vendor), whose difference is its cost per extra chunk.
  */
-export function instructionKinds(options: Pick<BenchOptions, 'shapes' | 'callgrindRequests' | 'callgrindWarmup'>): InstructionKind[] {
+export function instructionKinds(
+  options: Pick<BenchOptions, 'shapes' | 'callgrindRequests' | 'callgrindWarmup'>,
+): InstructionKind[] {
   const stream: RequestShape = { stream: true, paceMs: 0 };
   const short = (kind: string, shape: RequestShape, route?: RouteId): InstructionKind => ({
     kind,
@@ -175,7 +193,11 @@ export function instructionKinds(options: Pick<BenchOptions, 'shapes' | 'callgri
     short('json', { stream: false, paceMs: 0 }),
     short('stream', stream),
     ...(options.shapes
-      ? [long(`stream-${chunks}ch`, chunks), short('translated-stream', stream, 'openai-to-anthropic'), long(`translated-${chunks}ch`, chunks, 'openai-to-anthropic')]
+      ? [
+          long(`stream-${chunks}ch`, chunks),
+          short('translated-stream', stream, 'openai-to-anthropic'),
+          long(`translated-${chunks}ch`, chunks, 'openai-to-anthropic'),
+        ]
       : []),
   ];
 }
@@ -223,7 +245,9 @@ export async function countInstructions(
   progress: (message: string) => void,
 ): Promise<InstructionCount[]> {
   const targetOf = typeof target === 'function' ? target : () => target;
-  const clients = kinds.map((kind, index) => new TargetClient(targetOf(kind), 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS));
+  const clients = kinds.map(
+    (kind, index) => new TargetClient(targetOf(kind), 1, kind.shape, `${noncePrefix}${index}`, REQUEST_TIMEOUT_MS),
+  );
   try {
     for (const [index, kind] of kinds.entries()) {
       const client = clients[index];

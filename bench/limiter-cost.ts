@@ -14,7 +14,9 @@ const MEMORY_CHECKS = 200_000;
 const REDIS_CHECKS = 2_000;
 
 /** What a rate-limit check costs, measured in the bench process itself (issue: < 50 µs, one Redis round trip). */
-export async function measureLimiterCost(redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<LimiterCost> {
+export async function measureLimiterCost(
+  redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+): Promise<LimiterCost> {
   const memory = new MemoryRateLimiter({ sweepIntervalMs: 0 });
   for (let i = 0; i < 10_000; i++) memory.checkNow(`warm:${i}`, 1_000_000);
   const started = performance.now();
@@ -53,6 +55,7 @@ async function measureRedis(url: string): Promise<LimiterCost['redis']> {
 async function scriptCalls(redis: Redis): Promise<number> {
   const info = await redis.info('commandstats');
   let calls = 0;
-  for (const name of ['evalsha', 'eval']) calls += Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+  for (const name of ['evalsha', 'eval'])
+    calls += Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
   return calls;
 }

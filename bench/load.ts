@@ -70,12 +70,24 @@ export class TargetClient {
       status = response.statusCode;
       if (status !== 200) {
         const text = await response.body.text();
-        return { ok: false, latencyMs: performance.now() - startedAt, status, problem: `status ${status}: ${snippet(text)}` };
+        return {
+          ok: false,
+          latencyMs: performance.now() - startedAt,
+          status,
+          problem: `status ${status}: ${snippet(text)}`,
+        };
       }
       if (!stream) {
-        const problem = jsonReplyProblem(this.target.protocol, await response.body.text(), replyText(nonce, chunks), chunks);
+        const problem = jsonReplyProblem(
+          this.target.protocol,
+          await response.body.text(),
+          replyText(nonce, chunks),
+          chunks,
+        );
         const latencyMs = performance.now() - startedAt;
-        return problem === undefined ? { ok: true, latencyMs, ttftMs: undefined, bunchedDeltas: 0 } : { ok: false, latencyMs, status, problem };
+        return problem === undefined
+          ? { ok: true, latencyMs, ttftMs: undefined, bunchedDeltas: 0 }
+          : { ok: false, latencyMs, status, problem };
       }
       const check = new StreamCheck(this.target.protocol, replyText(nonce, chunks), chunks);
       let ttftMs: number | undefined;
@@ -92,7 +104,9 @@ export class TargetClient {
       }
       const problem = check.finish();
       const latencyMs = performance.now() - startedAt;
-      return problem === undefined ? { ok: true, latencyMs, ttftMs, bunchedDeltas } : { ok: false, latencyMs, status, problem };
+      return problem === undefined
+        ? { ok: true, latencyMs, ttftMs, bunchedDeltas }
+        : { ok: false, latencyMs, status, problem };
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       return { ok: false, latencyMs: performance.now() - startedAt, status, problem: message };

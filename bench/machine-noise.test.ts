@@ -9,9 +9,17 @@ describe('machine noise', () => {
   });
 
   it('splits the machine into the bench, the databases, interrupts, other processes and steal, in cores', () => {
-    const from: CpuSample = { machine: { processes: 1_000, interrupts: 100, steal: 10, total: 10_000 }, bench: 600, databases: 50 };
+    const from: CpuSample = {
+      machine: { processes: 1_000, interrupts: 100, steal: 10, total: 10_000 },
+      bench: 600,
+      databases: 50,
+    };
     // 10 s on 2 cores at 100 ticks/s: 2,000 ticks in all.
-    const to: CpuSample = { machine: { processes: 2_300, interrupts: 200, steal: 30, total: 12_000 }, bench: 1_500, databases: 250 };
+    const to: CpuSample = {
+      machine: { processes: 2_300, interrupts: 200, steal: 30, total: 12_000 },
+      bench: 1_500,
+      databases: 250,
+    };
     const noise = machineNoise(from, to, 100, 2);
     expect(noise.seconds).toBe(10);
     expect(noise.benchCores).toBeCloseTo(0.9);

@@ -44,7 +44,11 @@ const DATABASE_COMMANDS = /^(postgres|redis-server)$/;
 export function parseProcStat(text: string): MachineTicks {
   const line = text.split('\n').find((candidate) => candidate.startsWith('cpu '));
   if (line === undefined) throw new Error('/proc/stat has no cpu line.');
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   return {
     processes: user + nice + system,
     interrupts: irq + softirq,

@@ -91,7 +91,10 @@ export class ScenarioMeasurements {
   summary(clockTicksPerSecond: number): ScenarioSummary {
     const direct = summarizeTarget(this.turns.direct, this.scenario.stream, clockTicksPerSecond, false);
     const gateway = summarizeTarget(this.turns.gateway, this.scenario.stream, clockTicksPerSecond, true);
-    const floor = this.turns.floor.length === 0 ? null : summarizeTarget(this.turns.floor, this.scenario.stream, clockTicksPerSecond, true);
+    const floor =
+      this.turns.floor.length === 0
+        ? null
+        : summarizeTarget(this.turns.floor, this.scenario.stream, clockTicksPerSecond, true);
     const floorFailed = floor !== null && (floor.failures > 0 || floor.requests === 0);
     return {
       id: this.scenario.id,
@@ -103,7 +106,8 @@ export class ScenarioMeasurements {
       chunks: this.scenario.chunks,
       promptKiB: this.scenario.promptKiB,
       rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
-      failed: direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0 || floorFailed,
+      failed:
+        direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0 || floorFailed,
       direct,
       gateway,
       comparison: compare(direct, gateway),
@@ -125,7 +129,12 @@ function compare(direct: TargetSummary, proxied: TargetSummary): Comparison {
   };
 }
 
-function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksPerSecond: number, isProxy: boolean): TargetSummary {
+function summarizeTarget(
+  turns: RoundMeasurement[],
+  stream: boolean,
+  clockTicksPerSecond: number,
+  isProxy: boolean,
+): TargetSummary {
   const latencies = new SampleList();
   const ttfts = new SampleList();
   const failuresByStatus: Record<string, number> = {};
@@ -147,7 +156,8 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
     proxyTicks += proxyCpuTicks;
     mockTicks += mockCpuTicks;
     clientMicros += clientCpuMicros;
-    for (const [status, count] of Object.entries(result.failuresByStatus)) failuresByStatus[status] = (failuresByStatus[status] ?? 0) + count;
+    for (const [status, count] of Object.entries(result.failuresByStatus))
+      failuresByStatus[status] = (failuresByStatus[status] ?? 0) + count;
     for (const message of result.failureMessages) if (failureMessages.length < 5) failureMessages.push(message);
   }
   const ticksToMs = 1000 / clockTicksPerSecond;
@@ -159,7 +169,9 @@ function summarizeTarget(turns: RoundMeasurement[], stream: boolean, clockTicksP
     failureMessages,
     elapsedMs,
     throughputRps: elapsedMs === 0 ? 0 : (requests * 1000) / elapsedMs,
-    roundThroughputRps: turns.map(({ result }) => (result.elapsedMs === 0 ? 0 : (result.requests * 1000) / result.elapsedMs)),
+    roundThroughputRps: turns.map(({ result }) =>
+      result.elapsedMs === 0 ? 0 : (result.requests * 1000) / result.elapsedMs,
+    ),
     latencyMs: distribution(latencies),
     ttftMs: stream ? distribution(ttfts) : null,
     bunchedDeltas,

@@ -13,7 +13,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { commandLineOption, listenForBench, serveUntilSignalled, type BenchServer } from './bench-server.js';
-import { CHUNKS_PATTERN, completionTokens, NONCE_PATTERN, PACE_PATTERN, PROMPT_TOKENS, REPLY_CHUNKS, replyChunks, replyText } from './mock-reply.js';
+import {
+  CHUNKS_PATTERN,
+  completionTokens,
+  NONCE_PATTERN,
+  PACE_PATTERN,
+  PROMPT_TOKENS,
+  REPLY_CHUNKS,
+  replyChunks,
+  replyText,
+} from './mock-reply.js';
 
 interface ParsedRequest {
   model: string;
@@ -36,7 +45,12 @@ function openaiUsage(completion: number): string {
 }
 
 function parse(raw: string): ParsedRequest | string {
-  let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null; messages?: unknown };
+  let body: {
+    model?: unknown;
+    stream?: unknown;
+    stream_options?: { include_usage?: unknown } | null;
+    messages?: unknown;
+  };
   try {
     body = JSON.parse(raw) as typeof body;
   } catch {
@@ -59,7 +73,13 @@ function parse(raw: string): ParsedRequest | string {
  * Writes each event on its own. With `paceMs`, waits that long before each content event, so a client can
  * see whether chunks reach it one by one (forwarded) or in bunches (batched).
  */
-async function writeEvents(response: ServerResponse, head: string[], content: string[], tail: string[], paceMs: number): Promise<void> {
+async function writeEvents(
+  response: ServerResponse,
+  head: string[],
+  content: string[],
+  tail: string[],
+  paceMs: number,
+): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const event of head) response.write(event);
   for (const event of content) {
@@ -90,7 +110,8 @@ function openai(request: ParsedRequest, response: ServerResponse): Promise<void>
   }
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`;
   const content = replyChunks(request.nonce, request.chunks).map(
-    (chunk) => `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk)}},"logprobs":null,"finish_reason":null}]}\n\n`,
+    (chunk) =>
+      `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk)}},"logprobs":null,"finish_reason":null}]}\n\n`,
   );
   const tail = [`${head}{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\n`];
   if (request.includeUsage) tail.push(`${head}],"usage":${usage}}\n\n`);
@@ -120,11 +141,17 @@ function anthropic(request: ParsedRequest, response: ServerResponse): Promise<vo
     event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
   ];
   const content = replyChunks(request.nonce, request.chunks).map((chunk) =>
-    event('content_block_delta', `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk)}}}`),
+    event(
+      'content_block_delta',
+      `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk)}}}`,
+    ),
   );
   const tail = [
     event('content_block_stop', '{"type":"content_block_stop","index":0}'),
-    event('message_delta', `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${output}}}`),
+    event(
+      'message_delta',
+      `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${output}}}`,
+    ),
     event('message_stop', '{"type":"message_stop"}'),
   ];
   return writeEvents(response, head, content, tail, request.paceMs);
@@ -134,7 +161,11 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
   const isOpenAI = request.method === 'POST' && request.url?.endsWith('/chat/completions') === true;
   const isAnthropic = request.method === 'POST' && request.url?.endsWith('/v1/messages') === true;
   if (!isOpenAI && !isAnthropic) {
-    json(response, 404, '{"error":{"type":"not_found","message":"the bench mock serves only chat completions and messages"}}');
+    json(
+      response,
+      404,
+      '{"error":{"type":"not_found","message":"the bench mock serves only chat completions and messages"}}',
+    );
     request.resume();
     return;
   }
@@ -143,7 +174,15 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
   request.on('end', () => {
     const parsed = parse(Buffer.concat(parts).toString('utf8'));
     if (typeof parsed === 'string') {
-      json(response, 400, JSON.stringify(isOpenAI ? { error: { type: 'invalid_request_error', message: parsed } } : { type: 'error', error: { type: 'invalid_request_error', message: parsed } }));
+      json(
+        response,
+        400,
+        JSON.stringify(
+          isOpenAI
+            ? { error: { type: 'invalid_request_error', message: parsed } }
+            : { type: 'error', error: { type: 'invalid_request_error', message: parsed } },
+        ),
+      );
       return;
     }
     void (isOpenAI ? openai(parsed, response) : anthropic(parsed, response));

@@ -132,7 +132,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
   const quick = values.quick === true;
   const backends = list(values.backends) ?? [...BACKEND_NAMES];
   for (const name of backends) {
-    if (!BACKEND_NAMES.includes(name as BackendName)) throw new OptionsError(`--backends takes ${BACKEND_NAMES.join(', ')}; got "${name}".`);
+    if (!BACKEND_NAMES.includes(name as BackendName))
+      throw new OptionsError(`--backends takes ${BACKEND_NAMES.join(', ')}; got "${name}".`);
   }
   return {
     quick,
@@ -160,12 +161,16 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
 
 function list(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   return items.length === 0 ? undefined : items;
 }
 
 function wholeNumber(name: string, raw: string | undefined, min: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new OptionsError(`--${name} must be a whole number of at least ${min}.`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new OptionsError(`--${name} must be a whole number of at least ${min}.`);
   return Number(raw);
 }

@@ -3,7 +3,14 @@ import type { ScenarioSummary } from './measurements.js';
 import { perChunkCosts } from './per-chunk.js';
 
 /** Only the fields perChunkCosts reads; the rest of a summary does not take part. */
-function summary(id: string, route: string, chunks: number, gatewayMs: number, floorMs: number | null, concurrency = 1): ScenarioSummary {
+function summary(
+  id: string,
+  route: string,
+  chunks: number,
+  gatewayMs: number,
+  floorMs: number | null,
+  concurrency = 1,
+): ScenarioSummary {
   return {
     id,
     route,
@@ -19,7 +26,10 @@ function summary(id: string, route: string, chunks: number, gatewayMs: number, f
 
 describe('perChunkCosts', () => {
   it('divides the extra CPU of a long stream by its extra chunks, for the gateway and the floor', () => {
-    const rows = perChunkCosts([summary('s20', 'same-format', 20, 0.5, 0.2), summary('s500', 'same-format', 500, 2.42, 0.344)]);
+    const rows = perChunkCosts([
+      summary('s20', 'same-format', 20, 0.5, 0.2),
+      summary('s500', 'same-format', 500, 2.42, 0.344),
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.baseId).toBe('s20');
     expect(rows[0]?.gatewayMicrosPerChunk).toBeCloseTo(4, 6);
@@ -42,6 +52,8 @@ describe('perChunkCosts', () => {
   });
 
   it('gives nothing without the 20-chunk partner at concurrency 1', () => {
-    expect(perChunkCosts([summary('s20', 'same-format', 20, 0.5, 0.2, 64), summary('s500', 'same-format', 500, 2.4, 0.3)])).toEqual([]);
+    expect(
+      perChunkCosts([summary('s20', 'same-format', 20, 0.5, 0.2, 64), summary('s500', 'same-format', 500, 2.4, 0.3)]),
+    ).toEqual([]);
   });
 });

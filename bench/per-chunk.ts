@@ -36,7 +36,15 @@ export function perChunkCosts(scenarios: readonly ScenarioSummary[]): PerChunkCo
     if (!long.stream || long.paceMs > 0 || long.concurrency !== 1) continue;
     // The shortest stream of the route (the 20-chunk one), not a shorter long one.
     const base = scenarios
-      .filter((each) => each.stream && each.paceMs === 0 && each.concurrency === 1 && each.route === long.route && each.promptKiB === long.promptKiB && each.chunks < long.chunks)
+      .filter(
+        (each) =>
+          each.stream &&
+          each.paceMs === 0 &&
+          each.concurrency === 1 &&
+          each.route === long.route &&
+          each.promptKiB === long.promptKiB &&
+          each.chunks < long.chunks,
+      )
       .sort((a, b) => a.chunks - b.chunks)[0];
     if (base === undefined) continue;
     const extraChunks = long.chunks - base.chunks;
@@ -52,7 +60,8 @@ export function perChunkCosts(scenarios: readonly ScenarioSummary[]): PerChunkCo
       baseId: base.id,
       baseChunks: base.chunks,
       gatewayMicrosPerChunk: ((gatewayLong - gatewayBase) * 1000) / extraChunks,
-      floorMicrosPerChunk: floorLong === null || floorBase === null ? null : ((floorLong - floorBase) * 1000) / extraChunks,
+      floorMicrosPerChunk:
+        floorLong === null || floorBase === null ? null : ((floorLong - floorBase) * 1000) / extraChunks,
       gatewayStreamMs: gatewayLong,
       floorStreamMs: floorLong,
     });

@@ -26,7 +26,9 @@ export function pinBenchProcess(wanted: boolean): Pinning {
   try {
     execFileSync('taskset', ['-a', '-cp', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
   } catch (error) {
-    return unpinned(`taskset failed or is missing (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+    return unpinned(
+      `taskset failed or is missing (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+    );
   }
   return {
     gatewayCore: GATEWAY_CORE,

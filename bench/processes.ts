@@ -29,7 +29,8 @@ const OUTPUT_TAIL_LINES = 40;
  * Settings that would let the caller's environment change what is measured (a tollgate.yaml elsewhere,
  * real vendor keys, a Redis limiter): dropped from every child's environment.
  */
-const INHERITED_SETTING_PATTERN = /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|BODY_LIMIT_BYTES|TOLLGATE_.*|(OPENAI|ANTHROPIC|GEMINI|DEEPSEEK)_.*)$/;
+const INHERITED_SETTING_PATTERN =
+  /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|BODY_LIMIT_BYTES|TOLLGATE_.*|(OPENAI|ANTHROPIC|GEMINI|DEEPSEEK)_.*)$/;
 
 export function childEnvironment(settings: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -40,7 +41,11 @@ export function childEnvironment(settings: Readonly<Record<string, string>>): No
 }
 
 /** Runs one CLI command with `--json` and returns its parsed output; a CLI error becomes an exception. */
-export async function runCliJson(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Record<string, unknown>> {
+export async function runCliJson(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<Record<string, unknown>> {
   const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
     execFile(process.execPath, [CLI_PATH, ...args, '--json'], { env, cwd, timeout: 60_000 }, (error, out, err) => {
       // The CLI reports its own failures as {"error": ...} on stdout with exit code 1: prefer that message.
@@ -114,7 +119,9 @@ export class ManagedProcess {
   /** Why the child is gone, for error messages ("" while it runs). */
   exitDescription(): string {
     if (this.exit === undefined) return '';
-    return this.exit.signal === null ? `exited with code ${String(this.exit.code)}` : `was killed by ${this.exit.signal}`;
+    return this.exit.signal === null
+      ? `exited with code ${String(this.exit.code)}`
+      : `was killed by ${this.exit.signal}`;
   }
 
   /** The last lines the child wrote (stdout and stderr interleaved). */
@@ -135,8 +142,12 @@ export class ManagedProcess {
   async nextStdoutLine(timeoutMs: number): Promise<string> {
     if (!this.running) throw new Error(`The ${this.name} ${this.exitDescription()}:\n${this.tail.join('\n')}`);
     return await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`The ${this.name} printed nothing within ${timeoutMs} ms.`)), timeoutMs);
-      const onExit = () => finish(new Error(`The ${this.name} ${this.exitDescription()} before it was ready:\n${this.tail.join('\n')}`));
+      const timer = setTimeout(
+        () => finish(new Error(`The ${this.name} printed nothing within ${timeoutMs} ms.`)),
+        timeoutMs,
+      );
+      const onExit = () =>
+        finish(new Error(`The ${this.name} ${this.exitDescription()} before it was ready:\n${this.tail.join('\n')}`));
       const onLine = (line: string) => finish(line);
       const finish = (result: Error | string) => {
         clearTimeout(timer);
@@ -189,9 +200,22 @@ export interface LaunchOptions {
  * execs node in place, so the pid we hold is still the pid of the process we measure and signal (valgrind, as
  * a wrapper, runs node in its own process too).
  */
-export function startProcess(name: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, launch: LaunchOptions = { core: null }): ManagedProcess {
-  const command = [...(launch.wrapper ?? []), process.execPath, ...(launch.nodeFlags ?? []), launch.script ?? CLI_PATH, ...args];
-  const [file = process.execPath, ...rest] = launch.core === null ? command : ['taskset', '-c', String(launch.core), ...command];
+export function startProcess(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  launch: LaunchOptions = { core: null },
+): ManagedProcess {
+  const command = [
+    ...(launch.wrapper ?? []),
+    process.execPath,
+    ...(launch.nodeFlags ?? []),
+    launch.script ?? CLI_PATH,
+    ...args,
+  ];
+  const [file = process.execPath, ...rest] =
+    launch.core === null ? command : ['taskset', '-c', String(launch.core), ...command];
   const child = spawn(file, rest, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return new ManagedProcess(name, child);
 }
@@ -215,7 +239,10 @@ export async function waitForHealthy(url: string, owner: ManagedProcess, timeout
   const deadline = Date.now() + timeoutMs;
   let lastProblem = 'no answer yet';
   while (Date.now() < deadline) {
-    if (!owner.running) throw new Error(`The ${owner.name} ${owner.exitDescription()} before it was ready:\n${owner.outputTail().join('\n')}`);
+    if (!owner.running)
+      throw new Error(
+        `The ${owner.name} ${owner.exitDescription()} before it was ready:\n${owner.outputTail().join('\n')}`,
+      );
     try {
       const response = await request(url, { method: 'GET', headersTimeout: 2000, bodyTimeout: 2000 });
       await response.body.dump();

@@ -43,7 +43,11 @@ export interface BenchReport {
 export function writeReport(path: string, report: object): void {
   mkdirSync(dirname(path), { recursive: true });
   // NaN (no samples) is not JSON: it becomes null rather than a crash or a silent 0.
-  const json = JSON.stringify(report, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2);
+  const json = JSON.stringify(
+    report,
+    (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
+    2,
+  );
   writeFileSync(path, `${json}\n`);
 }
 
@@ -96,18 +100,21 @@ function floorLines(scenarios: readonly ScenarioSummary[]): string[] {
   const measured = scenarios.filter((scenario) => scenario.floor !== null && scenario.floorComparison !== null);
   if (measured.length === 0) return [];
   const lines = [
-    'floor: a bare Node pass-through proxy (node:http in, undici out, bytes unchanged) on the gateway\'s core, same rounds;\n' +
-      'gw/floor: the gateway\'s CPU/req and added p50 (TTFT p50 for streams) over the floor\'s',
+    "floor: a bare Node pass-through proxy (node:http in, undici out, bytes unchanged) on the gateway's core, same rounds;\n" +
+      "gw/floor: the gateway's CPU/req and added p50 (TTFT p50 for streams) over the floor's",
     `${scenarioHeader('floor')}${'gw/floor CPU'.padStart(14)}${'gw/floor added'.padStart(16)}`,
   ];
   for (const scenario of measured) {
     if (scenario.floor === null || scenario.floorComparison === null) continue;
     const { gateway, comparison, floor, floorComparison } = scenario;
-    const cpuRatio = floorRatio(gateway.proxyCpuMsPerRequest ?? undefined, floor.proxyCpuMsPerRequest ?? undefined) ?? '-';
+    const cpuRatio =
+      floorRatio(gateway.proxyCpuMsPerRequest ?? undefined, floor.proxyCpuMsPerRequest ?? undefined) ?? '-';
     const addedRatio = scenario.stream
       ? floorRatio(comparison.addedTtftP50Ms ?? undefined, floorComparison.addedTtftP50Ms ?? undefined)
       : floorRatio(comparison.addedLatencyP50Ms, floorComparison.addedLatencyP50Ms);
-    lines.push(`${scenarioLine(scenario, floor, floorComparison)}${cpuRatio.padStart(14)}${(addedRatio ?? '-').padStart(16)}`);
+    lines.push(
+      `${scenarioLine(scenario, floor, floorComparison)}${cpuRatio.padStart(14)}${(addedRatio ?? '-').padStart(16)}`,
+    );
   }
   return lines;
 }
@@ -116,7 +123,8 @@ function floorLines(scenarios: readonly ScenarioSummary[]): string[] {
 function perChunkLines(scenarios: readonly ScenarioSummary[]): string[] {
   const rows = perChunkCosts(scenarios);
   if (rows.length === 0) return [];
-  const micros = (value: number | null): string => (value === null || !Number.isFinite(value) ? '-' : `${value.toFixed(2)} µs`);
+  const micros = (value: number | null): string =>
+    value === null || !Number.isFinite(value) ? '-' : `${value.toFixed(2)} µs`;
   const lines = [
     'per-chunk CPU (long stream minus the 20-chunk stream of its route, c1, over the extra chunks); gw/floor: the multiple',
     `${'long stream'.padEnd(38)}${'gw/chunk'.padStart(12)}${'floor/chunk'.padStart(13)}${'gw/floor'.padStart(10)}${'gw CPU/stream'.padStart(15)}${'floor CPU/stream'.padStart(18)}${'gw/floor'.padStart(10)}`,
@@ -144,7 +152,11 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
   ];
   if (run.noise !== null) lines.push(describeNoise(run.noise));
   for (const scenario of run.scenarios) {
-    for (const [name, summary] of [['direct', scenario.direct], ['gateway', scenario.gateway], ['floor', scenario.floor]] as const) {
+    for (const [name, summary] of [
+      ['direct', scenario.direct],
+      ['gateway', scenario.gateway],
+      ['floor', scenario.floor],
+    ] as const) {
       if (summary === null || summary.failures === 0) continue;
       lines.push(`  ${scenario.id} ${name} failures by status: ${JSON.stringify(summary.failuresByStatus)}`);
       for (const message of summary.failureMessages) lines.push(`    ${message}`);
@@ -159,18 +171,28 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
   if (run.roundTrips !== null) {
     lines.push(
       `round trips per request (sequential, ${run.roundTrips.kinds[0]?.requests ?? 0} requests each, through a counting relay): ` +
-        run.roundTrips.kinds.map((kind) => `${kind.kind} PG ${kind.postgresPerRequest.toFixed(2)} / Redis ${kind.redisPerRequest.toFixed(2)}`).join('; ') +
+        run.roundTrips.kinds
+          .map(
+            (kind) =>
+              `${kind.kind} PG ${kind.postgresPerRequest.toFixed(2)} / Redis ${kind.redisPerRequest.toFixed(2)}`,
+          )
+          .join('; ') +
         `; idle PG ${run.roundTrips.idlePostgresPerSecond.toFixed(1)}/s, Redis ${run.roundTrips.idleRedisPerSecond.toFixed(1)}/s`,
     );
     const traced = run.roundTrips.kinds[0];
     if (traced !== undefined && traced.postgresStatements.length > 0) {
       lines.push(`PostgreSQL round trips of one ${traced.kind} request, by the statement each starts with:`);
-      traced.postgresStatements.forEach((statement, index) => lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`));
+      traced.postgresStatements.forEach((statement, index) =>
+        lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`),
+      );
     }
   }
   if (run.accounts !== undefined) lines.push(...formatAccounts(run.accounts));
   if (run.gatewayOutputLines > 0) {
-    lines.push(`gateway wrote ${run.gatewayOutputLines} log lines during the run; last ones:`, ...run.gatewayOutputTail.map((line) => `  ${line}`));
+    lines.push(
+      `gateway wrote ${run.gatewayOutputLines} log lines during the run; last ones:`,
+      ...run.gatewayOutputTail.map((line) => `  ${line}`),
+    );
   }
   return lines.join('\n');
 }
@@ -182,8 +204,17 @@ function verdict(pass: boolean | null): string {
 function targetTable(rows: readonly TargetRow[], runs: readonly BackendRun[]): string {
   const targetWidth = Math.max(...rows.map((row) => row.target.length)) + 2;
   // Wide enough for the longest value (the CPU row with the floor and the c1/c128 figures beside it).
-  const valueWidth = Math.max(34, ...rows.flatMap((row) => Object.values(row.values).map((value) => value.text.length + 2)));
-  const header = ['target'.padEnd(targetWidth), 'limit'.padEnd(13), ...runs.map((run) => run.label.padEnd(valueWidth + 6))].join('').trimEnd();
+  const valueWidth = Math.max(
+    34,
+    ...rows.flatMap((row) => Object.values(row.values).map((value) => value.text.length + 2)),
+  );
+  const header = [
+    'target'.padEnd(targetWidth),
+    'limit'.padEnd(13),
+    ...runs.map((run) => run.label.padEnd(valueWidth + 6)),
+  ]
+    .join('')
+    .trimEnd();
   const lines = [header, '-'.repeat(header.length)];
   for (const row of rows) {
     const cells = runs.map((run) => {
@@ -213,7 +244,9 @@ export function formatReport(report: BenchReport): string {
   );
   sections.push(`== targets (issue 9)\n${targetTable(report.targets, report.backends)}`);
   sections.push(
-    report.responsesCorrect ? 'All responses were complete and exact.' : 'FAILED: some responses were wrong or missing (see above); figures are not comparable.',
+    report.responsesCorrect
+      ? 'All responses were complete and exact.'
+      : 'FAILED: some responses were wrong or missing (see above); figures are not comparable.',
   );
   return `${sections.join('\n\n')}\n`;
 }

@@ -20,7 +20,11 @@ async function mockReply(protocol: Protocol, stream: boolean, nonce: string): Pr
   const route = protocol === 'openai' ? ROUTES['same-format'] : ROUTES['openai-to-anthropic'];
   const { direct } = targetsFor(route, mock.origin, 'http://unused', 'unused');
   const { before, after } = requestBodyParts(direct, stream, 0);
-  const response = await request(`${mock.origin}${direct.path}`, { method: 'POST', body: before + nonce + after, headers: { 'content-type': 'application/json' } });
+  const response = await request(`${mock.origin}${direct.path}`, {
+    method: 'POST',
+    body: before + nonce + after,
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.statusCode).toBe(200);
   return await response.body.text();
 }
@@ -40,19 +44,27 @@ describe.each(['openai', 'anthropic'] as const)('%s replies from the mock', (pro
   });
 
   it('fail when the reply belongs to another request', async () => {
-    expect(jsonReplyProblem(protocol, await mockReply(protocol, false, 'n3'), replyText('other'))).toMatch(/not the mock's text/);
+    expect(jsonReplyProblem(protocol, await mockReply(protocol, false, 'n3'), replyText('other'))).toMatch(
+      /not the mock's text/,
+    );
     expect(streamProblem(protocol, await mockReply(protocol, true, 'n4'), 'other')).toMatch(/not the mock's text/);
   });
 
   it('fail when usage is missing or different', async () => {
     const json = await mockReply(protocol, false, 'n5');
-    const changed = protocol === 'openai' ? json.replace(`"completion_tokens":${COMPLETION_TOKENS}`, '"completion_tokens":3') : json.replace(`"output_tokens":${COMPLETION_TOKENS}`, '"output_tokens":3');
+    const changed =
+      protocol === 'openai'
+        ? json.replace(`"completion_tokens":${COMPLETION_TOKENS}`, '"completion_tokens":3')
+        : json.replace(`"output_tokens":${COMPLETION_TOKENS}`, '"output_tokens":3');
     expect(changed).not.toBe(json);
     expect(jsonReplyProblem(protocol, changed, replyText('n5'))).toMatch(/usage/);
     const stream = await mockReply(protocol, true, 'n6');
     const withoutUsage =
       protocol === 'openai'
-        ? stream.split('\n\n').filter((event) => !event.includes('"usage":{')).join('\n\n')
+        ? stream
+            .split('\n\n')
+            .filter((event) => !event.includes('"usage":{'))
+            .join('\n\n')
         : stream.replace(`"usage":{"output_tokens":${COMPLETION_TOKENS}}`, '"usage":{"output_tokens":2}');
     expect(withoutUsage).not.toBe(stream);
     expect(streamProblem(protocol, withoutUsage, 'n6')).toMatch(/usage/);
@@ -76,7 +88,9 @@ describe('StreamCheck', () => {
   it('refuses content merged into fewer deltas than the mock sent', () => {
     const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
     const usage = `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: COMPLETION_TOKENS, total_tokens: PROMPT_TOKENS + COMPLETION_TOKENS } })}\n\n`;
-    expect(streamProblem('openai', `${chunk(replyText('n9'))}${usage}data: [DONE]\n\n`, 'n9')).toMatch(/1 content deltas/);
+    expect(streamProblem('openai', `${chunk(replyText('n9'))}${usage}data: [DONE]\n\n`, 'n9')).toMatch(
+      /1 content deltas/,
+    );
   });
 
   it('accepts the data: [DONE] line Tollgate ends messages streams with, only after message_stop', async () => {
@@ -89,12 +103,20 @@ describe('StreamCheck', () => {
 
 describe.each(['openai', 'anthropic'] as const)('%s replies of the --shapes scenarios', (protocol) => {
   /** The mock's answer to a request of the given shape, as the load client sends it. */
-  async function shapedReply(stream: boolean, nonce: string, shape: { chunks?: number; promptKiB?: number }): Promise<{ text: string; bodyBytes: number }> {
+  async function shapedReply(
+    stream: boolean,
+    nonce: string,
+    shape: { chunks?: number; promptKiB?: number },
+  ): Promise<{ text: string; bodyBytes: number }> {
     const route = protocol === 'openai' ? ROUTES['same-format'] : ROUTES['openai-to-anthropic'];
     const { direct } = targetsFor(route, mock.origin, 'http://unused', 'unused');
     const { before, after } = requestBodyParts(direct, stream, 0, shape);
     const body = before + nonce + after;
-    const response = await request(`${mock.origin}${direct.path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const response = await request(`${mock.origin}${direct.path}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.statusCode).toBe(200);
     return { text: await response.body.text(), bodyBytes: Buffer.byteLength(body) };
   }

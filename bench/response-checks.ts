@@ -10,7 +10,12 @@ import { completionTokens, PROMPT_TOKENS, REPLY_CHUNKS } from './mock-reply.js';
 export type Protocol = 'openai' | 'anthropic';
 
 /** Why a non-stream body is not the expected reply, or undefined when it is. */
-export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedText: string, chunks = REPLY_CHUNKS): string | undefined {
+export function jsonReplyProblem(
+  protocol: Protocol,
+  bodyText: string,
+  expectedText: string,
+  chunks = REPLY_CHUNKS,
+): string | undefined {
   const completion = completionTokens(chunks);
   let body: unknown;
   try {
@@ -24,9 +29,16 @@ export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedT
     if (content !== expectedText) return `choices[0].message.content is not the mock's text: ${snippet(bodyText)}`;
     return openaiUsageProblem(reply.usage, completion) ?? undefined;
   }
-  const message = body as { type?: unknown; content?: { type?: unknown; text?: unknown }[]; usage?: Record<string, unknown> };
-  const text = (message.content ?? []).map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
-  if (message.type !== 'message' || text !== expectedText) return `content text is not the mock's text: ${snippet(bodyText)}`;
+  const message = body as {
+    type?: unknown;
+    content?: { type?: unknown; text?: unknown }[];
+    usage?: Record<string, unknown>;
+  };
+  const text = (message.content ?? [])
+    .map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : ''))
+    .join('');
+  if (message.type !== 'message' || text !== expectedText)
+    return `content text is not the mock's text: ${snippet(bodyText)}`;
   if (message.usage?.input_tokens !== PROMPT_TOKENS || message.usage.output_tokens !== completion) {
     return `usage is not input ${PROMPT_TOKENS} / output ${completion}: ${snippet(JSON.stringify(message.usage))}`;
   }
@@ -34,7 +46,11 @@ export function jsonReplyProblem(protocol: Protocol, bodyText: string, expectedT
 }
 
 function openaiUsageProblem(usage: Record<string, unknown> | null | undefined, completion: number): string | undefined {
-  if (usage?.prompt_tokens === PROMPT_TOKENS && usage.completion_tokens === completion && usage.total_tokens === PROMPT_TOKENS + completion) {
+  if (
+    usage?.prompt_tokens === PROMPT_TOKENS &&
+    usage.completion_tokens === completion &&
+    usage.total_tokens === PROMPT_TOKENS + completion
+  ) {
     return undefined;
   }
   return `usage is not ${PROMPT_TOKENS} + ${completion} tokens: ${snippet(JSON.stringify(usage ?? null))}`;
@@ -75,8 +91,9 @@ export class StreamCheck {
       return this.protocol === 'openai' ? 'stream ended without data: [DONE]' : 'stream ended without message_stop';
     }
     if (this.text !== this.expectedText) return `streamed text is not the mock's text: ${snippet(this.text)}`;
-    if (this.contentDeltas !== this.expectedChunks) return `${this.contentDeltas} content deltas, the mock sent ${this.expectedChunks}`;
-    if (!this.sawUsage) return 'stream had no usage with the mock\'s token counts';
+    if (this.contentDeltas !== this.expectedChunks)
+      return `${this.contentDeltas} content deltas, the mock sent ${this.expectedChunks}`;
+    if (!this.sawUsage) return "stream had no usage with the mock's token counts";
     return undefined;
   }
 
@@ -143,7 +160,8 @@ export class StreamCheck {
         return;
       case 'content_block_delta': {
         const delta = event.delta as { type?: unknown; text?: unknown } | undefined;
-        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text.length > 0) this.delta(delta.text);
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text.length > 0)
+          this.delta(delta.text);
         return;
       }
       case 'message_delta': {

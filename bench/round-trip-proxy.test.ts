@@ -70,7 +70,9 @@ describe('describePostgresMessage', () => {
   });
 
   it('names the prepared statement a Bind runs', () => {
-    expect(describePostgresMessage(message('B', '', 'tollgate_settle'))).toBe('bind prepared statement tollgate_settle');
+    expect(describePostgresMessage(message('B', '', 'tollgate_settle'))).toBe(
+      'bind prepared statement tollgate_settle',
+    );
     expect(describePostgresMessage(message('B', '', ''))).toBe('bind (unnamed statement)');
   });
 

@@ -110,6 +110,9 @@ export function describePostgresMessage(bytes: Buffer): string {
   // Parse starts with the statement name, then the SQL; Query is the SQL alone.
   if (type === 'P') start = bytes.indexOf(0, start) + 1;
   const end = bytes.indexOf(0, start);
-  const sql = bytes.toString('utf8', start, end === -1 ? bytes.length : end).replaceAll(/\s+/g, ' ').trim();
+  const sql = bytes
+    .toString('utf8', start, end === -1 ? bytes.length : end)
+    .replaceAll(/\s+/g, ' ')
+    .trim();
   return sql.length > 160 ? `${sql.slice(0, 160)}…` : sql;
 }

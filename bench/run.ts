@@ -18,10 +18,26 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { countAccountRoundTrips, createSpreadKeys, measureAccounts, verifyLedger, type AccountsContext, type AccountsReport } from './accounts.js';
+import {
+  countAccountRoundTrips,
+  createSpreadKeys,
+  measureAccounts,
+  verifyLedger,
+  type AccountsContext,
+  type AccountsReport,
+} from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import { Cleanup } from './cleanup.js';
-import { callgrindProblem, callgrindWrapper, CallgrindProcess, countInstructions, formatInstructionCounts, instructionKinds, type InstructionCount, type InstructionKind } from './instruction-count.js';
+import {
+  callgrindProblem,
+  callgrindWrapper,
+  CallgrindProcess,
+  countInstructions,
+  formatInstructionCounts,
+  instructionKinds,
+  type InstructionCount,
+  type InstructionKind,
+} from './instruction-count.js';
 import { measureLimiterCost } from './limiter-cost.js';
 import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
@@ -46,8 +62,27 @@ import {
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
-import { describeMix, formatSoak, heapUsedSlope, rssSlope, sampleIntervalMs, soak, soakClients, SOAK_CONCURRENCY, type SoakReport } from './soak.js';
-import { MAX_CONCURRENCY, ROUTES, SCENARIOS, SHAPE_SCENARIOS, targetsFor, type Route, type Scenario, type Target } from './scenarios.js';
+import {
+  describeMix,
+  formatSoak,
+  heapUsedSlope,
+  rssSlope,
+  sampleIntervalMs,
+  soak,
+  soakClients,
+  SOAK_CONCURRENCY,
+  type SoakReport,
+} from './soak.js';
+import {
+  MAX_CONCURRENCY,
+  ROUTES,
+  SCENARIOS,
+  SHAPE_SCENARIOS,
+  targetsFor,
+  type Route,
+  type Scenario,
+  type Target,
+} from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -107,7 +142,9 @@ async function createAccountKey(context: Context, backend: Backend): Promise<str
 
 /** `node --cpu-prof` into a directory of the child's own, when the run asks for profiles. */
 function profileFlags(context: Context, name: string, profile: boolean): string[] {
-  return profile && context.options.cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`] : [];
+  return profile && context.options.cpuProfileDir !== undefined
+    ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`]
+    : [];
 }
 
 async function startGateway(
@@ -144,11 +181,17 @@ async function startGateway(
 /** The floor proxy in front of the mock, on the gateway's core with the gateway's node flags, as the gateway is started. */
 async function startFloor(context: Context): Promise<Floor> {
   const name = 'floor-proxy';
-  const floor = startProcess(name, ['--upstream', context.mockOrigin, '--port', '0'], childEnvironment({}), context.directory, {
-    core: context.pinning.gatewayCore,
-    nodeFlags: profileFlags(context, name, true),
-    script: FLOOR_PATH,
-  });
+  const floor = startProcess(
+    name,
+    ['--upstream', context.mockOrigin, '--port', '0'],
+    childEnvironment({}),
+    context.directory,
+    {
+      core: context.pinning.gatewayCore,
+      nodeFlags: profileFlags(context, name, true),
+      script: FLOOR_PATH,
+    },
+  );
   context.cleanup.stopProcess(floor);
   return { floor, origin: await listeningUrl(floor) };
 }
@@ -161,12 +204,22 @@ interface Floor {
 /** A child that died mid-run is the news, not the /proc read or the failed requests that follow from it. */
 function assertAlive(children: readonly ManagedProcess[]): void {
   for (const child of children) {
-    if (!child.running) throw new Error(`The ${child.name} ${child.exitDescription()} during the run. Its last output:\n${child.outputTail().join('\n')}`);
+    if (!child.running)
+      throw new Error(
+        `The ${child.name} ${child.exitDescription()} during the run. Its last output:\n${child.outputTail().join('\n')}`,
+      );
   }
 }
 
 /** One target's turn; `proxy` is the process behind the target whose CPU is read (the gateway for direct turns). */
-async function measuredTurn(client: TargetClient, scenario: Scenario, round: number, proxy: ManagedProcess, children: readonly ManagedProcess[], context: Context): Promise<RoundMeasurement> {
+async function measuredTurn(
+  client: TargetClient,
+  scenario: Scenario,
+  round: number,
+  proxy: ManagedProcess,
+  children: readonly ManagedProcess[],
+  context: Context,
+): Promise<RoundMeasurement> {
   assertAlive(children);
   const proxyBefore = cpuTicks(proxy.pid);
   const mockBefore = cpuTicks(context.mock.pid);
@@ -194,20 +247,31 @@ async function runScenario(
   floor: Floor | null,
 ): Promise<ScenarioSummary> {
   const measureFloor = floor !== null && scenario.floor;
-  const targets = targetsFor(scenario.route, context.mockOrigin, gateway.origin, key, measureFloor ? floor.origin : undefined);
+  const targets = targetsFor(
+    scenario.route,
+    context.mockOrigin,
+    gateway.origin,
+    key,
+    measureFloor ? floor.origin : undefined,
+  );
   // Nonces unique across the run: backend, scenario and target in the prefix, a counter after it.
   const prefix = `${backend.name[0]}${index.toString(36)}`;
   const direct = new TargetClient(targets.direct, scenario.concurrency, scenario, `${prefix}d`);
   const viaGateway = new TargetClient(targets.gateway, scenario.concurrency, scenario, `${prefix}g`);
-  const viaFloor = targets.floor === undefined ? undefined : new TargetClient(targets.floor, scenario.concurrency, scenario, `${prefix}f`);
+  const viaFloor =
+    targets.floor === undefined
+      ? undefined
+      : new TargetClient(targets.floor, scenario.concurrency, scenario, `${prefix}f`);
   const clients = viaFloor === undefined ? [direct, viaGateway] : [direct, viaGateway, viaFloor];
   const children = [gateway.gateway, context.mock, ...(measureFloor ? [floor.floor] : [])];
-  const proxyOf = (client: TargetClient): ManagedProcess => (client === viaFloor && floor !== null ? floor.floor : gateway.gateway);
+  const proxyOf = (client: TargetClient): ManagedProcess =>
+    client === viaFloor && floor !== null ? floor.floor : gateway.gateway;
   try {
     // One request each first: a broken set-up fails in a second, with the reason, not after minutes.
     for (const client of clients) {
       const outcome = await client.send();
-      if (!outcome.ok) throw new Error(`${scenario.id}: first request to ${client.target.name} failed: ${outcome.problem}`);
+      if (!outcome.ok)
+        throw new Error(`${scenario.id}: first request to ${client.target.name} failed: ${outcome.problem}`);
     }
     if (scenario.paceMs > 0 && (context.options.warmupMs > 0 || context.options.warmupRequests > 0)) {
       // Paced scenarios judge the tail of the time to first token, which the JIT's catching up shows in: by
@@ -233,7 +297,9 @@ async function runScenario(
         const turn = await measuredTurn(client, scenario, round, proxyOf(client), children, context);
         measurements.add(turn);
         const { requests, failures, elapsedMs } = turn.result;
-        rates.push(`${client.target.name} ${((requests * 1000) / elapsedMs).toFixed(0)} req/s${failures > 0 ? ` (${failures} WRONG)` : ''}`);
+        rates.push(
+          `${client.target.name} ${((requests * 1000) / elapsedMs).toFixed(0)} req/s${failures > 0 ? ` (${failures} WRONG)` : ''}`,
+        );
       }
       progress(`  ${scenario.id} round ${round + 1}/${context.options.rounds}: ${rates.join(', ')}`);
     }
@@ -274,19 +340,36 @@ async function countSlices(origin: string): Promise<{ requests: number; slices: 
  * Round trips per request: a second gateway on the same database, reaching PostgreSQL and Redis through
  * counting relays (round-trip-proxy.ts). Sequential requests, so each count belongs to one request.
  */
-async function countRoundTrips(context: Context, backend: Backend & Required<Pick<Backend, 'envThrough' | 'postgres' | 'redis'>>, key: string): Promise<RoundTripReport> {
+async function countRoundTrips(
+  context: Context,
+  backend: Backend & Required<Pick<Backend, 'envThrough' | 'postgres' | 'redis'>>,
+  key: string,
+): Promise<RoundTripReport> {
   const postgres = await RoundTripProxy.start(backend.postgres.host, backend.postgres.port);
   const redis = await RoundTripProxy.start(backend.redis.host, backend.redis.port);
-  const started = await startGateway(context, `${backend.name}-round-trips`, backend.envThrough(postgres.port, redis.port), false);
+  const started = await startGateway(
+    context,
+    `${backend.name}-round-trips`,
+    backend.envThrough(postgres.port, redis.port),
+    false,
+  );
   try {
     const idleStart = { postgres: postgres.count, redis: redis.count, at: performance.now() };
     await delay(IDLE_SETTLE_MS);
     const idleSeconds = (performance.now() - idleStart.at) / 1000;
-    const idle = { postgres: (postgres.count - idleStart.postgres) / idleSeconds, redis: (redis.count - idleStart.redis) / idleSeconds };
+    const idle = {
+      postgres: (postgres.count - idleStart.postgres) / idleSeconds,
+      redis: (redis.count - idleStart.redis) / idleSeconds,
+    };
     const kinds: RoundTripKind[] = [];
     for (const [index, each] of ROUND_TRIP_KINDS.entries()) {
       const targets = targetsFor(each.route, context.mockOrigin, started.origin, key);
-      const client = new TargetClient(targets.gateway, 1, { stream: each.stream, paceMs: 0 }, `${backend.name[0]}r${index}`);
+      const client = new TargetClient(
+        targets.gateway,
+        1,
+        { stream: each.stream, paceMs: 0 },
+        `${backend.name[0]}r${index}`,
+      );
       try {
         // The first request may open pool connections; count from the second on.
         const first = await client.send();
@@ -304,7 +387,13 @@ async function countRoundTrips(context: Context, backend: Backend & Required<Pic
         const traced = await client.send();
         if (!traced.ok) throw new Error(`round-trip count, ${each.kind}: ${traced.problem}`);
         await delay(SETTLEMENT_TAIL_MS);
-        kinds.push({ kind: each.kind, requests, postgresPerRequest, redisPerRequest, postgresStatements: postgres.takeRecording() });
+        kinds.push({
+          kind: each.kind,
+          requests,
+          postgresPerRequest,
+          redisPerRequest,
+          postgresStatements: postgres.takeRecording(),
+        });
       } finally {
         await client.destroy();
       }
@@ -319,7 +408,16 @@ async function countRoundTrips(context: Context, backend: Backend & Required<Pic
 
 function accountsContext(context: Context): AccountsContext {
   const { options } = context;
-  return { directory: context.directory, durationMs: options.durationMs, warmupMs: Math.max(options.warmupMs, 300), rounds: options.rounds, ticksPerSecond: context.ticksPerSecond, stop: context.stop, mockOrigin: context.mockOrigin, progress };
+  return {
+    directory: context.directory,
+    durationMs: options.durationMs,
+    warmupMs: Math.max(options.warmupMs, 300),
+    rounds: options.rounds,
+    ticksPerSecond: context.ticksPerSecond,
+    stop: context.stop,
+    mockOrigin: context.mockOrigin,
+    progress,
+  };
 }
 
 /**
@@ -349,9 +447,20 @@ async function countAccountsRoundTrips(
   progress(`== ${backend.label}: round trips per request at concurrency ${report.concurrency}, hot and spread`);
   const postgres = await RoundTripProxy.start(backend.postgres.host, backend.postgres.port);
   const redis = await RoundTripProxy.start(backend.redis.host, backend.redis.port);
-  const started = await startGateway(context, `${backend.name}-accounts-round-trips`, backend.envThrough(postgres.port, redis.port), false);
+  const started = await startGateway(
+    context,
+    `${backend.name}-accounts-round-trips`,
+    backend.envThrough(postgres.port, redis.port),
+    false,
+  );
   try {
-    const counted = await countAccountRoundTrips(accountsContext(context), started.origin, { postgres, redis }, hotKey, spreadKeys);
+    const counted = await countAccountRoundTrips(
+      accountsContext(context),
+      started.origin,
+      { postgres, redis },
+      hotKey,
+      spreadKeys,
+    );
     report.hot.postgresPerRequest = counted.hot.postgres;
     report.hot.redisPerRequest = counted.hot.redis;
     report.spread.postgresPerRequest = counted.spread.postgres;
@@ -373,7 +482,8 @@ async function countAccountsRoundTrips(
 async function warmUp(context: Context, targets: readonly Target[], noncePrefix: string): Promise<void> {
   if (context.options.warmupMs === 0 && context.options.warmupRequests === 0) return;
   for (const [index, target] of targets.entries()) {
-    for (const stream of [false, true]) await warmTarget(context, target, stream, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
+    for (const stream of [false, true])
+      await warmTarget(context, target, stream, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
   }
 }
 
@@ -386,10 +496,18 @@ async function warmTarget(context: Context, target: Target, stream: boolean, non
     let requests = 0;
     const startedAt = performance.now();
     while (requests < context.options.warmupRequests || performance.now() - startedAt < context.options.warmupMs * 2) {
-      const result = await runRound(client, { concurrency: WARM_UP_CONCURRENCY }, context.options.warmupMs, context.stop);
+      const result = await runRound(
+        client,
+        { concurrency: WARM_UP_CONCURRENCY },
+        context.options.warmupMs,
+        context.stop,
+      );
       // Interrupted: a round returns at once with nothing done, and looping on would starve the shutdown.
       context.stop.throwIfAborted();
-      if (result.failures > 0) throw new Error(`warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`);
+      if (result.failures > 0)
+        throw new Error(
+          `warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`,
+        );
       requests += result.requests;
     }
   } finally {
@@ -397,12 +515,23 @@ async function warmTarget(context: Context, target: Target, stream: boolean, non
   }
 }
 
-async function benchBackend(context: Context, backend: Backend, scenarios: readonly Scenario[], withFloor: boolean): Promise<BackendRun> {
-  progress(`== ${backend.label}: creating the account and key, starting the gateway${withFloor ? ' and the floor proxy' : ''}`);
+async function benchBackend(
+  context: Context,
+  backend: Backend,
+  scenarios: readonly Scenario[],
+  withFloor: boolean,
+): Promise<BackendRun> {
+  progress(
+    `== ${backend.label}: creating the account and key, starting the gateway${withFloor ? ' and the floor proxy' : ''}`,
+  );
   const key = await createAccountKey(context, backend);
-  const accountsBackend = context.options.accounts && backend.envThrough !== undefined && backend.postgres !== undefined && backend.redis !== undefined
-    ? { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis }
-    : undefined;
+  const accountsBackend =
+    context.options.accounts &&
+    backend.envThrough !== undefined &&
+    backend.postgres !== undefined &&
+    backend.redis !== undefined
+      ? { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis }
+      : undefined;
   if (accountsBackend !== undefined) progress(`== ${backend.label}: creating the --accounts mode's accounts and keys`);
   const spreadKeys = accountsBackend === undefined ? [] : await createSpreadKeys(accountsContext(context), backend);
   const started = await startGateway(context, `gateway-${backend.name}`, backend.env, true);
@@ -410,14 +539,21 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
   const { gateway } = started;
   await delay(IDLE_SETTLE_MS);
   const afterStart = memory(gateway.pid);
-  progress(`== ${backend.label}: letting the gateway idle ${IDLE_MEMORY_SETTLE_MS / 1000} s before reading its idle RSS`);
+  progress(
+    `== ${backend.label}: letting the gateway idle ${IDLE_MEMORY_SETTLE_MS / 1000} s before reading its idle RSS`,
+  );
   await delay(IDLE_MEMORY_SETTLE_MS - IDLE_SETTLE_MS);
   const idle = memory(gateway.pid);
   progress(`== ${backend.label}: warming the gateway${floor === null ? '' : ' and the floor proxy'} up`);
-  const gatewayTargets = Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway);
+  const gatewayTargets = Object.values(ROUTES).map(
+    (route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway,
+  );
   await warmUp(context, gatewayTargets, `${backend.name[0]}w`);
   // The floor gets the same warm-up, or its first scenario would pay for compiling its (short) hot path.
-  const floorTarget = floor === null ? undefined : targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key, floor.origin).floor;
+  const floorTarget =
+    floor === null
+      ? undefined
+      : targetsFor(ROUTES['same-format'], context.mockOrigin, started.origin, key, floor.origin).floor;
   if (floorTarget !== undefined) await warmUp(context, [floorTarget], `${backend.name[0]}x`);
   // The banner is behind us: from here on, any line the gateway writes (at LOG_LEVEL=warn) is news.
   gateway.markOutput();
@@ -432,8 +568,12 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     summaries.push(await runScenario(context, scenario, index, backend, started, key, floor));
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
   }
-  const accounts = accountsBackend === undefined ? undefined : await benchAccounts(context, accountsBackend, started, key, spreadKeys);
-  const noise = summaries.length === 0 ? null : machineNoise(cpuBefore, sampleCpu(benchPids), context.ticksPerSecond, cpus().length);
+  const accounts =
+    accountsBackend === undefined ? undefined : await benchAccounts(context, accountsBackend, started, key, spreadKeys);
+  const noise =
+    summaries.length === 0
+      ? null
+      : machineNoise(cpuBefore, sampleCpu(benchPids), context.ticksPerSecond, cpus().length);
   const slices = await countSlices(started.origin);
   const end = memory(gateway.pid);
   let idleAfterLoad: number | null = null;
@@ -457,19 +597,27 @@ async function benchBackend(context: Context, backend: Backend, scenarios: reado
     ...(slices === undefined ? {} : { slices }),
     noise,
     gatewayOutputLines: gateway.linesSinceMark(),
-    gatewayOutputTail: gateway.linesSinceMark() === 0 ? [] : gateway.outputTail().slice(-Math.min(10, gateway.linesSinceMark())),
+    gatewayOutputTail:
+      gateway.linesSinceMark() === 0 ? [] : gateway.outputTail().slice(-Math.min(10, gateway.linesSinceMark())),
   };
   for (const child of floor === null ? [gateway] : [gateway, floor.floor]) {
     await child.stop(context.options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
     if (context.options.cpuProfileDir !== undefined) {
-      progress(`CPU profile of ${child.name} in ${join(context.options.cpuProfileDir, child.name)}; summarise it with node dist/bench/summarize-cpu-profile.js FILE`);
+      progress(
+        `CPU profile of ${child.name} in ${join(context.options.cpuProfileDir, child.name)}; summarise it with node dist/bench/summarize-cpu-profile.js FILE`,
+      );
     }
   }
   if (backend.envThrough !== undefined && backend.postgres !== undefined && backend.redis !== undefined) {
     progress(`== ${backend.label}: counting round trips per request`);
-    run.roundTrips = await countRoundTrips(context, { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis }, key);
+    run.roundTrips = await countRoundTrips(
+      context,
+      { ...backend, envThrough: backend.envThrough, postgres: backend.postgres, redis: backend.redis },
+      key,
+    );
   }
-  if (accountsBackend !== undefined && accounts !== undefined) run.accounts = await countAccountsRoundTrips(context, accountsBackend, accounts, key, spreadKeys);
+  if (accountsBackend !== undefined && accounts !== undefined)
+    run.accounts = await countAccountsRoundTrips(context, accountsBackend, accounts, key, spreadKeys);
   return run;
 }
 
@@ -483,9 +631,15 @@ async function prepare(options: BenchOptions, cleanup: Cleanup, stop: AbortSigna
   // Every process runs in the temp dir, so this tollgate.yaml configures them all: a tier far above what one
   // run sends, so the bench measures the limiter's cost without being refused by it; the built-in tiers too, for
   // the --accounts mode's 50 accounts, which keep the default tier.
-  await writeFile(join(directory, 'tollgate.yaml'), `tiers:\n${[BENCH_TIER, 'standard', 'pro', 'enterprise'].map((tier) => `  ${tier}:\n    requestsPerMinute: 1000000000\n`).join('')}`);
+  await writeFile(
+    join(directory, 'tollgate.yaml'),
+    `tiers:\n${[BENCH_TIER, 'standard', 'pro', 'enterprise'].map((tier) => `  ${tier}:\n    requestsPerMinute: 1000000000\n`).join('')}`,
+  );
 
-  const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, { core: pinning.loadCore, script: MOCK_PATH });
+  const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, {
+    core: pinning.loadCore,
+    script: MOCK_PATH,
+  });
   cleanup.stopProcess(mock);
   const mockOrigin = await listeningUrl(mock);
   return { options, pinning, directory, cleanup, stop, mock, mockOrigin, ticksPerSecond: clockTicksPerSecond() };
@@ -498,8 +652,12 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   const { pinning, directory, mock } = context;
 
   const all = options.shapes ? [...SCENARIOS, ...SHAPE_SCENARIOS] : SCENARIOS;
-  const scenarios = all.filter((scenario) => options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)));
-  if (scenarios.length === 0 && !options.accounts) throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
+  const scenarios = all.filter(
+    (scenario) =>
+      options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)),
+  );
+  if (scenarios.length === 0 && !options.accounts)
+    throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
 
   const runs: BackendRun[] = [];
   for (const name of options.backends) {
@@ -556,7 +714,11 @@ interface InstructionRecord {
  * alone under callgrind on the gateway's core, the same-format route, JSON and stream (and a 500-chunk stream with
  * --shapes, a tenth as many requests: each is 25 short streams' worth of chunks).
  */
-async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<InstructionRecord> {
+async function benchInstructions(
+  options: BenchOptions,
+  cleanup: Cleanup,
+  stop: AbortSignal,
+): Promise<InstructionRecord> {
   const problem = await callgrindProblem();
   if (problem !== undefined) throw new Error(problem);
   const startedAt = new Date();
@@ -565,59 +727,127 @@ async function benchInstructions(options: BenchOptions, cleanup: Cleanup, stop: 
   const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
   mkdirSync(dumps, { recursive: true });
   const allKinds = instructionKinds(options);
-  const kinds = allKinds.filter((kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind));
-  if (kinds.length === 0) throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
+  const kinds = allKinds.filter(
+    (kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind),
+  );
+  if (kinds.length === 0)
+    throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
   const counts: InstructionCount[] = [];
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());
   const key = await createAccountKey(context, backend);
   progress('== callgrind: starting the gateway (SQLite) under valgrind; start-up alone takes a minute or more');
-  const started = await startGateway(context, 'gateway-callgrind', backend.env, false, callgrindWrapper(dumps, 'gateway'));
-  const gatewayTarget = (kind: InstructionKind) => targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key).gateway;
-  counts.push(...(await countInstructions('gateway', new CallgrindProcess(started.gateway, dumps, 'gateway', '127.0.0.1'), gatewayTarget, kinds, 'cg', stop, progress)));
+  const started = await startGateway(
+    context,
+    'gateway-callgrind',
+    backend.env,
+    false,
+    callgrindWrapper(dumps, 'gateway'),
+  );
+  const gatewayTarget = (kind: InstructionKind) =>
+    targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key).gateway;
+  counts.push(
+    ...(await countInstructions(
+      'gateway',
+      new CallgrindProcess(started.gateway, dumps, 'gateway', '127.0.0.1'),
+      gatewayTarget,
+      kinds,
+      'cg',
+      stop,
+      progress,
+    )),
+  );
   // Valgrind writes its last dump on exit: give it time rather than kill it mid-write.
   await started.gateway.stop(PROFILE_STOP_GRACE_MS);
   progress('== callgrind: starting the floor proxy under valgrind');
-  const floor = startProcess('floor-proxy-callgrind', ['--upstream', context.mockOrigin, '--port', '0'], childEnvironment({}), context.directory, {
-    core: context.pinning.gatewayCore,
-    script: FLOOR_PATH,
-    wrapper: callgrindWrapper(dumps, 'floor'),
-  });
+  const floor = startProcess(
+    'floor-proxy-callgrind',
+    ['--upstream', context.mockOrigin, '--port', '0'],
+    childEnvironment({}),
+    context.directory,
+    {
+      core: context.pinning.gatewayCore,
+      script: FLOOR_PATH,
+      wrapper: callgrindWrapper(dumps, 'floor'),
+    },
+  );
   cleanup.stopProcess(floor);
   const floorOrigin = await listeningUrl(floor, CALLGRIND_START_TIMEOUT_MS);
   const floorTarget = (kind: InstructionKind): Target => {
-    const target = targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key, floorOrigin).floor;
+    const target = targetsFor(
+      ROUTES[kind.route ?? 'same-format'],
+      context.mockOrigin,
+      started.origin,
+      key,
+      floorOrigin,
+    ).floor;
     if (target === undefined) throw new Error('no floor target');
     return target;
   };
-  counts.push(...(await countInstructions('floor', new CallgrindProcess(floor, dumps, 'floor', undefined), floorTarget, kinds, 'cf', stop, progress)));
+  counts.push(
+    ...(await countInstructions(
+      'floor',
+      new CallgrindProcess(floor, dumps, 'floor', undefined),
+      floorTarget,
+      kinds,
+      'cf',
+      stop,
+      progress,
+    )),
+  );
   await floor.stop(PROFILE_STOP_GRACE_MS);
   return {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     options,
-    environment: { node: process.version, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart, pinning: context.pinning.description },
+    environment: {
+      node: process.version,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      loadAverageAtStart,
+      pinning: context.pinning.description,
+    },
     counts,
   };
 }
 
 /** The soak mode (soak.ts): the gateway on SQLite, warmed up as in a timed run, then mixed load for `seconds`. */
-async function benchSoak(options: BenchOptions, seconds: number, cleanup: Cleanup, stop: AbortSignal): Promise<SoakReport> {
+async function benchSoak(
+  options: BenchOptions,
+  seconds: number,
+  cleanup: Cleanup,
+  stop: AbortSignal,
+): Promise<SoakReport> {
   const context = await prepare(options, cleanup, stop);
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());
   const key = await createAccountKey(context, backend);
   const started = await startGateway(context, 'gateway-soak', backend.env, true);
   progress('== soak: warming the gateway up');
-  await warmUp(context, Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway), 'sw');
+  await warmUp(
+    context,
+    Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway),
+    'sw',
+  );
   const targets = soakClients().map((entry, index) => ({
-    client: new TargetClient(targetsFor(ROUTES[entry.route], context.mockOrigin, started.origin, key).gateway, entry.clients, entry.shape, `s${index}`),
+    client: new TargetClient(
+      targetsFor(ROUTES[entry.route], context.mockOrigin, started.origin, key).gateway,
+      entry.clients,
+      entry.shape,
+      `s${index}`,
+    ),
     clients: entry.clients,
   }));
   resetPeakRss(started.gateway.pid);
   progress(`== soak: ${seconds} s of ${describeMix()}`);
   try {
-    const load = await soak(targets, seconds * 1000, sampleIntervalMs(seconds), started.gateway.pid, started.origin, stop);
+    const load = await soak(
+      targets,
+      seconds * 1000,
+      sampleIntervalMs(seconds),
+      started.gateway.pid,
+      started.origin,
+      stop,
+    );
     assertAlive([started.gateway, context.mock]);
     return {
       seconds,
@@ -670,7 +900,10 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const cleanup = new Cleanup();
   const stop = new AbortController();
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.once(signal, () => {
       progress(`\n${signal}: stopping the load, the mock and the gateway, removing the temp dir`);
       // Load first: workers stop starting requests, so nothing races the shutdown below.

@@ -36,9 +36,27 @@ export interface Route {
 }
 
 export const ROUTES: Readonly<Record<RouteId, Route>> = {
-  'same-format': { id: 'same-format', client: 'openai', gatewayModel: 'beta-5.4', upstream: 'openai', upstreamModel: 'gpt-5.4' },
-  'openai-to-anthropic': { id: 'openai-to-anthropic', client: 'openai', gatewayModel: 'alpha-sonnet-5', upstream: 'anthropic', upstreamModel: 'claude-sonnet-5' },
-  'anthropic-to-openai': { id: 'anthropic-to-openai', client: 'anthropic', gatewayModel: 'beta-5.4', upstream: 'openai', upstreamModel: 'gpt-5.4' },
+  'same-format': {
+    id: 'same-format',
+    client: 'openai',
+    gatewayModel: 'beta-5.4',
+    upstream: 'openai',
+    upstreamModel: 'gpt-5.4',
+  },
+  'openai-to-anthropic': {
+    id: 'openai-to-anthropic',
+    client: 'openai',
+    gatewayModel: 'alpha-sonnet-5',
+    upstream: 'anthropic',
+    upstreamModel: 'claude-sonnet-5',
+  },
+  'anthropic-to-openai': {
+    id: 'anthropic-to-openai',
+    client: 'anthropic',
+    gatewayModel: 'beta-5.4',
+    upstream: 'openai',
+    upstreamModel: 'gpt-5.4',
+  },
 };
 
 export interface Scenario {
@@ -80,7 +98,18 @@ function scenario(
   // Paced replies take chunks x paceMs: spreading the first requests over that keeps arrivals even for the
   // whole round. Unpaced scenarios measure throughput, where a burst at the start is immaterial.
   const startSpreadMs = paceMs > 0 && !burst ? chunks * paceMs : 0;
-  return { id, title: `${routeId}, ${kind}, concurrency ${concurrency}${shapeTitle}`, route: ROUTES[routeId], stream, concurrency, paceMs, floor, chunks, promptKiB, startSpreadMs };
+  return {
+    id,
+    title: `${routeId}, ${kind}, concurrency ${concurrency}${shapeTitle}`,
+    route: ROUTES[routeId],
+    stream,
+    concurrency,
+    paceMs,
+    floor,
+    chunks,
+    promptKiB,
+    startSpreadMs,
+  };
 }
 
 /** Gap the mock leaves between chunks in the forwarding check: long enough that a batch cannot hide. */
@@ -167,16 +196,33 @@ const FILLER = 'the river runs slowly past the old mill and the reeds lean over 
  * The request body, split around the nonce so each request costs the client one string concatenation.
  * The nonce and the pace travel in the prompt because the gateway forwards the conversation, not custom headers.
  */
-export function requestBodyParts(target: Target, stream: boolean, paceMs: number, { chunks = REPLY_CHUNKS, promptKiB = 0 }: Partial<Pick<Scenario, 'chunks' | 'promptKiB'>> = {}): { before: string; after: string } {
+export function requestBodyParts(
+  target: Target,
+  stream: boolean,
+  paceMs: number,
+  { chunks = REPLY_CHUNKS, promptKiB = 0 }: Partial<Pick<Scenario, 'chunks' | 'promptKiB'>> = {},
+): { before: string; after: string } {
   const marker = '@@NONCE@@';
   const asks = `${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}${chunks === REPLY_CHUNKS ? '' : ` reply-chunks=${chunks}`}`;
   // Filler of ordinary words (tokenizers and JSON scanners see prose, not one repeated byte), after the asks.
-  const filler = promptKiB === 0 ? '' : ` Context: ${FILLER.repeat(Math.ceil((promptKiB * 1024) / FILLER.length)).slice(0, promptKiB * 1024)}`;
+  const filler =
+    promptKiB === 0
+      ? ''
+      : ` Context: ${FILLER.repeat(Math.ceil((promptKiB * 1024) / FILLER.length)).slice(0, promptKiB * 1024)}`;
   const prompt = `Benchmark prompt bench-nonce-${marker}${asks}: describe a quiet river in the morning.${filler}`;
   const body =
     target.protocol === 'openai'
-      ? { model: target.model, messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }
-      : { model: target.model, max_tokens: 256, messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true } : {}) };
+      ? {
+          model: target.model,
+          messages: [{ role: 'user', content: prompt }],
+          ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+        }
+      : {
+          model: target.model,
+          max_tokens: 256,
+          messages: [{ role: 'user', content: prompt }],
+          ...(stream ? { stream: true } : {}),
+        };
   const [before = '', after = ''] = JSON.stringify(body).split(marker);
   return { before, after };
 }

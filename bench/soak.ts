@@ -26,7 +26,9 @@ export const SOAK_MIX: readonly { route: RouteId; shape: RequestShape }[] = [
 ];
 
 /** Clients per mix entry: SOAK_CONCURRENCY split as evenly as the mix allows. */
-export function soakClients(concurrency = SOAK_CONCURRENCY): { route: RouteId; shape: RequestShape; clients: number }[] {
+export function soakClients(
+  concurrency = SOAK_CONCURRENCY,
+): { route: RouteId; shape: RequestShape; clients: number }[] {
   return SOAK_MIX.map((entry, index) => ({
     ...entry,
     clients: Math.floor(concurrency / SOAK_MIX.length) + (index < concurrency % SOAK_MIX.length ? 1 : 0),
@@ -99,7 +101,9 @@ export function rssSlope(samples: readonly SoakSample[], seconds: number): Slope
 }
 
 export function heapUsedSlope(samples: readonly SoakSample[], seconds: number): Slope | null {
-  const points = settledSamples(samples, seconds).flatMap((sample) => (sample.heapUsedBytes === null ? [] : [{ atS: sample.atS, bytes: sample.heapUsedBytes }]));
+  const points = settledSamples(samples, seconds).flatMap((sample) =>
+    sample.heapUsedBytes === null ? [] : [{ atS: sample.atS, bytes: sample.heapUsedBytes }],
+  );
   return slope(points);
 }
 
@@ -117,7 +121,9 @@ export function rssKiB(pid: number): number {
 }
 
 /** The gateway's heap gauges from /metrics; nulls when it cannot be read. */
-export async function heapGauges(origin: string): Promise<Pick<SoakSample, 'heapUsedBytes' | 'heapTotalBytes' | 'externalBytes'>> {
+export async function heapGauges(
+  origin: string,
+): Promise<Pick<SoakSample, 'heapUsedBytes' | 'heapTotalBytes' | 'externalBytes'>> {
   try {
     const response = await fetch(`${origin}/metrics`);
     if (!response.ok) return { heapUsedBytes: null, heapTotalBytes: null, externalBytes: null };
@@ -174,13 +180,19 @@ export async function soak(
       sinceSample = 0;
     }
   };
-  await Promise.all([sampler(), ...targets.flatMap((target) => Array.from({ length: target.clients }, () => worker(target.client)))]);
+  await Promise.all([
+    sampler(),
+    ...targets.flatMap((target) => Array.from({ length: target.clients }, () => worker(target.client))),
+  ]);
   return { requests, failures, failureMessages, samples };
 }
 
 export function describeMix(): string {
   return soakClients()
-    .map((entry) => `${entry.clients} x ${entry.route} ${entry.shape.stream ? 'stream' : 'JSON'} (${ROUTES[entry.route].client} client)`)
+    .map(
+      (entry) =>
+        `${entry.clients} x ${entry.route} ${entry.shape.stream ? 'stream' : 'JSON'} (${ROUTES[entry.route].client} client)`,
+    )
     .join(', ');
 }
 
@@ -189,7 +201,9 @@ function mb(kib: number): string {
 }
 
 function slopeText(value: Slope | null): string {
-  return value === null ? 'not enough samples' : `${value.mbPerMinute >= 0 ? '+' : ''}${value.mbPerMinute.toFixed(2)} MB/min (mean ${value.meanMb.toFixed(1)} MB, ${value.samples} samples)`;
+  return value === null
+    ? 'not enough samples'
+    : `${value.mbPerMinute >= 0 ? '+' : ''}${value.mbPerMinute.toFixed(2)} MB/min (mean ${value.meanMb.toFixed(1)} MB, ${value.samples} samples)`;
 }
 
 export function formatSoak(report: SoakReport): string {
@@ -208,6 +222,8 @@ export function formatSoak(report: SoakReport): string {
     );
   }
   lines.push(`peak RSS (VmHWM) over the soak: ${mb(report.peakRssKiB)} MB`);
-  lines.push(`slope after the first quarter: RSS ${slopeText(report.rssSlope)}; heap used ${slopeText(report.heapUsedSlope)}`);
+  lines.push(
+    `slope after the first quarter: RSS ${slopeText(report.rssSlope)}; heap used ${slopeText(report.heapUsedSlope)}`,
+  );
   return `${lines.join('\n')}\n`;
 }

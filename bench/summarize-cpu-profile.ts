@@ -113,7 +113,11 @@ export function summarize(profile: CpuProfile, top = 25): ProfileSummary {
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, limit)
-      .map(([name, micros]) => ({ name, ms: micros / 1000, percent: busyMicros === 0 ? 0 : (micros * 100) / busyMicros }));
+      .map(([name, micros]) => ({
+        name,
+        ms: micros / 1000,
+        percent: busyMicros === 0 ? 0 : (micros * 100) / busyMicros,
+      }));
   const sourceSubtree = new Map([...subtree].filter(([key]) => / src\//.test(key)));
   return {
     busyMs: busyMicros / 1000,
@@ -127,7 +131,12 @@ export function summarize(profile: CpuProfile, top = 25): ProfileSummary {
 
 export function formatSummary(summary: ProfileSummary): string {
   const table = (title: string, entries: Entry[]): string =>
-    [title, ...entries.map((entry) => `${entry.percent.toFixed(1).padStart(6)}%  ${entry.ms.toFixed(0).padStart(7)} ms  ${entry.name}`)].join('\n');
+    [
+      title,
+      ...entries.map(
+        (entry) => `${entry.percent.toFixed(1).padStart(6)}%  ${entry.ms.toFixed(0).padStart(7)} ms  ${entry.name}`,
+      ),
+    ].join('\n');
   return [
     `busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms (percentages are of busy time)`,
     table('== self time by area', summary.byArea),

@@ -104,12 +104,24 @@ type FloorLookup = (id: string) => ScenarioSummary | undefined;
  * (a floor of 0 ticks, or an added latency within noise of nothing, has no meaningful multiple).
  */
 export function floorRatio(gateway: number | undefined, floor: number | undefined): string | undefined {
-  if (gateway === undefined || floor === undefined || !Number.isFinite(gateway) || !Number.isFinite(floor) || gateway <= 0 || floor <= 0) return undefined;
+  if (
+    gateway === undefined ||
+    floor === undefined ||
+    !Number.isFinite(gateway) ||
+    !Number.isFinite(floor) ||
+    gateway <= 0 ||
+    floor <= 0
+  )
+    return undefined;
   return `${(gateway / floor).toFixed(1)}x`;
 }
 
 /** "floor 0.060 ms, 6.5x", "floor -0.010 ms" when there is no multiple, undefined when the floor was not measured. */
-export function floorNote(gateway: number | undefined, floor: number | undefined, format: (value: number) => string): string | undefined {
+export function floorNote(
+  gateway: number | undefined,
+  floor: number | undefined,
+  format: (value: number) => string,
+): string | undefined {
   if (floor === undefined || !Number.isFinite(floor)) return undefined;
   const ratio = floorRatio(gateway, floor);
   return `floor ${format(floor)}${ratio === undefined ? '' : `, ${ratio}`}`;
@@ -133,7 +145,10 @@ function sameFormatCpu(run: BackendRun, floorOf: FloorLookup): Measured {
     .filter((figure): figure is readonly [number, number] => figure[1] !== undefined)
     .map(([concurrency, value]) => `c${concurrency} ${value.toFixed(3)}`);
   if (judged === undefined) return NOT_MEASURED;
-  const notes = [floorNote(judged, finite(floorOf(id)?.floor?.proxyCpuMsPerRequest), ms), others.length > 0 ? others.join(', ') : undefined].filter((note) => note !== undefined);
+  const notes = [
+    floorNote(judged, finite(floorOf(id)?.floor?.proxyCpuMsPerRequest), ms),
+    others.length > 0 ? others.join(', ') : undefined,
+  ].filter((note) => note !== undefined);
   return { text: `${ms(judged)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`, pass: judged <= 0.15 };
 }
 
@@ -150,14 +165,26 @@ function signedMs(value: number): string {
 }
 
 /** The gateway's added figure against its limit, with the floor's added figure beside it when it was measured. */
-function added(run: BackendRun, id: string, pick: (comparison: Comparison) => number | null, limit: number, floorOf: FloorLookup): Measured {
+function added(
+  run: BackendRun,
+  id: string,
+  pick: (comparison: Comparison) => number | null,
+  limit: number,
+  floorOf: FloorLookup,
+): Measured {
   const scenario = find(run, id);
   if (scenario === undefined) return NOT_MEASURED;
   const gateway = finite(pick(scenario.comparison));
   const measured = atMost(gateway, limit, signedMs);
   const floorComparison = floorOf(id)?.floorComparison;
-  const note = floorNote(gateway, floorComparison === null || floorComparison === undefined ? undefined : finite(pick(floorComparison)), signedMs);
-  return measured === NOT_MEASURED || note === undefined ? measured : { ...measured, text: `${measured.text} (${note})` };
+  const note = floorNote(
+    gateway,
+    floorComparison === null || floorComparison === undefined ? undefined : finite(pick(floorComparison)),
+    signedMs,
+  );
+  return measured === NOT_MEASURED || note === undefined
+    ? measured
+    : { ...measured, text: `${measured.text} (${note})` };
 }
 
 /** A figure reported beside a target without being judged. */
@@ -179,14 +206,46 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
     return undefined;
   };
   const rows: { target: string; limit: string; judge: (run: BackendRun) => Measured }[] = [
-    { target: 'CPU/request, same-format non-stream c16', limit: '<= 0.150 ms', judge: (run) => sameFormatCpu(run, floorOf) },
-    { target: 'CPU/request, openai -> anthropic non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-json-c16', 'same-format-json-c16') },
-    { target: 'CPU/request, openai -> anthropic stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'openai-to-anthropic-stream-c64', 'same-format-stream-c64') },
-    { target: 'CPU/request, anthropic -> openai non-stream c16, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-json-c16', 'same-format-json-c16') },
-    { target: 'CPU/request, anthropic -> openai stream c64, vs same-format', limit: '<= 2x', judge: (run) => ratio(run, 'anthropic-to-openai-stream-c64', 'same-format-stream-c64') },
-    { target: 'added latency p50, non-stream c1', limit: '<= 0.400 ms', judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP50Ms, 0.4, floorOf) },
-    { target: 'added latency p99, non-stream c1', limit: '<= 1.000 ms', judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP99Ms, 1, floorOf) },
-    { target: 'added time to first token p50, stream c1', limit: '<= 0.500 ms', judge: (run) => added(run, 'same-format-stream-c1', (c) => c.addedTtftP50Ms, 0.5, floorOf) },
+    {
+      target: 'CPU/request, same-format non-stream c16',
+      limit: '<= 0.150 ms',
+      judge: (run) => sameFormatCpu(run, floorOf),
+    },
+    {
+      target: 'CPU/request, openai -> anthropic non-stream c16, vs same-format',
+      limit: '<= 2x',
+      judge: (run) => ratio(run, 'openai-to-anthropic-json-c16', 'same-format-json-c16'),
+    },
+    {
+      target: 'CPU/request, openai -> anthropic stream c64, vs same-format',
+      limit: '<= 2x',
+      judge: (run) => ratio(run, 'openai-to-anthropic-stream-c64', 'same-format-stream-c64'),
+    },
+    {
+      target: 'CPU/request, anthropic -> openai non-stream c16, vs same-format',
+      limit: '<= 2x',
+      judge: (run) => ratio(run, 'anthropic-to-openai-json-c16', 'same-format-json-c16'),
+    },
+    {
+      target: 'CPU/request, anthropic -> openai stream c64, vs same-format',
+      limit: '<= 2x',
+      judge: (run) => ratio(run, 'anthropic-to-openai-stream-c64', 'same-format-stream-c64'),
+    },
+    {
+      target: 'added latency p50, non-stream c1',
+      limit: '<= 0.400 ms',
+      judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP50Ms, 0.4, floorOf),
+    },
+    {
+      target: 'added latency p99, non-stream c1',
+      limit: '<= 1.000 ms',
+      judge: (run) => added(run, 'same-format-json-c1', (c) => c.addedLatencyP99Ms, 1, floorOf),
+    },
+    {
+      target: 'added time to first token p50, stream c1',
+      limit: '<= 0.500 ms',
+      judge: (run) => added(run, 'same-format-stream-c1', (c) => c.addedTtftP50Ms, 0.5, floorOf),
+    },
     {
       target: 'chunks forwarded as they arrive (paced streams: bunched deltas)',
       limit: '0',
@@ -194,7 +253,10 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
         const paced = run.scenarios.filter((each) => each.paceMs > 0 && each.gateway.requests > 0);
         if (paced.length === 0) return NOT_MEASURED;
         const text = paced
-          .map(({ id, concurrency, chunks, gateway, direct }) => `c${concurrency}${id === PACED_C64_BURST ? ' together' : ''}: ${gateway.bunchedDeltas} of ${gateway.latencyMs.count * chunks} (direct ${direct.bunchedDeltas})`)
+          .map(
+            ({ id, concurrency, chunks, gateway, direct }) =>
+              `c${concurrency}${id === PACED_C64_BURST ? ' together' : ''}: ${gateway.bunchedDeltas} of ${gateway.latencyMs.count * chunks} (direct ${direct.bunchedDeltas})`,
+          )
           .join('; ');
         // Judged on one paced stream at a time: with 64 at once the load client itself falls behind and reads
         // deltas together (the direct turns count some too); those are shown, not judged.
@@ -202,16 +264,36 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
         return { text, pass: single === undefined ? null : single.gateway.bunchedDeltas === 0 };
       },
     },
-    { target: 'added time to first token p50, 64 paced streams', limit: '<= 1.000 ms', judge: (run) => added(run, PACED_C64, (c) => c.addedTtftP50Ms, 1, floorOf) },
-    { target: 'added time to first token p99, 64 paced streams', limit: '<= 1.000 ms', judge: (run) => added(run, PACED_C64, (c) => c.addedTtftP99Ms, 1, floorOf) },
-    { target: 'added time to first token p50, 64 paced streams starting together', limit: 'shown', judge: (run) => shown(added(run, PACED_C64_BURST, (c) => c.addedTtftP50Ms, 1, floorOf)) },
-    { target: 'added time to first token p99, 64 paced streams starting together', limit: 'shown', judge: (run) => shown(added(run, PACED_C64_BURST, (c) => c.addedTtftP99Ms, 1, floorOf)) },
+    {
+      target: 'added time to first token p50, 64 paced streams',
+      limit: '<= 1.000 ms',
+      judge: (run) => added(run, PACED_C64, (c) => c.addedTtftP50Ms, 1, floorOf),
+    },
+    {
+      target: 'added time to first token p99, 64 paced streams',
+      limit: '<= 1.000 ms',
+      judge: (run) => added(run, PACED_C64, (c) => c.addedTtftP99Ms, 1, floorOf),
+    },
+    {
+      target: 'added time to first token p50, 64 paced streams starting together',
+      limit: 'shown',
+      judge: (run) => shown(added(run, PACED_C64_BURST, (c) => c.addedTtftP50Ms, 1, floorOf)),
+    },
+    {
+      target: 'added time to first token p99, 64 paced streams starting together',
+      limit: 'shown',
+      judge: (run) => shown(added(run, PACED_C64_BURST, (c) => c.addedTtftP99Ms, 1, floorOf)),
+    },
     {
       target: 'idle RSS (12 s at rest, before the load)',
       limit: '<= 80 MB',
       judge: (run) => {
-        const afterLoad = run.idleAfterLoadRssKiB === null ? '' : `, idle after the load ${megabytes(run.idleAfterLoadRssKiB)}`;
-        return { text: `${megabytes(run.idleRssKiB)} (1 s after start ${megabytes(run.startRssKiB)}${afterLoad})`, pass: (run.idleRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 80 };
+        const afterLoad =
+          run.idleAfterLoadRssKiB === null ? '' : `, idle after the load ${megabytes(run.idleAfterLoadRssKiB)}`;
+        return {
+          text: `${megabytes(run.idleRssKiB)} (1 s after start ${megabytes(run.startRssKiB)}${afterLoad})`,
+          pass: (run.idleRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 80,
+        };
       },
     },
     {
@@ -220,7 +302,10 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
       judge: (run) =>
         run.peakRssKiB === null
           ? NOT_MEASURED
-          : { text: `${megabytes(run.peakRssKiB)}${run.peakRssScope === 'whole run' ? ' (whole run)' : ''}`, pass: (run.peakRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 150 },
+          : {
+              text: `${megabytes(run.peakRssKiB)}${run.peakRssScope === 'whole run' ? ' (whole run)' : ''}`,
+              pass: (run.peakRssKiB * BYTES_PER_KIB) / BYTES_PER_MB <= 150,
+            },
     },
     {
       target: 'PostgreSQL round trips per request, same-format non-stream',
@@ -228,7 +313,9 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
       judge: (run) => {
         if (run.backend !== 'postgres') return { text: '-', pass: null };
         const kind = run.roundTrips?.kinds.find((each) => each.kind === 'same-format-json');
-        return kind === undefined ? NOT_MEASURED : { text: kind.postgresPerRequest.toFixed(2), pass: kind.postgresPerRequest <= 3 };
+        return kind === undefined
+          ? NOT_MEASURED
+          : { text: kind.postgresPerRequest.toFixed(2), pass: kind.postgresPerRequest <= 3 };
       },
     },
     {
@@ -236,15 +323,24 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
       limit: '0 wrong',
       judge: (run) => {
         if (run.scenarios.length === 0) return NOT_MEASURED;
-        const wrong = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.failures + scenario.gateway.failures + (scenario.floor?.failures ?? 0), 0);
-        const total = run.scenarios.reduce((sum, scenario) => sum + scenario.direct.requests + scenario.gateway.requests + (scenario.floor?.requests ?? 0), 0);
+        const wrong = run.scenarios.reduce(
+          (sum, scenario) =>
+            sum + scenario.direct.failures + scenario.gateway.failures + (scenario.floor?.failures ?? 0),
+          0,
+        );
+        const total = run.scenarios.reduce(
+          (sum, scenario) =>
+            sum + scenario.direct.requests + scenario.gateway.requests + (scenario.floor?.requests ?? 0),
+          0,
+        );
         return { text: `${wrong} of ${total}`, pass: wrong === 0 };
       },
     },
   ];
   return rows.map(({ target, limit, judge }) => {
     const values: Partial<Record<BackendName, Measured>> = {};
-    for (const run of runs) values[run.backend] = run.skipped === undefined ? judge(run) : { text: 'skipped', pass: null };
+    for (const run of runs)
+      values[run.backend] = run.skipped === undefined ? judge(run) : { text: 'skipped', pass: null };
     return { target, limit, values };
   });
 }

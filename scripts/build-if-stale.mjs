@@ -28,8 +28,17 @@ function listFiles(path) {
   return readdirSync(path, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
-    .filter((file) => !relative(path, file).split(/[\\/]/).some((part) => SKIPPED_DIRECTORIES.has(part)))
-    .filter((file) => !SKIPPED_FILES.test(file) && !SKIPPED_PATHS.some((skipped) => relative(root, file).replaceAll('\\', '/').startsWith(skipped)));
+    .filter(
+      (file) =>
+        !relative(path, file)
+          .split(/[\\/]/)
+          .some((part) => SKIPPED_DIRECTORIES.has(part)),
+    )
+    .filter(
+      (file) =>
+        !SKIPPED_FILES.test(file) &&
+        !SKIPPED_PATHS.some((skipped) => relative(root, file).replaceAll('\\', '/').startsWith(skipped)),
+    );
 }
 
 function inputsHash() {
@@ -53,12 +62,19 @@ function inputsHash() {
 /** The build, with its output on stderr: `npm run --silent tollgate -- keys create … | head -n 1` reads only the key. */
 function runBuild() {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', process.stderr, process.stderr], shell: process.platform === 'win32' });
+    const child = spawn('npm', ['run', '--silent', 'build'], {
+      cwd: root,
+      stdio: ['ignore', process.stderr, process.stderr],
+      shell: process.platform === 'win32',
+    });
     child.on('exit', (code) => resolve(code ?? 1));
   });
 }
 
-const upToDate = (hash) => existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === hash && OUTPUTS.every((output) => existsSync(join(root, output)));
+const upToDate = (hash) =>
+  existsSync(STAMP) &&
+  readFileSync(STAMP, 'utf8').trim() === hash &&
+  OUTPUTS.every((output) => existsSync(join(root, output)));
 
 const wanted = inputsHash();
 if (upToDate(wanted)) process.exit(0);
@@ -68,11 +84,18 @@ if (upToDate(wanted)) process.exit(0);
 // lock goes stale instead of blocking the next start forever.
 mkdirSync(join(root, 'dist'), { recursive: true });
 const { lock } = await import('proper-lockfile');
-const release = await lock(join(root, 'dist'), { lockfilePath: join(root, 'dist', '.build.lock'), realpath: false, stale: 30_000, retries: { retries: 1_200, minTimeout: 500, maxTimeout: 500 } });
+const release = await lock(join(root, 'dist'), {
+  lockfilePath: join(root, 'dist', '.build.lock'),
+  realpath: false,
+  stale: 30_000,
+  retries: { retries: 1_200, minTimeout: 500, maxTimeout: 500 },
+});
 let status = 0;
 try {
   if (!upToDate(wanted)) {
-    process.stderr.write(existsSync(STAMP) ? 'Sources changed since the last build: rebuilding…\n' : 'Building Tollgate (first start)…\n');
+    process.stderr.write(
+      existsSync(STAMP) ? 'Sources changed since the last build: rebuilding…\n' : 'Building Tollgate (first start)…\n',
+    );
     // tsc writes its output even when type checking fails: the old stamp must not vouch for what a failed build left.
     rmSync(STAMP, { force: true });
     status = await runBuild();

@@ -25,7 +25,9 @@ function walk(directory) {
     if (!COMPRESSIBLE.test(name)) continue;
     const content = readFileSync(path);
     if (content.length < MINIMUM_BYTES) continue;
-    const brotli = brotliCompressSync(content, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: content.length } });
+    const brotli = brotliCompressSync(content, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: content.length },
+    });
     writeFileSync(`${path}.br`, brotli);
     writeFileSync(`${path}.gz`, gzipSync(content, { level: 9 }));
     files += 1;
@@ -34,4 +36,6 @@ function walk(directory) {
   }
 }
 walk(root);
-console.log(`precompressed ${files} files: ${Math.round(before / 1024)} KB → ${Math.round(afterBrotli / 1024)} KB brotli`);
+console.log(
+  `precompressed ${files} files: ${Math.round(before / 1024)} KB → ${Math.round(afterBrotli / 1024)} KB brotli`,
+);

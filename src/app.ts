@@ -1,5 +1,12 @@
 import type { ServerOptions } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify';
 import type { ModelCatalog } from './catalog/model-catalog.js';
 import { registerAccountApi } from './http/account-api.js';
 import { dashboardApi } from './http/dashboard/dashboard-api.js';
@@ -25,7 +32,13 @@ import { registerUsageApi } from './http/usage-api.js';
 import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
-import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply, sendError } from './http/render-error.js';
+import {
+  clientAbortedUpload,
+  clientAbortError,
+  fromFrameworkError,
+  logErrorReply,
+  sendError,
+} from './http/render-error.js';
 import { requestProtocol } from './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -129,14 +142,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   }
 
   // Callback style, one hook for what every request needs: no promise and no extra hook step per request.
-  app.addHook('onRequest', function identifyRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    reply.header('x-request-id', request.id);
-    // Unmatched paths have no route to carry a measuring hook.
-    if (measure !== undefined && request.is404) measure(request, reply, 'unmatched');
-    // Answered here (JSON in the path's shape) instead of by Node's bare 400: the server lets such requests in.
-    if (unmatched.rejectMissingHost(request, reply)) return;
-    done();
-  });
+  app.addHook(
+    'onRequest',
+    function identifyRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+      reply.header('x-request-id', request.id);
+      // Unmatched paths have no route to carry a measuring hook.
+      if (measure !== undefined && request.is404) measure(request, reply, 'unmatched');
+      // Answered here (JSON in the path's shape) instead of by Node's bare 400: the server lets such requests in.
+      if (unmatched.rejectMissingHost(request, reply)) return;
+      done();
+    },
+  );
   const logger = deps.logger;
   function logRequestLine(request: FastifyRequest, reply: FastifyReply): void {
     // At warn and above the line is not written: skip building it.
@@ -145,7 +161,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     const path = request.url.split('?', 1)[0];
     // Through the app's logger with the id in the line: the same JSON line the request's child would write
     // (pino puts a child's bindings right where the first fields go), without making that child.
-    logger.info({ reqId: request.id, method: request.method, url: path, ip: request.ip, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    logger.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        url: path,
+        ip: request.ip,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
   }
   app.addHook('onResponse', function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     logRequestLine(request, reply);
@@ -156,7 +182,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     // No route: its answer is the 404 or 405, whatever its body held (an empty JSON body fails to parse first).
     if (request.is404) return unmatched.answer(request, reply);
-    if (clientAbortedUpload(request, error)) return sendError(reply, clientAbortError(request, error), requestProtocol(request));
+    if (clientAbortedUpload(request, error))
+      return sendError(reply, clientAbortError(request, error), requestProtocol(request));
     const gatewayError = fromFrameworkError(error);
     logErrorReply(request, gatewayError, error);
     return sendError(reply, gatewayError, requestProtocol(request));
@@ -164,7 +191,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
 
   const shutdown = deps.shutdown;
   registerHealth(app, { checks: deps.readiness ?? [], closing: () => shutdown?.closing === true });
-  if (deps.metricsEndpoint !== undefined) registerMetricsRoute(app, deps.metricsEndpoint.source, deps.metricsEndpoint.token);
+  if (deps.metricsEndpoint !== undefined)
+    registerMetricsRoute(app, deps.metricsEndpoint.source, deps.metricsEndpoint.token);
   // Its own encapsulated context: session auth and CSRF there, none of the /v1 API-key hooks (and vice versa).
   const dashboard = deps.dashboard;
   if (dashboard !== undefined) app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
@@ -172,9 +200,16 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // Before the routes: it attaches its hook to each route as the route is registered.
     registerApiKeyGuard(api, deps.keys, createRateLimitEnforcer(deps.limiter, deps.tiers, metrics));
     registerModelsApi(api, deps.catalog);
-    registerAccountApi(api, deps.tiers, { billing: deps.billing, freeTokensPerDay: deps.freeTokensPerDay, tierUpgrades: deps.dashboard?.tierUpgrades, ...(deps.now === undefined ? {} : { now: deps.now }) });
+    registerAccountApi(api, deps.tiers, {
+      billing: deps.billing,
+      freeTokensPerDay: deps.freeTokensPerDay,
+      tierUpgrades: deps.dashboard?.tierUpgrades,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
     registerKeysApi(api, deps.keys, deps.now);
-    registerBillingApi(api, deps.billing, deps.now, async (accountId) => deps.dashboard?.tierUpgrades.refresh(accountId));
+    registerBillingApi(api, deps.billing, deps.now, async (accountId) =>
+      deps.dashboard?.tierUpgrades.refresh(accountId),
+    );
     registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);

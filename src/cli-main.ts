@@ -70,9 +70,18 @@ async function main(argv: string[]): Promise<number> {
         // Imported here only: the simulator brings a tokenizer and its tables, which `serve` must not load
         // (the gateway imports it itself in demo mode).
         const { startSimulator } = await import('./simulator/simulator-server.js');
-        const simulator = await startSimulator({ port: integerOption(values, 'port') ?? 8090, host: values.host ?? '127.0.0.1' });
+        const simulator = await startSimulator({
+          port: integerOption(values, 'port') ?? 8090,
+          host: values.host ?? '127.0.0.1',
+        });
         endStartupHeapSizing();
-        print(json, { url: simulator.url, base_urls: simulator.baseUrls }, `Simulator listening on ${simulator.url}\n${Object.entries(simulator.baseUrls).map(([vendor, url]) => `  ${vendor}: ${url}`).join('\n')}`);
+        print(
+          json,
+          { url: simulator.url, base_urls: simulator.baseUrls },
+          `Simulator listening on ${simulator.url}\n${Object.entries(simulator.baseUrls)
+            .map(([vendor, url]) => `  ${vendor}: ${url}`)
+            .join('\n')}`,
+        );
         return -1;
       }
       case 'migrate':
@@ -89,16 +98,26 @@ async function main(argv: string[]): Promise<number> {
             password: values.password ?? (await readPassword()),
             role: values.admin ? 'admin' : 'user',
           });
-          print(json, { id: account.id, email: account.email, role: account.role }, `Created account ${account.email} (${account.id}).`);
+          print(
+            json,
+            { id: account.id, email: account.email, role: account.role },
+            `Created account ${account.email} (${account.id}).`,
+          );
           return 0;
         });
       case 'accounts tier':
         return await withStorage(config.databaseUrl, async (storage) => {
           const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
           // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
-          const status = await new TierUpgrades(storage.tierUpgrades, config.tiers).grant(account.id, required(values, 'tier'));
+          const status = await new TierUpgrades(storage.tierUpgrades, config.tiers).grant(
+            account.id,
+            required(values, 'tier'),
+          );
           const tier = status.current.name;
-          const text = tier === status.grantedTier ? `${account.email} is now on the '${tier}' tier.` : `${account.email} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
+          const text =
+            tier === status.grantedTier
+              ? `${account.email} is now on the '${tier}' tier.`
+              : `${account.email} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
           print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
           return 0;
         });
@@ -120,7 +139,10 @@ async function main(argv: string[]): Promise<number> {
         }
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
-            const output = await runBillingCommand(command, storage, { ...values, journalDirectory: config.settlementJournalDir });
+            const output = await runBillingCommand(command, storage, {
+              ...values,
+              journalDirectory: config.settlementJournalDir,
+            });
             // A credit counts as a payment: it may reach a tier by total paid (from the account's next request).
             if (command === 'credit' && output.exitCode === 0) {
               const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));

@@ -105,7 +105,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           { err: error, directory },
           `settlement journal: ${context} in ${directory} failed (${(error as Error).message}); paid requests are refused with 503 until a write succeeds (retried every second)`,
         ),
-      onRecovered: () => logger.warn({ directory }, 'settlement journal: writable again; paid requests are admitted again'),
+      onRecovered: () =>
+        logger.warn({ directory }, 'settlement journal: writable again; paid requests are admitted again'),
       onAppended: () => outages.record('storage', 'settlements journaled'),
     });
     journal = settlementJournal;
@@ -140,7 +141,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
       now,
-      onError: (error) => outages.record('redis', config.rateLimitFailOpen ? 'rate-limit checks failed (admitted: fail-open)' : 'rate-limit checks failed', error),
+      onError: (error) =>
+        outages.record(
+          'redis',
+          config.rateLimitFailOpen ? 'rate-limit checks failed (admitted: fail-open)' : 'rate-limit checks failed',
+          error,
+        ),
     });
     limiter = activeLimiter;
     liveLimiter = activeLimiter;
@@ -156,7 +162,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     ];
     // Fail-open, the gateway serves without Redis: `degraded`, still ready.
-    if (activeLimiter.ping !== undefined) readiness.push({ name: 'redis', check: () => activeLimiter.ping!(), optional: config.rateLimitFailOpen });
+    if (activeLimiter.ping !== undefined)
+      readiness.push({ name: 'redis', check: () => activeLimiter.ping!(), optional: config.rateLimitFailOpen });
     const pipeline = new ChatPipeline({
       catalog,
       providers,
@@ -180,7 +187,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
-      storedResponses: new StoredResponses({ repository: storage.responses, retentionDays: config.responsesRetentionDays, now }),
+      storedResponses: new StoredResponses({
+        repository: storage.responses,
+        retentionDays: config.responsesRetentionDays,
+        now,
+      }),
       dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers, tierUpgrades }),
       trustProxy: config.trustProxy,
       metrics,
@@ -203,7 +214,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       onSettled: (entry, result) => {
         if (!result.settled) return;
         const { usage } = entry;
-        metrics.usageSettled(usage.model, { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens }, result.chargedNano);
+        metrics.usageSettled(
+          usage.model,
+          {
+            input: usage.inputTokens,
+            output: usage.outputTokens,
+            cacheRead: usage.cacheReadTokens,
+            cacheWrite: usage.cacheWriteTokens,
+          },
+          result.chargedNano,
+        );
       },
     });
     replay = journalReplay;
@@ -212,7 +232,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const sweeper = startReservationSweeper(billing, logger, config.sweepIntervalMs, metrics, outages);
     const tierPeriods = startTierPeriodSweeper(tierUpgrades, logger, config.sweepIntervalMs, outages);
     const retention = startUsageRetention(storage.usage, logger, { retentionDays: config.usageRetentionDays, now });
-    const responsesRetention = startUsageRetention(storage.responses, logger, { retentionDays: config.responsesRetentionDays, now, what: 'stored responses' });
+    const responsesRetention = startUsageRetention(storage.responses, logger, {
+      retentionDays: config.responsesRetentionDays,
+      now,
+      what: 'stored responses',
+    });
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;

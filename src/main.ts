@@ -17,7 +17,9 @@ export async function serve(config: Config): Promise<RunningGateway> {
       process.exit(1);
     }
     closing = true;
-    process.stdout.write(`\n${signal} received: closing (in-flight requests get up to ${config.shutdownGraceMs} ms to finish)…\n`);
+    process.stdout.write(
+      `\n${signal} received: closing (in-flight requests get up to ${config.shutdownGraceMs} ms to finish)…\n`,
+    );
     // Last resort if closing itself hangs (a dependency that never answers): grace, settlement time, then out.
     setTimeout(() => {
       process.stderr.write('Shutdown did not finish in time: exiting.\n');

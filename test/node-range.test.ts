@@ -14,13 +14,17 @@ const semver = createRequire(import.meta.url)('semver') as { satisfies(version: 
 
 describe('the stated Node range', () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; engines?: { node?: string } | string[]; optional?: boolean }> };
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string; engines?: { node?: string } | string[]; optional?: boolean }>;
+  };
 
   it('is the same in the README and package.json', () => {
     // The suite itself runs on the newest line (.ci/run installs it where the machine's node is older).
     expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(24);
     expect(pkg.engines.node).toBe('>=22.12.0');
-    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('Requires Node.js 24 (the active LTS, what the suite and CI run on) or 22.12 and later');
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(
+      'Requires Node.js 24 (the active LTS, what the suite and CI run on) or 22.12 and later',
+    );
   });
 
   it('is accepted by every package the lockfile installs (optional platform packages aside)', () => {
@@ -31,7 +35,9 @@ describe('the stated Node range', () => {
     for (const [path, entry] of Object.entries(lock.packages)) {
       const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
       if (path === '' || range === undefined || entry.optional === true) continue;
-      for (const version of versions) if (!semver.satisfies(version, range)) refusals.push(`${path}@${entry.version} wants node ${range}, not ${version}`);
+      for (const version of versions)
+        if (!semver.satisfies(version, range))
+          refusals.push(`${path}@${entry.version} wants node ${range}, not ${version}`);
     }
     expect(refusals).toEqual([]);
   });

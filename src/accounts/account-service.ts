@@ -22,7 +22,8 @@ export class AccountService {
 
   async create(input: CreateAccountInput): Promise<AccountRecord> {
     const email = input.email.trim();
-    if (!EMAIL_PATTERN.test(email) || email.length > 254) throw invalidRequest(`'${input.email}' is not a valid email address.`, 'email');
+    if (!EMAIL_PATTERN.test(email) || email.length > 254)
+      throw invalidRequest(`'${input.email}' is not a valid email address.`, 'email');
     const violation = passwordRuleViolation(input.password, email);
     if (violation !== null) throw violation;
     try {

@@ -17,7 +17,11 @@ beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-throttle-'));
   storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
   await storage.migrate();
-  throttle = new LoginThrottle(storage.loginFailures, { windowMs: WINDOW, maxPerEmailAndIp: 3, maxPerIp: 5 }, () => clock);
+  throttle = new LoginThrottle(
+    storage.loginFailures,
+    { windowMs: WINDOW, maxPerEmailAndIp: 3, maxPerIp: 5 },
+    () => clock,
+  );
 });
 
 afterAll(async () => {
@@ -70,7 +74,8 @@ describe('LoginThrottle', () => {
     await fail('b@example.com', '10.2.0.1');
     await fail('b@example.com', '10.2.0.1');
     await fail('b@example.com', '10.2.0.1');
-    for (let index = 0; index < 5; index++) await expect(throttle.begin('b@example.com', '10.2.0.1')).rejects.toBeInstanceOf(TooManyLoginAttemptsError);
+    for (let index = 0; index < 5; index++)
+      await expect(throttle.begin('b@example.com', '10.2.0.1')).rejects.toBeInstanceOf(TooManyLoginAttemptsError);
     clock += WINDOW;
     await expect(throttle.begin('b@example.com', '10.2.0.1')).resolves.toBeDefined();
   });

@@ -10,7 +10,11 @@ export interface LoginThrottleSettings {
   maxPerIp: number;
 }
 
-export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = { windowMs: 15 * 60_000, maxPerEmailAndIp: 5, maxPerIp: 20 };
+export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = {
+  windowMs: 15 * 60_000,
+  maxPerEmailAndIp: 5,
+  maxPerIp: 20,
+};
 
 export class TooManyLoginAttemptsError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -77,7 +81,9 @@ export class LoginThrottle {
 
   /** When the subject may try again (epoch ms); 0 when it may now. Attempts in `own` are this one's rows. */
   private async blockedUntil(subject: string, since: number, max: number, own: readonly string[]): Promise<number> {
-    const recent = (await this.failures.recent(subject, since, max + own.length)).filter((row) => !own.includes(row.id));
+    const recent = (await this.failures.recent(subject, since, max + own.length)).filter(
+      (row) => !own.includes(row.id),
+    );
     if (recent.length < max) return 0;
     // The max-th newest failure must leave the window before another attempt is allowed.
     return recent[max - 1]!.failedAt + this.settings.windowMs;

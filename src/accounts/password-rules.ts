@@ -10,8 +10,11 @@ export const PASSWORD_RULES_TEXT = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LEN
 /** The first rule the password breaks, as a 400 naming `field`; null when it keeps them all. Never echoes the password. */
 export function passwordRuleViolation(password: string, email: string, field = 'password'): GatewayError | null {
   const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH) return invalidRequest(`The password must have at least ${PASSWORD_MIN_LENGTH} characters.`, field);
-  if (length > PASSWORD_MAX_LENGTH) return invalidRequest(`The password must have at most ${PASSWORD_MAX_LENGTH} characters.`, field);
-  if (password.trim().toLowerCase() === email.trim().toLowerCase()) return invalidRequest('The password must not be your email address.', field);
+  if (length < PASSWORD_MIN_LENGTH)
+    return invalidRequest(`The password must have at least ${PASSWORD_MIN_LENGTH} characters.`, field);
+  if (length > PASSWORD_MAX_LENGTH)
+    return invalidRequest(`The password must have at most ${PASSWORD_MAX_LENGTH} characters.`, field);
+  if (password.trim().toLowerCase() === email.trim().toLowerCase())
+    return invalidRequest('The password must not be your email address.', field);
   return null;
 }

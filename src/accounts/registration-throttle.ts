@@ -34,7 +34,9 @@ export class RegistrationThrottle {
     const at = this.now();
     const subject = `register-ip:${ip}`;
     const own = await this.rows.record([subject], at);
-    const earlier = (await this.rows.recent(subject, at - WINDOW_MS, this.maxPerWindow + own.length)).filter((row) => !own.includes(row.id));
+    const earlier = (await this.rows.recent(subject, at - WINDOW_MS, this.maxPerWindow + own.length)).filter(
+      (row) => !own.includes(row.id),
+    );
     if (earlier.length < this.maxPerWindow) return;
     await this.rows.deleteIds(own);
     // The max-th newest registration must leave the window before another is allowed.

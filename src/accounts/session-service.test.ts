@@ -15,7 +15,14 @@ beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-sessions-'));
   storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
   await storage.migrate();
-  await storage.accounts.create({ id: 'acct_1', email: 'a@example.com', passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
+  await storage.accounts.create({
+    id: 'acct_1',
+    email: 'a@example.com',
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
   sessions = new SessionService(storage.sessions, () => clock);
 });
 

@@ -5,7 +5,13 @@ import { priceSettlement } from './settlement-pricing.js';
 
 // beta-5.4: $2.50 in (2,500 nano/token), $15 out (15,000 nano/token).
 const PRICES = pricesFromPerMillion({ input: '2.50', output: '15', cacheRead: '0.25' });
-const request = (clientMax?: number, firstSlice = 2_048) => ({ inputTokens: 100, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: 128_000, firstSliceTokens: firstSlice, prices: PRICES });
+const request = (clientMax?: number, firstSlice = 2_048) => ({
+  inputTokens: 100,
+  clientMaxOutputTokens: clientMax,
+  modelMaxOutputTokens: 128_000,
+  firstSliceTokens: firstSlice,
+  prices: PRICES,
+});
 
 describe('planAdmission', () => {
   it('holds every input token and a first slice of output at list price, not the whole limit', () => {
@@ -16,7 +22,10 @@ describe('planAdmission', () => {
       maxOutputTokens: 500,
     });
     // A client limit below the slice is the whole output.
-    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toMatchObject({ holdNano: 100n * 2_500n + 200n * 15_000n, maxOutputTokens: 200 });
+    expect(planAdmission(request(200), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toMatchObject({
+      holdNano: 100n * 2_500n + 200n * 15_000n,
+      maxOutputTokens: 200,
+    });
   });
 
   it('spends free tokens first, input before output; a request may be partly free, partly paid', () => {
@@ -26,13 +35,19 @@ describe('planAdmission', () => {
       freeTokens: 150,
       maxOutputTokens: 200,
     });
-    expect(planAdmission(request(200), { availableNano: 0n, freeTokensLeft: 300 })).toMatchObject({ admitted: true, holdNano: 0n, freeTokens: 300 });
+    expect(planAdmission(request(200), { availableNano: 0n, freeTokensLeft: 300 })).toMatchObject({
+      admitted: true,
+      holdNano: 0n,
+      freeTokens: 300,
+    });
   });
 
   it('starts with the part of the first slice the account can afford, whatever the client limit', () => {
     // 10 free tokens cover input; 90 paid input tokens leave 625,007 nano: 41 output tokens at 15,000.
     for (const clientMax of [undefined, 1_000, 32_000]) {
-      expect(planAdmission(request(clientMax), { availableNano: 100n * 2_500n + 40n * 15_000n + 7n, freeTokensLeft: 10 })).toMatchObject({
+      expect(
+        planAdmission(request(clientMax), { availableNano: 100n * 2_500n + 40n * 15_000n + 7n, freeTokensLeft: 10 }),
+      ).toMatchObject({
         admitted: true,
         holdNano: 90n * 2_500n + 41n * 15_000n,
         freeTokens: 10,
@@ -44,11 +59,15 @@ describe('planAdmission', () => {
   it('refuses when not even the prompt and one output token are covered, saying what it needed to start', () => {
     const plan = planAdmission(request(), { availableNano: 1_000n, freeTokensLeft: 0 });
     expect(plan.admitted).toBe(false);
-    expect(!plan.admitted && plan.reason).toMatch(/needs \$0\.00025 to start \(its prompt alone \(about 100 input tokens\)\), but the account has \$0\.000001 available/);
+    expect(!plan.admitted && plan.reason).toMatch(
+      /needs \$0\.00025 to start \(its prompt alone \(about 100 input tokens\)\), but the account has \$0\.000001 available/,
+    );
     const noOutput = planAdmission(request(), { availableNano: 100n * 2_500n, freeTokensLeft: 0 });
     expect(noOutput.admitted).toBe(false);
     // Input 250,000 + 2,048 × 15,000 = 30,970,000 nano.
-    expect(!noOutput.admitted && noOutput.reason).toMatch(/needs \$0\.03097 to start \(its prompt \(about 100 input tokens\) and a first slice of 2048 output tokens\)/);
+    expect(!noOutput.admitted && noOutput.reason).toMatch(
+      /needs \$0\.03097 to start \(its prompt \(about 100 input tokens\) and a first slice of 2048 output tokens\)/,
+    );
   });
 });
 
@@ -56,7 +75,10 @@ describe('priceSettlement', () => {
   const usage = { inputTokens: 60, cacheReadTokens: 40, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 5 };
 
   it('charges tokens × price exactly, cache reads at their own rate', () => {
-    expect(priceSettlement(usage, PRICES, 0)).toEqual({ chargeNano: 60n * 2_500n + 40n * 250n + 30n * 15_000n, freeTokensUsed: 0 });
+    expect(priceSettlement(usage, PRICES, 0)).toEqual({
+      chargeNano: 60n * 2_500n + 40n * 250n + 30n * 15_000n,
+      freeTokensUsed: 0,
+    });
   });
 
   it('applies the free tokens the hold kept, input first, and never more than were used', () => {

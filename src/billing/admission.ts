@@ -38,8 +38,10 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
   const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices);
   const outputPrice = request.prices.output;
   const moneyForOutput = state.availableNano - inputCost;
-  const paidOutputAffordable = moneyForOutput < 0n ? -1 : outputPrice === 0n ? Number.MAX_SAFE_INTEGER : Number(moneyForOutput / outputPrice);
-  const affordableOutput = paidOutputAffordable < 0 ? 0 : Math.min(Number.MAX_SAFE_INTEGER, freeLeftForOutput + paidOutputAffordable);
+  const paidOutputAffordable =
+    moneyForOutput < 0n ? -1 : outputPrice === 0n ? Number.MAX_SAFE_INTEGER : Number(moneyForOutput / outputPrice);
+  const affordableOutput =
+    paidOutputAffordable < 0 ? 0 : Math.min(Number.MAX_SAFE_INTEGER, freeLeftForOutput + paidOutputAffordable);
 
   const firstSlice = firstSliceOf(request);
   const output = Math.min(firstSlice, affordableOutput);
@@ -49,7 +51,13 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
   if (paidOutputAffordable < 0 || output < 1 || holdNano > state.availableNano) {
     return { admitted: false, reason: refusal(request, state, inputCost) };
   }
-  return { admitted: true, holdNano, freeTokens: freeForInput + freeForOutput, maxOutputTokens: output, coversLimit: outputLimit(request) <= affordableOutput };
+  return {
+    admitted: true,
+    holdNano,
+    freeTokens: freeForInput + freeForOutput,
+    maxOutputTokens: output,
+    coversLimit: outputLimit(request) <= affordableOutput,
+  };
 }
 
 /** The output held at admission when the account can pay for it: the first slice, or less when the request's limit is lower. */
@@ -61,7 +69,10 @@ export function firstSliceOf(request: AdmissionRequest): number {
 export function startingCost(request: AdmissionRequest, freeTokensLeft: number): NanoUsd {
   const freeForInput = Math.min(freeTokensLeft, request.inputTokens);
   const freeForOutput = Math.min(freeTokensLeft - freeForInput, firstSliceOf(request));
-  return BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices) + BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output;
+  return (
+    BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices) +
+    BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output
+  );
 }
 
 /**
@@ -71,8 +82,12 @@ export function startingCost(request: AdmissionRequest, freeTokensLeft: number):
  */
 function refusal(request: AdmissionRequest, state: AdmissionState, inputCost: NanoUsd): string {
   const available = state.availableNano > 0n ? state.availableNano : 0n;
-  const freeNote = state.freeTokensLeft > 0 ? ` and ${state.freeTokensLeft} free tokens left today` : ' and no free tokens left today';
+  const freeNote =
+    state.freeTokensLeft > 0 ? ` and ${state.freeTokensLeft} free tokens left today` : ' and no free tokens left today';
   const needed = inputCost > available ? inputCost : startingCost(request, state.freeTokensLeft);
-  const what = inputCost > available ? `its prompt alone (about ${request.inputTokens} input tokens)` : `its prompt (about ${request.inputTokens} input tokens) and a first slice of ${firstSliceOf(request)} output tokens`;
+  const what =
+    inputCost > available
+      ? `its prompt alone (about ${request.inputTokens} input tokens)`
+      : `its prompt (about ${request.inputTokens} input tokens) and a first slice of ${firstSliceOf(request)} output tokens`;
   return `Insufficient balance: this request needs $${formatUsd(needed)} to start (${what}), but the account has $${formatUsd(available)} available${freeNote}.`;
 }

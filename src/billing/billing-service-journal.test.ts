@@ -28,28 +28,77 @@ const journals: SettlementJournal[] = [];
 const model = new ModelCatalog().resolve('beta-5.4');
 const usage = { inputTokens: 400, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 250, reasoningTokens: 0 };
 const request: CanonicalRequest = {
-  model: 'beta-5.4', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }], sampling: {}, stream: true,
-  extensions: {}, extensionsProtocol: 'openai-chat', maxOutputTokens: 300,
+  model: 'beta-5.4',
+  system: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }],
+  sampling: {},
+  stream: true,
+  extensions: {},
+  extensionsProtocol: 'openai-chat',
+  maxOutputTokens: 300,
 };
 
-function billingWithJournal(at = join(directory, 'settlement-journal')): { billing: BillingService; journal: SettlementJournal } {
+function billingWithJournal(at = join(directory, 'settlement-journal')): {
+  billing: BillingService;
+  journal: SettlementJournal;
+} {
   const journal = new SettlementJournal({ directory: at, retryMs: 20 });
   journals.push(journal);
   // A free allowance that covers part of each reply: the replay must price with the hold's own free tokens.
-  return { billing: new BillingService(storage.billing, { freeTokensPerDay: 1_000, reservationTtlMs: 60_000 }, Date.now, journal), journal };
+  return {
+    billing: new BillingService(
+      storage.billing,
+      { freeTokensPerDay: 1_000, reservationTtlMs: 60_000 },
+      Date.now,
+      journal,
+    ),
+    journal,
+  };
 }
 
-const settlement = (requestId: string, reservation: Reservation) => ({ requestId, auth, model, usage, status: 'ok', stream: true, startedAt: Date.now() - 1_234, rawUsage: { total: 680 }, reservation });
+const settlement = (requestId: string, reservation: Reservation) => ({
+  requestId,
+  auth,
+  model,
+  usage,
+  status: 'ok',
+  stream: true,
+  startedAt: Date.now() - 1_234,
+  rawUsage: { total: 680 },
+  reservation,
+});
 
 beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-journal-billing-'));
   database = join(directory, 'db.sqlite');
   storage = await openStorage(`sqlite:${database}`);
   await storage.migrate();
-  const account = await storage.accounts.create({ id: 'acct_j', email: 'j@example.com', passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
-  const key = await storage.apiKeys.create({ id: 'key_j', accountId: account.id, name: 'k', keyHash: 'hj', hint: 'h', createdAt: 0, expiresAt: null });
+  const account = await storage.accounts.create({
+    id: 'acct_j',
+    email: 'j@example.com',
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
+  const key = await storage.apiKeys.create({
+    id: 'key_j',
+    accountId: account.id,
+    name: 'k',
+    keyHash: 'hj',
+    hint: 'h',
+    createdAt: 0,
+    expiresAt: null,
+  });
   auth = { account, key: { ...key } };
-  await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd('1'), idempotencyKey: 'topup-j', note: null, at: 0 });
+  await storage.billing.credit({
+    accountId: account.id,
+    kind: 'topup',
+    amountNano: parseUsd('1'),
+    idempotencyKey: 'topup-j',
+    note: null,
+    at: 0,
+  });
 });
 
 afterAll(async () => {
@@ -76,11 +125,25 @@ describe('BillingService with a settlement journal', () => {
 
     await makeWritable(frozen);
     frozen = [];
-    expect(await billing.replayJournal()).toMatchObject({ settled: 1, alreadySettled: 0, failed: [], storeUnavailable: false, remaining: 0 });
+    expect(await billing.replayJournal()).toMatchObject({
+      settled: 1,
+      alreadySettled: 0,
+      failed: [],
+      storeUnavailable: false,
+      remaining: 0,
+    });
 
     const expected = priceSettlement(usage, model.prices, held.freeTokens);
     const [record] = await storage.usage.listByAccount('acct_j', 1);
-    expect(record).toMatchObject({ requestId: 'req_journaled', costNano: expected.chargeNano, freeTokens: expected.freeTokensUsed, inputTokens: 400, outputTokens: 250, status: 'ok', stream: true });
+    expect(record).toMatchObject({
+      requestId: 'req_journaled',
+      costNano: expected.chargeNano,
+      freeTokens: expected.freeTokensUsed,
+      inputTokens: 400,
+      outputTokens: 250,
+      status: 'ok',
+      stream: true,
+    });
     expect(record!.latencyMs).toBeGreaterThanOrEqual(1_234);
     expect(record!.latencyMs).toBeLessThan(60_000);
     expect(await storage.billing.balance('acct_j')).toMatchObject({
@@ -90,7 +153,13 @@ describe('BillingService with a settlement journal', () => {
       freeUsedTokens: before!.freeUsedTokens + expected.freeTokensUsed,
     });
     const [ledger] = await storage.billing.ledger('acct_j', 1);
-    expect(ledger).toMatchObject({ kind: 'usage', requestId: 'req_journaled', amountNano: -expected.chargeNano, idempotencyKey: 'usage:req_journaled', createdAt: record!.createdAt + record!.latencyMs });
+    expect(ledger).toMatchObject({
+      kind: 'usage',
+      requestId: 'req_journaled',
+      amountNano: -expected.chargeNano,
+      idempotencyKey: 'usage:req_journaled',
+      createdAt: record!.createdAt + record!.latencyMs,
+    });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
@@ -108,7 +177,10 @@ describe('BillingService with a settlement journal', () => {
     frozen = [];
     const balance = await storage.billing.balance('acct_j');
     const reports = [await second.billing.replayJournal(), await first.billing.replayJournal()];
-    expect(reports.map(({ settled, alreadySettled }) => ({ settled, alreadySettled }))).toEqual([{ settled: 1, alreadySettled: 0 }, { settled: 0, alreadySettled: 1 }]);
+    expect(reports.map(({ settled, alreadySettled }) => ({ settled, alreadySettled }))).toEqual([
+      { settled: 1, alreadySettled: 0 },
+      { settled: 0, alreadySettled: 1 },
+    ]);
     const cost = priceSettlement(usage, model.prices, held.freeTokens).chargeNano;
     expect((await storage.billing.balance('acct_j'))?.balanceNano).toBe(balance!.balanceNano - cost);
     expect(await storage.usage.recordedRequestIds(['req_twice', 'req_missing'])).toEqual(new Set(['req_twice']));
@@ -125,7 +197,10 @@ describe('BillingService with a settlement journal', () => {
 
     frozen = [database, `${database}-wal`];
     await makeImmutable(frozen);
-    expect(await billing.settle(settlement('req_unwritten', held))).toEqual({ settled: false, reason: 'journal_unavailable' });
+    expect(await billing.settle(settlement('req_unwritten', held))).toEqual({
+      settled: false,
+      reason: 'journal_unavailable',
+    });
     expect(journal.stats()).toMatchObject({ journaled: 0, unwritten: 1, unavailable: true });
 
     await makeWritable(frozen);
@@ -133,7 +208,12 @@ describe('BillingService with a settlement journal', () => {
     // The store works again, the journal does not: still refused (a free request too: it settles as well), nothing held.
     const refusal = await billing.admit('req_refused', auth, model, request).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(GatewayError);
-    expect(refusal).toMatchObject({ code: 'settlement_journal_unavailable', status: 503, retryAfterSeconds: 10, message: expect.stringContaining('(ENOTDIR); paid requests are refused until it can') });
+    expect(refusal).toMatchObject({
+      code: 'settlement_journal_unavailable',
+      status: 503,
+      retryAfterSeconds: 10,
+      message: expect.stringContaining('(ENOTDIR); paid requests are refused until it can'),
+    });
     expect((refusal as Error).message).not.toContain(blocker);
     expect((await storage.billing.balance('acct_j'))?.reservedNano).toBe(before!.reservedNano);
 
@@ -141,7 +221,10 @@ describe('BillingService with a settlement journal', () => {
     expect(await billing.replayJournal()).toMatchObject({ settled: 1, remaining: 0 });
     expect(await storage.usage.recordedRequestIds(['req_unwritten'])).toEqual(new Set(['req_unwritten']));
     const cost = priceSettlement(usage, model.prices, held.freeTokens).chargeNano;
-    expect(await storage.billing.balance('acct_j')).toMatchObject({ balanceNano: before!.balanceNano - cost, reservedNano: 0n });
+    expect(await storage.billing.balance('acct_j')).toMatchObject({
+      balanceNano: before!.balanceNano - cost,
+      reservedNano: 0n,
+    });
 
     rmSync(blocker);
     await expect.poll(() => journal.unavailable(), { timeout: 2_000, interval: 20 }).toBeUndefined();

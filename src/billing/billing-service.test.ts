@@ -24,10 +24,32 @@ beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-billing-'));
   storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
   await storage.migrate();
-  const account = await storage.accounts.create({ id: 'acct_1', email: 'a@example.com', passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
-  const key = await storage.apiKeys.create({ id: 'key_1', accountId: account.id, name: 'k', keyHash: 'h', hint: 'h', createdAt: 0, expiresAt: null });
+  const account = await storage.accounts.create({
+    id: 'acct_1',
+    email: 'a@example.com',
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
+  const key = await storage.apiKeys.create({
+    id: 'key_1',
+    accountId: account.id,
+    name: 'k',
+    keyHash: 'h',
+    hint: 'h',
+    createdAt: 0,
+    expiresAt: null,
+  });
   auth = { account, key: { ...key } };
-  await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd('1'), idempotencyKey: 'topup-1', note: null, at: 0 });
+  await storage.billing.credit({
+    accountId: account.id,
+    kind: 'topup',
+    amountNano: parseUsd('1'),
+    idempotencyKey: 'topup-1',
+    note: null,
+    at: 0,
+  });
 });
 
 afterAll(async () => {
@@ -52,13 +74,34 @@ describe('BillingService', () => {
   it('retries a settlement after a storage fault without charging twice', async () => {
     const repository = faultAfterCommit(storage.billing);
     const billing = new BillingService(repository, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
-    const request = { model: 'beta-5.4', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], sampling: {}, stream: false, extensions: {}, extensionsProtocol: 'openai-chat' as const, maxOutputTokens: 50 };
+    const request = {
+      model: 'beta-5.4',
+      system: [],
+      messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+      sampling: {},
+      stream: false,
+      extensions: {},
+      extensionsProtocol: 'openai-chat' as const,
+      maxOutputTokens: 50,
+    };
     await billing.admit('req_retry', auth, model, request);
-    const result = await billing.settle({ requestId: 'req_retry', auth, model, usage, status: 'ok', stream: false, startedAt: 0, rawUsage: null });
+    const result = await billing.settle({
+      requestId: 'req_retry',
+      auth,
+      model,
+      usage,
+      status: 'ok',
+      stream: false,
+      startedAt: 0,
+      rawUsage: null,
+    });
     expect(repository.attempts).toBe(2);
     expect(result).toEqual({ settled: false, reason: 'already_settled' });
     const cost = 100n * model.prices.input + 50n * model.prices.output;
-    expect(await storage.billing.balance('acct_1')).toMatchObject({ balanceNano: parseUsd('1') - cost, reservedNano: 0n });
+    expect(await storage.billing.balance('acct_1')).toMatchObject({
+      balanceNano: parseUsd('1') - cost,
+      reservedNano: 0n,
+    });
     expect((await storage.billing.ledger('acct_1', 10)).filter((entry) => entry.kind === 'usage')).toHaveLength(1);
     expect(await storage.usage.listByAccount('acct_1', 10)).toHaveLength(1);
     expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -66,12 +109,23 @@ describe('BillingService', () => {
 
   it('refuses with 403 insufficient_balance when the hold cannot be covered', async () => {
     const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
-    const request = { model: 'beta-5.4', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], sampling: {}, stream: false, extensions: {}, extensionsProtocol: 'openai-chat' as const, maxOutputTokens: 100_000 };
+    const request = {
+      model: 'beta-5.4',
+      system: [],
+      messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+      sampling: {},
+      stream: false,
+      extensions: {},
+      extensionsProtocol: 'openai-chat' as const,
+      maxOutputTokens: 100_000,
+    };
     // The prompt and one output token are more than 1 nano-USD: refused, saying what it needed and what is held.
     await expect(billing.admit('req_big', await accountWith(1n), model, request)).rejects.toMatchObject({
       status: 403,
       code: 'insufficient_balance',
-      message: expect.stringMatching(/needs \$[\d.]+ to start .* The balance is \$0\.000000001; No request of the account is in flight\./),
+      message: expect.stringMatching(
+        /needs \$[\d.]+ to start .* The balance is \$0\.000000001; No request of the account is in flight\./,
+      ),
     });
   });
 });
@@ -80,9 +134,32 @@ let accounts = 0;
 /** A fresh account holding `balanceNano` (none for 0), with its key. */
 async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
   const id = `acct_admit_${++accounts}`;
-  const account = await storage.accounts.create({ id, email: `${id}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
-  const key = await storage.apiKeys.create({ id: `key_admit_${accounts}`, accountId: id, name: 'k', keyHash: `h_admit_${accounts}`, hint: 'h', createdAt: 0, expiresAt: null });
-  if (balanceNano > 0n) await storage.billing.credit({ accountId: id, kind: 'topup', amountNano: balanceNano, idempotencyKey: `topup-${id}`, note: null, at: 0 });
+  const account = await storage.accounts.create({
+    id,
+    email: `${id}@example.com`,
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
+  const key = await storage.apiKeys.create({
+    id: `key_admit_${accounts}`,
+    accountId: id,
+    name: 'k',
+    keyHash: `h_admit_${accounts}`,
+    hint: 'h',
+    createdAt: 0,
+    expiresAt: null,
+  });
+  if (balanceNano > 0n)
+    await storage.billing.credit({
+      accountId: id,
+      kind: 'topup',
+      amountNano: balanceNano,
+      idempotencyKey: `topup-${id}`,
+      note: null,
+      at: 0,
+    });
   return { account, key: { ...key } };
 }
 
@@ -94,7 +171,17 @@ function chatRequest(maxOutputTokens: number | undefined): CanonicalRequest {
     messages: [
       { role: 'user', content: [{ type: 'text', text }] },
       { role: 'assistant', content: [{ type: 'tool-call', id: 'c1', name: 'lookup', argumentsJson: '{"q":"toll"}' }] },
-      { role: 'user', content: [{ type: 'tool-result', toolCallId: 'c1', isError: false, content: [{ type: 'text', text: 'Roads were tolled by the mile.' }] }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c1',
+            isError: false,
+            content: [{ type: 'text', text: 'Roads were tolled by the mile.' }],
+          },
+        ],
+      },
     ],
     sampling: {},
     stream: false,
@@ -118,12 +205,21 @@ describe('admission with the UTF-8 upper bound', () => {
         expect(bound).toBeGreaterThan(precise);
         const output = BigInt(Math.min(clientMax ?? model.maxOutputTokens, outputSliceOf(model)));
         // Where each count's plan changes: the prompt alone, the prompt and the whole output, for both counts.
-        const edges = [precise, bound].flatMap((tokens) => [BigInt(tokens) * model.prices.input, BigInt(tokens) * model.prices.input + output * model.prices.output]);
+        const edges = [precise, bound].flatMap((tokens) => [
+          BigInt(tokens) * model.prices.input,
+          BigInt(tokens) * model.prices.input + output * model.prices.output,
+        ]);
         const balances = [0n, 1n, ...edges.flatMap((edge) => [edge - 1n, edge, edge + 1n]), parseUsd('1000')];
         for (const balanceNano of balances) {
           const accountAuth = await accountWith(balanceNano);
           const expected = planAdmission(
-            { inputTokens: precise, clientMaxOutputTokens: clientMax, modelMaxOutputTokens: model.maxOutputTokens, firstSliceTokens: outputSliceOf(model), prices: model.prices },
+            {
+              inputTokens: precise,
+              clientMaxOutputTokens: clientMax,
+              modelMaxOutputTokens: model.maxOutputTokens,
+              firstSliceTokens: outputSliceOf(model),
+              prices: model.prices,
+            },
             { availableNano: balanceNano, freeTokensLeft: freeTokensPerDay },
           );
           const outcome = await billing.admit(`req_${accountAuth.account.id}`, accountAuth, model, request).then(
@@ -133,8 +229,15 @@ describe('admission with the UTF-8 upper bound', () => {
           const label = `free ${freeTokensPerDay}, max ${clientMax}, balance ${balanceNano}`;
           if (!expected.admitted) {
             expect(outcome.admitted, label).toBe(false);
-            expect(!outcome.admitted && outcome.error, label).toMatchObject({ status: 403, code: 'insufficient_balance', message: expect.stringContaining(expected.reason) });
-            expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({ reservedNano: 0n, freeReservedTokens: 0 });
+            expect(!outcome.admitted && outcome.error, label).toMatchObject({
+              status: 403,
+              code: 'insufficient_balance',
+              message: expect.stringContaining(expected.reason),
+            });
+            expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({
+              reservedNano: 0n,
+              freeReservedTokens: 0,
+            });
             continue;
           }
           expect(outcome.admitted, label).toBe(true);
@@ -143,7 +246,10 @@ describe('admission with the UTF-8 upper bound', () => {
           // The bound's hold may be larger; never smaller than the tokenizer's.
           expect(outcome.reservation.holdNano >= expected.holdNano, label).toBe(true);
           expect(outcome.reservation.freeTokens, label).toBeGreaterThanOrEqual(expected.freeTokens);
-          expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({ reservedNano: outcome.reservation.holdNano, freeReservedTokens: outcome.reservation.freeTokens });
+          expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({
+            reservedNano: outcome.reservation.holdNano,
+            freeReservedTokens: outcome.reservation.freeTokens,
+          });
         }
       }
     }
@@ -161,7 +267,9 @@ describe('admission with the UTF-8 upper bound', () => {
       // A first slice of output, not the whole limit (issue 21).
       expect(reservation.maxOutputTokens).toBe(Math.min(clientMax ?? model.maxOutputTokens, outputSliceOf(model)));
       // Sized with the bound: more than the tokenizer's count would hold.
-      const boundHold = BigInt(held(upperBoundRequestInputTokens(chatRequest(clientMax)))) * model.prices.input + BigInt(reservation.maxOutputTokens) * model.prices.output;
+      const boundHold =
+        BigInt(held(upperBoundRequestInputTokens(chatRequest(clientMax)))) * model.prices.input +
+        BigInt(reservation.maxOutputTokens) * model.prices.output;
       expect(reservation.holdNano).toBe(boundHold);
     }
     expect(tokens.tokenizerLoaded()).toBe(false);
@@ -186,7 +294,11 @@ describe('checkpoints of delivered output', () => {
       return storage.billing.renewHolds(renewals);
     };
     let clock = 1_000_000;
-    const billing = new BillingService(repository, { freeTokensPerDay: 0, reservationTtlMs: 60_000, checkpointIntervalMs: 20, pricesOf: () => model.prices }, () => clock);
+    const billing = new BillingService(
+      repository,
+      { freeTokensPerDay: 0, reservationTtlMs: 60_000, checkpointIntervalMs: 20, pricesOf: () => model.prices },
+      () => clock,
+    );
     const owner = await accountWith(parseUsd('1'));
     const output = new Map<string, number>();
     for (const requestId of ['req_ck_1', 'req_ck_2', 'req_ck_3']) {
@@ -194,7 +306,18 @@ describe('checkpoints of delivered output', () => {
       output.set(requestId, 0);
       billing.track(requestId, () => {
         const tokens = output.get(requestId)!;
-        return tokens === 0 ? undefined : { model: model.id, family: model.family, stream: true, inputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: tokens, at: clock };
+        return tokens === 0
+          ? undefined
+          : {
+              model: model.id,
+              family: model.family,
+              stream: true,
+              inputTokens: 40,
+              cacheReadTokens: 0,
+              cacheWriteTokens: 0,
+              outputTokens: tokens,
+              at: clock,
+            };
       });
     }
     // Output arrives (many chunks each); the clock passes one interval: the next tick writes all three at once.
@@ -203,9 +326,11 @@ describe('checkpoints of delivered output', () => {
     // Read from outside, as another instance would.
     const reader = new Database(join(directory, 'db.sqlite'), { readonly: true });
     const checkpointed = async () =>
-      (reader.prepare('select checkpoint_output_tokens as output from reservations where account_id = ?').all(owner.account.id) as Array<{ output: number }>).filter(
-        (row) => Number(row.output) === 150,
-      ).length;
+      (
+        reader
+          .prepare('select checkpoint_output_tokens as output from reservations where account_id = ?')
+          .all(owner.account.id) as Array<{ output: number }>
+      ).filter((row) => Number(row.output) === 150).length;
     // Bounded by the test's own timeout: ticks run every 20 ms.
     while ((await checkpointed()) < 3) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(calls.filter((size) => size > 0)[0]).toBe(3);
@@ -222,7 +347,10 @@ describe('checkpoints of delivered output', () => {
     expect(records.map((record) => [record.status, record.inputTokens, record.outputTokens, record.costNano])).toEqual(
       Array(3).fill(['instance_lost', 40, 150, 40n * model.prices.input + 150n * model.prices.output]),
     );
-    expect(await storage.billing.balance(owner.account.id)).toMatchObject({ reservedNano: 0n, balanceNano: parseUsd('1') - 3n * (40n * model.prices.input + 150n * model.prices.output) });
+    expect(await storage.billing.balance(owner.account.id)).toMatchObject({
+      reservedNano: 0n,
+      balanceNano: parseUsd('1') - 3n * (40n * model.prices.input + 150n * model.prices.output),
+    });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 });

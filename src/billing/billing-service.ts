@@ -1,4 +1,9 @@
-import { estimateRequestInputTokens, loadTokenizer, tokenizerLoaded, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
+import {
+  estimateRequestInputTokens,
+  loadTokenizer,
+  tokenizerLoaded,
+  upperBoundRequestInputTokens,
+} from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
@@ -48,7 +53,9 @@ export interface BillingSettings {
 export type { SweepResult } from '../storage/billing-types.js';
 
 /** The outcome of a request for one more slice of output. */
-export type SliceOutcome = { granted: true; tokens: number } | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
+export type SliceOutcome =
+  | { granted: true; tokens: number }
+  | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -105,7 +112,10 @@ const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
 function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
   const resetsAt = spendPeriodResetsAt(key.period, now);
   const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
-  const when = resetsAt === null ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.' : `It resets at ${new Date(resetsAt).toISOString()}.`;
+  const when =
+    resetsAt === null
+      ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.'
+      : `It resets at ${new Date(resetsAt).toISOString()}.`;
   return new GatewayError(
     'key_spend_limit_reached',
     `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
@@ -165,7 +175,12 @@ export class BillingService {
    * (15% + 16) while allowance was left beyond the tokenizer's hold; then more of that excess is free with the
    * bound's hold (never more than today's allowance), where the tokenizer's hold would have charged it.
    */
-  async admit(requestId: string, auth: AuthenticatedKey, model: CatalogModel, request: CanonicalRequest): Promise<Reservation> {
+  async admit(
+    requestId: string,
+    auth: AuthenticatedKey,
+    model: CatalogModel,
+    request: CanonicalRequest,
+  ): Promise<Reservation> {
     this.refuseWithoutJournal();
     const now = this.now();
     const input: Omit<ReserveInput, 'plan'> = {
@@ -177,7 +192,9 @@ export class BillingService {
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
       keySpendLimited: auth.key.permissions.spendLimit !== null,
-      ...(auth.key.permissions.spendLimit === null ? {} : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
+      ...(auth.key.permissions.spendLimit === null
+        ? {}
+        : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const admission = (inputTokens: number): AdmissionRequest => ({
@@ -197,7 +214,8 @@ export class BillingService {
     // With the account's money read with the key (PostgreSQL), an account the bound will not settle goes straight
     // to the tokenizer's count: one reservation, as before, instead of a refused one first (a locked transaction
     // of 3 round trips). Only the path depends on this possibly older read, never the outcome.
-    const boundWillNotDo = auth.money !== undefined && !decideAdmission(auth.money, { ...input, plan: boundPlan }).plan.admitted;
+    const boundWillNotDo =
+      auth.money !== undefined && !decideAdmission(auth.money, { ...input, plan: boundPlan }).plan.admitted;
     let result = boundWillNotDo ? undefined : await this.repository.reserve({ ...input, plan: boundPlan });
     if (result === undefined || (!result.admitted && result.reason === NEEDS_TOKENIZER_COUNT)) {
       await loadTokenizer();
@@ -209,7 +227,11 @@ export class BillingService {
       if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
       throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
     }
-    this.liveHolds.set(requestId, { admittedAt: now, expiresAt: now + this.settings.reservationTtlMs, checkpointedOutput: -1 });
+    this.liveHolds.set(requestId, {
+      admittedAt: now,
+      expiresAt: now + this.settings.reservationTtlMs,
+      checkpointedOutput: -1,
+    });
     this.renewHoldsRegularly();
     // Its slices count against the key's limit too (issue 24 with issue 21): grantSlice needs the key.
     result.reservation.apiKeyId = auth.key.id;
@@ -239,7 +261,9 @@ export class BillingService {
    * as held, not as gone. One more storage call, on refusals only.
    */
   private async withHolds(reason: string, accountId: string, now: number): Promise<string> {
-    const holds = await this.repository.holds(accountId, utcDayNumber(now), this.settings.freeTokensPerDay).catch(() => null);
+    const holds = await this.repository
+      .holds(accountId, utcDayNumber(now), this.settings.freeTokensPerDay)
+      .catch(() => null);
     if (holds === null) return reason;
     const inFlight =
       holds.holds === 0
@@ -264,7 +288,12 @@ export class BillingService {
    * the hold and writes its checkpoint. The reservation is grown in place, so settlement and the journal price
    * with the free tokens the hold now carries.
    */
-  async grantSlice(reservation: Reservation, model: CatalogModel, tokens: number, checkpoint: HoldCheckpoint | undefined): Promise<SliceOutcome> {
+  async grantSlice(
+    reservation: Reservation,
+    model: CatalogModel,
+    tokens: number,
+    checkpoint: HoldCheckpoint | undefined,
+  ): Promise<SliceOutcome> {
     const now = this.now();
     const expiresAt = now + this.settings.reservationTtlMs;
     const result = await this.repository.grantSlice({
@@ -318,7 +347,13 @@ export class BillingService {
 
   /** The interval of the periodic batch: the configured checkpoint interval, at most a third of the TTL. */
   private checkpointIntervalMs(): number {
-    return Math.max(1, Math.min(this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, Math.floor(this.settings.reservationTtlMs / 3)));
+    return Math.max(
+      1,
+      Math.min(
+        this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
+        Math.floor(this.settings.reservationTtlMs / 3),
+      ),
+    );
   }
 
   private async renewHolds(): Promise<void> {
@@ -343,7 +378,10 @@ export class BillingService {
       const checkpoint = due ? hold.delivered?.() : undefined;
       const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
       if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
-      batch.push({ hold, renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) } });
+      batch.push({
+        hold,
+        renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) },
+      });
     }
     if (batch.length === 0) return;
     // A failed write is retried on the next tick (nothing is marked written); a hold that is gone (settled
@@ -429,7 +467,11 @@ export class BillingService {
   private apply(entry: JournalEntry): Promise<SettleResult> {
     const { usage, prices } = entry;
     const price = (freeTokensHeld: number) => priceSettlement(usage, prices, freeTokensHeld);
-    return this.repository.settle({ usage, price, ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }) });
+    return this.repository.settle({
+      usage,
+      price,
+      ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
+    });
   }
 
   private usageRecord(input: SettlementInput): UsageRecord {
@@ -453,7 +495,9 @@ export class BillingService {
       freeTokens: 0,
       unbilledNano: 0n,
       ...(input.route === undefined ? {} : { route: input.route }),
-      ...(input.unbilledTokens === undefined || input.unbilledTokens === 0 ? {} : { unbilledTokens: input.unbilledTokens }),
+      ...(input.unbilledTokens === undefined || input.unbilledTokens === 0
+        ? {}
+        : { unbilledTokens: input.unbilledTokens }),
     };
   }
 

@@ -26,7 +26,11 @@ export interface JournalReplay {
  * fails at once while the store is down, so the replay follows its return within a second or so), and a scan
  * for orphaned journals (of instances that stopped or crashed) every `adoptEveryMs`. Safe on every instance.
  */
-export function startJournalReplay(billing: BillingService, journal: SettlementJournal, options: JournalReplayOptions): JournalReplay {
+export function startJournalReplay(
+  billing: BillingService,
+  journal: SettlementJournal,
+  options: JournalReplayOptions,
+): JournalReplay {
   const intervalMs = options.intervalMs ?? 1_000;
   const adoptEveryMs = options.adoptEveryMs ?? 30_000;
   const { logger } = options;
@@ -39,16 +43,26 @@ export function startJournalReplay(billing: BillingService, journal: SettlementJ
     if (Date.now() - lastAdoption >= adoptEveryMs) {
       lastAdoption = Date.now();
       const adopted = await journal.adopt();
-      if (adopted > 0) logger.warn({ entries: adopted, directory: journal.directory }, 'adopted the settlement journal of an instance that is gone');
+      if (adopted > 0)
+        logger.warn(
+          { entries: adopted, directory: journal.directory },
+          'adopted the settlement journal of an instance that is gone',
+        );
     }
     const report = await billing.replayJournal(options.onSettled);
     if (report.settled + report.alreadySettled > 0) {
-      logger.info({ settled: report.settled, alreadySettled: report.alreadySettled, remaining: report.remaining }, 'replayed journaled settlements');
+      logger.info(
+        { settled: report.settled, alreadySettled: report.alreadySettled, remaining: report.remaining },
+        'replayed journaled settlements',
+      );
     }
     for (const { requestId, error } of report.failed) {
       if (reported.has(requestId)) continue;
       reported.add(requestId);
-      logger.error({ err: error, requestId }, 'a journaled settlement was refused by the store; kept in the journal and tried again');
+      logger.error(
+        { err: error, requestId },
+        'a journaled settlement was refused by the store; kept in the journal and tried again',
+      );
     }
     return report;
   }

@@ -25,7 +25,13 @@ describe('prices', () => {
 
   it("prices the specification's four models exactly (spec §8)", () => {
     const catalog = new ModelCatalog();
-    const oneMillionEach = { inputTokens: 1_000_000, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
+    const oneMillionEach = {
+      inputTokens: 1_000_000,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 1_000_000,
+      reasoningTokens: 0,
+    };
     const expected: Record<string, string> = {
       'alpha-sonnet-5': '18', // $3 in + $15 out
       'beta-5.4': '17.5', // $2.50 + $15
@@ -41,7 +47,12 @@ describe('prices', () => {
     const prices = pricesFromPerMillion({ input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75' });
     const usage = { inputTokens: 10, cacheReadTokens: 100, cacheWriteTokens: 20, outputTokens: 5, reasoningTokens: 2 };
     expect(costOfUsage(usage, prices)).toBe(10n * 3_000n + 100n * 300n + 20n * 3_750n + 5n * 15_000n);
-    expect(pricesFromPerMillion({ input: '1', output: '2' })).toEqual({ input: 1_000n, output: 2_000n, cacheRead: 1_000n, cacheWrite: 1_000n });
+    expect(pricesFromPerMillion({ input: '1', output: '2' })).toEqual({
+      input: 1_000n,
+      output: 2_000n,
+      cacheRead: 1_000n,
+      cacheWrite: 1_000n,
+    });
   });
 
   it('applies configured price overrides field by field', () => {

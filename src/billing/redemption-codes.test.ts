@@ -35,7 +35,8 @@ describe('redemption codes', () => {
     expect(new Set(codes).size).toBe(codes.length);
     // Every one of the 32 symbols turns up in every position over 2000 codes: the whole alphabet is in use.
     const positions = Array.from({ length: 16 }, () => new Set<string>());
-    for (const code of codes) [...code.slice(3).replaceAll('-', '')].forEach((character, index) => positions[index]!.add(character));
+    for (const code of codes)
+      [...code.slice(3).replaceAll('-', '')].forEach((character, index) => positions[index]!.add(character));
     for (const seen of positions) expect(seen.size).toBe(32);
   });
 
@@ -53,7 +54,15 @@ describe('redemption codes', () => {
   });
 
   it('rejects text that cannot be a code', () => {
-    for (const input of ['', 'TG-', 'TG-7K3M-Q0P1-ZZ9A', 'TG-7K3M-Q0P1-ZZ9A-B4CD-EEEE', 'TG-7K3M-Q0P1-ZZ9A-B4CU', 'TG-7K3M-Q0P1-ZZ9A-B4C!', 'XX-7K3M-Q0P1-ZZ9A-B4CD']) {
+    for (const input of [
+      '',
+      'TG-',
+      'TG-7K3M-Q0P1-ZZ9A',
+      'TG-7K3M-Q0P1-ZZ9A-B4CD-EEEE',
+      'TG-7K3M-Q0P1-ZZ9A-B4CU',
+      'TG-7K3M-Q0P1-ZZ9A-B4C!',
+      'XX-7K3M-Q0P1-ZZ9A-B4CD',
+    ]) {
       expect(normalizeRedemptionCode(input), input).toBeNull();
     }
   });
@@ -68,12 +77,22 @@ describe('redemption codes', () => {
     const codes = await createRedemptionCodes(billing, 5_000_000_000n, 3, 0);
     expect(codes).toHaveLength(3);
     expect([...store.keys()].sort()).toEqual(codes.map(hashRedemptionCode).sort());
-    for (const code of codes) expect(JSON.stringify([...store.entries()].map(([hash, value]) => [hash, String(value.amountNano)]))).not.toContain(code);
+    for (const code of codes)
+      expect(
+        JSON.stringify([...store.entries()].map(([hash, value]) => [hash, String(value.amountNano)])),
+      ).not.toContain(code);
 
-    await expect(redeemCode(billing, codes[0]!.toLowerCase(), 'acct_a', 1)).resolves.toEqual({ amountNano: 5_000_000_000n, balanceNano: 5_000_000_000n });
+    await expect(redeemCode(billing, codes[0]!.toLowerCase(), 'acct_a', 1)).resolves.toEqual({
+      amountNano: 5_000_000_000n,
+      balanceNano: 5_000_000_000n,
+    });
     const again = await redeemCode(billing, codes[0]!, 'acct_b', 2).catch((error: unknown) => error);
     expect(again).toBeInstanceOf(GatewayError);
-    expect(again).toMatchObject({ code: 'conflict', status: 409, message: 'This redemption code has already been redeemed.' });
+    expect(again).toMatchObject({
+      code: 'conflict',
+      status: 409,
+      message: 'This redemption code has already been redeemed.',
+    });
     const unknown = await redeemCode(billing, 'TG-0000-0000-0000-0000', 'acct_a', 3).catch((error: unknown) => error);
     expect(unknown).toMatchObject({ code: 'not_found', status: 404, message: 'This redemption code does not exist.' });
     const malformed = await redeemCode(billing, 'hello', 'acct_a', 3).catch((error: unknown) => error);

@@ -29,7 +29,8 @@ export function generateRedemptionCode(): string {
  */
 export function normalizeRedemptionCode(input: string): string | null {
   let compact = input.toUpperCase().replace(/[\s\-_]+/g, '');
-  if (compact.length === PREFIX.length + BODY_LENGTH && compact.startsWith(PREFIX)) compact = compact.slice(PREFIX.length);
+  if (compact.length === PREFIX.length + BODY_LENGTH && compact.startsWith(PREFIX))
+    compact = compact.slice(PREFIX.length);
   if (compact.length !== BODY_LENGTH) return null;
   const body = compact.replace(/O/g, '0').replace(/[IL]/g, '1');
   for (const character of body) if (!ALPHABET.includes(character)) return null;
@@ -45,7 +46,13 @@ export function hashRedemptionCode(canonical: string): string {
  * Mints `count` codes worth `amountNano` each, valid until `expiresAt` (epoch ms; null: forever); returns them in
  * clear text, the only time they exist as such.
  */
-export async function createRedemptionCodes(billing: BillingRepository, amountNano: NanoUsd, count: number, at: number, expiresAt: number | null = null): Promise<string[]> {
+export async function createRedemptionCodes(
+  billing: BillingRepository,
+  amountNano: NanoUsd,
+  count: number,
+  at: number,
+  expiresAt: number | null = null,
+): Promise<string[]> {
   if (amountNano <= 0n) throw invalidRequest('A redemption code must be worth more than 0 USD.', 'usd');
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CODES_PER_BATCH) {
     throw invalidRequest(`The number of codes must be between 1 and ${MAX_CODES_PER_BATCH}.`, 'count');
@@ -70,14 +77,20 @@ export interface Redemption {
  * Credits the code's value to the account, once: a second use, by anyone, is a 409; an unknown code a 404;
  * text that cannot be a code a 400. Failures change nothing.
  */
-export async function redeemCode(billing: BillingRepository, input: string, accountId: string, at: number): Promise<Redemption> {
+export async function redeemCode(
+  billing: BillingRepository,
+  input: string,
+  accountId: string,
+  at: number,
+): Promise<Redemption> {
   const canonical = normalizeRedemptionCode(input);
   if (canonical === null) {
     throw invalidRequest(`'code' is not a redemption code: expected the form ${PREFIX}-XXXX-XXXX-XXXX-XXXX.`, 'code');
   }
   const result = await billing.redeem(hashRedemptionCode(canonical), accountId, at);
   if (result.redeemed) return { amountNano: result.amountNano, balanceNano: result.balanceNano };
-  if (result.reason === 'expired') throw new GatewayError('not_found', 'This redemption code has expired.', { param: 'code' });
+  if (result.reason === 'expired')
+    throw new GatewayError('not_found', 'This redemption code has expired.', { param: 'code' });
   if (result.reason === 'already_redeemed') {
     throw new GatewayError('conflict', 'This redemption code has already been redeemed.', { param: 'code' });
   }

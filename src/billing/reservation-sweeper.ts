@@ -31,10 +31,12 @@ export function startReservationSweeper(
         released += swept.released + swept.settled;
         metrics.orphanedReservationsReleased(swept.released);
         metrics.orphanedReservationsSettled(swept.settled);
-        if (swept.released + swept.settled > 0) logger.warn(swept, 'swept orphaned reservations (settled at their checkpoint, or released)');
+        if (swept.released + swept.settled > 0)
+          logger.warn(swept, 'swept orphaned reservations (settled at their checkpoint, or released)');
       })
       .catch((error: unknown) => {
-        if (outages !== undefined && isStorageUnavailable(error)) outages.record('storage', 'reservation sweeps failed', error);
+        if (outages !== undefined && isStorageUnavailable(error))
+          outages.record('storage', 'reservation sweeps failed', error);
         else logger.error({ err: error }, 'reservation sweep failed');
       })
       .finally(() => {

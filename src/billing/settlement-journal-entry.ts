@@ -20,7 +20,10 @@ export interface JournalEntry {
 }
 
 const count = z.number().int().min(0);
-const nano = z.string().regex(/^\d{1,30}$/).transform(BigInt);
+const nano = z
+  .string()
+  .regex(/^\d{1,30}$/)
+  .transform(BigInt);
 /** A time in epoch ms: the line's JSON carries it as a number. */
 const time = z.number().int().min(0);
 
@@ -59,7 +62,12 @@ export function encodeJournalLine(entry: JournalEntry): string {
   const json = JSON.stringify({
     v: 1,
     usage,
-    prices: { input: entry.prices.input.toString(), output: entry.prices.output.toString(), cacheRead: entry.prices.cacheRead.toString(), cacheWrite: entry.prices.cacheWrite.toString() },
+    prices: {
+      input: entry.prices.input.toString(),
+      output: entry.prices.output.toString(),
+      cacheRead: entry.prices.cacheRead.toString(),
+      cacheWrite: entry.prices.cacheWrite.toString(),
+    },
     ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     journaledAt: entry.journaledAt,
   });

@@ -12,9 +12,25 @@ const run = promisify(execFile);
 function entry(requestId: string): JournalEntry {
   return {
     usage: {
-      requestId, accountId: 'acct_1', apiKeyId: 'key_1', model: 'beta-5.4', family: 'beta', inputTokens: 10, cacheReadTokens: 2,
-      cacheWriteTokens: 0, outputTokens: 7, reasoningTokens: 0, status: 'ok', stream: true, latencyMs: 42, createdAt: 1_700_000_000_000,
-      rawUsage: '{"prompt_tokens":12}', costNano: 0n, freeTokens: 0, unbilledNano: 0n, route: '/v1/responses',
+      requestId,
+      accountId: 'acct_1',
+      apiKeyId: 'key_1',
+      model: 'beta-5.4',
+      family: 'beta',
+      inputTokens: 10,
+      cacheReadTokens: 2,
+      cacheWriteTokens: 0,
+      outputTokens: 7,
+      reasoningTokens: 0,
+      status: 'ok',
+      stream: true,
+      latencyMs: 42,
+      createdAt: 1_700_000_000_000,
+      rawUsage: '{"prompt_tokens":12}',
+      costNano: 0n,
+      freeTokens: 0,
+      unbilledNano: 0n,
+      route: '/v1/responses',
     },
     prices: { input: 2_500n, output: 15_000n, cacheRead: 250n, cacheWrite: 2_500n },
     heldFreeTokens: 5,
@@ -86,7 +102,8 @@ describe('settlement journal', () => {
     expect(onDisk.entries).toEqual(Array.from({ length: 20 }, (_, index) => entry(`req_${index}`)));
     expect(own.stats()).toMatchObject({ pending: 20, journaled: 20 });
 
-    for (let index = 0; index < 19; index++) own.applied(`req_${index}`, index % 2 === 0 ? 'settled' : 'already_settled');
+    for (let index = 0; index < 19; index++)
+      own.applied(`req_${index}`, index % 2 === 0 ? 'settled' : 'already_settled');
     await own.close();
     // Not all applied: the file stays, holding all 20 lines (applied ones are skipped on replay by the store).
     expect(await jsonlFiles()).toEqual([file]);
@@ -149,7 +166,9 @@ describe('settlement journal', () => {
     await rm(directory, { recursive: true });
     await writeFile(directory, 'a file');
     await expect(journal().verifyUsable()).rejects.toThrow(/^cannot create the directory: EEXIST/);
-    await expect(new SettlementJournal({ directory: join(directory, 'journal') }).verifyUsable()).rejects.toThrow(/^cannot create the directory: ENOTDIR/);
+    await expect(new SettlementJournal({ directory: join(directory, 'journal') }).verifyUsable()).rejects.toThrow(
+      /^cannot create the directory: ENOTDIR/,
+    );
   });
 
   it('when it cannot be written: unavailable, told once, nothing counted as journaled, the entries kept for replay and written once it can', async () => {
@@ -182,7 +201,13 @@ describe('settlement journal', () => {
     await Promise.all([blocked.append(entry('req_a')), blocked.append(entry('req_b'))]);
     blocked.applied('req_a', 'settled');
     blocked.applied('req_b', 'already_settled');
-    expect(blocked.stats()).toMatchObject({ pending: 0, unwritten: 0, replayed: 1, alreadyApplied: 1, unavailable: true });
+    expect(blocked.stats()).toMatchObject({
+      pending: 0,
+      unwritten: 0,
+      replayed: 1,
+      alreadyApplied: 1,
+      unavailable: true,
+    });
 
     await unblock();
     await expect.poll(() => blocked.unavailable(), { timeout: 2_000, interval: 20 }).toBeUndefined();

@@ -146,7 +146,8 @@ export class SettlementJournal {
     const release = await this.lock(this.instance).catch((error: unknown) => {
       throw new Error(`cannot take a lock there: ${describe(error)}`, { cause: error });
     });
-    if (release === undefined) throw new Error(`the lock of this instance (${this.instance}) is held by another process`);
+    if (release === undefined)
+      throw new Error(`the lock of this instance (${this.instance}) is held by another process`);
     await release();
   }
 
@@ -158,7 +159,8 @@ export class SettlementJournal {
     return new Promise((done) => {
       this.queue.push({ line: encodeJournalLine(entry), entry, done });
       // Gather the settlements of this turn into one write and one fdatasync.
-      if (this.pumping === undefined) this.pumping = new Promise((resolve) => setImmediate(resolve)).then(() => this.pump());
+      if (this.pumping === undefined)
+        this.pumping = new Promise((resolve) => setImmediate(resolve)).then(() => this.pump());
     });
   }
 
@@ -187,7 +189,12 @@ export class SettlementJournal {
   }
 
   stats(): JournalCounts {
-    return { pending: this.fileOf.size, unwritten: this.unwritten.size, unavailable: this.failure !== undefined, ...this.counts };
+    return {
+      pending: this.fileOf.size,
+      unwritten: this.unwritten.size,
+      unavailable: this.failure !== undefined,
+      ...this.counts,
+    };
   }
 
   /**
@@ -241,7 +248,12 @@ export class SettlementJournal {
     while (this.pumping !== undefined) await this.pumping;
     if (this.unwritten.size > 0) {
       const ids = [...this.unwritten.keys()];
-      this.onError(new Error(`${ids.length} settlement(s) could be written neither to the store nor to the journal and are lost: ${ids.join(', ')}`), 'closing the settlement journal');
+      this.onError(
+        new Error(
+          `${ids.length} settlement(s) could be written neither to the store nor to the journal and are lost: ${ids.join(', ')}`,
+        ),
+        'closing the settlement journal',
+      );
     }
     await this.current?.handle.close().catch(() => undefined);
     this.current = undefined;
@@ -288,14 +300,19 @@ export class SettlementJournal {
       await this.closeCurrent();
       for (const { entry, retry } of batch) {
         // An unwritten entry the store took while it was being tried again is done with.
-        if (retry !== true || this.unwritten.has(entry.usage.requestId)) this.unwritten.set(entry.usage.requestId, entry);
+        if (retry !== true || this.unwritten.has(entry.usage.requestId))
+          this.unwritten.set(entry.usage.requestId, entry);
       }
       this.writeFailed(error, 'writing settlements to the journal');
       for (const waiting of batch) waiting.done(false);
       return;
     }
     const written = batch.filter(({ entry, retry }) => retry !== true || this.unwritten.has(entry.usage.requestId));
-    this.track(current.path, this.instance, written.map((waiting) => waiting.entry));
+    this.track(
+      current.path,
+      this.instance,
+      written.map((waiting) => waiting.entry),
+    );
     for (const { entry } of written) {
       this.unwritten.delete(entry.usage.requestId);
       this.counts.journaled += 1;
@@ -311,7 +328,8 @@ export class SettlementJournal {
     await mkdir(this.directory, { recursive: true });
     if (!this.locks.has(this.instance)) {
       const release = await this.lock(this.instance);
-      if (release === undefined) throw new Error(`The journal lock of this instance (${this.instance}) is held elsewhere.`);
+      if (release === undefined)
+        throw new Error(`The journal lock of this instance (${this.instance}) is held elsewhere.`);
       this.locks.set(this.instance, release);
     }
     this.sequence += 1;
@@ -334,10 +352,20 @@ export class SettlementJournal {
     this.counts.writeFailures += 1;
     if (this.failure !== undefined) {
       // The latest reason is the one worth showing (a full disk may have become a read-only one).
-      this.failure = { ...this.failure, error, reason: `${context} in ${this.directory} failed: ${describe(error)}`, code: errorCode(error) };
+      this.failure = {
+        ...this.failure,
+        error,
+        reason: `${context} in ${this.directory} failed: ${describe(error)}`,
+        code: errorCode(error),
+      };
       return;
     }
-    this.failure = { since: Date.now(), error, reason: `${context} in ${this.directory} failed: ${describe(error)}`, code: errorCode(error) };
+    this.failure = {
+      since: Date.now(),
+      error,
+      reason: `${context} in ${this.directory} failed: ${describe(error)}`,
+      code: errorCode(error),
+    };
     this.retryTimer ??= setInterval(() => void this.retry(), this.retryMs).unref();
     this.onUnavailable(error, context);
   }
@@ -364,7 +392,8 @@ export class SettlementJournal {
         await this.probeDirectory();
         if (!this.locks.has(this.instance)) {
           const release = await this.lock(this.instance);
-          if (release === undefined) throw new Error(`The journal lock of this instance (${this.instance}) is held elsewhere.`);
+          if (release === undefined)
+            throw new Error(`The journal lock of this instance (${this.instance}) is held elsewhere.`);
           await release();
         }
       } catch (error) {
@@ -381,7 +410,8 @@ export class SettlementJournal {
   private async writeUnwritten(): Promise<void> {
     const queued = new Set(this.queue.map((waiting) => waiting.entry.usage.requestId));
     for (const entry of this.unwritten.values()) {
-      if (!queued.has(entry.usage.requestId)) this.queue.push({ line: encodeJournalLine(entry), entry, done: () => {}, retry: true });
+      if (!queued.has(entry.usage.requestId))
+        this.queue.push({ line: encodeJournalLine(entry), entry, done: () => {}, retry: true });
     }
     this.pumping ??= this.pump();
     while (this.pumping !== undefined) await this.pumping;
@@ -484,7 +514,9 @@ async function syncDirectory(directory: string): Promise<void> {
 }
 
 /** Every entry in a journal directory, read without locking (for `tollgate ledger verify`). */
-export async function readJournalDirectory(directory: string): Promise<{ entries: JournalEntry[]; unreadableLines: number; files: number }> {
+export async function readJournalDirectory(
+  directory: string,
+): Promise<{ entries: JournalEntry[]; unreadableLines: number; files: number }> {
   let names: string[];
   try {
     names = (await readdir(directory)).filter((name) => FILE_NAME.test(name));

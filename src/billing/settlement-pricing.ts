@@ -8,7 +8,11 @@ import type { ModelPrices } from './prices.js';
  * order that is kindest to the customer (output is the dearer side). Non-stream and stream replies of the
  * same usage cost the same because this is the only place a charge is computed.
  */
-export function priceSettlement(usage: CanonicalUsage, prices: ModelPrices, freeTokensHeld: number): { chargeNano: NanoUsd; freeTokensUsed: number } {
+export function priceSettlement(
+  usage: CanonicalUsage,
+  prices: ModelPrices,
+  freeTokensHeld: number,
+): { chargeNano: NanoUsd; freeTokensUsed: number } {
   let free = freeTokensHeld;
   let charge = 0n;
   const parts: Array<[number, NanoUsd]> = [

@@ -20,14 +20,32 @@ beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-stripe-'));
   storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
   await storage.migrate();
-  account = await storage.accounts.create({ id: 'acct_pay', email: 'payer@example.com', passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 0 });
+  account = await storage.accounts.create({
+    id: 'acct_pay',
+    email: 'payer@example.com',
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
   stripeApi = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     request.on('end', () => {
-      received.push({ method: request.method!, url: request.url!, authorization: request.headers.authorization, body: new URLSearchParams(body) });
+      received.push({
+        method: request.method!,
+        url: request.url!,
+        authorization: request.headers.authorization,
+        body: new URLSearchParams(body),
+      });
       response.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_test' });
-      response.end(JSON.stringify({ id: 'cs_test_123', object: 'checkout.session', url: 'https://checkout.stripe.com/c/pay/cs_test_123' }));
+      response.end(
+        JSON.stringify({
+          id: 'cs_test_123',
+          object: 'checkout.session',
+          url: 'https://checkout.stripe.com/c/pay/cs_test_123',
+        }),
+      );
     });
   });
   stripeApi.listen(0, '127.0.0.1');
@@ -43,7 +61,11 @@ afterAll(async () => {
 function topups(): StripeTopups {
   const address = stripeApi.address() as { port: number };
   return new StripeTopups(
-    { secretKey: 'sk_test_unit', webhookSecret: 'whsec_unit', api: { host: '127.0.0.1', port: address.port, protocol: 'http' } },
+    {
+      secretKey: 'sk_test_unit',
+      webhookSecret: 'whsec_unit',
+      api: { host: '127.0.0.1', port: address.port, protocol: 'http' },
+    },
     storage.billing,
     storage.accounts,
   );
@@ -54,7 +76,8 @@ describe('StripeTopups', () => {
     expect(StripeTopups.parseAmount('10.00')).toBe(parseUsd('10'));
     expect(StripeTopups.parseAmount('5')).toBe(parseUsd('5'));
     expect(StripeTopups.parseAmount('1000')).toBe(parseUsd('1000'));
-    for (const bad of ['4.99', '1000.01', '10.005', 'ten', '', '1e3']) expect(() => StripeTopups.parseAmount(bad)).toThrow(/amountUsd/);
+    for (const bad of ['4.99', '1000.01', '10.005', 'ten', '', '1e3'])
+      expect(() => StripeTopups.parseAmount(bad)).toThrow(/amountUsd/);
   });
 
   it('creates a Checkout session for the account, in USD cents, with return URLs', async () => {

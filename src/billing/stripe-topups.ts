@@ -55,7 +55,11 @@ export class StripeTopups {
   private stripe(): Promise<Stripe> {
     this.client ??= import('stripe').then(
       ({ default: StripeClient }) =>
-        new StripeClient(this.settings.secretKey, { maxNetworkRetries: 1, appInfo: { name: 'Tollgate' }, ...this.settings.api }),
+        new StripeClient(this.settings.secretKey, {
+          maxNetworkRetries: 1,
+          appInfo: { name: 'Tollgate' },
+          ...this.settings.api,
+        }),
     );
     return this.client;
   }
@@ -105,7 +109,8 @@ export class StripeTopups {
    * missing) and credits a paid Checkout session. Other event types are acknowledged and ignored.
    */
   async handleWebhook(rawBody: Buffer, signature: string | undefined): Promise<WebhookOutcome> {
-    if (signature === undefined || signature === '') throw new StripeSignatureError('The stripe-signature header is missing.');
+    if (signature === undefined || signature === '')
+      throw new StripeSignatureError('The stripe-signature header is missing.');
     const stripe = await this.stripe();
     let event: Stripe.Event;
     try {
@@ -118,7 +123,8 @@ export class StripeTopups {
     }
     const session = event.data.object;
     // `completed` with an asynchronous payment method is not paid yet; `async_payment_succeeded` follows when it is.
-    if (session.payment_status !== 'paid') return { result: 'ignored', reason: `payment status ${session.payment_status}` };
+    if (session.payment_status !== 'paid')
+      return { result: 'ignored', reason: `payment status ${session.payment_status}` };
     if (session.currency !== 'usd' || session.amount_total === null || session.amount_total <= 0) {
       return { result: 'ignored', reason: `amount ${session.amount_total ?? 'none'} ${session.currency ?? ''}` };
     }

@@ -7,7 +7,12 @@ import type { TierUpgrades } from './tier-upgrades.js';
  * Renews or ends bought tiers whose period is over, on every instance (each renewal is one ledger entry keyed by
  * the period, so two instances sweeping at once charge it once). A period ends at most one interval late.
  */
-export function startTierPeriodSweeper(tiers: TierUpgrades, logger: Logger, intervalMs: number, outages?: OutageLog): { stop(): void } {
+export function startTierPeriodSweeper(
+  tiers: TierUpgrades,
+  logger: Logger,
+  intervalMs: number,
+  outages?: OutageLog,
+): { stop(): void } {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
@@ -18,7 +23,8 @@ export function startTierPeriodSweeper(tiers: TierUpgrades, logger: Logger, inte
         if (count > 0) logger.info({ accounts: count }, 'bought tier periods renewed or ended');
       })
       .catch((error: unknown) => {
-        if (outages !== undefined && isStorageUnavailable(error)) outages.record('storage', 'tier period sweeps failed', error);
+        if (outages !== undefined && isStorageUnavailable(error))
+          outages.record('storage', 'tier period sweeps failed', error);
         else logger.error({ err: error }, 'tier period sweep failed');
       })
       .finally(() => {

@@ -58,8 +58,11 @@ export class TierUpgrades {
 
   /** The operator's tier (CLI `accounts tier`, operator view): a floor under what the user reached or bought. */
   async grant(accountId: string, tier: string): Promise<TierStatus> {
-    if (!Object.hasOwn(this.tiers, tier)) throw invalidRequest(`Unknown tier '${tier}'. Tiers: ${Object.keys(this.tiers).join(', ')}.`, 'tier');
-    const result = await this.repository.change(accountId, (state) => this.recompute({ ...state, grantedTier: tier }, { grantedTier: tier }));
+    if (!Object.hasOwn(this.tiers, tier))
+      throw invalidRequest(`Unknown tier '${tier}'. Tiers: ${Object.keys(this.tiers).join(', ')}.`, 'tier');
+    const result = await this.repository.change(accountId, (state) =>
+      this.recompute({ ...state, grantedTier: tier }, { grantedTier: tier }),
+    );
     if (result === null) throw new GatewayError('not_found', `No account with id '${accountId}'.`);
     return this.describe(result.state);
   }
@@ -71,7 +74,8 @@ export class TierUpgrades {
   async buy(accountId: string, tier: string): Promise<TierStatus> {
     const definition = Object.hasOwn(this.tiers, tier) ? this.tiers[tier] : undefined;
     const price = definition?.upgrade?.priceNano;
-    if (definition === undefined || price === undefined) throw invalidRequest(`The ${tier} tier cannot be bought here.`, 'tier');
+    if (definition === undefined || price === undefined)
+      throw invalidRequest(`The ${tier} tier cannot be bought here.`, 'tier');
     const periodMs = definition.upgrade!.periodDays * MS_PER_DAY;
     const at = this.now();
     const result = await this.repository.change(accountId, (state): TierDecision => {
@@ -82,14 +86,27 @@ export class TierUpgrades {
       const bought = { tier, until: at + periodMs, renews: true };
       return this.recompute(
         { ...state, boughtTier: tier, boughtUntil: bought.until },
-        { bought, charge: { amountNano: price, idempotencyKey: `tier:${accountId}:${tier}:${at}`, note: periodNote(tier, definition.upgrade!.periodDays), at } },
+        {
+          bought,
+          charge: {
+            amountNano: price,
+            idempotencyKey: `tier:${accountId}:${tier}:${at}`,
+            note: periodNote(tier, definition.upgrade!.periodDays),
+            at,
+          },
+        },
         true,
       );
     });
     if (result === null) throw new GatewayError('not_found', `No account with id '${accountId}'.`);
     if (!result.applied) {
       const refused = 'refused' in result ? result.refused : undefined;
-      if (refused === 'not_higher') throw new GatewayError('conflict', `Your account is already on the ${resolveTier(result.state.tier, this.tiers).name} tier, which is not below ${tier}.`, { param: 'tier' });
+      if (refused === 'not_higher')
+        throw new GatewayError(
+          'conflict',
+          `Your account is already on the ${resolveTier(result.state.tier, this.tiers).name} tier, which is not below ${tier}.`,
+          { param: 'tier' },
+        );
       const available = result.state.balanceNano - result.state.reservedNano;
       throw new GatewayError(
         'conflict',
@@ -107,7 +124,8 @@ export class TierUpgrades {
       return { change: { tier: state.tier, bought: { tier: state.boughtTier, until: state.boughtUntil, renews } } };
     });
     if (result === null) throw new GatewayError('not_found', `No account with id '${accountId}'.`);
-    if (!result.applied && 'refused' in result && result.refused !== undefined) throw invalidRequest('No bought tier to renew or cancel.', 'renews');
+    if (!result.applied && 'refused' in result && result.refused !== undefined)
+      throw invalidRequest('No bought tier to renew or cancel.', 'renews');
     return this.describe(result.state);
   }
 
@@ -121,10 +139,16 @@ export class TierUpgrades {
     let changed = 0;
     for (const accountId of await this.repository.periodsEnded(now, limit)) {
       const result = await this.repository.change(accountId, (state): TierDecision => {
-        if (state.boughtTier === null || state.boughtUntil === null || state.boughtUntil > now) return { unchanged: true };
+        if (state.boughtTier === null || state.boughtUntil === null || state.boughtUntil > now)
+          return { unchanged: true };
         const definition = Object.hasOwn(this.tiers, state.boughtTier) ? this.tiers[state.boughtTier] : undefined;
         const price = definition?.upgrade?.priceNano;
-        if (state.renews && definition?.upgrade !== undefined && price !== undefined && state.balanceNano - state.reservedNano >= price) {
+        if (
+          state.renews &&
+          definition?.upgrade !== undefined &&
+          price !== undefined &&
+          state.balanceNano - state.reservedNano >= price
+        ) {
           const periodMs = definition.upgrade.periodDays * MS_PER_DAY;
           // The next period starts where the last ended (no gap, no overlap), or now if the sweep came late by more than a period.
           const until = Math.max(state.boughtUntil + periodMs, now + 1);
@@ -132,12 +156,21 @@ export class TierUpgrades {
             { ...state, boughtUntil: until },
             {
               bought: { tier: state.boughtTier, until, renews: true },
-              charge: { amountNano: price, idempotencyKey: `tier:${accountId}:${state.boughtTier}:renew:${state.boughtUntil}`, note: `${periodNote(state.boughtTier, definition.upgrade.periodDays)} (renewal)`, at: now },
+              charge: {
+                amountNano: price,
+                idempotencyKey: `tier:${accountId}:${state.boughtTier}:renew:${state.boughtUntil}`,
+                note: `${periodNote(state.boughtTier, definition.upgrade.periodDays)} (renewal)`,
+                at: now,
+              },
             },
             true,
           );
         }
-        return this.recompute({ ...state, boughtTier: null, boughtUntil: null }, { bought: { tier: null, until: null, renews: true } }, true);
+        return this.recompute(
+          { ...state, boughtTier: null, boughtUntil: null },
+          { bought: { tier: null, until: null, renews: true } },
+          true,
+        );
       });
       if (result?.applied === true) changed += 1;
     }
@@ -145,11 +178,15 @@ export class TierUpgrades {
   }
 
   /** The effective tier of a state: the highest of granted, reached by payments, and bought (while its period runs). */
-  effectiveTier(state: Pick<TierState, 'grantedTier' | 'boughtTier' | 'boughtUntil' | 'paidTotalNano'>, at = this.now()): string {
+  effectiveTier(
+    state: Pick<TierState, 'grantedTier' | 'boughtTier' | 'boughtUntil' | 'paidTotalNano'>,
+    at = this.now(),
+  ): string {
     let tier = resolveTier(state.grantedTier, this.tiers).name;
     const reached = this.reachedByPayments(state.paidTotalNano);
     if (reached !== null) tier = higherTier(tier, reached, this.tiers);
-    if (state.boughtTier !== null && state.boughtUntil !== null && state.boughtUntil > at) tier = higherTier(tier, state.boughtTier, this.tiers);
+    if (state.boughtTier !== null && state.boughtUntil !== null && state.boughtUntil > at)
+      tier = higherTier(tier, state.boughtTier, this.tiers);
     return tier;
   }
 
@@ -174,7 +211,12 @@ export class TierUpgrades {
     const currentIndex = order.findIndex((tier) => tier.name === current.name);
     const boughtActive = state.boughtTier !== null && state.boughtUntil !== null && state.boughtUntil > this.now();
     const source: TierStatus['source'] =
-      boughtActive && state.boughtTier === current.name ? 'bought' : this.reachedByPayments(state.paidTotalNano) === current.name && resolveTier(state.grantedTier, this.tiers).name !== current.name ? 'paid_total' : 'granted';
+      boughtActive && state.boughtTier === current.name
+        ? 'bought'
+        : this.reachedByPayments(state.paidTotalNano) === current.name &&
+            resolveTier(state.grantedTier, this.tiers).name !== current.name
+          ? 'paid_total'
+          : 'granted';
     return {
       current,
       source,

@@ -44,7 +44,11 @@ export async function purgeExpiredUsage(usage: RetainedRows, options: UsageReten
 }
 
 /** Runs `purgeExpiredUsage` shortly after start and then hourly, never two passes at once in one process. */
-export function startUsageRetention(usage: RetainedRows, logger: Logger, options: UsageRetentionOptions): { stop(): void } {
+export function startUsageRetention(
+  usage: RetainedRows,
+  logger: Logger,
+  options: UsageRetentionOptions,
+): { stop(): void } {
   if (options.retentionDays <= 0) return { stop: () => {} };
   let running = false;
   const run = () => {
@@ -52,7 +56,11 @@ export function startUsageRetention(usage: RetainedRows, logger: Logger, options
     running = true;
     purgeExpiredUsage(usage, options)
       .then((deleted) => {
-        if (deleted > 0) logger.info({ deleted, retentionDays: options.retentionDays }, `deleted ${options.what ?? 'usage records'} past retention`);
+        if (deleted > 0)
+          logger.info(
+            { deleted, retentionDays: options.retentionDays },
+            `deleted ${options.what ?? 'usage records'} past retention`,
+          );
       })
       .catch((error: unknown) => logger.error({ err: error }, 'usage retention pass failed'))
       .finally(() => {

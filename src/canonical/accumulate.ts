@@ -55,7 +55,12 @@ export class ResponseAccumulator {
         return;
       }
       case 'reasoning-start':
-        this.open(event.blockId, event.redactedData === undefined ? { type: 'reasoning', text: '' } : { type: 'reasoning', text: '', redactedData: event.redactedData });
+        this.open(
+          event.blockId,
+          event.redactedData === undefined
+            ? { type: 'reasoning', text: '' }
+            : { type: 'reasoning', text: '', redactedData: event.redactedData },
+        );
         return;
       case 'reasoning-delta': {
         const block = this.blocks.get(event.blockId);

@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it, vi } from 'vitest';
 import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
-import { countTextTokens, EXACT_CHARS_PER_REQUEST, estimateRequestInputTokens, upperBoundRequestInputTokens, utf8UpperBound } from './count-tokens.js';
+import {
+  countTextTokens,
+  EXACT_CHARS_PER_REQUEST,
+  estimateRequestInputTokens,
+  upperBoundRequestInputTokens,
+  utf8UpperBound,
+} from './count-tokens.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
 
 function requestWith(texts: string[]): CanonicalRequest {
@@ -91,29 +97,69 @@ const piece = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)), maxLength: 20 }),
-  fc.constantFrom('漢字かな交じり文', '東京の天気は晴れです。', '🚀', '👩‍👩‍👧‍👦', '🇫🇷', ' ', '\n', '<|endoftext|>', 'ünïcödé', '{"a":[1,2]}'),
+  fc.constantFrom(
+    '漢字かな交じり文',
+    '東京の天気は晴れです。',
+    '🚀',
+    '👩‍👩‍👧‍👦',
+    '🇫🇷',
+    ' ',
+    '\n',
+    '<|endoftext|>',
+    'ünïcödé',
+    '{"a":[1,2]}',
+  ),
   // Long runs without spaces are counted in slices of 256 UTF-16 units, which may cut a surrogate pair.
-  fc.tuple(fc.constantFrom('x', '🚀', 'é', '漢', '=', 'a🚀'), fc.integer({ min: 100, max: 900 })).map(([unit, times]) => unit.repeat(times)),
+  fc
+    .tuple(fc.constantFrom('x', '🚀', 'é', '漢', '=', 'a🚀'), fc.integer({ min: 100, max: 900 }))
+    .map(([unit, times]) => unit.repeat(times)),
 );
 const text = fc.array(piece, { maxLength: 8 }).map((pieces) => pieces.join(''));
 const block: fc.Arbitrary<ContentBlock> = fc.oneof(
   text.map((value) => ({ type: 'text' as const, text: value })),
   text.map((value) => ({ type: 'reasoning' as const, text: value })),
-  fc.tuple(text, text).map(([name, argumentsJson]) => ({ type: 'tool-call' as const, id: 'call_1', name, argumentsJson })),
+  fc
+    .tuple(text, text)
+    .map(([name, argumentsJson]) => ({ type: 'tool-call' as const, id: 'call_1', name, argumentsJson })),
   fc.constant({ type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/a.png' } }),
-  fc.constant({ type: 'document' as const, source: { kind: 'base64' as const, mediaType: 'application/pdf', data: 'JVBERi0=' } }),
+  fc.constant({
+    type: 'document' as const,
+    source: { kind: 'base64' as const, mediaType: 'application/pdf', data: 'JVBERi0=' },
+  }),
   fc.array(text, { maxLength: 3 }).map((texts) => ({
     type: 'tool-result' as const,
     toolCallId: 'call_1',
     isError: false,
-    content: [...texts.map((value) => ({ type: 'text' as const, text: value })), { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/b.png' } }],
+    content: [
+      ...texts.map((value) => ({ type: 'text' as const, text: value })),
+      { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/b.png' } },
+    ],
   })),
 );
 const request: fc.Arbitrary<CanonicalRequest> = fc
   .record({
-    system: fc.array(text.map((value) => ({ type: 'text' as const, text: value })), { maxLength: 2 }),
-    messages: fc.array(fc.record({ role: fc.constantFrom('user' as const, 'assistant' as const), content: fc.array(block, { maxLength: 4 }) }), { maxLength: 4 }),
-    tools: fc.option(fc.array(fc.record({ name: text, description: fc.option(text, { nil: undefined }), parameters: fc.dictionary(text, text, { maxKeys: 3 }) }), { maxLength: 2 }), { nil: undefined }),
+    system: fc.array(
+      text.map((value) => ({ type: 'text' as const, text: value })),
+      { maxLength: 2 },
+    ),
+    messages: fc.array(
+      fc.record({
+        role: fc.constantFrom('user' as const, 'assistant' as const),
+        content: fc.array(block, { maxLength: 4 }),
+      }),
+      { maxLength: 4 },
+    ),
+    tools: fc.option(
+      fc.array(
+        fc.record({
+          name: text,
+          description: fc.option(text, { nil: undefined }),
+          parameters: fc.dictionary(text, text, { maxKeys: 3 }),
+        }),
+        { maxLength: 2 },
+      ),
+      { nil: undefined },
+    ),
   })
   .map((parts) => ({ ...requestWith([]), ...parts }));
 
@@ -133,7 +179,11 @@ describe('upper bound of the input tokens (UTF-8 bytes)', () => {
   });
 
   it('holds for surrogate pairs cut by the long-run slices, and for emoji written whole', () => {
-    for (const value of ['🚀'.repeat(2_000), `x${'🚀'.repeat(2_000)}`, `${'a🚀'.repeat(700)} ${'👩‍👩‍👧‍👦'.repeat(300)}`]) {
+    for (const value of [
+      '🚀'.repeat(2_000),
+      `x${'🚀'.repeat(2_000)}`,
+      `${'a🚀'.repeat(700)} ${'👩‍👩‍👧‍👦'.repeat(300)}`,
+    ]) {
       expect(utf8UpperBound(value)).toBeGreaterThanOrEqual(countTextTokens(value));
     }
   });
@@ -141,21 +191,40 @@ describe('upper bound of the input tokens (UTF-8 bytes)', () => {
   it('holds beyond the exact budget, whatever the first texts counted (dense then plain, plain then dense)', () => {
     const dense = '漢字かな交じり文🚀'.repeat(Math.ceil(EXACT_CHARS_PER_REQUEST / 10));
     const plain = 'The quick brown fox jumps over the lazy dog. '.repeat(4_000);
-    const base64ish = Buffer.from(Array.from({ length: 90_000 }, (_, index) => (index * 7919) % 256)).toString('base64');
-    for (const texts of [[dense, plain], [plain, dense], [base64ish, dense, plain], [`${'x'.repeat(EXACT_CHARS_PER_REQUEST - 1)}🚀🚀`, plain]]) {
+    const base64ish = Buffer.from(Array.from({ length: 90_000 }, (_, index) => (index * 7919) % 256)).toString(
+      'base64',
+    );
+    for (const texts of [
+      [dense, plain],
+      [plain, dense],
+      [base64ish, dense, plain],
+      [`${'x'.repeat(EXACT_CHARS_PER_REQUEST - 1)}🚀🚀`, plain],
+    ]) {
       const value = requestWith(texts);
       expect(upperBoundRequestInputTokens(value)).toBeGreaterThanOrEqual(estimateRequestInputTokens(value));
     }
   });
 
   it('adds the same framing and flats as the estimate: an empty text and an image count alike', () => {
-    const value: CanonicalRequest = { ...requestWith(['']), messages: [{ role: 'user', content: [{ type: 'text', text: '' }, { type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' } }] }] };
+    const value: CanonicalRequest = {
+      ...requestWith(['']),
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' } },
+          ],
+        },
+      ],
+    };
     expect(upperBoundRequestInputTokens(value)).toBe(estimateRequestInputTokens(value));
   });
 });
 
 describe('tokenizer loading', () => {
-  const text = 'Billing counts must not depend on how the tokenizer was loaded: <|endoftext|> ünïcödé 🚀 ' + 'x'.repeat(300);
+  const text =
+    'Billing counts must not depend on how the tokenizer was loaded: <|endoftext|> ünïcödé 🚀 ' + 'x'.repeat(300);
 
   it('loads nothing until a count is needed, then loads it synchronously (CommonJS build) with the same counts', async () => {
     vi.resetModules();

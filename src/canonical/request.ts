@@ -10,9 +10,7 @@ export interface TextBlock {
   text: string;
 }
 
-export type ImageSource =
-  | { kind: 'base64'; mediaType: string; data: string }
-  | { kind: 'url'; url: string };
+export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
 
 export interface ImageBlock {
   type: 'image';
@@ -76,11 +74,7 @@ export interface ToolDefinition {
   strict?: boolean;
 }
 
-export type ToolChoice =
-  | { type: 'auto' }
-  | { type: 'none' }
-  | { type: 'required' }
-  | { type: 'tool'; name: string };
+export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
 export type ResponseFormat =
   | { type: 'text' }

@@ -23,5 +23,10 @@ export function totalInputTokens(usage: CanonicalUsage): number {
 
 /** The prompt side of a usage (input and cache counts), for `response-start.inputUsage`: no output, no raw object. */
 export function promptSideUsage(usage: CanonicalUsage): CanonicalUsage {
-  return { ...emptyUsage(), inputTokens: usage.inputTokens, cacheReadTokens: usage.cacheReadTokens, cacheWriteTokens: usage.cacheWriteTokens };
+  return {
+    ...emptyUsage(),
+    inputTokens: usage.inputTokens,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+  };
 }

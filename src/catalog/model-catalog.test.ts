@@ -6,7 +6,9 @@ describe('ModelCatalog', () => {
   const catalog = new ModelCatalog();
 
   it('maps every public id to its vendor and upstream model', () => {
-    expect(Object.fromEntries(catalog.models.map((model) => [model.id, `${model.vendor}:${model.upstreamModel}`]))).toEqual({
+    expect(
+      Object.fromEntries(catalog.models.map((model) => [model.id, `${model.vendor}:${model.upstreamModel}`])),
+    ).toEqual({
       'alpha-opus-4-8': 'anthropic:claude-opus-4-8',
       'alpha-sonnet-5': 'anthropic:claude-sonnet-5',
       'alpha-haiku-4-5': 'anthropic:claude-haiku-4-5',
@@ -22,15 +24,21 @@ describe('ModelCatalog', () => {
   });
 
   it('applies configured overrides and refuses overrides of unknown ids', () => {
-    expect(new ModelCatalog({ 'beta-5.4': { upstreamModel: 'gpt-5.4-pinned' } }).resolve('beta-5.4').upstreamModel).toBe('gpt-5.4-pinned');
+    expect(
+      new ModelCatalog({ 'beta-5.4': { upstreamModel: 'gpt-5.4-pinned' } }).resolve('beta-5.4').upstreamModel,
+    ).toBe('gpt-5.4-pinned');
     expect(() => new ModelCatalog({ 'beta-9': { upstreamModel: 'x' } })).toThrow(/beta-9/);
   });
 
   it('sizes output slices at 2,048 tokens, the model limit when lower, or the configured size', () => {
     expect(outputSliceOf(catalog.resolve('beta-5.4'))).toBe(2_048);
     expect(outputSliceOf({ maxOutputTokens: 1_000 })).toBe(1_000);
-    expect(outputSliceOf(new ModelCatalog({ 'alpha-opus-4-8': { outputSliceTokens: 8_000 } }).resolve('alpha-opus-4-8'))).toBe(8_000);
-    expect(outputSliceOf(new ModelCatalog({ 'delta-v4-flash': { outputSliceTokens: 50_000 } }).resolve('delta-v4-flash'))).toBe(8_192);
+    expect(
+      outputSliceOf(new ModelCatalog({ 'alpha-opus-4-8': { outputSliceTokens: 8_000 } }).resolve('alpha-opus-4-8')),
+    ).toBe(8_000);
+    expect(
+      outputSliceOf(new ModelCatalog({ 'delta-v4-flash': { outputSliceTokens: 50_000 } }).resolve('delta-v4-flash')),
+    ).toBe(8_192);
   });
 
   it('rejects unknown and missing models with a 400 listing the valid ids', () => {

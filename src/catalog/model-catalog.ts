@@ -63,7 +63,9 @@ export class ModelCatalog {
   /** The catalog entry for a client's `model` value, or the 400 of spec §7 naming the bad value and the valid ids. */
   resolve(id: unknown): CatalogModel {
     if (typeof id !== 'string' || id.length === 0) {
-      throw new GatewayError('unknown_model', `The 'model' field is required. Valid models: ${this.validIds()}.`, { param: 'model' });
+      throw new GatewayError('unknown_model', `The 'model' field is required. Valid models: ${this.validIds()}.`, {
+        param: 'model',
+      });
     }
     const model = this.byId.get(id);
     if (model === undefined) {

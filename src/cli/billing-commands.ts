@@ -39,7 +39,12 @@ export interface CommandOutput {
   exitCode: number;
 }
 
-export async function runBillingCommand(command: BillingCommand, storage: Storage, options: BillingOptions, now: number = Date.now()): Promise<CommandOutput> {
+export async function runBillingCommand(
+  command: BillingCommand,
+  storage: Storage,
+  options: BillingOptions,
+  now: number = Date.now(),
+): Promise<CommandOutput> {
   switch (command) {
     case 'credit':
       return credit(storage, options, now);
@@ -98,7 +103,9 @@ async function verifyLedger(storage: Storage, journalDirectory: string | undefin
   else {
     lines.push(
       `Ledger MISMATCH on ${mismatches.length} account${mismatches.length === 1 ? '' : 's'} (balance vs sum of ledger, nano-USD):`,
-      ...mismatches.map((row) => `  ${row.account_id}  balance ${row.balance_nano_usd}  ledger ${row.ledger_sum_nano_usd}`),
+      ...mismatches.map(
+        (row) => `  ${row.account_id}  balance ${row.balance_nano_usd}  ledger ${row.ledger_sum_nano_usd}`,
+      ),
     );
   }
   if (journal !== undefined) {
@@ -108,10 +115,19 @@ async function verifyLedger(storage: Storage, journalDirectory: string | undefin
         : `Settlement journal (${journalDirectory}): ${pending.length} settlement${pending.length === 1 ? '' : 's'} not applied yet (a gateway replays them when the database answers):`,
       ...pending.map((entry) => `  ${entry.request_id}  account ${entry.account_id}  journaled ${entry.journaled_at}`),
     );
-    if (journal.unreadableLines > 0) lines.push(`  ${journal.unreadableLines} unreadable line${journal.unreadableLines === 1 ? '' : 's'} (a torn last line after a crash is one: never acknowledged to a client)`);
+    if (journal.unreadableLines > 0)
+      lines.push(
+        `  ${journal.unreadableLines} unreadable line${journal.unreadableLines === 1 ? '' : 's'} (a torn last line after a crash is one: never acknowledged to a client)`,
+      );
   }
   return {
-    data: { ok, mismatches, ...(journal === undefined ? {} : { journal: { directory: journalDirectory, pending, unreadable_lines: journal.unreadableLines } }) },
+    data: {
+      ok,
+      mismatches,
+      ...(journal === undefined
+        ? {}
+        : { journal: { directory: journalDirectory, pending, unreadable_lines: journal.unreadableLines } }),
+    },
     text: lines.join('\n'),
     exitCode: ok ? 0 : 1,
   };
@@ -123,22 +139,39 @@ async function pendingJournalEntries(storage: Storage, directory: string) {
   const recorded = await storage.usage.recordedRequestIds(entries.map((entry) => entry.usage.requestId));
   const seen = new Set<string>();
   const pending = entries
-    .filter((entry) => !recorded.has(entry.usage.requestId) && !seen.has(entry.usage.requestId) && seen.add(entry.usage.requestId))
-    .map((entry) => ({ request_id: entry.usage.requestId, account_id: entry.usage.accountId, journaled_at: new Date(entry.journaledAt).toISOString() }));
+    .filter(
+      (entry) =>
+        !recorded.has(entry.usage.requestId) && !seen.has(entry.usage.requestId) && seen.add(entry.usage.requestId),
+    )
+    .map((entry) => ({
+      request_id: entry.usage.requestId,
+      account_id: entry.usage.accountId,
+      journaled_at: new Date(entry.journaledAt).toISOString(),
+    }));
   return { pending, unreadableLines };
 }
 
 async function showLedger(storage: Storage, options: BillingOptions): Promise<CommandOutput> {
   const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
   const limit = wholeNumber(options, 'limit', 1, 1000) ?? 20;
-  const [balance, entries] = await Promise.all([storage.billing.balance(account.id), storage.billing.ledger(account.id, limit)]);
+  const [balance, entries] = await Promise.all([
+    storage.billing.balance(account.id),
+    storage.billing.ledger(account.id, limit),
+  ]);
   const balanceNano = balance?.balanceNano ?? 0n;
   const rows = entries.map(presentLedgerEntry);
   const lines = rows.map(
-    (row) => `${row.created_at}  ${row.kind.padEnd(10)}  ${signed(row.amount_usd).padStart(16)}  → ${row.balance_after_usd.padStart(14)}  ${row.request_id ?? row.note ?? ''}`,
+    (row) =>
+      `${row.created_at}  ${row.kind.padEnd(10)}  ${signed(row.amount_usd).padStart(16)}  → ${row.balance_after_usd.padStart(14)}  ${row.request_id ?? row.note ?? ''}`,
   );
   return {
-    data: { account_id: account.id, email: account.email, balance_usd: formatUsd(balanceNano), balance_nano_usd: balanceNano.toString(), entries: rows },
+    data: {
+      account_id: account.id,
+      email: account.email,
+      balance_usd: formatUsd(balanceNano),
+      balance_nano_usd: balanceNano.toString(),
+      entries: rows,
+    },
     text: `${account.email}: balance $${formatUsd(balanceNano)}\n${lines.join('\n') || 'No ledger entries.'}`,
     exitCode: 0,
   };
@@ -161,7 +194,9 @@ function positiveUsd(options: BillingOptions): NanoUsd {
   try {
     amount = parseUsd(text);
   } catch {
-    throw new UsageError(`--usd must be a decimal amount in USD such as 25 or 12.50 (at most 9 decimals), got '${text}'.`);
+    throw new UsageError(
+      `--usd must be a decimal amount in USD such as 25 or 12.50 (at most 9 decimals), got '${text}'.`,
+    );
   }
   if (amount <= 0n) throw new UsageError(`--usd must be more than 0, got '${text}'.`);
   return amount;
@@ -170,6 +205,7 @@ function positiveUsd(options: BillingOptions): NanoUsd {
 function wholeNumber(options: BillingOptions, name: 'count' | 'limit', min: number, max: number): number | undefined {
   const raw = options[name];
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}.`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}.`);
   return Number(raw);
 }

@@ -1,5 +1,9 @@
 import { AccountService } from '../accounts/account-service.js';
-import { parsePermissionFields, presentPermissionFields, type PermissionFields } from '../http/key-permission-fields.js';
+import {
+  parsePermissionFields,
+  presentPermissionFields,
+  type PermissionFields,
+} from '../http/key-permission-fields.js';
 import { keyStatus } from '../http/keys-api.js';
 import { FULL_PERMISSIONS } from '../keys/key-permissions.js';
 import { KeyService } from '../keys/key-service.js';
@@ -37,7 +41,12 @@ export interface KeyCommandOutput {
   text: string;
 }
 
-export async function runKeyCommand(command: string, storage: Storage, values: KeyCommandValues, now = Date.now()): Promise<KeyCommandOutput> {
+export async function runKeyCommand(
+  command: string,
+  storage: Storage,
+  values: KeyCommandValues,
+  now = Date.now(),
+): Promise<KeyCommandOutput> {
   const account = await new AccountService(storage.accounts).findByEmail(requiredValue(values, 'email'));
   const keys = new KeyService(storage.apiKeys);
   if (command === 'keys list') {
@@ -54,7 +63,10 @@ export async function runKeyCommand(command: string, storage: Storage, values: K
       permissions: { ...FULL_PERMISSIONS, ...permissions },
     });
     const row = presentRow(created.record, now);
-    return { data: { ...row, key: created.secret, expires_at: created.record.expiresAt }, text: `${created.secret}\n(id ${created.record.id}; shown once: store it now)\n${describeRow(row)}` };
+    return {
+      data: { ...row, key: created.secret, expires_at: created.record.expiresAt },
+      text: `${created.secret}\n(id ${created.record.id}; shown once: store it now)\n${describeRow(row)}`,
+    };
   }
   const change: ApiKeyChange = { ...permissions };
   if (values.name !== undefined) change.name = values.name;
@@ -66,7 +78,9 @@ export async function runKeyCommand(command: string, storage: Storage, values: K
 /** The options as the API's fields: absent options stay absent (unchanged on update). */
 function permissionFlags(values: KeyCommandValues): PermissionFields {
   const fields: PermissionFields = {};
-  if (values.scopes !== undefined) fields.scopes = values.scopes === 'full' || values.scopes === 'read_only' ? values.scopes : splitList(values.scopes);
+  if (values.scopes !== undefined)
+    fields.scopes =
+      values.scopes === 'full' || values.scopes === 'read_only' ? values.scopes : splitList(values.scopes);
   if (values.models !== undefined) fields.models = values.models === 'all' ? null : splitList(values.models);
   const limit = values['spend-limit'];
   if (limit !== undefined) {
@@ -86,7 +100,10 @@ function permissionFlags(values: KeyCommandValues): PermissionFields {
 }
 
 function splitList(value: string): string[] {
-  return value.split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
 }
 
 function limitNumber(value: string | undefined, name: string): number | null {
@@ -107,14 +124,21 @@ function requiredValue(values: KeyCommandValues, name: 'email' | 'name' | 'id'):
 }
 
 function presentRow(key: ApiKeyRecord, now: number) {
-  return { id: key.id, name: key.name, hint: key.hint, status: keyStatus(key, now), ...presentPermissionFields(key, now) };
+  return {
+    id: key.id,
+    name: key.name,
+    hint: key.hint,
+    status: keyStatus(key, now),
+    ...presentPermissionFields(key, now),
+  };
 }
 
 function describeRow(row: ReturnType<typeof presentRow>): string {
   const limits: string[] = [];
   if (row.scopes.length < 4) limits.push(`scopes ${row.scopes.join(',')}`);
   if (row.models !== null) limits.push(`models ${row.models.join(',')}`);
-  if (row.spend_limit !== null) limits.push(`$${row.spend_limit.spent_usd} of $${row.spend_limit.usd} per ${row.spend_limit.period}`);
+  if (row.spend_limit !== null)
+    limits.push(`$${row.spend_limit.spent_usd} of $${row.spend_limit.usd} per ${row.spend_limit.period}`);
   if (row.rate_limit !== null) {
     if (row.rate_limit.requests_per_minute !== null) limits.push(`${row.rate_limit.requests_per_minute} rpm`);
     if (row.rate_limit.tokens_per_minute !== null) limits.push(`${row.rate_limit.tokens_per_minute} tpm`);

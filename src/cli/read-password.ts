@@ -8,7 +8,10 @@ import { GatewayError } from '../canonical/errors.js';
  * Hand-written because the no-echo prompt is a few lines over Node's raw mode; no small maintained library
  * does only this.
  */
-export async function readPassword(input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Promise<string> {
+export async function readPassword(
+  input: NodeJS.ReadStream = process.stdin,
+  output: NodeJS.WriteStream = process.stderr,
+): Promise<string> {
   if (!input.isTTY) return firstLine(input);
   const first = await hiddenPrompt('Password: ', input, output);
   const again = await hiddenPrompt('Password again: ', input, output);

@@ -65,7 +65,10 @@ const vendorSchema = z
   .strict();
 
 /** USD per 1M tokens as a decimal string (or number written in YAML), e.g. "2.50". */
-const usdPerMillion = z.union([z.string(), z.number()]).transform(String).pipe(z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'must be USD per 1M tokens, e.g. "2.50"'));
+const usdPerMillion = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .pipe(z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'must be USD per 1M tokens, e.g. "2.50"'));
 
 const modelOverrideSchema = z
   .object({
@@ -76,7 +79,12 @@ const modelOverrideSchema = z
     /** Output tokens a request's hold grows by at a time (default 2,048, or the model's limit when lower). */
     outputSliceTokens: z.number().int().positive().optional(),
     prices: z
-      .object({ input: usdPerMillion.optional(), output: usdPerMillion.optional(), cacheRead: usdPerMillion.optional(), cacheWrite: usdPerMillion.optional() })
+      .object({
+        input: usdPerMillion.optional(),
+        output: usdPerMillion.optional(),
+        cacheRead: usdPerMillion.optional(),
+        cacheWrite: usdPerMillion.optional(),
+      })
       .strict()
       .optional(),
   })
@@ -92,7 +100,11 @@ export const configSchema = z
     settlementJournalDir: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Largest accepted request body, in bytes. */
-    bodyLimitBytes: z.number().int().positive().default(8 * 1024 * 1024),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
     /** Serve every vendor from the in-process simulator even when credentials are configured. */
     demo: z.boolean().default(false),
     vendors: z
@@ -107,7 +119,10 @@ export const configSchema = z
       .prefault({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
     models: z.record(z.string(), modelOverrideSchema).default({}),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
-    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    redisUrl: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional(),
     /** When Redis is unreachable: admit (and log, default) or refuse with 503. */
     rateLimitFailOpen: z.boolean().default(true),
     /** Free tokens (input + output) per account per UTC day, spent before the paid balance; 0 disables. */
@@ -117,7 +132,11 @@ export const configSchema = z
      * outlast the longest stream, hence at least 60 s, unless `shortTimersForTests` (TOLLGATE_SHORT_TIMERS) allows
      * down to 1 s for tests (see the refinement below).
      */
-    reservationTtlMs: z.number().int().min(1_000).default(15 * 60_000),
+    reservationTtlMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .default(15 * 60_000),
     /** How often each instance sweeps expired holds (every instance may; each release claims its hold). */
     sweepIntervalMs: z.number().int().min(500).default(30_000),
     /**
@@ -136,8 +155,14 @@ export const configSchema = z
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
     tiers: tiersSchema,
     /** Stripe top-ups through Checkout: both the secret key and the webhook signing secret, or neither. */
-    stripeSecretKey: z.string().regex(/^(sk|rk)_/, 'must be a Stripe secret key (sk_… or rk_…)').optional(),
-    stripeWebhookSecret: z.string().regex(/^whsec_/, 'must be a Stripe webhook signing secret (whsec_…)').optional(),
+    stripeSecretKey: z
+      .string()
+      .regex(/^(sk|rk)_/, 'must be a Stripe secret key (sk_… or rk_…)')
+      .optional(),
+    stripeWebhookSecret: z
+      .string()
+      .regex(/^whsec_/, 'must be a Stripe webhook signing secret (whsec_…)')
+      .optional(),
     /** The dashboard's public origin (e.g. https://gateway.example.com): Checkout return URLs; https here makes cookies Secure. */
     publicBaseUrl: httpUrl.optional(),
     /** Behind a reverse proxy: trust its X-Forwarded-For/-Proto (true, a hop count, or comma-separated addresses/CIDRs). */
@@ -168,7 +193,8 @@ export const configSchema = z
     path: ['tlsKeyFile'],
   })
   .refine((config) => config.reservationTtlMs >= 60_000 || config.shortTimersForTests, {
-    message: 'must be at least 60000 (60 s) so holds outlive real streams; below that only with TOLLGATE_SHORT_TIMERS=1 (tests)',
+    message:
+      'must be at least 60000 (60 s) so holds outlive real streams; below that only with TOLLGATE_SHORT_TIMERS=1 (tests)',
     path: ['reservationTtlMs'],
   })
   .refine((config) => (config.stripeSecretKey === undefined) === (config.stripeWebhookSecret === undefined), {

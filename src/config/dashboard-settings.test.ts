@@ -10,12 +10,19 @@ const load = (env: Record<string, string>) => loadConfig(env, cwd);
 describe('dashboard settings', () => {
   it('enables Stripe only with both the secret key and the webhook secret', () => {
     expect(load({}).stripe).toBeUndefined();
-    expect(load({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' }).stripe).toEqual({ secretKey: 'sk_test_1', webhookSecret: 'whsec_1' });
+    expect(load({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' }).stripe).toEqual({
+      secretKey: 'sk_test_1',
+      webhookSecret: 'whsec_1',
+    });
     expect(() => load({ STRIPE_SECRET_KEY: 'sk_test_1' })).toThrow(/STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/);
     expect(() => load({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'nope' })).toThrow(ConfigError);
     // Errors name the setting, never echo the secret.
-    expect(() => load({ STRIPE_SECRET_KEY: 'pk_live_secretvalue', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toThrow(/STRIPE_SECRET_KEY/);
-    expect(() => load({ STRIPE_SECRET_KEY: 'pk_live_secretvalue', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).not.toThrow(/secretvalue/);
+    expect(() => load({ STRIPE_SECRET_KEY: 'pk_live_secretvalue', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toThrow(
+      /STRIPE_SECRET_KEY/,
+    );
+    expect(() => load({ STRIPE_SECRET_KEY: 'pk_live_secretvalue', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).not.toThrow(
+      /secretvalue/,
+    );
     expect(load({ STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' }).stripe).toBeUndefined(); // compose's empty defaults
   });
 

@@ -20,7 +20,9 @@ describe('deployment files', () => {
     const gateways = Object.entries(compose.services).filter(([, service]) => service.build === '.');
     expect(gateways.map(([name]) => name)).toEqual(['gateway-1', 'gateway-2']);
     for (const [, service] of gateways) {
-      const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, resolveCompose(String(value))]));
+      const env = Object.fromEntries(
+        Object.entries(service.environment ?? {}).map(([name, value]) => [name, resolveCompose(String(value))]),
+      );
       const config = loadConfig(env, root + 'deploy');
       expect(config.databaseUrl).toMatch(/^postgres:\/\//);
       expect(config.redisUrl).toBe('redis://redis:6379');
@@ -33,7 +35,10 @@ describe('deployment files', () => {
 
   it("the Dockerfile's runtime defaults pass validation too", () => {
     const dockerfile = readFileSync(`${root}Dockerfile`, 'utf8');
-    const envLine = dockerfile.split('\n').filter((line) => line.startsWith('ENV ')).at(-1)!;
+    const envLine = dockerfile
+      .split('\n')
+      .filter((line) => line.startsWith('ENV '))
+      .at(-1)!;
     const env = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]));
     const config = loadConfig(env, root + 'deploy');
     expect(config.databaseUrl).toBe('sqlite:/data/tollgate.db');
@@ -46,7 +51,10 @@ describe('deployment files', () => {
   it('npm start, the tollgate bin, the Docker image and the end-to-end tests all run one file', () => {
     // The tests start dist/src/cli.js (test/helpers/cli-path.ts): a second artifact would go untested.
     const shipped = 'dist/src/cli.js';
-    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+      bin: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     expect(pkg.bin).toEqual({ tollgate: shipped });
     expect(pkg.scripts.start).toMatch(new RegExp(`&& node ${shipped} serve$`));
     expect(pkg.scripts.tollgate).toMatch(new RegExp(`&& node ${shipped}$`));

@@ -17,8 +17,17 @@ afterEach(() => {
 describe('loadConfig', () => {
   it('defaults to port 8080, SQLite under ./data and demo mode without vendor settings', () => {
     const config = loadConfig({}, emptyDirectory());
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/tollgate.db', demoMode: true });
-    expect(config.vendors.openai).toMatchObject({ apiKey: undefined, baseUrl: 'https://api.openai.com/v1', configured: false });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'sqlite:./data/tollgate.db',
+      demoMode: true,
+    });
+    expect(config.vendors.openai).toMatchObject({
+      apiKey: undefined,
+      baseUrl: 'https://api.openai.com/v1',
+      configured: false,
+    });
     expect(config.vendors.anthropic.baseUrl).toBe('https://api.anthropic.com');
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -37,28 +46,61 @@ describe('loadConfig', () => {
 
   it('reads the operations settings: TLS files in pairs, shutdown grace, metrics token, timeouts and header size', () => {
     expect(loadConfig({}, emptyDirectory())).toMatchObject({
-      tls: undefined, shutdownGraceMs: 30_000, metricsToken: undefined, requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, maxHeaderBytes: 16_384,
+      tls: undefined,
+      shutdownGraceMs: 30_000,
+      metricsToken: undefined,
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      maxHeaderBytes: 16_384,
     });
     const config = loadConfig(
-      { TLS_CERT_FILE: '/etc/tls/cert.pem', TLS_KEY_FILE: '/etc/tls/key.pem', SHUTDOWN_GRACE_MS: '5000', METRICS_TOKEN: 'a-long-scraper-token', REQUEST_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '5000', MAX_HEADER_BYTES: '32768' },
+      {
+        TLS_CERT_FILE: '/etc/tls/cert.pem',
+        TLS_KEY_FILE: '/etc/tls/key.pem',
+        SHUTDOWN_GRACE_MS: '5000',
+        METRICS_TOKEN: 'a-long-scraper-token',
+        REQUEST_TIMEOUT_MS: '60000',
+        HEADERS_TIMEOUT_MS: '5000',
+        MAX_HEADER_BYTES: '32768',
+      },
       emptyDirectory(),
     );
     expect(config).toMatchObject({
-      tls: { certFile: '/etc/tls/cert.pem', keyFile: '/etc/tls/key.pem' }, shutdownGraceMs: 5_000, metricsToken: 'a-long-scraper-token',
-      requestTimeoutMs: 60_000, headersTimeoutMs: 5_000, maxHeaderBytes: 32_768,
+      tls: { certFile: '/etc/tls/cert.pem', keyFile: '/etc/tls/key.pem' },
+      shutdownGraceMs: 5_000,
+      metricsToken: 'a-long-scraper-token',
+      requestTimeoutMs: 60_000,
+      headersTimeoutMs: 5_000,
+      maxHeaderBytes: 32_768,
     });
-    expect(() => loadConfig({ TLS_CERT_FILE: '/etc/tls/cert.pem' }, emptyDirectory())).toThrow(/TLS_KEY_FILE.*set both TLS_CERT_FILE and TLS_KEY_FILE/);
+    expect(() => loadConfig({ TLS_CERT_FILE: '/etc/tls/cert.pem' }, emptyDirectory())).toThrow(
+      /TLS_KEY_FILE.*set both TLS_CERT_FILE and TLS_KEY_FILE/,
+    );
     expect(() => loadConfig({ METRICS_TOKEN: 'short' }, emptyDirectory())).toThrow(/METRICS_TOKEN.*at least 16/);
     expect(() => loadConfig({ SHUTDOWN_GRACE_MS: 'soon' }, emptyDirectory())).toThrow(ConfigError);
-    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '40000' }, emptyDirectory())).toThrow(/HEADERS_TIMEOUT_MS.*must not exceed REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '40000' }, emptyDirectory())).toThrow(
+      /HEADERS_TIMEOUT_MS.*must not exceed REQUEST_TIMEOUT_MS/,
+    );
   });
 
   it('reads retention and sweeper timers; a reservation TTL under 60 s needs TOLLGATE_SHORT_TIMERS', () => {
-    expect(loadConfig({}, emptyDirectory())).toMatchObject({ usageRetentionDays: 90, reservationTtlMs: 900_000, sweepIntervalMs: 30_000 });
+    expect(loadConfig({}, emptyDirectory())).toMatchObject({
+      usageRetentionDays: 90,
+      reservationTtlMs: 900_000,
+      sweepIntervalMs: 30_000,
+    });
     const env = { USAGE_RETENTION_DAYS: '0', RESERVATION_TTL_MS: '2000', SWEEP_INTERVAL_MS: '500' };
-    expect(() => loadConfig(env, emptyDirectory())).toThrow(/RESERVATION_TTL_MS \(reservationTtlMs\): must be at least 60000/);
-    expect(loadConfig({ ...env, TOLLGATE_SHORT_TIMERS: '1' }, emptyDirectory())).toMatchObject({ usageRetentionDays: 0, reservationTtlMs: 2_000, sweepIntervalMs: 500 });
-    expect(() => loadConfig({ RESERVATION_TTL_MS: '999', TOLLGATE_SHORT_TIMERS: '1' }, emptyDirectory())).toThrow(/RESERVATION_TTL_MS/);
+    expect(() => loadConfig(env, emptyDirectory())).toThrow(
+      /RESERVATION_TTL_MS \(reservationTtlMs\): must be at least 60000/,
+    );
+    expect(loadConfig({ ...env, TOLLGATE_SHORT_TIMERS: '1' }, emptyDirectory())).toMatchObject({
+      usageRetentionDays: 0,
+      reservationTtlMs: 2_000,
+      sweepIntervalMs: 500,
+    });
+    expect(() => loadConfig({ RESERVATION_TTL_MS: '999', TOLLGATE_SHORT_TIMERS: '1' }, emptyDirectory())).toThrow(
+      /RESERVATION_TTL_MS/,
+    );
     expect(() => loadConfig({ USAGE_RETENTION_DAYS: '-1' }, emptyDirectory())).toThrow(/USAGE_RETENTION_DAYS/);
   });
 

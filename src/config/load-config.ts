@@ -4,7 +4,12 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
-import type { CircuitBreakerPolicy, RetryPolicy, UpstreamCredential, UpstreamTimeouts } from '../providers/upstream-settings.js';
+import type {
+  CircuitBreakerPolicy,
+  RetryPolicy,
+  UpstreamCredential,
+  UpstreamTimeouts,
+} from '../providers/upstream-settings.js';
 import { parseDatabaseUrl } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
@@ -98,7 +103,8 @@ function readConfigFile(env: Environment, cwd: string): Record<string, unknown> 
     throw new ConfigError(`${path} is not valid YAML: ${(error as Error).message}`);
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path} must hold a mapping of settings.`);
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError(`${path} must hold a mapping of settings.`);
   return parsed as Record<string, unknown>;
 }
 
@@ -107,31 +113,47 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.PORT !== undefined) values.port = integerFrom('PORT', env.PORT);
   if (env.HOST !== undefined) values.host = env.HOST;
   if (env.DATABASE_URL !== undefined) values.databaseUrl = env.DATABASE_URL;
-  if (env.SETTLEMENT_JOURNAL_DIR !== undefined && env.SETTLEMENT_JOURNAL_DIR !== '') values.settlementJournalDir = env.SETTLEMENT_JOURNAL_DIR;
+  if (env.SETTLEMENT_JOURNAL_DIR !== undefined && env.SETTLEMENT_JOURNAL_DIR !== '')
+    values.settlementJournalDir = env.SETTLEMENT_JOURNAL_DIR;
   if (env.LOG_LEVEL !== undefined) values.logLevel = env.LOG_LEVEL;
   if (env.BODY_LIMIT_BYTES !== undefined) values.bodyLimitBytes = integerFrom('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES);
   if (env.TOLLGATE_DEMO !== undefined) values.demo = booleanFrom('TOLLGATE_DEMO', env.TOLLGATE_DEMO);
-  if (env.FREE_TOKENS_PER_DAY !== undefined) values.freeTokensPerDay = integerFrom('FREE_TOKENS_PER_DAY', env.FREE_TOKENS_PER_DAY);
+  if (env.FREE_TOKENS_PER_DAY !== undefined)
+    values.freeTokensPerDay = integerFrom('FREE_TOKENS_PER_DAY', env.FREE_TOKENS_PER_DAY);
   if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') values.redisUrl = env.REDIS_URL;
-  if (env.RATE_LIMIT_FAIL_OPEN !== undefined) values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
-  if (env.RESERVATION_TTL_MS !== undefined) values.reservationTtlMs = integerFrom('RESERVATION_TTL_MS', env.RESERVATION_TTL_MS);
-  if (env.SWEEP_INTERVAL_MS !== undefined) values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
-  if (env.CHECKPOINT_INTERVAL_MS !== undefined) values.checkpointIntervalMs = integerFrom('CHECKPOINT_INTERVAL_MS', env.CHECKPOINT_INTERVAL_MS);
-  if (env.TOLLGATE_SHORT_TIMERS !== undefined) values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
-  if (env.USAGE_RETENTION_DAYS !== undefined) values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
-  if (env.RESPONSES_RETENTION_DAYS !== undefined) values.responsesRetentionDays = integerFrom('RESPONSES_RETENTION_DAYS', env.RESPONSES_RETENTION_DAYS);
-  if (env.REGISTRATIONS_PER_IP !== undefined) values.registrationsPerIp = integerFrom('REGISTRATIONS_PER_IP', env.REGISTRATIONS_PER_IP);
-  if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '') values.stripeSecretKey = env.STRIPE_SECRET_KEY;
-  if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '') values.stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET;
+  if (env.RATE_LIMIT_FAIL_OPEN !== undefined)
+    values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
+  if (env.RESERVATION_TTL_MS !== undefined)
+    values.reservationTtlMs = integerFrom('RESERVATION_TTL_MS', env.RESERVATION_TTL_MS);
+  if (env.SWEEP_INTERVAL_MS !== undefined)
+    values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
+  if (env.CHECKPOINT_INTERVAL_MS !== undefined)
+    values.checkpointIntervalMs = integerFrom('CHECKPOINT_INTERVAL_MS', env.CHECKPOINT_INTERVAL_MS);
+  if (env.TOLLGATE_SHORT_TIMERS !== undefined)
+    values.shortTimersForTests = booleanFrom('TOLLGATE_SHORT_TIMERS', env.TOLLGATE_SHORT_TIMERS);
+  if (env.USAGE_RETENTION_DAYS !== undefined)
+    values.usageRetentionDays = integerFrom('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS);
+  if (env.RESPONSES_RETENTION_DAYS !== undefined)
+    values.responsesRetentionDays = integerFrom('RESPONSES_RETENTION_DAYS', env.RESPONSES_RETENTION_DAYS);
+  if (env.REGISTRATIONS_PER_IP !== undefined)
+    values.registrationsPerIp = integerFrom('REGISTRATIONS_PER_IP', env.REGISTRATIONS_PER_IP);
+  if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '')
+    values.stripeSecretKey = env.STRIPE_SECRET_KEY;
+  if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '')
+    values.stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET;
   if (env.PUBLIC_BASE_URL !== undefined && env.PUBLIC_BASE_URL !== '') values.publicBaseUrl = env.PUBLIC_BASE_URL;
   if (env.TRUST_PROXY !== undefined && env.TRUST_PROXY !== '') values.trustProxy = trustProxyFrom(env.TRUST_PROXY);
-  if (env.STREAM_KEEPALIVE_MS !== undefined) values.streamKeepAliveMs = integerFrom('STREAM_KEEPALIVE_MS', env.STREAM_KEEPALIVE_MS);
+  if (env.STREAM_KEEPALIVE_MS !== undefined)
+    values.streamKeepAliveMs = integerFrom('STREAM_KEEPALIVE_MS', env.STREAM_KEEPALIVE_MS);
   if (env.TLS_CERT_FILE !== undefined && env.TLS_CERT_FILE !== '') values.tlsCertFile = env.TLS_CERT_FILE;
   if (env.TLS_KEY_FILE !== undefined && env.TLS_KEY_FILE !== '') values.tlsKeyFile = env.TLS_KEY_FILE;
-  if (env.SHUTDOWN_GRACE_MS !== undefined) values.shutdownGraceMs = integerFrom('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS);
+  if (env.SHUTDOWN_GRACE_MS !== undefined)
+    values.shutdownGraceMs = integerFrom('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS);
   if (env.METRICS_TOKEN !== undefined && env.METRICS_TOKEN !== '') values.metricsToken = env.METRICS_TOKEN;
-  if (env.REQUEST_TIMEOUT_MS !== undefined) values.requestTimeoutMs = integerFrom('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS);
-  if (env.HEADERS_TIMEOUT_MS !== undefined) values.headersTimeoutMs = integerFrom('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS);
+  if (env.REQUEST_TIMEOUT_MS !== undefined)
+    values.requestTimeoutMs = integerFrom('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS);
+  if (env.HEADERS_TIMEOUT_MS !== undefined)
+    values.headersTimeoutMs = integerFrom('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS);
   if (env.MAX_HEADER_BYTES !== undefined) values.maxHeaderBytes = integerFrom('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES);
 
   const fileVendors = (fileValues.vendors ?? {}) as Record<string, Record<string, unknown> | undefined>;
@@ -144,7 +166,10 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
     if (apiKey !== undefined && apiKey !== '') fromEnv.apiKey = apiKey;
     if (baseUrl !== undefined && baseUrl !== '') fromEnv.baseUrl = baseUrl;
     // `<VENDOR>_API_KEYS=k1,k2`: several credentials at the vendor's base URL (replaces the file's list).
-    const apiKeys = env[`${prefix}_API_KEYS`]?.split(',').map((key) => key.trim()).filter((key) => key !== '');
+    const apiKeys = env[`${prefix}_API_KEYS`]
+      ?.split(',')
+      .map((key) => key.trim())
+      .filter((key) => key !== '');
     if (apiKeys !== undefined && apiKeys.length > 0) fromEnv.credentials = apiKeys.map((key) => ({ apiKey: key }));
     vendors[vendor] = { ...(fileVendors[vendor] ?? {}), ...fromEnv };
   }
@@ -215,7 +240,8 @@ function defaultJournalDirectory(databaseUrl: string): string {
     // A bad URL is reported when storage opens it, naming the setting; the journal's default does not matter then.
     return join('data', 'settlement-journal');
   }
-  if (target.kind === 'sqlite' && target.filename !== ':memory:') return join(dirname(target.filename), 'settlement-journal');
+  if (target.kind === 'sqlite' && target.filename !== ':memory:')
+    return join(dirname(target.filename), 'settlement-journal');
   return join('data', 'settlement-journal');
 }
 
@@ -241,7 +267,11 @@ function finalize(parsed: ParsedConfig): Config {
     const listed = settings.credentials ?? [];
     const credentials =
       listed.length > 0
-        ? listed.map((credential, index) => ({ apiKey: credential.apiKey, baseUrl: credential.baseUrl ?? baseUrl, label: credential.label ?? `#${index + 1}` }))
+        ? listed.map((credential, index) => ({
+            apiKey: credential.apiKey,
+            baseUrl: credential.baseUrl ?? baseUrl,
+            label: credential.label ?? `#${index + 1}`,
+          }))
         : [{ apiKey: settings.apiKey, baseUrl, label: '#1' }];
     vendors[vendor] = Object.freeze({
       apiKey: credentials[0]!.apiKey,

@@ -14,7 +14,13 @@ export interface AccountApiOptions {
   tierUpgrades?: TierUpgrades | undefined;
 }
 
-const NO_MONEY: AccountBalance = { balanceNano: 0n, reservedNano: 0n, freeDay: 0, freeUsedTokens: 0, freeReservedTokens: 0 };
+const NO_MONEY: AccountBalance = {
+  balanceNano: 0n,
+  reservedNano: 0n,
+  freeDay: 0,
+  freeUsedTokens: 0,
+  freeReservedTokens: 0,
+};
 
 /**
  * `GET /v1/account`: who the key belongs to, its money, today's free allowance and the limits it runs under.
@@ -64,13 +70,21 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
       rate_limits: { requests_per_minute: tier.requestsPerMinute, tokens_per_minute: tier.tokensPerMinute ?? null },
       // The same figures as the dashboard's Overview: how each tier is reached (total paid, or a price per period).
       tier_source: upgrades?.source ?? 'granted',
-      tier_bought: upgrades?.bought == null ? null : { tier: upgrades.bought.tier, until: new Date(upgrades.bought.until).toISOString(), renews: upgrades.bought.renews },
+      tier_bought:
+        upgrades?.bought == null
+          ? null
+          : {
+              tier: upgrades.bought.tier,
+              until: new Date(upgrades.bought.until).toISOString(),
+              renews: upgrades.bought.renews,
+            },
       total_paid_usd: upgrades === undefined ? null : formatUsd(upgrades.paidTotalNano),
       tiers_available: Object.entries(tiers).map(([name, definition]) => ({
         name,
         requests_per_minute: definition.requestsPerMinute,
         tokens_per_minute: definition.tokensPerMinute ?? null,
-        reached_at_total_paid_usd: definition.upgrade?.atTotalPaidNano === undefined ? null : formatUsd(definition.upgrade.atTotalPaidNano),
+        reached_at_total_paid_usd:
+          definition.upgrade?.atTotalPaidNano === undefined ? null : formatUsd(definition.upgrade.atTotalPaidNano),
         price_usd: definition.upgrade?.priceNano === undefined ? null : formatUsd(definition.upgrade.priceNano),
         period_days: definition.upgrade?.priceNano === undefined ? null : definition.upgrade.periodDays,
       })),

@@ -51,11 +51,14 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
       config.protocol === 'google'
         ? presentedGoogleApiKey
         : config.googleClients === true
-          ? (request: FastifyRequest) => (isGoogleClient(request) ? presentedGoogleApiKey(request) : presentedApiKey(request))
+          ? (request: FastifyRequest) =>
+              isGoogleClient(request) ? presentedGoogleApiKey(request) : presentedApiKey(request)
           : presentedApiKey;
     // A route of a client protocol (it names the protocol its errors are shaped in) is a model route, like a
     // rate-limited one: count_tokens, stored responses, a protocol's model list, whoever adds them.
-    const checkScope = scopeCheck(routeScopes(config.scope, config.rateLimited === true || config.protocol !== undefined));
+    const checkScope = scopeCheck(
+      routeScopes(config.scope, config.rateLimited === true || config.protocol !== undefined),
+    );
     if (config.rateLimited !== true) {
       appendOnRequestHook(route, async function authenticateApiKey(request: FastifyRequest): Promise<void> {
         const auth = await keys.authenticate(presented(request));
@@ -80,7 +83,10 @@ export function registerApiKeyGuard(api: FastifyInstance, keys: KeyService, enfo
  * needs `models:use` when it is a model route (rate-limited, or of a client protocol), and every scope otherwise
  * (closed to restricted keys by default).
  */
-export function routeScopes(declared: ApiScope | readonly ApiScope[] | 'any' | undefined, modelRoute: boolean): readonly ApiScope[] | null {
+export function routeScopes(
+  declared: ApiScope | readonly ApiScope[] | 'any' | undefined,
+  modelRoute: boolean,
+): readonly ApiScope[] | null {
   if (declared === 'any') return null;
   if (declared === undefined) return modelRoute ? ['models:use'] : API_SCOPES;
   return typeof declared === 'string' ? [declared] : declared;

@@ -45,7 +45,11 @@ export function registerBillingApi(
     const entries = await billing.ledger(request.auth!.account.id, limit + 1, before);
     const page = entries.slice(0, limit);
     const hasMore = entries.length > limit;
-    return { object: 'list', data: page.map(presentLedgerEntry), has_more: hasMore, next_before: hasMore ? page[page.length - 1]!.id : null };
+    return {
+      object: 'list',
+      data: page.map(presentLedgerEntry),
+      has_more: hasMore,
+      next_before: hasMore ? page[page.length - 1]!.id : null,
+    };
   });
 }
-

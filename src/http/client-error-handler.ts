@@ -10,7 +10,11 @@ import { renderPathError } from './unmatched-requests.js';
  * error shape of the endpoint the request line names when it can be read, then the connection is closed.
  * Hand-written because fastify's default answers in its own shape.
  */
-export function handleClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+export function handleClientError(
+  this: FastifyInstance,
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Socket,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const gatewayError = classify(error.code);
   // The logger's error serializer drops the rawPacket (the request line may carry ?key=) and scrubs the message.

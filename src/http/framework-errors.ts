@@ -16,7 +16,12 @@ export const MAX_PARAM_LENGTH = 1_000;
  * percent-escape, a parameter past MAX_PARAM_LENGTH), answered in the shape of the path's protocol like every
  * other error, never in fastify's own `{statusCode, error, message}`.
  */
-export function answerFrameworkError(unmatched: UnmatchedRequests, error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function answerFrameworkError(
+  unmatched: UnmatchedRequests,
+  error: Error & { code?: string },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   // The onRequest hooks do not run for these requests: what they would have set is set here.
   reply.header('x-request-id', request.id);
   // A parameter too long for any route to take: no route serves this URL (404, or 405 for a wrong method).
@@ -27,7 +32,10 @@ export function answerFrameworkError(unmatched: UnmatchedRequests, error: Error 
 
 function frameworkError(error: Error & { code?: string }, request: FastifyRequest): GatewayError {
   if (error.code === 'FST_ERR_BAD_URL') {
-    return new GatewayError('invalid_request', "The request path is not a valid URL: a percent-escape is malformed or does not decode to UTF-8 (write '%' itself as %25).");
+    return new GatewayError(
+      'invalid_request',
+      "The request path is not a valid URL: a percent-escape is malformed or does not decode to UTF-8 (write '%' itself as %25).",
+    );
   }
   // No route declares an async constraint, so nothing else should arrive here; if it does, say nothing internal.
   request.log.error({ err: error }, 'router error');

@@ -62,7 +62,9 @@ describe('registerShutdownHandling and drainAndClose', () => {
       // Like a stream: runs until its upstream ends, or the grace period cuts it.
       const controller = new AbortController();
       request.server.inFlightAborts.add(controller);
-      await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) =>
+        controller.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
       return { cut: (controller.signal.reason as { code: string }).code };
     });
     return app;

@@ -80,7 +80,9 @@ export class ShutdownState {
 
   /** Ends the grace period: every in-flight exchange is aborted with `shutting_down`. */
   cutInFlight(): void {
-    this.cut.abort(new GatewayError('shutting_down', 'The gateway is shutting down; the reply was cut short. Please retry.'));
+    this.cut.abort(
+      new GatewayError('shutting_down', 'The gateway is shutting down; the reply was cut short. Please retry.'),
+    );
     const reason: unknown = this.cut.signal.reason;
     for (const controller of [...this.controllers]) controller.abort(reason);
     this.controllers.clear();
@@ -167,7 +169,11 @@ function createRefuseWhileClosingHook(state: ShutdownState) {
       return;
     }
     reply.header('connection', 'close');
-    const error = new GatewayError('shutting_down', 'The gateway is shutting down. Please retry; another instance will answer.', { retryAfterSeconds: 1 });
+    const error = new GatewayError(
+      'shutting_down',
+      'The gateway is shutting down. Please retry; another instance will answer.',
+      { retryAfterSeconds: 1 },
+    );
     // Answered here: fastify runs no further hook or handler for a reply sent by an onRequest hook.
     sendError(reply, error, requestProtocol(request));
   };

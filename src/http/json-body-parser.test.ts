@@ -9,7 +9,9 @@ function nested(depth: number): unknown {
 
 describe('shapeProblem', () => {
   it('accepts ordinary request bodies, nesting up to the limit included', () => {
-    expect(shapeProblem({ model: 'beta-5.4', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] })).toBeUndefined();
+    expect(
+      shapeProblem({ model: 'beta-5.4', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }),
+    ).toBeUndefined();
     expect(shapeProblem(nested(JSON_LIMITS.maxDepth))).toBeUndefined();
     expect(shapeProblem('a string')).toBeUndefined();
     expect(shapeProblem(null)).toBeUndefined();
@@ -21,7 +23,9 @@ describe('shapeProblem', () => {
   });
 
   it('refuses over-long keys anywhere and an over-long model', () => {
-    expect(shapeProblem({ a: [{ ['k'.repeat(JSON_LIMITS.maxKeyLength + 1)]: 1 }] })?.message).toMatch(/key longer than 1024/);
+    expect(shapeProblem({ a: [{ ['k'.repeat(JSON_LIMITS.maxKeyLength + 1)]: 1 }] })?.message).toMatch(
+      /key longer than 1024/,
+    );
     expect(shapeProblem({ ['k'.repeat(JSON_LIMITS.maxKeyLength)]: 1 })).toBeUndefined();
     expect(shapeProblem({ model: 'm'.repeat(257) })).toMatchObject({ code: 'invalid_request', param: 'model' });
   });
@@ -29,7 +33,9 @@ describe('shapeProblem', () => {
 
 describe('textMayBreakShape', () => {
   it('lets a short, shallow body skip the walk', () => {
-    expect(textMayBreakShape(JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] }))).toBe(false);
+    expect(textMayBreakShape(JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] }))).toBe(
+      false,
+    );
   });
 
   it('sends every body that could break a limit to the walk', () => {

@@ -78,7 +78,10 @@ function modelProblem(value: unknown): GatewayError | undefined {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const model = (value as Record<string, unknown>).model;
     if (typeof model === 'string' && model.length > JSON_LIMITS.maxModelLength) {
-      return invalidRequest(`Invalid value for 'model': longer than ${JSON_LIMITS.maxModelLength} characters.`, 'model');
+      return invalidRequest(
+        `Invalid value for 'model': longer than ${JSON_LIMITS.maxModelLength} characters.`,
+        'model',
+      );
     }
   }
   return undefined;

@@ -47,7 +47,10 @@ export interface PermissionFields {
   scopes?: string | string[] | null | undefined;
   models?: string[] | null | undefined;
   spend_limit?: { usd: string | number; period: string } | null | undefined;
-  rate_limit?: { requests_per_minute?: number | null | undefined; tokens_per_minute?: number | null | undefined } | null | undefined;
+  rate_limit?:
+    | { requests_per_minute?: number | null | undefined; tokens_per_minute?: number | null | undefined }
+    | null
+    | undefined;
 }
 
 const MODEL_IDS: ReadonlySet<string> = new Set(MODEL_DEFINITIONS.map((definition) => definition.id));
@@ -61,11 +64,14 @@ export function modelFamily(id: string): string | undefined {
  * The permission changes the fields ask for: a field absent stays as it is (undefined), `null` means "no
  * restriction". Throws the 400 naming the first bad field.
  */
-export function parsePermissionFields(fields: PermissionFields): Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'> {
+export function parsePermissionFields(
+  fields: PermissionFields,
+): Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'> {
   const change: Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'> = {};
   if (fields.scopes !== undefined) change.scopes = parseScopes(fields.scopes);
   if (fields.models !== undefined) change.models = fields.models === null ? null : parseModels(fields.models);
-  if (fields.spend_limit !== undefined) change.spendLimit = fields.spend_limit === null ? null : parseSpendLimit(fields.spend_limit);
+  if (fields.spend_limit !== undefined)
+    change.spendLimit = fields.spend_limit === null ? null : parseSpendLimit(fields.spend_limit);
   if (fields.rate_limit !== undefined) {
     const rate = fields.rate_limit;
     const rpm = rate?.requests_per_minute ?? null;
@@ -79,12 +85,22 @@ function parseScopes(value: string | string[] | null): readonly ApiScope[] | nul
   if (value === null || value === 'full') return null;
   if (value === 'read_only') return READ_ONLY_SCOPES;
   if (typeof value === 'string') {
-    throw invalidRequest(`Invalid value for 'scopes': '${value}'. Give "full", "read_only" or a list of: ${API_SCOPES.join(', ')}.`, 'scopes');
+    throw invalidRequest(
+      `Invalid value for 'scopes': '${value}'. Give "full", "read_only" or a list of: ${API_SCOPES.join(', ')}.`,
+      'scopes',
+    );
   }
-  if (value.length === 0) throw invalidRequest(`Invalid value for 'scopes': the list is empty. Give at least one of: ${API_SCOPES.join(', ')}.`, 'scopes');
+  if (value.length === 0)
+    throw invalidRequest(
+      `Invalid value for 'scopes': the list is empty. Give at least one of: ${API_SCOPES.join(', ')}.`,
+      'scopes',
+    );
   const unknown = value.filter((scope) => !isApiScope(scope));
   if (unknown.length > 0) {
-    throw invalidRequest(`Invalid value for 'scopes': unknown scope ${unknown.map((scope) => `'${scope}'`).join(', ')}. Valid scopes: ${API_SCOPES.join(', ')}.`, 'scopes');
+    throw invalidRequest(
+      `Invalid value for 'scopes': unknown scope ${unknown.map((scope) => `'${scope}'`).join(', ')}. Valid scopes: ${API_SCOPES.join(', ')}.`,
+      'scopes',
+    );
   }
   const set = new Set(value as ApiScope[]);
   // Every scope is the standard key: stored as such, so scopes added later reach it too.
@@ -93,7 +109,11 @@ function parseScopes(value: string | string[] | null): readonly ApiScope[] | nul
 }
 
 function parseModels(value: string[]): readonly string[] {
-  if (value.length === 0) throw invalidRequest("Invalid value for 'models': the list is empty. Give model ids or family words, or null for every model.", 'models');
+  if (value.length === 0)
+    throw invalidRequest(
+      "Invalid value for 'models': the list is empty. Give model ids or family words, or null for every model.",
+      'models',
+    );
   const unknown = value.filter((entry) => !MODEL_IDS.has(entry) && !FAMILIES.has(entry));
   if (unknown.length > 0) {
     throw invalidRequest(
@@ -106,7 +126,10 @@ function parseModels(value: string[]): readonly string[] {
 
 function parseSpendLimit(value: { usd: string | number; period: string }): { limitNano: bigint; period: SpendPeriod } {
   if (!(SPEND_PERIODS as readonly string[]).includes(value.period)) {
-    throw invalidRequest(`Invalid value for 'spend_limit.period': '${value.period}'. Valid periods: ${SPEND_PERIODS.join(', ')}.`, 'spend_limit.period');
+    throw invalidRequest(
+      `Invalid value for 'spend_limit.period': '${value.period}'. Valid periods: ${SPEND_PERIODS.join(', ')}.`,
+      'spend_limit.period',
+    );
   }
   // A JSON number is taken only in its plain decimal spelling (0.05, 10), never as a float: it is read as text.
   const text = typeof value.usd === 'number' ? (Number.isFinite(value.usd) ? String(value.usd) : '') : value.usd;
@@ -114,9 +137,13 @@ function parseSpendLimit(value: { usd: string | number; period: string }): { lim
   try {
     limitNano = parseUsd(text);
   } catch {
-    throw invalidRequest(`Invalid value for 'spend_limit.usd': '${String(value.usd)}' is not a non-negative decimal USD amount (such as "0.05", at most 9 decimals).`, 'spend_limit.usd');
+    throw invalidRequest(
+      `Invalid value for 'spend_limit.usd': '${String(value.usd)}' is not a non-negative decimal USD amount (such as "0.05", at most 9 decimals).`,
+      'spend_limit.usd',
+    );
   }
-  if (limitNano > MAX_SPEND_LIMIT_NANO) throw invalidRequest("Invalid value for 'spend_limit.usd': at most 1000000.", 'spend_limit.usd');
+  if (limitNano > MAX_SPEND_LIMIT_NANO)
+    throw invalidRequest("Invalid value for 'spend_limit.usd': at most 1000000.", 'spend_limit.usd');
   return { limitNano, period: value.period as SpendPeriod };
 }
 
@@ -138,7 +165,10 @@ export function assertWithinCaller(result: KeyPermissions, caller: KeyPermission
  * The permissions of a key after `change`. A field the change leaves out keeps `base` (the key's own for an
  * update; for a new key, the creator's, so a restricted key creates restricted keys unless told otherwise).
  */
-export function applyChange(base: KeyPermissions, change: Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'>): KeyPermissions {
+export function applyChange(
+  base: KeyPermissions,
+  change: Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'>,
+): KeyPermissions {
   return {
     scopes: change.scopes === undefined ? base.scopes : change.scopes,
     models: change.models === undefined ? base.models : change.models,
@@ -169,7 +199,10 @@ export function presentPermissionFields(record: ApiKeyRecord, now: number) {
     rate_limit:
       permissions.rateLimit === null
         ? null
-        : { requests_per_minute: permissions.rateLimit.requestsPerMinute, tokens_per_minute: permissions.rateLimit.tokensPerMinute },
+        : {
+            requests_per_minute: permissions.rateLimit.requestsPerMinute,
+            tokens_per_minute: permissions.rateLimit.tokensPerMinute,
+          },
   };
 }
 
@@ -194,14 +227,23 @@ export function fromDashboardFields(fields: {
   scopes?: string | string[] | null | undefined;
   models?: string[] | null | undefined;
   spendLimit?: { usd: string | number; period: string } | null | undefined;
-  rateLimit?: { requestsPerMinute?: number | null | undefined; tokensPerMinute?: number | null | undefined } | null | undefined;
+  rateLimit?:
+    | { requestsPerMinute?: number | null | undefined; tokensPerMinute?: number | null | undefined }
+    | null
+    | undefined;
 }): PermissionFields {
   const out: PermissionFields = {};
   if (fields.scopes !== undefined) out.scopes = fields.scopes;
   if (fields.models !== undefined) out.models = fields.models;
   if (fields.spendLimit !== undefined) out.spend_limit = fields.spendLimit;
   if (fields.rateLimit !== undefined) {
-    out.rate_limit = fields.rateLimit === null ? null : { requests_per_minute: fields.rateLimit.requestsPerMinute ?? null, tokens_per_minute: fields.rateLimit.tokensPerMinute ?? null };
+    out.rate_limit =
+      fields.rateLimit === null
+        ? null
+        : {
+            requests_per_minute: fields.rateLimit.requestsPerMinute ?? null,
+            tokens_per_minute: fields.rateLimit.tokensPerMinute ?? null,
+          };
   }
   return out;
 }
@@ -216,7 +258,19 @@ export function presentDashboardPermissions(record: ApiKeyRecord, now: number) {
     spendLimit:
       limit === null
         ? null
-        : { usd: limit.usd, period: limit.period, spentUsd: limit.spent_usd, heldUsd: limit.held_usd, resetsAt: limit.resets_at === null ? null : limit.resets_at * 1000 },
-    rateLimit: fields.rate_limit === null ? null : { requestsPerMinute: fields.rate_limit.requests_per_minute, tokensPerMinute: fields.rate_limit.tokens_per_minute },
+        : {
+            usd: limit.usd,
+            period: limit.period,
+            spentUsd: limit.spent_usd,
+            heldUsd: limit.held_usd,
+            resetsAt: limit.resets_at === null ? null : limit.resets_at * 1000,
+          },
+    rateLimit:
+      fields.rate_limit === null
+        ? null
+        : {
+            requestsPerMinute: fields.rate_limit.requests_per_minute,
+            tokensPerMinute: fields.rate_limit.tokens_per_minute,
+          },
   };
 }

@@ -4,7 +4,13 @@ import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import type { KeyService } from '../keys/key-service.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
-import { applyChange, assertWithinCaller, parsePermissionFields, permissionFieldShapes, presentPermissionFields } from './key-permission-fields.js';
+import {
+  applyChange,
+  assertWithinCaller,
+  parsePermissionFields,
+  permissionFieldShapes,
+  presentPermissionFields,
+} from './key-permission-fields.js';
 import { keyNameSchema } from './text-fields.js';
 
 const createKeyBody = z
@@ -50,7 +56,8 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     const { name, expires_at: expiresAtSeconds, expires_in_days: expiresInDays } = parsed.data;
     const accountId = request.auth!.account.id;
     const existing = await keys.find(accountId, request.params.id);
-    if (existing === null || existing.revokedAt !== null) throw new GatewayError('not_found', `No active API key with id '${request.params.id}'.`, { param: 'id' });
+    if (existing === null || existing.revokedAt !== null)
+      throw new GatewayError('not_found', `No active API key with id '${request.params.id}'.`, { param: 'id' });
     const permissionChange = parsePermissionFields(parsed.data);
     // The key as it would be must be within the caller's own: no key raises itself or another above it.
     assertWithinCaller(applyChange(existing.permissions, permissionChange), request.auth!.key.permissions);
@@ -62,21 +69,33 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     return presentKey(updated, now());
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/keys/:id', { config: { scope: 'keys:manage', acceptsEmptyBody: true } }, async (request) => {
-    const existing = await keys.find(request.auth!.account.id, request.params.id);
-    // A key manages only keys within its own permissions: a restricted key cannot revoke the account's stronger keys.
-    if (existing !== null && existing.revokedAt === null) assertWithinCaller(existing.permissions, request.auth!.key.permissions);
-    await keys.revoke(request.auth!.account.id, request.params.id);
-    return { id: request.params.id, object: 'api_key', revoked: true };
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/keys/:id',
+    { config: { scope: 'keys:manage', acceptsEmptyBody: true } },
+    async (request) => {
+      const existing = await keys.find(request.auth!.account.id, request.params.id);
+      // A key manages only keys within its own permissions: a restricted key cannot revoke the account's stronger keys.
+      if (existing !== null && existing.revokedAt === null)
+        assertWithinCaller(existing.permissions, request.auth!.key.permissions);
+      await keys.revoke(request.auth!.account.id, request.params.id);
+      return { id: request.params.id, object: 'api_key', revoked: true };
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/keys/:id/rotate', { config: { scope: 'keys:manage', acceptsEmptyBody: true } }, async (request, reply) => {
-    const existing = await keys.find(request.auth!.account.id, request.params.id);
-    // Rotation hands out a new secret with the old key's permissions: only a caller with at least those may.
-    if (existing !== null && existing.revokedAt === null) assertWithinCaller(existing.permissions, request.auth!.key.permissions);
-    const created = await keys.rotate(request.auth!.account.id, request.params.id);
-    return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/keys/:id/rotate',
+    { config: { scope: 'keys:manage', acceptsEmptyBody: true } },
+    async (request, reply) => {
+      const existing = await keys.find(request.auth!.account.id, request.params.id);
+      // Rotation hands out a new secret with the old key's permissions: only a caller with at least those may.
+      if (existing !== null && existing.revokedAt === null)
+        assertWithinCaller(existing.permissions, request.auth!.key.permissions);
+      const created = await keys.rotate(request.auth!.account.id, request.params.id);
+      return reply
+        .code(201)
+        .send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });
+    },
+  );
 }
 
 export function keyStatus(record: ApiKeyRecord, now: number): 'active' | 'revoked' | 'expired' {
@@ -91,7 +110,11 @@ const toSeconds = (ms: number | null): number | null => (ms === null ? null : Ma
  * The expiry asked for: epoch ms, null when `expires_at` is given as null (never expires), undefined when
  * neither field is given.
  */
-function parseExpiry(expiresAtSeconds: number | null | undefined, expiresInDays: number | null | undefined, now: number): number | null | undefined {
+function parseExpiry(
+  expiresAtSeconds: number | null | undefined,
+  expiresInDays: number | null | undefined,
+  now: number,
+): number | null | undefined {
   if (expiresAtSeconds != null && expiresInDays != null) {
     throw invalidRequest("Give either 'expires_at' or 'expires_in_days', not both.", 'expires_at');
   }

@@ -13,7 +13,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-it('validates a body and serializes a reply with fastify\'s own compilers when a route declares schemas', async () => {
+it("validates a body and serializes a reply with fastify's own compilers when a route declares schemas", async () => {
   app = Fastify({ schemaController: { compilersFactory: lazySchemaCompilers() } });
   app.post(
     '/echo',
@@ -27,7 +27,12 @@ it('validates a body and serializes a reply with fastify\'s own compilers when a
     async (request) => ({ ...(request.body as { n: number }), secret: 'not serialized' }),
   );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  const post = (body: unknown) => fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   const ok = await post({ n: 3 });
   expect(ok.status).toBe(200);

@@ -19,7 +19,11 @@ export function registerMetricsRoute(app: FastifyInstance, source: MetricsSource
       const header = request.headers.authorization ?? '';
       const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
       if (!timingSafeEqual(digest(given), expected)) {
-        return sendError(reply.header('www-authenticate', 'Bearer'), new GatewayError('invalid_api_key', 'A valid metrics token is required.'), 'openai');
+        return sendError(
+          reply.header('www-authenticate', 'Bearer'),
+          new GatewayError('invalid_api_key', 'A valid metrics token is required.'),
+          'openai',
+        );
       }
     }
     return reply.type(source.contentType).send(await source.render());

@@ -15,25 +15,34 @@ const CATALOG_CREATED = 1_767_225_600;
 export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): void {
   // @google/genai lists and gets models under /v1 (its other calls go to /v1beta): Google's shape for it. Every key
   // may list (scope `any`); a key with a model allowlist sees only the models it may use, in every shape.
-  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1/models', { config: { googleClients: true, scope: 'any' } }, async (request) => {
-    const models = allowedModels(catalog, request);
-    if (isGoogleClient(request)) return listGeminiModels(models, request.query.pageSize, request.query.pageToken);
-    if (!isAnthropicClient(request)) return { object: 'list', data: models.map(presentOpenAIModel) };
-    const data = models.map(presentAnthropicModel);
-    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
-  });
+  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>(
+    '/v1/models',
+    { config: { googleClients: true, scope: 'any' } },
+    async (request) => {
+      const models = allowedModels(catalog, request);
+      if (isGoogleClient(request)) return listGeminiModels(models, request.query.pageSize, request.query.pageToken);
+      if (!isAnthropicClient(request)) return { object: 'list', data: models.map(presentOpenAIModel) };
+      const data = models.map(presentAnthropicModel);
+      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/models/:id', { config: { googleClients: true, scope: 'any' } }, async (request) => {
-    if (isGoogleClient(request)) {
-      const model = findGeminiModel(catalog, request.params.id);
+  app.get<{ Params: { id: string } }>(
+    '/v1/models/:id',
+    { config: { googleClients: true, scope: 'any' } },
+    async (request) => {
+      if (isGoogleClient(request)) {
+        const model = findGeminiModel(catalog, request.params.id);
+        assertModelAllowed(request.auth!.key.permissions, model);
+        return presentGeminiModel(model);
+      }
+      const model = catalog.find(request.params.id);
+      if (model === undefined)
+        throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
       assertModelAllowed(request.auth!.key.permissions, model);
-      return presentGeminiModel(model);
-    }
-    const model = catalog.find(request.params.id);
-    if (model === undefined) throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
-    assertModelAllowed(request.auth!.key.permissions, model);
-    return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);
-  });
+      return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);
+    },
+  );
 }
 
 function isAnthropicClient(request: FastifyRequest): boolean {
@@ -67,5 +76,7 @@ function presentAnthropicModel(model: CatalogModel) {
 /** The catalog's models the request's key may use (all of them without an allowlist). */
 export function allowedModels(catalog: ModelCatalog, request: FastifyRequest): readonly CatalogModel[] {
   const permissions = request.auth!.key.permissions;
-  return permissions.models === null ? catalog.models : catalog.models.filter((model) => modelAllowed(permissions, model));
+  return permissions.models === null
+    ? catalog.models
+    : catalog.models.filter((model) => modelAllowed(permissions, model));
 }

@@ -16,28 +16,38 @@ const STORAGE_RETRY_AFTER_SECONDS = 5;
  * cannot be reached is the 503 `service_unavailable` (529 `overloaded_error` for Anthropic clients), never a 500.
  */
 export function fromFrameworkError(error: unknown): GatewayError {
-  if (error instanceof GatewayError && !(error.code === 'internal_error' && isStorageUnavailable(error.cause))) return error;
+  if (error instanceof GatewayError && !(error.code === 'internal_error' && isStorageUnavailable(error.cause)))
+    return error;
   if (isStorageUnavailable(error)) {
-    return new GatewayError('service_unavailable', 'The gateway cannot reach its database right now. Please retry in a few seconds.', {
-      retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
-      cause: error instanceof GatewayError ? error.cause : error,
-    });
+    return new GatewayError(
+      'service_unavailable',
+      'The gateway cannot reach its database right now. Please retry in a few seconds.',
+      {
+        retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
+        cause: error instanceof GatewayError ? error.cause : error,
+      },
+    );
   }
   // The services name the field first; this is the same refusal on a path they do not check (both backends alike).
-  if (error instanceof TextWithNulError) return new GatewayError('invalid_request', `${error.message} Remove it from the request.`);
+  if (error instanceof TextWithNulError)
+    return new GatewayError('invalid_request', `${error.message} Remove it from the request.`);
   const code = (error as { code?: string } | null)?.code;
   switch (code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new GatewayError('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError('unsupported_content_type', "Unsupported Content-Type: send the body as JSON with 'Content-Type: application/json'.");
+      return new GatewayError(
+        'unsupported_content_type',
+        "Unsupported Content-Type: send the body as JSON with 'Content-Type: application/json'.",
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new GatewayError('payload_too_large', 'The request body is larger than this gateway accepts.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('invalid_request', 'The Content-Length header does not match the body.');
   }
-  if ((error as SyntaxError | null) instanceof SyntaxError) return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+  if ((error as SyntaxError | null) instanceof SyntaxError)
+    return new GatewayError('invalid_json', 'The request body is not valid JSON.');
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
 }
 
@@ -54,7 +64,10 @@ export function clientAbortedUpload(request: FastifyRequest, error: unknown): bo
 
 /** The answer to an upload its client abandoned (nobody reads it), logged at info as the client's doing. */
 export function clientAbortError(request: FastifyRequest, error: unknown): GatewayError {
-  request.log.info({ reason: error instanceof Error ? error.message : String(error) }, 'client closed the connection during the request body');
+  request.log.info(
+    { reason: error instanceof Error ? error.message : String(error) },
+    'client closed the connection during the request body',
+  );
   return new GatewayError('invalid_request', 'The client closed the connection before the request body was complete.');
 }
 
@@ -70,7 +83,12 @@ declare module 'fastify' {
  * log (a line per interval); another server-side fault is an error line with its cause; vendor failures are
  * logged where they happen, and client errors not at all.
  */
-export function logErrorReply(request: FastifyRequest, error: GatewayError, original: unknown, message = 'internal error'): void {
+export function logErrorReply(
+  request: FastifyRequest,
+  error: GatewayError,
+  original: unknown,
+  message = 'internal error',
+): void {
   const dependency =
     error.code === 'service_unavailable'
       ? 'storage'
@@ -85,7 +103,8 @@ export function logErrorReply(request: FastifyRequest, error: GatewayError, orig
     else outages.record(dependency, 'requests answered 503', error.cause ?? original);
     return;
   }
-  if (error.status >= 500 && !error.code.startsWith('upstream_')) request.log.error({ err: error.cause ?? original }, message);
+  if (error.status >= 500 && !error.code.startsWith('upstream_'))
+    request.log.error({ err: error.cause ?? original }, message);
 }
 
 export interface RenderedError {

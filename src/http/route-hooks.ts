@@ -9,5 +9,8 @@ import type { onRequestHookHandler, RouteOptions } from 'fastify';
 export function appendOnRequestHook(route: RouteOptions, hook: onRequestHookHandler): void {
   const existing = route.onRequest;
   if (existing === undefined) route.onRequest = [hook];
-  else route.onRequest = Array.isArray(existing) ? [...(existing as onRequestHookHandler[]), hook] : [existing as onRequestHookHandler, hook];
+  else
+    route.onRequest = Array.isArray(existing)
+      ? [...(existing as onRequestHookHandler[]), hook]
+      : [existing as onRequestHookHandler, hook];
 }

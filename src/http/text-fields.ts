@@ -12,4 +12,6 @@ export function withoutControlCharacters(schema: z.ZodString): z.ZodString {
 }
 
 /** An API key's display name, the same rule on `/v1/keys` and the dashboard. */
-export const keyNameSchema = withoutControlCharacters(z.string().trim().min(1, 'Give the key a name.').max(100, 'Key names are at most 100 characters.'));
+export const keyNameSchema = withoutControlCharacters(
+  z.string().trim().min(1, 'Give the key a name.').max(100, 'Key names are at most 100 characters.'),
+);

@@ -35,7 +35,9 @@ describe('protocolOfPath', () => {
   });
 
   it('renders the dashboard shape for /api', () => {
-    expect(renderPathError(new GatewayError('not_found', 'x'), '/api/x').body).toEqual({ error: { code: 'not_found', message: 'x' } });
+    expect(renderPathError(new GatewayError('not_found', 'x'), '/api/x').body).toEqual({
+      error: { code: 'not_found', message: 'x' },
+    });
   });
 });
 

@@ -84,7 +84,10 @@ export function patternToRegExp(url: string): RegExp {
           if (url[close] === '(') depth++;
           else if (url[close] === ')' && --depth === 0) break;
         }
-        source += `(?:${url.slice(end + 1, close).replace(/^\^/, '').replace(/\$$/, '')})`;
+        source += `(?:${url
+          .slice(end + 1, close)
+          .replace(/^\^/, '')
+          .replace(/\$$/, '')})`;
         index = close;
       } else {
         source += '[^/]+';
@@ -123,13 +126,24 @@ export function registerUnmatchedRequests(app: FastifyInstance): UnmatchedReques
   // Node answers an Expect it does not know with a bare 417 unless someone listens.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const path = pathOf(request.url);
-    const error = new GatewayError('expectation_failed', `The Expect header (${String(request.headers.expect).slice(0, 100)}) cannot be met: only 100-continue is supported.`);
+    const error = new GatewayError(
+      'expectation_failed',
+      `The Expect header (${String(request.headers.expect).slice(0, 100)}) cannot be met: only 100-continue is supported.`,
+    );
     writeRaw(response, renderPathError(error, path), { connection: 'close' });
   });
   return {
     rejectMissingHost(request, reply) {
-      if (request.headers.host !== undefined || request.raw.httpVersionMajor !== 1 || request.raw.httpVersionMinor !== 1) return false;
-      const rendered = renderPathError(new GatewayError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires.'), pathOf(request.url));
+      if (
+        request.headers.host !== undefined ||
+        request.raw.httpVersionMajor !== 1 ||
+        request.raw.httpVersionMinor !== 1
+      )
+        return false;
+      const rendered = renderPathError(
+        new GatewayError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires.'),
+        pathOf(request.url),
+      );
       void reply.code(rendered.status).headers(rendered.headers).header('connection', 'close').send(rendered.body);
       return true;
     },
@@ -142,15 +156,32 @@ export function answerUnmatched(table: RouteTable, request: FastifyRequest, repl
   const path = pathOf(request.url);
   const allowed = table.allowedMethods(path);
   if (allowed.length > 0 && !allowed.includes(request.method)) {
-    const rendered = renderPathError(new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`), path, isGoogleClient(request));
-    return reply.code(rendered.status).headers(rendered.headers).header('allow', allowed.join(', ')).send(rendered.body);
+    const rendered = renderPathError(
+      new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`),
+      path,
+      isGoogleClient(request),
+    );
+    return reply
+      .code(rendered.status)
+      .headers(rendered.headers)
+      .header('allow', allowed.join(', '))
+      .send(rendered.body);
   }
-  const rendered = renderPathError(new GatewayError('not_found', `No route for ${request.method} ${path}.`), path, isGoogleClient(request));
+  const rendered = renderPathError(
+    new GatewayError('not_found', `No route for ${request.method} ${path}.`),
+    path,
+    isGoogleClient(request),
+  );
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }
 
 function writeRaw(response: ServerResponse, rendered: RenderedError, extra: Record<string, string>): void {
   const body = JSON.stringify(rendered.body);
-  response.writeHead(rendered.status, { ...rendered.headers, ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  response.writeHead(rendered.status, {
+    ...rendered.headers,
+    ...extra,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
   response.end(body);
 }

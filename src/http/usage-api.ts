@@ -11,7 +11,8 @@ import { pageLimit } from './query-params.js';
 const MS_PER_DAY = 86_400_000;
 const DEFAULT_RANGE_DAYS = 30;
 
-const TIME_HINT = 'expected a date (2025-01-31, 00:00 UTC), a date-time with a zone (2025-01-31T12:00:00Z) or Unix seconds';
+const TIME_HINT =
+  'expected a date (2025-01-31, 00:00 UTC), a date-time with a zone (2025-01-31T12:00:00Z) or Unix seconds';
 
 /**
  * A time bound as Unix ms, from a UTC date, an ISO 8601 date-time with an explicit zone (a zoneless time
@@ -72,7 +73,11 @@ export function decodeUsageCursor(text: string): Cursor | null {
 }
 
 /** `GET /v1/usage` (totals per day, model or key) and `GET /v1/usage/requests` (recent records, paginated). */
-export function registerUsageApi(app: FastifyInstance, storage: { billing: BillingRepository; usage: UsageRepository }, now: () => number = Date.now): void {
+export function registerUsageApi(
+  app: FastifyInstance,
+  storage: { billing: BillingRepository; usage: UsageRepository },
+  now: () => number = Date.now,
+): void {
   app.get('/v1/usage', { config: { scope: 'usage:read' } }, async (request) => {
     const parsed = summaryQuery.safeParse(request.query ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
@@ -100,7 +105,11 @@ export function registerUsageApi(app: FastifyInstance, storage: { billing: Billi
     let cursor: Cursor | undefined;
     if (cursorText !== undefined) {
       const decoded = decodeUsageCursor(cursorText);
-      if (decoded === null) throw invalidRequest("Invalid value for 'cursor': pass the 'next_cursor' of a previous page unchanged.", 'cursor');
+      if (decoded === null)
+        throw invalidRequest(
+          "Invalid value for 'cursor': pass the 'next_cursor' of a previous page unchanged.",
+          'cursor',
+        );
       cursor = decoded;
     }
     // One more than asked tells whether another page exists.
@@ -118,7 +127,16 @@ export function registerUsageApi(app: FastifyInstance, storage: { billing: Billi
 }
 
 function emptyRow(group: string): UsageSummaryRow {
-  return { group, requests: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0, costNano: 0n };
+  return {
+    group,
+    requests: 0,
+    inputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 0,
+    reasoningTokens: 0,
+    costNano: 0n,
+  };
 }
 
 function presentSummaryRow(row: UsageSummaryRow) {

@@ -24,7 +24,9 @@ function fakeBuild(): string {
 async function appWith(root: string): Promise<FastifyInstance> {
   const instance = Fastify();
   // The gateway's own JSON 404 (app.ts), which the SPA must leave in place for the API namespaces.
-  instance.setNotFoundHandler((request, reply) => reply.code(404).send({ error: { code: 'not_found', path: request.url } }));
+  instance.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: { code: 'not_found', path: request.url } }),
+  );
   instance.get('/v1/models', async () => ({ data: [] }));
   registerWebApp(instance, { root });
   await instance.ready();
@@ -53,7 +55,11 @@ describe('registerWebApp', () => {
 
   it('serves index.html to page loads only: an API client with a wrong base URL gets the JSON 404', async () => {
     const instance = await appWith(fakeBuild());
-    const page = await instance.inject({ method: 'GET', url: '/keys', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const page = await instance.inject({
+      method: 'GET',
+      url: '/keys',
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
     expect(page.statusCode).toBe(200);
     expect(page.body).toBe(INDEX);
     for (const accept of ['application/json', '*/*']) {
@@ -62,7 +68,8 @@ describe('registerWebApp', () => {
       expect(reply.statusCode, accept).toBe(404);
       expect(reply.json(), accept).toMatchObject({ error: { code: 'not_found' } });
       // The SPA's own pages are pages to any client.
-      for (const url of ['/', '/usage', '/billing/']) expect((await instance.inject({ method: 'GET', url, headers: { accept } })).body, url).toBe(INDEX);
+      for (const url of ['/', '/usage', '/billing/'])
+        expect((await instance.inject({ method: 'GET', url, headers: { accept } })).body, url).toBe(INDEX);
     }
     for (const url of ['/v1beta/models', '/v1beta/anything']) {
       const reply = await instance.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
@@ -71,7 +78,9 @@ describe('registerWebApp', () => {
     }
     await instance.close();
     const notBuilt = await appWith(join(tmpdir(), 'tollgate-no-such-build-dir'));
-    expect((await notBuilt.inject({ method: 'GET', url: '/models', headers: { accept: 'application/json' } })).statusCode).toBe(404);
+    expect(
+      (await notBuilt.inject({ method: 'GET', url: '/models', headers: { accept: 'application/json' } })).statusCode,
+    ).toBe(404);
   });
 
   it('serves build files, hashed assets as immutable', async () => {
@@ -87,7 +96,16 @@ describe('registerWebApp', () => {
 
   it('keeps JSON 404s for the API namespaces, probes and missing assets', async () => {
     const instance = await appWith(fakeBuild());
-    for (const url of ['/v1/nope', '/v1', '/api/keys/x', '/healthz/x', '/metrics', '/readyz', '/assets/gone-999.js', '/robots.txt']) {
+    for (const url of [
+      '/v1/nope',
+      '/v1',
+      '/api/keys/x',
+      '/healthz/x',
+      '/metrics',
+      '/readyz',
+      '/assets/gone-999.js',
+      '/robots.txt',
+    ]) {
       const reply = await instance.inject({ method: 'GET', url });
       expect(reply.statusCode, url).toBe(404);
       expect(reply.json(), url).toMatchObject({ error: { code: 'not_found' } });
@@ -98,7 +116,12 @@ describe('registerWebApp', () => {
 
   it('never serves a file outside the build directory', async () => {
     const instance = await appWith(fakeBuild());
-    for (const url of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/%2e%2e%2fsecret.txt']) {
+    for (const url of [
+      '/../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/assets/..%2f..%2fsecret.txt',
+      '/%2e%2e%2fsecret.txt',
+    ]) {
       const reply = await instance.inject({ method: 'GET', url });
       expect(reply.body, url).not.toContain('do not serve');
     }

@@ -71,7 +71,16 @@ function pathOf(request: FastifyRequest): string | null {
 }
 
 /** The SPA's pages (web/src/App.tsx), with or without a trailing slash: index.html for any client. */
-const PAGE_PATHS: ReadonlySet<string> = new Set(['', 'keys', 'usage', 'billing', 'settings', 'admin', 'login', 'register']);
+const PAGE_PATHS: ReadonlySet<string> = new Set([
+  '',
+  'keys',
+  'usage',
+  'billing',
+  'settings',
+  'admin',
+  'login',
+  'register',
+]);
 
 /**
  * Whether the request is for a page: one of the SPA's pages, or any other path a browser navigates to (it asks for
@@ -109,7 +118,8 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
     if (root === undefined) {
       web.get('/*', async (request, reply) => {
         const path = pathOf(request);
-        if (path === null || isReservedPath(path) || !wantsPage(request, path.replace(/^\/+/, ''))) return reply.callNotFound();
+        if (path === null || isReservedPath(path) || !wantsPage(request, path.replace(/^\/+/, '')))
+          return reply.callNotFound();
         setPageHeaders(reply);
         return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
       });
@@ -126,7 +136,10 @@ export function registerWebApp(app: FastifyInstance, options: WebAppOptions = {}
       // The precompressed copies are served in place of their file, never under their own names.
       const file = /\.(br|gz)$/.test(relative) ? null : await buildFile(root, relative);
       if (file !== null) {
-        reply.header('cache-control', file.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
+        reply.header(
+          'cache-control',
+          file.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'public, max-age=3600',
+        );
         return reply.sendFile(file, { cacheControl: false });
       }
       // A missing asset (/assets/old-hash.js) is a real 404; a page path is a client-side route.

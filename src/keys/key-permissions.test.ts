@@ -17,23 +17,37 @@ const keyWith = (change: Partial<KeyPermissions>): KeyPermissions => ({ ...FULL_
 
 describe('spend periods (UTC)', () => {
   it('numbers days and months so that a later period is always a larger number, across a year end', () => {
-    expect(spendPeriodNumber('day', at('2026-12-31T23:59:59.999Z')) + 1).toBe(spendPeriodNumber('day', at('2027-01-01T00:00:00.000Z')));
-    expect(spendPeriodNumber('month', at('2026-12-31T23:59:59.999Z')) + 1).toBe(spendPeriodNumber('month', at('2027-01-01T00:00:00.000Z')));
+    expect(spendPeriodNumber('day', at('2026-12-31T23:59:59.999Z')) + 1).toBe(
+      spendPeriodNumber('day', at('2027-01-01T00:00:00.000Z')),
+    );
+    expect(spendPeriodNumber('month', at('2026-12-31T23:59:59.999Z')) + 1).toBe(
+      spendPeriodNumber('month', at('2027-01-01T00:00:00.000Z')),
+    );
     expect(spendPeriodNumber('total', at('2027-01-01T00:00:00.000Z'))).toBe(0);
   });
 
   it('resets at the next UTC midnight, the first of the next month, or never', () => {
-    expect(new Date(spendPeriodResetsAt('day', at('2026-02-28T13:00:00Z'))!).toISOString()).toBe('2026-03-01T00:00:00.000Z');
-    expect(new Date(spendPeriodResetsAt('month', at('2026-12-15T13:00:00Z'))!).toISOString()).toBe('2027-01-01T00:00:00.000Z');
+    expect(new Date(spendPeriodResetsAt('day', at('2026-02-28T13:00:00Z'))!).toISOString()).toBe(
+      '2026-03-01T00:00:00.000Z',
+    );
+    expect(new Date(spendPeriodResetsAt('month', at('2026-12-15T13:00:00Z'))!).toISOString()).toBe(
+      '2027-01-01T00:00:00.000Z',
+    );
     expect(spendPeriodResetsAt('total', at('2026-12-15T13:00:00Z'))).toBeNull();
-    expect(new Date(spendPeriodFirstDay('month', at('2026-03-31T23:00:00Z'))! * 86_400_000).toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(new Date(spendPeriodFirstDay('month', at('2026-03-31T23:00:00Z'))! * 86_400_000).toISOString()).toBe(
+      '2026-03-01T00:00:00.000Z',
+    );
   });
 
   it('counts an older period counter as nothing spent', () => {
     const limit = { limitNano: 100n, period: 'day' as const };
     const today = spendPeriodNumber('day', at('2026-05-02T10:00:00Z'));
-    expect(currentPeriodSpend(limit, { periodStart: today, usedNano: 40n, reservedNano: 0n }, at('2026-05-02T23:00:00Z'))).toBe(40n);
-    expect(currentPeriodSpend(limit, { periodStart: today, usedNano: 40n, reservedNano: 0n }, at('2026-05-03T00:00:00Z'))).toBe(0n);
+    expect(
+      currentPeriodSpend(limit, { periodStart: today, usedNano: 40n, reservedNano: 0n }, at('2026-05-02T23:00:00Z')),
+    ).toBe(40n);
+    expect(
+      currentPeriodSpend(limit, { periodStart: today, usedNano: 40n, reservedNano: 0n }, at('2026-05-03T00:00:00Z')),
+    ).toBe(0n);
   });
 });
 
@@ -49,20 +63,38 @@ describe('model allowlists', () => {
 
 describe('no escalation', () => {
   it('a full key may give anything', () => {
-    expect(exceedsPermissions(keyWith({ spendLimit: { limitNano: 5n, period: 'total' } }), FULL_PERMISSIONS, familyOf)).toBeNull();
+    expect(
+      exceedsPermissions(keyWith({ spendLimit: { limitNano: 5n, period: 'total' } }), FULL_PERMISSIONS, familyOf),
+    ).toBeNull();
   });
 
   it('names the first field that would exceed the parent', () => {
-    const parent = keyWith({ scopes: ['models:use', 'keys:manage'], models: ['gamma'], spendLimit: { limitNano: 100n, period: 'day' }, rateLimit: { requestsPerMinute: 10, tokensPerMinute: null } });
-    const within = keyWith({ scopes: ['models:use'], models: ['gamma-2.5-pro'], spendLimit: { limitNano: 100n, period: 'day' }, rateLimit: { requestsPerMinute: 5, tokensPerMinute: 99 } });
+    const parent = keyWith({
+      scopes: ['models:use', 'keys:manage'],
+      models: ['gamma'],
+      spendLimit: { limitNano: 100n, period: 'day' },
+      rateLimit: { requestsPerMinute: 10, tokensPerMinute: null },
+    });
+    const within = keyWith({
+      scopes: ['models:use'],
+      models: ['gamma-2.5-pro'],
+      spendLimit: { limitNano: 100n, period: 'day' },
+      rateLimit: { requestsPerMinute: 5, tokensPerMinute: 99 },
+    });
     expect(exceedsPermissions(within, parent, familyOf)).toBeNull();
     expect(exceedsPermissions({ ...within, scopes: null }, parent, familyOf)).toBe('scopes');
     expect(exceedsPermissions({ ...within, models: ['beta-5.4'] }, parent, familyOf)).toBe('models');
     expect(exceedsPermissions({ ...within, models: null }, parent, familyOf)).toBe('models');
-    expect(exceedsPermissions({ ...within, spendLimit: { limitNano: 101n, period: 'day' } }, parent, familyOf)).toBe('spend_limit');
-    expect(exceedsPermissions({ ...within, spendLimit: { limitNano: 1n, period: 'month' } }, parent, familyOf)).toBe('spend_limit');
+    expect(exceedsPermissions({ ...within, spendLimit: { limitNano: 101n, period: 'day' } }, parent, familyOf)).toBe(
+      'spend_limit',
+    );
+    expect(exceedsPermissions({ ...within, spendLimit: { limitNano: 1n, period: 'month' } }, parent, familyOf)).toBe(
+      'spend_limit',
+    );
     expect(exceedsPermissions({ ...within, rateLimit: null }, parent, familyOf)).toBe('rate_limit');
-    expect(exceedsPermissions({ ...within, rateLimit: { requestsPerMinute: 11, tokensPerMinute: null } }, parent, familyOf)).toBe('rate_limit');
+    expect(
+      exceedsPermissions({ ...within, rateLimit: { requestsPerMinute: 11, tokensPerMinute: null } }, parent, familyOf),
+    ).toBe('rate_limit');
   });
 
   it('a key limited to some models of a family cannot give the whole family', () => {

@@ -46,7 +46,12 @@ export interface KeySpendCounters {
   reservedNano: bigint;
 }
 
-export const FULL_PERMISSIONS: KeyPermissions = Object.freeze({ scopes: null, models: null, spendLimit: null, rateLimit: null });
+export const FULL_PERMISSIONS: KeyPermissions = Object.freeze({
+  scopes: null,
+  models: null,
+  spendLimit: null,
+  rateLimit: null,
+});
 
 export function isApiScope(value: string): value is ApiScope {
   return (API_SCOPES as readonly string[]).includes(value);
@@ -130,26 +135,53 @@ export function currentPeriodSpend(limit: KeySpendLimit, counters: KeySpendCount
  * null when every permission of the child is within the parent's. A spend limit is within another when its
  * period is the same and its amount is not larger; rate limits when not larger.
  */
-export function exceedsPermissions(child: KeyPermissions, parent: KeyPermissions, familyOf: (modelId: string) => string | undefined): string | null {
-  if (parent.scopes !== null && effectiveScopes(child).some((scope) => !parent.scopes!.includes(scope))) return 'scopes';
+export function exceedsPermissions(
+  child: KeyPermissions,
+  parent: KeyPermissions,
+  familyOf: (modelId: string) => string | undefined,
+): string | null {
+  if (parent.scopes !== null && effectiveScopes(child).some((scope) => !parent.scopes!.includes(scope)))
+    return 'scopes';
   if (parent.models !== null) {
     if (child.models === null) return 'models';
     // A family word is within the parent only when the parent allows the whole family.
-    if (child.models.some((entry) => !parent.models!.includes(entry) && !isWithinFamilies(entry, parent.models!, familyOf))) return 'models';
+    if (
+      child.models.some(
+        (entry) => !parent.models!.includes(entry) && !isWithinFamilies(entry, parent.models!, familyOf),
+      )
+    )
+      return 'models';
   }
   if (parent.spendLimit !== null) {
-    if (child.spendLimit === null || child.spendLimit.period !== parent.spendLimit.period || child.spendLimit.limitNano > parent.spendLimit.limitNano) return 'spend_limit';
+    if (
+      child.spendLimit === null ||
+      child.spendLimit.period !== parent.spendLimit.period ||
+      child.spendLimit.limitNano > parent.spendLimit.limitNano
+    )
+      return 'spend_limit';
   }
   const parentRate = parent.rateLimit;
   if (parentRate !== null) {
     const childRate = child.rateLimit;
-    if (parentRate.requestsPerMinute !== null && (childRate?.requestsPerMinute == null || childRate.requestsPerMinute > parentRate.requestsPerMinute)) return 'rate_limit';
-    if (parentRate.tokensPerMinute !== null && (childRate?.tokensPerMinute == null || childRate.tokensPerMinute > parentRate.tokensPerMinute)) return 'rate_limit';
+    if (
+      parentRate.requestsPerMinute !== null &&
+      (childRate?.requestsPerMinute == null || childRate.requestsPerMinute > parentRate.requestsPerMinute)
+    )
+      return 'rate_limit';
+    if (
+      parentRate.tokensPerMinute !== null &&
+      (childRate?.tokensPerMinute == null || childRate.tokensPerMinute > parentRate.tokensPerMinute)
+    )
+      return 'rate_limit';
   }
   return null;
 }
 
-function isWithinFamilies(entry: string, allowed: readonly string[], familyOf: (id: string) => string | undefined): boolean {
+function isWithinFamilies(
+  entry: string,
+  allowed: readonly string[],
+  familyOf: (id: string) => string | undefined,
+): boolean {
   const family = familyOf(entry);
   return family !== undefined && allowed.includes(family);
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../canonical/errors.js';
-import type { AccountMoneySnapshot, AccountRecord, ApiKeyChange, ApiKeyRecord, ApiKeyRepository, NewApiKey } from '../storage/types.js';
+import type {
+  AccountMoneySnapshot,
+  AccountRecord,
+  ApiKeyChange,
+  ApiKeyRecord,
+  ApiKeyRepository,
+  NewApiKey,
+} from '../storage/types.js';
 import { FULL_PERMISSIONS, type KeyPermissions } from './key-permissions.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
 
@@ -36,7 +43,12 @@ export class KeyService {
   ) {}
 
   async create(accountId: string, options: CreateKeyOptions): Promise<CreatedApiKey> {
-    const { record, secret } = this.newKey(accountId, options.name, options.expiresAt ?? null, options.permissions ?? FULL_PERMISSIONS);
+    const { record, secret } = this.newKey(
+      accountId,
+      options.name,
+      options.expiresAt ?? null,
+      options.permissions ?? FULL_PERMISSIONS,
+    );
     return { record: await this.keys.create(record), secret };
   }
 
@@ -88,7 +100,10 @@ export class KeyService {
     const now = this.now();
     if (found.key.revokedAt !== null) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
     if (found.key.expiresAt !== null && found.key.expiresAt <= now) {
-      throw new GatewayError('expired_api_key', `This API key expired at ${new Date(found.key.expiresAt).toISOString()}.`);
+      throw new GatewayError(
+        'expired_api_key',
+        `This API key expired at ${new Date(found.key.expiresAt).toISOString()}.`,
+      );
     }
     if (found.account.disabled) throw new GatewayError('invalid_api_key', 'The account of this API key is disabled.');
     this.noteUse(found.key.id, now);
@@ -103,7 +118,12 @@ export class KeyService {
     this.keys.touchLastUsed(keyId, now).catch(() => this.lastUsedWrites.delete(keyId));
   }
 
-  private newKey(accountId: string, name: string, expiresAt: number | null, permissions: KeyPermissions): { record: NewApiKey; secret: string } {
+  private newKey(
+    accountId: string,
+    name: string,
+    expiresAt: number | null,
+    permissions: KeyPermissions,
+  ): { record: NewApiKey; secret: string } {
     const secret = generateApiKey();
     return {
       secret,

@@ -15,7 +15,11 @@ export interface GatewayMetrics {
   /** An upstream attempt that is retried (after an error, before anything reached the client). */
   upstreamRetry(vendor: VendorName): void;
   /** Tokens and cost of one settled request. */
-  usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void;
+  usageSettled(
+    model: string,
+    tokens: { input: number; output: number; cacheRead: number; cacheWrite: number },
+    costNano: bigint,
+  ): void;
   /** A request refused by the rate limiter (`requests` or `tokens` window). */
   rateLimitRefused(limit: 'requests' | 'tokens'): void;
   /** Reservations the sweeper released (their requests never settled: a crashed instance). */

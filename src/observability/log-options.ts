@@ -35,4 +35,7 @@ export function serializeLoggedError(error: unknown): unknown {
 }
 
 /** The options every Tollgate pino logger is made with. */
-export const LOG_OPTIONS = { redact: LOG_REDACTIONS, serializers: { err: serializeLoggedError } } satisfies LoggerOptions;
+export const LOG_OPTIONS = {
+  redact: LOG_REDACTIONS,
+  serializers: { err: serializeLoggedError },
+} satisfies LoggerOptions;

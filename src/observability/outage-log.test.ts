@@ -13,11 +13,22 @@ describe('OutageLog', () => {
     for (let i = 0; i < 500; i++) log.record('storage', 'requests answered 503', cause);
     log.record('storage', 'settlements journaled');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'warn', fields: { dependency: 'storage', err: cause }, message: expect.stringMatching(/^storage unavailable/) });
+    expect(lines[0]).toMatchObject({
+      level: 'warn',
+      fields: { dependency: 'storage', err: cause },
+      message: expect.stringMatching(/^storage unavailable/),
+    });
     await expect.poll(() => lines.length, { timeout: 5_000 }).toBe(2);
-    expect(lines[1]).toMatchObject({ level: 'warn', message: 'storage still unavailable', fields: { counts: { 'requests answered 503': 500, 'settlements journaled': 1 } } });
+    expect(lines[1]).toMatchObject({
+      level: 'warn',
+      message: 'storage still unavailable',
+      fields: { counts: { 'requests answered 503': 500, 'settlements journaled': 1 } },
+    });
     await expect.poll(() => lines.length, { timeout: 5_000 }).toBe(3);
-    expect(lines[2]).toMatchObject({ level: 'info', fields: { totals: { 'requests answered 503': 500, 'settlements journaled': 1 } } });
+    expect(lines[2]).toMatchObject({
+      level: 'info',
+      fields: { totals: { 'requests answered 503': 500, 'settlements journaled': 1 } },
+    });
     log.stop();
   });
 });

@@ -29,7 +29,10 @@ export class OutageLog {
     if (outage === undefined) {
       outage = { since: this.now(), interval: new Map(), totals: new Map() };
       this.outages.set(dependency, outage);
-      this.logger.warn({ dependency, event: kind, ...(error === undefined ? {} : { err: error }) }, `${dependency} unavailable: ${kind}; counts follow every ${this.intervalMs / 1000} s`);
+      this.logger.warn(
+        { dependency, event: kind, ...(error === undefined ? {} : { err: error }) },
+        `${dependency} unavailable: ${kind}; counts follow every ${this.intervalMs / 1000} s`,
+      );
       this.timer ??= setInterval(() => this.summarize(), this.intervalMs).unref();
     }
     outage.interval.set(kind, (outage.interval.get(kind) ?? 0) + 1);
@@ -45,10 +48,16 @@ export class OutageLog {
     for (const [dependency, outage] of this.outages) {
       const seconds = Math.round((this.now() - outage.since) / 1000);
       if (outage.interval.size > 0) {
-        this.logger.warn({ dependency, counts: Object.fromEntries(outage.interval), outageSeconds: seconds }, `${dependency} still unavailable`);
+        this.logger.warn(
+          { dependency, counts: Object.fromEntries(outage.interval), outageSeconds: seconds },
+          `${dependency} still unavailable`,
+        );
         outage.interval.clear();
       } else {
-        this.logger.info({ dependency, totals: Object.fromEntries(outage.totals), outageSeconds: seconds }, `${dependency}: no failure in the last ${this.intervalMs / 1000} s`);
+        this.logger.info(
+          { dependency, totals: Object.fromEntries(outage.totals), outageSeconds: seconds },
+          `${dependency}: no failure in the last ${this.intervalMs / 1000} s`,
+        );
         this.outages.delete(dependency);
       }
     }

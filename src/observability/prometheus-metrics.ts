@@ -45,9 +45,15 @@ export class PrometheusMetrics implements GatewayMetrics {
    * Per-request label sets by route, then model, then status (no key string to build per request): the count
    * and the latency histogram's child. The label sets are few and bounded (see the class comment).
    */
-  private readonly requestChildren = new Map<string, Map<string, Map<number, { count: PendingCount; latency: { observe(value: number): void } }>>>();
+  private readonly requestChildren = new Map<
+    string,
+    Map<string, Map<number, { count: PendingCount; latency: { observe(value: number): void } }>>
+  >();
   private readonly firstTokenChildren = new Map<string, { observe(value: number): void }>();
-  private readonly tokenChildren = new Map<string, { input: PendingCount; output: PendingCount; cacheRead: PendingCount; cacheWrite: PendingCount }>();
+  private readonly tokenChildren = new Map<
+    string,
+    { input: PendingCount; output: PendingCount; cacheRead: PendingCount; cacheWrite: PendingCount }
+  >();
   private readonly costChildren = new Map<string, { inc(value: number): void }>();
 
   constructor(live: LiveGauges = {}) {
@@ -118,7 +124,7 @@ export class PrometheusMetrics implements GatewayMetrics {
     });
     this.orphanedSettled = new Counter({
       name: 'tollgate_orphaned_reservations_settled_total',
-      help: "Holds of a dead instance settled by the sweeper at their last checkpoint of delivered output (status instance_lost).",
+      help: 'Holds of a dead instance settled by the sweeper at their last checkpoint of delivered output (status instance_lost).',
       registers,
     });
     this.slices = new Counter({
@@ -168,13 +174,21 @@ export class PrometheusMetrics implements GatewayMetrics {
   /** The settlement journal, read at scrape time: what waits for the store, and what replay did. */
   private registerJournalSeries(read: () => JournalCounts, registers: Registry[]): void {
     const gauges: Array<[string, string, (counts: JournalCounts) => number]> = [
-      ['tollgate_settlement_journal_pending', 'Settlements the database refused, on disk in the journal and not applied yet (replayed when it answers).', (counts) => counts.pending],
+      [
+        'tollgate_settlement_journal_pending',
+        'Settlements the database refused, on disk in the journal and not applied yet (replayed when it answers).',
+        (counts) => counts.pending,
+      ],
       [
         'tollgate_settlement_journal_unwritten',
         'Settlements the database refused whose journal write failed too: in memory only, tried again on both, lost if the process dies.',
         (counts) => counts.unwritten,
       ],
-      ['tollgate_settlement_journal_unavailable', '1 while the settlement journal cannot be written (paid requests are then refused with 503).', (counts) => (counts.unavailable ? 1 : 0)],
+      [
+        'tollgate_settlement_journal_unavailable',
+        '1 while the settlement journal cannot be written (paid requests are then refused with 503).',
+        (counts) => (counts.unavailable ? 1 : 0),
+      ],
     ];
     for (const [name, help, value] of gauges) {
       new Gauge({
@@ -187,11 +201,27 @@ export class PrometheusMetrics implements GatewayMetrics {
       });
     }
     const counters: Array<[string, string, (counts: JournalCounts) => number]> = [
-      ['tollgate_settlements_journaled_total', 'Settlements the database could not take, written to the local journal and flushed to disk (fdatasync).', (counts) => counts.journaled],
-      ['tollgate_settlement_journal_write_failures_total', 'Writes to the settlement journal that failed (settlement batches and recovery probes).', (counts) => counts.writeFailures],
+      [
+        'tollgate_settlements_journaled_total',
+        'Settlements the database could not take, written to the local journal and flushed to disk (fdatasync).',
+        (counts) => counts.journaled,
+      ],
+      [
+        'tollgate_settlement_journal_write_failures_total',
+        'Writes to the settlement journal that failed (settlement batches and recovery probes).',
+        (counts) => counts.writeFailures,
+      ],
       ['tollgate_settlements_replayed_total', 'Journaled settlements applied by replay.', (counts) => counts.replayed],
-      ['tollgate_settlements_replay_skipped_total', 'Journaled settlements the database already had (applied once, skipped).', (counts) => counts.alreadyApplied],
-      ['tollgate_settlement_journal_unreadable_lines_total', 'Lines of adopted journals that failed their checksum (a torn last line after a crash).', (counts) => counts.unreadableLines],
+      [
+        'tollgate_settlements_replay_skipped_total',
+        'Journaled settlements the database already had (applied once, skipped).',
+        (counts) => counts.alreadyApplied,
+      ],
+      [
+        'tollgate_settlement_journal_unreadable_lines_total',
+        'Lines of adopted journals that failed their checksum (a torn last line after a crash).',
+        (counts) => counts.unreadableLines,
+      ],
     ];
     for (const [name, help, value] of counters) {
       new Counter({
@@ -228,7 +258,10 @@ export class PrometheusMetrics implements GatewayMetrics {
     }
     let children = byStatus.get(status);
     if (children === undefined) {
-      children = { count: this.requestCounts.slot({ route, model, status: String(status) }), latency: this.latency.labels({ route, model }) };
+      children = {
+        count: this.requestCounts.slot({ route, model, status: String(status) }),
+        latency: this.latency.labels({ route, model }),
+      };
       byStatus.set(status, children);
     }
     children.count.value += 1;
@@ -252,11 +285,20 @@ export class PrometheusMetrics implements GatewayMetrics {
     this.upstreamRetries.inc({ vendor });
   }
 
-  usageSettled(model: string, tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }, costNano: bigint): void {
+  usageSettled(
+    model: string,
+    tokens: { input: number; output: number; cacheRead: number; cacheWrite: number },
+    costNano: bigint,
+  ): void {
     let counts = this.tokenChildren.get(model);
     if (counts === undefined) {
       const slot = (kind: string) => this.tokenCounts.slot({ model, kind });
-      counts = { input: slot('input'), output: slot('output'), cacheRead: slot('cache_read'), cacheWrite: slot('cache_write') };
+      counts = {
+        input: slot('input'),
+        output: slot('output'),
+        cacheRead: slot('cache_read'),
+        cacheWrite: slot('cache_write'),
+      };
       this.tokenChildren.set(model, counts);
     }
     // Whole numbers (token counts), so the deferred sums are exact; a zero adds no series, as before.

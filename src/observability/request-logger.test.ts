@@ -58,10 +58,15 @@ describe('lazy request logger', () => {
 describe('logged errors', () => {
   it("lose the parser's raw request bytes, and key-like strings in their message and stack", () => {
     const { logger, lines } = capture('info');
-    const error = Object.assign(new Error('bad request line GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1'), {
-      code: 'HPE_INVALID_METHOD',
-      rawPacket: Buffer.from('GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1\r\nauthorization: Bearer sk-tg-secretsecretsecret\r\n'),
-    });
+    const error = Object.assign(
+      new Error('bad request line GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1'),
+      {
+        code: 'HPE_INVALID_METHOD',
+        rawPacket: Buffer.from(
+          'GET /v1beta/models?key=AIzaSyA1234567890abcdefgh HTTP/1.1\r\nauthorization: Bearer sk-tg-secretsecretsecret\r\n',
+        ),
+      },
+    );
     logger.warn({ err: error }, 'client error');
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!) as { err: Record<string, unknown> };

@@ -77,13 +77,22 @@ for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as cons
     configurable: true,
   });
 }
-Object.defineProperty(RequestLogger.prototype, 'silent', { value: function silent(): void {}, writable: true, configurable: true });
+Object.defineProperty(RequestLogger.prototype, 'silent', {
+  value: function silent(): void {},
+  writable: true,
+  configurable: true,
+});
 
 /**
  * Fastify's `childLoggerFactory`: a lazy request logger, or the plain child when the route asks for its own
  * level or serializers (none of ours does; kept exact for any that would).
  */
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  if (options.level !== undefined || options.serializers !== undefined || options.redact !== undefined) return logger.child(bindings, options);
+export function lazyChildLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  if (options.level !== undefined || options.serializers !== undefined || options.redact !== undefined)
+    return logger.child(bindings, options);
   return new RequestLogger(logger, bindings, options);
 }

@@ -1,5 +1,10 @@
 import { FoldedEvents, ResponseAccumulator } from '../canonical/accumulate.js';
-import { estimateRequestInputTokens, estimateResponseOutputTokens, loadTokenizer, tokenizerLoaded } from '../canonical/count-tokens.js';
+import {
+  estimateRequestInputTokens,
+  estimateResponseOutputTokens,
+  loadTokenizer,
+  tokenizerLoaded,
+} from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import type { CanonicalRequest } from '../canonical/request.js';
@@ -99,16 +104,27 @@ export class ChatPipeline {
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
-    const upstreamRequest = !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
+    const upstreamRequest =
+      !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
     let response: ProviderResponse;
     let answering = model;
     try {
       // The provider retries and fails over between credentials itself, before anything reaches the client.
-      response = await provider.call({ request: upstreamRequest, model, signal: input.signal, requestId: input.requestId });
+      response = await provider.call({
+        request: upstreamRequest,
+        model,
+        signal: input.signal,
+        requestId: input.requestId,
+      });
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
       // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
-      if (fallback === undefined || !modelAllowed(input.auth.key.permissions, fallback) || input.signal.aborted || !isVendorOutage(error)) {
+      if (
+        fallback === undefined ||
+        !modelAllowed(input.auth.key.permissions, fallback) ||
+        input.signal.aborted ||
+        !isVendorOutage(error)
+      ) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(error);
@@ -136,7 +152,8 @@ export class ChatPipeline {
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
     const coveredWhole =
-      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) || (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
+      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) ||
+      (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
       whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
         ? await this.settleWhole(input, reservation, answering, whole, startedAt, onSettled)
@@ -161,7 +178,9 @@ export class ChatPipeline {
       this.deps.providers.get(fallback.vendor);
       return fallback;
     } catch (error) {
-      throw new Error(`models.${id}.fallback (${fallbackId}) cannot be used: ${(error as Error).message}`, { cause: error });
+      throw new Error(`models.${id}.fallback (${fallbackId}) cannot be used: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 
@@ -246,26 +265,48 @@ export class ChatPipeline {
     // The prompt's estimate is counted once, at the first checkpoint, not at every one.
     const inputEstimate = { tokens: undefined as number | undefined };
     const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
-    const gate: OutputGate = new OutputGate(() => reservation.maxOutputTokens, limit, outputSliceOf(model), async (tokens) => {
-      const before = reservation.maxOutputTokens;
-      const outcome = await this.deps.billing.grantSlice(reservation, model, tokens, checkpoint(gate)).catch(() => ({ granted: false as const }));
-      this.metrics.outputSlice(model.id, outcome.granted);
-      return reservation.maxOutputTokens - before;
-    });
+    const gate: OutputGate = new OutputGate(
+      () => reservation.maxOutputTokens,
+      limit,
+      outputSliceOf(model),
+      async (tokens) => {
+        const before = reservation.maxOutputTokens;
+        const outcome = await this.deps.billing
+          .grantSlice(reservation, model, tokens, checkpoint(gate))
+          .catch(() => ({ granted: false as const }));
+        this.metrics.outputSlice(model.id, outcome.granted);
+        return reservation.maxOutputTokens - before;
+      },
+    );
     // The periodic batch writes what was delivered (issue 20): a crash of this instance bills it, not nothing.
     this.deps.billing.track(input.requestId, () => checkpoint(gate));
-    return new RelayedEvents(upstream[Symbol.asyncIterator](), accumulator, gate, input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined, {
-      estimateUsage: () => this.estimateUsage(input.request, model, accumulator),
-      failed: () => {
-        const outcome: Outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
-        if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
-        return outcome;
+    return new RelayedEvents(
+      upstream[Symbol.asyncIterator](),
+      accumulator,
+      gate,
+      input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined,
+      {
+        estimateUsage: () => this.estimateUsage(input.request, model, accumulator),
+        failed: () => {
+          const outcome: Outcome = input.signal.aborted ? 'client_disconnected' : 'upstream_error';
+          if (outcome === 'upstream_error') this.metrics.upstreamError(model.vendor, 'mid_stream');
+          return outcome;
+        },
+        finish: (outcome) => {
+          if (gate.unbilledTokens > 0) this.metrics.unbilledTokens(model.id, gate.unbilledTokens);
+          return this.finishReply(
+            input,
+            reservation,
+            model,
+            accumulator,
+            outcome,
+            startedAt,
+            onSettled,
+            gate.unbilledTokens,
+          );
+        },
       },
-      finish: (outcome) => {
-        if (gate.unbilledTokens > 0) this.metrics.unbilledTokens(model.id, gate.unbilledTokens);
-        return this.finishReply(input, reservation, model, accumulator, outcome, startedAt, onSettled, gate.unbilledTokens);
-      },
-    });
+    );
   }
 
   /**
@@ -307,7 +348,18 @@ export class ChatPipeline {
   ): Promise<void> {
     const response = accumulator.response;
     const usage = await this.billableUsage(input.request, model, accumulator, outcome);
-    onSettled(await this.settle(input, reservation, model, usage, outcome, startedAt, response.usageReported ? response.usage.raw : null, unbilledTokens));
+    onSettled(
+      await this.settle(
+        input,
+        reservation,
+        model,
+        usage,
+        outcome,
+        startedAt,
+        response.usageReported ? response.usage.raw : null,
+        unbilledTokens,
+      ),
+    );
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
 
@@ -316,7 +368,12 @@ export class ChatPipeline {
    * counted with the tokenizer, plus the input when the vendor did the work. A vendor failure before any
    * output costs nothing.
    */
-  private async billableUsage(request: CanonicalRequest, model: CatalogModel, accumulator: ResponseAccumulator, outcome: Outcome): Promise<CanonicalUsage> {
+  private async billableUsage(
+    request: CanonicalRequest,
+    model: CatalogModel,
+    accumulator: ResponseAccumulator,
+    outcome: Outcome,
+  ): Promise<CanonicalUsage> {
     const response = accumulator.response;
     if (response.usageReported) return response.usage;
     if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
@@ -330,11 +387,22 @@ export class ChatPipeline {
    * tokenizer (a rich account's prompt is bounded without it), so it is loaded here, asynchronously, rather than
    * by the synchronous fallback that would block the event loop while it loads.
    */
-  private async estimateUsage(request: CanonicalRequest, model: CatalogModel, accumulator: ResponseAccumulator): Promise<CanonicalUsage> {
+  private async estimateUsage(
+    request: CanonicalRequest,
+    model: CatalogModel,
+    accumulator: ResponseAccumulator,
+  ): Promise<CanonicalUsage> {
     await loadTokenizer();
     const outputTokens = estimateResponseOutputTokens(accumulator.response);
     const told = accumulator.response.inputUsage;
-    if (told !== undefined) return { ...emptyUsage(), inputTokens: told.inputTokens, cacheReadTokens: told.cacheReadTokens, cacheWriteTokens: told.cacheWriteTokens, outputTokens };
+    if (told !== undefined)
+      return {
+        ...emptyUsage(),
+        inputTokens: told.inputTokens,
+        cacheReadTokens: told.cacheReadTokens,
+        cacheWriteTokens: told.cacheWriteTokens,
+        outputTokens,
+      };
     const local = await this.localInputTokens(request, model).catch(() => undefined);
     return { ...emptyUsage(), inputTokens: local ?? estimateRequestInputTokens(request), outputTokens };
   }
@@ -364,7 +432,12 @@ export class ChatPipeline {
         route: input.route,
       });
       if (result.settled) {
-        const tokens = { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens };
+        const tokens = {
+          input: usage.inputTokens,
+          output: usage.outputTokens,
+          cacheRead: usage.cacheReadTokens,
+          cacheWrite: usage.cacheWriteTokens,
+        };
         this.metrics.usageSettled(model.id, tokens, result.chargedNano);
       }
       return result;
@@ -387,7 +460,6 @@ function clampOutputLimit(request: CanonicalRequest, model: CatalogModel): numbe
   request.maxOutputTokens = model.maxOutputTokens;
   return model.maxOutputTokens;
 }
-
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
 function isVendorOutage(error: unknown): boolean {

@@ -8,13 +8,18 @@ const delta = (text: string): CanonicalEvent => ({ type: 'text-delta', blockId: 
 /** A gate on a hold of `granted` output tokens whose account has `affordable` more to grant. */
 function gateWith(granted: number, affordable: number, limit = 100_000, slice = 100) {
   const hold = { granted, affordable, calls: [] as number[] };
-  const gate = new OutputGate(() => hold.granted, limit, slice, async (tokens) => {
-    hold.calls.push(tokens);
-    const given = Math.min(tokens, hold.affordable);
-    hold.affordable -= given;
-    hold.granted += given;
-    return given;
-  });
+  const gate = new OutputGate(
+    () => hold.granted,
+    limit,
+    slice,
+    async (tokens) => {
+      hold.calls.push(tokens);
+      const given = Math.min(tokens, hold.affordable);
+      hold.affordable -= given;
+      hold.granted += given;
+      return given;
+    },
+  );
   return { gate, hold };
 }
 
@@ -43,7 +48,12 @@ describe('OutputGate', () => {
   it('asks for one slice at a time as the output grows, never per chunk', async () => {
     const { gate, hold } = gateWith(100, 10_000);
     // 1,000 one-token chunks: the 100 granted, then 9 slices of 100.
-    expect(await run(gate, Array.from({ length: 1_000 }, () => delta(' word')))).toBe(1_000);
+    expect(
+      await run(
+        gate,
+        Array.from({ length: 1_000 }, () => delta(' word')),
+      ),
+    ).toBe(1_000);
     expect(hold.calls).toEqual(Array(9).fill(100));
     expect(gate.deliveredTokens()).toBe(1_000);
     expect(gate.unbilledTokens).toBe(0);
@@ -63,7 +73,12 @@ describe('OutputGate', () => {
 
   it('asks for no slice beyond the request limit: the vendor stops there itself', async () => {
     const { gate, hold } = gateWith(100, 0, 100);
-    expect(await run(gate, Array.from({ length: 150 }, () => delta(' word')))).toBe(150);
+    expect(
+      await run(
+        gate,
+        Array.from({ length: 150 }, () => delta(' word')),
+      ),
+    ).toBe(150);
     expect(hold.calls).toEqual([]);
   });
 

@@ -25,12 +25,17 @@ function relayOf(batches: CanonicalEvent[][], granted: number, affordable: numbe
     },
   };
   const hold = { granted, affordable };
-  const gate = new OutputGate(() => hold.granted, 100_000, 100, async (tokens) => {
-    const given = Math.min(tokens, hold.affordable);
-    hold.affordable -= given;
-    hold.granted += given;
-    return given;
-  });
+  const gate = new OutputGate(
+    () => hold.granted,
+    100_000,
+    100,
+    async (tokens) => {
+      const given = Math.min(tokens, hold.affordable);
+      hold.affordable -= given;
+      hold.granted += given;
+      return given;
+    },
+  );
   const outcomes: Outcome[] = [];
   let firstOutput = 0;
   const relay = new RelayedEvents(upstream, new ResponseAccumulator(), gate, () => firstOutput++, {
@@ -53,7 +58,11 @@ describe('RelayedEvents in batches', () => {
   beforeAll(() => loadTokenizer());
 
   it('hands out each upstream batch whole, then the synthesised usage, then settles once', async () => {
-    const { relay, outcomes, firstOutput } = relayOf([[...head, delta('a')], [delta('b'), delta('c')], [{ type: 'text-end', blockId: 'b0' }]], 1000, 0);
+    const { relay, outcomes, firstOutput } = relayOf(
+      [[...head, delta('a')], [delta('b'), delta('c')], [{ type: 'text-end', blockId: 'b0' }]],
+      1000,
+      0,
+    );
     const batches = await batchesOf(relay);
     expect(batches.map((batch) => batch.length)).toEqual([3, 2, 1, 1]);
     expect(batches[3]).toEqual([{ type: 'usage', usage: estimated }]);
@@ -62,7 +71,14 @@ describe('RelayedEvents in batches', () => {
   });
 
   it('cuts a batch at the event whose slice is refused: what passed before it, then the length stop', async () => {
-    const { relay, upstream, outcomes } = relayOf([[...head, delta('hi')], [delta('abc'), delta(' and a long run of words well past the hold'), delta('never')]], 4, 0);
+    const { relay, upstream, outcomes } = relayOf(
+      [
+        [...head, delta('hi')],
+        [delta('abc'), delta(' and a long run of words well past the hold'), delta('never')],
+      ],
+      4,
+      0,
+    );
     const batches = await batchesOf(relay);
     expect(batches).toHaveLength(2);
     expect(batches[1]).toEqual([

@@ -12,7 +12,11 @@ import { OpenBlocks, type OutputGate } from './output-gate.js';
 export type Outcome = 'ok' | 'client_disconnected' | 'upstream_error' | 'slice_refused';
 
 /** Events that carry model output: the first one sent marks the time to first token. */
-export const OUTPUT_EVENTS: ReadonlySet<CanonicalEvent['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-call-start']);
+export const OUTPUT_EVENTS: ReadonlySet<CanonicalEvent['type']> = new Set([
+  'text-delta',
+  'reasoning-delta',
+  'tool-call-start',
+]);
 
 export interface RelayHooks {
   /** The usage of a reply the vendor never reported (the tokenizer's count). */
@@ -103,7 +107,9 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
   }
 
   /** An upstream batch through the gate and fold; at the upstream's end, the synthesised usage or settlement. */
-  private afterBatch(batch: readonly CanonicalEvent[] | undefined): readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[] | undefined> {
+  private afterBatch(
+    batch: readonly CanonicalEvent[] | undefined,
+  ): readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[] | undefined> {
     if (batch === undefined) return this.ended();
     let admitted: readonly CanonicalEvent[] | Promise<readonly CanonicalEvent[]>;
     try {
@@ -167,7 +173,11 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
    * its chunk before it wait with it (one storage call per slice, not per chunk). A refused slice ends the batch
    * there: what passed, then the tail of the length stop.
    */
-  private async admitNearGrant(batch: readonly CanonicalEvent[], index: number, pending: boolean | Promise<boolean>): Promise<readonly CanonicalEvent[]> {
+  private async admitNearGrant(
+    batch: readonly CanonicalEvent[],
+    index: number,
+    pending: boolean | Promise<boolean>,
+  ): Promise<readonly CanonicalEvent[]> {
     let pass: boolean | Promise<boolean> = pending;
     for (let i = index; i < batch.length; i++) {
       const event = batch[i]!;

@@ -47,12 +47,16 @@ export function createProviders(
   for (const vendor of Object.keys(config.vendors) as VendorName[]) {
     const settings = config.vendors[vendor];
     if (config.demoMode && simulatorBaseUrls !== undefined) {
-      const demo: VendorConfig = { ...settings, credentials: [{ apiKey: KEYLESS_CREDENTIAL, baseUrl: simulatorBaseUrls[vendor], label: 'simulator' }] };
+      const demo: VendorConfig = {
+        ...settings,
+        credentials: [{ apiKey: KEYLESS_CREDENTIAL, baseUrl: simulatorBaseUrls[vendor], label: 'simulator' }],
+      };
       providers[vendor] = vendorProvider(vendor, demo, config.streamKeepAliveMs, metrics, options.now);
     } else if (settings.configured) {
       providers[vendor] = vendorProvider(vendor, settings, config.streamKeepAliveMs, metrics, options.now);
     } else {
-      reasons[vendor] = `The ${vendor} provider is not configured on this gateway (the operator sets ${vendor.toUpperCase()}_API_KEY).`;
+      reasons[vendor] =
+        `The ${vendor} provider is not configured on this gateway (the operator sets ${vendor.toUpperCase()}_API_KEY).`;
     }
   }
   return new ProviderRegistry(providers, reasons, options.now);
@@ -73,7 +77,11 @@ function vendorProvider(
       http = new UpstreamHttp({ baseUrl: credential.baseUrl }, { timeouts: settings.timeouts });
       pools.set(credential.baseUrl, http);
     }
-    const adapter = ADAPTER_FACTORIES[vendor]({ baseUrl: credential.baseUrl, apiKey: credential.apiKey ?? KEYLESS_CREDENTIAL, http });
+    const adapter = ADAPTER_FACTORIES[vendor]({
+      baseUrl: credential.baseUrl,
+      apiKey: credential.apiKey ?? KEYLESS_CREDENTIAL,
+      http,
+    });
     return pooledCredential(credential.label, credential.baseUrl, adapter);
   });
   const pool = new CredentialPool(vendor, credentials, settings.circuitBreaker, metrics);

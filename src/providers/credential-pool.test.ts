@@ -5,11 +5,19 @@ import { CredentialPool, pooledCredential } from './credential-pool.js';
 
 function recordingMetrics(): { metrics: GatewayMetrics; states: string[] } {
   const states: string[] = [];
-  return { states, metrics: { ...NO_METRICS, credentialState: (vendor, label, cooling) => states.push(`${vendor}/${label}=${cooling ? 1 : 0}`) } };
+  return {
+    states,
+    metrics: {
+      ...NO_METRICS,
+      credentialState: (vendor, label, cooling) => states.push(`${vendor}/${label}=${cooling ? 1 : 0}`),
+    },
+  };
 }
 
 function pool(count: number, threshold = 2, cooldownMs = 1_000, metrics: GatewayMetrics = NO_METRICS) {
-  const credentials = Array.from({ length: count }, (_, index) => pooledCredential(`#${index + 1}`, 'http://upstream', index + 1));
+  const credentials = Array.from({ length: count }, (_, index) =>
+    pooledCredential(`#${index + 1}`, 'http://upstream', index + 1),
+  );
   return new CredentialPool('openai', credentials, { failureThreshold: threshold, cooldownMs }, metrics);
 }
 
@@ -28,8 +36,22 @@ describe('CredentialPool', () => {
     expect(states).toEqual(['openai/#1=0', 'openai/#2=0', 'openai/#1=1']);
     expect([0, 1, 2, 3].map(() => credentials.pick(500).target)).toEqual([2, 2, 2, 2]);
     expect(credentials.status(500)).toEqual([
-      { vendor: 'openai', label: '#1', baseUrl: 'http://upstream', state: 'cooling_down', coolingDownUntil: new Date(1_010).toISOString(), recentFailures: 2 },
-      { vendor: 'openai', label: '#2', baseUrl: 'http://upstream', state: 'healthy', coolingDownUntil: undefined, recentFailures: 0 },
+      {
+        vendor: 'openai',
+        label: '#1',
+        baseUrl: 'http://upstream',
+        state: 'cooling_down',
+        coolingDownUntil: new Date(1_010).toISOString(),
+        recentFailures: 2,
+      },
+      {
+        vendor: 'openai',
+        label: '#2',
+        baseUrl: 'http://upstream',
+        state: 'healthy',
+        coolingDownUntil: undefined,
+        recentFailures: 0,
+      },
     ]);
   });
 

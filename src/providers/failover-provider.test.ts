@@ -48,12 +48,24 @@ function canonical(stream: boolean): CanonicalRequest {
   return { model: 'beta-5.4', messages: [], stream } as unknown as CanonicalRequest;
 }
 
-function provider(vendors: ScriptedVendor[], options: { maxAttempts?: number; threshold?: number; maxDelayMs?: number } = {}) {
+function provider(
+  vendors: ScriptedVendor[],
+  options: { maxAttempts?: number; threshold?: number; maxDelayMs?: number } = {},
+) {
   const errors: string[] = [];
   let retries = 0;
-  const metrics: GatewayMetrics = { ...NO_METRICS, upstreamError: (_vendor, reason) => errors.push(reason), upstreamRetry: () => void retries++ };
+  const metrics: GatewayMetrics = {
+    ...NO_METRICS,
+    upstreamError: (_vendor, reason) => errors.push(reason),
+    upstreamRetry: () => void retries++,
+  };
   const credentials = vendors.map((vendor, index) => pooledCredential(`#${index + 1}`, 'http://upstream', vendor));
-  const pool = new CredentialPool<ClosableAdapter>('openai', credentials, { failureThreshold: options.threshold ?? 2, cooldownMs: 60_000 }, metrics);
+  const pool = new CredentialPool<ClosableAdapter>(
+    'openai',
+    credentials,
+    { failureThreshold: options.threshold ?? 2, cooldownMs: 60_000 },
+    metrics,
+  );
   const failover = new FailoverProvider({
     pool,
     retries: { maxAttempts: options.maxAttempts ?? 3, baseDelayMs: 1, maxDelayMs: options.maxDelayMs ?? 5 },
@@ -99,14 +111,22 @@ describe('FailoverProvider', () => {
   });
 
   it('passes on a 429 whose retry-after is longer than the gateway may wait, without retrying', async () => {
-    const vendor = new ScriptedVendor([new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 30 }), 'ok']);
+    const vendor = new ScriptedVendor([
+      new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 30 }),
+      'ok',
+    ]);
     const { failover } = provider([vendor]);
-    await expect(failover.call(call(false))).rejects.toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 30 });
+    await expect(failover.call(call(false))).rejects.toMatchObject({
+      code: 'upstream_rate_limited',
+      retryAfterSeconds: 30,
+    });
     expect(vendor.calls).toBe(1);
   });
 
   it("a 429 with another credential available moves on without waiting for this one's retry-after", async () => {
-    const limited = new ScriptedVendor([new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 30 })]);
+    const limited = new ScriptedVendor([
+      new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: 30 }),
+    ]);
     const healthy = new ScriptedVendor(['ok']);
     const { failover } = provider([limited, healthy]);
     expect(await text(await failover.call(call(false)))).toBe('hello');
@@ -127,28 +147,38 @@ describe('FailoverProvider', () => {
     const failing = new ScriptedVendor([serverError()]);
     const healthy = new ScriptedVendor(['ok']);
     const { failover } = provider([failing, healthy], { threshold: 2 });
-    for (let request = 0; request < 6; request++) expect(await text(await failover.call(call(request % 2 === 0)))).toBe('hello');
+    for (let request = 0; request < 6; request++)
+      expect(await text(await failover.call(call(request % 2 === 0)))).toBe('hello');
     expect(failing.calls).toBe(2);
     expect(healthy.calls).toBe(6);
     expect(failover.credentialStatus(Date.now()).map((status) => status.state)).toEqual(['cooling_down', 'healthy']);
   });
 
   it('a non-stream reply whose body breaks is retried, and the broken attempt leaves nothing behind', async () => {
-    const vendor = new ScriptedVendor([{ breaksAfter: 2, error: new GatewayError('upstream_bad_response', 'cut') }, 'ok']);
+    const vendor = new ScriptedVendor([
+      { breaksAfter: 2, error: new GatewayError('upstream_bad_response', 'cut') },
+      'ok',
+    ]);
     const { failover } = provider([vendor]);
     expect(await text(await failover.call(call(false)))).toBe('hello');
     expect(vendor.calls).toBe(2);
   });
 
   it('a stream is handed over once the vendor accepted it: a later break is the caller’s to report', async () => {
-    const vendor = new ScriptedVendor([{ breaksAfter: 2, error: new GatewayError('upstream_bad_response', 'cut') }, 'ok']);
+    const vendor = new ScriptedVendor([
+      { breaksAfter: 2, error: new GatewayError('upstream_bad_response', 'cut') },
+      'ok',
+    ]);
     const { failover } = provider([vendor]);
     await expect(text(await failover.call(call(true)))).rejects.toMatchObject({ code: 'upstream_bad_response' });
     expect(vendor.calls).toBe(1);
   });
 
   it('a stream that fails before its first output event is retried like a refused request', async () => {
-    const vendor = new ScriptedVendor([{ breaksAfter: 0, error: new GatewayError('upstream_unavailable', 'overloaded') }, 'ok']);
+    const vendor = new ScriptedVendor([
+      { breaksAfter: 0, error: new GatewayError('upstream_unavailable', 'overloaded') },
+      'ok',
+    ]);
     const { failover, errors } = provider([vendor]);
     expect(await text(await failover.call(call(true)))).toBe('hello');
     expect(vendor.calls).toBe(2);

@@ -65,7 +65,8 @@ export class FailoverProvider implements ProviderAdapter {
       // A local count needs no credential, retry or circuit breaker.
       this.countTokens = (request, model, signal) => first!.countTokens!(request, model, signal);
     } else if (first?.countTokens !== undefined) {
-      this.countTokens = (request, model, signal) => this.run<number>({ kind: 'count', request, model, signal }, signal);
+      this.countTokens = (request, model, signal) =>
+        this.run<number>({ kind: 'count', request, model, signal }, signal);
     }
   }
 
@@ -102,7 +103,11 @@ export class FailoverProvider implements ProviderAdapter {
   }
 
   /** Records a failed attempt; returns how long to wait before the next one, or undefined to give up. */
-  private afterFailure(error: GatewayError, credential: PooledCredential<ClosableAdapter>, attempt: number): number | undefined {
+  private afterFailure(
+    error: GatewayError,
+    credential: PooledCredential<ClosableAdapter>,
+    attempt: number,
+  ): number | undefined {
     // A connection-level error carries undici's error as its cause; a vendor's status reply has none.
     const failure = classifyAttemptFailure(error, error.cause !== undefined);
     this.metrics.upstreamError(this.vendor, failure.reason);
@@ -125,7 +130,8 @@ export class FailoverProvider implements ProviderAdapter {
       return adapter.countTokens!(job.request, job.model, job.signal);
     }
     const response = await adapter.call(job.call);
-    if (job.call.request.stream) return { ...response, events: await primeStream(response.events, this.streamStartWindowMs) };
+    if (job.call.request.stream)
+      return { ...response, events: await primeStream(response.events, this.streamStartWindowMs) };
     return { ...response, events: await readAll(response.events) };
   }
 }

@@ -5,7 +5,10 @@ import { nextBatchThen, type BatchStep } from '../streaming/event-batches.js';
 import { matchStopSequences, StopSequenceMatcher } from './gateway-stop-sequences.js';
 
 const start: CanonicalEvent = { type: 'response-start', id: 'r', model: 'm', created: 1 };
-const usage: CanonicalEvent = { type: 'usage', usage: { inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 } };
+const usage: CanonicalEvent = {
+  type: 'usage',
+  usage: { inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 },
+};
 
 function textReply(pieces: string[]): CanonicalEvent[] {
   return [
@@ -39,7 +42,12 @@ describe('StopSequenceMatcher', () => {
     // The vendor's own finish and usage never come through: the reply ended at the match.
     expect(out.filter((event) => event.type === 'finish')).toHaveLength(1);
     expect(reply.usageReported).toBe(false);
-    expect(out.at(-1)).toEqual({ type: 'finish', reason: 'stop-sequence', rawReason: 'stop_sequence', stopSequence: 'END' });
+    expect(out.at(-1)).toEqual({
+      type: 'finish',
+      reason: 'stop-sequence',
+      rawReason: 'stop_sequence',
+      stopSequence: 'END',
+    });
   });
 
   it('reports the earliest match, and the longest of sequences matching at one place', () => {
@@ -58,7 +66,9 @@ describe('StopSequenceMatcher', () => {
     expect(reply.stopSequence).toBeNull();
     expect(out.at(-1)).toEqual(usage);
     // Held-back text goes out before the block ends.
-    expect(out.findIndex((event) => event.type === 'text-end')).toBeGreaterThan(out.findLastIndex((event) => event.type === 'text-delta'));
+    expect(out.findIndex((event) => event.type === 'text-end')).toBeGreaterThan(
+      out.findLastIndex((event) => event.type === 'text-delta'),
+    );
   });
 
   it('holds back only what could still begin a match, never splitting a surrogate pair', () => {
@@ -94,7 +104,8 @@ describe('matchStopSequences', () => {
     const upstream: AsyncIterable<CanonicalEvent> = {
       [Symbol.asyncIterator]() {
         return {
-          next: async () => (pulled < events.length ? { done: false, value: events[pulled++]! } : { done: true, value: undefined }),
+          next: async () =>
+            pulled < events.length ? { done: false, value: events[pulled++]! } : { done: true, value: undefined },
           return: async () => {
             closed = true;
             return { done: true, value: undefined };
@@ -126,7 +137,9 @@ describe('matchStopSequences', () => {
         return this;
       },
     };
-    const matched = matchStopSequences(upstream, ['STOP']) as AsyncIterableIterator<CanonicalEvent> & { nextBatch(): Promise<readonly CanonicalEvent[] | undefined> };
+    const matched = matchStopSequences(upstream, ['STOP']) as AsyncIterableIterator<CanonicalEvent> & {
+      nextBatch(): Promise<readonly CanonicalEvent[] | undefined>;
+    };
     const out: CanonicalEvent[] = [];
     for (let batch = await matched.nextBatch(); batch !== undefined; batch = await matched.nextBatch()) {
       expect(batch.length).toBeGreaterThan(0);
@@ -197,6 +210,12 @@ describe('matchStopSequences', () => {
       },
     };
     const matched = matchStopSequences(upstream, ['STOP']);
-    await expect(nextBatchThen(matched, () => 'stepped', (error) => `failed: ${(error as Error).message}`)).resolves.toBe('failed: cut off');
+    await expect(
+      nextBatchThen(
+        matched,
+        () => 'stepped',
+        (error) => `failed: ${(error as Error).message}`,
+      ),
+    ).resolves.toBe('failed: cut off');
   });
 });

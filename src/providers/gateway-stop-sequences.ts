@@ -92,7 +92,8 @@ export class StopSequenceMatcher {
     for (const sequence of this.sequences) {
       const index = text.indexOf(sequence);
       if (index < 0) continue;
-      if (best === undefined || index < best.index || (index === best.index && sequence.length > best.sequence.length)) best = { index, sequence };
+      if (best === undefined || index < best.index || (index === best.index && sequence.length > best.sequence.length))
+        best = { index, sequence };
     }
     return best;
   }
@@ -103,7 +104,10 @@ function isHighSurrogate(code: number): boolean {
 }
 
 /** A reply's events cut at the first stop sequence; the upstream iterator is closed (its request aborted) on a match. */
-export function matchStopSequences(events: AsyncIterable<CanonicalEvent>, sequences: readonly string[]): AsyncIterableIterator<CanonicalEvent> {
+export function matchStopSequences(
+  events: AsyncIterable<CanonicalEvent>,
+  sequences: readonly string[],
+): AsyncIterableIterator<CanonicalEvent> {
   return new MatchedEvents(events[Symbol.asyncIterator](), new StopSequenceMatcher(sequences));
 }
 
@@ -152,7 +156,8 @@ class MatchedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIte
       this.upstream,
       (batch): U | PromiseLike<U> => {
         // Abandon the rest of the reply on a match: the vendor stops generating when its connection closes.
-        if (this.match(batch)) return Promise.resolve(this.upstream.return?.()).then(() => this.nextBatchThen(step, onError), onError);
+        if (this.match(batch))
+          return Promise.resolve(this.upstream.return?.()).then(() => this.nextBatchThen(step, onError), onError);
         if (this.ready.length > 0) return step(this.takeReady());
         return this.done ? step(undefined) : this.nextBatchThen(step, onError);
       },

@@ -20,7 +20,10 @@ export class ProviderRegistry {
   get(vendor: VendorName): ProviderAdapter {
     const adapter = this.adapters[vendor];
     if (adapter === undefined) {
-      throw new GatewayError('upstream_unavailable', this.unavailableReasons[vendor] ?? `No provider is configured for ${vendor}.`);
+      throw new GatewayError(
+        'upstream_unavailable',
+        this.unavailableReasons[vendor] ?? `No provider is configured for ${vendor}.`,
+      );
     }
     return adapter;
   }

@@ -1,5 +1,11 @@
 import type { CanonicalEvent } from '../canonical/events.js';
-import { batchOfResult, nextBatchOf, nextBatchThen, type BatchedIterator, type BatchStep } from '../streaming/event-batches.js';
+import {
+  batchOfResult,
+  nextBatchOf,
+  nextBatchThen,
+  type BatchedIterator,
+  type BatchStep,
+} from '../streaming/event-batches.js';
 
 const WINDOW_PASSED = Symbol('window passed');
 
@@ -13,7 +19,10 @@ const WINDOW_PASSED = Symbol('window passed');
  * The returned iterator replays what was read and then hands each `next()` straight to the vendor's iterator
  * (no extra generator per event), and forwards `return()` so an early stop still releases the connection.
  */
-export async function primeStream(events: AsyncIterable<CanonicalEvent>, windowMs: number): Promise<AsyncIterable<CanonicalEvent>> {
+export async function primeStream(
+  events: AsyncIterable<CanonicalEvent>,
+  windowMs: number,
+): Promise<AsyncIterable<CanonicalEvent>> {
   const iterator = events[Symbol.asyncIterator]();
   const buffered: CanonicalEvent[] = [];
   let timer: NodeJS.Timeout | undefined;

@@ -8,7 +8,7 @@ import * as undici from 'undici';
 import { expect, it } from 'vitest';
 import { Pool, undiciErrors } from './undici-pool.js';
 
-it('is undici\'s own Pool and error classes', () => {
+it("is undici's own Pool and error classes", () => {
   expect(Pool).toBe(undici.Pool);
   expect(undiciErrors).toBe(undici.errors);
   expect(undiciErrors.HeadersTimeoutError).toBe(undici.errors.HeadersTimeoutError);

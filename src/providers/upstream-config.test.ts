@@ -31,7 +31,10 @@ describe('upstream resilience settings', () => {
   });
 
   it('<VENDOR>_API_KEYS gives several credentials at the vendor base URL', () => {
-    const config = loadConfig({ ANTHROPIC_API_KEYS: 'sk-a, sk-b,,', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/x/' }, directoryWith());
+    const config = loadConfig(
+      { ANTHROPIC_API_KEYS: 'sk-a, sk-b,,', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/x/' },
+      directoryWith(),
+    );
     expect(config.vendors.anthropic.configured).toBe(true);
     expect(config.vendors.anthropic.credentials).toEqual([
       { apiKey: 'sk-a', baseUrl: 'http://127.0.0.1:1/x', label: '#1' },
@@ -72,7 +75,9 @@ describe('upstream resilience settings', () => {
 
   it('rejects a bad credential list and unknown timeout names', () => {
     expect(() => loadConfig({}, directoryWith('vendors:\n  openai:\n    credentials: []\n'))).toThrow(ConfigError);
-    expect(() => loadConfig({}, directoryWith('vendors:\n  openai:\n    timeouts: { totalMs: 5 }\n'))).toThrow(/timeouts/);
+    expect(() => loadConfig({}, directoryWith('vendors:\n  openai:\n    timeouts: { totalMs: 5 }\n'))).toThrow(
+      /timeouts/,
+    );
     expect(() => loadConfig({ STREAM_KEEPALIVE_MS: 'soon' }, directoryWith())).toThrow(/STREAM_KEEPALIVE_MS/);
   });
 });

@@ -53,7 +53,13 @@ export class UpstreamHttp {
   }
 
   /** `stream`: the reply is a stream (its headers come at once), not a whole reply (they come when it is done). */
-  async post(path: string, headers: Record<string, string>, body: string, signal: AbortSignal, stream = false): Promise<UpstreamResponse> {
+  async post(
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    stream = false,
+  ): Promise<UpstreamResponse> {
     try {
       const response = await this.pool.request({
         method: 'POST',
@@ -108,9 +114,13 @@ export function upstreamConnectionError(error: unknown): GatewayError {
 export function midStreamError(error: unknown, vendorLabel: string): GatewayError {
   if (error instanceof GatewayError) return error;
   if (error instanceof undiciErrors.BodyTimeoutError) {
-    return new GatewayError('upstream_timeout', `${vendorLabel} stopped sending before the reply was complete.`, { cause: error });
+    return new GatewayError('upstream_timeout', `${vendorLabel} stopped sending before the reply was complete.`, {
+      cause: error,
+    });
   }
-  return new GatewayError('upstream_bad_response', `${vendorLabel} ended the stream before the reply was complete.`, { cause: error });
+  return new GatewayError('upstream_bad_response', `${vendorLabel} ended the stream before the reply was complete.`, {
+    cause: error,
+  });
 }
 
 /**

@@ -11,7 +11,8 @@ describe('backoff', () => {
   });
 
   it("honours the vendor's retry-after when the policy lets the gateway wait that long", () => {
-    const limited = (seconds: number) => new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: seconds });
+    const limited = (seconds: number) =>
+      new GatewayError('upstream_rate_limited', 'slow down', { retryAfterSeconds: seconds });
     expect(retryDelayMs(limited(1), 1, policy, () => 0)).toBe(1_000);
     expect(retryDelayMs(limited(0), 2, policy, () => 0)).toBe(100);
     // Longer than maxDelayMs: the client gets the 429 and its retry-after instead.
@@ -21,16 +22,36 @@ describe('backoff', () => {
 
 describe('classifyAttemptFailure', () => {
   it('retries connection errors, timeouts, 429 and 5xx, and blames the credential for them', () => {
-    for (const code of ['upstream_rate_limited', 'upstream_server_error', 'upstream_unavailable', 'upstream_timeout', 'upstream_bad_response'] as const) {
-      expect(classifyAttemptFailure(new GatewayError(code, 'x'), false)).toMatchObject({ retryable: true, blamesCredential: true });
+    for (const code of [
+      'upstream_rate_limited',
+      'upstream_server_error',
+      'upstream_unavailable',
+      'upstream_timeout',
+      'upstream_bad_response',
+    ] as const) {
+      expect(classifyAttemptFailure(new GatewayError(code, 'x'), false)).toMatchObject({
+        retryable: true,
+        blamesCredential: true,
+      });
     }
     expect(classifyAttemptFailure(new GatewayError('upstream_unavailable', 'x'), true).reason).toBe('connect');
   });
 
   it('a refused credential is blamed but not retried on itself; request errors are neither', () => {
-    expect(classifyAttemptFailure(new GatewayError('upstream_auth_failed', 'x'), false)).toMatchObject({ retryable: false, blamesCredential: true });
-    for (const code of ['upstream_invalid_request', 'upstream_not_found', 'upstream_payload_too_large', 'internal_error'] as const) {
-      expect(classifyAttemptFailure(new GatewayError(code, 'x'), false)).toMatchObject({ retryable: false, blamesCredential: false });
+    expect(classifyAttemptFailure(new GatewayError('upstream_auth_failed', 'x'), false)).toMatchObject({
+      retryable: false,
+      blamesCredential: true,
+    });
+    for (const code of [
+      'upstream_invalid_request',
+      'upstream_not_found',
+      'upstream_payload_too_large',
+      'internal_error',
+    ] as const) {
+      expect(classifyAttemptFailure(new GatewayError(code, 'x'), false)).toMatchObject({
+        retryable: false,
+        blamesCredential: false,
+      });
     }
   });
 });

@@ -50,7 +50,12 @@ export function backoffDelayMs(retryNumber: number, policy: RetryPolicy, random:
  * (undefined when that is longer than the policy lets the gateway wait: the client gets the 429 instead),
  * the backoff otherwise.
  */
-export function retryDelayMs(error: GatewayError, retryNumber: number, policy: RetryPolicy, random?: () => number): number | undefined {
+export function retryDelayMs(
+  error: GatewayError,
+  retryNumber: number,
+  policy: RetryPolicy,
+  random?: () => number,
+): number | undefined {
   const backoff = backoffDelayMs(retryNumber, policy, random);
   if (error.retryAfterSeconds === undefined) return backoff;
   const vendorWait = error.retryAfterSeconds * 1000;

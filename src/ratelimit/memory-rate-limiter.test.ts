@@ -115,39 +115,38 @@ describe('MemoryRateLimiter', () => {
     { limit: 100, windowMs: MINUTE, seed: 2 },
     { limit: 7, windowMs: MINUTE, seed: 3 },
     { limit: 5, windowMs: 1_000, seed: 4 },
-  ])('random arrivals over 5 simulated minutes never exceed $limit in any window ($windowMs ms, seed $seed)', async ({
-    limit,
-    windowMs,
-    seed,
-  }) => {
-    const clock = manualClock();
-    const rl = limiter(clock.now);
-    const next = random(seed);
-    const end = T0 + 5 * MINUTE;
-    // About three times the limit on average, in bursts: many arrivals share a millisecond.
-    const meanGap = windowMs / (3 * limit);
-    const admitted: number[] = [];
-    const refusals: Array<{ at: number; decision: RateLimitDecision }> = [];
-    while (clock.now() < end) {
-      const burst = next() < 0.1 ? 1 + Math.floor(next() * 20) : 1;
-      for (let i = 0; i < burst; i += 1) {
-        const decision = await rl.check('subject', limit, windowMs);
-        if (decision.allowed) admitted.push(clock.now());
-        else refusals.push({ at: clock.now(), decision });
+  ])(
+    'random arrivals over 5 simulated minutes never exceed $limit in any window ($windowMs ms, seed $seed)',
+    async ({ limit, windowMs, seed }) => {
+      const clock = manualClock();
+      const rl = limiter(clock.now);
+      const next = random(seed);
+      const end = T0 + 5 * MINUTE;
+      // About three times the limit on average, in bursts: many arrivals share a millisecond.
+      const meanGap = windowMs / (3 * limit);
+      const admitted: number[] = [];
+      const refusals: Array<{ at: number; decision: RateLimitDecision }> = [];
+      while (clock.now() < end) {
+        const burst = next() < 0.1 ? 1 + Math.floor(next() * 20) : 1;
+        for (let i = 0; i < burst; i += 1) {
+          const decision = await rl.check('subject', limit, windowMs);
+          if (decision.allowed) admitted.push(clock.now());
+          else refusals.push({ at: clock.now(), decision });
+        }
+        clock.advance(Math.floor(next() * 2 * meanGap));
       }
-      clock.advance(Math.floor(next() * 2 * meanGap));
-    }
-    expect(refusals.length).toBeGreaterThan(0);
-    expect(maxInAnyWindow(admitted, windowMs)).toBeLessThanOrEqual(limit);
-    // Never stricter than needed: each refusal found the window (at − window, at] full, and its reset is
-    // exactly when the oldest admission in it leaves.
-    for (const { at, decision } of refusals) {
-      const inWindow = admitted.filter((time) => time > at - windowMs && time <= at);
-      expect(inWindow).toHaveLength(limit);
-      expect(decision.resetMs).toBe((inWindow[0] as number) + windowMs - at);
-      expect(decision.retryAfterSeconds).toBe(Math.ceil(decision.resetMs / 1000));
-    }
-  });
+      expect(refusals.length).toBeGreaterThan(0);
+      expect(maxInAnyWindow(admitted, windowMs)).toBeLessThanOrEqual(limit);
+      // Never stricter than needed: each refusal found the window (at − window, at] full, and its reset is
+      // exactly when the oldest admission in it leaves.
+      for (const { at, decision } of refusals) {
+        const inWindow = admitted.filter((time) => time > at - windowMs && time <= at);
+        expect(inWindow).toHaveLength(limit);
+        expect(decision.resetMs).toBe((inWindow[0] as number) + windowMs - at);
+        expect(decision.retryAfterSeconds).toBe(Math.ceil(decision.resetMs / 1000));
+      }
+    },
+  );
 
   it('never refuses a client pacing exactly at the limit for 5 simulated minutes', async () => {
     const clock = manualClock();
@@ -185,7 +184,12 @@ describe('MemoryRateLimiter', () => {
     }
     // 10 held at T0 … T0+9 s; a limit of 4 has room once all but 3 left: after the one at T0+6 s leaves.
     const refused = await rl.check('downgraded', 4);
-    expect(refused).toMatchObject({ allowed: false, limit: 4, remaining: 0, resetMs: T0 + 6_000 + MINUTE - clock.now() });
+    expect(refused).toMatchObject({
+      allowed: false,
+      limit: 4,
+      remaining: 0,
+      resetMs: T0 + 6_000 + MINUTE - clock.now(),
+    });
     clock.set(T0 + 6_000 + MINUTE);
     expect((await rl.check('downgraded', 4)).allowed).toBe(true);
   });
@@ -272,7 +276,13 @@ describe('MemoryRateLimiter', () => {
     it('refuses while the tokens recorded in the window reach the limit, until their bucket leaves', async () => {
       const clock = manualClock(SECOND_ALIGNED);
       const rl = limiter(clock.now);
-      expect(await rl.checkTokens('t', 1_000)).toEqual({ allowed: true, limit: 1_000, remaining: 1_000, resetMs: 0, retryAfterSeconds: 0 });
+      expect(await rl.checkTokens('t', 1_000)).toEqual({
+        allowed: true,
+        limit: 1_000,
+        remaining: 1_000,
+        resetMs: 0,
+        retryAfterSeconds: 0,
+      });
       await rl.recordTokens('t', 600);
       clock.advance(10_000);
       await rl.recordTokens('t', 500);
@@ -280,7 +290,13 @@ describe('MemoryRateLimiter', () => {
 
       const refused = await rl.checkTokens('t', 1_000);
       // Below the limit once the first bucket (600 tokens, recorded in [T, T+1 s)) has wholly left the window.
-      expect(refused).toEqual({ allowed: false, limit: 1_000, remaining: 0, resetMs: 60_999 - 10_000, retryAfterSeconds: 51 });
+      expect(refused).toEqual({
+        allowed: false,
+        limit: 1_000,
+        remaining: 0,
+        resetMs: 60_999 - 10_000,
+        retryAfterSeconds: 51,
+      });
       clock.set(SECOND_ALIGNED + 60_998);
       expect((await rl.checkTokens('t', 1_000)).allowed).toBe(false);
       clock.set(SECOND_ALIGNED + 60_999);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { anthropicRateLimitHeaders, formatResetDuration, formatResetTimestamp, openAiRateLimitHeaders } from './rate-limit-headers.js';
+import {
+  anthropicRateLimitHeaders,
+  formatResetDuration,
+  formatResetTimestamp,
+  openAiRateLimitHeaders,
+} from './rate-limit-headers.js';
 import type { RateLimitDecision } from './rate-limiter.js';
 
 const refused: RateLimitDecision = { allowed: false, limit: 100, remaining: 0, resetMs: 47_655, retryAfterSeconds: 48 };

@@ -23,7 +23,8 @@ export function formatResetDuration(ms: number): string {
   const millis = total % 60_000;
   const wholeSeconds = Math.floor(millis / 1_000);
   const fraction = millis % 1_000;
-  const seconds = fraction === 0 ? `${wholeSeconds}` : `${wholeSeconds}.${String(fraction).padStart(3, '0').replace(/0+$/, '')}`;
+  const seconds =
+    fraction === 0 ? `${wholeSeconds}` : `${wholeSeconds}.${String(fraction).padStart(3, '0').replace(/0+$/, '')}`;
   if (hours > 0) return `${hours}h${minutes}m${seconds}s`;
   if (minutes > 0) return `${minutes}m${seconds}s`;
   return `${seconds}s`;
@@ -44,8 +45,16 @@ const OPENAI_NAMES: Record<RateLimitKind, readonly [string, string, string]> = {
   tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
 };
 const ANTHROPIC_NAMES: Record<RateLimitKind, readonly [string, string, string]> = {
-  requests: ['anthropic-ratelimit-requests-limit', 'anthropic-ratelimit-requests-remaining', 'anthropic-ratelimit-requests-reset'],
-  tokens: ['anthropic-ratelimit-tokens-limit', 'anthropic-ratelimit-tokens-remaining', 'anthropic-ratelimit-tokens-reset'],
+  requests: [
+    'anthropic-ratelimit-requests-limit',
+    'anthropic-ratelimit-requests-remaining',
+    'anthropic-ratelimit-requests-reset',
+  ],
+  tokens: [
+    'anthropic-ratelimit-tokens-limit',
+    'anthropic-ratelimit-tokens-remaining',
+    'anthropic-ratelimit-tokens-reset',
+  ],
 };
 
 /** Anything headers can be set on (a fastify reply, a plain map's writer); keeps HTTP types out of here. */
@@ -54,7 +63,10 @@ export interface HeaderTarget {
 }
 
 /** `x-ratelimit-{limit,remaining,reset}-<kind>`, plus `retry-after` (whole seconds) when refused. */
-export function openAiRateLimitHeaders(decision: RateLimitDecision, kind: RateLimitKind = 'requests'): Record<string, string> {
+export function openAiRateLimitHeaders(
+  decision: RateLimitDecision,
+  kind: RateLimitKind = 'requests',
+): Record<string, string> {
   const headers: Record<string, string> = {};
   setOpenAiRateLimitHeaders({ header: (name, value) => (headers[name] = value) }, decision, kind);
   return headers;
@@ -72,7 +84,11 @@ export function anthropicRateLimitHeaders(
 }
 
 /** The headers of `openAiRateLimitHeaders`, set directly on `target` (no intermediate map per request). */
-export function setOpenAiRateLimitHeaders(target: HeaderTarget, decision: RateLimitDecision, kind: RateLimitKind): void {
+export function setOpenAiRateLimitHeaders(
+  target: HeaderTarget,
+  decision: RateLimitDecision,
+  kind: RateLimitKind,
+): void {
   const [limit, remaining, reset] = OPENAI_NAMES[kind];
   target.header(limit, String(decision.limit));
   target.header(remaining, String(decision.remaining));
@@ -81,7 +97,12 @@ export function setOpenAiRateLimitHeaders(target: HeaderTarget, decision: RateLi
 }
 
 /** The headers of `anthropicRateLimitHeaders`, set directly on `target`. */
-export function setAnthropicRateLimitHeaders(target: HeaderTarget, decision: RateLimitDecision, kind: RateLimitKind, nowMs: number = Date.now()): void {
+export function setAnthropicRateLimitHeaders(
+  target: HeaderTarget,
+  decision: RateLimitDecision,
+  kind: RateLimitKind,
+  nowMs: number = Date.now(),
+): void {
   const [limit, remaining, reset] = ANTHROPIC_NAMES[kind];
   target.header(limit, String(decision.limit));
   target.header(remaining, String(decision.remaining));

@@ -58,14 +58,16 @@ export class RateLimiterUnavailableError extends Error {
 
 /** Rejects arguments that would make a window meaningless; both backends share the same rules. */
 export function assertLimitArguments(limit: number, windowMs: number): void {
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`Rate limit must be a positive integer, got ${limit}.`);
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new RangeError(`Rate limit must be a positive integer, got ${limit}.`);
   if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
     throw new RangeError(`Rate limit window must be a positive integer of milliseconds, got ${windowMs}.`);
   }
 }
 
 export function assertTokenCount(tokens: number): void {
-  if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError(`Token count must be a non-negative integer, got ${tokens}.`);
+  if (!Number.isSafeInteger(tokens) || tokens < 0)
+    throw new RangeError(`Token count must be a non-negative integer, got ${tokens}.`);
 }
 
 /** A decision from "how many are in the window now" and "how long until one more fits". */

@@ -33,7 +33,9 @@ if (!(await limiter.connect())) {
 process.once('message', () => {
   void (async () => {
     try {
-      const decisions = await Promise.all(Array.from({ length: args.checks }, () => limiter.check(args.subject, args.limit)));
+      const decisions = await Promise.all(
+        Array.from({ length: args.checks }, () => limiter.check(args.subject, args.limit)),
+      );
       send({ type: 'done', allowed: decisions.filter((decision) => decision.allowed).length });
     } catch (error) {
       send({ type: 'failed', error: String(error) });

@@ -93,7 +93,13 @@ describe('RedisRateLimiter on the real Redis', () => {
     }
     expect(refused[0]?.retryAfterSeconds).toBe(60);
 
-    expect(await limiter.check('another-key', 100)).toEqual({ allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterSeconds: 0 });
+    expect(await limiter.check('another-key', 100)).toEqual({
+      allowed: true,
+      limit: 100,
+      remaining: 99,
+      resetMs: 0,
+      retryAfterSeconds: 0,
+    });
   });
 
   it('does not record refused checks, and admits again exactly when retry-after says', async () => {
@@ -181,7 +187,11 @@ describe('RedisRateLimiter on the real Redis', () => {
 describe('when Redis fails', () => {
   it('fail-open (default) admits without hanging, reports and counts the failure', async () => {
     const errors: Error[] = [];
-    const limiter = await createRateLimiter({ redisUrl: await deadRedisUrl(), keyPrefix: PREFIX, onError: (error) => errors.push(error) });
+    const limiter = await createRateLimiter({
+      redisUrl: await deadRedisUrl(),
+      keyPrefix: PREFIX,
+      onError: (error) => errors.push(error),
+    });
     opened.push(limiter);
     // A check queued until Redis comes back would hang until the test's timeout; it is decided at once instead.
     const decision = await limiter.check('dead', 100);
@@ -206,7 +216,11 @@ describe('when Redis fails', () => {
   it('a Redis that stops answering costs one command timeout, and service resumes when it answers again', async () => {
     const proxy = await startStallingProxy(6379);
     try {
-      const limiter = await openLimiter({ redisUrl: `redis://127.0.0.1:${proxy.port}`, failOpen: true, commandTimeoutMs: 200 });
+      const limiter = await openLimiter({
+        redisUrl: `redis://127.0.0.1:${proxy.port}`,
+        failOpen: true,
+        commandTimeoutMs: 200,
+      });
       expect((await limiter.check('stall', 10)).remaining).toBe(9);
 
       proxy.stall();

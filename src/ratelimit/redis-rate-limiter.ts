@@ -120,7 +120,12 @@ export class RedisRateLimiter implements RateLimiter {
     assertLimitArguments(limit, windowMs);
     this.writeTogether();
     try {
-      const reply = await this.commands.tollgateSlidingWindow(this.requestsKey(subject), limit, windowMs, this.nextMember());
+      const reply = await this.commands.tollgateSlidingWindow(
+        this.requestsKey(subject),
+        limit,
+        windowMs,
+        this.nextMember(),
+      );
       const [allowed, used, resetMs] = parseTriple(reply);
       return decision(allowed === 1, limit, used, resetMs);
     } catch (error) {
@@ -217,7 +222,9 @@ export class RedisRateLimiter implements RateLimiter {
   private explain(error: unknown): Error {
     const failure = asError(error);
     if (this.redis.status === 'ready' || this.lastConnectionError === undefined) return failure;
-    return new Error(`Redis is ${this.redis.status} (${this.lastConnectionError.message}): ${failure.message}`, { cause: failure });
+    return new Error(`Redis is ${this.redis.status} (${this.lastConnectionError.message}): ${failure.message}`, {
+      cause: failure,
+    });
   }
 
   private report(error: Error): void {

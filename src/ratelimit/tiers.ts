@@ -36,7 +36,10 @@ const NANO_PER_USD = 1_000_000_000n;
 export const DEFAULT_TIERS: Tiers = Object.freeze({
   standard: DEFAULT_STANDARD_TIER,
   // Self-serve by default (spec §8): $50 of payments in total, or $20 from the balance per 30 days.
-  pro: { requestsPerMinute: 1_000, upgrade: { atTotalPaidNano: 50n * NANO_PER_USD, priceNano: 20n * NANO_PER_USD, periodDays: 30 } },
+  pro: {
+    requestsPerMinute: 1_000,
+    upgrade: { atTotalPaidNano: 50n * NANO_PER_USD, priceNano: 20n * NANO_PER_USD, periodDays: 30 },
+  },
   enterprise: { requestsPerMinute: 10_000 },
 });
 
@@ -105,7 +108,12 @@ export function rankedTiers(tiers: Tiers): ResolvedTier[] {
   const tokens = (tier: TierDefinition) => tier.tokensPerMinute ?? Number.POSITIVE_INFINITY;
   return Object.entries(tiers)
     .map(([name, definition]) => ({ name, ...definition }))
-    .sort((a, b) => a.requestsPerMinute - b.requestsPerMinute || tokens(a) - tokens(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort(
+      (a, b) =>
+        a.requestsPerMinute - b.requestsPerMinute ||
+        tokens(a) - tokens(b) ||
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
 }
 
 /** The higher of two tiers by `rankedTiers`; unknown names count as `standard`. */

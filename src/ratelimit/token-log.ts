@@ -47,7 +47,10 @@ export class TokenLog {
   usage(now: number, limit: number, windowMs: number): TokenUsage {
     const bucketMs = tokenBucketMs(windowMs);
     let expired = 0;
-    while (expired < this.buckets.length && tokenBucketExpiresAt(this.buckets[expired] as number, bucketMs, windowMs) <= now) {
+    while (
+      expired < this.buckets.length &&
+      tokenBucketExpiresAt(this.buckets[expired] as number, bucketMs, windowMs) <= now
+    ) {
       expired += 1;
     }
     if (expired > 0) {
@@ -69,6 +72,8 @@ export class TokenLog {
   /** The instant after which nothing recorded here counts any more (the log may then be dropped). */
   idleAt(windowMs: number): number {
     const newest = this.buckets[this.buckets.length - 1];
-    return newest === undefined ? Number.NEGATIVE_INFINITY : tokenBucketExpiresAt(newest, tokenBucketMs(windowMs), windowMs);
+    return newest === undefined
+      ? Number.NEGATIVE_INFINITY
+      : tokenBucketExpiresAt(newest, tokenBucketMs(windowMs), windowMs);
   }
 }

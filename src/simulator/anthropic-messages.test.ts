@@ -43,7 +43,10 @@ async function rawStream(body: object): Promise<{ text: string; events: RawEvent
     .filter((block) => block.length > 0)
     .map((block) => {
       const [eventLine = '', dataLine = ''] = block.split('\n');
-      return { event: eventLine.replace('event: ', ''), data: JSON.parse(dataLine.replace('data: ', '')) as Record<string, unknown> };
+      return {
+        event: eventLine.replace('event: ', ''),
+        data: JSON.parse(dataLine.replace('data: ', '')) as Record<string, unknown>,
+      };
     });
   return { text, events };
 }
@@ -52,7 +55,13 @@ describe('Anthropic simulator: replies', () => {
   it('answers a message with usage in Anthropic shape (input_tokens excludes cache)', async () => {
     const message = await client.messages.create(request);
     expect(message.id).toMatch(/^msg_01/);
-    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: MODEL, stop_reason: 'end_turn', stop_sequence: null });
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: MODEL,
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
     expect(message.content).toHaveLength(1);
     const block = message.content[0];
     if (block?.type !== 'text') throw new Error('expected a text block');
@@ -87,12 +96,20 @@ describe('Anthropic simulator: replies', () => {
     expect(messageDelta).toEqual({
       type: 'message_delta',
       delta: { stop_reason: 'end_turn', stop_sequence: null },
-      usage: { input_tokens: nonStream.usage.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: nonStream.usage.output_tokens },
+      usage: {
+        input_tokens: nonStream.usage.input_tokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: nonStream.usage.output_tokens,
+      },
     });
   });
 
   it('gives the same message streamed and not (SDK accumulation)', async () => {
-    const [message, streamed] = await Promise.all([client.messages.create(request), client.messages.stream(request).finalMessage()]);
+    const [message, streamed] = await Promise.all([
+      client.messages.create(request),
+      client.messages.stream(request).finalMessage(),
+    ]);
     expect(streamed.content).toEqual(message.content);
     expect(streamed.usage).toEqual(message.usage);
     expect([streamed.stop_reason, streamed.id]).toEqual([message.stop_reason, message.id]);
@@ -113,7 +130,10 @@ describe('Anthropic simulator: replies', () => {
   });
 
   it('stops at a stop sequence and names it', async () => {
-    const prompt: MessageCreateParamsNonStreaming = { ...request, messages: [{ role: 'user', content: 'the fox [[sim words=30]]' }] };
+    const prompt: MessageCreateParamsNonStreaming = {
+      ...request,
+      messages: [{ role: 'user', content: 'the fox [[sim words=30]]' }],
+    };
     const full = await client.messages.create(prompt);
     const fullText = full.content[0]?.type === 'text' ? full.content[0].text : '';
     const stopped = await client.messages.create({ ...prompt, stop_sequences: ['fox', 'never-present'] });
@@ -144,18 +164,34 @@ describe('Anthropic simulator: replies', () => {
     const counted = await client.messages.countTokens(countParams);
     expect(counted.input_tokens).toBe(message.usage.input_tokens);
     // 1,600 per image and 1,500 per PDF, flat.
-    const withoutMedia = await client.messages.countTokens({ ...countParams, messages: [{ role: 'user', content: 'What is in these?' }] });
+    const withoutMedia = await client.messages.countTokens({
+      ...countParams,
+      messages: [{ role: 'user', content: 'What is in these?' }],
+    });
     expect(counted.input_tokens - withoutMedia.input_tokens).toBe(1_600 + 1_500);
   });
 
   it('reports simulated cache reads and writes in the usage, streamed too', async () => {
-    const prompt: MessageCreateParamsNonStreaming = { ...request, messages: [{ role: 'user', content: `${userText} [[sim cache-read=10 cache-write=4]]` }] };
+    const prompt: MessageCreateParamsNonStreaming = {
+      ...request,
+      messages: [{ role: 'user', content: `${userText} [[sim cache-read=10 cache-write=4]]` }],
+    };
     const message = await client.messages.create(prompt);
-    const total = (await client.messages.countTokens({ model: MODEL, system: request.system, messages: prompt.messages })).input_tokens;
-    expect(message.usage).toMatchObject({ input_tokens: total - 14, cache_read_input_tokens: 10, cache_creation_input_tokens: 4 });
+    const total = (
+      await client.messages.countTokens({ model: MODEL, system: request.system, messages: prompt.messages })
+    ).input_tokens;
+    expect(message.usage).toMatchObject({
+      input_tokens: total - 14,
+      cache_read_input_tokens: 10,
+      cache_creation_input_tokens: 4,
+    });
     expect(message.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 0 });
     const { events } = await rawStream(prompt);
-    expect(events.at(-2)?.data['usage']).toMatchObject({ input_tokens: total - 14, cache_read_input_tokens: 10, cache_creation_input_tokens: 4 });
+    expect(events.at(-2)?.data['usage']).toMatchObject({
+      input_tokens: total - 14,
+      cache_read_input_tokens: 10,
+      cache_creation_input_tokens: 4,
+    });
   });
 });
 
@@ -164,11 +200,19 @@ describe('Anthropic simulator: HTTP surface', () => {
   const body = JSON.stringify(request);
 
   it('accepts x-api-key or a bearer token, and refuses a missing or wrong key with authentication_error', async () => {
-    const bearer = new Anthropic({ baseURL: simulator.baseUrls.anthropic, authToken: 'sk-ant-test', apiKey: null, maxRetries: 0 });
+    const bearer = new Anthropic({
+      baseURL: simulator.baseUrls.anthropic,
+      authToken: 'sk-ant-test',
+      apiKey: null,
+      maxRetries: 0,
+    });
     expect((await bearer.messages.create(request)).type).toBe('message');
     const missing = await fetch(url(), { method: 'POST', headers: { 'anthropic-version': '2023-06-01' }, body });
     expect(missing.status).toBe(401);
-    expect(await missing.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } });
+    expect(await missing.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'x-api-key header is required' },
+    });
     const wrong = new Anthropic({ baseURL: simulator.baseUrls.anthropic, apiKey: 'sk-wrong', maxRetries: 0 });
     await expect(wrong.messages.create(request)).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
   });
@@ -176,27 +220,44 @@ describe('Anthropic simulator: HTTP surface', () => {
   it('requires the anthropic-version header, as the real API does', async () => {
     const response = await fetch(url(), { method: 'POST', headers: { 'x-api-key': 'sk-ant-test' }, body });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+    expect(await response.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+    });
   });
 
   it('lists models and answers unknown paths with not_found_error', async () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model.id);
     expect(models).toContain(MODEL);
-    const unknown = await fetch(`${simulator.baseUrls.anthropic}/v1/complete`, { method: 'POST', headers: { 'x-api-key': 'sk-ant-test' } });
+    const unknown = await fetch(`${simulator.baseUrls.anthropic}/v1/complete`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'sk-ant-test' },
+    });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
   });
 });
 
 describe('Anthropic simulator: faults through the SDK', () => {
-  const ask = (text: string): MessageCreateParamsNonStreaming => ({ model: MODEL, max_tokens: 500, messages: [{ role: 'user', content: text }] });
+  const ask = (text: string): MessageCreateParamsNonStreaming => ({
+    model: MODEL,
+    max_tokens: 500,
+    messages: [{ role: 'user', content: text }],
+  });
 
   it('answers 529 with overloaded_error, and rate limits with 429 and retry-after', async () => {
-    const overloaded = await client.messages.create(ask('hi [[sim error status=529]]')).catch((caught: unknown) => caught);
+    const overloaded = await client.messages
+      .create(ask('hi [[sim error status=529]]'))
+      .catch((caught: unknown) => caught);
     expect(overloaded).toBeInstanceOf(Anthropic.InternalServerError);
-    expect(overloaded).toMatchObject({ status: 529, error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
-    const limited = await client.messages.create(ask('hi [[sim rate-limit retry-after=3]]')).catch((caught: unknown) => caught);
+    expect(overloaded).toMatchObject({
+      status: 529,
+      error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
+    const limited = await client.messages
+      .create(ask('hi [[sim rate-limit retry-after=3]]'))
+      .catch((caught: unknown) => caught);
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
     expect((limited as InstanceType<typeof Anthropic.RateLimitError>).headers?.get('retry-after')).toBe('3');
   });
@@ -204,7 +265,10 @@ describe('Anthropic simulator: faults through the SDK', () => {
   it('ends a stream with an error event the SDK throws as an APIError', async () => {
     let deltas = 0;
     const attempt = (async () => {
-      for await (const event of await client.messages.create({ ...ask('story [[sim error status=529 after=3]]'), stream: true })) {
+      for await (const event of await client.messages.create({
+        ...ask('story [[sim error status=529 after=3]]'),
+        stream: true,
+      })) {
         if (event.type === 'content_block_delta') deltas++;
       }
     })();

@@ -1,6 +1,11 @@
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from './simulator-server.js';
 
@@ -15,11 +20,23 @@ afterAll(() => simulator.close());
 
 const tokens = (text: string): number => encode(text).length;
 const userText = 'Which is larger, 9.11 or 9.8?';
-const chat: ChatCompletionCreateParamsNonStreaming = { model: 'deepseek-chat', messages: [{ role: 'user', content: userText }] };
+const chat: ChatCompletionCreateParamsNonStreaming = {
+  model: 'deepseek-chat',
+  messages: [{ role: 'user', content: userText }],
+};
 const reasoner: ChatCompletionCreateParamsNonStreaming = { ...chat, model: 'deepseek-reasoner' };
 const TOOLS: ChatCompletionTool[] = [
-  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
-  { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
+  {
+    type: 'function',
+    function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } },
+  },
 ];
 
 /** DeepSeek's extension fields, which the OpenAI SDK passes through untyped. */
@@ -60,8 +77,12 @@ describe('DeepSeek simulator: replies', () => {
     expect(raw.startsWith(': keep-alive\n\n')).toBe(true);
     expect(raw.endsWith('data: [DONE]\n\n')).toBe(true);
     const completion = await client.chat.completions.create(chat);
-    const chunks = await collect(await client.chat.completions.create({ ...chat, stream: true, stream_options: { include_usage: true } }));
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(completion.choices[0]?.message.content);
+    const chunks = await collect(
+      await client.chat.completions.create({ ...chat, stream: true, stream_options: { include_usage: true } }),
+    );
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(
+      completion.choices[0]?.message.content,
+    );
     const finish = chunks.at(-1);
     expect(finish?.choices[0]?.finish_reason).toBe('stop');
     expect(finish?.usage).toEqual(completion.usage);
@@ -77,7 +98,9 @@ describe('DeepSeek simulator: replies', () => {
       completion_tokens: reasoningTokens + tokens(message.content ?? ''),
       completion_tokens_details: { reasoning_tokens: reasoningTokens },
     });
-    const chunks = await collect(await client.chat.completions.create({ ...reasoner, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await collect(
+      await client.chat.completions.create({ ...reasoner, stream: true, stream_options: { include_usage: true } }),
+    );
     const deltas = chunks.map((chunk) => chunk.choices[0]?.delta as { content?: string | null } & WithReasoning);
     const firstContent = deltas.findIndex((delta) => typeof delta.content === 'string' && delta.content.length > 0);
     expect(deltas.slice(0, firstContent).every((delta) => delta.content === null)).toBe(true);
@@ -87,7 +110,10 @@ describe('DeepSeek simulator: replies', () => {
   });
 
   it('switches thinking mode on deepseek-chat with thinking: {type: "enabled"}', async () => {
-    const completion = await client.chat.completions.create({ ...chat, thinking: { type: 'enabled' } } as ChatCompletionCreateParamsNonStreaming);
+    const completion = await client.chat.completions.create({
+      ...chat,
+      thinking: { type: 'enabled' },
+    } as ChatCompletionCreateParamsNonStreaming);
     expect((completion.choices[0]?.message as WithReasoning).reasoning_content).toBeTruthy();
   });
 
@@ -102,7 +128,10 @@ describe('DeepSeek simulator: replies', () => {
   });
 
   it('reports simulated cache hits as prompt_cache_hit_tokens', async () => {
-    const completion = await client.chat.completions.create({ ...chat, messages: [{ role: 'user', content: `${userText} [[sim cache-read=8]]` }] });
+    const completion = await client.chat.completions.create({
+      ...chat,
+      messages: [{ role: 'user', content: `${userText} [[sim cache-read=8]]` }],
+    });
     const usage = completion.usage as unknown as Record<string, number>;
     expect(usage['prompt_cache_hit_tokens']).toBe(8);
     expect(usage['prompt_cache_miss_tokens']).toBe((usage['prompt_tokens'] ?? 0) - 8);
@@ -111,7 +140,11 @@ describe('DeepSeek simulator: replies', () => {
 
 describe('DeepSeek simulator: tool calls', () => {
   it('calls tools like OpenAI (call_ ids, fragments with index), also in thinking mode with reasoning first', async () => {
-    const params: ChatCompletionCreateParamsNonStreaming = { ...reasoner, tools: TOOLS, messages: [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather,get_time]]' }] };
+    const params: ChatCompletionCreateParamsNonStreaming = {
+      ...reasoner,
+      tools: TOOLS,
+      messages: [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather,get_time]]' }],
+    };
     const completion = await client.chat.completions.create(params);
     const choice = completion.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
@@ -123,17 +156,27 @@ describe('DeepSeek simulator: tool calls', () => {
     expect(calls.every((call) => call.id.startsWith('call_'))).toBe(true);
     const chunks = await collect(await client.chat.completions.create({ ...params, stream: true }));
     const args = ['', ''];
-    for (const chunk of chunks) for (const call of chunk.choices[0]?.delta.tool_calls ?? []) args[call.index] += call.function?.arguments ?? '';
+    for (const chunk of chunks)
+      for (const call of chunk.choices[0]?.delta.tool_calls ?? []) args[call.index] += call.function?.arguments ?? '';
     expect(args).toEqual(['{"city":"Lisbon"}', '{"zone":"Lisbon"}']);
   });
 
   it('continues a thinking-mode tool loop when the reasoning_content is replayed (pitfall #16)', async () => {
-    const params: ChatCompletionCreateParamsNonStreaming = { ...reasoner, tools: TOOLS, messages: [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' }] };
+    const params: ChatCompletionCreateParamsNonStreaming = {
+      ...reasoner,
+      tools: TOOLS,
+      messages: [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' }],
+    };
     const first = (await client.chat.completions.create(params)).choices[0]?.message;
     const call = first?.tool_calls?.[0];
     const history: ChatCompletionMessageParam[] = [
       ...params.messages,
-      { role: 'assistant', content: null, tool_calls: first?.tool_calls, reasoning_content: (first as WithReasoning).reasoning_content } as ChatCompletionMessageParam,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: first?.tool_calls,
+        reasoning_content: (first as WithReasoning).reasoning_content,
+      } as ChatCompletionMessageParam,
       { role: 'tool', tool_call_id: call?.id ?? '', content: 'light rain' },
     ];
     const followUp = await client.chat.completions.create({ ...params, messages: history });
@@ -142,18 +185,27 @@ describe('DeepSeek simulator: tool calls', () => {
 
   it('serves /v1/chat/completions and /models too, and refuses a bad key in its own words', async () => {
     const v1 = new OpenAI({ baseURL: `${simulator.baseUrls.deepseek}/v1`, apiKey: 'sk-ds', maxRetries: 0 });
-    expect((await v1.chat.completions.create(chat)).choices[0]?.message.content).toBe((await client.chat.completions.create(chat)).choices[0]?.message.content);
+    expect((await v1.chat.completions.create(chat)).choices[0]?.message.content).toBe(
+      (await client.chat.completions.create(chat)).choices[0]?.message.content,
+    );
     const models = [];
     for await (const model of client.models.list()) models.push(model.id);
     expect(models).toEqual(['deepseek-chat', 'deepseek-reasoner']);
     const wrong = new OpenAI({ baseURL: simulator.baseUrls.deepseek, apiKey: 'sk-wrong-key', maxRetries: 0 });
-    await expect(wrong.chat.completions.create(chat)).rejects.toMatchObject({ status: 401, message: expect.stringContaining('Authentication Fails') });
+    await expect(wrong.chat.completions.create(chat)).rejects.toMatchObject({
+      status: 401,
+      message: expect.stringContaining('Authentication Fails'),
+    });
   });
 
   it('lets the OpenAI SDK read an in-stream error and skip keep-alives', async () => {
     let received = '';
     const attempt = (async () => {
-      const stream = await client.chat.completions.create({ ...chat, messages: [{ role: 'user', content: 'story [[sim error status=503 after=2]]' }], stream: true });
+      const stream = await client.chat.completions.create({
+        ...chat,
+        messages: [{ role: 'user', content: 'story [[sim error status=503 after=2]]' }],
+        stream: true,
+      });
       for await (const chunk of stream) received += chunk.choices[0]?.delta.content ?? '';
     })();
     await expect(attempt).rejects.toBeInstanceOf(OpenAI.APIError);

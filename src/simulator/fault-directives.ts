@@ -216,7 +216,9 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
 function decodeToolArguments(value: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(decodeURIComponent(value));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -251,7 +253,8 @@ export function parseRequestDirectives(lastUserText: string, header: string | st
   const parsed = parseDirectivesInText(lastUserText);
   const headerValues = header === undefined ? [] : Array.isArray(header) ? header : [header];
   for (const value of headerValues) parseDirectiveSettings(value, parsed);
-  if (parsed.directives.times !== undefined) parsed.directives.faultKey = `${lastUserText}\u0000${headerValues.join(' ')}`;
+  if (parsed.directives.times !== undefined)
+    parsed.directives.faultKey = `${lastUserText}\u0000${headerValues.join(' ')}`;
   return parsed;
 }
 

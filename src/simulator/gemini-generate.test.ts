@@ -89,28 +89,47 @@ describe('Gemini simulator: replies', () => {
   it('counts tokens with countTokens exactly as generation reports them', async () => {
     const rich = {
       ...request,
-      contents: [{ role: 'user', parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: PNG } }] }],
-      tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: 'OBJECT', properties: { q: { type: 'STRING' } } } }] }],
+      contents: [
+        { role: 'user', parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: PNG } }] },
+      ],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'lookup', parameters: { type: 'OBJECT', properties: { q: { type: 'STRING' } } } },
+          ],
+        },
+      ],
     };
     const generated = (await call('generateContent', rich)).body.usageMetadata;
     const counted = await call('countTokens', { generateContentRequest: { model: `models/${MODEL}`, ...rich } });
     expect(counted.body).toMatchObject({ totalTokens: generated?.['promptTokenCount'] });
-    expect(generated?.['promptTokensDetails']).toEqual(expect.arrayContaining([{ modality: 'IMAGE', tokenCount: 258 }]));
+    expect(generated?.['promptTokensDetails']).toEqual(
+      expect.arrayContaining([{ modality: 'IMAGE', tokenCount: 258 }]),
+    );
     const bare = await call('countTokens', { contents: request.contents });
     expect(bare.body).toMatchObject({ totalTokens: 3 + tokens(userText) });
   });
 
   it('accepts snake_case field names, as proto3 JSON parsing does', async () => {
-    const snake = { system_instruction: { parts: [{ text: 'You are terse.' }] }, contents: request.contents, generation_config: { max_output_tokens: 9 } };
+    const snake = {
+      system_instruction: { parts: [{ text: 'You are terse.' }] },
+      contents: request.contents,
+      generation_config: { max_output_tokens: 9 },
+    };
     const { status, body } = await call('generateContent', snake);
     expect(status).toBe(200);
     expect(body.candidates?.[0]?.finishReason).toBe('MAX_TOKENS');
-    expect(textOf(body)).toBe(textOf((await call('generateContent', { ...request, generationConfig: { maxOutputTokens: 9 } })).body));
+    expect(textOf(body)).toBe(
+      textOf((await call('generateContent', { ...request, generationConfig: { maxOutputTokens: 9 } })).body),
+    );
   });
 
   it('reports simulated cache reads as cachedContentTokenCount (inside promptTokenCount)', async () => {
     const { body } = await call('generateContent', { contents: [{ parts: [{ text: 'hello [[sim cache-read=5]]' }] }] });
-    expect(body.usageMetadata).toMatchObject({ cachedContentTokenCount: 5, cacheTokensDetails: [{ modality: 'TEXT', tokenCount: 5 }] });
+    expect(body.usageMetadata).toMatchObject({
+      cachedContentTokenCount: 5,
+      cacheTokensDetails: [{ modality: 'TEXT', tokenCount: 5 }],
+    });
   });
 });
 
@@ -119,22 +138,39 @@ describe('Gemini simulator: HTTP surface', () => {
     expect((await call('generateContent', request, { key: null, query: 'key=test-key' })).status).toBe(200);
     const missing = await call('generateContent', request, { key: null });
     expect(missing.status).toBe(403);
-    expect(missing.body.error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED', message: expect.stringContaining('unregistered callers') });
+    expect(missing.body.error).toMatchObject({
+      code: 403,
+      status: 'PERMISSION_DENIED',
+      message: expect.stringContaining('unregistered callers'),
+    });
     const wrong = await call('generateContent', request, { key: 'nope' });
     expect(wrong.status).toBe(400);
-    expect(wrong.body.error).toMatchObject({ status: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.', details: [{ reason: 'API_KEY_INVALID' }] });
+    expect(wrong.body.error).toMatchObject({
+      status: 'INVALID_ARGUMENT',
+      message: 'API key not valid. Please pass a valid API key.',
+      details: [{ reason: 'API_KEY_INVALID' }],
+    });
   });
 
   it('answers unknown models with NOT_FOUND and lists models', async () => {
     const unknown = await call('generateContent', request, {}, 'gpt-4o');
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', message: expect.stringContaining('models/gpt-4o is not found for API version v1beta') });
+    expect(unknown.body.error).toMatchObject({
+      code: 404,
+      status: 'NOT_FOUND',
+      message: expect.stringContaining('models/gpt-4o is not found for API version v1beta'),
+    });
     const list = await fetch(`${simulator.baseUrls.gemini}/v1beta/models?key=test-key`);
-    expect(((await list.json()) as { models: Array<{ name: string }> }).models.map((model) => model.name)).toContain('models/gemini-2.5-flash');
+    expect(((await list.json()) as { models: Array<{ name: string }> }).models.map((model) => model.name)).toContain(
+      'models/gemini-2.5-flash',
+    );
   });
 
   it('returns parts only when there are any: a reply cut before any text has none', async () => {
-    const { body } = await call('generateContent', { ...request, generationConfig: { maxOutputTokens: 3, thinkingConfig: { thinkingBudget: 1024 } } });
+    const { body } = await call('generateContent', {
+      ...request,
+      generationConfig: { maxOutputTokens: 3, thinkingConfig: { thinkingBudget: 1024 } },
+    });
     expect(body.candidates?.[0]).toMatchObject({ finishReason: 'MAX_TOKENS', content: { role: 'model' } });
     expect(partsOf(body)).toEqual([]);
     expect(body.usageMetadata).toMatchObject({ thoughtsTokenCount: 3 });

@@ -41,7 +41,11 @@ export async function callGemini(
   const key = options.key === undefined ? 'test-key' : options.key;
   const response = await fetch(`${baseUrl}/v1beta/models/${model}:${method}${query === '' ? '' : `?${query}`}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key === null ? {} : { 'x-goog-api-key': key }), ...options.headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(key === null ? {} : { 'x-goog-api-key': key }),
+      ...options.headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const raw = await response.text();
@@ -67,5 +71,11 @@ export function partsOf(response: GeminiResponseOut): GeminiPartOut[] {
 /** Visible (non-thought) text of a response or of all chunks of a stream. */
 export function textOf(responses: GeminiResponseOut | GeminiResponseOut[]): string {
   const list = Array.isArray(responses) ? responses : [responses];
-  return list.flatMap((response) => partsOf(response).filter((part) => part.thought !== true).map((part) => part.text ?? '')).join('');
+  return list
+    .flatMap((response) =>
+      partsOf(response)
+        .filter((part) => part.thought !== true)
+        .map((part) => part.text ?? ''),
+    )
+    .join('');
 }

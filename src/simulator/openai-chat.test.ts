@@ -45,7 +45,12 @@ describe('OpenAI simulator: replies', () => {
       completion_tokens: tokens(text),
       total_tokens: promptTokens + tokens(text),
       prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     });
   });
 
@@ -76,10 +81,16 @@ describe('OpenAI simulator: replies', () => {
   });
 
   it('is deterministic: same body, same reply and id; another prompt, another reply', async () => {
-    const [a, b] = await Promise.all([client.chat.completions.create(request), client.chat.completions.create(request)]);
+    const [a, b] = await Promise.all([
+      client.chat.completions.create(request),
+      client.chat.completions.create(request),
+    ]);
     expect(a.choices[0]?.message.content).toBe(b.choices[0]?.message.content);
     expect(a.id).toBe(b.id);
-    const other = await client.chat.completions.create({ ...request, messages: [{ role: 'user', content: 'Something else entirely' }] });
+    const other = await client.chat.completions.create({
+      ...request,
+      messages: [{ role: 'user', content: 'Something else entirely' }],
+    });
     expect(other.choices[0]?.message.content).not.toBe(a.choices[0]?.message.content);
   });
 
@@ -92,16 +103,28 @@ describe('OpenAI simulator: replies', () => {
     expect(legacy.choices[0]?.message.content).toBe(capped.choices[0]?.message.content);
 
     const chunks = await collect(
-      await client.chat.completions.create({ ...request, max_completion_tokens: 9, stream: true, stream_options: { include_usage: true } }),
+      await client.chat.completions.create({
+        ...request,
+        max_completion_tokens: 9,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     );
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(capped.choices[0]?.message.content);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(
+      capped.choices[0]?.message.content,
+    );
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('length');
     expect(chunks.at(-1)?.usage?.completion_tokens).toBe(9);
   });
 
   it('honours stop sequences without including them', async () => {
-    const full = (await client.chat.completions.create({ ...request, messages: [{ role: 'user', content: 'the fox [[sim words=30]]' }] }))
-      .choices[0]?.message.content ?? '';
+    const full =
+      (
+        await client.chat.completions.create({
+          ...request,
+          messages: [{ role: 'user', content: 'the fox [[sim words=30]]' }],
+        })
+      ).choices[0]?.message.content ?? '';
     const stopped = await client.chat.completions.create({
       ...request,
       messages: [{ role: 'user', content: 'the fox [[sim words=30]]' }],
@@ -120,7 +143,8 @@ describe('OpenAI simulator: replies', () => {
     expect(completion.usage?.completion_tokens).toBe(tokens(texts[0] ?? '') + tokens(texts[1] ?? ''));
     const chunks = await collect(await client.chat.completions.create({ ...request, n: 2, stream: true }));
     const streamed = ['', ''];
-    for (const chunk of chunks) for (const choice of chunk.choices) streamed[choice.index] += choice.delta.content ?? '';
+    for (const chunk of chunks)
+      for (const choice of chunk.choices) streamed[choice.index] += choice.delta.content ?? '';
     expect(streamed).toEqual(texts);
   });
 
@@ -129,8 +153,18 @@ describe('OpenAI simulator: replies', () => {
       model: 'gpt-5.4',
       messages: [
         { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Weather?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
       ],
       tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }],
@@ -144,18 +178,26 @@ describe('OpenAI simulator: replies', () => {
 
 describe('OpenAI simulator: HTTP surface', () => {
   it('rejects a missing or unknown key with 401 invalid_api_key', async () => {
-    const response = await fetch(`${simulator.baseUrls.openai}/chat/completions`, { method: 'POST', body: JSON.stringify(request) });
+    const response = await fetch(`${simulator.baseUrls.openai}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify(request),
+    });
     expect(response.status).toBe(401);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
     const wrongKey = new OpenAI({ baseURL: simulator.baseUrls.openai, apiKey: 'sk-wrong', maxRetries: 0 });
-    await expect(wrongKey.chat.completions.create(request)).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' });
+    await expect(wrongKey.chat.completions.create(request)).rejects.toMatchObject({
+      status: 401,
+      code: 'invalid_api_key',
+    });
     await expect(wrongKey.chat.completions.create(request)).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('serves the /v1 alias and the model list', async () => {
     const alias = new OpenAI({ baseURL: `${simulator.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
     const completion = await alias.chat.completions.create(request);
-    expect(completion.choices[0]?.message.content).toBe((await client.chat.completions.create(request)).choices[0]?.message.content);
+    expect(completion.choices[0]?.message.content).toBe(
+      (await client.chat.completions.create(request)).choices[0]?.message.content,
+    );
     const models = [];
     for await (const model of client.models.list()) models.push(model.id);
     expect(models).toContain('gpt-5.5');
@@ -163,9 +205,14 @@ describe('OpenAI simulator: HTTP surface', () => {
   });
 
   it('answers unknown paths with vendor-shaped 404s, and gives every vendor its SDK base URL', async () => {
-    const unknown = await fetch(`${simulator.url}/openai/v1/embeddings`, { method: 'POST', headers: { authorization: 'Bearer sk-test' } });
+    const unknown = await fetch(`${simulator.url}/openai/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-test' },
+    });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'invalid_request_error' } });
+    expect(await unknown.json()).toMatchObject({
+      error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'invalid_request_error' },
+    });
     const anthropic = await fetch(`${simulator.baseUrls.anthropic}/v1/complete`, { method: 'POST' });
     expect(anthropic.status).toBe(404);
     expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });

@@ -17,7 +17,10 @@ function ask(text: string): ChatCompletionCreateParamsNonStreaming {
 }
 
 /** Streams `text`, returning the content received and the error that ended the stream, if any. */
-async function streamText(text: string, options: { headers?: Record<string, string> } = {}): Promise<{ text: string; chunks: number; error?: unknown }> {
+async function streamText(
+  text: string,
+  options: { headers?: Record<string, string> } = {},
+): Promise<{ text: string; chunks: number; error?: unknown }> {
   let received = '';
   let chunks = 0;
   try {
@@ -38,10 +41,18 @@ async function fullText(text: string): Promise<string> {
 
 describe('OpenAI simulator: fault injection', () => {
   it('answers error faults with the vendor status and body, from the header or a directive', async () => {
-    const viaHeader = client.chat.completions.create(ask('hello'), { headers: { 'x-simulator-fault': 'error status=503' } });
+    const viaHeader = client.chat.completions.create(ask('hello'), {
+      headers: { 'x-simulator-fault': 'error status=503' },
+    });
     await expect(viaHeader).rejects.toBeInstanceOf(OpenAI.InternalServerError);
     await expect(viaHeader).rejects.toMatchObject({ status: 503, type: 'server_error' });
-    const classes = { 400: OpenAI.BadRequestError, 401: OpenAI.AuthenticationError, 403: OpenAI.PermissionDeniedError, 404: OpenAI.NotFoundError, 500: OpenAI.InternalServerError };
+    const classes = {
+      400: OpenAI.BadRequestError,
+      401: OpenAI.AuthenticationError,
+      403: OpenAI.PermissionDeniedError,
+      404: OpenAI.NotFoundError,
+      500: OpenAI.InternalServerError,
+    };
     for (const [status, errorClass] of Object.entries(classes)) {
       const attempt = client.chat.completions.create(ask(`hello [[sim fault=error status=${status}]]`));
       await expect(attempt).rejects.toBeInstanceOf(errorClass);
@@ -52,7 +63,9 @@ describe('OpenAI simulator: fault injection', () => {
   });
 
   it('rate-limits with 429, retry-after and rate_limit_exceeded', async () => {
-    const error = await client.chat.completions.create(ask('hello [[sim rate-limit retry-after=7]]')).catch((caught: unknown) => caught);
+    const error = await client.chat.completions
+      .create(ask('hello [[sim rate-limit retry-after=7]]'))
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('7');
@@ -104,7 +117,10 @@ describe('OpenAI simulator: fault injection', () => {
 
   it('survives clients leaving in the middle of a stall or a delay', async () => {
     const controller = new AbortController();
-    const stream = await client.chat.completions.create({ ...ask('hi [[sim stall-mid-stream delay=forever]]'), stream: true }, { signal: controller.signal });
+    const stream = await client.chat.completions.create(
+      { ...ask('hi [[sim stall-mid-stream delay=forever]]'), stream: true },
+      { signal: controller.signal },
+    );
     setTimeout(() => controller.abort(), 100);
     for await (const chunk of stream) void chunk; // the SDK ends quietly on abort
     const slow = client.chat.completions.create(ask('hi [[sim ttft=5000]]'), { timeout: 100 });
@@ -115,15 +131,24 @@ describe('OpenAI simulator: fault injection', () => {
   it('ends stalled streams and their timers on close()', async () => {
     const own = await startSimulator();
     const ownClient = new OpenAI({ baseURL: own.baseUrls.openai, apiKey: 'k', maxRetries: 0 });
-    const stream = await ownClient.chat.completions.create({ ...ask('hi [[sim stall-mid-stream delay=forever after=1]]'), stream: true });
+    const stream = await ownClient.chat.completions.create({
+      ...ask('hi [[sim stall-mid-stream delay=forever after=1]]'),
+      stream: true,
+    });
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next(); // role chunk and first content chunk have arrived
-    const slowRequest = ownClient.chat.completions.create(ask('hi [[sim ttft=600000]]')).catch((error: unknown) => error);
+    const slowRequest = ownClient.chat.completions
+      .create(ask('hi [[sim ttft=600000]]'))
+      .catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = performance.now();
     await own.close();
     expect(performance.now() - started).toBeLessThan(5_000); // not the 10-minute stall
-    await expect((async () => { for (;;) if ((await iterator.next()).done === true) return; })()).rejects.toThrow();
+    await expect(
+      (async () => {
+        for (;;) if ((await iterator.next()).done === true) return;
+      })(),
+    ).rejects.toThrow();
     expect(await slowRequest).toBeInstanceOf(OpenAI.APIConnectionError);
   });
 });

@@ -1,6 +1,11 @@
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from './simulator-server.js';
 
@@ -21,15 +26,26 @@ const TOOLS: ChatCompletionTool[] = [
       name: 'get_weather',
       parameters: {
         type: 'object',
-        properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer' }, detailed: { type: 'boolean' } },
+        properties: {
+          city: { type: 'string' },
+          unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+          days: { type: 'integer' },
+          detailed: { type: 'boolean' },
+        },
         required: ['city'],
       },
     },
   },
-  { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } },
+  },
 ];
 
-function ask(text: string, extra: Partial<ChatCompletionCreateParamsNonStreaming> = {}): ChatCompletionCreateParamsNonStreaming {
+function ask(
+  text: string,
+  extra: Partial<ChatCompletionCreateParamsNonStreaming> = {},
+): ChatCompletionCreateParamsNonStreaming {
   return { model: 'gpt-5.5', tools: TOOLS, messages: [{ role: 'user', content: text }], ...extra };
 }
 
@@ -40,12 +56,16 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 }
 
 function calledNames(completion: OpenAI.ChatCompletion): string[] {
-  return (completion.choices[0]?.message.tool_calls ?? []).map((call) => (call.type === 'function' ? call.function.name : call.custom.name));
+  return (completion.choices[0]?.message.tool_calls ?? []).map((call) =>
+    call.type === 'function' ? call.function.name : call.custom.name,
+  );
 }
 
 describe('OpenAI simulator: tool calls', () => {
   it('calls the directive tool with schema-derived arguments, content null and finish_reason tool_calls', async () => {
-    const completion = await client.chat.completions.create(ask('What is the weather in Lisbon? [[sim tool=get_weather]]'));
+    const completion = await client.chat.completions.create(
+      ask('What is the weather in Lisbon? [[sim tool=get_weather]]'),
+    );
     const choice = completion.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.message.content).toBeNull();
@@ -60,7 +80,9 @@ describe('OpenAI simulator: tool calls', () => {
     const params = ask('Weather and time in Lisbon? [[sim tool=get_weather,get_time]]');
     const completion = await client.chat.completions.create(params);
     expect(calledNames(completion)).toEqual(['get_weather', 'get_time']);
-    const chunks = await collect(await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await collect(
+      await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }),
+    );
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: null, refusal: null });
     const fragments = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
     const heads = fragments.filter((fragment) => fragment.id !== undefined);
@@ -73,7 +95,11 @@ describe('OpenAI simulator: tool calls', () => {
     expect(rest.every((fragment) => fragment.function?.name === undefined && fragment.type === undefined)).toBe(true);
     const joined = ['', ''];
     for (const fragment of fragments) joined[fragment.index] += fragment.function?.arguments ?? '';
-    expect(joined).toEqual(completion.choices[0]?.message.tool_calls?.map((call) => (call.type === 'function' ? call.function.arguments : '')));
+    expect(joined).toEqual(
+      completion.choices[0]?.message.tool_calls?.map((call) =>
+        call.type === 'function' ? call.function.arguments : '',
+      ),
+    );
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('tool_calls');
     expect(chunks.at(-1)?.usage).toEqual(completion.usage);
     const accumulated = await client.chat.completions.stream({ ...params, stream: true }).finalChatCompletion();
@@ -81,11 +107,21 @@ describe('OpenAI simulator: tool calls', () => {
   });
 
   it('obeys tool_choice (required, a named function, none) and parallel_tool_calls: false', async () => {
-    expect(calledNames(await client.chat.completions.create(ask('Just chat', { tool_choice: 'required' })))).toEqual(['get_weather']);
-    expect(calledNames(await client.chat.completions.create(ask('Just chat', { tool_choice: { type: 'function', function: { name: 'get_time' } } })))).toEqual(['get_time']);
+    expect(calledNames(await client.chat.completions.create(ask('Just chat', { tool_choice: 'required' })))).toEqual([
+      'get_weather',
+    ]);
+    expect(
+      calledNames(
+        await client.chat.completions.create(
+          ask('Just chat', { tool_choice: { type: 'function', function: { name: 'get_time' } } }),
+        ),
+      ),
+    ).toEqual(['get_time']);
     const none = await client.chat.completions.create(ask('Lisbon [[sim tool=get_weather]]', { tool_choice: 'none' }));
     expect([none.choices[0]?.finish_reason, calledNames(none)]).toEqual(['stop', []]);
-    const single = await client.chat.completions.create(ask('Lisbon [[sim tool=get_weather,get_time]]', { parallel_tool_calls: false }));
+    const single = await client.chat.completions.create(
+      ask('Lisbon [[sim tool=get_weather,get_time]]', { parallel_tool_calls: false }),
+    );
     expect(calledNames(single)).toEqual(['get_weather']);
   });
 
@@ -110,24 +146,41 @@ describe('OpenAI simulator: tool calls', () => {
     ];
     const followUp = await client.chat.completions.create({ ...params, messages: history });
     expect(followUp.choices[0]?.finish_reason).toBe('stop');
-    expect(followUp.choices[0]?.message.content?.startsWith('Tool results: "light rain, 14°C"; "09:30 WET".')).toBe(true);
+    expect(followUp.choices[0]?.message.content?.startsWith('Tool results: "light rain, 14°C"; "09:30 WET".')).toBe(
+      true,
+    );
   });
 
   it('checks tool_choice against the tools, and refuses directives naming unknown tools', async () => {
-    const error = (body: Record<string, unknown>) => client.post('/chat/completions', { body }).catch((caught: unknown) => caught);
+    const error = (body: Record<string, unknown>) =>
+      client.post('/chat/completions', { body }).catch((caught: unknown) => caught);
     const user = [{ role: 'user', content: 'hi' }];
     expect(await error({ model: 'gpt-5.5', messages: user, tool_choice: 'required' })).toMatchObject({
       status: 400,
       param: 'tool_choice',
       error: { message: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified." },
     });
-    expect(await error({ model: 'gpt-5.5', messages: user, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'nope' } } })).toMatchObject({ status: 400, param: 'tool_choice' });
+    expect(
+      await error({
+        model: 'gpt-5.5',
+        messages: user,
+        tools: TOOLS,
+        tool_choice: { type: 'function', function: { name: 'nope' } },
+      }),
+    ).toMatchObject({ status: 400, param: 'tool_choice' });
     expect(await error({ ...ask('hi [[sim tool=nope]]') })).toMatchObject({ status: 400, code: 'simulator_directive' });
   });
 
   it('checks inline images: a base64 data URL of a supported type', async () => {
     const image = (url: string) =>
-      client.post('/chat/completions', { body: { model: 'gpt-5.5', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] } }).catch((caught: unknown) => caught);
+      client
+        .post('/chat/completions', {
+          body: {
+            model: 'gpt-5.5',
+            messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+          },
+        })
+        .catch((caught: unknown) => caught);
     expect(await image('data:image/png;base64,@@@')).toMatchObject({ status: 400, code: 'invalid_value' });
     expect(await image('data:image/bmp;base64,AAAA')).toMatchObject({ status: 400, code: 'invalid_image_format' });
   });
@@ -135,21 +188,36 @@ describe('OpenAI simulator: tool calls', () => {
 
 describe('OpenAI simulator: reasoning models', () => {
   it('counts hidden reasoning in completion_tokens and reasoning_tokens on o-series models', async () => {
-    const completion = await client.chat.completions.create({ model: 'o3', messages: [{ role: 'user', content: 'Explain tides' }] });
+    const completion = await client.chat.completions.create({
+      model: 'o3',
+      messages: [{ role: 'user', content: 'Explain tides' }],
+    });
     const text = completion.choices[0]?.message.content ?? '';
     const reasoning = completion.usage?.completion_tokens_details?.reasoning_tokens ?? 0;
     expect(reasoning).toBeGreaterThan(5);
     expect(completion.usage?.completion_tokens).toBe(tokens(text) + reasoning);
     expect(text.startsWith('You said:')).toBe(true);
-    const chunks = await collect(await client.chat.completions.create({ model: 'o3', messages: [{ role: 'user', content: 'Explain tides' }], stream: true, stream_options: { include_usage: true } }));
+    const chunks = await collect(
+      await client.chat.completions.create({
+        model: 'o3',
+        messages: [{ role: 'user', content: 'Explain tides' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
     expect(chunks.at(-1)?.usage).toEqual(completion.usage);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(text);
   });
 
   it('reasons on GPT-5 only when asked for an effort, longer for higher effort', async () => {
     const effort = async (reasoning_effort?: 'low' | 'high' | 'none'): Promise<number> =>
-      (await client.chat.completions.create({ model: 'gpt-5.5', messages: [{ role: 'user', content: 'Explain tides' }], ...(reasoning_effort ? { reasoning_effort } : {}) })).usage
-        ?.completion_tokens_details?.reasoning_tokens ?? -1;
+      (
+        await client.chat.completions.create({
+          model: 'gpt-5.5',
+          messages: [{ role: 'user', content: 'Explain tides' }],
+          ...(reasoning_effort ? { reasoning_effort } : {}),
+        })
+      ).usage?.completion_tokens_details?.reasoning_tokens ?? -1;
     expect(await effort()).toBe(0);
     expect(await effort('none')).toBe(0);
     expect(await effort('high')).toBeGreaterThan(await effort('low'));

@@ -24,7 +24,10 @@ async function rejection(body: Record<string, unknown>): Promise<InstanceType<ty
   throw new Error('request was accepted');
 }
 
-async function expectBadRequest(body: Record<string, unknown>, expected: { message: string | RegExp; param: string | null; code?: string | null }): Promise<void> {
+async function expectBadRequest(
+  body: Record<string, unknown>,
+  expected: { message: string | RegExp; param: string | null; code?: string | null },
+): Promise<void> {
   const error = await rejection(body);
   expect(error).toBeInstanceOf(OpenAI.BadRequestError);
   expect(error.type).toBe('invalid_request_error');
@@ -42,19 +45,36 @@ describe('OpenAI simulator: request validation', () => {
       body: '{"model":',
     });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { message: expect.stringContaining('We could not parse the JSON body'), type: 'invalid_request_error' } });
+    expect(await response.json()).toMatchObject({
+      error: { message: expect.stringContaining('We could not parse the JSON body'), type: 'invalid_request_error' },
+    });
   });
 
   it('requires model and a non-empty messages array', async () => {
     await expectBadRequest({ messages: [user] }, { message: 'you must provide a model parameter', param: null });
-    await expectBadRequest({ model: 'gpt-5.5' }, { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' });
-    await expectBadRequest({ model: 'gpt-5.5', messages: [] }, { message: /empty array/, param: 'messages', code: 'empty_array' });
-    await expectBadRequest({ model: 42, messages: [user] }, { message: /expected a string, but got an integer/, param: 'model', code: 'invalid_type' });
+    await expectBadRequest(
+      { model: 'gpt-5.5' },
+      { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' },
+    );
+    await expectBadRequest(
+      { model: 'gpt-5.5', messages: [] },
+      { message: /empty array/, param: 'messages', code: 'empty_array' },
+    );
+    await expectBadRequest(
+      { model: 42, messages: [user] },
+      { message: /expected a string, but got an integer/, param: 'model', code: 'invalid_type' },
+    );
   });
 
   it('checks roles and content rules per role', async () => {
-    await expectBadRequest({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }, { message: /Invalid value: 'robot'/, param: 'messages[0].role', code: 'invalid_value' });
-    await expectBadRequest({ model: 'm', messages: [{ role: 'user' }] }, { message: "Missing required parameter: 'messages[0].content'.", param: 'messages[0].content' });
+    await expectBadRequest(
+      { model: 'm', messages: [{ role: 'robot', content: 'x' }] },
+      { message: /Invalid value: 'robot'/, param: 'messages[0].role', code: 'invalid_value' },
+    );
+    await expectBadRequest(
+      { model: 'm', messages: [{ role: 'user' }] },
+      { message: "Missing required parameter: 'messages[0].content'.", param: 'messages[0].content' },
+    );
     await expectBadRequest(
       { model: 'm', messages: [user, { role: 'assistant', content: null }] },
       { message: "Invalid value for 'content': expected a string, got null.", param: 'messages.[1].content' },
@@ -63,25 +83,42 @@ describe('OpenAI simulator: request validation', () => {
       { model: 'm', messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'x' } }] }, user] },
       { message: "Invalid value: 'image_url'. Supported values are: 'text'.", param: 'messages[0].content[0].type' },
     );
-    await expectBadRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }, { message: /messages\[0\]\.content\[0\]\.text/, param: 'messages[0].content[0].text' });
+    await expectBadRequest(
+      { model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      { message: /messages\[0\]\.content\[0\]\.text/, param: 'messages[0].content[0].text' },
+    );
     await expectBadRequest(
       { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] },
       { message: /image_url\.url/, param: 'messages[0].content[0].image_url.url' },
     );
-    await expectBadRequest({ model: 'm', messages: [{ role: 'user', content: [] }] }, { message: /empty array/, param: 'messages[0].content', code: 'empty_array' });
+    await expectBadRequest(
+      { model: 'm', messages: [{ role: 'user', content: [] }] },
+      { message: /empty array/, param: 'messages[0].content', code: 'empty_array' },
+    );
   });
 
   it('enforces the tool message ordering rule', async () => {
-    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }] };
+    const call = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    };
     await expectBadRequest(
       { model: 'm', messages: [user, { role: 'tool', tool_call_id: 'call_a', content: 'x' }] },
-      { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: 'messages.[1].role' },
+      {
+        message:
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        param: 'messages.[1].role',
+      },
     );
     await expectBadRequest(
       { model: 'm', messages: [user, call, user, { role: 'tool', tool_call_id: 'call_a', content: 'x' }] },
       { message: /The following tool_call_ids did not have response messages: call_a/, param: 'messages.[1].role' },
     );
-    await expectBadRequest({ model: 'm', messages: [user, call] }, { message: /did not have response messages: call_a/, param: 'messages.[1].role' });
+    await expectBadRequest(
+      { model: 'm', messages: [user, call] },
+      { message: /did not have response messages: call_a/, param: 'messages.[1].role' },
+    );
     await expectBadRequest(
       { model: 'm', messages: [user, call, { role: 'tool', content: 'x' }] },
       { message: "Missing required parameter: 'messages[2].tool_call_id'.", param: 'messages[2].tool_call_id' },
@@ -90,32 +127,78 @@ describe('OpenAI simulator: request validation', () => {
 
   it('checks numeric ranges and list sizes', async () => {
     const ok = { model: 'gpt-5.5', messages: [user] };
-    await expectBadRequest({ ...ok, temperature: 2.5 }, { message: /decimal above maximum value. Expected a value <= 2, but got 2.5/, param: 'temperature', code: 'decimal_above_max_value' });
-    await expectBadRequest({ ...ok, top_p: -0.1 }, { message: /below minimum value/, param: 'top_p', code: 'decimal_below_min_value' });
+    await expectBadRequest(
+      { ...ok, temperature: 2.5 },
+      {
+        message: /decimal above maximum value. Expected a value <= 2, but got 2.5/,
+        param: 'temperature',
+        code: 'decimal_above_max_value',
+      },
+    );
+    await expectBadRequest(
+      { ...ok, top_p: -0.1 },
+      { message: /below minimum value/, param: 'top_p', code: 'decimal_below_min_value' },
+    );
     await expectBadRequest({ ...ok, presence_penalty: 3 }, { message: /<= 2/, param: 'presence_penalty' });
     await expectBadRequest({ ...ok, frequency_penalty: -3 }, { message: />= -2/, param: 'frequency_penalty' });
-    await expectBadRequest({ ...ok, n: 0 }, { message: /integer below minimum value/, param: 'n', code: 'integer_below_min_value' });
-    await expectBadRequest({ ...ok, max_tokens: 0 }, { message: /Expected a value >= 1, but got 0/, param: 'max_tokens' });
-    await expectBadRequest({ ...ok, max_completion_tokens: 1.5 }, { message: /expected an integer, but got a decimal/, param: 'max_completion_tokens', code: 'invalid_type' });
-    await expectBadRequest({ ...ok, temperature: 'hot' }, { message: /expected a decimal, but got a string/, param: 'temperature' });
-    await expectBadRequest({ ...ok, stop: ['a', 'b', 'c', 'd', 'e'] }, { message: /array too long/, param: 'stop', code: 'array_above_max_length' });
-    await expectBadRequest({ ...ok, stream_options: { include_usage: true } }, { message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param: 'stream_options' });
+    await expectBadRequest(
+      { ...ok, n: 0 },
+      { message: /integer below minimum value/, param: 'n', code: 'integer_below_min_value' },
+    );
+    await expectBadRequest(
+      { ...ok, max_tokens: 0 },
+      { message: /Expected a value >= 1, but got 0/, param: 'max_tokens' },
+    );
+    await expectBadRequest(
+      { ...ok, max_completion_tokens: 1.5 },
+      { message: /expected an integer, but got a decimal/, param: 'max_completion_tokens', code: 'invalid_type' },
+    );
+    await expectBadRequest(
+      { ...ok, temperature: 'hot' },
+      { message: /expected a decimal, but got a string/, param: 'temperature' },
+    );
+    await expectBadRequest(
+      { ...ok, stop: ['a', 'b', 'c', 'd', 'e'] },
+      { message: /array too long/, param: 'stop', code: 'array_above_max_length' },
+    );
+    await expectBadRequest(
+      { ...ok, stream_options: { include_usage: true } },
+      { message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param: 'stream_options' },
+    );
   });
 
   it('applies the o-series rules', async () => {
     await expectBadRequest(
       { model: 'o4-mini', messages: [user], max_tokens: 100 },
-      { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param: 'max_tokens', code: 'unsupported_parameter' },
+      {
+        message:
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        param: 'max_tokens',
+        code: 'unsupported_parameter',
+      },
     );
     await expectBadRequest(
       { model: 'o3', messages: [user], temperature: 0.2 },
-      { message: "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", param: 'temperature', code: 'unsupported_value' },
+      {
+        message:
+          "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.",
+        param: 'temperature',
+        code: 'unsupported_value',
+      },
     );
-    const accepted = await client.chat.completions.create({ model: 'o3', messages: [{ role: 'user', content: 'hi' }], temperature: 1, max_completion_tokens: 5 });
+    const accepted = await client.chat.completions.create({
+      model: 'o3',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 1,
+      max_completion_tokens: 5,
+    });
     expect(accepted.usage?.completion_tokens).toBeLessThanOrEqual(5);
   });
 
   it('reports bad simulator directives instead of ignoring them', async () => {
-    await expectBadRequest({ model: 'm', messages: [{ role: 'user', content: 'hi [[sim fault=explode]]' }] }, { message: /Simulator directive: unknown fault 'explode'/, param: null, code: 'simulator_directive' });
+    await expectBadRequest(
+      { model: 'm', messages: [{ role: 'user', content: 'hi [[sim fault=explode]]' }] },
+      { message: /Simulator directive: unknown fault 'explode'/, param: null, code: 'simulator_directive' },
+    );
   });
 });

@@ -47,12 +47,66 @@ export interface Reply {
 
 // Plain English words that are single o200k tokens with their leading space, so filler costs ~1 token/word.
 const FILLER_WORDS = [
-  'the', 'river', 'light', 'quiet', 'morning', 'stone', 'garden', 'window', 'simple', 'answer',
-  'with', 'over', 'under', 'after', 'before', 'small', 'bright', 'road', 'city', 'green',
-  'water', 'paper', 'music', 'story', 'north', 'south', 'table', 'open', 'field', 'clear',
-  'warm', 'cold', 'house', 'line', 'time', 'world', 'sound', 'old', 'new', 'long',
-  'short', 'high', 'low', 'near', 'far', 'blue', 'red', 'hill', 'cloud', 'tree',
-  'bird', 'song', 'path', 'lake', 'hand', 'word', 'page', 'book', 'door', 'wall',
+  'the',
+  'river',
+  'light',
+  'quiet',
+  'morning',
+  'stone',
+  'garden',
+  'window',
+  'simple',
+  'answer',
+  'with',
+  'over',
+  'under',
+  'after',
+  'before',
+  'small',
+  'bright',
+  'road',
+  'city',
+  'green',
+  'water',
+  'paper',
+  'music',
+  'story',
+  'north',
+  'south',
+  'table',
+  'open',
+  'field',
+  'clear',
+  'warm',
+  'cold',
+  'house',
+  'line',
+  'time',
+  'world',
+  'sound',
+  'old',
+  'new',
+  'long',
+  'short',
+  'high',
+  'low',
+  'near',
+  'far',
+  'blue',
+  'red',
+  'hill',
+  'cloud',
+  'tree',
+  'bird',
+  'song',
+  'path',
+  'lake',
+  'hand',
+  'word',
+  'page',
+  'book',
+  'door',
+  'wall',
 ] as const;
 
 const ECHO_WORDS = 8;
@@ -134,13 +188,19 @@ const QUOTED_WORD_CHARS = 64;
  * The first `count` words of `text`, each cut to `maxWordChars` characters (with `…`), and whether more
  * follow. Reads only the head of the text that can hold them: a prompt can be megabytes of one character.
  */
-export function leadingWords(text: string, count: number, maxWordChars = QUOTED_WORD_CHARS): { words: string[]; more: boolean } {
+export function leadingWords(
+  text: string,
+  count: number,
+  maxWordChars = QUOTED_WORD_CHARS,
+): { words: string[]; more: boolean } {
   // Each word needs at most maxWordChars + 1 characters to be known as cut; four times that per word leaves
   // room for the whitespace between them (only text with huge gaps between its first words quotes fewer).
   const headChars = (count + 1) * (maxWordChars + 1) * 4;
   const head = text.length > headChars ? text.slice(0, headChars) : text;
   const all = head.split(WHITESPACE).filter((word) => word.length > 0);
-  const words = all.slice(0, count).map((word) => (word.length > maxWordChars ? `${word.slice(0, maxWordChars)}…` : word));
+  const words = all
+    .slice(0, count)
+    .map((word) => (word.length > maxWordChars ? `${word.slice(0, maxWordChars)}…` : word));
   // Past the head, more words are assumed when the head was already full of them.
   return { words, more: all.length > count || (head.length < text.length && all.length === count) };
 }

@@ -62,10 +62,17 @@ export function effectivePacing(base: Pacing, directives: SimulatorDirectives): 
  */
 function applicable(exchange: SimulatorExchange, directives: SimulatorDirectives): SimulatorDirectives {
   if (directives.fault === undefined) return directives;
-  if (directives.onlyKeys !== undefined && (exchange.apiKey === undefined || !directives.onlyKeys.includes(exchange.apiKey))) {
+  if (
+    directives.onlyKeys !== undefined &&
+    (exchange.apiKey === undefined || !directives.onlyKeys.includes(exchange.apiKey))
+  ) {
     return { ...directives, fault: undefined };
   }
-  if (directives.times !== undefined && directives.faultKey !== undefined && exchange.countFault(directives.faultKey) >= directives.times) {
+  if (
+    directives.times !== undefined &&
+    directives.faultKey !== undefined &&
+    exchange.countFault(directives.faultKey) >= directives.times
+  ) {
     return { ...directives, fault: undefined };
   }
   return directives;
@@ -104,7 +111,12 @@ async function playLeadingFaults(
 }
 
 /** A non-stream reply; `pieceCount` paces it like the stream it would have been. */
-export async function playJson(exchange: SimulatorExchange, body: string, pieceCount: number, plan: PlayPlan): Promise<void> {
+export async function playJson(
+  exchange: SimulatorExchange,
+  body: string,
+  pieceCount: number,
+  plan: PlayPlan,
+): Promise<void> {
   const directives = applicable(exchange, plan.directives);
   if (await playLeadingFaults(exchange, directives, plan, false)) return;
   const pacing = effectivePacing(exchange.pacing, directives);
@@ -143,7 +155,10 @@ export async function playStream(exchange: SimulatorExchange, script: StreamScri
   await sleep(pacing.firstTokenDelayMs, signal);
 
   // A reply shorter than `after` still gets its fault, just before the finish frames.
-  const faultAt = directives.fault === undefined ? -1 : Math.min(directives.afterChunks ?? DEFAULT_AFTER_CHUNKS, script.content.length);
+  const faultAt =
+    directives.fault === undefined
+      ? -1
+      : Math.min(directives.afterChunks ?? DEFAULT_AFTER_CHUNKS, script.content.length);
   let pending = script.head.join('');
   for (let index = 0; index <= script.content.length; index++) {
     if (index === faultAt) {

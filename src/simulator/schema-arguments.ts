@@ -22,9 +22,45 @@ const MAX_ARRAY_ITEMS = 3;
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'-]*/gu;
 const MIN_WORD_LENGTH = 3;
 const COMMON_WORDS: ReadonlySet<string> = new Set([
-  'the', 'and', 'for', 'you', 'are', 'was', 'with', 'what', 'who', 'how', 'why', 'when', 'where', 'which',
-  'this', 'that', 'these', 'those', 'please', 'can', 'could', 'would', 'should', 'tell', 'give', 'call',
-  'use', 'from', 'about', 'into', 'its', "it's", "what's", 'now', 'today', 'there', 'here', 'then', 'than',
+  'the',
+  'and',
+  'for',
+  'you',
+  'are',
+  'was',
+  'with',
+  'what',
+  'who',
+  'how',
+  'why',
+  'when',
+  'where',
+  'which',
+  'this',
+  'that',
+  'these',
+  'those',
+  'please',
+  'can',
+  'could',
+  'would',
+  'should',
+  'tell',
+  'give',
+  'call',
+  'use',
+  'from',
+  'about',
+  'into',
+  'its',
+  "it's",
+  "what's",
+  'now',
+  'today',
+  'there',
+  'here',
+  'then',
+  'than',
 ]);
 
 /** Significant words of a prompt, in order (directives removed). */
@@ -128,7 +164,10 @@ class ArgumentGenerator {
 
   private string(schema: Json): string {
     const index = this.strings++;
-    const word = this.words.length === 0 ? 'example' : (this.words[this.words.length - 1 - (index % this.words.length)] ?? 'example');
+    const word =
+      this.words.length === 0
+        ? 'example'
+        : (this.words[this.words.length - 1 - (index % this.words.length)] ?? 'example');
     let value: string;
     switch (schema['format']) {
       case 'date':

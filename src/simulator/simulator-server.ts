@@ -56,7 +56,8 @@ const BEARER = /^Bearer\s+(.+)$/i;
 /** The key as any of the four vendors' clients send it. */
 function requestApiKey(request: IncomingMessage, query: URLSearchParams): string | undefined {
   const { headers } = request;
-  for (const header of [headers['x-api-key'], headers['x-goog-api-key']]) if (typeof header === 'string' && header !== '') return header;
+  for (const header of [headers['x-api-key'], headers['x-goog-api-key']])
+    if (typeof header === 'string' && header !== '') return header;
   const bearer = headers.authorization === undefined ? undefined : BEARER.exec(headers.authorization.trim())?.[1];
   return bearer ?? query.get('key') ?? undefined;
 }
@@ -113,7 +114,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       } else if (pathname === '/health') {
         sendJson(exchange, 200, '{"status":"ok"}');
       } else {
-        const error = { message: `Invalid URL (${request.method ?? 'GET'} ${pathname})`, type: 'invalid_request_error', param: null, code: null };
+        const error = {
+          message: `Invalid URL (${request.method ?? 'GET'} ${pathname})`,
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        };
         sendJson(exchange, 404, JSON.stringify({ error }));
       }
     } catch (error) {

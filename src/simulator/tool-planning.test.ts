@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from './reply-engine.js';
 import { argumentsFromSchema, promptWords } from './schema-arguments.js';
-import { canonicalJson, isGeminiSignatureValid, isThinkingSignatureValid, signGeminiPart, signThinking } from './signatures.js';
+import {
+  canonicalJson,
+  isGeminiSignatureValid,
+  isThinkingSignatureValid,
+  signGeminiPart,
+  signThinking,
+} from './signatures.js';
 import { planTurn, type TurnInput } from './turn-planner.js';
 
 const WEATHER = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
@@ -12,7 +18,10 @@ function input(extra: Partial<TurnInput> = {}): TurnInput {
     lastUserText: 'What is the weather in Lisbon?',
     directives: {},
     reasoning: false,
-    tools: [{ name: 'get_weather', parameters: WEATHER }, { name: 'get_time', parameters: undefined }],
+    tools: [
+      { name: 'get_weather', parameters: WEATHER },
+      { name: 'get_time', parameters: undefined },
+    ],
     toolChoice: { kind: 'auto' },
     parallelCalls: true,
     ...extra,
@@ -22,8 +31,15 @@ function input(extra: Partial<TurnInput> = {}): TurnInput {
 describe('schema arguments', () => {
   it('takes strings from the prompt, last significant word first, directives left out', () => {
     expect(promptWords('What is the weather in Lisbon? [[sim tool=x]]')).toEqual(['weather', 'Lisbon']);
-    const schema = { type: 'object', properties: { to: { type: 'string' }, from: { type: 'string' }, via: { type: 'string' } } };
-    expect(argumentsFromSchema(schema, 'Trains from Porto to Lisbon')).toEqual({ to: 'Lisbon', from: 'Porto', via: 'Trains' });
+    const schema = {
+      type: 'object',
+      properties: { to: { type: 'string' }, from: { type: 'string' }, via: { type: 'string' } },
+    };
+    expect(argumentsFromSchema(schema, 'Trains from Porto to Lisbon')).toEqual({
+      to: 'Lisbon',
+      from: 'Porto',
+      via: 'Trains',
+    });
     expect(argumentsFromSchema(schema, '')).toEqual({ to: 'example', from: 'example', via: 'example' });
   });
 
@@ -60,8 +76,17 @@ describe('schema arguments', () => {
   });
 
   it("reads Gemini's OpenAPI subset and resolves local $refs", () => {
-    expect(argumentsFromSchema({ type: 'OBJECT', properties: { n: { type: 'INTEGER' }, s: { type: 'STRING', nullable: true } } }, 'go north')).toEqual({ n: 1, s: 'north' });
-    const withRef = { type: 'object', properties: { place: { $ref: '#/$defs/place' } }, $defs: { place: { type: 'object', properties: { name: { type: 'string' } } } } };
+    expect(
+      argumentsFromSchema(
+        { type: 'OBJECT', properties: { n: { type: 'INTEGER' }, s: { type: 'STRING', nullable: true } } },
+        'go north',
+      ),
+    ).toEqual({ n: 1, s: 'north' });
+    const withRef = {
+      type: 'object',
+      properties: { place: { $ref: '#/$defs/place' } },
+      $defs: { place: { type: 'object', properties: { name: { type: 'string' } } } },
+    };
     expect(argumentsFromSchema(withRef, 'Visit Paris')).toEqual({ place: { name: 'Paris' } });
     expect(argumentsFromSchema(undefined, 'x')).toEqual({});
   });
@@ -76,15 +101,26 @@ describe('turn planner', () => {
       ['get_time', '{}'],
     ]);
     expect(planned.plan.end).toBe('tool-calls');
-    expect(planned.plan.outputTokens).toBe(countTokens('get_weather{"city":"Lisbon"}') + countTokens('get_time') + countTokens('{}'));
+    expect(planned.plan.outputTokens).toBe(
+      countTokens('get_weather{"city":"Lisbon"}') + countTokens('get_time') + countTokens('{}'),
+    );
     const afterResults = planTurn(input({ directives: { toolNames: ['get_weather'] }, toolResults: ['rain'] }));
-    expect(afterResults.ok && [afterResults.plan.calls.length, afterResults.plan.text.text.startsWith('Tool results: "rain".')]).toEqual([0, true]);
+    expect(
+      afterResults.ok && [
+        afterResults.plan.calls.length,
+        afterResults.plan.text.text.startsWith('Tool results: "rain".'),
+      ],
+    ).toEqual([0, true]);
   });
 
   it('calls with the exact arguments of the directive (args=) instead of generated ones', () => {
-    const planned = planTurn(input({ directives: { toolNames: ['get_weather'], toolArguments: { city: 'Porto', days: [1, 2] } } }));
+    const planned = planTurn(
+      input({ directives: { toolNames: ['get_weather'], toolArguments: { city: 'Porto', days: [1, 2] } } }),
+    );
     if (!planned.ok) throw new Error(planned.problem);
-    expect(planned.plan.calls.map((call) => [call.name, call.argumentsJson])).toEqual([['get_weather', '{"city":"Porto","days":[1,2]}']]);
+    expect(planned.plan.calls.map((call) => [call.name, call.argumentsJson])).toEqual([
+      ['get_weather', '{"city":"Porto","days":[1,2]}'],
+    ]);
   });
 
   it('lets the tool choice force, narrow or forbid calls', () => {
@@ -94,10 +130,16 @@ describe('turn planner', () => {
     };
     expect(pick({ toolChoice: { kind: 'any' } })).toEqual(['get_weather']);
     expect(pick({ toolChoice: { kind: 'any', allowed: ['get_time'] } })).toEqual(['get_time']);
-    expect(pick({ toolChoice: { kind: 'named', name: 'get_time' }, directives: { toolNames: ['get_weather'] } })).toEqual(['get_time']);
+    expect(
+      pick({ toolChoice: { kind: 'named', name: 'get_time' }, directives: { toolNames: ['get_weather'] } }),
+    ).toEqual(['get_time']);
     expect(pick({ toolChoice: { kind: 'none' }, directives: { toolNames: ['get_weather'] } })).toEqual([]);
-    expect(pick({ parallelCalls: false, directives: { toolNames: ['get_time', 'get_weather'] } })).toEqual(['get_time']);
-    expect(pick({ directives: { toolNames: ['get_stock'] } })).toEqual([expect.stringContaining("tool 'get_stock' is not among the request's tools")]);
+    expect(pick({ parallelCalls: false, directives: { toolNames: ['get_time', 'get_weather'] } })).toEqual([
+      'get_time',
+    ]);
+    expect(pick({ directives: { toolNames: ['get_stock'] } })).toEqual([
+      expect.stringContaining("tool 'get_stock' is not among the request's tools"),
+    ]);
   });
 
   it('spends one output budget on reasoning, then text, then calls', () => {
@@ -105,11 +147,23 @@ describe('turn planner', () => {
     if (!full.ok) throw new Error(full.problem);
     const reasoningTokens = full.plan.reasoningTokens;
     expect(reasoningTokens).toBe(countTokens(full.plan.reasoning?.text ?? ''));
-    expect(full.plan.outputTokens).toBe(reasoningTokens + full.plan.text.completionTokens + countTokens('get_weather{"city":"Lisbon"}'));
-    const noRoomForCall = planTurn(input({ reasoning: true, directives: { toolNames: ['get_weather'], toolText: true }, maxTokens: reasoningTokens + full.plan.text.completionTokens + 1 }));
-    expect(noRoomForCall.ok && [noRoomForCall.plan.end, noRoomForCall.plan.calls.length, noRoomForCall.plan.outputTokens]).toEqual(['length', 0, reasoningTokens + full.plan.text.completionTokens + 1]);
+    expect(full.plan.outputTokens).toBe(
+      reasoningTokens + full.plan.text.completionTokens + countTokens('get_weather{"city":"Lisbon"}'),
+    );
+    const noRoomForCall = planTurn(
+      input({
+        reasoning: true,
+        directives: { toolNames: ['get_weather'], toolText: true },
+        maxTokens: reasoningTokens + full.plan.text.completionTokens + 1,
+      }),
+    );
+    expect(
+      noRoomForCall.ok && [noRoomForCall.plan.end, noRoomForCall.plan.calls.length, noRoomForCall.plan.outputTokens],
+    ).toEqual(['length', 0, reasoningTokens + full.plan.text.completionTokens + 1]);
     const cutInReasoning = planTurn(input({ reasoning: true, maxTokens: 3 }));
-    expect(cutInReasoning.ok && [cutInReasoning.plan.end, cutInReasoning.plan.text.text, cutInReasoning.plan.outputTokens]).toEqual(['length', '', 3]);
+    expect(
+      cutInReasoning.ok && [cutInReasoning.plan.end, cutInReasoning.plan.text.text, cutInReasoning.plan.outputTokens],
+    ).toEqual(['length', '', 3]);
   });
 });
 
@@ -140,7 +194,9 @@ describe('structured output', () => {
     const shaped = planTurn(input({ ...noTools, jsonOutput: { schema } }));
     expect(shaped.ok && JSON.parse(shaped.plan.text.text)).toEqual({ city: 'Lisbon' });
     const plain = planTurn(input({ ...noTools, jsonOutput: {} }));
-    expect(plain.ok && JSON.parse(plain.plan.text.text)).toEqual({ text: expect.stringMatching(/^You said: "What is the weather in Lisbon\?"/) });
+    expect(plain.ok && JSON.parse(plain.plan.text.text)).toEqual({
+      text: expect.stringMatching(/^You said: "What is the weather in Lisbon\?"/),
+    });
     const capped = planTurn(input({ ...noTools, jsonOutput: {}, maxTokens: 3 }));
     expect(capped.ok && capped.plan).toMatchObject({ end: 'length', outputTokens: 3 });
     // Tool calls still win when the model calls a tool.

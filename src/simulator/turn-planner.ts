@@ -13,7 +13,16 @@
  * - Stop sequences cut prose only; the sentence before a call is fixed.
  */
 import { stripDirectives, type SimulatorDirectives } from './fault-directives.js';
-import { buildReply, countTokens, fillerWords, hashSeed, leadingWords, limitText, type Reply, type ReplyEnd } from './reply-engine.js';
+import {
+  buildReply,
+  countTokens,
+  fillerWords,
+  hashSeed,
+  leadingWords,
+  limitText,
+  type Reply,
+  type ReplyEnd,
+} from './reply-engine.js';
 import { argumentsFromSchema } from './schema-arguments.js';
 
 export interface ToolOffer {
@@ -93,8 +102,13 @@ export function toolResultsOpening(results: readonly string[]): string {
 }
 
 function reasoningText(input: TurnInput): string {
-  const words = input.directives.reasoningWords ?? Math.round((12 + (hashSeed(`reasoning\n${input.seedText}`) % 9)) * (input.reasoningScale ?? 1));
-  const subject = input.toolResults === undefined ? leadingWords(stripDirectives(input.lastUserText), 6).words.join(' ') : 'the tool results';
+  const words =
+    input.directives.reasoningWords ??
+    Math.round((12 + (hashSeed(`reasoning\n${input.seedText}`) % 9)) * (input.reasoningScale ?? 1));
+  const subject =
+    input.toolResults === undefined
+      ? leadingWords(stripDirectives(input.lastUserText), 6).words.join(' ')
+      : 'the tool results';
   const filler = fillerWords(`reasoning\n${input.variant ?? 0}\n${input.seedText}`, words);
   return `Thinking about "${subject}".${filler === '' ? '' : ` ${filler}`}`;
 }
@@ -111,14 +125,16 @@ function chooseTools(input: TurnInput): { names: string[] } | { problem: string 
   const offered = new Set(tools.map((tool) => tool.name));
   const requested = input.toolResults === undefined ? directives.toolNames : undefined;
   const unknown = requested?.find((name) => !offered.has(name));
-  if (unknown !== undefined) return { problem: `tool '${unknown}' is not among the request's tools (${[...offered].join(', ')})` };
+  if (unknown !== undefined)
+    return { problem: `tool '${unknown}' is not among the request's tools (${[...offered].join(', ')})` };
   let names: string[];
   switch (toolChoice.kind) {
     case 'named':
       names = [toolChoice.name];
       break;
     case 'any': {
-      const allowed = toolChoice.allowed === undefined || toolChoice.allowed.length === 0 ? [...offered] : toolChoice.allowed;
+      const allowed =
+        toolChoice.allowed === undefined || toolChoice.allowed.length === 0 ? [...offered] : toolChoice.allowed;
       const picked = (directives.toolNames ?? []).filter((name) => allowed.includes(name));
       names = picked.length > 0 ? picked : allowed.slice(0, 1);
       break;
@@ -132,8 +148,17 @@ function chooseTools(input: TurnInput): { names: string[] } | { problem: string 
 /** The reply as JSON: an instance of the schema, or the generated sentence wrapped in an object. */
 function jsonReplyText(input: TurnInput, output: { schema?: unknown }): string {
   const opening = input.toolResults === undefined ? {} : { opening: toolResultsOpening(input.toolResults) };
-  if (output.schema !== undefined) return JSON.stringify(argumentsFromSchema(output.schema, input.toolResults?.join('\n') ?? input.lastUserText));
-  return JSON.stringify({ text: buildReply({ seedText: input.seedText, lastUserText: input.lastUserText, words: input.directives.words, variant: input.variant, ...opening }).text });
+  if (output.schema !== undefined)
+    return JSON.stringify(argumentsFromSchema(output.schema, input.toolResults?.join('\n') ?? input.lastUserText));
+  return JSON.stringify({
+    text: buildReply({
+      seedText: input.seedText,
+      lastUserText: input.lastUserText,
+      words: input.directives.words,
+      variant: input.variant,
+      ...opening,
+    }).text,
+  });
 }
 
 function callTokens(call: PlannedCall): number {
@@ -150,7 +175,10 @@ export function planTurn(input: TurnInput): PlanResult {
   const reasoningTokens = reasoning?.completionTokens ?? 0;
   const empty = limitText('', {});
   if (reasoning?.end === 'length') {
-    return { ok: true, plan: { reasoning, text: empty, calls: [], end: 'length', reasoningTokens, outputTokens: reasoningTokens } };
+    return {
+      ok: true,
+      plan: { reasoning, text: empty, calls: [], end: 'length', reasoningTokens, outputTokens: reasoningTokens },
+    };
   }
 
   const calling = chosen.names.length > 0;
@@ -159,21 +187,27 @@ export function planTurn(input: TurnInput): PlanResult {
       ? limitText(`I will call ${chosen.names.join(' and ')}.`, { maxTokens: remaining(reasoningTokens) })
       : empty
     : input.jsonOutput !== undefined
-      ? limitText(jsonReplyText(input, input.jsonOutput), { maxTokens: remaining(reasoningTokens), stopSequences: input.stopSequences })
+      ? limitText(jsonReplyText(input, input.jsonOutput), {
+          maxTokens: remaining(reasoningTokens),
+          stopSequences: input.stopSequences,
+        })
       : buildReply({
-        seedText: input.seedText,
-        lastUserText: input.lastUserText,
-        words: input.directives.words,
-        maxTokens: remaining(reasoningTokens),
-        stopSequences: input.stopSequences,
-        variant: input.variant,
-        ...(input.toolResults === undefined ? {} : { opening: toolResultsOpening(input.toolResults) }),
-      });
+          seedText: input.seedText,
+          lastUserText: input.lastUserText,
+          words: input.directives.words,
+          maxTokens: remaining(reasoningTokens),
+          stopSequences: input.stopSequences,
+          variant: input.variant,
+          ...(input.toolResults === undefined ? {} : { opening: toolResultsOpening(input.toolResults) }),
+        });
   let used = reasoningTokens + text.completionTokens;
   if (!calling || text.end === 'length') {
     const stop = text.stopSequence === undefined ? {} : { stopSequence: text.stopSequence };
     const end = calling ? 'length' : text.end;
-    return { ok: true, plan: { ...(reasoning ? { reasoning } : {}), text, calls: [], end, ...stop, reasoningTokens, outputTokens: used } };
+    return {
+      ok: true,
+      plan: { ...(reasoning ? { reasoning } : {}), text, calls: [], end, ...stop, reasoningTokens, outputTokens: used },
+    };
   }
 
   const calls: PlannedCall[] = [];
@@ -181,7 +215,12 @@ export function planTurn(input: TurnInput): PlanResult {
   for (const [index, name] of chosen.names.entries()) {
     const tool = input.tools.find((offer) => offer.name === name);
     const args = input.directives.toolArguments ?? argumentsFromSchema(tool?.parameters, input.lastUserText);
-    const call: PlannedCall = { name, input: args, argumentsJson: JSON.stringify(args), idSeed: `${input.variant ?? 0}\n${index}\n${input.seedText}` };
+    const call: PlannedCall = {
+      name,
+      input: args,
+      argumentsJson: JSON.stringify(args),
+      idSeed: `${input.variant ?? 0}\n${index}\n${input.seedText}`,
+    };
     const tokens = callTokens(call);
     if (cap !== undefined && used + tokens > cap) {
       end = 'length';
@@ -191,5 +230,8 @@ export function planTurn(input: TurnInput): PlanResult {
     used += tokens;
     calls.push(call);
   }
-  return { ok: true, plan: { ...(reasoning ? { reasoning } : {}), text, calls, end, reasoningTokens, outputTokens: used } };
+  return {
+    ok: true,
+    plan: { ...(reasoning ? { reasoning } : {}), text, calls, end, reasoningTokens, outputTokens: used },
+  };
 }

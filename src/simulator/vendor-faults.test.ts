@@ -43,7 +43,12 @@ const VENDORS: VendorCase[] = [
     name: 'anthropic',
     url: () => `${simulator.baseUrls.anthropic}/v1/messages`,
     headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
-    body: (text, stream) => ({ model: 'claude-haiku-4-5', max_tokens: 1000, stream, messages: [{ role: 'user', content: text }] }),
+    body: (text, stream) => ({
+      model: 'claude-haiku-4-5',
+      max_tokens: 1000,
+      stream,
+      messages: [{ role: 'user', content: text }],
+    }),
     textOf: (event) => {
       if (event.event !== 'content_block_delta') return undefined;
       const delta = json(event)['delta'] as { text?: string };
@@ -55,7 +60,8 @@ const VENDORS: VendorCase[] = [
   },
   {
     name: 'gemini',
-    url: (stream) => `${simulator.baseUrls.gemini}/v1beta/models/gemini-2.5-flash:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+    url: (stream) =>
+      `${simulator.baseUrls.gemini}/v1beta/models/gemini-2.5-flash:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
     headers: { 'x-goog-api-key': 'k' },
     body: (text) => ({ contents: [{ role: 'user', parts: [{ text }] }] }),
     textOf: (event) => {
@@ -65,7 +71,13 @@ const VENDORS: VendorCase[] = [
     },
     isError: (event) => event.data !== undefined && 'error' in json(event),
     errorBody: (status) => ({ error: { code: status, status: status === 503 ? 'UNAVAILABLE' : 'INTERNAL' } }),
-    rateLimitBody: { error: { code: 429, status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }] } },
+    rateLimitBody: {
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }],
+      },
+    },
   },
   {
     name: 'deepseek',
@@ -74,12 +86,22 @@ const VENDORS: VendorCase[] = [
     body: (text, stream) => ({ model: 'deepseek-chat', stream, messages: [{ role: 'user', content: text }] }),
     textOf: (event) => {
       if (event.data === undefined || event.data === '[DONE]' || 'error' in json(event)) return undefined;
-      const choices = json(event)['choices'] as Array<{ delta: { content?: string | null; role?: string }; finish_reason: string | null }>;
+      const choices = json(event)['choices'] as Array<{
+        delta: { content?: string | null; role?: string };
+        finish_reason: string | null;
+      }>;
       const choice = choices[0];
-      return choice !== undefined && choice.delta.role === undefined && choice.finish_reason === null ? (choice.delta.content ?? '') : undefined;
+      return choice !== undefined && choice.delta.role === undefined && choice.finish_reason === null
+        ? (choice.delta.content ?? '')
+        : undefined;
     },
     isError: (event) => event.data !== undefined && event.data !== '[DONE]' && 'error' in json(event),
-    errorBody: (status) => ({ error: { message: status === 503 ? 'Server Overloaded, please try again later.' : 'Internal Server Error', param: null } }),
+    errorBody: (status) => ({
+      error: {
+        message: status === 503 ? 'Server Overloaded, please try again later.' : 'Internal Server Error',
+        param: null,
+      },
+    }),
     rateLimitBody: { error: { message: 'Rate Limit Reached' } },
   },
 ];
@@ -117,9 +139,16 @@ async function readAll(response: Response): Promise<{ text: string; error?: unkn
 
 describe.each(VENDORS)('$name simulator: faults and pacing', (vendor) => {
   const send = (text: string, stream: boolean, headers: Record<string, string> = {}): Promise<Response> =>
-    fetch(vendor.url(stream), { method: 'POST', headers: { 'content-type': 'application/json', ...vendor.headers, ...headers }, body: JSON.stringify(vendor.body(text, stream)) });
+    fetch(vendor.url(stream), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...vendor.headers, ...headers },
+      body: JSON.stringify(vendor.body(text, stream)),
+    });
 
-  async function streamed(text: string, headers: Record<string, string> = {}): Promise<{ events: SseEvent[]; texts: string[]; error?: unknown; status: number }> {
+  async function streamed(
+    text: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ events: SseEvent[]; texts: string[]; error?: unknown; status: number }> {
     const response = await send(text, true, headers);
     const { text: body, error } = await readAll(response);
     const events = parseEvents(body);
@@ -156,7 +185,9 @@ describe.each(VENDORS)('$name simulator: faults and pacing', (vendor) => {
     expect(result.texts).toHaveLength(3);
     const last = result.events.at(-1);
     expect(last !== undefined && vendor.isError(last)).toBe(true);
-    expect(json(last ?? {})).toMatchObject(vendor.name === 'anthropic' ? { type: 'error', error: { type: 'api_error' } } : vendor.errorBody(503));
+    expect(json(last ?? {})).toMatchObject(
+      vendor.name === 'anthropic' ? { type: 'error', error: { type: 'api_error' } } : vendor.errorBody(503),
+    );
   });
 
   it('disconnects mid-stream after the requested chunks', async () => {
@@ -168,14 +199,16 @@ describe.each(VENDORS)('$name simulator: faults and pacing', (vendor) => {
 
   it('sends a malformed chunk mid-stream and a truncated body without streaming', async () => {
     const result = await streamed('hello there [[sim malformed-chunk after=1]]');
-    const broken = result.events.filter((event) => event.data !== undefined && event.data !== '[DONE]').find((event) => {
-      try {
-        JSON.parse(event.data ?? '');
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    const broken = result.events
+      .filter((event) => event.data !== undefined && event.data !== '[DONE]')
+      .find((event) => {
+        try {
+          JSON.parse(event.data ?? '');
+          return false;
+        } catch {
+          return true;
+        }
+      });
     expect(broken).toBeDefined();
     const response = await send('hello [[sim malformed-chunk]]', false);
     expect(response.status).toBe(200);

@@ -9,7 +9,14 @@ import {
   type UniqueViolationDetector,
 } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
-import { DuplicateEmailError, type AccountRecord, type AccountRepository, type AccountRole, type AccountWithBalance, type NewAccount } from './types.js';
+import {
+  DuplicateEmailError,
+  type AccountRecord,
+  type AccountRepository,
+  type AccountRole,
+  type AccountWithBalance,
+  type NewAccount,
+} from './types.js';
 
 export function createAccountRepository(
   db: Kysely<Database>,
@@ -54,22 +61,38 @@ export function createAccountRepository(
 
     async setTier(id: string, tier: string): Promise<boolean> {
       // The operator's tier; tier-repository.ts raises `tier` above it again when a bought or reached tier is higher.
-      const result = await db.updateTable('accounts').set({ tier, granted_tier: tier }).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .updateTable('accounts')
+        .set({ tier, granted_tier: tier })
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
     async setDisabled(id: string, disabled: boolean): Promise<boolean> {
-      const result = await db.updateTable('accounts').set({ disabled: toIntegerBoolean(disabled) }).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .updateTable('accounts')
+        .set({ disabled: toIntegerBoolean(disabled) })
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
     async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
-      const result = await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .updateTable('accounts')
+        .set({ password_hash: passwordHash })
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
     async listWithBalances({ query, limit, afterEmail }): Promise<AccountWithBalance[]> {
-      let select = db.selectFrom('accounts').select(ACCOUNT_COLUMNS).select(money('balance_nano').as('balance_nano')).select('email_normalized');
+      let select = db
+        .selectFrom('accounts')
+        .select(ACCOUNT_COLUMNS)
+        .select(money('balance_nano').as('balance_nano'))
+        .select('email_normalized');
       if (query !== undefined && query !== '') {
         // LIKE with the wildcards of the operator's text escaped: a search for "a_b" matches only "a_b".
         const pattern = `%${normalizeEmail(query).replace(/[\\%_]/g, (character) => `\\${character}`)}%`;

@@ -1,5 +1,13 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
-import { FULL_PERMISSIONS, isApiScope, spendPeriodFirstDay, spendPeriodNumber, SPEND_PERIODS, type KeyPermissions, type SpendPeriod } from '../keys/key-permissions.js';
+import {
+  FULL_PERMISSIONS,
+  isApiScope,
+  spendPeriodFirstDay,
+  spendPeriodNumber,
+  SPEND_PERIODS,
+  type KeyPermissions,
+  type SpendPeriod,
+} from '../keys/key-permissions.js';
 import { toAccountRecord } from './account-repository.js';
 import type { ApiKeysTable, Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
@@ -77,8 +85,16 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         await lock.executeTakeFirst();
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
         // The replacement carries on the old key's spend of the period: rotating never resets a spend limit.
-        const old = await transaction.selectFrom('api_keys').select(['spend_period_start', 'spend_used_nano']).where('id', '=', oldId).executeTakeFirstOrThrow();
-        const row = { ...toApiKeyRow(replacement), spend_period_start: Number(old.spend_period_start), spend_used_nano: fromMoneyColumn(old.spend_used_nano).toString() };
+        const old = await transaction
+          .selectFrom('api_keys')
+          .select(['spend_period_start', 'spend_used_nano'])
+          .where('id', '=', oldId)
+          .executeTakeFirstOrThrow();
+        const row = {
+          ...toApiKeyRow(replacement),
+          spend_period_start: Number(old.spend_period_start),
+          spend_used_nano: fromMoneyColumn(old.spend_used_nano).toString(),
+        };
         await transaction.insertInto('api_keys').values(row).execute();
         return toApiKeyRecord(row);
       });
@@ -129,7 +145,13 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
             .executeTakeFirst();
           if (updated.numUpdatedRows === 0n) return null;
         }
-        const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+        const row = await trx
+          .selectFrom('api_keys')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
         return row === undefined ? null : toApiKeyRecord(row);
       });
     },
@@ -137,7 +159,13 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
 }
 
 /** A key's settled spend in the period `at` falls in, from the daily rollup (whole UTC days: periods are whole days). */
-async function settledSpend(trx: Executor, accountId: string, keyId: string, period: SpendPeriod, at: number): Promise<bigint> {
+async function settledSpend(
+  trx: Executor,
+  accountId: string,
+  keyId: string,
+  period: SpendPeriod,
+  at: number,
+): Promise<bigint> {
   const firstDay = spendPeriodFirstDay(period, at);
   let query = trx
     .selectFrom('usage_daily')
@@ -201,7 +229,8 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     models: joinList(permissions.models),
     spend_limit_nano: permissions.spendLimit === null ? null : permissions.spendLimit.limitNano.toString(),
     spend_period: permissions.spendLimit?.period ?? null,
-    spend_period_start: permissions.spendLimit === null ? 0 : spendPeriodNumber(permissions.spendLimit.period, key.createdAt),
+    spend_period_start:
+      permissions.spendLimit === null ? 0 : spendPeriodNumber(permissions.spendLimit.period, key.createdAt),
     spend_used_nano: '0',
     spend_reserved_nano: '0',
     rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,

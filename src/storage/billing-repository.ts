@@ -16,7 +16,15 @@ import type {
   SweepResult,
   UsageSummaryRow,
 } from './billing-types.js';
-import { admitted, decideAdmission, ledgerId, settlementAmounts, toLockedAccount, type ClaimedHold, type LockedAccount } from './billing-rules.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  settlementAmounts,
+  toLockedAccount,
+  type ClaimedHold,
+  type LockedAccount,
+} from './billing-rules.js';
 import { createHoldGrowth } from './hold-growth.js';
 import { readKeySpend, settleKeySpend, takeKeyHold } from './key-spend-statements.js';
 import type { Database } from './database-schema.js';
@@ -52,7 +60,16 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
 
   async function appendLedger(
     trx: Executor,
-    entry: { accountId: string; kind: LedgerKind; amountNano: bigint; balanceAfterNano: bigint; idempotencyKey: string; requestId: string | null; note: string | null; at: number },
+    entry: {
+      accountId: string;
+      kind: LedgerKind;
+      amountNano: bigint;
+      balanceAfterNano: bigint;
+      idempotencyKey: string;
+      requestId: string | null;
+      note: string | null;
+      at: number;
+    },
   ): Promise<boolean> {
     const result = await trx
       .insertInto('ledger_entries')
@@ -78,9 +95,21 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
    * released, the ledger entry and the daily rollup. Undefined, having written nothing, when the request id was
    * settled before (the usage row's primary key is what makes settlement happen once per request id).
    */
-  async function settleClaimed(trx: Executor, account: LockedAccount, usage: UsageRecord, claimed: ClaimedHold | undefined, price: SettlementPricer): Promise<SettleResult | undefined> {
-    const { holdNano: hold, heldFreeTokens: heldFree, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed, freeTokensUsedToday: freeUsedToday } =
-      settlementAmounts(account, claimed, price);
+  async function settleClaimed(
+    trx: Executor,
+    account: LockedAccount,
+    usage: UsageRecord,
+    claimed: ClaimedHold | undefined,
+    price: SettlementPricer,
+  ): Promise<SettleResult | undefined> {
+    const {
+      holdNano: hold,
+      heldFreeTokens: heldFree,
+      chargedNano: charged,
+      unbilledNano: unbilled,
+      freeTokensUsed: freeUsed,
+      freeTokensUsedToday: freeUsedToday,
+    } = settlementAmounts(account, claimed, price);
     const inserted = await trx
       .insertInto('usage_records')
       .values(toUsageRow({ ...usage, costNano: charged, freeTokens: freeUsed, unbilledNano: unbilled }))
@@ -121,26 +150,48 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
    * Releases a claimed hold without a charge: its money and today's free tokens go back to the account, and what
    * it counted against its key's spend limit back to the key.
    */
-  async function releaseClaimed(trx: Executor, account: LockedAccount | null, accountId: string, apiKeyId: string, claimed: ClaimedHold): Promise<void> {
+  async function releaseClaimed(
+    trx: Executor,
+    account: LockedAccount | null,
+    accountId: string,
+    apiKeyId: string,
+    claimed: ClaimedHold,
+  ): Promise<void> {
     const heldFree = account !== null && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
     const keyHold = claimed.keyHoldNano ?? 0n;
     if (keyHold !== 0n) {
-      await trx.updateTable('api_keys').set({ spend_reserved_nano: sql`spend_reserved_nano - ${amount(keyHold)}` }).where('id', '=', apiKeyId).execute();
+      await trx
+        .updateTable('api_keys')
+        .set({ spend_reserved_nano: sql`spend_reserved_nano - ${amount(keyHold)}` })
+        .where('id', '=', apiKeyId)
+        .execute();
     }
     await trx
       .updateTable('accounts')
-      .set({ reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}` })
+      .set({
+        reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`,
+        free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
+      })
       .where('id', '=', accountId)
       .execute();
   }
 
   /** Claims expired holds one by one, each in its own transaction: settled at its checkpoint, or released. */
   async function sweep(now: number, bill: OrphanBiller, limit: number): Promise<SweepResult> {
-    const expired = await db.selectFrom('reservations').select('request_id').where('expires_at', '<', now).limit(limit).execute();
+    const expired = await db
+      .selectFrom('reservations')
+      .select('request_id')
+      .where('expires_at', '<', now)
+      .limit(limit)
+      .execute();
     const result: SweepResult = { released: 0, settled: 0 };
     for (const { request_id: requestId } of expired) {
       const outcome = await writeTransaction(db, dialect, async (trx): Promise<keyof SweepResult | undefined> => {
-        const owner = await trx.selectFrom('reservations').select('account_id').where('request_id', '=', requestId).executeTakeFirst();
+        const owner = await trx
+          .selectFrom('reservations')
+          .select('account_id')
+          .where('request_id', '=', requestId)
+          .executeTakeFirst();
         if (owner === undefined) return undefined;
         const account = await lockAccount(trx, owner.account_id);
         // The delete is the claim: another instance's sweeper or a late settlement may have taken it first. The
@@ -150,11 +201,22 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           .where('request_id', '=', requestId)
           .where('expires_at', '<', now)
           .returning(['account_id', 'api_key_id', 'free_tokens', 'free_day', 'created_at', 'model', 'family', 'stream'])
-          .returning(['checkpoint_input_tokens', 'checkpoint_cache_read_tokens', 'checkpoint_cache_write_tokens', 'checkpoint_output_tokens', 'checkpoint_at'])
+          .returning([
+            'checkpoint_input_tokens',
+            'checkpoint_cache_read_tokens',
+            'checkpoint_cache_write_tokens',
+            'checkpoint_output_tokens',
+            'checkpoint_at',
+          ])
           .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
           .executeTakeFirst();
         if (row === undefined) return undefined;
-        const claimed: ClaimedHold = { holdNano: fromMoneyColumn(row.hold), freeTokens: Number(row.free_tokens), freeDay: Number(row.free_day), keyHoldNano: fromMoneyColumn(row.key_hold) };
+        const claimed: ClaimedHold = {
+          holdNano: fromMoneyColumn(row.hold),
+          freeTokens: Number(row.free_tokens),
+          freeDay: Number(row.free_day),
+          keyHoldNano: fromMoneyColumn(row.key_hold),
+        };
         const checkpoint: HoldCheckpoint | null =
           row.checkpoint_at === null || row.model === null || row.family === null
             ? null
@@ -168,7 +230,16 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
                 outputTokens: Number(row.checkpoint_output_tokens),
                 at: Number(row.checkpoint_at),
               };
-        const billed = account === null ? undefined : bill({ requestId, accountId: row.account_id, apiKeyId: row.api_key_id, createdAt: Number(row.created_at), checkpoint });
+        const billed =
+          account === null
+            ? undefined
+            : bill({
+                requestId,
+                accountId: row.account_id,
+                apiKeyId: row.api_key_id,
+                createdAt: Number(row.created_at),
+                checkpoint,
+              });
         if (billed !== undefined && account !== null) {
           const settled = await settleClaimed(trx, account, billed.usage, claimed, billed.price);
           if (settled !== undefined) return 'settled';
@@ -184,18 +255,23 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
   type SummaryGroup = 'day' | 'model' | 'key';
 
   /** Sums of per-request rows with created_at in [from, to), per group. */
-  function summarizeRecords(accountId: string, from: number, to: number, groupBy: SummaryGroup): Promise<SummaryColumns[]> {
+  function summarizeRecords(
+    accountId: string,
+    from: number,
+    to: number,
+    groupBy: SummaryGroup,
+  ): Promise<SummaryColumns[]> {
     // The day's length inlined as a literal: SQLite binds a JS number parameter as REAL, which would make
     // the division fractional and every row its own day.
     const group =
-      groupBy === 'day' ? sql<string>`cast(created_at / ${sql.lit(MS_PER_DAY)} as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+      groupBy === 'day'
+        ? sql<string>`cast(created_at / ${sql.lit(MS_PER_DAY)} as text)`
+        : groupBy === 'model'
+          ? sql<string>`model`
+          : sql<string>`api_key_id`;
     return db
       .selectFrom('usage_records')
-      .select([
-        group.as('grp'),
-        sql<string>`cast(count(*) as text)`.as('requests'),
-        ...summedColumns(),
-      ])
+      .select([group.as('grp'), sql<string>`cast(count(*) as text)`.as('requests'), ...summedColumns()])
       .where('account_id', '=', accountId)
       .where('created_at', '>=', from)
       .where('created_at', '<', to)
@@ -204,15 +280,21 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
   }
 
   /** Sums of the daily rollup over the UTC day numbers [firstDay, endDay), per group. */
-  function summarizeDaily(accountId: string, firstDay: number, endDay: number, groupBy: SummaryGroup): Promise<SummaryColumns[]> {
-    const group = groupBy === 'day' ? sql<string>`cast(day as text)` : groupBy === 'model' ? sql<string>`model` : sql<string>`api_key_id`;
+  function summarizeDaily(
+    accountId: string,
+    firstDay: number,
+    endDay: number,
+    groupBy: SummaryGroup,
+  ): Promise<SummaryColumns[]> {
+    const group =
+      groupBy === 'day'
+        ? sql<string>`cast(day as text)`
+        : groupBy === 'model'
+          ? sql<string>`model`
+          : sql<string>`api_key_id`;
     return db
       .selectFrom('usage_daily')
-      .select([
-        group.as('grp'),
-        sql<string>`cast(sum(requests) as text)`.as('requests'),
-        ...summedColumns(),
-      ])
+      .select([group.as('grp'), sql<string>`cast(sum(requests) as text)`.as('requests'), ...summedColumns()])
       .where('account_id', '=', accountId)
       .where('day', '>=', firstDay)
       .where('day', '<', endDay)
@@ -293,7 +375,12 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           const claimed =
             reservation === undefined
               ? undefined
-              : { holdNano: fromMoneyColumn(reservation.hold), freeTokens: Number(reservation.free_tokens), freeDay: Number(reservation.free_day), keyHoldNano: fromMoneyColumn(reservation.key_hold) };
+              : {
+                  holdNano: fromMoneyColumn(reservation.hold),
+                  freeTokens: Number(reservation.free_tokens),
+                  freeDay: Number(reservation.free_day),
+                  keyHoldNano: fromMoneyColumn(reservation.key_hold),
+                };
           const result = await settleClaimed(trx, account, usage, claimed, price);
           // A duplicate rolls the whole transaction back (the delete above included): it changes nothing.
           if (result === undefined) throw new AlreadySettled();
@@ -311,7 +398,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         if (account === null) throw new Error(`No account ${input.accountId}.`);
         // A debit takes at most what is not held by requests in flight: the balance never goes below zero.
         const available = account.balance - account.reserved;
-        const applied = input.amountNano >= 0n ? input.amountNano : -(-input.amountNano < available ? -input.amountNano : available > 0n ? available : 0n);
+        const applied =
+          input.amountNano >= 0n
+            ? input.amountNano
+            : -(-input.amountNano < available ? -input.amountNano : available > 0n ? available : 0n);
         const balanceAfter = account.balance + applied;
         const booked = await appendLedger(trx, {
           accountId: input.accountId,
@@ -324,7 +414,11 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           at: input.at,
         });
         if (!booked) return { applied: false, balanceNano: account.balance };
-        await trx.updateTable('accounts').set({ balance_nano: sql`balance_nano + ${amount(applied)}` }).where('id', '=', input.accountId).execute();
+        await trx
+          .updateTable('accounts')
+          .set({ balance_nano: sql`balance_nano + ${amount(applied)}` })
+          .where('id', '=', input.accountId)
+          .execute();
         return { applied: true, balanceNano: balanceAfter };
       });
     },
@@ -338,7 +432,11 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         .executeTakeFirst();
       if (result.numUpdatedRows > 0n) return true;
       // Not moved: either gone, or already as late (then it is still there).
-      const held = await db.selectFrom('reservations').select('request_id').where('request_id', '=', requestId).executeTakeFirst();
+      const held = await db
+        .selectFrom('reservations')
+        .select('request_id')
+        .where('request_id', '=', requestId)
+        .executeTakeFirst();
       return held !== undefined;
     },
 
@@ -355,16 +453,34 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     async holds(accountId, day, freeAllowanceTokens) {
       const account = await lockAccount(db, accountId);
       if (account === null) return null;
-      const count = await db.selectFrom('reservations').select(sql<string>`cast(count(*) as text)`.as('holds')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const count = await db
+        .selectFrom('reservations')
+        .select(sql<string>`cast(count(*) as text)`.as('holds'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
       const freeSpent = account.freeDay === day ? account.freeUsed + account.freeReserved : 0;
-      return { balanceNano: account.balance, reservedNano: account.reserved, holds: Number(count.holds), freeTokensLeft: Math.max(0, freeAllowanceTokens - freeSpent) };
+      return {
+        balanceNano: account.balance,
+        reservedNano: account.reserved,
+        holds: Number(count.holds),
+        freeTokensLeft: Math.max(0, freeAllowanceTokens - freeSpent),
+      };
     },
 
     async createRedemptionCodes(codes, at, expiresAt = null) {
       if (codes.length === 0) return;
       await db
         .insertInto('redemption_codes')
-        .values(codes.map((code) => ({ code_hash: code.codeHash, amount_nano: amount(code.amountNano), created_at: at, redeemed_by: null, redeemed_at: null, expires_at: expiresAt })))
+        .values(
+          codes.map((code) => ({
+            code_hash: code.codeHash,
+            amount_nano: amount(code.amountNano),
+            created_at: at,
+            redeemed_by: null,
+            redeemed_at: null,
+            expires_at: expiresAt,
+          })),
+        )
         .execute();
     },
 
@@ -379,7 +495,11 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           .returning(money('amount_nano').as('amount'))
           .executeTakeFirst();
         if (claimed === undefined) {
-          const known = await trx.selectFrom('redemption_codes').select(['redeemed_at', 'expires_at']).where('code_hash', '=', codeHash).executeTakeFirst();
+          const known = await trx
+            .selectFrom('redemption_codes')
+            .select(['redeemed_at', 'expires_at'])
+            .where('code_hash', '=', codeHash)
+            .executeTakeFirst();
           if (known === undefined) return { redeemed: false, reason: 'unknown_code' };
           return { redeemed: false, reason: known.redeemed_at === null ? 'expired' : 'already_redeemed' };
         }
@@ -396,7 +516,11 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
           note: null,
           at,
         });
-        await trx.updateTable('accounts').set({ balance_nano: sql`balance_nano + ${amount(value)}` }).where('id', '=', accountId).execute();
+        await trx
+          .updateTable('accounts')
+          .set({ balance_nano: sql`balance_nano + ${amount(value)}` })
+          .where('id', '=', accountId)
+          .execute();
         return { redeemed: true, amountNano: value, balanceNano: account.balance + value };
       });
     },
@@ -427,11 +551,18 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         .selectFrom('accounts')
         .leftJoin('ledger_entries', 'ledger_entries.account_id', 'accounts.id')
         .select(['accounts.id as account_id'])
-        .select([money('accounts.balance_nano').as('balance'), sql<string>`cast(coalesce(sum(ledger_entries.amount_nano), 0) as text)`.as('ledger_sum')])
+        .select([
+          money('accounts.balance_nano').as('balance'),
+          sql<string>`cast(coalesce(sum(ledger_entries.amount_nano), 0) as text)`.as('ledger_sum'),
+        ])
         .groupBy(['accounts.id', 'accounts.balance_nano'])
         .execute();
       return rows
-        .map((row) => ({ accountId: row.account_id, balanceNano: fromMoneyColumn(row.balance), ledgerSumNano: fromMoneyColumn(row.ledger_sum) }))
+        .map((row) => ({
+          accountId: row.account_id,
+          balanceNano: fromMoneyColumn(row.balance),
+          ledgerSumNano: fromMoneyColumn(row.ledger_sum),
+        }))
         .filter((row) => row.balanceNano !== row.ledgerSumNano);
     },
 
@@ -443,8 +574,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       const parts: Promise<SummaryColumns[]>[] = [];
       if (firstWholeDay < endWholeDay) {
         parts.push(summarizeDaily(accountId, firstWholeDay, endWholeDay, groupBy));
-        if (from < firstWholeDay * MS_PER_DAY) parts.push(summarizeRecords(accountId, from, firstWholeDay * MS_PER_DAY, groupBy));
-        if (endWholeDay * MS_PER_DAY < to) parts.push(summarizeRecords(accountId, endWholeDay * MS_PER_DAY, to, groupBy));
+        if (from < firstWholeDay * MS_PER_DAY)
+          parts.push(summarizeRecords(accountId, from, firstWholeDay * MS_PER_DAY, groupBy));
+        if (endWholeDay * MS_PER_DAY < to)
+          parts.push(summarizeRecords(accountId, endWholeDay * MS_PER_DAY, to, groupBy));
       } else {
         parts.push(summarizeRecords(accountId, from, to, groupBy));
       }

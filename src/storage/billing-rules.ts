@@ -1,7 +1,15 @@
 import { randomHex } from '../ids/random-hex.js';
 import { fromMoneyColumn } from './money-sql.js';
 import { spendPeriodNumber, SPEND_PERIODS, type SpendPeriod } from '../keys/key-permissions.js';
-import type { AdmissionPlan, AdmissionState, KeySpendState, ReserveInput, ReserveResult, SettlementPricer, SliceInput } from './billing-types.js';
+import type {
+  AdmissionPlan,
+  AdmissionState,
+  KeySpendState,
+  ReserveInput,
+  ReserveResult,
+  SettlementPricer,
+  SliceInput,
+} from './billing-types.js';
 import type { AccountMoneySnapshot } from './types.js';
 
 const MS_PER_DAY = 86_400_000;
@@ -65,7 +73,13 @@ export interface LockedKeySpend {
 }
 
 export function toLockedKeySpend(row: KeySpendRow | undefined): LockedKeySpend | null {
-  if (row === undefined || row.spend_limit === null || row.spend_period === null || !(SPEND_PERIODS as readonly string[]).includes(row.spend_period)) return null;
+  if (
+    row === undefined ||
+    row.spend_limit === null ||
+    row.spend_period === null ||
+    !(SPEND_PERIODS as readonly string[]).includes(row.spend_period)
+  )
+    return null;
   return {
     limitNano: fromMoneyColumn(row.spend_limit),
     period: row.spend_period as SpendPeriod,
@@ -76,12 +90,24 @@ export function toLockedKeySpend(row: KeySpendRow | undefined): LockedKeySpend |
 }
 
 /** The key's limit as the planner sees it at `at`: an older period's settled spend counts as nothing. */
-export function keySpendState(key: LockedKeySpend, at: number, accountAvailable: bigint): KeySpendState & { periodNumber: number } {
+export function keySpendState(
+  key: LockedKeySpend,
+  at: number,
+  accountAvailable: bigint,
+): KeySpendState & { periodNumber: number } {
   const periodNumber = spendPeriodNumber(key.period, at);
   const spentNano = key.periodStart >= periodNumber ? key.usedNano : 0n;
   const left = key.limitNano - spentNano - key.reservedNano;
   const remainingNano = left > 0n ? left : 0n;
-  return { limitNano: key.limitNano, period: key.period, spentNano, reservedNano: key.reservedNano, remainingNano, binding: remainingNano < accountAvailable, periodNumber };
+  return {
+    limitNano: key.limitNano,
+    period: key.period,
+    spentNano,
+    reservedNano: key.reservedNano,
+    remainingNano,
+    binding: remainingNano < accountAvailable,
+    periodNumber,
+  };
 }
 
 /**
@@ -89,7 +115,11 @@ export function keySpendState(key: LockedKeySpend, at: number, accountAvailable:
  * With a key spend limit, what the request may hold is the lower of the account's available money and the
  * key's remaining limit (free-allowance tokens never count against a money limit: only the money hold does).
  */
-export function decideAdmission(account: LockedAccount, input: ReserveInput, key: LockedKeySpend | null = null): AdmissionDecision {
+export function decideAdmission(
+  account: LockedAccount,
+  input: ReserveInput,
+  key: LockedKeySpend | null = null,
+): AdmissionDecision {
   const sameDay = account.freeDay === input.day;
   const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
   const accountAvailable = account.balance - account.reserved;
@@ -105,14 +135,26 @@ export function decideAdmission(account: LockedAccount, input: ReserveInput, key
     if (keySpend.binding) state.availableNano = keySpend.remainingNano;
   }
   const plan = input.plan(state);
-  if (plan.admitted && (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n)) {
+  if (
+    plan.admitted &&
+    (plan.holdNano > state.availableNano || plan.freeTokens > state.freeTokensLeft || plan.holdNano < 0n)
+  ) {
     throw new Error('Admission plan exceeds what the account has.');
   }
-  return { sameDay, state, plan, ...(keyPeriod === undefined || !plan.admitted ? {} : { key: { period: keyPeriod, holdNano: plan.holdNano } }) };
+  return {
+    sameDay,
+    state,
+    plan,
+    ...(keyPeriod === undefined || !plan.admitted ? {} : { key: { period: keyPeriod, holdNano: plan.holdNano } }),
+  };
 }
 
 /** The answer to an admitted request: its reservation as the hold was taken. */
-export function admitted(input: ReserveInput, plan: Extract<AdmissionPlan, { admitted: true }>, keyHoldNano = 0n): ReserveResult {
+export function admitted(
+  input: ReserveInput,
+  plan: Extract<AdmissionPlan, { admitted: true }>,
+  keyHoldNano = 0n,
+): ReserveResult {
   return {
     admitted: true,
     reservation: {
@@ -156,7 +198,11 @@ export interface SettlementAmounts {
  * (a stream across midnight, a settlement replayed from the journal the next day), and only the current day's
  * counters move. The charge never takes the balance below zero: what it cannot cover is recorded as unbilled.
  */
-export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold | undefined, price: SettlementPricer): SettlementAmounts {
+export function settlementAmounts(
+  account: LockedAccount,
+  claimed: ClaimedHold | undefined,
+  price: SettlementPricer,
+): SettlementAmounts {
   const holdNano = claimed === undefined ? 0n : claimed.holdNano;
   const heldFree = claimed === undefined ? 0 : claimed.freeTokens;
   const today = claimed !== undefined && claimed.freeDay === account.freeDay;
@@ -174,7 +220,13 @@ export function settlementAmounts(account: LockedAccount, claimed: ClaimedHold |
 }
 
 export type SlicePlan =
-  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number; /** The key's spend period and what of the hold counts against it. */ key?: { period: number; holdNano: bigint } }
+  | {
+      granted: true;
+      tokens: number;
+      holdNano: bigint;
+      freeTokens: number /** The key's spend period and what of the hold counts against it. */;
+      key?: { period: number; holdNano: bigint };
+    }
   | { granted: false; reason: 'balance' | 'key_spend_limit' };
 
 /**
@@ -183,7 +235,12 @@ export type SlicePlan =
  * With a key spend limit (issue 24), the money is the lower of the account's available money and the key's
  * remaining limit, exactly as at admission: the slice's money counts against the key in the same step.
  */
-export function planSlice(account: LockedAccount, input: SliceInput, holdFreeDay: number, key: LockedKeySpend | null = null): { state: AdmissionState; plan: SlicePlan } {
+export function planSlice(
+  account: LockedAccount,
+  input: SliceInput,
+  holdFreeDay: number,
+  key: LockedKeySpend | null = null,
+): { state: AdmissionState; plan: SlicePlan } {
   const sameDay = account.freeDay === input.day && holdFreeDay === input.day;
   const accountAvailable = account.balance - account.reserved;
   const state: AdmissionState = {
@@ -200,12 +257,30 @@ export function planSlice(account: LockedAccount, input: SliceInput, holdFreeDay
   const free = Math.min(state.freeTokensLeft, input.tokens);
   const wantedPaid = input.tokens - free;
   const price = input.outputPriceNano;
-  const affordablePaid = state.availableNano <= 0n ? 0 : price === 0n ? wantedPaid : Number(state.availableNano / price < BigInt(wantedPaid) ? state.availableNano / price : BigInt(wantedPaid));
+  const affordablePaid =
+    state.availableNano <= 0n
+      ? 0
+      : price === 0n
+        ? wantedPaid
+        : Number(state.availableNano / price < BigInt(wantedPaid) ? state.availableNano / price : BigInt(wantedPaid));
   const paid = Math.min(wantedPaid, affordablePaid);
   const tokens = free + paid;
-  if (tokens < 1) return { state, plan: { granted: false, reason: state.keySpend?.binding === true ? 'key_spend_limit' : 'balance' } };
+  if (tokens < 1)
+    return {
+      state,
+      plan: { granted: false, reason: state.keySpend?.binding === true ? 'key_spend_limit' : 'balance' },
+    };
   const holdNano = BigInt(paid) * price;
-  return { state, plan: { granted: true, tokens, holdNano, freeTokens: free, ...(keyPeriod === undefined ? {} : { key: { period: keyPeriod, holdNano } }) } };
+  return {
+    state,
+    plan: {
+      granted: true,
+      tokens,
+      holdNano,
+      freeTokens: free,
+      ...(keyPeriod === undefined ? {} : { key: { period: keyPeriod, holdNano } }),
+    },
+  };
 }
 
 /** Ledger ids sort by time, so `before` pagination is a plain comparison. */

@@ -114,7 +114,9 @@ export interface Reservation {
   keySpendLimited?: boolean;
 }
 
-export type ReserveResult = { admitted: true; reservation: Reservation } | { admitted: false; reason: string; state: AdmissionState };
+export type ReserveResult =
+  | { admitted: true; reservation: Reservation }
+  | { admitted: false; reason: string; state: AdmissionState };
 
 /** Splits a reply's cost between the free allowance and money, given the free tokens its reservation held. */
 export type SettlementPricer = (freeTokensHeld: number) => { chargeNano: bigint; freeTokensUsed: number };
@@ -190,7 +192,9 @@ export interface OrphanedHold {
 }
 
 /** The settlement of an orphaned hold at its checkpoint (`instance_lost`), or undefined to release it free. */
-export type OrphanBiller = (hold: OrphanedHold) => { usage: import('./types.js').UsageRecord; price: SettlementPricer } | undefined;
+export type OrphanBiller = (
+  hold: OrphanedHold,
+) => { usage: import('./types.js').UsageRecord; price: SettlementPricer } | undefined;
 
 /** What a sweep did: holds released free (nothing delivered) and holds settled at their checkpoint. */
 export interface SweepResult {
@@ -224,7 +228,13 @@ export interface SliceInput {
 }
 
 export type SliceResult =
-  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number; /** Of holdNano, what counts against the key's limit. */ keyHoldNano?: bigint }
+  | {
+      granted: true;
+      tokens: number;
+      holdNano: bigint;
+      freeTokens: number /** Of holdNano, what counts against the key's limit. */;
+      keyHoldNano?: bigint;
+    }
   | {
       granted: false;
       /**
@@ -281,10 +291,19 @@ export interface BillingRepository {
   /** The account's money, what is held and by how many requests (refusal texts, GET /v1/account). */
   holds(accountId: string, day: number, freeAllowanceTokens: number): Promise<AccountHolds | null>;
   /** `expiresAt` (epoch ms) null or absent: the codes never expire. */
-  createRedemptionCodes(codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>, at: number, expiresAt?: number | null): Promise<void>;
+  createRedemptionCodes(
+    codes: ReadonlyArray<{ codeHash: string; amountNano: bigint }>,
+    at: number,
+    expiresAt?: number | null,
+  ): Promise<void>;
   redeem(codeHash: string, accountId: string, at: number): Promise<RedeemResult>;
   ledger(accountId: string, limit: number, beforeId?: string): Promise<LedgerEntry[]>;
   /** Accounts whose balance differs from the sum of their ledger (empty when all is well). */
   verifyLedger(): Promise<Array<{ accountId: string; balanceNano: bigint; ledgerSumNano: bigint }>>;
-  usageSummary(accountId: string, from: number, to: number, groupBy: 'day' | 'model' | 'key'): Promise<UsageSummaryRow[]>;
+  usageSummary(
+    accountId: string,
+    from: number,
+    to: number,
+    groupBy: 'day' | 'model' | 'key',
+  ): Promise<UsageSummaryRow[]>;
 }

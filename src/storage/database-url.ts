@@ -23,7 +23,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (/^file:\/\//i.test(trimmed)) return sqliteTarget(fileURLToPath(trimmed));
   if (/^file:/i.test(trimmed)) return sqliteTarget(trimmed.slice('file:'.length));
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(trimmed)?.[1];
-  if (scheme !== undefined) throw new Error(`Unsupported database URL scheme "${scheme}:"; use postgres:// or sqlite:.`);
+  if (scheme !== undefined)
+    throw new Error(`Unsupported database URL scheme "${scheme}:"; use postgres:// or sqlite:.`);
   return sqliteTarget(trimmed);
 }
 

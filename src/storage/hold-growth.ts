@@ -28,7 +28,10 @@ export function createHoldGrowth(
           const checkpoint = renewal.checkpoint === undefined ? {} : checkpointColumns(renewal.checkpoint);
           const result = await trx
             .updateTable('reservations')
-            .set({ expires_at: sql`case when expires_at < ${renewal.expiresAt} then ${renewal.expiresAt} else expires_at end`, ...checkpoint })
+            .set({
+              expires_at: sql`case when expires_at < ${renewal.expiresAt} then ${renewal.expiresAt} else expires_at end`,
+              ...checkpoint,
+            })
             .where('request_id', '=', renewal.requestId)
             .executeTakeFirst();
           if (result.numUpdatedRows === 0n) gone.add(renewal.requestId);
@@ -41,21 +44,32 @@ export function createHoldGrowth(
       return writeTransaction(db, dialect, async (trx): Promise<SliceResult> => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        const hold = await trx.selectFrom('reservations').select(['free_day', 'api_key_id']).where('request_id', '=', input.requestId).executeTakeFirst();
+        const hold = await trx
+          .selectFrom('reservations')
+          .select(['free_day', 'api_key_id'])
+          .where('request_id', '=', input.requestId)
+          .executeTakeFirst();
         // The key's row after the account's (lock order), as at admission: the slice is planned within its limit too.
         const keyId = input.apiKeyId ?? hold?.api_key_id;
         const key = input.keySpendLimited === true && keyId !== undefined ? await readKeySpend(trx, keyId) : null;
         const { state, plan } = planSlice(account, input, hold === undefined ? -1 : Number(hold.free_day), key);
         if (hold === undefined) return { granted: false, reason: 'gone', state };
         if (!plan.granted) return { granted: false, reason: plan.reason, state };
-        if (plan.key !== undefined && plan.key.holdNano > 0n && !(await takeKeyHold(trx, hold.api_key_id, plan.key.holdNano, plan.key.period))) {
+        if (
+          plan.key !== undefined &&
+          plan.key.holdNano > 0n &&
+          !(await takeKeyHold(trx, hold.api_key_id, plan.key.holdNano, plan.key.period))
+        ) {
           // Thrown, so the transaction rolls back whole: the account's part of the slice is not taken either.
           throw new Error("The key changed under its account's lock.");
         }
         const keyHoldNano = plan.key?.holdNano ?? 0n;
         const taken = await trx
           .updateTable('accounts')
-          .set({ reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`, free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}` })
+          .set({
+            reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
+            free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}`,
+          })
           .where('id', '=', input.accountId)
           // Belt and braces, as at admission: the conditional update refuses an overdraft even if the lock were
           // ever bypassed. A key's remaining spend limit is the condition of the key's statement above.
@@ -74,7 +88,13 @@ export function createHoldGrowth(
           })
           .where('request_id', '=', input.requestId)
           .execute();
-        return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, ...(keyHoldNano === 0n ? {} : { keyHoldNano }) };
+        return {
+          granted: true,
+          tokens: plan.tokens,
+          holdNano: plan.holdNano,
+          freeTokens: plan.freeTokens,
+          ...(keyHoldNano === 0n ? {} : { keyHoldNano }),
+        };
       });
     },
   };

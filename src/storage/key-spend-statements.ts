@@ -85,7 +85,13 @@ export async function readKeySpend(trx: Executor, keyId: string): Promise<Locked
 }
 
 /** Settlement's write to the key's counters (see SETTLE_KEY_SPEND_SQL). */
-export async function settleKeySpend(trx: Executor, keyId: string, keyHoldNano: bigint, chargedNano: bigint, requestStartedAt: number): Promise<void> {
+export async function settleKeySpend(
+  trx: Executor,
+  keyId: string,
+  keyHoldNano: bigint,
+  chargedNano: bigint,
+  requestStartedAt: number,
+): Promise<void> {
   await namedStatement(SETTLE_KEY_SPEND_SQL, {
     keyId,
     keyHold: keyHoldNano.toString(),
@@ -94,4 +100,3 @@ export async function settleKeySpend(trx: Executor, keyId: string, keyHoldNano: 
     month: utcMonthNumber(requestStartedAt),
   }).execute(trx);
 }
-

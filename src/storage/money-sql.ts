@@ -20,6 +20,7 @@ export function toMoneyParameter(amount: bigint): string {
 
 export function fromMoneyColumn(value: string | number | bigint | null): bigint {
   if (value === null) return 0n;
-  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new RangeError(`Money column read as an unsafe number: ${value}`);
+  if (typeof value === 'number' && !Number.isSafeInteger(value))
+    throw new RangeError(`Money column read as an unsafe number: ${value}`);
   return BigInt(value);
 }

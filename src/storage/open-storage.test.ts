@@ -84,8 +84,18 @@ describe('openStorage', () => {
         [schema],
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual([
-        'accounts', 'api_keys', 'ledger_entries', 'login_failures', 'redemption_codes', 'reservations', 'sessions', 'stored_responses', 'tollgate_migrations',
-        'tollgate_migrations_lock', 'usage_daily', 'usage_records',
+        'accounts',
+        'api_keys',
+        'ledger_entries',
+        'login_failures',
+        'redemption_codes',
+        'reservations',
+        'sessions',
+        'stored_responses',
+        'tollgate_migrations',
+        'tollgate_migrations_lock',
+        'usage_daily',
+        'usage_records',
       ]);
       const globalInt8 = await client.query<{ value: unknown }>('select 9007199254740993::int8 as value');
       expect(globalInt8.rows[0]?.value).toBe('9007199254740993');
@@ -97,11 +107,15 @@ describe('openStorage', () => {
   });
 
   it('refuses unsafe schema names', async () => {
-    await expect(openStorage(POSTGRES_URL, { postgresSchema: 'x; drop table y' })).rejects.toThrow(/Invalid PostgreSQL schema name/);
+    await expect(openStorage(POSTGRES_URL, { postgresSchema: 'x; drop table y' })).rejects.toThrow(
+      /Invalid PostgreSQL schema name/,
+    );
   });
 
   it('names the database, without its password, when it cannot connect', async () => {
-    const error: unknown = await openStorage('postgres://app:s3cret@127.0.0.1:1/none').catch((caught: unknown) => caught);
+    const error: unknown = await openStorage('postgres://app:s3cret@127.0.0.1:1/none').catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/^Cannot open postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/none: /);
     expect((error as Error).message).not.toContain('s3cret');

@@ -9,7 +9,12 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
     async create(session) {
       await db
         .insertInto('sessions')
-        .values({ id_hash: session.idHash, account_id: session.accountId, created_at: session.createdAt, last_seen_at: session.lastSeenAt })
+        .values({
+          id_hash: session.idHash,
+          account_id: session.accountId,
+          created_at: session.createdAt,
+          last_seen_at: session.lastSeenAt,
+        })
         .execute();
     },
 
@@ -18,12 +23,22 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
         .selectFrom('sessions')
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
         .select(ACCOUNT_COLUMNS.map((column) => `accounts.${column}` as const))
-        .select(['sessions.id_hash', 'sessions.account_id', 'sessions.created_at as session_created_at', 'sessions.last_seen_at'])
+        .select([
+          'sessions.id_hash',
+          'sessions.account_id',
+          'sessions.created_at as session_created_at',
+          'sessions.last_seen_at',
+        ])
         .where('sessions.id_hash', '=', idHash)
         .executeTakeFirst();
       if (row === undefined) return null;
       return {
-        session: { idHash: row.id_hash, accountId: row.account_id, createdAt: row.session_created_at, lastSeenAt: row.last_seen_at },
+        session: {
+          idHash: row.id_hash,
+          accountId: row.account_id,
+          createdAt: row.session_created_at,
+          lastSeenAt: row.last_seen_at,
+        },
         account: toAccountRecord(row),
       };
     },
@@ -75,7 +90,10 @@ export function createLoginFailureRepository(db: Kysely<Database>): LoginFailure
 
     async deleteIds(ids) {
       if (ids.length === 0) return;
-      await db.deleteFrom('login_failures').where('id', 'in', [...ids]).execute();
+      await db
+        .deleteFrom('login_failures')
+        .where('id', 'in', [...ids])
+        .execute();
     },
 
     async clear(subject) {

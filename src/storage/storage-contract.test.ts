@@ -6,28 +6,73 @@ import { FULL_PERMISSIONS } from '../keys/key-permissions.js';
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_MIGRATIONS, postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
-import { DuplicateEmailError, TextWithNulError, type NewAccount, type NewApiKey, type Storage, type UsageRecord } from './types.js';
+import {
+  ALL_MIGRATIONS,
+  postgresBackend,
+  sqliteBackend,
+  type TestDatabase,
+} from '../../test/helpers/storage-backends.js';
+import {
+  DuplicateEmailError,
+  TextWithNulError,
+  type NewAccount,
+  type NewApiKey,
+  type Storage,
+  type UsageRecord,
+} from './types.js';
 
 /** Unique per call, so cases never see each other's rows in the shared database. */
 const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
 function newAccount(overrides: Partial<NewAccount> = {}): NewAccount {
   const id = uniqueId('acct');
-  return { id, email: `User.${id}@Example.COM`, passwordHash: 'scrypt$hash', role: 'user', tier: 'free', createdAt: 1_700_000_000_000, ...overrides };
+  return {
+    id,
+    email: `User.${id}@Example.COM`,
+    passwordHash: 'scrypt$hash',
+    role: 'user',
+    tier: 'free',
+    createdAt: 1_700_000_000_000,
+    ...overrides,
+  };
 }
 
 function newKey(accountId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
   const id = uniqueId('key');
-  return { id, accountId, name: 'default', keyHash: `hash-${id}`, hint: 'sk-tg-…abcd', createdAt: 1_700_000_000_000, expiresAt: null, permissions: FULL_PERMISSIONS, ...overrides };
+  return {
+    id,
+    accountId,
+    name: 'default',
+    keyHash: `hash-${id}`,
+    hint: 'sk-tg-…abcd',
+    createdAt: 1_700_000_000_000,
+    expiresAt: null,
+    permissions: FULL_PERMISSIONS,
+    ...overrides,
+  };
 }
 
 function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
-    requestId: uniqueId('req'), accountId, apiKeyId, model: 'gpt-4o-mini', family: 'openai',
-    inputTokens: 120, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 45, reasoningTokens: 10,
-    status: 'ok', stream: true, latencyMs: 812, createdAt: 1_700_000_000_000, rawUsage: '{"prompt_tokens":150}',
-    costNano: 0n, freeTokens: 0, unbilledNano: 0n, unbilledTokens: 0,
+    requestId: uniqueId('req'),
+    accountId,
+    apiKeyId,
+    model: 'gpt-4o-mini',
+    family: 'openai',
+    inputTokens: 120,
+    cacheReadTokens: 30,
+    cacheWriteTokens: 0,
+    outputTokens: 45,
+    reasoningTokens: 10,
+    status: 'ok',
+    stream: true,
+    latencyMs: 812,
+    createdAt: 1_700_000_000_000,
+    rawUsage: '{"prompt_tokens":150}',
+    costNano: 0n,
+    freeTokens: 0,
+    unbilledNano: 0n,
+    unbilledTokens: 0,
     ...overrides,
   };
 }
@@ -115,7 +160,9 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
 
     it('does not report a duplicate id as a duplicate email', async () => {
       const first = await storage.accounts.create(newAccount());
-      const error: unknown = await storage.accounts.create(newAccount({ id: first.id })).catch((caught: unknown) => caught);
+      const error: unknown = await storage.accounts
+        .create(newAccount({ id: first.id }))
+        .catch((caught: unknown) => caught);
       expect(error instanceof Error && !(error instanceof DuplicateEmailError)).toBe(true);
     });
   });
@@ -127,7 +174,9 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       await expect(storage.accounts.create(withNul)).rejects.toBeInstanceOf(TextWithNulError);
       expect(await storage.accounts.findById(input.id)).toBeNull();
       await expect(storage.accounts.findByEmail(withNul.email)).rejects.toBeInstanceOf(TextWithNulError);
-      await expect(storage.accounts.listWithBalances({ query: 'a\u0000', limit: 5 })).rejects.toBeInstanceOf(TextWithNulError);
+      await expect(storage.accounts.listWithBalances({ query: 'a\u0000', limit: 5 })).rejects.toBeInstanceOf(
+        TextWithNulError,
+      );
     });
 
     it('refuses a key whose name holds one, and a rotation to such a name, changing nothing', async () => {
@@ -136,7 +185,9 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       await expect(storage.apiKeys.create(named)).rejects.toBeInstanceOf(TextWithNulError);
       expect(await storage.apiKeys.findById(account.id, named.id)).toBeNull();
       const replacement = newKey(account.id, { name: '\u0000' });
-      await expect(storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000)).rejects.toBeInstanceOf(TextWithNulError);
+      await expect(storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000)).rejects.toBeInstanceOf(
+        TextWithNulError,
+      );
       expect(await storage.apiKeys.findById(account.id, key.id)).toMatchObject({ revokedAt: null });
       expect((await storage.apiKeys.listByAccount(account.id)).map((listed) => listed.id)).toEqual([key.id]);
     });
@@ -156,7 +207,8 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const found = await storage.apiKeys.findByHashWithAccount(key.keyHash);
       expect(found).toMatchObject({ key, account });
       // Where the lookup also reads the account's money (PostgreSQL's admission hint), it is the account's.
-      if (found?.money !== undefined) expect(found.money).toEqual({ balance: 0n, reserved: 0n, freeDay: 0, freeUsed: 0, freeReserved: 0 });
+      if (found?.money !== undefined)
+        expect(found.money).toEqual({ balance: 0n, reserved: 0n, freeDay: 0, freeUsed: 0, freeReserved: 0 });
       expect(await storage.apiKeys.findById(account.id, key.id)).toEqual(key);
       expect(await storage.apiKeys.findByHashWithAccount('unknown-hash')).toBeNull();
     });
@@ -202,7 +254,12 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const { account, key } = await accountWithKey();
       const replacement = newKey(account.id, { createdAt: key.createdAt + 10 });
       const rotated = await storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000);
-      expect(rotated).toEqual({ ...replacement, revokedAt: null, lastUsedAt: null, spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n } });
+      expect(rotated).toEqual({
+        ...replacement,
+        revokedAt: null,
+        lastUsedAt: null,
+        spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },
+      });
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
       expect((await storage.apiKeys.findByHashWithAccount(replacement.keyHash))?.key).toEqual(rotated);
       expect((await storage.apiKeys.listByAccount(account.id)).map((k) => k.id)).toEqual([replacement.id, key.id]);

@@ -22,7 +22,9 @@ describe('isStorageUnavailable', () => {
       Object.assign(new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')]), { code: undefined }),
       new GatewayError('internal_error', 'wrapped', { cause: coded('ECONNREFUSED') }),
     ]) {
-      expect(isStorageUnavailable(error), String((error as { code?: string }).code ?? (error as Error).message)).toBe(true);
+      expect(isStorageUnavailable(error), String((error as { code?: string }).code ?? (error as Error).message)).toBe(
+        true,
+      );
     }
   });
 

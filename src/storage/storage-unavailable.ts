@@ -10,7 +10,12 @@ export function isStorageUnavailable(error: unknown): boolean {
     if (isOutageError(current as DriverError)) return true;
     const { errors } = current as { errors?: unknown };
     // net's Happy Eyeballs refuses with an AggregateError of one error per address tried.
-    if (Array.isArray(errors) && errors.length > 0 && errors.every((inner) => typeof inner === 'object' && inner !== null && isOutageError(inner as DriverError))) return true;
+    if (
+      Array.isArray(errors) &&
+      errors.length > 0 &&
+      errors.every((inner) => typeof inner === 'object' && inner !== null && isOutageError(inner as DriverError))
+    )
+      return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
@@ -22,7 +27,19 @@ interface DriverError {
 }
 
 /** Socket-level failures reaching a database server. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * PostgreSQL SQLSTATEs of an unavailable server: class 08 (connection exception), 53 (insufficient resources:
@@ -38,7 +55,8 @@ const POSTGRES_OUTAGE_STATES = /^(08|53)[0-9A-Z]{3}$|^57P0[1-3]$|^58030$/;
 const SQLITE_OUTAGE_CODES = /^SQLITE_(IOERR|READONLY|FULL|CANTOPEN|BUSY|LOCKED|PROTOCOL|NOLFS)(_|$)/;
 
 /** pg's own errors for a lost or refused connection carry no code, only these messages. */
-const POSTGRES_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection terminated due to connection timeout)/;
+const POSTGRES_CONNECTION_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection terminated due to connection timeout)/;
 
 function isOutageError(error: DriverError): boolean {
   const { code, message } = error;

@@ -7,7 +7,13 @@ export function createStoredResponseRepository(db: Kysely<Database>): StoredResp
     async put(record) {
       await db
         .insertInto('stored_responses')
-        .values({ id: record.id, account_id: record.accountId, created_at: record.createdAt, response: record.response, input_items: record.inputItems })
+        .values({
+          id: record.id,
+          account_id: record.accountId,
+          created_at: record.createdAt,
+          response: record.response,
+          input_items: record.inputItems,
+        })
         .execute();
     },
 
@@ -21,11 +27,21 @@ export function createStoredResponseRepository(db: Kysely<Database>): StoredResp
         .where('created_at', '>=', notBefore)
         .executeTakeFirst();
       if (row === undefined) return null;
-      return { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at), response: row.response, inputItems: row.input_items };
+      return {
+        id: row.id,
+        accountId: row.account_id,
+        createdAt: Number(row.created_at),
+        response: row.response,
+        inputItems: row.input_items,
+      };
     },
 
     async delete(accountId, id) {
-      const result = await db.deleteFrom('stored_responses').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('stored_responses')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 

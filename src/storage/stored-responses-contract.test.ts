@@ -28,7 +28,14 @@ describe.each([sqliteBackend, postgresBackend])('stored responses: $name', (back
 
   async function account(): Promise<string> {
     const id = `acct-${randomUUID()}`;
-    await storage.accounts.create({ id, email: `${id}@example.com`, passwordHash: 'scrypt$x', role: 'user', tier: 'standard', createdAt: 1 });
+    await storage.accounts.create({
+      id,
+      email: `${id}@example.com`,
+      passwordHash: 'scrypt$x',
+      role: 'user',
+      tier: 'standard',
+      createdAt: 1,
+    });
     return id;
   }
 
@@ -39,7 +46,13 @@ describe.each([sqliteBackend, postgresBackend])('stored responses: $name', (back
     const other = await account();
     const id = `resp_${hex()}`;
     await storage.responses.put({ id, accountId: owner, createdAt: 1_000, response: '{"id":"x"}', inputItems: '[]' });
-    expect(await storage.responses.get(owner, id, 0)).toEqual({ id, accountId: owner, createdAt: 1_000, response: '{"id":"x"}', inputItems: '[]' });
+    expect(await storage.responses.get(owner, id, 0)).toEqual({
+      id,
+      accountId: owner,
+      createdAt: 1_000,
+      response: '{"id":"x"}',
+      inputItems: '[]',
+    });
     expect(await storage.responses.get(other, id, 0)).toBeNull();
     expect(await storage.responses.delete(other, id)).toBe(false);
     expect(await storage.responses.get(owner, id, 1_001)).toBeNull();
@@ -61,8 +74,21 @@ describe.each([sqliteBackend, postgresBackend])('stored responses: $name', (back
     const now = 400 * DAY;
     const old = Array.from({ length: 5 }, () => `resp_${hex()}`);
     const fresh = `resp_${hex()}`;
-    for (const id of old) await storage.responses.put({ id, accountId: owner, createdAt: now - 40 * DAY, response: '{}', inputItems: '[]' });
-    await storage.responses.put({ id: fresh, accountId: owner, createdAt: now - DAY, response: '{}', inputItems: '[]' });
+    for (const id of old)
+      await storage.responses.put({
+        id,
+        accountId: owner,
+        createdAt: now - 40 * DAY,
+        response: '{}',
+        inputItems: '[]',
+      });
+    await storage.responses.put({
+      id: fresh,
+      accountId: owner,
+      createdAt: now - DAY,
+      response: '{}',
+      inputItems: '[]',
+    });
     const deleted = await purgeExpiredUsage(storage.responses, { retentionDays: 30, now: () => now, batchSize: 2 });
     expect(deleted).toBeGreaterThanOrEqual(5);
     for (const id of old) expect(await storage.responses.get(owner, id, 0)).toBeNull();
@@ -74,11 +100,28 @@ describe.each([sqliteBackend, postgresBackend])('stored responses: $name', (back
     const store = new StoredResponses({ repository: storage.responses, retentionDays: 30, now: () => now });
     const owner = await account();
     const id = `resp_${hex()}`;
-    const output = [{ type: 'message', id: `msg_${id.slice(5)}_0`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hi', annotations: [] }] }];
-    await store.save(owner, { id, object: 'response', output }, JSON.stringify([{ type: 'message', id: 'msg_in', role: 'user', content: 'hello' }]));
+    const output = [
+      {
+        type: 'message',
+        id: `msg_${id.slice(5)}_0`,
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'hi', annotations: [] }],
+      },
+    ];
+    await store.save(
+      owner,
+      { id, object: 'response', output },
+      JSON.stringify([{ type: 'message', id: 'msg_in', role: 'user', content: 'hello' }]),
+    );
     expect((await store.conversation(owner, id)).map((item) => item.id)).toEqual(['msg_in', output[0]!.id]);
-    expect(await store.resolveItemReferences(owner, [{ type: 'item_reference', id: output[0]!.id }, 'kept'])).toEqual([output[0], 'kept']);
-    await expect(store.resolveItemReferences(await account(), [{ type: 'item_reference', id: output[0]!.id }])).rejects.toMatchObject({ status: 400, param: 'input[0].id' });
+    expect(await store.resolveItemReferences(owner, [{ type: 'item_reference', id: output[0]!.id }, 'kept'])).toEqual([
+      output[0],
+      'kept',
+    ]);
+    await expect(
+      store.resolveItemReferences(await account(), [{ type: 'item_reference', id: output[0]!.id }]),
+    ).rejects.toMatchObject({ status: 400, param: 'input[0].id' });
     now += 31 * DAY;
     await expect(store.conversation(owner, id)).rejects.toMatchObject({ status: 404, param: 'previous_response_id' });
     expect(await store.load(owner, id)).toBeNull();

@@ -30,7 +30,9 @@ export interface TierChange {
 
 export type TierDecision = { change: TierChange } | { refused: string } | { unchanged: true };
 
-export type TierChangeResult = { applied: true; state: TierState } | { applied: false; state: TierState; refused?: string };
+export type TierChangeResult =
+  | { applied: true; state: TierState }
+  | { applied: false; state: TierState; refused?: string };
 
 export interface TierRepository {
   state(accountId: string): Promise<TierState | null>;
@@ -88,7 +90,8 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
         let balance = state.balanceNano;
         if (change.charge !== undefined) {
           const { amountNano, idempotencyKey, note, at } = change.charge;
-          if (amountNano <= 0n || amountNano > state.balanceNano - state.reservedNano) return { applied: false, state, refused: 'insufficient_balance' };
+          if (amountNano <= 0n || amountNano > state.balanceNano - state.reservedNano)
+            return { applied: false, state, refused: 'insufficient_balance' };
           balance -= amountNano;
           const inserted = await trx
             .insertInto('ledger_entries')
@@ -115,13 +118,21 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
             ...(change.grantedTier === undefined ? {} : { granted_tier: change.grantedTier }),
             ...(change.bought === undefined
               ? {}
-              : { bought_tier: change.bought.tier, bought_tier_until: change.bought.until, bought_tier_renews: toIntegerBoolean(change.bought.renews) }),
-            ...(change.charge === undefined ? {} : { balance_nano: sql`balance_nano - cast(${change.charge.amountNano.toString()} as bigint)` }),
+              : {
+                  bought_tier: change.bought.tier,
+                  bought_tier_until: change.bought.until,
+                  bought_tier_renews: toIntegerBoolean(change.bought.renews),
+                }),
+            ...(change.charge === undefined
+              ? {}
+              : { balance_nano: sql`balance_nano - cast(${change.charge.amountNano.toString()} as bigint)` }),
           })
           .where('id', '=', accountId)
           // Belt and braces: a charge never takes the balance below what requests in flight hold.
           .$if(change.charge !== undefined, (query) =>
-            query.where(sql<boolean>`balance_nano - reserved_nano >= cast(${change.charge!.amountNano.toString()} as bigint)`),
+            query.where(
+              sql<boolean>`balance_nano - reserved_nano >= cast(${change.charge!.amountNano.toString()} as bigint)`,
+            ),
           )
           .executeTakeFirst();
         if (updated.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');

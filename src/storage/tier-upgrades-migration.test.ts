@@ -23,8 +23,14 @@ interface RawDatabase {
 
 async function sqliteDatabase(): Promise<RawDatabase> {
   const directory = await mkdtemp(join(tmpdir(), 'tollgate-0008-'));
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(join(directory, 'db.sqlite')) }) });
-  return { db, schema: undefined, drop: async () => (await db.destroy(), await rm(directory, { recursive: true, force: true })) };
+  const db = new Kysely<unknown>({
+    dialect: new SqliteDialect({ database: new BetterSqlite3(join(directory, 'db.sqlite')) }),
+  });
+  return {
+    db,
+    schema: undefined,
+    drop: async () => (await db.destroy(), await rm(directory, { recursive: true, force: true })),
+  };
 }
 
 async function postgresDatabase(): Promise<RawDatabase> {
@@ -32,7 +38,11 @@ async function postgresDatabase(): Promise<RawDatabase> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   await client.query(`create schema ${schema}`).finally(() => client.end());
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }) }) });
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({
+      pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }),
+    }),
+  });
   return { db, schema, drop: async () => (await db.destroy(), await dropPostgresSchema(schema)) };
 }
 
@@ -69,7 +79,11 @@ describe.each([
 
       expect(await migrate(db, schema, Object.keys(allMigrations))).toContain('0008-tier-upgrades');
 
-      const account = await sql<{ tier: string; granted_tier: string; bought_tier: string | null }>`select tier, granted_tier, bought_tier from accounts`.execute(db);
+      const account = await sql<{
+        tier: string;
+        granted_tier: string;
+        bought_tier: string | null;
+      }>`select tier, granted_tier, bought_tier from accounts`.execute(db);
       expect(account.rows).toEqual([{ tier: 'enterprise', granted_tier: 'enterprise', bought_tier: null }]);
       const rows = await sql<{ id: string; note: string }>`select id, note from ledger_entries`.execute(db);
       expect(rows.rows).toEqual([{ id: 'le_1', note: 'before' }]);
@@ -78,7 +92,9 @@ describe.each([
       await expect(ledgerRow('le_3', 'tier', 'tier:1').execute(db)).rejects.toThrow();
       // The CHECK still refuses what is not a kind.
       await expect(ledgerRow('le_4', 'gift', 'gift:1').execute(db)).rejects.toThrow();
-      expect((await sql<{ n: string }>`select cast(count(*) as text) as n from ledger_entries`.execute(db)).rows[0]!.n).toBe('2');
+      expect(
+        (await sql<{ n: string }>`select cast(count(*) as text) as n from ledger_entries`.execute(db)).rows[0]!.n,
+      ).toBe('2');
     } finally {
       await drop();
     }

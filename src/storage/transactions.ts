@@ -11,7 +11,11 @@ export type Executor = Kysely<Database> | Transaction<Database>;
  *   transaction that reads a balance and then writes it can never interleave with another writer, in this
  *   process (Kysely's connection mutex) or another (SQLite's lock, waited for up to busy_timeout).
  */
-export async function writeTransaction<T>(db: Kysely<Database>, dialect: Storage['dialect'], work: (trx: Executor) => Promise<T>): Promise<T> {
+export async function writeTransaction<T>(
+  db: Kysely<Database>,
+  dialect: Storage['dialect'],
+  work: (trx: Executor) => Promise<T>,
+): Promise<T> {
   if (dialect === 'postgres') return db.transaction().execute(work);
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection);

@@ -209,7 +209,12 @@ export interface UsageRepository {
   /** Newest first. */
   listByAccount(accountId: string, limit: number): Promise<UsageRecord[]>;
   /** Newest first, after the cursor (created_at and request id of the last row seen). */
-  listPage(accountId: string, limit: number, cursor?: { createdAt: number; requestId: string }, filter?: { apiKeyId?: string | undefined; model?: string | undefined }): Promise<UsageRecord[]>;
+  listPage(
+    accountId: string,
+    limit: number,
+    cursor?: { createdAt: number; requestId: string },
+    filter?: { apiKeyId?: string | undefined; model?: string | undefined },
+  ): Promise<UsageRecord[]>;
   /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
   /** The account's usage records of these request ids (those retention has not deleted): what ledger rows describe. */

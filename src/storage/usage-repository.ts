@@ -14,7 +14,8 @@ export function utcDayNumber(at: number): number {
 export function dayNumberFromIso(day: string): number {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
   const at = match === null ? Number.NaN : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  if (Number.isNaN(at) || new Date(at).toISOString().slice(0, 10) !== day) throw new RangeError(`Not a YYYY-MM-DD day: ${JSON.stringify(day)}.`);
+  if (Number.isNaN(at) || new Date(at).toISOString().slice(0, 10) !== day)
+    throw new RangeError(`Not a YYYY-MM-DD day: ${JSON.stringify(day)}.`);
   return at / MS_PER_DAY;
 }
 
@@ -32,8 +33,23 @@ export function selectUsageColumns(db: Kysely<Database>) {
   return db
     .selectFrom('usage_records')
     .select([
-      'request_id', 'account_id', 'api_key_id', 'model', 'family', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens',
-      'output_tokens', 'reasoning_tokens', 'status', 'stream', 'latency_ms', 'created_at', 'raw_usage', 'free_tokens', 'route',
+      'request_id',
+      'account_id',
+      'api_key_id',
+      'model',
+      'family',
+      'input_tokens',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'output_tokens',
+      'reasoning_tokens',
+      'status',
+      'stream',
+      'latency_ms',
+      'created_at',
+      'raw_usage',
+      'free_tokens',
+      'route',
       'unbilled_tokens',
     ])
     .select([money('cost_nano').as('cost_nano'), money('unbilled_nano').as('unbilled_nano')]);
@@ -68,7 +84,17 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
     async dailyTotals(accountId, fromDay, toDay): Promise<DailyUsageRow[]> {
       const rows = await db
         .selectFrom('usage_daily')
-        .select(['day', 'model', 'api_key_id', 'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'])
+        .select([
+          'day',
+          'model',
+          'api_key_id',
+          'requests',
+          'input_tokens',
+          'output_tokens',
+          'cache_read_tokens',
+          'cache_write_tokens',
+          'reasoning_tokens',
+        ])
         .select(money('cost_nano').as('cost'))
         .where('account_id', '=', accountId)
         .where('day', '>=', dayNumberFromIso(fromDay))
@@ -98,7 +124,9 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         .select([
           sumText('requests').as('requests'),
           // Reasoning tokens are part of output tokens, so they are not added again.
-          sql<string>`cast(sum(input_tokens + cache_read_tokens + cache_write_tokens + output_tokens) as text)`.as('tokens'),
+          sql<string>`cast(sum(input_tokens + cache_read_tokens + cache_write_tokens + output_tokens) as text)`.as(
+            'tokens',
+          ),
           sumText('cost_nano').as('cost'),
         ])
         .where('day', '>=', dayNumberFromIso(fromDay))
@@ -119,7 +147,11 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       // In slices: a parameter per id, and PostgreSQL takes at most 65,535 parameters a statement.
       for (let start = 0; start < requestIds.length; start += 500) {
         const slice = requestIds.slice(start, start + 500);
-        const rows = await db.selectFrom('usage_records').select('request_id').where('request_id', 'in', slice).execute();
+        const rows = await db
+          .selectFrom('usage_records')
+          .select('request_id')
+          .where('request_id', 'in', slice)
+          .execute();
         for (const row of rows) found.add(row.request_id);
       }
       return found;
@@ -129,7 +161,12 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       const records: UsageRecord[] = [];
       for (let start = 0; start < requestIds.length; start += 500) {
         const slice = requestIds.slice(start, start + 500);
-        const rows = await db.selectFrom('usage_records').selectAll().where('account_id', '=', accountId).where('request_id', 'in', slice).execute();
+        const rows = await db
+          .selectFrom('usage_records')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('request_id', 'in', slice)
+          .execute();
         records.push(...rows.map(toUsageRecord));
       }
       return records;
@@ -152,7 +189,8 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
  * One statement: INSERT … ON CONFLICT DO UPDATE adds to the existing row atomically on both dialects.
  */
 export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord): Promise<void> {
-  const add = <T extends number | string = number>(column: string) => sql<T>`${sql.ref(`usage_daily.${column}`)} + ${sql.ref(`excluded.${column}`)}`;
+  const add = <T extends number | string = number>(column: string) =>
+    sql<T>`${sql.ref(`usage_daily.${column}`)} + ${sql.ref(`excluded.${column}`)}`;
   await db
     .insertInto('usage_daily')
     .values({

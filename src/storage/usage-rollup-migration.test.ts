@@ -45,7 +45,12 @@ async function postgresDatabase(): Promise<RawDatabase> {
   await client.connect();
   await client.query(`create schema ${schema}`).finally(() => client.end());
   return {
-    kysely: () => new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }) }) }),
+    kysely: () =>
+      new Kysely({
+        dialect: new PostgresDialect({
+          pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }),
+        }),
+      }),
     url: POSTGRES_URL,
     options: { postgresSchema: schema },
     schema,
@@ -77,12 +82,43 @@ describe.each([
     try {
       const db = database.kysely();
       try {
-        expect(await migrateOnly(db, database.schema, ['0001-initial', '0002-billing'])).toEqual(['0001-initial', '0002-billing']);
-        await db.insertInto('accounts' as never).values({ id: 'a1', email: 'a@x', email_normalized: 'a@x', password_hash: 'x', role: 'user', tier: 't', created_at: AT } as never).execute();
-        await db.insertInto('api_keys' as never).values({ id: 'k1', account_id: 'a1', name: 'n', key_hash: 'h', hint: 'h', created_at: AT } as never).execute();
+        expect(await migrateOnly(db, database.schema, ['0001-initial', '0002-billing'])).toEqual([
+          '0001-initial',
+          '0002-billing',
+        ]);
+        await db
+          .insertInto('accounts' as never)
+          .values({
+            id: 'a1',
+            email: 'a@x',
+            email_normalized: 'a@x',
+            password_hash: 'x',
+            role: 'user',
+            tier: 't',
+            created_at: AT,
+          } as never)
+          .execute();
+        await db
+          .insertInto('api_keys' as never)
+          .values({ id: 'k1', account_id: 'a1', name: 'n', key_hash: 'h', hint: 'h', created_at: AT } as never)
+          .execute();
         const usage = (requestId: string, createdAt: number, model: string, cost: string) => ({
-          request_id: requestId, account_id: 'a1', api_key_id: 'k1', model, family: 'f', input_tokens: 10, cache_read_tokens: 1, cache_write_tokens: 2,
-          output_tokens: 5, reasoning_tokens: 1, status: 'ok', stream: 0, latency_ms: 3, created_at: createdAt, raw_usage: null, cost_nano: cost,
+          request_id: requestId,
+          account_id: 'a1',
+          api_key_id: 'k1',
+          model,
+          family: 'f',
+          input_tokens: 10,
+          cache_read_tokens: 1,
+          cache_write_tokens: 2,
+          output_tokens: 5,
+          reasoning_tokens: 1,
+          status: 'ok',
+          stream: 0,
+          latency_ms: 3,
+          created_at: createdAt,
+          raw_usage: null,
+          cost_nano: cost,
         });
         await db
           .insertInto('usage_records' as never)
@@ -94,7 +130,9 @@ describe.each([
           ] as never)
           .execute();
         // 0004 before 0003: as a database would see it if the rollup shipped first.
-        expect(await migrateOnly(db, database.schema, ['0001-initial', '0002-billing', '0004-usage-rollup'])).toEqual(['0004-usage-rollup']);
+        expect(await migrateOnly(db, database.schema, ['0001-initial', '0002-billing', '0004-usage-rollup'])).toEqual([
+          '0004-usage-rollup',
+        ]);
       } finally {
         await db.destroy();
       }
@@ -102,14 +140,53 @@ describe.each([
       const storage = await openStorage(database.url, database.options);
       try {
         // 0003 and every migration after 0004 (later issues add theirs).
-        expect(await storage.migrate()).toEqual(Object.keys(allMigrations).filter((name) => !['0001-initial', '0002-billing', '0004-usage-rollup'].includes(name)));
+        expect(await storage.migrate()).toEqual(
+          Object.keys(allMigrations).filter(
+            (name) => !['0001-initial', '0002-billing', '0004-usage-rollup'].includes(name),
+          ),
+        );
         const day = (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10);
         expect(await storage.usage.dailyTotals('a1', day(DAY), day(DAY + 1))).toEqual([
-          { day: day(DAY), model: 'm1', apiKeyId: 'k1', requests: 2, inputTokens: 20, outputTokens: 10, cacheReadTokens: 2, cacheWriteTokens: 4, reasoningTokens: 2, costNano: 9_007_199_254_741_000n },
-          { day: day(DAY), model: 'm2', apiKeyId: 'k1', requests: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 2, reasoningTokens: 1, costNano: 1n },
-          { day: day(DAY + 1), model: 'm1', apiKeyId: 'k1', requests: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 2, reasoningTokens: 1, costNano: 2n },
+          {
+            day: day(DAY),
+            model: 'm1',
+            apiKeyId: 'k1',
+            requests: 2,
+            inputTokens: 20,
+            outputTokens: 10,
+            cacheReadTokens: 2,
+            cacheWriteTokens: 4,
+            reasoningTokens: 2,
+            costNano: 9_007_199_254_741_000n,
+          },
+          {
+            day: day(DAY),
+            model: 'm2',
+            apiKeyId: 'k1',
+            requests: 1,
+            inputTokens: 10,
+            outputTokens: 5,
+            cacheReadTokens: 1,
+            cacheWriteTokens: 2,
+            reasoningTokens: 1,
+            costNano: 1n,
+          },
+          {
+            day: day(DAY + 1),
+            model: 'm1',
+            apiKeyId: 'k1',
+            requests: 1,
+            inputTokens: 10,
+            outputTokens: 5,
+            cacheReadTokens: 1,
+            cacheWriteTokens: 2,
+            reasoningTokens: 1,
+            costNano: 2n,
+          },
         ]);
-        expect(await storage.usage.totalsByAccount(day(DAY), day(DAY + 1))).toEqual([{ accountId: 'a1', requests: 4, tokens: 72, costNano: 9_007_199_254_741_003n }]);
+        expect(await storage.usage.totalsByAccount(day(DAY), day(DAY + 1))).toEqual([
+          { accountId: 'a1', requests: 4, tokens: 72, costNano: 9_007_199_254_741_003n },
+        ]);
       } finally {
         await storage.close();
       }

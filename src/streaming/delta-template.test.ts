@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DeltaTemplate } from './delta-template.js';
 
-const head = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":';
+const head =
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":';
 const tail = '},"logprobs":null,"finish_reason":null}]}';
 const chunk = (literal: string) => `${head}${literal}${tail}`;
 
@@ -55,14 +56,17 @@ describe('DeltaTemplate', () => {
   });
 
   it('lets a last padding field vary when told its key (OpenAI obfuscation), and nothing else', () => {
-    const padded = (literal: string, padding: string) => `${head}${literal}},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":${padding}}`;
+    const padded = (literal: string, padding: string) =>
+      `${head}${literal}},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":${padding}}`;
     const template = new DeltaTemplate('content', 'obfuscation');
     template.learn(padded('"Hello"', '"xY3"'), 'Hello');
     expect(template.match(padded('" world"', '"a1b2c3d4"'))).toBe(' world');
     expect(template.match(padded(JSON.stringify('say "hi"'), '""'))).toBe('say "hi"');
     expect(template.match(padded('"x"', '12'))).toBeUndefined();
     expect(template.match(padded('"x"', '"a","usage":{"total_tokens":1}'))).toBeUndefined();
-    expect(template.match(`${head}"x"},"logprobs":null,"finish_reason":"stop"}],"usage":null,"obfuscation":"ab"}`)).toBeUndefined();
+    expect(
+      template.match(`${head}"x"},"logprobs":null,"finish_reason":"stop"}],"usage":null,"obfuscation":"ab"}`),
+    ).toBeUndefined();
     expect(template.match(`${head}"x"},"logprobs":null,"finish_reason":null}],"usage":null}`)).toBeUndefined();
     // Without the key, the padding is part of the fixed tail.
     const strict = new DeltaTemplate('content');

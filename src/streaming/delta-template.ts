@@ -65,7 +65,10 @@ export class DeltaTemplate {
     this.head = data.slice(0, start);
     const tail = data.slice(start + literal.length);
     const padding = this.paddingNeedle === undefined ? -1 : tail.lastIndexOf(this.paddingNeedle);
-    this.padded = padding !== -1 && tail.endsWith('}') && stringLiteralValue(tail, padding + this.paddingNeedle!.length, tail.length - 1) !== undefined;
+    this.padded =
+      padding !== -1 &&
+      tail.endsWith('}') &&
+      stringLiteralValue(tail, padding + this.paddingNeedle!.length, tail.length - 1) !== undefined;
     this.tail = this.padded ? tail.slice(0, padding) : tail;
   }
 }

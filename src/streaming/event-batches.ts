@@ -53,7 +53,9 @@ export function nextBatchThen<T, U>(
   onError?: (error: unknown) => U | PromiseLike<U>,
 ): Promise<U> {
   if (isBatched(iterator)) {
-    return iterator.nextBatchThen !== undefined ? iterator.nextBatchThen(step, onError) : iterator.nextBatch().then(step, onError);
+    return iterator.nextBatchThen !== undefined
+      ? iterator.nextBatchThen(step, onError)
+      : iterator.nextBatch().then(step, onError);
   }
   return iterator.next().then((result) => step(batchOfResult(result)), onError);
 }

@@ -12,7 +12,9 @@ const BODY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, v
  * as mapping the chunk (issue 22). Any other async iterable (tests' generators) is iterated as it is.
  */
 export function bodyChunks(body: AsyncIterable<Uint8Array>): BodyChunks {
-  return body instanceof Readable ? new ReadableChunks(body) : (body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>);
+  return body instanceof Readable
+    ? new ReadableChunks(body)
+    : (body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>);
 }
 
 /** A body's chunks; a Readable's can also be taken without waiting when they already arrived. */
@@ -38,7 +40,9 @@ class ReadableChunks implements BodyChunks {
   private paused = false;
   private ended = false;
   private failure: { error: unknown } | undefined;
-  private waiting: { resolve: (result: IteratorResult<Uint8Array, undefined>) => void; reject: (error: unknown) => void } | undefined;
+  private waiting:
+    | { resolve: (result: IteratorResult<Uint8Array, undefined>) => void; reject: (error: unknown) => void }
+    | undefined;
 
   constructor(private readonly body: Readable) {
     body.on('data', (chunk: Uint8Array) => {

@@ -133,7 +133,12 @@ describe('SseDecoder whole streams', () => {
       expect(decodeSplit(bytes, [cut])).toEqual(whole);
     }
     // And one byte per chunk.
-    expect(decodeSplit(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))).toEqual(whole);
+    expect(
+      decodeSplit(
+        bytes,
+        Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(whole);
   });
 
   it('discards an event without its final blank line at end of stream (WHATWG rule)', () => {

@@ -65,7 +65,10 @@ describe('SseMappedStream', () => {
   });
 
   it('wraps a body failure and throws the end verdict as it is', async () => {
-    expect(await collect(stream(['data: a\n\n'], new Error('reset')).events)).toEqual({ out: ['a'], error: 'wrapped: reset' });
+    expect(await collect(stream(['data: a\n\n'], new Error('reset')).events)).toEqual({
+      out: ['a'],
+      error: 'wrapped: reset',
+    });
     const cut = stream(['data: a\n\n']);
     expect(await collect(cut.events)).toEqual({ out: ['a'], error: 'cut off' });
     expect(cut.released()).toBe(1);
@@ -84,7 +87,12 @@ describe('SseMappedStream', () => {
   });
 
   it('hands out the events of one chunk as one batch, sharing its position with next()', async () => {
-    const { events, released } = stream(['data: a\n\ndata: b\n\ndata: c\n\n', 'data: partial', '\n\n', 'data: stop\n\n']);
+    const { events, released } = stream([
+      'data: a\n\ndata: b\n\ndata: c\n\n',
+      'data: partial',
+      '\n\n',
+      'data: stop\n\n',
+    ]);
     expect(await events.next()).toEqual({ done: false, value: 'a' });
     expect(await events.nextBatch()).toEqual(['b', 'c']);
     // A chunk that completes no event is read through: a batch is never empty.
@@ -98,7 +106,12 @@ describe('SseMappedStream', () => {
   it('maps the chunks a Readable already holds together with the one awaited: one batch', async () => {
     const body = new PassThrough();
     const mapper = new TestMapper();
-    const events = new SseMappedStream<string>(body, { mapper, isComplete: () => mapper.complete, wrapError: (error) => error as Error, release: () => body.destroy() });
+    const events = new SseMappedStream<string>(body, {
+      mapper,
+      isComplete: () => mapper.complete,
+      wrapError: (error) => error as Error,
+      release: () => body.destroy(),
+    });
     const first = events.nextBatch();
     body.write('data: a\n\n');
     body.write('data: b\n\n');

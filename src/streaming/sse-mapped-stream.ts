@@ -83,7 +83,9 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
   }
 
   /** A chunk (or the body's end) read by `nextBatch`: its events, else whatever `refill` finds next. */
-  private batchOfChunk(chunk: IteratorResult<Uint8Array>): readonly T[] | undefined | Promise<readonly T[] | undefined> {
+  private batchOfChunk(
+    chunk: IteratorResult<Uint8Array>,
+  ): readonly T[] | undefined | Promise<readonly T[] | undefined> {
     this.mapRead(chunk);
     if (this.index < this.queue.length) return this.takeRest();
     return this.refilledBatch();

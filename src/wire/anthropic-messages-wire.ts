@@ -3,9 +3,7 @@
  * client-facing `/v1/messages` protocol and the Anthropic adapter. Only the fields Tollgate reads or writes.
  */
 
-export type AnthropicSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | { type: 'url'; url: string };
+export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
 export interface AnthropicTextBlock {
   type: 'text';

@@ -21,7 +21,10 @@ export interface CountableChatMessage {
   role: string;
   content?: string | ReadonlyArray<{ type: string; text?: string; refusal?: string }> | null;
   name?: string;
-  tool_calls?: ReadonlyArray<{ function?: { name: string; arguments: string }; custom?: { name?: string; input?: string } }>;
+  tool_calls?: ReadonlyArray<{
+    function?: { name: string; arguments: string };
+    custom?: { name?: string; input?: string };
+  }>;
 }
 
 export interface CountableChatRequest {
@@ -57,6 +60,7 @@ export function countChatPromptTokens(request: CountableChatRequest, countTokens
       total += countTokens(body.name) + countTokens(body.arguments);
     }
   }
-  if (request.tools !== undefined && request.tools !== null && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
+  if (request.tools !== undefined && request.tools !== null && request.tools.length > 0)
+    total += countTokens(JSON.stringify(request.tools));
   return total;
 }

@@ -24,7 +24,14 @@ describe('admission without the tokenizer, on SQLite and PostgreSQL', () => {
 
   async function funded(harness: TestGateway, usd: string) {
     const { key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    await harness.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd(usd),
+      idempotencyKey: `t-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     return {
       accountId,
       send: (body: Record<string, unknown>) =>
@@ -61,15 +68,25 @@ describe('admission without the tokenizer, on SQLite and PostgreSQL', () => {
     for (const harness of [harnesses.sqlite!, harnesses.postgres!]) {
       // Less than the prompt alone costs (a balance that covers it starts with a partial first slice).
       const { accountId, send } = await funded(harness, '0.00005');
-      const body = { model: 'beta-5.4', messages: [{ role: 'user', content: 'Tell me about toll gates on old roads.' }], max_completion_tokens: 1_000 };
+      const body = {
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'Tell me about toll gates on old roads.' }],
+        max_completion_tokens: 1_000,
+      };
       const inputTokens = Math.ceil(estimateRequestInputTokens(decodeOpenAIChatRequest(body).request) * 1.15) + 16;
       const response = await send(body);
       expect(response.status).toBe(403);
       const { error } = (await response.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe('insufficient_balance');
-      expect(error.message).toContain(`this request needs $${formatUsd(BigInt(inputTokens) * 2_500n)} to start (its prompt alone (about ${inputTokens} input tokens))`);
+      expect(error.message).toContain(
+        `this request needs $${formatUsd(BigInt(inputTokens) * 2_500n)} to start (its prompt alone (about ${inputTokens} input tokens))`,
+      );
       expect(error.message).toMatch(/The balance is \$0\.00005; No request of the account is in flight\./);
-      expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('0.00005'), reservedNano: 0n, freeReservedTokens: 0 });
+      expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
+        balanceNano: parseUsd('0.00005'),
+        reservedNano: 0n,
+        freeReservedTokens: 0,
+      });
       expect(await harness.gateway.storage.usage.listByAccount(accountId, 5)).toEqual([]);
     }
     expect(tokenizerLoaded()).toBe(true);

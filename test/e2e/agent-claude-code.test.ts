@@ -9,7 +9,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, runAgent, type AgentRun } from '../helpers/agent-cli.js';
+import {
+  AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  expectAllCallsSucceeded,
+  runAgent,
+  type AgentRun,
+} from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
@@ -28,15 +33,27 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await harness?.close();
-  for (const directory of [workDir, home]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+  for (const directory of [workDir, home])
+    if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
 /** Runs `claude` with only its user's configuration: the gateway's address and key, a fresh HOME. */
 function claude(args: string[]): Promise<AgentRun> {
-  return runAgent('claude', args, workDir, { HOME: home, ANTHROPIC_BASE_URL: harness.gateway.url, ANTHROPIC_API_KEY: key });
+  return runAgent('claude', args, workDir, {
+    HOME: home,
+    ANTHROPIC_BASE_URL: harness.gateway.url,
+    ANTHROPIC_API_KEY: key,
+  });
 }
 
-type StreamLine = { type: string; subtype?: string; message?: { content?: Array<{ type: string; name?: string; text?: string; content?: unknown }> }; result?: string; is_error?: boolean; usage?: { input_tokens?: number; output_tokens?: number } };
+type StreamLine = {
+  type: string;
+  subtype?: string;
+  message?: { content?: Array<{ type: string; name?: string; text?: string; content?: unknown }> };
+  result?: string;
+  is_error?: boolean;
+  usage?: { input_tokens?: number; output_tokens?: number };
+};
 
 function parseStreamJson(stdout: string): StreamLine[] {
   return stdout
@@ -63,10 +80,24 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
     'streams its answer with --output-format stream-json',
     async () => {
       const from = harness.logs.length;
-      const run = await claude(['-p', 'Describe a river in one line.', '--model', model, '--output-format', 'stream-json', '--verbose']);
+      const run = await claude([
+        '-p',
+        'Describe a river in one line.',
+        '--model',
+        model,
+        '--output-format',
+        'stream-json',
+        '--verbose',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       const lines = parseStreamJson(run.stdout);
-      expect(lines.some((line) => line.type === 'assistant' && line.message?.content?.some((block) => block.type === 'text' && (block.text ?? '').length > 0))).toBe(true);
+      expect(
+        lines.some(
+          (line) =>
+            line.type === 'assistant' &&
+            line.message?.content?.some((block) => block.type === 'text' && (block.text ?? '').length > 0),
+        ),
+      ).toBe(true);
       const result = lines.at(-1)!;
       expect(result).toMatchObject({ type: 'result', subtype: 'success', is_error: false });
       // Claude Code reads the usage from the stream: the prompt's tokens arrive, not 0 (on OpenAI-format vendors
@@ -86,12 +117,24 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       writeFileSync(file, `${secret}\n`);
       const directive = `[[sim tool=Read args=${encodeURIComponent(JSON.stringify({ file_path: file }))}]]`;
       const from = harness.logs.length;
-      const run = await claude(['-p', `Read my notes file and tell me the toll. ${directive}`, '--model', model, '--output-format', 'stream-json', '--verbose']);
+      const run = await claude([
+        '-p',
+        `Read my notes file and tell me the toll. ${directive}`,
+        '--model',
+        model,
+        '--output-format',
+        'stream-json',
+        '--verbose',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       const lines = parseStreamJson(run.stdout);
-      const calls = lines.flatMap((line) => (line.type === 'assistant' ? (line.message?.content ?? []) : [])).filter((block) => block.type === 'tool_use');
+      const calls = lines
+        .flatMap((line) => (line.type === 'assistant' ? (line.message?.content ?? []) : []))
+        .filter((block) => block.type === 'tool_use');
       expect(calls.map((block) => block.name)).toContain('Read');
-      const results = lines.flatMap((line) => (line.type === 'user' ? (line.message?.content ?? []) : [])).filter((block) => block.type === 'tool_result');
+      const results = lines
+        .flatMap((line) => (line.type === 'user' ? (line.message?.content ?? []) : []))
+        .filter((block) => block.type === 'tool_result');
       expect(JSON.stringify(results)).toContain(secret);
       const result = lines.at(-1)!;
       expect(result).toMatchObject({ type: 'result', subtype: 'success', is_error: false });

@@ -10,7 +10,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, runAgent, type AgentRun } from '../helpers/agent-cli.js';
+import {
+  AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  expectAllCallsSucceeded,
+  runAgent,
+  type AgentRun,
+} from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /** One model per family; delta-r1 reasons, so its reasoning travels back to it through `encrypted_content`. */
@@ -47,7 +52,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await harness?.close();
-  for (const directory of [workDir, codexHome]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+  for (const directory of [workDir, codexHome])
+    if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
 /** Runs `codex exec --json` with only its user's configuration: CODEX_HOME and the key variable. */
@@ -58,7 +64,14 @@ function codex(model: string, prompt: string): Promise<AgentRun> {
 
 interface CodexEvent {
   type: string;
-  item?: { type: string; text?: string; command?: string; aggregated_output?: string; exit_code?: number | null; message?: string };
+  item?: {
+    type: string;
+    text?: string;
+    command?: string;
+    aggregated_output?: string;
+    exit_code?: number | null;
+    message?: string;
+  };
   usage?: { input_tokens: number; output_tokens: number };
 }
 
@@ -70,7 +83,9 @@ function events(stdout: string): CodexEvent[] {
 }
 
 async function usageRecordIds(): Promise<Set<string>> {
-  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   const page = (await response.json()) as { data: Array<{ request_id: string }> };
   return new Set(page.data.map((record) => record.request_id));
 }
@@ -115,7 +130,9 @@ describe.each(MODELS)('Codex CLI on %s', (model) => {
       expect(command?.item?.exit_code).toBe(0);
       expect(command?.item?.aggregated_output).toContain(SECRET);
       // The model's next turn saw the tool's output (the simulator quotes the tool results it was given).
-      const message = all.filter((event) => event.type === 'item.completed' && event.item?.type === 'agent_message').at(-1);
+      const message = all
+        .filter((event) => event.type === 'item.completed' && event.item?.type === 'agent_message')
+        .at(-1);
       expect(message?.item?.text).toContain(SECRET);
       const calls = expectResponsesCallsSucceeded(from);
       expect(calls.length).toBeGreaterThanOrEqual(2);

@@ -12,7 +12,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, requestsSince, runAgent, type AgentRun, type LoggedRequest } from '../helpers/agent-cli.js';
+import {
+  AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  expectAllCallsSucceeded,
+  requestsSince,
+  runAgent,
+  type AgentRun,
+  type LoggedRequest,
+} from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
@@ -29,17 +36,26 @@ beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'tollgate-gemini-work-'));
   home = mkdtempSync(join(tmpdir(), 'tollgate-gemini-home-'));
   mkdirSync(join(home, '.gemini'));
-  writeFileSync(join(home, '.gemini/settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  writeFileSync(
+    join(home, '.gemini/settings.json'),
+    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+  );
 }, 60_000);
 
 afterAll(async () => {
   await harness?.close();
-  for (const directory of [workDir, home]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+  for (const directory of [workDir, home])
+    if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
 /** Runs `gemini` with only its user's configuration: the gateway's address and key, a fresh HOME. */
 function gemini(args: string[]): Promise<AgentRun> {
-  const env = { HOME: home, GOOGLE_GEMINI_BASE_URL: harness.gateway.url, GEMINI_API_KEY: key, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  const env = {
+    HOME: home,
+    GOOGLE_GEMINI_BASE_URL: harness.gateway.url,
+    GEMINI_API_KEY: key,
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+  };
   return runAgent('gemini', args, workDir, env);
 }
 
@@ -48,7 +64,15 @@ function expectGeminiCallsSucceeded(from: number, model: string): LoggedRequest[
   return expectAllCallsSucceeded(harness, from, `/v1beta/models/${model}:streamGenerateContent`);
 }
 
-type StreamLine = { type: string; role?: string; content?: string; tool_name?: string; status?: string; output?: string; stats?: { input_tokens?: number; output_tokens?: number; total_tokens?: number } };
+type StreamLine = {
+  type: string;
+  role?: string;
+  content?: string;
+  tool_name?: string;
+  status?: string;
+  output?: string;
+  stats?: { input_tokens?: number; output_tokens?: number; total_tokens?: number };
+};
 
 function parseStreamJson(stdout: string): StreamLine[] {
   return stdout
@@ -58,7 +82,10 @@ function parseStreamJson(stdout: string): StreamLine[] {
 }
 
 function assistantText(lines: StreamLine[]): string {
-  return lines.filter((line) => line.type === 'message' && line.role === 'assistant').map((line) => line.content ?? '').join('');
+  return lines
+    .filter((line) => line.type === 'message' && line.role === 'assistant')
+    .map((line) => line.content ?? '')
+    .join('');
 }
 
 describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
@@ -109,7 +136,13 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
     'attaches an image with @file: the CLI counts the prompt with :countTokens first, then sends it',
     async () => {
       // A 1×1 PNG. DeepSeek models take no images: the gateway says so with a 400 the CLI reports.
-      writeFileSync(join(workDir, 'pixel.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+      writeFileSync(
+        join(workDir, 'pixel.png'),
+        Buffer.from(
+          'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+          'base64',
+        ),
+      );
       const from = harness.logs.length;
       const run = await gemini(['-p', 'Describe @pixel.png in one line.', '-m', model]);
       const calls = requestsSince(harness, from);
@@ -135,7 +168,14 @@ describe.each(MODELS)('Gemini CLI 0.61 on %s', (model) => {
       writeFileSync(file, `${secret}\n`);
       const directive = `[[sim tool=read_file args=${encodeURIComponent(JSON.stringify({ file_path: file }))}]]`;
       const from = harness.logs.length;
-      const run = await gemini(['-p', `Read my notes file and tell me the toll. ${directive}`, '-m', model, '--output-format', 'stream-json']);
+      const run = await gemini([
+        '-p',
+        `Read my notes file and tell me the toll. ${directive}`,
+        '-m',
+        model,
+        '--output-format',
+        'stream-json',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       const lines = parseStreamJson(run.stdout);
       expect(lines.filter((line) => line.type === 'tool_use').map((line) => line.tool_name)).toEqual(['read_file']);

@@ -25,7 +25,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS, expectAllCallsSucceeded, runAgent, type AgentRun } from '../helpers/agent-cli.js';
+import {
+  AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  expectAllCallsSucceeded,
+  runAgent,
+  type AgentRun,
+} from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
@@ -42,7 +47,11 @@ const PROVIDERS = {
   tollgate: { route: () => '/v1/chat/completions', label: '@ai-sdk/openai-compatible', smallModel: undefined },
   anthropic: { route: () => '/v1/messages', label: 'the built-in anthropic provider', smallModel: 'alpha-haiku-4-5' },
   openai: { route: () => '/v1/responses', label: 'the built-in openai provider', smallModel: 'o4-mini' },
-  google: { route: (model: Model) => `/v1beta/models/${model}:streamGenerateContent`, label: 'the built-in google provider', smallModel: 'gamma-3.5-flash' },
+  google: {
+    route: (model: Model) => `/v1beta/models/${model}:streamGenerateContent`,
+    label: 'the built-in google provider',
+    smallModel: 'gamma-3.5-flash',
+  },
 } as const;
 type ProviderId = keyof typeof PROVIDERS;
 
@@ -65,11 +74,19 @@ afterAll(async () => {
 /** What a user writes to `~/.config/opencode/opencode.json` to reach the gateway through `provider`. */
 function userConfig(provider: ProviderId): string {
   // The AI SDK's Google provider appends `/models/…` to its base URL, the others `/chat/completions`, `/messages`….
-  const options = { baseURL: `${harness.gateway.url}/${provider === 'google' ? 'v1beta' : 'v1'}`, apiKey: '{env:TOLLGATE_API_KEY}' };
+  const options = {
+    baseURL: `${harness.gateway.url}/${provider === 'google' ? 'v1beta' : 'v1'}`,
+    apiKey: '{env:TOLLGATE_API_KEY}',
+  };
   const { smallModel } = PROVIDERS[provider];
   // Ids opencode's built-in catalogue does not know are declared, as for any model it does not list.
-  const models = Object.fromEntries([...MODELS, ...(smallModel === undefined ? [] : [smallModel])].map((model) => [model, { name: model }]));
-  const setup = provider === 'tollgate' ? { npm: '@ai-sdk/openai-compatible', name: 'Tollgate', options, models } : { options, models };
+  const models = Object.fromEntries(
+    [...MODELS, ...(smallModel === undefined ? [] : [smallModel])].map((model) => [model, { name: model }]),
+  );
+  const setup =
+    provider === 'tollgate'
+      ? { npm: '@ai-sdk/openai-compatible', name: 'Tollgate', options, models }
+      : { options, models };
   const config = {
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
@@ -94,7 +111,12 @@ async function freshUser(provider: ProviderId): Promise<{ home: string; key: str
  * installed no package: neither a provider SDK (into `~/.cache/opencode/packages`) nor the plugin package.
  */
 async function opencode(user: { home: string; key: string }, args: string[]): Promise<AgentRun> {
-  const env = { HOME: user.home, TOLLGATE_API_KEY: user.key, OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_offline: 'true' };
+  const env = {
+    HOME: user.home,
+    TOLLGATE_API_KEY: user.key,
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    npm_config_offline: 'true',
+  };
   const run = await runAgent('opencode', ['run', '--format', 'json', ...args], workDir, env);
   expect(existsSync(join(user.home, '.cache/opencode/packages'))).toBe(false);
   expect(existsSync(join(user.home, '.config/opencode/node_modules'))).toBe(false);
@@ -130,7 +152,9 @@ function answerText(all: OpencodeEvent[]): string {
 
 /** The request ids the gateway billed to `key`. */
 async function usageRecordIds(key: string): Promise<Set<string>> {
-  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   const page = (await response.json()) as { data: Array<{ request_id: string }> };
   return new Set(page.data.map((record) => record.request_id));
 }
@@ -180,7 +204,12 @@ async function readToolRound(provider: ProviderId, model: Model): Promise<void> 
   const from = harness.logs.length;
   // `--title` names the session after the prompt: without it opencode asks the model for a title in a call that
   // offers no tools, which the directive in the prompt would make the simulator refuse.
-  const run = await opencode(user, ['--title', '--model', `${provider}/${model}`, `Read my notes file and tell me the toll. ${directive}`]);
+  const run = await opencode(user, [
+    '--title',
+    '--model',
+    `${provider}/${model}`,
+    `Read my notes file and tell me the toll. ${directive}`,
+  ]);
   expect(run.code, run.stderr).toBe(0);
   const all = events(run.stdout);
   const tools = all.filter((event) => event.type === 'tool_use');
@@ -208,5 +237,9 @@ const RUNS: ReadonlyArray<readonly [ProviderId, Model]> = [
 for (const [provider, model] of RUNS) {
   const through = `on ${model} through ${PROVIDERS[provider].label}`;
   it.concurrent(`answers a one-shot prompt ${through}`, () => oneShot(provider, model), TEST_TIMEOUT_MS);
-  it.concurrent(`reads a file with its read tool ${through} and quotes it`, () => readToolRound(provider, model), TEST_TIMEOUT_MS);
+  it.concurrent(
+    `reads a file with its read tool ${through} and quotes it`,
+    () => readToolRound(provider, model),
+    TEST_TIMEOUT_MS,
+  );
 }

@@ -34,13 +34,26 @@ afterAll(async () => {
   await harness?.close();
 });
 
-async function api<T>(path: string, init: RequestInit = {}, apiKey = key): Promise<{ status: number; headers: Headers; json: T }> {
+async function api<T>(
+  path: string,
+  init: RequestInit = {},
+  apiKey = key,
+): Promise<{ status: number; headers: Headers; json: T }> {
   const response = await fetch(`${harness.gateway.url}${path}`, {
     ...init,
-    headers: { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    headers: {
+      'x-api-key': apiKey,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+      ...(init.headers as Record<string, string>),
+    },
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, json: (text === '' ? undefined : JSON.parse(text)) as T };
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: (text === '' ? undefined : JSON.parse(text)) as T,
+  };
 }
 
 function textOf(message: Anthropic.Message): string {
@@ -76,35 +89,64 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
   });
 
   it('counts a prompt exactly as it is billed (count_tokens = the reply’s input)', async () => {
-    const tools: Anthropic.Tool[] = [{ name: 'lookup', description: 'Look a word up', input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } }];
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'lookup',
+        description: 'Look a word up',
+        input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+      },
+    ];
     const params = { model, system: 'You are terse.', messages: conversation, tools };
     const counted = await client.messages.countTokens(params);
     const reply = await client.messages.create({ ...params, max_tokens: 200 });
-    const billedInput = reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0) + (reply.usage.cache_creation_input_tokens ?? 0);
+    const billedInput =
+      reply.usage.input_tokens +
+      (reply.usage.cache_read_input_tokens ?? 0) +
+      (reply.usage.cache_creation_input_tokens ?? 0);
     expect(counted.input_tokens).toBe(billedInput);
   });
 
   it('counts a prompt beyond the exact-count budget (100,000 characters) as it is billed too', async () => {
     const long = 'The old bridge crosses the river where the road turns north. '.repeat(4_000);
-    const params = { model, messages: [{ role: 'user' as const, content: long }, { role: 'assistant' as const, content: 'Go on.' }, { role: 'user' as const, content: long }] };
+    const params = {
+      model,
+      messages: [
+        { role: 'user' as const, content: long },
+        { role: 'assistant' as const, content: 'Go on.' },
+        { role: 'user' as const, content: long },
+      ],
+    };
     const counted = await client.messages.countTokens(params);
     const reply = await client.messages.create({ ...params, max_tokens: 50 });
     expect(counted.input_tokens).toBeGreaterThan(long.length / 10);
-    expect(counted.input_tokens).toBe(reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0) + (reply.usage.cache_creation_input_tokens ?? 0));
+    expect(counted.input_tokens).toBe(
+      reply.usage.input_tokens +
+        (reply.usage.cache_read_input_tokens ?? 0) +
+        (reply.usage.cache_creation_input_tokens ?? 0),
+    );
   });
 
   it('stops on a stop sequence and says which one, stream and non-stream', async () => {
     const prompt: Anthropic.MessageParam[] = [{ role: 'user', content: `Tell me about toll gates on ${model}.` }];
     const free = await client.messages.create({ model, max_tokens: 300, messages: prompt });
-    const words = textOf(free).split(/\s+/).filter((word) => /^[A-Za-z]{4,}$/.test(word));
+    const words = textOf(free)
+      .split(/\s+/)
+      .filter((word) => /^[A-Za-z]{4,}$/.test(word));
     const sequence = words[Math.floor(words.length / 2)]!;
     const before = textOf(free).slice(0, textOf(free).indexOf(sequence));
-    const stopped = await client.messages.create({ model, max_tokens: 300, messages: prompt, stop_sequences: ['ZZZ-never', sequence] });
+    const stopped = await client.messages.create({
+      model,
+      max_tokens: 300,
+      messages: prompt,
+      stop_sequences: ['ZZZ-never', sequence],
+    });
     messages.push(stopped);
     expect(stopped.stop_reason).toBe('stop_sequence');
     expect(stopped.stop_sequence).toBe(sequence);
     expect(textOf(stopped)).toBe(before);
-    const streamed = await client.messages.stream({ model, max_tokens: 300, messages: prompt, stop_sequences: [sequence] }).finalMessage();
+    const streamed = await client.messages
+      .stream({ model, max_tokens: 300, messages: prompt, stop_sequences: [sequence] })
+      .finalMessage();
     expect(streamed.stop_reason).toBe('stop_sequence');
     expect(streamed.stop_sequence).toBe(sequence);
     expect(textOf(streamed)).toBe(before);
@@ -112,13 +154,18 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
 
   it('clamps max_tokens above the model limit instead of refusing, and says so in a header', async () => {
     // Through fetch: the SDK itself refuses a non-stream call this large (it would expect a very long request).
-    const clamped = await api<Anthropic.Message>('/v1/messages', { method: 'POST', body: JSON.stringify({ model, max_tokens: 200_000, messages: conversation }) });
+    const clamped = await api<Anthropic.Message>('/v1/messages', {
+      method: 'POST',
+      body: JSON.stringify({ model, max_tokens: 200_000, messages: conversation }),
+    });
     expect(clamped.status).toBe(200);
     expect(clamped.json.type).toBe('message');
     const limit = Number(clamped.headers.get('x-tollgate-max-tokens-clamped'));
     expect(limit).toBeGreaterThan(0);
     expect(limit).toBeLessThan(200_000);
-    const streamed = await client.messages.stream({ model, max_tokens: 200_000, messages: conversation }).withResponse();
+    const streamed = await client.messages
+      .stream({ model, max_tokens: 200_000, messages: conversation })
+      .withResponse();
     expect(streamed.response.headers.get('x-tollgate-max-tokens-clamped')).toBe(String(limit));
     await streamed.data.finalMessage();
     const within = await client.messages.create({ model, max_tokens: 100, messages: conversation }).withResponse();
@@ -132,7 +179,18 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
         max_tokens: 2000,
         messages: [{ role: 'user', content: 'Name a city.' }],
         thinking: { type: 'adaptive' },
-        output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } },
+        output_config: {
+          effort: 'medium',
+          format: {
+            type: 'json_schema',
+            schema: {
+              type: 'object',
+              properties: { city: { type: 'string' } },
+              required: ['city'],
+              additionalProperties: false,
+            },
+          },
+        },
       })
       .withResponse();
     messages.push(reply);
@@ -153,7 +211,12 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
       model,
       max_tokens: 300,
       messages: [{ role: 'user', content: 'Look it up. [[sim tool=lookup]]' }],
-      tools: [{ name: 'lookup', input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } }],
+      tools: [
+        {
+          name: 'lookup',
+          input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+        },
+      ],
     });
     messages.push(reply);
     expect(reply.stop_reason).toBe('tool_use');
@@ -175,11 +238,19 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     if (model.startsWith('alpha')) expect(dropped).not.toContain('context_management');
     else expect(dropped.split(',')).toEqual(expect.arrayContaining(['context_management', 'anthropic-beta']));
     // Older SDKs' beta calls (Claude Code's) add `?beta=true`: forwarded to Anthropic, reported elsewhere.
-    const query = await api('/v1/messages?beta=true', { method: 'POST', body: JSON.stringify({ model, max_tokens: 50, messages: conversation }) });
+    const query = await api('/v1/messages?beta=true', {
+      method: 'POST',
+      body: JSON.stringify({ model, max_tokens: 50, messages: conversation }),
+    });
     expect(query.status).toBe(200);
     if (!model.startsWith('alpha')) expect(query.headers.get('x-tollgate-dropped-params')).toBe('?beta=true');
     const threaded = await client.beta.messages
-      .create({ model, max_tokens: 100, messages: conversation, thread: { type: 'continue', previous_message_id: 'msg_refers_to_nothing' } })
+      .create({
+        model,
+        max_tokens: 100,
+        messages: conversation,
+        thread: { type: 'continue', previous_message_id: 'msg_refers_to_nothing' },
+      })
       .catch((error: unknown) => error);
     expect(threaded).toBeInstanceOf(Anthropic.BadRequestError);
     expect((threaded as InstanceType<typeof Anthropic.APIError>).errorCode).toBe('thread_unsupported_request');
@@ -188,14 +259,52 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
 
 describe('bad input changes nothing', () => {
   it.each([
-    ['an empty system message', { messages: [{ role: 'user', content: 'a' }, { role: 'system', content: '' }] }, "messages[1].content"],
-    ['a non-text system message', { messages: [{ role: 'user', content: 'a' }, { role: 'system', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: RED_SQUARE_PNG_BASE64 } }] }] }, 'messages[1].content[0]'],
-    ['a non-object output schema', { messages: [{ role: 'user', content: 'a' }], output_config: { format: { type: 'json_schema', schema: { type: 'string' } } } }, 'output_config.format.schema'],
-    ['a thread that refers to nothing', { messages: [{ role: 'user', content: 'a' }], thread: { type: 'continue', previous_message_id: 'msg_nothing' } }, 'thread'],
+    [
+      'an empty system message',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'system', content: '' },
+        ],
+      },
+      'messages[1].content',
+    ],
+    [
+      'a non-text system message',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          {
+            role: 'system',
+            content: [
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: RED_SQUARE_PNG_BASE64 } },
+            ],
+          },
+        ],
+      },
+      'messages[1].content[0]',
+    ],
+    [
+      'a non-object output schema',
+      {
+        messages: [{ role: 'user', content: 'a' }],
+        output_config: { format: { type: 'json_schema', schema: { type: 'string' } } },
+      },
+      'output_config.format.schema',
+    ],
+    [
+      'a thread that refers to nothing',
+      { messages: [{ role: 'user', content: 'a' }], thread: { type: 'continue', previous_message_id: 'msg_nothing' } },
+      'thread',
+    ],
   ])('%s → 400 naming the field; nothing billed', async (_name, body, field) => {
     const fresh = (await harness.createAccountWithKey()).key;
     for (const model of FAMILIES) {
-      const { status, json } = await api<{ type: string; error: { type: string; message: string } }>('/v1/messages', { method: 'POST', body: JSON.stringify({ model, max_tokens: 50, ...body }) }, fresh);
+      const { status, json } = await api<{ type: string; error: { type: string; message: string } }>(
+        '/v1/messages',
+        { method: 'POST', body: JSON.stringify({ model, max_tokens: 50, ...body }) },
+        fresh,
+      );
       expect(status).toBe(400);
       expect(json.error.type).toBe('invalid_request_error');
       expect(json.error.message).toContain(field);
@@ -208,37 +317,66 @@ describe('bad input changes nothing', () => {
 });
 
 describe('images within the free allowance', () => {
-  it.each(FAMILIES.filter((model) => !model.startsWith('delta')))('an image request on %s costs nothing on either endpoint', async (model) => {
-    const fresh = (await harness.createAccountWithKey()).key;
-    const anthropic = new Anthropic({ apiKey: fresh, baseURL: harness.gateway.url, maxRetries: 0 });
-    const { response } = await anthropic.messages
-      .create({
-        model,
-        max_tokens: 200,
-        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: RED_SQUARE_PNG_BASE64 } }, { type: 'text', text: 'What colour?' }] }],
-      })
-      .withResponse();
-    expect(response.headers.get('x-tollgate-cost-usd')).toBe('0');
-    const chat = await fetch(`${harness.gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${fresh}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        max_tokens: 200,
-        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${RED_SQUARE_PNG_BASE64}` } }, { type: 'text', text: 'What colour?' }] }],
-      }),
-    });
-    expect(chat.status).toBe(200);
-    expect(chat.headers.get('x-tollgate-cost-usd')).toBe('0');
-  });
+  it.each(FAMILIES.filter((model) => !model.startsWith('delta')))(
+    'an image request on %s costs nothing on either endpoint',
+    async (model) => {
+      const fresh = (await harness.createAccountWithKey()).key;
+      const anthropic = new Anthropic({ apiKey: fresh, baseURL: harness.gateway.url, maxRetries: 0 });
+      const { response } = await anthropic.messages
+        .create({
+          model,
+          max_tokens: 200,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: RED_SQUARE_PNG_BASE64 } },
+                { type: 'text', text: 'What colour?' },
+              ],
+            },
+          ],
+        })
+        .withResponse();
+      expect(response.headers.get('x-tollgate-cost-usd')).toBe('0');
+      const chat = await fetch(`${harness.gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fresh}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model,
+          max_tokens: 200,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image_url', image_url: { url: `data:image/png;base64,${RED_SQUARE_PNG_BASE64}` } },
+                { type: 'text', text: 'What colour?' },
+              ],
+            },
+          ],
+        }),
+      });
+      expect(chat.status).toBe(200);
+      expect(chat.headers.get('x-tollgate-cost-usd')).toBe('0');
+    },
+  );
 });
 
 describe('vendor details', () => {
   it('o3 and o4-mini get no non-default temperature or top_p: dropped and reported', async () => {
     for (const model of ['o3', 'o4-mini']) {
-      const { data, response } = await client.messages.create({ model, max_tokens: 200, temperature: 0.2, top_p: 0.5, messages: [{ role: 'user', content: 'hi' }] } as Anthropic.MessageCreateParamsNonStreaming).withResponse();
+      const { data, response } = await client.messages
+        .create({
+          model,
+          max_tokens: 200,
+          temperature: 0.2,
+          top_p: 0.5,
+          messages: [{ role: 'user', content: 'hi' }],
+        } as Anthropic.MessageCreateParamsNonStreaming)
+        .withResponse();
       expect(data.type).toBe('message');
-      expect(response.headers.get('x-tollgate-dropped-params')?.split(',')).toEqual(expect.arrayContaining(['temperature', 'top_p']));
+      expect(response.headers.get('x-tollgate-dropped-params')?.split(',')).toEqual(
+        expect.arrayContaining(['temperature', 'top_p']),
+      );
     }
   });
 
@@ -267,7 +405,19 @@ describe("the SDK's own types accept every reply", () => {
     const file = join(directory, 'replies.ts');
     writeFileSync(file, source);
     const tsc = join(import.meta.dirname, '../../node_modules/typescript/bin/tsc');
-    const args = [tsc, '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', file];
+    const args = [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      file,
+    ];
     const result = await promisify(execFile)(process.execPath, args).then(
       () => '',
       (error: { stdout?: string }) => error.stdout ?? String(error),

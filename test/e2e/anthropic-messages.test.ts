@@ -16,7 +16,11 @@ afterAll(async () => {
   await harness?.close();
 });
 
-const PARAMS = { model: 'beta-5.4', max_tokens: 200, messages: [{ role: 'user' as const, content: 'Tell me about toll gates.' }] };
+const PARAMS = {
+  model: 'beta-5.4',
+  max_tokens: 200,
+  messages: [{ role: 'user' as const, content: 'Tell me about toll gates.' }],
+};
 
 describe('POST /v1/messages through the official @anthropic-ai/sdk', () => {
   it('returns an Anthropic Message with usage under the public model id', async () => {
@@ -92,17 +96,31 @@ describe('errors in the Anthropic shape', () => {
       headers: { 'anthropic-version': '2023-06-01', 'content-type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-    return { status: response.status, json: (await response.json()) as { type: string; error: { type: string; message: string } } };
+    return {
+      status: response.status,
+      json: (await response.json()) as { type: string; error: { type: string; message: string } },
+    };
   }
 
   it.each([
     ['missing max_tokens', { model: 'beta-5.4', messages: [{ role: 'user', content: 'x' }] }, /max_tokens/],
-    ['an empty text block', { ...PARAMS, messages: [{ role: 'user', content: [{ type: 'text', text: '  ' }] }] }, /non-whitespace/],
-    ['only system messages', { ...PARAMS, messages: [{ role: 'system', content: 'x' }] }, /at least one user or assistant message/],
+    [
+      'an empty text block',
+      { ...PARAMS, messages: [{ role: 'user', content: [{ type: 'text', text: '  ' }] }] },
+      /non-whitespace/,
+    ],
+    [
+      'only system messages',
+      { ...PARAMS, messages: [{ role: 'system', content: 'x' }] },
+      /at least one user or assistant message/,
+    ],
     ['temperature above 1', { ...PARAMS, temperature: 1.5 }, /temperature/],
     [
       'a tool_result with no tool_use',
-      { ...PARAMS, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] }] },
+      {
+        ...PARAMS,
+        messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] }],
+      },
       /not a tool_use of the previous assistant message/,
     ],
     [
@@ -117,10 +135,30 @@ describe('errors in the Anthropic shape', () => {
       },
       /without tool_result/,
     ],
-    ['an image with a bad media type', { ...PARAMS, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AAAA' } }] }] }, /media_type/],
-    ['too many stop sequences', { ...PARAMS, stop_sequences: Array.from({ length: 17 }, (_, i) => `s${i}`) }, /at most 16/],
+    [
+      'an image with a bad media type',
+      {
+        ...PARAMS,
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AAAA' } }],
+          },
+        ],
+      },
+      /media_type/,
+    ],
+    [
+      'too many stop sequences',
+      { ...PARAMS, stop_sequences: Array.from({ length: 17 }, (_, i) => `s${i}`) },
+      /at most 16/,
+    ],
     ['an unknown model', { ...PARAMS, model: 'claude-3' }, /claude-3.*alpha-sonnet-5/],
-    ['thinking budget not below max_tokens', { ...PARAMS, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } }, /budget_tokens/],
+    [
+      'thinking budget not below max_tokens',
+      { ...PARAMS, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } },
+      /budget_tokens/,
+    ],
   ])('%s → 400 invalid_request_error', async (_name, body, message) => {
     const { status, json } = await post(body);
     expect(status).toBe(400);
@@ -152,7 +190,10 @@ describe('errors in the Anthropic shape', () => {
   });
 
   it('a mid-stream vendor failure reaches the SDK as an error event', async () => {
-    const stream = client.messages.stream({ ...PARAMS, messages: [{ role: 'user', content: 'hi [[sim fault=disconnect-mid-stream after=2]]' }] });
+    const stream = client.messages.stream({
+      ...PARAMS,
+      messages: [{ role: 'user', content: 'hi [[sim fault=disconnect-mid-stream after=2]]' }],
+    });
     await expect(stream.finalMessage()).rejects.toThrow(/before the reply was complete/);
   });
 });

@@ -28,10 +28,21 @@ interface Usage {
   output_tokens: number;
 }
 interface ModelReport {
-  finalMessage: Outcome<{ stopReason: string; text: string; wholeText: string; startInput: number; usage: Usage; wholeUsage: Usage }>;
+  finalMessage: Outcome<{
+    stopReason: string;
+    text: string;
+    wholeText: string;
+    startInput: number;
+    usage: Usage;
+    wholeUsage: Usage;
+  }>;
   toolRunnerThreaded: Outcome<{ stops: string[]; finalText: string }>;
   toolRunnerNoThread: Outcome<{ stops: string[]; finalText: string }>;
-  langchain: Outcome<{ streamedUsage: { input_tokens: number; output_tokens: number; total_tokens: number }; invokedUsage: { input_tokens: number; output_tokens: number }; text: string }>;
+  langchain: Outcome<{
+    streamedUsage: { input_tokens: number; output_tokens: number; total_tokens: number };
+    invokedUsage: { input_tokens: number; output_tokens: number };
+    text: string;
+  }>;
 }
 
 let harness: TestGateway;
@@ -43,8 +54,18 @@ beforeAll(async () => {
   harness = await startTestGateway();
   const { key } = await harness.createAccountWithKey();
   const script = join(AGENTS_PACKAGE_DIR, 'clients/anthropic-sdk-helpers.mjs');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', GATEWAY_URL: harness.gateway.url, API_KEY: key, MODELS: MODELS.join(',') };
-  const { stdout } = await promisify(execFile)(NODE_24, [script], { env, cwd: AGENTS_PACKAGE_DIR, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    GATEWAY_URL: harness.gateway.url,
+    API_KEY: key,
+    MODELS: MODELS.join(','),
+  };
+  const { stdout } = await promisify(execFile)(NODE_24, [script], {
+    env,
+    cwd: AGENTS_PACKAGE_DIR,
+    timeout: 240_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   report = JSON.parse(stdout) as Record<string, ModelReport>;
   messageStatuses = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
@@ -57,7 +78,7 @@ afterAll(async () => {
 });
 
 describe.each(MODELS)('@anthropic-ai/sdk 1.14 and LangChain on %s (Node 24)', (model) => {
-  it("messages.stream().finalMessage() equals the non-stream reply, usage included; message_start carries the input the vendor told at the start", () => {
+  it('messages.stream().finalMessage() equals the non-stream reply, usage included; message_start carries the input the vendor told at the start', () => {
     const outcome = report[model]!.finalMessage;
     expect(outcome.ok, outcome.message).toBe(true);
     const value = outcome.value!;
@@ -66,7 +87,12 @@ describe.each(MODELS)('@anthropic-ai/sdk 1.14 and LangChain on %s (Node 24)', (m
     // Told only at the end: message_start says 0 and the SDK takes message_delta's input over it.
     expect(value.startInput).toBe(COUNTS_AT_END.has(model) ? 0 : value.usage.input_tokens);
     expect(value.usage.input_tokens).toBeGreaterThan(0);
-    expect(value.usage).toEqual(expect.objectContaining({ input_tokens: value.wholeUsage.input_tokens, output_tokens: value.wholeUsage.output_tokens }));
+    expect(value.usage).toEqual(
+      expect.objectContaining({
+        input_tokens: value.wholeUsage.input_tokens,
+        output_tokens: value.wholeUsage.output_tokens,
+      }),
+    );
   });
 
   it('beta.messages.toolRunner runs the tool loop: its thread is refused (400 thread_unsupported_request) and it replays without one', () => {

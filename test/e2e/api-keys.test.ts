@@ -34,7 +34,9 @@ describe('API keys', () => {
     await expect(client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT })).resolves.toBeDefined();
     const revoked = await api(key, 'DELETE', `/v1/keys/${keyId}`);
     expect(revoked).toEqual({ status: 200, json: { id: keyId, object: 'api_key', revoked: true } });
-    const error = await client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT }).catch((e: unknown) => e);
+    const error = await client.chat.completions
+      .create({ model: 'beta-5.4', messages: PROMPT })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((error as InstanceType<typeof OpenAI.AuthenticationError>).message).toMatch(/revoked/);
   });
@@ -45,7 +47,9 @@ describe('API keys', () => {
     expect(created.status).toBe(201);
     expect(created.json.key).toMatch(/^sk-tg-[A-Za-z0-9_-]{43}$/);
     expect(created.json.hint).toBe(`sk-tg-…${created.json.key.slice(-4)}`);
-    await expect(sdk(created.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT })).resolves.toBeDefined();
+    await expect(
+      sdk(created.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT }),
+    ).resolves.toBeDefined();
 
     const listed = await api(key, 'GET', '/v1/keys');
     expect(listed.status).toBe(200);
@@ -61,12 +65,18 @@ describe('API keys', () => {
     const original = await api(key, 'POST', '/v1/keys', { name: 'deploy', expires_in_days: 30 });
     const rotated = await api(key, 'POST', `/v1/keys/${original.json.id}/rotate`);
     expect(rotated.status).toBe(201);
-    expect(rotated.json).toMatchObject({ name: 'deploy', expires_at: original.json.expires_at, replaces: original.json.id });
+    expect(rotated.json).toMatchObject({
+      name: 'deploy',
+      expires_at: original.json.expires_at,
+      replaces: original.json.id,
+    });
     expect(rotated.json.key).not.toBe(original.json.key);
-    await expect(sdk(rotated.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT })).resolves.toBeDefined();
-    await expect(sdk(original.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT })).rejects.toBeInstanceOf(
-      OpenAI.AuthenticationError,
-    );
+    await expect(
+      sdk(rotated.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT }),
+    ).resolves.toBeDefined();
+    await expect(
+      sdk(original.json.key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     const again = await api(key, 'POST', `/v1/keys/${original.json.id}/rotate`);
     expect(again.status).toBe(404);
   });
@@ -74,7 +84,10 @@ describe('API keys', () => {
   it('revokes and rotates with Content-Type: application/json and no body (what many HTTP clients send)', async () => {
     const { key } = await harness.createAccountWithKey();
     const emptyJson = (method: string, path: string) =>
-      fetch(`${harness.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+      fetch(`${harness.gateway.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      });
     const first = await api(key, 'POST', '/v1/keys', { name: 'rotate-me' });
     const rotated = await emptyJson('POST', `/v1/keys/${first.json.id}/rotate`);
     expect(rotated.status).toBe(201);
@@ -83,25 +96,42 @@ describe('API keys', () => {
     const revoked = await emptyJson('DELETE', `/v1/keys/${replacement.id}`);
     expect(revoked.status).toBe(200);
     expect(await revoked.json()).toEqual({ id: replacement.id, object: 'api_key', revoked: true });
-    const statuses = Object.fromEntries((await api(key, 'GET', '/v1/keys')).json.data.map((entry: { id: string; status: string }) => [entry.id, entry.status]));
+    const statuses = Object.fromEntries(
+      (await api(key, 'GET', '/v1/keys')).json.data.map((entry: { id: string; status: string }) => [
+        entry.id,
+        entry.status,
+      ]),
+    );
     expect(statuses).toMatchObject({ [first.json.id]: 'revoked', [replacement.id]: 'revoked' });
     await expect(sdk(replacement.key).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
-  it('still answers an empty body on the chat routes with a 400 saying so, in each route\'s shape', async () => {
+  it("still answers an empty body on the chat routes with a 400 saying so, in each route's shape", async () => {
     const { key } = await harness.createAccountWithKey();
     const empty = (path: string) =>
-      fetch(`${harness.gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+      fetch(`${harness.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      });
     const openai = await empty('/v1/chat/completions');
     expect(openai.status).toBe(400);
-    expect(((await openai.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json', message: expect.stringMatching(/body is empty/) });
+    expect(((await openai.json()) as { error: unknown }).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_json',
+      message: expect.stringMatching(/body is empty/),
+    });
     const anthropic = await empty('/v1/messages');
     expect(anthropic.status).toBe(400);
-    expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/body is empty/) } });
+    expect(await anthropic.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringMatching(/body is empty/) },
+    });
     // And a body of only whitespace on a key route that takes none is no body either.
     const created = await api(key, 'POST', '/v1/keys', { name: 'spaces' });
     const spaced = await fetch(`${harness.gateway.url}/v1/keys/${created.json.id}`, {
-      method: 'DELETE', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: ' \n',
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: ' \n',
     });
     expect(spaced.status).toBe(200);
   });
@@ -124,7 +154,9 @@ describe('API keys', () => {
     const { accountId } = await harness.createAccountWithKey();
     const created = await harness.gateway.keys.create(accountId, { name: 'short-lived', expiresAt: Date.now() + 300 });
     await new Promise((resolve) => setTimeout(resolve, 400));
-    const error = await sdk(created.secret).chat.completions.create({ model: 'beta-5.4', messages: PROMPT }).catch((e: unknown) => e);
+    const error = await sdk(created.secret)
+      .chat.completions.create({ model: 'beta-5.4', messages: PROMPT })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((error as Error).message).toMatch(/expired/);
   });
@@ -140,8 +172,17 @@ describe('API keys', () => {
     const { key } = await harness.createAccountWithKey();
     const models = await sdk(key).models.list();
     expect(models.data.map((model) => model.id)).toEqual([
-      'alpha-opus-4-8', 'alpha-sonnet-5', 'alpha-haiku-4-5', 'beta-5.5', 'beta-5.4', 'o3', 'o4-mini',
-      'gamma-2.5-pro', 'gamma-3.5-flash', 'delta-v4-flash', 'delta-r1',
+      'alpha-opus-4-8',
+      'alpha-sonnet-5',
+      'alpha-haiku-4-5',
+      'beta-5.5',
+      'beta-5.4',
+      'o3',
+      'o4-mini',
+      'gamma-2.5-pro',
+      'gamma-3.5-flash',
+      'delta-v4-flash',
+      'delta-r1',
     ]);
     expect((await sdk(key).models.retrieve('delta-r1')).owned_by).toBe('tollgate-delta');
   });
@@ -149,7 +190,9 @@ describe('API keys', () => {
   it('never writes a key to the logs', async () => {
     const { key } = await harness.createAccountWithKey();
     await sdk(key).chat.completions.create({ model: 'beta-5.4', messages: PROMPT });
-    await sdk(`${key.slice(0, -1)}x`).models.list().catch(() => undefined);
+    await sdk(`${key.slice(0, -1)}x`)
+      .models.list()
+      .catch(() => undefined);
     const created = await api(key, 'POST', '/v1/keys', { name: 'logged?' });
     expect(harness.logs.length).toBeGreaterThan(0);
     const logText = harness.logs.join('');

@@ -20,7 +20,13 @@ afterAll(async () => {
 const PROMPT = [{ role: 'user' as const, content: 'Say something short.' }];
 const DAY_MS = 86_400_000;
 
-async function api(gateway: TestGateway, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function api(
+  gateway: TestGateway,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const response = await fetch(`${gateway.gateway.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -32,13 +38,27 @@ async function api(gateway: TestGateway, key: string, method: string, path: stri
 /** A chat completion through the official SDK; returns the gateway's request id. */
 async function chat(gateway: TestGateway, key: string, model = 'beta-5.4'): Promise<string> {
   const client = new OpenAI({ apiKey: key, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
-  const { data, response } = await client.chat.completions.create({ model, messages: PROMPT, max_tokens: 64 }).withResponse();
+  const { data, response } = await client.chat.completions
+    .create({ model, messages: PROMPT, max_tokens: 64 })
+    .withResponse();
   expect(data.choices[0]!.message.content).toBeTruthy();
   return response.headers.get('x-request-id')!;
 }
 
-async function credit(gateway: TestGateway, accountId: string, usd: string, key = `topup:test-${accountId}-${usd}`): Promise<void> {
-  const result = await gateway.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: key, note: 'test', at: Date.now() });
+async function credit(
+  gateway: TestGateway,
+  accountId: string,
+  usd: string,
+  key = `topup:test-${accountId}-${usd}`,
+): Promise<void> {
+  const result = await gateway.gateway.storage.billing.credit({
+    accountId,
+    kind: 'topup',
+    amountNano: parseUsd(usd),
+    idempotencyKey: key,
+    note: 'test',
+    at: Date.now(),
+  });
   expect(result.applied).toBe(true);
 }
 
@@ -47,7 +67,15 @@ describe('GET /v1/account', () => {
     const { key, accountId } = await harness.createAccountWithKey();
     const fresh = await api(harness, key, 'GET', '/v1/account');
     expect(fresh.status).toBe(200);
-    expect(fresh.json.balance).toEqual({ usd: '0', nano_usd: '0', reserved_usd: '0', reserved_nano_usd: '0', available_usd: '0', available_nano_usd: '0', requests_in_flight: 0 });
+    expect(fresh.json.balance).toEqual({
+      usd: '0',
+      nano_usd: '0',
+      reserved_usd: '0',
+      reserved_nano_usd: '0',
+      available_usd: '0',
+      available_nano_usd: '0',
+      requests_in_flight: 0,
+    });
 
     await credit(harness, accountId, '12.345678901');
     await credit(harness, accountId, '0.000000001');
@@ -88,10 +116,17 @@ describe('GET /v1/account', () => {
 
     const records = await api(harness, key, 'GET', '/v1/usage/requests');
     expect(records.json.data).toHaveLength(1);
-    expect(records.json.data[0]).toMatchObject({ request_id: requestId, cost_usd: '0', cost_nano_usd: '0', status: 'ok' });
+    expect(records.json.data[0]).toMatchObject({
+      request_id: requestId,
+      cost_usd: '0',
+      cost_nano_usd: '0',
+      status: 'ok',
+    });
     const record = records.json.data[0];
     expect(record.free_tokens).toBe(used);
-    expect(record.free_tokens).toBe(record.input_tokens + record.cache_read_tokens + record.cache_write_tokens + record.output_tokens);
+    expect(record.free_tokens).toBe(
+      record.input_tokens + record.cache_read_tokens + record.cache_write_tokens + record.output_tokens,
+    );
   });
 });
 
@@ -102,15 +137,26 @@ describe('POST /v1/account/redeem', () => {
     const [code, spare] = await createRedemptionCodes(harness.gateway.storage.billing, parseUsd('5.25'), 2, Date.now());
     await credit(harness, alice.accountId, '1');
 
-    const redeemed = await api(harness, alice.key, 'POST', '/v1/account/redeem', { code: code!.toLowerCase().replaceAll('-', ' ') });
+    const redeemed = await api(harness, alice.key, 'POST', '/v1/account/redeem', {
+      code: code!.toLowerCase().replaceAll('-', ' '),
+    });
     expect(redeemed).toEqual({
       status: 200,
-      json: { object: 'redemption', amount_usd: '5.25', amount_nano_usd: '5250000000', balance_usd: '6.25', balance_nano_usd: '6250000000' },
+      json: {
+        object: 'redemption',
+        amount_usd: '5.25',
+        amount_nano_usd: '5250000000',
+        balance_usd: '6.25',
+        balance_nano_usd: '6250000000',
+      },
     });
 
     const again = await api(harness, alice.key, 'POST', '/v1/account/redeem', { code });
     expect(again.status).toBe(409);
-    expect(again.json.error).toMatchObject({ message: 'This redemption code has already been redeemed.', param: 'code' });
+    expect(again.json.error).toMatchObject({
+      message: 'This redemption code has already been redeemed.',
+      param: 'code',
+    });
     const byBob = await api(harness, bob.key, 'POST', '/v1/account/redeem', { code });
     expect(byBob.status).toBe(409);
     const unknown = await api(harness, alice.key, 'POST', '/v1/account/redeem', { code: 'TG-0000-0000-0000-0000' });
@@ -128,7 +174,12 @@ describe('POST /v1/account/redeem', () => {
     const ledger = await api(harness, alice.key, 'GET', '/v1/account/ledger');
     expect(ledger.status).toBe(200);
     expect(ledger.json.data.map((entry: { kind: string }) => entry.kind)).toEqual(['redemption', 'topup']);
-    expect(ledger.json.data[0]).toMatchObject({ object: 'ledger_entry', amount_usd: '5.25', amount_nano_usd: '5250000000', balance_after_usd: '6.25' });
+    expect(ledger.json.data[0]).toMatchObject({
+      object: 'ledger_entry',
+      amount_usd: '5.25',
+      amount_nano_usd: '5250000000',
+      balance_after_usd: '6.25',
+    });
     expect(await harness.gateway.storage.billing.ledger(bob.accountId, 10)).toEqual([]);
 
     // The spare code still works, for Bob.
@@ -173,13 +224,25 @@ describe('usage API', () => {
     const total = byModel.json.total;
     expect(total.requests).toBe(5);
     expect(total).not.toHaveProperty('group');
-    for (const field of ['input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens']) {
-      expect(total[field]).toBe(byModel.json.data.reduce((sum: number, row: Record<string, number>) => sum + row[field]!, 0));
+    for (const field of [
+      'input_tokens',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'output_tokens',
+      'reasoning_tokens',
+    ]) {
+      expect(total[field]).toBe(
+        byModel.json.data.reduce((sum: number, row: Record<string, number>) => sum + row[field]!, 0),
+      );
     }
-    expect(BigInt(total.cost_nano_usd)).toBe(byModel.json.data.reduce((sum: bigint, row: { cost_nano_usd: string }) => sum + BigInt(row.cost_nano_usd), 0n));
+    expect(BigInt(total.cost_nano_usd)).toBe(
+      byModel.json.data.reduce((sum: bigint, row: { cost_nano_usd: string }) => sum + BigInt(row.cost_nano_usd), 0n),
+    );
 
     const byKey = await api(paid, key, 'GET', '/v1/usage?group_by=key');
-    expect(Object.fromEntries(byKey.json.data.map((row: { group: string; requests: number }) => [row.group, row.requests]))).toEqual({ [keyId]: 3, [otherKeyId]: 2 });
+    expect(
+      Object.fromEntries(byKey.json.data.map((row: { group: string; requests: number }) => [row.group, row.requests])),
+    ).toEqual({ [keyId]: 3, [otherKeyId]: 2 });
     expect(byKey.json.total).toEqual(total);
 
     const byDay = await api(paid, key, 'GET', '/v1/usage');
@@ -192,16 +255,26 @@ describe('usage API', () => {
     expect(account.json.balance.nano_usd).toBe((10_000_000_000n - BigInt(total.cost_nano_usd)).toString());
     expect(account.json.balance.reserved_nano_usd).toBe('0');
     const ledger = await api(paid, key, 'GET', '/v1/account/ledger?limit=100');
-    expect(ledger.json.data.map((entry: { kind: string }) => entry.kind)).toEqual(['usage', 'usage', 'usage', 'usage', 'usage', 'topup']);
+    expect(ledger.json.data.map((entry: { kind: string }) => entry.kind)).toEqual([
+      'usage',
+      'usage',
+      'usage',
+      'usage',
+      'usage',
+      'topup',
+    ]);
     expect(ledger.json.data[0].balance_after_nano_usd).toBe(account.json.balance.nano_usd);
     const oldestFirst = [...ledger.json.data].reverse();
     oldestFirst.reduce((before: bigint, entry: { amount_nano_usd: string; balance_after_nano_usd: string }) => {
       expect(BigInt(entry.balance_after_nano_usd)).toBe(before + BigInt(entry.amount_nano_usd));
       return BigInt(entry.balance_after_nano_usd);
     }, 0n);
-    expect(ledger.json.data.filter((entry: { kind: string }) => entry.kind === 'usage').map((entry: { request_id: string }) => entry.request_id).sort()).toEqual(
-      [...requestIds].sort(),
-    );
+    expect(
+      ledger.json.data
+        .filter((entry: { kind: string }) => entry.kind === 'usage')
+        .map((entry: { request_id: string }) => entry.request_id)
+        .sort(),
+    ).toEqual([...requestIds].sort());
   });
 
   it('filters by time range: ISO dates, date-times and Unix seconds', async () => {
@@ -216,9 +289,21 @@ describe('usage API', () => {
     expect(future.status).toBe(200);
     expect(future.json.data).toEqual([]);
     expect(future.json.total).toEqual({
-      requests: 0, input_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cost_usd: '0', cost_nano_usd: '0',
+      requests: 0,
+      input_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      output_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: '0',
+      cost_nano_usd: '0',
     });
-    const past = await api(paid, key, 'GET', `/v1/usage?to=${encodeURIComponent(new Date(Date.now() - DAY_MS).toISOString())}`);
+    const past = await api(
+      paid,
+      key,
+      'GET',
+      `/v1/usage?to=${encodeURIComponent(new Date(Date.now() - DAY_MS).toISOString())}`,
+    );
     expect(past.json.total.requests).toBe(0);
     const withZone = await api(paid, key, 'GET', `/v1/usage?from=${encodeURIComponent(`${today}T00:00:00+00:00`)}`);
     expect(withZone.json.total.requests).toBe(5);
@@ -265,14 +350,21 @@ describe('usage API', () => {
       expect(BigInt(record.cost_nano_usd)).toBeGreaterThan(0n);
     }
     const summary = await api(paid, key, 'GET', '/v1/usage?group_by=model');
-    expect(all.json.data.reduce((sum: bigint, record: { cost_nano_usd: string }) => sum + BigInt(record.cost_nano_usd), 0n).toString()).toBe(
-      summary.json.total.cost_nano_usd,
-    );
+    expect(
+      all.json.data
+        .reduce((sum: bigint, record: { cost_nano_usd: string }) => sum + BigInt(record.cost_nano_usd), 0n)
+        .toString(),
+    ).toBe(summary.json.total.cost_nano_usd);
 
     const pages: Array<{ data: Array<{ request_id: string }>; has_more: boolean; next_cursor: string | null }> = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; json: any } = await api(paid, key, 'GET', `/v1/usage/requests?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const page: { status: number; json: any } = await api(
+        paid,
+        key,
+        'GET',
+        `/v1/usage/requests?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       expect(page.status).toBe(200);
       pages.push(page.json);
       cursor = page.json.next_cursor;
@@ -288,9 +380,14 @@ describe('usage API', () => {
     expect(defaultPage.json.data).toHaveLength(5);
   });
 
-  it("shows an account only its own usage", async () => {
+  it('shows an account only its own usage', async () => {
     const stranger = await paid.createAccountWithKey();
-    expect((await api(paid, stranger.key, 'GET', '/v1/usage/requests')).json).toEqual({ object: 'list', data: [], has_more: false, next_cursor: null });
+    expect((await api(paid, stranger.key, 'GET', '/v1/usage/requests')).json).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      next_cursor: null,
+    });
     expect((await api(paid, stranger.key, 'GET', '/v1/usage')).json.data).toEqual([]);
     expect((await api(paid, stranger.key, 'GET', '/v1/account/ledger')).json.data).toEqual([]);
   });
@@ -308,6 +405,14 @@ describe('usage API', () => {
     for (const path of ['/v1/usage', '/v1/usage/requests', '/v1/account/ledger']) {
       expect((await fetch(`${paid.gateway.url}${path}`)).status).toBe(401);
     }
-    expect((await fetch(`${paid.gateway.url}/v1/account/redeem`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${paid.gateway.url}/v1/account/redeem`, {
+          method: 'POST',
+          body: '{}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(401);
   });
 });

@@ -25,11 +25,18 @@ interface CliResult {
 
 async function cli(args: string[], { json = true } = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...(json ? ['--json'] : [])], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...(json ? ['--json'] : [])], {
+      env: { ...process.env, ...env },
+    });
     return { code: 0, json: json ? JSON.parse(stdout) : null, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, json: json && failed.stdout ? JSON.parse(failed.stdout) : null, stdout: failed.stdout, stderr: failed.stderr };
+    return {
+      code: failed.code,
+      json: json && failed.stdout ? JSON.parse(failed.stdout) : null,
+      stdout: failed.stdout,
+      stderr: failed.stderr,
+    };
   }
 }
 
@@ -63,7 +70,15 @@ describe('tollgate credit / codes / ledger', () => {
     const credited = await cli(['credit', '--email', 'payer@example.com', '--usd', '12.5', '--note', 'invoice 42']);
     expect(credited).toMatchObject({
       code: 0,
-      json: { account_id: accountId, email: 'payer@example.com', amount_usd: '12.5', amount_nano_usd: '12500000000', balance_usd: '12.5', balance_nano_usd: '12500000000', note: 'invoice 42' },
+      json: {
+        account_id: accountId,
+        email: 'payer@example.com',
+        amount_usd: '12.5',
+        amount_nano_usd: '12500000000',
+        balance_usd: '12.5',
+        balance_nano_usd: '12500000000',
+        note: 'invoice 42',
+      },
     });
     const tiny = await cli(['credit', '--email', 'PAYER@example.com', '--usd', '0.000000001']);
     expect(tiny.json).toMatchObject({ amount_nano_usd: '1', balance_usd: '12.500000001', note: null });
@@ -109,7 +124,13 @@ describe('tollgate credit / codes / ledger', () => {
     const first = await redeem(created.json.codes[0]);
     expect(first).toEqual({
       status: 200,
-      json: { object: 'redemption', amount_usd: '2.75', amount_nano_usd: '2750000000', balance_usd: '16.250000001', balance_nano_usd: '16250000001' },
+      json: {
+        object: 'redemption',
+        amount_usd: '2.75',
+        amount_nano_usd: '2750000000',
+        balance_usd: '16.250000001',
+        balance_nano_usd: '16250000001',
+      },
     });
     expect((await redeem(created.json.codes[0])).status).toBe(409);
 
@@ -122,14 +143,26 @@ describe('tollgate credit / codes / ledger', () => {
   it('shows the ledger with running balances', async () => {
     const shown = await cli(['ledger', 'show', '--email', 'payer@example.com', '--limit', '10']);
     expect(shown.code).toBe(0);
-    expect(shown.json).toMatchObject({ account_id: accountId, balance_usd: '16.250000001', balance_nano_usd: '16250000001' });
-    expect(shown.json.entries.map((entry: { kind: string; amount_usd: string; balance_after_usd: string }) => [entry.kind, entry.amount_usd, entry.balance_after_usd])).toEqual([
+    expect(shown.json).toMatchObject({
+      account_id: accountId,
+      balance_usd: '16.250000001',
+      balance_nano_usd: '16250000001',
+    });
+    expect(
+      shown.json.entries.map((entry: { kind: string; amount_usd: string; balance_after_usd: string }) => [
+        entry.kind,
+        entry.amount_usd,
+        entry.balance_after_usd,
+      ]),
+    ).toEqual([
       ['redemption', '2.75', '16.250000001'],
       ['topup', '1', '13.500000001'],
       ['topup', '0.000000001', '12.500000001'],
       ['topup', '12.5', '12.5'],
     ]);
-    expect((await cli(['ledger', 'show', '--email', 'payer@example.com', '--limit', '1'])).json.entries).toHaveLength(1);
+    expect((await cli(['ledger', 'show', '--email', 'payer@example.com', '--limit', '1'])).json.entries).toHaveLength(
+      1,
+    );
   });
 
   it('ledger verify exits 0 when every balance equals its ledger, 1 (naming the account) when one does not', async () => {
@@ -143,7 +176,10 @@ describe('tollgate credit / codes / ledger', () => {
       const broken = await cli(['ledger', 'verify']);
       expect(broken).toMatchObject({
         code: 1,
-        json: { ok: false, mismatches: [{ account_id: accountId, balance_nano_usd: '16250000008', ledger_sum_nano_usd: '16250000001' }] },
+        json: {
+          ok: false,
+          mismatches: [{ account_id: accountId, balance_nano_usd: '16250000008', ledger_sum_nano_usd: '16250000001' }],
+        },
       });
       const text = await cli(['ledger', 'verify'], { json: false });
       expect(text.code).toBe(1);

@@ -10,16 +10,41 @@ const catalog = new ModelCatalog();
 const MODELS = MODEL_DEFINITIONS.map((definition) => definition.id);
 
 /** tokens × price for an OpenAI-shaped usage, from the catalog's prices: what the test expects to be billed. */
-function expectedFromOpenAI(model: string, usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null }): bigint {
+function expectedFromOpenAI(
+  model: string,
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  },
+): bigint {
   const prices = catalog.resolve(model).prices;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   const written = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
-  return BigInt(usage.prompt_tokens - cached - written) * prices.input + BigInt(cached) * prices.cacheRead + BigInt(written) * prices.cacheWrite + BigInt(usage.completion_tokens) * prices.output;
+  return (
+    BigInt(usage.prompt_tokens - cached - written) * prices.input +
+    BigInt(cached) * prices.cacheRead +
+    BigInt(written) * prices.cacheWrite +
+    BigInt(usage.completion_tokens) * prices.output
+  );
 }
 
-function expectedFromAnthropic(model: string, usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }): bigint {
+function expectedFromAnthropic(
+  model: string,
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens?: number | null;
+    cache_creation_input_tokens?: number | null;
+  },
+): bigint {
   const prices = catalog.resolve(model).prices;
-  return BigInt(usage.input_tokens) * prices.input + BigInt(usage.cache_read_input_tokens ?? 0) * prices.cacheRead + BigInt(usage.cache_creation_input_tokens ?? 0) * prices.cacheWrite + BigInt(usage.output_tokens) * prices.output;
+  return (
+    BigInt(usage.input_tokens) * prices.input +
+    BigInt(usage.cache_read_input_tokens ?? 0) * prices.cacheRead +
+    BigInt(usage.cache_creation_input_tokens ?? 0) * prices.cacheWrite +
+    BigInt(usage.output_tokens) * prices.output
+  );
 }
 
 type CostUsage = { cost?: string; cost_nano_usd?: string };
@@ -37,7 +62,14 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
 
   async function fundedClients(usd: string) {
     const { key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    await harness.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd(usd),
+      idempotencyKey: `t-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     return {
       accountId,
       key,
@@ -55,13 +87,21 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
     let expectedTotal = 0n;
     for (const model of MODELS) {
       const content = `Price check for ${model} [[sim cache-read=8]]`;
-      const { data: whole, response } = await openai.chat.completions.create({ model, messages: [{ role: 'user', content }], max_completion_tokens: 60 }).withResponse();
+      const { data: whole, response } = await openai.chat.completions
+        .create({ model, messages: [{ role: 'user', content }], max_completion_tokens: 60 })
+        .withResponse();
       const wholeCost = expectedFromOpenAI(model, whole.usage!);
       expect(BigInt((whole.usage as CostUsage).cost_nano_usd!)).toBe(wholeCost);
       expect(parseUsd(response.headers.get('x-tollgate-cost-usd')!)).toBe(wholeCost);
 
       let streamedUsage: (OpenAI.CompletionUsage & CostUsage) | undefined;
-      const stream = await openai.chat.completions.create({ model, messages: [{ role: 'user', content }], max_completion_tokens: 60, stream: true, stream_options: { include_usage: true } });
+      const stream = await openai.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content }],
+        max_completion_tokens: 60,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       for await (const chunk of stream) if (chunk.usage) streamedUsage = chunk.usage;
       expect(BigInt(streamedUsage!.cost_nano_usd!)).toBe(expectedFromOpenAI(model, streamedUsage!));
       expect(BigInt(streamedUsage!.cost_nano_usd!)).toBe(wholeCost); // same reply, same price
@@ -70,7 +110,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       const messageCost = expectedFromAnthropic(model, message.usage);
       expect(BigInt((message.usage as CostUsage).cost_nano_usd!)).toBe(messageCost);
       let deltaUsage: (Anthropic.MessageDeltaUsage & CostUsage) | undefined;
-      for await (const event of await anthropic.messages.create({ model, max_tokens: 60, stream: true, messages: [{ role: 'user', content }] })) {
+      for await (const event of await anthropic.messages.create({
+        model,
+        max_tokens: 60,
+        stream: true,
+        messages: [{ role: 'user', content }],
+      })) {
         if (event.type === 'message_delta') deltaUsage = event.usage;
       }
       expect(BigInt(deltaUsage!.cost_nano_usd!)).toBe(messageCost);
@@ -89,7 +134,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       fetch(`${harness.openaiBaseUrl}/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'concurrency [[sim words=10]]' }], max_completion_tokens: 50 }),
+        body: JSON.stringify({
+          model: 'beta-5.4',
+          messages: [{ role: 'user', content: 'concurrency [[sim words=10]]' }],
+          max_completion_tokens: 50,
+        }),
       });
     const responses = await Promise.all(Array.from({ length: 200 }, send));
     const statuses = responses.map((response) => response.status);
@@ -101,13 +150,19 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       const body = (await response.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('insufficient_balance');
       // What the request needed to start, the balance, and what the requests in flight hold (issue 21).
-      expect(body.error.message).toMatch(/^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|No request of the account is in flight)\./);
+      expect(body.error.message).toMatch(
+        /^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|No request of the account is in flight)\./,
+      );
     }
     const state = (await harness.gateway.storage.billing.balance(accountId))!;
     expect(state.balanceNano >= 0n).toBe(true);
     expect(state.reservedNano).toBe(0n);
     // Served whole, or cut as a length stop where the balance refused the rest of the reply (issue 21).
-    const replies = await Promise.all(responses.filter((response) => response.status === 200).map(async (response) => (await response.json()) as { choices: Array<{ finish_reason: string }> }));
+    const replies = await Promise.all(
+      responses
+        .filter((response) => response.status === 200)
+        .map(async (response) => (await response.json()) as { choices: Array<{ finish_reason: string }> }),
+    );
     const cut = replies.filter((reply) => reply.choices[0]!.finish_reason === 'length').length;
     expect(cut + replies.filter((reply) => reply.choices[0]!.finish_reason === 'stop').length).toBe(admitted);
     const rows = await harness.gateway.storage.usage.listByAccount(accountId, 500);
@@ -120,11 +175,19 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
 
   it('a vendor failure before any output costs nothing; the hold is released', async () => {
     const { accountId, openai } = await fundedClients('1');
-    await expect(openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'x [[sim fault=error status=500]]' }] })).rejects.toBeInstanceOf(
-      OpenAI.InternalServerError,
-    );
-    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('1'), reservedNano: 0n });
-    expect(await harness.gateway.storage.usage.listByAccount(accountId, 5)).toMatchObject([{ status: 'upstream_error', costNano: 0n }]);
+    await expect(
+      openai.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'x [[sim fault=error status=500]]' }],
+      }),
+    ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
+      balanceNano: parseUsd('1'),
+      reservedNano: 0n,
+    });
+    expect(await harness.gateway.storage.usage.listByAccount(accountId, 5)).toMatchObject([
+      { status: 'upstream_error', costNano: 0n },
+    ]);
   });
 
   it('a stream the vendor breaks is charged for what was delivered', async () => {
@@ -134,28 +197,44 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       messages: [{ role: 'user', content: 'story [[sim fault=disconnect-mid-stream after=4 words=60]]' }],
       stream: true,
     });
-    await expect((async () => { for await (const _chunk of stream) void _chunk; })()).rejects.toThrow();
+    await expect(
+      (async () => {
+        for await (const _chunk of stream) void _chunk;
+      })(),
+    ).rejects.toThrow();
     const [row] = await harness.gateway.storage.usage.listByAccount(accountId, 5);
     expect(row).toMatchObject({ status: 'upstream_error' });
     expect(row!.outputTokens).toBeGreaterThan(0);
     const prices = catalog.resolve('beta-5.4').prices;
     expect(row!.costNano).toBe(BigInt(row!.inputTokens) * prices.input + BigInt(row!.outputTokens) * prices.output);
-    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({ balanceNano: parseUsd('1') - row!.costNano, reservedNano: 0n });
+    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
+      balanceNano: parseUsd('1') - row!.costNano,
+      reservedNano: 0n,
+    });
   });
 
   it('a client that leaves mid-stream pays for the prompt and what it received, not the whole reply', async () => {
     const { accountId, openai } = await fundedClients('1');
-    const full = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'long one [[sim words=200]]' }] });
+    const full = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'long one [[sim words=200]]' }],
+    });
     const controller = new AbortController();
     const stream = await openai.chat.completions.create(
-      { model: 'beta-5.4', messages: [{ role: 'user', content: 'long one [[sim words=200 chunk-delay=20]]' }], stream: true },
+      {
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'long one [[sim words=200 chunk-delay=20]]' }],
+        stream: true,
+      },
       { signal: controller.signal },
     );
     let chunks = 0;
     for await (const _chunk of stream) if (++chunks === 5) controller.abort();
     let row;
     for (let attempt = 0; attempt < 50 && row === undefined; attempt++) {
-      row = (await harness.gateway.storage.usage.listByAccount(accountId, 5)).find((candidate) => candidate.status === 'client_disconnected');
+      row = (await harness.gateway.storage.usage.listByAccount(accountId, 5)).find(
+        (candidate) => candidate.status === 'client_disconnected',
+      );
       if (row === undefined) await new Promise((resolve) => setTimeout(resolve, 40));
     }
     expect(row!.outputTokens).toBeGreaterThan(0);
@@ -182,26 +261,47 @@ describe('the free daily allowance', () => {
 
   it('a request straddling the allowance pays only for its paid part, and the allowance resets at 00:00 UTC', async () => {
     const { key, accountId } = await harness.createAccountWithKey();
-    await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('1'), idempotencyKey: 'straddle', note: null, at: clock });
+    await harness.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd('1'),
+      idempotencyKey: 'straddle',
+      note: null,
+      at: clock,
+    });
     const openai = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
     const prices = catalog.resolve('beta-5.4').prices;
-    const first = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'free then paid [[sim words=30]]' }], max_completion_tokens: 80 });
+    const first = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'free then paid [[sim words=30]]' }],
+      max_completion_tokens: 80,
+    });
     const usage = first.usage!;
     expect(usage.prompt_tokens + usage.completion_tokens).toBeGreaterThan(60);
     // 60 free tokens cover the prompt first, then the start of the output.
     const freeInput = Math.min(60, usage.prompt_tokens);
     const freeOutput = 60 - freeInput;
-    const expected = BigInt(usage.prompt_tokens - freeInput) * prices.input + BigInt(usage.completion_tokens - freeOutput) * prices.output;
+    const expected =
+      BigInt(usage.prompt_tokens - freeInput) * prices.input +
+      BigInt(usage.completion_tokens - freeOutput) * prices.output;
     expect(BigInt((usage as CostUsage).cost_nano_usd!)).toBe(expected);
 
-    const spent = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'all paid [[sim words=5]]' }], max_completion_tokens: 20 });
+    const spent = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'all paid [[sim words=5]]' }],
+      max_completion_tokens: 20,
+    });
     expect(BigInt((spent.usage as CostUsage).cost_nano_usd!)).toBe(expectedFromOpenAI('beta-5.4', spent.usage!));
 
     clock += 2 * 60_000; // past midnight UTC
     harness.setClock(clock);
     const account = await fetch(`${harness.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await account.json()) as { free_allowance: { left_today: number } }).free_allowance.left_today).toBe(60);
-    const nextDay = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 5 });
+    const nextDay = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_completion_tokens: 5,
+    });
     expect(nextDay.usage!.prompt_tokens + nextDay.usage!.completion_tokens).toBeLessThanOrEqual(60);
     expect((nextDay.usage as CostUsage).cost_nano_usd).toBe('0');
   });
@@ -209,14 +309,25 @@ describe('the free daily allowance', () => {
   it('an empty account gets 403 once the allowance is used, saying what the balance covers, on both APIs', async () => {
     const { key } = await harness.createAccountWithKey();
     const openai = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'use it up [[sim words=40]]' }] });
-    const viaOpenAI = (await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'more' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'use it up [[sim words=40]]' }],
+    });
+    const viaOpenAI = (await openai.chat.completions
+      .create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'more' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(viaOpenAI).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(viaOpenAI.code).toBe('insufficient_balance');
-    expect(viaOpenAI.message).toMatch(/Insufficient balance: this request needs \$[\d.]+ to start .*, but the account has \$0 available and \d+ free tokens left today\. The balance is \$0; No request of the account is in flight\./);
+    expect(viaOpenAI.message).toMatch(
+      /Insufficient balance: this request needs \$[\d.]+ to start .*, but the account has \$0 available and \d+ free tokens left today\. The balance is \$0; No request of the account is in flight\./,
+    );
     const anthropic = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
-    const viaAnthropic = (await anthropic.messages.create({ model: 'alpha-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'more' }] }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    const viaAnthropic = (await anthropic.messages
+      .create({ model: 'alpha-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'more' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
     expect(viaAnthropic).toBeInstanceOf(Anthropic.PermissionDeniedError);
-    expect((viaAnthropic.error as { error: { type: string; message: string } }).error.message).toMatch(/needs \$[\d.]+ to start .*The balance is \$0;/);
+    expect((viaAnthropic.error as { error: { type: string; message: string } }).error.message).toMatch(
+      /needs \$[\d.]+ to start .*The balance is \$0;/,
+    );
   });
 });

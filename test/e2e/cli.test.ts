@@ -21,7 +21,9 @@ interface CliResult {
 
 async function cli(...args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--json'], {
+      env: { ...process.env, ...env },
+    });
     return { code: 0, json: JSON.parse(stdout), stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -44,16 +46,31 @@ afterAll(async () => {
 /** The CLI with `input` on stdin (a pipe, as `printf … | tollgate …`). */
 function cliWithStdin(input: string, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number((error as { code?: number }).code ?? 1), json: stdout ? JSON.parse(stdout) : null, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args, '--json'],
+      { env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        resolve({
+          code: error === null ? 0 : Number((error as { code?: number }).code ?? 1),
+          json: stdout ? JSON.parse(stdout) : null,
+          stderr,
+        });
+      },
+    );
     child.stdin!.end(input);
   });
 }
 
 describe('tollgate CLI', () => {
   it('reads the password of accounts create from stdin, never needing it on the command line', async () => {
-    const created = await cliWithStdin('a-long-stdin-password\nignored second line\n', 'accounts', 'create', '--email', 'stdin@example.com');
+    const created = await cliWithStdin(
+      'a-long-stdin-password\nignored second line\n',
+      'accounts',
+      'create',
+      '--email',
+      'stdin@example.com',
+    );
     expect(created.code).toBe(0);
     expect(created.json).toMatchObject({ email: 'stdin@example.com', role: 'user' });
     expect(await gateway.accounts.verifyCredentials('stdin@example.com', 'a-long-stdin-password')).not.toBeNull();
@@ -67,16 +84,31 @@ describe('tollgate CLI', () => {
 
   it('sets the operator tier; a credit that reaches a tier by total paid raises it (tiers: defaults, pro at $50)', async () => {
     await cliWithStdin('a-long-enough-password\n', 'accounts', 'create', '--email', 'tiers@example.com');
-    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'enterprise')).json).toMatchObject({ tier: 'enterprise', granted_tier: 'enterprise' });
-    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({ tier: 'standard' });
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'enterprise')).json).toMatchObject({
+      tier: 'enterprise',
+      granted_tier: 'enterprise',
+    });
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({
+      tier: 'standard',
+    });
     expect((await cli('credit', '--email', 'tiers@example.com', '--usd', '50')).code).toBe(0);
     expect((await gateway.storage.accounts.findByEmail('tiers@example.com'))!.tier).toBe('pro');
     // The operator's lower tier stays a floor under what the payments reached.
-    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({ tier: 'pro', granted_tier: 'standard' });
+    expect((await cli('accounts', 'tier', '--email', 'tiers@example.com', '--tier', 'standard')).json).toMatchObject({
+      tier: 'pro',
+      granted_tier: 'standard',
+    });
   });
 
   it('creates an account and a key the official SDK can use; a revoked key then gets 401', async () => {
-    const account = await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password');
+    const account = await cli(
+      'accounts',
+      'create',
+      '--email',
+      'ops@example.com',
+      '--password',
+      'a-long-enough-password',
+    );
     expect(account).toMatchObject({ code: 0, json: { email: 'ops@example.com', role: 'user' } });
 
     const created = await cli('keys', 'create', '--email', 'ops@example.com', '--name', 'from-cli');
@@ -84,7 +116,10 @@ describe('tollgate CLI', () => {
     expect(created.json.key).toMatch(/^sk-tg-/);
 
     const client = new OpenAI({ apiKey: created.json.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] });
+    const completion = await client.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     expect(completion.choices[0]!.message.content).toBeTruthy();
 
     const listed = await cli('keys', 'list', '--email', 'ops@example.com');
@@ -103,16 +138,30 @@ describe('tollgate CLI', () => {
 
     const revoked = await cli('keys', 'revoke', '--email', 'ops@example.com', '--id', created.json.id);
     expect(revoked).toMatchObject({ code: 0, json: { id: created.json.id, revoked: true } });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).rejects.toBeInstanceOf(
-      OpenAI.AuthenticationError,
-    );
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('creates and updates keys with scopes, a model allowlist, a spend limit and a rate limit', async () => {
     await cli('accounts', 'create', '--email', 'scoped@example.com', '--password', 'a-long-enough-password');
     const created = await cli(
-      'keys', 'create', '--email', 'scoped@example.com', '--name', 'ci',
-      '--scopes', 'models:use,usage:read', '--models', 'gamma,delta-r1', '--spend-limit', '0.05', '--period', 'day', '--rpm', '10',
+      'keys',
+      'create',
+      '--email',
+      'scoped@example.com',
+      '--name',
+      'ci',
+      '--scopes',
+      'models:use,usage:read',
+      '--models',
+      'gamma,delta-r1',
+      '--spend-limit',
+      '0.05',
+      '--period',
+      'day',
+      '--rpm',
+      '10',
     );
     expect(created.code).toBe(0);
     expect(created.json).toMatchObject({
@@ -123,25 +172,79 @@ describe('tollgate CLI', () => {
       rate_limit: { requests_per_minute: 10, tokens_per_minute: null },
     });
     const client = new OpenAI({ apiKey: created.json.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
 
-    const updated = await cli('keys', 'update', '--email', 'scoped@example.com', '--id', created.json.id, '--models', 'all', '--spend-limit', 'none', '--rpm', 'none');
-    expect(updated.json).toMatchObject({ id: created.json.id, models: null, spend_limit: null, rate_limit: null, scopes: ['models:use', 'usage:read'] });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] })).resolves.toBeDefined();
+    const updated = await cli(
+      'keys',
+      'update',
+      '--email',
+      'scoped@example.com',
+      '--id',
+      created.json.id,
+      '--models',
+      'all',
+      '--spend-limit',
+      'none',
+      '--rpm',
+      'none',
+    );
+    expect(updated.json).toMatchObject({
+      id: created.json.id,
+      models: null,
+      spend_limit: null,
+      rate_limit: null,
+      scopes: ['models:use', 'usage:read'],
+    });
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }] }),
+    ).resolves.toBeDefined();
 
     // Bad values: exit 1 naming the field, nothing created or changed.
-    expect(await cli('keys', 'create', '--email', 'scoped@example.com', '--name', 'bad', '--scopes', 'admin')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/'scopes'/) } });
-    expect(await cli('keys', 'create', '--email', 'scoped@example.com', '--name', 'bad', '--spend-limit=-1', '--period', 'day')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.usd/) } });
-    expect(await cli('keys', 'update', '--email', 'scoped@example.com', '--id', created.json.id, '--spend-limit', '1', '--period', 'week')).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.period/) } });
+    expect(
+      await cli('keys', 'create', '--email', 'scoped@example.com', '--name', 'bad', '--scopes', 'admin'),
+    ).toMatchObject({ code: 1, json: { error: expect.stringMatching(/'scopes'/) } });
+    expect(
+      await cli(
+        'keys',
+        'create',
+        '--email',
+        'scoped@example.com',
+        '--name',
+        'bad',
+        '--spend-limit=-1',
+        '--period',
+        'day',
+      ),
+    ).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.usd/) } });
+    expect(
+      await cli(
+        'keys',
+        'update',
+        '--email',
+        'scoped@example.com',
+        '--id',
+        created.json.id,
+        '--spend-limit',
+        '1',
+        '--period',
+        'week',
+      ),
+    ).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.period/) } });
     expect((await cli('keys', 'list', '--email', 'scoped@example.com')).json).toHaveLength(1);
   });
 
   it('exits 1 with a JSON error for bad input', async () => {
-    expect(await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password')).toMatchObject({
+    expect(
+      await cli('accounts', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password'),
+    ).toMatchObject({
       code: 1,
       json: { error: expect.stringMatching(/already exists/) },
     });
-    expect(await cli('accounts', 'create', '--email', 'short@example.com', '--password', 'short')).toMatchObject({ code: 1 });
+    expect(await cli('accounts', 'create', '--email', 'short@example.com', '--password', 'short')).toMatchObject({
+      code: 1,
+    });
     expect(await cli('keys', 'create', '--email', 'nobody@example.com', '--name', 'x')).toMatchObject({ code: 1 });
     expect(await cli('keys', 'revoke', '--email', 'ops@example.com', '--id', 'key_missing')).toMatchObject({ code: 1 });
     expect(await cli('frobnicate')).toMatchObject({ code: 1 });

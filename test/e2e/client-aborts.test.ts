@@ -36,7 +36,13 @@ async function abandonUpload(path: string, headers: Record<string, string>): Pro
     socket.once('connect', resolve);
     socket.once('error', reject);
   });
-  const head = Object.entries({ host: `127.0.0.1:${port}`, 'content-type': 'application/json', 'content-length': '100000', expect: '100-continue', ...headers })
+  const head = Object.entries({
+    host: `127.0.0.1:${port}`,
+    'content-type': 'application/json',
+    'content-length': '100000',
+    expect: '100-continue',
+    ...headers,
+  })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   const continued = new Promise<string>((resolve, reject) => {
@@ -49,36 +55,49 @@ async function abandonUpload(path: string, headers: Record<string, string>): Pro
   });
   socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n`);
   expect(await continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
-  await new Promise<void>((resolve, reject) => socket.write('{"model":"beta-5.4","messages":[', (error) => (error ? reject(error) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    socket.write('{"model":"beta-5.4","messages":[', (error) => (error ? reject(error) : resolve())),
+  );
   socket.destroy();
 }
 
 async function linesWith(text: string, count: number): Promise<string[]> {
   const deadline = Date.now() + HANG_BOUND_MS;
   for (;;) {
-    const lines = harness.logs.join('').split('\n').filter((line) => line.includes(text));
+    const lines = harness.logs
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes(text));
     if (lines.length >= count || Date.now() > deadline) return lines;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 describe('a client that drops mid-upload', () => {
-  it('is logged at info as the client closing the connection, on the OpenAI, Anthropic and dashboard routes, never as an error or an outage', { timeout: 2 * HANG_BOUND_MS }, async () => {
+  it('is logged at info as the client closing the connection, on the OpenAI, Anthropic and dashboard routes, never as an error or an outage', {
+    timeout: 2 * HANG_BOUND_MS,
+  }, async () => {
     const { key } = await harness.createAccountWithKey();
     const before = harness.logs.length;
     await abandonUpload('/v1/chat/completions', { authorization: `Bearer ${key}` });
     await abandonUpload('/v1/messages', { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
     const visitor = new DashboardClient(harness.gateway.url);
     await visitor.open();
-    await abandonUpload('/api/auth/login', { cookie: `tg_session=${visitor.cookie!}`, 'x-csrf-token': visitor.csrfToken! });
+    await abandonUpload('/api/auth/login', {
+      cookie: `tg_session=${visitor.cookie!}`,
+      'x-csrf-token': visitor.csrfToken!,
+    });
     const lines = await linesWith(ABORT_LINE, 3);
     expect(lines).toHaveLength(3);
-    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: 30, reason: 'aborted', reqId: expect.stringMatching(/^req_/) });
+    for (const line of lines)
+      expect(JSON.parse(line)).toMatchObject({ level: 30, reason: 'aborted', reqId: expect.stringMatching(/^req_/) });
     const written = harness.logs.slice(before).map((line) => JSON.parse(line) as { level: number; msg: string });
     expect(written.filter((line) => line.level >= 40)).toEqual([]);
     expect(written.map((line) => line.msg).join('\n')).not.toMatch(/internal error|unavailable/);
     // Nothing was charged and the gateway serves the next request as usual.
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] })).resolves.toBeDefined();
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] }),
+    ).resolves.toBeDefined();
   });
 });

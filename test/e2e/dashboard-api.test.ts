@@ -21,7 +21,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
 
   const client = () => new DashboardClient(harness.gateway.url);
 
-  async function registered(email = uniqueEmail()): Promise<{ client: DashboardClient; email: string; accountId: string }> {
+  async function registered(
+    email = uniqueEmail(),
+  ): Promise<{ client: DashboardClient; email: string; accountId: string }> {
     const dashboard = client();
     const reply = await dashboard.register(email, PASSWORD);
     expect(reply.status).toBe(201);
@@ -38,7 +40,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
 
   async function chat(secret: string, model = 'beta-5.4'): Promise<string> {
     const openai = new OpenAI({ apiKey: secret, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    const { data, response } = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 32 }).withResponse();
+    const { data, response } = await openai.chat.completions
+      .create({ model, messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 32 })
+      .withResponse();
     expect(data.choices[0]!.message.content).toBeTruthy();
     return response.headers.get('x-request-id')!;
   }
@@ -53,7 +57,13 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       const email = uniqueEmail('Mixed');
       const registered = await dashboard.register(email, PASSWORD);
       expect(registered.status).toBe(201);
-      expect(registered.json.account).toEqual({ id: expect.stringMatching(/^acct_/), email, role: 'user', tier: 'standard', createdAt: expect.any(Number) });
+      expect(registered.json.account).toEqual({
+        id: expect.stringMatching(/^acct_/),
+        email,
+        role: 'user',
+        tier: 'standard',
+        createdAt: expect.any(Number),
+      });
       expect(registered.json.csrfToken).not.toBe(first.json.csrfToken);
 
       const session = await dashboard.get('/api/session');
@@ -108,14 +118,20 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect((await elsewhere.login(email, PASSWORD)).status).toBe(200);
       const cookieBefore = here.cookie;
 
-      const wrongCurrent = await here.post('/api/auth/password', { currentPassword: 'not the password', newPassword: 'a brand new password' });
+      const wrongCurrent = await here.post('/api/auth/password', {
+        currentPassword: 'not the password',
+        newPassword: 'a brand new password',
+      });
       expect(wrongCurrent.status).toBe(400);
       expect(wrongCurrent.json.error.field).toBe('currentPassword');
       const weak = await here.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: 'short' });
       expect(weak.json.error.field).toBe('newPassword');
       expect((await elsewhere.get('/api/overview')).status).toBe(200); // nothing changed yet
 
-      const changed = await here.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: 'a brand new password' });
+      const changed = await here.post('/api/auth/password', {
+        currentPassword: PASSWORD,
+        newPassword: 'a brand new password',
+      });
       expect(changed.status).toBe(200);
       expect(changed.json).toEqual({ csrfToken: expect.any(String) });
       expect(here.cookie).not.toBe(cookieBefore);
@@ -159,17 +175,27 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
 
       const rotated = await dashboard.post(`/api/keys/${key.id}/rotate`);
       expect(rotated.status).toBe(201);
-      expect(rotated.json).toMatchObject({ key: { name: 'laptop', status: 'active', expiresAt: key.expiresAt }, revokedKeyId: key.id });
+      expect(rotated.json).toMatchObject({
+        key: { name: 'laptop', status: 'active', expiresAt: key.expiresAt },
+        revokedKeyId: key.id,
+      });
       await expect(chat(secret)).rejects.toMatchObject({ status: 401 });
       await chat(rotated.json.secret);
 
       const revoked = await dashboard.post(`/api/keys/${rotated.json.key.id}/revoke`);
       expect(revoked.status).toBe(200);
-      expect(revoked.json.key).toMatchObject({ id: rotated.json.key.id, status: 'revoked', revokedAt: expect.any(Number) });
+      expect(revoked.json.key).toMatchObject({
+        id: rotated.json.key.id,
+        status: 'revoked',
+        revokedAt: expect.any(Number),
+      });
       await expect(chat(rotated.json.secret)).rejects.toMatchObject({ status: 401 });
       expect((await dashboard.post(`/api/keys/${rotated.json.key.id}/revoke`)).status).toBe(404);
       expect((await dashboard.post(`/api/keys/${rotated.json.key.id}/rotate`)).status).toBe(404);
-      expect((await dashboard.post('/api/keys', { name: '' })).json.error).toMatchObject({ code: 'invalid_request', field: 'name' });
+      expect((await dashboard.post('/api/keys', { name: '' })).json.error).toMatchObject({
+        code: 'invalid_request',
+        field: 'name',
+      });
       expect((await dashboard.post('/api/keys', { name: 'x', expiresInDays: 0 })).status).toBe(400);
     });
   });
@@ -177,13 +203,26 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
   describe('overview and usage', () => {
     it('shows balance, free allowance, tier, today, month and 30 days of spend', async () => {
       const { client: dashboard, accountId } = await registered();
-      const { json: { secret } } = await dashboard.post('/api/keys', { name: 'k' });
+      const {
+        json: { secret },
+      } = await dashboard.post('/api/keys', { name: 'k' });
       await chat(secret);
       await chat(secret, 'gamma-3.5-flash');
-      await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('7.5'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+      await harness.gateway.storage.billing.credit({
+        accountId,
+        kind: 'topup',
+        amountNano: parseUsd('7.5'),
+        idempotencyKey: `t-${accountId}`,
+        note: null,
+        at: Date.now(),
+      });
       const records = await harness.gateway.storage.usage.listByAccount(accountId, 10);
       expect(records).toHaveLength(2);
-      const tokens = records.reduce((sum, record) => sum + record.inputTokens + record.outputTokens + record.cacheReadTokens + record.cacheWriteTokens, 0);
+      const tokens = records.reduce(
+        (sum, record) =>
+          sum + record.inputTokens + record.outputTokens + record.cacheReadTokens + record.cacheWriteTokens,
+        0,
+      );
       const free = records.reduce((sum, record) => sum + record.freeTokens, 0);
 
       const overview = await dashboard.get('/api/overview');
@@ -191,9 +230,16 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       const body = overview.json;
       expect(body.balanceUsd).toBe('7.5');
       expect(body.reservedUsd).toBe('0');
-      expect(body.freeAllowance).toEqual({ limitTokens: 1_000_000, usedTokens: free, leftTokens: 1_000_000 - free, resetsAt: (Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS });
+      expect(body.freeAllowance).toEqual({
+        limitTokens: 1_000_000,
+        usedTokens: free,
+        leftTokens: 1_000_000 - free,
+        resetsAt: (Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS,
+      });
       expect(body.tier).toEqual({ name: 'standard', requestsPerMinute: 100, tokensPerMinute: null });
-      expect(body.tiers.map((tier: { name: string }) => tier.name)).toEqual(expect.arrayContaining(['standard', 'pro', 'enterprise']));
+      expect(body.tiers.map((tier: { name: string }) => tier.name)).toEqual(
+        expect.arrayContaining(['standard', 'pro', 'enterprise']),
+      );
       expect(body.today).toEqual({ requests: 2, tokens, costUsd: '0' }); // inside the free allowance
       expect(body.month).toEqual(body.today);
       expect(body.spend30d).toHaveLength(30);
@@ -215,7 +261,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(last.day).toBe(today());
       expect(Object.keys(last.models).sort()).toEqual(['beta-5.4', 'gamma-3.5-flash']);
       expect(last.models['beta-5.4'].requests).toBe(2);
-      expect(daily.json.days.slice(0, 6).every((day: { models: object }) => Object.keys(day.models).length === 0)).toBe(true);
+      expect(daily.json.days.slice(0, 6).every((day: { models: object }) => Object.keys(day.models).length === 0)).toBe(
+        true,
+      );
       const records = await harness.gateway.storage.usage.listByAccount(accountId, 10);
       const beta = records.filter((record) => record.model === 'beta-5.4');
       expect(daily.json.byModel.find((row: { model: string }) => row.model === 'beta-5.4')).toEqual({
@@ -232,12 +280,17 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(byKey[second.key.id]).toMatchObject({ keyName: '=cmd()', requests: 1 });
       expect((await dashboard.get('/api/usage/daily?days=90')).json.days).toHaveLength(90);
       expect((await dashboard.get('/api/usage/daily')).json.days).toHaveLength(30);
-      expect((await dashboard.get('/api/usage/daily?days=8')).json.error).toMatchObject({ code: 'invalid_request', field: 'days' });
+      expect((await dashboard.get('/api/usage/daily?days=8')).json.error).toMatchObject({
+        code: 'invalid_request',
+        field: 'days',
+      });
 
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: any = await dashboard.get(`/api/usage/requests?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+        const page: any = await dashboard.get(
+          `/api/usage/requests?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`,
+        );
         expect(page.status).toBe(200);
         expect(page.json.requests.length).toBeLessThanOrEqual(2);
         seen.push(...page.json.requests.map((row: { requestId: string }) => row.requestId));
@@ -245,8 +298,22 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       } while (cursor !== null);
       expect(seen).toEqual([...ids].reverse());
       const one = (await dashboard.get('/api/usage/requests?limit=1')).json.requests[0];
-      expect(one).toMatchObject({ requestId: ids[2], model: 'beta-5.4', keyId: second.key.id, keyName: '=cmd()', status: 'ok', stream: false, costUsd: '0' });
-      expect(one).toEqual(expect.objectContaining({ createdAt: expect.any(Number), latencyMs: expect.any(Number), reasoningTokens: expect.any(Number) }));
+      expect(one).toMatchObject({
+        requestId: ids[2],
+        model: 'beta-5.4',
+        keyId: second.key.id,
+        keyName: '=cmd()',
+        status: 'ok',
+        stream: false,
+        costUsd: '0',
+      });
+      expect(one).toEqual(
+        expect.objectContaining({
+          createdAt: expect.any(Number),
+          latencyMs: expect.any(Number),
+          reasoningTokens: expect.any(Number),
+        }),
+      );
       expect((await dashboard.get('/api/usage/requests?limit=201')).status).toBe(400);
       expect((await dashboard.get('/api/usage/requests?cursor=garbage!')).json.error.field).toBe('cursor');
 
@@ -255,7 +322,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
       expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="tollgate-usage-.*\.csv"$/);
       const lines = csv.text.trimEnd().split('\r\n');
-      expect(lines[0]).toBe('request_id,created_at,model,key_id,key_name,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,cost_usd,latency_ms,status,stream');
+      expect(lines[0]).toBe(
+        'request_id,created_at,model,key_id,key_name,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,cost_usd,latency_ms,status,stream',
+      );
       expect(lines).toHaveLength(4);
       expect(lines[1]).toContain(`${ids[2]},`);
       expect(lines[1]).toContain(",'=cmd(),"); // a formula is defused
@@ -264,7 +333,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
 
     it('keeps each account to its own data', async () => {
       const owner = await registered();
-      const { json: { secret } } = await owner.client.post('/api/keys', { name: 'mine' });
+      const {
+        json: { secret },
+      } = await owner.client.post('/api/keys', { name: 'mine' });
       await chat(secret);
       const other = await registered();
       expect((await other.client.get('/api/usage/requests')).json.requests).toEqual([]);
@@ -295,21 +366,56 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       const reused = await dashboard.post('/api/billing/redeem', { code });
       expect(reused.status).toBe(400);
       expect(reused.json.error).toMatchObject({ code: 'invalid_code', field: 'code' });
-      expect((await dashboard.post('/api/billing/redeem', { code: 'TG-0000-0000-0000-0000' })).json.error.code).toBe('invalid_code');
+      expect((await dashboard.post('/api/billing/redeem', { code: 'TG-0000-0000-0000-0000' })).json.error.code).toBe(
+        'invalid_code',
+      );
       expect((await dashboard.post('/api/billing/redeem', { code: 'nonsense' })).json.error.code).toBe('invalid_code');
-      const [expired] = await createRedemptionCodes(harness.gateway.storage.billing, parseUsd('1'), 1, Date.now() - 2 * DAY_MS, Date.now() - DAY_MS);
+      const [expired] = await createRedemptionCodes(
+        harness.gateway.storage.billing,
+        parseUsd('1'),
+        1,
+        Date.now() - 2 * DAY_MS,
+        Date.now() - DAY_MS,
+      );
       expect((await dashboard.post('/api/billing/redeem', { code: expired })).json.error.code).toBe('invalid_code');
 
       for (const [index, usd] of ['1.25', '0.000000001'].entries()) {
-        await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `t-${accountId}-${index}`, note: 'wire transfer', at: Date.now() + index + 1 });
+        await harness.gateway.storage.billing.credit({
+          accountId,
+          kind: 'topup',
+          amountNano: parseUsd(usd),
+          idempotencyKey: `t-${accountId}-${index}`,
+          note: 'wire transfer',
+          at: Date.now() + index + 1,
+        });
       }
       const page1 = await dashboard.get('/api/billing/ledger?limit=2');
       expect(page1.json.entries).toEqual([
-        { id: expect.any(String), kind: 'topup', amountUsd: '0.000000001', balanceAfterUsd: '3.750000001', createdAt: expect.any(Number), description: 'Top-up: wire transfer', requestId: null, usage: null },
-        { id: expect.any(String), kind: 'topup', amountUsd: '1.25', balanceAfterUsd: '3.75', createdAt: expect.any(Number), description: 'Top-up: wire transfer', requestId: null, usage: null },
+        {
+          id: expect.any(String),
+          kind: 'topup',
+          amountUsd: '0.000000001',
+          balanceAfterUsd: '3.750000001',
+          createdAt: expect.any(Number),
+          description: 'Top-up: wire transfer',
+          requestId: null,
+          usage: null,
+        },
+        {
+          id: expect.any(String),
+          kind: 'topup',
+          amountUsd: '1.25',
+          balanceAfterUsd: '3.75',
+          createdAt: expect.any(Number),
+          description: 'Top-up: wire transfer',
+          requestId: null,
+          usage: null,
+        },
       ]);
       const page2 = await dashboard.get(`/api/billing/ledger?limit=2&cursor=${page1.json.nextCursor}`);
-      expect(page2.json.entries).toEqual([expect.objectContaining({ kind: 'redemption', amountUsd: '2.5', balanceAfterUsd: '2.5' })]);
+      expect(page2.json.entries).toEqual([
+        expect.objectContaining({ kind: 'redemption', amountUsd: '2.5', balanceAfterUsd: '2.5' }),
+      ]);
       expect(page2.json.nextCursor).toBeNull();
       expect((await dashboard.get('/api/billing')).json.balanceUsd).toBe('3.750000001');
     });
@@ -326,7 +432,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
   describe('operator view', () => {
     it('is for admins only', async () => {
       const { client: user, accountId } = await registered();
-      for (const [method, path] of [['GET', '/api/admin/accounts'], ['POST', `/api/admin/accounts/${accountId}/credit`], ['POST', '/api/admin/codes'], ['GET', '/api/admin/upstreams']] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/admin/accounts'],
+        ['POST', `/api/admin/accounts/${accountId}/credit`],
+        ['POST', '/api/admin/codes'],
+        ['GET', '/api/admin/upstreams'],
+      ] as const) {
         const reply = await user.call(method, path, method === 'POST' ? { amountUsd: '5', count: 1 } : undefined);
         expect(reply.status).toBe(403);
         expect(reply.json.error.code).toBe('forbidden');
@@ -340,13 +451,25 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       const tag = `find${Date.now()}`;
       const users = [];
       for (const name of ['a', 'b', 'c']) users.push(await registered(`${tag}-${name}@example.com`));
-      const { json: { secret } } = await users[1]!.client.post('/api/keys', { name: 'k' });
+      const {
+        json: { secret },
+      } = await users[1]!.client.post('/api/keys', { name: 'k' });
       await chat(secret);
-      await harness.gateway.storage.billing.credit({ accountId: users[1]!.accountId, kind: 'topup', amountNano: parseUsd('3'), idempotencyKey: `t-${users[1]!.accountId}`, note: null, at: Date.now() });
+      await harness.gateway.storage.billing.credit({
+        accountId: users[1]!.accountId,
+        kind: 'topup',
+        amountNano: parseUsd('3'),
+        idempotencyKey: `t-${users[1]!.accountId}`,
+        note: null,
+        at: Date.now(),
+      });
 
       const page1 = await operator.get(`/api/admin/accounts?query=${tag.toUpperCase()}&limit=2`);
       expect(page1.status).toBe(200);
-      expect(page1.json.accounts.map((account: { email: string }) => account.email)).toEqual([`${tag}-a@example.com`, `${tag}-b@example.com`]);
+      expect(page1.json.accounts.map((account: { email: string }) => account.email)).toEqual([
+        `${tag}-a@example.com`,
+        `${tag}-b@example.com`,
+      ]);
       expect(page1.json.accounts[1]).toEqual({
         id: users[1]!.accountId,
         email: `${tag}-b@example.com`,
@@ -368,25 +491,47 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
     it('credits, changes the tier, mints codes and disables an account (keys 401 at once, sessions end)', async () => {
       const operator = await admin();
       const user = await registered();
-      const { json: { secret } } = await user.client.post('/api/keys', { name: 'k' });
+      const {
+        json: { secret },
+      } = await user.client.post('/api/keys', { name: 'k' });
 
-      const credited = await operator.post(`/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '12.345', note: 'invoice 42' });
+      const credited = await operator.post(`/api/admin/accounts/${user.accountId}/credit`, {
+        amountUsd: '12.345',
+        note: 'invoice 42',
+      });
       expect(credited.json).toEqual({ balanceUsd: '12.345' });
-      expect((await user.client.get('/api/billing/ledger')).json.entries[0]).toMatchObject({ kind: 'topup', amountUsd: '12.345', description: expect.stringContaining('invoice 42') });
-      expect((await operator.post(`/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '-1' })).json.error.field).toBe('amountUsd');
-      expect((await operator.post(`/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '0' })).status).toBe(400);
+      expect((await user.client.get('/api/billing/ledger')).json.entries[0]).toMatchObject({
+        kind: 'topup',
+        amountUsd: '12.345',
+        description: expect.stringContaining('invoice 42'),
+      });
+      expect(
+        (await operator.post(`/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '-1' })).json.error.field,
+      ).toBe('amountUsd');
+      expect((await operator.post(`/api/admin/accounts/${user.accountId}/credit`, { amountUsd: '0' })).status).toBe(
+        400,
+      );
       expect((await operator.post('/api/admin/accounts/acct_nope/credit', { amountUsd: '1' })).status).toBe(404);
 
       const tier = await operator.post(`/api/admin/accounts/${user.accountId}/tier`, { tier: 'pro' });
       expect(tier.json.account).toMatchObject({ id: user.accountId, tier: 'pro', disabled: false });
-      expect((await user.client.get('/api/overview')).json.tier).toEqual({ name: 'pro', requestsPerMinute: 1000, tokensPerMinute: null });
-      expect((await operator.post(`/api/admin/accounts/${user.accountId}/tier`, { tier: 'platinum' })).json.error).toMatchObject({ code: 'invalid_request', field: 'tier' });
+      expect((await user.client.get('/api/overview')).json.tier).toEqual({
+        name: 'pro',
+        requestsPerMinute: 1000,
+        tokensPerMinute: null,
+      });
+      expect(
+        (await operator.post(`/api/admin/accounts/${user.accountId}/tier`, { tier: 'platinum' })).json.error,
+      ).toMatchObject({ code: 'invalid_request', field: 'tier' });
 
       const codes = await operator.post('/api/admin/codes', { amountUsd: '4', count: 3, expiresInDays: 7 });
       expect(codes.status).toBe(201);
       expect(codes.json.codes).toHaveLength(3);
       expect(new Set(codes.json.codes).size).toBe(3);
-      expect((await user.client.post('/api/billing/redeem', { code: codes.json.codes[0] })).json).toEqual({ creditedUsd: '4', balanceUsd: '16.345' });
+      expect((await user.client.post('/api/billing/redeem', { code: codes.json.codes[0] })).json).toEqual({
+        creditedUsd: '4',
+        balanceUsd: '16.345',
+      });
       expect((await operator.post('/api/admin/codes', { amountUsd: '4', count: 0 })).status).toBe(400);
 
       await chat(secret);
@@ -412,7 +557,14 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       const vendors = upstreams.json.credentials.map((credential: { vendor: string }) => credential.vendor);
       expect(new Set(vendors)).toEqual(new Set(['openai', 'anthropic', 'gemini', 'deepseek']));
       for (const credential of upstreams.json.credentials) {
-        expect(credential).toEqual({ vendor: expect.any(String), label: expect.any(String), baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), state: 'healthy', coolingDownUntil: null, recentFailures: 0 });
+        expect(credential).toEqual({
+          vendor: expect.any(String),
+          label: expect.any(String),
+          baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/),
+          state: 'healthy',
+          coolingDownUntil: null,
+          recentFailures: 0,
+        });
       }
       expect(JSON.stringify(upstreams.json)).not.toMatch(/apiKey|sk-/);
     });

@@ -49,7 +49,10 @@ const pageProblems: string[] = [];
 async function inspect(target: Page, name: string): Promise<void> {
   await screenshot(target, name);
   for (const problem of await overflowProblems(target)) pageProblems.push(`${name}: overflow: ${problem}`);
-  for (const violation of await seriousAxeViolations(target)) pageProblems.push(`${name}: axe ${violation.impact} ${violation.id} (${violation.help}): ${violation.targets.join(' | ')}`);
+  for (const violation of await seriousAxeViolations(target))
+    pageProblems.push(
+      `${name}: axe ${violation.impact} ${violation.id} (${violation.help}): ${violation.targets.join(' | ')}`,
+    );
 }
 
 /** The shown figure ("$4.77", "$0.001234") as exact nano-USD. */
@@ -184,16 +187,30 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.content()).not.toContain(secret);
 
     const client = sdk(secret);
-    const first = await client.chat.completions.create({ model: 'alpha-sonnet-5', messages: [{ role: 'user', content: 'Hello from the dashboard test' }] });
+    const first = await client.chat.completions.create({
+      model: 'alpha-sonnet-5',
+      messages: [{ role: 'user', content: 'Hello from the dashboard test' }],
+    });
     expect(first.choices[0]?.message.content).toBeTruthy();
-    await client.chat.completions.create({ model: 'gamma-2.5-pro', messages: [{ role: 'user', content: 'A second model for the stacked chart' }] });
-    const stream = await client.chat.completions.create({ model: 'beta-5.4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Streamed' }] });
+    await client.chat.completions.create({
+      model: 'gamma-2.5-pro',
+      messages: [{ role: 'user', content: 'A second model for the stacked chart' }],
+    });
+    const stream = await client.chat.completions.create({
+      model: 'beta-5.4',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Streamed' }],
+    });
     for await (const _chunk of stream) {
       // drain
     }
     // A second key, with a long name without spaces: it wraps in its cell instead of pushing the table out.
     const notebook = await createKey(page, 'notebook-experiments-with-a-very-long-name-without-any-spaces-at-all');
-    await sdk(notebook).chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'From the notebook' }] });
+    await sdk(notebook).chat.completions.create({
+      model: 'delta-v4-flash',
+      messages: [{ role: 'user', content: 'From the notebook' }],
+    });
     await page.reload();
     await page.getByRole('row', { name: /e2e backend/ }).waitFor();
     await inspect(page, 'desktop-keys');
@@ -207,7 +224,9 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     // What a user does: paste it, with their key in place of the placeholder.
     const pasted = snippet.replace('sk-tg-…', secret);
     const output = await new Promise<string>((resolve, reject) =>
-      execFile('bash', ['-e', '-c', pasted], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)))),
+      execFile('bash', ['-e', '-c', pasted], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
+        error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
+      ),
     );
     const reply = JSON.parse(output) as { object: string; choices: Array<{ message: { content: string } }> };
     expect(reply.object).toBe('chat.completion');
@@ -219,7 +238,10 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     const requests = page.getByRole('table', { name: 'Recent requests' });
     await requests.waitFor();
     for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4', 'delta-v4-flash']) {
-      await requests.getByRole('row', { name: new RegExp(model.replaceAll('.', '\\.')) }).first().waitFor();
+      await requests
+        .getByRole('row', { name: new RegExp(model.replaceAll('.', '\\.')) })
+        .first()
+        .waitFor();
     }
     expect(await requests.getByRole('row').count()).toBe(6); // header + 5 requests (3 SDK, the snippet, the notebook)
     expect(await requests.textContent()).toContain('e2e backend');
@@ -229,21 +251,35 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await tokenChart.locator('.recharts-bar-rectangle path').first().waitFor();
     expect(await tokenChart.locator('.recharts-bar-rectangle path').count()).toBe(4);
     const legend = await tokenChart.locator('.recharts-legend-wrapper').textContent();
-    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4', 'delta-v4-flash']) expect(legend).toContain(model);
+    for (const model of ['alpha-sonnet-5', 'gamma-2.5-pro', 'beta-5.4', 'delta-v4-flash'])
+      expect(legend).toContain(model);
     // A distinct colour per model.
-    const colours = await tokenChart.locator('.recharts-bar-rectangle path').evaluateAll((paths) => paths.map((path) => path.getAttribute('fill')));
+    const colours = await tokenChart
+      .locator('.recharts-bar-rectangle path')
+      .evaluateAll((paths) => paths.map((path) => path.getAttribute('fill')));
     expect(new Set(colours).size).toBe(4);
-    expect(await page.getByRole('figure', { name: 'Cost per day by model' }).locator('.recharts-surface').count()).toBeGreaterThan(0);
+    expect(
+      await page.getByRole('figure', { name: 'Cost per day by model' }).locator('.recharts-surface').count(),
+    ).toBeGreaterThan(0);
 
     const byModel = page.getByRole('table', { name: 'Usage by model' });
     expect(await byModel.getByRole('row').count()).toBe(5);
     const byKey = page.getByRole('table', { name: 'Usage by key' });
     // Requests column of the key's row: the three SDK requests and the snippet's.
-    expect(await byKey.getByRole('row', { name: /e2e backend/ }).getByRole('cell').first().textContent()).toBe('4');
+    expect(
+      await byKey
+        .getByRole('row', { name: /e2e backend/ })
+        .getByRole('cell')
+        .first()
+        .textContent(),
+    ).toBe('4');
     await inspect(page, 'desktop-usage-all');
 
     // Filtered by key: the notebook's one request, in the charts, the breakdowns and the recent requests.
-    const notebookOption = await page.getByLabel('Key', { exact: true }).locator('option', { hasText: 'notebook' }).getAttribute('value');
+    const notebookOption = await page
+      .getByLabel('Key', { exact: true })
+      .locator('option', { hasText: 'notebook' })
+      .getAttribute('value');
     await page.getByLabel('Key', { exact: true }).selectOption(notebookOption!);
     await byKey.getByRole('row', { name: /e2e backend/ }).waitFor({ state: 'detached' });
     expect(await byModel.getByRole('row').count()).toBe(2);
@@ -256,7 +292,9 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
 
     await page.getByRole('radio', { name: '7 days' }).click();
     await tokenChart.locator('.recharts-bar-rectangle path').first().waitFor();
-    expect(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')).toBe('/api/usage/export.csv?days=7');
+    expect(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')).toBe(
+      '/api/usage/export.csv?days=7',
+    );
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const file = await download;
@@ -274,13 +312,25 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await confirm.waitFor({ state: 'hidden' });
     // Revoked keys are listed apart, folded away.
     await page.getByText('Revoked and expired keys (1)').click();
-    await page.getByRole('table', { name: 'Revoked and expired keys' }).getByRole('row', { name: /e2e backend/ }).getByText('revoked').waitFor();
-    expect(await page.getByRole('table', { name: 'API keys' }).getByRole('row', { name: /e2e backend/ }).count()).toBe(0);
+    await page
+      .getByRole('table', { name: 'Revoked and expired keys' })
+      .getByRole('row', { name: /e2e backend/ })
+      .getByText('revoked')
+      .waitFor();
+    expect(
+      await page
+        .getByRole('table', { name: 'API keys' })
+        .getByRole('row', { name: /e2e backend/ })
+        .count(),
+    ).toBe(0);
     await inspect(page, 'desktop-keys-revoked');
 
     const error = await sdk(secret)
       .chat.completions.create({ model: 'alpha-sonnet-5', messages: [{ role: 'user', content: 'after revocation' }] })
-      .then(() => null, (reason: unknown) => reason);
+      .then(
+        () => null,
+        (reason: unknown) => reason,
+      );
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(401);
   });
@@ -329,7 +379,11 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   it('charges usage beyond the free allowance to the balance: ledger, cost chart and overview show it', async () => {
     const client = sdk(rotatedSecret);
     for (const model of ['alpha-sonnet-5', 'beta-5.4']) {
-      await client.chat.completions.create({ model, max_tokens: 2000, messages: [{ role: 'user', content: 'Spend some credit [[sim words=600]]' }] });
+      await client.chat.completions.create({
+        model,
+        max_tokens: 2000,
+        messages: [{ role: 'user', content: 'Spend some credit [[sim words=600]]' }],
+      });
     }
     await page.reload();
     const ledger = page.getByRole('table', { name: 'Ledger' });
@@ -339,11 +393,21 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     // The row says what was used: the model, tokens in and out, the key, and links to the request.
     expect(await usageRow.textContent()).toMatch(/(alpha-sonnet-5|beta-5\.4) · [\d,]+ in \/ [\d,]+ out · key rotating/);
     // The running balance adds up on screen: each row's balance is the one below it plus its amount, exactly.
-    const cells = await ledger.getByRole('row').evaluateAll((rows) => rows.slice(1).map((row) => [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').replace(/^(Amount|Balance): /, ''))));
+    const cells = await ledger
+      .getByRole('row')
+      .evaluateAll((rows) =>
+        rows
+          .slice(1)
+          .map((row) =>
+            [...row.querySelectorAll('td')].map((cell) => (cell.textContent ?? '').replace(/^(Amount|Balance): /, '')),
+          ),
+      );
     for (let index = 0; index < cells.length - 1; index += 1) {
       const [amount, after] = cells[index]!.slice(-2);
       const before = cells[index + 1]!.slice(-1)[0]!;
-      expect(shownNano(before) + shownNano(amount!.replace('+', '')), `${before} ${amount} = ${after}`).toBe(shownNano(after!));
+      expect(shownNano(before) + shownNano(amount!.replace('+', '')), `${before} ${amount} = ${after}`).toBe(
+        shownNano(after!),
+      );
     }
     const balance = (await page.getByTestId('balance').textContent()) ?? '';
     userBalance = balance;
@@ -364,11 +428,15 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('upgrades the tier from the balance in one action, and the next request runs at the new limit', async () => {
-    const before = await sdk(rotatedSecret).chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] }).withResponse();
+    const before = await sdk(rotatedSecret)
+      .chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] })
+      .withResponse();
     expect(before.response.headers.get('x-ratelimit-limit-requests')).toBe('100');
     await openNav(page, 'Overview');
     const tiers = page.getByRole('table', { name: 'Rate-limit tiers' });
-    expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('$2.00 per 30 days from your balance');
+    expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain(
+      '$2.00 per 30 days from your balance',
+    );
     await inspect(page, 'desktop-overview-before-upgrade');
     await tiers.getByRole('button', { name: 'Upgrade to pro' }).click();
     const dialog = page.getByRole('dialog', { name: 'Upgrade to pro?' });
@@ -379,7 +447,9 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     // The table shows the tier bought in the same render as the message.
     expect(await tiers.getByRole('row', { name: /^pro/ }).textContent()).toContain('current');
     await page.getByText(/Bought until/).waitFor();
-    const after = await sdk(rotatedSecret).chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] }).withResponse();
+    const after = await sdk(rotatedSecret)
+      .chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] })
+      .withResponse();
     expect(after.response.headers.get('x-ratelimit-limit-requests')).toBe('1000');
 
     await openNav(page, 'Billing');
@@ -476,8 +546,14 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await accounts.getByRole('row').nth(1).getByText(otherEmail).waitFor();
     expect(await accounts.getByRole('row').count()).toBe(2);
     await page.getByRole('button', { name: `Disable ${otherEmail}` }).click();
-    await page.getByRole('dialog', { name: 'Disable this account?' }).getByRole('button', { name: 'Disable account' }).click();
-    await accounts.getByRole('row', { name: new RegExp(otherEmail.replaceAll('.', '\\.')) }).getByText('disabled').waitFor();
+    await page
+      .getByRole('dialog', { name: 'Disable this account?' })
+      .getByRole('button', { name: 'Disable account' })
+      .click();
+    await accounts
+      .getByRole('row', { name: new RegExp(otherEmail.replaceAll('.', '\\.')) })
+      .getByText('disabled')
+      .waitFor();
     await expect(sdk(other.key).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     // The operator cannot disable their own account from here.
     await page.getByLabel('Search accounts').fill('');
@@ -486,12 +562,18 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.getByRole('button', { name: `Disable ${adminEmail}` }).count()).toBe(0);
 
     await page.getByRole('heading', { name: 'Upstream credentials' }).waitFor();
-    await page.getByRole('table', { name: 'Upstream credentials' }).or(page.getByText(/not available|No upstream credentials/)).first().waitFor();
+    await page
+      .getByRole('table', { name: 'Upstream credentials' })
+      .or(page.getByText(/not available|No upstream credentials/))
+      .first()
+      .waitFor();
     await inspect(page, 'desktop-admin');
   });
 
   it('offers a Stripe Checkout top-up when the gateway has Stripe configured', async () => {
-    const withStripe = await startTestGateway({ env: { STRIPE_SECRET_KEY: 'sk_test_dashboard_e2e', STRIPE_WEBHOOK_SECRET: 'whsec_dashboard_e2e' } });
+    const withStripe = await startTestGateway({
+      env: { STRIPE_SECRET_KEY: 'sk_test_dashboard_e2e', STRIPE_WEBHOOK_SECRET: 'whsec_dashboard_e2e' },
+    });
     const session = await launchChromium(DESKTOP_VIEWPORT);
     try {
       const stripePage = await session.context.newPage();
@@ -507,7 +589,10 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       // Amounts outside the server's limits are refused before any call to Stripe.
       await stripePage.getByLabel('Amount (USD)').fill('1000000');
       await stripePage.getByRole('button', { name: 'Add credit' }).click();
-      await stripePage.getByRole('alert').getByText(/Top-ups are between/).waitFor();
+      await stripePage
+        .getByRole('alert')
+        .getByText(/Top-ups are between/)
+        .waitFor();
       await stripePage.getByLabel('Amount (USD)').fill('25');
       await inspect(stripePage, 'desktop-billing-stripe');
     } finally {
@@ -548,9 +633,16 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
         ['Settings', 'phone-settings'],
       ] as const) {
         await openNav(mobile, label);
-        if (label === 'Usage') await mobile.getByRole('figure', { name: 'Tokens per day by model' }).locator('.recharts-bar-rectangle path').first().waitFor();
+        if (label === 'Usage')
+          await mobile
+            .getByRole('figure', { name: 'Tokens per day by model' })
+            .locator('.recharts-bar-rectangle path')
+            .first()
+            .waitFor();
         // Nothing may overflow the screen sideways (tables scroll inside their own box).
-        const overflow = await mobile.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        const overflow = await mobile.evaluate<number>(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        );
         expect(overflow, `${label}: ${await widestElements(mobile)}`).toBeLessThanOrEqual(0);
         await inspect(mobile, name);
       }

@@ -24,7 +24,14 @@ beforeAll(async () => {
   await ensureWebBuild();
   gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
   const account = await gateway.gateway.accounts.create({ email, password: PASSWORD });
-  await gateway.gateway.storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd('5'), idempotencyKey: `t-${account.id}`, note: null, at: Date.now() });
+  await gateway.gateway.storage.billing.credit({
+    accountId: account.id,
+    kind: 'topup',
+    amountNano: parseUsd('5'),
+    idempotencyKey: `t-${account.id}`,
+    note: null,
+    at: Date.now(),
+  });
   desktop = await launchChromium(DESKTOP_VIEWPORT);
   page = await desktop.context.newPage();
 }, 180_000);
@@ -56,10 +63,22 @@ describe('keys page: scopes and limits', () => {
     await dialog.getByRole('button', { name: 'Done' }).click();
 
     const client = new OpenAI({ apiKey: secret, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
-    await client.chat.completions.create({ model: 'gamma-2.5-pro', messages: [{ role: 'user', content: 'Hello [[sim words=40]]' }], max_completion_tokens: 100 });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'no' }] })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
-    const listed = (await gateway.gateway.keys.list((await gateway.gateway.accounts.findByEmail(email)).id)).find((key) => key.name === 'ci gamma')!;
-    expect(listed.permissions).toMatchObject({ scopes: ['models:use', 'usage:read'], models: ['gamma'], rateLimit: { requestsPerMinute: 10 } });
+    await client.chat.completions.create({
+      model: 'gamma-2.5-pro',
+      messages: [{ role: 'user', content: 'Hello [[sim words=40]]' }],
+      max_completion_tokens: 100,
+    });
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'no' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+    const listed = (await gateway.gateway.keys.list((await gateway.gateway.accounts.findByEmail(email)).id)).find(
+      (key) => key.name === 'ci gamma',
+    )!;
+    expect(listed.permissions).toMatchObject({
+      scopes: ['models:use', 'usage:read'],
+      models: ['gamma'],
+      rateLimit: { requestsPerMinute: 10 },
+    });
     expect(listed.spend.usedNano).toBeGreaterThan(0n);
 
     await page.reload();
@@ -81,8 +100,13 @@ describe('keys page: scopes and limits', () => {
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await edit.waitFor({ state: 'hidden' });
     await page.getByText('the change applies from its next request').waitFor();
-    await page.getByRole('row', { name: /ci gamma/ }).getByText(/of \$1 today/).waitFor();
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'now yes' }] })).resolves.toBeDefined();
+    await page
+      .getByRole('row', { name: /ci gamma/ })
+      .getByText(/of \$1 today/)
+      .waitFor();
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'now yes' }] }),
+    ).resolves.toBeDefined();
 
     // A bad value is refused with the field named, and nothing changes.
     await page.getByRole('button', { name: 'Edit ci gamma' }).click();
@@ -97,17 +121,25 @@ describe('keys page: scopes and limits', () => {
     const accountId = (await gateway.gateway.accounts.findByEmail(email)).id;
     const other = await gateway.gateway.keys.create(accountId, { name: 'other service' });
     const client = new OpenAI({ apiKey: other.secret, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
-    await client.chat.completions.create({ model: 'delta-v4-flash', messages: [{ role: 'user', content: 'from the other key' }] });
+    await client.chat.completions.create({
+      model: 'delta-v4-flash',
+      messages: [{ role: 'user', content: 'from the other key' }],
+    });
     await page.goto(`${gateway.gateway.url}/usage`);
     const requests = page.getByRole('table', { name: 'Recent requests' });
     await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor();
     expect(await requests.getByRole('row').count()).toBe(4); // header + 2 with ci gamma + 1 with the other key
 
     // The Usage page's key filter (the dashboard's, with the model filter beside it): its options are the keys with usage.
-    await page.getByLabel('Key', { exact: true }).selectOption((await gateway.gateway.keys.list(accountId)).find((key) => key.name === 'ci gamma')!.id);
+    await page
+      .getByLabel('Key', { exact: true })
+      .selectOption((await gateway.gateway.keys.list(accountId)).find((key) => key.name === 'ci gamma')!.id);
     await requests.getByRole('row', { name: /delta-v4-flash/ }).waitFor({ state: 'detached' });
     // The filtered list loads after the old one is gone: wait for its rows, not only for the old row to leave.
-    await requests.getByRole('row', { name: /ci gamma/ }).nth(1).waitFor();
+    await requests
+      .getByRole('row', { name: /ci gamma/ })
+      .nth(1)
+      .waitFor();
     expect(await requests.getByRole('row').count()).toBe(3);
     expect(await requests.textContent()).not.toContain('other service');
     const byKey = page.getByRole('table', { name: 'Usage by key' });

@@ -22,7 +22,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
   const setOffset = (offset: number) => harness.setClock(Date.now() + offset);
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', fakeClockMs: Date.now(), env: { TRUST_PROXY: 'true' } });
+    harness = await startTestGateway({
+      postgres: database === 'postgres',
+      fakeClockMs: Date.now(),
+      env: { TRUST_PROXY: 'true' },
+    });
   });
 
   afterAll(async () => {
@@ -33,7 +37,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
   const client = (ip = `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`) => {
     const dashboard = new DashboardClient(harness.gateway.url);
     const call = dashboard.call.bind(dashboard);
-    dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
+    dashboard.call = (method, path, body, options = {}) =>
+      call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
     return dashboard;
   };
 
@@ -47,7 +52,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
   async function chatStatus(secret: string): Promise<number> {
     const openai = new OpenAI({ apiKey: secret, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
     try {
-      await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+      await openai.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 8,
+      });
       return 200;
     } catch (error) {
       return (error as { status: number }).status;
@@ -91,12 +100,18 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
         }
       }
       // A request with no cookie at all has no token to match either.
-      const bare = await fetch(`${harness.gateway.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': user.client.csrfToken! }, body: '{"name":"x"}' });
+      const bare = await fetch(`${harness.gateway.url}/api/keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': user.client.csrfToken! },
+        body: '{"name":"x"}',
+      });
       expect(bare.status).toBe(403);
 
       expect(await harness.gateway.storage.accounts.findByEmail(newEmail)).toBeNull();
       expect((await user.client.get('/api/session')).json.account.id).toBe(user.accountId); // still logged in
-      expect((await user.client.get('/api/keys')).json.keys).toEqual([expect.objectContaining({ id: key.key.id, status: 'active' })]);
+      expect((await user.client.get('/api/keys')).json.keys).toEqual([
+        expect.objectContaining({ id: key.key.id, status: 'active' }),
+      ]);
       expect(await chatStatus(key.secret)).toBe(200);
       const account = (await harness.gateway.storage.accounts.findById(user.accountId))!;
       expect(account).toMatchObject({ tier: 'standard', disabled: false });
@@ -116,7 +131,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
       expect(reply.json.error.code).toBe('not_found');
     }
     expect((await intruder.client.get('/api/keys')).json.keys).toEqual([]);
-    expect((await owner.client.get('/api/keys')).json.keys).toEqual([expect.objectContaining({ id: key.id, status: 'active' })]);
+    expect((await owner.client.get('/api/keys')).json.keys).toEqual([
+      expect.objectContaining({ id: key.id, status: 'active' }),
+    ]);
     expect(await chatStatus(secret)).toBe(200);
   });
 
@@ -195,7 +212,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
       const attackerIp = `198.18.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
       const attacker = client(attackerIp);
       try {
-        for (let attempt = 0; attempt < 5; attempt++) expect((await attacker.login(email, `wrong guess ${attempt}`)).status).toBe(401);
+        for (let attempt = 0; attempt < 5; attempt++)
+          expect((await attacker.login(email, `wrong guess ${attempt}`)).status).toBe(401);
         const refused = await attacker.login(email, PASSWORD);
         expect(refused.status).toBe(429);
         expect(refused.json.error).toMatchObject({ code: 'too_many_attempts', retryAfterSeconds: expect.any(Number) });
@@ -219,16 +237,19 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
     it('a success resets the email counter', async () => {
       const { email } = await registered();
       const ip = `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-      for (let attempt = 0; attempt < 4; attempt++) expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
+      for (let attempt = 0; attempt < 4; attempt++)
+        expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
       expect((await client(ip).login(email, PASSWORD)).status).toBe(200);
-      for (let attempt = 0; attempt < 4; attempt++) expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
+      for (let attempt = 0; attempt < 4; attempt++)
+        expect((await client(ip).login(email, 'typo typo typo')).status).toBe(401);
       expect((await client(ip).login(email, PASSWORD)).status).toBe(200);
     });
 
     it('allows 20 failures per client IP across emails', async () => {
       const ip = `192.0.2.${Math.floor(Math.random() * 250)}`;
       const { email } = await registered();
-      for (let attempt = 0; attempt < 20; attempt++) expect((await client(ip).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
+      for (let attempt = 0; attempt < 20; attempt++)
+        expect((await client(ip).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
       const refused = await client(ip).login(email, PASSWORD);
       expect(refused.status).toBe(429);
       expect((await client().login(email, PASSWORD)).status).toBe(200); // the account itself is not locked
@@ -237,7 +258,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
     it('holds against a burst of concurrent guesses', async () => {
       const { email } = await registered();
       const ip = `198.20.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-      const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => client(ip).login(email, `burst guess ${index}`)));
+      const replies = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => client(ip).login(email, `burst guess ${index}`)),
+      );
       expect(replies.every((reply) => reply.status === 401 || reply.status === 429)).toBe(true);
       // Guesses that were checked (401) count; refused ones (429) do not. However the burst interleaved, no more
       // than 5 passwords get checked before the email is throttled.
@@ -329,15 +352,21 @@ describe('sessions live in the database', () => {
 
   it('allows REGISTRATIONS_PER_IP new accounts per client IP in 15 minutes, then 429 with retry-after; other addresses go on', async () => {
     // The gateway's wall clock stands still at its start until the test moves it past the window.
-    const harness = await startTestGateway({ env: { TRUST_PROXY: 'true', REGISTRATIONS_PER_IP: '3' }, fakeClockMs: Date.now() });
+    const harness = await startTestGateway({
+      env: { TRUST_PROXY: 'true', REGISTRATIONS_PER_IP: '3' },
+      fakeClockMs: Date.now(),
+    });
     try {
       const from = (ip: string) => {
         const dashboard = new DashboardClient(harness.gateway.url);
         const call = dashboard.call.bind(dashboard);
-        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
+        dashboard.call = (method, path, body, options = {}) =>
+          call(method, path, body, { ...options, headers: { 'x-forwarded-for': ip, ...options.headers } });
         return dashboard;
       };
-      const replies = await Promise.all(Array.from({ length: 5 }, () => from('198.51.100.20').register(uniqueEmail('bulk'), PASSWORD)));
+      const replies = await Promise.all(
+        Array.from({ length: 5 }, () => from('198.51.100.20').register(uniqueEmail('bulk'), PASSWORD)),
+      );
       // Concurrent attempts count each other: exactly the limit gets through.
       expect(replies.map((reply) => reply.status).sort()).toEqual([201, 201, 201, 429, 429]);
       const refused = replies.find((reply) => reply.status === 429)!;
@@ -364,17 +393,19 @@ describe('sessions live in the database', () => {
         const dashboard = new DashboardClient(harness.gateway.url);
         const call = dashboard.call.bind(dashboard);
         // What nginx's $proxy_add_x_forwarded_for sends: the client's own header, then the address it saw.
-        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': `${spoofed}, 198.51.100.7` } });
+        dashboard.call = (method, path, body, options = {}) =>
+          call(method, path, body, { ...options, headers: { 'x-forwarded-for': `${spoofed}, 198.51.100.7` } });
         return dashboard;
       };
-      for (let attempt = 0; attempt < 20; attempt++) expect((await login(`203.0.113.${attempt}`).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
+      for (let attempt = 0; attempt < 20; attempt++)
+        expect((await login(`203.0.113.${attempt}`).login(uniqueEmail('guess'), 'password guess')).status).toBe(401);
       expect((await login('203.0.113.99').login(email, PASSWORD)).status).toBe(429);
     } finally {
       await harness.close();
     }
   });
 
-  it('with TRUST_PROXY=1 counts an email\'s failures per address the proxy saw: spoofing X-Forwarded-For gains no tries, the owner elsewhere logs in', async () => {
+  it("with TRUST_PROXY=1 counts an email's failures per address the proxy saw: spoofing X-Forwarded-For gains no tries, the owner elsewhere logs in", async () => {
     const harness = await startTestGateway({ env: { TRUST_PROXY: '1' } });
     try {
       const email = uniqueEmail();
@@ -382,10 +413,12 @@ describe('sessions live in the database', () => {
       const from = (forwardedFor: string) => {
         const dashboard = new DashboardClient(harness.gateway.url);
         const call = dashboard.call.bind(dashboard);
-        dashboard.call = (method, path, body, options = {}) => call(method, path, body, { ...options, headers: { 'x-forwarded-for': forwardedFor } });
+        dashboard.call = (method, path, body, options = {}) =>
+          call(method, path, body, { ...options, headers: { 'x-forwarded-for': forwardedFor } });
         return dashboard;
       };
-      for (let attempt = 0; attempt < 5; attempt++) expect((await from(`203.0.113.${attempt}, 198.51.100.7`).login(email, 'password guess')).status).toBe(401);
+      for (let attempt = 0; attempt < 5; attempt++)
+        expect((await from(`203.0.113.${attempt}, 198.51.100.7`).login(email, 'password guess')).status).toBe(401);
       expect((await from('203.0.113.99, 198.51.100.7').login(email, PASSWORD)).status).toBe(429);
       expect((await from('198.51.100.8').login(email, PASSWORD)).status).toBe(200);
     } finally {
@@ -405,7 +438,9 @@ describe('sessions live in the database', () => {
       await registered.register(uniqueEmail(), PASSWORD);
       expect((await registered.get('/api/overview')).json.baseUrl).toBe('https://gateway.example.com');
 
-      const spoofed = await new DashboardClient(plain.gateway.url).get('/api/session', { headers: { 'x-forwarded-proto': 'https' } });
+      const spoofed = await new DashboardClient(plain.gateway.url).get('/api/session', {
+        headers: { 'x-forwarded-proto': 'https' },
+      });
       expect(spoofed.setCookies[0]).not.toMatch(/Secure/);
     } finally {
       await secure.close();

@@ -30,14 +30,23 @@ describe('dashboard spending', () => {
     const notebook = (await dashboard.post('/api/keys', { name: 'notebook' })).json;
     const call = async (secret: string, model: string) => {
       const openai = new OpenAI({ apiKey: secret, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-      const { response } = await openai.chat.completions.create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Count to five.' }] }).withResponse();
+      const { response } = await openai.chat.completions
+        .create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Count to five.' }] })
+        .withResponse();
       return response.headers.get('x-request-id')!;
     };
     const first = await call(backend.secret, 'beta-5.4');
     await call(backend.secret, 'alpha-sonnet-5');
     await call(notebook.secret, 'beta-5.4');
 
-    const ledger = (await dashboard.get('/api/billing/ledger')).json.entries as Array<{ kind: string; amountUsd: string; balanceAfterUsd: string; description: string; requestId: string | null; usage: Record<string, unknown> | null }>;
+    const ledger = (await dashboard.get('/api/billing/ledger')).json.entries as Array<{
+      kind: string;
+      amountUsd: string;
+      balanceAfterUsd: string;
+      description: string;
+      requestId: string | null;
+      usage: Record<string, unknown> | null;
+    }>;
     const usageRows = ledger.filter((entry) => entry.kind === 'usage');
     expect(usageRows).toHaveLength(3);
     const firstRow = usageRows.find((entry) => entry.requestId === first)!;
@@ -48,7 +57,9 @@ describe('dashboard spending', () => {
     // Newest first: each balance is the one below it plus this row's amount, exactly.
     const signed = (usd: string) => (usd.startsWith('-') ? -parseUsd(usd.slice(1)) : parseUsd(usd));
     for (let index = 0; index < ledger.length - 1; index += 1) {
-      expect(signed(ledger[index + 1]!.balanceAfterUsd) + signed(ledger[index]!.amountUsd)).toBe(signed(ledger[index]!.balanceAfterUsd));
+      expect(signed(ledger[index + 1]!.balanceAfterUsd) + signed(ledger[index]!.amountUsd)).toBe(
+        signed(ledger[index]!.balanceAfterUsd),
+      );
     }
     expect(ledger[0]!.balanceAfterUsd).toBe((await dashboard.get('/api/billing')).json.balanceUsd);
 
@@ -67,12 +78,17 @@ describe('dashboard spending', () => {
     expect(all.filters.keys.map((key: { keyName: string }) => key.keyName).sort()).toEqual(['backend', 'notebook']);
     const byKey = (await dashboard.get(`/api/usage/daily?days=7&keyId=${notebook.key.id}`)).json;
     expect(byKey.byKey).toHaveLength(1);
-    expect(byKey.byModel.map((row: { model: string; requests: number }) => [row.model, row.requests])).toEqual([['beta-5.4', 1]]);
+    expect(byKey.byModel.map((row: { model: string; requests: number }) => [row.model, row.requests])).toEqual([
+      ['beta-5.4', 1],
+    ]);
     expect(byKey.filters.models).toEqual(['alpha-sonnet-5', 'beta-5.4']);
     const byModel = (await dashboard.get('/api/usage/daily?days=7&model=beta-5.4')).json;
     expect(byModel.byModel.map((row: { requests: number }) => row.requests)).toEqual([2]);
-    const requests = (await dashboard.get(`/api/usage/requests?keyId=${backend.key.id}&model=alpha-sonnet-5`)).json.requests;
-    expect(requests.map((row: { model: string; keyName: string }) => `${row.model}/${row.keyName}`)).toEqual(['alpha-sonnet-5/backend']);
+    const requests = (await dashboard.get(`/api/usage/requests?keyId=${backend.key.id}&model=alpha-sonnet-5`)).json
+      .requests;
+    expect(requests.map((row: { model: string; keyName: string }) => `${row.model}/${row.keyName}`)).toEqual([
+      'alpha-sonnet-5/backend',
+    ]);
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
     expect(accountId).toMatch(/^acct_/);
   });
@@ -92,14 +108,20 @@ describe('dashboard spending', () => {
     await harness.gateway.accounts.setDisabled(accountId, true);
     const disabled = await new DashboardClient(harness.gateway.url).login(email, PASSWORD);
     expect(disabled.status).toBe(403);
-    expect(disabled.json.error).toMatchObject({ code: 'account_disabled', message: expect.stringMatching(/^This account is disabled\./) });
-    expect((await new DashboardClient(harness.gateway.url).login(email, 'not the password at all')).json.error.code).toBe('invalid_credentials');
+    expect(disabled.json.error).toMatchObject({
+      code: 'account_disabled',
+      message: expect.stringMatching(/^This account is disabled\./),
+    });
+    expect(
+      (await new DashboardClient(harness.gateway.url).login(email, 'not the password at all')).json.error.code,
+    ).toBe('invalid_credentials');
 
     // Five failures lock the email: the message says when, once, in minutes.
     const locked = uniqueEmail('locked');
     await new DashboardClient(harness.gateway.url).register(locked, PASSWORD);
     const guesser = new DashboardClient(harness.gateway.url);
-    for (let attempt = 0; attempt < 5; attempt += 1) expect((await guesser.login(locked, `wrong password ${attempt}`)).status).toBe(401);
+    for (let attempt = 0; attempt < 5; attempt += 1)
+      expect((await guesser.login(locked, `wrong password ${attempt}`)).status).toBe(401);
     const refused = await guesser.login(locked, 'wrong password again');
     expect(refused.status).toBe(429);
     expect(refused.json.error.message).toMatch(/^Too many failed logins\. Try again in \d+ minutes?\.$/);

@@ -45,7 +45,14 @@ async function metric(harness: TestGateway, name: string): Promise<number> {
  */
 async function survivesOutage(harness: TestGateway, outage: () => Promise<void>): Promise<CallOutcome[]> {
   const { accountId, key } = await harness.createAccountWithKey(undefined, 'enterprise');
-  await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: 100_000_000_000n, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+  await harness.gateway.storage.billing.credit({
+    accountId,
+    kind: 'topup',
+    amountNano: 100_000_000_000n,
+    idempotencyKey: `topup-${accountId}`,
+    note: null,
+    at: Date.now(),
+  });
   const logsBefore = harness.logs.length;
   const load = startLoad(harness.gateway.url, key);
   await sleep(2_500);
@@ -59,16 +66,22 @@ async function survivesOutage(harness: TestGateway, outage: () => Promise<void>)
   expect(completed.length).toBeGreaterThan(20);
   expect(refused.length).toBeGreaterThan(0);
   for (const outcome of refused) {
-    expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: outcome.kind.startsWith('anthropic') ? 529 : 503, retryAfter: '5' });
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({
+      status: outcome.kind.startsWith('anthropic') ? 529 : 503,
+      retryAfter: '5',
+    });
   }
-  for (const kind of ['openai', 'anthropic']) expect(completed.some((outcome) => outcome.kind.startsWith(kind) && outcome.kind.endsWith('stream'))).toBe(true);
+  for (const kind of ['openai', 'anthropic'])
+    expect(completed.some((outcome) => outcome.kind.startsWith(kind) && outcome.kind.endsWith('stream'))).toBe(true);
 
   // Replies that were running when the database went away were settled through the journal, now empty: each one
   // on disk (a write that failed would count here, make the gateway refuse paid requests and fail this test).
   expect(await metric(harness, 'tollgate_settlements_journaled_total')).toBeGreaterThan(0);
   expect(await metric(harness, 'tollgate_settlement_journal_write_failures_total')).toBe(0);
   expect(await metric(harness, 'tollgate_settlement_journal_unwritten')).toBe(0);
-  await expect.poll(() => metric(harness, 'tollgate_settlement_journal_pending'), { timeout: 20_000, interval: 250 }).toBe(0);
+  await expect
+    .poll(() => metric(harness, 'tollgate_settlement_journal_pending'), { timeout: 20_000, interval: 250 })
+    .toBe(0);
   expect(await metric(harness, 'tollgate_settlements_replayed_total')).toBeGreaterThan(0);
 
   // Every reply a client saw complete is billed: its usage record exists (the request id is its key: one).
@@ -77,16 +90,28 @@ async function survivesOutage(harness: TestGateway, outage: () => Promise<void>)
   expect(ids.filter((id) => !recorded.has(id))).toEqual([]);
   // Nothing held (a hold whose admission answer was lost in the cut expires and is swept).
   await expect
-    .poll(async () => (await harness.gateway.storage.billing.balance(accountId))?.reservedNano, { timeout: 20_000, interval: 250 })
+    .poll(async () => (await harness.gateway.storage.billing.balance(accountId))?.reservedNano, {
+      timeout: 20_000,
+      interval: 250,
+    })
     .toBe(0n);
 
   const verify = await run(process.execPath, [BUILT_CLI, 'ledger', 'verify', '--json'], {
-    env: { ...process.env, DATABASE_URL: harness.databaseUrl, SETTLEMENT_JOURNAL_DIR: harness.gateway.config.settlementJournalDir },
+    env: {
+      ...process.env,
+      DATABASE_URL: harness.databaseUrl,
+      SETTLEMENT_JOURNAL_DIR: harness.gateway.config.settlementJournalDir,
+    },
   });
   expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, mismatches: [], journal: { pending: [] } });
 
   // The log: the outage announced once (then a line per 10 s at most), no internal error, no line per request.
-  const lines = harness.logs.slice(logsBefore).join('').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { level: number; msg: string });
+  const lines = harness.logs
+    .slice(logsBefore)
+    .join('')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
   expect(lines.filter((line) => line.msg === 'internal error')).toEqual([]);
   expect(lines.filter((line) => line.msg.startsWith('storage unavailable'))).toHaveLength(1);
   expect(lines.filter((line) => line.level >= 40).length).toBeLessThan(15);
@@ -99,7 +124,10 @@ describe('database outages under load', () => {
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
     await admin.query(`create schema ${schema}`);
-    cleanups.push(() => dropPostgresSchema(schema), () => admin.end());
+    cleanups.push(
+      () => dropPostgresSchema(schema),
+      () => admin.end(),
+    );
     const target = new URL(POSTGRES_URL);
     const relay: TcpRelay = await startTcpRelay({ host: target.hostname, port: Number(target.port || 5432) });
     cleanups.push(() => relay.close());

@@ -18,7 +18,10 @@ describe('demo mode', () => {
     expect(harness.gateway.simulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const { key } = await harness.createAccountWithKey();
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'o3', messages: [{ role: 'user', content: 'demo?' }] });
+    const completion = await client.chat.completions.create({
+      model: 'o3',
+      messages: [{ role: 'user', content: 'demo?' }],
+    });
     expect(completion.choices[0]!.message.content).toBeTruthy();
   });
 });

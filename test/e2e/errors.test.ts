@@ -14,7 +14,10 @@ afterAll(async () => {
   await harness?.close();
 });
 
-async function post(body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any; headers: Headers }> {
+async function post(
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any; headers: Headers }> {
   const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
@@ -36,7 +39,8 @@ describe('errors in the OpenAI shape (spec §7)', () => {
     expectOpenAIError(json, 'invalid_request_error');
     expect(json.error.param).toBe('model');
     expect(json.error.message).toContain("'gpt-9'");
-    for (const id of ['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1']) expect(json.error.message).toContain(id);
+    for (const id of ['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1'])
+      expect(json.error.message).toContain(id);
   });
 
   it('missing model → 400 with the valid ids', async () => {
@@ -59,7 +63,9 @@ describe('errors in the OpenAI shape (spec §7)', () => {
   });
 
   it('prototype-pollution keys are refused, not merged', async () => {
-    const { status } = await post('{"model":"beta-5.4","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":true}}');
+    const { status } = await post(
+      '{"model":"beta-5.4","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":true}}',
+    );
     expect(status).toBe(400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -78,9 +84,9 @@ describe('errors in the OpenAI shape (spec §7)', () => {
 
   it('the SDK raises the matching error classes', async () => {
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
-      OpenAI.BadRequestError,
-    );
+    await expect(
+      client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const anonymous = new OpenAI({ apiKey: 'sk-tg-wrong', baseURL: harness.openaiBaseUrl, maxRetries: 0 });
     await expect(anonymous.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
@@ -97,7 +103,9 @@ describe('errors in the OpenAI shape (spec §7)', () => {
   });
 
   it('unknown paths → 404 in the same shape', async () => {
-    const response = await fetch(`${harness.gateway.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${key}` } });
+    const response = await fetch(`${harness.gateway.url}/v1/nothing-here`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(response.status).toBe(404);
     expectOpenAIError(await response.json(), 'invalid_request_error');
   });

@@ -34,7 +34,9 @@ function label(path: string): string {
 }
 
 /** Rows of [method, path, …] as objects whose `name` is the path's label. */
-function titled<Row extends readonly [string, string, ...string[]]>(rows: readonly Row[]): Array<{ row: Row; method: string; name: string }> {
+function titled<Row extends readonly [string, string, ...string[]]>(
+  rows: readonly Row[],
+): Array<{ row: Row; method: string; name: string }> {
   return rows.map((row) => ({ row, method: row[0], name: label(row[1]) }));
 }
 
@@ -48,8 +50,18 @@ interface Answer {
 }
 
 /** One request written byte for byte (fetch would re-encode a malformed escape), with the key unless told not to. */
-async function send(method: string, path: string, headers: Record<string, string> = { authorization: `Bearer ${key}` }, body?: string): Promise<Answer> {
-  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+async function send(
+  method: string,
+  path: string,
+  headers: Record<string, string> = { authorization: `Bearer ${key}` },
+  body?: string,
+): Promise<Answer> {
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   if (body !== undefined) lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
   const raw = await rawExchange(harness.gateway.url, 30_000, `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`);
   const split = raw.indexOf('\r\n\r\n');
@@ -66,7 +78,16 @@ function expectShape(answer: Answer, shape: Shape, status: number, code: string)
   expect(answer.status).toBe(status);
   expect(answer.head).toContain('content-type: application/json');
   expect(answer.head).toMatch(/\r\nx-request-id: req_[0-9a-f]+/);
-  for (const leak of ['FST_', 'statusCode', 'Bad Request', 'not a valid url component', 'max param length', 'node_modules', '    at ', 'dist/src']) {
+  for (const leak of [
+    'FST_',
+    'statusCode',
+    'Bad Request',
+    'not a valid url component',
+    'max param length',
+    'node_modules',
+    '    at ',
+    'dist/src',
+  ]) {
     expect(answer.text).not.toContain(leak);
   }
   const { json } = answer;
@@ -99,9 +120,11 @@ function expectShape(answer: Answer, shape: Shape, status: number, code: string)
 /** What any of these requests could have changed: both accounts' keys, usage and stored responses. */
 async function snapshot(): Promise<string> {
   const { storage } = harness.gateway;
-  const keys = async (account: string) => (await storage.apiKeys.listByAccount(account)).map(({ lastUsedAt: _used, ...record }) => record);
+  const keys = async (account: string) =>
+    (await storage.apiKeys.listByAccount(account)).map(({ lastUsedAt: _used, ...record }) => record);
   // Money columns are bigints, which JSON has no number for.
-  const json = (value: unknown) => JSON.stringify(value, (_key, field: unknown) => (typeof field === 'bigint' ? `${field}n` : field));
+  const json = (value: unknown) =>
+    JSON.stringify(value, (_key, field: unknown) => (typeof field === 'bigint' ? `${field}n` : field));
   return json({
     keys: await keys(accountId),
     dashboardKeys: await keys(dashboardAccountId),
@@ -149,7 +172,12 @@ describe('a malformed percent-escape in the path: 400 in the path protocol shape
     ['DELETE', '/v1/keys/%C0%80', 'openai'],
     ['GET', '/%ZZ', 'openai'],
   ] as const)('%s %s → 400 (%s shape)', async (method, path, shape) => {
-    const answer = await send(method, path, { authorization: `Bearer ${key}` }, method === 'POST' || method === 'PATCH' ? '{}' : undefined);
+    const answer = await send(
+      method,
+      path,
+      { authorization: `Bearer ${key}` },
+      method === 'POST' || method === 'PATCH' ? '{}' : undefined,
+    );
     expectShape(answer, shape, 400, 'invalid_request');
     expect(answer.json.error.message).toMatch(/percent-escape/);
   });
@@ -164,11 +192,26 @@ describe('a malformed percent-escape in the path: 400 in the path protocol shape
   });
 
   it('a Google SDK asking a model under /v1/models gets Google shape, as that route answers it', async () => {
-    expectShape(await send('GET', '/v1/models/%ZZ', { 'x-goog-api-key': key, 'x-goog-api-client': 'google-genai-sdk/1.0.0' }), 'google', 400, 'invalid_request');
+    expectShape(
+      await send('GET', '/v1/models/%ZZ', { 'x-goog-api-key': key, 'x-goog-api-client': 'google-genai-sdk/1.0.0' }),
+      'google',
+      400,
+      'invalid_request',
+    );
   });
 
   it('an absolute-form target (as a proxy sends it) is read by its path: its shape, never the dashboard page', async () => {
-    expectShape(await send('POST', 'http://127.0.0.1/v1beta/models/%ZZ:generateContent', { authorization: `Bearer ${key}` }, '{}'), 'google', 400, 'invalid_request');
+    expectShape(
+      await send(
+        'POST',
+        'http://127.0.0.1/v1beta/models/%ZZ:generateContent',
+        { authorization: `Bearer ${key}` },
+        '{}',
+      ),
+      'google',
+      400,
+      'invalid_request',
+    );
     const wrongMethod = await send('GET', 'http://127.0.0.1/v1/chat/completions');
     expectShape(wrongMethod, 'openai', 405, 'method_not_allowed');
     expect(wrongMethod.head).toContain('\r\nallow: post');
@@ -177,26 +220,39 @@ describe('a malformed percent-escape in the path: 400 in the path protocol shape
   it('is logged as one request line with its id and status, like any other request', async () => {
     const answer = await send('GET', '/v1/responses/%ZZ?probe=log-line');
     const id = /x-request-id: (req_[0-9a-f]+)/.exec(answer.head)![1]!;
-    await expect.poll(() => harness.logs.find((line) => line.includes(id) && line.includes('"msg":"request"')), { timeout: 5_000 }).toBeDefined();
-    const line = JSON.parse(harness.logs.find((entry) => entry.includes(id) && entry.includes('"msg":"request"'))!) as Record<string, unknown>;
+    await expect
+      .poll(() => harness.logs.find((line) => line.includes(id) && line.includes('"msg":"request"')), {
+        timeout: 5_000,
+      })
+      .toBeDefined();
+    const line = JSON.parse(
+      harness.logs.find((entry) => entry.includes(id) && entry.includes('"msg":"request"'))!,
+    ) as Record<string, unknown>;
     expect(line).toMatchObject({ method: 'GET', url: '/v1/responses/%ZZ', status: 400 });
   });
 });
 
 describe('a path parameter over 100 characters reaches its route: the protocol usual not-found', () => {
-  it.each(titled([
-    ['GET', `/v1/responses/resp_${LONG}`, 'openai', 'not_found'],
-    ['DELETE', `/v1/responses/resp_${LONG}`, 'openai', 'not_found'],
-    ['GET', `/v1/responses/resp_${LONG}/input_items`, 'openai', 'not_found'],
-    ['GET', `/v1/models/${LONG}`, 'openai', 'not_found'],
-    ['PATCH', `/v1/keys/key_${LONG}`, 'openai', 'not_found'],
-    ['DELETE', `/v1/keys/key_${LONG}`, 'openai', 'not_found'],
-    ['POST', `/v1/keys/key_${LONG}/rotate`, 'openai', 'not_found'],
-    ['POST', `/v1beta/models/${LONG}:generateContent`, 'google', 'not_found'],
-    ['POST', `/v1beta/models/${LONG}:countTokens`, 'google', 'not_found'],
-    ['GET', `/v1beta/models/${LONG}`, 'google', 'not_found'],
-  ] as const))('$method $name → 404', async ({ row: [method, path, shape, code] }) => {
-    const body = method === 'PATCH' ? '{"name":"renamed"}' : method === 'POST' ? '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}' : undefined;
+  it.each(
+    titled([
+      ['GET', `/v1/responses/resp_${LONG}`, 'openai', 'not_found'],
+      ['DELETE', `/v1/responses/resp_${LONG}`, 'openai', 'not_found'],
+      ['GET', `/v1/responses/resp_${LONG}/input_items`, 'openai', 'not_found'],
+      ['GET', `/v1/models/${LONG}`, 'openai', 'not_found'],
+      ['PATCH', `/v1/keys/key_${LONG}`, 'openai', 'not_found'],
+      ['DELETE', `/v1/keys/key_${LONG}`, 'openai', 'not_found'],
+      ['POST', `/v1/keys/key_${LONG}/rotate`, 'openai', 'not_found'],
+      ['POST', `/v1beta/models/${LONG}:generateContent`, 'google', 'not_found'],
+      ['POST', `/v1beta/models/${LONG}:countTokens`, 'google', 'not_found'],
+      ['GET', `/v1beta/models/${LONG}`, 'google', 'not_found'],
+    ] as const),
+  )('$method $name → 404', async ({ row: [method, path, shape, code] }) => {
+    const body =
+      method === 'PATCH'
+        ? '{"name":"renamed"}'
+        : method === 'POST'
+          ? '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
+          : undefined;
     const answer = await send(method, path, { authorization: `Bearer ${key}` }, body);
     expectShape(answer, shape, 404, code);
     // The route's own answer about the id, not the router's "no route".
@@ -210,23 +266,35 @@ describe('a path parameter over 100 characters reaches its route: the protocol u
   });
 
   it('an unknown Gemini model with a long name is the 404 of any unknown model, naming it', async () => {
-    const answer = await send('POST', `/v1beta/models/${LONG}:generateContent`, { 'x-goog-api-key': key }, '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
+    const answer = await send(
+      'POST',
+      `/v1beta/models/${LONG}:generateContent`,
+      { 'x-goog-api-key': key },
+      '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}',
+    );
     expectShape(answer, 'google', 404, 'not_found');
     expect(answer.json.error.message).toContain(LONG);
   });
 
-  it.each(titled([
-    ['POST', `/api/keys/key_${LONG}/revoke`],
-    ['POST', `/api/keys/key_${LONG}/rotate`],
-    ['PATCH', `/api/keys/key_${LONG}`],
-  ] as const))('$method $name with a session → 404 (dashboard shape)', async ({ row: [method, path] }) => {
+  it.each(
+    titled([
+      ['POST', `/api/keys/key_${LONG}/revoke`],
+      ['POST', `/api/keys/key_${LONG}/rotate`],
+      ['PATCH', `/api/keys/key_${LONG}`],
+    ] as const),
+  )('$method $name with a session → 404 (dashboard shape)', async ({ row: [method, path] }) => {
     const answer = await send(method, path, session(), method === 'PATCH' ? '{"name":"renamed"}' : '{}');
     expectShape(answer, 'dashboard', 404, 'not_found');
     expect(answer.json.error).toMatchObject({ field: 'id', message: expect.stringContaining(`key_${LONG}`) });
   });
 
   it('without a key the route asks for one, in its own shape (the parameter no longer stops it first)', async () => {
-    expectShape(await send('POST', `/v1beta/models/${LONG}:generateContent`, {}, '{}'), 'google', 401, 'missing_api_key');
+    expectShape(
+      await send('POST', `/v1beta/models/${LONG}:generateContent`, {}, '{}'),
+      'google',
+      401,
+      'missing_api_key',
+    );
     const keyless = await send('DELETE', `/v1/keys/key_${LONG}`, {});
     expect(keyless.status).toBe(401);
     expect(keyless.json.error.code).toBe('missing_api_key');
@@ -234,15 +302,22 @@ describe('a path parameter over 100 characters reaches its route: the protocol u
 });
 
 describe('a path parameter past the router limit: the 404 of a path no route serves, in the path shape', () => {
-  it.each(titled([
-    ['POST', `/v1beta/models/${OVERLONG}:generateContent`, 'google'],
-    ['DELETE', `/v1/keys/key_${OVERLONG}`, 'openai'],
-    ['POST', `/v1/keys/key_${OVERLONG}/rotate`, 'openai'],
-    ['DELETE', `/v1/responses/resp_${OVERLONG}`, 'openai'],
-    ['GET', `/v1/responses/resp_${OVERLONG}`, 'openai'],
-    ['POST', `/v1/messages/${OVERLONG}`, 'anthropic'],
-  ] as const))('$method $name → 404', async ({ row: [method, path, shape] }) => {
-    expectShape(await send(method, path, { authorization: `Bearer ${key}` }, method === 'POST' ? '{}' : undefined), shape, 404, 'not_found');
+  it.each(
+    titled([
+      ['POST', `/v1beta/models/${OVERLONG}:generateContent`, 'google'],
+      ['DELETE', `/v1/keys/key_${OVERLONG}`, 'openai'],
+      ['POST', `/v1/keys/key_${OVERLONG}/rotate`, 'openai'],
+      ['DELETE', `/v1/responses/resp_${OVERLONG}`, 'openai'],
+      ['GET', `/v1/responses/resp_${OVERLONG}`, 'openai'],
+      ['POST', `/v1/messages/${OVERLONG}`, 'anthropic'],
+    ] as const),
+  )('$method $name → 404', async ({ row: [method, path, shape] }) => {
+    expectShape(
+      await send(method, path, { authorization: `Bearer ${key}` }, method === 'POST' ? '{}' : undefined),
+      shape,
+      404,
+      'not_found',
+    );
   });
 
   it('POST /api/keys/{1,200 characters}/revoke → 404 (dashboard shape)', async () => {
@@ -258,7 +333,9 @@ describe('afterwards', () => {
     await models.arrayBuffer();
     const keys = await dashboard.get('/api/keys');
     expect(keys.status).toBe(200);
-    expect(keys.json.keys.map((entry: { id: string; revokedAt: unknown }) => [entry.id, entry.revokedAt ?? null])).toEqual([[dashboardKeyId, null]]);
+    expect(
+      keys.json.keys.map((entry: { id: string; revokedAt: unknown }) => [entry.id, entry.revokedAt ?? null]),
+    ).toEqual([[dashboardKeyId, null]]);
     expect(keyId).toMatch(/^key_/);
   });
 });

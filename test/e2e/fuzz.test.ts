@@ -47,10 +47,20 @@ async function dashboardSession(): Promise<{ cookie: string; csrf: string }> {
 
 beforeAll(async () => {
   // No free allowance and no balance: a request that happens to be valid is refused (403) before any upstream call.
-  harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' }, yaml: 'tiers:\n  fuzz:\n    requestsPerMinute: 100000\n' });
+  harness = await startTestGateway({
+    env: { FREE_TOKENS_PER_DAY: '0' },
+    yaml: 'tiers:\n  fuzz:\n    requestsPerMinute: 100000\n',
+  });
   ({ key: apiKey, accountId } = await harness.createAccountWithKey(undefined, 'fuzz'));
   funded = await harness.createAccountWithKey(undefined, 'fuzz');
-  await harness.gateway.storage.billing.credit({ accountId: funded.accountId, kind: 'topup', amountNano: 1_000_000_000_000n, idempotencyKey: 'fuzz-topup', note: null, at: Date.now() });
+  await harness.gateway.storage.billing.credit({
+    accountId: funded.accountId,
+    kind: 'topup',
+    amountNano: 1_000_000_000_000n,
+    idempotencyKey: 'fuzz-topup',
+    note: null,
+    at: Date.now(),
+  });
   visitor = await dashboardSession();
   const registered = await fetch(`${harness.gateway.url}/api/auth/register`, {
     method: 'POST',
@@ -59,7 +69,11 @@ beforeAll(async () => {
   });
   expect(registered.status).toBe(201);
   const session = (await registered.json()) as { csrfToken: string; account: { id: string } };
-  dashboard = { cookie: registered.headers.get('set-cookie')!.split(';')[0]!, csrf: session.csrfToken, accountId: session.account.id };
+  dashboard = {
+    cookie: registered.headers.get('set-cookie')!.split(';')[0]!,
+    csrf: session.csrfToken,
+    accountId: session.account.id,
+  };
   // A fresh visitor token for the login/register cases (registering replaced the first one's session).
   visitor = await dashboardSession();
 });
@@ -119,9 +133,13 @@ describe('fuzzing the model endpoints', () => {
   it('POST /v1/chat/completions: hostile bodies and headers get a 4xx in the OpenAI shape and change nothing', async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(hostileBody(OPENAI_TEMPLATE, OPENAI_PATHS, OPENAI_SPECIAL_PATHS), hostileHeaders({ authorization: `Bearer ${apiKey}` }), async (body, headers) => {
-        await expectRefused('openai', await send('/v1/chat/completions', headers, body), body.kind);
-      }),
+      fc.asyncProperty(
+        hostileBody(OPENAI_TEMPLATE, OPENAI_PATHS, OPENAI_SPECIAL_PATHS),
+        hostileHeaders({ authorization: `Bearer ${apiKey}` }),
+        async (body, headers) => {
+          await expectRefused('openai', await send('/v1/chat/completions', headers, body), body.kind);
+        },
+      ),
       runOptions(1),
     );
     expect(await snapshot()).toEqual(before);
@@ -130,9 +148,13 @@ describe('fuzzing the model endpoints', () => {
   it('POST /v1/messages: hostile bodies and headers get a 4xx in the Anthropic shape and change nothing', async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(hostileBody(ANTHROPIC_TEMPLATE, ANTHROPIC_PATHS, ANTHROPIC_SPECIAL_PATHS), hostileHeaders({ 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' }), async (body, headers) => {
-        await expectRefused('anthropic', await send('/v1/messages', headers, body), body.kind);
-      }),
+      fc.asyncProperty(
+        hostileBody(ANTHROPIC_TEMPLATE, ANTHROPIC_PATHS, ANTHROPIC_SPECIAL_PATHS),
+        hostileHeaders({ 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' }),
+        async (body, headers) => {
+          await expectRefused('anthropic', await send('/v1/messages', headers, body), body.kind);
+        },
+      ),
       runOptions(2),
     );
     expect(await snapshot()).toEqual(before);
@@ -141,9 +163,13 @@ describe('fuzzing the model endpoints', () => {
   it('POST /v1/responses: hostile bodies and headers get a 4xx in the OpenAI shape and change nothing', async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS), hostileHeaders({ authorization: `Bearer ${apiKey}` }), async (body, headers) => {
-        await expectRefused('openai', await send('/v1/responses', headers, body), body.kind);
-      }),
+      fc.asyncProperty(
+        hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS),
+        hostileHeaders({ authorization: `Bearer ${apiKey}` }),
+        async (body, headers) => {
+          await expectRefused('openai', await send('/v1/responses', headers, body), body.kind);
+        },
+      ),
       runOptions(7),
     );
     expect(await snapshot()).toEqual(before);
@@ -151,9 +177,21 @@ describe('fuzzing the model endpoints', () => {
 
   it('a funded account: whatever the body, never a 5xx, errors in the caller’s shape, the ledger stays balanced', async () => {
     const endpoint = fc.oneof(
-      hostileBody(OPENAI_TEMPLATE, OPENAI_PATHS, OPENAI_SPECIAL_PATHS).map((body) => ({ path: '/v1/chat/completions', shape: 'openai' as const, body })),
-      hostileBody(ANTHROPIC_TEMPLATE, ANTHROPIC_PATHS, ANTHROPIC_SPECIAL_PATHS).map((body) => ({ path: '/v1/messages', shape: 'anthropic' as const, body })),
-      hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS).map((body) => ({ path: '/v1/responses', shape: 'openai' as const, body })),
+      hostileBody(OPENAI_TEMPLATE, OPENAI_PATHS, OPENAI_SPECIAL_PATHS).map((body) => ({
+        path: '/v1/chat/completions',
+        shape: 'openai' as const,
+        body,
+      })),
+      hostileBody(ANTHROPIC_TEMPLATE, ANTHROPIC_PATHS, ANTHROPIC_SPECIAL_PATHS).map((body) => ({
+        path: '/v1/messages',
+        shape: 'anthropic' as const,
+        body,
+      })),
+      hostileBody(RESPONSES_TEMPLATE, RESPONSES_PATHS, RESPONSES_SPECIAL_PATHS).map((body) => ({
+        path: '/v1/responses',
+        shape: 'openai' as const,
+        body,
+      })),
     );
     await fc.assert(
       fc.asyncProperty(endpoint, async ({ path, shape, body }) => {
@@ -177,19 +215,24 @@ describe('fuzzing the model endpoints', () => {
   it('raw request heads with header injection, NUL bytes, folding and smuggling attempts: a 4xx, never an echo', async () => {
     const paths = ['/v1/chat/completions', '/v1/messages'] as const;
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...paths).chain((path) => rawRequestHead(path, `Bearer ${apiKey}`).map((request) => ({ path, ...request }))), async ({ path, kind, head, body }) => {
-        const raw = await rawExchange(harness.gateway.url, CASE_TIMEOUT_MS, `${head}\r\n\r\n${body}`);
-        const context = `${kind} → ${raw.slice(0, 300)}`;
-        const [responseHead = '', responseBody = ''] = raw.split('\r\n\r\n', 2);
-        const status = Number(responseHead.split(' ')[1]);
-        expect(status, context).toBeGreaterThanOrEqual(400);
-        expect(status, context).toBeLessThan(500);
-        expect(responseHead.toLowerCase(), context).not.toContain('injected');
-        const parsed = JSON.parse(responseBody) as unknown;
-        // The HTTP parser refuses what it cannot read in the shape of the path it could read, OpenAI's otherwise.
-        if ((parsed as { type?: string }).type === 'error') expect(path).toBe('/v1/messages');
-        expectErrorShape((parsed as { type?: string }).type === 'error' ? 'anthropic' : 'openai', parsed);
-      }),
+      fc.asyncProperty(
+        fc
+          .constantFrom(...paths)
+          .chain((path) => rawRequestHead(path, `Bearer ${apiKey}`).map((request) => ({ path, ...request }))),
+        async ({ path, kind, head, body }) => {
+          const raw = await rawExchange(harness.gateway.url, CASE_TIMEOUT_MS, `${head}\r\n\r\n${body}`);
+          const context = `${kind} → ${raw.slice(0, 300)}`;
+          const [responseHead = '', responseBody = ''] = raw.split('\r\n\r\n', 2);
+          const status = Number(responseHead.split(' ')[1]);
+          expect(status, context).toBeGreaterThanOrEqual(400);
+          expect(status, context).toBeLessThan(500);
+          expect(responseHead.toLowerCase(), context).not.toContain('injected');
+          const parsed = JSON.parse(responseBody) as unknown;
+          // The HTTP parser refuses what it cannot read in the shape of the path it could read, OpenAI's otherwise.
+          if ((parsed as { type?: string }).type === 'error') expect(path).toBe('/v1/messages');
+          expectErrorShape((parsed as { type?: string }).type === 'error' ? 'anthropic' : 'openai', parsed);
+        },
+      ),
       runOptions(3),
     );
   });
@@ -199,10 +242,14 @@ describe('fuzzing the dashboard API', () => {
   it('POST /api/auth/login and /api/auth/register: hostile bodies get a 4xx in the dashboard shape and create nothing', async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('/api/auth/login', '/api/auth/register'), hostileBody(CREDENTIALS_TEMPLATE, CREDENTIALS_PATHS), async (path, body) => {
-        const headers = { 'content-type': 'application/json', cookie: visitor.cookie, 'x-csrf-token': visitor.csrf };
-        await expectRefused('dashboard', await send(path, headers, body), `${path} ${body.kind}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('/api/auth/login', '/api/auth/register'),
+        hostileBody(CREDENTIALS_TEMPLATE, CREDENTIALS_PATHS),
+        async (path, body) => {
+          const headers = { 'content-type': 'application/json', cookie: visitor.cookie, 'x-csrf-token': visitor.csrf };
+          await expectRefused('dashboard', await send(path, headers, body), `${path} ${body.kind}`);
+        },
+      ),
       runOptions(4),
     );
     expect(await snapshot()).toEqual(before);
@@ -212,7 +259,11 @@ describe('fuzzing the dashboard API', () => {
     const before = await snapshot();
     await fc.assert(
       fc.asyncProperty(hostileBody(KEY_TEMPLATE, KEY_PATHS), async (body) => {
-        const headers = { 'content-type': 'application/json', cookie: dashboard.cookie, 'x-csrf-token': dashboard.csrf };
+        const headers = {
+          'content-type': 'application/json',
+          cookie: dashboard.cookie,
+          'x-csrf-token': dashboard.csrf,
+        };
         await expectRefused('dashboard', await send('/api/keys', headers, body), body.kind);
       }),
       runOptions(5),
@@ -229,4 +280,3 @@ describe('after the fuzzing', () => {
     expect(harness.logs.some((line) => line.includes('"level":50') || line.includes('"level":60'))).toBe(false);
   });
 });
-

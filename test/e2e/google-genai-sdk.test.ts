@@ -59,8 +59,18 @@ beforeAll(async () => {
   harness = await startTestGateway();
   const { key } = await harness.createAccountWithKey('genai@example.com', 'pro');
   const script = join(AGENTS_PACKAGE_DIR, 'clients/google-genai.mjs');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', GATEWAY_URL: harness.gateway.url, API_KEY: key, MODELS: MODELS.join(',') };
-  const { stdout } = await promisify(execFile)(NODE_24, [script], { env, cwd: AGENTS_PACKAGE_DIR, timeout: 400_000, maxBuffer: 16 * 1024 * 1024 });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    GATEWAY_URL: harness.gateway.url,
+    API_KEY: key,
+    MODELS: MODELS.join(','),
+  };
+  const { stdout } = await promisify(execFile)(NODE_24, [script], {
+    env,
+    cwd: AGENTS_PACKAGE_DIR,
+    timeout: 400_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   report = JSON.parse(stdout) as Report;
   calls = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
@@ -78,7 +88,10 @@ describe('@google/genai 3.3 (Node 24)', () => {
     expect(report.list.value!.map((model) => model.name).sort()).toEqual(MODELS.map((id) => `models/${id}`).sort());
     for (const model of report.list.value!) {
       const definition = MODEL_DEFINITIONS.find((candidate) => `models/${candidate.id}` === model.name)!;
-      expect(model).toMatchObject({ inputTokenLimit: definition.contextWindow, outputTokenLimit: definition.maxOutputTokens });
+      expect(model).toMatchObject({
+        inputTokenLimit: definition.contextWindow,
+        outputTokenLimit: definition.maxOutputTokens,
+      });
     }
   });
 
@@ -86,7 +99,9 @@ describe('@google/genai 3.3 (Node 24)', () => {
     expect(calls.length).toBeGreaterThan(MODELS.length * 8);
     expect(calls.filter((call) => call.status !== 200)).toEqual([]);
     // The SDK lists and gets models under /v1, and generates under /v1beta.
-    expect(calls.filter((call) => !call.url.startsWith('/v1beta/models/') && !call.url.startsWith('/v1/models'))).toEqual([]);
+    expect(
+      calls.filter((call) => !call.url.startsWith('/v1beta/models/') && !call.url.startsWith('/v1/models')),
+    ).toEqual([]);
   });
 });
 
@@ -110,7 +125,10 @@ describe('why the Google routes end streams without data: [DONE]', () => {
         console.log(JSON.stringify({ ok: false, text, message: String(error.message) }));
       }`;
     try {
-      const { stdout } = await promisify(execFile)(NODE_24, ['--input-type=module', '-e', script], { cwd: AGENTS_PACKAGE_DIR, timeout: 60_000 });
+      const { stdout } = await promisify(execFile)(NODE_24, ['--input-type=module', '-e', script], {
+        cwd: AGENTS_PACKAGE_DIR,
+        timeout: 60_000,
+      });
       const outcome = JSON.parse(stdout) as { ok: boolean; text: string; message?: string };
       expect(outcome.text).toBe('hi');
       expect(outcome.ok).toBe(false);
@@ -137,7 +155,9 @@ describe.each(MODELS)('@google/genai on %s', (model) => {
     expect(value.modelVersion).toBe(model);
     expect(value.usage.promptTokenCount).toBeGreaterThan(0);
     expect(value.usage.candidatesTokenCount).toBeGreaterThan(0);
-    expect(value.usage.totalTokenCount).toBe(value.usage.promptTokenCount + value.usage.candidatesTokenCount + (value.usage.thoughtsTokenCount ?? 0));
+    expect(value.usage.totalTokenCount).toBe(
+      value.usage.promptTokenCount + value.usage.candidatesTokenCount + (value.usage.thoughtsTokenCount ?? 0),
+    );
     expect(BigInt(value.usage.cost_nano_usd!)).toBeGreaterThanOrEqual(0n);
   });
 
@@ -166,18 +186,21 @@ describe.each(MODELS)('@google/genai on %s', (model) => {
     expect(outcome.value!.text.length).toBeGreaterThan(0);
   });
 
-  it.each(['loop', 'streamLoop'] as const)('a function-calling loop through chats (%s): the call, its response, the answer', (which) => {
-    const outcome = report.models[model]![which];
-    expect(outcome.ok, outcome.message).toBe(true);
-    const value = outcome.value!;
-    expect(value.calls).toEqual([expect.objectContaining({ name: 'lookup', hasId: true })]);
-    expect(typeof value.calls[0]!.args.word).toBe('string');
-    expect(value.firstFinish).toBe('STOP');
-    expect(value.finalText).toContain('glossary entry for');
-    expect(value.finalFinish).toBe('STOP');
-    // user, model (call), user (response), model (answer): the SDK kept every turn (a streamed turn as one
-    // content per chunk).
-    if (which === 'loop') expect(value.historyLength).toBe(4);
-    else expect(value.historyLength).toBeGreaterThan(4);
-  });
+  it.each(['loop', 'streamLoop'] as const)(
+    'a function-calling loop through chats (%s): the call, its response, the answer',
+    (which) => {
+      const outcome = report.models[model]![which];
+      expect(outcome.ok, outcome.message).toBe(true);
+      const value = outcome.value!;
+      expect(value.calls).toEqual([expect.objectContaining({ name: 'lookup', hasId: true })]);
+      expect(typeof value.calls[0]!.args.word).toBe('string');
+      expect(value.firstFinish).toBe('STOP');
+      expect(value.finalText).toContain('glossary entry for');
+      expect(value.finalFinish).toBe('STOP');
+      // user, model (call), user (response), model (answer): the SDK kept every turn (a streamed turn as one
+      // content per chunk).
+      if (which === 'loop') expect(value.historyLength).toBe(4);
+      else expect(value.historyLength).toBeGreaterThan(4);
+    },
+  );
 });

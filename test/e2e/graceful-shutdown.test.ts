@@ -49,9 +49,19 @@ async function serve(extraEnv: Record<string, string>): Promise<Served> {
   const databaseUrl = `sqlite:${join(directory, 'db.sqlite')}`;
   const storage = await openStorage(databaseUrl);
   await storage.migrate();
-  const account = await new AccountService(storage.accounts).create({ email: 'drain@example.com', password: 'correct horse battery staple' });
+  const account = await new AccountService(storage.accounts).create({
+    email: 'drain@example.com',
+    password: 'correct horse battery staple',
+  });
   const { secret } = await new KeyService(storage.apiKeys).create(account.id, { name: 'drain' });
-  await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: 100_000_000_000n, idempotencyKey: 'seed', note: null, at: Date.now() });
+  await storage.billing.credit({
+    accountId: account.id,
+    kind: 'topup',
+    amountNano: 100_000_000_000n,
+    idempotencyKey: 'seed',
+    note: null,
+    at: Date.now(),
+  });
 
   const child = spawn(process.execPath, [CLI, 'serve'], {
     env: {
@@ -93,7 +103,11 @@ interface StreamResult {
  * Starts a streaming chat request; `firstFrame` resolves once the first SSE frame arrived (the request is in
  * flight), `done` when the stream is over.
  */
-function startStream(url: string, key: string, directive: string): { firstFrame: Promise<void>; done: Promise<StreamResult> } {
+function startStream(
+  url: string,
+  key: string,
+  directive: string,
+): { firstFrame: Promise<void>; done: Promise<StreamResult> } {
   let signalFirst: () => void = () => {};
   const firstFrame = new Promise<void>((resolve) => {
     signalFirst = resolve;
@@ -102,7 +116,12 @@ function startStream(url: string, key: string, directive: string): { firstFrame:
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'beta-5.4', stream: true, max_tokens: 2_000, messages: [{ role: 'user', content: `Tell me a story ${directive}` }] }),
+      body: JSON.stringify({
+        model: 'beta-5.4',
+        stream: true,
+        max_tokens: 2_000,
+        messages: [{ role: 'user', content: `Tell me a story ${directive}` }],
+      }),
     });
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id')!;
@@ -135,7 +154,9 @@ async function expectSettledOnce(served: Served, requestIds: string[]): Promise<
   const balance = await served.storage.billing.balance(served.accountId);
   expect(balance!.reservedNano).toBe(0n);
   expect(await served.storage.billing.verifyLedger()).toEqual([]);
-  const charges = (await served.storage.billing.ledger(served.accountId, 1_000)).filter((entry) => entry.kind === 'usage');
+  const charges = (await served.storage.billing.ledger(served.accountId, 1_000)).filter(
+    (entry) => entry.kind === 'usage',
+  );
   expect(new Set(charges.map((entry) => entry.requestId)).size).toBe(charges.length);
   for (const charge of charges) expect(requestIds).toContain(charge.requestId);
   return byRequest;
@@ -145,19 +166,33 @@ describe('graceful shutdown of `tollgate serve`', () => {
   it(`SIGTERM during ${STREAMS} streams and 10 plain requests: every one finishes, each is settled once, the process exits 0`, async () => {
     const served = await serve({ SHUTDOWN_GRACE_MS: '60000' });
     try {
-      const streams = Array.from({ length: STREAMS }, () => startStream(served.url, served.key, '[[sim chunk-delay=60 words=25]]'));
+      const streams = Array.from({ length: STREAMS }, () =>
+        startStream(served.url, served.key, '[[sim chunk-delay=60 words=25]]'),
+      );
       await Promise.all(streams.map((stream) => stream.firstFrame));
       // Non-stream requests whose vendor answers only after the signal: their responses must still go out.
       const plain = Array.from({ length: 10 }, () =>
         fetch(`${served.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${served.key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'beta-5.4', max_tokens: 2_000, messages: [{ role: 'user', content: 'Hi [[sim slow-first-byte delay=1500]]' }] }),
-        }).then(async (response) => ({ status: response.status, requestId: response.headers.get('x-request-id')!, body: (await response.json()) as { choices?: unknown[] } })),
+          body: JSON.stringify({
+            model: 'beta-5.4',
+            max_tokens: 2_000,
+            messages: [{ role: 'user', content: 'Hi [[sim slow-first-byte delay=1500]]' }],
+          }),
+        }).then(async (response) => ({
+          status: response.status,
+          requestId: response.headers.get('x-request-id')!,
+          body: (await response.json()) as { choices?: unknown[] },
+        })),
       );
       // All 60 are being handled (the gateway's own gauge) before the signal goes.
       await expect
-        .poll(async () => /^tollgate_in_flight_requests (\d+)$/m.exec(await (await fetch(`${served.url}/metrics`)).text())?.[1], { timeout: 10_000 })
+        .poll(
+          async () =>
+            /^tollgate_in_flight_requests (\d+)$/m.exec(await (await fetch(`${served.url}/metrics`)).text())?.[1],
+          { timeout: 10_000 },
+        )
         .toBe(String(STREAMS + 10 + 1));
       served.child.kill('SIGTERM');
 
@@ -165,7 +200,9 @@ describe('graceful shutdown of `tollgate serve`', () => {
       for (const result of results) {
         expect(result.ended).toBe(true);
         expect(result.frames.at(-1)).toBe('[DONE]');
-        const chunks = result.frames.slice(0, -1).map((frame) => JSON.parse(frame) as { choices: Array<{ finish_reason: string | null }> });
+        const chunks = result.frames
+          .slice(0, -1)
+          .map((frame) => JSON.parse(frame) as { choices: Array<{ finish_reason: string | null }> });
         expect(chunks.some((chunk) => chunk.choices[0]?.finish_reason === 'stop')).toBe(true);
       }
       const plainResults = await Promise.all(plain);
@@ -175,7 +212,10 @@ describe('graceful shutdown of `tollgate serve`', () => {
       }
       expect(await served.exit).toBe(0);
 
-      const statuses = await expectSettledOnce(served, [...results, ...plainResults].map((result) => result.requestId));
+      const statuses = await expectSettledOnce(
+        served,
+        [...results, ...plainResults].map((result) => result.requestId),
+      );
       expect([...statuses.values()].every((status) => status === 'ok')).toBe(true);
       // Nothing is listening any more: the port was closed on SIGTERM.
       await expect(fetch(`${served.url}/healthz`)).rejects.toThrow();
@@ -188,7 +228,9 @@ describe('graceful shutdown of `tollgate serve`', () => {
     const served = await serve({ SHUTDOWN_GRACE_MS: '300' });
     try {
       // Replies that would take well over a minute: only the grace period can end them.
-      const streams = Array.from({ length: STREAMS }, () => startStream(served.url, served.key, '[[sim chunk-delay=400 words=400]]'));
+      const streams = Array.from({ length: STREAMS }, () =>
+        startStream(served.url, served.key, '[[sim chunk-delay=400 words=400]]'),
+      );
       await Promise.all(streams.map((stream) => stream.firstFrame));
       served.child.kill('SIGTERM');
 
@@ -203,9 +245,14 @@ describe('graceful shutdown of `tollgate serve`', () => {
       }
       expect(await served.exit).toBe(0);
 
-      await expectSettledOnce(served, results.map((result) => result.requestId));
+      await expectSettledOnce(
+        served,
+        results.map((result) => result.requestId),
+      );
       // The delivered part was charged: each stream got some text before the cut.
-      const charges = (await served.storage.billing.ledger(served.accountId, 1_000)).filter((entry) => entry.kind === 'usage');
+      const charges = (await served.storage.billing.ledger(served.accountId, 1_000)).filter(
+        (entry) => entry.kind === 'usage',
+      );
       expect(charges).toHaveLength(STREAMS);
       for (const charge of charges) expect(charge.amountNano).toBeLessThan(0n);
     } finally {
@@ -217,7 +264,9 @@ describe('graceful shutdown of `tollgate serve`', () => {
     // LOG_LEVEL=info: a line per request, so the drained requests write to the closed pipe too.
     const served = await serve({ SHUTDOWN_GRACE_MS: '60000', LOG_LEVEL: 'info' });
     try {
-      const streams = Array.from({ length: 5 }, () => startStream(served.url, served.key, '[[sim chunk-delay=60 words=25]]'));
+      const streams = Array.from({ length: 5 }, () =>
+        startStream(served.url, served.key, '[[sim chunk-delay=60 words=25]]'),
+      );
       await Promise.all(streams.map((stream) => stream.firstFrame));
       // The reading end goes away: every later write of the gateway to stdout fails with EPIPE.
       served.child.stdout!.destroy();
@@ -229,7 +278,10 @@ describe('graceful shutdown of `tollgate serve`', () => {
         expect(result.frames.some((frame) => frame.includes('"finish_reason":"stop"'))).toBe(true);
       }
       expect(await served.exit).toBe(0);
-      const statuses = await expectSettledOnce(served, results.map((result) => result.requestId));
+      const statuses = await expectSettledOnce(
+        served,
+        results.map((result) => result.requestId),
+      );
       expect([...statuses.values()].every((status) => status === 'ok')).toBe(true);
     } finally {
       await served.storage.close();

@@ -33,7 +33,14 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
 
   async function funded(usd: string) {
     const { accountId, key } = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+    await harness.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd(usd),
+      idempotencyKey: `topup-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     return { accountId, key };
   }
 
@@ -69,7 +76,14 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
   it('$5 runs 20 concurrent beta-5.4 streams without max_tokens: all admitted and completed', async () => {
     const { accountId, key } = await funded('5');
     const responses = await Promise.all(
-      Array.from({ length: 20 }, () => openaiChat(key, { model: 'beta-5.4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'A story [[sim words=250]]' }] })),
+      Array.from({ length: 20 }, () =>
+        openaiChat(key, {
+          model: 'beta-5.4',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'A story [[sim words=250]]' }],
+        }),
+      ),
     );
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
     const bodies = await Promise.all(responses.map((response) => response.text()));
@@ -83,10 +97,18 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
   it('$5 runs 20 concurrent alpha-opus-4-8 streams with max_tokens 32000 (a coding agent): all admitted and completed', async () => {
     const { accountId, key } = await funded('5');
     const responses = await Promise.all(
-      Array.from({ length: 20 }, () => anthropicMessages(key, { model: 'alpha-opus-4-8', max_tokens: 32_000, stream: true, messages: [{ role: 'user', content: 'Refactor this [[sim words=250]]' }] })),
+      Array.from({ length: 20 }, () =>
+        anthropicMessages(key, {
+          model: 'alpha-opus-4-8',
+          max_tokens: 32_000,
+          stream: true,
+          messages: [{ role: 'user', content: 'Refactor this [[sim words=250]]' }],
+        }),
+      ),
     );
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
-    for (const body of await Promise.all(responses.map((response) => response.text()))) expect(body).toContain('"stop_reason":"end_turn"');
+    for (const body of await Promise.all(responses.map((response) => response.text())))
+      expect(body).toContain('"stop_reason":"end_turn"');
     const rows = await expectConsistent(accountId, '5');
     expect(rows.map((row) => row.status)).toEqual(Array(20).fill('ok'));
   });
@@ -95,7 +117,12 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
     const { accountId, key } = await funded('5');
     const slice = outputSliceOf(catalog.resolve('beta-5.4'));
     const slicesBefore = grantedSlices(await (await fetch(`${harness.gateway.url}/metrics`)).text());
-    const response = await openaiChat(key, { model: 'beta-5.4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'A long story [[sim words=4000 chunk-delay=0]]' }] });
+    const response = await openaiChat(key, {
+      model: 'beta-5.4',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'A long story [[sim words=4000 chunk-delay=0]]' }],
+    });
     expect(response.status).toBe(200);
     const body = await response.text();
     expect(body).toContain('"finish_reason":"stop"');
@@ -136,12 +163,29 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
 
     it('OpenAI chat, streamed: finish_reason length', async () => {
       const { accountId, key } = await funded('0.01');
-      const response = await openaiChat(key, { model: 'beta-5.4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt }] });
+      const response = await openaiChat(key, {
+        model: 'beta-5.4',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: prompt }],
+      });
       expect(response.status).toBe(200);
-      const frames = (await response.text()).split('\n\n').filter((frame) => frame.startsWith('data: ') && frame !== 'data: [DONE]');
-      const chunks = frames.map((frame) => JSON.parse(frame.slice(6)) as { choices: Array<{ delta?: { content?: string }; finish_reason: string | null }>; usage?: { completion_tokens: number } });
+      const frames = (await response.text())
+        .split('\n\n')
+        .filter((frame) => frame.startsWith('data: ') && frame !== 'data: [DONE]');
+      const chunks = frames.map(
+        (frame) =>
+          JSON.parse(frame.slice(6)) as {
+            choices: Array<{ delta?: { content?: string }; finish_reason: string | null }>;
+            usage?: { completion_tokens: number };
+          },
+      );
       const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
-      expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null)).toEqual(['length']);
+      expect(
+        chunks
+          .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
+          .filter((reason) => reason !== null),
+      ).toEqual(['length']);
       const row = await expectCut(accountId, text);
       expect(chunks.at(-1)!.usage!.completion_tokens).toBe(row.outputTokens);
     });
@@ -150,7 +194,10 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
       const { accountId, key } = await funded('0.01');
       const response = await openaiChat(key, { model: 'beta-5.4', messages: [{ role: 'user', content: prompt }] });
       expect(response.status).toBe(200);
-      const reply = (await response.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }>; usage: { completion_tokens: number } };
+      const reply = (await response.json()) as {
+        choices: Array<{ message: { content: string }; finish_reason: string }>;
+        usage: { completion_tokens: number };
+      };
       expect(reply.choices[0]!.finish_reason).toBe('length');
       const row = await expectCut(accountId, reply.choices[0]!.message.content);
       expect(reply.usage.completion_tokens).toBe(row.outputTokens);
@@ -158,15 +205,31 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
 
     it('through the OpenAI client on a Gemini-family model (gamma-2.5-pro, $10 per million output): finish_reason length', async () => {
       const { accountId, key } = await funded('0.01');
-      const response = await openaiChat(key, { model: 'gamma-2.5-pro', stream: true, messages: [{ role: 'user', content: prompt }] });
+      const response = await openaiChat(key, {
+        model: 'gamma-2.5-pro',
+        stream: true,
+        messages: [{ role: 'user', content: prompt }],
+      });
       expect(response.status).toBe(200);
       const chunks = (await response.text())
         .split('\n\n')
         .filter((frame) => frame.startsWith('data: {'))
-        .map((frame) => JSON.parse(frame.slice(6)) as { choices: Array<{ delta?: { content?: string }; finish_reason: string | null }> });
-      expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null)).toEqual(['length']);
+        .map(
+          (frame) =>
+            JSON.parse(frame.slice(6)) as {
+              choices: Array<{ delta?: { content?: string }; finish_reason: string | null }>;
+            },
+        );
+      expect(
+        chunks
+          .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
+          .filter((reason) => reason !== null),
+      ).toEqual(['length']);
       const rows = await expectConsistent(accountId, '0.01');
-      expect(rows[0]).toMatchObject({ status: 'slice_refused', outputTokens: countTextTokens(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')) });
+      expect(rows[0]).toMatchObject({
+        status: 'slice_refused',
+        outputTokens: countTextTokens(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')),
+      });
       expect(rows[0]!.unbilledTokens).toBeGreaterThan(0);
     });
 
@@ -174,7 +237,12 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
       for (const stream of [true, false]) {
         const { accountId, key } = await funded('0.01');
         // alpha-haiku-4-5 at $5 per million output tokens: $0.01 pays for about 2,000; the reply is longer.
-        const response = await anthropicMessages(key, { model: 'alpha-haiku-4-5', max_tokens: 32_000, stream, messages: [{ role: 'user', content: 'Write at length [[sim words=6000 chunk-delay=1]]' }] });
+        const response = await anthropicMessages(key, {
+          model: 'alpha-haiku-4-5',
+          max_tokens: 32_000,
+          stream,
+          messages: [{ role: 'user', content: 'Write at length [[sim words=6000 chunk-delay=1]]' }],
+        });
         expect(response.status).toBe(200);
         let text: string;
         if (stream) {
@@ -188,7 +256,10 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
             .map((event) => event.delta!.text!)
             .join('');
         } else {
-          const message = (await response.json()) as { stop_reason: string; content: Array<{ type: string; text: string }> };
+          const message = (await response.json()) as {
+            stop_reason: string;
+            content: Array<{ type: string; text: string }>;
+          };
           expect(message.stop_reason).toBe('max_tokens');
           text = message.content.map((block) => block.text).join('');
         }
@@ -204,22 +275,33 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
     it('GET /v1/account shows the balance, what is held and by how many requests in flight', async () => {
       const { key } = await funded('0.01');
       // A slow reply keeps its hold while the account is read.
-      const slow = openaiChat(key, { model: 'beta-5.4', stream: true, messages: [{ role: 'user', content: 'slowly [[sim words=40 chunk-delay=100]]' }] });
+      const slow = openaiChat(key, {
+        model: 'beta-5.4',
+        stream: true,
+        messages: [{ role: 'user', content: 'slowly [[sim words=40 chunk-delay=100]]' }],
+      });
       const response = await slow;
       const reader = response.body!.getReader();
       await reader.read();
-      const account = (await (await fetch(`${harness.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+      const account = (await (
+        await fetch(`${harness.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as {
         balance: { usd: string; reserved_nano_usd: string; requests_in_flight: number };
       };
       expect(account.balance.usd).toBe('0.01');
       expect(account.balance.requests_in_flight).toBe(1);
       expect(BigInt(account.balance.reserved_nano_usd)).toBeGreaterThan(0n);
       // The refusal of a request that cannot start says the same.
-      const refused = await openaiChat(key, { model: 'alpha-opus-4-8', messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(3_000) }] });
+      const refused = await openaiChat(key, {
+        model: 'alpha-opus-4-8',
+        messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(3_000) }],
+      });
       expect(refused.status).toBe(403);
       const { error } = (await refused.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe('insufficient_balance');
-      expect(error.message).toMatch(/needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until it finishes\./);
+      expect(error.message).toMatch(
+        /needs \$[\d.]+ to start .* The balance is \$0\.01; 1 request in flight holds \$[\d.]+ of it until it finishes\./,
+      );
       while (!(await reader.read()).done);
     });
   });

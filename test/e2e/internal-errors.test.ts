@@ -29,12 +29,19 @@ describe('internal faults', () => {
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(JSON.parse(text)).toEqual({
-      error: { message: 'The gateway hit an internal error. Please retry.', type: 'server_error', param: null, code: 'internal_error' },
+      error: {
+        message: 'The gateway hit an internal error. Please retry.',
+        type: 'server_error',
+        param: null,
+        code: 'internal_error',
+      },
     });
     expect(text).not.toMatch(/at |\.ts|\.js|sqlite|sk-tg/i);
     // The process writes its log asynchronously: the line may land just after the reply.
     await expect.poll(() => harness.logs.join('')).toMatch(/internal error/);
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(
+      client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
   });
 });

@@ -21,7 +21,6 @@ import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js
 
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-
 describe('a key spend limit across three gateway processes on one PostgreSQL', () => {
   const schema = `tollgate_keylimit_${randomBytes(6).toString('hex')}`;
   let simulator: Awaited<ReturnType<typeof startSimulator>>;
@@ -67,10 +66,22 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
     const email = `keylimit-${randomBytes(6).toString('hex')}@example.com`;
     const account = await accounts.create({ email, password: 'correct horse battery staple' });
     await accounts.setTier(email, 'enterprise', DEFAULT_TIERS);
-    await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd('100'), idempotencyKey: `topup-${account.id}`, note: null, at: Date.now() });
+    await storage.billing.credit({
+      accountId: account.id,
+      kind: 'topup',
+      amountNano: parseUsd('100'),
+      idempotencyKey: `topup-${account.id}`,
+      note: null,
+      at: Date.now(),
+    });
     const limited = await keys.create(account.id, {
       name: 'ci',
-      permissions: { scopes: null, models: null, spendLimit: { limitNano: parseUsd('0.05'), period: 'day' }, rateLimit: null },
+      permissions: {
+        scopes: null,
+        models: null,
+        spendLimit: { limitNano: parseUsd('0.05'), period: 'day' },
+        rateLimit: null,
+      },
     });
     const routedBefore = proxy.routed.length;
     const responses = await Promise.all(
@@ -78,22 +89,38 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
         fetch(`${proxy.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${limited.secret}` },
-          body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'Tell me [[sim words=150]]' }], max_completion_tokens: 200 }),
+          body: JSON.stringify({
+            model: 'beta-5.4',
+            messages: [{ role: 'user', content: 'Tell me [[sim words=150]]' }],
+            max_completion_tokens: 200,
+          }),
         }),
       ),
     );
     const statuses = responses.map((response) => response.status);
-    const bodies = await Promise.all(responses.map((response) => response.json() as Promise<{ error?: { code: string } }>));
+    const bodies = await Promise.all(
+      responses.map((response) => response.json() as Promise<{ error?: { code: string } }>),
+    );
     expect(statuses.filter((status) => status !== 200 && status !== 403)).toEqual([]);
     const admitted = statuses.filter((status) => status === 200).length;
     expect(admitted).toBeGreaterThan(0);
-    expect(bodies.filter((body) => body.error !== undefined).every((body) => body.error!.code === 'key_spend_limit_reached')).toBe(true);
+    expect(
+      bodies.filter((body) => body.error !== undefined).every((body) => body.error!.code === 'key_spend_limit_reached'),
+    ).toBe(true);
     expect(statuses.filter((status) => status === 403).length).toBeGreaterThan(0);
     // Every instance served part of the burst.
     const routed = proxy.routed.slice(routedBefore);
-    for (const instance of instances) expect(routed.filter((origin) => origin === instance.url).length).toBeGreaterThan(50);
+    for (const instance of instances)
+      expect(routed.filter((origin) => origin === instance.url).length).toBeGreaterThan(50);
 
-    const { rows } = await admin.query<{ spent: string; records: string; balance: string; reserved: string; key_used: string; key_reserved: string }>(
+    const { rows } = await admin.query<{
+      spent: string;
+      records: string;
+      balance: string;
+      reserved: string;
+      key_used: string;
+      key_reserved: string;
+    }>(
       `select (select coalesce(sum(cost_nano), 0) from ${schema}.usage_records where api_key_id = $2)::text as spent,
               (select count(*) from ${schema}.usage_records where api_key_id = $2)::text as records,
               a.balance_nano::text as balance, a.reserved_nano::text as reserved,
@@ -122,10 +149,18 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
       fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${limited.secret}` },
-        body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'again' }], max_completion_tokens: 20 }),
+        body: JSON.stringify({
+          model: 'beta-5.4',
+          messages: [{ role: 'user', content: 'again' }],
+          max_completion_tokens: 20,
+        }),
       });
     const patch = (body: unknown) =>
-      fetch(`${a}/v1/keys/${limited.record.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', authorization: `Bearer ${manager.secret}` }, body: JSON.stringify(body) });
+      fetch(`${a}/v1/keys/${limited.record.id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${manager.secret}` },
+        body: JSON.stringify(body),
+      });
     expect((await patch({ spend_limit: { usd: '1', period: 'day' } })).status).toBe(200);
     for (const url of [b, c]) expect((await ask(url)).status).toBe(200);
     expect((await patch({ models: ['delta'] })).status).toBe(200);

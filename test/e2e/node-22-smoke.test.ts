@@ -36,13 +36,22 @@ describe.each([{ major: 22, node: NODE_22 }])('the built gateway on Node $major'
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
     await client.query(`create schema ${schema}`).finally(() => client.end());
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', SETTLEMENT_JOURNAL_DIR: `/tmp/${schema}-journal` };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SETTLEMENT_JOURNAL_DIR: `/tmp/${schema}-journal`,
+    };
 
     server = spawn(node, [BUILT_CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<never>((_resolve, reject) => server!.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`))));
+    const exited = new Promise<never>((_resolve, reject) =>
+      server!.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`))),
+    );
     const url = await Promise.race([
       (async () => {
         for (;;) {
@@ -57,11 +66,17 @@ describe.each([{ major: 22, node: NODE_22 }])('the built gateway on Node $major'
 
     const cli = (args: string[], input?: string) =>
       new Promise<string>((resolve, reject) => {
-        const child = execFile(node, [BUILT_CLI, ...args], { env }, (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))));
+        const child = execFile(node, [BUILT_CLI, ...args], { env }, (error, stdout, stderr) =>
+          error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
+        );
         child.stdin!.end(input ?? '');
       });
-    expect(await cli(['accounts', 'create', '--email', `node${major}@example.com`], `a-long-node${major}-password\n`)).toContain(`Created account node${major}@example.com`);
-    const key = (await cli(['keys', 'create', '--email', `node${major}@example.com`, '--name', `node${major}`])).split('\n')[0]!;
+    expect(
+      await cli(['accounts', 'create', '--email', `node${major}@example.com`], `a-long-node${major}-password\n`),
+    ).toContain(`Created account node${major}@example.com`);
+    const key = (await cli(['keys', 'create', '--email', `node${major}@example.com`, '--name', `node${major}`])).split(
+      '\n',
+    )[0]!;
     expect(key).toMatch(/^sk-tg-/);
     const reply = await fetch(`${url}/v1/chat/completions`, {
       method: 'POST',

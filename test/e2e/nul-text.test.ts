@@ -18,10 +18,18 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('NUL character
     await harness?.close();
   });
 
-  async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  async function api(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: any }> {
     const response = await fetch(`${harness.gateway.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, json: await response.json() };

@@ -80,14 +80,21 @@ describe('POST /v1/chat/completions through the official openai SDK (beta family
     });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const body = await response.text();
-    const data = body.split('\n\n').filter(Boolean).map((frame) => frame.replace(/^data: /, ''));
+    const data = body
+      .split('\n\n')
+      .filter(Boolean)
+      .map((frame) => frame.replace(/^data: /, ''));
     expect(data[data.length - 1]).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((payload) => JSON.parse(payload) as { choices: unknown[]; usage?: unknown });
     expect(chunks.every((chunk) => chunk.choices.length === 1 && chunk.usage === undefined)).toBe(true);
   });
 
   it("the SDK's stream helper assembles the same completion as the non-stream call", async () => {
-    const whole = await client.chat.completions.create({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 12 });
+    const whole = await client.chat.completions.create({
+      model: 'beta-5.4',
+      messages: PROMPT,
+      max_completion_tokens: 12,
+    });
     const runner = client.chat.completions.stream({ model: 'beta-5.4', messages: PROMPT, max_completion_tokens: 12 });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe(whole.choices[0]!.message.content);
@@ -97,7 +104,10 @@ describe('POST /v1/chat/completions through the official openai SDK (beta family
   });
 
   it('records one usage row per request with the tokens the client was told', async () => {
-    const completion = await client.chat.completions.create({ model: 'beta-5.5', messages: [{ role: 'user', content: 'usage row check' }] });
+    const completion = await client.chat.completions.create({
+      model: 'beta-5.5',
+      messages: [{ role: 'user', content: 'usage row check' }],
+    });
     const rows = await harness.gateway.storage.usage.listByAccount(accountId, 100);
     const row = rows.find((candidate) => candidate.model === 'beta-5.5');
     expect(row).toMatchObject({

@@ -57,8 +57,19 @@ beforeAll(async () => {
   const { key } = await harness.createAccountWithKey(undefined, 'pro');
   const script = join(AGENTS_PACKAGE_DIR, 'clients/openai-responses-clients.mjs');
   // The Agents SDK would export traces to OpenAI: off, as a user pointing it elsewhere turns it off.
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', OPENAI_AGENTS_DISABLE_TRACING: '1', OPENAI_BASE_URL: harness.openaiBaseUrl, OPENAI_API_KEY: key, MODELS: MODELS.join(',') };
-  const { stdout } = await promisify(execFile)(NODE_24, [script], { env, cwd: AGENTS_PACKAGE_DIR, timeout: 480_000, maxBuffer: 64 * 1024 * 1024 });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    OPENAI_AGENTS_DISABLE_TRACING: '1',
+    OPENAI_BASE_URL: harness.openaiBaseUrl,
+    OPENAI_API_KEY: key,
+    MODELS: MODELS.join(','),
+  };
+  const { stdout } = await promisify(execFile)(NODE_24, [script], {
+    env,
+    cwd: AGENTS_PACKAGE_DIR,
+    timeout: 480_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   report = JSON.parse(stdout) as Record<string, ModelReport>;
   statuses = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
@@ -95,7 +106,9 @@ describe.each(MODELS)('openai 7 and the Vercel AI SDK on %s (Node 24)', (model) 
     expect(outcome.ok, outcome.message).toBe(true);
     expect(outcome.value!.status).toBe('completed');
     expect(outcome.value!.text.length).toBeGreaterThan(0);
-    expect(outcome.value!.usage.total_tokens).toBe(outcome.value!.usage.input_tokens + outcome.value!.usage.output_tokens);
+    expect(outcome.value!.usage.total_tokens).toBe(
+      outcome.value!.usage.input_tokens + outcome.value!.usage.output_tokens,
+    );
   });
 
   it('responses.stream: parsed to the end ([DONE] included), final text equal to the deltas', () => {
@@ -156,7 +169,9 @@ describe.each(MODELS)('openai 7 and the Vercel AI SDK on %s (Node 24)', (model) 
   it('OpenAI Agents SDK: run() with a function tool, to a final answer that read its output', () => {
     const outcome = report[model]!.agentsRun;
     expect(outcome.ok, outcome.message).toBe(true);
-    expect(outcome.value!.items).toEqual(expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']));
+    expect(outcome.value!.items).toEqual(
+      expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']),
+    );
     expect(outcome.value!.finalOutput).toContain('Lisbon: 21 celsius');
   });
 });

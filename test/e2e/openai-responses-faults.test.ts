@@ -30,7 +30,14 @@ afterAll(async () => {
 
 async function funded() {
   const { key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise');
-  await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: FUNDS, idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+  await harness.gateway.storage.billing.credit({
+    accountId,
+    kind: 'topup',
+    amountNano: FUNDS,
+    idempotencyKey: `t-${accountId}`,
+    note: null,
+    at: Date.now(),
+  });
   return { client: new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 }), accountId };
 }
 
@@ -42,21 +49,30 @@ async function billed(accountId: string) {
   const balance = (await harness.gateway.storage.billing.balance(accountId))!;
   expect(balance.reservedNano).toBe(0n);
   expect(balance.balanceNano).toBe(FUNDS - rows[0]!.costNano);
-  expect((await harness.gateway.storage.billing.verifyLedger()).filter((row) => row.accountId === accountId)).toEqual([]);
+  expect((await harness.gateway.storage.billing.verifyLedger()).filter((row) => row.accountId === accountId)).toEqual(
+    [],
+  );
   return rows[0]!;
 }
 
 describe.each(MODELS)('vendor faults on %s through /v1/responses', (model) => {
-  it('500 on every attempt → 500 in OpenAI\'s shape; nothing charged', async () => {
+  it("500 on every attempt → 500 in OpenAI's shape; nothing charged", async () => {
     const { client, accountId } = await funded();
-    await expect(client.responses.create({ model, input: 'Hello [[sim error status=500]]' })).rejects.toMatchObject({ status: 500, error: { type: 'server_error' } });
+    await expect(client.responses.create({ model, input: 'Hello [[sim error status=500]]' })).rejects.toMatchObject({
+      status: 500,
+      error: { type: 'server_error' },
+    });
     const row = await billed(accountId);
     expect(row).toMatchObject({ status: 'upstream_error', costNano: 0n });
   });
 
   it('500 once → retried; the reply, charged once', async () => {
     const { client, accountId } = await funded();
-    const stream = client.responses.stream({ model, input: `Hello [[sim error status=500 times=1]] ${model}`, store: false });
+    const stream = client.responses.stream({
+      model,
+      input: `Hello [[sim error status=500 times=1]] ${model}`,
+      store: false,
+    });
     const response = await stream.finalResponse();
     expect(response.status).toBe('completed');
     const row = await billed(accountId);
@@ -66,7 +82,9 @@ describe.each(MODELS)('vendor faults on %s through /v1/responses', (model) => {
 
   it('429 with a long retry-after → 429 with retry-after; nothing charged', async () => {
     const { client, accountId } = await funded();
-    const error = await client.responses.create({ model, input: 'Hello [[sim rate-limit retry-after=30]]' }).catch((caught: unknown) => caught);
+    const error = await client.responses
+      .create({ model, input: 'Hello [[sim rate-limit retry-after=30]]' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
     expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('30');
@@ -75,7 +93,11 @@ describe.each(MODELS)('vendor faults on %s through /v1/responses', (model) => {
 
   it('a stall mid-stream → the SDK raises the error event; the input and the delivered output charged', async () => {
     const { client, accountId } = await funded();
-    const stream = client.responses.stream({ model, input: 'Tell me more [[sim stall-mid-stream delay=forever after=3 words=40]]', store: false });
+    const stream = client.responses.stream({
+      model,
+      input: 'Tell me more [[sim stall-mid-stream delay=forever after=3 words=40]]',
+      store: false,
+    });
     let delivered = '';
     const types: string[] = [];
     const failure = await (async () => {

@@ -36,7 +36,12 @@ const weatherTool = {
   type: 'function' as const,
   name: 'get_weather',
   description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
   strict: false,
 };
 
@@ -45,14 +50,20 @@ interface UsagePage {
 }
 
 async function usageRecords(apiKey: string): Promise<UsagePage['data']> {
-  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as UsagePage).data;
 }
 
 describe.each(MODELS)('Responses API on %s through the openai SDK', (model) => {
   it('responses.create: a completed response with output_text and usage', async () => {
-    const response = await client.responses.create({ model, input: 'Tell me about toll gates on old roads.', store: false });
+    const response = await client.responses.create({
+      model,
+      input: 'Tell me about toll gates on old roads.',
+      store: false,
+    });
     expect(response.object).toBe('response');
     expect(response.id).toMatch(/^resp_/);
     expect(response.model).toBe(model);
@@ -126,20 +137,40 @@ describe.each(MODELS)('Responses API on %s through the openai SDK', (model) => {
     const withFile = client.responses.create({
       model,
       store: false,
-      input: [{ role: 'user', content: [question, { type: 'input_file', filename: 'blank.pdf', file_data: `data:application/pdf;base64,${ONE_PAGE_PDF_BASE64}` }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            question,
+            {
+              type: 'input_file',
+              filename: 'blank.pdf',
+              file_data: `data:application/pdf;base64,${ONE_PAGE_PDF_BASE64}`,
+            },
+          ],
+        },
+      ],
     });
     if (model.startsWith('delta-')) {
       await expect(withFile).rejects.toBeInstanceOf(OpenAI.BadRequestError);
       return;
     }
-    const textOnly = await client.responses.create({ model, store: false, input: [{ role: 'user', content: [question] }] });
+    const textOnly = await client.responses.create({
+      model,
+      store: false,
+      input: [{ role: 'user', content: [question] }],
+    });
     expect((await withFile).usage!.input_tokens).toBeGreaterThan(textOnly.usage!.input_tokens);
   });
 });
 
 describe('stored responses', () => {
   it('keeps a response by default: retrieve, input items, previous_response_id, delete', async () => {
-    const first = await client.responses.create({ model: 'beta-5.4', input: 'Remember the word turnpike.', metadata: { topic: 'roads' } });
+    const first = await client.responses.create({
+      model: 'beta-5.4',
+      input: 'Remember the word turnpike.',
+      metadata: { topic: 'roads' },
+    });
     expect((first as unknown as { store: boolean }).store).toBe(true);
     expect(first.metadata).toEqual({ topic: 'roads' });
     const retrieved = await client.responses.retrieve(first.id);
@@ -148,7 +179,11 @@ describe('stored responses', () => {
     expect(retrieved.usage).toEqual(first.usage);
 
     const fresh = await client.responses.create({ model: 'beta-5.4', input: 'Which word?', store: false });
-    const second = await client.responses.create({ model: 'beta-5.4', input: 'Which word?', previous_response_id: first.id });
+    const second = await client.responses.create({
+      model: 'beta-5.4',
+      input: 'Which word?',
+      previous_response_id: first.id,
+    });
     expect(second.previous_response_id).toBe(first.id);
     // The model read the first turn too: more input than the same question alone.
     expect(second.usage!.input_tokens).toBeGreaterThan(fresh.usage!.input_tokens);
@@ -162,13 +197,17 @@ describe('stored responses', () => {
     expect(newestFirst.has_more).toBe(true);
 
     // A continued stream works the same way.
-    const streamed = await client.responses.stream({ model: 'alpha-sonnet-5', input: 'And now?', previous_response_id: second.id }).finalResponse();
+    const streamed = await client.responses
+      .stream({ model: 'alpha-sonnet-5', input: 'And now?', previous_response_id: second.id })
+      .finalResponse();
     expect(streamed.status).toBe('completed');
     expect((await client.responses.retrieve(streamed.id)).output_text).toBe(streamed.output_text);
 
     await client.responses.delete(first.id);
     await expect(client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
-    await expect(client.responses.create({ model: 'beta-5.4', input: 'again', previous_response_id: first.id })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: 'beta-5.4', input: 'again', previous_response_id: first.id }),
+    ).rejects.toMatchObject({
       status: 404,
       error: { param: 'previous_response_id', type: 'invalid_request_error' },
     });
@@ -179,7 +218,9 @@ describe('stored responses', () => {
     const response = await client.responses.create({ model: 'gamma-2.5-pro', input: 'hello', store: false });
     expect((response as unknown as { store: boolean }).store).toBe(false);
     await expect(client.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
-    await expect(client.responses.create({ model: 'gamma-2.5-pro', input: 'hi', previous_response_id: response.id })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      client.responses.create({ model: 'gamma-2.5-pro', input: 'hi', previous_response_id: response.id }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 
   it("another account's response is a 404 everywhere", async () => {
@@ -189,14 +230,20 @@ describe('stored responses', () => {
     await expect(stranger.responses.retrieve(mine.id)).rejects.toMatchObject({ status: 404 });
     await expect(stranger.responses.inputItems.list(mine.id)).rejects.toMatchObject({ status: 404 });
     await expect(stranger.responses.delete(mine.id)).rejects.toMatchObject({ status: 404 });
-    await expect(stranger.responses.create({ model: 'delta-v4-flash', input: 'x', previous_response_id: mine.id })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      stranger.responses.create({ model: 'delta-v4-flash', input: 'x', previous_response_id: mine.id }),
+    ).rejects.toMatchObject({ status: 404 });
     expect(await usageRecords(other.key)).toEqual([]);
     // Still there for its owner.
     expect((await client.responses.retrieve(mine.id)).id).toBe(mine.id);
   });
 
   it('keeps reasoning blobs, shown only when include asks for them', async () => {
-    const response = await client.responses.create({ model: 'delta-r1', input: 'Think first.', reasoning: { summary: 'auto' } });
+    const response = await client.responses.create({
+      model: 'delta-r1',
+      input: 'Think first.',
+      reasoning: { summary: 'auto' },
+    });
     const reasoning = response.output.find((item) => item.type === 'reasoning');
     expect(reasoning).toBeDefined();
     expect(reasoning).not.toHaveProperty('encrypted_content');
@@ -204,39 +251,56 @@ describe('stored responses', () => {
     const plain = await client.responses.retrieve(response.id);
     expect(plain.output.find((item) => item.type === 'reasoning')).not.toHaveProperty('encrypted_content');
     const withBlob = await client.responses.retrieve(response.id, { include: ['reasoning.encrypted_content'] });
-    expect((withBlob.output.find((item) => item.type === 'reasoning') as { encrypted_content?: string }).encrypted_content).toMatch(/^tgr1\./);
+    expect(
+      (withBlob.output.find((item) => item.type === 'reasoning') as { encrypted_content?: string }).encrypted_content,
+    ).toMatch(/^tgr1\./);
   });
 });
 
 describe('length stops and failures', () => {
-  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: max_output_tokens ends the response incomplete (create and stream)', async (model) => {
-    const input = 'Tell me a long story. [[sim words=400]]';
-    const whole = await client.responses.create({ model, input, max_output_tokens: 20, store: false });
-    expect(whole.status).toBe('incomplete');
-    expect(whole.incomplete_details).toEqual({ reason: 'max_output_tokens' });
-    expect(whole.max_output_tokens).toBe(20);
-    const stream = client.responses.stream({ model, input, max_output_tokens: 20, store: false });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    expect(types.at(-1)).toBe('response.incomplete');
-    const final = await stream.finalResponse();
-    expect(final.status).toBe('incomplete');
-    expect(final.incomplete_details).toEqual({ reason: 'max_output_tokens' });
-    expect(final.output_text.length).toBeGreaterThan(0);
-  });
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])(
+    '%s: max_output_tokens ends the response incomplete (create and stream)',
+    async (model) => {
+      const input = 'Tell me a long story. [[sim words=400]]';
+      const whole = await client.responses.create({ model, input, max_output_tokens: 20, store: false });
+      expect(whole.status).toBe('incomplete');
+      expect(whole.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+      expect(whole.max_output_tokens).toBe(20);
+      const stream = client.responses.stream({ model, input, max_output_tokens: 20, store: false });
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      expect(types.at(-1)).toBe('response.incomplete');
+      const final = await stream.finalResponse();
+      expect(final.status).toBe('incomplete');
+      expect(final.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+      expect(final.output_text.length).toBeGreaterThan(0);
+    },
+  );
 
   it('a failure mid-stream is an error event, then response.failed; what was delivered is billed once', async () => {
     const before = (await usageRecords(key)).length;
     const response = await fetch(`${harness.openaiBaseUrl}/responses`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'beta-5.4', input: 'Talk. [[sim disconnect-mid-stream after=2]]', stream: true, store: false }),
+      body: JSON.stringify({
+        model: 'beta-5.4',
+        input: 'Talk. [[sim disconnect-mid-stream after=2]]',
+        stream: true,
+        store: false,
+      }),
     });
     expect(response.status).toBe(200);
     const events = (await response.text())
       .split('\n\n')
       .filter((frame) => frame.startsWith('event: '))
-      .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { type: string; sequence_number: number; response?: { status: string; error: { code: string } } });
+      .map(
+        (frame) =>
+          JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as {
+            type: string;
+            sequence_number: number;
+            response?: { status: string; error: { code: string } };
+          },
+      );
     expect(events.at(-2)!.type).toBe('error');
     expect(events.at(-1)!.type).toBe('response.failed');
     expect(events.at(-1)!.response!.status).toBe('failed');
@@ -249,18 +313,73 @@ describe('length stops and failures', () => {
   });
 });
 
-describe('bad input: a 400 (404 for an id) in OpenAI\'s shape naming the field, nothing billed', () => {
+describe("bad input: a 400 (404 for an id) in OpenAI's shape naming the field, nothing billed", () => {
   const cases: Array<[string, Record<string, unknown>, number, string]> = [
     ['an unknown item type', { input: [{ type: 'telepathy_call', id: 'x' }] }, 400, 'input[0].type'],
-    ['a hosted-tool item', { input: [{ role: 'user', content: 'hi' }, { type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 400, 'input[1].type'],
-    ['an output for no call', { input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_nope', output: 'x' }] }, 400, 'input[1].call_id'],
-    ['a bad content part', { input: [{ role: 'user', content: [{ type: 'input_text', text: 5 }] }] }, 400, 'input[0].content[0].text'],
+    [
+      'a hosted-tool item',
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+        ],
+      },
+      400,
+      'input[1].type',
+    ],
+    [
+      'an output for no call',
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'function_call_output', call_id: 'call_nope', output: 'x' },
+        ],
+      },
+      400,
+      'input[1].call_id',
+    ],
+    [
+      'a bad content part',
+      { input: [{ role: 'user', content: [{ type: 'input_text', text: 5 }] }] },
+      400,
+      'input[0].content[0].text',
+    ],
     ['a missing input', {}, 400, 'input'],
-    ['an unknown previous response', { input: 'hi', previous_response_id: 'resp_doesnotexist' }, 404, 'previous_response_id'],
-    ['a reference to no stored item', { input: [{ type: 'item_reference', id: 'msg_0123456789abcdef_0' }] }, 400, 'input[0].id'],
-    ['a forced hosted tool', { input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }, 400, 'tool_choice'],
-    ['a tool_choice naming no tool', { input: 'hi', tools: [weatherTool], tool_choice: { type: 'function', name: 'nope' } }, 400, 'tool_choice.name'],
-    ['a foreign reasoning blob', { input: [{ role: 'user', content: 'hi' }, { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA-openai-blob' }] }, 400, 'input[1].encrypted_content'],
+    [
+      'an unknown previous response',
+      { input: 'hi', previous_response_id: 'resp_doesnotexist' },
+      404,
+      'previous_response_id',
+    ],
+    [
+      'a reference to no stored item',
+      { input: [{ type: 'item_reference', id: 'msg_0123456789abcdef_0' }] },
+      400,
+      'input[0].id',
+    ],
+    [
+      'a forced hosted tool',
+      { input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } },
+      400,
+      'tool_choice',
+    ],
+    [
+      'a tool_choice naming no tool',
+      { input: 'hi', tools: [weatherTool], tool_choice: { type: 'function', name: 'nope' } },
+      400,
+      'tool_choice.name',
+    ],
+    [
+      'a foreign reasoning blob',
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA-openai-blob' },
+        ],
+      },
+      400,
+      'input[1].encrypted_content',
+    ],
     ['background mode', { input: 'hi', background: true }, 400, 'background'],
     ['logprobs', { input: 'hi', include: ['message.output_text.logprobs'] }, 400, 'include[0]'],
     ['too many items', { input: Array.from({ length: 10_001 }, () => ({ role: 'user', content: 'x' })) }, 400, 'input'],
@@ -275,12 +394,16 @@ describe('bad input: a 400 (404 for an id) in OpenAI\'s shape naming the field, 
       body: JSON.stringify({ model: 'beta-5.4', ...body }),
     });
     expect(response.status).toBe(status);
-    const error = ((await response.json()) as { error: { message: string; type: string; param: string | null; code: string } }).error;
+    const error = (
+      (await response.json()) as { error: { message: string; type: string; param: string | null; code: string } }
+    ).error;
     expect(error.type).toBe('invalid_request_error');
     expect(error.param).toBe(param);
     expect(error.message.length).toBeGreaterThan(0);
     expect(await usageRecords(fresh.key)).toEqual([]);
-    const account = (await (await fetch(`${harness.openaiBaseUrl}/account`, { headers: { authorization: `Bearer ${fresh.key}` } })).json()) as {
+    const account = (await (
+      await fetch(`${harness.openaiBaseUrl}/account`, { headers: { authorization: `Bearer ${fresh.key}` } })
+    ).json()) as {
       free_allowance: { used_today: number; reserved_today: number };
     };
     expect(account.free_allowance).toMatchObject({ used_today: 0, reserved_today: 0 });
@@ -288,7 +411,13 @@ describe('bad input: a 400 (404 for an id) in OpenAI\'s shape naming the field, 
 
   it('drops tools no model runs and says so; the request is served', async () => {
     const response = await client.responses
-      .create({ model: 'alpha-sonnet-5', input: 'hi', tools: [weatherTool, { type: 'web_search' }], prompt_cache_key: 'k1', store: false })
+      .create({
+        model: 'alpha-sonnet-5',
+        input: 'hi',
+        tools: [weatherTool, { type: 'web_search' }],
+        prompt_cache_key: 'k1',
+        store: false,
+      })
       .withResponse();
     expect(response.data.status).toBe('completed');
     const dropped = response.response.headers.get('x-tollgate-dropped-params')!.split(',');
@@ -298,38 +427,56 @@ describe('bad input: a 400 (404 for an id) in OpenAI\'s shape naming the field, 
 
 describe('reasoning survives a tool loop (include: reasoning.encrypted_content)', () => {
   // The beta family reasons out of sight (OpenAI's chat API returns no reasoning text or signature): nothing to replay.
-  it.each(['alpha-sonnet-5', 'gamma-2.5-pro', 'delta-r1'])('%s: the signed reasoning goes back to the vendor that made it', async (model) => {
-    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' }];
-    const params = { model, tools: [weatherTool], store: false, include: ['reasoning.encrypted_content' as const], reasoning: { effort: 'high' as const, summary: 'auto' as const } };
-    const first = await client.responses.stream({ ...params, input }).finalResponse();
-    const reasoning = first.output.find((item) => item.type === 'reasoning');
-    expect(reasoning, JSON.stringify(first.output)).toBeDefined();
-    expect((reasoning as { encrypted_content?: string }).encrypted_content).toMatch(/^tgr1\./);
-    const call = first.output.find((item) => item.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error('no function call');
-    // The vendors check what comes back: Anthropic the thinking signature, DeepSeek its reasoning_content.
-    const second = await client.responses.create({
-      ...params,
-      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: '21 degrees' }],
-    });
-    expect(second.status).toBe('completed');
-    expect(second.output_text).toContain('21 degrees');
-  });
+  it.each(['alpha-sonnet-5', 'gamma-2.5-pro', 'delta-r1'])(
+    '%s: the signed reasoning goes back to the vendor that made it',
+    async (model) => {
+      const input: OpenAI.Responses.ResponseInput = [
+        { role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' },
+      ];
+      const params = {
+        model,
+        tools: [weatherTool],
+        store: false,
+        include: ['reasoning.encrypted_content' as const],
+        reasoning: { effort: 'high' as const, summary: 'auto' as const },
+      };
+      const first = await client.responses.stream({ ...params, input }).finalResponse();
+      const reasoning = first.output.find((item) => item.type === 'reasoning');
+      expect(reasoning, JSON.stringify(first.output)).toBeDefined();
+      expect((reasoning as { encrypted_content?: string }).encrypted_content).toMatch(/^tgr1\./);
+      const call = first.output.find((item) => item.type === 'function_call');
+      if (call?.type !== 'function_call') throw new Error('no function call');
+      // The vendors check what comes back: Anthropic the thinking signature, DeepSeek its reasoning_content.
+      const second = await client.responses.create({
+        ...params,
+        input: [
+          ...input,
+          ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+          { type: 'function_call_output', call_id: call.call_id, output: '21 degrees' },
+        ],
+      });
+      expect(second.status).toBe('completed');
+      expect(second.output_text).toContain('21 degrees');
+    },
+  );
 });
 
 describe('POST /v1/responses/input_tokens', () => {
-  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: the count the same request is billed with, free', async (model) => {
-    const input = 'Count these words about toll roads, please.';
-    const counted = await client.responses.inputTokens.count({ model, input, instructions: 'be brief' });
-    expect(counted.object).toBe('response.input_tokens');
-    const before = (await usageRecords(key)).length;
-    const served = await client.responses.create({ model, input, instructions: 'be brief', store: false });
-    expect(counted.input_tokens).toBe(served.usage!.input_tokens);
-    const records = await usageRecords(key);
-    expect(records.length).toBe(before + 1);
-    // One record for the served request, naming its route and model; the count made none.
-    expect(records[0]).toMatchObject({ route: '/v1/responses', model, status: 'ok' });
-  });
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])(
+    '%s: the count the same request is billed with, free',
+    async (model) => {
+      const input = 'Count these words about toll roads, please.';
+      const counted = await client.responses.inputTokens.count({ model, input, instructions: 'be brief' });
+      expect(counted.object).toBe('response.input_tokens');
+      const before = (await usageRecords(key)).length;
+      const served = await client.responses.create({ model, input, instructions: 'be brief', store: false });
+      expect(counted.input_tokens).toBe(served.usage!.input_tokens);
+      const records = await usageRecords(key);
+      expect(records.length).toBe(before + 1);
+      // One record for the served request, naming its route and model; the count made none.
+      expect(records[0]).toMatchObject({ route: '/v1/responses', model, status: 'ok' });
+    },
+  );
 });
 
 describe('stored responses on PostgreSQL', () => {
@@ -347,8 +494,14 @@ describe('stored responses on PostgreSQL', () => {
   });
 
   it('stores, continues, lists and deletes through the same route', async () => {
-    const first = await pgClient.responses.stream({ model: 'alpha-haiku-4-5', input: 'Remember the word turnpike.' }).finalResponse();
-    const second = await pgClient.responses.create({ model: 'gamma-3.5-flash', input: 'Which word?', previous_response_id: first.id });
+    const first = await pgClient.responses
+      .stream({ model: 'alpha-haiku-4-5', input: 'Remember the word turnpike.' })
+      .finalResponse();
+    const second = await pgClient.responses.create({
+      model: 'gamma-3.5-flash',
+      input: 'Which word?',
+      previous_response_id: first.id,
+    });
     expect((await pgClient.responses.retrieve(second.id)).output_text).toBe(second.output_text);
     const items = await pgClient.responses.inputItems.list(second.id, { order: 'asc' });
     expect(items.data.map((item) => (item as { role?: string }).role)).toEqual(['user', 'assistant', 'user']);
@@ -361,58 +514,88 @@ describe('stored responses on PostgreSQL', () => {
 describe('custom tools (free-text input, as Codex declares apply_patch)', () => {
   const applyPatch = { type: 'custom' as const, name: 'apply_patch', description: 'Apply a patch to the files' };
 
-  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: a custom_tool_call with its raw input, its output sent back, an answer', async (model) => {
-    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Fix the typo. [[sim tool=apply_patch]]' }];
-    const stream = client.responses.stream({ model, input, tools: [applyPatch], store: false });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    const first = await stream.finalResponse();
-    expect(types).toContain('response.custom_tool_call_input.done');
-    const call = first.output.find((item) => item.type === 'custom_tool_call');
-    if (call?.type !== 'custom_tool_call') throw new Error(`no custom tool call: ${JSON.stringify(first.output)}`);
-    expect(call.name).toBe('apply_patch');
-    expect(typeof call.input).toBe('string');
-    // The raw text, not the JSON envelope the vendor wrote it in.
-    expect(call.input.startsWith('{"input"')).toBe(false);
-    const whole = await client.responses.create({ model, input, tools: [applyPatch], store: false });
-    expect(whole.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({ name: 'apply_patch', input: call.input });
-    const second = await client.responses.create({
-      model,
-      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' }],
-      tools: [applyPatch],
-      store: false,
-    });
-    expect(second.status).toBe('completed');
-    expect(second.output_text).toContain('patch applied');
-  });
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])(
+    '%s: a custom_tool_call with its raw input, its output sent back, an answer',
+    async (model) => {
+      const input: OpenAI.Responses.ResponseInput = [
+        { role: 'user', content: 'Fix the typo. [[sim tool=apply_patch]]' },
+      ];
+      const stream = client.responses.stream({ model, input, tools: [applyPatch], store: false });
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      const first = await stream.finalResponse();
+      expect(types).toContain('response.custom_tool_call_input.done');
+      const call = first.output.find((item) => item.type === 'custom_tool_call');
+      if (call?.type !== 'custom_tool_call') throw new Error(`no custom tool call: ${JSON.stringify(first.output)}`);
+      expect(call.name).toBe('apply_patch');
+      expect(typeof call.input).toBe('string');
+      // The raw text, not the JSON envelope the vendor wrote it in.
+      expect(call.input.startsWith('{"input"')).toBe(false);
+      const whole = await client.responses.create({ model, input, tools: [applyPatch], store: false });
+      expect(whole.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({
+        name: 'apply_patch',
+        input: call.input,
+      });
+      const second = await client.responses.create({
+        model,
+        input: [
+          ...input,
+          ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+          { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' },
+        ],
+        tools: [applyPatch],
+        store: false,
+      });
+      expect(second.status).toBe('completed');
+      expect(second.output_text).toContain('patch applied');
+    },
+  );
 
   const agents = {
     type: 'namespace' as const,
     name: 'agents',
     description: 'Sub-agents that work in parallel.',
-    tools: [{ type: 'function' as const, name: 'spawn', description: 'Start a sub-agent on a task.', parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] } }],
+    tools: [
+      {
+        type: 'function' as const,
+        name: 'spawn',
+        description: 'Start a sub-agent on a task.',
+        parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] },
+      },
+    ],
   } as unknown as OpenAI.Responses.Tool;
 
-  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])('%s: a namespaced tool is called by namespace and name, and its output goes back', async (model) => {
-    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Delegate the search. [[sim tool=agents__spawn]]' }];
-    const first = await client.responses.create({ model, input, tools: [agents], store: false });
-    const call = first.output.find((item) => item.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error(`no function call: ${JSON.stringify(first.output)}`);
-    expect(call).toMatchObject({ name: 'spawn', namespace: 'agents' });
-    expect(JSON.parse(call.arguments)).toHaveProperty('task');
-    const streamed = client.responses.stream({ model, input, tools: [agents], store: false });
-    const added: unknown[] = [];
-    for await (const event of streamed) if (event.type === 'response.output_item.added') added.push(event.item);
-    expect(added).toContainEqual(expect.objectContaining({ type: 'function_call', name: 'spawn', namespace: 'agents' }));
-    const second = await client.responses.create({
-      model,
-      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: 'sub-agent started' }],
-      tools: [agents],
-      store: false,
-    });
-    expect(second.status).toBe('completed');
-    expect(second.output_text).toContain('sub-agent started');
-  });
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'])(
+    '%s: a namespaced tool is called by namespace and name, and its output goes back',
+    async (model) => {
+      const input: OpenAI.Responses.ResponseInput = [
+        { role: 'user', content: 'Delegate the search. [[sim tool=agents__spawn]]' },
+      ];
+      const first = await client.responses.create({ model, input, tools: [agents], store: false });
+      const call = first.output.find((item) => item.type === 'function_call');
+      if (call?.type !== 'function_call') throw new Error(`no function call: ${JSON.stringify(first.output)}`);
+      expect(call).toMatchObject({ name: 'spawn', namespace: 'agents' });
+      expect(JSON.parse(call.arguments)).toHaveProperty('task');
+      const streamed = client.responses.stream({ model, input, tools: [agents], store: false });
+      const added: unknown[] = [];
+      for await (const event of streamed) if (event.type === 'response.output_item.added') added.push(event.item);
+      expect(added).toContainEqual(
+        expect.objectContaining({ type: 'function_call', name: 'spawn', namespace: 'agents' }),
+      );
+      const second = await client.responses.create({
+        model,
+        input: [
+          ...input,
+          ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+          { type: 'function_call_output', call_id: call.call_id, output: 'sub-agent started' },
+        ],
+        tools: [agents],
+        store: false,
+      });
+      expect(second.status).toBe('completed');
+      expect(second.output_text).toContain('sub-agent started');
+    },
+  );
 });
 
 describe('billing on /v1/responses (no free allowance)', () => {
@@ -431,23 +614,41 @@ describe('billing on /v1/responses (no free allowance)', () => {
     const prices = catalog.resolve(model).prices;
     const cached = usage.input_tokens_details.cached_tokens;
     const written = (usage.input_tokens_details as { cache_write_tokens?: number }).cache_write_tokens ?? 0;
-    return BigInt(usage.input_tokens - cached - written) * prices.input + BigInt(cached) * prices.cacheRead + BigInt(written) * prices.cacheWrite + BigInt(usage.output_tokens) * prices.output;
+    return (
+      BigInt(usage.input_tokens - cached - written) * prices.input +
+      BigInt(cached) * prices.cacheRead +
+      BigInt(written) * prices.cacheWrite +
+      BigInt(usage.output_tokens) * prices.output
+    );
   }
 
   it('charges every model exactly tokens × price, stream and non-stream; one usage record each; the ledger agrees', async () => {
     const { key: paidKey, accountId } = await paid.createAccountWithKey(undefined, 'enterprise');
-    await paid.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('50'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    await paid.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd('50'),
+      idempotencyKey: `t-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     const paying = new OpenAI({ apiKey: paidKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
     let total = 0n;
     for (const model of MODELS) {
       const input = `Price check for ${model} [[sim cache-read=8]]`;
-      const { data: whole, response } = await paying.responses.create({ model, input, max_output_tokens: 60, store: false }).withResponse();
+      const { data: whole, response } = await paying.responses
+        .create({ model, input, max_output_tokens: 60, store: false })
+        .withResponse();
       const cost = expected(model, whole.usage!);
       expect(cost).toBeGreaterThan(0n);
       expect(BigInt((whole.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(cost);
       expect(parseUsd(response.headers.get('x-tollgate-cost-usd')!)).toBe(cost);
-      const streamed = await paying.responses.stream({ model, input, max_output_tokens: 60, store: false }).finalResponse();
-      expect(BigInt((streamed.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(expected(model, streamed.usage!));
+      const streamed = await paying.responses
+        .stream({ model, input, max_output_tokens: 60, store: false })
+        .finalResponse();
+      expect(BigInt((streamed.usage as unknown as { cost_nano_usd: string }).cost_nano_usd)).toBe(
+        expected(model, streamed.usage!),
+      );
       total += cost + expected(model, streamed.usage!);
     }
     expect((await paid.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('50') - total);
@@ -458,10 +659,13 @@ describe('billing on /v1/responses (no free allowance)', () => {
     expect(await paid.gateway.storage.billing.verifyLedger()).toEqual([]);
   });
 
-  it('an account that cannot pay is refused before any vendor call, in OpenAI\'s shape', async () => {
+  it("an account that cannot pay is refused before any vendor call, in OpenAI's shape", async () => {
     const { key: brokeKey, accountId: brokeId } = await paid.createAccountWithKey();
     const broke = new OpenAI({ apiKey: brokeKey, baseURL: paid.openaiBaseUrl, maxRetries: 0 });
-    await expect(broke.responses.create({ model: 'beta-5.4', input: 'hi' })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_balance' } });
+    await expect(broke.responses.create({ model: 'beta-5.4', input: 'hi' })).rejects.toMatchObject({
+      status: 403,
+      error: { type: 'insufficient_balance' },
+    });
     expect(await paid.gateway.storage.usage.listByAccount(brokeId, 10)).toEqual([]);
   });
 });
@@ -470,40 +674,50 @@ describe('the Vercel AI SDK (root ai 6) default provider, which calls /v1/respon
   // `provider(id)` is the Responses model (`.chat(id)` would be chat completions).
   const provider = () => createOpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl });
 
-  it.each(['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1'])('%s: generateText, streamText and a tool call answered in a second step', async (model) => {
-    const generated = await generateText({ model: provider()(model), prompt: 'Say something about bridges.', maxRetries: 0 });
-    expect(generated.text.length).toBeGreaterThan(0);
-    expect(generated.finishReason).toBe('stop');
-    expect(generated.usage.inputTokens).toBeGreaterThan(0);
+  it.each(['alpha-sonnet-5', 'beta-5.4', 'o3', 'gamma-2.5-pro', 'delta-r1'])(
+    '%s: generateText, streamText and a tool call answered in a second step',
+    async (model) => {
+      const generated = await generateText({
+        model: provider()(model),
+        prompt: 'Say something about bridges.',
+        maxRetries: 0,
+      });
+      expect(generated.text.length).toBeGreaterThan(0);
+      expect(generated.finishReason).toBe('stop');
+      expect(generated.usage.inputTokens).toBeGreaterThan(0);
 
-    const streamed = streamText({ model: provider()(model), prompt: 'Say something about rivers.', maxRetries: 0 });
-    expect((await streamed.text).length).toBeGreaterThan(0);
-    expect(await streamed.finishReason).toBe('stop');
-    expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
+      const streamed = streamText({ model: provider()(model), prompt: 'Say something about rivers.', maxRetries: 0 });
+      expect((await streamed.text).length).toBeGreaterThan(0);
+      expect(await streamed.finishReason).toBe('stop');
+      expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
 
-    let ran = 0;
-    const looped = await generateText({
-      model: provider()(model),
-      prompt: 'Weather in Porto? [[sim tool=get_weather]]',
-      tools: {
-        get_weather: tool({
-          description: 'Current weather for a city',
-          inputSchema: z.object({ city: z.string() }),
-          execute: async ({ city }) => {
-            ran += 1;
-            return { city, celsius: 19 };
-          },
-        }),
-      },
-      stopWhen: stepCountIs(3),
-      maxRetries: 0,
-    });
-    expect(ran).toBe(1);
-    expect(looped.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
-    expect(looped.text).toContain('celsius');
-    // All of it through the Responses route: this suite never calls chat completions.
-    const urls = harness.logs.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes('"msg":"request"')).map((line) => (JSON.parse(line) as { url: string }).url);
-    expect(urls).toContain('/v1/responses');
-    expect(urls).not.toContain('/v1/chat/completions');
-  });
+      let ran = 0;
+      const looped = await generateText({
+        model: provider()(model),
+        prompt: 'Weather in Porto? [[sim tool=get_weather]]',
+        tools: {
+          get_weather: tool({
+            description: 'Current weather for a city',
+            inputSchema: z.object({ city: z.string() }),
+            execute: async ({ city }) => {
+              ran += 1;
+              return { city, celsius: 19 };
+            },
+          }),
+        },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+      });
+      expect(ran).toBe(1);
+      expect(looped.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
+      expect(looped.text).toContain('celsius');
+      // All of it through the Responses route: this suite never calls chat completions.
+      const urls = harness.logs
+        .flatMap((chunk) => chunk.split('\n'))
+        .filter((line) => line.includes('"msg":"request"'))
+        .map((line) => (JSON.parse(line) as { url: string }).url);
+      expect(urls).toContain('/v1/responses');
+      expect(urls).not.toContain('/v1/chat/completions');
+    },
+  );
 });

@@ -35,27 +35,49 @@ describe('answers while the database cannot write', () => {
     await makeImmutable(frozen);
 
     const post = (path: string, body: unknown) =>
-      fetch(`${harness.gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${harness.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const openai = await post('/v1/chat/completions', chatBody);
     expect(openai.status).toBe(503);
     expect(openai.headers.get('retry-after')).toBe('5');
     expect(await openai.json()).toEqual({
-      error: { message: 'The gateway cannot reach its database right now. Please retry in a few seconds.', type: 'server_error', param: null, code: 'service_unavailable' },
+      error: {
+        message: 'The gateway cannot reach its database right now. Please retry in a few seconds.',
+        type: 'server_error',
+        param: null,
+        code: 'service_unavailable',
+      },
     });
     const anthropic = await post('/v1/messages', { ...messagesBody, stream: true });
     expect(anthropic.status).toBe(529);
     expect(anthropic.headers.get('retry-after')).toBe('5');
-    expect(await anthropic.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'The gateway cannot reach its database right now. Please retry in a few seconds.' } });
+    expect(await anthropic.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'overloaded_error',
+        message: 'The gateway cannot reach its database right now. Please retry in a few seconds.',
+      },
+    });
 
     // The official clients see a retryable server error (and would retry after retry-after).
     const openaiClient = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    await expect(openaiClient.chat.completions.create({ ...chatBody, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+    await expect(
+      openaiClient.chat.completions.create({ ...chatBody, messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
     const anthropicClient = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
-    await expect(anthropicClient.messages.create({ ...messagesBody, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 529, error: { error: { type: 'overloaded_error' } } });
+    await expect(
+      anthropicClient.messages.create({ ...messagesBody, messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toMatchObject({ status: 529, error: { error: { type: 'overloaded_error' } } });
 
     const dashboard = new DashboardClient(harness.gateway.url);
     await dashboard.open();
-    const registered = await dashboard.post('/api/auth/register', { email: 'outage@example.com', password: 'correct horse battery staple' });
+    const registered = await dashboard.post('/api/auth/register', {
+      email: 'outage@example.com',
+      password: 'correct horse battery staple',
+    });
     expect(registered.status).toBe(503);
     expect(registered.headers.get('retry-after')).toBe('5');
     expect(registered.json).toMatchObject({ error: { code: 'service_unavailable', retryAfterSeconds: 5 } });
@@ -75,9 +97,16 @@ describe('answers while Redis is unreachable', () => {
     const { key } = await harness.createAccountWithKey();
     const ready = await fetch(`${harness.gateway.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'degraded' } });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      checks: { storage: 'ok', settlement_journal: 'ok', redis: 'degraded' },
+    });
     for (let i = 0; i < 5; i++) {
-      const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(chatBody) });
+      const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(chatBody),
+      });
       expect(response.status).toBe(200);
     }
     // One warning for the outage, not one per request.
@@ -89,12 +118,23 @@ describe('answers while Redis is unreachable', () => {
     const { key } = await harness.createAccountWithKey();
     const ready = await fetch(`${harness.gateway.url}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', settlement_journal: 'ok', redis: 'unavailable' } });
-    const anthropic = await fetch(`${harness.gateway.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(messagesBody) });
+    expect(await ready.json()).toEqual({
+      status: 'not_ready',
+      checks: { storage: 'ok', settlement_journal: 'ok', redis: 'unavailable' },
+    });
+    const anthropic = await fetch(`${harness.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(messagesBody),
+    });
     expect(anthropic.status).toBe(529);
     expect(anthropic.headers.get('retry-after')).toBe('1');
     expect(await anthropic.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
-    const openai = await fetch(`${harness.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(chatBody) });
+    const openai = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody),
+    });
     expect(openai.status).toBe(503);
     expect(await openai.json()).toMatchObject({ error: { type: 'server_error', code: 'rate_limiter_unavailable' } });
     expect(harness.logs.join('')).not.toMatch(/"msg":"internal error"/);

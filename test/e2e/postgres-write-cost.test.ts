@@ -46,11 +46,28 @@ describe('PostgreSQL statements per paid request', () => {
 
   it('is the same small number for every request, streamed or not', async () => {
     const { key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: parseUsd('10'), idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    await harness.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: parseUsd('10'),
+      idempotencyKey: `t-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     const openai = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    const ask = () => openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'Hi [[sim words=3]]' }], max_completion_tokens: 30 });
+    const ask = () =>
+      openai.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'Hi [[sim words=3]]' }],
+        max_completion_tokens: 30,
+      });
     const stream = async () => {
-      const chunks = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'Hi [[sim words=3]]' }], max_completion_tokens: 30, stream: true });
+      const chunks = await openai.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'Hi [[sim words=3]]' }],
+        max_completion_tokens: 30,
+        stream: true,
+      });
       for await (const _chunk of chunks) void _chunk;
     };
     // The first request of a key also writes its last-used time (at most once a minute per key); not counted.

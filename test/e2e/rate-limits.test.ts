@@ -21,7 +21,11 @@ function chat(baseUrl: string, key: string): Promise<Response> {
   return fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hi [[sim words=1]]' }], max_completion_tokens: 5 }),
+    body: JSON.stringify({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'hi [[sim words=1]]' }],
+      max_completion_tokens: 5,
+    }),
   });
 }
 
@@ -49,13 +53,17 @@ describe('rate limits per key (spec §8: 100 requests per minute on the standard
   it('the SDKs see the limit headers on both APIs, consistent with each other', async () => {
     const { key } = await harness.createAccountWithKey();
     const openai = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    const { response } = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'a' }] }).withResponse();
+    const { response } = await openai.chat.completions
+      .create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'a' }] })
+      .withResponse();
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('100');
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('99');
     expect(response.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+(\.\d+)?(ms|s)$|^\d+m\d+s$/);
 
     const anthropic = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
-    const streamed = await anthropic.messages.create({ model: 'beta-5.4', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'b' }] }).withResponse();
+    const streamed = await anthropic.messages
+      .create({ model: 'beta-5.4', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'b' }] })
+      .withResponse();
     for await (const _event of streamed.data) void _event;
     const headers = streamed.response.headers;
     expect(headers.get('x-ratelimit-remaining-requests')).toBe('98');
@@ -66,7 +74,11 @@ describe('rate limits per key (spec §8: 100 requests per minute on the standard
 
   it('an Anthropic client gets 429 rate_limit_error in its own shape', async () => {
     const { key, accountId } = await harness.createAccountWithKey();
-    await harness.gateway.accounts.setTier((await harness.gateway.storage.accounts.findById(accountId))!.email, 'standard', harness.gateway.config.tiers);
+    await harness.gateway.accounts.setTier(
+      (await harness.gateway.storage.accounts.findById(accountId))!.email,
+      'standard',
+      harness.gateway.config.tiers,
+    );
     await Promise.all(Array.from({ length: 100 }, () => chat(harness.gateway.url, key)));
     const anthropic = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
     const error = (await anthropic.messages
@@ -90,7 +102,9 @@ describe('rate limits per key (spec §8: 100 requests per minute on the standard
 
 describe('the optional tokens-per-minute limit of a tier', () => {
   it('admits while the last minute used less than the limit, then refuses with token headers', async () => {
-    const metered = await startTestGateway({ yaml: 'tiers:\n  metered: { requestsPerMinute: 1000, tokensPerMinute: 50 }\n' });
+    const metered = await startTestGateway({
+      yaml: 'tiers:\n  metered: { requestsPerMinute: 1000, tokensPerMinute: 50 }\n',
+    });
     try {
       const { key } = await metered.createAccountWithKey(undefined, 'metered');
       const first = await chat(metered.gateway.url, key);
@@ -107,7 +121,9 @@ describe('the optional tokens-per-minute limit of a tier', () => {
       expect(refused).toBeDefined();
       expect(refused!.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
       expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(((await refused!.json()) as { error: { message: string } }).error.message).toMatch(/tokens: 50 per minute/);
+      expect(((await refused!.json()) as { error: { message: string } }).error.message).toMatch(
+        /tokens: 50 per minute/,
+      );
     } finally {
       await metered.close();
     }
@@ -138,7 +154,9 @@ describe('rate limits shared through Redis by two gateway processes', () => {
       OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
     };
     const [first, second] = await Promise.all([startProcess(env), startProcess(env)]);
-    const responses = await Promise.all(Array.from({ length: 150 }, (_, index) => chat(index % 2 === 0 ? first! : second!, key)));
+    const responses = await Promise.all(
+      Array.from({ length: 150 }, (_, index) => chat(index % 2 === 0 ? first! : second!, key)),
+    );
     const admitted = responses.filter((response) => response.status === 200);
     expect(admitted).toHaveLength(100);
     expect(responses.filter((response) => response.status === 429)).toHaveLength(50);
@@ -146,7 +164,11 @@ describe('rate limits shared through Redis by two gateway processes', () => {
 
   it('a dead Redis fails open by default: requests still pass, each decided as a fresh window', async () => {
     const { key } = await harness.createAccountWithKey();
-    const url = await startProcess({ DATABASE_URL: harness.databaseUrl, REDIS_URL: await deadRedisUrl(), OPENAI_BASE_URL: harness.simulator!.baseUrls.openai });
+    const url = await startProcess({
+      DATABASE_URL: harness.databaseUrl,
+      REDIS_URL: await deadRedisUrl(),
+      OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
+    });
     // Commands are never queued while Redis is down (enableOfflineQueue: false), so no request waits on it; a
     // queued check would hang until the test's timeout. Fail-open records nothing: every request sees a fresh
     // window (remaining = limit - 1), which also shows the decision did not come from Redis.

@@ -52,7 +52,8 @@ async function freePort(): Promise<number> {
 /** What a fresh shell has: no gateway settings inherited from the test run. */
 function cleanEnvironment(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'npm_config_cache']) if (process.env[name] !== undefined) env[name] = process.env[name];
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'npm_config_cache'])
+    if (process.env[name] !== undefined) env[name] = process.env[name];
   return env;
 }
 
@@ -68,7 +69,12 @@ interface ServerShell {
 }
 
 function startServerShell(cwd: string, script: string): ServerShell {
-  const child = spawn('bash', ['-c', script], { cwd, env: cleanEnvironment(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', script], {
+    cwd,
+    env: cleanEnvironment(),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -123,7 +129,9 @@ async function openDashboard(page: Page, url: string, heading: string, serverErr
 
 /** The Usage page's row for the request to `model`, clicking Refresh until the gateway has recorded it. */
 async function usageRow(page: Page, model: string) {
-  const row = page.getByRole('table', { name: 'Recent requests' }).getByRole('row', { name: new RegExp(model.replaceAll('.', '\\.')) });
+  const row = page
+    .getByRole('table', { name: 'Recent requests' })
+    .getByRole('row', { name: new RegExp(model.replaceAll('.', '\\.')) });
   for (let attempt = 0; attempt < 20; attempt++) {
     if (await row.isVisible()) return row;
     await row.waitFor({ timeout: 1_000 }).catch(() => page.getByRole('button', { name: 'Refresh' }).click());
@@ -168,7 +176,9 @@ describe('README quick start', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).not.toMatch(/\$TOLLGATE_KEY\b/);
 
     clone = mkdtempSync(join(tmpdir(), 'tollgate-quick-start-'));
-    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter((path) => path !== '');
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\0')
+      .filter((path) => path !== '');
     for (const path of tracked) {
       if (!existsSync(join(ROOT, path))) continue; // deleted in the working tree, not committed yet
       mkdirSync(dirname(join(clone, path)), { recursive: true });
@@ -193,7 +203,11 @@ describe('README quick start', () => {
 
     // The client block in its own shell (the "other terminal"), the password arriving on stdin as a person types it.
     const onPort = (line: string) => line.replaceAll('8080', String(port));
-    const client = spawn('bash', ['-e', '-c', `${clientLines.map(onPort).join('\n')}\necho`], { cwd: clone, env: cleanEnvironment(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const client = spawn('bash', ['-e', '-c', `${clientLines.map(onPort).join('\n')}\necho`], {
+      cwd: clone,
+      env: cleanEnvironment(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     client.stdin!.end(`${PASSWORD}\n`);
     let clientOutput = '';
     let clientErrors = '';
@@ -205,7 +219,10 @@ describe('README quick start', () => {
     expect(clientOutput + clientErrors).not.toContain(PASSWORD);
     const lines = clientOutput.trim().split('\n');
     expect(lines[0]).toMatch(/^Created account you@example\.com \(acct_/);
-    const reply = JSON.parse(lines[lines.length - 1]!) as { object: string; choices: Array<{ message: { content: string } }> };
+    const reply = JSON.parse(lines[lines.length - 1]!) as {
+      object: string;
+      choices: Array<{ message: { content: string } }>;
+    };
     expect(reply.object).toBe('chat.completion');
     expect(reply.choices[0]!.message.content.length).toBeGreaterThan(0);
     // The fresh data directory was made by the start.
@@ -218,7 +235,8 @@ describe('README quick start', () => {
     browser = await launchChromium(DESKTOP_VIEWPORT);
     page = await browser.context.newPage();
     page.on('response', (response) => {
-      if (response.status() >= 500) serverErrors.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+      if (response.status() >= 500)
+        serverErrors.push(`${response.status()} ${response.request().method()} ${response.url()}`);
     });
 
     await openDashboard(page, `${dashboard}/`, 'Log in', serverErrors);
@@ -236,7 +254,10 @@ describe('README quick start', () => {
     expect(secret).toMatch(/^sk-tg-/);
 
     const sdk = new OpenAI({ apiKey: secret, baseURL: `${dashboard}/v1`, maxRetries: 0 });
-    const completion = await sdk.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'Hello from the quick start' }] });
+    const completion = await sdk.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'Hello from the quick start' }],
+    });
     expect(completion.choices[0]?.message.content).toBeTruthy();
     const usage = completion.usage!;
     expect(usage.prompt_tokens).toBeGreaterThan(0);

@@ -27,12 +27,21 @@ const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379
  */
 const RESERVATION_TTL_MS = 15_000;
 
-
-function chat(baseUrl: string, key: string, content = 'Hello [[sim words=3]]', extra: Record<string, unknown> = {}): Promise<Response> {
+function chat(
+  baseUrl: string,
+  key: string,
+  content = 'Hello [[sim words=3]]',
+  extra: Record<string, unknown> = {},
+): Promise<Response> {
   return fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: 'beta-5.4', messages: [{ role: 'user', content }], max_completion_tokens: 30, ...extra }),
+    body: JSON.stringify({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content }],
+      max_completion_tokens: 30,
+      ...extra,
+    }),
   });
 }
 
@@ -92,12 +101,27 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     await accounts.setTier(email, tier, DEFAULT_TIERS);
     const first = await keys.create(account.id, { name: 'first' });
     const second = await keys.create(account.id, { name: 'second' });
-    if (usd !== '0') await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: parseUsd(usd), idempotencyKey: `topup-${account.id}`, note: null, at: Date.now() });
+    if (usd !== '0')
+      await storage.billing.credit({
+        accountId: account.id,
+        kind: 'topup',
+        amountNano: parseUsd(usd),
+        idempotencyKey: `topup-${account.id}`,
+        note: null,
+        at: Date.now(),
+      });
     return { accountId: account.id, key: first.secret, keyId: first.record.id, otherKey: second.secret };
   }
 
   async function accountMoney(accountId: string) {
-    const { rows } = await admin.query<{ balance: string; reserved: string; holds: string; unbilled: string; records: string; charged: string }>(
+    const { rows } = await admin.query<{
+      balance: string;
+      reserved: string;
+      holds: string;
+      unbilled: string;
+      records: string;
+      charged: string;
+    }>(
       `select a.balance_nano::text as balance, a.reserved_nano::text as reserved,
               (select count(*) from ${schema}.reservations r where r.account_id = a.id)::text as holds,
               (select coalesce(sum(u.unbilled_nano), 0) from ${schema}.usage_records u where u.account_id = a.id)::text as unbilled,
@@ -107,12 +131,21 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
       [accountId],
     );
     const row = rows[0]!;
-    return { balance: BigInt(row.balance), reserved: BigInt(row.reserved), holds: Number(row.holds), unbilled: BigInt(row.unbilled), records: Number(row.records), charged: BigInt(row.charged) };
+    return {
+      balance: BigInt(row.balance),
+      reserved: BigInt(row.reserved),
+      holds: Number(row.holds),
+      unbilled: BigInt(row.unbilled),
+      records: Number(row.records),
+      charged: BigInt(row.charged),
+    };
   }
 
   it('all three came up on one empty schema at once; each migration applied exactly once', async () => {
     expect(instances).toHaveLength(3);
-    const { rows } = await admin.query<{ name: string }>(`select name from ${schema}.tollgate_migrations order by name`);
+    const { rows } = await admin.query<{ name: string }>(
+      `select name from ${schema}.tollgate_migrations order by name`,
+    );
     expect(rows.map((row) => row.name)).toEqual(ALL_MIGRATIONS);
     for (const instance of instances) expect((await fetch(`${instance.url}/healthz`)).status).toBe(200);
   });
@@ -122,7 +155,10 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const { key, keyId, otherKey, accountId } = await fundedAccount('5');
     // Each instance has served the key once, so a cache (if there were one) would hold it.
     for (const url of [a, b, c]) expect((await chat(url, key)).status).toBe(200);
-    const revoked = await fetch(`${a}/v1/keys/${keyId}`, { method: 'DELETE', headers: { authorization: `Bearer ${otherKey}` } });
+    const revoked = await fetch(`${a}/v1/keys/${keyId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${otherKey}` },
+    });
     expect(revoked.status).toBe(200);
     for (const url of [b, c]) {
       const response = await chat(url, key);
@@ -174,7 +210,14 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
 
     const { accountId, key } = await fundedAccount('0');
     const funded = cost * 100n;
-    await storage.billing.credit({ accountId, kind: 'topup', amountNano: funded, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+    await storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: funded,
+      idempotencyKey: `topup-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     const responses = await Promise.all(Array.from({ length: 300 }, () => chat(proxy.url, key)));
     const statuses = responses.map((response) => response.status);
     await Promise.all(responses.map((response) => response.body?.cancel()));
@@ -187,11 +230,18 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     expect(money.records).toBe(admitted);
     // Whole replies cost exactly the probe's price; near the end of the balance a request may start on the part of
     // its first slice the balance still covers and end as a length stop for less: at most 100 whole.
-    const { rows: records } = await admin.query<{ status: string; cost: string }>(`select status, cost_nano::text as cost from ${schema}.usage_records where account_id = $1`, [accountId]);
+    const { rows: records } = await admin.query<{ status: string; cost: string }>(
+      `select status, cost_nano::text as cost from ${schema}.usage_records where account_id = $1`,
+      [accountId],
+    );
     const whole = records.filter((record) => record.status === 'ok');
     expect(whole.every((record) => BigInt(record.cost) === cost)).toBe(true);
     expect(whole.length).toBeLessThanOrEqual(100);
-    expect(records.filter((record) => record.status !== 'ok').every((record) => record.status === 'slice_refused' && BigInt(record.cost) < cost)).toBe(true);
+    expect(
+      records
+        .filter((record) => record.status !== 'ok')
+        .every((record) => record.status === 'slice_refused' && BigInt(record.cost) < cost),
+    ).toBe(true);
     expect(money.charged).toBe(records.reduce((sum, record) => sum + BigInt(record.cost), 0n));
     expect(money.balance).toBe(funded - money.charged);
     expect(money.balance).toBeGreaterThanOrEqual(0n);
@@ -208,9 +258,18 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const { accountId, key } = await fundedAccount('0');
     // beta-5.4 replies of about 400 output tokens (~$0.006 each): $0.30 is about 50 of them.
     const funded = parseUsd('0.30');
-    await storage.billing.credit({ accountId, kind: 'topup', amountNano: funded, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+    await storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: funded,
+      idempotencyKey: `topup-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     const responses = await Promise.all(
-      Array.from({ length: 200 }, () => chat(proxy.url, key, 'A story [[sim words=300]]', { stream: true, max_completion_tokens: undefined })),
+      Array.from({ length: 200 }, () =>
+        chat(proxy.url, key, 'A story [[sim words=300]]', { stream: true, max_completion_tokens: undefined }),
+      ),
     );
     const bodies = await Promise.all(responses.map((response) => response.text()));
     const admitted = responses.filter((response) => response.status === 200).length;
@@ -221,7 +280,9 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const finishes = { stop: 0, length: 0 };
     responses.forEach((response, index) => {
       if (response.status === 403) {
-        expect(JSON.parse(bodies[index]!)).toMatchObject({ error: { code: 'insufficient_balance', type: expect.any(String) } });
+        expect(JSON.parse(bodies[index]!)).toMatchObject({
+          error: { code: 'insufficient_balance', type: expect.any(String) },
+        });
         return;
       }
       const reason = /"finish_reason":"(stop|length)"/.exec(bodies[index]!)?.[1] as 'stop' | 'length';
@@ -233,9 +294,15 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     expect(money).toMatchObject({ reserved: 0n, holds: 0, unbilled: 0n, records: admitted });
     expect(money.balance).toBeGreaterThanOrEqual(0n);
     expect(money.balance).toBe(funded - money.charged);
-    const { rows } = await admin.query<{ status: string; n: string }>(`select status, count(*)::text as n from ${schema}.usage_records where account_id = $1 group by status`, [accountId]);
+    const { rows } = await admin.query<{ status: string; n: string }>(
+      `select status, count(*)::text as n from ${schema}.usage_records where account_id = $1 group by status`,
+      [accountId],
+    );
     const byStatus = Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
-    expect(byStatus).toEqual({ ...(finishes.stop > 0 ? { ok: finishes.stop } : {}), ...(finishes.length > 0 ? { slice_refused: finishes.length } : {}) });
+    expect(byStatus).toEqual({
+      ...(finishes.stop > 0 ? { ok: finishes.stop } : {}),
+      ...(finishes.length > 0 ? { slice_refused: finishes.length } : {}),
+    });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   }, 60_000);
 
@@ -254,23 +321,34 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     // victim has written a checkpoint of what it delivered (the hold's checkpoint columns, read from outside).
     const streams = await Promise.all(
       Array.from({ length: 4 }, async () => {
-        const response = await chat(victim.url, key, 'Tell a long story [[sim words=400 chunk-delay=50]]', { stream: true, max_completion_tokens: 800 });
+        const response = await chat(victim.url, key, 'Tell a long story [[sim words=400 chunk-delay=50]]', {
+          stream: true,
+          max_completion_tokens: 800,
+        });
         expect(response.status).toBe(200);
         const reader = response.body!.getReader();
         const decoder = new TextDecoder();
         let text = '';
         const done = await reader.read();
         text += decoder.decode(done.value);
-        return { reader, requestId: response.headers.get('x-request-id')!, read: () => text, more: async () => {
-          const chunk = await reader.read();
-          if (chunk.value !== undefined) text += decoder.decode(chunk.value);
-          return chunk.done !== true;
-        } };
+        return {
+          reader,
+          requestId: response.headers.get('x-request-id')!,
+          read: () => text,
+          more: async () => {
+            const chunk = await reader.read();
+            if (chunk.value !== undefined) text += decoder.decode(chunk.value);
+            return chunk.done !== true;
+          },
+        };
       }),
     );
     const streamIds = streams.map((stream) => stream.requestId);
     const checkpointed = async () => {
-      const { rows } = await admin.query<{ n: string }>(`select count(*)::text as n from ${schema}.reservations where request_id = any($1) and checkpoint_at is not null and checkpoint_output_tokens > 0`, [streamIds]);
+      const { rows } = await admin.query<{ n: string }>(
+        `select count(*)::text as n from ${schema}.reservations where request_id = any($1) and checkpoint_at is not null and checkpoint_output_tokens > 0`,
+        [streamIds],
+      );
       return Number(rows[0]!.n);
     };
     // Keep reading (so the victim keeps delivering) until every stream has a checkpoint; bounded by the streams' end.
@@ -289,15 +367,30 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     victim.child.kill('SIGKILL');
     await once(victim.child, 'exit');
     proxy.remove(victim.url);
-    await Promise.all(streams.map(({ reader }) => reader.read().then(() => reader.cancel()).catch(() => undefined)));
+    await Promise.all(
+      streams.map(({ reader }) =>
+        reader
+          .read()
+          .then(() => reader.cancel())
+          .catch(() => undefined),
+      ),
+    );
     // What each client received before the kill (whole SSE frames' content): at least what the checkpoint bills.
     const delivered = streams.map((stream) => ({ requestId: stream.requestId, text: contentOf(stream.read()) }));
 
     // Every record settled before the kill is there, charged, with its ledger entry.
-    const { rows } = await admin.query<{ request_id: string }>(`select request_id from ${schema}.usage_records where account_id = $1`, [accountId]);
+    const { rows } = await admin.query<{ request_id: string }>(
+      `select request_id from ${schema}.usage_records where account_id = $1`,
+      [accountId],
+    );
     expect(rows.map((row) => row.request_id).sort()).toEqual([...settledIds].sort());
     const ledger = await storage.billing.ledger(accountId, 50);
-    expect(ledger.filter((entry) => entry.kind === 'usage').map((entry) => entry.requestId).sort()).toEqual([...settledIds].sort());
+    expect(
+      ledger
+        .filter((entry) => entry.kind === 'usage')
+        .map((entry) => entry.requestId)
+        .sort(),
+    ).toEqual([...settledIds].sort());
 
     // The survivors keep serving through the balancer...
     for (let i = 0; i < 4; i += 1) expect((await chat(proxy.url, key)).status).toBe(200);
@@ -313,7 +406,12 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const lost = await storage.usage.listByAccount(accountId, 50);
     for (const checkpoint of lastCheckpoints) {
       const record = lost.find((row) => row.requestId === checkpoint.request_id)!;
-      expect(record).toMatchObject({ status: 'instance_lost', stream: true, outputTokens: Number(checkpoint.output), inputTokens: Number(checkpoint.input) });
+      expect(record).toMatchObject({
+        status: 'instance_lost',
+        stream: true,
+        outputTokens: Number(checkpoint.output),
+        inputTokens: Number(checkpoint.input),
+      });
       expect(record.outputTokens).toBeGreaterThan(0);
       // Billed at list price: input and delivered output of beta-5.4 ($2.50 / $15 per million).
       expect(record.costNano).toBe(BigInt(record.inputTokens) * 2_500n + BigInt(record.outputTokens) * 15_000n);
@@ -331,7 +429,10 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
 function contentOf(sse: string): string {
   let text = '';
   for (const frame of sse.split('\n\n').slice(0, -1)) {
-    const data = frame.split('\n').find((line) => line.startsWith('data: '))?.slice(6);
+    const data = frame
+      .split('\n')
+      .find((line) => line.startsWith('data: '))
+      ?.slice(6);
     if (data === undefined || data === '[DONE]') continue;
     const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> };
     text += chunk.choices?.[0]?.delta?.content ?? '';

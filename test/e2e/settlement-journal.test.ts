@@ -39,7 +39,14 @@ async function metric(url: string, name: string): Promise<number> {
 /** A funded account with a key; no free allowance (FREE_TOKENS_PER_DAY=0), so every reply costs money. */
 async function fundedKey(harness: TestGateway): Promise<{ accountId: string; key: string }> {
   const { accountId, key } = await harness.createAccountWithKey(undefined, 'enterprise');
-  await harness.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: 100_000_000_000n, idempotencyKey: `topup-${accountId}`, note: null, at: Date.now() });
+  await harness.gateway.storage.billing.credit({
+    accountId,
+    kind: 'topup',
+    amountNano: 100_000_000_000n,
+    idempotencyKey: `topup-${accountId}`,
+    note: null,
+    at: Date.now(),
+  });
   return { accountId, key };
 }
 
@@ -55,7 +62,12 @@ function openaiStream(url: string, key: string): Stream {
   const response = fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'beta-5.4', stream: true, max_completion_tokens: 200, messages: [{ role: 'user', content: 'A story [[sim words=30 chunk-delay=100]]' }] }),
+    body: JSON.stringify({
+      model: 'beta-5.4',
+      stream: true,
+      max_completion_tokens: 200,
+      messages: [{ role: 'user', content: 'A story [[sim words=30 chunk-delay=100]]' }],
+    }),
   });
   const started = response.then((reply) => {
     if (reply.status !== 200) throw new Error(`stream refused: ${reply.status}`);
@@ -63,14 +75,20 @@ function openaiStream(url: string, key: string): Stream {
   });
   const finished = response.then(async (reply) => {
     const text = await reply.text();
-    return { requestId: reply.headers.get('x-request-id')!, completed: text.includes('"finish_reason":"') && text.trimEnd().endsWith('data: [DONE]') };
+    return {
+      requestId: reply.headers.get('x-request-id')!,
+      completed: text.includes('"finish_reason":"') && text.trimEnd().endsWith('data: [DONE]'),
+    };
   });
   return { started, finished };
 }
 
 /** `tollgate serve` expected to refuse to start: its exit code and what it wrote. */
 async function refusedStart(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const outcome = await run(process.execPath, [BUILT_CLI, 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 }).then(
+  const outcome = await run(process.execPath, [BUILT_CLI, 'serve'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeout: 30_000,
+  }).then(
     () => ({ code: 0, stdout: '', stderr: '' }),
     (error: { code: number; stdout: string; stderr: string }) => error,
   );
@@ -106,7 +124,11 @@ describe('settlement journal of the running gateway', () => {
     await run('chattr', ['+i', immutable]);
     const refused = await refusedStart({ ...env, SETTLEMENT_JOURNAL_DIR: immutable });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(new RegExp(`^tollgate: SETTLEMENT_JOURNAL_DIR ${immutable} cannot hold the settlement journal: cannot create a file in it: EPERM: operation not permitted, open '[^']+'\\. Point SETTLEMENT_JOURNAL_DIR at a writable directory on a local disk\\.\\n$`));
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^tollgate: SETTLEMENT_JOURNAL_DIR ${immutable} cannot hold the settlement journal: cannot create a file in it: EPERM: operation not permitted, open '[^']+'\\. Point SETTLEMENT_JOURNAL_DIR at a writable directory on a local disk\\.\\n$`,
+      ),
+    );
     expect(refused.stderr).not.toMatch(/\n\s+at /);
     await makeWritable([immutable]);
     expect(await readdir(immutable)).toEqual([]);
@@ -153,7 +175,8 @@ describe('settlement journal of the running gateway', () => {
     await cluster.start();
     // The dead instance's lock as it is once its stale limit (60 s) has passed, without waiting for it.
     const past = new Date(Date.now() - 120_000);
-    for (const name of await readdir(journal)) if (name.endsWith('.lock')) await utimes(join(journal, name), past, past);
+    for (const name of await readdir(journal))
+      if (name.endsWith('.lock')) await utimes(join(journal, name), past, past);
     const logs: string[] = [];
     const restarted = await spawnGateway(harness.env, logs);
     cleanups.push(() => stopProcess(restarted.child));
@@ -161,16 +184,24 @@ describe('settlement journal of the running gateway', () => {
     // Replayed before it listened: one usage record per completed reply, billed, nothing held, the journal empty.
     const storage = harness.gateway.storage;
     const records = await expect
-      .poll(async () => (await storage.usage.listByAccount(accountId, 100).catch(() => [])).length, { timeout: 20_000, interval: 250 })
+      .poll(async () => (await storage.usage.listByAccount(accountId, 100).catch(() => [])).length, {
+        timeout: 20_000,
+        interval: 250,
+      })
       .toBe(12)
       .then(() => storage.usage.listByAccount(accountId, 100));
     expect(records.map((record) => record.requestId).sort()).toEqual([...ids].sort());
     expect(records.every((record) => record.status === 'ok' && record.costNano > 0n)).toBe(true);
     const charged = records.reduce((sum, record) => sum + record.costNano, 0n);
-    expect(await storage.billing.balance(accountId)).toMatchObject({ balanceNano: 100_000_000_000n - charged, reservedNano: 0n });
+    expect(await storage.billing.balance(accountId)).toMatchObject({
+      balanceNano: 100_000_000_000n - charged,
+      reservedNano: 0n,
+    });
     expect(await storage.billing.verifyLedger()).toEqual([]);
     expect((await readJournalDirectory(journal)).entries).toEqual([]);
-    const verified = await run(process.execPath, [BUILT_CLI, 'ledger', 'verify', '--json'], { env: { ...process.env, ...harness.env } });
+    const verified = await run(process.execPath, [BUILT_CLI, 'ledger', 'verify', '--json'], {
+      env: { ...process.env, ...harness.env },
+    });
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, mismatches: [], journal: { pending: [] } });
     expect(logs.join('')).toContain('adopted the settlement journal of an instance that is gone');
   }, 120_000);
@@ -184,7 +215,10 @@ describe('settlement journal of the running gateway', () => {
     const file = harness.databaseUrl.slice('sqlite:'.length);
     const database = [file, `${file}-wal`];
     cleanups.push(() => makeWritable([...database, journal]));
-    expect(await fetch(`${url}/readyz`).then((reply) => reply.json())).toEqual({ status: 'ready', checks: { storage: 'ok', settlement_journal: 'ok' } });
+    expect(await fetch(`${url}/readyz`).then((reply) => reply.json())).toEqual({
+      status: 'ready',
+      checks: { storage: 'ok', settlement_journal: 'ok' },
+    });
 
     // A stream runs; the database and the journal's directory stop taking writes before it settles.
     const stream = openaiStream(url, key);
@@ -198,29 +232,51 @@ describe('settlement journal of the running gateway', () => {
     expect(await metric(url, 'tollgate_settlements_journaled_total')).toBe(0);
     expect(await metric(url, 'tollgate_settlement_journal_write_failures_total')).toBeGreaterThan(0);
     // The log says why, once.
-    const unavailableLines = harness.logs.filter((line) => line.includes('paid requests are refused with 503 until a write succeeds'));
+    const unavailableLines = harness.logs.filter((line) =>
+      line.includes('paid requests are refused with 503 until a write succeeds'),
+    );
     expect(unavailableLines).toHaveLength(1);
     expect(JSON.parse(unavailableLines[0]!)).toMatchObject({ level: 50, directory: journal, err: { code: 'EPERM' } });
 
     // The database comes back first: the unwritten settlement goes straight to it, billed.
     await makeWritable(database);
-    await expect.poll(() => harness.gateway.storage.usage.recordedRequestIds([requestId]), { timeout: 10_000, interval: 100 }).toEqual(new Set([requestId]));
+    await expect
+      .poll(() => harness.gateway.storage.usage.recordedRequestIds([requestId]), { timeout: 10_000, interval: 100 })
+      .toEqual(new Set([requestId]));
     expect(await metric(url, 'tollgate_settlement_journal_unwritten')).toBe(0);
 
     // The journal still cannot be written: every paid request is refused in its caller's shape, nothing held.
-    const message = 'The settlement journal cannot be written (EPERM); paid requests are refused until it can. Please retry later.';
+    const message =
+      'The settlement journal cannot be written (EPERM); paid requests are refused until it can. Please retry later.';
     const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${key}` }) =>
-      fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const chat = await post('/v1/chat/completions', { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] });
     expect([chat.status, chat.headers.get('retry-after')]).toEqual([503, '10']);
-    expect(await chat.json()).toEqual({ error: { message, type: 'server_error', param: null, code: 'settlement_journal_unavailable' } });
+    expect(await chat.json()).toEqual({
+      error: { message, type: 'server_error', param: null, code: 'settlement_journal_unavailable' },
+    });
     const responses = await post('/v1/responses', { model: 'beta-5.4', input: 'hi' });
     expect(responses.status).toBe(503);
-    expect(await responses.json()).toEqual({ error: { message, type: 'server_error', param: null, code: 'settlement_journal_unavailable' } });
-    const anthropic = await post('/v1/messages', { model: 'alpha-sonnet-5', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(await responses.json()).toEqual({
+      error: { message, type: 'server_error', param: null, code: 'settlement_journal_unavailable' },
+    });
+    const anthropic = await post('/v1/messages', {
+      model: 'alpha-sonnet-5',
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect([anthropic.status, anthropic.headers.get('retry-after')]).toEqual([529, '10']);
     expect(await anthropic.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message } });
-    const gemini = await post('/v1beta/models/gamma-3.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, { 'x-goog-api-key': key });
+    const gemini = await post(
+      '/v1beta/models/gamma-3.5-flash:generateContent',
+      { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+      { 'x-goog-api-key': key },
+    );
     expect(gemini.status).toBe(503);
     expect(await gemini.json()).toEqual({
       error: {
@@ -228,7 +284,11 @@ describe('settlement journal of the running gateway', () => {
         message,
         status: 'UNAVAILABLE',
         details: [
-          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SETTLEMENT_JOURNAL_UNAVAILABLE', domain: 'tollgate' },
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'SETTLEMENT_JOURNAL_UNAVAILABLE',
+            domain: 'tollgate',
+          },
           { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '10s' },
         ],
       },
@@ -236,14 +296,27 @@ describe('settlement journal of the running gateway', () => {
     expect((await harness.gateway.storage.billing.balance(accountId))?.reservedNano).toBe(0n);
     const notReady = await fetch(`${url}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({ status: 'not_ready', checks: { storage: 'ok', settlement_journal: 'not_writable' } });
-    const why = harness.logs.filter((line) => line.includes('"check":"settlement_journal"')).map((line) => JSON.parse(line) as { err: { message: string } });
-    expect(why.at(-1)?.err.message).toMatch(new RegExp(`^(writing settlements to|a probe write to) the journal in ${journal} failed: .*EPERM: operation not permitted`));
+    expect(await notReady.json()).toEqual({
+      status: 'not_ready',
+      checks: { storage: 'ok', settlement_journal: 'not_writable' },
+    });
+    const why = harness.logs
+      .filter((line) => line.includes('"check":"settlement_journal"'))
+      .map((line) => JSON.parse(line) as { err: { message: string } });
+    expect(why.at(-1)?.err.message).toMatch(
+      new RegExp(
+        `^(writing settlements to|a probe write to) the journal in ${journal} failed: .*EPERM: operation not permitted`,
+      ),
+    );
 
     // Writable again: the next probe clears the state; paid requests pass and /readyz is ready.
     await makeWritable([journal]);
-    await expect.poll(() => fetch(`${url}/readyz`).then((ready) => ready.status), { timeout: 10_000, interval: 100 }).toBe(200);
-    expect((await post('/v1/chat/completions', { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    await expect
+      .poll(() => fetch(`${url}/readyz`).then((ready) => ready.status), { timeout: 10_000, interval: 100 })
+      .toBe(200);
+    expect(
+      (await post('/v1/chat/completions', { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] })).status,
+    ).toBe(200);
     expect(await metric(url, 'tollgate_settlement_journal_unavailable')).toBe(0);
     expect(harness.logs.join('')).toContain('settlement journal: writable again; paid requests are admitted again');
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);

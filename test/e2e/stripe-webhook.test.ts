@@ -10,7 +10,10 @@ const SECRET_KEY = 'sk_test_tollgate_not_a_real_key';
 let eventCounter = 0;
 
 /** A `checkout.session.completed` event as Stripe sends it (the fields Tollgate reads, plus the envelope). */
-function checkoutEvent(accountId: string | null, options: { amountTotal?: number; paymentStatus?: string; type?: string; sessionId?: string; currency?: string } = {}) {
+function checkoutEvent(
+  accountId: string | null,
+  options: { amountTotal?: number; paymentStatus?: string; type?: string; sessionId?: string; currency?: string } = {},
+) {
   const id = `evt_test_${++eventCounter}_${Date.now()}`;
   return {
     id,
@@ -41,7 +44,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
   let harness: TestGateway;
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', env: { STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } });
+    harness = await startTestGateway({
+      postgres: database === 'postgres',
+      env: { STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET },
+    });
   });
 
   afterAll(async () => {
@@ -59,7 +65,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
 
   /** Signed with the `stripe` package's own test helper, as Stripe would sign it. */
   function sign(payload: string, secret = WEBHOOK_SECRET, timestamp?: number): string {
-    return Stripe.webhooks.generateTestHeaderString({ payload, secret, ...(timestamp === undefined ? {} : { timestamp }) });
+    return Stripe.webhooks.generateTestHeaderString({
+      payload,
+      secret,
+      ...(timestamp === undefined ? {} : { timestamp }),
+    });
   }
 
   async function account() {
@@ -135,7 +145,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
   it('changes nothing for an unknown account, an unpaid session or another event type', async () => {
     const before = await harness.gateway.storage.billing.verifyLedger();
     const unknown = JSON.stringify(checkoutEvent('acct_does_not_exist'));
-    expect(await post(unknown, sign(unknown))).toEqual({ status: 200, json: { received: true, result: 'unknown_account' } });
+    expect(await post(unknown, sign(unknown))).toEqual({
+      status: 200,
+      json: { received: true, result: 'unknown_account' },
+    });
     const missing = JSON.stringify(checkoutEvent(null));
     expect((await post(missing, sign(missing))).json.result).toBe('unknown_account');
     expect(harness.logs.some((line) => line.includes('unknown account'))).toBe(true);
@@ -152,7 +165,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual(before);
 
     // The asynchronous payment, once it succeeds, is credited.
-    const settled = JSON.stringify(checkoutEvent(accountId, { type: 'checkout.session.async_payment_succeeded', amountTotal: 500 }));
+    const settled = JSON.stringify(
+      checkoutEvent(accountId, { type: 'checkout.session.async_payment_succeeded', amountTotal: 500 }),
+    );
     expect((await post(settled, sign(settled))).json.result).toBe('credited');
     expect(await balanceOf(accountId)).toBe(5_000_000_000n);
   });
@@ -161,7 +176,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
     const accountId = await account();
     const sessionId = `cs_test_shared_${Date.now()}`;
     const completed = JSON.stringify(checkoutEvent(accountId, { sessionId, amountTotal: 700 }));
-    const succeeded = JSON.stringify(checkoutEvent(accountId, { sessionId, amountTotal: 700, type: 'checkout.session.async_payment_succeeded' }));
+    const succeeded = JSON.stringify(
+      checkoutEvent(accountId, { sessionId, amountTotal: 700, type: 'checkout.session.async_payment_succeeded' }),
+    );
     expect((await post(completed, sign(completed))).json.result).toBe('credited');
     expect((await post(succeeded, sign(succeeded))).json.result).toBe('duplicate');
     expect(await balanceOf(accountId)).toBe(7_000_000_000n);
@@ -170,14 +187,20 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
   it('shows Stripe as enabled and validates Checkout amounts before calling Stripe', async () => {
     const dashboard = new DashboardClient(harness.gateway.url);
     await dashboard.register(uniqueEmail(), PASSWORD);
-    expect((await dashboard.get('/api/billing')).json.stripe).toEqual({ enabled: true, minimumUsd: '5', maximumUsd: '1000' });
+    expect((await dashboard.get('/api/billing')).json.stripe).toEqual({
+      enabled: true,
+      minimumUsd: '5',
+      maximumUsd: '1000',
+    });
     for (const amountUsd of ['4.99', '1000.01', '10.001', 'ten', '-10']) {
       const reply = await dashboard.post('/api/billing/checkout', { amountUsd });
       expect(reply.status).toBe(400);
       expect(reply.json.error).toMatchObject({ code: 'invalid_request', field: 'amountUsd' });
     }
     // The webhook is the one state-changing call without a CSRF token; checkout is not.
-    expect((await dashboard.post('/api/billing/checkout', { amountUsd: '10' }, { csrf: false })).json.error.code).toBe('csrf_failed');
+    expect((await dashboard.post('/api/billing/checkout', { amountUsd: '10' }, { csrf: false })).json.error.code).toBe(
+      'csrf_failed',
+    );
   });
 });
 
@@ -189,7 +212,10 @@ describe('Stripe webhook without Stripe configured', () => {
       const payload = JSON.stringify(checkoutEvent(accountId));
       const response = await fetch(`${harness.gateway.url}/api/stripe/webhook`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }) },
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }),
+        },
         body: payload,
       });
       expect(response.status).toBe(400);

@@ -25,7 +25,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
   beforeAll(async () => {
     first = await startTestGateway({ postgres: database === 'postgres', yaml: TIERS_YAML });
     // Another instance on the same store (SQLite file shared): the limit it applies comes from the account row.
-    if (database === 'sqlite') second = await startTestGateway({ yaml: TIERS_YAML, env: { DATABASE_URL: first.databaseUrl } });
+    if (database === 'sqlite')
+      second = await startTestGateway({ yaml: TIERS_YAML, env: { DATABASE_URL: first.databaseUrl } });
   }, 120_000);
 
   afterAll(async () => {
@@ -61,8 +62,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     const before = await dashboard.get('/api/tiers');
     expect(before.status).toBe(200);
     expect(before.json.current).toEqual({ name: 'standard', requestsPerMinute: 30, tokensPerMinute: null });
-    expect(before.json.tiers.map((tier: { name: string; position: string }) => `${tier.name}:${tier.position}`)).toEqual(['standard:current', 'pro:above', 'enterprise:above']);
-    expect(before.json.tiers[1]).toMatchObject({ priceUsd: '4', periodDays: 30, reachedAtTotalPaidUsd: '10', tokensPerMinute: 500000 });
+    expect(
+      before.json.tiers.map((tier: { name: string; position: string }) => `${tier.name}:${tier.position}`),
+    ).toEqual(['standard:current', 'pro:above', 'enterprise:above']);
+    expect(before.json.tiers[1]).toMatchObject({
+      priceUsd: '4',
+      periodDays: 30,
+      reachedAtTotalPaidUsd: '10',
+      tokensPerMinute: 500000,
+    });
     expect(before.json.tiers[2]).toMatchObject({ priceUsd: null, reachedAtTotalPaidUsd: null });
 
     // No balance: refused, and nothing changes.
@@ -86,23 +94,51 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     expect(bought.json.bought.until).toBeGreaterThan(Date.now() + 29 * DAY_MS);
     expect(bought.json.availableUsd).toBe('1');
     const [entry] = await first.gateway.storage.billing.ledger(accountId, 1);
-    expect(entry).toMatchObject({ kind: 'tier', amountNano: -parseUsd('4'), balanceAfterNano: parseUsd('1'), note: 'pro tier for 30 days' });
+    expect(entry).toMatchObject({
+      kind: 'tier',
+      amountNano: -parseUsd('4'),
+      balanceAfterNano: parseUsd('1'),
+      note: 'pro tier for 30 days',
+    });
     const ledger = await dashboard.get('/api/billing/ledger');
-    expect(ledger.json.entries[0]).toMatchObject({ kind: 'tier', amountUsd: '-4', balanceAfterUsd: '1', description: 'Tier: pro tier for 30 days' });
+    expect(ledger.json.entries[0]).toMatchObject({
+      kind: 'tier',
+      amountUsd: '-4',
+      balanceAfterUsd: '1',
+      description: 'Tier: pro tier for 30 days',
+    });
 
     // The next request, on this instance and on another one, runs at pro's limit.
     expect(await requestLimit(first.gateway.url, key)).toBe('60');
     if (second !== undefined) expect(await requestLimit(second.gateway.url, key)).toBe('60');
-    const account = (await (await fetch(`${first.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } })).json()) as { tiers_available: unknown[] };
-    expect(account).toMatchObject({ tier: 'pro', tier_source: 'bought', rate_limits: { requests_per_minute: 60, tokens_per_minute: 500000 }, total_paid_usd: '5' });
-    expect(account.tiers_available[1]).toMatchObject({ name: 'pro', price_usd: '4', period_days: 30, reached_at_total_paid_usd: '10' });
+    const account = (await (
+      await fetch(`${first.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { tiers_available: unknown[] };
+    expect(account).toMatchObject({
+      tier: 'pro',
+      tier_source: 'bought',
+      rate_limits: { requests_per_minute: 60, tokens_per_minute: 500000 },
+      total_paid_usd: '5',
+    });
+    expect(account.tiers_available[1]).toMatchObject({
+      name: 'pro',
+      price_usd: '4',
+      period_days: 30,
+      reached_at_total_paid_usd: '10',
+    });
 
     // Buying again (a double click) is refused: one charge.
     expect((await dashboard.post('/api/tiers/buy', { tier: 'pro' })).status).toBe(409);
-    expect((await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier')).toHaveLength(1);
+    expect(
+      (await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier'),
+    ).toHaveLength(1);
 
     // End of the period with $1 left (below $4): the tier lapses, nothing is charged, the balance stays.
-    const later = new TierUpgrades(first.gateway.storage.tierUpgrades, first.gateway.config.tiers, () => Date.now() + 31 * DAY_MS);
+    const later = new TierUpgrades(
+      first.gateway.storage.tierUpgrades,
+      first.gateway.config.tiers,
+      () => Date.now() + 31 * DAY_MS,
+    );
     expect(await later.settleEndedPeriods()).toBeGreaterThanOrEqual(1);
     expect(await requestLimit(first.gateway.url, key)).toBe('30');
     expect((await first.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('1'));
@@ -114,22 +150,34 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     const accountId: string = (await dashboard.register(uniqueEmail('renew'), PASSWORD)).json.account.id;
     await redeem(dashboard, '9');
     expect((await dashboard.post('/api/tiers/buy', { tier: 'pro' })).status).toBe(200);
-    const later = new TierUpgrades(first.gateway.storage.tierUpgrades, first.gateway.config.tiers, () => Date.now() + 31 * DAY_MS);
+    const later = new TierUpgrades(
+      first.gateway.storage.tierUpgrades,
+      first.gateway.config.tiers,
+      () => Date.now() + 31 * DAY_MS,
+    );
     // Two sweepers at once (two instances): one renewal.
     await Promise.all([later.settleEndedPeriods(), later.settleEndedPeriods()]);
     const status = await later.status(accountId);
     expect(status.current.name).toBe('pro');
     expect(status.bought!.until).toBeGreaterThan(Date.now() + 59 * DAY_MS);
-    const tierEntries = (await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier');
+    const tierEntries = (await first.gateway.storage.billing.ledger(accountId, 10)).filter(
+      (row) => row.kind === 'tier',
+    );
     expect(tierEntries.map((row) => row.note)).toEqual(['pro tier for 30 days (renewal)', 'pro tier for 30 days']);
     expect((await first.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('1'));
 
     // Cancelled renewal: at the next period end it lapses with no charge.
     expect((await dashboard.post('/api/tiers/renewal', { renews: false })).json.bought.renews).toBe(false);
-    const muchLater = new TierUpgrades(first.gateway.storage.tierUpgrades, first.gateway.config.tiers, () => Date.now() + 61 * DAY_MS);
+    const muchLater = new TierUpgrades(
+      first.gateway.storage.tierUpgrades,
+      first.gateway.config.tiers,
+      () => Date.now() + 61 * DAY_MS,
+    );
     await muchLater.settleEndedPeriods();
     expect((await muchLater.status(accountId)).current.name).toBe('standard');
-    expect((await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier')).toHaveLength(2);
+    expect(
+      (await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier'),
+    ).toHaveLength(2);
     expect(await first.gateway.storage.billing.verifyLedger()).toEqual([]);
   });
 
@@ -142,7 +190,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     expect((await dashboard.get('/api/tiers')).json.current.name).toBe('standard');
     await redeem(dashboard, '4');
     const reached = await dashboard.get('/api/tiers');
-    expect(reached.json).toMatchObject({ current: { name: 'pro' }, source: 'paid_total', paidTotalUsd: '10', bought: null });
+    expect(reached.json).toMatchObject({
+      current: { name: 'pro' },
+      source: 'paid_total',
+      paidTotalUsd: '10',
+      bought: null,
+    });
     expect(await requestLimit(first.gateway.url, key)).toBe('60');
     // Nothing was charged for it.
     expect((await first.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('10'));

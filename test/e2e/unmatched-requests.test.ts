@@ -33,7 +33,11 @@ function expectShape(body: unknown, shape: Shape, code: string): void {
       expect(Object.keys(json.error).sort()).toEqual(['message', 'type']);
       break;
     case 'google':
-      expect(json.error).toMatchObject({ code: expect.any(Number), status: expect.any(String), message: expect.any(String) });
+      expect(json.error).toMatchObject({
+        code: expect.any(Number),
+        status: expect.any(String),
+        message: expect.any(String),
+      });
       expect(JSON.stringify(json.error.details)).toContain(code.toUpperCase());
       break;
     case 'dashboard':
@@ -42,10 +46,23 @@ function expectShape(body: unknown, shape: Shape, code: string): void {
   }
 }
 
-async function send(method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Headers; json: unknown; contentType: string }> {
-  const response = await fetch(`${harness.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) });
+async function send(
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; json: unknown; contentType: string }> {
+  const response = await fetch(`${harness.gateway.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...init.headers },
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, json: JSON.parse(text), contentType: response.headers.get('content-type') ?? '' };
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: JSON.parse(text),
+    contentType: response.headers.get('content-type') ?? '',
+  };
 }
 
 /** A raw exchange's status, headers and parsed JSON body. */
@@ -89,7 +106,11 @@ describe('unknown paths: a JSON 404 in the path protocol shape', () => {
     ['POST', '/v1beta/models/gamma-2.5-pro:predict', 'google'],
     ['GET', '/api/nothing-here', 'dashboard'],
   ] as const)('%s %s → 404 (%s shape)', async (method, path, shape) => {
-    const reply = await send(method, path, method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {});
+    const reply = await send(
+      method,
+      path,
+      method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {},
+    );
     expect(reply.status).toBe(404);
     expect(reply.contentType).toContain('application/json');
     expectShape(reply.json, shape, 'not_found');

@@ -26,13 +26,27 @@ async function metricsText(harness: TestGateway): Promise<string> {
 }
 
 function coolingGauge(text: string, vendor: string, credential: string): string | undefined {
-  const line = text.split('\n').find((row) => row.startsWith('tollgate_upstream_credential_cooling_down{') && row.includes(`vendor="${vendor}"`) && row.includes(`credential="${credential}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (row) =>
+        row.startsWith('tollgate_upstream_credential_cooling_down{') &&
+        row.includes(`vendor="${vendor}"`) &&
+        row.includes(`credential="${credential}"`),
+    );
   return line?.split(' ').at(-1);
 }
 
 async function fundedKey(harness: TestGateway): Promise<{ key: string; accountId: string }> {
   const account = await harness.createAccountWithKey(undefined, 'enterprise');
-  await harness.gateway.storage.billing.credit({ accountId: account.accountId, kind: 'topup', amountNano: parseUsd('10'), idempotencyKey: `t-${account.accountId}`, note: null, at: Date.now() });
+  await harness.gateway.storage.billing.credit({
+    accountId: account.accountId,
+    kind: 'topup',
+    amountNano: parseUsd('10'),
+    idempotencyKey: `t-${account.accountId}`,
+    note: null,
+    at: Date.now(),
+  });
   return account;
 }
 
@@ -68,16 +82,29 @@ vendors:
     const stream = index % 2 === 1;
     if (stream) {
       let text = '';
-      for await (const chunk of await openai.chat.completions.create({ model: 'beta-5.4', stream: true, messages: [{ role: 'user', content }] })) {
+      for await (const chunk of await openai.chat.completions.create({
+        model: 'beta-5.4',
+        stream: true,
+        messages: [{ role: 'user', content }],
+      })) {
         text += chunk.choices[0]?.delta.content ?? '';
       }
       expect(text.length).toBeGreaterThan(0);
-      const message = await anthropic.messages.stream({ model: 'alpha-haiku-4-5', max_tokens: 200, messages: [{ role: 'user', content }] }).finalMessage();
+      const message = await anthropic.messages
+        .stream({ model: 'alpha-haiku-4-5', max_tokens: 200, messages: [{ role: 'user', content }] })
+        .finalMessage();
       expect(message.stop_reason).toBe('end_turn');
     } else {
-      const completion = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content }] });
+      const completion = await openai.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content }],
+      });
       expect(completion.choices[0]!.message.content!.length).toBeGreaterThan(0);
-      const message = await anthropic.messages.create({ model: 'alpha-haiku-4-5', max_tokens: 200, messages: [{ role: 'user', content }] });
+      const message = await anthropic.messages.create({
+        model: 'alpha-haiku-4-5',
+        max_tokens: 200,
+        messages: [{ role: 'user', content }],
+      });
       expect(message.content[0]!.type).toBe('text');
     }
   }
@@ -103,7 +130,10 @@ vendors:
 
   it('a cooled-down credential gets no traffic: a fault only it would hit is never seen', async () => {
     // `bad` is cooling down from the previous test; were it used, this request would fail (it is not retried).
-    const completion = await openai.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'Hi [[sim error status=400 only-key=sk-bad]]' }] });
+    const completion = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: [{ role: 'user', content: 'Hi [[sim error status=400 only-key=sk-bad]]' }],
+    });
     expect(completion.choices[0]!.message.content!.length).toBeGreaterThan(0);
   });
 });
@@ -158,7 +188,11 @@ vendors:
 
   it('a base URL nobody listens on: every request succeeds through the other endpoint', async () => {
     for (let index = 0; index < 4; index++) {
-      const message = await anthropic.messages.create({ model: 'alpha-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: `Hi ${index}` }] });
+      const message = await anthropic.messages.create({
+        model: 'alpha-haiku-4-5',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: `Hi ${index}` }],
+      });
       expect(message.content[0]!.type).toBe('text');
     }
     const text = await metricsText(harness);
@@ -193,14 +227,19 @@ models:
   });
 
   it("a model whose vendor is down is answered by the operator's fallback, billed once at the fallback's prices", async () => {
-    const completion = await openai.chat.completions.create({ model: 'alpha-haiku-4-5', messages: [{ role: 'user', content: 'Hello' }] });
+    const completion = await openai.chat.completions.create({
+      model: 'alpha-haiku-4-5',
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
     expect(completion.model).toBe('beta-5.4');
     expect(completion.choices[0]!.message.content!.length).toBeGreaterThan(0);
     const rows = await harness.gateway.storage.usage.listByAccount(accountId, 10);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'beta-5.4', status: 'ok' });
     const prices = new ModelCatalog().resolve('beta-5.4').prices;
-    expect(rows[0]!.costNano).toBe(BigInt(rows[0]!.inputTokens) * prices.input + BigInt(rows[0]!.outputTokens) * prices.output);
+    expect(rows[0]!.costNano).toBe(
+      BigInt(rows[0]!.inputTokens) * prices.input + BigInt(rows[0]!.outputTokens) * prices.output,
+    );
     const balance = (await harness.gateway.storage.billing.balance(accountId))!;
     expect(balance.reservedNano).toBe(0n);
     expect(balance.balanceNano).toBe(parseUsd('10') - rows[0]!.costNano);
@@ -210,7 +249,12 @@ models:
     const directory = mkdtempSync(join(tmpdir(), 'tollgate-fallback-'));
     try {
       writeFileSync(join(directory, 'tollgate.yaml'), 'models:\n  beta-5.4: { fallback: alpha-haiku-4-5 }\n');
-      const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(directory, 'tollgate.db')}`, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+      const env = {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${join(directory, 'tollgate.db')}`,
+        OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      };
       // The process exits non-zero before it listens, and says why.
       await expect(spawnGateway({ ...env, TOLLGATE_CONFIG: join(directory, 'tollgate.yaml') })).rejects.toThrow(
         /exited \(1\) before listening:[\s\S]*models\.beta-5\.4\.fallback \(alpha-haiku-4-5\) cannot be used: .*not configured/,

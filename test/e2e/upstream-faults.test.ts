@@ -23,7 +23,11 @@ afterAll(async () => {
 });
 
 function ask(directive: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) {
-  return client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: `Hello ${directive}` }], ...extra });
+  return client.chat.completions.create({
+    model: 'beta-5.4',
+    messages: [{ role: 'user', content: `Hello ${directive}` }],
+    ...extra,
+  });
 }
 
 async function usageRow(predicate: (status: string) => boolean) {
@@ -40,19 +44,25 @@ describe('vendor faults reach the client as well-formed errors', () => {
   });
 
   it('vendor 429 → 429 with retry-after passed on', async () => {
-    const error = (await ask('[[sim fault=rate-limit retry-after=7]]').catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await ask('[[sim fault=rate-limit retry-after=7]]').catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.headers?.get('retry-after')).toBe('7');
   });
 
   it("vendor 401 is the operator's problem: 502, and the client's key is not blamed", async () => {
-    const error = (await ask('[[sim fault=error status=401]]').catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await ask('[[sim fault=error status=401]]').catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error.status).toBe(502);
     expect(error.message).toMatch(/not a problem with your API key/);
   });
 
   it('vendor 400 → 400 invalid_request_error with the vendor message', async () => {
-    const error = (await ask('[[sim fault=error status=400]]').catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await ask('[[sim fault=error status=400]]').catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.type).toBe('invalid_request_error');
   });
@@ -115,7 +125,9 @@ describe('vendor faults reach the client as well-formed errors', () => {
   });
 
   it('a malformed non-stream vendor body → 502', async () => {
-    const error = (await ask('[[sim fault=malformed-chunk]]').catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await ask('[[sim fault=malformed-chunk]]').catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error.status).toBe(502);
   });
 
@@ -184,20 +196,34 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
 
   async function funded(target: TestGateway = gateway) {
     const { key, accountId } = await target.createAccountWithKey(undefined, 'enterprise');
-    await target.gateway.storage.billing.credit({ accountId, kind: 'topup', amountNano: FUNDS, idempotencyKey: `t-${accountId}`, note: null, at: Date.now() });
+    await target.gateway.storage.billing.credit({
+      accountId,
+      kind: 'topup',
+      amountNano: FUNDS,
+      idempotencyKey: `t-${accountId}`,
+      note: null,
+      at: Date.now(),
+    });
     return { key, accountId };
   }
 
   async function send(api: Api, stream: boolean, content: string, target: TestGateway = gateway) {
     const account = await funded(target);
-    const outcome: Outcome = { text: '', status: undefined, errorType: undefined, message: undefined, retryAfter: undefined };
+    const outcome: Outcome = {
+      text: '',
+      status: undefined,
+      errorType: undefined,
+      message: undefined,
+      retryAfter: undefined,
+    };
     const model = MODEL_OF[api];
     try {
       if (api === 'openai') {
         const client = new OpenAI({ apiKey: account.key, baseURL: target.openaiBaseUrl, maxRetries: 0 });
         const messages = [{ role: 'user' as const, content }];
         if (stream) {
-          for await (const chunk of await client.chat.completions.create({ model, messages, stream: true })) outcome.text += chunk.choices[0]?.delta.content ?? '';
+          for await (const chunk of await client.chat.completions.create({ model, messages, stream: true }))
+            outcome.text += chunk.choices[0]?.delta.content ?? '';
         } else {
           outcome.text = (await client.chat.completions.create({ model, messages })).choices[0]!.message.content ?? '';
         }
@@ -206,7 +232,8 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
         const params = { model, max_tokens: 400, messages: [{ role: 'user' as const, content }] };
         if (stream) {
           for await (const event of await client.messages.create({ ...params, stream: true })) {
-            if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') outcome.text += event.delta.text;
+            if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+              outcome.text += event.delta.text;
           }
         } else {
           const message = await client.messages.create(params);
@@ -216,7 +243,9 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     } catch (error) {
       if (!(error instanceof OpenAI.APIError) && !(error instanceof Anthropic.APIError)) throw error;
       outcome.status = error.status;
-      const body = error.error as { type?: string; message?: string; error?: { type?: string; message?: string } } | undefined;
+      const body = error.error as
+        | { type?: string; message?: string; error?: { type?: string; message?: string } }
+        | undefined;
       outcome.errorType = api === 'openai' ? body?.type : body?.error?.type;
       outcome.message = api === 'openai' ? body?.message : body?.error?.message;
       outcome.retryAfter = error.headers?.get('retry-after');
@@ -273,7 +302,11 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     it('refused connection → retried, then 503 (529 for Anthropic clients); nothing charged', async () => {
       const refused = await startTestGateway({
         yaml: RESILIENCE_YAML,
-        env: { FREE_TOKENS_PER_DAY: '0', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+        env: {
+          FREE_TOKENS_PER_DAY: '0',
+          OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+          ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+        },
       });
       try {
         const { outcome, accountId } = await send(api, stream, 'Hello', refused);
@@ -293,14 +326,22 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     });
 
     it('slow first byte once → the retry answers; charged once, for one reply', async () => {
-      const { outcome, accountId } = await send(api, stream, `Hello [[sim slow-first-byte delay=1500 times=1]] ${api}${stream}`);
+      const { outcome, accountId } = await send(
+        api,
+        stream,
+        `Hello [[sim slow-first-byte delay=1500 times=1]] ${api}${stream}`,
+      );
       expect(outcome.status).toBeUndefined();
       expect(outcome.text.length).toBeGreaterThan(0);
       await expectChargedInFull(gateway, accountId);
     });
 
-    it("429 with a short retry-after → waited out and retried; the client gets the reply", async () => {
-      const { outcome, accountId } = await send(api, stream, `Hello [[sim rate-limit retry-after=1 times=1]] ${api}${stream}`);
+    it('429 with a short retry-after → waited out and retried; the client gets the reply', async () => {
+      const { outcome, accountId } = await send(
+        api,
+        stream,
+        `Hello [[sim rate-limit retry-after=1 times=1]] ${api}${stream}`,
+      );
       expect(outcome.status).toBeUndefined();
       expect(outcome.text.length).toBeGreaterThan(0);
       await expectChargedInFull(gateway, accountId);
@@ -330,21 +371,33 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
 
     if (stream) {
       it('disconnect mid-stream → the stream ends with an error event; input + delivered output charged', async () => {
-        const { outcome, accountId, model } = await send(api, stream, 'Tell me more [[sim disconnect-mid-stream after=3 words=40]]');
+        const { outcome, accountId, model } = await send(
+          api,
+          stream,
+          'Tell me more [[sim disconnect-mid-stream after=3 words=40]]',
+        );
         expect(outcome.errorType).toBe(api === 'openai' ? 'server_error' : 'api_error');
         expect(outcome.message).toMatch(/ended the stream before the reply was complete/);
         await expectChargedForDelivered(gateway, accountId, model, outcome.text);
       });
 
       it('stall mid-stream beyond idleMs → the stream ends with a timeout error event; delivered output charged', async () => {
-        const { outcome, accountId, model } = await send(api, stream, 'Tell me more [[sim stall-mid-stream delay=forever after=3 words=40]]');
+        const { outcome, accountId, model } = await send(
+          api,
+          stream,
+          'Tell me more [[sim stall-mid-stream delay=forever after=3 words=40]]',
+        );
         expect(outcome.errorType).toBe(api === 'openai' ? 'server_error' : 'timeout_error');
         expect(outcome.message).toMatch(/stopped sending before the reply was complete/);
         await expectChargedForDelivered(gateway, accountId, model, outcome.text);
       });
 
       it('malformed chunk → the stream ends with an error event; delivered output charged', async () => {
-        const { outcome, accountId, model } = await send(api, stream, 'Tell me more [[sim malformed-chunk after=3 words=40]]');
+        const { outcome, accountId, model } = await send(
+          api,
+          stream,
+          'Tell me more [[sim malformed-chunk after=3 words=40]]',
+        );
         expect(outcome.errorType).toBe(api === 'openai' ? 'server_error' : 'api_error');
         expect(outcome.message).toMatch(/not valid JSON|could not be read|malformed/i);
         await expectChargedForDelivered(gateway, accountId, model, outcome.text);
@@ -384,10 +437,16 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
       let text = '';
       const error = await (async () => {
         if (!stream) {
-          text = (await client.chat.completions.create({ model, messages: [{ role: 'user', content }] })).choices[0]!.message.content ?? '';
+          text =
+            (await client.chat.completions.create({ model, messages: [{ role: 'user', content }] })).choices[0]!.message
+              .content ?? '';
           return undefined;
         }
-        for await (const chunk of await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content }] })) {
+        for await (const chunk of await client.chat.completions.create({
+          model,
+          stream: true,
+          messages: [{ role: 'user', content }],
+        })) {
           text += chunk.choices[0]?.delta.content ?? '';
         }
         return undefined;
@@ -403,7 +462,10 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     });
 
     it('stall mid-stream → a timeout error event; input + delivered output charged', async () => {
-      const { text, error, accountId } = await ask('More please [[sim stall-mid-stream delay=forever after=2 words=30]]', true);
+      const { text, error, accountId } = await ask(
+        'More please [[sim stall-mid-stream delay=forever after=2 words=30]]',
+        true,
+      );
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect(error?.message).toMatch(/stopped sending before the reply was complete/);
       await expectChargedForDelivered(gateway, accountId, model, text);
@@ -421,18 +483,26 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     });
 
     it.each(['openai', 'anthropic'] as const)('%s client: once → retried, the client gets the reply', async (api) => {
-      const { outcome, accountId } = await send(api, true, `Hi [[sim error status=529 after=0 times=1]] ${api}`, patient);
+      const { outcome, accountId } = await send(
+        api,
+        true,
+        `Hi [[sim error status=529 after=0 times=1]] ${api}`,
+        patient,
+      );
       expect(outcome.status).toBeUndefined();
       expect(outcome.text.length).toBeGreaterThan(0);
       await expectChargedInFull(patient, accountId);
     });
 
-    it.each(['openai', 'anthropic'] as const)('%s client: every attempt → a real HTTP status, not a 200 with an error; nothing charged', async (api) => {
-      const { outcome, accountId } = await send(api, true, 'Hi [[sim error status=529 after=0]]', patient);
-      // The OpenAI-format vendor reports it as a 500-class stream error, Anthropic as overloaded.
-      expect(outcome.status).toBe(api === 'openai' ? 500 : 529);
-      await expectNotCharged(patient, accountId);
-    });
+    it.each(['openai', 'anthropic'] as const)(
+      '%s client: every attempt → a real HTTP status, not a 200 with an error; nothing charged',
+      async (api) => {
+        const { outcome, accountId } = await send(api, true, 'Hi [[sim error status=529 after=0]]', patient);
+        // The OpenAI-format vendor reports it as a 500-class stream error, Anthropic as overloaded.
+        expect(outcome.status).toBe(api === 'openai' ? 500 : 529);
+        await expectNotCharged(patient, accountId);
+      },
+    );
   });
 
   describe('keep-alive while the upstream is silent', () => {
@@ -448,7 +518,11 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
     }
 
     it('OpenAI stream: keep-alive comments go out during a slow first token, then the reply completes', async () => {
-      const text = await rawStream('/v1/chat/completions', {}, { model: 'beta-5.4', stream: true, messages: [{ role: 'user', content: 'Hi [[sim ttft=800]]' }] });
+      const text = await rawStream(
+        '/v1/chat/completions',
+        {},
+        { model: 'beta-5.4', stream: true, messages: [{ role: 'user', content: 'Hi [[sim ttft=800]]' }] },
+      );
       const firstData = text.indexOf('data: {');
       expect(text.slice(0, firstData)).toContain(': keep-alive\n\n');
       expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
@@ -458,7 +532,12 @@ describe('upstream faults × client APIs × stream modes: outcome and billing', 
       const text = await rawStream(
         '/v1/messages',
         { 'anthropic-version': '2023-06-01' },
-        { model: 'alpha-haiku-4-5', max_tokens: 200, stream: true, messages: [{ role: 'user', content: 'Hi [[sim stall-mid-stream delay=700 after=2]]' }] },
+        {
+          model: 'alpha-haiku-4-5',
+          max_tokens: 200,
+          stream: true,
+          messages: [{ role: 'user', content: 'Hi [[sim stall-mid-stream delay=700 after=2]]' }],
+        },
       );
       const firstDelta = text.indexOf('event: content_block_delta');
       expect(text.slice(firstDelta)).toContain(': keep-alive\n\n');

@@ -16,7 +16,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
   let clock = Date.now();
 
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', fakeClockMs: clock, env: { USAGE_RETENTION_DAYS: '30' } });
+    harness = await startTestGateway({
+      postgres: database === 'postgres',
+      fakeClockMs: clock,
+      env: { USAGE_RETENTION_DAYS: '30' },
+    });
   });
 
   afterAll(async () => {
@@ -27,7 +31,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
     expect(harness.gateway.config.usageRetentionDays).toBe(30);
     const { key, accountId } = await harness.createAccountWithKey();
     const client = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
-    const ask = () => client.chat.completions.create({ model: 'beta-5.4', messages: [{ role: 'user', content: 'hello' }], max_completion_tokens: 20 });
+    const ask = () =>
+      client.chat.completions.create({
+        model: 'beta-5.4',
+        messages: [{ role: 'user', content: 'hello' }],
+        max_completion_tokens: 20,
+      });
     const today = Date.now();
     const setClock = (at: number) => {
       clock = at;
@@ -41,23 +50,34 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
     setClock(today);
 
     const listed = async () => {
-      const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=10`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=10`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(response.status).toBe(200);
       return ((await response.json()) as { data: unknown[] }).data;
     };
     expect(await listed()).toHaveLength(3);
 
     const summary = async (query: string) => {
-      const response = await fetch(`${harness.openaiBaseUrl}/usage?${query}`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await fetch(`${harness.openaiBaseUrl}/usage?${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(response.status).toBe(200);
-      return (await response.json()) as { data: { group: string; requests: number; cost_nano_usd: string; output_tokens: number }[]; total: { requests: number; output_tokens: number } };
+      return (await response.json()) as {
+        data: { group: string; requests: number; cost_nano_usd: string; output_tokens: number }[];
+        total: { requests: number; output_tokens: number };
+      };
     };
     const fiftyDays = `from=${Math.floor((today - 50 * DAY_MS) / 1000)}&to=${Math.floor((today + 1000) / 1000)}`;
     const before = await summary(`${fiftyDays}&group_by=day`);
     expect(before.total.requests).toBe(3);
     const beforeByModel = await summary(`${fiftyDays}&group_by=model`);
 
-    const deleted = await purgeExpiredUsage(harness.gateway.storage.usage, { retentionDays: 30, now: () => clock, batchSize: 1 });
+    const deleted = await purgeExpiredUsage(harness.gateway.storage.usage, {
+      retentionDays: 30,
+      now: () => clock,
+      batchSize: 1,
+    });
     // Other rows of this database are all recent; only this account's two old rows are past 30 days.
     expect(deleted).toBe(2);
     expect(await listed()).toHaveLength(1);
@@ -73,7 +93,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage retenti
     expect(totals[0]!.outputTokens).toBeGreaterThan(0);
 
     // Retention 0 keeps everything.
-    expect(await purgeExpiredUsage(harness.gateway.storage.usage, { retentionDays: 0, now: () => today + 1_000 * DAY_MS })).toBe(0);
+    expect(
+      await purgeExpiredUsage(harness.gateway.storage.usage, { retentionDays: 0, now: () => today + 1_000 * DAY_MS }),
+    ).toBe(0);
     expect(await listed()).toHaveLength(1);
   });
 });

@@ -28,7 +28,11 @@ function providers() {
 
 describe.each(['openai .chat()', 'anthropic'] as const)('Vercel AI SDK via %s', (providerName) => {
   it.each(['beta-5.4', 'alpha-sonnet-5', 'gamma-2.5-pro', 'delta-v4-flash'])('streams text from %s', async (model) => {
-    const result = streamText({ model: providers()[providerName](model), prompt: 'Say something about bridges.', maxRetries: 0 });
+    const result = streamText({
+      model: providers()[providerName](model),
+      prompt: 'Say something about bridges.',
+      maxRetries: 0,
+    });
     const text = await result.text;
     expect(text.length).toBeGreaterThan(0);
     const usage = await result.usage;
@@ -37,17 +41,20 @@ describe.each(['openai .chat()', 'anthropic'] as const)('Vercel AI SDK via %s', 
     expect(await result.finishReason).toBe('stop');
   });
 
-  it.each(['beta-5.4', 'alpha-sonnet-5', 'gamma-2.5-pro', 'delta-v4-flash'])('streams a tool call from %s', async (model) => {
-    const result = streamText({
-      model: providers()[providerName](model),
-      prompt: 'Weather in Lisbon? [[sim tool=get_weather]]',
-      tools: { get_weather: weather },
-      maxRetries: 0,
-    });
-    const calls = await result.toolCalls;
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.toolName).toBe('get_weather');
-    expect(calls[0]!.input).toHaveProperty('city');
-    expect(await result.finishReason).toBe('tool-calls');
-  });
+  it.each(['beta-5.4', 'alpha-sonnet-5', 'gamma-2.5-pro', 'delta-v4-flash'])(
+    'streams a tool call from %s',
+    async (model) => {
+      const result = streamText({
+        model: providers()[providerName](model),
+        prompt: 'Weather in Lisbon? [[sim tool=get_weather]]',
+        tools: { get_weather: weather },
+        maxRetries: 0,
+      });
+      const calls = await result.toolCalls;
+      expect(calls).toHaveLength(1);
+      expect(calls[0]!.toolName).toBe('get_weather');
+      expect(calls[0]!.input).toHaveProperty('city');
+      expect(await result.finishReason).toBe('tool-calls');
+    },
+  );
 });

@@ -24,9 +24,14 @@ export interface AgentRun {
 export function runAgent(name: AgentName, args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
   const fullEnv = { PATH: '/usr/local/bin:/usr/bin:/bin', ...env };
   return new Promise((resolve) => {
-    const child = execFile(agentBin(name), args, { cwd, env: fullEnv, timeout: AGENT_RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
+    const child = execFile(
+      agentBin(name),
+      args,
+      { cwd, env: fullEnv, timeout: AGENT_RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+      },
+    );
     child.stdin?.end();
   });
 }

@@ -25,7 +25,9 @@ export const DESKTOP_VIEWPORT = { width: 1280, height: 800 };
 export const PHONE_VIEWPORT = { width: 390, height: 844 };
 
 /** A headless Chromium with a fresh profile directory (its own cookies), removed on close. */
-export async function launchChromium(viewport: { width: number; height: number } = DESKTOP_VIEWPORT): Promise<BrowserSession> {
+export async function launchChromium(
+  viewport: { width: number; height: number } = DESKTOP_VIEWPORT,
+): Promise<BrowserSession> {
   const profile = mkdtempSync(join(tmpdir(), 'tollgate-chromium-'));
   const phone = viewport.width < 600;
   const context = await chromium.launchPersistentContext(profile, {

@@ -25,10 +25,19 @@ export class DashboardClient {
   async call(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<DashboardReply> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.cookie !== undefined) headers.cookie = `tg_session=${this.cookie}`;
-    const csrf = options.csrf === undefined || options.csrf === true ? this.csrfToken : options.csrf === false ? undefined : options.csrf;
+    const csrf =
+      options.csrf === undefined || options.csrf === true
+        ? this.csrfToken
+        : options.csrf === false
+          ? undefined
+          : options.csrf;
     if (method !== 'GET' && csrf !== undefined) headers['x-csrf-token'] = csrf;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const setCookies = response.headers.getSetCookie();
     for (const line of setCookies) {
       const match = /^tg_session=([^;]*)/.exec(line);
@@ -41,7 +50,8 @@ export class DashboardClient {
     } catch {
       json = undefined;
     }
-    if (json !== undefined && typeof json === 'object' && json !== null && typeof json.csrfToken === 'string') this.csrfToken = json.csrfToken;
+    if (json !== undefined && typeof json === 'object' && json !== null && typeof json.csrfToken === 'string')
+      this.csrfToken = json.csrfToken;
     return { status: response.status, json, text, headers: response.headers, setCookies };
   }
 

@@ -14,16 +14,71 @@ export interface FuzzBody {
 
 /** JSON text fragments that are hostile as a value anywhere. Some are not valid JSON on purpose. */
 const HOSTILE_LITERALS = [
-  '1e999', '-1e999', '1e308', '-1e308', '9007199254740993', '-9007199254740993', '123456789012345678901234567890',
-  '-0', '0.1e-400', '1E+400', '4.9e-324', 'NaN', 'Infinity', '-Infinity', '0x1F', '01', '.5', '+1', 'undefined',
-  'null', 'true', 'false', '[]', '{}', '""', '"\\u0000"', '"\\ud800"', '"\\udfff\\ud800"', '"\\u202e\\ufeff"',
-  '{"__proto__":{"polluted":"yes"}}', '{"constructor":{"prototype":{"polluted":"yes"}}}', '{"prototype":{"polluted":"yes"}}',
-  '"__proto__"', '"constructor"', '"toString"', '"hasOwnProperty"', '[{"__proto__":null}]',
-  '"\\r\\nSet-Cookie: injected=1"', '"../../../../etc/passwd"', '"\' OR 1=1 --"', '"${jndi:ldap://x/y}"', '"<script>alert(1)</script>"',
-  '{"$where":"1"}', '"%00%0d%0a"', '[[[[[[[[[[]]]]]]]]]]', '"<|endoftext|>"', '"a <|im_start|>system<|im_end|> b"', '"<|fim_prefix|>"',
+  '1e999',
+  '-1e999',
+  '1e308',
+  '-1e308',
+  '9007199254740993',
+  '-9007199254740993',
+  '123456789012345678901234567890',
+  '-0',
+  '0.1e-400',
+  '1E+400',
+  '4.9e-324',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '0x1F',
+  '01',
+  '.5',
+  '+1',
+  'undefined',
+  'null',
+  'true',
+  'false',
+  '[]',
+  '{}',
+  '""',
+  '"\\u0000"',
+  '"\\ud800"',
+  '"\\udfff\\ud800"',
+  '"\\u202e\\ufeff"',
+  '{"__proto__":{"polluted":"yes"}}',
+  '{"constructor":{"prototype":{"polluted":"yes"}}}',
+  '{"prototype":{"polluted":"yes"}}',
+  '"__proto__"',
+  '"constructor"',
+  '"toString"',
+  '"hasOwnProperty"',
+  '[{"__proto__":null}]',
+  '"\\r\\nSet-Cookie: injected=1"',
+  '"../../../../etc/passwd"',
+  '"\' OR 1=1 --"',
+  '"${jndi:ldap://x/y}"',
+  '"<script>alert(1)</script>"',
+  '{"$where":"1"}',
+  '"%00%0d%0a"',
+  '[[[[[[[[[[]]]]]]]]]]',
+  '"<|endoftext|>"',
+  '"a <|im_start|>system<|im_end|> b"',
+  '"<|fim_prefix|>"',
 ] as const;
 
-const HOSTILE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '', ' ', '\u0000', 'model', 'messages', 'stream', 'max_tokens'] as const;
+const HOSTILE_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '',
+  ' ',
+  '\u0000',
+  'model',
+  'messages',
+  'stream',
+  'max_tokens',
+] as const;
 
 /** Any code units, lone surrogates included, as a JSON string literal. */
 const anyString = fc.string({ unit: 'binary', maxLength: 64 }).map((text) => JSON.stringify(text));
@@ -49,13 +104,33 @@ export const hostileValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Text a model endpoint accepts as content, but that trips naive code: tokenizer specials, long runs, odd Unicode. */
-export const hostileText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('<|endoftext|>', 'a <|im_start|>system<|im_end|> b', '<|fim_prefix|><|fim_suffix|>', '<|endofprompt|>', '\u0000', '\ud800', '\u202e\u200b\ufeff', '𝕏'.repeat(500), '\r\n'.repeat(500)),
-  fc.integer({ min: 300, max: 300_000 }).chain((length) => fc.constantFrom('x', '.', '9', 'é', 'ab').map((unit) => unit.repeat(Math.ceil(length / unit.length)))),
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }),
-).map((text) => JSON.stringify(text));
+export const hostileText: fc.Arbitrary<string> = fc
+  .oneof(
+    fc.constantFrom(
+      '<|endoftext|>',
+      'a <|im_start|>system<|im_end|> b',
+      '<|fim_prefix|><|fim_suffix|>',
+      '<|endofprompt|>',
+      '\u0000',
+      '\ud800',
+      '\u202e\u200b\ufeff',
+      '𝕏'.repeat(500),
+      '\r\n'.repeat(500),
+    ),
+    fc
+      .integer({ min: 300, max: 300_000 })
+      .chain((length) =>
+        fc.constantFrom('x', '.', '9', 'é', 'ab').map((unit) => unit.repeat(Math.ceil(length / unit.length))),
+      ),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }),
+  )
+  .map((text) => JSON.stringify(text));
 
-const hostileKey = fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ unit: 'binary', maxLength: 16 }), fc.constant('k'.repeat(5_000)));
+const hostileKey = fc.oneof(
+  fc.constantFrom(...HOSTILE_KEYS),
+  fc.string({ unit: 'binary', maxLength: 16 }),
+  fc.constant('k'.repeat(5_000)),
+);
 
 const HOLE = '"@@fuzz-hole@@"';
 
@@ -79,7 +154,10 @@ function extraMember(template: Record<string, unknown>): fc.Arbitrary<FuzzBody> 
   return fc.tuple(hostileKey, hostileValue, fc.boolean()).map(([key, fragment, first]) => {
     const member = `${JSON.stringify(key)}:${fragment}`;
     const body = JSON.stringify(template);
-    return { kind: `extra member ${JSON.stringify(key).slice(0, 40)}`, payload: first ? `{${member},${body.slice(1)}` : `${body.slice(0, -1)},${member}}` };
+    return {
+      kind: `extra member ${JSON.stringify(key).slice(0, 40)}`,
+      payload: first ? `{${member},${body.slice(1)}` : `${body.slice(0, -1)},${member}}`,
+    };
   });
 }
 
@@ -94,10 +172,16 @@ function brokenEncoding(template: Record<string, unknown>): fc.Arbitrary<FuzzBod
       const invalid = bytes.map((byte) => byte | 0x80);
       return {
         kind: 'invalid utf-8',
-        payload: new Uint8Array([...encoder.encode(text.slice(0, marker)), ...invalid, ...encoder.encode(text.slice(marker))]),
+        payload: new Uint8Array([
+          ...encoder.encode(text.slice(0, marker)),
+          ...invalid,
+          ...encoder.encode(text.slice(marker)),
+        ]),
       };
     }),
-    fc.constantFrom('', ' ', 'null', '[]', '"text"', '1', '{', '}', '{"a":1,}', '\ufeff{}', '{"a":1}{"b":2}').map((payload) => ({ kind: 'tiny', payload })),
+    fc
+      .constantFrom('', ' ', 'null', '[]', '"text"', '1', '{', '}', '{"a":1,}', '\ufeff{}', '{"a":1}{"b":2}')
+      .map((payload) => ({ kind: 'tiny', payload })),
   );
 }
 
@@ -109,18 +193,29 @@ function brokenEncoding(template: Record<string, unknown>): fc.Arbitrary<FuzzBod
 export function hostileBody(
   template: Record<string, unknown>,
   paths: ReadonlyArray<ReadonlyArray<string | number>>,
-  special: { freeFormPaths?: ReadonlyArray<ReadonlyArray<string | number>>; textPaths?: ReadonlyArray<ReadonlyArray<string | number>> } = {},
+  special: {
+    freeFormPaths?: ReadonlyArray<ReadonlyArray<string | number>>;
+    textPaths?: ReadonlyArray<ReadonlyArray<string | number>>;
+  } = {},
 ): fc.Arbitrary<FuzzBody> {
   const freeForm = special.freeFormPaths ?? [];
   const text = special.textPaths ?? [];
   return fc.oneof(
     { weight: 4, arbitrary: mutate(template, paths) },
-    { weight: freeForm.length === 0 ? 0 : 2, arbitrary: mutate(template, freeForm.length === 0 ? paths : freeForm, deepNesting) },
+    {
+      weight: freeForm.length === 0 ? 0 : 2,
+      arbitrary: mutate(template, freeForm.length === 0 ? paths : freeForm, deepNesting),
+    },
     { weight: text.length === 0 ? 0 : 2, arbitrary: mutate(template, text.length === 0 ? paths : text, hostileText) },
     { weight: 2, arbitrary: extraMember(template) },
     { weight: 2, arbitrary: brokenEncoding(template) },
     { weight: 1, arbitrary: deepNesting.map((payload) => ({ kind: 'deep nesting', payload })) },
-    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((value) => ({ kind: 'random json', payload: JSON.stringify(value) })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .jsonValue({ maxDepth: 4 })
+        .map((value) => ({ kind: 'random json', payload: JSON.stringify(value) })),
+    },
   );
 }
 
@@ -128,13 +223,33 @@ export function hostileBody(
 const PARAMETERS = { type: 'object', properties: { city: { type: 'string' } } };
 
 export const OPENAI_TEMPLATE = {
-  model: 'beta-5.4', max_tokens: 16, temperature: 0.5, stream: false, messages: [{ role: 'user', content: 'hello' }],
+  model: 'beta-5.4',
+  max_tokens: 16,
+  temperature: 0.5,
+  stream: false,
+  messages: [{ role: 'user', content: 'hello' }],
   tools: [{ type: 'function', function: { name: 'weather', parameters: PARAMETERS } }],
 };
 export const OPENAI_PATHS = [
-  ['model'], ['messages'], ['messages', 0], ['messages', 0, 'role'], ['messages', 0, 'content'], ['max_tokens'], ['temperature'], ['stream'],
-  ['tools'], ['tools', 0, 'function', 'parameters'], ['tools', 0, 'function', 'parameters', 'properties', 'city'], ['tool_choice'],
-  ['response_format'], ['stop'], ['n'], ['stream_options'], ['logit_bias'], ['metadata'], ['vendor_extension'],
+  ['model'],
+  ['messages'],
+  ['messages', 0],
+  ['messages', 0, 'role'],
+  ['messages', 0, 'content'],
+  ['max_tokens'],
+  ['temperature'],
+  ['stream'],
+  ['tools'],
+  ['tools', 0, 'function', 'parameters'],
+  ['tools', 0, 'function', 'parameters', 'properties', 'city'],
+  ['tool_choice'],
+  ['response_format'],
+  ['stop'],
+  ['n'],
+  ['stream_options'],
+  ['logit_bias'],
+  ['metadata'],
+  ['vendor_extension'],
 ] as const;
 export const OPENAI_SPECIAL_PATHS = {
   freeFormPaths: [['tools', 0, 'function', 'parameters', 'properties', 'city'], ['vendor_extension']],
@@ -142,7 +257,10 @@ export const OPENAI_SPECIAL_PATHS = {
 };
 
 export const RESPONSES_TEMPLATE = {
-  model: 'gamma-2.5-pro', max_output_tokens: 16, stream: false, instructions: 'be brief',
+  model: 'gamma-2.5-pro',
+  max_output_tokens: 16,
+  stream: false,
+  instructions: 'be brief',
   input: [
     { role: 'user', content: [{ type: 'input_text', text: 'hello' }] },
     { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' },
@@ -151,10 +269,31 @@ export const RESPONSES_TEMPLATE = {
   tools: [{ type: 'function', name: 'weather', parameters: PARAMETERS }],
 };
 export const RESPONSES_PATHS = [
-  ['model'], ['input'], ['input', 0], ['input', 0, 'role'], ['input', 0, 'content'], ['input', 0, 'content', 0, 'type'], ['input', 1],
-  ['input', 1, 'call_id'], ['input', 1, 'arguments'], ['input', 2, 'call_id'], ['input', 2, 'output'], ['instructions'],
-  ['max_output_tokens'], ['stream'], ['tools'], ['tools', 0, 'type'], ['tools', 0, 'parameters'], ['tool_choice'], ['text'],
-  ['reasoning'], ['include'], ['store'], ['previous_response_id'], ['metadata'], ['vendor_extension'],
+  ['model'],
+  ['input'],
+  ['input', 0],
+  ['input', 0, 'role'],
+  ['input', 0, 'content'],
+  ['input', 0, 'content', 0, 'type'],
+  ['input', 1],
+  ['input', 1, 'call_id'],
+  ['input', 1, 'arguments'],
+  ['input', 2, 'call_id'],
+  ['input', 2, 'output'],
+  ['instructions'],
+  ['max_output_tokens'],
+  ['stream'],
+  ['tools'],
+  ['tools', 0, 'type'],
+  ['tools', 0, 'parameters'],
+  ['tool_choice'],
+  ['text'],
+  ['reasoning'],
+  ['include'],
+  ['store'],
+  ['previous_response_id'],
+  ['metadata'],
+  ['vendor_extension'],
 ] as const;
 export const RESPONSES_SPECIAL_PATHS = {
   freeFormPaths: [['tools', 0, 'parameters', 'properties', 'city'], ['vendor_extension']],
@@ -162,13 +301,31 @@ export const RESPONSES_SPECIAL_PATHS = {
 };
 
 export const ANTHROPIC_TEMPLATE = {
-  model: 'alpha-sonnet-5', max_tokens: 16, stream: false, messages: [{ role: 'user', content: 'hello' }],
+  model: 'alpha-sonnet-5',
+  max_tokens: 16,
+  stream: false,
+  messages: [{ role: 'user', content: 'hello' }],
   tools: [{ name: 'weather', input_schema: PARAMETERS }],
 };
 export const ANTHROPIC_PATHS = [
-  ['model'], ['messages'], ['messages', 0], ['messages', 0, 'role'], ['messages', 0, 'content'], ['max_tokens'], ['temperature'], ['stream'],
-  ['system'], ['tools'], ['tools', 0, 'input_schema'], ['tools', 0, 'input_schema', 'properties', 'city'], ['tool_choice'], ['thinking'],
-  ['stop_sequences'], ['metadata'], ['top_k'], ['vendor_extension'],
+  ['model'],
+  ['messages'],
+  ['messages', 0],
+  ['messages', 0, 'role'],
+  ['messages', 0, 'content'],
+  ['max_tokens'],
+  ['temperature'],
+  ['stream'],
+  ['system'],
+  ['tools'],
+  ['tools', 0, 'input_schema'],
+  ['tools', 0, 'input_schema', 'properties', 'city'],
+  ['tool_choice'],
+  ['thinking'],
+  ['stop_sequences'],
+  ['metadata'],
+  ['top_k'],
+  ['vendor_extension'],
 ] as const;
 export const ANTHROPIC_SPECIAL_PATHS = {
   freeFormPaths: [['tools', 0, 'input_schema', 'properties', 'city'], ['vendor_extension']],
@@ -188,23 +345,54 @@ export const KEY_PATHS = [['name'], ['expiresInDays'], ['scope']] as const;
 
 /** Request headers fetch can send: content types, credentials and odd values (CR/LF/NUL are for raw sockets). */
 export function hostileHeaders(validAuthorization: Record<string, string>): fc.Arbitrary<Record<string, string>> {
-  const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 200 });
+  const printable = fc.string({
+    unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
+    maxLength: 200,
+  });
   const contentType = fc.constantFrom(
-    'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'APPLICATION/JSON', 'application/json;;;',
-    'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'application/xml', '*/*',
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=latin1',
+    'APPLICATION/JSON',
+    'application/json;;;',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonp',
+    'application/xml',
+    '*/*',
   );
   const authorization = fc.oneof(
     { weight: 6, arbitrary: fc.constant(validAuthorization) },
     { weight: 1, arbitrary: fc.constant({}) },
     { weight: 1, arbitrary: printable.map((value) => ({ authorization: `Bearer ${value}` })) },
-    { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Basic Zm9vOmJhcg==', 'Bearer sk-tg-', `Bearer ${'a'.repeat(4_000)}`).map((value) => ({ authorization: value })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('Bearer', 'Basic Zm9vOmJhcg==', 'Bearer sk-tg-', `Bearer ${'a'.repeat(4_000)}`)
+        .map((value) => ({ authorization: value })),
+    },
   );
   const extra = fc.dictionary(
-    fc.constantFrom('x-request-id', 'anthropic-version', 'anthropic-beta', 'x-forwarded-for', 'x-forwarded-proto', 'accept', 'accept-encoding', 'content-encoding', 'x-api-key', 'cookie', 'x-simulator-fault'),
+    fc.constantFrom(
+      'x-request-id',
+      'anthropic-version',
+      'anthropic-beta',
+      'x-forwarded-for',
+      'x-forwarded-proto',
+      'accept',
+      'accept-encoding',
+      'content-encoding',
+      'x-api-key',
+      'cookie',
+      'x-simulator-fault',
+    ),
     printable,
     { maxKeys: 3 },
   );
-  return fc.tuple(contentType, authorization, extra).map(([type, auth, headers]) => ({ ...headers, ...auth, 'content-type': type }));
+  return fc
+    .tuple(contentType, authorization, extra)
+    .map(([type, auth, headers]) => ({ ...headers, ...auth, 'content-type': type }));
 }
 
 /**
@@ -212,9 +400,15 @@ export function hostileHeaders(validAuthorization: Record<string, string>): fc.A
  * injection), NUL bytes, obsolete line folding, bad names, conflicting Content-Length / Transfer-Encoding
  * (smuggling attempts), non-ASCII bytes.
  */
-export function rawRequestHead(path: string, authorization: string): fc.Arbitrary<{ kind: string; head: string; body: string }> {
+export function rawRequestHead(
+  path: string,
+  authorization: string,
+): fc.Arbitrary<{ kind: string; head: string; body: string }> {
   const body = '{"model":"beta-5.4","messages":[{"role":"user","content":"hi"}]}';
-  const byteString = fc.string({ unit: fc.integer({ min: 0, max: 255 }).map((code) => String.fromCharCode(code)), maxLength: 40 });
+  const byteString = fc.string({
+    unit: fc.integer({ min: 0, max: 255 }).map((code) => String.fromCharCode(code)),
+    maxLength: 40,
+  });
   const injected = fc.constantFrom(
     'x\r\nInjected: yes',
     'x\rInjected: yes',
@@ -225,7 +419,12 @@ export function rawRequestHead(path: string, authorization: string): fc.Arbitrar
     ' folded\r\n continued',
   );
   const header = fc.oneof(
-    fc.tuple(fc.constantFrom('X-Request-Id', 'X-Custom', 'Anthropic-Version', 'Content-Type'), fc.oneof(injected, byteString)).map(([name, value]) => `${name}: ${value}`),
+    fc
+      .tuple(
+        fc.constantFrom('X-Request-Id', 'X-Custom', 'Anthropic-Version', 'Content-Type'),
+        fc.oneof(injected, byteString),
+      )
+      .map(([name, value]) => `${name}: ${value}`),
     fc.tuple(byteString, byteString).map(([name, value]) => `${name}: ${value}`),
     fc.constantFrom(
       'Content-Length: 3',
@@ -242,7 +441,15 @@ export function rawRequestHead(path: string, authorization: string): fc.Arbitrar
   );
   return fc.array(header, { minLength: 1, maxLength: 3 }).map((headers) => ({
     kind: headers.join(' | ').slice(0, 120),
-    head: [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: ${authorization}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, ...headers].join('\r\n'),
+    head: [
+      `POST ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Connection: close',
+      `Authorization: ${authorization}`,
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      ...headers,
+    ].join('\r\n'),
     body,
   }));
 }

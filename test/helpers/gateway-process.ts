@@ -25,9 +25,16 @@ export interface GatewayProcess {
  */
 export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const logs: string[] = [];
-  const journal = env.SETTLEMENT_JOURNAL_DIR === undefined ? mkdtempSync(join(tmpdir(), 'tollgate-journal-')) : undefined;
+  const journal =
+    env.SETTLEMENT_JOURNAL_DIR === undefined ? mkdtempSync(join(tmpdir(), 'tollgate-journal-')) : undefined;
   const { child, url } = await spawnGateway(
-    { ...(journal === undefined ? {} : { SETTLEMENT_JOURNAL_DIR: journal }), ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    {
+      ...(journal === undefined ? {} : { SETTLEMENT_JOURNAL_DIR: journal }),
+      ...env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    },
     logs,
   );
   return {

@@ -24,7 +24,8 @@ export async function makeImmutable(paths: readonly string[]): Promise<void> {
       () => false,
       (error: NodeJS.ErrnoException) => error.code === 'EPERM',
     );
-    if (!refused) throw new Error(`chattr +i did not make ${path} refuse writes: this file system lacks the immutable attribute.`);
+    if (!refused)
+      throw new Error(`chattr +i did not make ${path} refuse writes: this file system lacks the immutable attribute.`);
   }
 }
 

@@ -71,7 +71,12 @@ async function openaiCall(client: OpenAI, model: string, stream: boolean): Promi
   try {
     if (stream) {
       const { data, response } = await client.chat.completions
-        .create({ model, stream: true, max_completion_tokens: 200, messages: [{ role: 'user', content: STREAM_PROMPT }] })
+        .create({
+          model,
+          stream: true,
+          max_completion_tokens: 200,
+          messages: [{ role: 'user', content: STREAM_PROMPT }],
+        })
         .withResponse();
       requestId = response.headers.get('x-request-id') ?? undefined;
       let finished = false;
@@ -111,8 +116,18 @@ async function anthropicCall(client: Anthropic, model: string, stream: boolean):
   }
 }
 
-function failed(kind: string, requestId: string | undefined, error: unknown, apiError: abstract new (...args: never[]) => { status: number | undefined; headers: Headers | undefined }): CallOutcome {
-  const outcome: CallOutcome = { kind, requestId, completed: false, error: error instanceof Error ? error.message : String(error) };
+function failed(
+  kind: string,
+  requestId: string | undefined,
+  error: unknown,
+  apiError: abstract new (...args: never[]) => { status: number | undefined; headers: Headers | undefined },
+): CallOutcome {
+  const outcome: CallOutcome = {
+    kind,
+    requestId,
+    completed: false,
+    error: error instanceof Error ? error.message : String(error),
+  };
   if (error instanceof apiError) {
     if (error.status !== undefined) outcome.status = error.status;
     outcome.retryAfter = error.headers?.get('retry-after') ?? null;

@@ -28,7 +28,9 @@ export interface PrivatePostgres {
 /** The newest installed server's binaries (Debian: /usr/lib/postgresql/<major>/bin). */
 function postgresBin(): string {
   const root = '/usr/lib/postgresql';
-  const majors = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+  const majors = readdirSync(root)
+    .filter((name) => /^\d+$/.test(name))
+    .sort((a, b) => Number(b) - Number(a));
   if (majors.length === 0) throw new Error(`No PostgreSQL server under ${root}.`);
   return join(root, majors[0]!, 'bin');
 }
@@ -49,7 +51,9 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
   await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
   // The socket directory is the cluster's own (not /var/run/postgresql); fsync off: nothing here must survive the host.
-  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${JSON.stringify(value)}`).join('');
+  const extra = Object.entries(settings)
+    .map(([name, value]) => ` -c ${name}=${JSON.stringify(value)}`)
+    .join('');
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   let running = false;
   const start = async () => {

@@ -11,7 +11,15 @@ import type { AddressInfo } from 'node:net';
  * Hop-by-hop headers describe one connection, not the message (RFC 9110 §7.6.1): forwarding the gateway's
  * `keep-alive: timeout=72` would make the client reuse a connection this proxy has already closed.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())));
@@ -40,7 +48,14 @@ export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobi
     const target = new URL(live[next++ % live.length]!);
     routed.push(target.origin);
     const upstream = httpRequest(
-      { agent, host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: endToEnd(incoming.headers) },
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: endToEnd(incoming.headers),
+      },
       (response) => {
         outgoing.writeHead(response.statusCode ?? 502, endToEnd(response.headers));
         response.pipe(outgoing);

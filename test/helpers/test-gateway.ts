@@ -85,7 +85,9 @@ let accountCounter = 0;
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const postgresSchema = options.postgres ? `tollgate_e2e_${randomBytes(6).toString('hex')}` : undefined;
-  const databaseUrl = options.env?.DATABASE_URL ?? (postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema));
+  const databaseUrl =
+    options.env?.DATABASE_URL ??
+    (postgresSchema === undefined ? `sqlite:${join(directory, 'tollgate.db')}` : schemaUrl(postgresSchema));
   const simulator = options.demo ? undefined : await startSimulator({ port: 0, host: '127.0.0.1' });
   const env: Record<string, string> = {
     PORT: '0',
@@ -99,7 +101,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ...Object.fromEntries(
       simulator === undefined
         ? []
-        : (options.vendors ?? ALL_VENDORS).map((vendor) => [`${vendor.toUpperCase()}_BASE_URL`, simulator.baseUrls[vendor]]),
+        : (options.vendors ?? ALL_VENDORS).map((vendor) => [
+            `${vendor.toUpperCase()}_BASE_URL`,
+            simulator.baseUrls[vendor],
+          ]),
     ),
     ...(options.yaml === undefined ? {} : { TOLLGATE_CONFIG: join(directory, 'tollgate.yaml') }),
     ...options.env,
@@ -113,9 +118,16 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   };
   const clockEnv: Record<string, string> = {};
   if (options.fakeClockMs !== undefined) {
-    if (!existsSync(LIBFAKETIME)) throw new Error(`${LIBFAKETIME} is missing: apt-get install faketime (.ci/run does).`);
+    if (!existsSync(LIBFAKETIME))
+      throw new Error(`${LIBFAKETIME} is missing: apt-get install faketime (.ci/run does).`);
     setClock(options.fakeClockMs);
-    Object.assign(clockEnv, { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1', TZ: 'UTC' });
+    Object.assign(clockEnv, {
+      LD_PRELOAD: LIBFAKETIME,
+      FAKETIME_TIMESTAMP_FILE: clockFile,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      TZ: 'UTC',
+    });
   }
   const config = loadConfig(env, directory);
   // Opened first: for PostgreSQL this creates the schema the process's search_path names (it migrates into it).
@@ -185,7 +197,10 @@ export function schemaUrl(schema: string): string {
  * `node dist/src/cli.js serve` with exactly `env` (plus PATH): resolves once the banner names its address. Every
  * output line lands in `logs`, and the pipes are drained for the life of the process.
  */
-export async function spawnGateway(env: Record<string, string>, logs: string[] = []): Promise<{ child: ChildProcess; url: string; simulatorUrl: string | undefined }> {
+export async function spawnGateway(
+  env: Record<string, string>,
+  logs: string[] = [],
+): Promise<{ child: ChildProcess; url: string; simulatorUrl: string | undefined }> {
   const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

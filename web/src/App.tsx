@@ -55,7 +55,11 @@ export function App() {
 
   const page = PAGES[path];
   useEffect(() => {
-    document.title = account ? `${page?.title ?? 'Not found'} · Tollgate` : path === '/register' ? 'Create account · Tollgate' : 'Log in · Tollgate';
+    document.title = account
+      ? `${page?.title ?? 'Not found'} · Tollgate`
+      : path === '/register'
+        ? 'Create account · Tollgate'
+        : 'Log in · Tollgate';
   }, [account, page, path]);
 
   useEffect(() => {
@@ -80,11 +84,16 @@ export function App() {
     setAccount(next);
     navigate(target, { replace: true });
   };
-  if (account === null) return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
+  if (account === null)
+    return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
   return (
-    <SessionContext.Provider value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}>
+    <SessionContext.Provider
+      value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}
+    >
       <Layout path={path}>
-        <Suspense fallback={<p className="muted loading">Loading…</p>}>{page === undefined ? <NotFoundPage /> : page.render()}</Suspense>
+        <Suspense fallback={<p className="muted loading">Loading…</p>}>
+          {page === undefined ? <NotFoundPage /> : page.render()}
+        </Suspense>
       </Layout>
     </SessionContext.Provider>
   );

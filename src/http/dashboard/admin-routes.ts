@@ -13,13 +13,23 @@ import { currentAccount } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
 import { dayText, utcDayNumber } from './utc-days.js';
 
-const listQuery = z.object({ query: z.string().max(254).optional(), limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional() });
+const listQuery = z.object({
+  query: z.string().max(254).optional(),
+  limit: pageLimit(200, 50),
+  cursor: z.string().min(1).max(400).optional(),
+});
 const usd = z.string().max(30);
-const creditBody = z.object({ amountUsd: usd, note: z.string().trim().max(500, 'Notes are at most 500 characters.').nullish() }).strict();
+const creditBody = z
+  .object({ amountUsd: usd, note: z.string().trim().max(500, 'Notes are at most 500 characters.').nullish() })
+  .strict();
 const tierBody = z.object({ tier: z.string().min(1).max(100) }).strict();
 const disabledBody = z.object({ disabled: z.boolean() }).strict();
 const codesBody = z
-  .object({ amountUsd: usd, count: z.number().int().min(1).max(MAX_CODES_PER_BATCH), expiresInDays: z.number().int().min(1).max(3650).nullish() })
+  .object({
+    amountUsd: usd,
+    count: z.number().int().min(1).max(MAX_CODES_PER_BATCH),
+    expiresInDays: z.number().int().min(1).max(3650).nullish(),
+  })
   .strict();
 
 type IdParams = { Params: { id: string } };
@@ -32,7 +42,11 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
     const afterEmail = cursor === undefined ? undefined : decodeCursor(cursor);
     const today = utcDayNumber(deps.now());
     const [rows, usage] = await Promise.all([
-      deps.accountRepository.listWithBalances({ ...(query === undefined ? {} : { query: query.trim() }), limit: limit + 1, ...(afterEmail === undefined ? {} : { afterEmail }) }),
+      deps.accountRepository.listWithBalances({
+        ...(query === undefined ? {} : { query: query.trim() }),
+        limit: limit + 1,
+        ...(afterEmail === undefined ? {} : { afterEmail }),
+      }),
       deps.usage.totalsByAccount(dayText(today - 29), dayText(today)),
     ]);
     const usageByAccount = new Map(usage.map((totals) => [totals.accountId, totals]));
@@ -50,7 +64,10 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
         costUsd30d: formatUsd(usageByAccount.get(account.id)?.costNano ?? 0n),
         createdAt: account.createdAt,
       })),
-      nextCursor: rows.length > limit && last !== undefined ? Buffer.from(normalizeEmail(last.email), 'utf8').toString('base64url') : null,
+      nextCursor:
+        rows.length > limit && last !== undefined
+          ? Buffer.from(normalizeEmail(last.email), 'utf8').toString('base64url')
+          : null,
     };
   });
 
@@ -59,7 +76,10 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
     const account = await deps.accounts.findById(request.params.id);
     const amount = positiveUsd(amountUsd, 'amountUsd');
     const operator = currentAccount(request);
-    const text = note === undefined || note === null || note === '' ? `Credited by ${operator.email}` : `${note} (by ${operator.email})`;
+    const text =
+      note === undefined || note === null || note === ''
+        ? `Credited by ${operator.email}`
+        : `${note} (by ${operator.email})`;
     const { balanceNano } = await creditAccount(deps.billing, account.id, amount, text, deps.now());
     // A credit counts as a payment: it may reach a tier by total paid.
     await deps.tierUpgrades.refresh(account.id);
@@ -88,7 +108,13 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
   api.post('/admin/codes', ADMIN, async (request, reply) => {
     const { amountUsd, count, expiresInDays } = parseInput(codesBody, request.body);
     const now = deps.now();
-    const codes = await createRedemptionCodes(deps.billing, positiveUsd(amountUsd, 'amountUsd'), count, now, expiresInDays == null ? null : now + expiresInDays * MS_PER_DAY);
+    const codes = await createRedemptionCodes(
+      deps.billing,
+      positiveUsd(amountUsd, 'amountUsd'),
+      count,
+      now,
+      expiresInDays == null ? null : now + expiresInDays * MS_PER_DAY,
+    );
     return reply.code(201).send({ codes });
   });
 
@@ -112,6 +138,7 @@ function positiveUsd(text: string, field: string): NanoUsd {
 
 function decodeCursor(cursor: string): string {
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (Buffer.from(decoded, 'utf8').toString('base64url') !== cursor) throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
+  if (Buffer.from(decoded, 'utf8').toString('base64url') !== cursor)
+    throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
   return decoded;
 }

@@ -10,7 +10,9 @@ import { presentAccount } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
 // A password may hold any character (only its hash is stored); an email with a control character is never valid.
-const credentials = z.object({ email: withoutControlCharacters(z.string().max(254)), password: z.string().max(1000) }).strict();
+const credentials = z
+  .object({ email: withoutControlCharacters(z.string().max(254)), password: z.string().max(1000) })
+  .strict();
 const passwordChange = z.object({ currentPassword: z.string().max(1000), newPassword: z.string().max(1000) }).strict();
 
 /** `GET /api/session`, register, login, logout, password change. */
@@ -21,9 +23,15 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     const { token, session } = request.dashboard!;
     if (token === undefined) {
       // A first visit: a visitor token, so the login and registration forms have a CSRF token to send.
-      return { account: null, csrfToken: setSessionCookie(request, reply, deps.sessions.newToken(), false, cookieSettings) };
+      return {
+        account: null,
+        csrfToken: setSessionCookie(request, reply, deps.sessions.newToken(), false, cookieSettings),
+      };
     }
-    return { account: session === null ? null : presentAccount(session.account), csrfToken: setSessionCookie(request, reply, token, session !== null, cookieSettings) };
+    return {
+      account: session === null ? null : presentAccount(session.account),
+      csrfToken: setSessionCookie(request, reply, token, session !== null, cookieSettings),
+    };
   });
 
   api.post('/auth/register', { config: { access: 'public' } }, async (request, reply) => {
@@ -50,7 +58,11 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     // Only someone who knows the password learns the account is disabled: told so, not that the password is wrong.
     if (account.disabled) {
       await attempt.succeeded();
-      throw new DashboardError(403, 'account_disabled', 'This account is disabled. Ask the operator of this gateway to enable it again.');
+      throw new DashboardError(
+        403,
+        'account_disabled',
+        'This account is disabled. Ask the operator of this gateway to enable it again.',
+      );
     }
     await attempt.succeeded();
     return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };

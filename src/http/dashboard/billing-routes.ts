@@ -13,11 +13,20 @@ import { publicBaseUrl } from './overview-routes.js';
 import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
 
 const ledgerQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(100).optional() });
-const redeemBody = z.object({ code: z.string().trim().min(1, 'Enter a code.').max(100, 'This code is not valid: codes are at most 100 characters.') }).strict();
+const redeemBody = z
+  .object({
+    code: z
+      .string()
+      .trim()
+      .min(1, 'Enter a code.')
+      .max(100, 'This code is not valid: codes are at most 100 characters.'),
+  })
+  .strict();
 const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
 
 /** What a user is told when card payments are off: words for them, not the operator's commands. */
-export const USER_CREDIT_HINT = 'Ask the operator of this gateway for credit or for a prepaid code, and redeem the code here.';
+export const USER_CREDIT_HINT =
+  'Ask the operator of this gateway for credit or for a prepaid code, and redeem the code here.';
 
 /** Shown to operators only (role admin) on the billing page when Stripe is not configured. */
 export const OPERATOR_HINT =
@@ -49,8 +58,13 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const entries = await deps.billing.ledger(account.id, limit + 1, cursor);
     const page = entries.slice(0, limit);
     // Usage rows say what was used: the model, tokens in and out, and the key, from the request's usage record.
-    const requestIds = page.flatMap((entry) => (entry.kind === 'usage' && entry.requestId !== null ? [entry.requestId] : []));
-    const [records, keys] = requestIds.length === 0 ? [[], []] : await Promise.all([deps.usage.findByRequestIds(account.id, requestIds), deps.keys.list(account.id)]);
+    const requestIds = page.flatMap((entry) =>
+      entry.kind === 'usage' && entry.requestId !== null ? [entry.requestId] : [],
+    );
+    const [records, keys] =
+      requestIds.length === 0
+        ? [[], []]
+        : await Promise.all([deps.usage.findByRequestIds(account.id, requestIds), deps.keys.list(account.id)]);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const details = new Map<string, LedgerUsageDetail>(
       records.map((record) => [
@@ -66,7 +80,9 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       ]),
     );
     return {
-      entries: page.map((entry) => presentLedgerEntry(entry, entry.requestId === null ? undefined : details.get(entry.requestId))),
+      entries: page.map((entry) =>
+        presentLedgerEntry(entry, entry.requestId === null ? undefined : details.get(entry.requestId)),
+      ),
       nextCursor: entries.length > limit ? page[page.length - 1]!.id : null,
     };
   });
@@ -82,7 +98,12 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     } catch (error) {
       // Unknown, used, expired or malformed: one answer, so the form cannot be used to probe codes.
       if (error instanceof GatewayError && error.status < 500) {
-        throw new DashboardError(400, 'invalid_code', 'This code is not valid: it is unknown, expired or already used.', 'code');
+        throw new DashboardError(
+          400,
+          'invalid_code',
+          'This code is not valid: it is unknown, expired or already used.',
+          'code',
+        );
       }
       throw error;
     }
@@ -92,7 +113,11 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const account = currentAccount(request);
     const { amountUsd } = parseInput(checkoutBody, request.body);
     if (deps.stripe === undefined) {
-      throw new DashboardError(400, 'stripe_not_configured', `Card top-ups are not enabled on this gateway. ${account.role === 'admin' ? OPERATOR_HINT : USER_CREDIT_HINT}`);
+      throw new DashboardError(
+        400,
+        'stripe_not_configured',
+        `Card top-ups are not enabled on this gateway. ${account.role === 'admin' ? OPERATOR_HINT : USER_CREDIT_HINT}`,
+      );
     }
     const amount = StripeTopups.parseAmount(amountUsd);
     return { url: await deps.stripe.createCheckout(account, amount, publicBaseUrl(request, deps.publicBaseUrl)) };

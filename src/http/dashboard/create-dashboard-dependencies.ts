@@ -37,7 +37,8 @@ export function createDashboardDependencies(input: {
     tiers: config.tiers,
     tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),
     freeTokensPerDay: config.freeTokensPerDay,
-    stripe: config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
+    stripe:
+      config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
     now,

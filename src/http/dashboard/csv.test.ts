@@ -3,7 +3,9 @@ import { csvLine } from './csv.js';
 
 describe('csvLine', () => {
   it('quotes fields with commas, quotes and line breaks, and ends with CRLF', () => {
-    expect(csvLine(['plain', 'a,b', 'say "hi"', 'two\nlines', 3, true])).toBe('plain,"a,b","say ""hi""","two\nlines",3,true\r\n');
+    expect(csvLine(['plain', 'a,b', 'say "hi"', 'two\nlines', 3, true])).toBe(
+      'plain,"a,b","say ""hi""","two\nlines",3,true\r\n',
+    );
   });
 
   it('defuses text a spreadsheet would run as a formula', () => {

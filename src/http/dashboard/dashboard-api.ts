@@ -23,7 +23,9 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   api.decorateRequest('dashboard', null);
   acceptJsonOrEmpty(api);
   api.setErrorHandler((error, request, reply) => sendDashboardError(request, reply, error));
-  api.setNotFoundHandler((request, reply) => sendDashboardError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`)));
+  api.setNotFoundHandler((request, reply) =>
+    sendDashboardError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`)),
+  );
   api.addHook('onRequest', createDashboardSessionHook(deps.sessions));
   // Account data must not linger in shared or browser caches.
   api.addHook('onSend', async (_request, reply) => {

@@ -34,7 +34,13 @@ export function toDashboardError(error: unknown): DashboardError {
   }
   const gatewayError = fromFrameworkError(error);
   if (gatewayError.code === 'internal_error') return new DashboardError(500, 'internal_error', gatewayError.message);
-  return new DashboardError(gatewayError.status, gatewayError.code, gatewayError.message, gatewayError.param, gatewayError.retryAfterSeconds);
+  return new DashboardError(
+    gatewayError.status,
+    gatewayError.code,
+    gatewayError.message,
+    gatewayError.param,
+    gatewayError.retryAfterSeconds,
+  );
 }
 
 export function sendDashboardError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {

@@ -41,7 +41,8 @@ export function createDashboardSessionHook(sessions: SessionService) {
     const config = request.routeOptions.config;
     if (UNSAFE_METHODS.has(request.method) && config.skipCsrf !== true) {
       const header = request.headers['x-csrf-token'];
-      if (token === undefined || !SessionService.csrfMatches(token, Array.isArray(header) ? header[0] : header)) throw csrfFailed();
+      if (token === undefined || !SessionService.csrfMatches(token, Array.isArray(header) ? header[0] : header))
+        throw csrfFailed();
     }
     const session = token === undefined ? null : await sessions.resolve(token);
     request.dashboard = { token, session };
@@ -73,7 +74,13 @@ function isSecure(request: FastifyRequest, settings: CookieSettings): boolean {
  * Puts a token in the session cookie and returns the CSRF token bound to it. `loggedIn` tokens live as long
  * as a session may; a visitor's token is a browser-session cookie.
  */
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, loggedIn: boolean, settings: CookieSettings): string {
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string,
+  loggedIn: boolean,
+  settings: CookieSettings,
+): string {
   reply.setCookie(SESSION_COOKIE, token, {
     path: '/',
     httpOnly: true,

@@ -69,6 +69,8 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.post<IdParams>('/keys/:id/rotate', async (request, reply) => {
     const created = await deps.keys.rotate(currentAccount(request).id, request.params.id);
-    return reply.code(201).send({ key: presentKey(created.record, deps.now()), secret: created.secret, revokedKeyId: request.params.id });
+    return reply
+      .code(201)
+      .send({ key: presentKey(created.record, deps.now()), secret: created.secret, revokedKeyId: request.params.id });
   });
 }

@@ -38,7 +38,11 @@ export function registerOverviewRoutes(api: FastifyInstance, deps: DashboardDepe
       balanceUsd: formatUsd(balance.balanceNano),
       reservedUsd: formatUsd(balance.reservedNano),
       freeAllowance: presentFreeAllowance(balance, deps.freeTokensPerDay, now),
-      tier: { name: tier.name, requestsPerMinute: tier.requestsPerMinute, tokensPerMinute: tier.tokensPerMinute ?? null },
+      tier: {
+        name: tier.name,
+        requestsPerMinute: tier.requestsPerMinute,
+        tokensPerMinute: tier.tokensPerMinute ?? null,
+      },
       tiers: Object.entries(deps.tiers).map(([name, definition]) => ({
         name,
         requestsPerMinute: definition.requestsPerMinute,
@@ -46,7 +50,10 @@ export function registerOverviewRoutes(api: FastifyInstance, deps: DashboardDepe
       })),
       today: { requests: todaySums.requests, tokens: totalTokens(todaySums), costUsd: formatUsd(todaySums.costNano) },
       month: { requests: monthSums.requests, tokens: totalTokens(monthSums), costUsd: formatUsd(monthSums.costNano) },
-      spend30d: dayRange(today - (SPEND_DAYS - 1), today).map((day) => ({ day, costUsd: formatUsd(spendByDay.get(day) ?? 0n) })),
+      spend30d: dayRange(today - (SPEND_DAYS - 1), today).map((day) => ({
+        day,
+        costUsd: formatUsd(spendByDay.get(day) ?? 0n),
+      })),
       baseUrl: publicBaseUrl(request, deps.publicBaseUrl),
     };
   });

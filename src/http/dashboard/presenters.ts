@@ -25,7 +25,13 @@ export function presentKey(record: ApiKeyRecord, now: number) {
   };
 }
 
-export const NO_MONEY: AccountBalance = { balanceNano: 0n, reservedNano: 0n, freeDay: 0, freeUsedTokens: 0, freeReservedTokens: 0 };
+export const NO_MONEY: AccountBalance = {
+  balanceNano: 0n,
+  reservedNano: 0n,
+  freeDay: 0,
+  freeUsedTokens: 0,
+  freeReservedTokens: 0,
+};
 
 /** Today's free allowance. The counters belong to `freeDay`: on a new UTC day they are stale, i.e. zero. */
 export function presentFreeAllowance(money: AccountBalance, limitTokens: number, now: number) {
@@ -68,7 +74,8 @@ export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail
   } else {
     // Older usage entries carry the model as their note; the request id links them to the request either way.
     const detail = entry.note;
-    description = detail === null || detail === '' ? KIND_DESCRIPTIONS[entry.kind] : `${KIND_DESCRIPTIONS[entry.kind]}: ${detail}`;
+    description =
+      detail === null || detail === '' ? KIND_DESCRIPTIONS[entry.kind] : `${KIND_DESCRIPTIONS[entry.kind]}: ${detail}`;
   }
   return {
     id: entry.id,

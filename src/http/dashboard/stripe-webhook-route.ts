@@ -14,7 +14,8 @@ export async function stripeWebhookPlugin(api: FastifyInstance, deps: DashboardD
   api.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   api.post('/stripe/webhook', { config: { access: 'public', skipCsrf: true } }, async (request) => {
-    if (deps.stripe === undefined) throw new DashboardError(400, 'stripe_not_configured', 'Stripe is not configured on this gateway.');
+    if (deps.stripe === undefined)
+      throw new DashboardError(400, 'stripe_not_configured', 'Stripe is not configured on this gateway.');
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const header = request.headers['stripe-signature'];
     let outcome;
@@ -28,7 +29,10 @@ export async function stripeWebhookPlugin(api: FastifyInstance, deps: DashboardD
       throw error;
     }
     if (outcome.result === 'credited') {
-      request.log.info({ accountId: outcome.accountId, amountUsd: formatUsd(outcome.amountNano) }, 'Stripe top-up credited');
+      request.log.info(
+        { accountId: outcome.accountId, amountUsd: formatUsd(outcome.amountNano) },
+        'Stripe top-up credited',
+      );
       await deps.tierUpgrades.refresh(outcome.accountId);
     } else if (outcome.result === 'unknown_account') {
       // Acknowledged (Stripe would retry a failure for days) but logged: money arrived for no account here.

@@ -12,7 +12,11 @@ const renewalBody = z.object({ renews: z.boolean() }).strict();
 /** The dashboard's shape of a tier status: money as exact decimal USD strings, times in epoch ms. */
 export function presentTierStatus(status: TierStatus) {
   return {
-    current: { name: status.current.name, requestsPerMinute: status.current.requestsPerMinute, tokensPerMinute: status.current.tokensPerMinute ?? null },
+    current: {
+      name: status.current.name,
+      requestsPerMinute: status.current.requestsPerMinute,
+      tokensPerMinute: status.current.tokensPerMinute ?? null,
+    },
     source: status.source,
     bought: status.bought,
     paidTotalUsd: formatUsd(status.paidTotalNano),

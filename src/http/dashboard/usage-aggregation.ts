@@ -11,7 +11,14 @@ export interface UsageSums {
   costNano: bigint;
 }
 
-export const emptySums = (): UsageSums => ({ requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 0n });
+export const emptySums = (): UsageSums => ({
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  costNano: 0n,
+});
 
 export function addRow(sums: UsageSums, row: DailyUsageRow): void {
   sums.requests += row.requests;

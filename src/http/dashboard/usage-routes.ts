@@ -18,12 +18,28 @@ import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 /** `keyId` and `model`: one key's or one model's usage only (issue 24: usage filtered by key; the dashboard's filters). */
 const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
 const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), ...filterFields });
-const pageQuery = z.object({ limit: pageLimit(200, 50), cursor: z.string().min(1).max(400).optional(), ...filterFields });
+const pageQuery = z.object({
+  limit: pageLimit(200, 50),
+  cursor: z.string().min(1).max(400).optional(),
+  ...filterFields,
+});
 
 const EXPORT_BATCH = 500;
 const CSV_HEADER = [
-  'request_id', 'created_at', 'model', 'key_id', 'key_name', 'input_tokens', 'output_tokens', 'cache_read_tokens',
-  'cache_write_tokens', 'reasoning_tokens', 'cost_usd', 'latency_ms', 'status', 'stream',
+  'request_id',
+  'created_at',
+  'model',
+  'key_id',
+  'key_name',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'cost_usd',
+  'latency_ms',
+  'status',
+  'stream',
 ];
 
 /** Usage charts (daily rollup), recent requests (paginated) and the CSV export. */
@@ -33,16 +49,23 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     const { days, keyId, model } = parseInput(rangeQuery, request.query);
     const today = utcDayNumber(deps.now());
     const from = dayText(today - (days - 1));
-    const [allRows, keys] = await Promise.all([deps.usage.dailyTotals(account.id, from, dayText(today)), deps.keys.list(account.id)]);
+    const [allRows, keys] = await Promise.all([
+      deps.usage.dailyTotals(account.id, from, dayText(today)),
+      deps.keys.list(account.id),
+    ]);
     // Filters by key and by model; what can be chosen comes from the whole range.
-    const rows = allRows.filter((row) => (keyId === undefined || row.apiKeyId === keyId) && (model === undefined || row.model === model));
+    const rows = allRows.filter(
+      (row) => (keyId === undefined || row.apiKeyId === keyId) && (model === undefined || row.model === model),
+    );
     const byDay = new Map<string, typeof rows>();
     for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
     const keysById = new Map(keys.map((key) => [key.id, key]));
     return {
       days: dayRange(today - (days - 1), today).map((day) => ({
         day,
-        models: Object.fromEntries([...groupSums(byDay.get(day) ?? [], (row) => row.model)].map(([model, sums]) => [model, presentSums(sums)])),
+        models: Object.fromEntries(
+          [...groupSums(byDay.get(day) ?? [], (row) => row.model)].map(([model, sums]) => [model, presentSums(sums)]),
+        ),
       })),
       byModel: [...groupSums(rows, (row) => row.model)]
         .sort(([, a], [, b]) => compareCost(a.costNano, b.costNano))
@@ -52,11 +75,23 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
         .map(([rowKeyId, sums]) => {
           const key = keysById.get(rowKeyId);
           const { requests, inputTokens, outputTokens, costUsd } = presentSums(sums);
-          return { keyId: rowKeyId, keyName: key?.name ?? null, hint: key?.hint ?? null, requests, inputTokens, outputTokens, costUsd };
+          return {
+            keyId: rowKeyId,
+            keyName: key?.name ?? null,
+            hint: key?.hint ?? null,
+            requests,
+            inputTokens,
+            outputTokens,
+            costUsd,
+          };
         }),
       filters: {
         models: [...new Set(allRows.map((row) => row.model))].sort(),
-        keys: [...new Set(allRows.map((row) => row.apiKeyId))].map((id) => ({ keyId: id, keyName: keysById.get(id)?.name ?? null, hint: keysById.get(id)?.hint ?? null })),
+        keys: [...new Set(allRows.map((row) => row.apiKeyId))].map((id) => ({
+          keyId: id,
+          keyName: keysById.get(id)?.name ?? null,
+          hint: keysById.get(id)?.hint ?? null,
+        })),
       },
     };
   });
@@ -65,9 +100,13 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     const account = currentAccount(request);
     const { limit, cursor: cursorText, keyId, model } = parseInput(pageQuery, request.query);
     const cursor = cursorText === undefined ? undefined : decodeUsageCursor(cursorText);
-    if (cursor === null) throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
+    if (cursor === null)
+      throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
     // One more than asked tells whether another page exists.
-    const [records, keys] = await Promise.all([deps.usage.listPage(account.id, limit + 1, cursor, { apiKeyId: keyId, model }), deps.keys.list(account.id)]);
+    const [records, keys] = await Promise.all([
+      deps.usage.listPage(account.id, limit + 1, cursor, { apiKeyId: keyId, model }),
+      deps.keys.list(account.id),
+    ]);
     const page = records.slice(0, limit);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const last = page[page.length - 1];
@@ -80,9 +119,15 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
   // One request, for the ledger's link to what a charge paid for.
   api.get<{ Params: { id: string } }>('/usage/requests/:id', async (request) => {
     const account = currentAccount(request);
-    const [records, keys] = await Promise.all([deps.usage.findByRequestIds(account.id, [request.params.id]), deps.keys.list(account.id)]);
+    const [records, keys] = await Promise.all([
+      deps.usage.findByRequestIds(account.id, [request.params.id]),
+      deps.keys.list(account.id),
+    ]);
     const record = records[0];
-    if (record === undefined) throw notFound('No such request on this account (requests older than the retention period are summarised by day only).');
+    if (record === undefined)
+      throw notFound(
+        'No such request on this account (requests older than the retention period are summarised by day only).',
+      );
     return { request: presentUsageRecord(record, new Map(keys.map((key) => [key.id, key.name]))) };
   });
 
@@ -94,13 +139,22 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     const keys = await deps.keys.list(account.id);
     reply
       .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${days}d.csv"`);
+      .header(
+        'content-disposition',
+        `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${days}d.csv"`,
+      );
     // Streamed page by page: 90 days of a busy account need not fit in memory.
     return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys, { apiKeyId: keyId, model })));
   });
 }
 
-async function* exportRows(usage: UsageRepository, accountId: string, from: number, keys: ApiKeyRecord[], filter: { apiKeyId: string | undefined; model: string | undefined }): AsyncGenerator<string> {
+async function* exportRows(
+  usage: UsageRepository,
+  accountId: string,
+  from: number,
+  keys: ApiKeyRecord[],
+  filter: { apiKeyId: string | undefined; model: string | undefined },
+): AsyncGenerator<string> {
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
   yield csvLine(CSV_HEADER);
   let cursor: { createdAt: number; requestId: string } | undefined;
@@ -110,8 +164,20 @@ async function* exportRows(usage: UsageRepository, accountId: string, from: numb
       if (record.createdAt < from) return;
       const row = presentUsageRecord(record, keyNames);
       yield csvLine([
-        row.requestId, new Date(row.createdAt).toISOString(), row.model, row.keyId, row.keyName ?? '', row.inputTokens, row.outputTokens,
-        row.cacheReadTokens, row.cacheWriteTokens, row.reasoningTokens, row.costUsd, row.latencyMs, row.status, row.stream,
+        row.requestId,
+        new Date(row.createdAt).toISOString(),
+        row.model,
+        row.keyId,
+        row.keyName ?? '',
+        row.inputTokens,
+        row.outputTokens,
+        row.cacheReadTokens,
+        row.cacheWriteTokens,
+        row.reasoningTokens,
+        row.costUsd,
+        row.latencyMs,
+        row.status,
+        row.stream,
       ]);
     }
     const last = batch[batch.length - 1];

@@ -23,10 +23,16 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
       messages: [
         { role: 'system', content: 'Also top.' },
         user('Hi'),
-        { role: 'system', content: [{ type: 'text', text: 'Answer in French.', cache_control: { type: 'ephemeral' } }] },
+        {
+          role: 'system',
+          content: [{ type: 'text', text: 'Answer in French.', cache_control: { type: 'ephemeral' } }],
+        },
       ],
     });
-    expect(request.system).toEqual([{ type: 'text', text: 'Top.' }, { type: 'text', text: 'Also top.' }]);
+    expect(request.system).toEqual([
+      { type: 'text', text: 'Top.' },
+      { type: 'text', text: 'Also top.' },
+    ]);
     expect(request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
       { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
@@ -36,19 +42,36 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
   it('drops a clear_at: next_user_message system message once a user message follows it', () => {
     const request = decodeAnthropicMessagesRequest({
       ...base,
-      messages: [user('a'), { role: 'system', content: 'only for the next turn', clear_at: 'next_user_message' }, { role: 'assistant', content: 'b' }, user('c')],
+      messages: [
+        user('a'),
+        { role: 'system', content: 'only for the next turn', clear_at: 'next_user_message' },
+        { role: 'assistant', content: 'b' },
+        user('c'),
+      ],
     });
     expect(request.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
   });
 
   it('refuses a system message that is empty, not text, or between a tool_use and its result, naming the field', () => {
-    expect(refusal({ ...base, messages: [user('a'), { role: 'system', content: '  ' }] }).param).toBe('messages[1].content');
-    expect(refusal({ ...base, messages: [user('a'), { role: 'system', content: [] }] }).param).toBe('messages[1].content');
-    const image = refusal({ ...base, messages: [user('a'), { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] });
+    expect(refusal({ ...base, messages: [user('a'), { role: 'system', content: '  ' }] }).param).toBe(
+      'messages[1].content',
+    );
+    expect(refusal({ ...base, messages: [user('a'), { role: 'system', content: [] }] }).param).toBe(
+      'messages[1].content',
+    );
+    const image = refusal({
+      ...base,
+      messages: [
+        user('a'),
+        { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
+      ],
+    });
     expect(image.param).toBe('messages[1].content[0].type');
     const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] };
     const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] };
-    expect(refusal({ ...base, messages: [user('a'), call, { role: 'system', content: 'x' }, result] }).param).toBe('messages[2]');
+    expect(refusal({ ...base, messages: [user('a'), call, { role: 'system', content: 'x' }, result] }).param).toBe(
+      'messages[2]',
+    );
   });
 
   it('decodes output_config: the format as a JSON-schema response format, the effort as reasoning effort', () => {
@@ -57,7 +80,11 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
       ...base,
       messages: [user('a')],
       thinking: { type: 'adaptive', display: 'updates' },
-      output_config: { effort: 'high', format: { type: 'json_schema', schema }, task_budget: { type: 'tokens', total: 900 } },
+      output_config: {
+        effort: 'high',
+        format: { type: 'json_schema', schema },
+        task_budget: { type: 'tokens', total: 900 },
+      },
     });
     expect(request.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema });
     expect(request.reasoning).toEqual({ enabled: true, mode: 'adaptive', display: 'updates', effort: 'high' });
@@ -65,13 +92,21 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
   });
 
   it('refuses an output format whose schema is not an object schema, naming it', () => {
-    const error = refusal({ ...base, messages: [user('a')], output_config: { format: { type: 'json_schema', schema: { type: 'array' } } } });
+    const error = refusal({
+      ...base,
+      messages: [user('a')],
+      output_config: { format: { type: 'json_schema', schema: { type: 'array' } } },
+    });
     expect(error.param).toBe('output_config.format.schema.type');
     expect(error.message).toContain('must be one of "object"');
   });
 
   it('refuses a thread with the error code the SDK recognises', () => {
-    const error = refusal({ ...base, messages: [user('a')], thread: { type: 'continue', previous_message_id: 'msg_nothing' } });
+    const error = refusal({
+      ...base,
+      messages: [user('a')],
+      thread: { type: 'continue', previous_message_id: 'msg_nothing' },
+    });
     expect(error.status).toBe(400);
     expect(error.param).toBe('thread');
     expect(error.details).toEqual({ error_code: 'thread_unsupported_request', unsupported: [] });
@@ -92,6 +127,13 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
       },
       { anthropicBeta: 'context-management-2025-06-27,some-future-beta', betaQuery: true },
     );
-    expect(Object.keys(request.extensions).sort()).toEqual(['?beta=true', 'anthropic-beta', 'container', 'context_management', 'mcp_servers', 'service_tier']);
+    expect(Object.keys(request.extensions).sort()).toEqual([
+      '?beta=true',
+      'anthropic-beta',
+      'container',
+      'context_management',
+      'mcp_servers',
+      'service_tier',
+    ]);
   });
 });

@@ -1,6 +1,10 @@
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import { parseSignature } from '../../canonical/reasoning-signature.js';
-import { ANTHROPIC_BETA_EXTENSION, ANTHROPIC_BETA_QUERY_EXTENSION, OUTPUT_CONFIG_EXTENSION_PREFIX } from '../../canonical/request.js';
+import {
+  ANTHROPIC_BETA_EXTENSION,
+  ANTHROPIC_BETA_QUERY_EXTENSION,
+  OUTPUT_CONFIG_EXTENSION_PREFIX,
+} from '../../canonical/request.js';
 import type {
   CanonicalMessage,
   CanonicalRequest,
@@ -28,7 +32,6 @@ export interface AnthropicRequestFlags {
   betaQuery?: boolean;
 }
 
-
 /** An Anthropic Messages body → the canonical request, or a 400 naming the field at fault. */
 export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRequestFlags = {}): CanonicalRequest {
   const input = parseBody(body, anthropicMessagesRequestSchema);
@@ -53,11 +56,23 @@ export function decodeAnthropicCountTokensRequest(body: unknown, flags: Anthropi
   return decodePrompt(parseBody(body, anthropicCountTokensRequestSchema), flags);
 }
 
-type PromptInput = Pick<AnthropicMessagesRequestBody, 'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config'> &
+type PromptInput = Pick<
+  AnthropicMessagesRequestBody,
+  'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config'
+> &
   Record<string, unknown>;
 
-function parseBody<T>(body: unknown, schema: { safeParse(value: unknown, params: { reportInput: boolean }): { success: true; data: T } | { success: false; error: import('zod').ZodError } }): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The request body must be a JSON object.');
+function parseBody<T>(
+  body: unknown,
+  schema: {
+    safeParse(
+      value: unknown,
+      params: { reportInput: boolean },
+    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
+  },
+): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw invalidRequest('The request body must be a JSON object.');
   const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error);
   return parsed.data;
@@ -68,13 +83,16 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
   const extensions: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     // `null` means "not set" for every optional field of the current API (`container: null`, `thread: null`).
-    if (!CANONICAL_FIELDS.has(field) && value !== undefined && value !== null && field !== 'thread') extensions[field] = value;
+    if (!CANONICAL_FIELDS.has(field) && value !== undefined && value !== null && field !== 'thread')
+      extensions[field] = value;
   }
-  if (flags.anthropicBeta !== undefined && flags.anthropicBeta !== '') extensions[ANTHROPIC_BETA_EXTENSION] = flags.anthropicBeta;
+  if (flags.anthropicBeta !== undefined && flags.anthropicBeta !== '')
+    extensions[ANTHROPIC_BETA_EXTENSION] = flags.anthropicBeta;
   if (flags.betaQuery === true) extensions[ANTHROPIC_BETA_QUERY_EXTENSION] = true;
   // `output_config` members beyond format and effort (the beta `task_budget`) travel like any other extension.
   for (const [member, value] of Object.entries(input.output_config ?? {})) {
-    if (member !== 'format' && member !== 'effort' && value !== undefined && value !== null) extensions[`${OUTPUT_CONFIG_EXTENSION_PREFIX}${member}`] = value;
+    if (member !== 'format' && member !== 'effort' && value !== undefined && value !== null)
+      extensions[`${OUTPUT_CONFIG_EXTENSION_PREFIX}${member}`] = value;
   }
   const request: CanonicalRequest = {
     model: input.model === undefined || input.model === null ? '' : String(input.model),
@@ -86,8 +104,13 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
     extensionsProtocol: 'anthropic-messages',
   };
   // System messages before the conversation starts are the system prompt, in every vendor's top-level slot.
-  while (request.messages[0]?.role === 'system') request.system.push(...(request.messages.shift()!.content as TextBlock[]));
-  if (request.messages.length === 0) throw invalidRequest("'messages' must contain at least one user or assistant message, not only system messages.", 'messages');
+  while (request.messages[0]?.role === 'system')
+    request.system.push(...(request.messages.shift()!.content as TextBlock[]));
+  if (request.messages.length === 0)
+    throw invalidRequest(
+      "'messages' must contain at least one user or assistant message, not only system messages.",
+      'messages',
+    );
   if (input.tools !== undefined) {
     request.tools = input.tools.map((tool) => ({
       name: tool.name,
@@ -106,7 +129,8 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
   if (reasoning !== undefined) request.reasoning = reasoning;
   const format = input.output_config?.format;
   // The schema travels unchanged (translation.md §14.2); `output` names it for vendors that want a name.
-  if (format !== undefined && format !== null) request.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema };
+  if (format !== undefined && format !== null)
+    request.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema };
   return request;
 }
 
@@ -145,8 +169,12 @@ function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
       // A tool_result must be in the message right after its tool_use: an instruction cannot sit between them.
       if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
       // `clear_at: next_user_message` applies to the next turn only: once a user message follows, it is over.
-      if (message.clear_at === 'next_user_message' && input.slice(index + 1).some((later) => later.role === 'user')) return;
-      const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content.map((block) => ({ type: 'text' as const, text: block.text }));
+      if (message.clear_at === 'next_user_message' && input.slice(index + 1).some((later) => later.role === 'user'))
+        return;
+      const content =
+        typeof message.content === 'string'
+          ? [{ type: 'text' as const, text: message.content }]
+          : message.content.map((block) => ({ type: 'text' as const, text: block.text }));
       messages.push({ role: 'system', content });
       return;
     }
@@ -157,7 +185,8 @@ function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
       messages.push({ role: 'assistant', content });
       return;
     }
-    const blocks: AnthropicUserBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    const blocks: AnthropicUserBlock[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     const content = blocks.map((block, blockIndex) => {
       if (block.type === 'tool_result' && !openToolUses.delete(block.tool_use_id)) {
         throw invalidRequest(
@@ -180,7 +209,9 @@ function unansweredToolUse(ids: Set<string>, param: string) {
   );
 }
 
-function decodeAssistantContent(content: Extract<AnthropicRequestMessage, { role: 'assistant' }>['content']): ContentBlock[] {
+function decodeAssistantContent(
+  content: Extract<AnthropicRequestMessage, { role: 'assistant' }>['content'],
+): ContentBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return content.map((block): ContentBlock => {
     switch (block.type) {
@@ -212,11 +243,19 @@ function decodeUserBlock(block: AnthropicUserBlock, param: string): ContentBlock
     case 'document':
       return decodeDocument(block);
     case 'tool_result': {
-      const parts = block.content === undefined ? [] : typeof block.content === 'string' ? [{ type: 'text' as const, text: block.content }] : block.content;
+      const parts =
+        block.content === undefined
+          ? []
+          : typeof block.content === 'string'
+            ? [{ type: 'text' as const, text: block.content }]
+            : block.content;
       const content = parts.map((part, index): TextBlock | ImageBlock => {
         if (part.type === 'text') return { type: 'text', text: part.text };
         if (part.type === 'image') return decodeImage(part);
-        throw invalidRequest(`Documents inside tool results are not supported ('${param}.content[${index}]').`, `${param}.content[${index}]`);
+        throw invalidRequest(
+          `Documents inside tool results are not supported ('${param}.content[${index}]').`,
+          `${param}.content[${index}]`,
+        );
       });
       return { type: 'tool-result', toolCallId: block.tool_use_id, content, isError: block.is_error === true };
     }
@@ -225,7 +264,13 @@ function decodeUserBlock(block: AnthropicUserBlock, param: string): ContentBlock
 
 function decodeImage(block: Extract<AnthropicUserBlock, { type: 'image' }>): ImageBlock {
   const source = block.source;
-  return { type: 'image', source: source.type === 'base64' ? { kind: 'base64', mediaType: source.media_type, data: source.data } : { kind: 'url', url: source.url } };
+  return {
+    type: 'image',
+    source:
+      source.type === 'base64'
+        ? { kind: 'base64', mediaType: source.media_type, data: source.data }
+        : { kind: 'url', url: source.url },
+  };
 }
 
 function decodeDocument(block: Extract<AnthropicUserBlock, { type: 'document' }>): ContentBlock {
@@ -236,7 +281,10 @@ function decodeDocument(block: Extract<AnthropicUserBlock, { type: 'document' }>
   }
   const document: DocumentBlock = {
     type: 'document',
-    source: source.type === 'base64' ? { kind: 'base64', mediaType: source.media_type, data: source.data } : { kind: 'url', url: source.url },
+    source:
+      source.type === 'base64'
+        ? { kind: 'base64', mediaType: source.media_type, data: source.data }
+        : { kind: 'url', url: source.url },
   };
   if (block.title) document.title = block.title;
   return document;
@@ -256,7 +304,10 @@ function decodeToolChoice(choice: NonNullable<PromptInput['tool_choice']>): Tool
 }
 
 /** `thinking` and `output_config.effort` → the canonical reasoning parameters. */
-function decodeReasoning(thinking: PromptInput['thinking'], outputConfig: AnthropicOutputConfig | undefined): ReasoningParameters | undefined {
+function decodeReasoning(
+  thinking: PromptInput['thinking'],
+  outputConfig: AnthropicOutputConfig | undefined,
+): ReasoningParameters | undefined {
   const effort = outputConfig?.effort ?? undefined;
   const reasoning: ReasoningParameters | undefined = thinking === undefined ? undefined : decodeThinking(thinking);
   if (effort === undefined) return reasoning;

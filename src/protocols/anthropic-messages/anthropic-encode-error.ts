@@ -3,7 +3,10 @@ import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
 
 /** A gateway error in Anthropic's shape (anthropic-messages.md §5). */
 export function renderAnthropicError(error: GatewayError): AnthropicErrorBody {
-  const body: AnthropicErrorBody = { type: 'error', error: { type: error.entry.anthropicType, message: error.message } };
+  const body: AnthropicErrorBody = {
+    type: 'error',
+    error: { type: error.entry.anthropicType, message: error.message },
+  };
   if (error.details !== undefined) body.error.details = error.details;
   return body;
 }

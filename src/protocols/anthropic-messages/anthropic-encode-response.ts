@@ -34,7 +34,8 @@ const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {
 
 export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUse: boolean): AnthropicStopReason {
   // A reply that holds a tool_use block must say tool_use, whatever the vendor said (translation.md §3).
-  if (hasToolUse && (reason === null || reason === 'stop' || reason === 'tool-calls' || reason === 'other')) return 'tool_use';
+  if (hasToolUse && (reason === null || reason === 'stop' || reason === 'tool-calls' || reason === 'other'))
+    return 'tool_use';
   return reason === null ? 'end_turn' : STOP_REASONS[reason];
 }
 
@@ -44,11 +45,21 @@ export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUs
  */
 export function encodeAnthropicUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicUsage & Partial<CostFields> {
   const counts = encodeAnthropicDeltaUsage(usage, costNano);
-  return { ...counts, input_tokens: usage.inputTokens, cache_creation: null, inference_geo: null, service_tier: 'standard', speed: null };
+  return {
+    ...counts,
+    input_tokens: usage.inputTokens,
+    cache_creation: null,
+    inference_geo: null,
+    service_tier: 'standard',
+    speed: null,
+  };
 }
 
 /** `MessageDeltaUsage`: the cumulative counts of a stream's `message_delta`. */
-export function encodeAnthropicDeltaUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicDeltaUsage & Partial<CostFields> {
+export function encodeAnthropicDeltaUsage(
+  usage: CanonicalUsage,
+  costNano?: bigint,
+): AnthropicDeltaUsage & Partial<CostFields> {
   return {
     ...(costNano === undefined ? {} : costFields(costNano)),
     input_tokens: usage.inputTokens,
@@ -89,7 +100,11 @@ export function anthropicToolId(id: string): string {
 }
 
 /** A whole canonical reply as an Anthropic Message. Empty text blocks are left out: clients echo them back. */
-export function encodeAnthropicResponse(response: CanonicalResponse, context: AnthropicResponseContext, costNano?: bigint): AnthropicMessage {
+export function encodeAnthropicResponse(
+  response: CanonicalResponse,
+  context: AnthropicResponseContext,
+  costNano?: bigint,
+): AnthropicMessage {
   const content: AnthropicResponseBlock[] = [];
   let hasToolUse = false;
   for (const block of response.content) {
@@ -97,7 +112,12 @@ export function encodeAnthropicResponse(response: CanonicalResponse, context: An
       if (block.text !== '') content.push({ type: 'text', text: block.text, citations: null });
     } else if (block.type === 'reasoning') {
       if (block.redactedData !== undefined) content.push({ type: 'redacted_thinking', data: block.redactedData });
-      else content.push({ type: 'thinking', thinking: block.text, signature: tagSignature(context.vendor, block.signature ?? '') });
+      else
+        content.push({
+          type: 'thinking',
+          thinking: block.text,
+          signature: tagSignature(context.vendor, block.signature ?? ''),
+        });
     } else {
       hasToolUse = true;
       content.push(encodeToolUse(block.id, block.name, toolInput(block.argumentsJson)));

@@ -91,8 +91,11 @@ describe('AnthropicStreamEncoder', () => {
 
   it("message_start carries the vendor's start counts, else 0; message_delta the final ones, which clients take over it", () => {
     const told = { inputTokens: 40, cacheReadTokens: 700, cacheWriteTokens: 5, outputTokens: 0, reasoningTokens: 0 };
-    const startUsage = (events: CanonicalEvent[]) => encode(events).frames.find((frame) => frame.event === 'message_start')!.data.message.usage;
-    expect(startUsage([{ type: 'response-start', id: 'x', model: 'claude', created: 1, inputUsage: told }])).toMatchObject({
+    const startUsage = (events: CanonicalEvent[]) =>
+      encode(events).frames.find((frame) => frame.event === 'message_start')!.data.message.usage;
+    expect(
+      startUsage([{ type: 'response-start', id: 'x', model: 'claude', created: 1, inputUsage: told }]),
+    ).toMatchObject({
       input_tokens: 40,
       cache_read_input_tokens: 700,
       cache_creation_input_tokens: 5,
@@ -106,7 +109,11 @@ describe('AnthropicStreamEncoder', () => {
       cache_creation_input_tokens: 0,
       output_tokens: 0,
     });
-    expect(frames.find((frame) => frame.event === 'message_delta')!.data.usage).toMatchObject({ input_tokens: 44, cache_read_input_tokens: 768, output_tokens: 19 });
+    expect(frames.find((frame) => frame.event === 'message_delta')!.data.usage).toMatchObject({
+      input_tokens: 44,
+      cache_read_input_tokens: 768,
+      output_tokens: 19,
+    });
   });
 
   it('never writes an empty text block (pitfall §12 #8)', () => {
@@ -117,7 +124,9 @@ describe('AnthropicStreamEncoder', () => {
       { type: 'tool-call-start', blockId: 'c', id: 'call_1', name: 'f' },
       { type: 'tool-call-end', blockId: 'c' },
     ]);
-    expect(fold(frames)).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: {}, caller: { type: 'direct' }, json: '' }]);
+    expect(fold(frames)).toEqual([
+      { type: 'tool_use', id: 'call_1', name: 'f', input: {}, caller: { type: 'direct' }, json: '' },
+    ]);
   });
 
   it("tags another vendor's reasoning signature with its origin, and unsigned reasoning too", () => {
@@ -167,11 +176,18 @@ describe('AnthropicStreamEncoder', () => {
     ]);
     const names = frames.map((frame) => frame.event);
     expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
-    expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END', stop_details: null, container: null });
+    expect(frames.at(-2)!.data.delta).toEqual({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'END',
+      stop_details: null,
+      container: null,
+    });
   });
 
   it('ends with data: [DONE] after message_stop, and renders errors as an error event', () => {
-    expect(encode([]).text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\ndata: [DONE]\n\n')).toBe(true);
+    expect(encode([]).text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\ndata: [DONE]\n\n')).toBe(
+      true,
+    );
     const encoder = new AnthropicStreamEncoder({ id: 'msg_1', model: 'm', vendor: 'openai' });
     encoder.encode({ type: 'response-start', id: 'x', model: 'm', created: 1 });
     expect(encoder.error(new GatewayError('upstream_unavailable', 'Overloaded'))).toBe(

@@ -68,7 +68,9 @@ export class AnthropicStreamEncoder {
         this.blocks.set(event.blockId, block);
         if (event.redactedData !== undefined) {
           const data = event.redactedData;
-          out += this.write(block, (index) => frame('content_block_start', { index, content_block: { type: 'redacted_thinking', data } }));
+          out += this.write(block, (index) =>
+            frame('content_block_start', { index, content_block: { type: 'redacted_thinking', data } }),
+          );
           block.opened = true;
           block.signatureSent = true;
         }
@@ -99,7 +101,11 @@ export class AnthropicStreamEncoder {
       }
       case 'tool-call-delta':
         // An empty piece carries nothing (Anthropic's own first piece may be ""): skip it.
-        if (event.argumentsDelta !== '') out += this.delta(event.blockId, `{"type":"input_json_delta","partial_json":${JSON.stringify(event.argumentsDelta)}}`);
+        if (event.argumentsDelta !== '')
+          out += this.delta(
+            event.blockId,
+            `{"type":"input_json_delta","partial_json":${JSON.stringify(event.argumentsDelta)}}`,
+          );
         break;
       case 'text-end':
       case 'reasoning-end':
@@ -180,7 +186,10 @@ export class AnthropicStreamEncoder {
     let out = '';
     if (!block.opened) {
       block.opened = true;
-      const contentBlock = block.kind === 'text' ? { type: 'text', text: '', citations: null } : { type: 'thinking', thinking: '', signature: '' };
+      const contentBlock =
+        block.kind === 'text'
+          ? { type: 'text', text: '', citations: null }
+          : { type: 'thinking', thinking: '', signature: '' };
       out += this.write(block, (index) => frame('content_block_start', { index, content_block: contentBlock }));
     }
     return out + this.write(block, (index) => deltaFrame(index, delta));
@@ -201,7 +210,10 @@ export class AnthropicStreamEncoder {
     if (block.kind === 'reasoning' && !block.signatureSent) {
       // Unsigned reasoning (e.g. DeepSeek's) still names its origin, so a replay goes only where it belongs.
       const signature = tagSignature(this.context.vendor, '');
-      if (signature !== '') out += this.write(block, (index) => deltaFrame(index, `{"type":"signature_delta","signature":${JSON.stringify(signature)}}`));
+      if (signature !== '')
+        out += this.write(block, (index) =>
+          deltaFrame(index, `{"type":"signature_delta","signature":${JSON.stringify(signature)}}`),
+        );
     }
     out += this.write(block, (index) => frame('content_block_stop', { index }));
     if (this.active === block) out += this.promote();

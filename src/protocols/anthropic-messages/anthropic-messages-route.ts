@@ -1,8 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
-import { decodeAnthropicCountTokensRequest, decodeAnthropicMessagesRequest, type AnthropicRequestFlags } from './anthropic-decode-request.js';
+import {
+  abortOnClientGone,
+  setCostHeader,
+  setExchangeHeaders,
+  settledCharge,
+  streamExchange,
+} from '../shared/reply-exchange.js';
+import {
+  decodeAnthropicCountTokensRequest,
+  decodeAnthropicMessagesRequest,
+  type AnthropicRequestFlags,
+} from './anthropic-decode-request.js';
 import { encodeAnthropicResponse, type AnthropicResponseContext } from './anthropic-encode-response.js';
 import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
 
@@ -21,8 +31,18 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
   app.post('/v1/messages', { config: { protocol: 'anthropic', rateLimited: true } }, async (request, reply) => {
     const canonical = decodeAnthropicMessagesRequest(request.body, requestFlags(request));
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/messages' });
-    const context: AnthropicResponseContext = { id: `msg_${request.id.slice('req_'.length)}`, model: exchange.model.id, vendor: exchange.model.vendor };
+    const exchange = await pipeline.start({
+      auth: request.auth!,
+      request: canonical,
+      requestId: request.id,
+      signal: abort.signal,
+      route: '/v1/messages',
+    });
+    const context: AnthropicResponseContext = {
+      id: `msg_${request.id.slice('req_'.length)}`,
+      model: exchange.model.id,
+      vendor: exchange.model.vendor,
+    };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
       // Set only on success, as before: an error reply carries the hooks' headers alone.

@@ -7,12 +7,26 @@ import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
  */
 
 const MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
-const nonBlankText = z.string().refine((text) => text.trim() !== '', 'text content blocks must contain non-whitespace text');
+const nonBlankText = z
+  .string()
+  .refine((text) => text.trim() !== '', 'text content blocks must contain non-whitespace text');
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
 
-const textBlock = z.object({ type: z.literal('text'), text: nonBlankText, cache_control: cacheControl, citations: z.unknown().optional() });
-const base64ImageSource = z.object({ type: z.literal('base64'), media_type: z.enum(MEDIA_TYPES), data: z.string().min(1) });
-const urlSource = z.object({ type: z.literal('url'), url: z.string().regex(/^https?:\/\//i, 'must be an http(s) URL') });
+const textBlock = z.object({
+  type: z.literal('text'),
+  text: nonBlankText,
+  cache_control: cacheControl,
+  citations: z.unknown().optional(),
+});
+const base64ImageSource = z.object({
+  type: z.literal('base64'),
+  media_type: z.enum(MEDIA_TYPES),
+  data: z.string().min(1),
+});
+const urlSource = z.object({
+  type: z.literal('url'),
+  url: z.string().regex(/^https?:\/\//i, 'must be an http(s) URL'),
+});
 const imageBlock = z.object({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [base64ImageSource, urlSource]),
@@ -40,7 +54,9 @@ const toolUseBlock = z.object({
 const toolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: toolId,
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))])
+    .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
 });
@@ -61,7 +77,10 @@ const systemMessage = z.object({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), content: z.union([nonBlankText, z.array(userBlock).min(1, 'must contain at least one content block')]) }),
+  z.object({
+    role: z.literal('user'),
+    content: z.union([nonBlankText, z.array(userBlock).min(1, 'must contain at least one content block')]),
+  }),
   z.object({ role: z.literal('assistant'), content: z.union([z.string(), z.array(assistantBlock)]) }),
   systemMessage,
 ]);
@@ -123,7 +142,10 @@ export const anthropicMessagesRequestSchema = z.looseObject({
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.number().int().min(0).optional(),
-  stop_sequences: z.array(nonBlankText).max(MAX_STOP_SEQUENCES, `may hold at most ${MAX_STOP_SEQUENCES} sequences`).optional(),
+  stop_sequences: z
+    .array(nonBlankText)
+    .max(MAX_STOP_SEQUENCES, `may hold at most ${MAX_STOP_SEQUENCES} sequences`)
+    .optional(),
   stream: z.boolean().optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
 });
@@ -137,6 +159,18 @@ export type AnthropicOutputConfig = z.output<typeof outputConfig>;
 
 /** Fields decoded into the canonical request; every other field is an extension for Anthropic upstreams. */
 export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
-  'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'max_tokens', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata', 'output_config',
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'output_config',
 ]);

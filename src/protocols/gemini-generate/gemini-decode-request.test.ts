@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../canonical/errors.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
-import { decodeGeminiCountTokensRequest, decodeGeminiGenerateRequest, type GeminiTarget } from './gemini-decode-request.js';
+import {
+  decodeGeminiCountTokensRequest,
+  decodeGeminiGenerateRequest,
+  type GeminiTarget,
+} from './gemini-decode-request.js';
 import { packReasoning } from './gemini-reasoning-carrier.js';
 
 const alpha: GeminiTarget = { model: 'alpha-sonnet-5', vendor: 'anthropic' };
@@ -21,7 +25,22 @@ function refusal(body: unknown, target = alpha): GatewayError {
   throw new Error('decoded without an error');
 }
 
-const tools = [{ functionDeclarations: [{ name: 'lookup', parameters: { type: 'OBJECT', properties: { word: { type: 'STRING', nullable: true } }, required: ['word'], propertyOrdering: ['word'] } }, { name: 'spell' }] }];
+const tools = [
+  {
+    functionDeclarations: [
+      {
+        name: 'lookup',
+        parameters: {
+          type: 'OBJECT',
+          properties: { word: { type: 'STRING', nullable: true } },
+          required: ['word'],
+          propertyOrdering: ['word'],
+        },
+      },
+      { name: 'spell' },
+    ],
+  },
+];
 
 describe('decodeGeminiGenerateRequest', () => {
   it('maps system instruction, contents, generation config and thinking onto the canonical request', () => {
@@ -29,7 +48,15 @@ describe('decodeGeminiGenerateRequest', () => {
       {
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
         contents: [{ parts: [{ text: 'Hi' }] }],
-        generationConfig: { temperature: 0.5, topP: 0.9, topK: 20, maxOutputTokens: 99, stopSequences: ['END'], seed: 7, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } },
+        generationConfig: {
+          temperature: 0.5,
+          topP: 0.9,
+          topK: 20,
+          maxOutputTokens: 99,
+          stopSequences: ['END'],
+          seed: 7,
+          thinkingConfig: { thinkingBudget: 2048, includeThoughts: true },
+        },
       },
       alpha,
       true,
@@ -48,9 +75,20 @@ describe('decodeGeminiGenerateRequest', () => {
   });
 
   it('thinking: budget 0 is off, a level is an effort, thoughts not asked for are omitted', () => {
-    expect(decode({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } }).reasoning).toEqual({ enabled: false });
-    expect(decode({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig: { thinkingLevel: 'HIGH', includeThoughts: true } } }).reasoning).toEqual({ enabled: true, effort: 'high' });
-    expect(decode({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig: { thinkingBudget: -1 } } }).reasoning).toEqual({ enabled: true, display: 'omitted' });
+    expect(
+      decode({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } })
+        .reasoning,
+    ).toEqual({ enabled: false });
+    expect(
+      decode({
+        contents: [{ parts: [{ text: 'x' }] }],
+        generationConfig: { thinkingConfig: { thinkingLevel: 'HIGH', includeThoughts: true } },
+      }).reasoning,
+    ).toEqual({ enabled: true, effort: 'high' });
+    expect(
+      decode({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig: { thinkingBudget: -1 } } })
+        .reasoning,
+    ).toEqual({ enabled: true, display: 'omitted' });
   });
 
   it('accepts snake_case field names, leaving function arguments and schemas as written', () => {
@@ -61,7 +99,16 @@ describe('decodeGeminiGenerateRequest', () => {
         { role: 'model', parts: [{ function_call: { name: 'lookup', args: { snake_key: 1 } } }] },
         { role: 'user', parts: [{ function_response: { name: 'lookup', response: { output: 'A' } } }] },
       ],
-      tools: [{ function_declarations: [{ name: 'lookup', parameters_json_schema: { type: 'object', properties: { snake_key: { type: 'integer' } } } }] }],
+      tools: [
+        {
+          function_declarations: [
+            {
+              name: 'lookup',
+              parameters_json_schema: { type: 'object', properties: { snake_key: { type: 'integer' } } },
+            },
+          ],
+        },
+      ],
       generation_config: { max_output_tokens: 5 },
     });
     expect(request.system).toEqual([{ type: 'text', text: 'S' }]);
@@ -73,7 +120,10 @@ describe('decodeGeminiGenerateRequest', () => {
   it("converts Google's OpenAPI schema (upper-case types, nullable, propertyOrdering) to JSON Schema", () => {
     const request = decode({ contents: [{ parts: [{ text: 'x' }] }], tools });
     expect(request.tools).toEqual([
-      { name: 'lookup', parameters: { type: 'object', properties: { word: { type: ['string', 'null'] } }, required: ['word'] } },
+      {
+        name: 'lookup',
+        parameters: { type: 'object', properties: { word: { type: ['string', 'null'] } }, required: ['word'] },
+      },
       { name: 'spell' },
     ]);
   });
@@ -82,8 +132,20 @@ describe('decodeGeminiGenerateRequest', () => {
     const request = decode({
       contents: [
         { role: 'user', parts: [{ text: 'Look up two words.' }] },
-        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { word: 'a' } } }, { functionCall: { id: 'call_b', name: 'lookup', args: { word: 'b' } } }] },
-        { role: 'user', parts: [{ functionResponse: { id: 'call_b', name: 'lookup', response: { output: 'B' } } }, { functionResponse: { name: 'lookup', response: { error: 'no such word' } } }] },
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { name: 'lookup', args: { word: 'a' } } },
+            { functionCall: { id: 'call_b', name: 'lookup', args: { word: 'b' } } },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'call_b', name: 'lookup', response: { output: 'B' } } },
+            { functionResponse: { name: 'lookup', response: { error: 'no such word' } } },
+          ],
+        },
       ],
       tools,
     });
@@ -91,21 +153,37 @@ describe('decodeGeminiGenerateRequest', () => {
     expect(calls.map((block) => (block.type === 'tool-call' ? block.id : ''))).toEqual(['gemini_call_1_0', 'call_b']);
     expect(request.messages[2]!.content).toEqual([
       { type: 'tool-result', toolCallId: 'call_b', content: [{ type: 'text', text: 'B' }], isError: false },
-      { type: 'tool-result', toolCallId: 'gemini_call_1_0', content: [{ type: 'text', text: 'no such word' }], isError: true },
+      {
+        type: 'tool-result',
+        toolCallId: 'gemini_call_1_0',
+        content: [{ type: 'text', text: 'no such word' }],
+        isError: true,
+      },
     ]);
   });
 
   it('a streamed reply kept as several model contents is one turn: thought pieces join, the carrier wins over them', () => {
     const signature = tagSignature('anthropic', 'sig-abc');
-    const carrier = packReasoning([{ type: 'reasoning', text: 'I should look it up.', signature: 'sig-abc' }], 'anthropic');
+    const carrier = packReasoning(
+      [{ type: 'reasoning', text: 'I should look it up.', signature: 'sig-abc' }],
+      'anthropic',
+    );
     const request = decode({
       contents: [
         { role: 'user', parts: [{ text: 'What is a turnpike?' }] },
         { role: 'model', parts: [{ text: 'I should ', thought: true }] },
         { role: 'model', parts: [{ text: 'look it up.', thought: true }] },
         { role: 'model', parts: [{ text: '', thought: true, thoughtSignature: signature }] },
-        { role: 'model', parts: [{ functionCall: { id: 'toolu_1', name: 'lookup', args: { word: 'turnpike' } }, thoughtSignature: carrier }] },
-        { role: 'user', parts: [{ functionResponse: { id: 'toolu_1', name: 'lookup', response: { output: 'a toll road' } } }] },
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { id: 'toolu_1', name: 'lookup', args: { word: 'turnpike' } }, thoughtSignature: carrier },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { id: 'toolu_1', name: 'lookup', response: { output: 'a toll road' } } }],
+        },
       ],
       tools,
     });
@@ -119,7 +197,14 @@ describe('decodeGeminiGenerateRequest', () => {
       contents: [
         { role: 'user', parts: [{ text: 'Q' }] },
         { role: 'model', parts: [{ text: 'I should ', thought: true }] },
-        { role: 'model', parts: [{ text: 'look it up.', thought: true }, { text: '', thought: true, thoughtSignature: signature }, { text: 'Answer.' }] },
+        {
+          role: 'model',
+          parts: [
+            { text: 'look it up.', thought: true },
+            { text: '', thought: true, thoughtSignature: signature },
+            { text: 'Answer.' },
+          ],
+        },
       ],
     });
     expect(joined.messages[1]!.content).toEqual([
@@ -132,7 +217,10 @@ describe('decodeGeminiGenerateRequest', () => {
     const request = decode({
       contents: [
         { role: 'user', parts: [{ text: 'Q' }] },
-        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }] },
+        {
+          role: 'model',
+          parts: [{ functionCall: { name: 'lookup', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }],
+        },
         { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'A' } } }] },
       ],
     });
@@ -141,47 +229,96 @@ describe('decodeGeminiGenerateRequest', () => {
 
   it('functionCallingConfig: ANY with one name forces it, with several keeps only those tools; NONE is none', () => {
     const base = { contents: [{ parts: [{ text: 'x' }] }], tools };
-    expect(decode({ ...base, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['spell'] } } }).toolChoice).toEqual({ type: 'tool', name: 'spell' });
-    const several = decode({ ...base, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['spell', 'lookup'] } } });
+    expect(
+      decode({ ...base, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['spell'] } } })
+        .toolChoice,
+    ).toEqual({ type: 'tool', name: 'spell' });
+    const several = decode({
+      ...base,
+      toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['spell', 'lookup'] } },
+    });
     expect(several.toolChoice).toEqual({ type: 'required' });
     expect(several.tools!.map((tool) => tool.name)).toEqual(['lookup', 'spell']);
-    expect(decode({ ...base, toolConfig: { functionCallingConfig: { mode: 'NONE' } } }).toolChoice).toEqual({ type: 'none' });
-    expect(refusal({ ...base, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['nope'] } } }).param).toBe('toolConfig.functionCallingConfig.allowedFunctionNames');
+    expect(decode({ ...base, toolConfig: { functionCallingConfig: { mode: 'NONE' } } }).toolChoice).toEqual({
+      type: 'none',
+    });
+    expect(
+      refusal({ ...base, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['nope'] } } })
+        .param,
+    ).toBe('toolConfig.functionCallingConfig.allowedFunctionNames');
   });
 
   it('response formats: JSON mode, a JSON Schema, an OpenAPI schema; a schema without JSON mode is refused', () => {
     const base = { contents: [{ parts: [{ text: 'x' }] }] };
-    expect(decode({ ...base, generationConfig: { responseMimeType: 'application/json' } }).responseFormat).toEqual({ type: 'json_object' });
-    expect(decode({ ...base, generationConfig: { responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { a: { type: 'INTEGER' } } } } }).responseFormat).toEqual({
+    expect(decode({ ...base, generationConfig: { responseMimeType: 'application/json' } }).responseFormat).toEqual({
+      type: 'json_object',
+    });
+    expect(
+      decode({
+        ...base,
+        generationConfig: {
+          responseMimeType: 'application/json',
+          responseSchema: { type: 'OBJECT', properties: { a: { type: 'INTEGER' } } },
+        },
+      }).responseFormat,
+    ).toEqual({
       type: 'json_schema',
       name: 'response',
       schema: { type: 'object', properties: { a: { type: 'integer' } } },
     });
-    expect(refusal({ ...base, generationConfig: { responseJsonSchema: { type: 'object' } } }).param).toBe('generationConfig.responseMimeType');
-    expect(refusal({ ...base, generationConfig: { responseMimeType: 'text/x.enum' } }).code).toBe('unsupported_parameter');
+    expect(refusal({ ...base, generationConfig: { responseJsonSchema: { type: 'object' } } }).param).toBe(
+      'generationConfig.responseMimeType',
+    );
+    expect(refusal({ ...base, generationConfig: { responseMimeType: 'text/x.enum' } }).code).toBe(
+      'unsupported_parameter',
+    );
   });
 
   it('media: images anywhere (not for DeepSeek URLs), PDFs, inline PDFs for all but DeepSeek, audio only for Gemini; Google-hosted files refused', () => {
     const image = { contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] }] };
-    expect(decode(image).messages[0]!.content[0]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } });
+    expect(decode(image).messages[0]!.content[0]).toEqual({
+      type: 'image',
+      source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+    });
     const audio = { contents: [{ parts: [{ inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } }] }] };
-    expect(decode(audio, gamma).messages[0]!.content[0]).toMatchObject({ type: 'document', source: { mediaType: 'audio/wav' } });
+    expect(decode(audio, gamma).messages[0]!.content[0]).toMatchObject({
+      type: 'document',
+      source: { mediaType: 'audio/wav' },
+    });
     expect(refusal(audio).param).toBe('contents[0].parts[0].inlineData.mimeType');
     const pdf = { contents: [{ parts: [{ inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } }] }] };
     expect(decode(pdf).messages[0]!.content[0]).toMatchObject({ type: 'document' });
-    expect(decode(pdf, { model: 'beta-5.4', vendor: 'openai' }).messages[0]!.content[0]).toMatchObject({ type: 'document' });
+    expect(decode(pdf, { model: 'beta-5.4', vendor: 'openai' }).messages[0]!.content[0]).toMatchObject({
+      type: 'document',
+    });
     expect(refusal(pdf, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
-    const pdfUrl = { contents: [{ parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }] }] };
+    const pdfUrl = {
+      contents: [{ parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }] }],
+    };
     expect(refusal(pdfUrl, { model: 'beta-5.4', vendor: 'openai' }).code).toBe('unsupported_parameter');
-    const url = { contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/a.jpg' } }] }] };
-    expect(decode(url).messages[0]!.content[0]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/a.jpg' } });
+    const url = {
+      contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/a.jpg' } }] }],
+    };
+    expect(decode(url).messages[0]!.content[0]).toEqual({
+      type: 'image',
+      source: { kind: 'url', url: 'https://example.com/a.jpg' },
+    });
     expect(refusal(url, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
-    expect(refusal({ contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'gs://bucket/a.jpg' } }] }] }, gamma).param).toBe('contents[0].parts[0].fileData.fileUri');
+    expect(
+      refusal(
+        { contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'gs://bucket/a.jpg' } }] }] },
+        gamma,
+      ).param,
+    ).toBe('contents[0].parts[0].fileData.fileUri');
   });
 
   it('bad contents: a call in a user content, a response in a model content, an unanswered call, an empty content list', () => {
-    expect(refusal({ contents: [{ role: 'user', parts: [{ functionCall: { name: 'lookup' } }] }] }).param).toBe('contents[0].parts[0]');
-    expect(refusal({ contents: [{ role: 'model', parts: [{ functionResponse: { name: 'lookup', response: {} } }] }] }).param).toBe('contents[0].parts[0]');
+    expect(refusal({ contents: [{ role: 'user', parts: [{ functionCall: { name: 'lookup' } }] }] }).param).toBe(
+      'contents[0].parts[0]',
+    );
+    expect(
+      refusal({ contents: [{ role: 'model', parts: [{ functionResponse: { name: 'lookup', response: {} } }] }] }).param,
+    ).toBe('contents[0].parts[0]');
     expect(
       refusal({
         contents: [
@@ -195,14 +332,25 @@ describe('decodeGeminiGenerateRequest', () => {
     ).toContain("'lookup' got no functionResponse");
     expect(refusal({ contents: [] }).param).toBe('contents');
     expect(refusal({ contents: [{ role: 'system', parts: [{ text: 'x' }] }] }).param).toBe('contents[0].role');
-    expect(refusal({ contents: [{ parts: [{ text: 'x' }] }], cachedContent: 'cachedContents/abc' }).param).toBe('cachedContent');
+    expect(refusal({ contents: [{ parts: [{ text: 'x' }] }], cachedContent: 'cachedContents/abc' }).param).toBe(
+      'cachedContent',
+    );
   });
 });
 
 describe('decodeGeminiCountTokensRequest', () => {
   it('takes contents, or a whole generateContentRequest', () => {
     expect(decodeGeminiCountTokensRequest({ contents: [{ parts: [{ text: 'x' }] }] }, alpha).messages).toHaveLength(1);
-    const whole = decodeGeminiCountTokensRequest({ generateContentRequest: { model: 'models/x', contents: [{ parts: [{ text: 'x' }] }], systemInstruction: { parts: [{ text: 'S' }] } } }, alpha);
+    const whole = decodeGeminiCountTokensRequest(
+      {
+        generateContentRequest: {
+          model: 'models/x',
+          contents: [{ parts: [{ text: 'x' }] }],
+          systemInstruction: { parts: [{ text: 'S' }] },
+        },
+      },
+      alpha,
+    );
     expect(whole.system).toEqual([{ type: 'text', text: 'S' }]);
     expect(() => decodeGeminiCountTokensRequest({}, alpha)).toThrow(GatewayError);
   });

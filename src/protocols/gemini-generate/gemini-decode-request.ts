@@ -42,7 +42,11 @@ export interface DecodedGeminiRequest {
 }
 
 /** A `GenerateContentRequest` → the canonical request, or a 400 naming the field at fault (Google's own rules). */
-export function decodeGeminiGenerateRequest(body: unknown, target: GeminiTarget, stream: boolean): DecodedGeminiRequest {
+export function decodeGeminiGenerateRequest(
+  body: unknown,
+  target: GeminiTarget,
+  stream: boolean,
+): DecodedGeminiRequest {
   const input = parseBody(body, geminiGenerateRequestSchema);
   const request = decodePrompt(input, target);
   request.stream = stream;
@@ -56,28 +60,45 @@ export function decodeGeminiCountTokensRequest(body: unknown, target: GeminiTarg
   const input = parseBody(body, geminiCountTokensRequestSchema);
   const inner = input.generateContentRequest;
   if (inner !== undefined) {
-    if (input.contents !== undefined) throw invalidRequest("Send either 'contents' or 'generateContentRequest', not both.", 'contents');
+    if (input.contents !== undefined)
+      throw invalidRequest("Send either 'contents' or 'generateContentRequest', not both.", 'contents');
     return decodePrompt(inner, target, 'generateContentRequest.');
   }
-  if (input.contents === undefined) throw invalidRequest("Invalid value for 'contents': this field is required (expected array).", 'contents');
+  if (input.contents === undefined)
+    throw invalidRequest("Invalid value for 'contents': this field is required (expected array).", 'contents');
   return decodePrompt({ contents: input.contents }, target);
 }
 
-function parseBody<T>(body: unknown, schema: { safeParse(value: unknown, params: { reportInput: boolean }): { success: true; data: T } | { success: false; error: import('zod').ZodError } }): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The request body must be a JSON object.');
+function parseBody<T>(
+  body: unknown,
+  schema: {
+    safeParse(
+      value: unknown,
+      params: { reportInput: boolean },
+    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
+  },
+): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw invalidRequest('The request body must be a JSON object.');
   const parsed = schema.safeParse(normalizeFieldNames(body as Record<string, unknown>), { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error);
   return parsed.data;
 }
 
-type PromptInput = Pick<GeminiGenerateRequestBody, 'contents' | 'systemInstruction' | 'tools' | 'toolConfig'> & Record<string, unknown>;
+type PromptInput = Pick<GeminiGenerateRequestBody, 'contents' | 'systemInstruction' | 'tools' | 'toolConfig'> &
+  Record<string, unknown>;
 
 function decodePrompt(input: PromptInput, target: GeminiTarget, prefix = ''): CanonicalRequest {
   const extensions: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     if (CANONICAL_FIELDS.has(field) || value === undefined || value === null) continue;
     // A cached prompt lives in the caller's Google project: no vendor behind the gateway can read it.
-    if (field === 'cachedContent') throw new GatewayError('unsupported_parameter', "'cachedContent' names a prompt cached in a Google project, which this gateway cannot read: send the contents instead.", { param: 'cachedContent' });
+    if (field === 'cachedContent')
+      throw new GatewayError(
+        'unsupported_parameter',
+        "'cachedContent' names a prompt cached in a Google project, which this gateway cannot read: send the contents instead.",
+        { param: 'cachedContent' },
+      );
     extensions[field] = value;
   }
   const request: CanonicalRequest = {
@@ -93,7 +114,12 @@ function decodePrompt(input: PromptInput, target: GeminiTarget, prefix = ''): Ca
   if (tools.length > 0) request.tools = tools;
   const functionCalling = input.toolConfig?.functionCallingConfig;
   if (functionCalling !== undefined && tools.length > 0) {
-    const choice = decodeToolChoice(functionCalling.mode, functionCalling.allowedFunctionNames, request, `${prefix}toolConfig.functionCallingConfig`);
+    const choice = decodeToolChoice(
+      functionCalling.mode,
+      functionCalling.allowedFunctionNames,
+      request,
+      `${prefix}toolConfig.functionCallingConfig`,
+    );
     if (choice !== undefined) request.toolChoice = choice;
   }
   return request;
@@ -103,13 +129,24 @@ function decodeSystem(system: PromptInput['systemInstruction'], param: string): 
   if (system === undefined) return [];
   return system.parts.flatMap((part, index): TextBlock[] => {
     if (dataFields(part).some((field) => field !== 'text')) {
-      throw invalidRequest(`'${param}.parts[${index}]' must be a text part: a system instruction holds text only.`, `${param}.parts[${index}]`);
+      throw invalidRequest(
+        `'${param}.parts[${index}]' must be a text part: a system instruction holds text only.`,
+        `${param}.parts[${index}]`,
+      );
     }
     return part.text === undefined || part.text === '' ? [] : [{ type: 'text', text: part.text }];
   });
 }
 
-const DATA_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'] as const;
+const DATA_FIELDS = [
+  'text',
+  'inlineData',
+  'fileData',
+  'functionCall',
+  'functionResponse',
+  'executableCode',
+  'codeExecutionResult',
+] as const;
 
 /** The data fields a part sets; Google requires exactly one (thought and thoughtSignature ride beside it). */
 function dataFields(part: GeminiRequestPart): string[] {
@@ -140,7 +177,10 @@ function decodeContents(contents: GeminiRequestContent[], vendor: VendorName, pa
       continue;
     }
     if (turn.role !== 'user' && turn.role !== 'function') {
-      throw invalidRequest(`Invalid value for '${where}.role': must be "user" or "model", got ${JSON.stringify(turn.role)}.`, `${where}.role`);
+      throw invalidRequest(
+        `Invalid value for '${where}.role': must be "user" or "model", got ${JSON.stringify(turn.role)}.`,
+        `${where}.role`,
+      );
     }
     const blocks: ContentBlock[] = [];
     let answered = false;
@@ -193,12 +233,20 @@ function turnsOf(contents: GeminiRequestContent[], param: string): Turn[] {
 function checkPart(part: GeminiRequestPart, param: string): void {
   const fields = dataFields(part);
   if (fields.length === 0 && part.thoughtSignature === undefined) {
-    throw invalidRequest(`'${param}' must set one data field (text, inlineData, fileData, functionCall or functionResponse).`, param);
+    throw invalidRequest(
+      `'${param}' must set one data field (text, inlineData, fileData, functionCall or functionResponse).`,
+      param,
+    );
   }
-  if (fields.length > 1) throw invalidRequest(`'${param}' sets ${fields.join(' and ')}: a part holds exactly one data field.`, param);
+  if (fields.length > 1)
+    throw invalidRequest(`'${param}' sets ${fields.join(' and ')}: a part holds exactly one data field.`, param);
   const field = fields[0];
   if (field === 'executableCode' || field === 'codeExecutionResult') {
-    throw new GatewayError('unsupported_parameter', `'${param}.${field}': code execution is not available through this gateway.`, { param: `${param}.${field}` });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `'${param}.${field}': code execution is not available through this gateway.`,
+      { param: `${param}.${field}` },
+    );
   }
 }
 
@@ -224,7 +272,11 @@ function decodeModelParts(parts: Turn['parts']): { blocks: ContentBlock[]; calls
     if (part.thought === true && part.functionCall === undefined) {
       if (carried !== undefined) return;
       const next = reasoningBlock(part.text ?? '', part.thoughtSignature);
-      if (thought !== undefined && thought.signature === undefined && (thought.originVendor === undefined || thought.originVendor === next.originVendor)) {
+      if (
+        thought !== undefined &&
+        thought.signature === undefined &&
+        (thought.originVendor === undefined || thought.originVendor === next.originVendor)
+      ) {
         thought.text += next.text;
         if (next.signature !== undefined) thought.signature = next.signature;
         if (next.originVendor !== undefined) thought.originVendor = next.originVendor;
@@ -237,7 +289,10 @@ function decodeModelParts(parts: Turn['parts']): { blocks: ContentBlock[]; calls
     thought = undefined;
     if (part.functionCall !== undefined) {
       const call = part.functionCall;
-      const id = call.id !== undefined && call.id !== null && call.id !== '' ? call.id : `gemini_call${param.replace(/\D+/g, '_').replace(/_$/, '')}`;
+      const id =
+        call.id !== undefined && call.id !== null && call.id !== ''
+          ? call.id
+          : `gemini_call${param.replace(/\D+/g, '_').replace(/_$/, '')}`;
       calls.push({ id, name: call.name, answered: false });
       blocks.push({ type: 'tool-call', id, name: call.name, argumentsJson: JSON.stringify(call.args ?? {}) });
       return;
@@ -258,10 +313,18 @@ function decodeModelParts(parts: Turn['parts']): { blocks: ContentBlock[]; calls
 
 function decodeUserPart(part: GeminiRequestPart, vendor: VendorName, param: string): ContentBlock | undefined {
   if (part.thought === true) return undefined;
-  if (part.functionCall !== undefined) throw invalidRequest(`'${param}': a functionCall belongs in a model content.`, param);
+  if (part.functionCall !== undefined)
+    throw invalidRequest(`'${param}': a functionCall belongs in a model content.`, param);
   if (part.text !== undefined) return part.text === '' ? undefined : { type: 'text', text: part.text };
-  if (part.inlineData !== undefined) return mediaBlock(part.inlineData.mimeType, { kind: 'base64', mediaType: part.inlineData.mimeType.toLowerCase(), data: part.inlineData.data }, vendor, `${param}.inlineData`);
-  if (part.fileData !== undefined) return fileBlock(part.fileData.fileUri, part.fileData.mimeType, vendor, `${param}.fileData`);
+  if (part.inlineData !== undefined)
+    return mediaBlock(
+      part.inlineData.mimeType,
+      { kind: 'base64', mediaType: part.inlineData.mimeType.toLowerCase(), data: part.inlineData.data },
+      vendor,
+      `${param}.inlineData`,
+    );
+  if (part.fileData !== undefined)
+    return fileBlock(part.fileData.fileUri, part.fileData.mimeType, vendor, `${param}.fileData`);
   return undefined;
 }
 
@@ -278,21 +341,32 @@ function fileBlock(uri: string, mimeType: string | undefined, vendor: VendorName
   }
   const type = (mimeType ?? '').toLowerCase();
   if (type.startsWith('image/') && vendor !== 'deepseek') return { type: 'image', source: { kind: 'url', url: uri } };
-  if (type === 'application/pdf' && (vendor === 'anthropic' || vendor === 'gemini')) return { type: 'document', source: { kind: 'url', url: uri } };
+  if (type === 'application/pdf' && (vendor === 'anthropic' || vendor === 'gemini'))
+    return { type: 'document', source: { kind: 'url', url: uri } };
   if (vendor === 'gemini' && type !== '') return { type: 'document', source: { kind: 'url', url: uri } };
-  throw new GatewayError('unsupported_parameter', `'${param}': a ${type === '' ? 'file without mimeType' : type} URL cannot be fetched by the model this request names.`, { param });
+  throw new GatewayError(
+    'unsupported_parameter',
+    `'${param}': a ${type === '' ? 'file without mimeType' : type} URL cannot be fetched by the model this request names.`,
+    { param },
+  );
 }
 
 function mediaBlock(mimeType: string, source: ImageSource, vendor: VendorName, param: string): ContentBlock {
   const type = mimeType.toLowerCase();
-  if (source.kind === 'base64' && source.data === '') throw invalidRequest(`'${param}.data' is empty.`, `${param}.data`);
+  if (source.kind === 'base64' && source.data === '')
+    throw invalidRequest(`'${param}.data' is empty.`, `${param}.data`);
   if (type.startsWith('image/')) return { type: 'image', source };
   // An inline PDF reaches every vendor but DeepSeek (no media at all): the OpenAI adapter sends it as a file part.
   if (type === 'application/pdf' && vendor !== 'deepseek') return { type: 'document', source };
-  if (type.startsWith('text/') && source.kind === 'base64') return { type: 'text', text: Buffer.from(source.data, 'base64').toString('utf8') };
+  if (type.startsWith('text/') && source.kind === 'base64')
+    return { type: 'text', text: Buffer.from(source.data, 'base64').toString('utf8') };
   // Audio and video reach Gemini models only; the Gemini adapter sends the document's MIME type as it came.
   if (vendor === 'gemini') return { type: 'document', source };
-  throw new GatewayError('unsupported_parameter', `'${param}' holds ${type}, which the model this request names cannot read.`, { param: `${param}.mimeType` });
+  throw new GatewayError(
+    'unsupported_parameter',
+    `'${param}' holds ${type}, which the model this request names cannot read.`,
+    { param: `${param}.mimeType` },
+  );
 }
 
 function decodeFunctionResponse(
@@ -301,7 +375,10 @@ function decodeFunctionResponse(
   vendor: VendorName,
   param: string,
 ): ContentBlock {
-  const byId = response.id !== undefined && response.id !== null && response.id !== '' ? openCalls.find((call) => !call.answered && call.id === response.id) : undefined;
+  const byId =
+    response.id !== undefined && response.id !== null && response.id !== ''
+      ? openCalls.find((call) => !call.answered && call.id === response.id)
+      : undefined;
   const call = byId ?? openCalls.find((call) => !call.answered && call.name === response.name);
   if (call === undefined) {
     throw invalidRequest(
@@ -314,13 +391,24 @@ function decodeFunctionResponse(
   const keys = Object.keys(value);
   const isError = keys.length === 1 && keys[0] === 'error';
   const only = keys.length === 1 ? value[keys[0]!] : undefined;
-  const text = keys.length === 1 && (keys[0] === 'output' || isError) && typeof only === 'string' ? only : JSON.stringify(value);
+  const text =
+    keys.length === 1 && (keys[0] === 'output' || isError) && typeof only === 'string' ? only : JSON.stringify(value);
   const content: Array<TextBlock | ImageBlock> = [{ type: 'text', text }];
   (response.parts ?? []).forEach((inner, index) => {
     const data = inner.inlineData;
     if (data === undefined) return;
-    const block = mediaBlock(data.mimeType, { kind: 'base64', mediaType: data.mimeType.toLowerCase(), data: data.data }, vendor, `${param}.functionResponse.parts[${index}].inlineData`);
-    if (block.type !== 'image') throw new GatewayError('unsupported_parameter', `'${param}.functionResponse.parts[${index}]': only images can be part of a function response.`, { param: `${param}.functionResponse.parts[${index}]` });
+    const block = mediaBlock(
+      data.mimeType,
+      { kind: 'base64', mediaType: data.mimeType.toLowerCase(), data: data.data },
+      vendor,
+      `${param}.functionResponse.parts[${index}].inlineData`,
+    );
+    if (block.type !== 'image')
+      throw new GatewayError(
+        'unsupported_parameter',
+        `'${param}.functionResponse.parts[${index}]': only images can be part of a function response.`,
+        { param: `${param}.functionResponse.parts[${index}]` },
+      );
     content.push(block);
   });
   return { type: 'tool-result', toolCallId: call.id, content, isError };
@@ -333,12 +421,24 @@ function decodeTools(tools: PromptInput['tools'], param: string): ToolDefinition
       if (field === 'functionDeclarations' || value === undefined || value === null) continue;
       // Google's built-in tools run inside Google: no vendor behind the gateway has them, and dropping one
       // would change what the model can do.
-      throw new GatewayError('unsupported_parameter', `'${param}[${index}].${field}': built-in Google tools are not available through this gateway; declare functions instead.`, { param: `${param}[${index}].${field}` });
+      throw new GatewayError(
+        'unsupported_parameter',
+        `'${param}[${index}].${field}': built-in Google tools are not available through this gateway; declare functions instead.`,
+        { param: `${param}[${index}].${field}` },
+      );
     }
     for (const declaration of tool.functionDeclarations ?? []) {
-      const schema = declaration.parametersJsonSchema !== undefined && declaration.parametersJsonSchema !== null ? declaration.parametersJsonSchema : declaration.parameters === undefined ? undefined : openApiToJsonSchema(declaration.parameters);
+      const schema =
+        declaration.parametersJsonSchema !== undefined && declaration.parametersJsonSchema !== null
+          ? declaration.parametersJsonSchema
+          : declaration.parameters === undefined
+            ? undefined
+            : openApiToJsonSchema(declaration.parameters);
       if (schema !== undefined && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) {
-        throw invalidRequest(`'${param}[${index}].functionDeclarations' (${declaration.name}): the parameters schema must be an object.`, `${param}[${index}].functionDeclarations`);
+        throw invalidRequest(
+          `'${param}[${index}].functionDeclarations' (${declaration.name}): the parameters schema must be an object.`,
+          `${param}[${index}].functionDeclarations`,
+        );
       }
       out.push({
         name: declaration.name,
@@ -354,13 +454,22 @@ function decodeTools(tools: PromptInput['tools'], param: string): ToolDefinition
  * `functionCallingConfig` → tool choice. ANY with allowed names keeps only those tools (exactly what Google
  * means: the model must call one of them); one allowed name is that tool. VALIDATED lets the model choose, like AUTO.
  */
-function decodeToolChoice(mode: string | undefined, allowed: string[] | undefined, request: CanonicalRequest, param: string): ToolChoice | undefined {
+function decodeToolChoice(
+  mode: string | undefined,
+  allowed: string[] | undefined,
+  request: CanonicalRequest,
+  param: string,
+): ToolChoice | undefined {
   if (mode === 'NONE') return { type: 'none' };
   if (mode !== 'ANY') return mode === undefined || mode === 'MODE_UNSPECIFIED' ? undefined : { type: 'auto' };
   if (allowed === undefined || allowed.length === 0) return { type: 'required' };
   const known = new Set((request.tools ?? []).map((tool) => tool.name));
   const unknown = allowed.find((name) => !known.has(name));
-  if (unknown !== undefined) throw invalidRequest(`'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`, `${param}.allowedFunctionNames`);
+  if (unknown !== undefined)
+    throw invalidRequest(
+      `'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`,
+      `${param}.allowedFunctionNames`,
+    );
   if (allowed.length === 1) return { type: 'tool', name: allowed[0]! };
   request.tools = (request.tools ?? []).filter((tool) => allowed.includes(tool.name));
   return { type: 'required' };
@@ -369,14 +478,24 @@ function decodeToolChoice(mode: string | undefined, allowed: string[] | undefine
 function applyGenerationConfig(request: CanonicalRequest, config: GeminiRequestGenerationConfig): void {
   const param = 'generationConfig';
   if (config.candidateCount !== undefined && config.candidateCount > 1) {
-    throw new GatewayError('unsupported_parameter', `'${param}.candidateCount' above 1 is not supported: every model behind this gateway returns one candidate.`, { param: `${param}.candidateCount` });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `'${param}.candidateCount' above 1 is not supported: every model behind this gateway returns one candidate.`,
+      { param: `${param}.candidateCount` },
+    );
   }
   if (config.responseLogprobs === true || config.logprobs !== undefined) {
-    throw new GatewayError('unsupported_parameter', `'${param}.responseLogprobs' is not supported by this gateway.`, { param: `${param}.responseLogprobs` });
+    throw new GatewayError('unsupported_parameter', `'${param}.responseLogprobs' is not supported by this gateway.`, {
+      param: `${param}.responseLogprobs`,
+    });
   }
   const modalities = config.responseModalities?.filter((modality) => modality.toUpperCase() !== 'TEXT') ?? [];
   if (modalities.length > 0) {
-    throw new GatewayError('unsupported_parameter', `'${param}.responseModalities': only TEXT replies are available through this gateway.`, { param: `${param}.responseModalities` });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `'${param}.responseModalities': only TEXT replies are available through this gateway.`,
+      { param: `${param}.responseModalities` },
+    );
   }
   const sampling = request.sampling;
   if (config.temperature !== undefined) sampling.temperature = config.temperature;
@@ -394,7 +513,8 @@ function applyGenerationConfig(request: CanonicalRequest, config: GeminiRequestG
   if (reasoning !== undefined) request.reasoning = reasoning;
   // Members with no canonical slot (mediaResolution, speechConfig left aside above…): dropped and reported.
   for (const [field, value] of Object.entries(config)) {
-    if (!CANONICAL_GENERATION_FIELDS.has(field) && value !== undefined && value !== null) request.extensions[`${param}.${field}`] = value;
+    if (!CANONICAL_GENERATION_FIELDS.has(field) && value !== undefined && value !== null)
+      request.extensions[`${param}.${field}`] = value;
   }
 }
 
@@ -407,15 +527,26 @@ function decodeResponseFormat(config: GeminiRequestGenerationConfig, param: stri
   }
   if (mime === undefined || mime === '' || mime === 'text/plain') {
     if (jsonSchema !== undefined || schema !== undefined) {
-      throw invalidRequest(`'${param}.responseMimeType' must be application/json when a response schema is given.`, `${param}.responseMimeType`);
+      throw invalidRequest(
+        `'${param}.responseMimeType' must be application/json when a response schema is given.`,
+        `${param}.responseMimeType`,
+      );
     }
     return undefined;
   }
   if (mime !== 'application/json') {
-    throw new GatewayError('unsupported_parameter', `'${param}.responseMimeType' ${config.responseMimeType} is not supported: use text/plain or application/json.`, { param: `${param}.responseMimeType` });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `'${param}.responseMimeType' ${config.responseMimeType} is not supported: use text/plain or application/json.`,
+      { param: `${param}.responseMimeType` },
+    );
   }
   if (jsonSchema !== undefined) {
-    if (jsonSchema === null || typeof jsonSchema !== 'object' || Array.isArray(jsonSchema)) throw invalidRequest(`'${param}.responseJsonSchema' must be a JSON Schema object.`, `${param}.responseJsonSchema`);
+    if (jsonSchema === null || typeof jsonSchema !== 'object' || Array.isArray(jsonSchema))
+      throw invalidRequest(
+        `'${param}.responseJsonSchema' must be a JSON Schema object.`,
+        `${param}.responseJsonSchema`,
+      );
     return { type: 'json_schema', name: 'response', schema: jsonSchema as Record<string, unknown> };
   }
   if (schema !== undefined) return { type: 'json_schema', name: 'response', schema: openApiToJsonSchema(schema) };

@@ -42,6 +42,7 @@ export function encodeGeminiError(error: GatewayError): GeminiErrorBody {
       ...(error.param === undefined ? {} : { metadata: { param: error.param } }),
     },
   ];
-  if (error.retryAfterSeconds !== undefined) details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${error.retryAfterSeconds}s` });
+  if (error.retryAfterSeconds !== undefined)
+    details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${error.retryAfterSeconds}s` });
   return { error: { code: error.status, message: error.message, status: googleStatusName(error.status), details } };
 }

@@ -3,7 +3,11 @@ import type { FinishReason } from '../../canonical/events.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
 import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
-import type { GeminiGenerateContentResponse, GeminiPart, GeminiUsageMetadata } from '../../wire/gemini-generate-wire.js';
+import type {
+  GeminiGenerateContentResponse,
+  GeminiPart,
+  GeminiUsageMetadata,
+} from '../../wire/gemini-generate-wire.js';
 import { costFields } from '../shared/cost-fields.js';
 import { packReasoning } from './gemini-reasoning-carrier.js';
 
@@ -34,9 +38,14 @@ const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
   other: 'OTHER',
 };
 
-export function encodeGeminiFinishReason(reason: FinishReason | null, rawReason: string | null, vendor: VendorName): string {
+export function encodeGeminiFinishReason(
+  reason: FinishReason | null,
+  rawReason: string | null,
+  vendor: VendorName,
+): string {
   if (reason === null) return 'STOP';
-  if (vendor === 'gemini' && rawReason !== null && reason === 'content-filter' && /^[A-Z_]+$/.test(rawReason)) return rawReason;
+  if (vendor === 'gemini' && rawReason !== null && reason === 'content-filter' && /^[A-Z_]+$/.test(rawReason))
+    return rawReason;
   return FINISH_REASONS[reason];
 }
 
@@ -59,8 +68,15 @@ export function encodeGeminiUsage(usage: CanonicalUsage, costNano?: bigint): Gem
 }
 
 /** A thought part as the client sees it: its text when asked for, its signature tagged with its origin. */
-export function thoughtPart(block: Pick<ReasoningBlock, 'text' | 'signature'>, context: GeminiResponseContext): GeminiPart {
-  return { text: context.includeThoughts ? block.text : '', thought: true, thoughtSignature: tagSignature(context.vendor, block.signature ?? '') };
+export function thoughtPart(
+  block: Pick<ReasoningBlock, 'text' | 'signature'>,
+  context: GeminiResponseContext,
+): GeminiPart {
+  return {
+    text: context.includeThoughts ? block.text : '',
+    thought: true,
+    thoughtSignature: tagSignature(context.vendor, block.signature ?? ''),
+  };
 }
 
 /** A call as the client sees it: the gateway's id (it carries what the vendor needs back), arguments as an object. */
@@ -73,14 +89,20 @@ function argumentsObject(argumentsJson: string): Record<string, unknown> {
   if (argumentsJson.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(argumentsJson);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: argumentsJson };
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : { _raw: argumentsJson };
   } catch {
     return { _raw: argumentsJson };
   }
 }
 
 /** A whole canonical reply as a `GenerateContentResponse`. */
-export function encodeGeminiResponse(response: CanonicalResponse, context: GeminiResponseContext, costNano?: bigint): GeminiGenerateContentResponse {
+export function encodeGeminiResponse(
+  response: CanonicalResponse,
+  context: GeminiResponseContext,
+  costNano?: bigint,
+): GeminiGenerateContentResponse {
   const parts = encodeParts(response.content, context);
   return {
     candidates: [

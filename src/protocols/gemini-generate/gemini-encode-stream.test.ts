@@ -7,7 +7,12 @@ import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encod
 import { unpackReasoning } from './gemini-reasoning-carrier.js';
 import { accumulate } from '../../canonical/accumulate.js';
 
-const context: GeminiResponseContext = { responseId: 'req_1', model: 'alpha-sonnet-5', vendor: 'anthropic', includeThoughts: true };
+const context: GeminiResponseContext = {
+  responseId: 'req_1',
+  model: 'alpha-sonnet-5',
+  vendor: 'anthropic',
+  includeThoughts: true,
+};
 const usage = { ...emptyUsage(), inputTokens: 10, cacheReadTokens: 2, outputTokens: 7, reasoningTokens: 3 };
 
 const toolReply: CanonicalEvent[] = [
@@ -35,7 +40,8 @@ interface Chunk {
 function run(events: CanonicalEvent[], framing: GeminiStreamFraming, end: 'finish' | 'error' = 'finish'): string {
   const encoder = new GeminiStreamEncoder(context, framing);
   let out = events.map((event) => encoder.encode(event)).join('');
-  out += end === 'finish' ? encoder.finish(usage, 1234n) : encoder.error(new GatewayError('upstream_server_error', 'boom'));
+  out +=
+    end === 'finish' ? encoder.finish(usage, 1234n) : encoder.error(new GatewayError('upstream_server_error', 'boom'));
   return out;
 }
 
@@ -54,13 +60,32 @@ describe('GeminiStreamEncoder', () => {
     const text = run(toolReply, 'sse');
     expect(text).not.toContain('[DONE]');
     const chunks = sseChunks(text);
-    expect(chunks.every((chunk) => chunk.candidates![0]!.content.parts.length > 0 && chunk.responseId === 'req_1')).toBe(true);
-    expect(chunks.slice(0, -1).every((chunk) => chunk.candidates![0]!.finishReason === undefined && chunk.usageMetadata === undefined)).toBe(true);
+    expect(
+      chunks.every((chunk) => chunk.candidates![0]!.content.parts.length > 0 && chunk.responseId === 'req_1'),
+    ).toBe(true);
+    expect(
+      chunks
+        .slice(0, -1)
+        .every((chunk) => chunk.candidates![0]!.finishReason === undefined && chunk.usageMetadata === undefined),
+    ).toBe(true);
     const last = chunks.at(-1)!;
     expect(last.candidates![0]!.finishReason).toBe('STOP');
-    expect(last.usageMetadata).toEqual({ promptTokenCount: 12, candidatesTokenCount: 4, thoughtsTokenCount: 3, cachedContentTokenCount: 2, totalTokenCount: 19, cost: '0.000001234', cost_nano_usd: '1234' });
+    expect(last.usageMetadata).toEqual({
+      promptTokenCount: 12,
+      candidatesTokenCount: 4,
+      thoughtsTokenCount: 3,
+      cachedContentTokenCount: 2,
+      totalTokenCount: 19,
+      cost: '0.000001234',
+      cost_nano_usd: '1234',
+    });
     const parts = chunks.flatMap((chunk) => chunk.candidates![0]!.content.parts);
-    expect(parts.filter((part) => part.thought === true).map((part) => part.text).join('')).toBe('Look it up.');
+    expect(
+      parts
+        .filter((part) => part.thought === true)
+        .map((part) => part.text)
+        .join(''),
+    ).toBe('Look it up.');
     expect(parts.find((part) => part.thoughtSignature === 'sig')).toMatchObject({ thought: true, text: '' });
   });
 
@@ -68,7 +93,9 @@ describe('GeminiStreamEncoder', () => {
     const parts = sseChunks(run(toolReply, 'sse')).flatMap((chunk) => chunk.candidates![0]!.content.parts);
     const call = parts.find((part) => part.functionCall !== undefined)!;
     expect(call.functionCall).toEqual({ id: 'toolu_1', name: 'lookup', args: { word: 'toll' } });
-    expect(unpackReasoning(call.thoughtSignature as string)).toEqual([{ type: 'reasoning', text: 'Look it up.', signature: 'sig', originVendor: 'anthropic' }]);
+    expect(unpackReasoning(call.thoughtSignature as string)).toEqual([
+      { type: 'reasoning', text: 'Look it up.', signature: 'sig', originVendor: 'anthropic' },
+    ]);
   });
 
   it('JSON array framing without alt=sse: one array of whole responses', () => {
@@ -93,7 +120,10 @@ describe('GeminiStreamEncoder', () => {
     out += encoder.encode({ type: 'text-delta', blockId: 't', text: 'b' });
     out += encoder.finish(usage);
     const chunks = JSON.parse(out) as Chunk[];
-    expect(chunks.map((chunk) => (chunk.error === undefined ? 'chunk' : chunk.error.status))).toEqual(['chunk', 'UNAVAILABLE']);
+    expect(chunks.map((chunk) => (chunk.error === undefined ? 'chunk' : chunk.error.status))).toEqual([
+      'chunk',
+      'UNAVAILABLE',
+    ]);
   });
 
   it('an empty reply still ends with a chunk that has a part and a finish reason', () => {
@@ -108,9 +138,14 @@ describe('GeminiStreamEncoder', () => {
     }
     const response = await accumulate(events());
     const shown = encodeGeminiResponse(response, context, 5n);
-    expect(shown.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual(['text+thought+thoughtSignature', 'functionCall+thoughtSignature']);
+    expect(shown.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual([
+      'text+thought+thoughtSignature',
+      'functionCall+thoughtSignature',
+    ]);
     const hidden = encodeGeminiResponse(response, { ...context, includeThoughts: false });
-    expect(hidden.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual(['functionCall+thoughtSignature']);
+    expect(hidden.candidates![0]!.content!.parts!.map((part) => Object.keys(part).sort().join('+'))).toEqual([
+      'functionCall+thoughtSignature',
+    ]);
     expect(hidden.usageMetadata).not.toHaveProperty('cost');
   });
 });

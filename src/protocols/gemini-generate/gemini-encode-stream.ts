@@ -6,7 +6,13 @@ import { sseData } from '../../streaming/sse-writer.js';
 import type { GeminiGenerateContentResponse, GeminiPart } from '../../wire/gemini-generate-wire.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
 import { encodeGeminiError } from './gemini-encode-error.js';
-import { encodeGeminiFinishReason, encodeGeminiUsage, functionCallPart, thoughtPart, type GeminiResponseContext } from './gemini-encode-response.js';
+import {
+  encodeGeminiFinishReason,
+  encodeGeminiUsage,
+  functionCallPart,
+  thoughtPart,
+  type GeminiResponseContext,
+} from './gemini-encode-response.js';
 import { packReasoning } from './gemini-reasoning-carrier.js';
 
 /** `?alt=sse`: one `data:` event per chunk; otherwise the JSON array Google streams (`[{…},\r\n{…}]`). */
@@ -61,7 +67,11 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'text-delta':
         return event.text === '' ? '' : this.push({ text: event.text });
       case 'reasoning-start': {
-        const block: ReasoningBlock = { type: 'reasoning', text: '', ...(event.redactedData === undefined ? {} : { redactedData: event.redactedData }) };
+        const block: ReasoningBlock = {
+          type: 'reasoning',
+          text: '',
+          ...(event.redactedData === undefined ? {} : { redactedData: event.redactedData }),
+        };
         this.thoughts.set(event.blockId, block);
         this.reasoning.push(block);
         return '';
@@ -80,7 +90,9 @@ export class GeminiStreamEncoder implements StreamEncoder {
         const block = this.thoughts.get(event.blockId);
         this.thoughts.delete(event.blockId);
         // The signature closes the thought, on a part of its own (text already went out as it came).
-        return block !== undefined && this.context.includeThoughts ? this.push({ ...thoughtPart({ text: '', signature: block.signature }, this.context) }) : '';
+        return block !== undefined && this.context.includeThoughts
+          ? this.push({ ...thoughtPart({ text: '', signature: block.signature }, this.context) })
+          : '';
       }
       case 'tool-call-start':
         this.tools.set(event.blockId, { id: event.id, name: event.name, argumentsJson: '' });
@@ -119,7 +131,11 @@ export class GeminiStreamEncoder implements StreamEncoder {
     const parts = this.held ?? [{ text: '' }];
     this.held = undefined;
     const chunk = this.chunk(parts);
-    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(this.finishReason, this.rawFinishReason, this.context.vendor);
+    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(
+      this.finishReason,
+      this.rawFinishReason,
+      this.context.vendor,
+    );
     chunk.usageMetadata = encodeGeminiUsage(usage, costNano);
     out += this.frame(chunk);
     return this.framing === 'json-array' ? `${out}]` : out;

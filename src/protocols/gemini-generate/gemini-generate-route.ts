@@ -4,7 +4,13 @@ import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import { allowedModels } from '../../http/models-api.js';
 import { assertModelAllowed } from '../../keys/key-permissions.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
+import {
+  abortOnClientGone,
+  setCostHeader,
+  setExchangeHeaders,
+  settledCharge,
+  streamExchange,
+} from '../shared/reply-exchange.js';
 import { decodeGeminiCountTokensRequest, decodeGeminiGenerateRequest } from './gemini-decode-request.js';
 import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encode-response.js';
 import { GeminiStreamEncoder } from './gemini-encode-stream.js';
@@ -26,12 +32,20 @@ interface ModelParams {
   model: string;
 }
 
-export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: ChatPipeline, catalog: ModelCatalog): void {
+export function registerGeminiGenerateRoutes(
+  app: FastifyInstance,
+  pipeline: ChatPipeline,
+  catalog: ModelCatalog,
+): void {
   const config = { protocol: 'google' as const, rateLimited: true };
   for (const version of VERSIONS) {
     const base = `${version}/models/${MODEL_PARAM}:`;
-    app.post<{ Params: ModelParams }>(`${base}:generateContent`, { config }, (request, reply) => generate(request, reply, false, `${version}/models/{model}:generateContent`));
-    app.post<{ Params: ModelParams }>(`${base}:streamGenerateContent`, { config }, (request, reply) => generate(request, reply, true, `${version}/models/{model}:streamGenerateContent`));
+    app.post<{ Params: ModelParams }>(`${base}:generateContent`, { config }, (request, reply) =>
+      generate(request, reply, false, `${version}/models/{model}:generateContent`),
+    );
+    app.post<{ Params: ModelParams }>(`${base}:streamGenerateContent`, { config }, (request, reply) =>
+      generate(request, reply, true, `${version}/models/{model}:streamGenerateContent`),
+    );
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
       const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
@@ -40,22 +54,50 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
   }
 
   // Every key may list models (scope `any`, as GET /v1/models); one with a model allowlist sees only those it may use.
-  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>('/v1beta/models', { config: { protocol: 'google', scope: 'any' } }, async (request) => {
-    return listGeminiModels(allowedModels(catalog, request), request.query.pageSize, request.query.pageToken);
-  });
-  app.get<{ Params: ModelParams }>(`/v1beta/models/${MODEL_PARAM}`, { config: { protocol: 'google', scope: 'any' } }, async (request) => {
-    const model = findGeminiModel(catalog, request.params.model);
-    assertModelAllowed(request.auth!.key.permissions, model);
-    return presentGeminiModel(model);
-  });
+  app.get<{ Querystring: { pageSize?: string; pageToken?: string } }>(
+    '/v1beta/models',
+    { config: { protocol: 'google', scope: 'any' } },
+    async (request) => {
+      return listGeminiModels(allowedModels(catalog, request), request.query.pageSize, request.query.pageToken);
+    },
+  );
+  app.get<{ Params: ModelParams }>(
+    `/v1beta/models/${MODEL_PARAM}`,
+    { config: { protocol: 'google', scope: 'any' } },
+    async (request) => {
+      const model = findGeminiModel(catalog, request.params.model);
+      assertModelAllowed(request.auth!.key.permissions, model);
+      return presentGeminiModel(model);
+    },
+  );
 
   /** `route`: the method's path as the usage record names it (`/v1beta/models/{model}:generateContent`). */
-  async function generate(request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply, stream: boolean, route: string): Promise<FastifyReply> {
+  async function generate(
+    request: FastifyRequest<{ Params: ModelParams }>,
+    reply: FastifyReply,
+    stream: boolean,
+    route: string,
+  ): Promise<FastifyReply> {
     const model = findGeminiModel(catalog, request.params.model);
-    const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(request.body, { model: model.id, vendor: model.vendor }, stream);
+    const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(
+      request.body,
+      { model: model.id, vendor: model.vendor },
+      stream,
+    );
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route });
-    const context: GeminiResponseContext = { responseId: request.id, model: exchange.model.id, vendor: exchange.model.vendor, includeThoughts };
+    const exchange = await pipeline.start({
+      auth: request.auth!,
+      request: canonical,
+      requestId: request.id,
+      signal: abort.signal,
+      route,
+    });
+    const context: GeminiResponseContext = {
+      responseId: request.id,
+      model: exchange.model.id,
+      vendor: exchange.model.vendor,
+      includeThoughts,
+    };
     setExchangeHeaders(reply, exchange, 'gemini-generate');
     if (!stream) {
       const response = await accumulate(exchange.events);
@@ -63,7 +105,11 @@ export function registerGeminiGenerateRoutes(app: FastifyInstance, pipeline: Cha
       return reply.send(encodeGeminiResponse(response, context, settledCharge(exchange)));
     }
     const query = request.query as Record<string, unknown> | undefined;
-    await streamExchange(reply, exchange, new GeminiStreamEncoder(context, query?.alt === 'sse' ? 'sse' : 'json-array'));
+    await streamExchange(
+      reply,
+      exchange,
+      new GeminiStreamEncoder(context, query?.alt === 'sse' ? 'sse' : 'json-array'),
+    );
     return reply;
   }
 }

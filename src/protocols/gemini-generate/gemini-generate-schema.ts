@@ -16,13 +16,19 @@ const part = z.looseObject({
   thoughtSignature: z.string().optional(),
   inlineData: z.looseObject({ mimeType: z.string().min(1), data: z.string() }).optional(),
   fileData: z.looseObject({ mimeType: z.string().optional(), fileUri: z.string().min(1) }).optional(),
-  functionCall: z.looseObject({ name: z.string().min(1), args: jsonObject.nullish(), id: z.string().nullish() }).optional(),
+  functionCall: z
+    .looseObject({ name: z.string().min(1), args: jsonObject.nullish(), id: z.string().nullish() })
+    .optional(),
   functionResponse: z
     .looseObject({
       name: z.string().min(1),
       response: jsonObject.nullish(),
       id: z.string().nullish(),
-      parts: z.array(z.looseObject({ inlineData: z.looseObject({ mimeType: z.string().min(1), data: z.string() }).optional() })).optional(),
+      parts: z
+        .array(
+          z.looseObject({ inlineData: z.looseObject({ mimeType: z.string().min(1), data: z.string() }).optional() }),
+        )
+        .optional(),
     })
     .optional(),
 });
@@ -33,7 +39,12 @@ const content = z.looseObject({
 });
 
 const functionDeclaration = z.looseObject({
-  name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/, 'must start with a letter or underscore and hold at most 128 of a-z, A-Z, 0-9, _, ., : and -'),
+  name: z
+    .string()
+    .regex(
+      /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/,
+      'must start with a letter or underscore and hold at most 128 of a-z, A-Z, 0-9, _, ., : and -',
+    ),
   description: z.string().optional(),
   parameters: jsonObject.optional(),
   parametersJsonSchema: z.unknown().optional(),
@@ -98,10 +109,31 @@ export type GeminiRequestPart = z.output<typeof part>;
 export type GeminiRequestGenerationConfig = z.output<typeof generationConfig>;
 
 /** Fields decoded into the canonical request; any other top-level field is an extension (Gemini upstreams only). */
-export const CANONICAL_FIELDS: ReadonlySet<string> = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'model']);
+export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
+  'contents',
+  'systemInstruction',
+  'tools',
+  'toolConfig',
+  'generationConfig',
+  'model',
+]);
 
 /** Members of `generationConfig` decoded into the canonical request; others are dropped and reported. */
 export const CANONICAL_GENERATION_FIELDS: ReadonlySet<string> = new Set([
-  'temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences', 'seed', 'presencePenalty', 'frequencyPenalty',
-  'responseMimeType', 'responseSchema', 'responseJsonSchema', 'responseModalities', 'responseLogprobs', 'logprobs', 'thinkingConfig',
+  'temperature',
+  'topP',
+  'topK',
+  'candidateCount',
+  'maxOutputTokens',
+  'stopSequences',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'responseModalities',
+  'responseLogprobs',
+  'logprobs',
+  'thinkingConfig',
 ]);

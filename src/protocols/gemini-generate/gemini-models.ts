@@ -12,7 +12,11 @@ export function findGeminiModel(catalog: ModelCatalog, segment: string): Catalog
   const id = segment.replace(/^(?:models|tunedModels)\//, '');
   const model = catalog.find(id);
   if (model === undefined) {
-    throw new GatewayError('not_found', `models/${id} is not found for this gateway. Call GET /v1beta/models for the models it serves.`, { param: 'model' });
+    throw new GatewayError(
+      'not_found',
+      `models/${id} is not found for this gateway. Call GET /v1beta/models for the models it serves.`,
+      { param: 'model' },
+    );
   }
   return model;
 }
@@ -21,12 +25,18 @@ const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 
 /** Google's paging: `pageSize` (default 50, at most 1000) and an opaque `pageToken` (here the offset). */
-export function listGeminiModels(models: readonly CatalogModel[], pageSize: string | undefined, pageToken: string | undefined): GeminiListModelsResponse {
+export function listGeminiModels(
+  models: readonly CatalogModel[],
+  pageSize: string | undefined,
+  pageToken: string | undefined,
+): GeminiListModelsResponse {
   const size = pageSize === undefined || pageSize === '' ? DEFAULT_PAGE_SIZE : Number(pageSize);
-  if (!Number.isInteger(size) || size < 0) throw new GatewayError('invalid_request', "'pageSize' must be a non-negative integer.", { param: 'pageSize' });
+  if (!Number.isInteger(size) || size < 0)
+    throw new GatewayError('invalid_request', "'pageSize' must be a non-negative integer.", { param: 'pageSize' });
   const limit = Math.min(size === 0 ? DEFAULT_PAGE_SIZE : size, MAX_PAGE_SIZE);
   const offset = pageToken === undefined || pageToken === '' ? 0 : Number(pageToken);
-  if (!Number.isInteger(offset) || offset < 0) throw new GatewayError('invalid_request', "'pageToken' is not a token this gateway gave.", { param: 'pageToken' });
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new GatewayError('invalid_request', "'pageToken' is not a token this gateway gave.", { param: 'pageToken' });
   const page = models.slice(offset, offset + limit).map(presentGeminiModel);
   return offset + limit < models.length ? { models: page, nextPageToken: String(offset + limit) } : { models: page };
 }

@@ -31,7 +31,9 @@ export function openApiToJsonSchema(schema: Record<string, unknown>): Record<str
       continue;
     }
     if (SCHEMA_MAPS.has(key) && isObject(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, isObject(inner) ? openApiToJsonSchema(inner) : inner]));
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([name, inner]) => [name, isObject(inner) ? openApiToJsonSchema(inner) : inner]),
+      );
     } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) {
       out[key] = value.map((inner: unknown) => (isObject(inner) ? openApiToJsonSchema(inner) : inner));
     } else if (SCHEMA_VALUES.has(key) && isObject(value)) {

@@ -54,7 +54,11 @@ export function unpackReasoning(signature: string | undefined): ReasoningBlock[]
 }
 
 /** A thought as the canonical reasoning block, its origin read from the tag of its signature. */
-export function reasoningBlock(text: string, presentedSignature: string | undefined, redactedData?: string): ReasoningBlock {
+export function reasoningBlock(
+  text: string,
+  presentedSignature: string | undefined,
+  redactedData?: string,
+): ReasoningBlock {
   const { originVendor, signature } = parseSignature(presentedSignature);
   return {
     type: 'reasoning',

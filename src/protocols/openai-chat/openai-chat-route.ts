@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
-import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
+import {
+  abortOnClientGone,
+  setCostHeader,
+  setExchangeHeaders,
+  settledCharge,
+  streamExchange,
+} from '../shared/reply-exchange.js';
 import { decodeOpenAIChatRequest } from './openai-decode-request.js';
 import { encodeOpenAIResponse } from './openai-encode-response.js';
 import { OpenAIChatStreamEncoder } from './openai-encode-stream.js';
@@ -11,7 +17,13 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
   app.post('/v1/chat/completions', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const { request: canonical, includeUsage } = decodeOpenAIChatRequest(request.body);
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/chat/completions' });
+    const exchange = await pipeline.start({
+      auth: request.auth!,
+      request: canonical,
+      requestId: request.id,
+      signal: abort.signal,
+      route: '/v1/chat/completions',
+    });
     const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);

@@ -11,10 +11,19 @@ const imagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
-const audioPart = z.object({ type: z.literal('input_audio'), input_audio: z.object({ data: z.string(), format: z.string() }) });
+const audioPart = z.object({
+  type: z.literal('input_audio'),
+  input_audio: z.object({ data: z.string(), format: z.string() }),
+});
 const filePart = z.object({
   type: z.literal('file'),
-  file: z.object({ file_data: z.string().min(1).optional(), file_id: z.string().optional(), filename: z.string().optional() }).loose(),
+  file: z
+    .object({
+      file_data: z.string().min(1).optional(),
+      file_id: z.string().optional(),
+      filename: z.string().optional(),
+    })
+    .loose(),
 });
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
 
@@ -82,7 +91,9 @@ export const openAIChatRequestSchema = z.looseObject({
   max_completion_tokens: positiveInteger.nullish(),
   max_tokens: positiveInteger.nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullish(),
+  stream_options: z
+    .looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
+    .nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4, 'may hold at most 4 sequences')]).nullish(),
   n: positiveInteger.nullish(),
   tools: z.array(functionTool).max(128).optional(),
@@ -105,7 +116,23 @@ export type OpenAIChatRequestMessage = OpenAIChatRequestBody['messages'][number]
 
 /** Fields decoded into the canonical request; every other field is an extension. */
 export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
-  'model', 'messages', 'temperature', 'top_p', 'max_completion_tokens', 'max_tokens', 'stream', 'stream_options', 'stop',
-  'n', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'seed', 'user', 'presence_penalty',
-  'frequency_penalty', 'reasoning_effort',
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_completion_tokens',
+  'max_tokens',
+  'stream',
+  'stream_options',
+  'stop',
+  'n',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'seed',
+  'user',
+  'presence_penalty',
+  'frequency_penalty',
+  'reasoning_effort',
 ]);

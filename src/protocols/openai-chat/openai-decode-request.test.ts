@@ -37,7 +37,10 @@ describe('decodeOpenAIChatRequest', () => {
   });
 
   it('keeps a system message that comes after the conversation started in its place', () => {
-    const { request } = decodeOpenAIChatRequest({ model: 'm', messages: [user, { role: 'system', content: 'now French' }, user] });
+    const { request } = decodeOpenAIChatRequest({
+      model: 'm',
+      messages: [user, { role: 'system', content: 'now French' }, user],
+    });
     expect(request.system).toEqual([]);
     expect(request.messages.map((message) => message.role)).toEqual(['user', 'system', 'user']);
   });
@@ -61,8 +64,16 @@ describe('decodeOpenAIChatRequest', () => {
       ],
     });
     expect(request.messages).toHaveLength(4);
-    expect(request.messages[1]!.content[0]).toEqual({ type: 'tool-call', id: 'call_1', name: 'get_time', argumentsJson: '{"tz":"UTC"}' });
-    expect(request.messages[2]!.content.map((block) => block.type === 'tool-result' && block.toolCallId)).toEqual(['call_1', 'call_2']);
+    expect(request.messages[1]!.content[0]).toEqual({
+      type: 'tool-call',
+      id: 'call_1',
+      name: 'get_time',
+      argumentsJson: '{"tz":"UTC"}',
+    });
+    expect(request.messages[2]!.content.map((block) => block.type === 'tool-result' && block.toolCallId)).toEqual([
+      'call_1',
+      'call_2',
+    ]);
   });
 
   it('decodes base64 data URLs and remote image URLs', () => {
@@ -88,18 +99,63 @@ describe('decodeOpenAIChatRequest', () => {
     ['a non-object body', [1, 2], undefined, /JSON object/],
     ['missing messages', { model: 'm' }, 'messages', /required/],
     ['empty messages', { model: 'm', messages: [] }, 'messages', /at least one message/],
-    ['an unknown role', { model: 'm', messages: [{ role: 'wizard', content: 'hi' }] }, 'messages[0].role', /must be one of .*"user".*got "wizard"/],
-    ['content of the wrong type', { model: 'm', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content', /expected string or array, got a number/],
-    ['a bad text part', { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] }, 'messages[0].content[0].text', /expected string/],
-    ['a bad data URL', { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:xx' } }] }] }, 'messages[0].content[0].image_url.url', /data URL/],
+    [
+      'an unknown role',
+      { model: 'm', messages: [{ role: 'wizard', content: 'hi' }] },
+      'messages[0].role',
+      /must be one of .*"user".*got "wizard"/,
+    ],
+    [
+      'content of the wrong type',
+      { model: 'm', messages: [{ role: 'user', content: 5 }] },
+      'messages[0].content',
+      /expected string or array, got a number/,
+    ],
+    [
+      'a bad text part',
+      { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] },
+      'messages[0].content[0].text',
+      /expected string/,
+    ],
+    [
+      'a bad data URL',
+      { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:xx' } }] }] },
+      'messages[0].content[0].image_url.url',
+      /data URL/,
+    ],
     ['temperature above 2', { model: 'm', messages: [user], temperature: 3 }, 'temperature', /at most 2/],
-    ['temperature as text', { model: 'm', messages: [user], temperature: 'hot' }, 'temperature', /expected number, got a string/],
+    [
+      'temperature as text',
+      { model: 'm', messages: [user], temperature: 'hot' },
+      'temperature',
+      /expected number, got a string/,
+    ],
     ['five stop sequences', { model: 'm', messages: [user], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', /at most 4/],
     ['a zero max_tokens', { model: 'm', messages: [user], max_tokens: 0 }, 'max_tokens', /at least 1/],
-    ['an unknown tool_choice', { model: 'm', messages: [user], tool_choice: 'sometimes' }, 'tool_choice', /Invalid value/],
-    ['a tool result without a call', { model: 'm', messages: [{ role: 'tool', content: 'x', tool_call_id: 'c1' }] }, 'messages[0].tool_call_id', /no preceding assistant message/],
-    ['an assistant message without content', { model: 'm', messages: [user, { role: 'assistant', content: null }] }, 'messages[1].content', /required unless/],
-    ['stream_options without stream', { model: 'm', messages: [user], stream_options: { include_usage: true } }, 'stream_options', /only allowed/],
+    [
+      'an unknown tool_choice',
+      { model: 'm', messages: [user], tool_choice: 'sometimes' },
+      'tool_choice',
+      /Invalid value/,
+    ],
+    [
+      'a tool result without a call',
+      { model: 'm', messages: [{ role: 'tool', content: 'x', tool_call_id: 'c1' }] },
+      'messages[0].tool_call_id',
+      /no preceding assistant message/,
+    ],
+    [
+      'an assistant message without content',
+      { model: 'm', messages: [user, { role: 'assistant', content: null }] },
+      'messages[1].content',
+      /required unless/,
+    ],
+    [
+      'stream_options without stream',
+      { model: 'm', messages: [user], stream_options: { include_usage: true } },
+      'stream_options',
+      /only allowed/,
+    ],
   ])('rejects %s with a 400 naming the field', (_name, body, param, message) => {
     const error = decodeError(body);
     expect(error.status).toBe(400);
@@ -109,11 +165,31 @@ describe('decodeOpenAIChatRequest', () => {
   });
 
   it('reads a file part as a document: a data URL as it is, bare base64 by its filename; an uploaded file_id is refused', () => {
-    const part = (file: Record<string, string>) => ({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file }] }] });
-    const dataUrl = decodeOpenAIChatRequest(part({ filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' })).request;
-    expect(dataUrl.messages[0]!.content[1]).toEqual({ type: 'document', title: 'a.pdf', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' } });
+    const part = (file: Record<string, string>) => ({
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'read' },
+            { type: 'file', file },
+          ],
+        },
+      ],
+    });
+    const dataUrl = decodeOpenAIChatRequest(
+      part({ filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' }),
+    ).request;
+    expect(dataUrl.messages[0]!.content[1]).toEqual({
+      type: 'document',
+      title: 'a.pdf',
+      source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' },
+    });
     const bare = decodeOpenAIChatRequest(part({ filename: 'notes.txt', file_data: 'aGk=' })).request;
-    expect(bare.messages[0]!.content[1]).toMatchObject({ type: 'document', source: { mediaType: 'text/plain', data: 'aGk=' } });
+    expect(bare.messages[0]!.content[1]).toMatchObject({
+      type: 'document',
+      source: { mediaType: 'text/plain', data: 'aGk=' },
+    });
     const uploaded = decodeError(part({ file_id: 'file-abc' }));
     expect(uploaded.code).toBe('unsupported_parameter');
     expect(uploaded.param).toBe('messages[0].content[1].file.file_id');

@@ -53,7 +53,12 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
   if (input.tools !== undefined) {
     request.tools = input.tools.map(({ function: fn }) =>
-      definedOnly({ name: fn.name, description: fn.description, parameters: fn.parameters, strict: fn.strict ?? undefined }),
+      definedOnly({
+        name: fn.name,
+        description: fn.description,
+        parameters: fn.parameters,
+        strict: fn.strict ?? undefined,
+      }),
     );
   }
   if (input.tool_choice !== undefined) request.toolChoice = decodeToolChoice(input.tool_choice);
@@ -84,18 +89,26 @@ function samplingOf(input: OpenAIChatRequestBody, stop: string[] | undefined): S
   if (input.top_p !== undefined && input.top_p !== null) sampling.topP = input.top_p;
   if (stop !== undefined) sampling.stop = stop;
   if (input.seed !== undefined && input.seed !== null) sampling.seed = input.seed;
-  if (input.presence_penalty !== undefined && input.presence_penalty !== null) sampling.presencePenalty = input.presence_penalty;
-  if (input.frequency_penalty !== undefined && input.frequency_penalty !== null) sampling.frequencyPenalty = input.frequency_penalty;
+  if (input.presence_penalty !== undefined && input.presence_penalty !== null)
+    sampling.presencePenalty = input.presence_penalty;
+  if (input.frequency_penalty !== undefined && input.frequency_penalty !== null)
+    sampling.frequencyPenalty = input.frequency_penalty;
   return sampling;
 }
 
 /** Parameters whose meaning the gateway cannot keep: refused rather than silently changed. */
 function rejectContractChanges(input: OpenAIChatRequestBody): void {
   if (input.n !== undefined && input.n !== null && input.n > 1) {
-    throw new GatewayError('unsupported_parameter', "'n' greater than 1 is not supported: send one request per choice.", { param: 'n' });
+    throw new GatewayError(
+      'unsupported_parameter',
+      "'n' greater than 1 is not supported: send one request per choice.",
+      { param: 'n' },
+    );
   }
   if (input.logprobs === true) {
-    throw new GatewayError('unsupported_parameter', "'logprobs' is not supported by this gateway.", { param: 'logprobs' });
+    throw new GatewayError('unsupported_parameter', "'logprobs' is not supported by this gateway.", {
+      param: 'logprobs',
+    });
   }
   if (input.stream_options != null && input.stream !== true) {
     throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
@@ -119,20 +132,33 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
       }
       case 'user':
         pendingToolCalls.clear();
-        messages.push(withName({ role: 'user', content: userContent(message.content, `${param}.content`) }, message.name));
+        messages.push(
+          withName({ role: 'user', content: userContent(message.content, `${param}.content`) }, message.name),
+        );
         return;
       case 'assistant': {
         pendingToolCalls.clear();
         const content: ContentBlock[] = [];
         if (message.reasoning_content) content.push({ type: 'reasoning', text: message.reasoning_content });
-        const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
+        const text =
+          typeof message.content === 'string'
+            ? message.content
+            : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
         if (text !== '') content.push({ type: 'text', text });
         for (const call of message.tool_calls ?? []) {
           pendingToolCalls.add(call.id);
-          content.push({ type: 'tool-call', id: call.id, name: call.function.name, argumentsJson: call.function.arguments });
+          content.push({
+            type: 'tool-call',
+            id: call.id,
+            name: call.function.name,
+            argumentsJson: call.function.arguments,
+          });
         }
         if (content.length === 0 && message.content == null) {
-          throw invalidRequest(`'${param}.content' is required unless the assistant message has 'tool_calls'.`, `${param}.content`);
+          throw invalidRequest(
+            `'${param}.content' is required unless the assistant message has 'tool_calls'.`,
+            `${param}.content`,
+          );
         }
         messages.push(withName({ role: 'assistant', content }, message.name));
         return;
@@ -145,10 +171,16 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
           );
         }
         pendingToolCalls.delete(message.tool_call_id);
-        const result: ContentBlock = { type: 'tool-result', toolCallId: message.tool_call_id, content: textBlocks(message.content), isError: false };
+        const result: ContentBlock = {
+          type: 'tool-result',
+          toolCallId: message.tool_call_id,
+          content: textBlocks(message.content),
+          isError: false,
+        };
         const previous = messages[messages.length - 1];
         // One user message per tool turn: parallel results stay together (vendors that group them need it).
-        if (previous?.role === 'user' && previous.content.every((block) => block.type === 'tool-result')) previous.content.push(result);
+        if (previous?.role === 'user' && previous.content.every((block) => block.type === 'tool-result'))
+          previous.content.push(result);
         else messages.push({ role: 'user', content: [result] });
         return;
       }
@@ -162,7 +194,10 @@ function textBlocks(content: string | Array<{ text: string }>): TextBlock[] {
   return content.map((part) => ({ type: 'text', text: part.text }));
 }
 
-function userContent(content: Extract<OpenAIChatRequestMessage, { role: 'user' }>['content'], param: string): ContentBlock[] {
+function userContent(
+  content: Extract<OpenAIChatRequestMessage, { role: 'user' }>['content'],
+  param: string,
+): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part, index): ContentBlock => {
     const partParam = `${param}[${index}]`;
@@ -170,21 +205,33 @@ function userContent(content: Extract<OpenAIChatRequestMessage, { role: 'user' }
       case 'text':
         return { type: 'text', text: part.text };
       case 'image_url': {
-        const image: ImageBlock = { type: 'image', source: imageSourceFromUrl(part.image_url.url, `${partParam}.image_url.url`) };
+        const image: ImageBlock = {
+          type: 'image',
+          source: imageSourceFromUrl(part.image_url.url, `${partParam}.image_url.url`),
+        };
         if (part.image_url.detail !== undefined) image.detail = part.image_url.detail;
         return image;
       }
       case 'file': {
         const { file_data: fileData, filename } = part.file;
         if (fileData === undefined) {
-          throw new GatewayError('unsupported_parameter', `'${partParam}.file' refers to an uploaded file: send it inline as 'file_data'.`, { param: `${partParam}.file.file_id` });
+          throw new GatewayError(
+            'unsupported_parameter',
+            `'${partParam}.file' refers to an uploaded file: send it inline as 'file_data'.`,
+            { param: `${partParam}.file.file_id` },
+          );
         }
-        const document: DocumentBlock = { type: 'document', source: documentSourceFromFileData(fileData, filename, `${partParam}.file.file_data`) };
+        const document: DocumentBlock = {
+          type: 'document',
+          source: documentSourceFromFileData(fileData, filename, `${partParam}.file.file_data`),
+        };
         if (filename !== undefined) document.title = filename;
         return document;
       }
       default:
-        throw new GatewayError('unsupported_parameter', `Content parts of type '${part.type}' are not supported yet.`, { param: `${partParam}.type` });
+        throw new GatewayError('unsupported_parameter', `Content parts of type '${part.type}' are not supported yet.`, {
+          param: `${partParam}.type`,
+        });
     }
   });
 }

@@ -26,14 +26,23 @@ export interface OpenAIResponseContext {
 }
 
 /** A whole canonical reply as an OpenAI `chat.completion` object. */
-export function encodeOpenAIResponse(response: CanonicalResponse, context: OpenAIResponseContext, costNano?: bigint): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+export function encodeOpenAIResponse(
+  response: CanonicalResponse,
+  context: OpenAIResponseContext,
+  costNano?: bigint,
+): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
   for (const block of response.content) {
     if (block.type === 'text') text += block.text;
     else if (block.type === 'reasoning') reasoning += block.text;
-    else toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
+    else
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: block.argumentsJson },
+      });
   }
   const message: OpenAIChatCompletion['choices'][number]['message'] = {
     role: 'assistant',

@@ -44,13 +44,20 @@ describe('OpenAIChatStreamEncoder', () => {
       usage: null,
     });
     expect(chunks[1].choices[0].delta).toEqual({ content: 'Hi "there"' });
-    expect(chunks[2].choices[0].delta.tool_calls).toEqual([{ index: 0, id: 'toolu_9', type: 'function', function: { name: 'lookup', arguments: '' } }]);
+    expect(chunks[2].choices[0].delta.tool_calls).toEqual([
+      { index: 0, id: 'toolu_9', type: 'function', function: { name: 'lookup', arguments: '' } },
+    ]);
     expect(chunks[3].choices[0].delta.tool_calls).toEqual([{ index: 0, function: { arguments: '{"q":' } }]);
     expect(chunks[5].choices[0].delta.tool_calls[0]).toMatchObject({ index: 1, id: 'toolu_10' });
     expect(chunks[6].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
     expect(chunks[7]).toMatchObject({
       choices: [],
-      usage: { prompt_tokens: 17, completion_tokens: 7, total_tokens: 24, prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 2 } },
+      usage: {
+        prompt_tokens: 17,
+        completion_tokens: 7,
+        total_tokens: 24,
+        prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 2 },
+      },
     });
     expect(chunks).toHaveLength(9);
   });

@@ -40,14 +40,21 @@ export class OpenAIChatStreamEncoder {
         // The same bytes as this.chunk(`"choices":[{"index":0,"delta":{"content":…}},"finish_reason":null}]`).
         return this.roleChunk() + this.contentHead + JSON.stringify(event.text) + this.contentTail;
       case 'reasoning-delta':
-        return this.roleChunk() + this.chunk(`"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(event.text)}},"finish_reason":null}]`);
+        return (
+          this.roleChunk() +
+          this.chunk(
+            `"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(event.text)}},"finish_reason":null}]`,
+          )
+        );
       case 'tool-call-start': {
         const index = this.toolIndexes.size;
         this.toolIndexes.set(event.blockId, index);
         this.sawToolCall = true;
         return (
           this.roleChunk() +
-          this.deltaChunk({ tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })
+          this.deltaChunk({
+            tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }],
+          })
         );
       }
       case 'tool-call-delta': {
@@ -57,7 +64,9 @@ export class OpenAIChatStreamEncoder {
       case 'finish':
         return (
           this.roleChunk() +
-          this.chunk(`"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(encodeOpenAIFinishReason(event.reason, this.sawToolCall))}}]`)
+          this.chunk(
+            `"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(encodeOpenAIFinishReason(event.reason, this.sawToolCall))}}]`,
+          )
         );
       case 'error':
         return this.error(event.error);
@@ -68,7 +77,9 @@ export class OpenAIChatStreamEncoder {
 
   /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
   finish(usage: CanonicalUsage, costNano?: bigint): string {
-    const usageChunk = this.includeUsage ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage, costNano))}}`) : '';
+    const usageChunk = this.includeUsage
+      ? sseData(`${this.prefix}"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(usage, costNano))}}`)
+      : '';
     return usageChunk + SSE_DONE;
   }
 

@@ -10,9 +10,31 @@ const PLAIN: object[] = [
   { model: 'beta-5.4', messages: [user('Hello')] },
   { messages: [user('no model: the pipeline words that error')] },
   { model: 42, messages: [user('a model of any type passes the schema')] },
-  { model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { content: 'Hi', role: 'user' }, { role: 'assistant', content: '' }, { role: 'developer', content: 'x' }] },
-  { model: 'm', messages: [user('s')], stream: true, stream_options: { include_usage: true, include_obfuscation: false } },
-  { model: 'm', messages: [user('s')], stream: false, stream_options: null, max_tokens: 1, max_completion_tokens: null, temperature: 2, top_p: 0 },
+  {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { content: 'Hi', role: 'user' },
+      { role: 'assistant', content: '' },
+      { role: 'developer', content: 'x' },
+    ],
+  },
+  {
+    model: 'm',
+    messages: [user('s')],
+    stream: true,
+    stream_options: { include_usage: true, include_obfuscation: false },
+  },
+  {
+    model: 'm',
+    messages: [user('s')],
+    stream: false,
+    stream_options: null,
+    max_tokens: 1,
+    max_completion_tokens: null,
+    temperature: 2,
+    top_p: 0,
+  },
   { model: 'm', messages: [user('s')], stream: null, max_tokens: 9007199254740991, temperature: 0.7, top_p: 1 },
 ];
 
@@ -42,25 +64,44 @@ const NOT_PLAIN: object[] = [
 ];
 
 describe('isPlainOpenAIChatBody', () => {
-  it.each(PLAIN.map((body) => [JSON.stringify(body), body]))('takes %s as it is: the schema gives back the same value', (_, body) => {
-    expect(isPlainOpenAIChatBody(body)).toBe(true);
-    expect(openAIChatRequestSchema.parse(structuredClone(body))).toEqual(body);
-  });
+  it.each(PLAIN.map((body) => [JSON.stringify(body), body]))(
+    'takes %s as it is: the schema gives back the same value',
+    (_, body) => {
+      expect(isPlainOpenAIChatBody(body)).toBe(true);
+      expect(openAIChatRequestSchema.parse(structuredClone(body))).toEqual(body);
+    },
+  );
 
   it.each(NOT_PLAIN.map((body) => [JSON.stringify(body), body]))('leaves %s to the schema', (_, body) => {
     expect(isPlainOpenAIChatBody(body)).toBe(false);
   });
 
   it('decodes a plain body as the schema path would, and leaves the body unchanged', () => {
-    const body = { model: 'beta-5.4', messages: [{ role: 'system', content: 'Be brief.' }, user('Hi')], stream: true, stream_options: { include_usage: true }, max_tokens: 64, temperature: 0.5 };
+    const body = {
+      model: 'beta-5.4',
+      messages: [{ role: 'system', content: 'Be brief.' }, user('Hi')],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 64,
+      temperature: 0.5,
+    };
     const copy = structuredClone(body);
     const decoded = decodeOpenAIChatRequest(body);
     expect(body).toEqual(copy);
     expect(decoded.includeUsage).toBe(true);
-    expect(decoded.request).toMatchObject({ model: 'beta-5.4', system: [{ type: 'text', text: 'Be brief.' }], stream: true, maxOutputTokens: 64, sampling: { temperature: 0.5 }, extensions: {} });
+    expect(decoded.request).toMatchObject({
+      model: 'beta-5.4',
+      system: [{ type: 'text', text: 'Be brief.' }],
+      stream: true,
+      maxOutputTokens: 64,
+      sampling: { temperature: 0.5 },
+      extensions: {},
+    });
   });
 
   it('still refuses what the schema path refused on a plain body', () => {
-    expect(() => decodeOpenAIChatRequest({ model: 'm', messages: [user('x')], stream_options: { include_usage: true } })).toThrow(/stream_options/);
+    expect(() =>
+      decodeOpenAIChatRequest({ model: 'm', messages: [user('x')], stream_options: { include_usage: true } }),
+    ).toThrow(/stream_options/);
   });
 });

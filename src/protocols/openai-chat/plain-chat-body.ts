@@ -2,7 +2,16 @@ import { MAX_MESSAGES } from '../shared/request-limits.js';
 import type { OpenAIChatRequestBody } from './openai-chat-schema.js';
 
 /** Top-level fields a plain body may have: each is checked below as strictly as the schema checks it, or more. */
-const PLAIN_FIELDS: ReadonlySet<string> = new Set(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p']);
+const PLAIN_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+]);
 const PLAIN_ROLES: ReadonlySet<unknown> = new Set(['system', 'developer', 'user', 'assistant']);
 const STREAM_OPTION_FIELDS: ReadonlySet<string> = new Set(['include_usage', 'include_obfuscation']);
 

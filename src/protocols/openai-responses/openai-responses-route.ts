@@ -5,8 +5,19 @@ import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import { pageLimit } from '../../http/query-params.js';
 import type { ChatExchange, ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { validationError } from '../shared/format-validation-error.js';
-import { abortOnClientGone, setCostHeader, setExchangeHeaders, settledCharge, streamExchange } from '../shared/reply-exchange.js';
-import { decodeResponsesRequest, parseResponsesRequest, type DecodedResponsesRequest, type ParsedResponsesRequest } from './responses-decode-request.js';
+import {
+  abortOnClientGone,
+  setCostHeader,
+  setExchangeHeaders,
+  settledCharge,
+  streamExchange,
+} from '../shared/reply-exchange.js';
+import {
+  decodeResponsesRequest,
+  parseResponsesRequest,
+  type DecodedResponsesRequest,
+  type ParsedResponsesRequest,
+} from './responses-decode-request.js';
 import { encodeResponsesResponse, type ResponsesContext } from './responses-encode-response.js';
 import { ResponsesStreamEncoder } from './responses-encode-stream.js';
 import { pageInputItems, presentStoredResponse, type StoredResponses } from './stored-responses.js';
@@ -17,7 +28,11 @@ import { pageInputItems, presentStoredResponse, type StoredResponses } from './s
  * an account, `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`. Without a store
  * (`stored` undefined) nothing is kept and every id is unknown.
  */
-export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: ChatPipeline, stored: StoredResponses | undefined): void {
+export function registerOpenAIResponsesRoutes(
+  app: FastifyInstance,
+  pipeline: ChatPipeline,
+  stored: StoredResponses | undefined,
+): void {
   app.post('/v1/responses', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
     const parsed = parseResponsesRequest(request.body);
     const accountId = request.auth!.account.id;
@@ -29,7 +44,13 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     const canonical = decoded.request;
 
     const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({ auth: request.auth!, request: canonical, requestId: request.id, signal: abort.signal, route: '/v1/responses' });
+    const exchange = await pipeline.start({
+      auth: request.auth!,
+      request: canonical,
+      requestId: request.id,
+      signal: abort.signal,
+      route: '/v1/responses',
+    });
     const context: ResponsesContext = {
       id: `resp_${request.id.slice('req_'.length)}`,
       model: exchange.model.id,
@@ -40,7 +61,11 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     const save = async (response: Record<string, unknown>): Promise<void> => {
       if (store === undefined || storedInput === undefined) return;
       // The reply is served and billed whatever happens here; a response that could not be kept is logged.
-      await store.save(accountId, response, storedInput).catch((error: unknown) => request.log.error({ err: error, responseId: context.id }, 'storing the response failed'));
+      await store
+        .save(accountId, response, storedInput)
+        .catch((error: unknown) =>
+          request.log.error({ err: error, responseId: context.id }, 'storing the response failed'),
+        );
     };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);
@@ -58,18 +83,28 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
   // `responses.inputTokens.count`: the input tokens the same request would be billed with; free, records nothing.
   app.post('/v1/responses/input_tokens', { config: { protocol: 'openai' } }, async (request) => {
     const body = request.body;
-    const withInput = body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { input?: unknown }).input == null ? { ...body, input: [] } : body;
+    const withInput =
+      body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { input?: unknown }).input == null
+        ? { ...body, input: [] }
+        : body;
     const parsed = parseResponsesRequest(withInput);
     const history = await resolveStoredContext(stored, request.auth!.account.id, parsed);
     const { request: canonical } = decodeResponsesRequest(parsed, history);
-    return { object: 'response.input_tokens', input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
+    return {
+      object: 'response.input_tokens',
+      input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!),
+    };
   });
 
   app.get('/v1/responses/:id', { config: { protocol: 'openai' } }, async (request) => {
     const { id } = request.params as { id: string };
     const query = request.query as Record<string, unknown>;
     if (query.stream === 'true') {
-      throw new GatewayError('unsupported_parameter', "'stream' replay of a stored response is not supported: responses here are never in the background.", { param: 'stream' });
+      throw new GatewayError(
+        'unsupported_parameter',
+        "'stream' replay of a stored response is not supported: responses here are never in the background.",
+        { param: 'stream' },
+      );
     }
     const loaded = stored === undefined ? null : await stored.load(request.auth!.account.id, id);
     if (loaded === null) throw responseNotFound(id);
@@ -90,7 +125,11 @@ export function registerOpenAIResponsesRoutes(app: FastifyInstance, pipeline: Ch
     const loaded = stored === undefined ? null : await stored.load(request.auth!.account.id, id);
     if (loaded === null) throw responseNotFound(id);
     const { after, limit, order } = query.data;
-    return pageInputItems(loaded.inputItems, { limit, ...(after === undefined ? {} : { after }), ...(order === undefined ? {} : { order }) });
+    return pageInputItems(loaded.inputItems, {
+      limit,
+      ...(after === undefined ? {} : { after }),
+      ...(order === undefined ? {} : { order }),
+    });
   });
 }
 
@@ -105,15 +144,22 @@ const inputItemsQuery = z.looseObject({
  * What a request draws from the store, for a reply and for its token count alike: its `item_reference` inputs
  * replaced (in `parsed`) by the items they name, and the conversation of its `previous_response_id` (returned).
  */
-async function resolveStoredContext(stored: StoredResponses | undefined, accountId: string, parsed: ParsedResponsesRequest): Promise<Array<Record<string, unknown>>> {
-  if (Array.isArray(parsed.input) && stored !== undefined) parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
+async function resolveStoredContext(
+  stored: StoredResponses | undefined,
+  accountId: string,
+  parsed: ParsedResponsesRequest,
+): Promise<Array<Record<string, unknown>>> {
+  if (Array.isArray(parsed.input) && stored !== undefined)
+    parsed.input = await stored.resolveItemReferences(accountId, parsed.input);
   if (parsed.previous_response_id == null) return [];
   if (stored === undefined) throw previousNotFound(parsed.previous_response_id);
   return stored.conversation(accountId, parsed.previous_response_id);
 }
 
 function includeOf(query: Record<string, unknown>): string[] {
-  const values = [query['include[]'], query.include].flat().filter((value): value is string => typeof value === 'string');
+  const values = [query['include[]'], query.include]
+    .flat()
+    .filter((value): value is string => typeof value === 'string');
   for (const value of values) if (value === '') throw invalidRequest("'include' holds an empty value.", 'include');
   return values;
 }
@@ -128,5 +174,7 @@ function responseNotFound(id: string): GatewayError {
 }
 
 function previousNotFound(id: string): GatewayError {
-  return new GatewayError('not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
+  return new GatewayError('not_found', `Previous response with id '${id}' not found.`, {
+    param: 'previous_response_id',
+  });
 }

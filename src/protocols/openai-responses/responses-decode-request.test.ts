@@ -19,7 +19,14 @@ function decodeError(body: Record<string, unknown>): GatewayError {
 
 describe('decodeResponsesRequest', () => {
   it('a string input is one user message; instructions and leading developer messages are the system prompt', () => {
-    const { request, options, inputItems } = decode({ input: 'hi', instructions: 'be brief', max_output_tokens: 50, temperature: 0.3, top_p: 0.9, user: 'u1' });
+    const { request, options, inputItems } = decode({
+      input: 'hi',
+      instructions: 'be brief',
+      max_output_tokens: 50,
+      temperature: 0.3,
+      top_p: 0.9,
+      user: 'u1',
+    });
     expect(request.system).toEqual([{ type: 'text', text: 'be brief' }]);
     expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
     expect(request.maxOutputTokens).toBe(50);
@@ -27,7 +34,14 @@ describe('decodeResponsesRequest', () => {
     expect(request.user).toBe('u1');
     expect(request.extensionsProtocol).toBe('openai-responses');
     expect(options.store).toBe(true);
-    expect(inputItems).toEqual([{ type: 'message', id: expect.stringMatching(/^msg_/), role: 'user', content: [{ type: 'input_text', text: 'hi' }] }]);
+    expect(inputItems).toEqual([
+      {
+        type: 'message',
+        id: expect.stringMatching(/^msg_/),
+        role: 'user',
+        content: [{ type: 'input_text', text: 'hi' }],
+      },
+    ]);
 
     const items = decode({
       input: [
@@ -46,7 +60,13 @@ describe('decodeResponsesRequest', () => {
       input: [
         { role: 'user', content: 'weather?' },
         { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: blob },
-        { type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
+        {
+          type: 'message',
+          role: 'assistant',
+          id: 'msg_1',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Checking.', annotations: [] }],
+        },
         { type: 'function_call', id: 'fc_1', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Lisbon"}' },
         { type: 'function_call', id: 'fc_2', call_id: 'call_b', name: 'get_weather', arguments: '{"city":"Porto"}' },
         { type: 'function_call_output', call_id: 'call_a', output: '21' },
@@ -78,12 +98,27 @@ describe('decodeResponsesRequest', () => {
     const { request } = decode({
       input: [
         { role: 'user', content: 'x' },
-        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'ignored when a blob is there' }], encrypted_content: blob },
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [{ type: 'summary_text', text: 'ignored when a blob is there' }],
+          encrypted_content: blob,
+        },
         { role: 'user', content: 'y' },
-        { type: 'reasoning', id: 'rs_2', summary: [{ type: 'summary_text', text: 'a summary' }], encrypted_content: null },
+        {
+          type: 'reasoning',
+          id: 'rs_2',
+          summary: [{ type: 'summary_text', text: 'a summary' }],
+          encrypted_content: null,
+        },
       ],
     });
-    expect(request.messages[1]!.content[0]).toEqual({ type: 'reasoning', text: 'thought', signature: 'g-sig', originVendor: 'gemini' });
+    expect(request.messages[1]!.content[0]).toEqual({
+      type: 'reasoning',
+      text: 'thought',
+      signature: 'g-sig',
+      originVendor: 'gemini',
+    });
     expect(request.messages[3]!.content[0]).toEqual({ type: 'reasoning', text: 'a summary' });
   });
 
@@ -102,7 +137,13 @@ describe('decodeResponsesRequest', () => {
       },
       [
         { type: 'message', id: 'msg_0', role: 'user', content: 'earlier' },
-        { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'answer' }] },
+        {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'answer' }],
+        },
       ],
     );
     expect(request.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
@@ -113,7 +154,12 @@ describe('decodeResponsesRequest', () => {
   });
 
   it('function tools decode; other tool types are dropped and reported; allowed_tools narrows the tools', () => {
-    const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} }, strict: false });
+    const fn = (name: string) => ({
+      type: 'function',
+      name,
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    });
     const { request, droppedParameters } = decode({
       input: 'hi',
       tools: [fn('a'), fn('b'), { type: 'web_search' }, { type: 'local_shell' }],
@@ -126,7 +172,14 @@ describe('decodeResponsesRequest', () => {
     expect(request.tools).toEqual([{ name: 'b', parameters: { type: 'object', properties: {} }, strict: false }]);
     expect(request.toolChoice).toEqual({ type: 'required' });
     expect(droppedParameters).toEqual(
-      expect.arrayContaining(['tools.web_search', 'tools.local_shell', 'prompt_cache_key', 'client_metadata', 'include.web_search_call.results', 'text.verbosity']),
+      expect.arrayContaining([
+        'tools.web_search',
+        'tools.local_shell',
+        'prompt_cache_key',
+        'client_metadata',
+        'include.web_search_call.results',
+        'text.verbosity',
+      ]),
     );
     expect(droppedParameters).not.toContain('include.reasoning.encrypted_content');
   });
@@ -138,7 +191,14 @@ describe('decodeResponsesRequest', () => {
         { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
         { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Done!' },
       ],
-      tools: [{ type: 'custom', name: 'apply_patch', description: 'Edit files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } }],
+      tools: [
+        {
+          type: 'custom',
+          name: 'apply_patch',
+          description: 'Edit files',
+          format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' },
+        },
+      ],
       tool_choice: { type: 'custom', name: 'apply_patch' },
     });
     expect(droppedParameters).toEqual([]);
@@ -147,12 +207,26 @@ describe('decodeResponsesRequest', () => {
       {
         name: 'apply_patch',
         description: 'Edit files\n\nThe input must follow this lark grammar:\nstart: "x"',
-        parameters: { type: 'object', properties: { input: { type: 'string', description: expect.any(String) } }, required: ['input'], additionalProperties: false },
+        parameters: {
+          type: 'object',
+          properties: { input: { type: 'string', description: expect.any(String) } },
+          required: ['input'],
+          additionalProperties: false,
+        },
       },
     ]);
     expect(request.toolChoice).toEqual({ type: 'tool', name: 'apply_patch' });
-    expect(request.messages[1]!.content).toEqual([{ type: 'tool-call', id: 'call_p', name: 'apply_patch', argumentsJson: '{"input":"*** Begin Patch\\n*** End Patch"}' }]);
-    expect(request.messages[2]!.content).toEqual([{ type: 'tool-result', toolCallId: 'call_p', content: [{ type: 'text', text: 'Done!' }], isError: false }]);
+    expect(request.messages[1]!.content).toEqual([
+      {
+        type: 'tool-call',
+        id: 'call_p',
+        name: 'apply_patch',
+        argumentsJson: '{"input":"*** Begin Patch\\n*** End Patch"}',
+      },
+    ]);
+    expect(request.messages[2]!.content).toEqual([
+      { type: 'tool-result', toolCallId: 'call_p', content: [{ type: 'text', text: 'Done!' }], isError: false },
+    ]);
   });
 
   it('a namespace is flattened: each inner tool as <namespace>__<name> with both descriptions; history calls by namespace and name', () => {
@@ -168,7 +242,12 @@ describe('decodeResponsesRequest', () => {
           name: 'agents',
           description: 'Sub-agents.',
           tools: [
-            { type: 'function', name: 'spawn', description: 'Start one.', parameters: { type: 'object', properties: { task: { type: 'string' } } } },
+            {
+              type: 'function',
+              name: 'spawn',
+              description: 'Start one.',
+              parameters: { type: 'object', properties: { task: { type: 'string' } } },
+            },
             { type: 'custom', name: 'note', description: 'Free text.' },
           ],
         },
@@ -185,14 +264,22 @@ describe('decodeResponsesRequest', () => {
     expect(options.customTools).toEqual(new Set(['agents__note']));
     expect(options.namespacedTools.get('agents__spawn')).toEqual({ namespace: 'agents', name: 'spawn' });
     expect(request.toolChoice).toEqual({ type: 'tool', name: 'agents__spawn' });
-    expect(request.messages[1]!.content).toEqual([{ type: 'tool-call', id: 'call_s', name: 'agents__spawn', argumentsJson: '{"task":"x"}' }]);
+    expect(request.messages[1]!.content).toEqual([
+      { type: 'tool-call', id: 'call_s', name: 'agents__spawn', argumentsJson: '{"task":"x"}' },
+    ]);
   });
 
   it('refuses a namespace holding another tool type, and two tools of one name', () => {
-    const nested = decodeError({ input: 'hi', tools: [{ type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'web_search' }] }] });
+    const nested = decodeError({
+      input: 'hi',
+      tools: [{ type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'web_search' }] }],
+    });
     expect(nested.param).toBe('tools[0].tools[0].type');
     const fn = { type: 'function', name: 'ns__a', parameters: { type: 'object' } };
-    const twice = decodeError({ input: 'hi', tools: [fn, { type: 'namespace', name: 'ns', description: 'd', tools: [{ ...fn, name: 'a' }] }] });
+    const twice = decodeError({
+      input: 'hi',
+      tools: [fn, { type: 'namespace', name: 'ns', description: 'd', tools: [{ ...fn, name: 'a' }] }],
+    });
     expect(twice.param).toBe('tools[1].tools[0].name');
   });
 
@@ -209,7 +296,12 @@ describe('decodeResponsesRequest', () => {
       include: ['reasoning.encrypted_content'],
       store: false,
     });
-    expect(request.responseFormat).toEqual({ type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true });
+    expect(request.responseFormat).toEqual({
+      type: 'json_schema',
+      name: 'answer',
+      schema: { type: 'object' },
+      strict: true,
+    });
     expect(request.reasoning).toEqual({ effort: 'high' });
     expect(options).toMatchObject({ store: false, includeEncryptedReasoning: true, showReasoningSummary: true });
   });
@@ -219,15 +311,48 @@ describe('decodeResponsesRequest', () => {
     ['an unknown item type', { input: [{ type: 'local_shell_call', call_id: 'c', action: {} }] }, 'input[0].type'],
     ['an item that is not an object', { input: ['hello'] }, 'input[0]'],
     ['an unknown role', { input: [{ role: 'wizard', content: 'x' }] }, 'input[0].role'],
-    ['an output for no call', { input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 'input[0].call_id'],
+    [
+      'an output for no call',
+      { input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] },
+      'input[0].call_id',
+    ],
     ['a call without arguments', { input: [{ type: 'function_call', call_id: 'c', name: 'f' }] }, 'input[0].arguments'],
-    ['a bad image URL', { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x' }] }] }, 'input[0].content[0].image_url'],
-    ['an uploaded file id', { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0].file_id'],
-    ['a forged reasoning blob', { input: [{ role: 'user', content: 'x' }, { type: 'reasoning', summary: [], encrypted_content: 'tgr1.!!!' }] }, 'input[1].encrypted_content'],
+    [
+      'a bad image URL',
+      { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x' }] }] },
+      'input[0].content[0].image_url',
+    ],
+    [
+      'an uploaded file id',
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] },
+      'input[0].content[0].file_id',
+    ],
+    [
+      'a forged reasoning blob',
+      {
+        input: [
+          { role: 'user', content: 'x' },
+          { type: 'reasoning', summary: [], encrypted_content: 'tgr1.!!!' },
+        ],
+      },
+      'input[1].encrypted_content',
+    ],
     ['a bad function tool name', { input: 'x', tools: [{ type: 'function', name: 'has space' }] }, 'tools[0].name'],
-    ['a forced hosted tool', { input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }, 'tool_choice'],
-    ['a custom tool output for no call', { input: [{ type: 'custom_tool_call_output', call_id: 'nope', output: 'x' }] }, 'input[0].call_id'],
-    ['seventeen metadata pairs', { input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
+    [
+      'a forced hosted tool',
+      { input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } },
+      'tool_choice',
+    ],
+    [
+      'a custom tool output for no call',
+      { input: [{ type: 'custom_tool_call_output', call_id: 'nope', output: 'x' }] },
+      'input[0].call_id',
+    ],
+    [
+      'seventeen metadata pairs',
+      { input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },
+      'metadata',
+    ],
     ['conversation', { input: 'x', conversation: 'conv_1' }, 'conversation'],
     ['top_logprobs', { input: 'x', top_logprobs: 3 }, 'top_logprobs'],
     ['a zero max_output_tokens', { input: 'x', max_output_tokens: 0 }, 'max_output_tokens'],

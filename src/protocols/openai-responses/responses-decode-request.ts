@@ -14,7 +14,14 @@ import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-u
 import { validationError } from '../shared/format-validation-error.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
-import { decodeToolChoice, decodeTools, flatToolName, headerSafeName, nestedValidationError, type NamespacedToolName } from './responses-decode-tools.js';
+import {
+  decodeToolChoice,
+  decodeTools,
+  flatToolName,
+  headerSafeName,
+  nestedValidationError,
+  type NamespacedToolName,
+} from './responses-decode-tools.js';
 import {
   HANDLED_FIELDS,
   INPUT_ITEM_SCHEMAS,
@@ -80,23 +87,38 @@ export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
   const parsed = responsesRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error);
   const input = parsed.data;
-  if (input.input === undefined) throw invalidRequest("Invalid value for 'input': this field is required (a string or an array of items).", 'input');
+  if (input.input === undefined)
+    throw invalidRequest("Invalid value for 'input': this field is required (a string or an array of items).", 'input');
   if (input.metadata != null && Object.keys(input.metadata).length > MAX_METADATA_PAIRS) {
     throw invalidRequest(`Invalid value for 'metadata': may hold at most ${MAX_METADATA_PAIRS} pairs.`, 'metadata');
   }
   if (input.background === true) {
-    throw new GatewayError('unsupported_parameter', "'background' responses are not supported by this gateway: send the request without it.", { param: 'background' });
+    throw new GatewayError(
+      'unsupported_parameter',
+      "'background' responses are not supported by this gateway: send the request without it.",
+      { param: 'background' },
+    );
   }
   if (input.conversation !== undefined && input.conversation !== null) {
-    throw new GatewayError('unsupported_parameter', "'conversation' is not supported by this gateway: use 'previous_response_id' or send the whole input.", { param: 'conversation' });
+    throw new GatewayError(
+      'unsupported_parameter',
+      "'conversation' is not supported by this gateway: use 'previous_response_id' or send the whole input.",
+      { param: 'conversation' },
+    );
   }
   for (const [index, value] of (input.include ?? []).entries()) {
     if (value === 'message.output_text.logprobs') {
-      throw new GatewayError('unsupported_parameter', "'message.output_text.logprobs' is not supported by this gateway.", { param: `include[${index}]` });
+      throw new GatewayError(
+        'unsupported_parameter',
+        "'message.output_text.logprobs' is not supported by this gateway.",
+        { param: `include[${index}]` },
+      );
     }
   }
   if (input.top_logprobs != null && input.top_logprobs > 0) {
-    throw new GatewayError('unsupported_parameter', "'top_logprobs' is not supported by this gateway.", { param: 'top_logprobs' });
+    throw new GatewayError('unsupported_parameter', "'top_logprobs' is not supported by this gateway.", {
+      param: 'top_logprobs',
+    });
   }
   return input;
 }
@@ -105,13 +127,21 @@ export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
  * Step two: the canonical request. `history` is the stored conversation `previous_response_id` names (its input and
  * output items), decoded ahead of this request's input; its `instructions` are not carried over (OpenAI's rule).
  */
-export function decodeResponsesRequest(input: ParsedResponsesRequest, history: ReadonlyArray<Record<string, unknown>> = []): DecodedResponsesRequest {
+export function decodeResponsesRequest(
+  input: ParsedResponsesRequest,
+  history: ReadonlyArray<Record<string, unknown>> = [],
+): DecodedResponsesRequest {
   const dropped: string[] = [];
   const ownItems = normaliseItems(input.input!);
   const items = [...history, ...ownItems];
-  if (items.length > MAX_MESSAGES) throw invalidRequest(`Invalid value for 'input': with the previous response it ${TOO_MANY_MESSAGES}.`, 'input');
+  if (items.length > MAX_MESSAGES)
+    throw invalidRequest(`Invalid value for 'input': with the previous response it ${TOO_MANY_MESSAGES}.`, 'input');
   const validated = items.map((item, index) =>
-    validateItem(item, index < history.length ? `previous_response_id` : `input[${index - history.length}]`, index < history.length),
+    validateItem(
+      item,
+      index < history.length ? `previous_response_id` : `input[${index - history.length}]`,
+      index < history.length,
+    ),
   );
   const { tools, toolNames, customTools, namespacedTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
@@ -142,7 +172,8 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
   }
   if (input.text?.verbosity != null) dropped.push('text.verbosity');
   if (input.truncation === 'auto') dropped.push('truncation');
-  for (const value of input.include ?? []) if (value !== 'reasoning.encrypted_content') dropped.push(headerSafeName(`include.${value}`));
+  for (const value of input.include ?? [])
+    if (value !== 'reasoning.encrypted_content') dropped.push(headerSafeName(`include.${value}`));
 
   const summary = input.reasoning?.summary ?? input.reasoning?.generate_summary ?? null;
   const store = input.store !== false;
@@ -165,7 +196,10 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
         reasoning: { effort: input.reasoning?.effort ?? null, summary },
         store,
         temperature: input.temperature ?? null,
-        text: { format: format ?? { type: 'text' }, ...(input.text?.verbosity == null ? {} : { verbosity: input.text.verbosity }) },
+        text: {
+          format: format ?? { type: 'text' },
+          ...(input.text?.verbosity == null ? {} : { verbosity: input.text.verbosity }),
+        },
         tool_choice: input.tool_choice ?? 'auto',
         tools: input.tools ?? [],
         top_p: input.top_p ?? null,
@@ -180,12 +214,15 @@ export function decodeResponsesRequest(input: ParsedResponsesRequest, history: R
 
 /** `input` as items: a string is one user message; every item gets an id so `input_items` can page by it. */
 function normaliseItems(input: string | unknown[]): Array<Record<string, unknown>> {
-  if (typeof input === 'string') return [{ type: 'message', id: mintId('msg'), role: 'user', content: [{ type: 'input_text', text: input }] }];
+  if (typeof input === 'string')
+    return [{ type: 'message', id: mintId('msg'), role: 'user', content: [{ type: 'input_text', text: input }] }];
   return input.map((item) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) return { value: item } as Record<string, unknown>;
+    if (item === null || typeof item !== 'object' || Array.isArray(item))
+      return { value: item } as Record<string, unknown>;
     const record = item as Record<string, unknown>;
     const type = record.type === undefined && 'role' in record ? 'message' : record.type;
-    const id = typeof record.id === 'string' && record.id !== '' ? record.id : mintId(ID_PREFIXES[String(type)] ?? 'item');
+    const id =
+      typeof record.id === 'string' && record.id !== '' ? record.id : mintId(ID_PREFIXES[String(type)] ?? 'item');
     return { ...record, type, id };
   });
 }
@@ -204,7 +241,8 @@ export function mintId(prefix: string): string {
 }
 
 function validateItem(item: Record<string, unknown>, param: string, fromHistory: boolean): ResponsesInputItem {
-  if ('value' in item && Object.keys(item).length === 1) throw invalidRequest(`Invalid value for '${param}': expected an item object.`, param);
+  if ('value' in item && Object.keys(item).length === 1)
+    throw invalidRequest(`Invalid value for '${param}': expected an item object.`, param);
   const type = item.type;
   const schema = typeof type === 'string' ? INPUT_ITEM_SCHEMAS[type as keyof typeof INPUT_ITEM_SCHEMAS] : undefined;
   if (schema === undefined) {
@@ -229,7 +267,8 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
 function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLength: number): CanonicalMessage[] {
   const messages: CanonicalMessage[] = [];
   const calls = new Set<string>();
-  const paramOf = (index: number) => (index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`);
+  const paramOf = (index: number) =>
+    index < historyLength ? 'previous_response_id' : `input[${index - historyLength}]`;
   const assistant = (): CanonicalMessage => {
     const last = messages[messages.length - 1];
     if (last?.role === 'assistant') return last;
@@ -258,18 +297,33 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
       case 'reasoning': {
         const block = item.encrypted_content
           ? decodeReasoningBlob(item.encrypted_content, `${param}.encrypted_content`)
-          : { type: 'reasoning' as const, text: [...item.summary.map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].join('\n\n') };
+          : {
+              type: 'reasoning' as const,
+              text: [...item.summary.map((part) => part.text), ...(item.content ?? []).map((part) => part.text)].join(
+                '\n\n',
+              ),
+            };
         assistant().content.push(block);
         return;
       }
       case 'function_call':
         calls.add(item.call_id);
-        assistant().content.push({ type: 'tool-call', id: item.call_id, name: vendorToolName(item), argumentsJson: item.arguments });
+        assistant().content.push({
+          type: 'tool-call',
+          id: item.call_id,
+          name: vendorToolName(item),
+          argumentsJson: item.arguments,
+        });
         return;
       case 'custom_tool_call':
         // A custom tool travels to every vendor as a function with one string argument (see decodeTools).
         calls.add(item.call_id);
-        assistant().content.push({ type: 'tool-call', id: item.call_id, name: vendorToolName(item), argumentsJson: JSON.stringify({ input: item.input }) });
+        assistant().content.push({
+          type: 'tool-call',
+          id: item.call_id,
+          name: vendorToolName(item),
+          argumentsJson: JSON.stringify({ input: item.input }),
+        });
         return;
       case 'function_call_output':
       case 'custom_tool_call_output': {
@@ -279,9 +333,15 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
             index < historyLength ? param : `${param}.call_id`,
           );
         }
-        const result: ContentBlock = { type: 'tool-result', toolCallId: item.call_id, content: toolOutput(item.output, `${param}.output`), isError: false };
+        const result: ContentBlock = {
+          type: 'tool-result',
+          toolCallId: item.call_id,
+          content: toolOutput(item.output, `${param}.output`),
+          isError: false,
+        };
         const last = messages[messages.length - 1];
-        if (last?.role === 'user' && last.content.every((block) => block.type === 'tool-result')) last.content.push(result);
+        if (last?.role === 'user' && last.content.every((block) => block.type === 'tool-result'))
+          last.content.push(result);
         else messages.push({ role: 'user', content: [result] });
         return;
       }
@@ -318,7 +378,11 @@ function contentBlock(part: ResponsesContentPart, param: string): ContentBlock {
       return { type: 'text', text: part.refusal };
     case 'input_image': {
       if (part.image_url == null) {
-        throw new GatewayError('unsupported_parameter', `'${param}' refers to an uploaded file: send the image inline as 'image_url' (a URL or a data URL).`, { param: `${param}.file_id` });
+        throw new GatewayError(
+          'unsupported_parameter',
+          `'${param}' refers to an uploaded file: send the image inline as 'image_url' (a URL or a data URL).`,
+          { param: `${param}.file_id` },
+        );
       }
       const image: ImageBlock = { type: 'image', source: imageSourceFromUrl(part.image_url, `${param}.image_url`) };
       if (part.detail === 'auto' || part.detail === 'low' || part.detail === 'high') image.detail = part.detail;
@@ -327,11 +391,18 @@ function contentBlock(part: ResponsesContentPart, param: string): ContentBlock {
     case 'input_file': {
       let document: DocumentBlock;
       if (part.file_data != null) {
-        document = { type: 'document', source: documentSourceFromFileData(part.file_data, part.filename, `${param}.file_data`) };
+        document = {
+          type: 'document',
+          source: documentSourceFromFileData(part.file_data, part.filename, `${param}.file_data`),
+        };
       } else if (part.file_url != null) {
         document = { type: 'document', source: imageSourceFromUrl(part.file_url, `${param}.file_url`) };
       } else {
-        throw new GatewayError('unsupported_parameter', `'${param}' refers to an uploaded file: send it inline as 'file_data' or 'file_url'.`, { param: `${param}.file_id` });
+        throw new GatewayError(
+          'unsupported_parameter',
+          `'${param}' refers to an uploaded file: send it inline as 'file_data' or 'file_url'.`,
+          { param: `${param}.file_id` },
+        );
       }
       if (part.filename != null) document.title = part.filename;
       return document;
@@ -344,7 +415,11 @@ function toolOutput(output: string | ResponsesContentPart[], param: string): Arr
   return output.map((part, index) => {
     const block = contentBlock(part, `${param}[${index}]`);
     if (block.type === 'text' || block.type === 'image') return block;
-    throw new GatewayError('unsupported_parameter', `'${param}[${index}]': a function output may hold text and images only.`, { param: `${param}[${index}]` });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `'${param}[${index}]': a function output may hold text and images only.`,
+      { param: `${param}[${index}]` },
+    );
   });
 }
 

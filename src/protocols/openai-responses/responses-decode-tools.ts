@@ -46,13 +46,28 @@ export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): D
       for (const [innerIndex, inner] of namespace.tools.entries()) {
         const param = `tools[${index}].tools[${innerIndex}]`;
         if (inner.type !== 'function' && inner.type !== 'custom') {
-          throw new GatewayError('unsupported_parameter', `'${param}.type': a namespace may hold function and custom tools only.`, { param: `${param}.type` });
+          throw new GatewayError(
+            'unsupported_parameter',
+            `'${param}.type': a namespace may hold function and custom tools only.`,
+            { param: `${param}.type` },
+          );
         }
         const definition = decodeTool(inner, param);
         const flat = flatToolName(namespace.name, definition.name);
-        if (flat.length > 64) throw invalidRequest(`'${param}.name': with its namespace '${flat}' is longer than the 64 characters vendors accept.`, `${param}.name`);
-        const description = [namespace.description, definition.description].filter((text) => text != null && text !== '').join('\n\n');
-        add(decoded, { ...definition, name: flat, ...(description === '' ? {} : { description }) }, inner.type === 'custom', `${param}.name`);
+        if (flat.length > 64)
+          throw invalidRequest(
+            `'${param}.name': with its namespace '${flat}' is longer than the 64 characters vendors accept.`,
+            `${param}.name`,
+          );
+        const description = [namespace.description, definition.description]
+          .filter((text) => text != null && text !== '')
+          .join('\n\n');
+        add(
+          decoded,
+          { ...definition, name: flat, ...(description === '' ? {} : { description }) },
+          inner.type === 'custom',
+          `${param}.name`,
+        );
         decoded.namespacedTools.set(flat, { namespace: namespace.name, name: definition.name });
       }
       continue;
@@ -85,7 +100,10 @@ function decodeTool(tool: { type: string }, param: string): ToolDefinition {
 
 function add(decoded: DecodedTools, definition: ToolDefinition, custom: boolean, param: string): void {
   if (decoded.toolNames.has(definition.name)) {
-    throw invalidRequest(`'${param}': two tools are named '${definition.name}' (a namespaced tool is named <namespace>__<name>).`, param);
+    throw invalidRequest(
+      `'${param}': two tools are named '${definition.name}' (a namespaced tool is named <namespace>__<name>).`,
+      param,
+    );
   }
   decoded.tools.push(definition);
   decoded.toolNames.add(definition.name);
@@ -95,27 +113,39 @@ function add(decoded: DecodedTools, definition: ToolDefinition, custom: boolean,
 /** A custom tool as a function every vendor runs: its whole input is the string argument `input`. */
 function customToolDefinition(tool: z.output<typeof customTool>): ToolDefinition {
   const format = tool.format;
-  const grammar = format?.type === 'grammar' ? `\n\nThe input must follow this ${(format as { syntax: string }).syntax} grammar:\n${(format as { definition: string }).definition}` : '';
+  const grammar =
+    format?.type === 'grammar'
+      ? `\n\nThe input must follow this ${(format as { syntax: string }).syntax} grammar:\n${(format as { definition: string }).definition}`
+      : '';
   return {
     name: tool.name,
     description: `${tool.description ?? ''}${grammar}`.trim() || `The ${tool.name} tool.`,
     parameters: {
       type: 'object',
-      properties: { input: { type: 'string', description: `The raw input of the ${tool.name} tool, exactly as the tool reads it.` } },
+      properties: {
+        input: { type: 'string', description: `The raw input of the ${tool.name} tool, exactly as the tool reads it.` },
+      },
       required: ['input'],
       additionalProperties: false,
     },
   };
 }
 
-export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], toolNames: Set<string>, request: CanonicalRequest): ToolChoice | undefined {
+export function decodeToolChoice(
+  choice: ParsedResponsesRequest['tool_choice'],
+  toolNames: Set<string>,
+  request: CanonicalRequest,
+): ToolChoice | undefined {
   if (choice == null) return undefined;
   if (typeof choice === 'string') return { type: choice };
   if (choice.type === 'function' || choice.type === 'custom') {
     const { name: given, namespace } = choice as { name?: unknown; namespace?: unknown };
     const name = typeof namespace === 'string' && typeof given === 'string' ? flatToolName(namespace, given) : given;
     if (typeof name !== 'string' || !toolNames.has(name)) {
-      throw invalidRequest(`'tool_choice.name' names ${JSON.stringify(name)}, which is not a ${choice.type} tool of this request.`, 'tool_choice.name');
+      throw invalidRequest(
+        `'tool_choice.name' names ${JSON.stringify(name)}, which is not a ${choice.type} tool of this request.`,
+        'tool_choice.name',
+      );
     }
     return { type: 'tool', name };
   }
@@ -127,7 +157,11 @@ export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], 
     for (const [index, tool] of allowed.entries()) {
       const entry = tool as { type?: unknown; name?: unknown; namespace?: unknown } | null;
       if ((entry?.type !== 'function' && entry?.type !== 'custom') || typeof entry.name !== 'string') {
-        throw new GatewayError('unsupported_parameter', `'tool_choice.tools[${index}]': only function and custom tools can be allowed on this gateway.`, { param: `tool_choice.tools[${index}]` });
+        throw new GatewayError(
+          'unsupported_parameter',
+          `'tool_choice.tools[${index}]': only function and custom tools can be allowed on this gateway.`,
+          { param: `tool_choice.tools[${index}]` },
+        );
       }
       names.add(typeof entry.namespace === 'string' ? flatToolName(entry.namespace, entry.name) : entry.name);
     }
@@ -135,7 +169,7 @@ export function decodeToolChoice(choice: ParsedResponsesRequest['tool_choice'], 
     if (request.tools.length === 0) delete request.tools;
     if (record.mode === 'required') return { type: 'required' };
     if (record.mode === 'auto' || record.mode === undefined) return { type: 'auto' };
-    throw invalidRequest("'tool_choice.mode' must be \"auto\" or \"required\".", 'tool_choice.mode');
+    throw invalidRequest('\'tool_choice.mode\' must be "auto" or "required".', 'tool_choice.mode');
   }
   throw new GatewayError(
     'unsupported_parameter',
@@ -158,5 +192,8 @@ export function nestedValidationError(error: Parameters<typeof validationError>[
   const relative = validationError(error);
   const inner = relative.param;
   const path = inner === undefined ? prefix : `${prefix}${inner.startsWith('[') ? '' : '.'}${inner}`;
-  return invalidRequest(relative.message.replace(inner === undefined ? 'the request body' : `'${inner}'`, `'${path}'`), path);
+  return invalidRequest(
+    relative.message.replace(inner === undefined ? 'the request body' : `'${inner}'`, `'${path}'`),
+    path,
+  );
 }

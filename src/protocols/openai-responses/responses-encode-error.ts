@@ -7,7 +7,9 @@ import { encodeOpenAIError } from '../openai-chat/openai-encode-error.js';
  * §8): the same catalog entry, the same rendering. In a stream the same fields make the `error` event and
  * `response.failed`'s `response.error`.
  */
-export function encodeResponsesError(error: GatewayError): OpenAIErrorBody & { error: { code: string; message: string; param: string | null } } {
+export function encodeResponsesError(
+  error: GatewayError,
+): OpenAIErrorBody & { error: { code: string; message: string; param: string | null } } {
   const body = encodeOpenAIError(error);
   return { error: { ...body.error, code: String(body.error.code ?? error.code), param: body.error.param ?? null } };
 }

@@ -24,7 +24,10 @@ export type ResponsesOutputItem = Record<string, unknown> & { type: string; id: 
 export type ResponseStatus = 'completed' | 'incomplete' | 'failed' | 'in_progress';
 
 /** Length and content-filter stops end a response `incomplete`; every other stop (tool calls too) `completed`. */
-export function statusOf(reason: FinishReason | null): { status: ResponseStatus; incompleteDetails: { reason: string } | null } {
+export function statusOf(reason: FinishReason | null): {
+  status: ResponseStatus;
+  incompleteDetails: { reason: string } | null;
+} {
   if (reason === 'length') return { status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' } };
   if (reason === 'content-filter') return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' } };
   return { status: 'completed', incompleteDetails: null };
@@ -46,7 +49,12 @@ export function encodeResponsesUsage(usage: CanonicalUsage, costNano?: bigint): 
 }
 
 /** A reasoning item with its blob (always kept in the store; shown to the client only when `include` asks). */
-export function reasoningItem(id: string, block: ReasoningBlock, vendor: VendorName, showSummary: boolean): ResponsesOutputItem {
+export function reasoningItem(
+  id: string,
+  block: ReasoningBlock,
+  vendor: VendorName,
+  showSummary: boolean,
+): ResponsesOutputItem {
   return {
     type: 'reasoning',
     id,
@@ -56,7 +64,13 @@ export function reasoningItem(id: string, block: ReasoningBlock, vendor: VendorN
 }
 
 export function messageItem(id: string, text: string, status: string): ResponsesOutputItem {
-  return { type: 'message', id, role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return {
+    type: 'message',
+    id,
+    role: 'assistant',
+    status,
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
 }
 
 /**
@@ -67,11 +81,31 @@ export function clientToolName(vendorName: string, options: ResponsesOptions): {
   return options.namespacedTools.get(vendorName) ?? { name: vendorName };
 }
 
-export function functionCallItem(id: string, callId: string, vendorName: string, args: string, status: string, options: ResponsesOptions): ResponsesOutputItem {
-  return { type: 'function_call', id, call_id: callId, ...clientToolName(vendorName, options), arguments: args, status };
+export function functionCallItem(
+  id: string,
+  callId: string,
+  vendorName: string,
+  args: string,
+  status: string,
+  options: ResponsesOptions,
+): ResponsesOutputItem {
+  return {
+    type: 'function_call',
+    id,
+    call_id: callId,
+    ...clientToolName(vendorName, options),
+    arguments: args,
+    status,
+  };
 }
 
-export function customToolCallItem(id: string, callId: string, vendorName: string, input: string, options: ResponsesOptions): ResponsesOutputItem {
+export function customToolCallItem(
+  id: string,
+  callId: string,
+  vendorName: string,
+  input: string,
+  options: ResponsesOptions,
+): ResponsesOutputItem {
   return { type: 'custom_tool_call', id, call_id: callId, ...clientToolName(vendorName, options), input };
 }
 
@@ -79,7 +113,8 @@ export function customToolCallItem(id: string, callId: string, vendorName: strin
 export function customToolInput(argumentsJson: string): string {
   try {
     const parsed = JSON.parse(argumentsJson) as unknown;
-    if (parsed !== null && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
+    if (parsed !== null && typeof parsed === 'object' && typeof (parsed as { input?: unknown }).input === 'string')
+      return (parsed as { input: string }).input;
   } catch {
     // Not JSON (a cut-off reply): the text as it came.
   }
@@ -106,16 +141,23 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
     } else if (context.options.customTools.has(block.name)) {
-      items.push(customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options));
+      items.push(
+        customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options),
+      );
     } else {
-      items.push(functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed', context.options));
+      items.push(
+        functionCallItem(itemId('fc'), block.id, block.name, block.argumentsJson, 'completed', context.options),
+      );
     }
   }
   return items;
 }
 
 /** Items as the client sees them: reasoning blobs only when `include` has `reasoning.encrypted_content`. */
-export function presentItems(items: readonly ResponsesOutputItem[], includeEncryptedReasoning: boolean): ResponsesOutputItem[] {
+export function presentItems(
+  items: readonly ResponsesOutputItem[],
+  includeEncryptedReasoning: boolean,
+): ResponsesOutputItem[] {
   if (includeEncryptedReasoning) return items as ResponsesOutputItem[];
   return items.map((item) => {
     if (item.type !== 'reasoning') return item;

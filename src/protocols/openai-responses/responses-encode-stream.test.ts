@@ -50,7 +50,11 @@ function parse(text: string): Array<Event | '[DONE]'> {
     });
 }
 
-async function run(encoder: ResponsesStreamEncoder, events: CanonicalEvent[], finishReason?: CanonicalEvent): Promise<Array<Event | '[DONE]'>> {
+async function run(
+  encoder: ResponsesStreamEncoder,
+  events: CanonicalEvent[],
+  finishReason?: CanonicalEvent,
+): Promise<Array<Event | '[DONE]'>> {
   let text = events.map((event) => encoder.encode(event)).join('');
   if (finishReason !== undefined) text += encoder.encode(finishReason);
   await encoder.beforeFinish(USAGE, 1234n);
@@ -59,7 +63,10 @@ async function run(encoder: ResponsesStreamEncoder, events: CanonicalEvent[], fi
 
 describe('ResponsesStreamEncoder', () => {
   it('writes the documented sequence: created, in_progress, items in output order, completed, [DONE]', async () => {
-    const frames = await run(new ResponsesStreamEncoder(context({ reasoning: { summary: 'auto' }, include: ['reasoning.encrypted_content'] })), EVENTS);
+    const frames = await run(
+      new ResponsesStreamEncoder(context({ reasoning: { summary: 'auto' }, include: ['reasoning.encrypted_content'] })),
+      EVENTS,
+    );
     expect(frames.at(-1)).toBe('[DONE]');
     const events = frames.slice(0, -1) as Event[];
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
@@ -91,13 +98,23 @@ describe('ResponsesStreamEncoder', () => {
     ]);
     const completed = events.at(-1)!.response;
     expect(completed.status).toBe('completed');
-    expect(completed.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'function_call']);
+    expect(completed.output.map((item: { type: string }) => item.type)).toEqual([
+      'reasoning',
+      'message',
+      'function_call',
+      'function_call',
+    ]);
     expect(completed.output[0].summary).toEqual([{ type: 'summary_text', text: 'hmm' }]);
     expect(completed.output[0].encrypted_content).toMatch(/^tgr1\./);
     expect(completed.output[1].content[0].text).toBe('Hi there');
     expect(completed.output[2]).toMatchObject({ call_id: 'toolu_1', arguments: '{"q":1}', status: 'completed' });
     expect(completed.output[3]).toMatchObject({ call_id: 'toolu_2', arguments: '{"q":2}' });
-    expect(completed.output.map((item: { id: string }) => item.id)).toEqual(['rs_00ab_0', 'msg_00ab_1', 'fc_00ab_2', 'fc_00ab_3']);
+    expect(completed.output.map((item: { id: string }) => item.id)).toEqual([
+      'rs_00ab_0',
+      'msg_00ab_1',
+      'fc_00ab_2',
+      'fc_00ab_3',
+    ]);
     expect(completed.usage).toEqual({
       input_tokens: 14,
       input_tokens_details: { cached_tokens: 4 },
@@ -108,7 +125,9 @@ describe('ResponsesStreamEncoder', () => {
       cost_nano_usd: '1234',
     });
     // Dense output indexes in opening order.
-    const added = events.filter((event) => event.type === 'response.output_item.added').map((event) => event.output_index);
+    const added = events
+      .filter((event) => event.type === 'response.output_item.added')
+      .map((event) => event.output_index);
     expect(added).toEqual([0, 1, 2, 3]);
   });
 
@@ -133,7 +152,11 @@ describe('ResponsesStreamEncoder', () => {
       { type: 'tool-call-delta', blockId: 'c', argumentsDelta: ' Patch"}' },
       { type: 'tool-call-end', blockId: 'c' },
     ];
-    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' })) as Event[];
+    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, {
+      type: 'finish',
+      reason: 'tool-calls',
+      rawReason: 'tool_use',
+    })) as Event[];
     expect(frames.map((event) => event.type).slice(2, -1)).toEqual([
       'response.output_item.added',
       'response.custom_tool_call_input.delta',
@@ -141,8 +164,12 @@ describe('ResponsesStreamEncoder', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    expect(frames.find((event) => event.type === 'response.custom_tool_call_input.done')).toMatchObject({ input: '*** Begin Patch' });
-    expect(frames.at(-2)!.response.output).toEqual([{ type: 'custom_tool_call', id: 'ctc_00ab_0', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' }]);
+    expect(frames.find((event) => event.type === 'response.custom_tool_call_input.done')).toMatchObject({
+      input: '*** Begin Patch',
+    });
+    expect(frames.at(-2)!.response.output).toEqual([
+      { type: 'custom_tool_call', id: 'ctc_00ab_0', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' },
+    ]);
     const accumulator = new ResponseAccumulator();
     for (const event of events) accumulator.apply(event);
     expect(encodeResponsesResponse(accumulator.response, context({ tools })).body.output).toEqual([
@@ -151,16 +178,40 @@ describe('ResponsesStreamEncoder', () => {
   });
 
   it('a namespaced tool call comes back by namespace and name, streamed and folded alike', async () => {
-    const tools = [{ type: 'namespace', name: 'agents', description: 'Sub-agents.', tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object' } }] }];
+    const tools = [
+      {
+        type: 'namespace',
+        name: 'agents',
+        description: 'Sub-agents.',
+        tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object' } }],
+      },
+    ];
     const events: CanonicalEvent[] = [
       { type: 'tool-call-start', blockId: 'c', id: 'call_s', name: 'agents__spawn' },
       { type: 'tool-call-delta', blockId: 'c', argumentsDelta: '{"task":"x"}' },
       { type: 'tool-call-end', blockId: 'c' },
     ];
-    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' })) as Event[];
-    const call = { type: 'function_call', id: 'fc_00ab_0', call_id: 'call_s', namespace: 'agents', name: 'spawn', arguments: '{"task":"x"}', status: 'completed' };
-    expect(frames.find((event) => event.type === 'response.output_item.added')!.item).toMatchObject({ namespace: 'agents', name: 'spawn' });
-    expect(frames.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'spawn' });
+    const frames = (await run(new ResponsesStreamEncoder(context({ tools })), events, {
+      type: 'finish',
+      reason: 'tool-calls',
+      rawReason: 'tool_use',
+    })) as Event[];
+    const call = {
+      type: 'function_call',
+      id: 'fc_00ab_0',
+      call_id: 'call_s',
+      namespace: 'agents',
+      name: 'spawn',
+      arguments: '{"task":"x"}',
+      status: 'completed',
+    };
+    expect(frames.find((event) => event.type === 'response.output_item.added')!.item).toMatchObject({
+      namespace: 'agents',
+      name: 'spawn',
+    });
+    expect(frames.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({
+      name: 'spawn',
+    });
     expect(frames.at(-2)!.response.output).toEqual([call]);
     const accumulator = new ResponseAccumulator();
     for (const event of events) accumulator.apply(event);
@@ -178,18 +229,30 @@ describe('ResponsesStreamEncoder', () => {
     )) as Event[];
     const terminal = frames.at(-2)!;
     expect(terminal.type).toBe('response.incomplete');
-    expect(terminal.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(terminal.response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
     // The open message was closed before the terminal event.
     expect(frames.filter((event) => event.type === 'response.output_item.done')).toHaveLength(1);
   });
 
   it('a failure after the start: error event, then response.failed, then [DONE]', () => {
     const encoder = new ResponsesStreamEncoder(context());
-    const text = encoder.encode({ type: 'text-start', blockId: 't' }) + encoder.encode({ type: 'text-delta', blockId: 't', text: 'par' });
-    const frames = parse(text + encoder.error(new GatewayError('upstream_timeout', 'The model provider did not answer in time.')));
+    const text =
+      encoder.encode({ type: 'text-start', blockId: 't' }) +
+      encoder.encode({ type: 'text-delta', blockId: 't', text: 'par' });
+    const frames = parse(
+      text + encoder.error(new GatewayError('upstream_timeout', 'The model provider did not answer in time.')),
+    );
     expect(frames.at(-1)).toBe('[DONE]');
     const [error, failed] = frames.slice(-3, -1) as Event[];
-    expect(error).toMatchObject({ type: 'error', code: 'upstream_timeout', message: 'The model provider did not answer in time.', param: null });
+    expect(error).toMatchObject({
+      type: 'error',
+      code: 'upstream_timeout',
+      message: 'The model provider did not answer in time.',
+      param: null,
+    });
     expect(failed!.type).toBe('response.failed');
     expect(failed!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' }, usage: null });
     // One terminal event: nothing after the failure.
@@ -200,8 +263,19 @@ describe('ResponsesStreamEncoder', () => {
     const accumulator = new ResponseAccumulator();
     for (const event of EVENTS) accumulator.apply(event);
     const { body, stored } = encodeResponsesResponse(accumulator.response, context(), 1234n);
-    expect(body).toMatchObject({ object: 'response', status: 'completed', output_text: 'Hi there', model: 'alpha-sonnet-5', incomplete_details: null });
-    expect((body.output as Array<{ type: string }>).map((item) => item.type)).toEqual(['reasoning', 'message', 'function_call', 'function_call']);
+    expect(body).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      output_text: 'Hi there',
+      model: 'alpha-sonnet-5',
+      incomplete_details: null,
+    });
+    expect((body.output as Array<{ type: string }>).map((item) => item.type)).toEqual([
+      'reasoning',
+      'message',
+      'function_call',
+      'function_call',
+    ]);
     expect((body.output as Array<Record<string, unknown>>)[0]).not.toHaveProperty('encrypted_content');
     expect((stored.output as Array<Record<string, unknown>>)[0]).toHaveProperty('encrypted_content');
   });

@@ -76,12 +76,21 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (item === undefined || item.done || event.text === '') break;
         out += this.openMessage(item);
         item.text += event.text;
-        out += this.emit('response.output_text.delta', { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.text, logprobs: [] });
+        out += this.emit('response.output_text.delta', {
+          item_id: item.id,
+          output_index: item.outputIndex,
+          content_index: 0,
+          delta: event.text,
+          logprobs: [],
+        });
         break;
       }
       case 'reasoning-start': {
         const item = this.newItem('reasoning', 'rs');
-        item.block = event.redactedData === undefined ? { type: 'reasoning', text: '' } : { type: 'reasoning', text: '', redactedData: event.redactedData };
+        item.block =
+          event.redactedData === undefined
+            ? { type: 'reasoning', text: '' }
+            : { type: 'reasoning', text: '', redactedData: event.redactedData };
         this.items.set(event.blockId, item);
         if (event.redactedData !== undefined) out += this.openReasoning(item);
         break;
@@ -94,9 +103,19 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (this.context.options.showReasoningSummary) {
           if (item.summaryOpened !== true) {
             item.summaryOpened = true;
-            out += this.emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+            out += this.emit('response.reasoning_summary_part.added', {
+              item_id: item.id,
+              output_index: item.outputIndex,
+              summary_index: 0,
+              part: { type: 'summary_text', text: '' },
+            });
           }
-          out += this.emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta: event.text });
+          out += this.emit('response.reasoning_summary_text.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            summary_index: 0,
+            delta: event.text,
+          });
         }
         break;
       }
@@ -114,7 +133,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item.name = event.name;
         this.items.set(event.blockId, item);
         const { options } = this.context;
-        out += this.open(item, custom ? customToolCallItem(item.id, event.id, event.name, '', options) : functionCallItem(item.id, event.id, event.name, '', 'in_progress', options));
+        out += this.open(
+          item,
+          custom
+            ? customToolCallItem(item.id, event.id, event.name, '', options)
+            : functionCallItem(item.id, event.id, event.name, '', 'in_progress', options),
+        );
         break;
       }
       case 'tool-call-delta': {
@@ -123,7 +147,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item.text += event.argumentsDelta;
         // A custom tool's input is inside the JSON arguments: it is sent whole when the call ends.
         if (item.kind === 'function_call') {
-          out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: event.argumentsDelta });
+          out += this.emit('response.function_call_arguments.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            delta: event.argumentsDelta,
+          });
         }
         break;
       }
@@ -206,12 +234,25 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private start(): string {
     if (this.started) return '';
     this.started = true;
-    const response = responseObject(this.context, { status: 'in_progress', incompleteDetails: null, error: null, output: [], usage: null });
+    const response = responseObject(this.context, {
+      status: 'in_progress',
+      incompleteDetails: null,
+      error: null,
+      output: [],
+      usage: null,
+    });
     return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });
   }
 
   private newItem(kind: ItemState['kind'], prefix: string): ItemState {
-    return { kind, id: `${prefix}_${this.context.id.slice('resp_'.length)}_${this.items.size}`, outputIndex: -1, opened: false, done: false, text: '' };
+    return {
+      kind,
+      id: `${prefix}_${this.context.id.slice('resp_'.length)}_${this.items.size}`,
+      outputIndex: -1,
+      opened: false,
+      done: false,
+      text: '',
+    };
   }
 
   private open(item: ItemState, shown: ResponsesOutputItem): string {
@@ -226,7 +267,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const shown = { ...messageItem(item.id, '', 'in_progress'), content: [] };
     return (
       this.open(item, shown) +
-      this.emit('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } })
+      this.emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: item.outputIndex,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      })
     );
   }
 
@@ -250,7 +296,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     switch (item.kind) {
       case 'message': {
         out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: [] });
-        out += this.emit('response.content_part.done', { ...where, content_index: 0, part: { type: 'output_text', text: item.text, annotations: [] } });
+        out += this.emit('response.content_part.done', {
+          ...where,
+          content_index: 0,
+          part: { type: 'output_text', text: item.text, annotations: [] },
+        });
         item.final = messageItem(item.id, item.text, 'completed');
         break;
       }
@@ -258,13 +308,21 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const block = item.block!;
         if (item.summaryOpened === true) {
           out += this.emit('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: block.text });
-          out += this.emit('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: { type: 'summary_text', text: block.text } });
+          out += this.emit('response.reasoning_summary_part.done', {
+            ...where,
+            summary_index: 0,
+            part: { type: 'summary_text', text: block.text },
+          });
         }
         item.final = reasoningItem(item.id, block, this.context.vendor, this.context.options.showReasoningSummary);
         break;
       }
       case 'function_call':
-        out += this.emit('response.function_call_arguments.done', { ...where, name: clientToolName(item.name!, this.context.options).name, arguments: item.text });
+        out += this.emit('response.function_call_arguments.done', {
+          ...where,
+          name: clientToolName(item.name!, this.context.options).name,
+          arguments: item.text,
+        });
         item.final = functionCallItem(item.id, item.callId!, item.name!, item.text, 'completed', this.context.options);
         break;
       case 'custom_tool_call': {

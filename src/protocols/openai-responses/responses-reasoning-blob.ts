@@ -51,7 +51,12 @@ function parseBlob(encoded: string): Blob | undefined {
     const value = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) as unknown;
     if (value === null || typeof value !== 'object') return undefined;
     const { t, s, r } = value as Record<string, unknown>;
-    if (typeof t !== 'string' || (s !== undefined && typeof s !== 'string') || (r !== undefined && typeof r !== 'string')) return undefined;
+    if (
+      typeof t !== 'string' ||
+      (s !== undefined && typeof s !== 'string') ||
+      (r !== undefined && typeof r !== 'string')
+    )
+      return undefined;
     return { t, ...(s === undefined ? {} : { s }), ...(r === undefined ? {} : { r }) };
   } catch {
     return undefined;

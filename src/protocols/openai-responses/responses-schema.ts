@@ -173,7 +173,9 @@ export const responsesRequestSchema = z.looseObject({
       generate_summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
     })
     .nullish(),
-  text: z.looseObject({ format: textFormat.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
+  text: z
+    .looseObject({ format: textFormat.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() })
+    .nullish(),
   metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
   user: z.string().nullish(),
   safety_identifier: z.string().nullish(),
@@ -192,10 +194,29 @@ export type ResponsesRequestBody = z.output<typeof responsesRequestSchema>;
 
 /** Fields the gateway acts on; any other field the client set is reported as dropped. */
 export const HANDLED_FIELDS: ReadonlySet<string> = new Set([
-  'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature',
-  'top_p', 'reasoning', 'text', 'metadata', 'user', 'include', 'store', 'previous_response_id', 'stream', 'stream_options',
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'reasoning',
+  'text',
+  'metadata',
+  'user',
+  'include',
+  'store',
+  'previous_response_id',
+  'stream',
+  'stream_options',
   // Fields whose default the gateway keeps or whose meaning it fulfils: nothing to report.
-  'truncation', 'background', 'conversation', 'safety_identifier',
+  'truncation',
+  'background',
+  'conversation',
+  'safety_identifier',
 ]);
 
 /** Largest number of `metadata` pairs OpenAI accepts. */

@@ -36,7 +36,9 @@ export class StoredResponses {
   async conversation(accountId: string, id: string): Promise<Array<Record<string, unknown>>> {
     const loaded = await this.load(accountId, id);
     if (loaded === null) {
-      throw new GatewayError('not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
+      throw new GatewayError('not_found', `Previous response with id '${id}' not found.`, {
+        param: 'previous_response_id',
+      });
     }
     return [...loaded.inputItems, ...loaded.response.output];
   }
@@ -63,7 +65,10 @@ export class StoredResponses {
       }
       const found = response?.response.output.find((candidate) => candidate.id === reference);
       if (found === undefined) {
-        throw invalidRequest(`'input[${index}]' refers to item '${reference}', which is not an item of a stored response of this account.`, `input[${index}].id`);
+        throw invalidRequest(
+          `'input[${index}]' refers to item '${reference}', which is not an item of a stored response of this account.`,
+          `input[${index}].id`,
+        );
       }
       resolved.push(found);
     }
@@ -73,7 +78,10 @@ export class StoredResponses {
   async load(accountId: string, id: string): Promise<LoadedResponse | null> {
     const record = await this.options.repository.get(accountId, id, this.notBefore());
     if (record === null) return null;
-    return { response: JSON.parse(record.response) as LoadedResponse['response'], inputItems: JSON.parse(record.inputItems) as LoadedResponse['inputItems'] };
+    return {
+      response: JSON.parse(record.response) as LoadedResponse['response'],
+      inputItems: JSON.parse(record.inputItems) as LoadedResponse['inputItems'],
+    };
   }
 
   /** The serialised input items of a response about to be stored, or a 400 when they exceed the bound. */
@@ -89,7 +97,13 @@ export class StoredResponses {
   }
 
   async save(accountId: string, response: Record<string, unknown>, inputItems: string): Promise<void> {
-    await this.options.repository.put({ id: String(response.id), accountId, createdAt: this.now(), response: JSON.stringify(response), inputItems });
+    await this.options.repository.put({
+      id: String(response.id),
+      accountId,
+      createdAt: this.now(),
+      response: JSON.stringify(response),
+      inputItems,
+    });
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
@@ -105,7 +119,9 @@ function itemReferenceId(item: unknown): string | undefined {
   if (item === null || typeof item !== 'object') return undefined;
   const record = item as { type?: unknown; id?: unknown; role?: unknown };
   // `type` may be omitted on a reference (the SDK's `ResponseInputItem.ItemReference`), but then there is no role.
-  const isReference = record.type === 'item_reference' || (record.type === undefined && record.role === undefined && typeof record.id === 'string');
+  const isReference =
+    record.type === 'item_reference' ||
+    (record.type === undefined && record.role === undefined && typeof record.id === 'string');
   return isReference && typeof record.id === 'string' ? record.id : undefined;
 }
 
@@ -116,7 +132,10 @@ export function responseIdOfItem(itemId: string): string | undefined {
 }
 
 /** A stored response as `GET /v1/responses/{id}` shows it: reasoning blobs only when `include[]` asks. */
-export function presentStoredResponse(response: LoadedResponse['response'], include: readonly string[]): Record<string, unknown> {
+export function presentStoredResponse(
+  response: LoadedResponse['response'],
+  include: readonly string[],
+): Record<string, unknown> {
   return { ...response, output: presentItems(response.output, include.includes('reasoning.encrypted_content')) };
 }
 
@@ -129,16 +148,22 @@ export interface InputItemsPage {
 }
 
 /** `GET /v1/responses/{id}/input_items`: cursor `after` (an item id), `limit` 1-100 (default 20), `order` (default desc). */
-export function pageInputItems(items: ReadonlyArray<Record<string, unknown>>, query: { after?: string; limit?: number; order?: 'asc' | 'desc' }): InputItemsPage {
+export function pageInputItems(
+  items: ReadonlyArray<Record<string, unknown>>,
+  query: { after?: string; limit?: number; order?: 'asc' | 'desc' },
+): InputItemsPage {
   const ordered = query.order === 'asc' ? [...items] : [...items].reverse();
   let start = 0;
   if (query.after !== undefined) {
     const index = ordered.findIndex((item) => item.id === query.after);
-    if (index < 0) throw invalidRequest(`'after' names no input item of this response: ${JSON.stringify(query.after)}.`, 'after');
+    if (index < 0)
+      throw invalidRequest(`'after' names no input item of this response: ${JSON.stringify(query.after)}.`, 'after');
     start = index + 1;
   }
   const limit = query.limit ?? 20;
-  const data = ordered.slice(start, start + limit).map((item) => (item.type === 'reasoning' ? withoutBlob(item) : item));
+  const data = ordered
+    .slice(start, start + limit)
+    .map((item) => (item.type === 'reasoning' ? withoutBlob(item) : item));
   return {
     object: 'list',
     data,

@@ -21,7 +21,11 @@ export function imageSourceFromUrl(url: string, param: string): ImageSource {
  * source: a data URL as it is, or bare base64 whose media type the filename's extension tells (a PDF otherwise,
  * the only type every vendor reads).
  */
-export function documentSourceFromFileData(fileData: string, filename: string | null | undefined, param: string): ImageSource {
+export function documentSourceFromFileData(
+  fileData: string,
+  filename: string | null | undefined,
+  param: string,
+): ImageSource {
   if (fileData.startsWith('data:')) return imageSourceFromUrl(fileData, param);
   const extension = filename?.split('.').pop()?.toLowerCase();
   const mediaType = extension === 'txt' || extension === 'md' ? 'text/plain' : 'application/pdf';

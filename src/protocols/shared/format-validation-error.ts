@@ -27,7 +27,8 @@ export function validationError(error: z.ZodError): GatewayError {
 /** For a union, the branch that got furthest explains the mistake best (e.g. a bad part inside a content array). */
 function mostSpecific(issue: Issue, prefix: PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
   const path = [...prefix, ...issue.path];
-  if (issue.code !== 'invalid_union' || issue.discriminator !== undefined || issue.errors.length === 0) return { issue, path };
+  if (issue.code !== 'invalid_union' || issue.discriminator !== undefined || issue.errors.length === 0)
+    return { issue, path };
   let best: Issue | undefined;
   let bestScore = 0;
   for (const branch of issue.errors) {
@@ -51,12 +52,18 @@ function describeIssue(issue: Issue): string {
         ? `this field is required (expected ${issue.expected}).`
         : `expected ${issue.expected}, got ${describeValue(issue.input)}.`;
     case 'too_small':
-      return issue.origin === 'array' || issue.origin === 'string' ? `${issue.message}.` : `must be at least ${String(issue.minimum)}.`;
+      return issue.origin === 'array' || issue.origin === 'string'
+        ? `${issue.message}.`
+        : `must be at least ${String(issue.minimum)}.`;
     case 'too_big':
-      return issue.origin === 'array' || issue.origin === 'string' ? `${issue.message}.` : `must be at most ${String(issue.maximum)}.`;
+      return issue.origin === 'array' || issue.origin === 'string'
+        ? `${issue.message}.`
+        : `must be at most ${String(issue.maximum)}.`;
     case 'invalid_union':
       if (issue.discriminator !== undefined) {
-        const options = ('options' in issue ? (issue.options ?? []) : []).map((option) => JSON.stringify(option)).join(', ');
+        const options = ('options' in issue ? (issue.options ?? []) : [])
+          .map((option) => JSON.stringify(option))
+          .join(', ');
         return `'${issue.discriminator}' must be one of ${options}, got ${JSON.stringify(discriminatorValue(issue))}.`;
       }
       return `expected ${[...new Set(issue.errors.map((branch) => (branch[0]?.code === 'invalid_type' ? branch[0].expected : 'another form')))].join(' or ')}${issue.input === undefined ? '' : `, got ${describeValue(issue.input)}`}.`;

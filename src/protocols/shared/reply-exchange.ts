@@ -65,13 +65,19 @@ export function setCostHeader(reply: FastifyReply, exchange: ChatExchange): void
  * is already there: the app's onRequest hook sets it on every reply. Dropped parameters are named as the client's
  * protocol spells them; `droppedByProtocol` are fields the protocol itself dropped before any vendor saw them.
  */
-export function setExchangeHeaders(reply: FastifyReply, exchange: ChatExchange, protocol: ClientProtocol, droppedByProtocol: readonly string[] = []): void {
+export function setExchangeHeaders(
+  reply: FastifyReply,
+  exchange: ChatExchange,
+  protocol: ClientProtocol,
+  droppedByProtocol: readonly string[] = [],
+): void {
   if (exchange.droppedParameters.length > 0 || droppedByProtocol.length > 0) {
     const dropped = droppedParametersAsClientNames(protocol, [...droppedByProtocol, ...exchange.droppedParameters]);
     reply.header('x-tollgate-dropped-params', dropped.join(','));
   }
   // The client asked for more output than the model allows: served with the model's limit, said here.
-  if (exchange.clampedMaxOutputTokens !== undefined) reply.header(MAX_TOKENS_CLAMPED_HEADER, String(exchange.clampedMaxOutputTokens));
+  if (exchange.clampedMaxOutputTokens !== undefined)
+    reply.header(MAX_TOKENS_CLAMPED_HEADER, String(exchange.clampedMaxOutputTokens));
   if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
 }
 
@@ -144,7 +150,11 @@ export async function streamExchange(
   };
   try {
     // The events of one upstream network chunk come as one batch: one string, one socket write, as they arrive.
-    for (let outcome = await nextBatchThen(events, writeBatch); outcome !== STREAM_OVER; outcome = await nextBatchThen(events, writeBatch)) {
+    for (
+      let outcome = await nextBatchThen(events, writeBatch);
+      outcome !== STREAM_OVER;
+      outcome = await nextBatchThen(events, writeBatch)
+    ) {
       if (outcome === WRITTEN) continue;
       // The client is gone (or an event could not be encoded): close the events, which stops the vendor and settles
       // the reply as disconnected (what for-await did when its body threw), then the error frame for the encoder's.

@@ -42,8 +42,13 @@ type WireMessage = BuiltAnthropicConversation['messages'][number];
  * results first in their user message (pitfall 7), tool ids sanitised alike in calls and results (pitfall 18),
  * reasoning replayed only when signed by Anthropic (pitfalls 9 and 11).
  */
-export function buildAnthropicConversation(request: CanonicalRequest, options: BuildConversationOptions): BuiltAnthropicConversation {
-  const system = request.system.filter(hasText).map((block): AnthropicTextBlock => ({ type: 'text', text: block.text }));
+export function buildAnthropicConversation(
+  request: CanonicalRequest,
+  options: BuildConversationOptions,
+): BuiltAnthropicConversation {
+  const system = request.system
+    .filter(hasText)
+    .map((block): AnthropicTextBlock => ({ type: 'text', text: block.text }));
   const messages: WireMessage[] = [];
   request.messages.forEach((message, index) => {
     const role = message.role;
@@ -57,7 +62,10 @@ export function buildAnthropicConversation(request: CanonicalRequest, options: B
   });
   for (const message of messages) if (message.role === 'user') message.content = toolResultsFirst(message.content);
   if (messages.length === 0) {
-    throw invalidRequest('The request has no message with content: at least one non-empty message is required.', 'messages');
+    throw invalidRequest(
+      'The request has no message with content: at least one non-empty message is required.',
+      'messages',
+    );
   }
   return { system, messages };
 }
@@ -68,10 +76,16 @@ export function sanitizeAnthropicToolId(id: string): string {
   return sanitized === '' ? 'toolu_missing_id' : sanitized;
 }
 
-function buildContent(message: CanonicalMessage, param: string, options: BuildConversationOptions): AnthropicRequestBlock[] {
+function buildContent(
+  message: CanonicalMessage,
+  param: string,
+  options: BuildConversationOptions,
+): AnthropicRequestBlock[] {
   if (message.role === 'system') {
     // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
-    return message.content.filter((block): block is TextBlock => block.type === 'text' && hasText(block)).map((block) => ({ type: 'text', text: block.text }));
+    return message.content
+      .filter((block): block is TextBlock => block.type === 'text' && hasText(block))
+      .map((block) => ({ type: 'text', text: block.text }));
   }
   const role = message.role;
   const out: AnthropicRequestBlock[] = [];
@@ -111,7 +125,8 @@ function hasText(block: TextBlock): boolean {
 
 function buildImage(block: ImageBlock, param: string): AnthropicImageBlock | AnthropicDocumentBlock {
   if (block.source.kind === 'url') return { type: 'image', source: { type: 'url', url: block.source.url } };
-  const mediaType = block.source.mediaType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : block.source.mediaType.toLowerCase();
+  const mediaType =
+    block.source.mediaType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : block.source.mediaType.toLowerCase();
   // A PDF given as an image data URL (OpenAI clients have no other inline form for it) is a document to Anthropic.
   if (mediaType === 'application/pdf') {
     return { type: 'document', source: { type: 'base64', media_type: mediaType, data: block.source.data } };
@@ -134,7 +149,12 @@ function buildDocument(block: DocumentBlock): AnthropicDocumentBlock {
 }
 
 function buildToolUse(block: ToolCallBlock, param: string): AnthropicToolUseBlock {
-  return { type: 'tool_use', id: sanitizeAnthropicToolId(block.id), name: block.name, input: parseToolArguments(block, param) };
+  return {
+    type: 'tool_use',
+    id: sanitizeAnthropicToolId(block.id),
+    name: block.name,
+    input: parseToolArguments(block, param),
+  };
 }
 
 /**
@@ -164,7 +184,10 @@ function buildToolResult(block: ToolResultBlock, param: string): AnthropicToolRe
       content.push(buildImage(part, `${param}.content[${index}]`));
     }
   });
-  const result: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: sanitizeAnthropicToolId(block.toolCallId) };
+  const result: AnthropicToolResultBlock = {
+    type: 'tool_result',
+    tool_use_id: sanitizeAnthropicToolId(block.toolCallId),
+  };
   // An empty result is sent without content: an empty text block would be refused (pitfall 8).
   if (content.length > 0) result.content = content;
   if (block.isError) result.is_error = true;
@@ -177,7 +200,9 @@ function buildToolResult(block: ToolResultBlock, param: string): AnthropicToolRe
  */
 function buildReasoning(block: ReasoningBlock): AnthropicRequestBlock | undefined {
   if (block.redactedData !== undefined) {
-    return block.originVendor === undefined || block.originVendor === 'anthropic' ? { type: 'redacted_thinking', data: block.redactedData } : undefined;
+    return block.originVendor === undefined || block.originVendor === 'anthropic'
+      ? { type: 'redacted_thinking', data: block.redactedData }
+      : undefined;
   }
   if (block.originVendor !== 'anthropic' || block.signature === undefined || block.signature === '') return undefined;
   return { type: 'thinking', thinking: block.text, signature: block.signature };

@@ -4,7 +4,8 @@ import type { CanonicalMessage, ReasoningBlock } from '../../canonical/request.j
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
 import { canonicalRequest, TEST_MODEL, userText } from '../../../test/helpers/anthropic-test-fixtures.js';
 
-const build = (overrides: Parameters<typeof canonicalRequest>[0] = {}, model = TEST_MODEL) => buildAnthropicRequest(canonicalRequest(overrides), model);
+const build = (overrides: Parameters<typeof canonicalRequest>[0] = {}, model = TEST_MODEL) =>
+  buildAnthropicRequest(canonicalRequest(overrides), model);
 
 function thrown(fn: () => unknown): GatewayError {
   try {
@@ -16,19 +17,36 @@ function thrown(fn: () => unknown): GatewayError {
   throw new Error('expected a GatewayError');
 }
 
-const toolCall = (id: string, argumentsJson = '{"tz":"UTC"}'): CanonicalMessage['content'][number] => ({ type: 'tool-call', id, name: 'get_time', argumentsJson });
+const toolCall = (id: string, argumentsJson = '{"tz":"UTC"}'): CanonicalMessage['content'][number] => ({
+  type: 'tool-call',
+  id,
+  name: 'get_time',
+  argumentsJson,
+});
 const toolResult = (toolCallId: string, text: string, isError = false): CanonicalMessage['content'][number] => ({
   type: 'tool-result',
   toolCallId,
   content: [{ type: 'text', text }],
   isError,
 });
-const signedThinking: ReasoningBlock = { type: 'reasoning', text: 'Let me think.', signature: 'sig-abc', originVendor: 'anthropic' };
-const TIME_TOOL = { name: 'get_time', description: 'Current time', parameters: { type: 'object', properties: { tz: { type: 'string' } } } };
+const signedThinking: ReasoningBlock = {
+  type: 'reasoning',
+  text: 'Let me think.',
+  signature: 'sig-abc',
+  originVendor: 'anthropic',
+};
+const TIME_TOOL = {
+  name: 'get_time',
+  description: 'Current time',
+  parameters: { type: 'object', properties: { tz: { type: 'string' } } },
+};
 
 describe('buildAnthropicRequest: basics', () => {
   it('builds the body with the upstream model, system blocks, stream flag and a default max_tokens', () => {
-    const { body, droppedParameters, betaHeader } = build({ system: [{ type: 'text', text: 'Be brief.' }], stream: true });
+    const { body, droppedParameters, betaHeader } = build({
+      system: [{ type: 'text', text: 'Be brief.' }],
+      stream: true,
+    });
     expect(body).toEqual({
       model: 'claude-sonnet-5',
       max_tokens: 8192,
@@ -74,12 +92,21 @@ describe('buildAnthropicRequest: basics', () => {
       extensions: { 'output_config.task_budget': { type: 'tokens', total: 5000 }, '?beta=true': true },
     });
     expect(body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
-    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema }, effort: 'high', task_budget: { type: 'tokens', total: 5000 } });
+    expect(body.output_config).toEqual({
+      format: { type: 'json_schema', schema },
+      effort: 'high',
+      task_budget: { type: 'tokens', total: 5000 },
+    });
     // No forced JSON tool: the native format is used.
     expect(body.tools).toBeUndefined();
     expect(body).not.toHaveProperty('?beta=true');
     expect(droppedParameters).toEqual([]);
-    expect(buildAnthropicRequest(canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { '?beta=true': true } }), TEST_MODEL).betaQuery).toBe(true);
+    expect(
+      buildAnthropicRequest(
+        canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { '?beta=true': true } }),
+        TEST_MODEL,
+      ).betaQuery,
+    ).toBe(true);
   });
 
   it("an Anthropic client's effort alone does not turn thinking on", () => {
@@ -89,16 +116,44 @@ describe('buildAnthropicRequest: basics', () => {
   });
 
   it('consecutive same-role messages are merged into one turn', () => {
-    const { body } = build({ messages: [userText('a'), userText('b'), { role: 'assistant', content: [{ type: 'text', text: 'c' }] }, { role: 'assistant', content: [{ type: 'text', text: 'd' }] }] });
+    const { body } = build({
+      messages: [
+        userText('a'),
+        userText('b'),
+        { role: 'assistant', content: [{ type: 'text', text: 'c' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'd' }] },
+      ],
+    });
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'c' }, { type: 'text', text: 'd' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'c' },
+          { type: 'text', text: 'd' },
+        ],
+      },
     ]);
   });
 
   it('temperature is clamped to 1 without a report; top_p, top_k, stop and user are forwarded', () => {
-    const { body, droppedParameters } = build({ sampling: { temperature: 1.7, topP: 0.9, topK: 40, stop: ['END', '  '] }, user: 'user-42' });
-    expect(body).toMatchObject({ temperature: 1, top_p: 0.9, top_k: 40, stop_sequences: ['END'], metadata: { user_id: 'user-42' } });
+    const { body, droppedParameters } = build({
+      sampling: { temperature: 1.7, topP: 0.9, topK: 40, stop: ['END', '  '] },
+      user: 'user-42',
+    });
+    expect(body).toMatchObject({
+      temperature: 1,
+      top_p: 0.9,
+      top_k: 40,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'user-42' },
+    });
     expect(build({ sampling: { temperature: 0.3 } }).body.temperature).toBe(0.3);
     // A whitespace-only stop sequence is refused by Anthropic: left out and reported.
     expect(droppedParameters).toEqual(['stop']);
@@ -143,7 +198,13 @@ describe('buildAnthropicRequest: content', () => {
         { role: 'assistant', content: [{ type: 'text', text: '' }, toolCall('call_1')] },
         { role: 'user', content: [toolResult('call_1', '09:00')] },
         { role: 'assistant', content: [{ type: 'text', text: ' \n ' }] },
-        { role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'Thanks' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'Thanks' },
+          ],
+        },
       ],
     });
     expect(body).not.toHaveProperty('system');
@@ -168,7 +229,11 @@ describe('buildAnthropicRequest: content', () => {
 
   it('pitfall 8: an empty tool result is sent without content', () => {
     const { body } = build({
-      messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1')] }, { role: 'user', content: [toolResult('call_1', '')] }],
+      messages: [
+        userText('Hi'),
+        { role: 'assistant', content: [toolCall('call_1')] },
+        { role: 'user', content: [toolResult('call_1', '')] },
+      ],
     });
     expect(body.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1' }] });
   });
@@ -197,7 +262,18 @@ describe('buildAnthropicRequest: content', () => {
 
   it('an image type Anthropic does not accept is a 400 naming the part', () => {
     const error = thrown(() =>
-      build({ messages: [userText('Hi'), { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image', source: { kind: 'base64', mediaType: 'image/bmp', data: 'Qk0' } }] }] }),
+      build({
+        messages: [
+          userText('Hi'),
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'see' },
+              { type: 'image', source: { kind: 'base64', mediaType: 'image/bmp', data: 'Qk0' } },
+            ],
+          },
+        ],
+      }),
     );
     expect(error.code).toBe('invalid_request');
     expect(error.param).toBe('messages[1].content[1]');
@@ -206,9 +282,25 @@ describe('buildAnthropicRequest: content', () => {
 
   it('documents become document blocks with their title', () => {
     const { body } = build({
-      messages: [{ role: 'user', content: [{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' }, title: 'Report' }, { type: 'text', text: 'Summarise.' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'document',
+              source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' },
+              title: 'Report',
+            },
+            { type: 'text', text: 'Summarise.' },
+          ],
+        },
+      ],
     });
-    expect(body.messages[0]!.content[0]).toEqual({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' }, title: 'Report' });
+    expect(body.messages[0]!.content[0]).toEqual({
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' },
+      title: 'Report',
+    });
   });
 });
 
@@ -240,23 +332,40 @@ describe('buildAnthropicRequest: tools', () => {
     [{ type: 'tool', name: 'get_time' } as const, undefined, { type: 'tool', name: 'get_time' }],
     [{ type: 'auto' } as const, false, { type: 'auto', disable_parallel_tool_use: true }],
     [{ type: 'required' } as const, false, { type: 'any', disable_parallel_tool_use: true }],
-    [{ type: 'tool', name: 'get_time' } as const, false, { type: 'tool', name: 'get_time', disable_parallel_tool_use: true }],
+    [
+      { type: 'tool', name: 'get_time' } as const,
+      false,
+      { type: 'tool', name: 'get_time', disable_parallel_tool_use: true },
+    ],
     [{ type: 'none' } as const, false, { type: 'none' }],
     [undefined, false, { type: 'auto', disable_parallel_tool_use: true }],
     [undefined, true, undefined],
   ])('tool_choice %j with parallelToolCalls %s → %j', (toolChoice, parallelToolCalls, expected) => {
-    const { body } = build({ tools: [TIME_TOOL], ...(toolChoice === undefined ? {} : { toolChoice }), ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }) });
+    const { body } = build({
+      tools: [TIME_TOOL],
+      ...(toolChoice === undefined ? {} : { toolChoice }),
+      ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+    });
     expect(body.tool_choice).toEqual(expected);
   });
 
   it('without tools no tool_choice is sent', () => {
-    expect(build({ toolChoice: { type: 'required' }, parallelToolCalls: false }).body).not.toHaveProperty('tool_choice');
+    expect(build({ toolChoice: { type: 'required' }, parallelToolCalls: false }).body).not.toHaveProperty(
+      'tool_choice',
+    );
   });
 
   it('tool calls: arguments parsed into input, "" becomes {}', () => {
     const { body } = build({
       tools: [TIME_TOOL],
-      messages: [userText('Time?'), { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, toolCall('call_1'), toolCall('call_2', '')] }, { role: 'user', content: [toolResult('call_1', 'a'), toolResult('call_2', 'b')] }],
+      messages: [
+        userText('Time?'),
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Checking.' }, toolCall('call_1'), toolCall('call_2', '')],
+        },
+        { role: 'user', content: [toolResult('call_1', 'a'), toolResult('call_2', 'b')] },
+      ],
     });
     expect(body.messages[1]!.content).toEqual([
       { type: 'text', text: 'Checking.' },
@@ -266,11 +375,16 @@ describe('buildAnthropicRequest: tools', () => {
   });
 
   it('tool call arguments that are not a JSON object are a 400 naming the message', () => {
-    const invalid = thrown(() => build({ messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1', '{"tz":')] }] }));
+    const invalid = thrown(() =>
+      build({ messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1', '{"tz":')] }] }),
+    );
     expect(invalid.code).toBe('invalid_request');
     expect(invalid.param).toBe('messages[1].content[0]');
     expect(invalid.message).toMatch(/call_1.*not valid JSON/);
-    expect(thrown(() => build({ messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1', '[1]')] }] })).message).toMatch(/JSON object/);
+    expect(
+      thrown(() => build({ messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1', '[1]')] }] }))
+        .message,
+    ).toMatch(/JSON object/);
   });
 
   it('pitfall 7: all results of a turn go in one user message, before any text (OpenAI-style history)', () => {
@@ -278,7 +392,10 @@ describe('buildAnthropicRequest: tools', () => {
       tools: [TIME_TOOL],
       messages: [
         userText('Times?'),
-        { role: 'assistant', content: [{ type: 'text', text: '' }, toolCall('call_1'), toolCall('call_2', '{"tz":"JST"}')] },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: '' }, toolCall('call_1'), toolCall('call_2', '{"tz":"JST"}')],
+        },
         { role: 'user', content: [toolResult('call_1', '09:00')] },
         { role: 'user', content: [toolResult('call_2', '18:00', true)] },
         userText('Which is later?'),
@@ -306,27 +423,52 @@ describe('buildAnthropicRequest: tools', () => {
 
   it('pitfall 7: tool results placed after text in the same user message are moved first', () => {
     const { body } = build({
-      messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1')] }, { role: 'user', content: [{ type: 'text', text: 'Here:' }, toolResult('call_1', 'ok')] }],
+      messages: [
+        userText('Hi'),
+        { role: 'assistant', content: [toolCall('call_1')] },
+        { role: 'user', content: [{ type: 'text', text: 'Here:' }, toolResult('call_1', 'ok')] },
+      ],
     });
     expect(body.messages[2]!.content).toMatchObject([{ type: 'tool_result' }, { type: 'text' }]);
   });
 
   it('tool results keep their images; a bad image type there is a 400 naming the nested part', () => {
-    const image = { type: 'image' as const, source: { kind: 'base64' as const, mediaType: 'image/png', data: 'iVBOR' } };
+    const image = {
+      type: 'image' as const,
+      source: { kind: 'base64' as const, mediaType: 'image/png', data: 'iVBOR' },
+    };
     const { body } = build({
-      messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1')] }, { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [image], isError: false }] }],
+      messages: [
+        userText('Hi'),
+        { role: 'assistant', content: [toolCall('call_1')] },
+        { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [image], isError: false }] },
+      ],
     });
-    expect(body.messages[2]!.content[0]).toEqual({ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBOR' } }] });
+    expect(body.messages[2]!.content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'call_1',
+      content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBOR' } }],
+    });
     const bad = { ...image, source: { ...image.source, mediaType: 'image/tiff' } };
     const error = thrown(() =>
-      build({ messages: [userText('Hi'), { role: 'assistant', content: [toolCall('call_1')] }, { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [bad], isError: false }] }] }),
+      build({
+        messages: [
+          userText('Hi'),
+          { role: 'assistant', content: [toolCall('call_1')] },
+          { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [bad], isError: false }] },
+        ],
+      }),
     );
     expect(error.param).toBe('messages[2].content[0].content[0]');
   });
 
   it('pitfall 18: tool ids with characters Anthropic refuses are rewritten alike in calls and results', () => {
     const { body } = build({
-      messages: [userText('Hi'), { role: 'assistant', content: [toolCall('functions.get_time:0')] }, { role: 'user', content: [toolResult('functions.get_time:0', 'ok')] }],
+      messages: [
+        userText('Hi'),
+        { role: 'assistant', content: [toolCall('functions.get_time:0')] },
+        { role: 'user', content: [toolResult('functions.get_time:0', 'ok')] },
+      ],
     });
     expect(body.messages[1]!.content[0]).toMatchObject({ type: 'tool_use', id: 'functions_get_time_0' });
     expect(body.messages[2]!.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'functions_get_time_0' });
@@ -350,7 +492,10 @@ describe('buildAnthropicRequest: thinking', () => {
   });
 
   it('budgetTokens is used as given and wins over effort', () => {
-    expect(build({ reasoning: { budgetTokens: 3000, effort: 'low' } }).body.thinking).toEqual({ type: 'enabled', budget_tokens: 3000 });
+    expect(build({ reasoning: { budgetTokens: 3000, effort: 'low' } }).body.thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 3000,
+    });
   });
 
   it('an effort Anthropic has no bucket for leaves thinking off and is reported', () => {
@@ -382,18 +527,30 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(body).not.toHaveProperty('top_k');
     expect(body).not.toHaveProperty('top_p');
     expect(droppedParameters.sort()).toEqual(['temperature', 'tool_choice', 'top_k', 'top_p']);
-    expect(build({ tools: [TIME_TOOL], toolChoice: { type: 'tool', name: 'get_time' }, reasoning: { effort: 'low' } }).body.tool_choice).toEqual({ type: 'auto' });
+    expect(
+      build({ tools: [TIME_TOOL], toolChoice: { type: 'tool', name: 'get_time' }, reasoning: { effort: 'low' } }).body
+        .tool_choice,
+    ).toEqual({ type: 'auto' });
     expect(build({ sampling: { topP: 0.97 }, reasoning: { effort: 'low' } }).body.top_p).toBe(0.97);
     expect(build({ sampling: { temperature: 1 }, reasoning: { effort: 'low' } }).droppedParameters).toEqual([]);
   });
 
   it('pitfall 9: signed Anthropic thinking is replayed byte-identical when thinking is on', () => {
-    const redacted: ReasoningBlock = { type: 'reasoning', text: '', redactedData: 'EncRypTed', originVendor: 'anthropic' };
+    const redacted: ReasoningBlock = {
+      type: 'reasoning',
+      text: '',
+      redactedData: 'EncRypTed',
+      originVendor: 'anthropic',
+    };
     const { body, droppedParameters } = build({
       tools: [TIME_TOOL],
       reasoning: { budgetTokens: 2048 },
       extensionsProtocol: 'anthropic-messages',
-      messages: [userText('Time?'), { role: 'assistant', content: [signedThinking, redacted, toolCall('toolu_01')] }, { role: 'user', content: [toolResult('toolu_01', '09:00')] }],
+      messages: [
+        userText('Time?'),
+        { role: 'assistant', content: [signedThinking, redacted, toolCall('toolu_01')] },
+        { role: 'user', content: [toolResult('toolu_01', '09:00')] },
+      ],
     });
     expect(body.messages[1]!.content).toEqual([
       { type: 'thinking', thinking: 'Let me think.', signature: 'sig-abc' },
@@ -406,7 +563,11 @@ describe('buildAnthropicRequest: thinking', () => {
 
   it('pitfall 9: with thinking off, reasoning blocks are stripped from the history', () => {
     const { body } = build({
-      messages: [userText('Q'), { role: 'assistant', content: [signedThinking, { type: 'text', text: 'A' }] }, userText('Q2')],
+      messages: [
+        userText('Q'),
+        { role: 'assistant', content: [signedThinking, { type: 'text', text: 'A' }] },
+        userText('Q2'),
+      ],
     });
     expect(body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'A' }] });
   });
@@ -415,20 +576,35 @@ describe('buildAnthropicRequest: thinking', () => {
     const { body, droppedParameters } = build({
       tools: [TIME_TOOL],
       reasoning: { effort: 'medium' },
-      messages: [userText('Time?'), { role: 'assistant', content: [{ type: 'reasoning', text: 'unsigned thoughts' }, toolCall('call_1')] }, { role: 'user', content: [toolResult('call_1', '09:00')] }],
+      messages: [
+        userText('Time?'),
+        { role: 'assistant', content: [{ type: 'reasoning', text: 'unsigned thoughts' }, toolCall('call_1')] },
+        { role: 'user', content: [toolResult('call_1', '09:00')] },
+      ],
     });
     expect(body).not.toHaveProperty('thinking');
-    expect(body.messages[1]!.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_time', input: { tz: 'UTC' } }]);
+    expect(body.messages[1]!.content).toEqual([
+      { type: 'tool_use', id: 'call_1', name: 'get_time', input: { tz: 'UTC' } },
+    ]);
     expect(droppedParameters).toEqual(['reasoning_effort']);
   });
 
   it('pitfall 11: unsigned reasoning and reasoning signed by another vendor are never replayed', () => {
-    const foreign: ReasoningBlock = { type: 'reasoning', text: 'gemini thoughts', signature: 'gsig', originVendor: 'gemini' };
+    const foreign: ReasoningBlock = {
+      type: 'reasoning',
+      text: 'gemini thoughts',
+      signature: 'gsig',
+      originVendor: 'gemini',
+    };
     const foreignRedacted: ReasoningBlock = { type: 'reasoning', text: '', redactedData: 'x', originVendor: 'openai' };
     const unsigned: ReasoningBlock = { type: 'reasoning', text: 'deepseek thoughts', originVendor: 'deepseek' };
     const { body } = build({
       reasoning: { effort: 'low' },
-      messages: [userText('Q'), { role: 'assistant', content: [foreign, foreignRedacted, unsigned, { type: 'text', text: 'A' }] }, userText('Q2')],
+      messages: [
+        userText('Q'),
+        { role: 'assistant', content: [foreign, foreignRedacted, unsigned, { type: 'text', text: 'A' }] },
+        userText('Q2'),
+      ],
     });
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
     expect(body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'A' }] });
@@ -439,7 +615,9 @@ describe('buildAnthropicRequest: response_format', () => {
   const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
   it('json_schema: a tool named after the schema, forced, and its name handed to the mappers', () => {
-    const { body, jsonToolName, droppedParameters } = build({ responseFormat: { type: 'json_schema', name: 'weather.report', schema, strict: true } });
+    const { body, jsonToolName, droppedParameters } = build({
+      responseFormat: { type: 'json_schema', name: 'weather.report', schema, strict: true },
+    });
     expect(jsonToolName).toBe('weather_report');
     expect(body.tools).toEqual([
       { name: 'weather_report', description: expect.any(String), input_schema: schema, strict: true },
@@ -451,32 +629,50 @@ describe('buildAnthropicRequest: response_format', () => {
   it('json_object: a json_response tool accepting any object', () => {
     const { body, jsonToolName } = build({ responseFormat: { type: 'json_object' } });
     expect(jsonToolName).toBe('json_response');
-    expect(body.tools).toEqual([{ name: 'json_response', description: expect.any(String), input_schema: { type: 'object' } }]);
+    expect(body.tools).toEqual([
+      { name: 'json_response', description: expect.any(String), input_schema: { type: 'object' } },
+    ]);
     expect(build({ responseFormat: { type: 'text' } }).jsonToolName).toBeUndefined();
   });
 
   it('beside client tools the model must call a tool but may pick a real one; names never collide', () => {
-    const { body, jsonToolName } = build({ tools: [{ name: 'json_response' }], responseFormat: { type: 'json_object' } });
+    const { body, jsonToolName } = build({
+      tools: [{ name: 'json_response' }],
+      responseFormat: { type: 'json_object' },
+    });
     expect(jsonToolName).toBe('json_response_json');
     expect(body.tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
-    expect(build({ tools: [TIME_TOOL], toolChoice: { type: 'none' }, responseFormat: { type: 'json_object' } }).body.tool_choice).toMatchObject({ type: 'tool', name: 'json_response' });
+    expect(
+      build({ tools: [TIME_TOOL], toolChoice: { type: 'none' }, responseFormat: { type: 'json_object' } }).body
+        .tool_choice,
+    ).toMatchObject({ type: 'tool', name: 'json_response' });
   });
 
   it('a forced client tool call leaves no reply to format: no JSON tool', () => {
-    const { body, jsonToolName } = build({ tools: [TIME_TOOL], toolChoice: { type: 'required' }, responseFormat: { type: 'json_object' } });
+    const { body, jsonToolName } = build({
+      tools: [TIME_TOOL],
+      toolChoice: { type: 'required' },
+      responseFormat: { type: 'json_object' },
+    });
     expect(jsonToolName).toBeUndefined();
     expect(body.tool_choice).toEqual({ type: 'any' });
   });
 
   it('JSON mode with thinking: thinking gives way (forced tools are refused with thinking) and is reported', () => {
-    const { body, droppedParameters } = build({ responseFormat: { type: 'json_object' }, reasoning: { effort: 'high' }, sampling: { temperature: 0.5 } });
+    const { body, droppedParameters } = build({
+      responseFormat: { type: 'json_object' },
+      reasoning: { effort: 'high' },
+      sampling: { temperature: 0.5 },
+    });
     expect(body).not.toHaveProperty('thinking');
     expect(body.temperature).toBe(0.5);
     expect(droppedParameters).toEqual(['reasoning_effort']);
   });
 
   it('a schema whose root is not an object is a 400', () => {
-    expect(thrown(() => build({ responseFormat: { type: 'json_schema', name: 'list', schema: { type: 'array' } } })).param).toBe('response_format.json_schema.schema');
+    expect(
+      thrown(() => build({ responseFormat: { type: 'json_schema', name: 'list', schema: { type: 'array' } } })).param,
+    ).toBe('response_format.json_schema.schema');
   });
 });
 

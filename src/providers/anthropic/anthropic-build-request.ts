@@ -1,4 +1,8 @@
-import { ANTHROPIC_BETA_EXTENSION, ANTHROPIC_BETA_QUERY_EXTENSION, OUTPUT_CONFIG_EXTENSION_PREFIX } from '../../canonical/request.js';
+import {
+  ANTHROPIC_BETA_EXTENSION,
+  ANTHROPIC_BETA_QUERY_EXTENSION,
+  OUTPUT_CONFIG_EXTENSION_PREFIX,
+} from '../../canonical/request.js';
 import type { CanonicalRequest, ToolChoice } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type {
@@ -24,7 +28,6 @@ export interface BuiltAnthropicRequest {
   jsonToolName: string | undefined;
 }
 
-
 /** With thinking on, Anthropic accepts `top_p` only in [0.95, 1]. */
 const THINKING_MIN_TOP_P = 0.95;
 
@@ -42,7 +45,13 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
   let thinkingOn = intent.kind === 'enabled' || intent.kind === 'adaptive' || intent.kind === 'between-tools';
   if (intent.kind === 'unsupported') dropped.push(reasoningParameterName(request));
   let conversation = buildAnthropicConversation(request, { replayReasoning: thinkingOn });
-  const thinkingBlocker = !thinkingOn ? undefined : jsonMode !== undefined ? 'json' : lastToolTurnLacksThinking(conversation.messages) ? 'history' : undefined;
+  const thinkingBlocker = !thinkingOn
+    ? undefined
+    : jsonMode !== undefined
+      ? 'json'
+      : lastToolTurnLacksThinking(conversation.messages)
+        ? 'history'
+        : undefined;
   if (thinkingBlocker !== undefined) {
     // JSON mode needs a forced tool and a tool loop needs the signed thinking of its last turn (pitfall 9):
     // reasoning only tunes quality, so it gives way rather than the request failing.
@@ -50,11 +59,22 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
     dropped.push(reasoningParameterName(request));
     conversation = buildAnthropicConversation(request, { replayReasoning: false });
   }
-  const limits = tokenLimits(request.maxOutputTokens, model.maxOutputTokens, thinkingOn && intent.kind === 'enabled' ? intent.budgetTokens : undefined);
+  const limits = tokenLimits(
+    request.maxOutputTokens,
+    model.maxOutputTokens,
+    thinkingOn && intent.kind === 'enabled' ? intent.budgetTokens : undefined,
+  );
 
-  const body: BuiltAnthropicRequest['body'] = { model: model.upstreamModel, max_tokens: limits.maxTokens, messages: conversation.messages };
+  const body: BuiltAnthropicRequest['body'] = {
+    model: model.upstreamModel,
+    max_tokens: limits.maxTokens,
+    messages: conversation.messages,
+  };
   if (conversation.system.length > 0) body.system = conversation.system;
-  const thinking = thinkingOn || intent.kind === 'disabled' ? thinkingConfig(intent.kind, limits.budgetTokens, request.reasoning?.display) : undefined;
+  const thinking =
+    thinkingOn || intent.kind === 'disabled'
+      ? thinkingConfig(intent.kind, limits.budgetTokens, request.reasoning?.display)
+      : undefined;
   if (thinking !== undefined) body.thinking = thinking;
   const outputConfig = nativeFormat ? buildOutputConfig(request) : undefined;
   if (outputConfig !== undefined) body.output_config = outputConfig;
@@ -75,7 +95,8 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
     if (request.extensionsProtocol !== 'anthropic-messages') dropped.push(key);
     else if (key === ANTHROPIC_BETA_EXTENSION) betaHeader = betaHeaderValue(value);
     else if (key === ANTHROPIC_BETA_QUERY_EXTENSION) betaQuery = value === true;
-    else if (key.startsWith(OUTPUT_CONFIG_EXTENSION_PREFIX)) body.output_config = { ...body.output_config, [key.slice(OUTPUT_CONFIG_EXTENSION_PREFIX.length)]: value };
+    else if (key.startsWith(OUTPUT_CONFIG_EXTENSION_PREFIX))
+      body.output_config = { ...body.output_config, [key.slice(OUTPUT_CONFIG_EXTENSION_PREFIX.length)]: value };
     // Same protocol: the client's other Anthropic fields travel as sent, but never over a field built here.
     else if (!(key in body)) body[key] = value;
   }
@@ -86,7 +107,8 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
 function buildOutputConfig(request: CanonicalRequest): AnthropicOutputConfig | undefined {
   const config: AnthropicOutputConfig = {};
   const format = request.responseFormat;
-  if (format?.type === 'json_schema' && format.schema !== undefined) config.format = { type: 'json_schema', schema: format.schema };
+  if (format?.type === 'json_schema' && format.schema !== undefined)
+    config.format = { type: 'json_schema', schema: format.schema };
   if (request.reasoning?.effort !== undefined) config.effort = request.reasoning.effort;
   return Object.keys(config).length === 0 ? undefined : config;
 }
@@ -116,15 +138,19 @@ function thinkingConfig(
   return intent === 'disabled' ? { type: 'disabled' } : undefined;
 }
 
-function applySampling(request: CanonicalRequest, body: AnthropicMessagesRequest, dropped: string[], thinkingOn: boolean): void {
+function applySampling(
+  request: CanonicalRequest,
+  body: AnthropicMessagesRequest,
+  dropped: string[],
+  thinkingOn: boolean,
+): void {
   const { sampling } = request;
   if (sampling.temperature !== undefined) {
     // Anthropic's range is 0–1; above that the closest it has is 1 (clamping, not scaling, keeps 0.7 meaning 0.7).
     // Thinking runs at temperature 1 only; a client value of 1 loses nothing and is not reported.
     if (thinkingOn) {
       if (sampling.temperature !== 1) dropped.push('temperature');
-    }
-    else body.temperature = Math.min(sampling.temperature, 1);
+    } else body.temperature = Math.min(sampling.temperature, 1);
   }
   if (sampling.topP !== undefined) {
     if (thinkingOn && sampling.topP < THINKING_MIN_TOP_P) dropped.push('top_p');
@@ -137,7 +163,8 @@ function applySampling(request: CanonicalRequest, body: AnthropicMessagesRequest
   if (sampling.stop !== undefined) {
     // Anthropic refuses empty and whitespace-only stop sequences.
     const stop = sampling.stop.filter((sequence) => sequence.trim() !== '');
-    if (stop.length < sampling.stop.length) dropped.push(request.extensionsProtocol === 'anthropic-messages' ? 'stop_sequences' : 'stop');
+    if (stop.length < sampling.stop.length)
+      dropped.push(request.extensionsProtocol === 'anthropic-messages' ? 'stop_sequences' : 'stop');
     if (stop.length > 0) body.stop_sequences = stop;
   }
   if (sampling.presencePenalty !== undefined) dropped.push('presence_penalty');
@@ -148,7 +175,10 @@ function applySampling(request: CanonicalRequest, body: AnthropicMessagesRequest
 function buildTools(request: CanonicalRequest): AnthropicTool[] {
   const parametersField = request.extensionsProtocol === 'openai-chat' ? 'function.parameters' : 'input_schema';
   return (request.tools ?? []).map((tool, index) => {
-    const built: AnthropicTool = { name: tool.name, input_schema: objectSchema(tool.parameters, `tools[${index}].${parametersField}`) };
+    const built: AnthropicTool = {
+      name: tool.name,
+      input_schema: objectSchema(tool.parameters, `tools[${index}].${parametersField}`),
+    };
     if (tool.description !== undefined) built.description = tool.description;
     // `strict: false` is the default; leaving it out keeps the body valid where the field is not known.
     if (tool.strict === true) built.strict = true;
@@ -161,7 +191,12 @@ function buildTools(request: CanonicalRequest): AnthropicTool[] {
  * does not take). Without tools there is nothing to choose and the field is left out. With thinking on, a forced
  * choice is refused by Anthropic (pitfall 10): it is downgraded to `auto` and `tool_choice` reported as dropped.
  */
-function buildToolChoice(request: CanonicalRequest, hasTools: boolean, thinkingOn: boolean, dropped: string[]): AnthropicToolChoice | undefined {
+function buildToolChoice(
+  request: CanonicalRequest,
+  hasTools: boolean,
+  thinkingOn: boolean,
+  dropped: string[],
+): AnthropicToolChoice | undefined {
   if (!hasTools) return undefined;
   let choice: ToolChoice | undefined = request.toolChoice;
   if (thinkingOn && (choice?.type === 'required' || choice?.type === 'tool')) {

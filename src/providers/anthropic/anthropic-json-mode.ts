@@ -20,7 +20,10 @@ const DEFAULT_TOOL_NAME = 'json_response';
  * model may still call them: `any` lets it choose between a real call and the JSON reply. When the client forces a
  * tool call (`required` or a named tool) the turn is a call by contract and there is no reply text to format.
  */
-export function planJsonMode(request: CanonicalRequest, clientTools: readonly AnthropicTool[]): JsonModePlan | undefined {
+export function planJsonMode(
+  request: CanonicalRequest,
+  clientTools: readonly AnthropicTool[],
+): JsonModePlan | undefined {
   const format = request.responseFormat;
   if (format === undefined || format.type === 'text') return undefined;
   const choice = request.toolChoice?.type;
@@ -32,10 +35,16 @@ export function planJsonMode(request: CanonicalRequest, clientTools: readonly An
     format.type === 'json_schema'
       ? {
           name,
-          description: format.description ?? 'Give your complete reply as the input of this tool: a JSON object that follows its schema.',
+          description:
+            format.description ??
+            'Give your complete reply as the input of this tool: a JSON object that follows its schema.',
           input_schema: objectSchema(format.schema, 'response_format.json_schema.schema'),
         }
-      : { name, description: 'Give your complete reply as the input of this tool: a single JSON object.', input_schema: { type: 'object' } };
+      : {
+          name,
+          description: 'Give your complete reply as the input of this tool: a single JSON object.',
+          input_schema: { type: 'object' },
+        };
   if (format.type === 'json_schema' && format.strict === true) tool.strict = true;
   const useClientTools = clientTools.length > 0 && choice !== 'none';
   // One JSON reply only: a parallel second call (or a real call beside it) would make the reply ambiguous.
@@ -59,7 +68,10 @@ export function objectSchema(schema: Record<string, unknown> | undefined, param:
   if (schema === undefined) return { type: 'object', properties: {} };
   if (schema.type === undefined) return { type: 'object', ...schema };
   if (schema.type !== 'object') {
-    throw invalidRequest(`'${param}' must describe a JSON object (root "type": "object"); got ${JSON.stringify(schema.type)}.`, param);
+    throw invalidRequest(
+      `'${param}' must describe a JSON object (root "type": "object"); got ${JSON.stringify(schema.type)}.`,
+      param,
+    );
   }
   return schema;
 }

@@ -19,7 +19,10 @@ const STREAM_ERROR_CODES: Readonly<Record<string, GatewayErrorCode>> = {
 };
 
 /** An `event: error` received after the 200: the stream is over, the client gets the mapped gateway error. */
-export function anthropicStreamError(vendorLabel: string, error: { type?: string; message?: string } | undefined): GatewayError {
+export function anthropicStreamError(
+  vendorLabel: string,
+  error: { type?: string; message?: string } | undefined,
+): GatewayError {
   const type = error?.type ?? 'api_error';
   const code = STREAM_ERROR_CODES[type] ?? 'upstream_server_error';
   const message =
@@ -30,7 +33,11 @@ export function anthropicStreamError(vendorLabel: string, error: { type?: string
 }
 
 /** A non-2xx reply → the gateway error: status decides the code, the body gives the message and vendor type. */
-export async function anthropicHttpError(vendorLabel: string, response: UpstreamResponse, now = Date.now()): Promise<GatewayError> {
+export async function anthropicHttpError(
+  vendorLabel: string,
+  response: UpstreamResponse,
+  now = Date.now(),
+): Promise<GatewayError> {
   let message: string | undefined;
   let vendorCode: string | undefined;
   try {
@@ -53,7 +60,10 @@ export async function anthropicHttpError(vendorLabel: string, response: Upstream
  * Seconds to wait: `retry-after` when present; on a 429 without it, the time until the request bucket resets
  * (`anthropic-ratelimit-requests-reset` is an RFC 3339 timestamp).
  */
-export function anthropicRetryAfter(response: Pick<UpstreamResponse, 'statusCode' | 'headers'>, now = Date.now()): number | undefined {
+export function anthropicRetryAfter(
+  response: Pick<UpstreamResponse, 'statusCode' | 'headers'>,
+  now = Date.now(),
+): number | undefined {
   const retryAfter = parseRetryAfter(headerValue(response.headers, 'retry-after'), now);
   if (retryAfter !== undefined || response.statusCode !== 429) return retryAfter;
   const reset = headerValue(response.headers, 'anthropic-ratelimit-requests-reset');

@@ -43,7 +43,13 @@ describe('mapAnthropicMessage', () => {
         id: 'msg_01XyZ',
         model: 'claude-sonnet-4-5',
         created: 1700000000,
-        inputUsage: { inputTokens: 42, cacheReadTokens: 1200, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+        inputUsage: {
+          inputTokens: 42,
+          cacheReadTokens: 1200,
+          cacheWriteTokens: 0,
+          outputTokens: 0,
+          reasoningTokens: 0,
+        },
       },
       { type: 'text-start', blockId: 'b0' },
       { type: 'text-delta', blockId: 'b0', text: 'Let me check.' },
@@ -74,7 +80,12 @@ describe('mapAnthropicMessage', () => {
           { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' },
           { type: 'text', text: 'Answer.' },
         ],
-        usage: { input_tokens: 10, output_tokens: 90, cache_creation_input_tokens: 5, output_tokens_details: { thinking_tokens: 70 } },
+        usage: {
+          input_tokens: 10,
+          output_tokens: 90,
+          cache_creation_input_tokens: 5,
+          output_tokens_details: { thinking_tokens: 70 },
+        },
       }),
       { created: 1 },
     );
@@ -93,7 +104,13 @@ describe('mapAnthropicMessage', () => {
       { type: 'reasoning', text: '', redactedData: 'EmwKAhgBEgy3va' },
       { type: 'text', text: 'Answer.' },
     ]);
-    expect(reply.usage).toMatchObject({ inputTokens: 10, cacheWriteTokens: 5, cacheReadTokens: 0, outputTokens: 90, reasoningTokens: 70 });
+    expect(reply.usage).toMatchObject({
+      inputTokens: 10,
+      cacheWriteTokens: 5,
+      cacheReadTokens: 0,
+      outputTokens: 90,
+      reasoningTokens: 70,
+    });
   });
 
   it('leaves out empty text blocks and block types it does not relay (server tools)', () => {
@@ -107,13 +124,21 @@ describe('mapAnthropicMessage', () => {
   });
 
   it('a tool call without arguments carries "{}"', () => {
-    const reply = fold(mapAnthropicMessage(message({ content: [{ type: 'tool_use', id: 't1', name: 'now', input: {} }], stop_reason: 'tool_use' }), { created: 1 }));
+    const reply = fold(
+      mapAnthropicMessage(
+        message({ content: [{ type: 'tool_use', id: 't1', name: 'now', input: {} }], stop_reason: 'tool_use' }),
+        { created: 1 },
+      ),
+    );
     expect(reply.content).toEqual([{ type: 'tool-call', id: 't1', name: 'now', argumentsJson: '{}' }]);
   });
 
   it('JSON mode: the JSON tool call becomes the reply text and the turn ends as end_turn', () => {
     const events = mapAnthropicMessage(
-      message({ content: [{ type: 'tool_use', id: 't1', name: 'weather_report', input: { city: 'Lisbon' } }], stop_reason: 'tool_use' }),
+      message({
+        content: [{ type: 'tool_use', id: 't1', name: 'weather_report', input: { city: 'Lisbon' } }],
+        stop_reason: 'tool_use',
+      }),
       { created: 1, jsonToolName: 'weather_report' },
     );
     const reply = fold(events);
@@ -154,7 +179,12 @@ describe('anthropicFinishEvent (translation.md §3)', () => {
   });
 
   it('stop_sequence carries the matched sequence', () => {
-    expect(anthropicFinishEvent('stop_sequence', 'END', false)).toEqual({ type: 'finish', reason: 'stop-sequence', rawReason: 'stop_sequence', stopSequence: 'END' });
+    expect(anthropicFinishEvent('stop_sequence', 'END', false)).toEqual({
+      type: 'finish',
+      reason: 'stop-sequence',
+      rawReason: 'stop_sequence',
+      stopSequence: 'END',
+    });
   });
 
   it('a missing stop reason is a plain stop', () => {

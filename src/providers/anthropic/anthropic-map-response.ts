@@ -62,7 +62,13 @@ export function anthropicBlockId(index: number): string {
  */
 export function mapAnthropicMessage(message: AnthropicMessage, options: AnthropicMappingOptions): CanonicalEvent[] {
   const events: CanonicalEvent[] = [
-    { type: 'response-start', id: message.id, model: message.model, created: options.created, inputUsage: promptSideUsage(mapAnthropicUsage(message.usage ?? {})) },
+    {
+      type: 'response-start',
+      id: message.id,
+      model: message.model,
+      created: options.created,
+      inputUsage: promptSideUsage(mapAnthropicUsage(message.usage ?? {})),
+    },
   ];
   let jsonReplies = 0;
   let toolCalls = 0;
@@ -70,12 +76,18 @@ export function mapAnthropicMessage(message: AnthropicMessage, options: Anthropi
     const blockId = anthropicBlockId(index);
     switch (block.type) {
       case 'text':
-        if (block.text !== '') events.push({ type: 'text-start', blockId }, { type: 'text-delta', blockId, text: block.text }, { type: 'text-end', blockId });
+        if (block.text !== '')
+          events.push(
+            { type: 'text-start', blockId },
+            { type: 'text-delta', blockId, text: block.text },
+            { type: 'text-end', blockId },
+          );
         return;
       case 'thinking':
         events.push({ type: 'reasoning-start', blockId });
         if (block.thinking !== '') events.push({ type: 'reasoning-delta', blockId, text: block.thinking });
-        if (typeof block.signature === 'string' && block.signature !== '') events.push({ type: 'reasoning-signature', blockId, signature: block.signature });
+        if (typeof block.signature === 'string' && block.signature !== '')
+          events.push({ type: 'reasoning-signature', blockId, signature: block.signature });
         events.push({ type: 'reasoning-end', blockId });
         return;
       case 'redacted_thinking':
@@ -85,7 +97,11 @@ export function mapAnthropicMessage(message: AnthropicMessage, options: Anthropi
         const argumentsJson = JSON.stringify(block.input ?? {});
         if (block.name === options.jsonToolName) {
           jsonReplies += 1;
-          events.push({ type: 'text-start', blockId }, { type: 'text-delta', blockId, text: argumentsJson }, { type: 'text-end', blockId });
+          events.push(
+            { type: 'text-start', blockId },
+            { type: 'text-delta', blockId, text: argumentsJson },
+            { type: 'text-end', blockId },
+          );
         } else {
           toolCalls += 1;
           events.push(

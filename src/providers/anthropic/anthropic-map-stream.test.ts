@@ -13,43 +13,97 @@ function sse(events: ReadonlyArray<readonly [string, string]>, lineEnd = '\n'): 
 
 // anthropic-messages.md §4, verbatim: a text block, an interleaved ping, a tool call streamed in two pieces.
 const TOOL_STREAM = sse([
-  ['message_start', '{"type":"message_start","message":{"id":"msg_01XyZ","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":42,"cache_creation_input_tokens":0,"cache_read_input_tokens":1200,"output_tokens":1}}}'],
+  [
+    'message_start',
+    '{"type":"message_start","message":{"id":"msg_01XyZ","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":42,"cache_creation_input_tokens":0,"cache_read_input_tokens":1200,"output_tokens":1}}}',
+  ],
   ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'],
   ['ping', '{"type":"ping"}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me check."}}'],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me check."}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":0}'],
-  ['content_block_start', '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01Ab","name":"lookup_weather","input":{}}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\": \\"Lis"}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"bon\\"}"}}'],
+  [
+    'content_block_start',
+    '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01Ab","name":"lookup_weather","input":{}}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\": \\"Lis"}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"bon\\"}"}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":1}'],
-  ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":37}}'],
+  [
+    'message_delta',
+    '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":37}}',
+  ],
   ['message_stop', '{"type":"message_stop"}'],
 ]);
 
 // Hand-written after §4: signed thinking, redacted thinking, multi-byte text, a tool whose only argument piece is ""
 // and one with no deltas at all, pings anywhere, two cumulative message_deltas (the newer form repeats input counts).
 const THINKING_EVENTS = [
-  ['message_start', '{"type":"message_start","message":{"id":"msg_02","type":"message","role":"assistant","model":"claude-sonnet-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":310,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0,"output_tokens":3}}}'],
+  [
+    'message_start',
+    '{"type":"message_start","message":{"id":"msg_02","type":"message","role":"assistant","model":"claude-sonnet-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":310,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0,"output_tokens":3}}}',
+  ],
   ['ping', '{"type":"ping"}'],
-  ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user asks for the time; "}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"I should call now()."}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIARgCIkBsig=="}}'],
+  [
+    'content_block_start',
+    '{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user asks for the time; "}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"I should call now()."}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIARgCIkBsig=="}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":0}'],
-  ['content_block_start', '{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}}'],
+  [
+    'content_block_start',
+    '{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":1}'],
   ['content_block_start', '{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}'],
   ['content_block_delta', '{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Café ☕ — "}}'],
   ['ping', '{"type":"ping"}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"checking 🕒."}}'],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"checking 🕒."}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":2}'],
-  ['content_block_start', '{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_now","name":"now","input":{}}}'],
-  ['content_block_delta', '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":""}}'],
+  [
+    'content_block_start',
+    '{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_now","name":"now","input":{}}}',
+  ],
+  [
+    'content_block_delta',
+    '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":""}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":3}'],
-  ['content_block_start', '{"type":"content_block_start","index":4,"content_block":{"type":"tool_use","id":"toolu_tz","name":"timezone","input":{}}}'],
+  [
+    'content_block_start',
+    '{"type":"content_block_start","index":4,"content_block":{"type":"tool_use","id":"toolu_tz","name":"timezone","input":{}}}',
+  ],
   ['content_block_stop', '{"type":"content_block_stop","index":4}'],
-  ['message_delta', '{"type":"message_delta","delta":{"stop_reason":null,"stop_sequence":null},"usage":{"output_tokens":40}}'],
-  ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":310,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0,"output_tokens":95,"output_tokens_details":{"thinking_tokens":60}}}'],
+  [
+    'message_delta',
+    '{"type":"message_delta","delta":{"stop_reason":null,"stop_sequence":null},"usage":{"output_tokens":40}}',
+  ],
+  [
+    'message_delta',
+    '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":310,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0,"output_tokens":95,"output_tokens_details":{"thinking_tokens":60}}}',
+  ],
   ['message_stop', '{"type":"message_stop"}'],
 ] as const;
 const THINKING_STREAM = sse(THINKING_EVENTS, '\r\n');
@@ -61,7 +115,11 @@ const THINKING_MESSAGE: AnthropicMessage = {
   role: 'assistant',
   model: 'claude-sonnet-5',
   content: [
-    { type: 'thinking', thinking: 'The user asks for the time; I should call now().', signature: 'EqQBCkYIARgCIkBsig==' },
+    {
+      type: 'thinking',
+      thinking: 'The user asks for the time; I should call now().',
+      signature: 'EqQBCkYIARgCIkBsig==',
+    },
     { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' },
     { type: 'text', text: 'Café ☕ — checking 🕒.' },
     { type: 'tool_use', id: 'toolu_now', name: 'now', input: {} },
@@ -69,7 +127,13 @@ const THINKING_MESSAGE: AnthropicMessage = {
   ],
   stop_reason: 'tool_use',
   stop_sequence: null,
-  usage: { input_tokens: 310, cache_creation_input_tokens: 2048, cache_read_input_tokens: 0, output_tokens: 95, output_tokens_details: { thinking_tokens: 60 } },
+  usage: {
+    input_tokens: 310,
+    cache_creation_input_tokens: 2048,
+    cache_read_input_tokens: 0,
+    output_tokens: 95,
+    output_tokens_details: { thinking_tokens: 60 },
+  },
 };
 
 const OPTIONS: AnthropicMappingOptions = { created: 1700000000 };
@@ -77,7 +141,9 @@ const OPTIONS: AnthropicMappingOptions = { created: 1700000000 };
 function mapPieces(pieces: Uint8Array[], options: AnthropicMappingOptions = OPTIONS): CanonicalEvent[] {
   const decoder = new SseDecoder();
   const mapper = new AnthropicStreamMapper('Anthropic', options);
-  const events = [...pieces.flatMap((piece) => decoder.push(piece)), ...decoder.end()].flatMap((event) => mapper.map(event));
+  const events = [...pieces.flatMap((piece) => decoder.push(piece)), ...decoder.end()].flatMap((event) =>
+    mapper.map(event),
+  );
   return [...events, ...mapper.end()];
 }
 
@@ -114,7 +180,13 @@ describe('AnthropicStreamMapper', () => {
         model: 'claude-sonnet-4-5',
         created: 1700000000,
         // message_start's prompt counts, told before the reply.
-        inputUsage: { inputTokens: 42, cacheReadTokens: 1200, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+        inputUsage: {
+          inputTokens: 42,
+          cacheReadTokens: 1200,
+          cacheWriteTokens: 0,
+          outputTokens: 0,
+          reasoningTokens: 0,
+        },
       },
       { type: 'text-start', blockId: 'b0' },
       { type: 'text-delta', blockId: 'b0', text: 'Let me check.' },
@@ -167,7 +239,9 @@ describe('AnthropicStreamMapper', () => {
     const events = mapWhole(THINKING_STREAM);
     const usages = events.filter((event) => event.type === 'usage');
     expect(usages).toHaveLength(1);
-    expect(usages[0]).toMatchObject({ usage: { inputTokens: 310, cacheWriteTokens: 2048, cacheReadTokens: 0, outputTokens: 95, reasoningTokens: 60 } });
+    expect(usages[0]).toMatchObject({
+      usage: { inputTokens: 310, cacheWriteTokens: 2048, cacheReadTokens: 0, outputTokens: 95, reasoningTokens: 60 },
+    });
     expect(events.at(-2)).toMatchObject({ type: 'finish' });
     expect(events.at(-1)).toMatchObject({ type: 'usage' });
   });
@@ -186,7 +260,9 @@ describe('AnthropicStreamMapper', () => {
 
   it('the folded stream equals the non-stream mapping of the equivalent Message', () => {
     const withoutRaw = (response: CanonicalResponse) => ({ ...response, usage: { ...response.usage, raw: null } });
-    expect(withoutRaw(fold(mapWhole(THINKING_STREAM)))).toEqual(withoutRaw(fold(mapAnthropicMessage(THINKING_MESSAGE, OPTIONS))));
+    expect(withoutRaw(fold(mapWhole(THINKING_STREAM)))).toEqual(
+      withoutRaw(fold(mapAnthropicMessage(THINKING_MESSAGE, OPTIONS))),
+    );
     // The §4 stream's arguments carry the vendor's spacing; as JSON values both modes agree too.
     const streamed = fold(mapWhole(TOOL_STREAM));
     const whole = fold(
@@ -209,13 +285,17 @@ describe('AnthropicStreamMapper', () => {
     );
     const normalise = (response: CanonicalResponse) => ({
       ...response,
-      content: response.content.map((block) => (block.type === 'tool-call' ? { ...block, argumentsJson: JSON.parse(block.argumentsJson) as unknown } : block)),
+      content: response.content.map((block) =>
+        block.type === 'tool-call' ? { ...block, argumentsJson: JSON.parse(block.argumentsJson) as unknown } : block,
+      ),
     });
     expect(normalise(streamed)).toEqual(normalise(whole));
   });
 
   it('an error event after the 200 is thrown as the gateway error of its type', () => {
-    const stream = TOOL_STREAM.split('event: content_block_stop')[0] + sse([['error', '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}']]);
+    const stream =
+      TOOL_STREAM.split('event: content_block_stop')[0] +
+      sse([['error', '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}']]);
     const error = thrown(() => mapWhole(stream));
     expect(error.code).toBe('upstream_unavailable');
     expect(error.upstreamCode).toBe('overloaded_error');
@@ -231,11 +311,18 @@ describe('AnthropicStreamMapper', () => {
     ['a_new_error', 'upstream_server_error'],
   ])('error event %s → %s', (type, code) => {
     const mapper = new AnthropicStreamMapper('Anthropic', OPTIONS);
-    expect(thrown(() => mapper.map({ event: 'error', data: JSON.stringify({ type: 'error', error: { type, message: 'm' } }) })).code).toBe(code);
+    expect(
+      thrown(() =>
+        mapper.map({ event: 'error', data: JSON.stringify({ type: 'error', error: { type, message: 'm' } }) }),
+      ).code,
+    ).toBe(code);
   });
 
   it('a stream cut before message_stop is an upstream fault, not a short reply', () => {
-    for (const cut of [TOOL_STREAM.split('event: message_stop')[0]!, TOOL_STREAM.slice(0, TOOL_STREAM.indexOf('bon') + 2)]) {
+    for (const cut of [
+      TOOL_STREAM.split('event: message_stop')[0]!,
+      TOOL_STREAM.slice(0, TOOL_STREAM.indexOf('bon') + 2),
+    ]) {
       const error = thrown(() => mapWhole(cut));
       expect(error.code).toBe('upstream_bad_response');
       expect(error.message).toMatch(/ended the stream before the reply was complete/);
@@ -244,25 +331,57 @@ describe('AnthropicStreamMapper', () => {
 
   it('a stop sequence is carried on the finish', () => {
     const stream = sse([
-      ['message_start', '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}'],
+      [
+        'message_start',
+        '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}',
+      ],
       ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'],
-      ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"one two"}}'],
+      [
+        'content_block_delta',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"one two"}}',
+      ],
       ['content_block_stop', '{"type":"content_block_stop","index":0}'],
-      ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"three"},"usage":{"output_tokens":3}}'],
+      [
+        'message_delta',
+        '{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"three"},"usage":{"output_tokens":3}}',
+      ],
       ['message_stop', '{"type":"message_stop"}'],
     ]);
-    expect(mapWhole(stream).at(-2)).toEqual({ type: 'finish', reason: 'stop-sequence', rawReason: 'stop_sequence', stopSequence: 'three' });
+    expect(mapWhole(stream).at(-2)).toEqual({
+      type: 'finish',
+      reason: 'stop-sequence',
+      rawReason: 'stop_sequence',
+      stopSequence: 'three',
+    });
   });
 
   it('JSON mode: the JSON tool streams as text and the turn ends as end_turn', () => {
     const stream = sse([
-      ['message_start', '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}'],
-      ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_j","name":"weather_report","input":{}}}'],
-      ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}'],
-      ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\":"}}'],
-      ['content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\\"Lisbon\\"}"}}'],
+      [
+        'message_start',
+        '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}',
+      ],
+      [
+        'content_block_start',
+        '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_j","name":"weather_report","input":{}}}',
+      ],
+      [
+        'content_block_delta',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}',
+      ],
+      [
+        'content_block_delta',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\":"}}',
+      ],
+      [
+        'content_block_delta',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\\"Lisbon\\"}"}}',
+      ],
       ['content_block_stop', '{"type":"content_block_stop","index":0}'],
-      ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":9}}'],
+      [
+        'message_delta',
+        '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":9}}',
+      ],
       ['message_stop', '{"type":"message_stop"}'],
     ]);
     const events = mapWhole(stream, { ...OPTIONS, jsonToolName: 'weather_report' });
@@ -277,8 +396,12 @@ describe('AnthropicStreamMapper', () => {
 
   it('content before message_start and non-JSON data are bad upstream responses', () => {
     const mapper = new AnthropicStreamMapper('Anthropic', OPTIONS);
-    expect(thrown(() => mapper.map({ event: 'content_block_stop', data: '{"type":"content_block_stop","index":0}' })).code).toBe('upstream_bad_response');
-    expect(thrown(() => new AnthropicStreamMapper('Anthropic', OPTIONS).map({ data: '{"type":' })).message).toMatch(/not valid JSON/);
+    expect(
+      thrown(() => mapper.map({ event: 'content_block_stop', data: '{"type":"content_block_stop","index":0}' })).code,
+    ).toBe('upstream_bad_response');
+    expect(thrown(() => new AnthropicStreamMapper('Anthropic', OPTIONS).map({ data: '{"type":' })).message).toMatch(
+      /not valid JSON/,
+    );
   });
 
   it('ignores unknown event types and delta types, and anything after message_stop', () => {
@@ -292,9 +415,13 @@ describe('AnthropicStreamMapper', () => {
 });
 
 describe('AnthropicStreamMapper, text deltas read by their learned shape (issue 22)', () => {
-  const delta = (index: number, text: string) => `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}`;
+  const delta = (index: number, text: string) =>
+    `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}`;
   const events: Array<readonly [string, string]> = [
-    ['message_start', '{"type":"message_start","message":{"id":"msg_9","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":4,"output_tokens":1}}}'],
+    [
+      'message_start',
+      '{"type":"message_start","message":{"id":"msg_9","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":4,"output_tokens":1}}}',
+    ],
     ['content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'],
     ['content_block_delta', delta(0, 'Hel')],
     ['content_block_delta', delta(0, 'lo "x"\n')],
@@ -306,7 +433,10 @@ describe('AnthropicStreamMapper, text deltas read by their learned shape (issue 
     ['content_block_delta', delta(1, 'one')],
     ['content_block_delta', delta(1, 'two')],
     ['content_block_stop', '{"type":"content_block_stop","index":1}'],
-    ['message_delta', '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}'],
+    [
+      'message_delta',
+      '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}',
+    ],
     ['message_stop', '{"type":"message_stop"}'],
   ];
 

@@ -74,15 +74,26 @@ export class AnthropicStreamMapper {
     try {
       event = JSON.parse(sse.data) as AnthropicStreamEvent;
     } catch {
-      throw new GatewayError('upstream_bad_response', `${this.vendorLabel} sent a stream event that is not valid JSON.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.vendorLabel} sent a stream event that is not valid JSON.`,
+      );
     }
     // The JSON repeats the event name in `type`; the `event:` line is the fallback for a body that omits it.
     const type = typeof event?.type === 'string' ? event.type : sse.event;
-    if (type === 'error') throw anthropicStreamError(this.vendorLabel, (event as Partial<Extract<AnthropicStreamEvent, { type: 'error' }>>).error);
+    if (type === 'error')
+      throw anthropicStreamError(
+        this.vendorLabel,
+        (event as Partial<Extract<AnthropicStreamEvent, { type: 'error' }>>).error,
+      );
     if (type === 'ping') return [];
-    if (type === 'message_start') return this.messageStart(event as Extract<AnthropicStreamEvent, { type: 'message_start' }>);
+    if (type === 'message_start')
+      return this.messageStart(event as Extract<AnthropicStreamEvent, { type: 'message_start' }>);
     if (!this.started) {
-      throw new GatewayError('upstream_bad_response', `${this.vendorLabel} sent '${String(type)}' before 'message_start'.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.vendorLabel} sent '${String(type)}' before 'message_start'.`,
+      );
     }
     const out: CanonicalEvent[] = [];
     switch (type) {
@@ -114,7 +125,9 @@ export class AnthropicStreamMapper {
         // Blocks a well-formed stream has already stopped; closing leftovers keeps the event stream balanced.
         for (const index of [...this.blocks.keys()]) this.blockStop(index, out);
         this.finished = true;
-        out.push(anthropicFinishEvent(this.stopReason, this.stopSequence, this.jsonReplies > 0 && this.toolCalls === 0));
+        out.push(
+          anthropicFinishEvent(this.stopReason, this.stopSequence, this.jsonReplies > 0 && this.toolCalls === 0),
+        );
         out.push({ type: 'usage', usage: mapAnthropicUsage(this.usage) });
         break;
       default:
@@ -127,7 +140,10 @@ export class AnthropicStreamMapper {
   /** Called at the end of the upstream body: a stream cut before `message_stop` is an upstream fault, not a reply. */
   end(): CanonicalEvent[] {
     if (!this.finished) {
-      throw new GatewayError('upstream_bad_response', `${this.vendorLabel} ended the stream before the reply was complete.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.vendorLabel} ended the stream before the reply was complete.`,
+      );
     }
     return [];
   }
@@ -142,7 +158,9 @@ export class AnthropicStreamMapper {
     this.mergeUsage(message.usage);
     // The prompt's counts are final here (Anthropic's `message_start`); output is a placeholder until the end.
     const inputUsage = promptSideUsage(mapAnthropicUsage(this.usage));
-    return [{ type: 'response-start', id: message.id, model: message.model, created: this.options.created, inputUsage }];
+    return [
+      { type: 'response-start', id: message.id, model: message.model, created: this.options.created, inputUsage },
+    ];
   }
 
   private blockStart(index: number, block: AnthropicResponseBlock, out: CanonicalEvent[]): void {
@@ -189,10 +207,12 @@ export class AnthropicStreamMapper {
         if (state.kind === 'text') this.text(state, delta.text, out);
         return;
       case 'thinking_delta':
-        if (state.kind === 'reasoning' && delta.thinking) out.push({ type: 'reasoning-delta', blockId: state.blockId, text: delta.thinking });
+        if (state.kind === 'reasoning' && delta.thinking)
+          out.push({ type: 'reasoning-delta', blockId: state.blockId, text: delta.thinking });
         return;
       case 'signature_delta':
-        if (state.kind === 'reasoning' && delta.signature) out.push({ type: 'reasoning-signature', blockId: state.blockId, signature: delta.signature });
+        if (state.kind === 'reasoning' && delta.signature)
+          out.push({ type: 'reasoning-signature', blockId: state.blockId, signature: delta.signature });
         return;
       case 'input_json_delta':
         // The first piece is often "": nothing to send (and a text block must not open on it).
@@ -219,7 +239,11 @@ export class AnthropicStreamMapper {
         // No argument deltas (a call without arguments): the start block's input is the whole input. The `{}`
         // placeholder is only ever sent here, never ahead of deltas (translation.md §8.1).
         if (!state.sawArguments) this.toolArguments(state, JSON.stringify(state.startInput ?? {}), out);
-        out.push(state.asText ? { type: 'text-end', blockId: state.blockId } : { type: 'tool-call-end', blockId: state.blockId });
+        out.push(
+          state.asText
+            ? { type: 'text-end', blockId: state.blockId }
+            : { type: 'tool-call-end', blockId: state.blockId },
+        );
         return;
       case 'ignored':
         return;
@@ -258,7 +282,10 @@ export class AnthropicStreamMapper {
  * A text delta that says nothing but its block's index and its text: the shape `DeltaTemplate` may learn (an
  * event with the same fields and another text maps to that text alone, for the same block).
  */
-function isPlainTextDelta(event: AnthropicStreamEvent, delta: AnthropicContentDelta): delta is Extract<AnthropicContentDelta, { type: 'text_delta' }> {
+function isPlainTextDelta(
+  event: AnthropicStreamEvent,
+  delta: AnthropicContentDelta,
+): delta is Extract<AnthropicContentDelta, { type: 'text_delta' }> {
   if (delta?.type !== 'text_delta' || typeof delta.text !== 'string' || delta.text === '') return false;
   return event.type === 'content_block_delta' && Object.keys(event).length === 3 && Object.keys(delta).length === 2;
 }

@@ -29,16 +29,26 @@ const MESSAGE = {
 };
 
 const STREAM_EVENTS = [
-  ['message_start', { type: 'message_start', message: { ...MESSAGE, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }],
+  [
+    'message_start',
+    {
+      type: 'message_start',
+      message: { ...MESSAGE, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } },
+    },
+  ],
   ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
   ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello ' } }],
   ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'there.' } }],
   ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } }],
+  [
+    'message_delta',
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } },
+  ],
   ['message_stop', { type: 'message_stop' }],
 ] as const;
 
-const sseText = (events: ReadonlyArray<readonly [string, unknown]>) => events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+const sseText = (events: ReadonlyArray<readonly [string, unknown]>) =>
+  events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
   return (response) => {
@@ -74,7 +84,12 @@ beforeAll(async () => {
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => (raw += chunk));
     request.on('end', () => {
-      seen.push({ method: request.method, url: request.url, headers: request.headers, body: JSON.parse(raw) as Record<string, unknown> });
+      seen.push({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: JSON.parse(raw) as Record<string, unknown>,
+      });
       nextReply(response);
     });
   });
@@ -97,7 +112,12 @@ function provider(baseUrl = origin): AnthropicProvider {
 
 async function callError(adapter: AnthropicProvider, request = canonicalRequest()): Promise<GatewayError> {
   try {
-    const response = await adapter.call({ request, model: TEST_MODEL, signal: new AbortController().signal, requestId: 'r1' });
+    const response = await adapter.call({
+      request,
+      model: TEST_MODEL,
+      signal: new AbortController().signal,
+      requestId: 'r1',
+    });
     await accumulate(response.events);
   } catch (error) {
     expect(error).toBeInstanceOf(GatewayError);
@@ -122,7 +142,11 @@ describe('AnthropicProvider', () => {
       expect(reply.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
       expect(reply.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
       expect(seen[0]).toMatchObject({ method: 'POST', url: '/anthropic/v1/messages' });
-      expect(seen[0]!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test-key', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' });
+      expect(seen[0]!.headers).toMatchObject({
+        'x-api-key': 'sk-ant-test-key',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      });
       expect(seen[0]!.headers).not.toHaveProperty('anthropic-beta');
       expect(seen[0]!.headers).not.toHaveProperty('authorization');
       expect(seen[0]!.body).toMatchObject({ model: 'claude-sonnet-5', max_tokens: 8192, stream: false });
@@ -134,8 +158,14 @@ describe('AnthropicProvider', () => {
   it("forwards an Anthropic client's anthropic-beta header", async () => {
     const adapter = provider();
     try {
-      const request = canonicalRequest({ extensionsProtocol: 'anthropic-messages', extensions: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } });
-      await accumulate((await adapter.call({ request, model: TEST_MODEL, signal: new AbortController().signal, requestId: 'r1' })).events);
+      const request = canonicalRequest({
+        extensionsProtocol: 'anthropic-messages',
+        extensions: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' },
+      });
+      await accumulate(
+        (await adapter.call({ request, model: TEST_MODEL, signal: new AbortController().signal, requestId: 'r1' }))
+          .events,
+      );
       expect(seen[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     } finally {
       await adapter.close();
@@ -146,7 +176,12 @@ describe('AnthropicProvider', () => {
     nextReply = stream(sseText(STREAM_EVENTS));
     const adapter = provider();
     try {
-      const response = await adapter.call({ request: canonicalRequest({ stream: true }), model: TEST_MODEL, signal: new AbortController().signal, requestId: 'r1' });
+      const response = await adapter.call({
+        request: canonicalRequest({ stream: true }),
+        model: TEST_MODEL,
+        signal: new AbortController().signal,
+        requestId: 'r1',
+      });
       expect(response.upstreamRequestId).toBe('req_stream_1');
       const reply = await accumulate(response.events);
       expect(reply.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
@@ -183,7 +218,12 @@ describe('AnthropicProvider', () => {
   });
 
   it('an error event mid-stream becomes the mapped gateway error', async () => {
-    nextReply = stream(sseText([...STREAM_EVENTS.slice(0, 3), ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]]));
+    nextReply = stream(
+      sseText([
+        ...STREAM_EVENTS.slice(0, 3),
+        ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+      ]),
+    );
     const adapter = provider();
     try {
       const error = await callError(adapter, canonicalRequest({ stream: true }));
@@ -201,7 +241,11 @@ describe('AnthropicProvider', () => {
     [500, 'api_error', 'upstream_server_error', 500],
     [529, 'overloaded_error', 'upstream_unavailable', 503],
   ])('HTTP %i (%s) → %s', async (status, type, code, gatewayStatus) => {
-    nextReply = json(status, { type: 'error', error: { type, message: `vendor says ${type}` }, request_id: 'req_x' }, status === 429 ? { 'retry-after': '7' } : {});
+    nextReply = json(
+      status,
+      { type: 'error', error: { type, message: `vendor says ${type}` }, request_id: 'req_x' },
+      status === 429 ? { 'retry-after': '7' } : {},
+    );
     const adapter = provider();
     try {
       const error = await callError(adapter);
@@ -231,7 +275,10 @@ describe('AnthropicProvider', () => {
   it('request-side 400s are raised before any upstream call', async () => {
     const adapter = provider();
     try {
-      const error = await callError(adapter, canonicalRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: ' ' }] }] }));
+      const error = await callError(
+        adapter,
+        canonicalRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: ' ' }] }] }),
+      );
       expect(error.code).toBe('invalid_request');
       expect(seen).toHaveLength(0);
     } finally {
@@ -243,11 +290,18 @@ describe('AnthropicProvider', () => {
     nextReply = json(200, { input_tokens: 1234 });
     const adapter = provider();
     try {
-      const count = await adapter.countTokens(canonicalRequest({ maxOutputTokens: 50, stream: true }), TEST_MODEL, new AbortController().signal);
+      const count = await adapter.countTokens(
+        canonicalRequest({ maxOutputTokens: 50, stream: true }),
+        TEST_MODEL,
+        new AbortController().signal,
+      );
       expect(count).toBe(1234);
       expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/messages/count_tokens' });
       expect(seen[0]!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test-key', 'anthropic-version': '2023-06-01' });
-      expect(seen[0]!.body).toEqual({ model: 'claude-sonnet-5', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }] });
+      expect(seen[0]!.body).toEqual({
+        model: 'claude-sonnet-5',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+      });
     } finally {
       await adapter.close();
     }
@@ -257,9 +311,13 @@ describe('AnthropicProvider', () => {
     const adapter = provider();
     try {
       nextReply = json(404, { type: 'error', error: { type: 'not_found_error', message: 'model: claude-x' } });
-      await expect(adapter.countTokens(canonicalRequest(), TEST_MODEL, new AbortController().signal)).rejects.toMatchObject({ code: 'upstream_not_found' });
+      await expect(
+        adapter.countTokens(canonicalRequest(), TEST_MODEL, new AbortController().signal),
+      ).rejects.toMatchObject({ code: 'upstream_not_found' });
       nextReply = json(200, { tokens: 3 });
-      await expect(adapter.countTokens(canonicalRequest(), TEST_MODEL, new AbortController().signal)).rejects.toMatchObject({ code: 'upstream_bad_response' });
+      await expect(
+        adapter.countTokens(canonicalRequest(), TEST_MODEL, new AbortController().signal),
+      ).rejects.toMatchObject({ code: 'upstream_bad_response' });
     } finally {
       await adapter.close();
     }
@@ -269,14 +327,39 @@ describe('AnthropicProvider', () => {
 describe('anthropicRetryAfter', () => {
   const now = Date.parse('2026-05-01T12:00:00Z');
   it('prefers retry-after', () => {
-    expect(anthropicRetryAfter({ statusCode: 429, headers: { 'retry-after': '12', 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30Z' } }, now)).toBe(12);
+    expect(
+      anthropicRetryAfter(
+        {
+          statusCode: 429,
+          headers: { 'retry-after': '12', 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30Z' },
+        },
+        now,
+      ),
+    ).toBe(12);
   });
   it('on a 429 without retry-after, derives the wait from anthropic-ratelimit-requests-reset (RFC 3339)', () => {
-    expect(anthropicRetryAfter({ statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30.200Z' } }, now)).toBe(31);
-    expect(anthropicRetryAfter({ statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T11:59:00Z' } }, now)).toBe(0);
-    expect(anthropicRetryAfter({ statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': 'soon' } }, now)).toBeUndefined();
+    expect(
+      anthropicRetryAfter(
+        { statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30.200Z' } },
+        now,
+      ),
+    ).toBe(31);
+    expect(
+      anthropicRetryAfter(
+        { statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T11:59:00Z' } },
+        now,
+      ),
+    ).toBe(0);
+    expect(
+      anthropicRetryAfter({ statusCode: 429, headers: { 'anthropic-ratelimit-requests-reset': 'soon' } }, now),
+    ).toBeUndefined();
   });
   it('other statuses take no hint from the rate-limit headers', () => {
-    expect(anthropicRetryAfter({ statusCode: 400, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30Z' } }, now)).toBeUndefined();
+    expect(
+      anthropicRetryAfter(
+        { statusCode: 400, headers: { 'anthropic-ratelimit-requests-reset': '2026-05-01T12:00:30Z' } },
+        now,
+      ),
+    ).toBeUndefined();
   });
 });

@@ -44,7 +44,13 @@ import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages-wire.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
-import { headerValue, streamedReplyEvents, upstreamConnectionError, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import {
+  headerValue,
+  streamedReplyEvents,
+  upstreamConnectionError,
+  UpstreamHttp,
+  type UpstreamResponse,
+} from '../upstream-http.js';
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
 import { anthropicHttpError } from './anthropic-map-error.js';
 import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
@@ -78,7 +84,13 @@ export class AnthropicProvider implements ProviderAdapter {
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
     const { body, droppedParameters, betaHeader, betaQuery, jsonToolName } = buildAnthropicRequest(request, model);
     const path = betaQuery ? '/v1/messages?beta=true' : '/v1/messages';
-    const response = await this.http.post(path, this.headersWith(betaHeader), JSON.stringify(body), signal, request.stream);
+    const response = await this.http.post(
+      path,
+      this.headersWith(betaHeader),
+      JSON.stringify(body),
+      signal,
+      request.stream,
+    );
     const upstreamRequestId = headerValue(response.headers, 'request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
     const options: AnthropicMappingOptions = { created: Math.floor(Date.now() / 1000), jsonToolName };
@@ -114,13 +126,21 @@ export class AnthropicProvider implements ProviderAdapter {
 
   private async readMessage(response: UpstreamResponse, options: AnthropicMappingOptions): Promise<CanonicalEvent[]> {
     const message = (await this.readJson(response)) as AnthropicMessage | null;
-    if (message === null || typeof message !== 'object' || message.type !== 'message' || !Array.isArray(message.content)) {
+    if (
+      message === null ||
+      typeof message !== 'object' ||
+      message.type !== 'message' ||
+      !Array.isArray(message.content)
+    ) {
       throw new GatewayError('upstream_bad_response', `${this.label} sent a reply that is not a message.`);
     }
     return mapAnthropicMessage(message, options);
   }
 
-  private streamEvents(response: UpstreamResponse, options: AnthropicMappingOptions): AsyncIterableIterator<CanonicalEvent> {
+  private streamEvents(
+    response: UpstreamResponse,
+    options: AnthropicMappingOptions,
+  ): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new AnthropicStreamMapper(this.label, options);
     // `message_stop` is the terminal event: there is no [DONE] and nothing after it matters.
     return streamedReplyEvents(response, this.label, mapper, () => mapper.complete);

@@ -44,8 +44,12 @@ export function thinkingIntent(request: CanonicalRequest): ThinkingIntent {
   if (reasoning.mode === 'adaptive') return { kind: 'adaptive' };
   if (reasoning.mode === 'between-tools') return { kind: 'between-tools' };
   // An Anthropic client's effort is `output_config.effort`, sent as such: it does not turn thinking on.
-  if (request.extensionsProtocol === 'anthropic-messages') return reasoning.enabled === true ? { kind: 'adaptive' } : { kind: 'unspecified' };
-  if (reasoning.effort === undefined) return reasoning.enabled === true ? { kind: 'enabled', budgetTokens: EFFORT_BUDGETS.medium! } : { kind: 'unspecified' };
+  if (request.extensionsProtocol === 'anthropic-messages')
+    return reasoning.enabled === true ? { kind: 'adaptive' } : { kind: 'unspecified' };
+  if (reasoning.effort === undefined)
+    return reasoning.enabled === true
+      ? { kind: 'enabled', budgetTokens: EFFORT_BUDGETS.medium! }
+      : { kind: 'unspecified' };
   if (reasoning.effort === 'none') return { kind: 'disabled' };
   const budget = EFFORT_BUDGETS[reasoning.effort];
   return budget === undefined ? { kind: 'unsupported' } : { kind: 'enabled', budgetTokens: budget };
@@ -53,7 +57,9 @@ export function thinkingIntent(request: CanonicalRequest): ThinkingIntent {
 
 /** The name the client knows its reasoning parameter by, for `droppedParameters`. */
 export function reasoningParameterName(request: CanonicalRequest): string {
-  return request.extensionsProtocol === 'openai-chat' && request.reasoning?.effort !== undefined ? 'reasoning_effort' : 'thinking';
+  return request.extensionsProtocol === 'openai-chat' && request.reasoning?.effort !== undefined
+    ? 'reasoning_effort'
+    : 'thinking';
 }
 
 export interface TokenLimits {
@@ -67,7 +73,11 @@ export interface TokenLimits {
  * With thinking, `max_tokens` must exceed the budget: it is raised to budget + ANSWER_ALLOWANCE_TOKENS when it
  * does not, and if the model maximum forbids that, the budget is lowered instead.
  */
-export function tokenLimits(requested: number | undefined, modelMaxOutputTokens: number, budgetTokens: number | undefined): TokenLimits {
+export function tokenLimits(
+  requested: number | undefined,
+  modelMaxOutputTokens: number,
+  budgetTokens: number | undefined,
+): TokenLimits {
   let maxTokens = Math.min(requested ?? Math.min(modelMaxOutputTokens, DEFAULT_MAX_TOKENS), modelMaxOutputTokens);
   if (budgetTokens === undefined) return { maxTokens, budgetTokens: undefined };
   let budget = budgetTokens;

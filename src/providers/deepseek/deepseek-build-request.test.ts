@@ -33,7 +33,10 @@ const TOOL_LOOP: CanonicalMessage[] = [
       { type: 'tool-call', id: 'call_1', name: 'get_weather', argumentsJson: '{"city":"Lisbon"}' },
     ],
   },
-  { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: '21°C' }], isError: false }] },
+  {
+    role: 'user',
+    content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: '21°C' }], isError: false }],
+  },
   {
     role: 'assistant',
     content: [
@@ -42,19 +45,37 @@ const TOOL_LOOP: CanonicalMessage[] = [
       { type: 'tool-call', id: 'call_2', name: 'get_weather', argumentsJson: '{"city":"Porto"}' },
     ],
   },
-  { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_2', content: [{ type: 'text', text: 'timeout' }], isError: true }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'tool-result', toolCallId: 'call_2', content: [{ type: 'text', text: 'timeout' }], isError: true },
+    ],
+  },
 ];
 
 describe('buildDeepSeekRequest: messages', () => {
   it('sends text as one string per message, parts joined by a newline', () => {
     const { body } = build({
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'first part' }, { type: 'text', text: 'second part' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'first part' },
+            { type: 'text', text: 'second part' },
+          ],
+        },
+      ],
     });
     expect(body.messages).toEqual([{ role: 'user', content: 'first part\nsecond part' }]);
   });
 
   it('sends the system prompt as a leading system message', () => {
-    const { body } = build({ system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Answer in English.' }] });
+    const { body } = build({
+      system: [
+        { type: 'text', text: 'Be brief.' },
+        { type: 'text', text: 'Answer in English.' },
+      ],
+    });
     expect(body.messages).toEqual([
       { role: 'system', content: 'Be brief.\nAnswer in English.' },
       { role: 'user', content: 'Hi' },
@@ -75,7 +96,9 @@ describe('buildDeepSeekRequest: messages', () => {
     }
     expect(caught).toBeInstanceOf(GatewayError);
     expect(caught).toMatchObject({ code: 'unsupported_parameter', status: 400, param: 'messages[2].content' });
-    expect((caught as GatewayError).message).toBe("The model 'delta-v4-flash' does not accept images (messages[2] contains one).");
+    expect((caught as GatewayError).message).toBe(
+      "The model 'delta-v4-flash' does not accept images (messages[2] contains one).",
+    );
   });
 
   it('refuses images inside tool results and documents alike', () => {
@@ -83,12 +106,22 @@ describe('buildDeepSeekRequest: messages', () => {
       { role: 'assistant', content: [{ type: 'tool-call', id: 'call_1', name: 'screenshot', argumentsJson: '{}' }] },
       {
         role: 'user',
-        content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' } }], isError: false }],
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_1',
+            content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' } }],
+            isError: false,
+          },
+        ],
       },
     ];
     expect(() => build({ messages: imageResult })).toThrow(/does not accept images \(messages\[1\]/);
     const document: CanonicalMessage[] = [
-      { role: 'user', content: [{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBE' } }] },
+      {
+        role: 'user',
+        content: [{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBE' } }],
+      },
     ];
     expect(() => build({ messages: document })).toThrow(/does not accept documents \(messages\[0\]/);
   });
@@ -162,14 +195,18 @@ describe('buildDeepSeekRequest: messages', () => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }],
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } },
+        ],
         reasoning_content: 'I should look up Lisbon first.',
       },
       { role: 'tool', tool_call_id: 'call_1', content: '21°C' },
       {
         role: 'assistant',
         content: 'Lisbon done.',
-        tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Porto"}' } }],
+        tool_calls: [
+          { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Porto"}' } },
+        ],
         reasoning_content: 'Now Porto.',
       },
       { role: 'tool', tool_call_id: 'call_2', content: '[tool error] timeout' },
@@ -179,20 +216,36 @@ describe('buildDeepSeekRequest: messages', () => {
   it('pitfall 16: tool-call turns before the latest user message keep their reasoning too (DeepSeek V4 rule)', () => {
     const messages: CanonicalMessage[] = [
       ...TOOL_LOOP,
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'Both known.' }, { type: 'text', text: 'Lisbon is warmer.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'Both known.' },
+          { type: 'text', text: 'Lisbon is warmer.' },
+        ],
+      },
       { role: 'user', content: [{ type: 'text', text: 'Thanks. And Faro?' }] },
     ];
     const sent = build({ messages, reasoning: { effort: 'high' } }).body.messages as Array<Record<string, unknown>>;
     const assistants = sent.filter((message) => message.role === 'assistant');
-    expect(assistants.map((message) => message.reasoning_content)).toEqual(['I should look up Lisbon first.', 'Now Porto.', undefined]);
+    expect(assistants.map((message) => message.reasoning_content)).toEqual([
+      'I should look up Lisbon first.',
+      'Now Porto.',
+      undefined,
+    ]);
     // The plain answer turn carries only its answer: its reasoning is neither replayed nor turned into content.
     expect(assistants[2]).toEqual({ role: 'assistant', content: 'Lisbon is warmer.' });
   });
 
   it('pitfall 16: a tool-call turn whose reasoning the client did not keep gets an empty reasoning_content', () => {
-    const withoutReasoning = TOOL_LOOP.map((message) => ({ ...message, content: message.content.filter((block) => block.type !== 'reasoning') }));
+    const withoutReasoning = TOOL_LOOP.map((message) => ({
+      ...message,
+      content: message.content.filter((block) => block.type !== 'reasoning'),
+    }));
     const sent = build({ messages: withoutReasoning }, REASONER).body.messages as Array<Record<string, unknown>>;
-    expect(sent.filter((message) => message.role === 'assistant').map((message) => message.reasoning_content)).toEqual(['', '']);
+    expect(sent.filter((message) => message.role === 'assistant').map((message) => message.reasoning_content)).toEqual([
+      '',
+      '',
+    ]);
   });
 
   it('pitfall 16: reasoning from any vendor is replayed as text; redacted reasoning has none to give', () => {
@@ -206,7 +259,12 @@ describe('buildDeepSeekRequest: messages', () => {
           { type: 'tool-call', id: 'call_1', name: 'run', argumentsJson: '{}' },
         ],
       },
-      { role: 'user', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'ok' }], isError: false }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'ok' }], isError: false },
+        ],
+      },
     ];
     const sent = build({ messages }, REASONER).body.messages as Array<Record<string, unknown>>;
     expect(sent[1]).toMatchObject({ role: 'assistant', content: null, reasoning_content: 'Signed elsewhere.' });
@@ -232,11 +290,23 @@ describe('buildDeepSeekRequest: parameters', () => {
 
   it('sends tools and tool_choice in the OpenAI form, without the beta-only strict flag', () => {
     const { body, droppedParameters } = build({
-      tools: [{ name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: {} }, strict: true }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather now',
+          parameters: { type: 'object', properties: {} },
+          strict: true,
+        },
+      ],
       toolChoice: { type: 'tool', name: 'get_weather' },
       parallelToolCalls: false,
     });
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: {} } } }]);
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: {} } },
+      },
+    ]);
     expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
     expect(body).not.toHaveProperty('parallel_tool_calls');
     expect(droppedParameters).toEqual(['tools.strict', 'parallel_tool_calls']);
@@ -250,16 +320,34 @@ describe('buildDeepSeekRequest: parameters', () => {
   });
 
   it('deepseek-v4-flash without reasoning parameters: thinking is switched off and sampling is sent', () => {
-    const { body, droppedParameters } = build({ sampling: { temperature: 0, topP: 0.9, presencePenalty: 0.5, frequencyPenalty: 0.1 } });
-    expect(body).toMatchObject({ thinking: { type: 'disabled' }, temperature: 0, top_p: 0.9, presence_penalty: 0.5, frequency_penalty: 0.1 });
+    const { body, droppedParameters } = build({
+      sampling: { temperature: 0, topP: 0.9, presencePenalty: 0.5, frequencyPenalty: 0.1 },
+    });
+    expect(body).toMatchObject({
+      thinking: { type: 'disabled' },
+      temperature: 0,
+      top_p: 0.9,
+      presence_penalty: 0.5,
+      frequency_penalty: 0.1,
+    });
     expect(body).not.toHaveProperty('reasoning_effort');
     expect(droppedParameters).toEqual([]);
   });
 
   it('deepseek-reasoner: no thinking switch is sent, and the sampling parameters it ignores are dropped and reported', () => {
-    const { body, droppedParameters } = build({ sampling: { temperature: 0.2, topP: 0.9, presencePenalty: 0.5, frequencyPenalty: 0.1 } }, REASONER);
+    const { body, droppedParameters } = build(
+      { sampling: { temperature: 0.2, topP: 0.9, presencePenalty: 0.5, frequencyPenalty: 0.1 } },
+      REASONER,
+    );
     expect(body.model).toBe(REASONER);
-    for (const field of ['thinking', 'reasoning_effort', 'temperature', 'top_p', 'presence_penalty', 'frequency_penalty']) {
+    for (const field of [
+      'thinking',
+      'reasoning_effort',
+      'temperature',
+      'top_p',
+      'presence_penalty',
+      'frequency_penalty',
+    ]) {
       expect(body).not.toHaveProperty(field);
     }
     expect(droppedParameters).toEqual(['temperature', 'top_p', 'presence_penalty', 'frequency_penalty']);
@@ -289,8 +377,14 @@ describe('buildDeepSeekRequest: parameters', () => {
   });
 
   it('deepseek-v4-flash: Anthropic thinking switches thinking on, its budget bucketed onto a tier', () => {
-    expect(build({ reasoning: { enabled: true, budgetTokens: 1024 } }).body).toMatchObject({ thinking: { type: 'enabled' }, reasoning_effort: 'low' });
-    expect(build({ reasoning: { enabled: true, budgetTokens: 16_000 } }).body).toMatchObject({ thinking: { type: 'enabled' }, reasoning_effort: 'high' });
+    expect(build({ reasoning: { enabled: true, budgetTokens: 1024 } }).body).toMatchObject({
+      thinking: { type: 'enabled' },
+      reasoning_effort: 'low',
+    });
+    expect(build({ reasoning: { enabled: true, budgetTokens: 16_000 } }).body).toMatchObject({
+      thinking: { type: 'enabled' },
+      reasoning_effort: 'high',
+    });
     const adaptive = build({ reasoning: { enabled: true } }).body;
     expect(adaptive).toMatchObject({ thinking: { type: 'enabled' } });
     expect(adaptive).not.toHaveProperty('reasoning_effort');
@@ -317,7 +411,10 @@ describe('buildDeepSeekRequest: parameters', () => {
     const openai = build({ extensions: { logit_bias: { '42': 1 }, store: true, metadata: { a: 'b' } } });
     expect(openai.droppedParameters).toEqual(['logit_bias', 'store', 'metadata']);
     for (const field of ['logit_bias', 'store', 'metadata']) expect(openai.body).not.toHaveProperty(field);
-    const anthropic = build({ extensions: { logprobs: false, metadata: { user_id: 'u' } }, extensionsProtocol: 'anthropic-messages' });
+    const anthropic = build({
+      extensions: { logprobs: false, metadata: { user_id: 'u' } },
+      extensionsProtocol: 'anthropic-messages',
+    });
     expect(anthropic.droppedParameters).toEqual(['logprobs', 'metadata']);
     expect(anthropic.body).not.toHaveProperty('logprobs');
   });

@@ -62,7 +62,8 @@ export function buildDeepSeekRequest(request: CanonicalRequest, upstreamModel: s
 
   for (const [field, value] of Object.entries(request.extensions)) {
     if (request.extensionsProtocol !== 'openai-chat') dropped.push(field);
-    else if (field === 'thinking' && thinkingExtensionType(request) !== undefined) continue; // read by resolveDeepSeekThinking
+    else if (field === 'thinking' && thinkingExtensionType(request) !== undefined)
+      continue; // read by resolveDeepSeekThinking
     else if (LOGPROB_EXTENSIONS.has(field) && !thinking.enabled) body[field] = value;
     else dropped.push(field);
   }

@@ -46,7 +46,11 @@ const REASONING_COMPLETION: OpenAIChatCompletion = {
     {
       index: 0,
       finish_reason: 'stop',
-      message: { role: 'assistant', reasoning_content: '9.11 vs 9.8: compare tenths — 1 < 8.', content: '9.8 is larger — Ωμέγα ✓.' },
+      message: {
+        role: 'assistant',
+        reasoning_content: '9.11 vs 9.8: compare tenths — 1 < 8.',
+        content: '9.8 is larger — Ωμέγα ✓.',
+      },
     },
   ],
   usage: REASONER_USAGE,
@@ -145,7 +149,14 @@ describe('DeepSeek stream and response mapping', () => {
 
   it("maps DeepSeek's cache split: hit → cache read, miss → input; reasoning inside output", () => {
     const usage = fold(mapStream(REASONING_STREAM)).usage;
-    expect(usage).toEqual({ inputTokens: 8, cacheReadTokens: 12, cacheWriteTokens: 0, outputTokens: 180, reasoningTokens: 165, raw: REASONER_USAGE });
+    expect(usage).toEqual({
+      inputTokens: 8,
+      cacheReadTokens: 12,
+      cacheWriteTokens: 0,
+      outputTokens: 180,
+      reasoningTokens: 165,
+      raw: REASONER_USAGE,
+    });
   });
 
   it("takes DeepSeek's hit/miss counts over its undocumented prompt_tokens_details.cached_tokens", () => {
@@ -164,12 +175,20 @@ describe('DeepSeek stream and response mapping', () => {
   });
 
   it('pitfall 3: usage with cache tokens arriving after the finish chunk is carried through the stream', () => {
-    expect(fold(mapStream(TOOL_STREAM)).usage).toMatchObject({ inputTokens: 132, cacheReadTokens: 768, outputTokens: 60, reasoningTokens: 31 });
+    expect(fold(mapStream(TOOL_STREAM)).usage).toMatchObject({
+      inputTokens: 132,
+      cacheReadTokens: 768,
+      outputTokens: 60,
+      reasoningTokens: 31,
+    });
   });
 
   it('keeps the last usage when DeepSeek sends it on the finish chunk and again in a usage chunk', () => {
     const finalUsage = { ...REASONER_USAGE, completion_tokens: 181, total_tokens: 201 };
-    const twice = REASONING_STREAM.replace('data: [DONE]', `data: {${CHUNK},"choices":[],"usage":${JSON.stringify(finalUsage)}}\n\ndata: [DONE]`);
+    const twice = REASONING_STREAM.replace(
+      'data: [DONE]',
+      `data: {${CHUNK},"choices":[],"usage":${JSON.stringify(finalUsage)}}\n\ndata: [DONE]`,
+    );
     expect(fold(mapStream(twice)).usage.outputTokens).toBe(181);
   });
 
@@ -179,9 +198,18 @@ describe('DeepSeek stream and response mapping', () => {
     expect(response.content).toEqual([{ type: 'text', text: 'The answer is' }]);
     const completion: OpenAIChatCompletion = {
       ...REASONING_COMPLETION,
-      choices: [{ index: 0, finish_reason: 'insufficient_system_resource', message: { role: 'assistant', content: 'The answer is' } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'insufficient_system_resource',
+          message: { role: 'assistant', content: 'The answer is' },
+        },
+      ],
     };
-    expect(fold(mapOpenAIResponse(completion))).toMatchObject({ finishReason: 'length', rawFinishReason: 'insufficient_system_resource' });
+    expect(fold(mapOpenAIResponse(completion))).toMatchObject({
+      finishReason: 'length',
+      rawFinishReason: 'insufficient_system_resource',
+    });
   });
 
   it('gives the same events however the bytes are split, at every byte boundary', () => {

@@ -6,7 +6,13 @@ import { buildOpenAIMessage } from '../openai/openai-build-request.js';
 /** A message as sent to DeepSeek: text content is always one string (null only on an assistant tool-call turn). */
 export type DeepSeekMessage =
   | { role: 'system' | 'user'; content: string; name?: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: OpenAIToolCall[]; reasoning_content?: string; name?: string }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: OpenAIToolCall[];
+      reasoning_content?: string;
+      name?: string;
+    }
   | { role: 'tool'; content: string; tool_call_id: string };
 
 export interface DeepSeekMessageOptions {
@@ -40,7 +46,8 @@ export function buildDeepSeekMessages(request: CanonicalRequest, options: DeepSe
   if (request.system.length > 0) messages.push({ role: 'system', content: joinText(request.system) });
   if (options.extraSystem !== undefined) messages.push({ role: 'system', content: options.extraSystem });
   request.messages.forEach((message, index) => {
-    for (const built of buildOpenAIMessage(message, index)) messages.push(toDeepSeekMessage(built, message, options.thinking));
+    for (const built of buildOpenAIMessage(message, index))
+      messages.push(toDeepSeekMessage(built, message, options.thinking));
   });
   return mergeSameRole(messages).map(withAssistantContent);
 }
@@ -51,9 +58,13 @@ function rejectNonTextContent(messages: readonly CanonicalMessage[], publicModel
     for (const block of message.content) {
       const kind = nonTextKind(block);
       if (kind !== undefined) {
-        throw new GatewayError('unsupported_parameter', `The model '${publicModel}' does not accept ${kind} (messages[${index}] contains one).`, {
-          param: `messages[${index}].content`,
-        });
+        throw new GatewayError(
+          'unsupported_parameter',
+          `The model '${publicModel}' does not accept ${kind} (messages[${index}] contains one).`,
+          {
+            param: `messages[${index}].content`,
+          },
+        );
       }
     }
   });
@@ -82,16 +93,26 @@ function toDeepSeekMessage(built: OpenAIMessage, source: CanonicalMessage, think
     }
     case 'developer':
     case 'system':
-      return { role: 'system', content: flatten(built.content), ...(built.name === undefined ? {} : { name: built.name }) };
+      return {
+        role: 'system',
+        content: flatten(built.content),
+        ...(built.name === undefined ? {} : { name: built.name }),
+      };
     case 'user':
-      return { role: 'user', content: flatten(built.content), ...(built.name === undefined ? {} : { name: built.name }) };
+      return {
+        role: 'user',
+        content: flatten(built.content),
+        ...(built.name === undefined ? {} : { name: built.name }),
+      };
   }
 }
 
 /** Text parts as one string; non-text parts cannot occur here (refused before building). */
 function flatten(content: string | ReadonlyArray<{ type: string; text?: string }>): string {
   if (typeof content === 'string') return content;
-  return joinText(content.flatMap((part) => (part.type === 'text' && part.text !== undefined ? [{ text: part.text }] : [])));
+  return joinText(
+    content.flatMap((part) => (part.type === 'text' && part.text !== undefined ? [{ text: part.text }] : [])),
+  );
 }
 
 function joinText(parts: ReadonlyArray<{ text: string }>): string {
@@ -119,7 +140,9 @@ function mergeSameRole(messages: readonly DeepSeekMessage[]): DeepSeekMessage[] 
 function mergePair(first: DeepSeekMessage, second: DeepSeekMessage): DeepSeekMessage {
   if (first.role === 'assistant' && second.role === 'assistant') {
     const toolCalls = [...(first.tool_calls ?? []), ...(second.tool_calls ?? [])];
-    const reasoning = [first.reasoning_content, second.reasoning_content].filter((text): text is string => text !== undefined);
+    const reasoning = [first.reasoning_content, second.reasoning_content].filter(
+      (text): text is string => text !== undefined,
+    );
     const content = joinNonEmpty([first.content, second.content]);
     return {
       role: 'assistant',
@@ -130,7 +153,11 @@ function mergePair(first: DeepSeekMessage, second: DeepSeekMessage): DeepSeekMes
     };
   }
   if ((first.role === 'system' || first.role === 'user') && second.role === first.role) {
-    return { role: first.role, content: joinNonEmpty([first.content, second.content]), ...sharedName(first.name, second.name) };
+    return {
+      role: first.role,
+      content: joinNonEmpty([first.content, second.content]),
+      ...sharedName(first.name, second.name),
+    };
   }
   return second; // tool messages are never merged; unreachable
 }
@@ -146,6 +173,7 @@ function sharedName(first: string | undefined, second: string | undefined): { na
 
 /** An assistant turn without tool calls must have content; an empty string is the neutral value. */
 function withAssistantContent(message: DeepSeekMessage): DeepSeekMessage {
-  if (message.role === 'assistant' && message.content === null && message.tool_calls === undefined) return { ...message, content: '' };
+  if (message.role === 'assistant' && message.content === null && message.tool_calls === undefined)
+    return { ...message, content: '' };
   return message;
 }

@@ -18,7 +18,13 @@ type Reply = (response: ServerResponse) => void;
 
 const REASONER: CatalogModel = new ModelCatalog().resolve('delta-r1');
 
-const USAGE = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_cache_hit_tokens: 16, prompt_cache_miss_tokens: 4 };
+const USAGE = {
+  prompt_tokens: 20,
+  completion_tokens: 9,
+  total_tokens: 29,
+  prompt_cache_hit_tokens: 16,
+  prompt_cache_miss_tokens: 4,
+};
 
 let server: Server;
 let origin: string;
@@ -32,7 +38,12 @@ beforeAll(async () => {
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => (text += chunk));
     request.on('end', () => {
-      seen.push({ method: request.method, url: request.url, authorization: request.headers.authorization, body: JSON.parse(text) as Record<string, unknown> });
+      seen.push({
+        method: request.method,
+        url: request.url,
+        authorization: request.headers.authorization,
+        body: JSON.parse(text) as Record<string, unknown>,
+      });
       reply(response);
     });
   });
@@ -101,15 +112,29 @@ describe('DeepSeekProvider', () => {
           object: 'chat.completion',
           created: 1,
           model: 'deepseek-reasoner',
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', reasoning_content: '9.8 has more tenths.', content: '9.8' } }],
+          choices: [
+            {
+              index: 0,
+              finish_reason: 'stop',
+              message: { role: 'assistant', reasoning_content: '9.8 has more tenths.', content: '9.8' },
+            },
+          ],
           usage: USAGE,
         }),
       );
     };
     const result = await call(provider(), request({ sampling: { temperature: 0.5 } }));
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ method: 'POST', url: '/chat/completions', authorization: 'Bearer sk-test-deepseek' });
-    expect(seen[0]!.body).toMatchObject({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: '9.11 or 9.8?' }], stream: false });
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      url: '/chat/completions',
+      authorization: 'Bearer sk-test-deepseek',
+    });
+    expect(seen[0]!.body).toMatchObject({
+      model: 'deepseek-reasoner',
+      messages: [{ role: 'user', content: '9.11 or 9.8?' }],
+      stream: false,
+    });
     expect(result.droppedParameters).toEqual(['temperature']);
     expect(result.upstreamRequestId).toBe('trace-42');
     const completion = await accumulate(result.events);
@@ -149,7 +174,9 @@ describe('DeepSeekProvider', () => {
   });
 
   it("402 (the gateway's DeepSeek balance) becomes a 502 addressed to the operator, not the client", async () => {
-    reply = json(402, { error: { message: 'Insufficient Balance', type: 'unknown_error', param: null, code: 'invalid_request_error' } });
+    reply = json(402, {
+      error: { message: 'Insufficient Balance', type: 'unknown_error', param: null, code: 'invalid_request_error' },
+    });
     const error = await callError(provider());
     expect(error).toMatchObject({ code: 'upstream_auth_failed', status: 502, retryable: false });
     expect(error.message).toMatch(/DeepSeek account has run out of balance \(HTTP 402\)/);
@@ -157,27 +184,60 @@ describe('DeepSeekProvider', () => {
   });
 
   it('422 is an invalid request carrying DeepSeek’s message; 400 likewise', async () => {
-    reply = json(422, { error: { message: 'Invalid max_tokens value', type: 'invalid_request_error', param: null, code: 'invalid_request_error' } });
+    reply = json(422, {
+      error: {
+        message: 'Invalid max_tokens value',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    });
     const invalid = await callError(provider());
     expect(invalid).toMatchObject({ code: 'upstream_invalid_request', status: 400 });
     expect(invalid.message).toBe('DeepSeek returned HTTP 422: Invalid max_tokens value');
-    reply = json(400, { error: { message: 'The `reasoning_content` in the thinking mode must be passed back to the API.', type: 'invalid_request_error', param: null, code: 'invalid_request_error' } });
+    reply = json(400, {
+      error: {
+        message: 'The `reasoning_content` in the thinking mode must be passed back to the API.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    });
     expect(await callError(provider())).toMatchObject({ code: 'upstream_invalid_request', status: 400 });
   });
 
   it('503 (server busy) is unavailable and retryable; 429 keeps retry-after; 401 blames the gateway key', async () => {
     reply = json(503, { error: { message: 'Server busy', type: 'server_error', param: null, code: null } });
     expect(await callError(provider())).toMatchObject({ code: 'upstream_unavailable', status: 503, retryable: true });
-    reply = json(429, { error: { message: 'Rate limit reached', type: 'rate_limit_error', param: null, code: null } }, { 'retry-after': '7' });
-    expect(await callError(provider())).toMatchObject({ code: 'upstream_rate_limited', status: 429, retryAfterSeconds: 7 });
-    reply = json(401, { error: { message: 'Authentication Fails (sk-abcdefghijklmnop)', type: 'authentication_error', param: null, code: null } });
+    reply = json(
+      429,
+      { error: { message: 'Rate limit reached', type: 'rate_limit_error', param: null, code: null } },
+      { 'retry-after': '7' },
+    );
+    expect(await callError(provider())).toMatchObject({
+      code: 'upstream_rate_limited',
+      status: 429,
+      retryAfterSeconds: 7,
+    });
+    reply = json(401, {
+      error: {
+        message: 'Authentication Fails (sk-abcdefghijklmnop)',
+        type: 'authentication_error',
+        param: null,
+        code: null,
+      },
+    });
     const auth = await callError(provider());
     expect(auth).toMatchObject({ code: 'upstream_auth_failed', status: 502 });
     expect(auth.message).not.toContain('sk-');
   });
 
   it('refuses an image before anything is sent to DeepSeek', async () => {
-    const withImage = request({ messages: [{ role: 'user', content: [{ type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' } }] }] });
+    const withImage = request({
+      messages: [
+        { role: 'user', content: [{ type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' } }] },
+      ],
+    });
     await expect(call(provider(), withImage)).rejects.toMatchObject({ code: 'unsupported_parameter', status: 400 });
     expect(seen).toHaveLength(0);
   });

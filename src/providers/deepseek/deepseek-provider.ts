@@ -26,7 +26,11 @@
  * - Errors: 402 (the gateway's DeepSeek balance) → 502 addressed to the operator; other statuses by the
  *   shared table (422 → invalid request, 503 → unavailable).
  */
-import { OpenAICompatibleProvider, type OpenAIDialect, type ProviderEndpointOptions } from '../openai/openai-compatible-provider.js';
+import {
+  OpenAICompatibleProvider,
+  type OpenAIDialect,
+  type ProviderEndpointOptions,
+} from '../openai/openai-compatible-provider.js';
 import { buildDeepSeekRequest } from './deepseek-build-request.js';
 import { deepSeekUpstreamError } from './deepseek-map-error.js';
 

@@ -51,12 +51,19 @@ export function resolveDeepSeekThinking(request: CanonicalRequest, upstreamModel
   const requested = requestedSwitch(request);
   if (isAlwaysThinkingModel(upstreamModel)) {
     if (requested?.on === false) return { enabled: true, fields: {}, dropped: [requested.source] };
-    return { enabled: true, fields: requested?.effort === undefined ? {} : { reasoning_effort: requested.effort }, dropped: [] };
+    return {
+      enabled: true,
+      fields: requested?.effort === undefined ? {} : { reasoning_effort: requested.effort },
+      dropped: [],
+    };
   }
   if (requested?.on !== true) return { enabled: false, fields: { thinking: { type: 'disabled' } }, dropped: [] };
   return {
     enabled: true,
-    fields: { thinking: { type: 'enabled' }, ...(requested.effort === undefined ? {} : { reasoning_effort: requested.effort }) },
+    fields: {
+      thinking: { type: 'enabled' },
+      ...(requested.effort === undefined ? {} : { reasoning_effort: requested.effort }),
+    },
     dropped: [],
   };
 }
@@ -66,7 +73,8 @@ function requestedSwitch(request: CanonicalRequest): Switch {
   const reasoning = request.reasoning;
   if (reasoning?.effort === 'none') return { on: false, source: 'reasoning_effort' };
   if (reasoning?.enabled === false) return { on: false, source: 'thinking' };
-  if (reasoning?.effort !== undefined) return { on: true, effort: EFFORTS[reasoning.effort] ?? 'high', source: 'reasoning_effort' };
+  if (reasoning?.effort !== undefined)
+    return { on: true, effort: EFFORTS[reasoning.effort] ?? 'high', source: 'reasoning_effort' };
   if (reasoning?.budgetTokens !== undefined) {
     return { on: true, effort: reasoning.budgetTokens <= LOW_EFFORT_BUDGET_LIMIT ? 'low' : 'high', source: 'thinking' };
   }

@@ -1,5 +1,12 @@
 import { invalidRequest } from '../../canonical/errors.js';
-import type { CanonicalMessage, CanonicalRequest, ImageSource, ReasoningBlock, ToolCallBlock, ToolResultBlock } from '../../canonical/request.js';
+import type {
+  CanonicalMessage,
+  CanonicalRequest,
+  ImageSource,
+  ReasoningBlock,
+  ToolCallBlock,
+  ToolResultBlock,
+} from '../../canonical/request.js';
 import { guessMimeType } from './gemini-mime-type.js';
 import { decodeGeminiToolCallId } from './gemini-tool-call-id.js';
 import type { GeminiContent, GeminiPart, GeminiRole } from '../../wire/gemini-generate-wire.js';
@@ -63,7 +70,9 @@ interface Draft {
 
 export function buildGeminiContents(request: CanonicalRequest, options: GeminiContentsOptions): BuiltGeminiContents {
   const dropped = new Set<string>();
-  const systemParts = request.system.filter((block) => block.text !== '').map((block): GeminiPart => ({ text: block.text }));
+  const systemParts = request.system
+    .filter((block) => block.text !== '')
+    .map((block): GeminiPart => ({ text: block.text }));
   const drafts: Draft[] = [];
   for (const message of request.messages) {
     if (message.name !== undefined) dropped.add('name');
@@ -100,7 +109,9 @@ export function buildGeminiContents(request: CanonicalRequest, options: GeminiCo
 function draftOf(message: CanonicalMessage, dropped: Set<string>): Draft {
   const draft: Draft = { role: message.role === 'assistant' ? 'model' : 'user', parts: [], calls: [], results: [] };
   if (message.role === 'system') {
-    const text = message.content.flatMap((block) => (block.type === 'text' && block.text !== '' ? [block.text] : [])).join('\n\n');
+    const text = message.content
+      .flatMap((block) => (block.type === 'text' && block.text !== '' ? [block.text] : []))
+      .join('\n\n');
     if (text !== '') draft.parts.push({ text: SYSTEM_MESSAGE_MARKER + text });
     return draft;
   }
@@ -142,7 +153,11 @@ function functionCallPart(block: ToolCallBlock, calls: PendingCall[]): GeminiPar
   const { geminiId, thoughtSignature } = decodeGeminiToolCallId(block.id);
   calls.push({ id: block.id, name: block.name, geminiId });
   const part: GeminiPart = {
-    functionCall: { name: block.name, args: parseArguments(block.argumentsJson), ...(geminiId === undefined ? {} : { id: geminiId }) },
+    functionCall: {
+      name: block.name,
+      args: parseArguments(block.argumentsJson),
+      ...(geminiId === undefined ? {} : { id: geminiId }),
+    },
   };
   if (thoughtSignature !== undefined) part.thoughtSignature = thoughtSignature;
   return part;
@@ -177,12 +192,16 @@ function answerCalls(calls: readonly PendingCall[], results: readonly ToolResult
       response = { error: MISSING_RESULT };
     } else {
       const text = result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-      const resultImages = result.content.flatMap((part) => (part.type === 'image' ? [mediaPart(part.source, 'image')] : []));
+      const resultImages = result.content.flatMap((part) =>
+        part.type === 'image' ? [mediaPart(part.source, 'image')] : [],
+      );
       images.push(...resultImages);
       const value = text === '' && resultImages.length > 0 ? IMAGE_ONLY_RESULT : text;
       response = result.isError ? { error: value } : { output: value };
     }
-    responses.push({ functionResponse: { name: call.name, response, ...(call.geminiId === undefined ? {} : { id: call.geminiId }) } });
+    responses.push({
+      functionResponse: { name: call.name, response, ...(call.geminiId === undefined ? {} : { id: call.geminiId }) },
+    });
   }
   const stray = unanswered[0];
   if (stray !== undefined) {
@@ -195,5 +214,6 @@ function answerCalls(calls: readonly PendingCall[], results: readonly ToolResult
 
 function addPlaceholderSignature(parts: GeminiPart[]): void {
   const firstCall = parts.find((part) => part.functionCall !== undefined);
-  if (firstCall !== undefined && firstCall.thoughtSignature === undefined) firstCall.thoughtSignature = PLACEHOLDER_THOUGHT_SIGNATURE;
+  if (firstCall !== undefined && firstCall.thoughtSignature === undefined)
+    firstCall.thoughtSignature = PLACEHOLDER_THOUGHT_SIGNATURE;
 }

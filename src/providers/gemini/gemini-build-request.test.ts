@@ -42,7 +42,10 @@ describe('buildGeminiRequest: system prompts, roles and merging', () => {
   it('puts leading system blocks into systemInstruction.parts and maps roles to user/model', () => {
     const { body } = buildGeminiRequest(
       request({
-        system: [{ type: 'text', text: 'You are a trip planner.' }, { type: 'text', text: 'Be brief.' }],
+        system: [
+          { type: 'text', text: 'You are a trip planner.' },
+          { type: 'text', text: 'Be brief.' },
+        ],
         messages: [user(text('Rain in Lisbon?')), assistant(text('Some.')), user(text('Thanks'))],
       }),
       FLASH_25,
@@ -58,12 +61,20 @@ describe('buildGeminiRequest: system prompts, roles and merging', () => {
   it('keeps a mid-conversation system message in place as marked user text (policy), merged with its neighbours', () => {
     const { body } = buildGeminiRequest(
       request({
-        messages: [user(text('One')), assistant(text('Two')), { role: 'system', content: [text('Answer in French.')] }, user(text('Three'))],
+        messages: [
+          user(text('One')),
+          assistant(text('Two')),
+          { role: 'system', content: [text('Answer in French.')] },
+          user(text('Three')),
+        ],
       }),
       FLASH_25,
     );
     expect(body.systemInstruction).toBeUndefined();
-    expect(body.contents[2]).toEqual({ role: 'user', parts: [{ text: '[System message]\nAnswer in French.' }, { text: 'Three' }] });
+    expect(body.contents[2]).toEqual({
+      role: 'user',
+      parts: [{ text: '[System message]\nAnswer in French.' }, { text: 'Three' }],
+    });
   });
 
   it('merges consecutive same-role contents and drops empty text and emptied messages', () => {
@@ -97,7 +108,11 @@ describe('buildGeminiRequest: images and documents', () => {
             { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'high' },
             { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.WEBP?size=large' } },
             { type: 'image', source: { kind: 'url', url: 'https://example.com/render' } },
-            { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' }, title: 'Report' },
+            {
+              type: 'document',
+              source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' },
+              title: 'Report',
+            },
             { type: 'document', source: { kind: 'url', url: 'https://example.com/notes.txt' } },
             { type: 'document', source: { kind: 'url', url: 'https://example.com/download?id=7' } },
           ),
@@ -123,18 +138,30 @@ describe('buildGeminiRequest: tools and tool choice', () => {
     {
       name: 'lookup_weather',
       description: 'Current weather for a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { anyOf: [{ enum: ['C', 'F'] }, { type: 'null' }] } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, unit: { anyOf: [{ enum: ['C', 'F'] }, { type: 'null' }] } },
+        required: ['city'],
+        additionalProperties: false,
+      },
       strict: true,
     },
     { name: 'get_time', parameters: { type: 'object', properties: {} } },
   ];
 
   it('declares every tool in tools[0].functionDeclarations with its JSON Schema as written (parametersJsonSchema)', () => {
-    const { body, droppedParameters } = buildGeminiRequest(request({ tools: [...tools, { name: 'no_args' }] }), FLASH_25);
+    const { body, droppedParameters } = buildGeminiRequest(
+      request({ tools: [...tools, { name: 'no_args' }] }),
+      FLASH_25,
+    );
     expect(body.tools).toEqual([
       {
         functionDeclarations: [
-          { name: 'lookup_weather', description: 'Current weather for a city', parametersJsonSchema: tools[0]!.parameters },
+          {
+            name: 'lookup_weather',
+            description: 'Current weather for a city',
+            parametersJsonSchema: tools[0]!.parameters,
+          },
           { name: 'get_time', parametersJsonSchema: { type: 'object', properties: {} } },
           { name: 'no_args' },
         ],
@@ -150,7 +177,9 @@ describe('buildGeminiRequest: tools and tool choice', () => {
     [{ type: 'required' } as const, { mode: 'ANY' }],
     [{ type: 'tool', name: 'get_time' } as const, { mode: 'ANY', allowedFunctionNames: ['get_time'] }],
   ])('maps tool choice %j to functionCallingConfig %j', (toolChoice, functionCallingConfig) => {
-    expect(buildGeminiRequest(request({ tools, toolChoice }), FLASH_25).body.toolConfig).toEqual({ functionCallingConfig });
+    expect(buildGeminiRequest(request({ tools, toolChoice }), FLASH_25).body.toolConfig).toEqual({
+      functionCallingConfig,
+    });
   });
 
   it('sends no toolConfig when there are no tools to choose from', () => {
@@ -209,7 +238,12 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
   it('pitfall 13: a call the client sent no result for still gets exactly one (error) response', () => {
     const { body } = buildGeminiRequest(
       request({
-        messages: [user(text('go')), assistant(call('a', 'f', '{}'), call('b', 'g', '{}')), user(result('a', 'done')), user(text('never mind b'))],
+        messages: [
+          user(text('go')),
+          assistant(call('a', 'f', '{}'), call('b', 'g', '{}')),
+          user(result('a', 'done')),
+          user(text('never mind b')),
+        ],
       }),
       FLASH_25,
     );
@@ -227,8 +261,18 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
           user(text('go')),
           assistant(call('toolu_9', 'read_file', '{"path":"/a"}'), call('toolu_10', 'screenshot', '{}')),
           user(
-            { type: 'tool-result', toolCallId: 'toolu_9', content: [text('file not found') as { type: 'text'; text: string }], isError: true },
-            { type: 'tool-result', toolCallId: 'toolu_10', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0=' } }], isError: false },
+            {
+              type: 'tool-result',
+              toolCallId: 'toolu_9',
+              content: [text('file not found') as { type: 'text'; text: string }],
+              isError: true,
+            },
+            {
+              type: 'tool-result',
+              toolCallId: 'toolu_10',
+              content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0=' } }],
+              isError: false,
+            },
             text('Try the backup path.'),
           ),
         ],
@@ -249,15 +293,28 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
 
   it('sends result text as {output: text} without parsing it, even when it is JSON (policy)', () => {
     const { body } = buildGeminiRequest(
-      request({ messages: [user(text('go')), assistant(call('a', 'f', '{}')), user(result('a', '{"id":12345678901234567890}'))] }),
+      request({
+        messages: [user(text('go')), assistant(call('a', 'f', '{}')), user(result('a', '{"id":12345678901234567890}'))],
+      }),
       FLASH_25,
     );
-    expect(body.contents[2]!.parts[0]).toEqual({ functionResponse: { name: 'f', response: { output: '{"id":12345678901234567890}' } } });
+    expect(body.contents[2]!.parts[0]).toEqual({
+      functionResponse: { name: 'f', response: { output: '{"id":12345678901234567890}' } },
+    });
   });
 
   it('refuses a tool result that answers no call of the preceding assistant message', () => {
     const build = () =>
-      buildGeminiRequest(request({ messages: [user(text('go')), assistant(call('a', 'f', '{}')), user(result('a', 'ok'), result('zzz', 'stray'))] }), FLASH_25);
+      buildGeminiRequest(
+        request({
+          messages: [
+            user(text('go')),
+            assistant(call('a', 'f', '{}')),
+            user(result('a', 'ok'), result('zzz', 'stray')),
+          ],
+        }),
+        FLASH_25,
+      );
     expect(build).toThrow(GatewayError);
     expect(build).toThrow(/'zzz'/);
   });
@@ -267,12 +324,22 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     const unsigned = encodeGeminiToolCallId({}, 'def456');
     const { body } = buildGeminiRequest(
       request({
-        messages: [user(text('go')), assistant(call(signed, 'lookup_weather', '{"city":"Lisbon"}'), call(unsigned, 'lookup_weather', '{"city":"Porto"}')), user(result(signed, 'rain'), result(unsigned, 'sun'))],
+        messages: [
+          user(text('go')),
+          assistant(
+            call(signed, 'lookup_weather', '{"city":"Lisbon"}'),
+            call(unsigned, 'lookup_weather', '{"city":"Porto"}'),
+          ),
+          user(result(signed, 'rain'), result(unsigned, 'sun')),
+        ],
       }),
       FLASH_35,
     );
     expect(body.contents[1]!.parts).toEqual([
-      { functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' }, id: 'fc-7' }, thoughtSignature: 'CpYBAb4+9vt/sig==' },
+      {
+        functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' }, id: 'fc-7' },
+        thoughtSignature: 'CpYBAb4+9vt/sig==',
+      },
       // Parallel calls: only the first carries a signature, as Gemini sent them.
       { functionCall: { name: 'lookup_weather', args: { city: 'Porto' } } },
     ]);
@@ -283,7 +350,11 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
   });
 
   it('pitfall 12: on Gemini 3 a step whose first call has no signature (foreign history) gets the documented placeholder; not on 2.5', () => {
-    const messages = [user(text('go')), assistant(call('toolu_1', 'f', '{}'), call('toolu_2', 'f', '{}')), user(result('toolu_1', 'a'), result('toolu_2', 'b'))];
+    const messages = [
+      user(text('go')),
+      assistant(call('toolu_1', 'f', '{}'), call('toolu_2', 'f', '{}')),
+      user(result('toolu_1', 'a'), result('toolu_2', 'b')),
+    ];
     const gemini3 = buildGeminiRequest(request({ messages }), FLASH_35).body.contents[1]!.parts;
     expect(gemini3[0]!.thoughtSignature).toBe(PLACEHOLDER_THOUGHT_SIGNATURE);
     expect(gemini3[1]!.thoughtSignature).toBeUndefined();
@@ -307,7 +378,10 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
       }),
       FLASH_25,
     );
-    expect(body.contents[1]!.parts).toEqual([{ text: 'Gemini thought', thought: true, thoughtSignature: 'R2VtaW5p' }, { text: 'Answer.' }]);
+    expect(body.contents[1]!.parts).toEqual([
+      { text: 'Gemini thought', thought: true, thoughtSignature: 'R2VtaW5p' },
+      { text: 'Answer.' },
+    ]);
   });
 });
 
@@ -315,7 +389,15 @@ describe('buildGeminiRequest: generationConfig', () => {
   it('maps sampling and max output, never sending candidateCount', () => {
     const { body } = buildGeminiRequest(
       request({
-        sampling: { temperature: 0.4, topP: 0.9, topK: 40, stop: ['END'], seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.5 },
+        sampling: {
+          temperature: 0.4,
+          topP: 0.9,
+          topK: 40,
+          stop: ['END'],
+          seed: 7,
+          presencePenalty: 0.5,
+          frequencyPenalty: -0.5,
+        },
         maxOutputTokens: 1024,
       }),
       FLASH_25,
@@ -337,9 +419,16 @@ describe('buildGeminiRequest: generationConfig', () => {
   });
 
   it('maps json_object to responseMimeType and json_schema to responseJsonSchema as written', () => {
-    expect(buildGeminiRequest(request({ responseFormat: { type: 'json_object' } }), FLASH_25).body.generationConfig).toEqual({ responseMimeType: 'application/json' });
-    expect(buildGeminiRequest(request({ responseFormat: { type: 'text' } }), FLASH_25).body.generationConfig).toBeUndefined();
-    expect(buildGeminiRequest(request({ responseFormat: { type: 'json_schema', name: 'any', schema: {} } }), FLASH_25).body.generationConfig).toEqual({
+    expect(
+      buildGeminiRequest(request({ responseFormat: { type: 'json_object' } }), FLASH_25).body.generationConfig,
+    ).toEqual({ responseMimeType: 'application/json' });
+    expect(
+      buildGeminiRequest(request({ responseFormat: { type: 'text' } }), FLASH_25).body.generationConfig,
+    ).toBeUndefined();
+    expect(
+      buildGeminiRequest(request({ responseFormat: { type: 'json_schema', name: 'any', schema: {} } }), FLASH_25).body
+        .generationConfig,
+    ).toEqual({
       responseMimeType: 'application/json',
     });
     const { body } = buildGeminiRequest(
@@ -348,7 +437,12 @@ describe('buildGeminiRequest: generationConfig', () => {
           type: 'json_schema',
           name: 'verdict',
           strict: true,
-          schema: { type: 'object', properties: { reasoning: { type: 'string' }, answer: { type: 'string' } }, required: ['reasoning', 'answer'], additionalProperties: false },
+          schema: {
+            type: 'object',
+            properties: { reasoning: { type: 'string' }, answer: { type: 'string' } },
+            required: ['reasoning', 'answer'],
+            additionalProperties: false,
+          },
         },
       }),
       FLASH_25,
@@ -366,7 +460,8 @@ describe('buildGeminiRequest: generationConfig', () => {
 });
 
 describe('buildGeminiRequest: reasoning → thinkingConfig', () => {
-  const thinking = (reasoning: CanonicalRequest['reasoning'], model: string) => buildGeminiRequest(request({ reasoning }), model).body.generationConfig?.thinkingConfig;
+  const thinking = (reasoning: CanonicalRequest['reasoning'], model: string) =>
+    buildGeminiRequest(request({ reasoning }), model).body.generationConfig?.thinkingConfig;
 
   it.each([
     ['minimal', 128],
@@ -387,10 +482,22 @@ describe('buildGeminiRequest: reasoning → thinkingConfig', () => {
   });
 
   it('budgetTokens → thinkingBudget, clamped to the model range, winning over effort', () => {
-    expect(thinking({ enabled: true, budgetTokens: 5000 }, FLASH_25)).toEqual({ includeThoughts: true, thinkingBudget: 5000 });
-    expect(thinking({ enabled: true, budgetTokens: 64_000 }, FLASH_25)).toEqual({ includeThoughts: true, thinkingBudget: 24_576 });
-    expect(thinking({ budgetTokens: 64, effort: 'high' }, PRO_25)).toEqual({ includeThoughts: true, thinkingBudget: 128 });
-    expect(thinking({ enabled: true, budgetTokens: 3000 }, FLASH_35)).toEqual({ includeThoughts: true, thinkingBudget: 3000 });
+    expect(thinking({ enabled: true, budgetTokens: 5000 }, FLASH_25)).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 5000,
+    });
+    expect(thinking({ enabled: true, budgetTokens: 64_000 }, FLASH_25)).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 24_576,
+    });
+    expect(thinking({ budgetTokens: 64, effort: 'high' }, PRO_25)).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 128,
+    });
+    expect(thinking({ enabled: true, budgetTokens: 3000 }, FLASH_35)).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 3000,
+    });
   });
 
   it.each([
@@ -406,7 +513,10 @@ describe('buildGeminiRequest: reasoning → thinkingConfig', () => {
   it('3.x: off is the lowest level (no off switch); Pro levels collapse to LOW/HIGH', () => {
     expect(thinking({ effort: 'none' }, FLASH_35)).toEqual({ thinkingLevel: 'MINIMAL' });
     expect(thinking({ enabled: false }, 'gemini-3-pro-preview')).toEqual({ thinkingLevel: 'LOW' });
-    expect(thinking({ effort: 'medium' }, 'gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingLevel: 'HIGH' });
+    expect(thinking({ effort: 'medium' }, 'gemini-3-pro-preview')).toEqual({
+      includeThoughts: true,
+      thinkingLevel: 'HIGH',
+    });
   });
 
   it('reasoning enabled without a size includes thoughts at the model default; no reasoning parameters, no thinkingConfig', () => {
@@ -447,7 +557,13 @@ describe('buildGeminiCountTokensRequest', () => {
         model: 'models/gemini-2.5-flash',
         contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
-        tools: [{ functionDeclarations: [{ name: 'f', parametersJsonSchema: { type: 'object', properties: { a: { type: 'string' } } } }] }],
+        tools: [
+          {
+            functionDeclarations: [
+              { name: 'f', parametersJsonSchema: { type: 'object', properties: { a: { type: 'string' } } } },
+            ],
+          },
+        ],
       },
     });
   });

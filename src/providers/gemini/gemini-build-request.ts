@@ -49,7 +49,10 @@ export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: str
 }
 
 /** The body of `:countTokens`: the prompt side of the same request, so system text and tools are counted too. */
-export function buildGeminiCountTokensRequest(request: CanonicalRequest, upstreamModel: string): GeminiCountTokensRequest {
+export function buildGeminiCountTokensRequest(
+  request: CanonicalRequest,
+  upstreamModel: string,
+): GeminiCountTokensRequest {
   const { contents, systemInstruction, tools, toolConfig } = buildGeminiRequest(request, upstreamModel).body;
   return {
     generateContentRequest: {
@@ -66,7 +69,10 @@ export function buildGeminiCountTokensRequest(request: CanonicalRequest, upstrea
  * A Gemini client's own fields with no canonical slot (`safetySettings`, `generationConfig.mediaResolution`, …) go to
  * Gemini as the client wrote them: it is the same API (Gemini answers a field it does not know with a 400).
  */
-function forwardGeminiExtensions(extensions: Readonly<Record<string, unknown>>, body: GeminiGenerateContentRequest): void {
+function forwardGeminiExtensions(
+  extensions: Readonly<Record<string, unknown>>,
+  body: GeminiGenerateContentRequest,
+): void {
   const GENERATION_CONFIG = 'generationConfig.';
   for (const [field, value] of Object.entries(extensions)) {
     if (field.startsWith(GENERATION_CONFIG)) {
@@ -122,9 +128,13 @@ function buildGenerationConfig(request: CanonicalRequest, upstreamModel: string)
  * JSON mode is `responseMimeType`; a JSON schema goes to `responseJsonSchema` as written (keys keep their order, so
  * the model writes them in the schema's order). Gemini always constrains to the schema, so `strict` needs no slot.
  */
-function buildResponseFormat(format: ResponseFormat): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseJsonSchema'> {
+function buildResponseFormat(
+  format: ResponseFormat,
+): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseJsonSchema'> {
   if (format.type === 'text') return {};
   const schema = format.type === 'json_schema' && format.schema !== undefined ? toGeminiJsonSchema(format.schema) : {};
   // An empty schema constrains nothing beyond JSON itself: JSON mode says the same.
-  return Object.keys(schema).length === 0 ? { responseMimeType: 'application/json' } : { responseMimeType: 'application/json', responseJsonSchema: schema };
+  return Object.keys(schema).length === 0
+    ? { responseMimeType: 'application/json' }
+    : { responseMimeType: 'application/json', responseJsonSchema: schema };
 }

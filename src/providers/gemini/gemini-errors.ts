@@ -10,7 +10,11 @@ import type { GeminiError, GeminiErrorBody } from '../../wire/gemini-generate-wi
  * - The wait before a retry is in `RetryInfo.retryDelay` ("37s"), not in a header; the header is the fallback.
  */
 
-const CREDENTIAL_REASONS: ReadonlySet<string> = new Set(['API_KEY_INVALID', 'API_KEY_EXPIRED', 'API_KEY_SERVICE_BLOCKED']);
+const CREDENTIAL_REASONS: ReadonlySet<string> = new Set([
+  'API_KEY_INVALID',
+  'API_KEY_EXPIRED',
+  'API_KEY_SERVICE_BLOCKED',
+]);
 
 /** The `error` object of a Gemini error body; bodies wrapped in a JSON array (streaming without SSE) too. */
 export function parseGeminiErrorBody(text: string): GeminiError | undefined {

@@ -27,7 +27,10 @@ describe('toGeminiJsonSchema (parametersJsonSchema / responseJsonSchema)', () =>
     });
     expect(converted).toEqual({
       type: 'object',
-      properties: { at: { type: 'object', description: 'where', properties: { x: { type: 'number' } } }, nested: { type: 'string' } },
+      properties: {
+        at: { type: 'object', description: 'where', properties: { x: { type: 'number' } } },
+        nested: { type: 'string' },
+      },
     });
   });
 
@@ -37,11 +40,17 @@ describe('toGeminiJsonSchema (parametersJsonSchema / responseJsonSchema)', () =>
       definitions: { Node: { type: 'object', properties: { child: { $ref: '#/definitions/Node' } } } },
       properties: { root: { $ref: '#/definitions/Node' } },
     });
-    expect(converted).toEqual({ type: 'object', properties: { root: { type: 'object', properties: { child: { type: 'object' } } } } });
+    expect(converted).toEqual({
+      type: 'object',
+      properties: { root: { type: 'object', properties: { child: { type: 'object' } } } },
+    });
   });
 
   it('never treats property names or data as keywords', () => {
-    const schema = { type: 'object', properties: { $schema: { type: 'string' }, $ref: { type: 'string', default: { $ref: '#/x' } } } };
+    const schema = {
+      type: 'object',
+      properties: { $schema: { type: 'string' }, $ref: { type: 'string', default: { $ref: '#/x' } } },
+    };
     expect(toGeminiJsonSchema(schema)).toEqual(schema);
   });
 });

@@ -13,7 +13,12 @@ import type { GeminiGenerateContentResponse } from '../../wire/gemini-generate-w
 /** Deterministic ids and clock, so two mappings of the same reply can be compared whole. */
 function mapperOptions(): GeminiResponseMapperOptions {
   let nonce = 0;
-  return { vendorLabel: 'Gemini', fallbackModel: 'gemini-2.5-flash', mintNonce: () => `n${++nonce}`, now: () => 1_700_000_000 };
+  return {
+    vendorLabel: 'Gemini',
+    fallbackModel: 'gemini-2.5-flash',
+    mintNonce: () => `n${++nonce}`,
+    now: () => 1_700_000_000,
+  };
 }
 
 /** Hand-written from gemini.md §4: `data: <GenerateContentResponse>` events separated by CRLF blank lines. */
@@ -26,12 +31,35 @@ const HEAD = { modelVersion: 'gemini-2.5-flash', responseId: 'resp-1' };
 // Thoughts (the second one signed), then answer text across chunks with a multi-byte character, then usage with
 // thoughts and cached tokens on the last chunk only.
 const THOUGHT_CHUNKS: GeminiGenerateContentResponse[] = [
-  { candidates: [{ content: { role: 'model', parts: [{ text: '**Checking** the forecast', thought: true }] }, index: 0 }], usageMetadata: { promptTokenCount: 96, totalTokenCount: 96 }, ...HEAD },
-  { candidates: [{ content: { role: 'model', parts: [{ text: ' for Lisbon.', thought: true, thoughtSignature: 'CpYBAb4+9vt/sig==' }] }, index: 0 }], ...HEAD },
+  {
+    candidates: [
+      { content: { role: 'model', parts: [{ text: '**Checking** the forecast', thought: true }] }, index: 0 },
+    ],
+    usageMetadata: { promptTokenCount: 96, totalTokenCount: 96 },
+    ...HEAD,
+  },
+  {
+    candidates: [
+      {
+        content: {
+          role: 'model',
+          parts: [{ text: ' for Lisbon.', thought: true, thoughtSignature: 'CpYBAb4+9vt/sig==' }],
+        },
+        index: 0,
+      },
+    ],
+    ...HEAD,
+  },
   { candidates: [{ content: { role: 'model', parts: [{ text: 'Chuva leve — ' }] }, index: 0 }], ...HEAD },
   {
     candidates: [{ content: { role: 'model', parts: [{ text: '14 °C.' }] }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: 96, cachedContentTokenCount: 64, candidatesTokenCount: 14, thoughtsTokenCount: 120, totalTokenCount: 230 },
+    usageMetadata: {
+      promptTokenCount: 96,
+      cachedContentTokenCount: 64,
+      candidatesTokenCount: 14,
+      thoughtsTokenCount: 120,
+      totalTokenCount: 230,
+    },
     ...HEAD,
   },
 ];
@@ -41,8 +69,32 @@ const THOUGHT_STREAM = sse(THOUGHT_CHUNKS);
 // later chunk that has no call (an empty text part), as newer models do.
 const TOOL_CHUNKS: GeminiGenerateContentResponse[] = [
   { candidates: [{ content: { role: 'model', parts: [{ text: 'Checking both cities.' }] }, index: 0 }], ...HEAD },
-  { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } }, thoughtSignature: 'SIG/one+==' }] }, index: 0 }], ...HEAD },
-  { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'lookup_weather', args: { city: 'Porto', days: [1, 2] } } }] }, index: 0 }], ...HEAD },
+  {
+    candidates: [
+      {
+        content: {
+          role: 'model',
+          parts: [
+            { functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } }, thoughtSignature: 'SIG/one+==' },
+          ],
+        },
+        index: 0,
+      },
+    ],
+    ...HEAD,
+  },
+  {
+    candidates: [
+      {
+        content: {
+          role: 'model',
+          parts: [{ functionCall: { name: 'lookup_weather', args: { city: 'Porto', days: [1, 2] } } }],
+        },
+        index: 0,
+      },
+    ],
+    ...HEAD,
+  },
   {
     candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: 120, candidatesTokenCount: 30, totalTokenCount: 150 },
@@ -56,7 +108,9 @@ function mapStream(text: string, splitAt?: number): CanonicalEvent[] {
   const decoder = new SseDecoder();
   const mapper = new GeminiStreamMapper(mapperOptions());
   const pieces = splitAt === undefined ? [bytes] : [bytes.subarray(0, splitAt), bytes.subarray(splitAt)];
-  const events = [...pieces.flatMap((piece) => decoder.push(piece)), ...decoder.end()].flatMap((event) => mapper.map(event));
+  const events = [...pieces.flatMap((piece) => decoder.push(piece)), ...decoder.end()].flatMap((event) =>
+    mapper.map(event),
+  );
   return [...events, ...mapper.end()];
 }
 
@@ -70,7 +124,13 @@ describe('GeminiStreamMapper', () => {
   it('maps thoughts to a signed reasoning block and text to one text block continuing across chunks', () => {
     const events = mapStream(THOUGHT_STREAM);
     const response = fold(events);
-    expect(response).toMatchObject({ id: 'resp-1', model: 'gemini-2.5-flash', created: 1_700_000_000, finishReason: 'stop', rawFinishReason: 'STOP' });
+    expect(response).toMatchObject({
+      id: 'resp-1',
+      model: 'gemini-2.5-flash',
+      created: 1_700_000_000,
+      finishReason: 'stop',
+      rawFinishReason: 'STOP',
+    });
     expect(response.content).toEqual([
       // The signature travels raw: the client protocol tags it with its origin vendor.
       { type: 'reasoning', text: '**Checking** the forecast for Lisbon.', signature: 'CpYBAb4+9vt/sig==' },
@@ -122,22 +182,40 @@ describe('GeminiStreamMapper', () => {
     expect(decodeGeminiToolCallId(calls[0]!.id)).toEqual({ thoughtSignature: 'SIG/one+==' });
     expect(calls[1]!.id).toMatch(/^call_n\d+$/);
     const withId = sse([
-      { candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'fc-1', name: 'f', args: {} }, thoughtSignature: 'c2ln' }] }, finishReason: 'STOP', index: 0 }], ...HEAD },
+      {
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [{ functionCall: { id: 'fc-1', name: 'f', args: {} }, thoughtSignature: 'c2ln' }],
+            },
+            finishReason: 'STOP',
+            index: 0,
+          },
+        ],
+        ...HEAD,
+      },
     ]);
     const [only] = fold(mapStream(withId)).content;
-    expect(only?.type === 'tool-call' && decodeGeminiToolCallId(only.id)).toEqual({ geminiId: 'fc-1', thoughtSignature: 'c2ln' });
+    expect(only?.type === 'tool-call' && decodeGeminiToolCallId(only.id)).toEqual({
+      geminiId: 'fc-1',
+      thoughtSignature: 'c2ln',
+    });
   });
 
   it('gives the same events however the bytes are split, at every byte boundary', () => {
     for (const stream of [THOUGHT_STREAM, TOOL_STREAM]) {
       const whole = JSON.stringify(mapStream(stream));
       const length = new TextEncoder().encode(stream).length;
-      for (let splitAt = 1; splitAt < length; splitAt += 1) expect(JSON.stringify(mapStream(stream, splitAt))).toBe(whole);
+      for (let splitAt = 1; splitAt < length; splitAt += 1)
+        expect(JSON.stringify(mapStream(stream, splitAt))).toBe(whole);
     }
   });
 
   it('accepts LF-only framing as well as CRLF', () => {
-    expect(JSON.stringify(mapStream(THOUGHT_STREAM.replaceAll('\r\n', '\n')))).toBe(JSON.stringify(mapStream(THOUGHT_STREAM)));
+    expect(JSON.stringify(mapStream(THOUGHT_STREAM.replaceAll('\r\n', '\n')))).toBe(
+      JSON.stringify(mapStream(THOUGHT_STREAM)),
+    );
   });
 
   it('a stream that ends without any finish reason is an upstream fault', () => {
@@ -172,7 +250,17 @@ describe('GeminiStreamMapper', () => {
   });
 
   it('a blocked prompt (promptFeedback, no candidates) finishes as content-filter with empty content', () => {
-    const response = fold(mapStream(sse([{ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 }, ...HEAD }])));
+    const response = fold(
+      mapStream(
+        sse([
+          {
+            promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
+            usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 },
+            ...HEAD,
+          },
+        ]),
+      ),
+    );
     expect(response.content).toEqual([]);
     expect(response.finishReason).toBe('content-filter');
     expect(response.rawFinishReason).toBe('PROHIBITED_CONTENT');
@@ -201,14 +289,27 @@ describe('mapGeminiResponse (non-stream)', () => {
     };
     // The prompt counts told at the start may grow a cache split by the last chunk; the billed usage is the same.
     const withoutStart = (response: ReturnType<typeof fold>) => ({ ...response, inputUsage: undefined });
-    expect(withoutStart(fold(mapGeminiResponse(whole, mapperOptions())))).toEqual(withoutStart(fold(mapStream(THOUGHT_STREAM))));
+    expect(withoutStart(fold(mapGeminiResponse(whole, mapperOptions())))).toEqual(
+      withoutStart(fold(mapStream(THOUGHT_STREAM))),
+    );
 
     const wholeTools: GeminiGenerateContentResponse = {
-      candidates: [{ content: { role: 'model', parts: TOOL_CHUNKS.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []) }, finishReason: 'STOP', index: 0 }],
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: TOOL_CHUNKS.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []),
+          },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
       usageMetadata: TOOL_CHUNKS[3]!.usageMetadata,
       ...HEAD,
     };
-    expect(withoutStart(fold(mapGeminiResponse(wholeTools, mapperOptions())))).toEqual(withoutStart(fold(mapStream(TOOL_STREAM))));
+    expect(withoutStart(fold(mapGeminiResponse(wholeTools, mapperOptions())))).toEqual(
+      withoutStart(fold(mapStream(TOOL_STREAM))),
+    );
   });
 
   it('pitfall 5 without streaming: STOP with calls is tool-calls; the model falls back to the upstream id', () => {
@@ -221,7 +322,9 @@ describe('mapGeminiResponse (non-stream)', () => {
   });
 
   it('a reply without a finish reason is refused', () => {
-    expect(() => mapGeminiResponse({ candidates: [{ content: { parts: [{ text: 'half' }] } }] }, mapperOptions())).toThrow(GatewayError);
+    expect(() =>
+      mapGeminiResponse({ candidates: [{ content: { parts: [{ text: 'half' }] } }] }, mapperOptions()),
+    ).toThrow(GatewayError);
   });
 });
 

@@ -25,10 +25,16 @@ export class GeminiStreamMapper {
     try {
       chunk = JSON.parse(event.data);
     } catch {
-      throw new GatewayError('upstream_bad_response', `${this.options.vendorLabel} sent a stream chunk that is not valid JSON.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.options.vendorLabel} sent a stream chunk that is not valid JSON.`,
+      );
     }
     if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
-      throw new GatewayError('upstream_bad_response', `${this.options.vendorLabel} sent a stream chunk that is not a JSON object.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.options.vendorLabel} sent a stream chunk that is not a JSON object.`,
+      );
     }
     const error = geminiErrorOf(chunk);
     if (error !== undefined) {

@@ -85,7 +85,12 @@ describe('GeminiProvider', () => {
       responseId: 'r-1',
     });
     try {
-      const response = await provider.call({ request: request(false), model: MODEL, signal: new AbortController().signal, requestId: 'req-1' });
+      const response = await provider.call({
+        request: request(false),
+        model: MODEL,
+        signal: new AbortController().signal,
+        requestId: 'req-1',
+      });
       const reply = await accumulate(response.events);
       expect(reply.content).toEqual([{ type: 'text', text: 'Light rain.' }]);
       expect(reply.finishReason).toBe('stop');
@@ -108,12 +113,34 @@ describe('GeminiProvider', () => {
   it('streams from streamGenerateContent?alt=sse and maps the chunks as they come', async () => {
     const provider = new GeminiProvider({ baseUrl: origin, apiKey: 'k' });
     respond = sse([
-      { candidates: [{ content: { role: 'model', parts: [{ text: 'Let me check.' }] }, index: 0 }], modelVersion: 'gemini-2.5-pro', responseId: 'r-2' },
-      { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } }, thoughtSignature: 'c2ln' }] }, index: 0 }] },
-      { candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 8, thoughtsTokenCount: 30, totalTokenCount: 58 } },
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'Let me check.' }] }, index: 0 }],
+        modelVersion: 'gemini-2.5-pro',
+        responseId: 'r-2',
+      },
+      {
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [{ functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } }, thoughtSignature: 'c2ln' }],
+            },
+            index: 0,
+          },
+        ],
+      },
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 8, thoughtsTokenCount: 30, totalTokenCount: 58 },
+      },
     ]);
     try {
-      const response = await provider.call({ request: request(true), model: MODEL, signal: new AbortController().signal, requestId: 'req-2' });
+      const response = await provider.call({
+        request: request(true),
+        model: MODEL,
+        signal: new AbortController().signal,
+        requestId: 'req-2',
+      });
       const reply = await accumulate(response.events);
       expect(recorded[0]!.url).toBe('/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse');
       expect(reply.content.map((block) => block.type)).toEqual(['text', 'tool-call']);
@@ -128,7 +155,12 @@ describe('GeminiProvider', () => {
     const provider = new GeminiProvider({ baseUrl: origin, apiKey: 'k' });
     respond = sse([{ candidates: [{ content: { role: 'model', parts: [{ text: 'Light' }] }, index: 0 }] }]);
     try {
-      const response = await provider.call({ request: request(true), model: MODEL, signal: new AbortController().signal, requestId: 'req-3' });
+      const response = await provider.call({
+        request: request(true),
+        model: MODEL,
+        signal: new AbortController().signal,
+        requestId: 'req-3',
+      });
       await expect(accumulate(response.events)).rejects.toMatchObject({ code: 'upstream_bad_response' });
     } finally {
       await provider.close();
@@ -146,9 +178,18 @@ describe('GeminiProvider', () => {
       },
     });
     try {
-      const call = provider.call({ request: request(false), model: MODEL, signal: new AbortController().signal, requestId: 'req-4' });
+      const call = provider.call({
+        request: request(false),
+        model: MODEL,
+        signal: new AbortController().signal,
+        requestId: 'req-4',
+      });
       await expect(call).rejects.toBeInstanceOf(GatewayError);
-      await expect(call).rejects.toMatchObject({ code: 'upstream_rate_limited', retryAfterSeconds: 7, upstreamCode: 'RESOURCE_EXHAUSTED' });
+      await expect(call).rejects.toMatchObject({
+        code: 'upstream_rate_limited',
+        retryAfterSeconds: 7,
+        upstreamCode: 'RESOURCE_EXHAUSTED',
+      });
     } finally {
       await provider.close();
     }

@@ -32,7 +32,13 @@ import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.js';
-import { headerValue, midStreamError, streamedReplyEvents, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
+import {
+  headerValue,
+  midStreamError,
+  streamedReplyEvents,
+  UpstreamHttp,
+  type UpstreamResponse,
+} from '../upstream-http.js';
 import { WholeReply } from '../whole-reply.js';
 import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
 import { buildGeminiCountTokensRequest, buildGeminiRequest } from './gemini-build-request.js';
@@ -68,21 +74,42 @@ export class GeminiProvider implements ProviderAdapter {
     // Gemini's STOP does not say which stop sequence fired: the gateway matches them over a stream it can cut.
     const stops = gatewayStopSequences(request);
     const upstreamStream = request.stream || stops !== undefined;
-    const { body, droppedParameters } = buildGeminiRequest(stops === undefined ? request : withoutStopSequences(request), model.upstreamModel);
+    const { body, droppedParameters } = buildGeminiRequest(
+      stops === undefined ? request : withoutStopSequences(request),
+      model.upstreamModel,
+    );
     const method = upstreamStream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-    const response = await this.http.post(modelPath(model.upstreamModel, method), this.headers, JSON.stringify(body), signal, upstreamStream);
+    const response = await this.http.post(
+      modelPath(model.upstreamModel, method),
+      this.headers,
+      JSON.stringify(body),
+      signal,
+      upstreamStream,
+    );
     const upstreamRequestId = headerValue(response.headers, 'x-request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const mapperOptions: GeminiResponseMapperOptions = { vendorLabel: this.label, fallbackModel: model.upstreamModel };
-    if (stops !== undefined) return { events: matchStopSequences(this.streamEvents(response, mapperOptions), stops), droppedParameters, upstreamRequestId };
-    const events = request.stream ? this.streamEvents(response, mapperOptions) : this.replyEvents(response, mapperOptions);
+    if (stops !== undefined)
+      return {
+        events: matchStopSequences(this.streamEvents(response, mapperOptions), stops),
+        droppedParameters,
+        upstreamRequestId,
+      };
+    const events = request.stream
+      ? this.streamEvents(response, mapperOptions)
+      : this.replyEvents(response, mapperOptions);
     return { events, droppedParameters, upstreamRequestId };
   }
 
   /** Gemini's own count of the prompt (system text and tools included), for `count_tokens`. */
   async countTokens(request: CanonicalRequest, model: CatalogModel, signal: AbortSignal): Promise<number> {
     const body = buildGeminiCountTokensRequest(request, model.upstreamModel);
-    const response = await this.http.post(modelPath(model.upstreamModel, 'countTokens'), this.headers, JSON.stringify(body), signal);
+    const response = await this.http.post(
+      modelPath(model.upstreamModel, 'countTokens'),
+      this.headers,
+      JSON.stringify(body),
+      signal,
+    );
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const reply = (await this.readJson(response)) as GeminiCountTokensResponse;
     if (typeof reply.totalTokens !== 'number') {
@@ -103,11 +130,15 @@ export class GeminiProvider implements ProviderAdapter {
   private async readReply(response: UpstreamResponse, options: GeminiResponseMapperOptions): Promise<CanonicalEvent[]> {
     const reply = await this.readJson(response);
     const error = geminiErrorOf(reply);
-    if (error !== undefined) throw geminiUpstreamError(error, typeof error.code === 'number' ? error.code : 500, this.label);
+    if (error !== undefined)
+      throw geminiUpstreamError(error, typeof error.code === 'number' ? error.code : 500, this.label);
     return mapGeminiResponse(reply as GeminiGenerateContentResponse, options);
   }
 
-  private streamEvents(response: UpstreamResponse, options: GeminiResponseMapperOptions): AsyncIterableIterator<CanonicalEvent> {
+  private streamEvents(
+    response: UpstreamResponse,
+    options: GeminiResponseMapperOptions,
+  ): AsyncIterableIterator<CanonicalEvent> {
     const mapper = new GeminiStreamMapper(options);
     // Gemini has no terminal event: the stream is over when the body ends.
     return streamedReplyEvents(response, this.label, mapper, () => false);
@@ -136,7 +167,12 @@ export class GeminiProvider implements ProviderAdapter {
     } catch {
       // The status alone decides when the body cannot be read.
     }
-    return geminiUpstreamError(parseGeminiErrorBody(text), response.statusCode, this.label, headerValue(response.headers, 'retry-after'));
+    return geminiUpstreamError(
+      parseGeminiErrorBody(text),
+      response.statusCode,
+      this.label,
+      headerValue(response.headers, 'retry-after'),
+    );
   }
 }
 

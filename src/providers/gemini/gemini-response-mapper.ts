@@ -4,7 +4,11 @@ import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
-import type { GeminiGenerateContentResponse, GeminiPart, GeminiUsageMetadata } from '../../wire/gemini-generate-wire.js';
+import type {
+  GeminiGenerateContentResponse,
+  GeminiPart,
+  GeminiUsageMetadata,
+} from '../../wire/gemini-generate-wire.js';
 
 export interface GeminiResponseMapperOptions {
   /** Shown in error messages. */
@@ -83,14 +87,21 @@ export class GeminiResponseMapper {
   /** The closing events, at the end of the reply: a reply that never said why it ended was cut off. */
   end(): CanonicalEvent[] {
     if (this.finishReason === undefined && this.blockReason === undefined) {
-      throw new GatewayError('upstream_bad_response', `${this.options.vendorLabel} ended the reply before it was complete (no finish reason).`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.options.vendorLabel} ended the reply before it was complete (no finish reason).`,
+      );
     }
     const out: CanonicalEvent[] = [];
     this.closeReasoning(out);
     this.closeText(out);
     if (this.usage !== undefined) out.push({ type: 'usage', usage: mapGeminiUsage(this.usage) });
     if (this.finishReason !== undefined) {
-      out.push({ type: 'finish', reason: mapGeminiFinishReason(this.finishReason, this.sawFunctionCall), rawReason: this.finishReason });
+      out.push({
+        type: 'finish',
+        reason: mapGeminiFinishReason(this.finishReason, this.sawFunctionCall),
+        rawReason: this.finishReason,
+      });
     } else {
       out.push({ type: 'finish', reason: 'content-filter', rawReason: this.blockReason ?? null });
     }
@@ -104,7 +115,10 @@ export class GeminiResponseMapper {
       this.sawFunctionCall = true;
       this.toolCount += 1;
       const blockId = `tool-${this.toolCount}`;
-      const id = encodeGeminiToolCallId({ geminiId: part.functionCall.id, thoughtSignature: part.thoughtSignature }, this.mint());
+      const id = encodeGeminiToolCallId(
+        { geminiId: part.functionCall.id, thoughtSignature: part.thoughtSignature },
+        this.mint(),
+      );
       out.push(
         { type: 'tool-call-start', blockId, id, name: part.functionCall.name },
         { type: 'tool-call-delta', blockId, argumentsDelta: JSON.stringify(part.functionCall.args ?? {}) },

@@ -51,7 +51,10 @@ const EFFORT_LEVELS: Readonly<Record<string, GeminiThinkingLevel>> = {
   max: 'HIGH',
 };
 
-export function buildThinkingConfig(reasoning: ReasoningParameters | undefined, upstreamModel: string): GeminiThinkingConfig | undefined {
+export function buildThinkingConfig(
+  reasoning: ReasoningParameters | undefined,
+  upstreamModel: string,
+): GeminiThinkingConfig | undefined {
   if (reasoning === undefined) return undefined;
   const { enabled, effort, budgetTokens } = reasoning;
   if (enabled === undefined && effort === undefined && budgetTokens === undefined) return undefined;

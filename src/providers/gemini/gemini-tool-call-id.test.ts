@@ -29,7 +29,14 @@ describe('Gemini tool-call id codec', () => {
   });
 
   it('knows nothing of ids it did not make', () => {
-    for (const foreign of ['call_abc123', 'toolu_01A09q90qw90lq917835lq9', 'call-1', 'call_x__tgsig__!!', 'fc_1__tgsig__c2ln', '']) {
+    for (const foreign of [
+      'call_abc123',
+      'toolu_01A09q90qw90lq917835lq9',
+      'call-1',
+      'call_x__tgsig__!!',
+      'fc_1__tgsig__c2ln',
+      '',
+    ]) {
       expect(decodeGeminiToolCallId(foreign)).toEqual({});
     }
   });
@@ -56,7 +63,10 @@ describe('Gemini tool-call id through an OpenAI client turn (pitfalls 12, 13, 14
               role: 'model',
               parts: [
                 { text: 'Checking both.' },
-                { functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } }, thoughtSignature: 'CpYBAb4+9vt/x8Z==' },
+                {
+                  functionCall: { name: 'lookup_weather', args: { city: 'Lisbon' } },
+                  thoughtSignature: 'CpYBAb4+9vt/x8Z==',
+                },
                 { functionCall: { id: 'fc-2', name: 'local_time', args: { city: 'Porto' } } },
               ],
             },
@@ -72,7 +82,9 @@ describe('Gemini tool-call id through an OpenAI client turn (pitfalls 12, 13, 14
     // 2. The gateway answers the OpenAI client; the client only keeps what the SDK types have.
     const reply = new ResponseAccumulator();
     for (const event of events) reply.apply(event);
-    const completion = JSON.parse(JSON.stringify(encodeOpenAIResponse(reply.response, { id: 'chatcmpl-1', model: 'gamma-3.5-flash' })));
+    const completion = JSON.parse(
+      JSON.stringify(encodeOpenAIResponse(reply.response, { id: 'chatcmpl-1', model: 'gamma-3.5-flash' })),
+    );
     const message = completion.choices[0].message;
     expect(completion.choices[0].finish_reason).toBe('tool_calls');
     const [first, second] = message.tool_calls as Array<{ id: string; function: { name: string } }>;

@@ -1,7 +1,20 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../../canonical/errors.js';
-import type { CanonicalMessage, CanonicalRequest, ContentBlock, DocumentBlock, ToolChoice, ToolDefinition } from '../../canonical/request.js';
-import type { OpenAIContentPart, OpenAIFilePart, OpenAIMessage, OpenAITextPart, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+import type {
+  CanonicalMessage,
+  CanonicalRequest,
+  ContentBlock,
+  DocumentBlock,
+  ToolChoice,
+  ToolDefinition,
+} from '../../canonical/request.js';
+import type {
+  OpenAIContentPart,
+  OpenAIFilePart,
+  OpenAIMessage,
+  OpenAITextPart,
+  OpenAIToolCall,
+} from '../../wire/openai-chat-wire.js';
 
 /** OpenAI's o-series reasoning models (o1, o3, o4-mini, …). */
 const O_SERIES_MODEL = /^o\d/;
@@ -22,7 +35,10 @@ export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: str
   // o-series reasoning models refuse any temperature or top_p but the default (1): left out, and reported unless
   // the client asked for the default anyway.
   const reasoningModel = O_SERIES_MODEL.test(upstreamModel);
-  for (const [field, value] of [['temperature', sampling.temperature], ['top_p', sampling.topP]] as const) {
+  for (const [field, value] of [
+    ['temperature', sampling.temperature],
+    ['top_p', sampling.topP],
+  ] as const) {
     if (value === undefined) continue;
     if (!reasoningModel) body[field] = value;
     else if (value !== 1) dropped.push(field);
@@ -97,7 +113,11 @@ export function buildOpenAIMessage(message: CanonicalMessage, index: number): Op
     for (const block of message.content) {
       if (block.type === 'text') text.push({ type: 'text', text: block.text });
       else if (block.type === 'tool-call') {
-        toolCalls.push({ id: openAIToolCallId(block.id), type: 'function', function: { name: block.name, arguments: block.argumentsJson } });
+        toolCalls.push({
+          id: openAIToolCallId(block.id),
+          type: 'function',
+          function: { name: block.name, arguments: block.argumentsJson },
+        });
       }
       // Reasoning blocks have no place in an OpenAI request: OpenAI keeps its reasoning server-side.
     }
@@ -115,8 +135,15 @@ export function buildOpenAIMessage(message: CanonicalMessage, index: number): Op
   const parts: OpenAIContentPart[] = [];
   for (const block of message.content) {
     if (block.type === 'tool-result') {
-      const text = block.content.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
-      out.push({ role: 'tool', tool_call_id: openAIToolCallId(block.toolCallId), content: block.isError ? `[tool error] ${text}` : text });
+      const text = block.content
+        .filter((part) => part.type === 'text')
+        .map((part) => part.text)
+        .join('\n');
+      out.push({
+        role: 'tool',
+        tool_call_id: openAIToolCallId(block.toolCallId),
+        content: block.isError ? `[tool error] ${text}` : text,
+      });
       for (const part of block.content) if (part.type === 'image') parts.push(imagePart(part));
     } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
     else if (block.type === 'image') parts.push(imagePart(block));
@@ -138,11 +165,15 @@ const OPENAI_TOOL_CALL_ID_MAX = 40;
  */
 export function openAIToolCallId(id: string): string {
   if (id.length <= OPENAI_TOOL_CALL_ID_MAX) return id;
-  return `call_${createHash('sha256').update(id).digest('hex').slice(0, OPENAI_TOOL_CALL_ID_MAX - 'call_'.length)}`;
+  return `call_${createHash('sha256')
+    .update(id)
+    .digest('hex')
+    .slice(0, OPENAI_TOOL_CALL_ID_MAX - 'call_'.length)}`;
 }
 
 function imagePart(block: Extract<ContentBlock, { type: 'image' }>): OpenAIContentPart {
-  const url = block.source.kind === 'url' ? block.source.url : `data:${block.source.mediaType};base64,${block.source.data}`;
+  const url =
+    block.source.kind === 'url' ? block.source.url : `data:${block.source.mediaType};base64,${block.source.data}`;
   return { type: 'image_url', image_url: { url, ...(block.detail === undefined ? {} : { detail: block.detail }) } };
 }
 
@@ -153,10 +184,15 @@ function imagePart(block: Extract<ContentBlock, { type: 'image' }>): OpenAIConte
  */
 function filePart(block: DocumentBlock, param: string): OpenAIFilePart {
   if (block.source.kind === 'url') {
-    throw new GatewayError('unsupported_parameter', `OpenAI-format models read documents only inline (base64 data), not from a URL (${param} holds one).`, { param });
+    throw new GatewayError(
+      'unsupported_parameter',
+      `OpenAI-format models read documents only inline (base64 data), not from a URL (${param} holds one).`,
+      { param },
+    );
   }
   const { mediaType, data } = block.source;
-  const filename = block.title ?? `document.${mediaType === 'application/pdf' ? 'pdf' : mediaType === 'text/plain' ? 'txt' : 'bin'}`;
+  const filename =
+    block.title ?? `document.${mediaType === 'application/pdf' ? 'pdf' : mediaType === 'text/plain' ? 'txt' : 'bin'}`;
   return { type: 'file', file: { filename, file_data: `data:${mediaType};base64,${data}` } };
 }
 

@@ -23,7 +23,10 @@ export interface ProviderEndpointOptions {
 export interface OpenAIDialect {
   vendor: VendorName;
   defaultLabel: string;
-  buildRequest(request: CanonicalRequest, upstreamModel: string): { body: Record<string, unknown>; droppedParameters: string[] };
+  buildRequest(
+    request: CanonicalRequest,
+    upstreamModel: string,
+  ): { body: Record<string, unknown>; droppedParameters: string[] };
   /** Response headers that may carry the vendor's request id, in order of preference. */
   requestIdHeaders: readonly string[];
   mapError(details: UpstreamErrorDetails): GatewayError;
@@ -59,11 +62,24 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     const sent = stops === undefined ? request : { ...withoutStopSequences(request), stream: true };
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
     const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel);
-    const response = await this.http.post('/chat/completions', this.headers, JSON.stringify(body), signal, upstreamStream);
+    const response = await this.http.post(
+      '/chat/completions',
+      this.headers,
+      JSON.stringify(body),
+      signal,
+      upstreamStream,
+    );
     const upstreamRequestId = this.requestId(response);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
-    if (stops !== undefined) return { events: matchStopSequences(openAIStreamEvents(response, this.label), stops), droppedParameters, upstreamRequestId };
-    const events = request.stream ? openAIStreamEvents(response, this.label) : openAICompletionEvents(response, this.label);
+    if (stops !== undefined)
+      return {
+        events: matchStopSequences(openAIStreamEvents(response, this.label), stops),
+        droppedParameters,
+        upstreamRequestId,
+      };
+    const events = request.stream
+      ? openAIStreamEvents(response, this.label)
+      : openAICompletionEvents(response, this.label);
     return { events, droppedParameters, upstreamRequestId };
   }
 
@@ -102,4 +118,3 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     });
   }
 }
-

@@ -60,7 +60,8 @@ export function mapOpenAIResponse(completion: OpenAIChatCompletion): CanonicalEv
   message?.tool_calls?.forEach((call, index) => {
     const blockId = `tool-${index}`;
     events.push({ type: 'tool-call-start', blockId, id: call.id, name: call.function.name });
-    if (call.function.arguments) events.push({ type: 'tool-call-delta', blockId, argumentsDelta: call.function.arguments });
+    if (call.function.arguments)
+      events.push({ type: 'tool-call-delta', blockId, argumentsDelta: call.function.arguments });
     events.push({ type: 'tool-call-end', blockId });
   });
   events.push({

@@ -42,7 +42,12 @@ describe('OpenAIStreamMapper', () => {
       { type: 'tool-call', id: 'call_b', name: 'get_time', argumentsJson: '{"tz":"JST"}' },
     ]);
     expect(accumulator.response.finishReason).toBe('tool-calls');
-    expect(accumulator.response.usage).toMatchObject({ inputTokens: 44, cacheReadTokens: 768, outputTokens: 19, reasoningTokens: 4 });
+    expect(accumulator.response.usage).toMatchObject({
+      inputTokens: 44,
+      cacheReadTokens: 768,
+      outputTokens: 19,
+      reasoningTokens: 4,
+    });
     // Blocks are closed before the finish, text before the first tool call starts.
     const types = events.map((event) => event.type);
     expect(types.indexOf('text-end')).toBeLessThan(types.indexOf('tool-call-start'));
@@ -52,7 +57,8 @@ describe('OpenAIStreamMapper', () => {
   it('gives the same events however the bytes are split (multi-byte characters included)', () => {
     const whole = JSON.stringify(mapWhole(TOOL_STREAM));
     const length = new TextEncoder().encode(TOOL_STREAM).length;
-    for (let splitAt = 1; splitAt < length; splitAt += 7) expect(JSON.stringify(mapWhole(TOOL_STREAM, splitAt))).toBe(whole);
+    for (let splitAt = 1; splitAt < length; splitAt += 7)
+      expect(JSON.stringify(mapWhole(TOOL_STREAM, splitAt))).toBe(whole);
   });
 
   it('a stream cut before its finish is an upstream fault, not a short reply', () => {
@@ -63,7 +69,9 @@ describe('OpenAIStreamMapper', () => {
 
   it('an error object in a data line becomes a gateway error', () => {
     const mapper = new OpenAIStreamMapper('OpenAI');
-    expect(() => mapper.map({ data: '{"error":{"message":"overloaded","type":"server_error"}}' })).toThrow(/overloaded/);
+    expect(() => mapper.map({ data: '{"error":{"message":"overloaded","type":"server_error"}}' })).toThrow(
+      /overloaded/,
+    );
   });
 
   it('a non-JSON data line is reported as a bad upstream response', () => {
@@ -92,7 +100,13 @@ describe('OpenAIStreamMapper', () => {
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: 812, completion_tokens: 19, total_tokens: 831, prompt_tokens_details: { cached_tokens: 768 }, completion_tokens_details: { reasoning_tokens: 4 } },
+      usage: {
+        prompt_tokens: 812,
+        completion_tokens: 19,
+        total_tokens: 831,
+        prompt_tokens_details: { cached_tokens: 768 },
+        completion_tokens_details: { reasoning_tokens: 4 },
+      },
     }).forEach((event) => fromResponse.apply(event));
     const fromStream = new ResponseAccumulator();
     mapWhole(TOOL_STREAM).forEach((event) => fromStream.apply(event));
@@ -115,8 +129,10 @@ describe('openAIToolCallId', () => {
 });
 
 describe('OpenAIStreamMapper, text deltas read by their learned shape (issue 22)', () => {
-  const head = '{"id":"c9","object":"chat.completion.chunk","created":1,"model":"gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":';
-  const text = (value: string, padding = '') => `${head}{"content":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]${padding}}`;
+  const head =
+    '{"id":"c9","object":"chat.completion.chunk","created":1,"model":"gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":';
+  const text = (value: string, padding = '') =>
+    `${head}{"content":${JSON.stringify(value)}},"logprobs":null,"finish_reason":null}]${padding}}`;
   const data = [
     `${head}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
     text('Hel'),

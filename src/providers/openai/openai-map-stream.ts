@@ -35,7 +35,8 @@ export class OpenAIStreamMapper {
       const text = this.textDeltas.match(event.data);
       if (text !== undefined) {
         // The common case, a delta of the open text block, as a one-element literal: no array grown per chunk.
-        if (this.textOpen && !this.reasoningOpen && text) return [{ type: 'text-delta', blockId: this.textBlockId, text }];
+        if (this.textOpen && !this.reasoningOpen && text)
+          return [{ type: 'text-delta', blockId: this.textBlockId, text }];
         const out: CanonicalEvent[] = [];
         if (text) this.text(text, out);
         return out;
@@ -45,7 +46,10 @@ export class OpenAIStreamMapper {
     try {
       chunk = JSON.parse(event.data) as OpenAIChatCompletionChunk & Partial<OpenAIErrorBody>;
     } catch {
-      throw new GatewayError('upstream_bad_response', `${this.vendorLabel} sent a stream chunk that is not valid JSON.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.vendorLabel} sent a stream chunk that is not valid JSON.`,
+      );
     }
     if (chunk.error !== undefined || event.event === 'error') {
       const message = chunk.error?.message ?? 'unknown error';
@@ -72,11 +76,16 @@ export class OpenAIStreamMapper {
       if (choice.finish_reason) {
         this.closeAll(out);
         this.finished = true;
-        out.push({ type: 'finish', reason: mapOpenAIFinishReason(choice.finish_reason), rawReason: choice.finish_reason });
+        out.push({
+          type: 'finish',
+          reason: mapOpenAIFinishReason(choice.finish_reason),
+          rawReason: choice.finish_reason,
+        });
       }
     }
     if (chunk.usage) out.push({ type: 'usage', usage: mapOpenAIUsage(chunk.usage) });
-    else if (event.event === undefined && choice !== undefined && isPlainTextDelta(choice)) this.textDeltas.learn(event.data, choice.delta.content);
+    else if (event.event === undefined && choice !== undefined && isPlainTextDelta(choice))
+      this.textDeltas.learn(event.data, choice.delta.content);
     return out;
   }
 
@@ -94,7 +103,10 @@ export class OpenAIStreamMapper {
   /** Called at the end of the upstream body: a stream cut before its finish is an upstream fault, not a reply. */
   end(): CanonicalEvent[] {
     if (!this.finished) {
-      throw new GatewayError('upstream_bad_response', `${this.vendorLabel} ended the stream before the reply was complete.`);
+      throw new GatewayError(
+        'upstream_bad_response',
+        `${this.vendorLabel} ended the stream before the reply was complete.`,
+      );
     }
     return [];
   }
@@ -103,14 +115,22 @@ export class OpenAIStreamMapper {
     return this.done;
   }
 
-  private mapToolCalls(calls: NonNullable<OpenAIChatCompletionChunk['choices'][number]['delta']['tool_calls']>, out: CanonicalEvent[]): void {
+  private mapToolCalls(
+    calls: NonNullable<OpenAIChatCompletionChunk['choices'][number]['delta']['tool_calls']>,
+    out: CanonicalEvent[],
+  ): void {
     for (const call of calls) {
       const blockId = `tool-${call.index}`;
       if (!this.openToolBlocks.has(blockId)) {
         this.closeReasoning(out);
         this.closeText(out);
         this.openToolBlocks.add(blockId);
-        out.push({ type: 'tool-call-start', blockId, id: call.id ?? `call_${call.index}`, name: call.function?.name ?? '' });
+        out.push({
+          type: 'tool-call-start',
+          blockId,
+          id: call.id ?? `call_${call.index}`,
+          name: call.function?.name ?? '',
+        });
       }
       const argumentsDelta = call.function?.arguments;
       if (argumentsDelta) out.push({ type: 'tool-call-delta', blockId, argumentsDelta });

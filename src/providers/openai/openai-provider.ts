@@ -1,6 +1,10 @@
 import { upstreamError } from '../upstream-errors.js';
 import { buildOpenAIRequest } from './openai-build-request.js';
-import { OpenAICompatibleProvider, type OpenAIDialect, type ProviderEndpointOptions } from './openai-compatible-provider.js';
+import {
+  OpenAICompatibleProvider,
+  type OpenAIDialect,
+  type ProviderEndpointOptions,
+} from './openai-compatible-provider.js';
 
 /** Base URL ending in /v1, as the OpenAI SDK's OPENAI_BASE_URL. */
 export type OpenAIProviderOptions = ProviderEndpointOptions;

@@ -34,7 +34,10 @@ async function readOpenAICompletion(response: UpstreamResponse, vendorLabel: str
 }
 
 /** A streamed reply as canonical events; comment lines (`: keep-alive`) are skipped by the SSE decoder. */
-export function openAIStreamEvents(response: UpstreamResponse, vendorLabel: string): AsyncIterableIterator<CanonicalEvent> {
+export function openAIStreamEvents(
+  response: UpstreamResponse,
+  vendorLabel: string,
+): AsyncIterableIterator<CanonicalEvent> {
   const mapper = new OpenAIStreamMapper(vendorLabel);
   return streamedReplyEvents(response, vendorLabel, mapper, () => mapper.sawDone);
 }

@@ -21,12 +21,19 @@ export function anthropicErrorBody(type: string, message: string, requestId: str
 }
 
 export function anthropicErrorForStatus(status: number, requestId: string): string {
-  const known = TYPES[status] ?? (status >= 500 ? { type: 'api_error', message: `Simulated upstream error (HTTP ${status}).` } : { type: 'invalid_request_error', message: `Simulated request error (HTTP ${status}).` });
+  const known =
+    TYPES[status] ??
+    (status >= 500
+      ? { type: 'api_error', message: `Simulated upstream error (HTTP ${status}).` }
+      : { type: 'invalid_request_error', message: `Simulated request error (HTTP ${status}).` });
   return anthropicErrorBody(known.type, known.message, requestId);
 }
 
 /** The in-stream form: the same body without a request id (anthropic-messages.md §4). */
 export function anthropicStreamError(status: number): string {
-  const known = TYPES[status] ?? { type: status >= 500 ? 'api_error' : 'invalid_request_error', message: `Simulated error (HTTP ${status}).` };
+  const known = TYPES[status] ?? {
+    type: status >= 500 ? 'api_error' : 'invalid_request_error',
+    message: `Simulated error (HTTP ${status}).`,
+  };
   return JSON.stringify({ type: 'error', error: known });
 }

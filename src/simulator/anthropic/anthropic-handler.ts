@@ -52,10 +52,16 @@ function invalid(exchange: SimulatorExchange, message: string): void {
 function admit(exchange: SimulatorExchange): boolean {
   const { headers: requestHeaders } = exchange.request;
   const apiKey = requestHeaders['x-api-key'];
-  const bearer = requestHeaders.authorization === undefined ? undefined : BEARER.exec(requestHeaders.authorization.trim())?.[1];
+  const bearer =
+    requestHeaders.authorization === undefined ? undefined : BEARER.exec(requestHeaders.authorization.trim())?.[1];
   const key = typeof apiKey === 'string' ? apiKey : bearer;
   if (!exchange.isKeyAccepted(key)) {
-    sendError(exchange, 401, 'authentication_error', key === undefined ? 'x-api-key header is required' : 'invalid x-api-key');
+    sendError(
+      exchange,
+      401,
+      'authentication_error',
+      key === undefined ? 'x-api-key header is required' : 'invalid x-api-key',
+    );
     return false;
   }
   const version = requestHeaders['anthropic-version'];
@@ -72,7 +78,8 @@ function admit(exchange: SimulatorExchange): boolean {
 
 async function messages(exchange: SimulatorExchange, counting: boolean): Promise<void> {
   const read = await readJsonBody(exchange);
-  if (read.kind === 'too-large') return sendError(exchange, 413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
+  if (read.kind === 'too-large')
+    return sendError(exchange, 413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
   if (read.kind === 'invalid-json') return invalid(exchange, `There was an error parsing the body: ${read.message}`);
   const validation = validateAnthropicRequest(read.body, counting);
   if (!validation.ok) return invalid(exchange, validation.message);
@@ -97,7 +104,9 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     toolChoice: toolRequirement(request),
     parallelCalls: parallelCallsAllowed(request),
     ...(toolResults === undefined ? {} : { toolResults }),
-    ...(request.output_config?.format === undefined ? {} : { jsonOutput: { schema: request.output_config.format.schema } }),
+    ...(request.output_config?.format === undefined
+      ? {}
+      : { jsonOutput: { schema: request.output_config.format.schema } }),
   });
   if (!planned.ok) return invalid(exchange, `Simulator directive: ${planned.problem}.`);
 
@@ -120,7 +129,12 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
 function models(exchange: SimulatorExchange, id: string | undefined): void {
   const entries = MODELS.map((model) => ({ type: 'model', ...model }));
   if (id === undefined) {
-    const body = { data: entries, has_more: false, first_id: entries[0]?.id ?? null, last_id: entries.at(-1)?.id ?? null };
+    const body = {
+      data: entries,
+      has_more: false,
+      first_id: entries[0]?.id ?? null,
+      last_id: entries.at(-1)?.id ?? null,
+    };
     return sendJson(exchange, 200, JSON.stringify(body), headers(exchange));
   }
   const found = entries.find((model) => model.id === id);

@@ -57,12 +57,15 @@ function blockTokens(block: AnthropicBlock, countThinking: boolean): number {
       return TOKENS_PER_IMAGE;
     case 'document':
       if (block.source.type === 'text') return countTokens(block.source.data);
-      if (block.source.type === 'content') return blocks(block.source.content).reduce((sum, inner) => sum + blockTokens(inner, false), 0);
+      if (block.source.type === 'content')
+        return blocks(block.source.content).reduce((sum, inner) => sum + blockTokens(inner, false), 0);
       return TOKENS_PER_DOCUMENT;
     case 'tool_use':
       return countTokens(block.name) + countTokens(JSON.stringify(block.input));
     case 'tool_result':
-      return block.content === undefined ? 0 : blocks(block.content).reduce((sum, inner) => sum + blockTokens(inner, false), 0);
+      return block.content === undefined
+        ? 0
+        : blocks(block.content).reduce((sum, inner) => sum + blockTokens(inner, false), 0);
     case 'thinking':
       return countThinking ? countTokens(block.thinking) : 0;
     default:
@@ -76,11 +79,13 @@ export function countInputTokens(request: AnthropicRequest): number {
 
 function countInputTokensWithinBudget(request: AnthropicRequest): number {
   let total = 0;
-  const system = typeof request.system === 'string' ? request.system : (request.system ?? []).map((block) => block.text).join('\n');
+  const system =
+    typeof request.system === 'string' ? request.system : (request.system ?? []).map((block) => block.text).join('\n');
   if (system.length > 0) total += TOKENS_PER_SYSTEM + countTokens(system);
   request.messages.forEach((message, index) => {
     const countThinking = message.role === 'assistant' && index >= request.messages.length - 2;
-    total += TOKENS_PER_MESSAGE + blocks(message.content).reduce((sum, block) => sum + blockTokens(block, countThinking), 0);
+    total +=
+      TOKENS_PER_MESSAGE + blocks(message.content).reduce((sum, block) => sum + blockTokens(block, countThinking), 0);
   });
   if (request.tools !== undefined && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
   return total;
@@ -92,7 +97,9 @@ export function replySeedText(request: AnthropicRequest): string {
 }
 
 export function toolOffers(request: AnthropicRequest): ToolOffer[] {
-  return (request.tools ?? []).flatMap((tool) => (tool.input_schema === undefined ? [] : [{ name: tool.name, parameters: tool.input_schema }]));
+  return (request.tools ?? []).flatMap((tool) =>
+    tool.input_schema === undefined ? [] : [{ name: tool.name, parameters: tool.input_schema }],
+  );
 }
 
 export function toolRequirement(request: AnthropicRequest): ToolRequirement {

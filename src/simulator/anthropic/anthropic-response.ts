@@ -33,11 +33,17 @@ function responseBlocks(reply: AnthropicReply): ResponseBlock[] {
   const { plan } = reply;
   const out: ResponseBlock[] = [];
   if (reply.showThinking && plan.reasoning !== undefined) {
-    out.push({ type: 'thinking', thinking: plan.reasoning.text, signature: signThinking(plan.reasoning.text), pieces: plan.reasoning.pieces });
+    out.push({
+      type: 'thinking',
+      thinking: plan.reasoning.text,
+      signature: signThinking(plan.reasoning.text),
+      pieces: plan.reasoning.pieces,
+    });
   }
   // Never an empty text block: a client echoing it back would be refused (translation.md §12 #8).
   if (plan.text.text.length > 0) out.push({ type: 'text', text: plan.text.text, pieces: plan.text.pieces });
-  for (const call of plan.calls) out.push({ type: 'tool_use', id: toolUseId(call), name: call.name, input: call.input, json: call.argumentsJson });
+  for (const call of plan.calls)
+    out.push({ type: 'tool_use', id: toolUseId(call), name: call.name, input: call.input, json: call.argumentsJson });
   return out;
 }
 
@@ -119,7 +125,9 @@ function blockDeltas(index: number, block: ResponseBlock): string[] {
       return block.pieces.map((piece) => delta(index, `{"type":"text_delta","text":${JSON.stringify(piece)}}`));
     case 'tool_use':
       // The first piece is empty, as Anthropic's often is; clients concatenate the rest.
-      return ['', ...limitText(block.json, {}).pieces].map((piece) => delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`));
+      return ['', ...limitText(block.json, {}).pieces].map((piece) =>
+        delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`),
+      );
   }
 }
 
@@ -128,7 +136,16 @@ function blockDeltas(index: number, block: ResponseBlock): string[] {
  * delays count deltas only. Usage in `message_delta` is cumulative (the totals, input counts repeated).
  */
 export function streamScript(reply: AnthropicReply): StreamScript {
-  const start = { id: reply.id, type: 'message', role: 'assistant', model: reply.model, content: [], stop_reason: null, stop_sequence: null, usage: usage(reply, 1) };
+  const start = {
+    id: reply.id,
+    type: 'message',
+    role: 'assistant',
+    model: reply.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: usage(reply, 1),
+  };
   const blocks = responseBlocks(reply);
   const content: string[] = [];
   let pending = '';
@@ -157,9 +174,16 @@ export function streamScript(reply: AnthropicReply): StreamScript {
   return {
     head: [sseEvent('message_start', JSON.stringify({ type: 'message_start', message: start }))],
     content,
-    tail: [pending, sseEvent('message_delta', JSON.stringify(messageDelta)), sseEvent('message_stop', '{"type":"message_stop"}')],
+    tail: [
+      pending,
+      sseEvent('message_delta', JSON.stringify(messageDelta)),
+      sseEvent('message_stop', '{"type":"message_stop"}'),
+    ],
     // Cut off inside the JSON: the SDK's JSON.parse fails on it.
-    malformedFrame: sseEvent('content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'),
+    malformedFrame: sseEvent(
+      'content_block_delta',
+      '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"',
+    ),
     errorFrame: (status) => sseEvent('error', anthropicStreamError(status)),
   };
 }

@@ -49,6 +49,10 @@ export interface AnthropicRequest {
   stream?: boolean;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' } | { type: 'between_tools' };
+  thinking?:
+    | { type: 'enabled'; budget_tokens: number }
+    | { type: 'disabled' }
+    | { type: 'adaptive' }
+    | { type: 'between_tools' };
   output_config?: { effort?: string; format?: { type: 'json_schema'; schema: Record<string, unknown> } };
 }

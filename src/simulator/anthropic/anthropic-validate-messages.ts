@@ -25,7 +25,8 @@ function checkShape(message: unknown, index: number, isLast: boolean): void {
   const path = `messages.${index}`;
   if (!isObject(message)) fail(`${path}: Input should be a valid dictionary`);
   const role = message['role'];
-  if (role !== 'user' && role !== 'assistant' && role !== 'system') fail(`${path}.role: Input should be 'user', 'assistant' or 'system'`);
+  if (role !== 'user' && role !== 'assistant' && role !== 'system')
+    fail(`${path}.role: Input should be 'user', 'assistant' or 'system'`);
   const content = message['content'];
   if (role === 'system') {
     checkSystemMessage(content, path);
@@ -34,19 +35,22 @@ function checkShape(message: unknown, index: number, isLast: boolean): void {
   const finalAssistant = isLast && role === 'assistant';
   if (typeof content === 'string') {
     if (content.length === 0) {
-      if (!finalAssistant) fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
+      if (!finalAssistant)
+        fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
     } else {
       checkText(content, 'messages');
     }
   } else if (Array.isArray(content)) {
-    if (content.length === 0 && !finalAssistant) fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
+    if (content.length === 0 && !finalAssistant)
+      fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
     content.forEach((block, blockIndex) => checkBlock(block, role, `${path}.content.${blockIndex}`));
   } else {
     fail(`${path}.content: Input should be a valid list`);
   }
   if (finalAssistant) {
     const last = typeof content === 'string' ? content : (blocksOf(message).at(-1)?.['text'] as string | undefined);
-    if (typeof last === 'string' && TRAILING_WHITESPACE.test(last)) fail('messages: final assistant content cannot end with trailing whitespace');
+    if (typeof last === 'string' && TRAILING_WHITESPACE.test(last))
+      fail('messages: final assistant content cannot end with trailing whitespace');
   }
 }
 
@@ -57,10 +61,13 @@ function checkSystemMessage(content: unknown, path: string): void {
     return;
   }
   if (!Array.isArray(content)) fail(`${path}.content: Input should be a valid string or a valid list`);
-  if (content.length === 0) fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
+  if (content.length === 0)
+    fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
   content.forEach((block, index) => {
     if (!isObject(block) || block['type'] !== 'text') {
-      fail(`${path}.content.${index}: Input tag '${isObject(block) ? String(block['type']) : ''}' found using 'type' does not match any of the expected tags: 'text'`);
+      fail(
+        `${path}.content.${index}: Input tag '${isObject(block) ? String(block['type']) : ''}' found using 'type' does not match any of the expected tags: 'text'`,
+      );
     }
     checkText(requireString(block, 'text', `${path}.content.${index}.text`), 'messages');
   });
@@ -139,7 +146,8 @@ export function checkMessages(messages: unknown, thinkingEnabled: boolean): void
   messages.forEach((message, index) => checkShape(message, index, index === messages.length - 1));
   const checked = messages as Json[];
   // System messages are instructions at their place; the conversation itself starts with a user turn.
-  if (checked.find((message) => message['role'] !== 'system')?.['role'] !== 'user') fail('messages: first message must use the "user" role');
+  if (checked.find((message) => message['role'] !== 'system')?.['role'] !== 'user')
+    fail('messages: first message must use the "user" role');
   checkToolPairing(checked);
   if (thinkingEnabled) checkThinkingReplay(checked);
   else checkNoFinalThinking(checked);

@@ -34,7 +34,10 @@ function checkMaxTokens(body: Json, model: string): number {
   if (value === undefined) fail('max_tokens: Field required');
   if (typeof value !== 'number' || !Number.isInteger(value)) fail('max_tokens: Input should be a valid integer');
   if (value < 1) fail('max_tokens: Input should be greater than or equal to 1');
-  if (value > MAX_OUTPUT_TOKENS) fail(`max_tokens: ${value} > ${MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for ${model}`);
+  if (value > MAX_OUTPUT_TOKENS)
+    fail(
+      `max_tokens: ${value} > ${MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for ${model}`,
+    );
   return value;
 }
 
@@ -42,7 +45,10 @@ function checkSystem(system: unknown): void {
   if (system === undefined || typeof system === 'string') return;
   if (!Array.isArray(system)) fail('system: Input should be a valid string or a valid list');
   system.forEach((block, index) => {
-    if (!isObject(block) || block['type'] !== 'text') fail(`system.${index}: Input tag '${isObject(block) ? String(block['type']) : ''}' found using 'type' does not match any of the expected tags: 'text'`);
+    if (!isObject(block) || block['type'] !== 'text')
+      fail(
+        `system.${index}: Input tag '${isObject(block) ? String(block['type']) : ''}' found using 'type' does not match any of the expected tags: 'text'`,
+      );
     checkText(requireString(block, 'text', `system.${index}.text`), 'system');
   });
 }
@@ -84,7 +90,9 @@ function checkToolChoice(choice: unknown, toolNames: readonly string[]): string 
   if (!isObject(choice)) fail('tool_choice: Input should be a valid dictionary');
   const type = choice['type'];
   if (typeof type !== 'string' || !TOOL_CHOICES.includes(type)) {
-    fail(`tool_choice: Input tag '${String(type)}' found using 'type' does not match any of the expected tags: ${TOOL_CHOICES.map((tag) => `'${tag}'`).join(', ')}`);
+    fail(
+      `tool_choice: Input tag '${String(type)}' found using 'type' does not match any of the expected tags: ${TOOL_CHOICES.map((tag) => `'${tag}'`).join(', ')}`,
+    );
   }
   if (type !== 'none' && toolNames.length === 0) fail('tool_choice may only be specified while providing tools.');
   if (type === 'tool') {
@@ -92,7 +100,8 @@ function checkToolChoice(choice: unknown, toolNames: readonly string[]): string 
     if (!toolNames.includes(name)) fail(`tool_choice.tool.name: Tool '${name}' not found in the provided tools.`);
   }
   const disable = choice['disable_parallel_tool_use'];
-  if (disable !== undefined && typeof disable !== 'boolean') fail(`tool_choice.${type}.disable_parallel_tool_use: Input should be a valid boolean`);
+  if (disable !== undefined && typeof disable !== 'boolean')
+    fail(`tool_choice.${type}.disable_parallel_tool_use: Input should be a valid boolean`);
   return type;
 }
 
@@ -106,7 +115,8 @@ function checkOutputConfig(config: unknown): void {
   }
   const format = config['format'];
   if (format === undefined || format === null) return;
-  if (!isObject(format) || format['type'] !== 'json_schema') fail("output_config.format.type: Input should be 'json_schema'");
+  if (!isObject(format) || format['type'] !== 'json_schema')
+    fail("output_config.format.type: Input should be 'json_schema'");
   const schema = format['schema'];
   if (!isObject(schema)) fail('output_config.format.schema: Input should be a valid dictionary');
   if (schema['type'] !== 'object') fail('output_config.format.schema: The root of the schema must be of type "object"');
@@ -117,27 +127,41 @@ function checkThinking(body: Json, maxTokens: number | undefined, choiceType: st
   const thinking = body['thinking'];
   if (thinking === undefined || thinking === null) return false;
   if (!isObject(thinking) || typeof thinking['type'] !== 'string' || !THINKING_TYPES.includes(thinking['type'])) {
-    fail(`thinking: Input tag '${isObject(thinking) ? String(thinking['type']) : ''}' found using 'type' does not match any of the expected tags: ${THINKING_TYPES.map((tag) => `'${tag}'`).join(', ')}`);
+    fail(
+      `thinking: Input tag '${isObject(thinking) ? String(thinking['type']) : ''}' found using 'type' does not match any of the expected tags: ${THINKING_TYPES.map((tag) => `'${tag}'`).join(', ')}`,
+    );
   }
   if (thinking['type'] === 'disabled') return false;
   if (thinking['type'] === 'enabled') {
     const budget = thinking['budget_tokens'];
     if (budget === undefined) fail('thinking.enabled.budget_tokens: Field required');
-    if (typeof budget !== 'number' || !Number.isInteger(budget)) fail('thinking.enabled.budget_tokens: Input should be a valid integer');
-    if (budget < MIN_THINKING_BUDGET) fail(`thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`);
+    if (typeof budget !== 'number' || !Number.isInteger(budget))
+      fail('thinking.enabled.budget_tokens: Input should be a valid integer');
+    if (budget < MIN_THINKING_BUDGET)
+      fail(`thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`);
     if (maxTokens !== undefined && maxTokens <= budget) {
-      fail(`\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`);
+      fail(
+        `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
+      );
     }
   }
-  if (choiceType === 'any' || choiceType === 'tool') fail('Thinking may not be enabled when tool_choice forces tool use.');
+  if (choiceType === 'any' || choiceType === 'tool')
+    fail('Thinking may not be enabled when tool_choice forces tool use.');
   const temperature = body['temperature'];
   if (temperature !== undefined && temperature !== null && temperature !== 1) {
-    fail(`\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`);
+    fail(
+      `\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
+    );
   }
-  if (body['top_k'] !== undefined && body['top_k'] !== null) fail(`\`top_k\` must be unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`);
+  if (body['top_k'] !== undefined && body['top_k'] !== null)
+    fail(
+      `\`top_k\` must be unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
+    );
   const topP = body['top_p'];
   if (typeof topP === 'number' && topP < 0.95) {
-    fail(`\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`);
+    fail(
+      `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
+    );
   }
   return true;
 }
@@ -153,7 +177,8 @@ export function validateAnthropicRequest(body: unknown, forCounting = false): An
     checkNumber(body, 'top_p', 0, 1);
     checkNumber(body, 'top_k', 0, Number.MAX_SAFE_INTEGER, true);
     checkStopSequences(body['stop_sequences']);
-    if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') fail('stream: Input should be a valid boolean');
+    if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean')
+      fail('stream: Input should be a valid boolean');
     const metadata = body['metadata'];
     if (metadata !== undefined && !isObject(metadata)) fail('metadata: Input should be a valid dictionary');
     const choiceType = checkToolChoice(body['tool_choice'], checkTools(body['tools']));

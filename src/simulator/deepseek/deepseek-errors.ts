@@ -15,6 +15,14 @@ const ERRORS: Record<number, { message: string; type: string }> = {
 };
 
 export function deepSeekErrorBody(status: number, message?: string): string {
-  const known = ERRORS[status] ?? { message: `Simulated error (HTTP ${status}).`, type: status >= 500 ? 'internal_error' : 'invalid_request_error' };
-  return openAiErrorBody({ message: message ?? known.message, type: known.type, param: null, code: 'invalid_request_error' });
+  const known = ERRORS[status] ?? {
+    message: `Simulated error (HTTP ${status}).`,
+    type: status >= 500 ? 'internal_error' : 'invalid_request_error',
+  };
+  return openAiErrorBody({
+    message: message ?? known.message,
+    type: known.type,
+    param: null,
+    code: 'invalid_request_error',
+  });
 }

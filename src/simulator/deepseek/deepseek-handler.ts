@@ -5,7 +5,13 @@
  * usage on the finish chunk, a `: keep-alive` comment before the first chunk, and its own refusals.
  */
 import { sseComment, sseData } from '../../streaming/sse-writer.js';
-import { authenticateBearer, chatToolCallId, sendVendorError, serveChatCompletion, type ChatVendor } from '../openai/chat-completions-flow.js';
+import {
+  authenticateBearer,
+  chatToolCallId,
+  sendVendorError,
+  serveChatCompletion,
+  type ChatVendor,
+} from '../openai/chat-completions-flow.js';
 import type { ChatDialect } from '../openai/openai-response.js';
 import type { PromptCacheSplit } from '../prompt-cache.js';
 import { hashHex } from '../reply-engine.js';

@@ -75,11 +75,14 @@ function checkDeepSeekRules(body: Json, request: OpenAiChatRequest): void {
   if (!request.model.startsWith(MODEL_PREFIX)) fail('Model Not Exist', null, 'invalid_request_error');
   const thinking = body['thinking'];
   if (thinking !== undefined && thinking !== null) {
-    if (!isObject(thinking) || !THINKING_TYPES.includes(String(thinking['type']))) invalidValue('thinking.type', isObject(thinking) ? thinking['type'] : thinking, THINKING_TYPES);
+    if (!isObject(thinking) || !THINKING_TYPES.includes(String(thinking['type'])))
+      invalidValue('thinking.type', isObject(thinking) ? thinking['type'] : thinking, THINKING_TYPES);
   }
-  if (request.n !== undefined && request.n !== null && request.n !== 1) fail('Invalid n value (currently only n = 1 is supported)', 'n', 'invalid_request_error');
+  if (request.n !== undefined && request.n !== null && request.n !== 1)
+    fail('Invalid n value (currently only n = 1 is supported)', 'n', 'invalid_request_error');
   const format = body['response_format'];
-  if (isObject(format) && format['type'] === 'json_schema') fail('This response_format type is unavailable now', 'response_format', 'invalid_request_error');
+  if (isObject(format) && format['type'] === 'json_schema')
+    fail('This response_format type is unavailable now', 'response_format', 'invalid_request_error');
   const messages = request.messages as unknown as Json[];
   checkParts(messages);
   if (!isThinkingMode(request)) return;

@@ -12,14 +12,27 @@ import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exc
 import { planTurn } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { API_KEY_INVALID_DETAILS, geminiErrorBody, geminiFaultBody } from './gemini-errors.js';
-import { countPromptTokens, lastUserText, replySeedText, toolOffers, toolRequirement, trailingToolResults } from './gemini-prompt.js';
+import {
+  countPromptTokens,
+  lastUserText,
+  replySeedText,
+  toolOffers,
+  toolRequirement,
+  trailingToolResults,
+} from './gemini-prompt.js';
 import { frameCount, generateContentBody, streamScript, type GeminiReply } from './gemini-response.js';
 import { validateCountTokensRequest, validateGeminiRequest } from './gemini-validate.js';
 
 const METHOD_PATH = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 const MODEL_PATH = /^\/(?:v1beta|v1|v1alpha)\/models(?:\/([^/:]+))?$/;
 const KNOWN_FAMILIES = /^(gemini|gemma)-/;
-const MODELS = ['gemini-3-pro-preview', 'gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash'];
+const MODELS = [
+  'gemini-3-pro-preview',
+  'gemini-2.5-pro',
+  'gemini-2.5-flash',
+  'gemini-2.5-flash-lite',
+  'gemini-2.0-flash',
+];
 const UNREGISTERED =
   "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
 
@@ -46,17 +59,22 @@ function modelNotFound(exchange: SimulatorExchange, version: string, model: stri
 
 async function countTokens(exchange: SimulatorExchange, model: string): Promise<void> {
   const read = await readJsonBody(exchange);
-  if (read.kind !== 'ok') return sendError(exchange, read.kind === 'too-large' ? 413 : 400, `Invalid JSON payload received. ${read.message}`);
+  if (read.kind !== 'ok')
+    return sendError(exchange, read.kind === 'too-large' ? 413 : 400, `Invalid JSON payload received. ${read.message}`);
   const validation = validateCountTokensRequest(read.body, model);
   if (!validation.ok) return sendError(exchange, 400, validation.message);
   const prompt = countPromptTokens(validation.request);
-  const promptTokensDetails = Object.entries(prompt.byModality).map(([modality, tokenCount]) => ({ modality, tokenCount }));
+  const promptTokensDetails = Object.entries(prompt.byModality).map(([modality, tokenCount]) => ({
+    modality,
+    tokenCount,
+  }));
   sendJson(exchange, 200, JSON.stringify({ totalTokens: prompt.total, promptTokensDetails }));
 }
 
 async function generate(exchange: SimulatorExchange, model: string, stream: boolean): Promise<void> {
   const read = await readJsonBody(exchange);
-  if (read.kind !== 'ok') return sendError(exchange, read.kind === 'too-large' ? 413 : 400, `Invalid JSON payload received. ${read.message}`);
+  if (read.kind !== 'ok')
+    return sendError(exchange, read.kind === 'too-large' ? 413 : 400, `Invalid JSON payload received. ${read.message}`);
   const validation = validateGeminiRequest(read.body, model);
   if (!validation.ok) return sendError(exchange, 400, validation.message);
   const { request, thinking } = validation;
@@ -78,7 +96,9 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     toolChoice: toolRequirement(request),
     parallelCalls: true,
     ...(toolResults === undefined ? {} : { toolResults }),
-    ...(config?.responseMimeType === 'application/json' ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } } : {}),
+    ...(config?.responseMimeType === 'application/json'
+      ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } }
+      : {}),
   });
   if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
 
@@ -94,7 +114,11 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     signatureSeed: seedText,
     errorBody: (status) => geminiFaultBody(status, retryAfter),
   };
-  const plan: PlayPlan = { directives, renderError: (status) => ({ body: geminiFaultBody(status, retryAfter) }), headers: {} };
+  const plan: PlayPlan = {
+    directives,
+    renderError: (status) => ({ body: geminiFaultBody(status, retryAfter) }),
+    headers: {},
+  };
   if (stream) await playStream(exchange, streamScript(reply, exchange.query.get('alt') === 'sse'), plan);
   else await playJson(exchange, generateContentBody(reply), frameCount(planned.plan, thinking), plan);
 }

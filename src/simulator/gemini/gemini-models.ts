@@ -24,20 +24,23 @@ export function thinkingFor(model: string, config: GeminiThinkingConfig | undefi
   const budget = config?.thinkingBudget;
   const level = config?.thinkingLevel;
   const includeThoughts = config?.includeThoughts === true;
-  if (budget !== undefined && level !== undefined) fail('You can only set only one of thinking budget and thinking level.');
+  if (budget !== undefined && level !== undefined)
+    fail('You can only set only one of thinking budget and thinking level.');
   if (isGemini3(model)) {
     return { active: true, includeThoughts, scale: level === undefined ? 1 : (LEVEL_SCALE[level] ?? 1) };
   }
   if (model.startsWith('gemini-2.5')) {
     if (level !== undefined) fail(`Thinking level is not supported for models/${model}. Use thinking_budget instead.`);
-    if (budget === undefined || budget === -1) return { active: budget === -1, includeThoughts: includeThoughts && budget === -1, scale: 1 };
+    if (budget === undefined || budget === -1)
+      return { active: budget === -1, includeThoughts: includeThoughts && budget === -1, scale: 1 };
     const pro = model.startsWith('gemini-2.5-pro');
     if (budget === 0) {
       if (pro) fail('Budget 0 is invalid. This model only works in thinking mode.');
       return { active: false, includeThoughts: false, scale: 1 };
     }
     const range = pro ? PRO_BUDGET : FLASH_BUDGET;
-    if (budget < range.min || budget > range.max) fail(`The thinking budget ${budget} is invalid. Please choose a value between ${range.min} and ${range.max}.`);
+    if (budget < range.min || budget > range.max)
+      fail(`The thinking budget ${budget} is invalid. Please choose a value between ${range.min} and ${range.max}.`);
     return { active: true, includeThoughts, scale: 1 };
   }
   if (config !== undefined && (includeThoughts || (budget !== undefined && budget !== 0) || level !== undefined)) {

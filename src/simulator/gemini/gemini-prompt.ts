@@ -28,7 +28,9 @@ function isUser(content: GeminiContent): boolean {
 }
 
 function textOf(content: GeminiContent): string {
-  return (content.parts ?? []).flatMap((part) => (part.text !== undefined && part.thought !== true ? [part.text] : [])).join('\n');
+  return (content.parts ?? [])
+    .flatMap((part) => (part.text !== undefined && part.thought !== true ? [part.text] : []))
+    .join('\n');
 }
 
 /** Text of the latest user content that has any (function-response-only turns are skipped). */
@@ -52,7 +54,9 @@ function responseText(response: Record<string, unknown> | undefined): string {
 export function trailingToolResults(contents: readonly GeminiContent[]): string[] | undefined {
   const last = contents.at(-1);
   if (last === undefined || !isUser(last)) return undefined;
-  const results = (last.parts ?? []).flatMap((part) => (part.functionResponse === undefined ? [] : [responseText(part.functionResponse.response)]));
+  const results = (last.parts ?? []).flatMap((part) =>
+    part.functionResponse === undefined ? [] : [responseText(part.functionResponse.response)],
+  );
   return results.length === 0 ? undefined : results;
 }
 
@@ -63,7 +67,13 @@ function mediaModality(mime: string): Modality {
   return 'DOCUMENT';
 }
 
-const MEDIA_TOKENS: Record<Modality, number> = { TEXT: 0, IMAGE: TOKENS_PER_IMAGE, DOCUMENT: TOKENS_PER_DOCUMENT, AUDIO: TOKENS_PER_MEDIA, VIDEO: TOKENS_PER_MEDIA };
+const MEDIA_TOKENS: Record<Modality, number> = {
+  TEXT: 0,
+  IMAGE: TOKENS_PER_IMAGE,
+  DOCUMENT: TOKENS_PER_DOCUMENT,
+  AUDIO: TOKENS_PER_MEDIA,
+  VIDEO: TOKENS_PER_MEDIA,
+};
 
 function partCost(part: GeminiPart): [Modality, number] {
   if (part.inlineData !== undefined) {
@@ -74,8 +84,13 @@ function partCost(part: GeminiPart): [Modality, number] {
     const modality = mediaModality(part.fileData.mimeType ?? '');
     return [modality, MEDIA_TOKENS[modality]];
   }
-  if (part.functionCall !== undefined) return ['TEXT', countTokens(part.functionCall.name) + countTokens(JSON.stringify(part.functionCall.args ?? {}))];
-  if (part.functionResponse !== undefined) return ['TEXT', countTokens(part.functionResponse.name) + countTokens(JSON.stringify(part.functionResponse.response ?? {}))];
+  if (part.functionCall !== undefined)
+    return ['TEXT', countTokens(part.functionCall.name) + countTokens(JSON.stringify(part.functionCall.args ?? {}))];
+  if (part.functionResponse !== undefined)
+    return [
+      'TEXT',
+      countTokens(part.functionResponse.name) + countTokens(JSON.stringify(part.functionResponse.response ?? {})),
+    ];
   return ['TEXT', countTokens(part.text ?? '')];
 }
 
@@ -88,7 +103,8 @@ function countPromptTokensWithinBudget(request: GeminiRequest): PromptCount {
   const add = (modality: Modality, tokens: number): void => {
     byModality[modality] = (byModality[modality] ?? 0) + tokens;
   };
-  const contents = request.systemInstruction === undefined ? request.contents : [request.systemInstruction, ...request.contents];
+  const contents =
+    request.systemInstruction === undefined ? request.contents : [request.systemInstruction, ...request.contents];
   for (const content of contents) {
     add('TEXT', TOKENS_PER_CONTENT);
     for (const part of content.parts ?? []) add(...partCost(part));
@@ -106,7 +122,10 @@ export function replySeedText(request: GeminiRequest): string {
 
 export function toolOffers(request: GeminiRequest): ToolOffer[] {
   return (request.tools ?? []).flatMap((tool) =>
-    (tool.functionDeclarations ?? []).map((declaration) => ({ name: declaration.name ?? '', parameters: declaration.parametersJsonSchema ?? declaration.parameters })),
+    (tool.functionDeclarations ?? []).map((declaration) => ({
+      name: declaration.name ?? '',
+      parameters: declaration.parametersJsonSchema ?? declaration.parameters,
+    })),
   );
 }
 
@@ -116,7 +135,10 @@ export function toolRequirement(request: GeminiRequest): ToolRequirement {
     case 'NONE':
       return { kind: 'none' };
     case 'ANY':
-      return { kind: 'any', ...(config.allowedFunctionNames === undefined ? {} : { allowed: config.allowedFunctionNames }) };
+      return {
+        kind: 'any',
+        ...(config.allowedFunctionNames === undefined ? {} : { allowed: config.allowedFunctionNames }),
+      };
     default:
       return { kind: 'auto' };
   }

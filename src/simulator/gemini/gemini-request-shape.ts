@@ -31,60 +31,137 @@ const BYTES: Shape = { kind: 'bytes' };
 const STRUCT: Shape = { kind: 'struct' };
 const ANY: Shape = { kind: 'any' };
 const list = (of: Shape): Shape => ({ kind: 'list', of });
-const message = (type: string, fields: Record<string, Shape>): Shape & { kind: 'message' } => ({ kind: 'message', type, fields });
+const message = (type: string, fields: Record<string, Shape>): Shape & { kind: 'message' } => ({
+  kind: 'message',
+  type,
+  fields,
+});
 const PACKAGE = 'type.googleapis.com/google.ai.generativelanguage.v1beta';
 
 /** Gemini's OpenAPI-subset Schema; JSON-Schema-only keywords ($ref, additionalProperties, const…) are unknown. */
 const SCHEMA = message('Schema', {});
 Object.assign(SCHEMA.fields, {
-  type: { kind: 'enum', type: 'Type', values: ['TYPE_UNSPECIFIED', 'STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL'] },
-  format: STRING, title: STRING, description: STRING, nullable: BOOL, enum: list(STRING),
-  maxItems: INT, minItems: INT, properties: { kind: 'map', of: SCHEMA }, required: list(STRING),
-  minProperties: INT, maxProperties: INT, minLength: INT, maxLength: INT, pattern: STRING, example: ANY,
-  anyOf: list(SCHEMA), propertyOrdering: list(STRING), default: ANY, items: SCHEMA, minimum: FLOAT, maximum: FLOAT,
+  type: {
+    kind: 'enum',
+    type: 'Type',
+    values: ['TYPE_UNSPECIFIED', 'STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL'],
+  },
+  format: STRING,
+  title: STRING,
+  description: STRING,
+  nullable: BOOL,
+  enum: list(STRING),
+  maxItems: INT,
+  minItems: INT,
+  properties: { kind: 'map', of: SCHEMA },
+  required: list(STRING),
+  minProperties: INT,
+  maxProperties: INT,
+  minLength: INT,
+  maxLength: INT,
+  pattern: STRING,
+  example: ANY,
+  anyOf: list(SCHEMA),
+  propertyOrdering: list(STRING),
+  default: ANY,
+  items: SCHEMA,
+  minimum: FLOAT,
+  maximum: FLOAT,
 });
 
 const BLOB = message('Blob', { mimeType: STRING, data: BYTES });
 const PART = message('Part', {
-  text: STRING, thought: BOOL, thoughtSignature: BYTES, inlineData: BLOB,
+  text: STRING,
+  thought: BOOL,
+  thoughtSignature: BYTES,
+  inlineData: BLOB,
   fileData: message('FileData', { mimeType: STRING, fileUri: STRING }),
   functionCall: message('FunctionCall', { id: STRING, name: STRING, args: STRUCT }),
   functionResponse: message('FunctionResponse', {
-    id: STRING, name: STRING, response: STRUCT, willContinue: BOOL, scheduling: STRING,
+    id: STRING,
+    name: STRING,
+    response: STRUCT,
+    willContinue: BOOL,
+    scheduling: STRING,
     parts: list(message('FunctionResponsePart', { inlineData: BLOB })),
   }),
   executableCode: message('ExecutableCode', { language: STRING, code: STRING }),
   codeExecutionResult: message('CodeExecutionResult', { outcome: STRING, output: STRING }),
-  videoMetadata: ANY, mediaResolution: ANY, partMetadata: STRUCT,
+  videoMetadata: ANY,
+  mediaResolution: ANY,
+  partMetadata: STRUCT,
 });
 const CONTENT = message('Content', { role: STRING, parts: list(PART) });
 const TOOL = message('Tool', {
-  functionDeclarations: list(message('FunctionDeclaration', {
-    name: STRING, description: STRING, parameters: SCHEMA, parametersJsonSchema: ANY, response: SCHEMA, responseJsonSchema: ANY, behavior: STRING,
-  })),
-  googleSearch: ANY, googleSearchRetrieval: ANY, codeExecution: ANY, urlContext: ANY, fileSearch: ANY, computerUse: ANY, googleMaps: ANY,
+  functionDeclarations: list(
+    message('FunctionDeclaration', {
+      name: STRING,
+      description: STRING,
+      parameters: SCHEMA,
+      parametersJsonSchema: ANY,
+      response: SCHEMA,
+      responseJsonSchema: ANY,
+      behavior: STRING,
+    }),
+  ),
+  googleSearch: ANY,
+  googleSearchRetrieval: ANY,
+  codeExecution: ANY,
+  urlContext: ANY,
+  fileSearch: ANY,
+  computerUse: ANY,
+  googleMaps: ANY,
 });
 const GENERATION_CONFIG = message('GenerationConfig', {
-  stopSequences: list(STRING), responseMimeType: STRING, responseSchema: SCHEMA, responseJsonSchema: ANY,
-  responseModalities: list(STRING), candidateCount: INT, maxOutputTokens: INT, temperature: FLOAT, topP: FLOAT,
-  topK: INT, seed: INT, presencePenalty: FLOAT, frequencyPenalty: FLOAT, responseLogprobs: BOOL, logprobs: INT,
-  enableEnhancedCivicAnswers: BOOL, speechConfig: ANY, imageConfig: ANY, mediaResolution: STRING,
+  stopSequences: list(STRING),
+  responseMimeType: STRING,
+  responseSchema: SCHEMA,
+  responseJsonSchema: ANY,
+  responseModalities: list(STRING),
+  candidateCount: INT,
+  maxOutputTokens: INT,
+  temperature: FLOAT,
+  topP: FLOAT,
+  topK: INT,
+  seed: INT,
+  presencePenalty: FLOAT,
+  frequencyPenalty: FLOAT,
+  responseLogprobs: BOOL,
+  logprobs: INT,
+  enableEnhancedCivicAnswers: BOOL,
+  speechConfig: ANY,
+  imageConfig: ANY,
+  mediaResolution: STRING,
   thinkingConfig: message('ThinkingConfig', {
-    includeThoughts: BOOL, thinkingBudget: INT,
-    thinkingLevel: { kind: 'enum', type: 'ThinkingLevel', values: ['THINKING_LEVEL_UNSPECIFIED', 'MINIMAL', 'LOW', 'MEDIUM', 'HIGH'] },
+    includeThoughts: BOOL,
+    thinkingBudget: INT,
+    thinkingLevel: {
+      kind: 'enum',
+      type: 'ThinkingLevel',
+      values: ['THINKING_LEVEL_UNSPECIFIED', 'MINIMAL', 'LOW', 'MEDIUM', 'HIGH'],
+    },
   }),
 });
 const GENERATE_FIELDS = {
-  contents: list(CONTENT), systemInstruction: CONTENT, tools: list(TOOL),
+  contents: list(CONTENT),
+  systemInstruction: CONTENT,
+  tools: list(TOOL),
   toolConfig: message('ToolConfig', {
     functionCallingConfig: message('FunctionCallingConfig', {
-      mode: { kind: 'enum', type: 'FunctionCallingConfig.Mode', values: ['MODE_UNSPECIFIED', 'AUTO', 'ANY', 'NONE', 'VALIDATED'] },
+      mode: {
+        kind: 'enum',
+        type: 'FunctionCallingConfig.Mode',
+        values: ['MODE_UNSPECIFIED', 'AUTO', 'ANY', 'NONE', 'VALIDATED'],
+      },
       allowedFunctionNames: list(STRING),
     }),
     retrievalConfig: ANY,
   }),
   safetySettings: list(message('SafetySetting', { category: STRING, threshold: STRING, method: STRING })),
-  generationConfig: GENERATION_CONFIG, cachedContent: STRING, serviceTier: STRING, labels: ANY,
+  generationConfig: GENERATION_CONFIG,
+  cachedContent: STRING,
+  serviceTier: STRING,
+  labels: ANY,
 };
 const GENERATE_REQUEST = message('GenerateContentRequest', GENERATE_FIELDS);
 const COUNT_REQUEST = message('CountTokensRequest', {
@@ -125,13 +202,21 @@ function invalidValue(path: string, type: string, value: unknown): never {
 }
 
 function unknownName(name: string, parentPath: string, reason: string): never {
-  throw new GeminiInvalid(`Invalid JSON payload received. Unknown name "${name}"${parentPath === '' ? '' : ` at '${parentPath}'`}: ${reason}`);
+  throw new GeminiInvalid(
+    `Invalid JSON payload received. Unknown name "${name}"${parentPath === '' ? '' : ` at '${parentPath}'`}: ${reason}`,
+  );
 }
 
 const INTEGER_TEXT = /^-?\d+$/;
 /** proto3 JSON bytes: standard or URL-safe base64, padding optional. */
 const BYTES_TEXT = /^[A-Za-z0-9+/_-]*={0,2}$/;
-const SCALAR_TYPES = { string: 'TYPE_STRING', bool: 'TYPE_BOOL', float: 'TYPE_FLOAT', int: 'TYPE_INT32', bytes: 'TYPE_BYTES' } as const;
+const SCALAR_TYPES = {
+  string: 'TYPE_STRING',
+  bool: 'TYPE_BOOL',
+  float: 'TYPE_FLOAT',
+  int: 'TYPE_INT32',
+  bytes: 'TYPE_BYTES',
+} as const;
 
 function normalize(value: unknown, shape: Shape, path: string, key: string, parentPath: string): unknown {
   if (Array.isArray(value) && shape.kind !== 'list' && shape.kind !== 'any') {
@@ -150,12 +235,18 @@ function normalize(value: unknown, shape: Shape, path: string, key: string, pare
       return out;
     }
     case 'list':
-      if (!Array.isArray(value)) unknownName(key, parentPath, `Proto field is repeated, cannot start ${isObject(value) ? 'object' : 'a scalar'}.`);
+      if (!Array.isArray(value))
+        unknownName(
+          key,
+          parentPath,
+          `Proto field is repeated, cannot start ${isObject(value) ? 'object' : 'a scalar'}.`,
+        );
       return value.map((item, index) => normalize(item, shape.of, `${path}[${index}]`, key, parentPath));
     case 'map': {
       if (!isObject(value)) invalidValue(path, 'map', value);
       const out: Json = {};
-      for (const [name, item] of Object.entries(value)) out[name] = normalize(item, shape.of, `${path}[${JSON.stringify(name)}].value`, name, path);
+      for (const [name, item] of Object.entries(value))
+        out[name] = normalize(item, shape.of, `${path}[${JSON.stringify(name)}].value`, name, path);
       return out;
     }
     case 'enum': {
@@ -182,7 +273,9 @@ function normalize(value: unknown, shape: Shape, path: string, key: string, pare
     case 'bytes':
       if (typeof value !== 'string') invalidValue(path, SCALAR_TYPES.bytes, value);
       if (!BYTES_TEXT.test(value) || value.length % 4 === 1) {
-        throw new GeminiInvalid(`Invalid value at '${path}' (TYPE_BYTES), Base64 decoding failed for "${value.length > 40 ? `${value.slice(0, 40)}...` : value}"`);
+        throw new GeminiInvalid(
+          `Invalid value at '${path}' (TYPE_BYTES), Base64 decoding failed for "${value.length > 40 ? `${value.slice(0, 40)}...` : value}"`,
+        );
       }
       return value;
     default:

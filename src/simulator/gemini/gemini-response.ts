@@ -86,7 +86,8 @@ function candidate(parts: readonly Part[], finish: string | undefined): object {
 export function generateContentBody(reply: GeminiReply): string {
   const { plan, thinking } = reply;
   const parts: Part[] = [];
-  if (thinking.includeThoughts && plan.reasoning !== undefined && plan.reasoning.text !== '') parts.push({ text: plan.reasoning.text, thought: true });
+  if (thinking.includeThoughts && plan.reasoning !== undefined && plan.reasoning.text !== '')
+    parts.push({ text: plan.reasoning.text, thought: true });
   if (plan.text.text !== '') parts.push({ text: plan.text.text });
   parts.push(...callParts(reply));
   const last = parts.at(-1);
@@ -104,13 +105,19 @@ export function generateContentBody(reply: GeminiReply): string {
 function chunkJsons(reply: GeminiReply): { content: string[]; final: string } {
   const { plan, thinking } = reply;
   const identity = `"modelVersion":${JSON.stringify(reply.modelVersion)},"responseId":${JSON.stringify(reply.responseId)}}`;
-  const promptUsage = JSON.stringify({ promptTokenCount: reply.prompt.total, totalTokenCount: reply.prompt.total, promptTokensDetails: modalityDetails(reply.prompt.byModality) });
+  const promptUsage = JSON.stringify({
+    promptTokenCount: reply.prompt.total,
+    totalTokenCount: reply.prompt.total,
+    promptTokensDetails: modalityDetails(reply.prompt.byModality),
+  });
   const open = '{"candidates":[{"content":{"parts":[';
   const middle = `],"role":"model"},"index":0}],"usageMetadata":${promptUsage},${identity}`;
   const chunk = (part: string): string => `${open}${part}${middle}`;
 
   const content: string[] = [];
-  if (thinking.includeThoughts) for (const piece of plan.reasoning?.pieces ?? []) content.push(chunk(`{"text":${JSON.stringify(piece)},"thought":true}`));
+  if (thinking.includeThoughts)
+    for (const piece of plan.reasoning?.pieces ?? [])
+      content.push(chunk(`{"text":${JSON.stringify(piece)},"thought":true}`));
   const textPieces = plan.text.pieces;
   const lastTextInFinal = plan.calls.length === 0 && textPieces.length > 0;
   const streamedText = lastTextInFinal ? textPieces.slice(0, -1) : textPieces;

@@ -13,13 +13,29 @@ import { GeminiInvalid } from './gemini-request-shape.js';
 import type { GeminiContent, GeminiPart } from './gemini-types.js';
 
 const PREFIX = '* GenerateContentRequest';
-const DATA_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'] as const;
+const DATA_FIELDS = [
+  'text',
+  'inlineData',
+  'fileData',
+  'functionCall',
+  'functionResponse',
+  'executableCode',
+  'codeExecutionResult',
+] as const;
 const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']);
 const SNIFFED_IMAGES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp']);
-const OTHER_TYPES: ReadonlySet<string> = new Set(['application/pdf', 'application/json', 'application/x-javascript', 'application/x-python']);
+const OTHER_TYPES: ReadonlySet<string> = new Set([
+  'application/pdf',
+  'application/json',
+  'application/x-javascript',
+  'application/x-python',
+]);
 const MEDIA_FAMILIES = ['audio/', 'video/', 'text/'];
 /** Placeholders Google documents for histories that never had signatures. */
-const DUMMY_SIGNATURES: ReadonlySet<string> = new Set(['skip_thought_signature_validator', 'context_engineering_is_the_way_to_go']);
+const DUMMY_SIGNATURES: ReadonlySet<string> = new Set([
+  'skip_thought_signature_validator',
+  'context_engineering_is_the_way_to_go',
+]);
 const SIGNATURE_DOCS = 'https://ai.google.dev/gemini-api/docs/thought-signatures';
 const BASE64_URL_CHARS = /[-_]/g;
 
@@ -48,7 +64,9 @@ function checkInlineData(part: GeminiPart, path: string): void {
   const bytes = decodeBytes(part.inlineData?.data ?? '');
   if (bytes === undefined || bytes.length === 0) fieldFail(`${path}.inline_data.data`, 'data must not be empty');
   if (SNIFFED_IMAGES.has(mime) && sniffImageType(bytes) === undefined) {
-    fail('Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting');
+    fail(
+      'Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+    );
   }
   if (mime === 'application/pdf' && !isPdf(bytes)) fail('The document has no pages.');
 }
@@ -56,21 +74,28 @@ function checkInlineData(part: GeminiPart, path: string): void {
 function checkPart(part: GeminiPart, role: string, path: string): void {
   const set = DATA_FIELDS.filter((field) => part[field] !== undefined && !(field === 'text' && part.text === ''));
   const signedEmptyText = part.text === '' && part.thoughtSignature !== undefined;
-  if (set.length === 0 && !signedEmptyText) fieldFail(`${path}.data`, "required oneof field 'data' must have one initialized field");
-  if (set.length > 1) fail(`Invalid value at '${path}' (oneof), oneof field 'data' is already set. Cannot set '${set[1] ?? ''}'`);
+  if (set.length === 0 && !signedEmptyText)
+    fieldFail(`${path}.data`, "required oneof field 'data' must have one initialized field");
+  if (set.length > 1)
+    fail(`Invalid value at '${path}' (oneof), oneof field 'data' is already set. Cannot set '${set[1] ?? ''}'`);
   if (part.inlineData !== undefined) checkInlineData(part, path);
-  if (part.fileData !== undefined && (part.fileData.fileUri ?? '') === '') fieldFail(`${path}.file_data.file_uri`, 'file_uri must be specified');
+  if (part.fileData !== undefined && (part.fileData.fileUri ?? '') === '')
+    fieldFail(`${path}.file_data.file_uri`, 'file_uri must be specified');
   if (part.functionCall !== undefined) {
     if (role !== 'model') fieldFail(`${path}.function_call`, 'function_call parts are only allowed in model turns');
     if ((part.functionCall.name ?? '') === '') fieldFail(`${path}.function_call.name`, 'Name cannot be empty.');
   }
   if (part.functionResponse !== undefined) {
-    if (role !== 'user') fieldFail(`${path}.function_response`, 'function_response parts are only allowed in user turns');
+    if (role !== 'user')
+      fieldFail(`${path}.function_response`, 'function_response parts are only allowed in user turns');
     if ((part.functionResponse.name ?? '') === '') fieldFail(`${path}.function_response.name`, 'Name cannot be empty.');
   }
   const signature = part.thoughtSignature;
   if (signature !== undefined && !DUMMY_SIGNATURES.has(signature)) {
-    const call = part.functionCall === undefined ? undefined : { name: part.functionCall.name, args: part.functionCall.args ?? {} };
+    const call =
+      part.functionCall === undefined
+        ? undefined
+        : { name: part.functionCall.name, args: part.functionCall.args ?? {} };
     if (!isGeminiSignatureValid(signature, call)) fail('Corrupted thought signature.');
   }
 }
@@ -94,22 +119,31 @@ function checkFunctionTurns(contents: readonly GeminiContent[]): void {
     if (answers.length === 0) return;
     const previous = contents[index - 1];
     const asked = calls(previous);
-    if (roleOf(previous) !== 'model' || asked.length === 0) fail('Please ensure that function response turn comes immediately after a function call turn.');
+    if (roleOf(previous) !== 'model' || asked.length === 0)
+      fail('Please ensure that function response turn comes immediately after a function call turn.');
     if (answers.length !== asked.length) {
-      fail('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+      fail(
+        'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+      );
     }
     const open = asked.map((part) => part.functionCall?.name);
     (content.parts ?? []).forEach((part, position) => {
       const name = part.functionResponse?.name;
       if (name === undefined) return;
       const at = open.indexOf(name);
-      if (at === -1) fieldFail(`contents[${index}].parts[${position}].function_response.name`, `Function response name '${name}' does not match any function call of the preceding model turn.`);
+      if (at === -1)
+        fieldFail(
+          `contents[${index}].parts[${position}].function_response.name`,
+          `Function response name '${name}' does not match any function call of the preceding model turn.`,
+        );
       open.splice(at, 1);
     });
   });
   contents.forEach((content, index) => {
     if (calls(content).length > 0 && index + 1 < contents.length && responses(contents[index + 1]).length === 0) {
-      fail('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+      fail(
+        'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+      );
     }
   });
 }
@@ -144,7 +178,8 @@ export function checkContents(contents: readonly GeminiContent[] | undefined, mo
   });
   checkFunctionTurns(contents);
   for (let index = 1; index < contents.length; index++) {
-    if (roleOf(contents[index]) === roleOf(contents[index - 1])) fail('Please ensure that multiturn requests alternate between user and model.');
+    if (roleOf(contents[index]) === roleOf(contents[index - 1]))
+      fail('Please ensure that multiturn requests alternate between user and model.');
   }
   if (isGemini3(model)) checkCallSignatures(contents);
 }
@@ -154,6 +189,7 @@ export function checkSystemInstruction(system: GeminiContent | undefined): void 
   const parts = system.parts ?? [];
   if (parts.length === 0) fieldFail('system_instruction.parts', 'contents.parts must not be empty.');
   parts.forEach((part, index) => {
-    if (part.text === undefined || part.text === '') fieldFail(`system_instruction.parts[${index}].text`, 'system_instruction only supports non-empty text parts');
+    if (part.text === undefined || part.text === '')
+      fieldFail(`system_instruction.parts[${index}].text`, 'system_instruction only supports non-empty text parts');
   });
 }

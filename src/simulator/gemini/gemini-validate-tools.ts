@@ -24,17 +24,31 @@ function isObject(value: unknown): value is Json {
 }
 
 /** JSON-Schema keywords with no field in the OpenAPI subset: the request is refused as an unknown name. */
-const NOT_IN_SUBSET = ['$schema', '$ref', '$defs', 'definitions', 'additionalProperties', 'const', 'oneOf', 'allOf', 'not', 'patternProperties'];
+const NOT_IN_SUBSET = [
+  '$schema',
+  '$ref',
+  '$defs',
+  'definitions',
+  'additionalProperties',
+  'const',
+  'oneOf',
+  'allOf',
+  'not',
+  'patternProperties',
+];
 
 function checkSchema(schema: Json, path: string): void {
   for (const key of NOT_IN_SUBSET) {
-    if (key in schema) throw new GeminiInvalid(`Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`);
+    if (key in schema)
+      throw new GeminiInvalid(`Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`);
   }
   const type = schema['type'];
   const properties = schema['properties'];
-  if (Array.isArray(schema['enum']) && type !== undefined && type !== 'STRING') fail(`${path}.enum`, 'only allowed for STRING type');
+  if (Array.isArray(schema['enum']) && type !== undefined && type !== 'STRING')
+    fail(`${path}.enum`, 'only allowed for STRING type');
   if (isObject(properties)) {
-    if (type === 'OBJECT' && Object.keys(properties).length === 0) fail(`${path}.properties`, 'should be non-empty for OBJECT type');
+    if (type === 'OBJECT' && Object.keys(properties).length === 0)
+      fail(`${path}.properties`, 'should be non-empty for OBJECT type');
     for (const [name, property] of Object.entries(properties)) {
       if (isObject(property)) checkSchema(property, `${path}.properties[${JSON.stringify(name)}].value`);
     }
@@ -42,12 +56,14 @@ function checkSchema(schema: Json, path: string): void {
   const required = schema['required'];
   if (Array.isArray(required)) {
     required.forEach((name, index) => {
-      if (!isObject(properties) || !(String(name) in properties)) fail(`${path}.required[${index}]`, 'property is not defined');
+      if (!isObject(properties) || !(String(name) in properties))
+        fail(`${path}.required[${index}]`, 'property is not defined');
     });
   }
   if (isObject(schema['items'])) checkSchema(schema['items'], `${path}.items`);
   const anyOf = schema['anyOf'];
-  if (Array.isArray(anyOf)) anyOf.forEach((branch, index) => isObject(branch) && checkSchema(branch, `${path}.any_of[${index}]`));
+  if (Array.isArray(anyOf))
+    anyOf.forEach((branch, index) => isObject(branch) && checkSchema(branch, `${path}.any_of[${index}]`));
 }
 
 /** A JSON Schema field: no `$schema` marker anywhere, every `$ref` pointing into the schema itself. */
@@ -59,10 +75,12 @@ export function checkJsonSchema(schema: unknown, path: string, root: unknown = s
   if (!isObject(schema)) return;
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$schema') fail(`${path}`, 'the $schema keyword is not supported');
-    if (key === '$ref' && (typeof value !== 'string' || !resolves(root, value))) fail(`${path}.$ref`, `reference ${JSON.stringify(value)} could not be resolved`);
+    if (key === '$ref' && (typeof value !== 'string' || !resolves(root, value)))
+      fail(`${path}.$ref`, `reference ${JSON.stringify(value)} could not be resolved`);
     if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples' || key === 'required') continue;
     if ((key === 'properties' || key === '$defs' || key === 'definitions') && isObject(value)) {
-      for (const [name, child] of Object.entries(value)) checkJsonSchema(child, `${path}.${key}[${JSON.stringify(name)}]`, root);
+      for (const [name, child] of Object.entries(value))
+        checkJsonSchema(child, `${path}.${key}[${JSON.stringify(name)}]`, root);
     } else checkJsonSchema(value, `${path}.${key}`, root);
   }
 }
@@ -99,7 +117,8 @@ export function checkTools(request: GeminiRequest): string[] {
       if (declaration.parameters !== undefined) checkSchema(declaration.parameters, `${path}.parameters`);
       const jsonSchema = declaration.parametersJsonSchema;
       if (jsonSchema !== undefined) {
-        if (!isObject(jsonSchema) || jsonSchema['type'] !== 'object') fail(`${path}.parameters_json_schema`, 'the schema of function parameters must be of type object');
+        if (!isObject(jsonSchema) || jsonSchema['type'] !== 'object')
+          fail(`${path}.parameters_json_schema`, 'the schema of function parameters must be of type object');
         checkJsonSchema(jsonSchema, `${path}.parameters_json_schema`);
       }
     });
@@ -108,10 +127,17 @@ export function checkTools(request: GeminiRequest): string[] {
   const allowed = calling?.allowedFunctionNames;
   if (allowed !== undefined && allowed.length > 0) {
     if (calling?.mode !== 'ANY' && calling?.mode !== 'VALIDATED') {
-      fail('tool_config.function_calling_config.allowed_function_names', 'allowed_function_names should be set only when the function calling mode is ANY or VALIDATED.');
+      fail(
+        'tool_config.function_calling_config.allowed_function_names',
+        'allowed_function_names should be set only when the function calling mode is ANY or VALIDATED.',
+      );
     }
     allowed.forEach((name, index) => {
-      if (!names.includes(name)) fail(`tool_config.function_calling_config.allowed_function_names[${index}]`, `function '${name}' is not declared in tools`);
+      if (!names.includes(name))
+        fail(
+          `tool_config.function_calling_config.allowed_function_names[${index}]`,
+          `function '${name}' is not declared in tools`,
+        );
     });
   }
   return names;

@@ -10,7 +10,9 @@ import type { GeminiGenerationConfig, GeminiRequest, GeminiThinking } from './ge
 import { checkContents, checkSystemInstruction } from './gemini-validate-contents.js';
 import { checkJsonSchema, checkTools } from './gemini-validate-tools.js';
 
-export type GeminiValidation = { ok: true; request: GeminiRequest; thinking: GeminiThinking } | { ok: false; message: string };
+export type GeminiValidation =
+  | { ok: true; request: GeminiRequest; thinking: GeminiThinking }
+  | { ok: false; message: string };
 
 const MAX_OUTPUT_TOKENS = 65_536;
 const MAX_STOP_SEQUENCES = 5;
@@ -25,7 +27,9 @@ function fail(message: string): never {
 /** Gemini's wording for an out-of-range value: an inclusive minimum and an exclusive maximum. */
 function checkRange(name: string, value: number | undefined, min: number, maxExclusive: number): void {
   if (value === undefined || (value >= min && value < maxExclusive)) return;
-  fail(`Unable to submit request because it has a ${name} value of ${value} but the supported range is from ${min} (inclusive) to ${maxExclusive} (exclusive). Update the value and try again.`);
+  fail(
+    `Unable to submit request because it has a ${name} value of ${value} but the supported range is from ${min} (inclusive) to ${maxExclusive} (exclusive). Update the value and try again.`,
+  );
 }
 
 function checkGenerationConfig(config: GeminiGenerationConfig | undefined, model: string): void {
@@ -37,20 +41,31 @@ function checkGenerationConfig(config: GeminiGenerationConfig | undefined, model
   checkRange('presencePenalty', config.presencePenalty, -2, 2);
   checkRange('frequencyPenalty', config.frequencyPenalty, -2, 2);
   checkRange('candidateCount', config.candidateCount, 1, 9);
-  if (config.candidateCount !== undefined && config.candidateCount > 1) fail(`Multiple candidates is not enabled for models/${model}`);
+  if (config.candidateCount !== undefined && config.candidateCount > 1)
+    fail(`Multiple candidates is not enabled for models/${model}`);
   const stops = config.stopSequences ?? [];
-  if (stops.length > MAX_STOP_SEQUENCES) fail(`${PREFIX}.stop_sequences: at most ${MAX_STOP_SEQUENCES} stop sequences are allowed\n`);
+  if (stops.length > MAX_STOP_SEQUENCES)
+    fail(`${PREFIX}.stop_sequences: at most ${MAX_STOP_SEQUENCES} stop sequences are allowed\n`);
   const mime = config.responseMimeType;
   if (mime !== undefined && !RESPONSE_MIME_TYPES.includes(mime)) {
-    fail(`${PREFIX}.response_mime_type: allowed mimetypes are \`text/plain\`, \`application/json\`, \`application/xml\`, \`application/yaml\` and \`text/x.enum\`.\n`);
+    fail(
+      `${PREFIX}.response_mime_type: allowed mimetypes are \`text/plain\`, \`application/json\`, \`application/xml\`, \`application/yaml\` and \`text/x.enum\`.\n`,
+    );
   }
   if (config.responseSchema !== undefined && config.responseJsonSchema !== undefined) {
     fail(`${PREFIX}.response_schema: response_schema and response_json_schema are mutually exclusive\n`);
   }
-  if ((config.responseSchema !== undefined || config.responseJsonSchema !== undefined) && mime !== 'application/json' && mime !== 'text/x.enum') {
-    fail(`${PREFIX}.response_mime_type: response_mime_type must be one of ['application/json', 'text/x.enum'] when response_schema is set.\n`);
+  if (
+    (config.responseSchema !== undefined || config.responseJsonSchema !== undefined) &&
+    mime !== 'application/json' &&
+    mime !== 'text/x.enum'
+  ) {
+    fail(
+      `${PREFIX}.response_mime_type: response_mime_type must be one of ['application/json', 'text/x.enum'] when response_schema is set.\n`,
+    );
   }
-  if (config.responseJsonSchema !== undefined) checkJsonSchema(config.responseJsonSchema, 'generation_config.response_json_schema');
+  if (config.responseJsonSchema !== undefined)
+    checkJsonSchema(config.responseJsonSchema, 'generation_config.response_json_schema');
 }
 
 function checked(check: () => { request: GeminiRequest; thinking: GeminiThinking }): GeminiValidation {

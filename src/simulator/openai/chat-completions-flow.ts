@@ -10,7 +10,15 @@ import { playJson, playStream, type VendorErrorRenderer } from '../response-play
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import { planTurn, type TurnPlan } from '../turn-planner.js';
 import { invalidRequest } from './openai-errors.js';
-import { countPromptTokens, lastUserText, replySeedText, stopSequences, toolOffers, toolRequirement, trailingToolResults } from './openai-prompt.js';
+import {
+  countPromptTokens,
+  lastUserText,
+  replySeedText,
+  stopSequences,
+  toolOffers,
+  toolRequirement,
+  trailingToolResults,
+} from './openai-prompt.js';
 import { completionBody, frameCount, streamScript, type ChatDialect, type ChatReplySet } from './openai-response.js';
 import type { OpenAiChatRequest } from './openai-types.js';
 import type { ValidationResult } from './openai-validate.js';
@@ -45,7 +53,11 @@ const BEARER = /^Bearer\s+(.+)$/i;
  * The OpenAI-dialect key check (OpenAI and DeepSeek): true when the bearer key is accepted, otherwise a 401
  * with the body the vendor sends for that case (`unauthorized` gets the key, or undefined when none was sent).
  */
-export function authenticateBearer(exchange: SimulatorExchange, vendor: ChatVendor, unauthorized: (key: string | undefined) => string): boolean {
+export function authenticateBearer(
+  exchange: SimulatorExchange,
+  vendor: ChatVendor,
+  unauthorized: (key: string | undefined) => string,
+): boolean {
   const header = exchange.request.headers.authorization;
   const key = header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
   if (exchange.isKeyAccepted(key)) return true;
@@ -53,16 +65,26 @@ export function authenticateBearer(exchange: SimulatorExchange, vendor: ChatVend
   return false;
 }
 
-function directivesOf(exchange: SimulatorExchange, vendor: ChatVendor, userText: string): SimulatorDirectives | undefined {
+function directivesOf(
+  exchange: SimulatorExchange,
+  vendor: ChatVendor,
+  userText: string,
+): SimulatorDirectives | undefined {
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length === 0) return directives;
-  sendVendorError(exchange, vendor, 400, invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'));
+  sendVendorError(
+    exchange,
+    vendor,
+    400,
+    invalidRequest(`Simulator directive: ${problems.join('; ')}.`, null, 'simulator_directive'),
+  );
   return undefined;
 }
 
 /** `response_format` as the turn planner takes it: JSON text, of the schema when one is given. */
 function jsonOutputOf(format: OpenAiChatRequest['response_format']): { jsonOutput?: { schema?: unknown } } {
-  if (format?.type === 'json_schema') return { jsonOutput: format.json_schema?.schema === undefined ? {} : { schema: format.json_schema.schema } };
+  if (format?.type === 'json_schema')
+    return { jsonOutput: format.json_schema?.schema === undefined ? {} : { schema: format.json_schema.schema } };
   if (format?.type === 'json_object') return { jsonOutput: {} };
   return {};
 }
@@ -70,7 +92,8 @@ function jsonOutputOf(format: OpenAiChatRequest['response_format']): { jsonOutpu
 export async function serveChatCompletion(exchange: SimulatorExchange, vendor: ChatVendor): Promise<void> {
   const read = await readJsonBody(exchange);
   if (read.kind === 'too-large') return sendVendorError(exchange, vendor, 413, invalidRequest(read.message));
-  if (read.kind === 'invalid-json') return sendVendorError(exchange, vendor, 400, invalidRequest(vendor.invalidJsonMessage));
+  if (read.kind === 'invalid-json')
+    return sendVendorError(exchange, vendor, 400, invalidRequest(vendor.invalidJsonMessage));
   const validation = vendor.validate(read.body);
   if (!validation.ok) {
     const { message, param, code } = validation.error;
@@ -101,7 +124,13 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
       ...(toolResults === undefined ? {} : { toolResults }),
       ...jsonOutputOf(request.response_format),
     });
-    if (!planned.ok) return sendVendorError(exchange, vendor, 400, invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'));
+    if (!planned.ok)
+      return sendVendorError(
+        exchange,
+        vendor,
+        400,
+        invalidRequest(`Simulator directive: ${planned.problem}.`, null, 'simulator_directive'),
+      );
     plans.push(planned.plan);
   }
 

@@ -10,7 +10,14 @@ import { hashHex } from '../reply-engine.js';
 import { sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import type { TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
-import { authenticateBearer, chatToolCallId, sendVendorError, serveChatCompletion, type ChatVendor, type ReasoningMode } from './chat-completions-flow.js';
+import {
+  authenticateBearer,
+  chatToolCallId,
+  sendVendorError,
+  serveChatCompletion,
+  type ChatVendor,
+  type ReasoningMode,
+} from './chat-completions-flow.js';
 import { invalidRequest, openAiErrorBody, openAiErrorForStatus } from './openai-errors.js';
 import type { ChatDialect } from './openai-response.js';
 import type { OpenAiChatRequest } from './openai-types.js';
@@ -40,7 +47,8 @@ function unauthorized(key: string | undefined): string {
 
 function reasoning(request: OpenAiChatRequest): ReasoningMode {
   const effort = request.reasoning_effort ?? undefined;
-  const enabled = O_SERIES.test(request.model) || (GPT_5.test(request.model) && effort !== undefined && effort !== 'none');
+  const enabled =
+    O_SERIES.test(request.model) || (GPT_5.test(request.model) && effort !== undefined && effort !== 'none');
   return { enabled, scale: effort === undefined ? 1 : (EFFORT_SCALE[effort] ?? 1) };
 }
 
@@ -52,7 +60,12 @@ function usage(plans: readonly TurnPlan[], prompt: PromptCacheSplit): object {
     completion_tokens: completion,
     total_tokens: prompt.total + completion,
     prompt_tokens_details: { cached_tokens: prompt.read, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: reasoningTokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: reasoningTokens,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -100,7 +113,8 @@ async function handle(exchange: SimulatorExchange): Promise<void> {
   }
   const modelPath = MODEL_PATH.exec(path);
   if (method === 'GET' && modelPath !== null) {
-    if (authenticateBearer(exchange, OPENAI, unauthorized)) models(exchange, modelPath[1] === undefined ? undefined : decodeURIComponent(modelPath[1]));
+    if (authenticateBearer(exchange, OPENAI, unauthorized))
+      models(exchange, modelPath[1] === undefined ? undefined : decodeURIComponent(modelPath[1]));
     return;
   }
   sendVendorError(exchange, OPENAI, 404, invalidRequest(`Invalid URL (${method} ${path})`));

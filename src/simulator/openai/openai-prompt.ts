@@ -62,7 +62,9 @@ export function toolRequirement(request: OpenAiChatRequest): ToolRequirement {
     case 'custom':
       return { kind: 'auto' }; // the simulator never calls custom tools
     case 'allowed_tools': {
-      const allowed = choice.allowed_tools.tools.flatMap((tool) => (tool.function === undefined ? [] : [tool.function.name]));
+      const allowed = choice.allowed_tools.tools.flatMap((tool) =>
+        tool.function === undefined ? [] : [tool.function.name],
+      );
       return choice.allowed_tools.mode === 'required' ? { kind: 'any', allowed } : { kind: 'auto' };
     }
   }

@@ -87,12 +87,15 @@ function choiceDeltas(plan: TurnPlan, dialect: ChatDialect): string[] {
   if (dialect.openAiExtras) deltas.push(`{"role":"assistant","content":${roleContent},"refusal":null}`);
   else if (reasoning !== undefined) deltas.push('{"role":"assistant","content":null,"reasoning_content":""}');
   else deltas.push(`{"role":"assistant","content":${roleContent}}`);
-  for (const piece of reasoning?.pieces ?? []) deltas.push(`{"content":null,"reasoning_content":${JSON.stringify(piece)}}`);
+  for (const piece of reasoning?.pieces ?? [])
+    deltas.push(`{"content":null,"reasoning_content":${JSON.stringify(piece)}}`);
   const textSuffix = reasoning === undefined ? '}' : ',"reasoning_content":null}';
   for (const piece of plan.text.pieces) deltas.push(`{"content":${JSON.stringify(piece)}${textSuffix}`);
   plan.calls.forEach((call, index) => {
     const id = JSON.stringify(dialect.toolCallId(call));
-    deltas.push(`{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}`);
+    deltas.push(
+      `{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}`,
+    );
     // Arguments arrive in token-sized fragments that clients concatenate per `index` (pitfall #1).
     for (const fragment of limitText(call.argumentsJson, {}).pieces) {
       deltas.push(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]}`);
@@ -113,7 +116,9 @@ export function streamScript(set: ChatReplySet, dialect: ChatDialect, includeUsa
   const usageJson = JSON.stringify(set.usage);
   const suffix = includeUsage && !dialect.usageOnFinishChunk ? '],"usage":null}' : ']}';
   const choiceFrame = (index: number, delta: string, finish: string | null, chunkSuffix = suffix): string =>
-    sseData(`${prefix}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${chunkSuffix}`);
+    sseData(
+      `${prefix}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${chunkSuffix}`,
+    );
 
   const frames: string[] = [];
   const finishDelta = dialect.openAiExtras ? '{}' : '{"content":""}';

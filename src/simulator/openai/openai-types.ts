@@ -37,7 +37,10 @@ export type OpenAiToolChoice =
   | 'required'
   | { type: 'function'; function: { name: string } }
   | { type: 'custom'; custom: { name: string } }
-  | { type: 'allowed_tools'; allowed_tools: { mode: 'auto' | 'required'; tools: Array<{ type: string; function?: { name: string } }> } };
+  | {
+      type: 'allowed_tools';
+      allowed_tools: { mode: 'auto' | 'required'; tools: Array<{ type: string; function?: { name: string } }> };
+    };
 
 export interface OpenAiChatRequest {
   model: string;

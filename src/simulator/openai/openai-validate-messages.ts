@@ -48,9 +48,14 @@ function checkFileData(fileData: string, param: string): void {
   const dataUrl = parseDataUrl(fileData);
   const bytes = dataUrl === undefined ? undefined : decodeBase64(dataUrl.data);
   if (dataUrl === undefined || bytes === undefined) {
-    fail(`Invalid '${param}'. Expected a base64-encoded data URL (e.g. 'data:application/pdf;base64,...'), but got a value with an invalid format.`, param, 'invalid_value');
+    fail(
+      `Invalid '${param}'. Expected a base64-encoded data URL (e.g. 'data:application/pdf;base64,...'), but got a value with an invalid format.`,
+      param,
+      'invalid_value',
+    );
   }
-  if (dataUrl.mediaType === 'application/pdf' && !isPdf(bytes)) fail(`Invalid '${param}': the file is not a valid PDF.`, param, 'invalid_value');
+  if (dataUrl.mediaType === 'application/pdf' && !isPdf(bytes))
+    fail(`Invalid '${param}': the file is not a valid PDF.`, param, 'invalid_value');
 }
 
 function checkPart(part: unknown, role: string, param: string): void {
@@ -77,12 +82,14 @@ function checkPart(part: unknown, role: string, param: string): void {
     case 'input_audio': {
       const audio = requireObject(part, 'input_audio', `${param}.input_audio`);
       requireString(audio, 'data', `${param}.input_audio.data`);
-      if (audio['format'] !== 'wav' && audio['format'] !== 'mp3') invalidValue(`${param}.input_audio.format`, audio['format'], ['wav', 'mp3']);
+      if (audio['format'] !== 'wav' && audio['format'] !== 'mp3')
+        invalidValue(`${param}.input_audio.format`, audio['format'], ['wav', 'mp3']);
       break;
     }
     case 'file': {
       const file = requireObject(part, 'file', `${param}.file`);
-      if (typeof file['file_data'] !== 'string' && typeof file['file_id'] !== 'string') missing(`${param}.file.file_data`);
+      if (typeof file['file_data'] !== 'string' && typeof file['file_id'] !== 'string')
+        missing(`${param}.file.file_data`);
       if (typeof file['file_data'] === 'string') checkFileData(file['file_data'], `${param}.file.file_data`);
       break;
     }
@@ -94,7 +101,11 @@ function checkContent(message: Json, role: string, param: string): void {
   if (typeof content === 'string') return;
   if (!Array.isArray(content)) invalidType(`${param}.content`, 'one of a string or array of objects', content);
   if (content.length === 0) {
-    fail(`Invalid '${param}.content': empty array. Expected an array with minimum length 1, but got an empty array instead.`, `${param}.content`, 'empty_array');
+    fail(
+      `Invalid '${param}.content': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+      `${param}.content`,
+      'empty_array',
+    );
   }
   content.forEach((part, index) => checkPart(part, role, `${param}.content[${index}]`));
 }
@@ -109,7 +120,11 @@ function checkToolCalls(calls: unknown, param: string): string[] {
     if (type !== 'function' && type !== 'custom') invalidValue(`${callParam}.type`, type, ['function', 'custom']);
     const body = requireObject(call, type, `${callParam}.${type}`);
     requireString(body, 'name', `${callParam}.${type}.name`);
-    requireString(body, type === 'function' ? 'arguments' : 'input', `${callParam}.${type}.${type === 'function' ? 'arguments' : 'input'}`);
+    requireString(
+      body,
+      type === 'function' ? 'arguments' : 'input',
+      `${callParam}.${type}.${type === 'function' ? 'arguments' : 'input'}`,
+    );
     return call['id'] as string;
   });
 }
@@ -121,7 +136,8 @@ function checkMessage(message: unknown, index: number): string[] {
   const role = message['role'];
   if (role === undefined) missing(`${param}.role`);
   if (typeof role !== 'string' || !ROLES.includes(role)) invalidValue(`${param}.role`, role, ROLES);
-  if (message['name'] !== undefined && typeof message['name'] !== 'string') invalidType(`${param}.name`, 'a string', message['name']);
+  if (message['name'] !== undefined && typeof message['name'] !== 'string')
+    invalidType(`${param}.name`, 'a string', message['name']);
   if (role === 'function') {
     requireString(message, 'name', `${param}.name`);
     return [];
@@ -164,7 +180,11 @@ export function checkMessages(messages: unknown[]): void {
     if (role === 'tool') {
       const id = (message as Json)['tool_call_id'] as string;
       if (!pending.delete(id)) {
-        fail(`Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`, `messages.[${index}].role`, null);
+        fail(
+          `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
+          `messages.[${index}].role`,
+          null,
+        );
       }
       return;
     }

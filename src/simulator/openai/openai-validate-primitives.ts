@@ -50,8 +50,18 @@ export function invalidValue(param: string, value: unknown, supported: readonly 
 }
 
 function checkRange(param: string, value: number, min: number, max: number, kind: 'decimal' | 'integer'): void {
-  if (value < min) fail(`Invalid '${param}': ${kind} below minimum value. Expected a value >= ${min}, but got ${value} instead.`, param, `${kind}_below_min_value`);
-  if (value > max) fail(`Invalid '${param}': ${kind} above maximum value. Expected a value <= ${max}, but got ${value} instead.`, param, `${kind}_above_max_value`);
+  if (value < min)
+    fail(
+      `Invalid '${param}': ${kind} below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
+      param,
+      `${kind}_below_min_value`,
+    );
+  if (value > max)
+    fail(
+      `Invalid '${param}': ${kind} above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
+      param,
+      `${kind}_above_max_value`,
+    );
 }
 
 export function checkDecimal(body: Json, key: string, min: number, max: number): void {

@@ -43,7 +43,8 @@ const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 
 function checkStop(body: Json, model: string, limits: ChatValidationLimits): void {
   const stop = body['stop'];
   if (stop === undefined || stop === null) return;
-  if (NO_STOP_MODELS.test(model)) fail(`Unsupported parameter: 'stop' is not supported with this model.`, 'stop', 'unsupported_parameter');
+  if (NO_STOP_MODELS.test(model))
+    fail(`Unsupported parameter: 'stop' is not supported with this model.`, 'stop', 'unsupported_parameter');
   if (typeof stop === 'string') return;
   if (!Array.isArray(stop)) invalidType('stop', 'one of a string or array of strings', stop);
   if (stop.length > limits.maxStopSequences) {
@@ -72,10 +73,15 @@ function checkTools(body: Json): string[] {
     requireString(definition, 'name', `${param}.${type}.name`);
     const name = definition['name'] as string;
     if (!TOOL_NAME.test(name)) {
-      fail(`Invalid '${param}.${type}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, `${param}.${type}.name`, 'invalid_value');
+      fail(
+        `Invalid '${param}.${type}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+        `${param}.${type}.name`,
+        'invalid_value',
+      );
     }
     const parameters = definition['parameters'];
-    if (type === 'function' && parameters !== undefined && !isObject(parameters)) invalidType(`${param}.function.parameters`, 'an object', parameters);
+    if (type === 'function' && parameters !== undefined && !isObject(parameters))
+      invalidType(`${param}.function.parameters`, 'an object', parameters);
     return name;
   });
 }
@@ -101,15 +107,18 @@ function checkToolChoice(body: Json, toolNames: readonly string[]): void {
   const type = choice['type'];
   if (type === 'allowed_tools') {
     const allowed = requireObject(choice, 'allowed_tools', 'tool_choice.allowed_tools');
-    if (allowed['mode'] !== 'auto' && allowed['mode'] !== 'required') invalidValue('tool_choice.allowed_tools.mode', allowed['mode'], ['auto', 'required']);
+    if (allowed['mode'] !== 'auto' && allowed['mode'] !== 'required')
+      invalidValue('tool_choice.allowed_tools.mode', allowed['mode'], ['auto', 'required']);
     if (!Array.isArray(allowed['tools'])) invalidType('tool_choice.allowed_tools.tools', 'an array', allowed['tools']);
     return;
   }
-  if (type !== 'function' && type !== 'custom') invalidValue('tool_choice.type', type, ['function', 'custom', 'allowed_tools']);
+  if (type !== 'function' && type !== 'custom')
+    invalidValue('tool_choice.type', type, ['function', 'custom', 'allowed_tools']);
   const named = requireObject(choice, type, `tool_choice.${type}`);
   requireString(named, 'name', `tool_choice.${type}.name`);
   const name = named['name'] as string;
-  if (!toolNames.includes(name)) fail(`Tool choice '${type}' '${name}' not found in 'tools' parameter.`, 'tool_choice', null);
+  if (!toolNames.includes(name))
+    fail(`Tool choice '${type}' '${name}' not found in 'tools' parameter.`, 'tool_choice', null);
 }
 
 function checkReasoningModel(body: Json, model: string): void {
@@ -119,21 +128,38 @@ function checkReasoningModel(body: Json, model: string): void {
   }
   if (!O_SERIES.test(model)) return;
   if (body['max_tokens'] !== undefined && body['max_tokens'] !== null) {
-    fail(`Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.`, 'max_tokens', 'unsupported_parameter');
+    fail(
+      `Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.`,
+      'max_tokens',
+      'unsupported_parameter',
+    );
   }
   const temperature = body['temperature'];
   if (temperature !== undefined && temperature !== null && temperature !== 1) {
-    fail(`Unsupported value: 'temperature' does not support ${String(temperature)} with this model. Only the default (1) value is supported.`, 'temperature', 'unsupported_value');
+    fail(
+      `Unsupported value: 'temperature' does not support ${String(temperature)} with this model. Only the default (1) value is supported.`,
+      'temperature',
+      'unsupported_value',
+    );
   }
   const topP = body['top_p'];
   if (topP !== undefined && topP !== null && topP !== 1) {
-    fail(`Unsupported value: 'top_p' does not support ${String(topP)} with this model. Only the default (1) value is supported.`, 'top_p', 'unsupported_value');
+    fail(
+      `Unsupported value: 'top_p' does not support ${String(topP)} with this model. Only the default (1) value is supported.`,
+      'top_p',
+      'unsupported_value',
+    );
   }
 }
 
 export function validateChatRequest(body: unknown, limits: ChatValidationLimits = OPENAI_LIMITS): ValidationResult {
   try {
-    if (!isObject(body)) fail(`Invalid type for request body: expected an object, but got ${typeName(body)} instead.`, null, 'invalid_type');
+    if (!isObject(body))
+      fail(
+        `Invalid type for request body: expected an object, but got ${typeName(body)} instead.`,
+        null,
+        'invalid_type',
+      );
     const model = body['model'];
     if (model === undefined || model === null || model === '') fail('you must provide a model parameter', null, null);
     if (typeof model !== 'string') invalidType('model', 'a string', model);
@@ -141,7 +167,11 @@ export function validateChatRequest(body: unknown, limits: ChatValidationLimits 
     if (messages === undefined) missing('messages');
     if (!Array.isArray(messages)) invalidType('messages', 'an array', messages);
     if (messages.length === 0) {
-      fail(`Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.`, 'messages', 'empty_array');
+      fail(
+        `Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+        'messages',
+        'empty_array',
+      );
     }
     checkMessages(messages);
     checkDecimal(body, 'temperature', 0, 2);
@@ -159,7 +189,8 @@ export function validateChatRequest(body: unknown, limits: ChatValidationLimits 
     checkToolChoice(body, checkTools(body));
     const streamOptions = body['stream_options'];
     if (streamOptions !== undefined && streamOptions !== null) {
-      if (body['stream'] !== true) fail(`The 'stream_options' parameter is only allowed when 'stream' is enabled.`, 'stream_options', null);
+      if (body['stream'] !== true)
+        fail(`The 'stream_options' parameter is only allowed when 'stream' is enabled.`, 'stream_options', null);
       if (!isObject(streamOptions)) invalidType('stream_options', 'an object', streamOptions);
     }
     checkReasoningModel(body, model);

@@ -26,12 +26,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // A named unique index rather than a column constraint: pg reports the index name on violation,
   // which is how the repository tells a duplicate email from any other unique violation.
-  await db.schema
-    .createIndex(ACCOUNTS_EMAIL_UNIQUE_INDEX)
-    .on('accounts')
-    .column('email_normalized')
-    .unique()
-    .execute();
+  await db.schema.createIndex(ACCOUNTS_EMAIL_UNIQUE_INDEX).on('accounts').column('email_normalized').unique().execute();
 
   await db.schema
     .createTable('api_keys')

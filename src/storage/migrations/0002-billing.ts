@@ -8,15 +8,39 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   // The free counters sit on the account row: admission locks that row anyway, so the allowance and the
   // money are decided together, atomically.
-  await db.schema.alterTable('accounts').addColumn('balance_nano', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('accounts').addColumn('reserved_nano', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('accounts').addColumn('free_day', 'integer', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('accounts').addColumn('free_used_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('accounts').addColumn('free_reserved_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('balance_nano', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('reserved_nano', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('free_day', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('free_used_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('free_reserved_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
 
-  await db.schema.alterTable('usage_records').addColumn('cost_nano', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('usage_records').addColumn('free_tokens', 'integer', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('usage_records').addColumn('unbilled_nano', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('usage_records')
+    .addColumn('cost_nano', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('usage_records')
+    .addColumn('free_tokens', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('usage_records')
+    .addColumn('unbilled_nano', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
 
   await db.schema
     .createTable('reservations')
@@ -44,10 +68,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('request_id', 'text')
     .addColumn('note', 'text')
     .addColumn('created_at', 'bigint', (column) => column.notNull())
-    .addCheckConstraint('ledger_entries_kind_check', sql`kind in ('topup', 'usage', 'refund', 'adjustment', 'redemption')`)
+    .addCheckConstraint(
+      'ledger_entries_kind_check',
+      sql`kind in ('topup', 'usage', 'refund', 'adjustment', 'redemption')`,
+    )
     .execute();
-  await db.schema.createIndex('ledger_entries_idempotency_key_key').on('ledger_entries').column('idempotency_key').unique().execute();
-  await db.schema.createIndex('ledger_entries_account_id_created_at_idx').on('ledger_entries').columns(['account_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('ledger_entries_idempotency_key_key')
+    .on('ledger_entries')
+    .column('idempotency_key')
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('ledger_entries_account_id_created_at_idx')
+    .on('ledger_entries')
+    .columns(['account_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('redemption_codes')

@@ -28,7 +28,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('subject', 'text', (column) => column.notNull())
     .addColumn('failed_at', 'bigint', (column) => column.notNull())
     .execute();
-  await db.schema.createIndex('login_failures_subject_failed_at_idx').on('login_failures').columns(['subject', 'failed_at']).execute();
+  await db.schema
+    .createIndex('login_failures_subject_failed_at_idx')
+    .on('login_failures')
+    .columns(['subject', 'failed_at'])
+    .execute();
 
   // Redemption codes minted in the operator view may expire; null (every code before this) never does.
   await db.schema.alterTable('redemption_codes').addColumn('expires_at', 'bigint').execute();

@@ -17,18 +17,45 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('reservations').addColumn('model', 'text').execute();
   await db.schema.alterTable('reservations').addColumn('family', 'text').execute();
-  await db.schema.alterTable('reservations').addColumn('stream', 'integer', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('reservations').addColumn('checkpoint_input_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('reservations').addColumn('checkpoint_cache_read_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('reservations').addColumn('checkpoint_cache_write_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('reservations').addColumn('checkpoint_output_tokens', 'bigint', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('reservations')
+    .addColumn('stream', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('reservations')
+    .addColumn('checkpoint_input_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('reservations')
+    .addColumn('checkpoint_cache_read_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('reservations')
+    .addColumn('checkpoint_cache_write_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('reservations')
+    .addColumn('checkpoint_output_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('reservations').addColumn('checkpoint_at', 'bigint').execute();
-  await db.schema.alterTable('usage_records').addColumn('unbilled_tokens', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('usage_records')
+    .addColumn('unbilled_tokens', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('usage_records').dropColumn('unbilled_tokens').execute();
-  for (const column of ['checkpoint_at', 'checkpoint_output_tokens', 'checkpoint_cache_write_tokens', 'checkpoint_cache_read_tokens', 'checkpoint_input_tokens', 'stream', 'family', 'model']) {
+  for (const column of [
+    'checkpoint_at',
+    'checkpoint_output_tokens',
+    'checkpoint_cache_write_tokens',
+    'checkpoint_cache_read_tokens',
+    'checkpoint_input_tokens',
+    'stream',
+    'family',
+    'model',
+  ]) {
     await db.schema.alterTable('reservations').dropColumn(column).execute();
   }
 }

@@ -41,7 +41,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('reservations').dropColumn('key_hold_nano').execute();
-  for (const name of ['scopes', 'models', 'spend_limit_nano', 'spend_period', 'spend_period_start', 'spend_used_nano', 'spend_reserved_nano', 'rate_limit_rpm', 'rate_limit_tpm']) {
+  for (const name of [
+    'scopes',
+    'models',
+    'spend_limit_nano',
+    'spend_period',
+    'spend_period_start',
+    'spend_used_nano',
+    'spend_reserved_nano',
+    'rate_limit_rpm',
+    'rate_limit_tpm',
+  ]) {
     await db.schema.alterTable('api_keys').dropColumn(name).execute();
   }
 }

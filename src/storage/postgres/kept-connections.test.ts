@@ -46,10 +46,16 @@ describe('KeptConnections', () => {
     const pool = newPool();
     const connections = new KeptConnections(pool);
     const first = await pidOf(connections);
-    await expect(runStatement(connections, { name: '', text: 'select 1/0', values: [] })).rejects.toBeInstanceOf(pg.DatabaseError);
+    await expect(runStatement(connections, { name: '', text: 'select 1/0', values: [] })).rejects.toBeInstanceOf(
+      pg.DatabaseError,
+    );
     expect(await pidOf(connections)).toBe(first);
     // Terminated while in use: the statement fails as an outage and the connection is not kept.
-    const killed = runStatement(connections, { name: '', text: 'select pg_terminate_backend(pg_backend_pid())', values: [] });
+    const killed = runStatement(connections, {
+      name: '',
+      text: 'select pg_terminate_backend(pg_backend_pid())',
+      values: [],
+    });
     await expect(killed).rejects.toSatisfy(isStorageUnavailable);
     expect(await pidOf(connections)).not.toBe(first);
     connections.close();

@@ -88,7 +88,9 @@ async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void>
   } catch (error) {
     // Concurrent CREATE SCHEMA IF NOT EXISTS can still fail on the catalog's unique index when
     // another session creates it at the same moment; that outcome is what we wanted anyway.
-    const exists = await sql<{ found: number }>`select 1 as found from pg_namespace where nspname = ${schema}`.execute(db);
+    const exists = await sql<{ found: number }>`select 1 as found from pg_namespace where nspname = ${schema}`.execute(
+      db,
+    );
     if (exists.rows.length === 0) throw error;
   }
 }

@@ -49,7 +49,10 @@ export type PipelinedResult =
   | { readonly ok: true; readonly results: pg.QueryResult[] }
   | { readonly ok: false; readonly failedIndex: number; readonly error: pg.DatabaseError };
 
-export function runPipelined(client: pg.ClientBase, statements: readonly PipelinedStatement[]): Promise<PipelinedResult> {
+export function runPipelined(
+  client: pg.ClientBase,
+  statements: readonly PipelinedStatement[],
+): Promise<PipelinedResult> {
   // Nothing to send means no ReadyForQuery would ever come back.
   if (statements.length === 0) return Promise.resolve({ ok: true, results: [] });
   return new Promise((resolve, reject) => {
@@ -62,7 +65,10 @@ export function runPipelined(client: pg.ClientBase, statements: readonly Pipelin
  * rejection. The server's refusal rejects with its DatabaseError (nothing committed) and the connection stays
  * usable; any other failure discards the connection.
  */
-export function runStatements(connections: KeptConnections, statements: readonly PipelinedStatement[]): Promise<pg.QueryResult[]> {
+export function runStatements(
+  connections: KeptConnections,
+  statements: readonly PipelinedStatement[],
+): Promise<pg.QueryResult[]> {
   return connections.use(async (client) => {
     const outcome = await runPipelined(client, statements);
     if (!outcome.ok) throw outcome.error;
@@ -71,7 +77,10 @@ export function runStatements(connections: KeptConnections, statements: readonly
 }
 
 /** One statement as `pool.query({ name, text, values })` runs it (Parse once per connection), through runStatements. */
-export async function runStatement(connections: KeptConnections, statement: PipelinedStatement): Promise<pg.QueryResult> {
+export async function runStatement(
+  connections: KeptConnections,
+  statement: PipelinedStatement,
+): Promise<pg.QueryResult> {
   const [result] = await runStatements(connections, [statement]);
   return result!;
 }
@@ -82,7 +91,12 @@ interface PgConnection {
   /** pg's own per-connection record of named statements that parsed (name -> text), shared with its Query. */
   readonly parsedStatements: Record<string, string | undefined>;
   parse(message: { name: string; text: string; types: readonly number[] }): void;
-  bind(message: { portal: string; statement: string; values: readonly (string | Buffer | null)[]; binary: boolean }): void;
+  bind(message: {
+    portal: string;
+    statement: string;
+    values: readonly (string | Buffer | null)[];
+    binary: boolean;
+  }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string; rows: number }): void;
   sync(): void;
@@ -140,7 +154,10 @@ class PipelinedStatements {
     private readonly reject: (error: unknown) => void,
   ) {
     // The client's parsers (its `types` config, then pg's global ones), as its own queries use.
-    this.types = { getTypeParser: ((oid: number, format?: 'text' | 'binary') => client.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'] };
+    this.types = {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        client.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    };
   }
 
   /** Called by the client once the connection is idle; a returned Error is handed back to handleError. */
@@ -156,7 +173,9 @@ class PipelinedStatements {
         const known = textInPipeline.get(statement.name) ?? parsedStatements[statement.name];
         if (statement.name !== '' && known !== undefined && known !== statement.text) {
           // Binding it would silently run the OLD text with the new values.
-          throw new Error(`Prepared statement "${statement.name}" is already used for different text on this connection`);
+          throw new Error(
+            `Prepared statement "${statement.name}" is already used for different text on this connection`,
+          );
         }
         parseAt.push(statement.name === '' || known === undefined);
         textInPipeline.set(statement.name, statement.text);
@@ -269,7 +288,8 @@ class PipelinedStatements {
   private readonly onReadyForQuery = (): void => {
     this.detach();
     const { serverError, rowError } = this;
-    if (serverError !== null) this.settle(() => this.resolve({ ok: false, failedIndex: this.failedIndex, error: serverError }));
+    if (serverError !== null)
+      this.settle(() => this.resolve({ ok: false, failedIndex: this.failedIndex, error: serverError }));
     else if (rowError !== null) this.settle(() => this.reject(rowError));
     else this.settle(() => this.resolve({ ok: true, results: this.results }));
   };
@@ -282,7 +302,11 @@ class PipelinedStatements {
   private readonly onEnd = (): void => {
     this.detach();
     const cause = this.serverError ?? undefined;
-    this.settle(() => this.reject(new Error('Connection terminated during a pipeline to PostgreSQL; its outcome is unknown', { cause })));
+    this.settle(() =>
+      this.reject(
+        new Error('Connection terminated during a pipeline to PostgreSQL; its outcome is unknown', { cause }),
+      ),
+    );
   };
 
   private detach(): void {
@@ -303,7 +327,9 @@ const NO_COLUMNS: DescribedColumns = { fields: [], parsers: [] };
 /** The columns of a RowDescription, each with the client's parser for its type and format. */
 function describeColumns(fields: pg.FieldDef[], types: pg.CustomTypesConfig): DescribedColumns {
   const parsers = fields.map((field) => {
-    const parse = types.getTypeParser(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text') as (value: string | Buffer) => unknown;
+    const parse = types.getTypeParser(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text') as (
+      value: string | Buffer,
+    ) => unknown;
     return field.format === 'binary' ? (text: string) => parse(Buffer.from(text)) : parse;
   });
   return { fields, parsers };
@@ -346,7 +372,8 @@ class StatementResult implements pg.QueryResult {
       const name = fields[i]!.name;
       const parsed = value === null || value === undefined ? null : parsers[i]!(value);
       // A column named __proto__ is data, as in pg's rows, not the object's prototype.
-      if (name === '__proto__') Object.defineProperty(row, name, { value: parsed, enumerable: true, writable: true, configurable: true });
+      if (name === '__proto__')
+        Object.defineProperty(row, name, { value: parsed, enumerable: true, writable: true, configurable: true });
       else row[name] = parsed;
     }
     this.rows.push(row);

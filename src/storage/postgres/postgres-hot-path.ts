@@ -1,7 +1,22 @@
 import type pg from 'pg';
-import { KEY_COLUMNS, KEY_LOOKUP_COLUMNS, KEY_LOOKUP_WIDTH, keyWithAccountRow, toApiKeyWithAccount } from '../api-key-repository.js';
+import {
+  KEY_COLUMNS,
+  KEY_LOOKUP_COLUMNS,
+  KEY_LOOKUP_WIDTH,
+  keyWithAccountRow,
+  toApiKeyWithAccount,
+} from '../api-key-repository.js';
 import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
-import type { BillingRepository, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
+import type {
+  BillingRepository,
+  HoldRenewal,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+  SliceInput,
+  SliceResult,
+} from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { utcMonthNumber } from '../../keys/key-permissions.js';
@@ -97,7 +112,13 @@ export class PostgresHotPath {
     if (row === undefined) return undefined;
     const freeTokens = Number(row.free);
     const holdNano = BigInt(input.tokens - freeTokens) * input.outputPriceNano;
-    return { granted: true, tokens: input.tokens, holdNano, freeTokens, ...(keyed && holdNano !== 0n ? { keyHoldNano: holdNano } : {}) };
+    return {
+      granted: true,
+      tokens: input.tokens,
+      holdNano,
+      freeTokens,
+      ...(keyed && holdNano !== 0n ? { keyHoldNano: holdNano } : {}),
+    };
   }
 
   /**
@@ -145,7 +166,11 @@ export class PostgresHotPath {
     if (input.keySpendLimited === true && keyHint === undefined) return undefined;
     let account = input.accountHint;
     if (account === undefined) {
-      const read = await this.pool.query<AccountMoneyRow>({ name: 'tollgate_read_account_money', text: READ_ACCOUNT_MONEY, values: [input.accountId] });
+      const read = await this.pool.query<AccountMoneyRow>({
+        name: 'tollgate_read_account_money',
+        text: READ_ACCOUNT_MONEY,
+        values: [input.accountId],
+      });
       const row = read.rows[0];
       if (row === undefined) return undefined;
       account = toLockedAccount(row);
@@ -175,7 +200,12 @@ export class PostgresHotPath {
     const taken = await this.writes.run(
       keyHold === undefined
         ? { accountId: input.accountId, name: 'take_hold', text: TAKE_HOLD, values }
-        : { accountId: input.accountId, name: 'take_hold_with_key', text: TAKE_HOLD_WITH_KEY, values: [...values, keyHold.period, keyHold.hintPeriod] },
+        : {
+            accountId: input.accountId,
+            name: 'take_hold_with_key',
+            text: TAKE_HOLD_WITH_KEY,
+            values: [...values, keyHold.period, keyHold.hintPeriod],
+          },
     );
     if (taken.rowCount !== 1) return undefined;
     return keyHold === undefined ? admitted(input, plan) : admitted(input, plan, keyHold.holdNano);
@@ -184,7 +214,11 @@ export class PostgresHotPath {
   private async settle({ usage, price, heldFreeTokens }: SettleInput): Promise<SettleResult | undefined> {
     let expectedFree = heldFreeTokens;
     if (expectedFree === undefined) {
-      const held = await this.pool.query<{ free_tokens: number }>({ name: 'tollgate_read_hold', text: READ_HOLD, values: [usage.requestId] });
+      const held = await this.pool.query<{ free_tokens: number }>({
+        name: 'tollgate_read_hold',
+        text: READ_HOLD,
+        values: [usage.requestId],
+      });
       expectedFree = held.rows[0] === undefined ? 0 : Number(held.rows[0].free_tokens);
     }
     const withHeld = price(expectedFree);
@@ -226,7 +260,12 @@ export class PostgresHotPath {
     const outcome = result.rows[0] as SettleRow | undefined;
     if (outcome === undefined || !outcome.consistent) return undefined;
     if (Number(outcome.inserted) === 0) return { settled: false, reason: 'already_settled' };
-    return { settled: true, chargedNano: BigInt(outcome.charged), unbilledNano: BigInt(outcome.unbilled), freeTokensUsed: Number(outcome.free_used) };
+    return {
+      settled: true,
+      chargedNano: BigInt(outcome.charged),
+      unbilledNano: BigInt(outcome.unbilled),
+      freeTokensUsed: Number(outcome.free_used),
+    };
   }
 }
 

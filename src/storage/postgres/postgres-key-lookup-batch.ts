@@ -62,7 +62,12 @@ export class PostgresKeyLookupBatcher {
   private async send(batch: Map<string, Waiting[]>): Promise<void> {
     let rows: KeyLookupRow[];
     try {
-      const result = await runStatement(this.connections, { name: 'tollgate_find_keys', text: this.text, values: [[...batch.keys()]], arrayRows: true });
+      const result = await runStatement(this.connections, {
+        name: 'tollgate_find_keys',
+        text: this.text,
+        values: [[...batch.keys()]],
+        arrayRows: true,
+      });
       rows = result.rows as unknown as KeyLookupRow[];
     } catch (error) {
       for (const list of batch.values()) for (const waiting of list) waiting.reject(error);

@@ -8,7 +8,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { openStorage } from '../open-storage.js';
-import type { AdmissionPlan, AdmissionState, BillingRepository, ReserveInput, ReserveResult } from '../billing-types.js';
+import type {
+  AdmissionPlan,
+  AdmissionState,
+  BillingRepository,
+  ReserveInput,
+  ReserveResult,
+} from '../billing-types.js';
 import type { ApiKeyRepository, Storage, UsageRecord } from '../types.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
 import { PostgresHotPath } from './postgres-hot-path.js';
@@ -29,7 +35,12 @@ describe('PostgreSQL batched holds and settlements', () => {
   beforeAll(async () => {
     storage = await openStorage(POSTGRES_URL, { postgresSchema: schema });
     await storage.migrate();
-    pool = new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, types: int8AsNumberTypes(), max: 4 });
+    pool = new pg.Pool({
+      connectionString: POSTGRES_URL,
+      options: `-c search_path=${schema}`,
+      types: int8AsNumberTypes(),
+      max: 4,
+    });
     hot = new PostgresHotPath(pool);
     billing = {
       ...storage.billing,
@@ -48,34 +59,88 @@ describe('PostgreSQL batched holds and settlements', () => {
 
   async function fundedAccount(nano: bigint) {
     const account = await storage.accounts.create({
-      id: uniqueId('acct'), email: `${uniqueId('u')}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: NOW,
+      id: uniqueId('acct'),
+      email: `${uniqueId('u')}@example.com`,
+      passwordHash: 'x',
+      role: 'user',
+      tier: 'standard',
+      createdAt: NOW,
     });
-    const key = await storage.apiKeys.create({ id: uniqueId('key'), accountId: account.id, name: 'k', keyHash: uniqueId('h'), hint: 'h', createdAt: NOW, expiresAt: null });
-    await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: nano, idempotencyKey: uniqueId('topup'), note: null, at: NOW });
+    const key = await storage.apiKeys.create({
+      id: uniqueId('key'),
+      accountId: account.id,
+      name: 'k',
+      keyHash: uniqueId('h'),
+      hint: 'h',
+      createdAt: NOW,
+      expiresAt: null,
+    });
+    await storage.billing.credit({
+      accountId: account.id,
+      kind: 'topup',
+      amountNano: nano,
+      idempotencyKey: uniqueId('topup'),
+      note: null,
+      at: NOW,
+    });
     return { accountId: account.id, keyId: key.id, credited: nano };
   }
 
-  const upTo = (want: bigint) => (state: AdmissionState): AdmissionPlan =>
-    state.availableNano >= want ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 1 } : { admitted: false, reason: 'short' };
+  const upTo =
+    (want: bigint) =>
+    (state: AdmissionState): AdmissionPlan =>
+      state.availableNano >= want
+        ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 1 }
+        : { admitted: false, reason: 'short' };
 
   /** With the account's money as the key lookup read it, like a request: the plan is made from that, before the batch. */
-  function reserveInput(ids: { accountId: string; keyId: string; credited: bigint }, want: bigint, requestId = uniqueId('req')): ReserveInput {
+  function reserveInput(
+    ids: { accountId: string; keyId: string; credited: bigint },
+    want: bigint,
+    requestId = uniqueId('req'),
+  ): ReserveInput {
     return {
-      requestId, accountId: ids.accountId, apiKeyId: ids.keyId, day: DAY, freeAllowanceTokens: 0, createdAt: NOW, expiresAt: NOW + 60_000,
-      plan: upTo(want), accountHint: { balance: ids.credited, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
+      requestId,
+      accountId: ids.accountId,
+      apiKeyId: ids.keyId,
+      day: DAY,
+      freeAllowanceTokens: 0,
+      createdAt: NOW,
+      expiresAt: NOW + 60_000,
+      plan: upTo(want),
+      accountHint: { balance: ids.credited, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
     };
   }
 
   function usageFor(requestId: string, ids: { accountId: string; keyId: string }): UsageRecord {
     return {
-      requestId, accountId: ids.accountId, apiKeyId: ids.keyId, model: 'beta-5.4', family: 'beta', inputTokens: 10, cacheReadTokens: 0,
-      cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 5, createdAt: NOW, rawUsage: null,
-      costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+      requestId,
+      accountId: ids.accountId,
+      apiKeyId: ids.keyId,
+      model: 'beta-5.4',
+      family: 'beta',
+      inputTokens: 10,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 5,
+      reasoningTokens: 0,
+      status: 'ok',
+      stream: false,
+      latencyMs: 5,
+      createdAt: NOW,
+      rawUsage: null,
+      costNano: 0n,
+      freeTokens: 0,
+      unbilledNano: 0n,
     };
   }
 
   const settle = (requestId: string, ids: { accountId: string; keyId: string }, chargeNano: bigint) =>
-    billing.settle({ usage: usageFor(requestId, ids), price: () => ({ chargeNano, freeTokensUsed: 0 }), heldFreeTokens: 0 });
+    billing.settle({
+      usage: usageFor(requestId, ids),
+      price: () => ({ chargeNano, freeTokensUsed: 0 }),
+      heldFreeTokens: 0,
+    });
 
   const requestIdOf = (result: ReserveResult): string => {
     if (!result.admitted) throw new Error('not admitted');
@@ -90,18 +155,32 @@ describe('PostgreSQL batched holds and settlements', () => {
     const accounts = await Promise.all([fundedAccount(100_000n), fundedAccount(50_000n), fundedAccount(10_000n)]);
     const before = snapshot();
     // Issued in one turn: one batch of 12 holds over three accounts.
-    const held = await Promise.all(accounts.flatMap((ids) => Array.from({ length: 4 }, () => billing.reserve(reserveInput(ids, 2_000n)))));
+    const held = await Promise.all(
+      accounts.flatMap((ids) => Array.from({ length: 4 }, () => billing.reserve(reserveInput(ids, 2_000n)))),
+    );
     expect(held.every((result) => result.admitted)).toBe(true);
     const afterHolds = snapshot();
     expect(afterHolds.writes - before.writes).toBe(12);
     expect(afterHolds.batches - before.batches).toBe(1);
-    for (const ids of accounts) expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: ids.credited, reservedNano: 8_000n });
-    const settled = await Promise.all(held.map((result, index) => settle(requestIdOf(result), accounts[Math.floor(index / 4)]!, 1_500n)));
+    for (const ids of accounts)
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+        balanceNano: ids.credited,
+        reservedNano: 8_000n,
+      });
+    const settled = await Promise.all(
+      held.map((result, index) => settle(requestIdOf(result), accounts[Math.floor(index / 4)]!, 1_500n)),
+    );
     expect(settled.every((result) => result.settled && result.chargedNano === 1_500n)).toBe(true);
     const after = snapshot();
     expect(after.batches - afterHolds.batches).toBe(1);
-    expect([after.reserve - before.reserve, after.settle - before.settle, after.fallbacks - before.fallbacks]).toEqual([0, 0, 0]);
-    for (const ids of accounts) expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: ids.credited - 6_000n, reservedNano: 0n });
+    expect([after.reserve - before.reserve, after.settle - before.settle, after.fallbacks - before.fallbacks]).toEqual([
+      0, 0, 0,
+    ]);
+    for (const ids of accounts)
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+        balanceNano: ids.credited - 6_000n,
+        reservedNano: 0n,
+      });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
@@ -117,8 +196,14 @@ describe('PostgreSQL batched holds and settlements', () => {
     expect(after.reserve - before.reserve).toBe(5);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 10_000n, reservedNano: 9_000n });
     // Settled in one batch, charges above the holds: capped at the balance, never below zero.
-    const settled = await Promise.all(results.filter((result) => result.admitted).map((result) => settle(requestIdOf(result), ids, 4_000n)));
-    expect(settled.map((result) => (result.settled ? result.chargedNano : -1n)).sort()).toEqual([2_000n, 4_000n, 4_000n]);
+    const settled = await Promise.all(
+      results.filter((result) => result.admitted).map((result) => settle(requestIdOf(result), ids, 4_000n)),
+    );
+    expect(settled.map((result) => (result.settled ? result.chargedNano : -1n)).sort()).toEqual([
+      2_000n,
+      4_000n,
+      4_000n,
+    ]);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 0n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
@@ -160,7 +245,9 @@ describe('PostgreSQL batched holds and settlements', () => {
     expect([values[2], values[3]]).toContainEqual({ settled: false, reason: 'already_settled' });
     expect([values[2], values[3]]).toContainEqual(expect.objectContaining({ settled: true, chargedNano: 1_000n }));
     // And again, later, in a batch that succeeds.
-    expect(await Promise.all([settle(requestIdOf(first!), ids, 1_000n), settle(requestIdOf(third!), ids, 1_000n)])).toEqual([
+    expect(
+      await Promise.all([settle(requestIdOf(first!), ids, 1_000n), settle(requestIdOf(third!), ids, 1_000n)]),
+    ).toEqual([
       { settled: false, reason: 'already_settled' },
       { settled: true, chargedNano: 1_000n, unbilledNano: 0n, freeTokensUsed: 0 },
     ]);

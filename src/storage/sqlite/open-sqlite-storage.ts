@@ -8,7 +8,12 @@ import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
-import { BACKSTOP_AUTOCHECKPOINT_PAGES, JOURNAL_SIZE_LIMIT_BYTES, RESTART_AFTER_FRAMES, WalCheckpointer } from './wal-checkpointer.js';
+import {
+  BACKSTOP_AUTOCHECKPOINT_PAGES,
+  JOURNAL_SIZE_LIMIT_BYTES,
+  RESTART_AFTER_FRAMES,
+  WalCheckpointer,
+} from './wal-checkpointer.js';
 import { WriteGate } from './write-gate.js';
 import { isSqliteUniqueViolation } from './sqlite-errors.js';
 import { withStatementCache } from './statement-cache.js';

@@ -25,9 +25,31 @@ describe('SQLite group commit', () => {
     database = await sqliteBackend.createDatabase();
     storage = await database.open();
     await storage.migrate();
-    const account = await storage.accounts.create({ id: `acct-${randomUUID()}`, email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: NOW });
-    const key = await storage.apiKeys.create({ id: `key-${randomUUID()}`, accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: NOW, expiresAt: null });
-    await storage.billing.credit({ accountId: account.id, kind: 'topup', amountNano: 100_000n, idempotencyKey: randomUUID(), note: null, at: NOW });
+    const account = await storage.accounts.create({
+      id: `acct-${randomUUID()}`,
+      email: `${randomUUID()}@example.com`,
+      passwordHash: 'x',
+      role: 'user',
+      tier: 'standard',
+      createdAt: NOW,
+    });
+    const key = await storage.apiKeys.create({
+      id: `key-${randomUUID()}`,
+      accountId: account.id,
+      name: 'k',
+      keyHash: randomUUID(),
+      hint: 'h',
+      createdAt: NOW,
+      expiresAt: null,
+    });
+    await storage.billing.credit({
+      accountId: account.id,
+      kind: 'topup',
+      amountNano: 100_000n,
+      idempotencyKey: randomUUID(),
+      note: null,
+      at: NOW,
+    });
     ids = { accountId: account.id, keyId: key.id };
   });
 
@@ -37,19 +59,47 @@ describe('SQLite group commit', () => {
   });
 
   const reserveInput = (holdNano: bigint): ReserveInput => ({
-    requestId: `req-${randomUUID()}`, accountId: ids.accountId, apiKeyId: ids.keyId, day: 20_000, freeAllowanceTokens: 0, createdAt: NOW,
-    expiresAt: NOW + 60_000, plan: (state) => (state.availableNano >= holdNano ? { admitted: true, holdNano, freeTokens: 0, maxOutputTokens: 10 } : { admitted: false, reason: 'empty' }),
+    requestId: `req-${randomUUID()}`,
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    day: 20_000,
+    freeAllowanceTokens: 0,
+    createdAt: NOW,
+    expiresAt: NOW + 60_000,
+    plan: (state) =>
+      state.availableNano >= holdNano
+        ? { admitted: true, holdNano, freeTokens: 0, maxOutputTokens: 10 }
+        : { admitted: false, reason: 'empty' },
   });
 
   const usageFor = (requestId: string): UsageRecord => ({
-    requestId, accountId: ids.accountId, apiKeyId: ids.keyId, model: 'beta-5.4', family: 'beta', inputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0,
-    outputTokens: 4, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 1, createdAt: NOW, rawUsage: null, costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+    requestId,
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    model: 'beta-5.4',
+    family: 'beta',
+    inputTokens: 3,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 4,
+    reasoningTokens: 0,
+    status: 'ok',
+    stream: false,
+    latencyMs: 1,
+    createdAt: NOW,
+    rawUsage: null,
+    costNano: 0n,
+    freeTokens: 0,
+    unbilledNano: 0n,
   });
   const price = () => ({ chargeNano: 1_000n, freeTokensUsed: 0 });
 
   it('a write that fails in a batch is rolled back alone; the others commit', async () => {
     // All issued in one turn, so they share one transaction: two admissions, a plan that overreaches, a double settlement.
-    const overreaching: ReserveInput = { ...reserveInput(0n), plan: () => ({ admitted: true, holdNano: 10n ** 12n, freeTokens: 0, maxOutputTokens: 1 }) };
+    const overreaching: ReserveInput = {
+      ...reserveInput(0n),
+      plan: () => ({ admitted: true, holdNano: 10n ** 12n, freeTokens: 0, maxOutputTokens: 1 }),
+    };
     const first = storage.billing.reserve(reserveInput(5_000n));
     const bad = storage.billing.reserve(overreaching);
     const second = storage.billing.reserve(reserveInput(5_000n));
@@ -71,7 +121,9 @@ describe('SQLite group commit', () => {
     await storage.close();
     expect(await pending).toMatchObject({ settled: true, chargedNano: 1_000n });
     storage = await database.open();
-    expect(await storage.usage.listByAccount(ids.accountId, 10)).toEqual([expect.objectContaining({ requestId, costNano: 1_000n })]);
+    expect(await storage.usage.listByAccount(ids.accountId, 10)).toEqual([
+      expect.objectContaining({ requestId, costNano: 1_000n }),
+    ]);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n });
   });
 });
@@ -85,7 +137,9 @@ describe('SQLite key lookup', () => {
       await storage.migrate();
       await storage.close();
       const database = new Database(path, { readonly: true });
-      const columns = (database.prepare("select name from pragma_table_info('api_keys')").all() as { name: string }[]).map((row) => row.name);
+      const columns = (
+        database.prepare("select name from pragma_table_info('api_keys')").all() as { name: string }[]
+      ).map((row) => row.name);
       database.close();
       expect([...KEY_COLUMNS].sort()).toEqual([...columns].sort());
     } finally {
@@ -110,7 +164,14 @@ describe('SQLite key lookup (hot path)', () => {
   });
 
   it('reads the key and its account as the Kysely path does: text with quotes and non-ASCII, nulls, a spend limit at 2^53 - 1; a revocation at once', async () => {
-    const account = await storage.accounts.create({ id: `acct-${randomUUID()}`, email: `ü-${randomUUID()}@example.com`, passwordHash: 'scrypt$"x"\\y', role: 'user', tier: 'standard', createdAt: NOW });
+    const account = await storage.accounts.create({
+      id: `acct-${randomUUID()}`,
+      email: `ü-${randomUUID()}@example.com`,
+      passwordHash: 'scrypt$"x"\\y',
+      role: 'user',
+      tier: 'standard',
+      createdAt: NOW,
+    });
     const keyHash = randomUUID();
     const key = await storage.apiKeys.create({
       id: `key-${randomUUID()}`,
@@ -120,7 +181,12 @@ describe('SQLite key lookup (hot path)', () => {
       hint: 'sk-tg-…abcd',
       createdAt: NOW,
       expiresAt: NOW + 1,
-      permissions: { scopes: ['models:use'], models: ['beta', 'alpha-1'], spendLimit: { limitNano: 9_007_199_254_740_991n, period: 'month' }, rateLimit: { requestsPerMinute: 7, tokensPerMinute: null } },
+      permissions: {
+        scopes: ['models:use'],
+        models: ['beta', 'alpha-1'],
+        spendLimit: { limitNano: 9_007_199_254_740_991n, period: 'month' },
+        rateLimit: { requestsPerMinute: 7, tokensPerMinute: null },
+      },
     });
     const found = await storage.apiKeys.findByHashWithAccount(keyHash);
     expect(found?.key).toEqual(await storage.apiKeys.findById(account.id, key.id));

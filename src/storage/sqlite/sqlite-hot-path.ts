@@ -15,7 +15,17 @@ import {
   type KeySpendRow,
   type LockedAccount,
 } from '../billing-rules.js';
-import type { BillingRepository, HoldCheckpoint, HoldRenewal, ReserveInput, ReserveResult, SettleInput, SettleResult, SliceInput, SliceResult } from '../billing-types.js';
+import type {
+  BillingRepository,
+  HoldCheckpoint,
+  HoldRenewal,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+  SliceInput,
+  SliceResult,
+} from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { positionalStatement, type PositionalStatement } from './positional-statement.js';
@@ -76,14 +86,18 @@ export class SqliteHotPath {
     // row by setting each element through V8's generic property path from C++ (~900 instructions a column under
     // callgrind, on top of the value itself), so one string and one JSON.parse cost less than the columns did
     // (~12k instructions per lookup). The money columns go as text, so the JSON holds them exactly.
-    this.findKey = database.prepare(`
+    this.findKey = database
+      .prepare(`
       select json_array(${KEY_LOOKUP_JSON_COLUMNS})
       from api_keys k join accounts a on a.id = k.account_id
-      where k.key_hash = ?`).pluck(true);
-    this.lockAccount = database.prepare(`
+      where k.key_hash = ?`)
+      .pluck(true);
+    this.lockAccount = database
+      .prepare(`
       select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
         free_reserved_tokens
-      from accounts where id = ?`).raw(true);
+      from accounts where id = ?`)
+      .raw(true);
     // The statements of every request (admission and settlement) take positional parameters (`?`, each call
     // passing its values in the order of the comment beside the statement): better-sqlite3 binds a named
     // parameter by looking its name up on the object from C++, a string made per parameter per call, which cost
@@ -100,9 +114,11 @@ export class SqliteHotPath {
       insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
         created_at, expires_at, key_hold_nano)
       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.claimHold = database.prepare(`
+    this.claimHold = database
+      .prepare(`
       delete from reservations where request_id = ?
-      returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`).raw(true);
+      returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`)
+      .raw(true);
     // A key's spend limit (issue 24): read and written inside the same transaction as the account's money.
     this.readKeySpend = database.prepare(`
       select cast(spend_limit_nano as text) as spend_limit, spend_period, spend_period_start,
@@ -184,13 +200,32 @@ export class SqliteHotPath {
 
   /** Replaces the hot calls of a Kysely-backed repository pair, keeping the Kysely ones for when the handle is busy. */
   install(apiKeys: ApiKeyRepository, billing: BillingRepository): void {
-    const viaKysely = { find: apiKeys.findByHashWithAccount, reserve: billing.reserve, settle: billing.settle, grantSlice: billing.grantSlice, renewHolds: billing.renewHolds };
+    const viaKysely = {
+      find: apiKeys.findByHashWithAccount,
+      reserve: billing.reserve,
+      settle: billing.settle,
+      grantSlice: billing.grantSlice,
+      renewHolds: billing.renewHolds,
+    };
     // Slices and the periodic batch of checkpoints join the group commit too: a grant is one synchronous
     // read-and-conditional-write, a batch one statement per hold, both inside the turn's transaction.
-    billing.grantSlice = (input) => this.enqueue(() => this.grantSliceNow(input), () => viaKysely.grantSlice(input));
-    billing.renewHolds = (renewals) => this.enqueue(() => this.renewHoldsNow(renewals), () => viaKysely.renewHolds(renewals));
-    apiKeys.findByHashWithAccount = async (keyHash) => (this.database.inTransaction ? viaKysely.find(keyHash) : this.findByHash(keyHash));
-    billing.reserve = (input) => this.enqueue(() => this.reserveNow(input), () => viaKysely.reserve(input));
+    billing.grantSlice = (input) =>
+      this.enqueue(
+        () => this.grantSliceNow(input),
+        () => viaKysely.grantSlice(input),
+      );
+    billing.renewHolds = (renewals) =>
+      this.enqueue(
+        () => this.renewHoldsNow(renewals),
+        () => viaKysely.renewHolds(renewals),
+      );
+    apiKeys.findByHashWithAccount = async (keyHash) =>
+      this.database.inTransaction ? viaKysely.find(keyHash) : this.findByHash(keyHash);
+    billing.reserve = (input) =>
+      this.enqueue(
+        () => this.reserveNow(input),
+        () => viaKysely.reserve(input),
+      );
     billing.settle = (input) =>
       this.enqueue<SettleResult>(
         () => this.settleNow(input),
@@ -309,21 +344,36 @@ export class SqliteHotPath {
   private lock(accountId: string): LockedAccount {
     const values = this.lockAccount.get(accountId) as [string, string, number, number, number] | undefined;
     if (values === undefined) throw new Error(`No account ${accountId}.`);
-    const row: AccountMoneyRow = { balance: values[0], reserved: values[1], free_day: values[2], free_used_tokens: values[3], free_reserved_tokens: values[4] };
+    const row: AccountMoneyRow = {
+      balance: values[0],
+      reserved: values[1],
+      free_day: values[2],
+      free_used_tokens: values[3],
+      free_reserved_tokens: values[4],
+    };
     return toLockedAccount(row);
   }
 
   private reserveNow(input: ReserveInput): ReserveResult {
     const account = this.lock(input.accountId);
-    const key = input.keySpendLimited === true ? toLockedKeySpend(this.readKeySpend.get(input.apiKeyId) as KeySpendRow | undefined) : null;
+    const key =
+      input.keySpendLimited === true
+        ? toLockedKeySpend(this.readKeySpend.get(input.apiKeyId) as KeySpendRow | undefined)
+        : null;
     const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
     if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
     const same = sameDay ? 1 : 0;
     const hold = plan.holdNano;
-    if (this.takeHold.run(hold, input.day, same, same, plan.freeTokens, plan.freeTokens, input.accountId, hold).changes !== 1) {
+    if (
+      this.takeHold.run(hold, input.day, same, same, plan.freeTokens, plan.freeTokens, input.accountId, hold)
+        .changes !== 1
+    ) {
       throw new Error('The account changed under its lock.');
     }
-    if (keyHold !== undefined && this.takeKeyHold.run({ keyId: input.apiKeyId, hold: keyHold.holdNano, period: keyHold.period }).changes !== 1) {
+    if (
+      keyHold !== undefined &&
+      this.takeKeyHold.run({ keyId: input.apiKeyId, hold: keyHold.holdNano, period: keyHold.period }).changes !== 1
+    ) {
       // Thrown inside the batch's transaction: the account's hold above is rolled back with it.
       throw new Error("The key changed under its account's lock.");
     }
@@ -347,26 +397,53 @@ export class SqliteHotPath {
     const hold = this.readHoldDay.get(input.requestId) as { free_day: number; api_key_id: string } | undefined;
     // The key's limit read in the same transaction as the account's money (issue 24): the slice fits both.
     const keyId = input.apiKeyId ?? hold?.api_key_id;
-    const key = input.keySpendLimited === true && keyId !== undefined ? toLockedKeySpend(this.readKeySpend.get(keyId) as KeySpendRow | undefined) : null;
+    const key =
+      input.keySpendLimited === true && keyId !== undefined
+        ? toLockedKeySpend(this.readKeySpend.get(keyId) as KeySpendRow | undefined)
+        : null;
     const { state, plan } = planSlice(account, input, hold === undefined ? -1 : hold.free_day, key);
     if (hold === undefined) return { granted: false, reason: 'gone', state };
     if (!plan.granted) return { granted: false, reason: plan.reason, state };
-    if (this.takeSlice.run({ accountId: input.accountId, hold: plan.holdNano, freeTokens: plan.freeTokens }).changes !== 1) {
+    if (
+      this.takeSlice.run({ accountId: input.accountId, hold: plan.holdNano, freeTokens: plan.freeTokens }).changes !== 1
+    ) {
       throw new Error('The account changed under its lock.');
     }
     const keyHold = plan.key?.holdNano ?? 0n;
-    if (plan.key !== undefined && keyHold > 0n && this.takeKeyHold.run({ keyId: hold.api_key_id, hold: keyHold, period: plan.key.period }).changes !== 1) {
+    if (
+      plan.key !== undefined &&
+      keyHold > 0n &&
+      this.takeKeyHold.run({ keyId: hold.api_key_id, hold: keyHold, period: plan.key.period }).changes !== 1
+    ) {
       // Thrown inside the batch's transaction: the account's part of the slice above is rolled back with it.
       throw new Error("The key changed under its account's lock.");
     }
-    this.growHold.run({ requestId: input.requestId, hold: plan.holdNano, freeTokens: plan.freeTokens, tokens: plan.tokens, keyHold, expiresAt: input.expiresAt, ...checkpointParameters(input.checkpoint) });
-    return { granted: true, tokens: plan.tokens, holdNano: plan.holdNano, freeTokens: plan.freeTokens, ...(keyHold === 0n ? {} : { keyHoldNano: keyHold }) };
+    this.growHold.run({
+      requestId: input.requestId,
+      hold: plan.holdNano,
+      freeTokens: plan.freeTokens,
+      tokens: plan.tokens,
+      keyHold,
+      expiresAt: input.expiresAt,
+      ...checkpointParameters(input.checkpoint),
+    });
+    return {
+      granted: true,
+      tokens: plan.tokens,
+      holdNano: plan.holdNano,
+      freeTokens: plan.freeTokens,
+      ...(keyHold === 0n ? {} : { keyHoldNano: keyHold }),
+    };
   }
 
   private renewHoldsNow(renewals: readonly HoldRenewal[]): Set<string> {
     const gone = new Set<string>();
     for (const renewal of renewals) {
-      const changed = this.renewHold.run({ requestId: renewal.requestId, expiresAt: renewal.expiresAt, ...checkpointParameters(renewal.checkpoint) }).changes;
+      const changed = this.renewHold.run({
+        requestId: renewal.requestId,
+        expiresAt: renewal.expiresAt,
+        ...checkpointParameters(renewal.checkpoint),
+      }).changes;
       if (changed === 0) gone.add(renewal.requestId);
     }
     return gone;
@@ -376,16 +453,30 @@ export class SqliteHotPath {
     const account = this.lock(usage.accountId);
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
-    const claimed: ClaimedHold | undefined = held === undefined ? undefined : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
+    const claimed: ClaimedHold | undefined =
+      held === undefined
+        ? undefined
+        : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
     const amounts = settlementAmounts(account, claimed, price);
-    const row = toUsageRow({ ...usage, costNano: amounts.chargedNano, freeTokens: amounts.freeTokensUsed, unbilledNano: amounts.unbilledNano });
+    const row = toUsageRow({
+      ...usage,
+      costNano: amounts.chargedNano,
+      freeTokens: amounts.freeTokensUsed,
+      unbilledNano: amounts.unbilledNano,
+    });
     // Spread, not an array: better-sqlite3 reads an array's elements through V8's generic property lookup from C++
     // (~430 instructions each under callgrind), arguments it takes as they are.
     if (this.insertUsage.run(...USAGE_COLUMNS.map((column) => row[column])).changes === 0) {
       // Settled before: undo the claim above by throwing out of the transaction, which rolls it back.
       throw new AlreadySettled();
     }
-    this.applySettlement.run(amounts.chargedNano, amounts.holdNano, amounts.heldFreeTokens, amounts.freeTokensUsedToday, usage.accountId);
+    this.applySettlement.run(
+      amounts.chargedNano,
+      amounts.holdNano,
+      amounts.heldFreeTokens,
+      amounts.freeTokensUsedToday,
+      usage.accountId,
+    );
     this.settleKeySpend.run({
       keyId: usage.apiKeyId,
       keyHold: claimed?.keyHoldNano ?? 0n,
@@ -395,7 +486,16 @@ export class SqliteHotPath {
     });
     if (amounts.chargedNano > 0n) {
       const at = usage.createdAt + usage.latencyMs;
-      this.insertLedger.run(ledgerId(at), usage.accountId, -amounts.chargedNano, account.balance - amounts.chargedNano, `usage:${usage.requestId}`, usage.requestId, usage.model, at);
+      this.insertLedger.run(
+        ledgerId(at),
+        usage.accountId,
+        -amounts.chargedNano,
+        account.balance - amounts.chargedNano,
+        `usage:${usage.requestId}`,
+        usage.requestId,
+        usage.model,
+        at,
+      );
     }
     this.addToDaily.run(
       usage.accountId,
@@ -409,7 +509,12 @@ export class SqliteHotPath {
       usage.reasoningTokens,
       amounts.chargedNano,
     );
-    return { settled: true, chargedNano: amounts.chargedNano, unbilledNano: amounts.unbilledNano, freeTokensUsed: amounts.freeTokensUsed };
+    return {
+      settled: true,
+      chargedNano: amounts.chargedNano,
+      unbilledNano: amounts.unbilledNano,
+      freeTokensUsed: amounts.freeTokensUsed,
+    };
   }
 }
 
@@ -479,4 +584,3 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** claimHold's row: hold, free tokens, free day, the key's part of the hold. */
 type HoldRow = [hold: string, freeTokens: number, freeDay: number, keyHold: string];
-

@@ -28,17 +28,47 @@ it('copies committed pages into the database file from its own thread, and check
   await storage.migrate();
   await sleep(CHECKPOINT_INTERVAL_MS * 3);
   const before = statSync(file).size;
-  const account = await storage.accounts.create({ id: randomUUID(), email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 1 });
-  const key = await storage.apiKeys.create({ id: randomUUID(), accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: 1, expiresAt: null });
+  const account = await storage.accounts.create({
+    id: randomUUID(),
+    email: `${randomUUID()}@example.com`,
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 1,
+  });
+  const key = await storage.apiKeys.create({
+    id: randomUUID(),
+    accountId: account.id,
+    name: 'k',
+    keyHash: randomUUID(),
+    hint: 'h',
+    createdAt: 1,
+    expiresAt: null,
+  });
   // Far below the serving connection's automatic checkpoint (10,000 pages), so only the thread can move them.
   for (let batch = 0; batch < 20; batch += 1) {
     await Promise.all(
       Array.from({ length: 50 }, () =>
         storage.billing.settle({
           usage: {
-            requestId: randomUUID(), accountId: account.id, apiKeyId: key.id, model: 'beta-5.4', family: 'beta', inputTokens: 1, cacheReadTokens: 0,
-            cacheWriteTokens: 0, outputTokens: 1, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 1, createdAt: 1, rawUsage: 'x'.repeat(200),
-            costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+            requestId: randomUUID(),
+            accountId: account.id,
+            apiKeyId: key.id,
+            model: 'beta-5.4',
+            family: 'beta',
+            inputTokens: 1,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            outputTokens: 1,
+            reasoningTokens: 0,
+            status: 'ok',
+            stream: false,
+            latencyMs: 1,
+            createdAt: 1,
+            rawUsage: 'x'.repeat(200),
+            costNano: 0n,
+            freeTokens: 0,
+            unbilledNano: 0n,
           },
           price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
         }),
@@ -84,19 +114,28 @@ it('runs its thread only while there are writes: it stops after a period without
   write(200);
   expect(checkpointer.running).toBe(true);
   await expect.poll(() => threadCount(), { message: 'the thread to start', timeout: 10_000 }).toBe(threadsIdle + 1);
-  await expect.poll(() => statSync(file).size, { message: 'the first checkpoint', timeout: 10_000 }).toBeGreaterThan(fileSizeAtStart + 200_000);
+  await expect
+    .poll(() => statSync(file).size, { message: 'the first checkpoint', timeout: 10_000 })
+    .toBeGreaterThan(fileSizeAtStart + 200_000);
   // Writes keep it running past the idle period.
   for (let period = 0; period < 3; period += 1) {
     await sleep(idleStopMs / 2);
     write(1);
     expect(checkpointer.running).toBe(true);
   }
-  await expect.poll(() => ({ running: checkpointer.running, threads: threadCount() }), { message: 'the idle thread to stop', timeout: idleStopMs * 10 }).toEqual({ running: false, threads: threadsIdle });
+  await expect
+    .poll(() => ({ running: checkpointer.running, threads: threadCount() }), {
+      message: 'the idle thread to stop',
+      timeout: idleStopMs * 10,
+    })
+    .toEqual({ running: false, threads: threadsIdle });
 
   const checkpointedSize = statSync(file).size;
   write(200);
   expect(checkpointer.running).toBe(true);
-  await expect.poll(() => statSync(file).size, { message: 'a checkpoint by the next thread', timeout: 10_000 }).toBeGreaterThan(checkpointedSize + 200_000);
+  await expect
+    .poll(() => statSync(file).size, { message: 'a checkpoint by the next thread', timeout: 10_000 })
+    .toBeGreaterThan(checkpointedSize + 200_000);
   await checkpointer.stop();
   expect(checkpointer.running).toBe(false);
   expect(threadCount()).toBe(threadsIdle);
@@ -123,8 +162,23 @@ it('starts the WAL over under a load that never pauses, so it stays short, witho
   const restartFrames = 200;
   const storage = await openSqliteStorage(file, (error) => errors.push(error), restartFrames);
   await storage.migrate();
-  const account = await storage.accounts.create({ id: randomUUID(), email: `${randomUUID()}@example.com`, passwordHash: 'x', role: 'user', tier: 'standard', createdAt: 1 });
-  const key = await storage.apiKeys.create({ id: randomUUID(), accountId: account.id, name: 'k', keyHash: randomUUID(), hint: 'h', createdAt: 1, expiresAt: null });
+  const account = await storage.accounts.create({
+    id: randomUUID(),
+    email: `${randomUUID()}@example.com`,
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 1,
+  });
+  const key = await storage.apiKeys.create({
+    id: randomUUID(),
+    accountId: account.id,
+    name: 'k',
+    keyHash: randomUUID(),
+    hint: 'h',
+    createdAt: 1,
+    expiresAt: null,
+  });
   // Settlements through the serving path (a group commit per turn) from 8 callers that never stop, so a commit lands
   // during every checkpoint: SQLite alone would never find the WAL all copied back when a writer begins.
   let sequence = 0;
@@ -135,9 +189,24 @@ it('starts the WAL over under a load that never pauses, so it stays short, witho
       sequence += 1;
       await storage.billing.settle({
         usage: {
-          requestId: `req-${String(sequence).padStart(12, '0')}`, accountId: account.id, apiKeyId: key.id, model: 'beta-5.4', family: 'beta', inputTokens: 1,
-          cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1, reasoningTokens: 0, status: 'ok', stream: false, latencyMs: 1, createdAt: 1,
-          rawUsage: 'x'.repeat(200), costNano: 0n, freeTokens: 0, unbilledNano: 0n,
+          requestId: `req-${String(sequence).padStart(12, '0')}`,
+          accountId: account.id,
+          apiKeyId: key.id,
+          model: 'beta-5.4',
+          family: 'beta',
+          inputTokens: 1,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens: 1,
+          reasoningTokens: 0,
+          status: 'ok',
+          stream: false,
+          latencyMs: 1,
+          createdAt: 1,
+          rawUsage: 'x'.repeat(200),
+          costNano: 0n,
+          freeTokens: 0,
+          unbilledNano: 0n,
         },
         price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
       });
@@ -153,7 +222,10 @@ it('starts the WAL over under a load that never pauses, so it stays short, witho
   let written = 0;
   const started = Date.now();
   // 12 checkpoint periods, and until ~20 restart lengths' worth of frames were written (or 15 s on a very slow machine).
-  while ((Date.now() - started < CHECKPOINT_INTERVAL_MS * 12 || written < restartFrames * 20) && Date.now() - started < 15_000) {
+  while (
+    (Date.now() - started < CHECKPOINT_INTERVAL_MS * 12 || written < restartFrames * 20) &&
+    Date.now() - started < 15_000
+  ) {
     await sleep(5);
     const frames = walFrames(file);
     if (frames < previous) restarts += 1;

@@ -139,7 +139,17 @@ export class WalCheckpointer {
     // Stopped meanwhile (the storage closed, or idle again while the previous thread was exiting): nothing to do.
     if (this.idleCheck === undefined || this.worker !== undefined) return;
     driverPath ??= createRequire(import.meta.url).resolve('better-sqlite3');
-    const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { filename: this.filename, driverPath, intervalMs: CHECKPOINT_INTERVAL_MS, gate: this.gate.flags.buffer, restartFrames: this.restartFrames }, resourceLimits: WORKER_LIMITS });
+    const thread = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        filename: this.filename,
+        driverPath,
+        intervalMs: CHECKPOINT_INTERVAL_MS,
+        gate: this.gate.flags.buffer,
+        restartFrames: this.restartFrames,
+      },
+      resourceLimits: WORKER_LIMITS,
+    });
     thread.on('message', (message: { error?: string }) => {
       if (message.error !== undefined) this.onError(new Error(`WAL checkpoint failed: ${message.error}`));
     });

@@ -14,7 +14,11 @@ export const HELD = 0;
 export const WRITING = 1;
 
 /** `Atomics.waitAsync` (ES2024, in Node 20's V8) as this file uses it; the project's lib is ES2023. */
-type WaitAsync = (array: Int32Array, index: number, value: number) => { async: false; value: string } | { async: true; value: Promise<string> };
+type WaitAsync = (
+  array: Int32Array,
+  index: number,
+  value: number,
+) => { async: false; value: string } | { async: true; value: Promise<string> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 export class WriteGate {

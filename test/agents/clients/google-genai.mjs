@@ -14,7 +14,12 @@ async function outcome(work) {
   try {
     return { ok: true, value: await work() };
   } catch (error) {
-    return { ok: false, status: error?.status ?? null, name: error?.constructor?.name ?? null, message: String(error?.message ?? error) };
+    return {
+      ok: false,
+      status: error?.status ?? null,
+      name: error?.constructor?.name ?? null,
+      message: String(error?.message ?? error),
+    };
   }
 }
 
@@ -31,16 +36,25 @@ const schemaLookup = {
 
 /** A function-calling loop by hand, as the SDK's docs show it: call, run the function, send its response back. */
 async function functionLoop(model, stream, declaration) {
-  const chat = ai.chats.create({ model, config: { tools: [{ functionDeclarations: [declaration] }], thinkingConfig: { includeThoughts: true } } });
+  const chat = ai.chats.create({
+    model,
+    config: { tools: [{ functionDeclarations: [declaration] }], thinkingConfig: { includeThoughts: true } },
+  });
   const first = stream
     ? await collect(await chat.sendMessageStream({ message: 'What is a turnpike? [[sim tool=lookup]]' }))
     : await chat.sendMessage({ message: 'What is a turnpike? [[sim tool=lookup]]' });
   const calls = first.functionCalls ?? [];
   if (calls.length === 0) throw new Error(`no function call in ${JSON.stringify(first)}`);
   const responses = calls.map((call) => ({
-    functionResponse: { id: call.id, name: call.name, response: { output: `glossary entry for ${call.args.word}: a gate where a toll is paid` } },
+    functionResponse: {
+      id: call.id,
+      name: call.name,
+      response: { output: `glossary entry for ${call.args.word}: a gate where a toll is paid` },
+    },
   }));
-  const second = stream ? await collect(await chat.sendMessageStream({ message: responses })) : await chat.sendMessage({ message: responses });
+  const second = stream
+    ? await collect(await chat.sendMessageStream({ message: responses }))
+    : await chat.sendMessage({ message: responses });
   return {
     calls: calls.map((call) => ({ name: call.name, args: call.args, hasId: typeof call.id === 'string' })),
     firstFinish: first.candidates?.[0]?.finishReason,
@@ -62,13 +76,22 @@ async function collect(stream) {
     functionCalls.push(...(chunk.functionCalls ?? []));
     last = chunk;
   }
-  return { text, functionCalls, candidates: last?.candidates, usageMetadata: last?.usageMetadata, chunks, responseId: last?.responseId, modelVersion: last?.modelVersion };
+  return {
+    text,
+    functionCalls,
+    candidates: last?.candidates,
+    usageMetadata: last?.usageMetadata,
+    chunks,
+    responseId: last?.responseId,
+    modelVersion: last?.modelVersion,
+  };
 }
 
 const report = { models: {} };
 report.list = await outcome(async () => {
   const names = [];
-  for await (const model of await ai.models.list()) names.push({ name: model.name, inputTokenLimit: model.inputTokenLimit, outputTokenLimit: model.outputTokenLimit });
+  for await (const model of await ai.models.list())
+    names.push({ name: model.name, inputTokenLimit: model.inputTokenLimit, outputTokenLimit: model.outputTokenLimit });
   return names;
 });
 for (const model of models) {
@@ -78,12 +101,34 @@ for (const model of models) {
     return { name: found.name, inputTokenLimit: found.inputTokenLimit, outputTokenLimit: found.outputTokenLimit };
   });
   entry.generate = await outcome(async () => {
-    const response = await ai.models.generateContent({ model, contents: 'Tell me about bridges.', config: { systemInstruction: 'Answer briefly.', maxOutputTokens: 300 } });
-    return { text: response.text, finishReason: response.candidates?.[0]?.finishReason, usage: response.usageMetadata, modelVersion: response.modelVersion, responseId: response.responseId };
+    const response = await ai.models.generateContent({
+      model,
+      contents: 'Tell me about bridges.',
+      config: { systemInstruction: 'Answer briefly.', maxOutputTokens: 300 },
+    });
+    return {
+      text: response.text,
+      finishReason: response.candidates?.[0]?.finishReason,
+      usage: response.usageMetadata,
+      modelVersion: response.modelVersion,
+      responseId: response.responseId,
+    };
   });
   entry.stream = await outcome(async () => {
-    const folded = await collect(await ai.models.generateContentStream({ model, contents: 'Tell me about bridges.', config: { systemInstruction: 'Answer briefly.', maxOutputTokens: 300 } }));
-    return { text: folded.text, chunks: folded.chunks, finishReason: folded.candidates?.[0]?.finishReason, usage: folded.usageMetadata, modelVersion: folded.modelVersion };
+    const folded = await collect(
+      await ai.models.generateContentStream({
+        model,
+        contents: 'Tell me about bridges.',
+        config: { systemInstruction: 'Answer briefly.', maxOutputTokens: 300 },
+      }),
+    );
+    return {
+      text: folded.text,
+      chunks: folded.chunks,
+      finishReason: folded.candidates?.[0]?.finishReason,
+      usage: folded.usageMetadata,
+      modelVersion: folded.modelVersion,
+    };
   });
   entry.countTokens = await outcome(async () => {
     const counted = await ai.models.countTokens({ model, contents: 'Tell me about bridges.' });
@@ -93,7 +138,10 @@ for (const model of models) {
     const response = await ai.models.generateContent({
       model,
       contents: 'Name a bridge.',
-      config: { responseMimeType: 'application/json', responseJsonSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+      config: {
+        responseMimeType: 'application/json',
+        responseJsonSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      },
     });
     return { text: response.text ?? '' };
   });

@@ -19,7 +19,12 @@ const weatherTool = {
   type: 'function',
   name: 'get_weather',
   description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
   strict: false,
 };
 
@@ -27,7 +32,12 @@ async function outcome(work) {
   try {
     return { ok: true, value: await work() };
   } catch (error) {
-    return { ok: false, status: error?.status ?? null, name: error?.constructor?.name ?? null, message: String(error?.stack ?? error?.message ?? error) };
+    return {
+      ok: false,
+      status: error?.status ?? null,
+      name: error?.constructor?.name ?? null,
+      message: String(error?.stack ?? error?.message ?? error),
+    };
   }
 }
 
@@ -51,25 +61,57 @@ for (const model of models) {
   });
   entry.toolLoop = await outcome(async () => {
     const input = [{ role: 'user', content: 'Weather in Lisbon? [[sim tool=get_weather]]' }];
-    const first = await client.responses.create({ model, input, tools: [weatherTool], store: false, include: ['reasoning.encrypted_content'] });
+    const first = await client.responses.create({
+      model,
+      input,
+      tools: [weatherTool],
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    });
     const calls = first.output.filter((item) => item.type === 'function_call');
-    const outputs = calls.map((call) => ({ type: 'function_call_output', call_id: call.call_id, output: JSON.stringify({ city: JSON.parse(call.arguments).city, celsius: 21 }) }));
-    const second = await client.responses.create({ model, input: [...input, ...first.output, ...outputs], tools: [weatherTool], store: false });
-    return { calls: calls.map((call) => call.name), finalText: second.output_text, finalItems: second.output.map((item) => item.type) };
+    const outputs = calls.map((call) => ({
+      type: 'function_call_output',
+      call_id: call.call_id,
+      output: JSON.stringify({ city: JSON.parse(call.arguments).city, celsius: 21 }),
+    }));
+    const second = await client.responses.create({
+      model,
+      input: [...input, ...first.output, ...outputs],
+      tools: [weatherTool],
+      store: false,
+    });
+    return {
+      calls: calls.map((call) => call.name),
+      finalText: second.output_text,
+      finalItems: second.output.map((item) => item.type),
+    };
   });
   entry.customTool = await outcome(async () => {
     const tools = [{ type: 'custom', name: 'apply_patch', description: 'Apply a patch' }];
     const input = [{ role: 'user', content: 'Fix it. [[sim tool=apply_patch]]' }];
     const first = await client.responses.stream({ model, input, tools, store: false }).finalResponse();
     const call = first.output.find((item) => item.type === 'custom_tool_call');
-    const second = await client.responses.create({ model, input: [...input, ...first.output, { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' }], tools, store: false });
+    const second = await client.responses.create({
+      model,
+      input: [
+        ...input,
+        ...first.output,
+        { type: 'custom_tool_call_output', call_id: call.call_id, output: 'patch applied' },
+      ],
+      tools,
+      store: false,
+    });
     return { name: call.name, inputType: typeof call.input, finalText: second.output_text };
   });
   entry.previousResponse = await outcome(async () => {
     const first = await client.responses.create({ model, input: 'Remember the word turnpike.' });
     const second = await client.responses.create({ model, input: 'Which word?', previous_response_id: first.id });
     const items = await client.responses.inputItems.list(second.id, { order: 'asc' });
-    return { text: second.output_text, inputItemTypes: items.data.map((item) => item.type), previous: second.previous_response_id === first.id };
+    return {
+      text: second.output_text,
+      inputItemTypes: items.data.map((item) => item.type),
+      previous: second.previous_response_id === first.id,
+    };
   });
   entry.aiGenerateText = await outcome(async () => {
     const result = await generateText({ model: openai(model), prompt: 'Say something about bridges.', maxRetries: 0 });
@@ -97,10 +139,20 @@ for (const model of models) {
       stopWhen: stepCountIs(3),
       maxRetries: 0,
     });
-    return { ran, steps: result.steps.map((step) => step.finishReason), text: result.text, toolNames: result.steps.flatMap((step) => step.toolCalls.map((call) => call.toolName)) };
+    return {
+      ran,
+      steps: result.steps.map((step) => step.finishReason),
+      text: result.text,
+      toolNames: result.steps.flatMap((step) => step.toolCalls.map((call) => call.toolName)),
+    };
   });
   entry.agentsRun = await outcome(async () => {
-    const getWeather = agentTool({ name: 'get_weather', description: 'Weather for a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `${city}: 21 celsius` });
+    const getWeather = agentTool({
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => `${city}: 21 celsius`,
+    });
     const agent = new Agent({ name: 'Assistant', instructions: 'Be brief.', model, tools: [getWeather] });
     const result = await run(agent, 'Weather in Lisbon? [[sim tool=get_weather]]');
     return { finalOutput: result.finalOutput, items: result.newItems.map((item) => item.type) };

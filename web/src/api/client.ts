@@ -35,7 +35,9 @@ async function errorFrom(response: Response): Promise<ApiError> {
   } catch {
     // Not JSON (a proxy's error page): fall through to a generic message.
   }
-  const error = (body as { error?: { code?: string; message?: string; field?: string; retryAfterSeconds?: number } } | null)?.error;
+  const error = (
+    body as { error?: { code?: string; message?: string; field?: string; retryAfterSeconds?: number } } | null
+  )?.error;
   const retryAfter = error?.retryAfterSeconds ?? (Number(response.headers.get('retry-after')) || undefined);
   return new ApiError(
     response.status,
@@ -47,7 +49,11 @@ async function errorFrom(response: Response): Promise<ApiError> {
 }
 
 /** One JSON call. Non-GET calls carry the CSRF token; a 401 tells the app the session is gone. */
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -76,7 +82,8 @@ export async function loadSession(): Promise<Account | null> {
 /** A query string from the defined values only. */
 export function query(params: Record<string, string | number | undefined | null>): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
 }

@@ -1,13 +1,29 @@
 import { api, query } from './client';
-import type { Account, AdminAccount, ApiKey, Billing, KeyLimitsInput, LedgerEntry, Overview, TierStatus, UpstreamCredential, UsageDaily, UsageFilter, UsageRequest } from './types';
+import type {
+  Account,
+  AdminAccount,
+  ApiKey,
+  Billing,
+  KeyLimitsInput,
+  LedgerEntry,
+  Overview,
+  TierStatus,
+  UpstreamCredential,
+  UsageDaily,
+  UsageFilter,
+  UsageRequest,
+} from './types';
 
 /** Every dashboard API call by name, so pages never spell paths. */
 
 export const auth = {
-  register: (email: string, password: string) => api<{ account: Account; csrfToken: string }>('POST', '/api/auth/register', { email, password }),
-  login: (email: string, password: string) => api<{ account: Account; csrfToken: string }>('POST', '/api/auth/login', { email, password }),
+  register: (email: string, password: string) =>
+    api<{ account: Account; csrfToken: string }>('POST', '/api/auth/register', { email, password }),
+  login: (email: string, password: string) =>
+    api<{ account: Account; csrfToken: string }>('POST', '/api/auth/login', { email, password }),
   logout: () => api<{ csrfToken: string }>('POST', '/api/auth/logout'),
-  changePassword: (currentPassword: string, newPassword: string) => api<{ csrfToken: string }>('POST', '/api/auth/password', { currentPassword, newPassword }),
+  changePassword: (currentPassword: string, newPassword: string) =>
+    api<{ csrfToken: string }>('POST', '/api/auth/password', { currentPassword, newPassword }),
 };
 
 export const overview = () => api<Overview>('GET', '/api/overview');
@@ -15,25 +31,37 @@ export const overview = () => api<Overview>('GET', '/api/overview');
 export const keys = {
   list: () => api<{ keys: ApiKey[] }>('GET', '/api/keys'),
   create: (name: string, expiresInDays?: number, limits: KeyLimitsInput = {}) =>
-    api<{ key: ApiKey; secret: string }>('POST', '/api/keys', expiresInDays === undefined ? { name, ...limits } : { name, expiresInDays, ...limits }),
-  update: (id: string, change: KeyLimitsInput & { name?: string }) => api<{ key: ApiKey }>('PATCH', `/api/keys/${encodeURIComponent(id)}`, change),
+    api<{ key: ApiKey; secret: string }>(
+      'POST',
+      '/api/keys',
+      expiresInDays === undefined ? { name, ...limits } : { name, expiresInDays, ...limits },
+    ),
+  update: (id: string, change: KeyLimitsInput & { name?: string }) =>
+    api<{ key: ApiKey }>('PATCH', `/api/keys/${encodeURIComponent(id)}`, change),
   revoke: (id: string) => api<{ key: ApiKey }>('POST', `/api/keys/${encodeURIComponent(id)}/revoke`),
-  rotate: (id: string) => api<{ key: ApiKey; secret: string; revokedKeyId: string }>('POST', `/api/keys/${encodeURIComponent(id)}/rotate`),
+  rotate: (id: string) =>
+    api<{ key: ApiKey; secret: string; revokedKeyId: string }>('POST', `/api/keys/${encodeURIComponent(id)}/rotate`),
 };
 
 export type UsageRange = 7 | 30 | 90;
 
 export const usage = {
-  daily: (days: UsageRange, filter: UsageFilter = {}) => api<UsageDaily>('GET', `/api/usage/daily${query({ days, keyId: filter.keyId, model: filter.model })}`),
+  daily: (days: UsageRange, filter: UsageFilter = {}) =>
+    api<UsageDaily>('GET', `/api/usage/daily${query({ days, keyId: filter.keyId, model: filter.model })}`),
   requests: (limit: number, cursor: string | null, filter: UsageFilter = {}) =>
-    api<{ requests: UsageRequest[]; nextCursor: string | null }>('GET', `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`),
+    api<{ requests: UsageRequest[]; nextCursor: string | null }>(
+      'GET',
+      `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`,
+    ),
   request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
-  exportUrl: (days: UsageRange, filter: UsageFilter = {}) => `/api/usage/export.csv${query({ days, keyId: filter.keyId, model: filter.model })}`,
+  exportUrl: (days: UsageRange, filter: UsageFilter = {}) =>
+    `/api/usage/export.csv${query({ days, keyId: filter.keyId, model: filter.model })}`,
 };
 
 export const billing = {
   get: () => api<Billing>('GET', '/api/billing'),
-  ledger: (limit: number, cursor: string | null) => api<{ entries: LedgerEntry[]; nextCursor: string | null }>('GET', `/api/billing/ledger${query({ limit, cursor })}`),
+  ledger: (limit: number, cursor: string | null) =>
+    api<{ entries: LedgerEntry[]; nextCursor: string | null }>('GET', `/api/billing/ledger${query({ limit, cursor })}`),
   redeem: (code: string) => api<{ creditedUsd: string; balanceUsd: string }>('POST', '/api/billing/redeem', { code }),
   checkout: (amountUsd: string) => api<{ url: string }>('POST', '/api/billing/checkout', { amountUsd }),
 };
@@ -46,11 +74,21 @@ export const tiers = {
 
 export const admin = {
   accounts: (search: string, limit: number, cursor: string | null) =>
-    api<{ accounts: AdminAccount[]; nextCursor: string | null }>('GET', `/api/admin/accounts${query({ query: search, limit, cursor })}`),
-  credit: (id: string, amountUsd: string, note: string) => api<{ balanceUsd: string }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/credit`, { amountUsd, note }),
-  setTier: (id: string, tier: string) => api<{ account: AdminAccount }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/tier`, { tier }),
-  setDisabled: (id: string, disabled: boolean) => api<{ account: AdminAccount }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/disabled`, { disabled }),
+    api<{ accounts: AdminAccount[]; nextCursor: string | null }>(
+      'GET',
+      `/api/admin/accounts${query({ query: search, limit, cursor })}`,
+    ),
+  credit: (id: string, amountUsd: string, note: string) =>
+    api<{ balanceUsd: string }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/credit`, { amountUsd, note }),
+  setTier: (id: string, tier: string) =>
+    api<{ account: AdminAccount }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/tier`, { tier }),
+  setDisabled: (id: string, disabled: boolean) =>
+    api<{ account: AdminAccount }>('POST', `/api/admin/accounts/${encodeURIComponent(id)}/disabled`, { disabled }),
   createCodes: (amountUsd: string, count: number, expiresInDays?: number) =>
-    api<{ codes: string[] }>('POST', '/api/admin/codes', expiresInDays === undefined ? { amountUsd, count } : { amountUsd, count, expiresInDays }),
+    api<{ codes: string[] }>(
+      'POST',
+      '/api/admin/codes',
+      expiresInDays === undefined ? { amountUsd, count } : { amountUsd, count, expiresInDays },
+    ),
   upstreams: () => api<{ credentials: UpstreamCredential[] }>('GET', '/api/admin/upstreams'),
 };

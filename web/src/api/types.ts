@@ -99,7 +99,15 @@ export interface TokenCounts {
 export interface UsageDaily {
   days: { day: string; models: Record<string, TokenCounts> }[];
   byModel: (TokenCounts & { model: string })[];
-  byKey: { keyId: string; keyName: string; hint: string; requests: number; inputTokens: number; outputTokens: number; costUsd: string }[];
+  byKey: {
+    keyId: string;
+    keyName: string;
+    hint: string;
+    requests: number;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: string;
+  }[];
   /** What the key and model filters offer: every key and model with usage in the range (unfiltered). */
   filters: { models: string[]; keys: { keyId: string; keyName: string | null; hint: string | null }[] };
 }
@@ -147,7 +155,14 @@ export interface LedgerEntry {
   description: string;
   requestId: string | null;
   /** What a usage entry paid for (null once the request's record is past retention, and for other kinds). */
-  usage: { requestId: string; model: string; inputTokens: number; outputTokens: number; cachedTokens: number; keyName: string | null } | null;
+  usage: {
+    requestId: string;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    cachedTokens: number;
+    keyName: string | null;
+  } | null;
 }
 
 /** One tier, as the user can reach it: automatically by total paid, and/or bought for a period. */

@@ -18,7 +18,8 @@ export function AllowanceMeter({ allowance }: { allowance: FreeAllowance }) {
         aria-label="Free tokens used today"
       />
       <p className="small">
-        <strong>{formatCount(usedTokens)}</strong> used · <strong>{formatCount(leftTokens)}</strong> left of {formatCount(limitTokens)}
+        <strong>{formatCount(usedTokens)}</strong> used · <strong>{formatCount(leftTokens)}</strong> left of{' '}
+        {formatCount(limitTokens)}
       </p>
       <p className="small muted">
         Resets {formatRelative(resetsAt)} ({formatDateTime(resetsAt)})

@@ -32,7 +32,13 @@ export function CodeTabs({ samples, label }: { samples: CodeSample[]; label: str
         </div>
         <CopyButton text={sample.code} />
       </div>
-      <pre role="tabpanel" id={`${baseId}-panel`} aria-labelledby={`${baseId}-tab-${selected}`} className="code" tabIndex={0}>
+      <pre
+        role="tabpanel"
+        id={`${baseId}-panel`}
+        aria-labelledby={`${baseId}-tab-${selected}`}
+        className="code"
+        tabIndex={0}
+      >
         <code>{sample.code}</code>
       </pre>
     </div>

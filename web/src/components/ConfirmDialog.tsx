@@ -30,7 +30,12 @@ export function ConfirmDialog({
           <button type="button" className="button button-secondary" onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className={`button ${danger ? 'button-danger' : 'button-primary'}`} onClick={onConfirm} disabled={busy}>
+          <button
+            type="button"
+            className={`button ${danger ? 'button-danger' : 'button-primary'}`}
+            onClick={onConfirm}
+            disabled={busy}
+          >
             {busy ? 'Working…' : confirmLabel}
           </button>
         </>

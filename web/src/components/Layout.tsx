@@ -48,7 +48,13 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
     <div className="shell">
       <header className="topbar">
         <Brand />
-        <button type="button" className="button button-secondary button-small" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+        <button
+          type="button"
+          className="button button-secondary button-small"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
           {menuOpen ? 'Close' : 'Menu'}
         </button>
       </header>

@@ -37,8 +37,12 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                 <th scope="col">Date</th>
                 <th scope="col">Type</th>
                 <th scope="col">Description</th>
-                <th scope="col" className="num">Amount</th>
-                <th scope="col" className="num">Balance</th>
+                <th scope="col" className="num">
+                  Amount
+                </th>
+                <th scope="col" className="num">
+                  Balance
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -51,10 +55,13 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                     <td className="description">
                       {entry.usage !== null ? (
                         <>
-                          <span className="ledger-model">{entry.usage.model}</span> · {formatCount(entry.usage.inputTokens)} in / {formatCount(entry.usage.outputTokens)} out
+                          <span className="ledger-model">{entry.usage.model}</span> ·{' '}
+                          {formatCount(entry.usage.inputTokens)} in / {formatCount(entry.usage.outputTokens)} out
                           {entry.usage.cachedTokens > 0 && ` / ${formatCount(entry.usage.cachedTokens)} cached`}
                           {entry.usage.keyName !== null && <> · key {entry.usage.keyName}</>} ·{' '}
-                          <Link href={`/usage?request=${encodeURIComponent(entry.usage.requestId)}`}>request details</Link>
+                          <Link href={`/usage?request=${encodeURIComponent(entry.usage.requestId)}`}>
+                            request details
+                          </Link>
                         </>
                       ) : (
                         entry.description

@@ -18,7 +18,9 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
     <>
       <ErrorNotice error={page.error} />
       {page.loading && page.data === undefined && <Loading />}
-      {page.data !== undefined && requests.length === 0 && pages.index === 0 && <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>}
+      {page.data !== undefined && requests.length === 0 && pages.index === 0 && (
+        <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>
+      )}
       {requests.length > 0 && (
         <div className="table-wrap" tabIndex={0} role="region" aria-label="Recent requests, scrollable">
           <table className="table table-dense table-stack">
@@ -28,11 +30,21 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
                 <th scope="col">Time</th>
                 <th scope="col">Model</th>
                 <th scope="col">Key</th>
-                <th scope="col" className="num">In</th>
-                <th scope="col" className="num">Out</th>
-                <th scope="col" className="num">Cached</th>
-                <th scope="col" className="num">Cost</th>
-                <th scope="col" className="num">Latency</th>
+                <th scope="col" className="num">
+                  In
+                </th>
+                <th scope="col" className="num">
+                  Out
+                </th>
+                <th scope="col" className="num">
+                  Cached
+                </th>
+                <th scope="col" className="num">
+                  Cost
+                </th>
+                <th scope="col" className="num">
+                  Latency
+                </th>
                 <th scope="col">Status</th>
               </tr>
             </thead>
@@ -63,7 +75,10 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
                     {formatLatency(request.latencyMs)}
                   </td>
                   <td data-label="Status">
-                    <StatusBadge status={String(request.status) === 'ok' ? 'ok' : 'error'} label={String(request.status)} />
+                    <StatusBadge
+                      status={String(request.status) === 'ok' ? 'ok' : 'error'}
+                      label={String(request.status)}
+                    />
                   </td>
                 </tr>
               ))}

@@ -13,7 +13,10 @@ export function RedeemForm({ onRedeemed }: { onRedeemed: () => void }) {
     setResult(undefined);
     try {
       const reply = await billing.redeem(code.trim());
-      setResult({ kind: 'success', text: `${formatUsd(reply.creditedUsd)} added. Your balance is now ${formatUsd(reply.balanceUsd)}.` });
+      setResult({
+        kind: 'success',
+        text: `${formatUsd(reply.creditedUsd)} added. Your balance is now ${formatUsd(reply.balanceUsd)}.`,
+      });
       setCode('');
       onRedeemed();
     } catch (reason) {

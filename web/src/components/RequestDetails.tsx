@@ -27,8 +27,8 @@ export function RequestDetails({ requestId }: { requestId: string }) {
           <dt>Tokens</dt>
           <dd>
             {formatCount(request.inputTokens)} in, {formatCount(request.outputTokens)} out
-            {request.reasoningTokens > 0 ? ` (${formatCount(request.reasoningTokens)} reasoning)` : ''}, {formatCount(request.cacheReadTokens)} cache read,{' '}
-            {formatCount(request.cacheWriteTokens)} cache write
+            {request.reasoningTokens > 0 ? ` (${formatCount(request.reasoningTokens)} reasoning)` : ''},{' '}
+            {formatCount(request.cacheReadTokens)} cache read, {formatCount(request.cacheWriteTokens)} cache write
           </dd>
           <dt>Cost</dt>
           <dd>{formatUsd(request.costUsd)}</dd>

@@ -34,7 +34,14 @@ export function SpendSparkline({ days }: { days: { day: string; costUsd: string 
               );
             }}
           />
-          <Area type="monotone" dataKey="value" stroke="var(--accent)" strokeWidth={2} fill="url(#spark-fill)" isAnimationActive={false} />
+          <Area
+            type="monotone"
+            dataKey="value"
+            stroke="var(--accent)"
+            strokeWidth={2}
+            fill="url(#spark-fill)"
+            isAnimationActive={false}
+          />
         </AreaChart>
       </ResponsiveContainer>
     </div>

@@ -1,6 +1,16 @@
 import type { ReactNode } from 'react';
 
-export function StatCard({ label, value, detail, children }: { label: string; value: ReactNode; detail?: ReactNode; children?: ReactNode }) {
+export function StatCard({
+  label,
+  value,
+  detail,
+  children,
+}: {
+  label: string;
+  value: ReactNode;
+  detail?: ReactNode;
+  children?: ReactNode;
+}) {
   return (
     <section className="card stat" aria-label={label}>
       <h3 className="stat-label">{label}</h3>

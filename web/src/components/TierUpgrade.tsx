@@ -16,9 +16,12 @@ function limits(tier: { requestsPerMinute: number; tokensPerMinute: number | nul
 function howToReach(tier: TierOption, status: TierStatus): string {
   const ways: string[] = [];
   if (tier.reachedAtTotalPaidUsd !== null) {
-    ways.push(`automatic once your payments reach ${formatUsd(tier.reachedAtTotalPaidUsd)} in total (so far ${formatUsd(status.paidTotalUsd)})`);
+    ways.push(
+      `automatic once your payments reach ${formatUsd(tier.reachedAtTotalPaidUsd)} in total (so far ${formatUsd(status.paidTotalUsd)})`,
+    );
   }
-  if (tier.priceUsd !== null && tier.periodDays !== null) ways.push(`${formatUsd(tier.priceUsd)} per ${tier.periodDays} days from your balance`);
+  if (tier.priceUsd !== null && tier.periodDays !== null)
+    ways.push(`${formatUsd(tier.priceUsd)} per ${tier.periodDays} days from your balance`);
   if (ways.length === 0) return 'Ask the operator of this gateway.';
   const text = ways.join(', or ');
   return text.charAt(0).toUpperCase() + text.slice(1) + '.';
@@ -57,22 +60,43 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
   return (
     <>
       <p>
-        Your <strong>{status.current.name}</strong> tier allows {limits(status.current)}. Requests over the limit are refused with status 429 and a
-        time to retry after.
+        Your <strong>{status.current.name}</strong> tier allows {limits(status.current)}. Requests over the limit are
+        refused with status 429 and a time to retry after.
       </p>
-      {status.source === 'paid_total' && <p className="muted">You reached this tier with your payments ({formatUsd(status.paidTotalUsd)} in total); it stays.</p>}
+      {status.source === 'paid_total' && (
+        <p className="muted">
+          You reached this tier with your payments ({formatUsd(status.paidTotalUsd)} in total); it stays.
+        </p>
+      )}
       {status.bought !== null && (
         <div className="tier-bought">
           <p className="muted">
             Bought until {formatDate(status.bought.until)}.{' '}
-            {status.bought.renews ? 'It renews from your balance at the end of the period.' : 'It ends then: renewal is off.'}
+            {status.bought.renews
+              ? 'It renews from your balance at the end of the period.'
+              : 'It ends then: renewal is off.'}
           </p>
-          <button type="button" className="button button-secondary" disabled={busy} onClick={() => void act(() => tiersApi.setRenewal(!status.bought!.renews), (after) => (after.bought?.renews ? 'Renewal is on.' : 'Renewal is off: the tier ends with this period.'))}>
+          <button
+            type="button"
+            className="button button-secondary"
+            disabled={busy}
+            onClick={() =>
+              void act(
+                () => tiersApi.setRenewal(!status.bought!.renews),
+                (after) =>
+                  after.bought?.renews ? 'Renewal is on.' : 'Renewal is off: the tier ends with this period.',
+              )
+            }
+          >
             {status.bought.renews ? 'Turn off renewal' : 'Turn on renewal'}
           </button>
         </div>
       )}
-      {next !== undefined && <p className="muted">Next: {next.name} gives {limits(next)}.</p>}
+      {next !== undefined && (
+        <p className="muted">
+          Next: {next.name} gives {limits(next)}.
+        </p>
+      )}
       {message !== undefined && <Notice kind={message.kind}>{message.text}</Notice>}
       <div className="table-wrap" tabIndex={0} role="region" aria-label="Rate-limit tiers, scrollable">
         <table className="table table-stack">
@@ -80,8 +104,12 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
           <thead>
             <tr>
               <th scope="col">Tier</th>
-              <th scope="col" className="num">Requests/min</th>
-              <th scope="col" className="num">Tokens/min</th>
+              <th scope="col" className="num">
+                Requests/min
+              </th>
+              <th scope="col" className="num">
+                Tokens/min
+              </th>
               <th scope="col">How to get it</th>
               <th scope="col" className="actions">
                 <span className="visually-hidden">Actions</span>
@@ -92,7 +120,11 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
             {status.tiers.map((tier) => {
               const affordable = tier.priceUsd !== null && toNano(status.availableUsd) >= toNano(tier.priceUsd);
               return (
-                <tr key={tier.name} aria-current={tier.position === 'current' ? 'true' : undefined} className={tier.position === 'current' ? 'row-current' : undefined}>
+                <tr
+                  key={tier.name}
+                  aria-current={tier.position === 'current' ? 'true' : undefined}
+                  className={tier.position === 'current' ? 'row-current' : undefined}
+                >
                   <th scope="row">
                     {tier.name}
                     {tier.position === 'current' && <span className="badge badge-blue tier-current">current</span>}
@@ -103,11 +135,22 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
                   <td data-label="Tokens/min" className="num">
                     {tier.tokensPerMinute === null ? 'unlimited' : formatCount(tier.tokensPerMinute)}
                   </td>
-                  <td data-label="How to get it" className="tier-how">{tier.position === 'above' ? howToReach(tier, status) : tier.position === 'current' ? 'Your tier' : 'Included'}</td>
+                  <td data-label="How to get it" className="tier-how">
+                    {tier.position === 'above'
+                      ? howToReach(tier, status)
+                      : tier.position === 'current'
+                        ? 'Your tier'
+                        : 'Included'}
+                  </td>
                   <td className="actions">
                     {tier.position === 'above' && tier.priceUsd !== null && (
                       <>
-                        <button type="button" className="button button-primary" disabled={busy || !affordable} onClick={() => setBuying(tier)}>
+                        <button
+                          type="button"
+                          className="button button-primary"
+                          disabled={busy || !affordable}
+                          onClick={() => setBuying(tier)}
+                        >
                           Upgrade to {tier.name}
                         </button>
                         {!affordable && (
@@ -133,13 +176,18 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
         onCancel={() => setBuying(undefined)}
         onConfirm={() => {
           const tier = buying!;
-          void act(() => tiersApi.buy(tier.name), (after) => `You are on the ${after.current.name} tier now: ${limits(after.current)}, from your next request.`);
+          void act(
+            () => tiersApi.buy(tier.name),
+            (after) =>
+              `You are on the ${after.current.name} tier now: ${limits(after.current)}, from your next request.`,
+          );
         }}
       >
         {buying !== undefined && (
           <p>
-            {formatUsd(buying.priceUsd ?? '0')} is taken from your balance now (available: {formatUsd(status.availableUsd)}), and {limits(buying)} apply from your next
-            request. It renews every {buying.periodDays} days from your balance; you can turn renewal off at any time.
+            {formatUsd(buying.priceUsd ?? '0')} is taken from your balance now (available:{' '}
+            {formatUsd(status.availableUsd)}), and {limits(buying)} apply from your next request. It renews every{' '}
+            {buying.periodDays} days from your balance; you can turn renewal off at any time.
           </p>
         )}
       </ConfirmDialog>

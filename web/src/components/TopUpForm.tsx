@@ -18,7 +18,8 @@ export function TopUpForm({ stripe }: { stripe: Billing['stripe'] }) {
     setError(undefined);
     if (!isCentsAmount(amount)) return setError('Enter an amount in dollars, with at most two decimals.');
     const nano = toNano(amount);
-    if (nano < min || nano > max) return setError(`Top-ups are between ${formatUsd(stripe.minimumUsd)} and ${formatUsd(stripe.maximumUsd)}.`);
+    if (nano < min || nano > max)
+      return setError(`Top-ups are between ${formatUsd(stripe.minimumUsd)} and ${formatUsd(stripe.maximumUsd)}.`);
     setBusy(true);
     try {
       const { url } = await billing.checkout(amount.trim());
@@ -32,10 +33,16 @@ export function TopUpForm({ stripe }: { stripe: Billing['stripe'] }) {
     <form onSubmit={submit} className="stack">
       <div className="presets" role="group" aria-label="Preset amounts">
         {PRESETS.map((preset) => (
-          <button key={preset} type="button" className="button button-secondary button-small" aria-pressed={amount === preset} onClick={() => {
+          <button
+            key={preset}
+            type="button"
+            className="button button-secondary button-small"
+            aria-pressed={amount === preset}
+            onClick={() => {
               setAmount(preset);
               setError(undefined);
-            }}>
+            }}
+          >
             ${preset}
           </button>
         ))}
@@ -61,7 +68,8 @@ export function TopUpForm({ stripe }: { stripe: Billing['stripe'] }) {
         </button>
       </div>
       <p id="topup-hint" className="field-hint">
-        {formatUsd(stripe.minimumUsd)} to {formatUsd(stripe.maximumUsd)}. You pay on Stripe's secure checkout page; the credit appears once Stripe confirms the payment.
+        {formatUsd(stripe.minimumUsd)} to {formatUsd(stripe.maximumUsd)}. You pay on Stripe's secure checkout page; the
+        credit appears once Stripe confirms the payment.
       </p>
       {error !== undefined && <Notice kind="error">{error}</Notice>}
     </form>

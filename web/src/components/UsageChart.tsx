@@ -5,7 +5,20 @@ import { formatCompact, formatCount, formatDay } from '../lib/format';
 import { axisUsdFormatter, formatUsd, sumUsd, toChartNumber, toNano } from '../lib/money';
 
 /** Twelve colours far apart in hue (and readable on light and dark surfaces); past them, golden-angle hues. */
-const PALETTE = ['#4f46e5', '#0891b2', '#16a34a', '#d97706', '#dc2626', '#9333ea', '#0d9488', '#db2777', '#65a30d', '#475569', '#ea580c', '#2563eb'];
+const PALETTE = [
+  '#4f46e5',
+  '#0891b2',
+  '#16a34a',
+  '#d97706',
+  '#dc2626',
+  '#9333ea',
+  '#0d9488',
+  '#db2777',
+  '#65a30d',
+  '#475569',
+  '#ea580c',
+  '#2563eb',
+];
 
 /** A distinct colour per model of the range: the palette first, then hues 137.5° apart (never two alike). */
 export function modelColor(index: number): string {
@@ -57,7 +70,14 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
       <ResponsiveContainer width="100%" height={260}>
         <BarChart data={rows} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid vertical={false} stroke="var(--border)" />
-          <XAxis dataKey="day" tickFormatter={formatDay} tick={{ fontSize: 12, fill: 'var(--muted)' }} tickLine={false} axisLine={{ stroke: 'var(--border)' }} minTickGap={16} />
+          <XAxis
+            dataKey="day"
+            tickFormatter={formatDay}
+            tick={{ fontSize: 12, fill: 'var(--muted)' }}
+            tickLine={false}
+            axisLine={{ stroke: 'var(--border)' }}
+            minTickGap={16}
+          />
           <YAxis
             width={metric === 'cost' ? 72 : 56}
             tick={{ fontSize: 12, fill: 'var(--muted)' }}
@@ -77,17 +97,24 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
                 return entry !== undefined && (metric === 'cost' ? toNano(entry.costUsd) !== 0n : tokensOf(entry) > 0);
               });
               const total =
-                metric === 'cost' ? formatUsd(sumUsd(present.map((model) => counts[model]!.costUsd))) : `${formatCount(present.reduce((sum, model) => sum + tokensOf(counts[model]!), 0))} tokens`;
+                metric === 'cost'
+                  ? formatUsd(sumUsd(present.map((model) => counts[model]!.costUsd)))
+                  : `${formatCount(present.reduce((sum, model) => sum + tokensOf(counts[model]!), 0))} tokens`;
               return (
                 <div className="chart-tooltip">
                   <strong>
                     {formatDay(label)}: {total}
                   </strong>
-                  {present.length === 0 && <div className="muted">{metric === 'cost' ? 'Nothing charged' : 'No requests'}</div>}
+                  {present.length === 0 && (
+                    <div className="muted">{metric === 'cost' ? 'Nothing charged' : 'No requests'}</div>
+                  )}
                   {present.map((model) => (
                     <div key={model} className="tooltip-row">
                       <span className="swatch" style={{ background: colorOf(model) }} />
-                      {model}: {metric === 'cost' ? formatUsd(counts[model]!.costUsd) : `${formatCount(tokensOf(counts[model]!))} tokens`}
+                      {model}:{' '}
+                      {metric === 'cost'
+                        ? formatUsd(counts[model]!.costUsd)
+                        : `${formatCount(tokensOf(counts[model]!))} tokens`}
                     </div>
                   ))}
                 </div>
@@ -96,11 +123,24 @@ export function UsageChart({ usage, metric }: { usage: UsageDaily; metric: Usage
           />
           <Legend wrapperStyle={{ fontSize: 12 }} />
           {models.map((model) => (
-            <Bar key={model} dataKey={model} stackId="models" fill={colorOf(model)} isAnimationActive={false} maxBarSize={36} />
+            <Bar
+              key={model}
+              dataKey={model}
+              stackId="models"
+              fill={colorOf(model)}
+              isAnimationActive={false}
+              maxBarSize={36}
+            />
           ))}
         </BarChart>
       </ResponsiveContainer>
-      {empty && <figcaption className="chart-empty muted">{models.length > 0 && metric === 'cost' ? 'No paid usage in this range: the free allowance covered it.' : 'No usage in this range yet.'}</figcaption>}
+      {empty && (
+        <figcaption className="chart-empty muted">
+          {models.length > 0 && metric === 'cost'
+            ? 'No paid usage in this range: the free allowance covered it.'
+            : 'No usage in this range yet.'}
+        </figcaption>
+      )}
     </figure>
   );
 }

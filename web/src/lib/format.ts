@@ -12,7 +12,13 @@ export function formatCompact(value: number): string {
 }
 
 export function formatDateTime(epochMs: number): string {
-  return new Date(epochMs).toLocaleString('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return new Date(epochMs).toLocaleString('en-US', {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }
 
 export function formatDate(epochMs: number): string {
@@ -22,7 +28,11 @@ export function formatDate(epochMs: number): string {
 /** "2026-11-22" (UTC day from the API) → "Nov 22". */
 export function formatDay(day: string): string {
   const [year, month, date] = day.split('-').map(Number);
-  return new Date(Date.UTC(year!, month! - 1, date!)).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return new Date(Date.UTC(year!, month! - 1, date!)).toLocaleDateString('en-US', {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
 }
 
 /** "in 3 h 12 min" / "3 days ago" style relative time. */

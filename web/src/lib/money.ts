@@ -51,7 +51,8 @@ export const formatCost = formatUsd;
 export function axisUsdFormatter(ticks: readonly number[]): (value: number) => string {
   const step = ticks.length > 1 ? Math.abs(ticks[1]! - ticks[0]!) : Math.abs(ticks[0] ?? 0);
   const decimals = Math.min(9, Math.max(2, decimalsOf(step)));
-  return (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
+  return (value: number) =>
+    `$${value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })}`;
 }
 
 /** Sum of decimal USD strings, as a decimal USD string (exact). */

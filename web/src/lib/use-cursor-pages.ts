@@ -17,7 +17,10 @@ export interface CursorPages<T> {
  * Pages of an API that only gives the next cursor: the cursors of the pages before are kept on a stack, so
  * "Previous" pops one. `load` runs again when the page or any of `deps` changes.
  */
-export function useCursorPages<T extends { nextCursor: string | null }>(load: (cursor: string | null) => Promise<T>, deps: readonly unknown[]): CursorPages<T> {
+export function useCursorPages<T extends { nextCursor: string | null }>(
+  load: (cursor: string | null) => Promise<T>,
+  deps: readonly unknown[],
+): CursorPages<T> {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
   const page = useAsync(() => load(cursor), [cursor, ...deps]);

@@ -21,7 +21,9 @@ export function AdminPage() {
       </section>
       <section className="card section" aria-labelledby="codes-heading">
         <h2 id="codes-heading">Redemption codes</h2>
-        <p className="muted">Prepaid codes a person redeems on their Billing page. Only a hash of each code is stored.</p>
+        <p className="muted">
+          Prepaid codes a person redeems on their Billing page. Only a hash of each code is stored.
+        </p>
         <CodesForm />
       </section>
       <section className="card section" aria-labelledby="upstreams-heading">

@@ -17,7 +17,15 @@ interface AuthFormProps {
 }
 
 /** The shared email + password card of the log-in and registration pages. */
-export function AuthForm({ title, submitLabel, passwordHint, passwordAutoComplete, submit, onSignedIn, footer }: AuthFormProps) {
+export function AuthForm({
+  title,
+  submitLabel,
+  passwordHint,
+  passwordAutoComplete,
+  submit,
+  onSignedIn,
+  footer,
+}: AuthFormProps) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<ApiError | Error>();

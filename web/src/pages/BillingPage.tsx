@@ -32,8 +32,15 @@ export function BillingPage() {
   const refresh = () => setRefreshKey((value) => value + 1);
   return (
     <>
-      <PageHeader title="Billing" description="Prepaid credit: requests are charged from your balance after the daily free tokens are used." />
-      {checkout === 'success' && <Notice kind="success">Payment received. Your balance updates as soon as Stripe confirms it (usually a few seconds).</Notice>}
+      <PageHeader
+        title="Billing"
+        description="Prepaid credit: requests are charged from your balance after the daily free tokens are used."
+      />
+      {checkout === 'success' && (
+        <Notice kind="success">
+          Payment received. Your balance updates as soon as Stripe confirms it (usually a few seconds).
+        </Notice>
+      )}
       {checkout === 'cancelled' && <Notice kind="info">Checkout was cancelled; nothing was charged.</Notice>}
       <ErrorNotice error={summary.error} />
       {summary.loading && data === undefined && <Loading />}
@@ -43,7 +50,11 @@ export function BillingPage() {
             <StatCard
               label="Credit balance"
               value={<span data-testid="balance">{formatUsd(data.balanceUsd)}</span>}
-              detail={toNano(data.reservedUsd) > 0n ? `${formatCost(data.reservedUsd)} held for requests in flight` : 'Available for requests'}
+              detail={
+                toNano(data.reservedUsd) > 0n
+                  ? `${formatCost(data.reservedUsd)} held for requests in flight`
+                  : 'Available for requests'
+              }
             />
             <StatCard label="Free tokens today" value={`${formatCount(data.freeAllowance.leftTokens)} left`}>
               <AllowanceMeter allowance={data.freeAllowance} />

@@ -33,7 +33,11 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
     setBusy(true);
     setError(undefined);
     try {
-      const { key, secret } = await keysApi.create(name.trim(), EXPIRY_OPTIONS[Number(expiry)]!.days, toLimitsInput(limits));
+      const { key, secret } = await keysApi.create(
+        name.trim(),
+        EXPIRY_OPTIONS[Number(expiry)]!.days,
+        toLimitsInput(limits),
+      );
       setName('');
       setExpiry('0');
       setLimits(EMPTY_LIMITS);
@@ -50,7 +54,14 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
       <div className="form-row">
         <div className="field grow">
           <label htmlFor="key-name">Name</label>
-          <input id="key-name" className="input" required placeholder="e.g. production backend" value={name} onChange={(event) => setName(event.target.value)} />
+          <input
+            id="key-name"
+            className="input"
+            required
+            placeholder="e.g. production backend"
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor="key-expiry">Expires</label>
@@ -75,7 +86,15 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
   );
 }
 
-function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pending: Pending) => void; onEdit: (key: ApiKey) => void }) {
+function KeyRow({
+  apiKey,
+  onAction,
+  onEdit,
+}: {
+  apiKey: ApiKey;
+  onAction: (pending: Pending) => void;
+  onEdit: (key: ApiKey) => void;
+}) {
   const active = apiKey.status === 'active';
   return (
     <tr>
@@ -87,7 +106,11 @@ function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pendi
       </td>
       <td data-label="Access and limits" className="key-access">
         <span className="small">{describeKeyAccess(apiKey)}</span>
-        {apiKey.spendLimit === null ? <span className="small muted"> · no spend limit</span> : <KeySpendBar limit={apiKey.spendLimit} />}
+        {apiKey.spendLimit === null ? (
+          <span className="small muted"> · no spend limit</span>
+        ) : (
+          <KeySpendBar limit={apiKey.spendLimit} />
+        )}
       </td>
       <td data-label="Created" title={formatDateTime(apiKey.createdAt)}>
         {formatDate(apiKey.createdAt)}
@@ -102,13 +125,28 @@ function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pendi
       <td className="actions">
         {active && (
           <>
-            <button type="button" className="button button-secondary button-small" aria-label={`Edit ${apiKey.name}`} onClick={() => onEdit(apiKey)}>
+            <button
+              type="button"
+              className="button button-secondary button-small"
+              aria-label={`Edit ${apiKey.name}`}
+              onClick={() => onEdit(apiKey)}
+            >
               Edit
             </button>
-            <button type="button" className="button button-secondary button-small" aria-label={`Rotate ${apiKey.name}`} onClick={() => onAction({ action: 'rotate', key: apiKey })}>
+            <button
+              type="button"
+              className="button button-secondary button-small"
+              aria-label={`Rotate ${apiKey.name}`}
+              onClick={() => onAction({ action: 'rotate', key: apiKey })}
+            >
               Rotate
             </button>
-            <button type="button" className="button button-danger-outline button-small" aria-label={`Revoke ${apiKey.name}`} onClick={() => onAction({ action: 'revoke', key: apiKey })}>
+            <button
+              type="button"
+              className="button button-danger-outline button-small"
+              aria-label={`Revoke ${apiKey.name}`}
+              onClick={() => onAction({ action: 'revoke', key: apiKey })}
+            >
               Revoke
             </button>
           </>
@@ -118,7 +156,17 @@ function KeyRow({ apiKey, onAction, onEdit }: { apiKey: ApiKey; onAction: (pendi
   );
 }
 
-function KeysTable({ caption, keys, onAction, onEdit }: { caption: string; keys: ApiKey[]; onAction: (pending: Pending) => void; onEdit: (key: ApiKey) => void }) {
+function KeysTable({
+  caption,
+  keys,
+  onAction,
+  onEdit,
+}: {
+  caption: string;
+  keys: ApiKey[];
+  onAction: (pending: Pending) => void;
+  onEdit: (key: ApiKey) => void;
+}) {
   return (
     <div className="table-wrap" tabIndex={0} role="region" aria-label={`${caption}, scrollable`}>
       <table className="table table-stack">
@@ -198,7 +246,10 @@ export function KeysPage() {
   const inactiveKeys = keys.filter((key) => key.status !== 'active');
   return (
     <>
-      <PageHeader title="API keys" description="Keys authenticate your requests to the API. Each key can be rotated or revoked without affecting the others." />
+      <PageHeader
+        title="API keys"
+        description="Keys authenticate your requests to the API. Each key can be rotated or revoked without affecting the others."
+      />
       <CreateKeyForm
         onCreated={(value, key) => {
           setSecret({ value, name: key.name, rotated: false });
@@ -211,14 +262,25 @@ export function KeysPage() {
         <h2 id="keys-heading">Your keys</h2>
         <ErrorNotice error={list.error} />
         {list.loading && list.data === undefined && <Loading />}
-        {list.data !== undefined && keys.length === 0 && <p className="muted">No keys yet. Create one above to start calling the API.</p>}
-        {activeKeys.length > 0 && <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} onEdit={setEditing} />}
-        {list.data !== undefined && keys.length > 0 && activeKeys.length === 0 && <p className="muted">No active keys. Create one above to call the API.</p>}
+        {list.data !== undefined && keys.length === 0 && (
+          <p className="muted">No keys yet. Create one above to start calling the API.</p>
+        )}
+        {activeKeys.length > 0 && (
+          <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} onEdit={setEditing} />
+        )}
+        {list.data !== undefined && keys.length > 0 && activeKeys.length === 0 && (
+          <p className="muted">No active keys. Create one above to call the API.</p>
+        )}
         {/* Revoked and expired keys apart, folded: after a rotation the old key does not sit beside the new one of the same name. */}
         {inactiveKeys.length > 0 && (
           <details className="inactive-keys">
             <summary>Revoked and expired keys ({inactiveKeys.length})</summary>
-            <KeysTable caption="Revoked and expired keys" keys={inactiveKeys} onAction={setPending} onEdit={setEditing} />
+            <KeysTable
+              caption="Revoked and expired keys"
+              keys={inactiveKeys}
+              onAction={setPending}
+              onEdit={setEditing}
+            />
           </details>
         )}
       </section>
@@ -232,7 +294,12 @@ export function KeysPage() {
           list.reload();
         }}
       />
-      <SecretDialog secret={secret?.value ?? null} keyName={secret?.name ?? ''} rotated={secret?.rotated ?? false} onClose={() => setSecret(null)} />
+      <SecretDialog
+        secret={secret?.value ?? null}
+        keyName={secret?.name ?? ''}
+        rotated={secret?.rotated ?? false}
+        onClose={() => setSecret(null)}
+      />
       <ConfirmDialog
         title={pending?.action === 'rotate' ? 'Rotate this key?' : 'Revoke this key?'}
         open={pending !== null}
@@ -247,11 +314,13 @@ export function KeysPage() {
       >
         {pending?.action === 'rotate' ? (
           <p>
-            A new key named <strong>{pending.key.name}</strong> is created and <code>{pending.key.hint}</code> stops working immediately. Update your applications with the new key.
+            A new key named <strong>{pending.key.name}</strong> is created and <code>{pending.key.hint}</code> stops
+            working immediately. Update your applications with the new key.
           </p>
         ) : (
           <p>
-            <strong>{pending?.key.name}</strong> (<code>{pending?.key.hint}</code>) stops working immediately. Any application using it will get 401 errors. This cannot be undone.
+            <strong>{pending?.key.name}</strong> (<code>{pending?.key.hint}</code>) stops working immediately. Any
+            application using it will get 401 errors. This cannot be undone.
           </p>
         )}
         <ErrorNotice error={actionError} />

@@ -14,7 +14,9 @@ import { useAsync } from '../lib/use-async';
 import { useSession } from '../lib/session';
 
 // The chart library loads after the numbers are on screen.
-const SpendSparkline = lazy(() => import('../components/SpendSparkline').then((module) => ({ default: module.SpendSparkline })));
+const SpendSparkline = lazy(() =>
+  import('../components/SpendSparkline').then((module) => ({ default: module.SpendSparkline })),
+);
 
 export function OverviewPage() {
   const { account, refresh } = useSession();
@@ -30,7 +32,11 @@ export function OverviewPage() {
             <StatCard
               label="Balance"
               value={formatUsd(data.balanceUsd)}
-              detail={toNano(data.reservedUsd) > 0n ? `${formatCost(data.reservedUsd)} held for requests in flight` : 'Prepaid credit'}
+              detail={
+                toNano(data.reservedUsd) > 0n
+                  ? `${formatCost(data.reservedUsd)} held for requests in flight`
+                  : 'Prepaid credit'
+              }
             >
               <Link href="/billing" className="card-link">
                 Add credit →
@@ -39,8 +45,16 @@ export function OverviewPage() {
             <StatCard label="Free tokens left today" value={formatCount(data.freeAllowance.leftTokens)}>
               <AllowanceMeter allowance={data.freeAllowance} />
             </StatCard>
-            <StatCard label="Today" value={formatCost(data.today.costUsd)} detail={`${formatCount(data.today.requests)} requests · ${formatCount(data.today.tokens)} tokens`} />
-            <StatCard label="This month" value={formatCost(data.month.costUsd)} detail={`${formatCount(data.month.requests)} requests · ${formatCount(data.month.tokens)} tokens`} />
+            <StatCard
+              label="Today"
+              value={formatCost(data.today.costUsd)}
+              detail={`${formatCount(data.today.requests)} requests · ${formatCount(data.today.tokens)} tokens`}
+            />
+            <StatCard
+              label="This month"
+              value={formatCost(data.month.costUsd)}
+              detail={`${formatCount(data.month.requests)} requests · ${formatCount(data.month.tokens)} tokens`}
+            />
           </div>
 
           <section className="card section" aria-labelledby="spend-heading">
@@ -49,7 +63,9 @@ export function OverviewPage() {
               <span className="muted">{formatCost(sumUsd(data.spend30d.map((day) => day.costUsd)))} total</span>
             </div>
             {data.spend30d.every((day) => toNano(day.costUsd) === 0n) ? (
-              <p className="muted sparkline-empty">No paid usage in the last 30 days (free-allowance tokens cost nothing).</p>
+              <p className="muted sparkline-empty">
+                No paid usage in the last 30 days (free-allowance tokens cost nothing).
+              </p>
             ) : (
               <Suspense fallback={<div className="sparkline-placeholder" />}>
                 <SpendSparkline days={data.spend30d} />
@@ -63,8 +79,9 @@ export function OverviewPage() {
           <section className="card section" aria-labelledby="quick-start-heading">
             <h2 id="quick-start-heading">Quick start</h2>
             <p className="muted">
-              Create a key on the <Link href="/keys">API keys</Link> page, put it in the <code>TOLLGATE_API_KEY</code> environment variable, and call the
-              gateway with the official OpenAI or Anthropic SDK. Base URL: <code>{data.baseUrl}/v1</code>
+              Create a key on the <Link href="/keys">API keys</Link> page, put it in the <code>TOLLGATE_API_KEY</code>{' '}
+              environment variable, and call the gateway with the official OpenAI or Anthropic SDK. Base URL:{' '}
+              <code>{data.baseUrl}/v1</code>
             </p>
             <CodeTabs label="Quick start language" samples={quickStartSamples(data.baseUrl)} />
           </section>

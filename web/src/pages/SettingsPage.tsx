@@ -26,16 +26,30 @@ function ChangePasswordForm() {
       setNext('');
       setConfirm('');
     } catch (reason) {
-      setResult({ ok: false, text: (reason as Error).message, field: reason instanceof ApiError ? reason.field : undefined });
+      setResult({
+        ok: false,
+        text: (reason as Error).message,
+        field: reason instanceof ApiError ? reason.field : undefined,
+      });
     } finally {
       setBusy(false);
     }
   }
-  const fieldError = (name: string) => (result !== undefined && !result.ok && result.field === name ? result.text : undefined);
-  const general = result !== undefined && (result.ok || !['currentPassword', 'newPassword', 'confirm'].includes(result.field ?? ''));
+  const fieldError = (name: string) =>
+    result !== undefined && !result.ok && result.field === name ? result.text : undefined;
+  const general =
+    result !== undefined && (result.ok || !['currentPassword', 'newPassword', 'confirm'].includes(result.field ?? ''));
   return (
     <form onSubmit={submit} className="narrow-form">
-      <Field label="Current password" type="password" autoComplete="current-password" required value={current} onChange={(event) => setCurrent(event.target.value)} error={fieldError('currentPassword')} />
+      <Field
+        label="Current password"
+        type="password"
+        autoComplete="current-password"
+        required
+        value={current}
+        onChange={(event) => setCurrent(event.target.value)}
+        error={fieldError('currentPassword')}
+      />
       <Field
         label="New password"
         type="password"
@@ -48,7 +62,15 @@ function ChangePasswordForm() {
         hint={PASSWORD_RULES}
         error={fieldError('newPassword')}
       />
-      <Field label="Confirm new password" type="password" autoComplete="new-password" required value={confirm} onChange={(event) => setConfirm(event.target.value)} error={fieldError('confirm')} />
+      <Field
+        label="Confirm new password"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={confirm}
+        onChange={(event) => setConfirm(event.target.value)}
+        error={fieldError('confirm')}
+      />
       {general && result !== undefined && <Notice kind={result.ok ? 'success' : 'error'}>{result.text}</Notice>}
       <button type="submit" className="button button-primary" disabled={busy}>
         {busy ? 'Saving…' : 'Change password'}

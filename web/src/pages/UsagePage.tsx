@@ -36,7 +36,10 @@ export function UsagePage() {
       ? undefined
       : {
           requests: data.byModel.reduce((sum, row) => sum + row.requests, 0),
-          tokens: data.byModel.reduce((sum, row) => sum + row.inputTokens + row.outputTokens + row.cacheReadTokens + row.cacheWriteTokens, 0),
+          tokens: data.byModel.reduce(
+            (sum, row) => sum + row.inputTokens + row.outputTokens + row.cacheReadTokens + row.cacheWriteTokens,
+            0,
+          ),
           cost: sumUsd(data.byModel.map((row) => row.costUsd)),
         };
   const filterKey = `${filter.keyId ?? ''}|${filter.model ?? ''}|${refreshKey}`;
@@ -48,7 +51,11 @@ export function UsagePage() {
         actions={
           <>
             <SegmentedControl label="Range" options={RANGES} value={range} onChange={setRange} />
-            <button type="button" className="button button-secondary" onClick={() => setRefreshKey((value) => value + 1)}>
+            <button
+              type="button"
+              className="button button-secondary"
+              onClick={() => setRefreshKey((value) => value + 1)}
+            >
               Refresh
             </button>
             <a className="button button-secondary" href={usage.exportUrl(range, filter)} download>
@@ -62,7 +69,12 @@ export function UsagePage() {
         <div className="filters" role="group" aria-label="Filters">
           <div className="field">
             <label htmlFor="usage-key-filter">Key</label>
-            <select id="usage-key-filter" className="input" value={filter.keyId ?? ''} onChange={(event) => setFilter((current) => ({ ...current, keyId: event.target.value || undefined }))}>
+            <select
+              id="usage-key-filter"
+              className="input"
+              value={filter.keyId ?? ''}
+              onChange={(event) => setFilter((current) => ({ ...current, keyId: event.target.value || undefined }))}
+            >
               <option value="">All keys</option>
               {data.filters.keys.map((key) => (
                 <option key={key.keyId} value={key.keyId}>
@@ -73,7 +85,12 @@ export function UsagePage() {
           </div>
           <div className="field">
             <label htmlFor="usage-model-filter">Model</label>
-            <select id="usage-model-filter" className="input" value={filter.model ?? ''} onChange={(event) => setFilter((current) => ({ ...current, model: event.target.value || undefined }))}>
+            <select
+              id="usage-model-filter"
+              className="input"
+              value={filter.model ?? ''}
+              onChange={(event) => setFilter((current) => ({ ...current, model: event.target.value || undefined }))}
+            >
               <option value="">All models</option>
               {data.filters.models.map((model) => (
                 <option key={model} value={model}>

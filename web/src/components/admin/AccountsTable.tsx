@@ -46,7 +46,10 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
     setBusy(true);
     try {
       await admin.setDisabled(toggling.id, !toggling.disabled);
-      setMessage({ kind: 'success', text: `${toggling.email} is ${toggling.disabled ? 'enabled again' : 'disabled; its keys and sessions stopped working'}.` });
+      setMessage({
+        kind: 'success',
+        text: `${toggling.email} is ${toggling.disabled ? 'enabled again' : 'disabled; its keys and sessions stopped working'}.`,
+      });
       setToggling(null);
       refresh();
     } catch (reason) {
@@ -63,7 +66,14 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
       <form className="form-row" onSubmit={submitSearch} role="search">
         <div className="field grow">
           <label htmlFor="account-search">Search accounts</label>
-          <input id="account-search" className="input" type="search" placeholder="email or account id" value={search} onChange={(event) => setSearch(event.target.value)} />
+          <input
+            id="account-search"
+            className="input"
+            type="search"
+            placeholder="email or account id"
+            value={search}
+            onChange={(event) => setSearch(event.target.value)}
+          />
         </div>
         <button type="submit" className="button button-secondary">
           Search
@@ -81,9 +91,15 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
               <tr>
                 <th scope="col">Account</th>
                 <th scope="col">Tier</th>
-                <th scope="col" className="num">Balance</th>
-                <th scope="col" className="num">Requests (30 d)</th>
-                <th scope="col" className="num">Spend (30 d)</th>
+                <th scope="col" className="num">
+                  Balance
+                </th>
+                <th scope="col" className="num">
+                  Requests (30 d)
+                </th>
+                <th scope="col" className="num">
+                  Spend (30 d)
+                </th>
                 <th scope="col">Status</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
@@ -100,23 +116,41 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
                     </div>
                   </th>
                   <td data-label="Tier">
-                    <select className="input input-small" aria-label={`Tier of ${account.email}`} value={account.tier} onChange={(event) => void changeTier(account, event.target.value)}>
+                    <select
+                      className="input input-small"
+                      aria-label={`Tier of ${account.email}`}
+                      value={account.tier}
+                      onChange={(event) => void changeTier(account, event.target.value)}
+                    >
                       {tiers.map((tier) => (
                         <option key={tier.name} value={tier.name}>
                           {tier.name}
                         </option>
                       ))}
-                      {!tiers.some((tier) => tier.name === account.tier) && <option value={account.tier}>{account.tier}</option>}
+                      {!tiers.some((tier) => tier.name === account.tier) && (
+                        <option value={account.tier}>{account.tier}</option>
+                      )}
                     </select>
                   </td>
-                  <td data-label="Balance" className="num">{formatUsd(account.balanceUsd)}</td>
-                  <td data-label="Requests (30 d)" className="num">{formatCount(account.requests30d)}</td>
-                  <td data-label="Spend (30 d)" className="num">{formatCost(account.costUsd30d)}</td>
+                  <td data-label="Balance" className="num">
+                    {formatUsd(account.balanceUsd)}
+                  </td>
+                  <td data-label="Requests (30 d)" className="num">
+                    {formatCount(account.requests30d)}
+                  </td>
+                  <td data-label="Spend (30 d)" className="num">
+                    {formatCost(account.costUsd30d)}
+                  </td>
                   <td data-label="Status">
                     <StatusBadge status={account.disabled ? 'disabled' : 'active'} />
                   </td>
                   <td className="actions">
-                    <button type="button" className="button button-secondary button-small" aria-label={`Credit ${account.email}`} onClick={() => setCrediting(account)}>
+                    <button
+                      type="button"
+                      className="button button-secondary button-small"
+                      aria-label={`Credit ${account.email}`}
+                      onClick={() => setCrediting(account)}
+                    >
                       Credit
                     </button>
                     {account.id !== self.id && (

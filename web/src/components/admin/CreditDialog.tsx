@@ -6,7 +6,15 @@ import { Dialog } from '../Dialog';
 import { Notice } from '../Notice';
 
 /** Credits (adds to) an account's balance; the note lands in the account's ledger. */
-export function CreditDialog({ account, onClose, onDone }: { account: AdminAccount | null; onClose: () => void; onDone: (message: string) => void }) {
+export function CreditDialog({
+  account,
+  onClose,
+  onDone,
+}: {
+  account: AdminAccount | null;
+  onClose: () => void;
+  onDone: (message: string) => void;
+}) {
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
@@ -38,11 +46,24 @@ export function CreditDialog({ account, onClose, onDone }: { account: AdminAccou
       <form onSubmit={submit} className="stack">
         <div className="field">
           <label htmlFor="credit-amount">Amount (USD)</label>
-          <input id="credit-amount" className="input" inputMode="decimal" required value={amount} onChange={(event) => setAmount(event.target.value)} />
+          <input
+            id="credit-amount"
+            className="input"
+            inputMode="decimal"
+            required
+            value={amount}
+            onChange={(event) => setAmount(event.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor="credit-note">Note (shown in the account's ledger)</label>
-          <input id="credit-note" className="input" value={note} onChange={(event) => setNote(event.target.value)} placeholder="e.g. invoice 2026-114" />
+          <input
+            id="credit-note"
+            className="input"
+            value={note}
+            onChange={(event) => setNote(event.target.value)}
+            placeholder="e.g. invoice 2026-114"
+          />
         </div>
         {error !== undefined && <Notice kind="error">{error}</Notice>}
         <div className="dialog-actions">

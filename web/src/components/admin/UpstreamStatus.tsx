@@ -8,11 +8,17 @@ import { StatusBadge } from '../StatusBadge';
 /** Upstream credentials and their health; older gateways have no such endpoint (404) and say so. */
 export function UpstreamStatus() {
   const state = useAsync(admin.upstreams, []);
-  if (state.error instanceof ApiError && state.error.status === 404) return <p className="muted">Upstream status is not available on this gateway.</p>;
+  if (state.error instanceof ApiError && state.error.status === 404)
+    return <p className="muted">Upstream status is not available on this gateway.</p>;
   if (state.error !== undefined) return <ErrorNotice error={state.error} />;
   if (state.data === undefined) return <Loading />;
   const credentials = state.data.credentials;
-  if (credentials.length === 0) return <p className="muted">No upstream credentials are configured (demo mode serves every model from the built-in simulator).</p>;
+  if (credentials.length === 0)
+    return (
+      <p className="muted">
+        No upstream credentials are configured (demo mode serves every model from the built-in simulator).
+      </p>
+    );
   return (
     <div className="table-wrap" tabIndex={0} role="region" aria-label="Upstream credentials, scrollable">
       <table className="table table-dense table-stack">
@@ -23,7 +29,9 @@ export function UpstreamStatus() {
             <th scope="col">Credential</th>
             <th scope="col">Base URL</th>
             <th scope="col">State</th>
-            <th scope="col" className="num">Recent failures</th>
+            <th scope="col" className="num">
+              Recent failures
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -31,12 +39,18 @@ export function UpstreamStatus() {
             <tr key={`${credential.vendor}/${credential.label}`}>
               <th scope="row">{credential.vendor}</th>
               <td data-label="Credential">{credential.label}</td>
-              <td data-label="Base URL" className="mono small break">{credential.baseUrl}</td>
+              <td data-label="Base URL" className="mono small break">
+                {credential.baseUrl}
+              </td>
               <td data-label="State">
                 <StatusBadge status={credential.state} />
-                {credential.state === 'cooling_down' && credential.coolingDownUntil !== null && <span className="muted small"> until {formatRelative(credential.coolingDownUntil)}</span>}
+                {credential.state === 'cooling_down' && credential.coolingDownUntil !== null && (
+                  <span className="muted small"> until {formatRelative(credential.coolingDownUntil)}</span>
+                )}
               </td>
-              <td data-label="Recent failures" className="num">{credential.recentFailures}</td>
+              <td data-label="Recent failures" className="num">
+                {credential.recentFailures}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -6,7 +6,15 @@ import { ErrorNotice } from '../Notice';
 import { draftOf, KeyLimitsFields, toLimitsInput, type KeyLimitsDraft } from './KeyLimitsFields';
 
 /** Changes a key's name, permissions and limits; they apply from its next request. */
-export function EditKeyDialog({ apiKey, onClose, onSaved }: { apiKey: ApiKey | null; onClose: () => void; onSaved: (key: ApiKey) => void }) {
+export function EditKeyDialog({
+  apiKey,
+  onClose,
+  onSaved,
+}: {
+  apiKey: ApiKey | null;
+  onClose: () => void;
+  onSaved: (key: ApiKey) => void;
+}) {
   const [name, setName] = useState('');
   const [draft, setDraft] = useState<KeyLimitsDraft | null>(null);
   const [error, setError] = useState<Error>();
@@ -47,7 +55,14 @@ export function EditKeyDialog({ apiKey, onClose, onSaved }: { apiKey: ApiKey | n
     >
       <div className="field">
         <label htmlFor="edit-key-name">Name</label>
-        <input id="edit-key-name" className="input" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+        <input
+          id="edit-key-name"
+          className="input"
+          required
+          maxLength={100}
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+        />
       </div>
       {draft !== null && <KeyLimitsFields draft={draft} onChange={setDraft} />}
       <ErrorNotice error={error} />

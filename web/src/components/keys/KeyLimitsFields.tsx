@@ -24,7 +24,15 @@ export interface KeyLimitsDraft {
   tpm: string;
 }
 
-export const EMPTY_LIMITS: KeyLimitsDraft = { access: 'full', scopes: ['models:use'], models: '', spendUsd: '', period: 'day', rpm: '', tpm: '' };
+export const EMPTY_LIMITS: KeyLimitsDraft = {
+  access: 'full',
+  scopes: ['models:use'],
+  models: '',
+  spendUsd: '',
+  period: 'day',
+  rpm: '',
+  tpm: '',
+};
 
 /** The draft of an existing key, for the edit dialog. */
 export function draftOf(key: ApiKey): KeyLimitsDraft {
@@ -54,21 +62,32 @@ export function toLimitsInput(draft: KeyLimitsDraft): KeyLimitsInput {
     [rpm, 'Requests / min'],
     [tpm, 'Tokens / min'],
   ] as const) {
-    if (value !== '' && !/^\d+$/.test(value)) throw new Error(`${label} must be a whole number, or empty for the tier's limit.`);
+    if (value !== '' && !/^\d+$/.test(value))
+      throw new Error(`${label} must be a whole number, or empty for the tier's limit.`);
   }
   return {
     scopes: draft.access === 'custom' ? draft.scopes : draft.access,
     models: models.length === 0 ? null : models,
     spendLimit: draft.spendUsd.trim() === '' ? null : { usd: draft.spendUsd.trim(), period: draft.period },
-    rateLimit: rpm === '' && tpm === '' ? null : { requestsPerMinute: rpm === '' ? null : Number(rpm), tokensPerMinute: tpm === '' ? null : Number(tpm) },
+    rateLimit:
+      rpm === '' && tpm === ''
+        ? null
+        : { requestsPerMinute: rpm === '' ? null : Number(rpm), tokensPerMinute: tpm === '' ? null : Number(tpm) },
   };
 }
 
 /** Scopes, model allowlist, spend limit and rate limits of a key: shared by the create form and the edit dialog. */
-export function KeyLimitsFields({ draft, onChange }: { draft: KeyLimitsDraft; onChange: (draft: KeyLimitsDraft) => void }) {
+export function KeyLimitsFields({
+  draft,
+  onChange,
+}: {
+  draft: KeyLimitsDraft;
+  onChange: (draft: KeyLimitsDraft) => void;
+}) {
   const id = useId();
   const set = (change: Partial<KeyLimitsDraft>) => onChange({ ...draft, ...change });
-  const toggle = (scope: KeyScope, on: boolean) => set({ scopes: on ? [...draft.scopes, scope] : draft.scopes.filter((entry) => entry !== scope) });
+  const toggle = (scope: KeyScope, on: boolean) =>
+    set({ scopes: on ? [...draft.scopes, scope] : draft.scopes.filter((entry) => entry !== scope) });
   return (
     <div className="key-limits">
       <fieldset className="field">
@@ -81,14 +100,26 @@ export function KeyLimitsFields({ draft, onChange }: { draft: KeyLimitsDraft; on
           ] as const
         ).map(([value, label]) => (
           <label key={value} className="inline-choice">
-            <input type="radio" name={`${id}-access`} value={value} checked={draft.access === value} onChange={() => set({ access: value })} /> {label}
+            <input
+              type="radio"
+              name={`${id}-access`}
+              value={value}
+              checked={draft.access === value}
+              onChange={() => set({ access: value })}
+            />{' '}
+            {label}
           </label>
         ))}
         {draft.access === 'custom' && (
           <div className="key-scopes">
             {SCOPES.map(({ scope, label }) => (
               <label key={scope} className="inline-choice">
-                <input type="checkbox" checked={draft.scopes.includes(scope)} onChange={(event) => toggle(scope, event.target.checked)} /> <code>{scope}</code> {label}
+                <input
+                  type="checkbox"
+                  checked={draft.scopes.includes(scope)}
+                  onChange={(event) => toggle(scope, event.target.checked)}
+                />{' '}
+                <code>{scope}</code> {label}
               </label>
             ))}
           </div>
@@ -96,17 +127,37 @@ export function KeyLimitsFields({ draft, onChange }: { draft: KeyLimitsDraft; on
       </fieldset>
       <div className="field">
         <label htmlFor={`${id}-models`}>Models</label>
-        <input id={`${id}-models`} className="input" placeholder="All models" value={draft.models} onChange={(event) => set({ models: event.target.value })} />
-        <p className="field-hint">Model ids or whole families (alpha, beta, gamma, delta), comma-separated. Empty: every model.</p>
+        <input
+          id={`${id}-models`}
+          className="input"
+          placeholder="All models"
+          value={draft.models}
+          onChange={(event) => set({ models: event.target.value })}
+        />
+        <p className="field-hint">
+          Model ids or whole families (alpha, beta, gamma, delta), comma-separated. Empty: every model.
+        </p>
       </div>
       <div className="form-row">
         <div className="field">
           <label htmlFor={`${id}-spend`}>Spend limit (USD)</label>
-          <input id={`${id}-spend`} className="input" inputMode="decimal" placeholder="No limit" value={draft.spendUsd} onChange={(event) => set({ spendUsd: event.target.value })} />
+          <input
+            id={`${id}-spend`}
+            className="input"
+            inputMode="decimal"
+            placeholder="No limit"
+            value={draft.spendUsd}
+            onChange={(event) => set({ spendUsd: event.target.value })}
+          />
         </div>
         <div className="field">
           <label htmlFor={`${id}-period`}>Per</label>
-          <select id={`${id}-period`} className="input" value={draft.period} onChange={(event) => set({ period: event.target.value as SpendPeriod })}>
+          <select
+            id={`${id}-period`}
+            className="input"
+            value={draft.period}
+            onChange={(event) => set({ period: event.target.value as SpendPeriod })}
+          >
             <option value="day">day (UTC)</option>
             <option value="month">month (UTC)</option>
             <option value="total">in total</option>
@@ -114,14 +165,30 @@ export function KeyLimitsFields({ draft, onChange }: { draft: KeyLimitsDraft; on
         </div>
         <div className="field">
           <label htmlFor={`${id}-rpm`}>Requests / min</label>
-          <input id={`${id}-rpm`} className="input" inputMode="numeric" placeholder="Tier limit" value={draft.rpm} onChange={(event) => set({ rpm: event.target.value })} />
+          <input
+            id={`${id}-rpm`}
+            className="input"
+            inputMode="numeric"
+            placeholder="Tier limit"
+            value={draft.rpm}
+            onChange={(event) => set({ rpm: event.target.value })}
+          />
         </div>
         <div className="field">
           <label htmlFor={`${id}-tpm`}>Tokens / min</label>
-          <input id={`${id}-tpm`} className="input" inputMode="numeric" placeholder="Tier limit" value={draft.tpm} onChange={(event) => set({ tpm: event.target.value })} />
+          <input
+            id={`${id}-tpm`}
+            className="input"
+            inputMode="numeric"
+            placeholder="Tier limit"
+            value={draft.tpm}
+            onChange={(event) => set({ tpm: event.target.value })}
+          />
         </div>
       </div>
-      <p className="field-hint">Free-allowance tokens do not count against a spend limit. Limits apply from the key's next request.</p>
+      <p className="field-hint">
+        Free-allowance tokens do not count against a spend limit. Limits apply from the key's next request.
+      </p>
     </div>
   );
 }

@@ -1,7 +1,11 @@
 import type { KeySpendLimit } from '../../api/types';
 import { formatDateTime } from '../../lib/format';
 
-const PER: Record<KeySpendLimit['period'], string> = { day: 'today (UTC)', month: 'this month (UTC)', total: 'in total' };
+const PER: Record<KeySpendLimit['period'], string> = {
+  day: 'today (UTC)',
+  month: 'this month (UTC)',
+  total: 'in total',
+};
 
 /**
  * A key's spend this period against its limit: a meter (amber past 75 %, red past 95 %, like the allowance's)
@@ -12,7 +16,16 @@ export function KeySpendBar({ limit }: { limit: KeySpendLimit }) {
   const used = Number(limit.spentUsd) + Number(limit.heldUsd);
   return (
     <div className="key-spend">
-      <meter className="meter" min={0} max={Math.max(max, 1e-9)} low={max * 0.75} high={max * 0.95} optimum={0} value={Math.min(used, max)} aria-label={`Spend ${PER[limit.period]} against the limit`} />
+      <meter
+        className="meter"
+        min={0}
+        max={Math.max(max, 1e-9)}
+        low={max * 0.75}
+        high={max * 0.95}
+        optimum={0}
+        value={Math.min(used, max)}
+        aria-label={`Spend ${PER[limit.period]} against the limit`}
+      />
       <span className="small">
         ${limit.spentUsd} of ${limit.usd} {PER[limit.period]}
         {limit.heldUsd !== '0' && <span className="muted"> (+${limit.heldUsd} in flight)</span>}
@@ -23,7 +36,11 @@ export function KeySpendBar({ limit }: { limit: KeySpendLimit }) {
 }
 
 /** One line of what a key may do, for the keys table. */
-export function describeKeyAccess(key: { scopes: string[]; models: string[] | null; rateLimit: { requestsPerMinute: number | null; tokensPerMinute: number | null } | null }): string {
+export function describeKeyAccess(key: {
+  scopes: string[];
+  models: string[] | null;
+  rateLimit: { requestsPerMinute: number | null; tokensPerMinute: number | null } | null;
+}): string {
   const parts: string[] = [];
   if (key.scopes.length === 4) parts.push('Full access');
   else if (key.scopes.length === 1 && key.scopes[0] === 'usage:read') parts.push('Read-only');
