@@ -1,5 +1,5 @@
 /**
- * `--accounts` (issue 22): one hot account against 50 accounts on the same gateway, same-format JSON at concurrency
+ * `--accounts`: one hot account against 50 accounts on the same gateway, same-format JSON at concurrency
  * 64. On PostgreSQL every hold and settlement writes its account's row, so when all requests bill one account they
  * queue on that row's lock; spread over 50 accounts they do not. The two loads run in alternating turns (hot first in
  * even rounds), each reporting requests per second and the gateway's CPU per request; then a second gateway reaching

@@ -1,6 +1,6 @@
 /**
  * The floor: the least any Node.js gateway must do per request, measured beside the real gateway so its cost
- * can be read as a multiple of this one on the machine at hand (issue 9: "the floor for a Node gateway").
+ * can be read as a multiple of this one on the machine at hand (the floor for a Node gateway).
  *
  * A bare pass-through proxy: node:http in, undici `Pool.request` out to the mock upstream, keep-alive on both
  * sides. The request body is read whole (a gateway must have it before it can decide anything) and sent on as

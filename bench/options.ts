@@ -55,7 +55,7 @@ export const USAGE = `Usage: npm run bench -- [options]
                         route and kind, for the gateway and the floor before each paced scenario
   --round-trips N       requests per route kind for the PostgreSQL/Redis round-trip count (default 200; 40 with --quick)
   --backends LIST       sqlite,postgres (default both; postgres needs PostgreSQL and Redis, see README)
-  --shapes              add the shapes of real replies (issue 22): streams of 500 and 2,000 chunks (same-format
+  --shapes              add the shapes of real replies: streams of 500 and 2,000 chunks (same-format
                         with the floor, and translated), a 20-chunk translated stream at c1 to measure them
                         against, prompts of 32 KB and 256 KB at c16 with the floor, and 64 paced streams in
                         flight with the floor, arriving evenly (same-format-paced-c64: added time to first token
@@ -82,7 +82,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind-dumps DIR callgrind mode: keep the dumps in DIR (per-function counts: callgrind_annotate DIR/gateway.*.2)
   --soak SECONDS        the soak mode instead of the timed scenarios: 64 clients of mixed traffic (three routes,
                         3 streams to 1 JSON) on one gateway (SQLite) for SECONDS, its RSS and V8 heap sampled
-                        ~120 times, and their slope after the first quarter in MB/min (issue 22: 600)
+                        ~120 times, and their slope after the first quarter in MB/min (e.g. --soak 600)
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops

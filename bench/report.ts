@@ -242,7 +242,7 @@ export function formatReport(report: BenchReport): string {
         ? 'Redis not reachable'
         : `Redis ${limiterCost.redis.microsPerCheck.toFixed(0)} µs per sequential check, ${limiterCost.redis.roundTripsPerCheck.toFixed(2)} round trips`),
   );
-  sections.push(`== targets (issue 9)\n${targetTable(report.targets, report.backends)}`);
+  sections.push(`== targets\n${targetTable(report.targets, report.backends)}`);
   sections.push(
     report.responsesCorrect
       ? 'All responses were complete and exact.'

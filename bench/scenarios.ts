@@ -134,7 +134,7 @@ export const SCENARIOS: readonly Scenario[] = [
 
 export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((each) => each.concurrency));
 
-/** Chunk counts of the long-stream shapes: real replies are hundreds to thousands of chunks (issue 22). */
+/** Chunk counts of the long-stream shapes: real replies are hundreds to thousands of chunks. */
 export const LONG_STREAM_CHUNKS = [500, 2000] as const;
 
 /**

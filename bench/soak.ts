@@ -1,5 +1,5 @@
 /**
- * `--soak SECONDS` (issue 22): does the gateway's memory grow under steady load? Mixed traffic (every route,
+ * `--soak SECONDS`: does the gateway's memory grow under steady load? Mixed traffic (every route,
  * mostly streams) from SOAK_CONCURRENCY closed-loop clients for the whole time, the gateway's RSS (/proc) and
  * V8 heap (its own /metrics, prom-client's default gauges) sampled at a fixed interval, and a least-squares slope
  * of each over the run after its first quarter (V8 is still compiling and sizing its heap before that). A leak is

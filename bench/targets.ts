@@ -50,7 +50,8 @@ export interface BackendRun {
   accounts?: AccountsReport;
   /**
    * Output slices the gateway granted or refused over the whole run, per API request (its own /metrics): the
-   * storage calls a reply costs beyond admission and settlement (issue 21: none for a typical reply).
+   * storage calls a reply costs beyond admission and settlement (none for a typical reply:
+   * docs/architecture.md#holds-that-grow).
    */
   slices?: { requests: number; slices: number };
   /** Other work on the machine during the measured rounds (null when nothing was measured). */
@@ -73,7 +74,7 @@ export interface TargetRow {
 
 const NOT_MEASURED: Measured = { text: 'not measured', pass: null };
 /**
- * `--shapes`: 64 paced streams in flight, arriving evenly (issue 22: added TTFT <= 1 ms under that load), and the
+ * `--shapes`: 64 paced streams in flight, arriving evenly (added TTFT <= 1 ms under that load), and the
  * same 64 starting together in step, shown beside it and not judged: a burst's TTFT is mostly the wait behind
  * the other starts, queued one after another on the gateway's one core, not the cost of a load of 64 streams.
  */

@@ -9,7 +9,10 @@ export interface AdmissionRequest {
   clientMaxOutputTokens: number | undefined;
   /** The model's output limit: the most output the request may grow to when the client gave none. */
   modelMaxOutputTokens: number;
-  /** The first slice of output held at admission (issue 21): the hold grows a slice at a time beyond it. */
+  /**
+   * The first slice of output held at admission (docs/architecture.md#holds-that-grow): the hold grows a slice at a
+   * time beyond it.
+   */
   firstSliceTokens: number;
   prices: ModelPrices;
 }
@@ -27,10 +30,10 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 /**
  * Decides a request's hold from the account's state (read under the account's lock). Free tokens cover the
  * input first, then the output. The hold is every input token at the (worst-case) input price plus a first slice
- * of output at the output price (design §4, issue 21): the hold grows a slice at a time as output arrives, so a
- * small balance runs many requests at once. When the balance covers the prompt but not the whole first slice, the
- * request starts with the slice the account can pay for (it ends as a length stop if no more is granted); it is
- * refused only when not one output token is covered.
+ * of output at the output price (docs/architecture.md#holds-that-grow): the hold grows a slice at a time as output
+ * arrives, so a small balance runs many requests at once. When the balance covers the prompt but not the whole first
+ * slice, the request starts with the slice the account can pay for (it ends as a length stop if no more is granted); it
+ * is refused only when not one output token is covered.
  */
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
@@ -76,7 +79,7 @@ export function startingCost(request: AdmissionRequest, freeTokensLeft: number):
 }
 
 /**
- * The refusal's text (spec §5.5, issue 21): what the request needed to start (its prompt and first slice of
+ * The refusal's text (the 403 `insufficient_balance`): what the request needed to start (its prompt and first slice of
  * output), what the account has, and what its requests in flight hold: a balance held by others reads as such,
  * never as money gone. The figures of what is held are added by the caller that knows them (billing-service).
  */

@@ -264,7 +264,7 @@ describe('admission with the UTF-8 upper bound', () => {
     const rich = await accountWith(parseUsd('100'));
     for (const clientMax of [undefined, 1_000]) {
       const reservation = await billing.admit(`req_rich_${clientMax}`, rich, model, chatRequest(clientMax));
-      // A first slice of output, not the whole limit (issue 21).
+      // A first slice of output, not the whole limit (docs/architecture.md#holds-that-grow).
       expect(reservation.maxOutputTokens).toBe(Math.min(clientMax ?? model.maxOutputTokens, outputSliceOf(model)));
       // Sized with the bound: more than the tokenizer's count would hold.
       const boundHold =

@@ -70,7 +70,9 @@ export interface SettlementInput {
   route?: string;
   /** The request's hold, when it was admitted here: its free tokens let storage price before claiming it. */
   reservation?: Reservation;
-  /** Output the vendor produced after a refused slice: recorded, never billed (issue 21). */
+  /**
+   * Output the vendor produced after a refused slice: recorded, never billed (docs/architecture.md#holds-that-grow).
+   */
   unbilledTokens?: number;
 }
 
@@ -154,7 +156,7 @@ export class BillingService {
   ) {}
 
   /**
-   * Takes the request's worst-case hold, or refuses with the 403 of spec §5.5 saying what the balance covers.
+   * Takes the request's worst-case hold, or refuses with the 403 `insufficient_balance` saying what the balance covers.
    *
    * The hold is first planned with an upper bound of the tokenizer's count (UTF-8 bytes, without the tokenizer:
    * measured 0.1 µs instead of 5 µs for a two-message prompt, and a gateway serving a rich account stays at
@@ -233,7 +235,8 @@ export class BillingService {
       checkpointedOutput: -1,
     });
     this.renewHoldsRegularly();
-    // Its slices count against the key's limit too (issue 24 with issue 21): grantSlice needs the key.
+    // Its slices count against the key's limit too (docs/architecture.md#key-scopes-and-limits): grantSlice needs the
+    // key.
     result.reservation.apiKeyId = auth.key.id;
     result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
@@ -257,8 +260,8 @@ export class BillingService {
   }
 
   /**
-   * A refusal's text with what the account's requests in flight hold (issue 21): a balance held by others reads
-   * as held, not as gone. One more storage call, on refusals only.
+   * A refusal's text with what the account's requests in flight hold (docs/architecture.md#holds-that-grow): a balance
+   * held by others reads as held, not as gone. One more storage call, on refusals only.
    */
   private async withHolds(reason: string, accountId: string, now: number): Promise<string> {
     const holds = await this.repository
@@ -284,9 +287,9 @@ export class BillingService {
   }
 
   /**
-   * One more slice of output for a live request (issue 21): one atomic conditional storage call, which also renews
-   * the hold and writes its checkpoint. The reservation is grown in place, so settlement and the journal price
-   * with the free tokens the hold now carries.
+   * One more slice of output for a live request (docs/architecture.md#holds-that-grow): one atomic conditional storage
+   * call, which also renews the hold and writes its checkpoint. The reservation is grown in place, so settlement and
+   * the journal price with the free tokens the hold now carries.
    */
   async grantSlice(
     reservation: Reservation,

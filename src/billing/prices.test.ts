@@ -23,7 +23,7 @@ describe('prices', () => {
     expect(() => perTokenPrice('0.0000001')).toThrow(/not a whole number/);
   });
 
-  it("prices the specification's four models exactly (spec §8)", () => {
+  it("prices the specification's four models exactly, as the service publishes them", () => {
     const catalog = new ModelCatalog();
     const oneMillionEach = {
       inputTokens: 1_000_000,

@@ -30,8 +30,8 @@ export interface TierStatus {
 }
 
 /**
- * Self-serve tier upgrades (spec §8 "Higher limits are available by upgrading in the dashboard"). The tier an
- * account's requests are limited by is the highest of: the operator's tier, the highest tier its payments
+ * Self-serve tier upgrades: higher limits without the operator (docs/architecture.md#rate-limits-and-tiers). The tier
+ * an account's requests are limited by is the highest of: the operator's tier, the highest tier its payments
  * (top-ups and redeemed codes, in total) reach, and a tier bought from the balance whose period has not ended.
  * It is stored on the account row (`accounts.tier`), which authentication reads on every request on every
  * instance, so a change applies from the next request anywhere.

@@ -68,7 +68,8 @@ export const ERROR_CATALOG = {
     openaiType: 'insufficient_balance',
     anthropicType: 'permission_error',
   },
-  // A key's own spend limit (issue 24) is reached: like insufficient_balance, but for the key, with when it resets.
+  // A key's own spend limit (docs/architecture.md#key-scopes-and-limits) is reached: like insufficient_balance, but for
+  // the key, with when it resets.
   key_spend_limit_reached: {
     status: 403,
     retryable: false,
@@ -157,8 +158,8 @@ export const ERROR_CATALOG = {
     openaiType: 'invalid_request_error',
     anthropicType: 'invalid_request_error',
   },
-  // Upstream failures, mapped by the vendor's HTTP status (translation.md §10). A vendor's 401/403 means the
-  // gateway's own credential is bad: never blamed on the client's key.
+  // Upstream failures, mapped by the vendor's HTTP status (docs/protocols/translation.md#errors). A vendor's 401/403
+  // means the gateway's own credential is bad: never blamed on the client's key.
   upstream_invalid_request: {
     status: 400,
     retryable: false,

@@ -4,7 +4,8 @@ import type { VendorName } from './request.js';
  * Reasoning signatures as clients see them. A signature only means something to the vendor that made it, so
  * each one a client receives names its origin: Anthropic's travel untouched (an Anthropic client talking to an
  * Anthropic model sees exactly what the vendor sent), every other vendor's carries a `tg1.<vendor>.` tag.
- * When a client sends reasoning back, the tag tells the adapters whether they may replay it (pitfall §12 #11).
+ * When a client sends reasoning back, the tag tells the adapters whether they may replay it
+ * (docs/protocols/translation.md#reasoning-replayed-only-to-its-vendor).
  */
 const TAG_PREFIX = 'tg1.';
 const TAGGED_VENDORS: ReadonlySet<string> = new Set(['openai', 'gemini', 'deepseek']);

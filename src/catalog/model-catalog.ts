@@ -19,7 +19,10 @@ export interface CatalogModel {
   contextWindow: number;
   /** Per-token prices in nano-USD. */
   prices: ModelPrices;
-  /** Output tokens a hold grows by at a time (issue 21); `outputSliceOf` gives the default when unset. */
+  /**
+   * Output tokens a hold grows by at a time (docs/architecture.md#holds-that-grow); `outputSliceOf` gives the default
+   * when unset.
+   */
   outputSliceTokens?: number;
 }
 
@@ -60,7 +63,7 @@ export class ModelCatalog {
     return this.byId.get(id);
   }
 
-  /** The catalog entry for a client's `model` value, or the 400 of spec §7 naming the bad value and the valid ids. */
+  /** The catalog entry for a client's `model` value, or a 400 naming the bad value and the valid ids. */
   resolve(id: unknown): CatalogModel {
     if (typeof id !== 'string' || id.length === 0) {
       throw new GatewayError('unknown_model', `The 'model' field is required. Valid models: ${this.validIds()}.`, {

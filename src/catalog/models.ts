@@ -37,7 +37,7 @@ export interface CatalogModelDefinition {
   prices: ModelPricesPerMillion;
 }
 
-/** The eleven public model ids of the specification (§2.2). */
+/** The eleven public model ids the service offers, in its four families. */
 export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
   {
     id: 'alpha-opus-4-8',

@@ -10,7 +10,10 @@ import { KeyService } from '../keys/key-service.js';
 import type { ApiKeyChange, ApiKeyRecord, Storage } from '../storage/types.js';
 import { UsageError } from './usage-error.js';
 
-/** `keys create | update | list` with scopes and limits (issue 24); revoke stays in cli-main. */
+/**
+ * `keys create | update | list` with scopes and limits (docs/architecture.md#key-scopes-and-limits); revoke stays in
+ * cli-main.
+ */
 export const KEY_USAGE = `  keys create --email E --name N [--expires-in-days D] [KEY OPTIONS]   prints the new key (shown once)
   keys update --email E --id ID [--name N] [KEY OPTIONS]   changes apply from the key's next request
   keys list --email E

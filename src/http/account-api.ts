@@ -56,8 +56,8 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
         reserved_nano_usd: money.reservedNano.toString(),
         available_usd: formatUsd(available),
         available_nano_usd: available.toString(),
-        // What `reserved` is (issue 21): the holds of this many requests in flight, each its prompt and the
-        // slices of output granted so far; released or settled as each finishes.
+        // What `reserved` is (docs/architecture.md#holds-that-grow): the holds of this many requests in flight, each
+        // its prompt and the slices of output granted so far; released or settled as each finishes.
         requests_in_flight: holds?.holds ?? 0,
       },
       free_allowance: {

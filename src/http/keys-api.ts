@@ -29,7 +29,8 @@ const MS_PER_DAY = 86_400_000;
 
 /**
  * Key management over HTTP, authenticated by an API key of the same account with the `keys:manage` scope
- * (listing also with `usage:read`). A key never gives another key more than it has itself (issue 24).
+ * (listing also with `usage:read`). A key never gives another key more than it has itself
+ * (docs/architecture.md#key-scopes-and-limits).
  */
 export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () => number = Date.now): void {
   app.get('/v1/keys', { config: { scope: ['usage:read', 'keys:manage'] } }, async (request) => {

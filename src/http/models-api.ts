@@ -9,8 +9,9 @@ import { isGoogleClient } from './request-context.js';
 const CATALOG_CREATED = 1_767_225_600;
 
 /**
- * `GET /v1/models`: OpenAI's list shape by default, Anthropic's page shape (anthropic-messages.md §7) when the
- * caller is an Anthropic client (it always sends `anthropic-version`), so both SDKs' `models.list()` work.
+ * `GET /v1/models`: OpenAI's list shape by default, Anthropic's page shape
+ * (docs/protocols/wire-anthropic.md#models-list) when the caller is an Anthropic client (it always sends
+ * `anthropic-version`), so both SDKs' `models.list()` work.
  */
 export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): void {
   // @google/genai lists and gets models under /v1 (its other calls go to /v1beta): Google's shape for it. Every key

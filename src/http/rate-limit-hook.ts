@@ -64,7 +64,8 @@ export function createRateLimitEnforcer(
   ): Promise<void> {
     const tier = tierOf(auth.account.tier ?? null);
     const subject = rateLimitSubject(auth.key.id);
-    // A key's own limits (issue 24) sit below its tier's: the same window, with the lower limit.
+    // A key's own limits (docs/architecture.md#key-scopes-and-limits) sit below its tier's: the same window, with the
+    // lower limit.
     const own = auth.key.permissions.rateLimit;
     const requests = lowerLimit(tier.requestsPerMinute, tier.name, own?.requestsPerMinute ?? null);
     await enforce(

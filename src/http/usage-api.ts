@@ -169,7 +169,8 @@ function presentUsageRecord(record: UsageRecord) {
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     free_tokens: record.freeTokens,
-    // Output the vendor produced after the balance refused a slice: never delivered, never billed (issue 21).
+    // Output the vendor produced after the balance refused a slice: never delivered, never billed
+    // (docs/architecture.md#holds-that-grow).
     unbilled_tokens: record.unbilledTokens ?? 0,
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),

@@ -1,9 +1,9 @@
 import { GatewayError } from '../canonical/errors.js';
 
 /**
- * What a key may do (issue 24): its scopes, the models it may use, its spend limit and its own rate limits.
- * Plain data with no storage or HTTP types: the repositories store it, the API parses it, the route guard,
- * the pipeline and billing enforce it.
+ * What a key may do (docs/architecture.md#key-scopes-and-limits): its scopes, the models it may use, its spend limit
+ * and its own rate limits. Plain data with no storage or HTTP types: the repositories store it, the API parses it, the
+ * route guard, the pipeline and billing enforce it.
  */
 
 /** Every scope a key can carry. A key with all of them is the specification's standard key (`full`). */

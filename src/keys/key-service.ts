@@ -85,7 +85,7 @@ export class KeyService {
     return { record: created, secret };
   }
 
-  /** The key and account behind a presented secret, or the 401 of spec §5 saying why not. */
+  /** The key and account behind a presented secret, or a 401 saying why not (missing, unknown, expired or revoked). */
   async authenticate(presented: string | undefined): Promise<AuthenticatedKey> {
     if (presented === undefined || presented === '') {
       throw new GatewayError(

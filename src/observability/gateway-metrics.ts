@@ -28,7 +28,10 @@ export interface GatewayMetrics {
   orphanedReservationsSettled(count: number): void;
   /** A request for one more slice of output on a live hold: granted, or refused (the reply ends as a length stop). */
   outputSlice(model: string, granted: boolean): void;
-  /** Output the vendor produced after a refused slice, never delivered nor billed (issue 21's overrun). */
+  /**
+   * Output the vendor produced after a refused slice, never delivered nor billed (the vendor's overrun,
+   * docs/architecture.md#holds-that-grow).
+   */
   unbilledTokens(model: string, tokens: number): void;
   /** The state of one upstream credential: 0 = healthy, 1 = cooling down (circuit open). */
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void;

@@ -73,8 +73,9 @@ export interface ChatExchange {
 }
 
 /**
- * The request pipeline of design §1, after authentication: resolve the model, call its vendor, and settle
- * exactly once whatever happens (completion, upstream fault, client gone). The only place that sees both sides.
+ * The request pipeline (docs/architecture.md#one-request-end-to-end), after authentication: resolve the model, call its
+ * vendor, and settle exactly once whatever happens (completion, upstream fault, client gone). The only place that sees
+ * both sides.
  */
 export class ChatPipeline {
   private readonly now: () => number;
@@ -278,7 +279,7 @@ export class ChatPipeline {
         return reservation.maxOutputTokens - before;
       },
     );
-    // The periodic batch writes what was delivered (issue 20): a crash of this instance bills it, not nothing.
+    // The periodic batch writes what was delivered : a crash of this instance bills it, not nothing.
     this.deps.billing.track(input.requestId, () => checkpoint(gate));
     return new RelayedEvents(
       upstream[Symbol.asyncIterator](),
@@ -364,9 +365,9 @@ export class ChatPipeline {
   }
 
   /**
-   * What a reply is billed for (design §4): the vendor's usage when it sent one; otherwise what was delivered,
-   * counted with the tokenizer, plus the input when the vendor did the work. A vendor failure before any
-   * output costs nothing.
+   * What a reply is billed for (docs/architecture.md#what-a-reply-is-billed-for): the vendor's usage when it sent one;
+   * otherwise what was delivered, counted with the tokenizer, plus the input when the vendor did the work. A vendor
+   * failure before any output costs nothing.
    */
   private async billableUsage(
     request: CanonicalRequest,

@@ -5,7 +5,8 @@ import type { CanonicalEvent } from '../canonical/events.js';
 export type SliceGrant = (tokens: number) => Promise<number>;
 
 /**
- * Meters a reply's output against what its hold covers (issue 21), and grows the hold a slice at a time.
+ * Meters a reply's output against what its hold covers (docs/architecture.md#holds-that-grow), and grows the hold a
+ * slice at a time.
  *
  * Per event it costs one UTF-8 length: every o200k token stands for at least one byte, so delivered bytes bound
  * the delivered tokens from above, and while that bound stays within the granted output nothing else happens (a

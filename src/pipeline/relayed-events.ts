@@ -7,7 +7,7 @@ import { OpenBlocks, type OutputGate } from './output-gate.js';
 
 /**
  * How a reply ended, as its usage record's status. `slice_refused`: the account could not pay for more output;
- * the reply ended there as a length stop (issue 21).
+ * the reply ended there as a length stop (docs/architecture.md#holds-that-grow).
  */
 export type Outcome = 'ok' | 'client_disconnected' | 'upstream_error' | 'slice_refused';
 
@@ -37,9 +37,9 @@ const NO_EVENTS: readonly CanonicalEvent[] = [];
  * upstream and settles as disconnected, and settlement runs exactly once. Never asked for its next event
  * before the previous one resolved (the for-await contract).
  *
- * Every output event passes the OutputGate first (issue 21). When the account refuses a slice, the event is
- * withheld, the upstream is closed (the vendor stops), and the reply ends as a length stop: the ends of the
- * blocks still open, the usage of what was delivered, `finish` with reason `length`, which every client
+ * Every output event passes the OutputGate first (docs/architecture.md#holds-that-grow). When the account refuses a
+ * slice, the event is withheld, the upstream is closed (the vendor stops), and the reply ends as a length stop: the
+ * ends of the blocks still open, the usage of what was delivered, `finish` with reason `length`, which every client
  * protocol's encoder renders as its own length stop. It is settled as `slice_refused`, billing what was delivered.
  */
 export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIterator<CanonicalEvent> {

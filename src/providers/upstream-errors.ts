@@ -1,7 +1,9 @@
 import { GatewayError, type GatewayErrorCode } from '../canonical/errors.js';
 import { scrubSecrets } from '../observability/scrub-secrets.js';
 
-/** Vendor HTTP status → gateway error code (translation.md §10): status first, as both client SDKs do. */
+/**
+ * Vendor HTTP status → gateway error code (docs/protocols/translation.md#errors): status first, as both client SDKs do.
+ */
 export function upstreamErrorCode(status: number): GatewayErrorCode {
   if (status === 400 || status === 422) return 'upstream_invalid_request';
   if (status === 401 || status === 403) return 'upstream_auth_failed';

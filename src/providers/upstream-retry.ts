@@ -12,9 +12,9 @@ export interface AttemptFailure {
 }
 
 /**
- * Classifies by the gateway error code the adapters derived from the vendor's status (translation.md §10):
- * 401/403 are the credential's fault (another credential may work, the same one will not); 4xx caused by the
- * request are never retried, and never blamed on the credential.
+ * Classifies by the gateway error code the adapters derived from the vendor's status
+ * (docs/protocols/translation.md#errors): 401/403 are the credential's fault (another credential may work, the same one
+ * will not); 4xx caused by the request are never retried, and never blamed on the credential.
  */
 export function classifyAttemptFailure(error: GatewayError, connectionFailure: boolean): AttemptFailure {
   switch (error.code) {

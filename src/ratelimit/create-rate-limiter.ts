@@ -19,9 +19,10 @@ export interface CreateRateLimiterOptions {
 let redisLimiterClass: typeof RedisRateLimiter | undefined;
 
 /**
- * The limiter design §5 asks for: Redis when `redisUrl` is set, in-process otherwise. Async because the Redis
- * limiter first waits (at most its connect timeout) for the connection; an unreachable Redis does not fail
- * start-up, it is reported through `onError` and decisions follow the failure policy until it comes back.
+ * The limiter of the runtime shapes (docs/architecture.md#runtime-shapes): Redis when `redisUrl` is set, in-process
+ * otherwise. Async because the Redis limiter first waits (at most its connect timeout) for the connection; an
+ * unreachable Redis does not fail start-up, it is reported through `onError` and decisions follow the failure policy
+ * until it comes back.
  */
 export async function createRateLimiter(options: CreateRateLimiterOptions = {}): Promise<RateLimiter> {
   if (options.redisUrl === undefined || options.redisUrl === '') {

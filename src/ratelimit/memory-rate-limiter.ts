@@ -37,7 +37,8 @@ interface TokenEntry {
 const EVICTIONS_PER_CALL = 4;
 
 /**
- * The in-process limiter (design §5 default): exact per process, nothing shared across instances.
+ * The in-process limiter (the embedded default, docs/architecture.md#runtime-shapes): exact per process, nothing shared
+ * across instances.
  *
  * Every decision is made synchronously inside `check`, so N concurrent calls in one process are decided one
  * after the other with no interleaving (150 at once → exactly `limit` admitted). Memory is bounded: a subject

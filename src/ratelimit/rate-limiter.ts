@@ -1,7 +1,7 @@
 /**
- * The rate limiter contract (design §4): per-subject strict rolling windows, with an in-process and a Redis
- * implementation behind this one interface. No HTTP types here; `rate-limit-headers.ts` turns a decision into
- * response headers.
+ * The rate limiter contract (docs/architecture.md#rate-limits-and-tiers): per-subject strict rolling windows, with an
+ * in-process and a Redis implementation behind this one interface. No HTTP types here; `rate-limit-headers.ts` turns a
+ * decision into response headers.
  */
 
 /** Every limit in the issue is "per minute"; callers pass another window only in tests or for special tiers. */

@@ -50,9 +50,9 @@ interface LimiterCommands {
 }
 
 /**
- * The shared limiter (design §5 scale-out): every instance pointed at the same Redis shares one budget per
- * subject. One decision = one script = one round trip; see `redis-scripts.ts` for the algorithm.
- * Call `connect()` before the first check (`createRateLimiter` does): while not connected, every decision
+ * The shared limiter (the scale-out shape, docs/architecture.md#runtime-shapes): every instance pointed at the same
+ * Redis shares one budget per subject. One decision = one script = one round trip; see `redis-scripts.ts` for the
+ * algorithm. Call `connect()` before the first check (`createRateLimiter` does): while not connected, every decision
  * follows the failure policy at once rather than waiting.
  */
 export class RedisRateLimiter implements RateLimiter {
@@ -175,7 +175,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Commands issued in the rest of this tick leave in one socket write (issue 22): under load a turn's key lookups
+   * Commands issued in the rest of this tick leave in one socket write: under load a turn's key lookups
    * come back together (postgres-key-lookup-batch.ts) and their requests' checks follow in the same tick, each of
    * which was its own write, ~25 µs of CPU apiece on this machine's loopback. Only the write is shared: every
    * command is still sent, answered and timed out on its own, and nothing waits beyond the current tick.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * How a user reaches a tier without the operator (issue 23, spec §8 "upgrading in the dashboard"):
+ * How a user reaches a tier without the operator (docs/architecture.md#rate-limits-and-tiers):
  * automatically once their payments (top-ups and redeemed codes) reach a total, as OpenAI's usage tiers do,
  * and/or by buying it from their balance for a period that renews (or lapses when the balance cannot pay).
  */
@@ -35,7 +35,7 @@ const NANO_PER_USD = 1_000_000_000n;
 
 export const DEFAULT_TIERS: Tiers = Object.freeze({
   standard: DEFAULT_STANDARD_TIER,
-  // Self-serve by default (spec §8): $50 of payments in total, or $20 from the balance per 30 days.
+  // Self-serve by default: $50 of payments in total, or $20 from the balance per 30 days.
   pro: {
     requestsPerMinute: 1_000,
     upgrade: { atTotalPaidNano: 50n * NANO_PER_USD, priceNano: 20n * NANO_PER_USD, periodDays: 30 },

@@ -153,7 +153,7 @@ describe('Anthropic simulator: extended thinking', () => {
     expect(followUp.content.at(-1)).toMatchObject({ type: 'text' });
   });
 
-  it('refuses the tool loop when the thinking block was dropped (pitfall #9)', async () => {
+  it('refuses the tool loop when the thinking block was dropped (signed thinking in tool loops)', async () => {
     const params = ask('Weather in Lisbon? [[sim tool=get_weather]]', { thinking: THINKING });
     const first = await client.messages.create(params);
     const stripped = { ...first, content: first.content.filter((block) => block.type !== 'thinking') };
@@ -163,7 +163,7 @@ describe('Anthropic simulator: extended thinking', () => {
     );
   });
 
-  it('refuses a thinking block whose signature it did not issue, or whose text was altered (pitfall #11)', async () => {
+  it('refuses a thinking block whose signature it did not issue, or whose text was altered (reasoning replayed only to its vendor)', async () => {
     const params = ask('Weather in Lisbon? [[sim tool=get_weather]]', { thinking: THINKING });
     const first = await client.messages.create(params);
     const swap = (change: (block: { thinking: string; signature: string }) => object): Message => ({

@@ -122,7 +122,7 @@ describe('Anthropic simulator: request validation', () => {
     ).toBe('output_config.format.schema: The root of the schema must be of type "object"');
   });
 
-  it('refuses empty and whitespace-only text blocks (pitfall #8)', async () => {
+  it('refuses empty and whitespace-only text blocks (empty text blocks)', async () => {
     expect(
       await refusal({ ...base, messages: [user, { role: 'assistant', content: [{ type: 'text', text: '' }] }, user] }),
     ).toBe('messages: text content blocks must be non-empty');
@@ -143,7 +143,7 @@ describe('Anthropic simulator: request validation', () => {
     );
   });
 
-  it('needs every tool_use answered by a tool_result in the very next user message (pitfall #7)', async () => {
+  it('needs every tool_use answered by a tool_result in the very next user message (one user message per tool turn)', async () => {
     const twoCalls = { role: 'assistant', content: [call('toolu_a'), call('toolu_b')] };
     expect(
       await refusal({
@@ -182,7 +182,7 @@ describe('Anthropic simulator: request validation', () => {
     );
   });
 
-  it('requires tool ids matching ^[a-zA-Z0-9_-]+$ (pitfall #18)', async () => {
+  it('requires tool ids matching ^[a-zA-Z0-9_-]+$ (tool ids Anthropic refuses)', async () => {
     expect(
       await refusal({
         ...base,
@@ -256,7 +256,7 @@ describe('Anthropic simulator: request validation', () => {
     );
   });
 
-  it('refuses forced tool use, temperature and top_k with thinking (pitfall #10)', async () => {
+  it('refuses forced tool use, temperature and top_k with thinking (forced tool use with thinking)', async () => {
     const thinking = { ...base, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 }, tools: [TOOL] };
     expect(await refusal({ ...thinking, tool_choice: { type: 'any' } })).toBe(
       'Thinking may not be enabled when tool_choice forces tool use.',

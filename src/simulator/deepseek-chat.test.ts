@@ -161,7 +161,7 @@ describe('DeepSeek simulator: tool calls', () => {
     expect(args).toEqual(['{"city":"Lisbon"}', '{"zone":"Lisbon"}']);
   });
 
-  it('continues a thinking-mode tool loop when the reasoning_content is replayed (pitfall #16)', async () => {
+  it('continues a thinking-mode tool loop when the reasoning_content is replayed (DeepSeek reasoning in tool loops)', async () => {
     const params: ChatCompletionCreateParamsNonStreaming = {
       ...reasoner,
       tools: TOOLS,

@@ -76,7 +76,7 @@ describe('DeepSeek simulator: request validation', () => {
     );
   });
 
-  it('refuses successive same-role messages on deepseek-reasoner (pitfall #15), but not on deepseek-chat', async () => {
+  it('refuses successive same-role messages on deepseek-reasoner (DeepSeek same-role runs), but not on deepseek-chat', async () => {
     expect(await refusal({ model: 'deepseek-reasoner', messages: [user, user] })).toBe(
       'deepseek-reasoner does not support successive user or assistant messages (messages[0] and messages[1] in your input). You should interleave the user/assistant messages in the message sequence.',
     );
@@ -88,7 +88,7 @@ describe('DeepSeek simulator: request validation', () => {
     ).resolves.toMatchObject({ object: 'chat.completion' });
   });
 
-  it('needs reasoning_content on replayed tool-call turns in thinking mode (pitfall #16)', async () => {
+  it('needs reasoning_content on replayed tool-call turns in thinking mode (DeepSeek reasoning in tool loops)', async () => {
     const loop = [
       user,
       { role: 'assistant', content: null, tool_calls: [call] },

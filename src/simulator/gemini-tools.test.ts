@@ -52,7 +52,7 @@ function withResponses(
 }
 
 describe('Gemini simulator: function calling', () => {
-  it('calls the function named by the directive, with STOP as the finish reason (pitfall #5) and no id', async () => {
+  it('calls the function named by the directive, with STOP as the finish reason (Gemini STOP after tool calls) and no id', async () => {
     const { body } = await call(
       'gemini-2.5-flash',
       'generateContent',
@@ -147,7 +147,8 @@ describe('Gemini simulator: thinking and thought signatures', () => {
     expect(thought).toMatchObject({ thought: true, text: expect.stringMatching(/^Thinking about "Explain tides"\./) });
     expect(answer?.thoughtSignature).toBeDefined(); // no calls: the last part is signed
     const usage = shown.body.usageMetadata ?? {};
-    // Thoughts are beside the candidates, and inside the total (pitfall #4).
+    // Thoughts are beside the candidates, and inside the total
+    // (docs/protocols/translation.md#gemini-thoughts-count-as-output).
     expect(usage['totalTokenCount']).toBe(
       (usage['promptTokenCount'] as number) + (usage['candidatesTokenCount'] as number) + thoughts,
     );
@@ -186,7 +187,7 @@ describe('Gemini simulator: thinking and thought signatures', () => {
     expect(textOf(followUp.body)).toMatch(/^Tool results:/);
   });
 
-  it('refuses a Gemini 3 call replayed without its thought signature (pitfall #12)', async () => {
+  it('refuses a Gemini 3 call replayed without its thought signature (Gemini thought signatures on calls)', async () => {
     const request = ask('Lisbon? [[sim tool=get_weather]]');
     const first = await call('gemini-3-pro-preview', 'generateContent', request);
     const unsigned = partsOf(first.body).map(({ thoughtSignature: _dropped, ...part }) => part);
@@ -217,7 +218,7 @@ describe('Gemini simulator: thinking and thought signatures', () => {
     ).toBe(200);
   });
 
-  it('refuses a foreign signature, or one moved onto a different call (pitfall #11)', async () => {
+  it('refuses a foreign signature, or one moved onto a different call (reasoning replayed only to its vendor)', async () => {
     const request = ask('Lisbon? [[sim tool=get_weather]]');
     const first = await call('gemini-3-pro-preview', 'generateContent', request);
     const [part] = partsOf(first.body);

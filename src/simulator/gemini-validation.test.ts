@@ -97,7 +97,7 @@ describe('Gemini simulator: request validation', () => {
     );
   });
 
-  it('needs one function response per call of the preceding model turn, in one user content (pitfall #13)', async () => {
+  it('needs one function response per call of the preceding model turn, in one user content (one Gemini function response per call)', async () => {
     const message =
       'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
     expect(
@@ -124,7 +124,7 @@ describe('Gemini simulator: request validation', () => {
     );
   });
 
-  it("needs each function response to carry its function's name (pitfall #14)", async () => {
+  it("needs each function response to carry its function's name (Gemini function response names)", async () => {
     const unnamed = { role: 'user', parts: [{ functionResponse: { response: { output: 'ok' } } }] };
     expect(await refusal({ contents: [user, callTurn('get_weather'), unnamed], tools: TOOLS })).toBe(
       '* GenerateContentRequest.contents[2].parts[0].function_response.name: Name cannot be empty.\n',

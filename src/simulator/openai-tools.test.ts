@@ -76,7 +76,7 @@ describe('OpenAI simulator: tool calls', () => {
     expect(completion.usage?.completion_tokens).toBe(tokens('get_weather') + tokens(args));
   });
 
-  it('streams parallel calls with their own index, arguments in fragments, same as non-stream (pitfall #1)', async () => {
+  it('streams parallel calls with their own index, arguments in fragments, same as non-stream (tool calls numbered per response)', async () => {
     const params = ask('Weather and time in Lisbon? [[sim tool=get_weather,get_time]]');
     const completion = await client.chat.completions.create(params);
     expect(calledNames(completion)).toEqual(['get_weather', 'get_time']);

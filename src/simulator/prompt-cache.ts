@@ -1,7 +1,8 @@
 /**
  * The simulated prompt cache: the `cache-read=` / `cache-write=` directives say how many prompt tokens each
- * vendor reports as cached, so the gateway's billing and its usage plumbing (in streams too, translation.md
- * §12 #3) are testable deterministically, without a real cache whose hits depend on earlier requests.
+ * vendor reports as cached, so the gateway's billing and its usage plumbing (in streams too,
+ * docs/protocols/translation.md#usage-lost-in-streams) are testable deterministically, without a real cache whose hits
+ * depend on earlier requests.
  */
 import type { SimulatorDirectives } from './fault-directives.js';
 

@@ -2,8 +2,10 @@
  * Reasoning signatures the simulator issues and later verifies, like Anthropic's thinking signatures and
  * Gemini's thought signatures: opaque to clients, checkable only by their issuer. Each is an HMAC under a
  * secret drawn once per process, so a signature from another vendor, another simulator process, or over
- * altered content fails verification — exactly the replay mistakes (translation.md §12 #9, #11, #12) the
- * gateway's tests must catch. Within one process they are deterministic, so stream and non-stream agree.
+ * altered content fails verification — exactly the replay mistakes
+ * (docs/protocols/translation.md#signed-thinking-in-tool-loops, #reasoning-replayed-only-to-its-vendor,
+ * #gemini-thought-signatures-on-calls) the gateway's tests must catch. Within one process they are deterministic, so
+ * stream and non-stream agree.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 

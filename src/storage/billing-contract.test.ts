@@ -343,7 +343,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 20_000n, reservedNano: 20_000n });
   });
 
-  describe('key spend limits (issue 24)', () => {
+  describe('key spend limits', () => {
     const MONTH = 2024 * 12 + 9; // NOW is 2024-10-04 UTC
     async function limitedKey(accountNano: bigint, limitNano: bigint, period: 'day' | 'month' | 'total' = 'day') {
       const ids = await fundedAccount(accountNano);

@@ -447,7 +447,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
 
     sweepExpiredReservations: (now, bill, limit = 100) => sweep(now, bill, limit),
 
-    // Holds that grow while their request runs (issue 21): hold-growth.ts.
+    // Holds that grow while their request runs (docs/architecture.md#holds-that-grow): hold-growth.ts.
     ...holdGrowth,
 
     async holds(accountId, day, freeAllowanceTokens) {

@@ -232,8 +232,9 @@ export type SlicePlan =
 /**
  * One more slice of output: free tokens first (only while the account's free counters are today's and the hold
  * took its free tokens today), then money; less than asked when only that is left; refused when not one token is.
- * With a key spend limit (issue 24), the money is the lower of the account's available money and the key's
- * remaining limit, exactly as at admission: the slice's money counts against the key in the same step.
+ * With a key spend limit (docs/architecture.md#key-scopes-and-limits), the money is the lower of the account's
+ * available money and the key's remaining limit, exactly as at admission: the slice's money counts against the key in
+ * the same step.
  */
 export function planSlice(
   account: LockedAccount,

@@ -42,7 +42,9 @@ export interface AdmissionState {
   keySpend?: KeySpendState;
 }
 
-/** A key's spend limit at admission (issue 24): a key limit is money like the balance. */
+/**
+ * A key's spend limit at admission (docs/architecture.md#key-scopes-and-limits): a key limit is money like the balance.
+ */
 export interface KeySpendState {
   limitNano: bigint;
   period: import('../keys/key-permissions.js').SpendPeriod;
@@ -202,7 +204,10 @@ export interface SweepResult {
   settled: number;
 }
 
-/** A request for one more slice of output on a live hold (issue 21): one atomic conditional storage call. */
+/**
+ * A request for one more slice of output on a live hold (docs/architecture.md#holds-that-grow): one atomic conditional
+ * storage call.
+ */
 export interface SliceInput {
   requestId: string;
   accountId: string;

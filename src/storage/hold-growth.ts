@@ -8,10 +8,11 @@ import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
 
 /**
- * Holds that grow while their request runs (issue 21), on the Kysely path of both dialects (SQLite's and
- * PostgreSQL's hot paths replace these with their own statements): the periodic batch that renews holds and writes
- * their checkpoints, and a slice of output granted within the account's money and, for a key with a spend limit
- * (issue 24), the key's remaining limit, in one transaction that locks the account first.
+ * Holds that grow while their request runs (docs/architecture.md#holds-that-grow), on the Kysely path of both dialects
+ * (SQLite's and PostgreSQL's hot paths replace these with their own statements): the periodic batch that renews holds
+ * and writes their checkpoints, and a slice of output granted within the account's money and, for a key with a spend
+ * limit (docs/architecture.md#key-scopes-and-limits), the key's remaining limit, in one transaction that locks the
+ * account first.
  */
 export function createHoldGrowth(
   db: Kysely<Database>,

@@ -5,9 +5,10 @@ import { money } from './money-sql.js';
 import type { Executor } from './transactions.js';
 
 /**
- * A key's spend limit in SQL (issue 24), shared by the Kysely repository (both dialects) and SQLite's hot path;
- * PostgreSQL's one-statement paths write the same rules as CTEs (postgres-hot-path.ts). Every statement here runs
- * inside a transaction that already holds the key's account row: the lock order of design §4.
+ * A key's spend limit in SQL (docs/architecture.md#key-scopes-and-limits), shared by the Kysely repository (both
+ * dialects) and SQLite's hot path; PostgreSQL's one-statement paths write the same rules as CTEs
+ * (postgres-hot-path.ts). Every statement here runs inside a transaction that already holds the key's account row: the
+ * lock order of docs/architecture.md#lock-order.
  */
 
 const MS_PER_DAY = 86_400_000;

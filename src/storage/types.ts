@@ -42,7 +42,10 @@ export interface ApiKeyRecord {
   expiresAt: number | null;
   revokedAt: number | null;
   lastUsedAt: number | null;
-  /** Scopes, model allowlist, spend and rate limits (issue 24); `FULL_PERMISSIONS` for a standard key. */
+  /**
+   * Scopes, model allowlist, spend and rate limits (docs/architecture.md#key-scopes-and-limits); `FULL_PERMISSIONS` for
+   * a standard key.
+   */
   permissions: KeyPermissions;
   /** The spend-limit counters as last written (see `currentPeriodSpend` for the current period's). */
   spend: KeySpendCounters;

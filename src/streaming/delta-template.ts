@@ -1,6 +1,6 @@
 /**
  * The shape of a vendor's text-delta events, learned from one that was parsed, so that the next ones are read
- * without `JSON.parse` (issue 22). A long stream is hundreds to thousands of events that differ only in their
+ * without `JSON.parse`. A long stream is hundreds to thousands of events that differ only in their
  * text: `{"id":"…","object":"chat.completion.chunk",…,"delta":{"content":" word"},"finish_reason":null}]}`.
  * Parsing each into objects cost ~1–1.7 µs per 200-byte event (most of a streamed chunk's CPU after the
  * network); comparing its head and tail with the learned ones and reading the string between them costs ~0.15 µs.

@@ -2,7 +2,7 @@
  * Event streams that hand out, in one call, the events that are ready together: those mapped from one upstream
  * network chunk. A long stream is hundreds to thousands of chunks, and each layer between the vendor's body and
  * the client's socket (mapping, stop sequences, metering, encoding) cost a promise per event when every event
- * was its own `next()` (issue 22); with batches it is one per chunk, and the client gets one write per chunk.
+ * was its own `next()`; with batches it is one per chunk, and the client gets one write per chunk.
  */
 
 /** An async iterator of events that can also give everything it has ready at once. */
@@ -17,7 +17,7 @@ export interface BatchedIterator<T> extends AsyncIterator<T, undefined> {
    * `nextBatch().then(step, onError)`, with `step` run in the callback that made the batch rather than a microtask
    * later: layers that pass it down (each wrapping it in its own synchronous work) cost one microtask per chunk for
    * the whole chain instead of one per layer. In the timed bench each chunk arrives alone and is its own batch, so
-   * those hops were a large part of a chunk's cost (issue 22). `step` must not throw (it returns its failure as a
+   * those hops were a large part of a chunk's cost. `step` must not throw (it returns its failure as a
    * value): a throw would read as a failure of the layer that called it. `onError` gets this iterator's failure,
    * as `nextBatch()`'s rejection would give it.
    */

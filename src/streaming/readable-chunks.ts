@@ -9,7 +9,7 @@ const BODY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, v
  * The chunks of a response body, one `next()` at a time. A Node Readable (undici's body) is read through its
  * `data` events rather than its async iterator: that iterator is an async generator waiting on `readable`
  * events and `read()`, several promises and callbacks per chunk, which on a long stream cost about as much CPU
- * as mapping the chunk (issue 22). Any other async iterable (tests' generators) is iterated as it is.
+ * as mapping the chunk. Any other async iterable (tests' generators) is iterated as it is.
  */
 export function bodyChunks(body: AsyncIterable<Uint8Array>): BodyChunks {
   return body instanceof Readable

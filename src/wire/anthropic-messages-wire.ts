@@ -1,5 +1,5 @@
 /**
- * Wire types of the Anthropic Messages format (../shared/protocols/anthropic-messages.md), shared by the
+ * Wire types of the Anthropic Messages format (docs/protocols/wire-anthropic.md), shared by the
  * client-facing `/v1/messages` protocol and the Anthropic adapter. Only the fields Tollgate reads or writes.
  */
 

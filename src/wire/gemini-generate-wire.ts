@@ -1,5 +1,5 @@
 /**
- * Wire types of the Gemini Developer API v1beta (../shared/protocols/gemini.md), shared by the Gemini adapter
+ * Wire types of the Gemini Developer API v1beta (docs/protocols/wire-gemini.md), shared by the Gemini adapter
  * (src/providers/gemini) and the client-facing protocol (src/protocols/gemini-generate).
  * Only the fields Tollgate writes or reads; everything a response may carry is optional, because the API
  * leaves out empty fields (proto3 JSON) and a mapper must not trust any of them to be present.

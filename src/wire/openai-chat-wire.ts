@@ -1,5 +1,5 @@
 /**
- * Wire types of the OpenAI Chat Completions format (../shared/protocols/openai-chat.md), shared by the
+ * Wire types of the OpenAI Chat Completions format (docs/protocols/wire-openai-chat.md), shared by the
  * client-facing protocol and the OpenAI and DeepSeek adapters. Only the fields Tollgate reads or writes.
  */
 

@@ -149,7 +149,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
     for (const response of responses.filter((candidate) => candidate.status === 403).slice(0, 3)) {
       const body = (await response.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('insufficient_balance');
-      // What the request needed to start, the balance, and what the requests in flight hold (issue 21).
+      // What the request needed to start, the balance, and what the requests in flight hold
+      // (docs/architecture.md#holds-that-grow).
       expect(body.error.message).toMatch(
         /^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|No request of the account is in flight)\./,
       );
@@ -157,7 +158,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
     const state = (await harness.gateway.storage.billing.balance(accountId))!;
     expect(state.balanceNano >= 0n).toBe(true);
     expect(state.reservedNano).toBe(0n);
-    // Served whole, or cut as a length stop where the balance refused the rest of the reply (issue 21).
+    // Served whole, or cut as a length stop where the balance refused the rest of the reply
+    // (docs/architecture.md#holds-that-grow).
     const replies = await Promise.all(
       responses
         .filter((response) => response.status === 200)

@@ -539,7 +539,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(disabled.json.account).toMatchObject({ id: user.accountId, disabled: true });
       await expect(chat(secret)).rejects.toMatchObject({ status: 401 });
       expect((await user.client.get('/api/overview')).status).toBe(401);
-      // With the right password, the user is told the account is disabled (issue 23), not that the password is wrong.
+      // With the right password, the user is told the account is disabled, not that the password is wrong.
       expect((await client().login(user.email, PASSWORD)).json.error.code).toBe('account_disabled');
 
       const enabled = await operator.post(`/api/admin/accounts/${user.accountId}/disabled`, { disabled: false });

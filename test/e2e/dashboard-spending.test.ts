@@ -6,7 +6,7 @@ import { DashboardClient, PASSWORD, uniqueEmail } from '../helpers/dashboard-cli
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**
- * Spending a user can read (issue 23): ledger rows for usage say the model, tokens and key and link to the request;
+ * Spending a user can read: ledger rows for usage say the model, tokens and key and link to the request;
  * the usage page filters by key and by model; every figure adds up (running balance = previous balance + amount).
  */
 describe('dashboard spending', () => {

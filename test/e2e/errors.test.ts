@@ -32,7 +32,7 @@ function expectOpenAIError(json: any, type: string): void {
   expect(typeof json.error.message).toBe('string');
 }
 
-describe('errors in the OpenAI shape (spec §7)', () => {
+describe('errors in the OpenAI shape', () => {
   it('unknown model → 400 naming the value and listing the valid ids', async () => {
     const { status, json } = await post(JSON.stringify({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] }));
     expect(status).toBe(400);

@@ -1,7 +1,7 @@
 /**
- * Holds that grow with the reply (issue 21), on SQLite and on the real PostgreSQL: a small balance runs many
- * requests at once; a reply the balance cannot pay for ends as a length stop in the client's protocol, billed for
- * what was delivered, never below zero; the vendor's overrun is counted on the usage record.
+ * Holds that grow with the reply (docs/architecture.md#holds-that-grow), on SQLite and on the real PostgreSQL: a small
+ * balance runs many requests at once; a reply the balance cannot pay for ends as a length stop in the client's
+ * protocol, billed for what was delivered, never below zero; the vendor's overrun is counted on the usage record.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';

@@ -1,8 +1,9 @@
 /**
- * Key scopes and limits (issue 24) where they meet the other features of the integration, on SQLite and on the real
- * PostgreSQL: a key's spend limit against holds that grow a slice at a time (issue 21), and the scopes and model
- * allowlists on the Responses API and Google's routes. The real gateway over loopback, the simulator upstream, the
- * official OpenAI SDK where it has the call, raw HTTP in Google's and Anthropic's shapes elsewhere.
+ * Key scopes and limits (docs/architecture.md#key-scopes-and-limits) where they meet the other features of the
+ * integration, on SQLite and on the real PostgreSQL: a key's spend limit against holds that grow a slice at a time
+ * (docs/architecture.md#holds-that-grow), and the scopes and model allowlists on the Responses API and Google's routes.
+ * The real gateway over loopback, the simulator upstream, the official OpenAI SDK where it has the call, raw HTTP in
+ * Google's and Anthropic's shapes elsewhere.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

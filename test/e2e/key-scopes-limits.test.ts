@@ -1,6 +1,7 @@
 /**
- * Keys with scopes and limits (issue 24), end to end on both backends: the real gateway over loopback, the
- * official OpenAI and Anthropic SDKs as callers, the simulator upstream, real SQLite and PostgreSQL.
+ * Keys with scopes and limits (docs/architecture.md#key-scopes-and-limits), end to end on both backends: the real
+ * gateway over loopback, the official OpenAI and Anthropic SDKs as callers, the simulator upstream, real SQLite and
+ * PostgreSQL.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -399,8 +400,9 @@ describe('free-allowance tokens do not count against a key money limit', () => {
       max_completion_tokens: 50,
     });
     expect((reply.usage as { cost_nano_usd?: string }).cost_nano_usd).toBe('0');
-    // A long reply: its hold grows a slice at a time (issue 21), from the free allowance while there is one; the
-    // slice that would need money is refused by the key's $0 limit, so the reply ends as a length stop, free.
+    // A long reply: its hold grows a slice at a time (docs/architecture.md#holds-that-grow), from the free allowance
+    // while there is one; the slice that would need money is refused by the key's $0 limit, so the reply ends as a
+    // length stop, free.
     const long = await client.chat.completions.create({
       model: 'beta-5.4',
       messages: [{ role: 'user', content: 'At length [[sim words=6000]]' }],

@@ -29,7 +29,7 @@ function chat(baseUrl: string, key: string): Promise<Response> {
   });
 }
 
-describe('rate limits per key (spec §8: 100 requests per minute on the standard tier)', () => {
+describe('rate limits per key (100 requests per minute on the standard tier)', () => {
   it('150 requests at once: exactly 100 admitted, 50 refused with retry-after; another key of the account unaffected', async () => {
     const { key, accountId } = await harness.createAccountWithKey();
     const responses = await Promise.all(Array.from({ length: 150 }, () => chat(harness.gateway.url, key)));

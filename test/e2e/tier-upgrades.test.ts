@@ -6,9 +6,10 @@ import { DashboardClient, PASSWORD, uniqueEmail } from '../helpers/dashboard-cli
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**
- * Self-serve tier upgrades (issue 23, spec §8) over real HTTP: bought from the balance with a `tier` ledger entry
- * (never overdrawing), reached automatically by total payments, renewed or lapsing at the end of the period, the
- * operator's tier a floor, and the new limit in force on the next request on another instance of the same store.
+ * Self-serve tier upgrades (docs/architecture.md#rate-limits-and-tiers) over real HTTP: bought from the balance with a
+ * `tier` ledger entry (never overdrawing), reached automatically by total payments, renewed or lapsing at the end of
+ * the period, the operator's tier a floor, and the new limit in force on the next request on another instance of the
+ * same store.
  */
 const DAY_MS = 86_400_000;
 const TIERS_YAML = `

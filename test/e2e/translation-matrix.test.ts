@@ -142,7 +142,7 @@ describe.each(FAMILY_MODELS)('%s: tool loops and images', (model) => {
     expect(second.content.map((block) => (block.type === 'text' ? block.text : '')).join('')).toContain(TOOL_RESULT);
   });
 
-  it('parallel tool calls keep their own arguments through both clients (pitfall §12 #1)', async () => {
+  it('parallel tool calls keep their own arguments through both clients (tool calls numbered per response)', async () => {
     const content = 'Weather in two places [[sim tool=get_weather,get_weather]]';
     const viaOpenAI = await openai.chat.completions
       .stream({ model, messages: [{ role: 'user', content }], tools: [WEATHER_TOOL_OPENAI] })
@@ -294,7 +294,7 @@ describe('reasoning across formats', () => {
     expect(viaAnthropic.content[0]).toMatchObject({ type: 'thinking', signature: 'tg1.deepseek.' });
   });
 
-  it('alpha thinking + tools: signed thinking blocks survive the round trip (pitfalls §12 #9, #11)', async () => {
+  it('alpha thinking + tools: signed thinking blocks survive the round trip (signed thinking in tool loops, reasoning replayed only to its vendor)', async () => {
     const params = {
       model: 'alpha-sonnet-5',
       max_tokens: 4000,
@@ -315,7 +315,7 @@ describe('reasoning across formats', () => {
     expect(second.content.map((block) => (block.type === 'text' ? block.text : '')).join('')).toContain(TOOL_RESULT);
   });
 
-  it('gamma 3.x tool loop through an OpenAI client keeps the thought signature (pitfall §12 #12)', async () => {
+  it('gamma 3.x tool loop through an OpenAI client keeps the thought signature (Gemini thought signatures on calls)', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'user', content: 'Weather in Faro? [[sim tool=get_weather]]' },
     ];

@@ -1,6 +1,6 @@
 /**
  * Requests no route serves, over real HTTP: each answered with JSON in the shape of the protocol its path belongs
- * to (issue 20's hostile-input findings: GET/PUT /v1/messages answered 404 in OpenAI's shape, DELETE /v1/messages
+ * to (hostile-input findings: GET/PUT /v1/messages answered 404 in OpenAI's shape, DELETE /v1/messages
  * 400 invalid_json, a request without Host Node's bare 400, `Expect: 999-x` a bare 417).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

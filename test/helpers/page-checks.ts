@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 
 /**
- * Checks every dashboard page gets in the Chromium suite (issue 23): nothing clipped or spilling unseen, and no
+ * Checks every dashboard page gets in the Chromium suite: nothing clipped or spilling unseen, and no
  * serious or critical accessibility violation by axe-core.
  */
 

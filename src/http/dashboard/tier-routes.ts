@@ -33,7 +33,10 @@ export function presentTierStatus(status: TierStatus) {
   };
 }
 
-/** `GET /api/tiers`, `POST /api/tiers/buy`, `POST /api/tiers/renewal`: the user's own tier, self-serve (spec §8). */
+/**
+ * `GET /api/tiers`, `POST /api/tiers/buy`, `POST /api/tiers/renewal`: the user's own tier, self-serve
+ * (docs/architecture.md#rate-limits-and-tiers).
+ */
 export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/tiers', async (request) => presentTierStatus(await deps.tierUpgrades.status(currentAccount(request).id)));
 

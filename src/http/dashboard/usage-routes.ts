@@ -15,7 +15,7 @@ import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
-/** `keyId` and `model`: one key's or one model's usage only (issue 24: usage filtered by key; the dashboard's filters). */
+/** `keyId` and `model`: one key's or one model's usage only (usage filtered by key: the dashboard's filters). */
 const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
 const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), ...filterFields });
 const pageQuery = z.object({

@@ -128,7 +128,8 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
   const reasoning = decodeReasoning(input.thinking, input.output_config);
   if (reasoning !== undefined) request.reasoning = reasoning;
   const format = input.output_config?.format;
-  // The schema travels unchanged (translation.md §14.2); `output` names it for vendors that want a name.
+  // The schema travels unchanged (docs/protocols/translation.md#structured-output); `output` names it for vendors that
+  // want a name.
   if (format !== undefined && format !== null)
     request.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema };
   return request;

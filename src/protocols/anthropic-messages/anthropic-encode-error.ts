@@ -1,7 +1,7 @@
 import type { GatewayError } from '../../canonical/errors.js';
 import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
 
-/** A gateway error in Anthropic's shape (anthropic-messages.md §5). */
+/** A gateway error in Anthropic's shape (docs/protocols/wire-anthropic.md#errors). */
 export function renderAnthropicError(error: GatewayError): AnthropicErrorBody {
   const body: AnthropicErrorBody = {
     type: 'error',

@@ -33,7 +33,8 @@ const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {
 };
 
 export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUse: boolean): AnthropicStopReason {
-  // A reply that holds a tool_use block must say tool_use, whatever the vendor said (translation.md §3).
+  // A reply that holds a tool_use block must say tool_use, whatever the vendor said
+  // (docs/protocols/translation.md#stop-reasons-and-finish-reasons).
   if (hasToolUse && (reason === null || reason === 'stop' || reason === 'tool-calls' || reason === 'other'))
     return 'tool_use';
   return reason === null ? 'end_turn' : STOP_REASONS[reason];
@@ -94,7 +95,10 @@ export function toolInput(argumentsJson: string): unknown {
   }
 }
 
-/** Ids from other vendors may hold characters Anthropic clients refuse to send back (pitfall §12 #18). */
+/**
+ * Ids from other vendors may hold characters Anthropic clients refuse to send back
+ * (docs/protocols/translation.md#tool-ids-anthropic-refuses).
+ */
 export function anthropicToolId(id: string): string {
   return id.replace(/[^a-zA-Z0-9_-]/g, '_');
 }

@@ -51,7 +51,7 @@ function fold(frames: Frame[]) {
 }
 
 describe('AnthropicStreamEncoder', () => {
-  it('writes interleaved parallel tool calls as whole sequential blocks (pitfall §12 #2)', () => {
+  it('writes interleaved parallel tool calls as whole sequential blocks (interleaved tool-call deltas)', () => {
     const { frames } = encode([
       { type: 'response-start', id: 'x', model: 'gpt', created: 1 },
       { type: 'text-start', blockId: 'text-1' },
@@ -116,7 +116,7 @@ describe('AnthropicStreamEncoder', () => {
     });
   });
 
-  it('never writes an empty text block (pitfall §12 #8)', () => {
+  it('never writes an empty text block (empty text blocks)', () => {
     const { frames } = encode([
       { type: 'response-start', id: 'x', model: 'gpt', created: 1 },
       { type: 'text-start', blockId: 't' },
@@ -167,7 +167,7 @@ describe('AnthropicStreamEncoder', () => {
     expect(anthropic[0]).toMatchObject({ signature: 'EqQBCgIYAhIM' });
   });
 
-  it('holds message_delta until the end, whatever order finish and usage arrive in (pitfall §12 #20)', () => {
+  it('holds message_delta until the end, whatever order finish and usage arrive in (usage after the finish chunk)', () => {
     const { frames } = encode([
       { type: 'text-start', blockId: 't' },
       { type: 'text-delta', blockId: 't', text: 'Hi' },

@@ -37,13 +37,15 @@ function deltaFrame(index: number, delta: string): string {
 }
 
 /**
- * Canonical events → the Anthropic SSE event sequence (anthropic-messages.md §4, translation.md §8.2).
+ * Canonical events → the Anthropic SSE event sequence (docs/protocols/wire-anthropic.md#stream,
+ * docs/protocols/translation.md#canonical-events-to-an-anthropic-stream).
  *
  * Anthropic clients require blocks one after another: start, deltas, stop, then the next. Some vendors
  * interleave (OpenAI streams parallel tool calls' arguments side by side), so a block that starts while
  * another is open is held back, whole, until the open one stops, and is then written at the next index.
  * Text and thinking blocks start lazily at their first delta, so an empty block never reaches the client.
- * `message_delta` waits for the end: vendors send usage after the finish (pitfall §12 #20).
+ * `message_delta` waits for the end: vendors send usage after the finish
+ * (docs/protocols/translation.md#usage-after-the-finish-chunk).
  */
 export class AnthropicStreamEncoder {
   private readonly blocks = new Map<string, BlockState>();

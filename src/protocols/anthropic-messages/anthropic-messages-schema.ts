@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
- * Validation of the Anthropic Messages request (anthropic-messages.md §2). Rules the real API enforces are
- * enforced here too, so a client sees the same 400 whichever vendor serves the model.
+ * Validation of the Anthropic Messages request (docs/protocols/wire-anthropic.md#request). Rules the real API enforces
+ * are enforced here too, so a client sees the same 400 whichever vendor serves the model.
  */
 
 const MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;

@@ -2,8 +2,8 @@ import type { GatewayError } from '../../canonical/errors.js';
 import type { GeminiErrorBody, GeminiErrorDetail } from '../../wire/gemini-generate-wire.js';
 
 /**
- * google.rpc status names by HTTP status (gemini-ingress.md §5). The HTTP status of the reply is the catalog's,
- * and `code` repeats it, as Google does.
+ * google.rpc status names by HTTP status (docs/protocols/wire-gemini.md#error-bodies-to-clients). The HTTP status of
+ * the reply is the catalog's, and `code` repeats it, as Google does.
  */
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'INVALID_ARGUMENT',

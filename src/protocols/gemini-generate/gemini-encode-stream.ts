@@ -19,8 +19,8 @@ import { packReasoning } from './gemini-reasoning-carrier.js';
 export type GeminiStreamFraming = 'sse' | 'json-array';
 
 /**
- * Canonical events → `streamGenerateContent` chunks (gemini-ingress.md §4): each chunk a whole
- * `GenerateContentResponse` holding only the new parts, with `responseId` and `modelVersion` repeated.
+ * Canonical events → `streamGenerateContent` chunks (docs/protocols/wire-gemini.md#stream-output-rules): each chunk a
+ * whole `GenerateContentResponse` holding only the new parts, with `responseId` and `modelVersion` repeated.
  *
  * - The last chunk carries `finishReason` and `usageMetadata`, and it must hold parts: @google/genai's chat drops a
  *   turn from its history when any chunk has a candidate without parts, and Gemini CLI rejects a stream that

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
- * Validation of Google's `GenerateContentRequest` and `CountTokensRequest` as clients send them (gemini.md §2,
- * gemini-ingress.md; @google/genai 3.3's `.d.ts`). Shapes only; the rules between fields (one data field per part,
- * a functionResponse answering a call, candidateCount) are the decoder's, which names the field at fault.
- * Objects are loose: Google adds fields often, and an unknown one is reported by the decoder, not refused here.
+ * Validation of Google's `GenerateContentRequest` and `CountTokensRequest` as clients send them
+ * (docs/protocols/wire-gemini.md#request, docs/protocols/wire-gemini.md#serving-gemini-clients; @google/genai 3.3's
+ * `.d.ts`). Shapes only; the rules between fields (one data field per part, a functionResponse answering a call,
+ * candidateCount) are the decoder's, which names the field at fault. Objects are loose: Google adds fields often, and
+ * an unknown one is reported by the decoder, not refused here.
  */
 
 const jsonObject = z.record(z.string(), z.unknown());

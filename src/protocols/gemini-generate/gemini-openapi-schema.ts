@@ -1,9 +1,9 @@
 /**
  * Google's `Schema` (the OpenAPI 3.0 subset of `parameters` and `responseSchema`) → JSON Schema, the canonical
- * form every adapter takes (translation.md §5.1). The differences: upper-case type names (`OBJECT`), `nullable`
- * instead of a `null` type, and `propertyOrdering`, which only orders keys (JSON Schema keeps the key order
- * already). Everything else has the same name and meaning in both. Recursion is bounded by the JSON body's
- * depth limit (json-body-parser.ts), so a hostile schema cannot overflow the stack.
+ * form every adapter takes (docs/protocols/translation.md#tool-definitions). The differences: upper-case type names
+ * (`OBJECT`), `nullable` instead of a `null` type, and `propertyOrdering`, which only orders keys (JSON Schema keeps
+ * the key order already). Everything else has the same name and meaning in both. Recursion is bounded by the JSON
+ * body's depth limit (json-body-parser.ts), so a hostile schema cannot overflow the stack.
  */
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
- * Validation of the OpenAI chat-completions request (openai-chat.md §2). Fields the canonical model has no
- * slot for are accepted as they are and travel as extensions to OpenAI-native upstreams.
+ * Validation of the OpenAI chat-completions request (docs/protocols/wire-openai-chat.md#request). Fields the canonical
+ * model has no slot for are accepted as they are and travel as extensions to OpenAI-native upstreams.
  */
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });

@@ -7,8 +7,9 @@ import { encodeOpenAIError } from './openai-encode-error.js';
 import { encodeOpenAIUsage } from './openai-encode-usage.js';
 
 /**
- * Canonical events → OpenAI `chat.completion.chunk` SSE frames (openai-chat.md §4): the role chunk first,
- * content / tool-call chunks, the finish chunk, the usage chunk when the client asked for it, `[DONE]` last.
+ * Canonical events → OpenAI `chat.completion.chunk` SSE frames (docs/protocols/wire-openai-chat.md#stream): the role
+ * chunk first, content / tool-call chunks, the finish chunk, the usage chunk when the client asked for it, `[DONE]`
+ * last.
  */
 export class OpenAIChatStreamEncoder {
   private readonly prefix: string;

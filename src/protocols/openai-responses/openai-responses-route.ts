@@ -23,9 +23,9 @@ import { ResponsesStreamEncoder } from './responses-encode-stream.js';
 import { pageInputItems, presentStoredResponse, type StoredResponses } from './stored-responses.js';
 
 /**
- * The OpenAI Responses API (openai-responses.md): `POST /v1/responses` on any model of the catalog, through the same
- * pipeline (billing, holds, rate limits, one usage record) as the other two protocols; and the stored responses of
- * an account, `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`. Without a store
+ * The OpenAI Responses API (docs/protocols/wire-openai-responses.md): `POST /v1/responses` on any model of the catalog,
+ * through the same pipeline (billing, holds, rate limits, one usage record) as the other two protocols; and the stored
+ * responses of an account, `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`. Without a store
  * (`stored` undefined) nothing is kept and every id is unknown.
  */
 export function registerOpenAIResponsesRoutes(

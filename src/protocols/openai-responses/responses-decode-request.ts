@@ -45,7 +45,7 @@ export interface ResponsesOptions {
   /** Namespaced tools by the flat name vendors call them by: their calls come back as `{ namespace, name }`. */
   namespacedTools: ReadonlyMap<string, NamespacedToolName>;
   previousResponseId: string | null;
-  /** Request fields the response object repeats (openai-responses.md §4). */
+  /** Request fields the response object repeats (docs/protocols/wire-openai-responses.md#response-object). */
   echo: ResponseEcho;
 }
 

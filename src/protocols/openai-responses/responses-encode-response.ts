@@ -174,7 +174,10 @@ export interface ResponseObjectParts {
   usage: Record<string, unknown> | null;
 }
 
-/** The `response` object (openai-responses.md §4): the request's echo around the output. */
+/**
+ * The `response` object (docs/protocols/wire-openai-responses.md#response-object): the request's echo around the
+ * output.
+ */
 export function responseObject(context: ResponsesContext, parts: ResponseObjectParts): Record<string, unknown> {
   const echo = context.options.echo;
   const outputText = parts.output

@@ -38,9 +38,9 @@ interface ItemState {
 }
 
 /**
- * Canonical events → the Responses SSE event sequence (openai-responses.md §5): `response.created`,
- * `response.in_progress`, per item `output_item.added` … `output_item.done`, then exactly one terminal event
- * (`response.completed`, `response.incomplete`, or `error` + `response.failed`), then `data: [DONE]`.
+ * Canonical events → the Responses SSE event sequence (docs/protocols/wire-openai-responses.md#stream):
+ * `response.created`, `response.in_progress`, per item `output_item.added` … `output_item.done`, then exactly one
+ * terminal event (`response.completed`, `response.incomplete`, or `error` + `response.failed`), then `data: [DONE]`.
  *
  * Text and reasoning items open at their first content (an empty block never becomes an item); `output_index`
  * is given in opening order, so it is dense as the SDK's accumulator requires. Items may interleave (parallel tool

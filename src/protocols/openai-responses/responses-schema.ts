@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
- * Validation of the OpenAI Responses request (openai-responses.md §2, the `ResponseCreateParams` of openai 7.57).
- * The body is loose: fields the gateway does not use are accepted and reported as dropped. Input items are checked
- * one by one by the decoder (their `type` picks the schema), so an unknown item type can be named exactly.
+ * Validation of the OpenAI Responses request (docs/protocols/wire-openai-responses.md#request, the
+ * `ResponseCreateParams` of openai 7.57). The body is loose: fields the gateway does not use are accepted and reported
+ * as dropped. Input items are checked one by one by the decoder (their `type` picks the schema), so an unknown item
+ * type can be named exactly.
  */
 
 const inputText = z.looseObject({ type: z.literal('input_text'), text: z.string() });

@@ -38,9 +38,11 @@ type WireMessage = BuiltAnthropicConversation['messages'][number];
 
 /**
  * Canonical system + messages → Anthropic `system` and `messages`, applying the translation rules that concern the
- * conversation itself: empty text dropped (pitfall 8), messages left empty dropped, same-role runs merged, tool
- * results first in their user message (pitfall 7), tool ids sanitised alike in calls and results (pitfall 18),
- * reasoning replayed only when signed by Anthropic (pitfalls 9 and 11).
+ * conversation itself: empty text dropped (docs/protocols/translation.md#empty-text-blocks), messages left empty
+ * dropped, same-role runs merged, tool results first in their user message
+ * (docs/protocols/translation.md#one-user-message-per-tool-turn), tool ids sanitised alike in calls and results
+ * (docs/protocols/translation.md#tool-ids-anthropic-refuses), reasoning replayed only when signed by Anthropic
+ * (docs/protocols/translation.md#signed-thinking-in-tool-loops, #reasoning-replayed-only-to-its-vendor).
  */
 export function buildAnthropicConversation(
   request: CanonicalRequest,
@@ -188,14 +190,16 @@ function buildToolResult(block: ToolResultBlock, param: string): AnthropicToolRe
     type: 'tool_result',
     tool_use_id: sanitizeAnthropicToolId(block.toolCallId),
   };
-  // An empty result is sent without content: an empty text block would be refused (pitfall 8).
+  // An empty result is sent without content: an empty text block would be refused
+  // (docs/protocols/translation.md#empty-text-blocks).
   if (content.length > 0) result.content = content;
   if (block.isError) result.is_error = true;
   return result;
 }
 
 /**
- * Only reasoning Anthropic signed can go back to Anthropic (pitfall 11): unsigned reasoning and other vendors'
+ * Only reasoning Anthropic signed can go back to Anthropic
+ * (docs/protocols/translation.md#reasoning-replayed-only-to-its-vendor): unsigned reasoning and other vendors'
  * signatures are dropped. Redacted reasoning exists only at Anthropic, so it is kept unless tagged as foreign.
  */
 function buildReasoning(block: ReasoningBlock): AnthropicRequestBlock | undefined {
@@ -208,7 +212,10 @@ function buildReasoning(block: ReasoningBlock): AnthropicRequestBlock | undefine
   return { type: 'thinking', thinking: block.text, signature: block.signature };
 }
 
-/** Anthropic expects every tool_result of a turn before any other content of that user message (pitfall 7). */
+/**
+ * Anthropic expects every tool_result of a turn before any other content of that user message
+ * (docs/protocols/translation.md#one-user-message-per-tool-turn).
+ */
 function toolResultsFirst(content: AnthropicRequestBlock[]): AnthropicRequestBlock[] {
   const results = content.filter((block) => block.type === 'tool_result');
   if (results.length === 0) return content;
@@ -217,7 +224,8 @@ function toolResultsFirst(content: AnthropicRequestBlock[]): AnthropicRequestBlo
 
 /**
  * With thinking on, Anthropic requires the assistant turn holding the latest tool_use to start with its signed
- * thinking (pitfall 9). True when that turn exists and lacks it: the request cannot use thinking as it stands.
+ * thinking (docs/protocols/translation.md#signed-thinking-in-tool-loops). True when that turn exists and lacks it: the
+ * request cannot use thinking as it stands.
  */
 export function lastToolTurnLacksThinking(messages: readonly WireMessage[]): boolean {
   for (let index = messages.length - 1; index >= 0; index--) {

@@ -190,7 +190,7 @@ describe('buildAnthropicRequest: basics', () => {
 });
 
 describe('buildAnthropicRequest: content', () => {
-  it('pitfall 8: empty and whitespace-only text blocks are dropped, and a message left empty is dropped', () => {
+  it('empty text blocks: empty and whitespace-only text blocks are dropped, and a message left empty is dropped', () => {
     const { body } = build({
       system: [{ type: 'text', text: '   ' }],
       messages: [
@@ -221,13 +221,13 @@ describe('buildAnthropicRequest: content', () => {
     ]);
   });
 
-  it('pitfall 8: a request with only empty messages is a 400, never a whitespace filler', () => {
+  it('empty text blocks: a request with only empty messages is a 400, never a whitespace filler', () => {
     const error = thrown(() => build({ messages: [userText('  ')] }));
     expect(error.code).toBe('invalid_request');
     expect(error.param).toBe('messages');
   });
 
-  it('pitfall 8: an empty tool result is sent without content', () => {
+  it('empty text blocks: an empty tool result is sent without content', () => {
     const { body } = build({
       messages: [
         userText('Hi'),
@@ -387,7 +387,7 @@ describe('buildAnthropicRequest: tools', () => {
     ).toMatch(/JSON object/);
   });
 
-  it('pitfall 7: all results of a turn go in one user message, before any text (OpenAI-style history)', () => {
+  it('one user message per tool turn: all results of a turn go in one user message, before any text (OpenAI-style history)', () => {
     const { body } = build({
       tools: [TIME_TOOL],
       messages: [
@@ -421,7 +421,7 @@ describe('buildAnthropicRequest: tools', () => {
     ]);
   });
 
-  it('pitfall 7: tool results placed after text in the same user message are moved first', () => {
+  it('one user message per tool turn: tool results placed after text in the same user message are moved first', () => {
     const { body } = build({
       messages: [
         userText('Hi'),
@@ -462,7 +462,7 @@ describe('buildAnthropicRequest: tools', () => {
     expect(error.param).toBe('messages[2].content[0].content[0]');
   });
 
-  it('pitfall 18: tool ids with characters Anthropic refuses are rewritten alike in calls and results', () => {
+  it('tool ids Anthropic refuses: tool ids with characters Anthropic refuses are rewritten alike in calls and results', () => {
     const { body } = build({
       messages: [
         userText('Hi'),
@@ -514,7 +514,7 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(small.thinking).toEqual({ type: 'enabled', budget_tokens: 4000 });
   });
 
-  it('pitfall 10: with thinking on, a forced tool_choice is downgraded to auto and temperature/top_k/low top_p dropped, all reported', () => {
+  it('forced tool use with thinking: with thinking on, a forced tool_choice is downgraded to auto and temperature/top_k/low top_p dropped, all reported', () => {
     const { body, droppedParameters } = build({
       tools: [TIME_TOOL],
       toolChoice: { type: 'required' },
@@ -535,7 +535,7 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(build({ sampling: { temperature: 1 }, reasoning: { effort: 'low' } }).droppedParameters).toEqual([]);
   });
 
-  it('pitfall 9: signed Anthropic thinking is replayed byte-identical when thinking is on', () => {
+  it('signed thinking in tool loops: signed Anthropic thinking is replayed byte-identical when thinking is on', () => {
     const redacted: ReasoningBlock = {
       type: 'reasoning',
       text: '',
@@ -561,7 +561,7 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(droppedParameters).toEqual([]);
   });
 
-  it('pitfall 9: with thinking off, reasoning blocks are stripped from the history', () => {
+  it('signed thinking in tool loops: with thinking off, reasoning blocks are stripped from the history', () => {
     const { body } = build({
       messages: [
         userText('Q'),
@@ -572,7 +572,7 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'A' }] });
   });
 
-  it('pitfall 9: a tool loop whose last tool turn has no signed thinking turns thinking off (reported) instead of failing', () => {
+  it('signed thinking in tool loops: a tool loop whose last tool turn has no signed thinking turns thinking off (reported) instead of failing', () => {
     const { body, droppedParameters } = build({
       tools: [TIME_TOOL],
       reasoning: { effort: 'medium' },
@@ -589,7 +589,7 @@ describe('buildAnthropicRequest: thinking', () => {
     expect(droppedParameters).toEqual(['reasoning_effort']);
   });
 
-  it('pitfall 11: unsigned reasoning and reasoning signed by another vendor are never replayed', () => {
+  it('reasoning replayed only to its vendor: unsigned reasoning and reasoning signed by another vendor are never replayed', () => {
     const foreign: ReasoningBlock = {
       type: 'reasoning',
       text: 'gemini thoughts',

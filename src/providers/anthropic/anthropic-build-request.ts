@@ -53,8 +53,9 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
         ? 'history'
         : undefined;
   if (thinkingBlocker !== undefined) {
-    // JSON mode needs a forced tool and a tool loop needs the signed thinking of its last turn (pitfall 9):
-    // reasoning only tunes quality, so it gives way rather than the request failing.
+    // JSON mode needs a forced tool and a tool loop needs the signed thinking of its last turn
+    // (docs/protocols/translation.md#signed-thinking-in-tool-loops): reasoning only tunes quality, so it gives way
+    // rather than the request failing.
     thinkingOn = false;
     dropped.push(reasoningParameterName(request));
     conversation = buildAnthropicConversation(request, { replayReasoning: false });
@@ -189,7 +190,8 @@ function buildTools(request: CanonicalRequest): AnthropicTool[] {
 /**
  * Canonical tool choice → Anthropic's. `parallelToolCalls: false` becomes `disable_parallel_tool_use` (which `none`
  * does not take). Without tools there is nothing to choose and the field is left out. With thinking on, a forced
- * choice is refused by Anthropic (pitfall 10): it is downgraded to `auto` and `tool_choice` reported as dropped.
+ * choice is refused by Anthropic (docs/protocols/translation.md#forced-tool-use-with-thinking): it is downgraded to
+ * `auto` and `tool_choice` reported as dropped.
  */
 function buildToolChoice(
   request: CanonicalRequest,

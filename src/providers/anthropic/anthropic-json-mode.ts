@@ -3,9 +3,10 @@ import type { CanonicalRequest } from '../../canonical/request.js';
 import type { AnthropicTool, AnthropicToolChoice } from '../../wire/anthropic-messages-wire.js';
 
 /**
- * `response_format` on Anthropic, which has no JSON mode of its own: the forced-tool technique (translation.md §6).
- * The reply is requested as the input of one extra tool, the model is made to call a tool, and the mappers turn
- * that tool's input back into the reply's text, so the client sees an ordinary JSON text reply.
+ * `response_format` on Anthropic, which has no JSON mode of its own: the forced-tool technique
+ * (docs/protocols/translation.md#structured-output). The reply is requested as the input of one extra tool, the model
+ * is made to call a tool, and the mappers turn that tool's input back into the reply's text, so the client sees an
+ * ordinary JSON text reply.
  */
 export interface JsonModePlan {
   /** The extra tool; the mappers recognise its calls by this name. */

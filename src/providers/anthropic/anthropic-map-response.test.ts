@@ -25,7 +25,7 @@ function fold(events: CanonicalEvent[]): ResponseAccumulator['response'] {
 }
 
 describe('mapAnthropicMessage', () => {
-  it('maps the §3 example: text then a tool call, finish, cache-aware usage', () => {
+  it('maps the documented example reply: text then a tool call, finish, cache-aware usage', () => {
     const events = mapAnthropicMessage(
       message({
         content: [
@@ -165,7 +165,7 @@ describe('mapAnthropicMessage', () => {
   });
 });
 
-describe('anthropicFinishEvent (translation.md §3)', () => {
+describe('anthropicFinishEvent (docs/protocols/translation.md#stop-reasons-and-finish-reasons)', () => {
   it.each([
     ['end_turn', 'stop'],
     ['max_tokens', 'length'],

@@ -9,7 +9,7 @@ export interface AnthropicMappingOptions {
   jsonToolName?: string | undefined;
 }
 
-/** Anthropic `stop_reason` → unified finish reason (translation.md §3). */
+/** Anthropic `stop_reason` → unified finish reason (docs/protocols/translation.md#stop-reasons-and-finish-reasons). */
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
   stop_sequence: 'stop-sequence',

@@ -11,7 +11,8 @@ function sse(events: ReadonlyArray<readonly [string, string]>, lineEnd = '\n'): 
   return events.map(([name, data]) => `event: ${name}${lineEnd}data: ${data}${lineEnd}${lineEnd}`).join('');
 }
 
-// anthropic-messages.md §4, verbatim: a text block, an interleaved ping, a tool call streamed in two pieces.
+// docs/protocols/wire-anthropic.md#stream, verbatim: a text block, an interleaved ping, a tool call streamed in two
+// pieces.
 const TOOL_STREAM = sse([
   [
     'message_start',
@@ -44,8 +45,9 @@ const TOOL_STREAM = sse([
   ['message_stop', '{"type":"message_stop"}'],
 ]);
 
-// Hand-written after §4: signed thinking, redacted thinking, multi-byte text, a tool whose only argument piece is ""
-// and one with no deltas at all, pings anywhere, two cumulative message_deltas (the newer form repeats input counts).
+// Hand-written in the same form: signed thinking, redacted thinking, multi-byte text, a tool whose only
+// argument piece is "" and one with no deltas at all, pings anywhere, two cumulative message_deltas (the newer
+// form repeats input counts).
 const THINKING_EVENTS = [
   [
     'message_start',
@@ -172,7 +174,7 @@ function thrown(fn: () => unknown): GatewayError {
 }
 
 describe('AnthropicStreamMapper', () => {
-  it('maps the §4 stream: ping ignored, block ids by index, the {} placeholder never sent, finish and usage at message_stop', () => {
+  it('maps the documented stream: ping ignored, block ids by index, the {} placeholder never sent, finish and usage at message_stop', () => {
     expect(mapWhole(TOOL_STREAM)).toEqual([
       {
         type: 'response-start',
@@ -263,7 +265,7 @@ describe('AnthropicStreamMapper', () => {
     expect(withoutRaw(fold(mapWhole(THINKING_STREAM)))).toEqual(
       withoutRaw(fold(mapAnthropicMessage(THINKING_MESSAGE, OPTIONS))),
     );
-    // The §4 stream's arguments carry the vendor's spacing; as JSON values both modes agree too.
+    // The documented stream's arguments carry the vendor's spacing; as JSON values both modes agree too.
     const streamed = fold(mapWhole(TOOL_STREAM));
     const whole = fold(
       mapAnthropicMessage(
@@ -414,7 +416,7 @@ describe('AnthropicStreamMapper', () => {
   });
 });
 
-describe('AnthropicStreamMapper, text deltas read by their learned shape (issue 22)', () => {
+describe('AnthropicStreamMapper, text deltas read by their learned shape', () => {
   const delta = (index: number, text: string) =>
     `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}`;
   const events: Array<readonly [string, string]> = [

@@ -237,7 +237,8 @@ export class AnthropicStreamMapper {
         return;
       case 'tool':
         // No argument deltas (a call without arguments): the start block's input is the whole input. The `{}`
-        // placeholder is only ever sent here, never ahead of deltas (translation.md §8.1).
+        // placeholder is only ever sent here, never ahead of deltas
+        // (docs/protocols/translation.md#anthropic-stream-to-canonical-events).
         if (!state.sawArguments) this.toolArguments(state, JSON.stringify(state.startInput ?? {}), out);
         out.push(
           state.asText

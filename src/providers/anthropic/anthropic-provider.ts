@@ -1,23 +1,27 @@
 /**
  * The Anthropic Messages adapter (the alpha family): `POST {baseUrl}/v1/messages` and `/v1/messages/count_tokens`.
  *
- * Policies (translation.md §1–§9, pitfalls of §12):
+ * Policies (docs/protocols/translation.md, its sections cited below):
  * - System: top-level canonical system blocks → `system` text blocks. A system message in mid-conversation stays in
  *   place as Anthropic's own `{role: "system"}` message (`SystemMessageParam`), never merged into a turn.
- * - Messages: empty/whitespace text dropped, a message left empty dropped (pitfall 8); same-role runs merged; in a
- *   user turn every tool_result comes first (pitfall 7); tool ids rewritten to `^[a-zA-Z0-9_-]+$` alike in calls and
- *   results (pitfall 18); participant `name` and image `detail` have no Anthropic field and are left out.
+ * - Messages: empty/whitespace text dropped, a message left empty dropped
+ *   (docs/protocols/translation.md#empty-text-blocks); same-role runs merged; in a user turn every tool_result comes
+ *   first (docs/protocols/translation.md#one-user-message-per-tool-turn); tool ids rewritten to `^[a-zA-Z0-9_-]+$`
+ *   alike in calls and results (docs/protocols/translation.md#tool-ids-anthropic-refuses); participant `name` and image
+ *   `detail` have no Anthropic field and are left out.
  * - Content: base64 images must be jpeg/png/gif/webp (`image/jpg` is read as jpeg) or the request is a 400 naming the
  *   part; a PDF sent as an image data URL becomes a `document`. Tool arguments: `""` → `{}`, anything but a JSON
  *   object → 400 naming the message.
  * - Reasoning replay: only Anthropic-signed thinking (and redacted thinking not tagged as foreign) is sent back, and
- *   only when thinking is on for this request (pitfalls 9, 11).
+ *   only when thinking is on for this request (docs/protocols/translation.md#signed-thinking-in-tool-loops,
+ *   #reasoning-replayed-only-to-its-vendor).
  * - Thinking: `budgetTokens` as given, else effort buckets minimal/low 1024, medium 2048, high 4096, xhigh 8192,
  *   max 16384; effort `none` or `enabled: false` → `{type: "disabled"}`; an unknown effort leaves thinking off and
  *   is reported. Thinking is turned off (and `thinking`/`reasoning_effort` reported) when JSON mode needs a forced
- *   tool, or when the last tool-use turn of the history lacks its signed thinking (pitfall 9). With thinking on:
- *   `temperature` (reported unless it was 1), `top_k` and a `top_p` below 0.95 are dropped, and a forced `tool_choice`
- *   is downgraded to `auto` (pitfall 10); each is reported in `droppedParameters`.
+ *   tool, or when the last tool-use turn of the history lacks its signed thinking
+ *   (docs/protocols/translation.md#signed-thinking-in-tool-loops). With thinking on: `temperature` (reported unless it
+ *   was 1), `top_k` and a `top_p` below 0.95 are dropped, and a forced `tool_choice` is downgraded to `auto`
+ *   (docs/protocols/translation.md#forced-tool-use-with-thinking); each is reported in `droppedParameters`.
  * - `max_tokens`: the client's value capped at the model maximum; when absent, min(model maximum, 8192). With thinking
  *   it is raised to budget + 4096 when not above the budget (the budget is lowered instead if the model maximum
  *   forbids it).

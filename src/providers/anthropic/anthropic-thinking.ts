@@ -5,7 +5,10 @@ import type { CanonicalRequest } from '../../canonical/request.js';
  * Anthropic requires `max_tokens` and counts thinking inside it, so both are decided together.
  */
 
-/** LiteLLM's buckets for OpenAI's `reasoning_effort` (translation.md §7); Anthropic's floor is 1024. */
+/**
+ * LiteLLM's buckets for OpenAI's `reasoning_effort` (docs/protocols/translation.md#reasoning); Anthropic's floor is
+ * 1024.
+ */
 const EFFORT_BUDGETS: Readonly<Record<string, number>> = {
   minimal: 1024,
   low: 1024,

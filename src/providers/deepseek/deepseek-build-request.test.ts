@@ -126,7 +126,7 @@ describe('buildDeepSeekRequest: messages', () => {
     expect(() => build({ messages: document })).toThrow(/does not accept documents \(messages\[0\]/);
   });
 
-  it('pitfall 15: successive same-role messages are merged (deepseek-reasoner rejects them)', () => {
+  it('DeepSeek same-role runs: successive same-role messages are merged (deepseek-reasoner rejects them)', () => {
     const messages: CanonicalMessage[] = [
       { role: 'user', content: [{ type: 'text', text: 'First question.' }] },
       { role: 'user', content: [{ type: 'text', text: 'Second question.' }] },
@@ -148,7 +148,7 @@ describe('buildDeepSeekRequest: messages', () => {
     }
   });
 
-  it('pitfall 15: a system prompt and a following system message become one; parallel tool results stay apart', () => {
+  it('DeepSeek same-role runs: a system prompt and a following system message become one; parallel tool results stay apart', () => {
     const { body } = build({
       system: [{ type: 'text', text: 'Be brief.' }],
       messages: [
@@ -188,7 +188,7 @@ describe('buildDeepSeekRequest: messages', () => {
     ]);
   });
 
-  it('pitfall 16: a thinking tool loop replays reasoning_content on every assistant tool-call turn, never as content', () => {
+  it('DeepSeek reasoning in tool loops: a thinking tool loop replays reasoning_content on every assistant tool-call turn, never as content', () => {
     const { body } = build({ messages: TOOL_LOOP }, REASONER);
     expect(body.messages).toEqual([
       { role: 'user', content: 'Weather in Lisbon and Porto?' },
@@ -213,7 +213,7 @@ describe('buildDeepSeekRequest: messages', () => {
     ]);
   });
 
-  it('pitfall 16: tool-call turns before the latest user message keep their reasoning too (DeepSeek V4 rule)', () => {
+  it('DeepSeek reasoning in tool loops: tool-call turns before the latest user message keep their reasoning too (DeepSeek V4 rule)', () => {
     const messages: CanonicalMessage[] = [
       ...TOOL_LOOP,
       {
@@ -236,7 +236,7 @@ describe('buildDeepSeekRequest: messages', () => {
     expect(assistants[2]).toEqual({ role: 'assistant', content: 'Lisbon is warmer.' });
   });
 
-  it('pitfall 16: a tool-call turn whose reasoning the client did not keep gets an empty reasoning_content', () => {
+  it('DeepSeek reasoning in tool loops: a tool-call turn whose reasoning the client did not keep gets an empty reasoning_content', () => {
     const withoutReasoning = TOOL_LOOP.map((message) => ({
       ...message,
       content: message.content.filter((block) => block.type !== 'reasoning'),
@@ -248,7 +248,7 @@ describe('buildDeepSeekRequest: messages', () => {
     ]);
   });
 
-  it('pitfall 16: reasoning from any vendor is replayed as text; redacted reasoning has none to give', () => {
+  it('DeepSeek reasoning in tool loops: reasoning from any vendor is replayed as text; redacted reasoning has none to give', () => {
     const messages: CanonicalMessage[] = [
       { role: 'user', content: [{ type: 'text', text: 'Go.' }] },
       {
@@ -283,7 +283,7 @@ describe('buildDeepSeekRequest: parameters', () => {
     expect(body).not.toHaveProperty('max_completion_tokens');
   });
 
-  it('pitfall 3: a stream always asks for usage', () => {
+  it('usage lost in streams: a stream always asks for usage', () => {
     expect(build({ stream: true }).body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(build().body).not.toHaveProperty('stream_options');
   });

@@ -12,9 +12,9 @@ export interface BuiltDeepSeekRequest {
 const LOGPROB_EXTENSIONS: ReadonlySet<string> = new Set(['logprobs', 'top_logprobs']);
 
 /**
- * Canonical request → DeepSeek chat-completions body (deepseek.md §2). Only fields DeepSeek documents are
- * sent; everything else is left out and reported in `droppedParameters`. The policies are listed at the top
- * of `deepseek-provider.ts`.
+ * Canonical request → DeepSeek chat-completions body (docs/protocols/wire-deepseek.md#request). Only fields DeepSeek
+ * documents are sent; everything else is left out and reported in `droppedParameters`. The policies are listed at the
+ * top of `deepseek-provider.ts`.
  */
 export function buildDeepSeekRequest(request: CanonicalRequest, upstreamModel: string): BuiltDeepSeekRequest {
   const thinking = resolveDeepSeekThinking(request, upstreamModel);

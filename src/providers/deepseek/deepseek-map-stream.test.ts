@@ -6,7 +6,8 @@ import type { OpenAIChatCompletion, OpenAIUsage } from '../../wire/openai-chat-w
 import { mapOpenAIResponse, mapOpenAIUsage } from '../openai/openai-map-response.js';
 import { OpenAIStreamMapper } from '../openai/openai-map-stream.js';
 
-// DeepSeek replies are read by the OpenAI mappers; these fixtures are hand-written from deepseek.md §3–§4.
+// DeepSeek replies are read by the OpenAI mappers; these fixtures are hand-written from
+// docs/protocols/wire-deepseek.md#response, #stream.
 
 const REASONER_USAGE: OpenAIUsage = {
   prompt_tokens: 20,
@@ -164,7 +165,7 @@ describe('DeepSeek stream and response mapping', () => {
     expect(usage).toMatchObject({ inputTokens: 8, cacheReadTokens: 12 });
   });
 
-  it('pitfall 1: parallel tool calls stay separate calls, keyed by their index', () => {
+  it('tool calls numbered per response: parallel tool calls stay separate calls, keyed by their index', () => {
     const response = fold(mapStream(TOOL_STREAM));
     expect(response.content).toEqual([
       { type: 'reasoning', text: 'Both cities are needed.' },
@@ -174,7 +175,7 @@ describe('DeepSeek stream and response mapping', () => {
     expect(response.finishReason).toBe('tool-calls');
   });
 
-  it('pitfall 3: usage with cache tokens arriving after the finish chunk is carried through the stream', () => {
+  it('usage lost in streams: usage with cache tokens arriving after the finish chunk is carried through the stream', () => {
     expect(fold(mapStream(TOOL_STREAM)).usage).toMatchObject({
       inputTokens: 132,
       cacheReadTokens: 768,

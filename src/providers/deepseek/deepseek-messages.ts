@@ -28,17 +28,18 @@ export interface DeepSeekMessageOptions {
  * Canonical conversation → DeepSeek messages. Built from the OpenAI message builder (same wire dialect), then:
  *
  * - text parts are flattened into one string per message, joined by "\n": array content has been rejected by
- *   DeepSeek (deepseek.md §2); images and documents are refused with a 400, since DeepSeek's chat models are
- *   text-only;
+ *   DeepSeek (docs/protocols/wire-deepseek.md#request); images and documents are refused with a 400, since DeepSeek's
+ *   chat models are text-only;
  * - reasoning is replayed as `reasoning_content` on every assistant **tool-call** turn when the request thinks
- *   (pitfall 16): DeepSeek's thinking mode answers 400 when a tool-call turn of the history lacks it, and
- *   since V4 that holds for the whole history, not only after the latest user message. A tool-call turn with
- *   no reasoning (an OpenAI client that did not echo it) gets `""`, which satisfies the check. DeepSeek has no
- *   signatures, so any vendor's reasoning text may be replayed. Plain answer turns never carry it: DeepSeek
- *   ignores it there, and the first `deepseek-reasoner` answered 400. Reasoning never becomes `content`;
- * - runs of same-role messages are merged (pitfall 15): `deepseek-reasoner` rejects successive user or
- *   assistant messages, and merging is harmless for every model, so it is always done. Tool messages are
- *   never merged (each answers its own call).
+ *   (docs/protocols/translation.md#deepseek-reasoning-in-tool-loops): DeepSeek's thinking mode answers 400 when a
+ *   tool-call turn of the history lacks it, and since V4 that holds for the whole history, not only after the latest
+ *   user message. A tool-call turn with no reasoning (an OpenAI client that did not echo it) gets `""`, which satisfies
+ *   the check. DeepSeek has no signatures, so any vendor's reasoning text may be replayed. Plain answer turns never
+ *   carry it: DeepSeek ignores it there, and the first `deepseek-reasoner` answered 400. Reasoning never becomes
+ *   `content`;
+ * - runs of same-role messages are merged (docs/protocols/translation.md#deepseek-same-role-runs): `deepseek-reasoner`
+ *   rejects successive user or assistant messages, and merging is harmless for every model, so it is always done. Tool
+ *   messages are never merged (each answers its own call).
  */
 export function buildDeepSeekMessages(request: CanonicalRequest, options: DeepSeekMessageOptions): DeepSeekMessage[] {
   rejectNonTextContent(request.messages, options.publicModel);

@@ -104,7 +104,8 @@ describe('DeepSeekProvider', () => {
   it('posts to /chat/completions with a bearer key and reads a JSON reply preceded by keep-alive blank lines', async () => {
     reply = (response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'x-ds-trace-id': 'trace-42' });
-      // Under load DeepSeek sends blank lines while the reply is being generated (deepseek.md §4).
+      // Under load DeepSeek sends blank lines while the reply is being generated
+      // (docs/protocols/wire-deepseek.md#stream).
       response.write('\n\n');
       response.end(
         JSON.stringify({

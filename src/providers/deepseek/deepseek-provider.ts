@@ -2,7 +2,8 @@
  * The DeepSeek adapter (the delta family: `deepseek-v4-flash`, `deepseek-reasoner`). DeepSeek speaks the OpenAI
  * chat-completions dialect, so replies are read by the OpenAI mappers; only the request and the errors differ.
  *
- * Policies (deepseek.md, translation.md §1–§9, pitfalls 15 and 16):
+ * Policies (docs/protocols/wire-deepseek.md, docs/protocols/translation.md#deepseek-same-role-runs,
+ * #deepseek-reasoning-in-tool-loops):
  * - Content: text parts flattened into one string per message ("\n"); images and documents → 400
  *   `unsupported_parameter` naming the message. System prompts are `system` messages.
  * - Same-role runs are merged for every model (the reasoner rejects them; harmless elsewhere). Tool messages

@@ -3,10 +3,10 @@ import type { CanonicalRequest } from '../../canonical/request.js';
 /**
  * Whether a DeepSeek request runs in thinking mode, and the body fields that say so.
  *
- * DeepSeek has two ways in (deepseek.md §2, api-docs "Thinking Mode"): the `deepseek-reasoner` model id always
- * thinks, and the newer model ids (`deepseek-v4-flash` …) take a `thinking: {type: enabled|disabled}` switch plus
- * `reasoning_effort` (low / high / max). The rest of the request depends on the answer: thinking mode ignores the
- * sampling parameters, rejects logprobs, and needs the reasoning of earlier tool-call turns replayed.
+ * DeepSeek has two ways in (docs/protocols/wire-deepseek.md#request, api-docs "Thinking Mode"): the `deepseek-reasoner`
+ * model id always thinks, and the newer model ids (`deepseek-v4-flash` …) take a `thinking: {type: enabled|disabled}`
+ * switch plus `reasoning_effort` (low / high / max). The rest of the request depends on the answer: thinking mode
+ * ignores the sampling parameters, rejects logprobs, and needs the reasoning of earlier tool-call turns replayed.
  */
 export interface DeepSeekThinking {
   enabled: boolean;
@@ -32,7 +32,10 @@ const EFFORTS: Readonly<Record<string, DeepSeekEffort>> = {
   max: 'max',
 };
 
-/** Anthropic's `budget_tokens` has no DeepSeek equivalent: bucketed onto a tier (translation.md §7). */
+/**
+ * Anthropic's `budget_tokens` has no DeepSeek equivalent: bucketed onto a tier
+ * (docs/protocols/translation.md#reasoning).
+ */
 const LOW_EFFORT_BUDGET_LIMIT = 2048;
 
 /** `deepseek-reasoner` (R1 and its successors) thinks whatever the request says; there is no switch to send. */

@@ -12,21 +12,24 @@ import { decodeGeminiToolCallId } from './gemini-tool-call-id.js';
 import type { GeminiContent, GeminiPart, GeminiRole } from '../../wire/gemini-generate-wire.js';
 
 /**
- * Canonical system blocks and messages → Gemini `systemInstruction` and `contents` (translation.md §1, §2, §5.3,
- * §5.4). Policies:
+ * Canonical system blocks and messages → Gemini `systemInstruction` and `contents`
+ * (docs/protocols/translation.md#roles-and-system-prompts, #content-parts-and-images, #tool-calls,
+ * #tool-results). Policies:
  * - A system message placed mid-conversation keeps its place as user text under a `[System message]` marker:
  *   hoisting it into `systemInstruction` would make it apply to turns that came before it.
  * - Consecutive same-role contents are merged (Gemini has rejected non-alternating turns).
  * - Each step's tool results become ONE user content holding exactly one `functionResponse` per call of the
- *   preceding model content, in call order (pitfall 13), named after that call (pitfall 14). A call the client
- *   sent no result for gets `{error: …}` so the counts still match; a result answering no call of the preceding
- *   model content is a 400, as Gemini (and Anthropic) would answer.
+ *   preceding model content, in call order (docs/protocols/translation.md#one-gemini-function-response-per-call), named
+ *   after that call (docs/protocols/translation.md#gemini-function-response-names). A call the client sent no result
+ *   for gets `{error: …}` so the counts still match; a result answering no call of the preceding model content is a
+ *   400, as Gemini (and Anthropic) would answer.
  * - `functionResponse.response` is `{output: text}`, or `{error: text}` for a failed tool. The text is not
  *   parsed as JSON even when it is some: the model reads JSON text as well, and parsing would round large
  *   integers and reorder nothing useful. Images of a result follow the response parts as `inlineData`.
  * - Tool-call arguments that are not a JSON object (a reply cut short) are sent as `{_raw: text}`: Gemini needs
  *   an object, and refusing would strand a conversation the model itself produced.
- * - Reasoning is replayed as a thought part only when Gemini signed it; all other reasoning is dropped (pitfall 11).
+ * - Reasoning is replayed as a thought part only when Gemini signed it; all other reasoning is dropped
+ *   (docs/protocols/translation.md#reasoning-replayed-only-to-its-vendor).
  * - Empty text is dropped (Gemini rejects empty parts), and so is a content left without parts.
  */
 
@@ -46,7 +49,10 @@ export interface BuiltGeminiContents {
   droppedParameters: string[];
 }
 
-/** Google's documented stand-in for a signature that was never issued (gemini.md §2.1). */
+/**
+ * Google's documented stand-in for a signature that was never issued
+ * (docs/protocols/wire-gemini.md#parts-and-function-calling).
+ */
 export const PLACEHOLDER_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
 const SYSTEM_MESSAGE_MARKER = '[System message]\n';

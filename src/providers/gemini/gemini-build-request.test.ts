@@ -187,7 +187,7 @@ describe('buildGeminiRequest: tools and tool choice', () => {
   });
 });
 
-describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () => {
+describe('buildGeminiRequest: tool calls and results (Gemini thought signatures on calls, one Gemini function response per call, Gemini function response names)', () => {
   it('sends tool calls as functionCall parts with args as an object ("" → {}, non-object → {_raw})', () => {
     const { body } = buildGeminiRequest(
       request({
@@ -210,7 +210,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     });
   });
 
-  it('pitfall 13: puts all results of a step in ONE user content, exactly one response per call, in call order, before other parts', () => {
+  it('one Gemini function response per call: puts all results of a step in ONE user content, exactly one response per call, in call order, before other parts', () => {
     // The shape an OpenAI client produces: tool messages (here two canonical user messages), then a user message.
     const { body } = buildGeminiRequest(
       request({
@@ -235,7 +235,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     });
   });
 
-  it('pitfall 13: a call the client sent no result for still gets exactly one (error) response', () => {
+  it('one Gemini function response per call: a call the client sent no result for still gets exactly one (error) response', () => {
     const { body } = buildGeminiRequest(
       request({
         messages: [
@@ -254,7 +254,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     ]);
   });
 
-  it('pitfall 14: names each functionResponse after the call with the same tool-call id, never a filler name', () => {
+  it('Gemini function response names: names each functionResponse after the call with the same tool-call id, never a filler name', () => {
     const { body } = buildGeminiRequest(
       request({
         messages: [
@@ -279,7 +279,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
       }),
       FLASH_25,
     );
-    // translation.md §5.4's worked example.
+    // docs/protocols/translation.md#tool-results's worked example.
     expect(body.contents[2]).toEqual({
       role: 'user',
       parts: [
@@ -319,7 +319,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     expect(build).toThrow(/'zzz'/);
   });
 
-  it('pitfall 12: restores thoughtSignature and Gemini’s own call id from the tool-call id, on the call and its response', () => {
+  it('Gemini thought signatures on calls: restores thoughtSignature and Gemini’s own call id from the tool-call id, on the call and its response', () => {
     const signed = encodeGeminiToolCallId({ geminiId: 'fc-7', thoughtSignature: 'CpYBAb4+9vt/sig==' }, 'abc123');
     const unsigned = encodeGeminiToolCallId({}, 'def456');
     const { body } = buildGeminiRequest(
@@ -349,7 +349,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     ]);
   });
 
-  it('pitfall 12: on Gemini 3 a step whose first call has no signature (foreign history) gets the documented placeholder; not on 2.5', () => {
+  it('Gemini thought signatures on calls: on Gemini 3 a step whose first call has no signature (foreign history) gets the documented placeholder; not on 2.5', () => {
     const messages = [
       user(text('go')),
       assistant(call('toolu_1', 'f', '{}'), call('toolu_2', 'f', '{}')),
@@ -362,7 +362,7 @@ describe('buildGeminiRequest: tool calls and results (pitfalls 12, 13, 14)', () 
     expect(gemini25.some((part) => part.thoughtSignature !== undefined)).toBe(false);
   });
 
-  it('pitfall 11: replays reasoning as a thought part only when Gemini signed it; unsigned and foreign reasoning is dropped', () => {
+  it('reasoning replayed only to its vendor: replays reasoning as a thought part only when Gemini signed it; unsigned and foreign reasoning is dropped', () => {
     const { body } = buildGeminiRequest(
       request({
         messages: [

@@ -12,7 +12,9 @@ import type {
 
 export interface BuiltGeminiRequest {
   body: GeminiGenerateContentRequest;
-  /** Client parameters with no Gemini slot, left out (quality-only ones; see translation.md §9). */
+  /**
+   * Client parameters with no Gemini slot, left out (quality-only ones; see docs/protocols/translation.md#parameters).
+   */
   droppedParameters: string[];
 }
 

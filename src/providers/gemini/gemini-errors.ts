@@ -3,7 +3,7 @@ import { parseRetryAfter, upstreamError } from '../upstream-errors.js';
 import type { GeminiError, GeminiErrorBody } from '../../wire/gemini-generate-wire.js';
 
 /**
- * Gemini error bodies (gemini.md §5) → gateway errors, by HTTP status through the shared table
+ * Gemini error bodies (docs/protocols/wire-gemini.md#errors) → gateway errors, by HTTP status through the shared table
  * (`upstreamError`). Two Gemini specifics:
  * - A bad or expired key comes back as 400 INVALID_ARGUMENT with ErrorInfo reason `API_KEY_INVALID`: that is
  *   the gateway's credential failing, so it is mapped as the 401 it means, never as the client's mistake.

@@ -1,9 +1,10 @@
 /**
  * JSON Schema (what OpenAI and Anthropic clients send) as Gemini's JSON-Schema fields take it:
- * `FunctionDeclaration.parametersJsonSchema` and `generationConfig.responseJsonSchema` (gemini.md §2.1, §2.2).
- * These take the schema as written, so nothing a client said about its arguments or its output is lost in a
- * translation to Gemini's older OpenAPI subset (`parameters` / `responseSchema`). Two things the endpoint refuses
- * whichever field carries the schema are handled here:
+ * `FunctionDeclaration.parametersJsonSchema` and `generationConfig.responseJsonSchema`
+ * (docs/protocols/wire-gemini.md#parts-and-function-calling, #generation-config). These take the schema as written, so
+ * nothing a client said about its arguments or its output is lost in a translation to Gemini's older OpenAPI subset
+ * (`parameters` / `responseSchema`). Two things the endpoint refuses whichever field carries the schema are handled
+ * here:
  * - `$schema` (the dialect marker tools generated from zod or pydantic carry) is removed, wherever it appears;
  * - `$ref` to `#/…` (`$defs`, `definitions`) is inlined, with the sibling keywords overriding the target's, and the
  *   definitions left out; a recursive reference is cut to a bare `{type}`.

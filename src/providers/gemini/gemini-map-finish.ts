@@ -1,10 +1,11 @@
 import type { FinishReason } from '../../canonical/events.js';
 
 /**
- * Gemini `finishReason` → canonical finish reason (translation.md §3). Gemini has no "tool call" reason: a reply
- * that called functions ends with STOP, so `sawFunctionCall` (any call in the whole response, whichever chunk
- * carried it: pitfall 5) turns every reason that would read as a plain stop into `tool-calls`. A filter or
- * the token limit still wins: the client must know the reply was cut or blocked.
+ * Gemini `finishReason` → canonical finish reason (docs/protocols/translation.md#stop-reasons-and-finish-reasons).
+ * Gemini has no "tool call" reason: a reply that called functions ends with STOP, so `sawFunctionCall` (any call in the
+ * whole response, whichever chunk carried it: docs/protocols/translation.md#gemini-stop-after-tool-calls) turns every
+ * reason that would read as a plain stop into `tool-calls`. A filter or the token limit still wins: the client must
+ * know the reply was cut or blocked.
  *
  * Policies: RECITATION and LANGUAGE count as content filtering (Portkey reads RECITATION as stop; the reply
  * was withheld for a policy reason, which is what content-filter tells a client). The malformed / unexpected /

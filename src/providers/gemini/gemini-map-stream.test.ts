@@ -21,7 +21,10 @@ function mapperOptions(): GeminiResponseMapperOptions {
   };
 }
 
-/** Hand-written from gemini.md §4: `data: <GenerateContentResponse>` events separated by CRLF blank lines. */
+/**
+ * Hand-written from docs/protocols/wire-gemini.md#stream: `data: <GenerateContentResponse>` events separated by CRLF
+ * blank lines.
+ */
 function sse(chunks: readonly object[]): string {
   return chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\r\n\r\n`).join('');
 }
@@ -141,7 +144,7 @@ describe('GeminiStreamMapper', () => {
     expect(types.filter((type) => type === 'text-start')).toHaveLength(1);
   });
 
-  it('pitfall 4: output counts thoughts beside candidates; input excludes cached tokens; usage is emitted once, the last seen', () => {
+  it('Gemini thoughts count as output: output counts thoughts beside candidates; input excludes cached tokens; usage is emitted once, the last seen', () => {
     const events = mapStream(THOUGHT_STREAM);
     const usages = events.filter((event) => event.type === 'usage');
     expect(usages).toHaveLength(1);
@@ -157,7 +160,7 @@ describe('GeminiStreamMapper', () => {
     expect(events.slice(-2).map((event) => event.type)).toEqual(['usage', 'finish']);
   });
 
-  it('pitfall 1: parallel calls in separate chunks get distinct blocks from a per-response counter', () => {
+  it('tool calls numbered per response: parallel calls in separate chunks get distinct blocks from a per-response counter', () => {
     const response = fold(mapStream(TOOL_STREAM));
     expect(response.content.map((block) => block.type)).toEqual(['text', 'tool-call', 'tool-call']);
     const calls = response.content.filter((block) => block.type === 'tool-call');
@@ -170,13 +173,13 @@ describe('GeminiStreamMapper', () => {
     expect(starts.map((event) => event.blockId)).toEqual(['tool-1', 'tool-2']);
   });
 
-  it('pitfall 5: finishes with tool-calls when STOP arrives in a later, call-free chunk', () => {
+  it('Gemini STOP after tool calls: finishes with tool-calls when STOP arrives in a later, call-free chunk', () => {
     const response = fold(mapStream(TOOL_STREAM));
     expect(response.finishReason).toBe('tool-calls');
     expect(response.rawFinishReason).toBe('STOP');
   });
 
-  it('pitfall 12: the signature of a call (and Gemini’s call id) ride in the tool-call id; unsigned calls get plain minted ids', () => {
+  it('Gemini thought signatures on calls: the signature of a call (and Gemini’s call id) ride in the tool-call id; unsigned calls get plain minted ids', () => {
     const calls = fold(mapStream(TOOL_STREAM)).content.filter((block) => block.type === 'tool-call');
     expect(calls[0]!.id).toMatch(/^call_n\d+__tgsig__[A-Za-z0-9_-]+$/);
     expect(decodeGeminiToolCallId(calls[0]!.id)).toEqual({ thoughtSignature: 'SIG/one+==' });
@@ -312,7 +315,7 @@ describe('mapGeminiResponse (non-stream)', () => {
     );
   });
 
-  it('pitfall 5 without streaming: STOP with calls is tool-calls; the model falls back to the upstream id', () => {
+  it('Gemini STOP after tool calls, without streaming: STOP with calls is tool-calls; the model falls back to the upstream id', () => {
     const events = mapGeminiResponse(
       { candidates: [{ content: { parts: [{ functionCall: { name: 'f', args: { a: 1 } } }] }, finishReason: 'STOP' }] },
       mapperOptions(),

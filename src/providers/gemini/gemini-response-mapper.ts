@@ -30,11 +30,12 @@ export interface GeminiResponseMapperOptions {
  *   another kind of part arrives. A thought part's signature is sent raw as `reasoning-signature` (the client
  *   protocol tags it with its origin); a second signed thought starts a new block so signatures never merge.
  *   A signature on a non-thought text part is dropped: Gemini requires it back only on function calls.
- * - Each `functionCall` is one complete tool-call block, numbered by a per-response counter (pitfall 1: parallel
- *   calls arrive in separate chunks, each at part position 0). Its id carries Gemini's id and signature
- *   (`gemini-tool-call-id.ts`).
+ * - Each `functionCall` is one complete tool-call block, numbered by a per-response counter
+ *   (docs/protocols/translation.md#tool-calls-numbered-per-response: parallel calls arrive in separate chunks, each at
+ *   part position 0). Its id carries Gemini's id and signature (`gemini-tool-call-id.ts`).
  * - `finish` and the latest `usageMetadata` are emitted once, by `end()`, because a call may be seen in a chunk
- *   before the one with the finish reason (pitfall 5) and usage counts become final only on the last chunk.
+ *   before the one with the finish reason (docs/protocols/translation.md#gemini-stop-after-tool-calls) and usage counts
+ *   become final only on the last chunk.
  * - A prompt blocked before any candidate (`promptFeedback.blockReason`) finishes as content-filter, empty.
  */
 export class GeminiResponseMapper {

@@ -2,11 +2,12 @@ import type { ReasoningParameters } from '../../canonical/request.js';
 import type { GeminiThinkingConfig, GeminiThinkingLevel } from '../../wire/gemini-generate-wire.js';
 
 /**
- * Canonical reasoning parameters → `generationConfig.thinkingConfig` (translation.md §7, gemini.md §2.2).
+ * Canonical reasoning parameters → `generationConfig.thinkingConfig` (docs/protocols/translation.md#reasoning,
+ * docs/protocols/wire-gemini.md#generation-config).
  *
  * - Gemini 2.5 takes a token budget, Gemini 3 and later a level; the generation is read from the upstream
  *   model id (`gemini-2.5-pro`, `gemini-3.5-flash`). An id that names no generation is treated as 2.5.
- * - `effort` → budget with the buckets of §7 (minimal 128, low 1024, medium 2048, high 4096, xhigh 16384,
+ * - `effort` → budget with the same buckets (minimal 128, low 1024, medium 2048, high 4096, xhigh 16384,
  *   max = the model's ceiling) on 2.5; → level on 3+ (Pro models only have LOW and HIGH, so minimal→LOW and
  *   medium→HIGH there).
  * - `budgetTokens` (Anthropic's exact number) → `thinkingBudget` on every generation (Gemini 3 still accepts

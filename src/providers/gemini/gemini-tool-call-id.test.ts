@@ -52,7 +52,7 @@ describe('Gemini tool-call id codec', () => {
   });
 });
 
-describe('Gemini tool-call id through an OpenAI client turn (pitfalls 12, 13, 14)', () => {
+describe('Gemini tool-call id through an OpenAI client turn (Gemini thought signatures on calls, one Gemini function response per call, Gemini function response names)', () => {
   it('restores signatures, Gemini ids and function names when the client sends the calls and results back', () => {
     // 1. Gemini answers with two parallel calls; only the first is signed, only the second has an id.
     const events: CanonicalEvent[] = mapGeminiResponse(

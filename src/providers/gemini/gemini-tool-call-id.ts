@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Tool-call ids handed to clients for Gemini calls (translation.md §5.3, policy (b)).
+ * Tool-call ids handed to clients for Gemini calls (docs/protocols/translation.md#tool-calls, policy (b)).
  *
  * Gemini attaches a `thoughtSignature` to function-call parts that must come back on the same part in the next
- * request (Gemini 3 rejects the request otherwise: pitfall 12), and its call `id`, when it gives one, should be
- * echoed in the matching `functionResponse`. OpenAI and Anthropic clients round-trip only the tool-call id, so
- * both travel inside it and no server-side state is needed:
+ * request (Gemini 3 rejects the request otherwise: docs/protocols/translation.md#gemini-thought-signatures-on-calls),
+ * and its call `id`, when it gives one, should be echoed in the matching `functionResponse`. OpenAI and Anthropic
+ * clients round-trip only the tool-call id, so both travel inside it and no server-side state is needed:
  *
  *     call_<nonce>[__tgid__<hex(UTF-8 Gemini id)>][__tgsig__<base64url(UTF-8 signature)>]
  *

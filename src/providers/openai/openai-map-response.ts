@@ -20,7 +20,8 @@ export function mapOpenAIFinishReason(reason: string | null | undefined): Finish
 /**
  * OpenAI usage → canonical usage. OpenAI counts cached tokens inside `prompt_tokens`; canonical input excludes
  * them. DeepSeek reports the split itself as `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`, which it
- * bills by, so those win over its undocumented `prompt_tokens_details.cached_tokens` (translation.md §4).
+ * bills by, so those win over its undocumented `prompt_tokens_details.cached_tokens`
+ * (docs/protocols/translation.md#usage).
  */
 export function mapOpenAIUsage(usage: OpenAIUsage): CanonicalUsage {
   const cacheRead = usage.prompt_cache_hit_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? 0;

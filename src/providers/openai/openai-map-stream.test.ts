@@ -6,7 +6,8 @@ import { SseDecoder } from '../../streaming/sse-decoder.js';
 import { mapOpenAIResponse } from './openai-map-response.js';
 import { OpenAIStreamMapper } from './openai-map-stream.js';
 
-// Hand-written from openai-chat.md §4: a text run, then two parallel tool calls streamed in fragments.
+// Hand-written from docs/protocols/wire-openai-chat.md#stream: a text run, then two parallel tool calls streamed in
+// fragments.
 const TOOL_STREAM = [
   '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}',
   '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"Checking "},"finish_reason":null}],"usage":null}',
@@ -128,7 +129,7 @@ describe('openAIToolCallId', () => {
   });
 });
 
-describe('OpenAIStreamMapper, text deltas read by their learned shape (issue 22)', () => {
+describe('OpenAIStreamMapper, text deltas read by their learned shape', () => {
   const head =
     '{"id":"c9","object":"chat.completion.chunk","created":1,"model":"gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":';
   const text = (value: string, padding = '') =>

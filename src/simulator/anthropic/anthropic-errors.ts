@@ -1,6 +1,6 @@
 /**
  * Anthropic's error body `{"type":"error","error":{"type","message"},"request_id"}` and the error type and
- * message it sends with each status (anthropic-messages.md §5), including 529 `overloaded_error`.
+ * message it sends with each status (docs/protocols/wire-anthropic.md#errors), including 529 `overloaded_error`.
  */
 
 const TYPES: Record<number, { type: string; message: string }> = {
@@ -29,7 +29,7 @@ export function anthropicErrorForStatus(status: number, requestId: string): stri
   return anthropicErrorBody(known.type, known.message, requestId);
 }
 
-/** The in-stream form: the same body without a request id (anthropic-messages.md §4). */
+/** The in-stream form: the same body without a request id (docs/protocols/wire-anthropic.md#stream). */
 export function anthropicStreamError(status: number): string {
   const known = TYPES[status] ?? {
     type: status >= 500 ? 'api_error' : 'invalid_request_error',

@@ -1,7 +1,7 @@
 /**
- * Anthropic Messages reply bodies: the `message` object and its event stream (anthropic-messages.md §3,
- * §4), built from a turn plan. Blocks come in the order thinking → text → tool_use; the thinking block
- * carries a signature the simulator can verify when a client sends it back.
+ * Anthropic Messages reply bodies: the `message` object and its event stream
+ * (docs/protocols/wire-anthropic.md#response, #stream), built from a turn plan. Blocks come in the order thinking →
+ * text → tool_use; the thinking block carries a signature the simulator can verify when a client sends it back.
  */
 import { sseEvent } from '../../streaming/sse-writer.js';
 import type { PromptCacheSplit } from '../prompt-cache.js';
@@ -40,7 +40,8 @@ function responseBlocks(reply: AnthropicReply): ResponseBlock[] {
       pieces: plan.reasoning.pieces,
     });
   }
-  // Never an empty text block: a client echoing it back would be refused (translation.md §12 #8).
+  // Never an empty text block: a client echoing it back would be refused
+  // (docs/protocols/translation.md#empty-text-blocks).
   if (plan.text.text.length > 0) out.push({ type: 'text', text: plan.text.text, pieces: plan.text.pieces });
   for (const call of plan.calls)
     out.push({ type: 'tool_use', id: toolUseId(call), name: call.name, input: call.input, json: call.argumentsJson });

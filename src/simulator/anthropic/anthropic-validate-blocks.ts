@@ -1,8 +1,9 @@
 /**
  * Anthropic's checks of single content blocks, with the API's `messages.N.content.M…` paths and wording:
- * non-empty, non-whitespace text (translation.md §12 #8), images only as jpeg/png/gif/webp whose base64
- * decodes to that format, PDFs that are PDFs, tool ids matching `^[a-zA-Z0-9_-]+$` (#18), object inputs,
- * and thinking blocks whose signature this simulator issued (#9, #11).
+ * non-empty, non-whitespace text (docs/protocols/translation.md#empty-text-blocks), images only as jpeg/png/gif/webp
+ * whose base64 decodes to that format, PDFs that are PDFs, tool ids matching `^[a-zA-Z0-9_-]+$`
+ * (#tool-ids-anthropic-refuses), object inputs, and thinking blocks whose signature this simulator issued
+ * (#signed-thinking-in-tool-loops, #reasoning-replayed-only-to-its-vendor).
  */
 import { WEB_IMAGE_TYPES, decodeBase64, isPdf, sniffImageType } from '../media.js';
 import { isThinkingSignatureValid } from '../signatures.js';

@@ -1,8 +1,8 @@
 /**
  * Anthropic's conversation rules over `messages`: roles, non-empty content, a user turn first, no trailing
- * whitespace at the end of a prefill, tool_use/tool_result pairing between adjacent turns (translation.md
- * §12 #7), and with thinking on, the assistant turn of the current tool loop starting with its signed
- * thinking block (#9).
+ * whitespace at the end of a prefill, tool_use/tool_result pairing between adjacent turns
+ * (docs/protocols/translation.md#one-user-message-per-tool-turn), and with thinking on, the assistant turn of the
+ * current tool loop starting with its signed thinking block (#signed-thinking-in-tool-loops).
  */
 import { checkBlock, checkText, fail, isObject, requireString, type Json } from './anthropic-validate-blocks.js';
 

@@ -1,10 +1,11 @@
 /**
- * Request validation the way Anthropic's Messages API does it (anthropic-messages.md §2), with its
+ * Request validation the way Anthropic's Messages API does it (docs/protocols/wire-anthropic.md#request), with its
  * `field: problem` wording, so a request the gateway translated badly fails in a test instead of passing
  * silently: `max_tokens` required, temperature 0–1, tool definitions with an object `input_schema`,
  * `tool_choice` consistent with the tools, and the extended-thinking rules (budget ≥ 1024 and below
- * `max_tokens`; no forced tool use, temperature 1, no top_k with thinking — translation.md §12 #10).
- * `count_tokens` takes the same body without `max_tokens`.
+ * `max_tokens`; no forced tool use, temperature 1, no top_k with thinking —
+ * docs/protocols/translation.md#forced-tool-use-with-thinking). `count_tokens` takes the same body without
+ * `max_tokens`.
  */
 import { AnthropicInvalid, checkText, fail, isObject, requireString, type Json } from './anthropic-validate-blocks.js';
 import { checkMessages } from './anthropic-validate-messages.js';

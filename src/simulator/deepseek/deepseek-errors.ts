@@ -1,6 +1,6 @@
 /**
- * DeepSeek's errors: the OpenAI body shape with DeepSeek's own messages per status (deepseek.md §5),
- * including 402 for an exhausted balance, which OpenAI has no equivalent of.
+ * DeepSeek's errors: the OpenAI body shape with DeepSeek's own messages per status
+ * (docs/protocols/wire-deepseek.md#errors), including 402 for an exhausted balance, which OpenAI has no equivalent of.
  */
 import { openAiErrorBody } from '../openai/openai-errors.js';
 

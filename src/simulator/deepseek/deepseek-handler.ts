@@ -1,6 +1,6 @@
 /**
  * The simulator's DeepSeek vendor: `POST /chat/completions` (also under `/v1`, which DeepSeek accepts) and
- * `GET /models`, under `/deepseek`. The OpenAI dialect with DeepSeek's differences (deepseek.md):
+ * `GET /models`, under `/deepseek`. The OpenAI dialect with DeepSeek's differences (docs/protocols/wire-deepseek.md):
  * `reasoning_content` in thinking mode (deltas before content in streams), cache hit/miss usage fields,
  * usage on the finish chunk, a `: keep-alive` comment before the first chunk, and its own refusals.
  */

@@ -1,9 +1,9 @@
 /**
  * DeepSeek's request checks: the OpenAI dialect's (`openai-validate.ts`, with up to 16 stop sequences),
- * then what DeepSeek refuses on top (deepseek.md §2, translation.md §12 #15 and #16): unknown models, `n`
- * other than 1, image/audio/file parts (no vision), JSON-schema output, and in thinking mode logprobs,
- * successive same-role messages (deepseek-reasoner) and replayed tool-call turns without their
- * `reasoning_content`.
+ * then what DeepSeek refuses on top (docs/protocols/wire-deepseek.md#request,
+ * docs/protocols/translation.md#deepseek-same-role-runs, #deepseek-reasoning-in-tool-loops): unknown models, `n` other
+ * than 1, image/audio/file parts (no vision), JSON-schema output, and in thinking mode logprobs, successive same-role
+ * messages (deepseek-reasoner) and replayed tool-call turns without their `reasoning_content`.
  */
 import { runChecks, validateChatRequest, type ValidationResult } from '../openai/openai-validate.js';
 import { fail, invalidValue, isObject, type Json } from '../openai/openai-validate-primitives.js';

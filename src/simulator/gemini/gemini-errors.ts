@@ -1,6 +1,6 @@
 /**
  * Gemini's Google-RPC error body `{"error":{"code","message","status","details"?}}` and the status name and
- * message it sends with each HTTP status (gemini.md §5).
+ * message it sends with each HTTP status (docs/protocols/wire-gemini.md#errors).
  */
 
 const STATUSES: Record<number, { status: string; message: string }> = {

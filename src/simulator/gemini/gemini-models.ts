@@ -1,7 +1,7 @@
 /**
- * Which Gemini models think, and the thinking settings each accepts (gemini.md §2.2): Gemini 3 thinks
- * always and takes `thinkingLevel`; Gemini 2.5 takes `thinkingBudget` (Pro cannot turn thinking off) and
- * thinks when the budget is positive or -1 (dynamic); older models do not think at all.
+ * Which Gemini models think, and the thinking settings each accepts (docs/protocols/wire-gemini.md#generation-config):
+ * Gemini 3 thinks always and takes `thinkingLevel`; Gemini 2.5 takes `thinkingBudget` (Pro cannot turn thinking off)
+ * and thinks when the budget is positive or -1 (dynamic); older models do not think at all.
  */
 import { GeminiInvalid } from './gemini-request-shape.js';
 import type { GeminiThinking, GeminiThinkingConfig } from './gemini-types.js';

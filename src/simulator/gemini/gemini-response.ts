@@ -1,9 +1,10 @@
 /**
- * Gemini reply bodies: the `GenerateContentResponse` and its stream (gemini.md §3, §4), built from a turn
- * plan. Streams are `data:` events separated by CRLF blank lines (or, without `alt=sse`, one JSON array);
- * intermediate chunks carry prompt-only usage, the last one the full `usageMetadata` and the
+ * Gemini reply bodies: the `GenerateContentResponse` and its stream (docs/protocols/wire-gemini.md#response, #stream),
+ * built from a turn plan. Streams are `data:` events separated by CRLF blank lines (or, without `alt=sse`, one JSON
+ * array); intermediate chunks carry prompt-only usage, the last one the full `usageMetadata` and the
  * `finishReason`. Function calls come whole, one per chunk, and the turn still ends with `STOP`
- * (translation.md §12 #5): after calls, the finish rides on a trailing chunk with an empty text part.
+ * (docs/protocols/translation.md#gemini-stop-after-tool-calls): after calls, the finish rides on a trailing chunk with
+ * an empty text part.
  */
 import type { StreamScript } from '../response-player.js';
 import { signGeminiPart } from '../signatures.js';

@@ -1,10 +1,11 @@
 /**
  * Gemini's checks of `contents`: roles user/model, non-empty parts with exactly one data field, inline
  * media that decodes to a supported type, turns alternating, and the function-calling rules the gateway
- * must get right (translation.md §12): a model turn's calls are answered in the next user turn by exactly
- * as many `functionResponse` parts (#13), each naming its function (#14); thought signatures are ones this
- * simulator issued for that very part (#11), and on Gemini 3 the first call of each step in the current
- * turn carries one (#12).
+ * must get right (docs/protocols/translation.md#pitfalls): a model turn's calls are answered in the next user turn by
+ * exactly as many `functionResponse` parts (#one-gemini-function-response-per-call), each naming its function
+ * (#gemini-function-response-names); thought signatures are ones this simulator issued for that very part
+ * (#reasoning-replayed-only-to-its-vendor), and on Gemini 3 the first call of each step in the current turn carries one
+ * (#gemini-thought-signatures-on-calls).
  */
 import { decodeBase64, isPdf, sniffImageType } from '../media.js';
 import { isGeminiSignatureValid } from '../signatures.js';

@@ -1,11 +1,11 @@
 /**
  * Gemini's checks of tool declarations and the tool config: function names (a letter or `_` first, then
  * `a-zA-Z0-9_.:-`, at most 128), one of `parameters` / `parametersJsonSchema`, and the rules of its
- * OpenAPI-subset schemas that JSON Schema habits break (translation.md §5.1): `enum` only on strings,
- * `required` naming defined properties, OBJECT schemas with `properties` listing at least one, and no JSON-Schema
- * keywords the subset has no field for (`additionalProperties`, `$ref`, `const`, …: "Unknown name"). A JSON Schema
- * (`parametersJsonSchema`, `responseJsonSchema`) is taken as written, but not a `$schema` marker nor a `$ref` the
- * schema does not define, and function parameters must describe an object.
+ * OpenAPI-subset schemas that JSON Schema habits break (docs/protocols/translation.md#tool-definitions): `enum` only on
+ * strings, `required` naming defined properties, OBJECT schemas with `properties` listing at least one, and no
+ * JSON-Schema keywords the subset has no field for (`additionalProperties`, `$ref`, `const`, …: "Unknown name"). A JSON
+ * Schema (`parametersJsonSchema`, `responseJsonSchema`) is taken as written, but not a `$schema` marker nor a `$ref`
+ * the schema does not define, and function parameters must describe an object.
  */
 import { GeminiInvalid, snakeOf } from './gemini-request-shape.js';
 import type { GeminiRequest } from './gemini-types.js';

@@ -1,8 +1,8 @@
 /**
  * Chat Completions reply bodies: the `chat.completion` object and the `chat.completion.chunk` stream
- * (openai-chat.md §3 and §4), built from turn plans. DeepSeek speaks the same dialect with a few
- * differences (deepseek.md §3, §4), chosen by a `ChatDialect`. Chunks are assembled from a precomputed
- * prefix so a long stream costs one JSON.stringify per piece, not per chunk object.
+ * (docs/protocols/wire-openai-chat.md#response, #stream), built from turn plans. DeepSeek speaks the same dialect with
+ * a few differences (docs/protocols/wire-deepseek.md#response, #stream), chosen by a `ChatDialect`. Chunks are
+ * assembled from a precomputed prefix so a long stream costs one JSON.stringify per piece, not per chunk object.
  */
 import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
 import { limitText } from '../reply-engine.js';
@@ -96,7 +96,8 @@ function choiceDeltas(plan: TurnPlan, dialect: ChatDialect): string[] {
     deltas.push(
       `{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}`,
     );
-    // Arguments arrive in token-sized fragments that clients concatenate per `index` (pitfall #1).
+    // Arguments arrive in token-sized fragments that clients concatenate per `index`
+    // (docs/protocols/translation.md#tool-calls-numbered-per-response).
     for (const fragment of limitText(call.argumentsJson, {}).pieces) {
       deltas.push(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]}`);
     }

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Keys with scopes and limits (issue 24). Every new column has a default that means "as before": a key with
- * NULL scopes has every scope, NULL models may use every model, a NULL spend limit and NULL rate limits limit
- * nothing. The spend counters live on the key row (not a table of their own) because admission and settlement
- * already lock the account row first and then touch this key's row: one more row under the same lock order.
+ * Keys with scopes and limits (docs/architecture.md#key-scopes-and-limits). Every new column has a default that means
+ * "as before": a key with NULL scopes has every scope, NULL models may use every model, a NULL spend limit and NULL
+ * rate limits limit nothing. The spend counters live on the key row (not a table of their own) because admission and
+ * settlement already lock the account row first and then touch this key's row: one more row under the same lock order.
  *
  * - `scopes`, `models`: space-separated lists (scope names and public model ids / family words have no spaces).
  * - `spend_limit_nano`, `spend_period` (`day` | `month` | `total`): the money limit, in nano-USD.

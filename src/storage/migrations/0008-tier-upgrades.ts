@@ -1,9 +1,9 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
- * Self-serve tier upgrades (issue 23). `accounts.tier` stays the tier every request is limited by (the hot path
- * reads it, unchanged); what it is made of is stored beside it, and every change recomputes it in the same
- * transaction:
+ * Self-serve tier upgrades (docs/architecture.md#rate-limits-and-tiers). `accounts.tier` stays the tier every request
+ * is limited by (the hot path reads it, unchanged); what it is made of is stored beside it, and every change recomputes
+ * it in the same transaction:
  * - `granted_tier`: the operator's tier (CLI `accounts tier`, operator view), a floor;
  * - `bought_tier` until `bought_tier_until` (epoch ms): a tier bought from the balance, renewed at the end of the
  *   period when `bought_tier_renews` is 1 and the balance can pay, otherwise lapsing;

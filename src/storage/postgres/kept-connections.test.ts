@@ -1,5 +1,5 @@
 /**
- * The hot path's kept connections on the real PostgreSQL (issue 22): reused between statements, never shared by two
+ * The hot path's kept connections on the real PostgreSQL: reused between statements, never shared by two
  * at once, discarded when broken, given back when they end while free, and released by close so the pool can end.
  */
 import pg from 'pg';

@@ -2,7 +2,7 @@ import pg from 'pg';
 
 /**
  * The pool connections the hot path's batchers run their statements on, kept checked out between statements
- * (issue 22): a checkout and a release per statement (pg-pool's acquire and release events, the client's idle
+ *: a checkout and a release per statement (pg-pool's acquire and release events, the client's idle
  * listener swapped, an idle timer set and cleared) cost ~13 µs of CPU per PostgreSQL-mode request at c16.
  *
  * - A statement takes a kept connection that is free, or checks one out of the pool; each statement still has its

@@ -19,12 +19,12 @@
  * and every column through the client's own type parser, so both come out as `client.query` gives them. Rows are
  * built here rather than by pg's `Result`, whose set-up per result (a null-prototype object written field by
  * field, then copied by spread, for every result and again per row) cost ~28 µs of CPU per PostgreSQL-mode request
- * at c16 (issue 22), more than the rest of the row parsing.
+ * at c16, more than the rest of the row parsing.
  *
  * A named statement's columns are asked for (Describe) only the first time it runs on a connection: a prepared
  * statement's result columns cannot change under it (PostgreSQL refuses to run it with "cached plan must not change
  * result type" instead), so the columns and their parsers are kept per connection and name, and later runs skip
- * the Describe message, the server's RowDescription and the parsers' lookup (issue 22: ~8 µs per request).
+ * the Describe message, the server's RowDescription and the parsers' lookup (~8 µs per request).
  */
 import pg from 'pg';
 import type { KeptConnections } from './kept-connections.js';

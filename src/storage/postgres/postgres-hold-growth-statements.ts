@@ -1,7 +1,7 @@
 /**
- * PostgreSQL's statements for holds that grow while their request runs (issue 21), used by PostgresHotPath: a slice
- * of output in one statement (with a key's spend limit as a second condition, issue 24), and the periodic batch of
- * renewals and checkpoints. Split out of postgres-hot-path.ts to keep that file to its calls.
+ * PostgreSQL's statements for holds that grow while their request runs (docs/architecture.md#holds-that-grow), used by
+ * PostgresHotPath: a slice of output in one statement (with a key's spend limit as a second condition), and the
+ * periodic batch of renewals and checkpoints. Split out of postgres-hot-path.ts to keep that file to its calls.
  */
 
 /**
@@ -57,12 +57,13 @@ export const GRANT_SLICE = `
   select cast(free as text) as free from taken`;
 
 /**
- * GRANT_SLICE for a request whose key has a spend limit (issue 24), in TAKE_HOLD_WITH_KEY's shape: $1…$15 as there,
- * $16 UTC day number, $17 UTC month number (the key's current period, by its `spend_period`). The account row is
- * locked first (`acct`); `keyheld` raises the key's held counter by the slice's money only if the locked account can
- * pay for it and the key's remaining limit (limit − spent this period − held) covers it; the hold (its key_hold_nano
- * too) and the account's reserved money grow only if the key's row did, so all three move or none does. Nothing
- * written (no row): the locked transaction grants what is left within both, or refuses with the state.
+ * GRANT_SLICE for a request whose key has a spend limit (docs/architecture.md#key-scopes-and-limits), in
+ * TAKE_HOLD_WITH_KEY's shape: $1…$15 as there, $16 UTC day number, $17 UTC month number (the key's current period, by
+ * its `spend_period`). The account row is locked first (`acct`); `keyheld` raises the key's held counter by the slice's
+ * money only if the locked account can pay for it and the key's remaining limit (limit − spent this period − held)
+ * covers it; the hold (its key_hold_nano too) and the account's reserved money grow only if the key's row did, so all
+ * three move or none does. Nothing written (no row): the locked transaction grants what is left within both, or refuses
+ * with the state.
  */
 export const GRANT_SLICE_WITH_KEY = `
   with acct as materialized (

@@ -28,7 +28,7 @@ import { PostgresWriteBatcher } from './postgres-write-batch.js';
 const MS_PER_DAY = 86_400_000;
 
 /**
- * Admission and settlement on PostgreSQL in few round trips (issue 9: at most 3 per request with the key lookup).
+ * Admission and settlement on PostgreSQL in few round trips (at most 3 per request with the key lookup).
  * The Kysely repository does each in a transaction of 5 and 8 statements (BEGIN, lock, writes, COMMIT), one
  * round trip each. Here:
  * - the key lookup also reads the account's money (the same round trip), which the caller passes back as the
@@ -47,7 +47,7 @@ const MS_PER_DAY = 86_400_000;
  * in one round trip (postgres-write-batch.ts), and the turn's key lookups as one read (postgres-key-lookup-batch.ts).
  */
 export class PostgresHotPath {
-  /** Holds, slices and settlements of this instance, sent together (postgres-write-batch.ts, issue 22). */
+  /** Holds, slices and settlements of this instance, sent together (postgres-write-batch.ts). */
   readonly writes: PostgresWriteBatcher;
   private readonly keys: PostgresKeyLookupBatcher;
   /** The batchers' connections, kept checked out between statements (kept-connections.ts). */
@@ -75,10 +75,11 @@ export class PostgresHotPath {
   }
 
   /**
-   * A whole slice in one statement (issue 21): the account row locked first, the hold grown only if the account
-   * can pay for the whole slice (free tokens first), the account's reserved money and free tokens raised by what
-   * the hold grew, and its checkpoint written. Undefined when it wrote nothing (the account cannot pay for the whole
-   * slice, or the hold is gone): the locked transaction then grants what is left, or refuses with the state.
+   * A whole slice in one statement (docs/architecture.md#holds-that-grow): the account row locked first, the hold grown
+   * only if the account can pay for the whole slice (free tokens first), the account's reserved money and free tokens
+   * raised by what the hold grew, and its checkpoint written. Undefined when it wrote nothing (the account cannot pay
+   * for the whole slice, or the hold is gone): the locked transaction then grants what is left, or refuses with the
+   * state.
    */
   private async grantSlice(input: SliceInput): Promise<SliceResult | undefined> {
     const checkpoint = input.checkpoint;
@@ -327,7 +328,7 @@ const TAKE_HOLD = `
   returning request_id`;
 
 /**
- * TAKE_HOLD for a key with a spend limit, still one statement (issue 24: a key limit is money like the balance):
+ * TAKE_HOLD for a key with a spend limit, still one statement (a key limit is money like the balance):
  * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
  *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
  *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.

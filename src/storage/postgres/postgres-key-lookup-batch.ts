@@ -2,7 +2,7 @@ import type { KeptConnections } from './kept-connections.js';
 import { runStatement } from './pipelined-statements.js';
 
 /**
- * Key lookups of one event-loop turn as one query (issue 22): under load many requests arrive in the same turn,
+ * Key lookups of one event-loop turn as one query: under load many requests arrive in the same turn,
  * and each needs its key and its account's money, a plain read without locks. One `key_hash = any($1)` read per
  * turn answers them all, in one round trip. Nothing is cached: every request still reads its key as the database
  * has it then, so a revoked or changed key is refused from its next request, as before.

@@ -1,5 +1,5 @@
 /**
- * The batched hot path on the real PostgreSQL (issue 22): holds and settlements issued in one event-loop turn go as
+ * The batched hot path on the real PostgreSQL: holds and settlements issued in one event-loop turn go as
  * one transaction, and every money rule still holds when a batch mixes accounts, when a hot account's batch only
  * partly fits, and when the batch fails and its writes run again one by one.
  */

@@ -3,7 +3,7 @@ import { isServerRefusal, type KeptConnections } from './kept-connections.js';
 import { runStatement, runStatements, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
- * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together (issue 22), so a
+ * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together, so a
  * hot account is not a queue of row locks and a request costs less than one round trip.
  *
  * Every hot-path write is one statement that locks its account row first, checks, and writes, exactly once. Run

@@ -119,7 +119,8 @@ export class SqliteHotPath {
       delete from reservations where request_id = ?
       returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`)
       .raw(true);
-    // A key's spend limit (issue 24): read and written inside the same transaction as the account's money.
+    // A key's spend limit (docs/architecture.md#key-scopes-and-limits): read and written inside the same transaction as
+    // the account's money.
     this.readKeySpend = database.prepare(`
       select cast(spend_limit_nano as text) as spend_limit, spend_period, spend_period_start,
         cast(spend_used_nano as text) as spend_used, cast(spend_reserved_nano as text) as spend_reserved
@@ -395,7 +396,8 @@ export class SqliteHotPath {
   private grantSliceNow(input: SliceInput): SliceResult {
     const account = this.lock(input.accountId);
     const hold = this.readHoldDay.get(input.requestId) as { free_day: number; api_key_id: string } | undefined;
-    // The key's limit read in the same transaction as the account's money (issue 24): the slice fits both.
+    // The key's limit read in the same transaction as the account's money (docs/architecture.md#key-scopes-and-limits):
+    // the slice fits both.
     const keyId = input.apiKeyId ?? hold?.api_key_id;
     const key =
       input.keySpendLimited === true && keyId !== undefined

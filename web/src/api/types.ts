@@ -1,4 +1,6 @@
-/** The shapes of the dashboard JSON API (docs/dashboard-api.md). Money is exact decimal USD strings; times are epoch ms. */
+/**
+ * The shapes of the dashboard JSON API (docs/dashboard-api.md). Money is exact decimal USD strings; times are epoch ms.
+ */
 
 export type Role = 'user' | 'admin';
 
@@ -52,7 +54,7 @@ export interface ApiKey {
   expiresAt: number | null;
   revokedAt: number | null;
   status: KeyStatus;
-  /** Issue 24: what the key may do. Every scope listed for a standard key. */
+  /** What the key may do (scopes, models, limits). Every scope listed for a standard key. */
   scopes: KeyScope[];
   /** Model ids and family words; null: every model. */
   models: string[] | null;

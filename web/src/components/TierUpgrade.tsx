@@ -28,7 +28,7 @@ function howToReach(tier: TierOption, status: TierStatus): string {
 }
 
 /**
- * The user's rate-limit tier, what each higher tier gives and takes, and the one-click upgrade (spec §8): a tier
+ * The user's rate-limit tier, what each higher tier gives and takes, and the one-click upgrade: a tier
  * bought from the balance applies from the next request, and renews every period unless turned off.
  */
 export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
