@@ -15,7 +15,8 @@ export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000;
  * commit, beginning with every frame copied back, writes from the WAL's start. Without it a steady load never
  * restarts the WAL (a commit lands during every checkpoint) and it grows to the backstop above, whose checkpoint
  * runs on the event loop. 4,096 frames are ~16.5 MB of WAL (4 KiB pages): a restart every few seconds at the
- * bench's JSON c16, each holding that turn's commits for one short checkpoint (measured: docs/performance-issue-22.md).
+ * bench's JSON c16, each holding that turn's commits for one short checkpoint (measured:
+ * docs/decisions/0017-wal-write-gate.md).
  */
 export const RESTART_AFTER_FRAMES = 4_096;
 /** After a checkpoint the WAL file is truncated to at most this many bytes (SQLite otherwise keeps its peak size). */
