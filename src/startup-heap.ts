@@ -24,8 +24,8 @@ const V8_DEFAULT_GROWTH_FACTOR = 2;
  * that had served 20,000 requests had not had a single full collection yet. At 1.5x the peak RSS at c128 was
  * 145-148 MB against 161-199 MB, for ~5-9% more CPU per request (the full collections' marking; measured by
  * `npm run bench`, docs/decisions/0013-old-space-growth-once-serving.md). An operator who prefers the CPU sets
- * the flag (`0` is V8's own growth) and it is left alone. `heap_growing_percent` is read at each limit computation, so setting it at run
- * time takes effect at the next.
+ * the flag (`0` is V8's own growth) and it is left alone. `heap_growing_percent` is read at each limit
+ * computation, so setting it at run time takes effect at the next.
  */
 const OLD_SPACE_GROWING_PERCENT = 50;
 
