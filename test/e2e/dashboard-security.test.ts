@@ -296,8 +296,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard sec
     }
     if (database === 'sqlite') {
       const directory = harness.databaseUrl.slice('sqlite:'.length).replace(/\/[^/]+$/, '');
-      for (const file of readdirSync(directory)) {
-        const bytes = readFileSync(join(directory, file));
+      // Every file the gateway keeps there (the database, its WAL, the settlement journal's folder).
+      const files = readdirSync(directory, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+      for (const file of files) {
+        const bytes = readFileSync(join(file.parentPath, file.name));
         expect(bytes.includes(first)).toBe(false);
         expect(bytes.includes(second)).toBe(false);
       }
