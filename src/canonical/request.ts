@@ -141,5 +141,8 @@ export interface CanonicalRequest {
    */
   extensions: Record<string, unknown>;
   /** Which client protocol produced `extensions`, so adapters know whether they may forward them. */
-  extensionsProtocol: 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'gemini-generate';
+  extensionsProtocol: ClientProtocol;
 }
+
+/** The client-facing APIs the gateway speaks; each has a decoder and encoder under protocols/. */
+export type ClientProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'gemini-generate';
