@@ -7,12 +7,13 @@ import {
 } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
-import type { CanonicalRequest } from '../canonical/request.js';
+import type { CanonicalRequest, MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import { outputSliceOf, type CatalogModel, type ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import { vendorMediaInput } from '../providers/media-input.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
@@ -90,6 +91,11 @@ export class ChatPipeline {
     for (const [id, fallbackId] of Object.entries(deps.fallbacks ?? {})) {
       if (fallbackId !== undefined) this.fallbacks.set(id, this.resolveFallback(id, fallbackId));
     }
+  }
+
+  /** What media the model's upstream can be given, for protocols that refuse the rest while decoding. */
+  mediaInput(model: CatalogModel): MediaInput {
+    return vendorMediaInput(model.vendor);
   }
 
   async start(input: ChatInput): Promise<ChatExchange> {

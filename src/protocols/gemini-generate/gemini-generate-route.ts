@@ -48,7 +48,10 @@ export function registerGeminiGenerateRoutes(
     );
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
-      const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
+      const canonical = decodeGeminiCountTokensRequest(request.body, {
+        model: model.id,
+        media: pipeline.mediaInput(model),
+      });
       return { totalTokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
     });
   }
@@ -81,7 +84,7 @@ export function registerGeminiGenerateRoutes(
     const model = findGeminiModel(catalog, request.params.model);
     const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(
       request.body,
-      { model: model.id, vendor: model.vendor },
+      { model: model.id, media: pipeline.mediaInput(model) },
       stream,
     );
     const abort = abortOnClientGone(reply);
