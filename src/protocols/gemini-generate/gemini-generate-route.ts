@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
-import { allowedModels } from '../../http/models-api.js';
 import { assertModelAllowed } from '../../keys/key-permissions.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
+import { allowedModels } from '../shared/allowed-models.js';
 import {
   abortOnClientGone,
   setCostHeader,
