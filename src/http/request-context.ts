@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ApiScope } from '../keys/key-permissions.js';
+import type { ApiScope } from '../storage/key-permission-types.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
 /** Whose error body a client expects (OpenAI's, Anthropic's or Google's), not the API it called. */

@@ -45,7 +45,7 @@ export interface AdmissionState {
 /** A key's spend limit at admission (issue 24): a key limit is money like the balance. */
 export interface KeySpendState {
   limitNano: bigint;
-  period: import('../keys/key-permissions.js').SpendPeriod;
+  period: import('./key-permission-types.js').SpendPeriod;
   /** Settled spend of the current period. */
   spentNano: bigint;
   /** Held by the key's requests in flight. */

@@ -19,7 +19,7 @@ import type {
 } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
-import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { utcMonthNumber } from '../key-permission-types.js';
 import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
 import { KeptConnections } from './kept-connections.js';
 import { PostgresKeyLookupBatcher, type KeyLookupRow } from './postgres-key-lookup-batch.js';
