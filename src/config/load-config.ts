@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
 import type { VendorConfig } from '../providers/upstream-settings.js';
-import { parseDatabaseUrl } from '../storage/database-url.js';
+import { parseDatabaseUrl, type DatabaseTarget } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
 export interface Config {
@@ -216,7 +216,7 @@ const SETTING_NAMES: Record<string, string> = {
 
 /** `settlement-journal` beside the SQLite file (the data directory), or under `./data` for PostgreSQL. */
 function defaultJournalDirectory(databaseUrl: string): string {
-  let target;
+  let target: DatabaseTarget;
   try {
     target = parseDatabaseUrl(databaseUrl);
   } catch {

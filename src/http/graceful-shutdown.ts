@@ -126,7 +126,10 @@ export function registerShutdownHandling(app: FastifyInstance, state: ShutdownSt
       if (response.destroyed) responseClosed();
       else {
         response.on('close', responseClosed);
-        if (response.socket === null) (queuedOn = request.raw.socket).once('close', responseClosed);
+        if (response.socket === null) {
+          queuedOn = request.raw.socket;
+          queuedOn.once('close', responseClosed);
+        }
       }
       let result: unknown;
       try {

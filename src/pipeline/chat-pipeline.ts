@@ -330,11 +330,13 @@ export class ChatPipeline {
   ): HoldCheckpoint | undefined {
     if (!gate.started || !tokenizerLoaded()) return undefined;
     const told = accumulator.response.inputUsage;
+    // Estimated once per request: the prompt does not change between checkpoints.
+    if (told === undefined) inputEstimate.tokens ??= estimateRequestInputTokens(request);
     return {
       model: model.id,
       family: model.family,
       stream: request.stream,
-      inputTokens: told?.inputTokens ?? (inputEstimate.tokens ??= estimateRequestInputTokens(request)),
+      inputTokens: told === undefined ? inputEstimate.tokens! : told.inputTokens,
       cacheReadTokens: told?.cacheReadTokens ?? 0,
       cacheWriteTokens: told?.cacheWriteTokens ?? 0,
       outputTokens: gate.deliveredTokens(),

@@ -6,7 +6,14 @@ import {
   keyWithAccountRow,
   toApiKeyWithAccount,
 } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  toLockedAccount,
+  type AccountMoneyRow,
+  type AdmissionDecision,
+} from '../billing-rules.js';
 import type {
   BillingRepository,
   HoldRenewal,
@@ -175,7 +182,7 @@ export class PostgresHotPath {
       if (row === undefined) return undefined;
       account = toLockedAccount(row);
     }
-    let decision;
+    let decision: AdmissionDecision;
     try {
       decision = decideAdmission(account, input, keyHint ?? null);
     } catch {
