@@ -182,9 +182,9 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
     const traced = run.roundTrips.kinds[0];
     if (traced !== undefined && traced.postgresStatements.length > 0) {
       lines.push(`PostgreSQL round trips of one ${traced.kind} request, by the statement each starts with:`);
-      traced.postgresStatements.forEach((statement, index) =>
-        lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`),
-      );
+      traced.postgresStatements.forEach((statement, index) => {
+        lines.push(`  ${String(index + 1).padStart(2)}. ${statement}`);
+      });
     }
   }
   if (run.accounts !== undefined) lines.push(...formatAccounts(run.accounts));

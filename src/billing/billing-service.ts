@@ -7,7 +7,7 @@ import {
 import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
-import { outputSliceOf, type CatalogModel } from '../catalog/model-catalog.js';
+import { outputSliceOf, type PricedModel } from './priced-model.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { decideAdmission } from '../storage/billing-rules.js';
 import type {
@@ -24,7 +24,7 @@ import type {
   SettleResult,
   SweepResult,
 } from '../storage/billing-types.js';
-import { spendPeriodResetsAt } from '../keys/key-permissions.js';
+import { spendPeriodResetsAt } from '../storage/key-permission-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
@@ -60,7 +60,7 @@ export type SliceOutcome =
 export interface SettlementInput {
   requestId: string;
   auth: AuthenticatedKey;
-  model: CatalogModel;
+  model: PricedModel;
   usage: CanonicalUsage;
   status: string;
   stream: boolean;
@@ -180,7 +180,7 @@ export class BillingService {
   async admit(
     requestId: string,
     auth: AuthenticatedKey,
-    model: CatalogModel,
+    model: PricedModel,
     request: CanonicalRequest,
   ): Promise<Reservation> {
     this.refuseWithoutJournal();
@@ -293,7 +293,7 @@ export class BillingService {
    */
   async grantSlice(
     reservation: Reservation,
-    model: CatalogModel,
+    model: PricedModel,
     tokens: number,
     checkpoint: HoldCheckpoint | undefined,
   ): Promise<SliceOutcome> {

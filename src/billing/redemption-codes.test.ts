@@ -36,7 +36,9 @@ describe('redemption codes', () => {
     // Every one of the 32 symbols turns up in every position over 2000 codes: the whole alphabet is in use.
     const positions = Array.from({ length: 16 }, () => new Set<string>());
     for (const code of codes)
-      [...code.slice(3).replaceAll('-', '')].forEach((character, index) => positions[index]!.add(character));
+      [...code.slice(3).replaceAll('-', '')].forEach((character, index) => {
+        positions[index]!.add(character);
+      });
     for (const seen of positions) expect(seen.size).toBe(32);
   });
 

@@ -2,6 +2,7 @@ import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs
 import { join } from 'node:path';
 import { randomHex } from '../ids/random-hex.js';
 import { decodeJournal, encodeJournalLine, type JournalEntry } from './settlement-journal-entry.js';
+import type { JournalCounts } from '../observability/prometheus-metrics.js';
 
 export interface SettlementJournalOptions {
   /** SETTLEMENT_JOURNAL_DIR, or `settlement-journal` under the data directory. */
@@ -36,27 +37,6 @@ export interface JournalUnavailable {
   reason: string;
   /** The system's error code (`EACCES`, `ENOSPC`, `EROFS`…), when there is one: what a client is told. */
   code: string | undefined;
-}
-
-export interface JournalCounts {
-  /** Entries on disk waiting to be applied (this instance's and the ones it adopted). */
-  pending: number;
-  /**
-   * Settlements whose journal write failed: in this process's memory only, tried again on the journal and on the
-   * store until one takes them; lost if the process dies first.
-   */
-  unwritten: number;
-  /** Settlements this instance wrote and fdatasynced to its journal since it started. */
-  journaled: number;
-  /** Failed writes to the journal (settlement batches and recovery probes). */
-  writeFailures: number;
-  /** Whether the journal cannot be written now. */
-  unavailable: boolean;
-  /** Journaled settlements applied by replay, and ones found already applied (skipped). */
-  replayed: number;
-  alreadyApplied: number;
-  /** Lines of adopted files that failed their checksum (a torn last line after a crash). */
-  unreadableLines: number;
 }
 
 /** `settlements.<instance>.<sequence>.jsonl`: the instance that writes it, then its files in order. */

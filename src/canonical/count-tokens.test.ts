@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it, vi } from 'vitest';
-import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
+import { forEachBoundedPiece, LONG_RUN } from './bounded-pretokens.js';
 import {
   countTextTokens,
   EXACT_CHARS_PER_REQUEST,

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import type { CanonicalResponse } from './accumulate.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
-import { forEachBoundedPiece, LONG_RUN } from '../wire/bounded-pretokens.js';
-import { BudgetedTokenCounter } from '../wire/budgeted-token-counter.js';
+import { forEachBoundedPiece, LONG_RUN } from './bounded-pretokens.js';
+import { BudgetedTokenCounter } from './budgeted-token-counter.js';
 
 type O200kTokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
@@ -69,7 +69,7 @@ function tokenizer(): O200kTokenizer['countTokens'] {
 
 const count = (text: string) => tokenizer()(text, PLAIN_TEXT);
 
-/** Tokens of `text`, long runs counted in slices (see wire/bounded-pretokens.ts): linear in the text's length. */
+/** Tokens of `text`, long runs counted in slices (see bounded-pretokens.ts): linear in the text's length. */
 export function countTextTokens(text: string): number {
   if (text === '') return 0;
   if (text.length <= LONG_RUN) return count(text);

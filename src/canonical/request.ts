@@ -141,5 +141,23 @@ export interface CanonicalRequest {
    */
   extensions: Record<string, unknown>;
   /** Which client protocol produced `extensions`, so adapters know whether they may forward them. */
-  extensionsProtocol: 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'gemini-generate';
+  extensionsProtocol: ClientProtocol;
+}
+
+/** The client-facing APIs the gateway speaks; each has a decoder and encoder under protocols/. */
+export type ClientProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'gemini-generate';
+
+/**
+ * The media an upstream model can be given beyond text and inline images. A client protocol whose parts carry any
+ * MIME type (Google's `inlineData` and `fileData`) checks them against this, so a refusal names the client's field.
+ */
+export interface MediaInput {
+  /** Images by URL. */
+  imageUrls: boolean;
+  /** PDFs as inline data. */
+  inlinePdfs: boolean;
+  /** PDFs by URL. */
+  pdfUrls: boolean;
+  /** Any other MIME type (audio, video…), inline or by URL, passed on as a document of that type. */
+  otherTypes: boolean;
 }

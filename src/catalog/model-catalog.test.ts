@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../canonical/errors.js';
-import { ModelCatalog, outputSliceOf } from './model-catalog.js';
+import { outputSliceOf } from '../billing/priced-model.js';
+import { ModelCatalog } from './model-catalog.js';
 
 describe('ModelCatalog', () => {
   const catalog = new ModelCatalog();

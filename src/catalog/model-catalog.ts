@@ -20,21 +20,10 @@ export interface CatalogModel {
   /** Per-token prices in nano-USD. */
   prices: ModelPrices;
   /**
-   * Output tokens a hold grows by at a time (docs/architecture.md#holds-that-grow); `outputSliceOf` gives the default
-   * when unset.
+   * Output tokens a hold grows by at a time (docs/architecture.md#holds-that-grow); billing's `outputSliceOf` gives
+   * the default when unset.
    */
   outputSliceTokens?: number;
-}
-
-/**
- * Default slice: 2,048 output tokens, or the model's whole limit when lower. A typical chat or agent reply is a
- * few hundred tokens, so it needs no slice beyond the first (no storage call beyond admission and settlement);
- * 20 such holds on alpha-opus-4-8 ($25/M output) are $1.02, so a $5 account runs 20 requests at once.
- */
-export const DEFAULT_OUTPUT_SLICE_TOKENS = 2_048;
-
-export function outputSliceOf(model: Pick<CatalogModel, 'outputSliceTokens' | 'maxOutputTokens'>): number {
-  return Math.max(1, Math.min(model.outputSliceTokens ?? DEFAULT_OUTPUT_SLICE_TOKENS, model.maxOutputTokens));
 }
 
 export interface ModelOverride {

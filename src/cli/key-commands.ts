@@ -5,7 +5,7 @@ import {
   type PermissionFields,
 } from '../http/key-permission-fields.js';
 import { keyStatus } from '../http/keys-api.js';
-import { FULL_PERMISSIONS } from '../keys/key-permissions.js';
+import { FULL_PERMISSIONS } from '../storage/key-permission-types.js';
 import { KeyService } from '../keys/key-service.js';
 import type { ApiKeyChange, ApiKeyRecord, Storage } from '../storage/types.js';
 import { UsageError } from './usage-error.js';

@@ -4,26 +4,9 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
-import type {
-  CircuitBreakerPolicy,
-  RetryPolicy,
-  UpstreamCredential,
-  UpstreamTimeouts,
-} from '../providers/upstream-settings.js';
-import { parseDatabaseUrl } from '../storage/database-url.js';
+import type { VendorConfig } from '../providers/upstream-settings.js';
+import { parseDatabaseUrl, type DatabaseTarget } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
-
-export interface VendorConfig {
-  apiKey: string | undefined;
-  baseUrl: string;
-  /** True when the operator gave a key or a base URL: the vendor is meant to be reached. */
-  configured: boolean;
-  /** Every credential requests are spread over (at least one when configured; keyless ones carry no key). */
-  credentials: readonly (Omit<UpstreamCredential, 'apiKey'> & { apiKey: string | undefined })[];
-  timeouts: UpstreamTimeouts;
-  retries: RetryPolicy;
-  circuitBreaker: CircuitBreakerPolicy;
-}
 
 export interface Config {
   port: number;
@@ -233,7 +216,7 @@ const SETTING_NAMES: Record<string, string> = {
 
 /** `settlement-journal` beside the SQLite file (the data directory), or under `./data` for PostgreSQL. */
 function defaultJournalDirectory(databaseUrl: string): string {
-  let target;
+  let target: DatabaseTarget;
   try {
     target = parseDatabaseUrl(databaseUrl);
   } catch {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { API_SCOPES, hasScope, missingScope, type ApiScope } from '../keys/key-permissions.js';
+import { hasScope, missingScope } from '../keys/key-permissions.js';
+import { API_SCOPES, type ApiScope } from '../storage/key-permission-types.js';
 import type { AuthenticatedKey, KeyService } from '../keys/key-service.js';
 import type { RateLimitEnforcer } from './rate-limit-hook.js';
 import { isGoogleClient } from './request-context.js';

@@ -5,7 +5,7 @@ import { formatUsd } from '../billing/money.js';
 import { redeemCode } from '../billing/redemption-codes.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
 import type { BillingRepository, LedgerEntry } from '../storage/billing-types.js';
-import { pageLimit } from './query-params.js';
+import { pageLimit } from '../protocols/shared/query-params.js';
 
 const redeemBody = z.object({ code: z.string().trim().min(1).max(100) }).strict();
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
+import type { Abortable, InFlightAborts } from '../protocols/shared/exchange-abort.js';
 import { requestProtocol } from './request-context.js';
 import { sendError } from './render-error.js';
 
@@ -11,17 +12,6 @@ declare module 'fastify' {
      */
     inFlightAborts: InFlightAborts;
   }
-}
-
-/** Where an exchange registers its controller while it runs (add when it starts, delete when its response closes). */
-export interface InFlightAborts {
-  add(controller: Abortable): void;
-  delete(controller: Abortable): void;
-}
-
-/** An exchange's abort: an AbortController, or anything aborted the same way (exchange-abort.ts). */
-export interface Abortable {
-  abort(reason?: unknown): void;
 }
 
 /**
@@ -136,7 +126,10 @@ export function registerShutdownHandling(app: FastifyInstance, state: ShutdownSt
       if (response.destroyed) responseClosed();
       else {
         response.on('close', responseClosed);
-        if (response.socket === null) (queuedOn = request.raw.socket).once('close', responseClosed);
+        if (response.socket === null) {
+          queuedOn = request.raw.socket;
+          queuedOn.once('close', responseClosed);
+        }
       }
       let result: unknown;
       try {

@@ -2,19 +2,16 @@ import { z } from 'zod';
 import { formatUsd, parseUsd } from '../billing/money.js';
 import { invalidRequest, GatewayError } from '../canonical/errors.js';
 import { FAMILY_VENDOR, MODEL_DEFINITIONS } from '../catalog/models.js';
+import { currentPeriodSpend, effectiveScopes, exceedsPermissions, READ_ONLY_SCOPES } from '../keys/key-permissions.js';
 import {
   API_SCOPES,
-  currentPeriodSpend,
-  effectiveScopes,
-  exceedsPermissions,
   isApiScope,
-  READ_ONLY_SCOPES,
   SPEND_PERIODS,
   spendPeriodResetsAt,
   type ApiScope,
   type KeyPermissions,
   type SpendPeriod,
-} from '../keys/key-permissions.js';
+} from '../storage/key-permission-types.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
 
 /**

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
+import { assertModelAllowed } from '../keys/key-permissions.js';
 import { findGeminiModel, listGeminiModels, presentGeminiModel } from '../protocols/gemini-generate/gemini-models.js';
+import { allowedModels } from '../protocols/shared/allowed-models.js';
 import { isGoogleClient } from './request-context.js';
 
 /** Stable `created` stamp: the catalog has no release dates, and clients only sort or display it. */
@@ -72,12 +73,4 @@ function presentAnthropicModel(model: CatalogModel) {
     max_input_tokens: model.contextWindow,
     max_tokens: model.maxOutputTokens,
   };
-}
-
-/** The catalog's models the request's key may use (all of them without an allowlist). */
-export function allowedModels(catalog: ModelCatalog, request: FastifyRequest): readonly CatalogModel[] {
-  const permissions = request.auth!.key.permissions;
-  return permissions.models === null
-    ? catalog.models
-    : catalog.models.filter((model) => modelAllowed(permissions, model));
 }

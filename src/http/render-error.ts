@@ -6,7 +6,7 @@ import { encodeGeminiError } from '../protocols/gemini-generate/gemini-encode-er
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import { TextWithNulError } from '../storage/types.js';
-import type { ClientProtocol } from './request-context.js';
+import type { ErrorShape } from './request-context.js';
 
 /** What `retry-after` suggests while the database cannot be reached: long enough for a restart or a failover. */
 const STORAGE_RETRY_AFTER_SECONDS = 5;
@@ -114,7 +114,7 @@ export interface RenderedError {
 }
 
 /** The same catalog entry in each client protocol's error shape. */
-export function renderError(error: GatewayError, protocol: ClientProtocol): RenderedError {
+export function renderError(error: GatewayError, protocol: ErrorShape): RenderedError {
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   if (protocol === 'anthropic') {
@@ -128,7 +128,7 @@ export function renderError(error: GatewayError, protocol: ClientProtocol): Rend
   return { status: error.status, body: encodeOpenAIError(error), headers };
 }
 
-export function sendError(reply: FastifyReply, error: GatewayError, protocol: ClientProtocol): FastifyReply {
+export function sendError(reply: FastifyReply, error: GatewayError, protocol: ErrorShape): FastifyReply {
   const rendered = renderError(error, protocol);
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import type { ApiScope } from '../keys/key-permissions.js';
+import type { ApiScope } from '../storage/key-permission-types.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
-export type ClientProtocol = 'openai' | 'anthropic' | 'google';
+/** Whose error body a client expects (OpenAI's, Anthropic's or Google's), not the API it called. */
+export type ErrorShape = 'openai' | 'anthropic' | 'google';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,7 +12,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /** Which client protocol's error shape this route answers in (default: openai). */
-    protocol?: ClientProtocol;
+    protocol?: ErrorShape;
     /** Routes that need no API key (health, dashboard assets). */
     public?: boolean;
     /** Model endpoints: counted against the key's requests-per-minute limit. */
@@ -36,7 +37,7 @@ export function isGoogleClient(request: FastifyRequest): boolean {
 }
 
 /** The error shape a request is answered in: its route's protocol, Google's for a Google client where it may call. */
-export function requestProtocol(request: FastifyRequest): ClientProtocol {
+export function requestProtocol(request: FastifyRequest): ErrorShape {
   const config = request.routeOptions.config;
   if (config?.googleClients === true && isGoogleClient(request)) return 'google';
   return config?.protocol ?? 'openai';

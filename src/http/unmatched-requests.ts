@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import { renderError, type RenderedError } from './render-error.js';
-import { isGoogleClient, type ClientProtocol } from './request-context.js';
+import { isGoogleClient, type ErrorShape } from './request-context.js';
 
 /**
  * Answers for requests no route serves, in the shape of the protocol their path belongs to, never Node's bare
@@ -19,7 +19,7 @@ import { isGoogleClient, type ClientProtocol } from './request-context.js';
  * | other `/v1/…` and anything else       | OpenAI    |
  */
 
-export type PathProtocol = ClientProtocol | 'dashboard';
+export type PathProtocol = ErrorShape | 'dashboard';
 
 export function protocolOfPath(path: string, googleClient = false): PathProtocol {
   // The model list and model routes answer a Google SDK in its own shape (`googleClients`), so do their errors.

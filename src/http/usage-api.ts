@@ -6,7 +6,7 @@ import { validationError } from '../protocols/shared/format-validation-error.js'
 import { addSummaryRows } from '../storage/billing-repository.js';
 import type { BillingRepository, UsageSummaryRow } from '../storage/billing-types.js';
 import type { UsageRecord, UsageRepository } from '../storage/types.js';
-import { pageLimit } from './query-params.js';
+import { pageLimit } from '../protocols/shared/query-params.js';
 
 const MS_PER_DAY = 86_400_000;
 const DEFAULT_RANGE_DAYS = 30;

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { currentPeriodSpend, exceedsPermissions, modelAllowed } from './key-permissions.js';
 import {
-  currentPeriodSpend,
-  exceedsPermissions,
   FULL_PERMISSIONS,
-  modelAllowed,
   spendPeriodFirstDay,
   spendPeriodNumber,
   spendPeriodResetsAt,
   type KeyPermissions,
-} from './key-permissions.js';
+} from '../storage/key-permission-types.js';
 
 const at = (iso: string) => Date.parse(iso);
 const families: Record<string, string> = { 'gamma-2.5-pro': 'gamma', 'gamma-3.5-flash': 'gamma', 'beta-5.4': 'beta' };

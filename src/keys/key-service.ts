@@ -8,7 +8,7 @@ import type {
   ApiKeyRepository,
   NewApiKey,
 } from '../storage/types.js';
-import { FULL_PERMISSIONS, type KeyPermissions } from './key-permissions.js';
+import { FULL_PERMISSIONS, type KeyPermissions } from '../storage/key-permission-types.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
 
 export interface AuthenticatedKey {

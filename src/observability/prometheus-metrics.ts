@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { JournalCounts } from '../billing/settlement-journal.js';
 import type { VendorName } from '../canonical/request.js';
 import { DeferredCounter, type PendingCount } from './deferred-counter.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
@@ -7,6 +6,28 @@ import type { GatewayMetrics } from './gateway-metrics.js';
 /** Seconds; request latency spans sub-millisecond refusals to multi-minute streams. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 60];
+
+/** The settlement journal's counts (billing/settlement-journal.ts keeps them), as its series read them. */
+export interface JournalCounts {
+  /** Entries on disk waiting to be applied (this instance's and the ones it adopted). */
+  pending: number;
+  /**
+   * Settlements whose journal write failed: in this process's memory only, tried again on the journal and on the
+   * store until one takes them; lost if the process dies first.
+   */
+  unwritten: number;
+  /** Settlements this instance wrote and fdatasynced to its journal since it started. */
+  journaled: number;
+  /** Failed writes to the journal (settlement batches and recovery probes). */
+  writeFailures: number;
+  /** Whether the journal cannot be written now. */
+  unavailable: boolean;
+  /** Journaled settlements applied by replay, and ones found already applied (skipped). */
+  replayed: number;
+  alreadyApplied: number;
+  /** Lines of adopted files that failed their checksum (a torn last line after a crash). */
+  unreadableLines: number;
+}
 
 /** Gauges read at scrape time from the gateway's live state. */
 export interface LiveGauges {

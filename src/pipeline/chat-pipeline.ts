@@ -7,17 +7,19 @@ import {
 } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
-import type { CanonicalRequest } from '../canonical/request.js';
+import type { CanonicalRequest, MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
-import { outputSliceOf, type CatalogModel, type ModelCatalog } from '../catalog/model-catalog.js';
+import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import { vendorMediaInput } from '../providers/media-input.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
+import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
@@ -91,6 +93,11 @@ export class ChatPipeline {
     for (const [id, fallbackId] of Object.entries(deps.fallbacks ?? {})) {
       if (fallbackId !== undefined) this.fallbacks.set(id, this.resolveFallback(id, fallbackId));
     }
+  }
+
+  /** What media the model's upstream can be given, for protocols that refuse the rest while decoding. */
+  mediaInput(model: CatalogModel): MediaInput {
+    return vendorMediaInput(model.vendor);
   }
 
   async start(input: ChatInput): Promise<ChatExchange> {
@@ -324,11 +331,13 @@ export class ChatPipeline {
   ): HoldCheckpoint | undefined {
     if (!gate.started || !tokenizerLoaded()) return undefined;
     const told = accumulator.response.inputUsage;
+    // Estimated once per request: the prompt does not change between checkpoints.
+    if (told === undefined) inputEstimate.tokens ??= estimateRequestInputTokens(request);
     return {
       model: model.id,
       family: model.family,
       stream: request.stream,
-      inputTokens: told?.inputTokens ?? (inputEstimate.tokens ??= estimateRequestInputTokens(request)),
+      inputTokens: told === undefined ? inputEstimate.tokens! : told.inputTokens,
       cacheReadTokens: told?.cacheReadTokens ?? 0,
       cacheWriteTokens: told?.cacheWriteTokens ?? 0,
       outputTokens: gate.deliveredTokens(),

@@ -1,5 +1,4 @@
 import type { VendorName } from '../canonical/request.js';
-import type { Config, VendorConfig } from '../config/load-config.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { AnthropicProvider } from './anthropic/anthropic-provider.js';
 import { CredentialPool, pooledCredential } from './credential-pool.js';
@@ -9,6 +8,7 @@ import { GeminiProvider } from './gemini/gemini-provider.js';
 import { OpenAIProvider } from './openai/openai-provider.js';
 import { ProviderRegistry } from './registry.js';
 import { UpstreamHttp } from './upstream-http.js';
+import type { VendorConfig } from './upstream-settings.js';
 
 interface VendorEndpoint {
   baseUrl: string;
@@ -31,13 +31,21 @@ export interface CreateProvidersOptions {
   now?: () => number;
 }
 
+/** What the providers read of the gateway's configuration (config/load-config.ts fills it). */
+export interface ProvidersConfig {
+  demoMode: boolean;
+  vendors: Readonly<Record<VendorName, VendorConfig>>;
+  /** Interval of keep-alive comments on a silent stream: a stream's first token may be retried within it. */
+  streamKeepAliveMs: number;
+}
+
 /**
  * One adapter per vendor, over its pool of credentials (see FailoverProvider). In demo mode every vendor points
  * at the in-process simulator with one keyless credential; otherwise a vendor is served when the operator
  * configured it (keys, or a base URL such as a loopback simulator).
  */
 export function createProviders(
-  config: Config,
+  config: ProvidersConfig,
   simulatorBaseUrls?: Readonly<Record<VendorName, string>>,
   options: CreateProvidersOptions = {},
 ): ProviderRegistry {

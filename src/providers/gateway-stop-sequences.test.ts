@@ -28,7 +28,7 @@ function run(events: CanonicalEvent[], stops: string[]): CanonicalEvent[] {
 
 function fold(events: CanonicalEvent[]) {
   const accumulator = new ResponseAccumulator();
-  events.forEach((event) => accumulator.apply(event));
+  for (const event of events) accumulator.apply(event);
   return accumulator.response;
 }
 

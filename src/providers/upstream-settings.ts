@@ -53,3 +53,16 @@ export interface UpstreamCredential {
   /** Shown in metrics and the operator view; never the key itself. */
   label: string;
 }
+
+/** One vendor's upstream as the operator configured it. */
+export interface VendorConfig {
+  apiKey: string | undefined;
+  baseUrl: string;
+  /** True when the operator gave a key or a base URL: the vendor is meant to be reached. */
+  configured: boolean;
+  /** Every credential requests are spread over (at least one when configured; keyless ones carry no key). */
+  credentials: readonly (Omit<UpstreamCredential, 'apiKey'> & { apiKey: string | undefined })[];
+  timeouts: UpstreamTimeouts;
+  retries: RetryPolicy;
+  circuitBreaker: CircuitBreakerPolicy;
+}

@@ -114,7 +114,7 @@ describe('DeepSeek simulator: replies', () => {
       ...chat,
       thinking: { type: 'enabled' },
     } as ChatCompletionCreateParamsNonStreaming);
-    expect((completion.choices[0]?.message as WithReasoning).reasoning_content).toBeTruthy();
+    expect((completion.choices[0]!.message as WithReasoning).reasoning_content).toBeTruthy();
   });
 
   it('truncates at max_tokens (reasoning included) and honours stop', async () => {

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { forEachBoundedPiece } from '../wire/bounded-pretokens.js';
-import { BudgetedTokenCounter } from '../wire/budgeted-token-counter.js';
+import { forEachBoundedPiece } from '../canonical/bounded-pretokens.js';
+import { BudgetedTokenCounter } from '../canonical/budgeted-token-counter.js';
 
 /** Why generation ended, before a vendor names it (`stop`/`end_turn`/`STOP`, `length`/`max_tokens`/...). */
 export type ReplyEnd = 'end' | 'stop-sequence' | 'length';

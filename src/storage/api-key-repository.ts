@@ -7,7 +7,7 @@ import {
   SPEND_PERIODS,
   type KeyPermissions,
   type SpendPeriod,
-} from '../keys/key-permissions.js';
+} from './key-permission-types.js';
 import { toAccountRecord } from './account-repository.js';
 import type { ApiKeysTable, Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';

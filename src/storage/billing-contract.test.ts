@@ -159,10 +159,10 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     const ids = await fundedAccount(10_000n);
     let seen: AdmissionState | undefined;
     const admitted = await storage.billing.reserve(
-      reserveInput(
-        ids,
-        (state) => ((seen = state), { admitted: true, holdNano: 4_000n, freeTokens: 0, maxOutputTokens: 7 }),
-      ),
+      reserveInput(ids, (state) => {
+        seen = state;
+        return { admitted: true, holdNano: 4_000n, freeTokens: 0, maxOutputTokens: 7 };
+      }),
     );
     expect(seen).toEqual({ availableNano: 10_000n, freeTokensLeft: 0 });
     expect(admitted).toMatchObject({ admitted: true, reservation: { holdNano: 4_000n, maxOutputTokens: 7 } });
@@ -208,9 +208,10 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
   it('tracks the free allowance per UTC day: held at admission, used at settlement, reset the next day', async () => {
     const ids = await fundedAccount(0n);
     let state: AdmissionState | undefined;
-    const plan = (s: AdmissionState): AdmissionPlan => (
-      (state = s), { admitted: true, holdNano: 0n, freeTokens: 300, maxOutputTokens: 10 }
-    );
+    const plan = (s: AdmissionState): AdmissionPlan => {
+      state = s;
+      return { admitted: true, holdNano: 0n, freeTokens: 300, maxOutputTokens: 10 };
+    };
     const first = await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000 }));
     expect(state).toEqual({ availableNano: 0n, freeTokensLeft: 1_000 });
     await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000 }));
@@ -372,7 +373,14 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       const ids = await limitedKey(100_000n, 5_000n);
       let seen: AdmissionState | undefined;
       const result = await storage.billing.reserve(
-        reserveInput(ids, (state) => ((seen = state), upTo(2_000n)(state)), { keySpendLimited: true }),
+        reserveInput(
+          ids,
+          (state) => {
+            seen = state;
+            return upTo(2_000n)(state);
+          },
+          { keySpendLimited: true },
+        ),
       );
       expect(seen).toMatchObject({
         availableNano: 5_000n,
@@ -388,9 +396,14 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 1_500n, reservedNano: 0n });
       let second: AdmissionState | undefined;
       await storage.billing.reserve(
-        reserveInput(ids, (state) => ((second = state), { admitted: false, reason: 'look' }), {
-          keySpendLimited: true,
-        }),
+        reserveInput(
+          ids,
+          (state) => {
+            second = state;
+            return { admitted: false, reason: 'look' };
+          },
+          { keySpendLimited: true },
+        ),
       );
       expect(second).toMatchObject({ availableNano: 3_500n, keySpend: { spentNano: 1_500n, remainingNano: 3_500n } });
       expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -993,7 +1006,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         { day: dayIso(DAY + 1), model: 'beta-5.4', apiKeyId: ids.keyId, requests: 1, costNano: 2n },
       ];
       expect(rows).toHaveLength(4);
-      rows.forEach((row, index) => expect(row).toMatchObject(expected[index]!));
+      rows.forEach((row, index) => {
+        expect(row).toMatchObject(expected[index]!);
+      });
       // The range is inclusive at both ends and filters by day.
       expect(
         (await storage.usage.dailyTotals(ids.accountId, dayIso(DAY + 1), dayIso(DAY + 5))).map((row) => row.requests),

@@ -1,6 +1,6 @@
 import { randomHex } from '../ids/random-hex.js';
 import { fromMoneyColumn } from './money-sql.js';
-import { spendPeriodNumber, SPEND_PERIODS, type SpendPeriod } from '../keys/key-permissions.js';
+import { spendPeriodNumber, SPEND_PERIODS, type SpendPeriod } from './key-permission-types.js';
 import type {
   AdmissionPlan,
   AdmissionState,

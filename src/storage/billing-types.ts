@@ -47,7 +47,7 @@ export interface AdmissionState {
  */
 export interface KeySpendState {
   limitNano: bigint;
-  period: import('../keys/key-permissions.js').SpendPeriod;
+  period: import('./key-permission-types.js').SpendPeriod;
   /** Settled spend of the current period. */
   spentNano: bigint;
   /** Held by the key's requests in flight. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { utcMonthNumber } from '../keys/key-permissions.js';
+import { utcMonthNumber } from './key-permission-types.js';
 import { toLockedKeySpend, type LockedKeySpend } from './billing-rules.js';
 import { money } from './money-sql.js';
 import type { Executor } from './transactions.js';

@@ -1,4 +1,4 @@
-import { FULL_PERMISSIONS } from '../keys/key-permissions.js';
+import { FULL_PERMISSIONS } from './key-permission-types.js';
 /**
  * The storage contract: one set of cases, run against SQLite (a temp file) and the real PostgreSQL
  * (a fresh random schema, dropped afterwards). PostgreSQL is required: if it is unreachable the

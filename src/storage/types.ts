@@ -4,7 +4,7 @@
  * Times are Unix epoch milliseconds (number); ids are opaque strings.
  */
 
-import type { KeyPermissions, KeySpendCounters } from '../keys/key-permissions.js';
+import type { KeyPermissions, KeySpendCounters } from './key-permission-types.js';
 import type { BillingRepository } from './billing-types.js';
 import type { LoginFailureRepository, SessionRepository } from './session-types.js';
 import type { StoredResponseRepository } from './stored-response-types.js';

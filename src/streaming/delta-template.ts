@@ -74,6 +74,7 @@ export class DeltaTemplate {
 }
 
 /** A character that needs `JSON.parse` to read a string literal's text (or makes it not one literal). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters in strings; finding them is the point.
 const NEEDS_PARSE = /["\\\u0000-\u001f]/;
 
 /** The text of the JSON string literal `data[start, end)`, or undefined when that is not exactly one literal. */

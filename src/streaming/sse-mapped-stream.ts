@@ -217,10 +217,13 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
     let bytes = 0;
     const release = () => this.options.release();
     const readOn = (chunk: IteratorResult<Uint8Array>): void => {
-      if (chunk.done === true) return release();
+      if (chunk.done === true) {
+        release();
+        return;
+      }
       bytes += chunk.value.byteLength;
-      if (bytes > DRAIN_LIMIT_BYTES) return release();
-      this.source.next().then(readOn, release);
+      if (bytes > DRAIN_LIMIT_BYTES) release();
+      else this.source.next().then(readOn, release);
     };
     this.source.next().then(readOn, release);
   }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
+import type { UsageRecord } from '../../src/storage/types.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();
@@ -232,7 +233,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
     );
     let chunks = 0;
     for await (const _chunk of stream) if (++chunks === 5) controller.abort();
-    let row;
+    let row: UsageRecord | undefined;
     for (let attempt = 0; attempt < 50 && row === undefined; attempt++) {
       row = (await harness.gateway.storage.usage.listByAccount(accountId, 5)).find(
         (candidate) => candidate.status === 'client_disconnected',

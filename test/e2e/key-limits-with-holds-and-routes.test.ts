@@ -9,7 +9,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { countTextTokens, loadTokenizer } from '../../src/canonical/count-tokens.js';
-import { ModelCatalog, outputSliceOf } from '../../src/catalog/model-catalog.js';
+import { outputSliceOf } from '../../src/billing/priced-model.js';
+import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();

@@ -149,7 +149,7 @@ describe('vendor faults reach the client as well-formed errors', () => {
       if (++chunks === 3) controller.abort();
     }
     expect(chunks).toBe(3);
-    let row;
+    let row: Awaited<ReturnType<typeof usageRow>>;
     for (let attempt = 0; attempt < 40 && row === undefined; attempt++) {
       row = await usageRow((status) => status === 'client_disconnected');
       if (row === undefined) await new Promise((resolve) => setTimeout(resolve, 50));

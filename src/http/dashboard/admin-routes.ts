@@ -6,7 +6,7 @@ import { formatUsd, parseUsd, type NanoUsd } from '../../billing/money.js';
 import { creditAccount } from '../../billing/operator-credit.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../../billing/redemption-codes.js';
 import { normalizeEmail } from '../../storage/database-schema.js';
-import { pageLimit } from '../query-params.js';
+import { pageLimit } from '../../protocols/shared/query-params.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';

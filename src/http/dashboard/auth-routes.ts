@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../canonical/errors.js';
+import type { AccountRecord } from '../../storage/types.js';
 import { withoutControlCharacters } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import { DashboardError } from './dashboard-error.js';
@@ -37,7 +38,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
   api.post('/auth/register', { config: { access: 'public' } }, async (request, reply) => {
     const { email, password } = parseInput(credentials, request.body);
     await deps.registrationThrottle.admit(request.ip);
-    let account;
+    let account: AccountRecord;
     try {
       account = await deps.accounts.create({ email, password });
     } catch (error) {

@@ -4,7 +4,7 @@ import { GatewayError } from '../../canonical/errors.js';
 import { formatUsd } from '../../billing/money.js';
 import { redeemCode } from '../../billing/redemption-codes.js';
 import { STRIPE_MAXIMUM_USD, STRIPE_MINIMUM_USD, StripeTopups } from '../../billing/stripe-topups.js';
-import { pageLimit } from '../query-params.js';
+import { pageLimit } from '../../protocols/shared/query-params.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';

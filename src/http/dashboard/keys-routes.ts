@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
-import { FULL_PERMISSIONS } from '../../keys/key-permissions.js';
+import { FULL_PERMISSIONS } from '../../storage/key-permission-types.js';
 import type { ApiKeyChange } from '../../storage/types.js';
 import { dashboardPermissionShapes, fromDashboardFields, parsePermissionFields } from '../key-permission-fields.js';
 import { keyNameSchema } from '../text-fields.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { formatUsd } from '../../billing/money.js';
-import { StripeSignatureError } from '../../billing/stripe-topups.js';
+import { StripeSignatureError, type WebhookOutcome } from '../../billing/stripe-topups.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
 
@@ -18,7 +18,7 @@ export async function stripeWebhookPlugin(api: FastifyInstance, deps: DashboardD
       throw new DashboardError(400, 'stripe_not_configured', 'Stripe is not configured on this gateway.');
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const header = request.headers['stripe-signature'];
-    let outcome;
+    let outcome: WebhookOutcome;
     try {
       outcome = await deps.stripe.handleWebhook(body, Array.isArray(header) ? header[0] : header);
     } catch (error) {

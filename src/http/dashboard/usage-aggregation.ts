@@ -51,7 +51,10 @@ export function groupSums(rows: readonly DailyUsageRow[], key: (row: DailyUsageR
   for (const row of rows) {
     const name = key(row);
     let sums = groups.get(name);
-    if (sums === undefined) groups.set(name, (sums = emptySums()));
+    if (sums === undefined) {
+      sums = emptySums();
+      groups.set(name, sums);
+    }
     addRow(sums, row);
   }
   return groups;

@@ -5,7 +5,7 @@ import { invalidRequest } from '../../canonical/errors.js';
 import { formatUsd } from '../../billing/money.js';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
 import type { ApiKeyRecord, UsageRecord, UsageRepository } from '../../storage/types.js';
-import { pageLimit } from '../query-params.js';
+import { pageLimit } from '../../protocols/shared/query-params.js';
 import { decodeUsageCursor, encodeUsageCursor } from '../usage-api.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';

@@ -214,6 +214,7 @@ function decodeAssistantContent(
   content: Extract<AnthropicRequestMessage, { role: 'assistant' }>['content'],
 ): ContentBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every block type, as TypeScript checks.
   return content.map((block): ContentBlock => {
     switch (block.type) {
       case 'text':

@@ -8,8 +8,23 @@ import {
 } from './gemini-decode-request.js';
 import { packReasoning } from './gemini-reasoning-carrier.js';
 
-const alpha: GeminiTarget = { model: 'alpha-sonnet-5', vendor: 'anthropic' };
-const gamma: GeminiTarget = { model: 'gamma-2.5-pro', vendor: 'gemini' };
+// The media of an Anthropic-, a Gemini-, an OpenAI- and a DeepSeek-served model (providers/media-input.ts).
+const alpha: GeminiTarget = {
+  model: 'alpha-sonnet-5',
+  media: { imageUrls: true, inlinePdfs: true, pdfUrls: true, otherTypes: false },
+};
+const gamma: GeminiTarget = {
+  model: 'gamma-2.5-pro',
+  media: { imageUrls: true, inlinePdfs: true, pdfUrls: true, otherTypes: true },
+};
+const beta: GeminiTarget = {
+  model: 'beta-5.4',
+  media: { imageUrls: true, inlinePdfs: true, pdfUrls: false, otherTypes: false },
+};
+const delta: GeminiTarget = {
+  model: 'delta-v4-flash',
+  media: { imageUrls: false, inlinePdfs: false, pdfUrls: false, otherTypes: false },
+};
 
 function decode(body: unknown, target = alpha) {
   return decodeGeminiGenerateRequest(body, target, false).request;
@@ -288,14 +303,14 @@ describe('decodeGeminiGenerateRequest', () => {
     expect(refusal(audio).param).toBe('contents[0].parts[0].inlineData.mimeType');
     const pdf = { contents: [{ parts: [{ inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } }] }] };
     expect(decode(pdf).messages[0]!.content[0]).toMatchObject({ type: 'document' });
-    expect(decode(pdf, { model: 'beta-5.4', vendor: 'openai' }).messages[0]!.content[0]).toMatchObject({
+    expect(decode(pdf, beta).messages[0]!.content[0]).toMatchObject({
       type: 'document',
     });
-    expect(refusal(pdf, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
+    expect(refusal(pdf, delta).code).toBe('unsupported_parameter');
     const pdfUrl = {
       contents: [{ parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }] }],
     };
-    expect(refusal(pdfUrl, { model: 'beta-5.4', vendor: 'openai' }).code).toBe('unsupported_parameter');
+    expect(refusal(pdfUrl, beta).code).toBe('unsupported_parameter');
     const url = {
       contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/a.jpg' } }] }],
     };
@@ -303,7 +318,7 @@ describe('decodeGeminiGenerateRequest', () => {
       type: 'image',
       source: { kind: 'url', url: 'https://example.com/a.jpg' },
     });
-    expect(refusal(url, { model: 'delta-v4-flash', vendor: 'deepseek' }).code).toBe('unsupported_parameter');
+    expect(refusal(url, delta).code).toBe('unsupported_parameter');
     expect(
       refusal(
         { contents: [{ parts: [{ fileData: { mimeType: 'image/jpeg', fileUri: 'gs://bucket/a.jpg' } }] }] },

@@ -5,13 +5,13 @@ import type {
   ContentBlock,
   ImageBlock,
   ImageSource,
+  MediaInput,
   ReasoningBlock,
   ReasoningParameters,
   ResponseFormat,
   TextBlock,
   ToolChoice,
   ToolDefinition,
-  VendorName,
 } from '../../canonical/request.js';
 import { validationError } from '../shared/format-validation-error.js';
 import {
@@ -28,11 +28,11 @@ import { openApiToJsonSchema } from './gemini-openapi-schema.js';
 import { reasoningBlock, unpackReasoning } from './gemini-reasoning-carrier.js';
 import { normalizeFieldNames } from './gemini-snake-case.js';
 
-/** The model the path names, resolved: who will serve the request decides what media it can be given. */
+/** The model the path names, resolved: the upstream that will serve it decides what media it can be given. */
 export interface GeminiTarget {
   /** The public model id. */
   model: string;
-  vendor: VendorName;
+  media: MediaInput;
 }
 
 export interface DecodedGeminiRequest {
@@ -104,7 +104,7 @@ function decodePrompt(input: PromptInput, target: GeminiTarget, prefix = ''): Ca
   const request: CanonicalRequest = {
     model: target.model,
     system: decodeSystem(input.systemInstruction, `${prefix}systemInstruction`),
-    messages: decodeContents(input.contents, target.vendor, `${prefix}contents`),
+    messages: decodeContents(input.contents, target.media, `${prefix}contents`),
     sampling: {},
     stream: false,
     extensions,
@@ -164,7 +164,7 @@ interface OpenCall {
  * `functionCall` of the model content just before it (by `id`, else by name in call order), and a content that
  * answers calls answers all of them, as the real API requires.
  */
-function decodeContents(contents: GeminiRequestContent[], vendor: VendorName, param: string): CanonicalMessage[] {
+function decodeContents(contents: GeminiRequestContent[], media: MediaInput, param: string): CanonicalMessage[] {
   const messages: CanonicalMessage[] = [];
   let openCalls: OpenCall[] = [];
   for (const turn of turnsOf(contents, param)) {
@@ -187,10 +187,10 @@ function decodeContents(contents: GeminiRequestContent[], vendor: VendorName, pa
     turn.parts.forEach(({ part, param: partParam }) => {
       if (part.functionResponse !== undefined) {
         answered = true;
-        blocks.push(decodeFunctionResponse(part.functionResponse, openCalls, vendor, partParam));
+        blocks.push(decodeFunctionResponse(part.functionResponse, openCalls, media, partParam));
         return;
       }
-      const block = decodeUserPart(part, vendor, partParam);
+      const block = decodeUserPart(part, media, partParam);
       if (block !== undefined) blocks.push(block);
     });
     if (answered && openCalls.some((call) => !call.answered)) throw unansweredCalls(openCalls, where);
@@ -311,7 +311,7 @@ function decodeModelParts(parts: Turn['parts']): { blocks: ContentBlock[]; calls
   return { blocks, calls };
 }
 
-function decodeUserPart(part: GeminiRequestPart, vendor: VendorName, param: string): ContentBlock | undefined {
+function decodeUserPart(part: GeminiRequestPart, media: MediaInput, param: string): ContentBlock | undefined {
   if (part.thought === true) return undefined;
   if (part.functionCall !== undefined)
     throw invalidRequest(`'${param}': a functionCall belongs in a model content.`, param);
@@ -320,18 +320,18 @@ function decodeUserPart(part: GeminiRequestPart, vendor: VendorName, param: stri
     return mediaBlock(
       part.inlineData.mimeType,
       { kind: 'base64', mediaType: part.inlineData.mimeType.toLowerCase(), data: part.inlineData.data },
-      vendor,
+      media,
       `${param}.inlineData`,
     );
   if (part.fileData !== undefined)
-    return fileBlock(part.fileData.fileUri, part.fileData.mimeType, vendor, `${param}.fileData`);
+    return fileBlock(part.fileData.fileUri, part.fileData.mimeType, media, `${param}.fileData`);
   return undefined;
 }
 
 /** The Files API and Cloud Storage keep files in the caller's Google project: nothing behind the gateway can read them. */
 const GOOGLE_FILE_URI = /^(?:gs:\/\/|https:\/\/generativelanguage\.googleapis\.com\/)/i;
 
-function fileBlock(uri: string, mimeType: string | undefined, vendor: VendorName, param: string): ContentBlock {
+function fileBlock(uri: string, mimeType: string | undefined, media: MediaInput, param: string): ContentBlock {
   if (GOOGLE_FILE_URI.test(uri) || !/^https?:\/\//i.test(uri)) {
     throw new GatewayError(
       'unsupported_parameter',
@@ -340,10 +340,9 @@ function fileBlock(uri: string, mimeType: string | undefined, vendor: VendorName
     );
   }
   const type = (mimeType ?? '').toLowerCase();
-  if (type.startsWith('image/') && vendor !== 'deepseek') return { type: 'image', source: { kind: 'url', url: uri } };
-  if (type === 'application/pdf' && (vendor === 'anthropic' || vendor === 'gemini'))
-    return { type: 'document', source: { kind: 'url', url: uri } };
-  if (vendor === 'gemini' && type !== '') return { type: 'document', source: { kind: 'url', url: uri } };
+  if (type.startsWith('image/') && media.imageUrls) return { type: 'image', source: { kind: 'url', url: uri } };
+  if (type === 'application/pdf' && media.pdfUrls) return { type: 'document', source: { kind: 'url', url: uri } };
+  if (media.otherTypes && type !== '') return { type: 'document', source: { kind: 'url', url: uri } };
   throw new GatewayError(
     'unsupported_parameter',
     `'${param}': a ${type === '' ? 'file without mimeType' : type} URL cannot be fetched by the model this request names.`,
@@ -351,17 +350,15 @@ function fileBlock(uri: string, mimeType: string | undefined, vendor: VendorName
   );
 }
 
-function mediaBlock(mimeType: string, source: ImageSource, vendor: VendorName, param: string): ContentBlock {
+function mediaBlock(mimeType: string, source: ImageSource, media: MediaInput, param: string): ContentBlock {
   const type = mimeType.toLowerCase();
   if (source.kind === 'base64' && source.data === '')
     throw invalidRequest(`'${param}.data' is empty.`, `${param}.data`);
   if (type.startsWith('image/')) return { type: 'image', source };
-  // An inline PDF reaches every vendor but DeepSeek (no media at all): the OpenAI adapter sends it as a file part.
-  if (type === 'application/pdf' && vendor !== 'deepseek') return { type: 'document', source };
+  if (type === 'application/pdf' && media.inlinePdfs) return { type: 'document', source };
   if (type.startsWith('text/') && source.kind === 'base64')
     return { type: 'text', text: Buffer.from(source.data, 'base64').toString('utf8') };
-  // Audio and video reach Gemini models only; the Gemini adapter sends the document's MIME type as it came.
-  if (vendor === 'gemini') return { type: 'document', source };
+  if (media.otherTypes) return { type: 'document', source };
   throw new GatewayError(
     'unsupported_parameter',
     `'${param}' holds ${type}, which the model this request names cannot read.`,
@@ -372,7 +369,7 @@ function mediaBlock(mimeType: string, source: ImageSource, vendor: VendorName, p
 function decodeFunctionResponse(
   response: NonNullable<GeminiRequestPart['functionResponse']>,
   openCalls: OpenCall[],
-  vendor: VendorName,
+  media: MediaInput,
   param: string,
 ): ContentBlock {
   const byId =
@@ -400,7 +397,7 @@ function decodeFunctionResponse(
     const block = mediaBlock(
       data.mimeType,
       { kind: 'base64', mediaType: data.mimeType.toLowerCase(), data: data.data },
-      vendor,
+      media,
       `${param}.functionResponse.parts[${index}].inlineData`,
     );
     if (block.type !== 'image')

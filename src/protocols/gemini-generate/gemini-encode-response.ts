@@ -24,7 +24,7 @@ export interface GeminiResponseContext {
 
 /**
  * Canonical finish reasons → Google's. Google has no "tool call" reason: a reply that called functions ends
- * with STOP (so Gemini CLI runs the calls), and so does a stop sequence. A Gemini vendor's own reason is kept when
+ * with STOP (so Gemini CLI runs the calls), and so does a stop sequence. An upstream's own Google reason is kept when
  * it is more precise (RECITATION, BLOCKLIST…), except the malformed-call reasons of the upstream model, which
  * Gemini CLI would retry as if the gateway had failed.
  */
@@ -38,14 +38,23 @@ const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
   other: 'OTHER',
 };
 
-export function encodeGeminiFinishReason(
-  reason: FinishReason | null,
-  rawReason: string | null,
-  vendor: VendorName,
-): string {
+/** Google's own reasons for a blocked reply or prompt: an upstream that speaks Google's API gives them as they are. */
+const GOOGLE_FILTER_REASONS: ReadonlySet<string> = new Set([
+  'SAFETY',
+  'PROHIBITED_CONTENT',
+  'BLOCKLIST',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'RECITATION',
+  'IMAGE_RECITATION',
+  'LANGUAGE',
+  'OTHER',
+]);
+
+export function encodeGeminiFinishReason(reason: FinishReason | null, rawReason: string | null): string {
   if (reason === null) return 'STOP';
-  if (vendor === 'gemini' && rawReason !== null && reason === 'content-filter' && /^[A-Z_]+$/.test(rawReason))
-    return rawReason;
+  if (reason === 'content-filter' && rawReason !== null && GOOGLE_FILTER_REASONS.has(rawReason)) return rawReason;
   return FINISH_REASONS[reason];
 }
 
@@ -108,7 +117,7 @@ export function encodeGeminiResponse(
     candidates: [
       {
         content: { role: 'model', parts: parts.length > 0 ? parts : [{ text: '' }] },
-        finishReason: encodeGeminiFinishReason(response.finishReason, response.rawFinishReason, context.vendor),
+        finishReason: encodeGeminiFinishReason(response.finishReason, response.rawFinishReason),
         index: 0,
       },
     ],

@@ -131,11 +131,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
     const parts = this.held ?? [{ text: '' }];
     this.held = undefined;
     const chunk = this.chunk(parts);
-    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(
-      this.finishReason,
-      this.rawFinishReason,
-      this.context.vendor,
-    );
+    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(this.finishReason, this.rawFinishReason);
     chunk.usageMetadata = encodeGeminiUsage(usage, costNano);
     out += this.frame(chunk);
     return this.framing === 'json-array' ? `${out}]` : out;

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
-import { allowedModels } from '../../http/models-api.js';
 import { assertModelAllowed } from '../../keys/key-permissions.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
+import { allowedModels } from '../shared/allowed-models.js';
 import {
   abortOnClientGone,
   setCostHeader,
@@ -48,7 +48,10 @@ export function registerGeminiGenerateRoutes(
     );
     app.post<{ Params: ModelParams }>(`${base}:countTokens`, { config: { protocol: 'google' } }, async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
-      const canonical = decodeGeminiCountTokensRequest(request.body, { model: model.id, vendor: model.vendor });
+      const canonical = decodeGeminiCountTokensRequest(request.body, {
+        model: model.id,
+        media: pipeline.mediaInput(model),
+      });
       return { totalTokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
     });
   }
@@ -81,7 +84,7 @@ export function registerGeminiGenerateRoutes(
     const model = findGeminiModel(catalog, request.params.model);
     const { request: canonical, includeThoughts } = decodeGeminiGenerateRequest(
       request.body,
-      { model: model.id, vendor: model.vendor },
+      { model: model.id, media: pipeline.mediaInput(model) },
       stream,
     );
     const abort = abortOnClientGone(reply);

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { accumulate } from '../../canonical/accumulate.js';
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
-import { pageLimit } from '../../http/query-params.js';
+import { pageLimit } from '../shared/query-params.js';
 import type { ChatExchange, ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { validationError } from '../shared/format-validation-error.js';
 import {

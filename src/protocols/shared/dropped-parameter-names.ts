@@ -1,7 +1,4 @@
-import type { CanonicalRequest } from '../../canonical/request.js';
-
-/** The client protocols, as the canonical request names them. */
-export type ClientProtocol = CanonicalRequest['extensionsProtocol'];
+import type { ClientProtocol } from '../../canonical/request.js';
 
 /**
  * Vendor adapters name the parameters they drop in one spelling (OpenAI chat's and Anthropic's snake_case:

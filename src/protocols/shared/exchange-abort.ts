@@ -2,6 +2,17 @@ type AbortListener = Parameters<AbortSignal['addEventListener']>[1];
 type AddOptions = Parameters<AbortSignal['addEventListener']>[2];
 type RemoveOptions = Parameters<AbortSignal['removeEventListener']>[2];
 
+/** Where an exchange registers its controller while it runs (add when it starts, delete when its response closes). */
+export interface InFlightAborts {
+  add(controller: Abortable): void;
+  delete(controller: Abortable): void;
+}
+
+/** An exchange's abort: an AbortController, or anything aborted the same way (ExchangeAbort below). */
+export interface Abortable {
+  abort(reason?: unknown): void;
+}
+
 /**
  * The abort signal of one exchange (its client went away, or a shutdown's grace period ended), used in place of
  * an AbortController, which every model request made. Node 20 builds an AbortSignal as an EventTarget whose

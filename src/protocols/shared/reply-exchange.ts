@@ -1,16 +1,16 @@
 import type { FastifyReply } from 'fastify';
 import { GatewayError, toGatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
+import type { ClientProtocol } from '../../canonical/request.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
-import type { InFlightAborts } from '../../http/graceful-shutdown.js';
 import { formatUsd } from '../../billing/money.js';
 import { nextBatchThen } from '../../streaming/event-batches.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
 import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
-import { ExchangeAbort } from './exchange-abort.js';
-import { droppedParametersAsClientNames, type ClientProtocol } from './dropped-parameter-names.js';
+import { ExchangeAbort, type InFlightAborts } from './exchange-abort.js';
+import { droppedParametersAsClientNames } from './dropped-parameter-names.js';
 
 /** What each client protocol's stream encoder provides. */
 export interface StreamEncoder {

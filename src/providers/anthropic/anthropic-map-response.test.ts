@@ -20,7 +20,7 @@ function message(overrides: Partial<AnthropicMessage>): AnthropicMessage {
 
 function fold(events: CanonicalEvent[]): ResponseAccumulator['response'] {
   const accumulator = new ResponseAccumulator();
-  events.forEach((event) => accumulator.apply(event));
+  for (const event of events) accumulator.apply(event);
   return accumulator.response;
 }
 

@@ -155,7 +155,7 @@ function mapWhole(text: string, options: AnthropicMappingOptions = OPTIONS): Can
 
 function fold(events: CanonicalEvent[]): CanonicalResponse {
   const accumulator = new ResponseAccumulator();
-  events.forEach((event) => accumulator.apply(event));
+  for (const event of events) accumulator.apply(event);
   return accumulator.response;
 }
 

@@ -93,7 +93,9 @@ export function buildOpenAIToolChoice(choice: ToolChoice): unknown {
 function buildMessages(request: CanonicalRequest): OpenAIMessage[] {
   const messages: OpenAIMessage[] = [];
   if (request.system.length > 0) messages.push({ role: 'system', content: textContent(request.system) });
-  request.messages.forEach((message, index) => messages.push(...buildOpenAIMessage(message, index)));
+  request.messages.forEach((message, index) => {
+    messages.push(...buildOpenAIMessage(message, index));
+  });
   return messages;
 }
 

@@ -36,7 +36,7 @@ describe('OpenAIStreamMapper', () => {
   it('maps text, parallel tool calls by index, the finish and cache-aware usage', () => {
     const events = mapWhole(TOOL_STREAM);
     const accumulator = new ResponseAccumulator();
-    events.forEach((event) => accumulator.apply(event));
+    for (const event of events) accumulator.apply(event);
     expect(accumulator.response.content).toEqual([
       { type: 'text', text: 'Checking both…' },
       { type: 'tool-call', id: 'call_a', name: 'get_time', argumentsJson: '{"tz":"UTC"}' },
@@ -108,9 +108,11 @@ describe('OpenAIStreamMapper', () => {
         prompt_tokens_details: { cached_tokens: 768 },
         completion_tokens_details: { reasoning_tokens: 4 },
       },
-    }).forEach((event) => fromResponse.apply(event));
+    }).forEach((event) => {
+      fromResponse.apply(event);
+    });
     const fromStream = new ResponseAccumulator();
-    mapWhole(TOOL_STREAM).forEach((event) => fromStream.apply(event));
+    for (const event of mapWhole(TOOL_STREAM)) fromStream.apply(event);
     expect({ ...fromResponse.response, usage: { ...fromResponse.response.usage, raw: null } }).toEqual({
       ...fromStream.response,
       usage: { ...fromStream.response.usage, raw: null },

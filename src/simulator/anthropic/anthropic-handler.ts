@@ -135,11 +135,12 @@ function models(exchange: SimulatorExchange, id: string | undefined): void {
       first_id: entries[0]?.id ?? null,
       last_id: entries.at(-1)?.id ?? null,
     };
-    return sendJson(exchange, 200, JSON.stringify(body), headers(exchange));
+    sendJson(exchange, 200, JSON.stringify(body), headers(exchange));
+    return;
   }
   const found = entries.find((model) => model.id === id);
-  if (found === undefined) return sendError(exchange, 404, 'not_found_error', `model: ${id}`);
-  sendJson(exchange, 200, JSON.stringify(found), headers(exchange));
+  if (found === undefined) sendError(exchange, 404, 'not_found_error', `model: ${id}`);
+  else sendJson(exchange, 200, JSON.stringify(found), headers(exchange));
 }
 
 async function handle(exchange: SimulatorExchange): Promise<void> {

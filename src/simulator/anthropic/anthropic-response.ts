@@ -79,6 +79,7 @@ export function messageBody(reply: AnthropicReply): string {
     type: 'message',
     role: 'assistant',
     model: reply.model,
+    // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every block type, as TypeScript checks.
     content: responseBlocks(reply).map((block) => {
       switch (block.type) {
         case 'thinking':

@@ -159,18 +159,22 @@ export function checkBlock(block: unknown, role: string, path: string): void {
   }
   switch (type) {
     case 'text':
-      return checkText(requireString(block, 'text', `${path}.text.text`), 'messages');
+      checkText(requireString(block, 'text', `${path}.text.text`), 'messages');
+      return;
     case 'image':
-      return checkImage(block, path);
+      checkImage(block, path);
+      return;
     case 'document':
-      return checkDocument(block, path);
+      checkDocument(block, path);
+      return;
     case 'tool_use':
       checkToolId(block['id'], `${path}.tool_use.id`);
       requireString(block, 'name', `${path}.tool_use.name`);
       if (!isObject(block['input'])) fail(`${path}.tool_use.input: Input should be a valid dictionary`);
       return;
     case 'tool_result':
-      return checkToolResult(block, path);
+      checkToolResult(block, path);
+      return;
     case 'thinking': {
       const thinking = requireString(block, 'thinking', `${path}.thinking.thinking`);
       const signature = requireString(block, 'signature', `${path}.thinking.signature`);

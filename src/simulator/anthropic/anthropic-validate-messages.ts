@@ -43,7 +43,9 @@ function checkShape(message: unknown, index: number, isLast: boolean): void {
   } else if (Array.isArray(content)) {
     if (content.length === 0 && !finalAssistant)
       fail(`${path}: all messages must have non-empty content except for the optional final assistant message`);
-    content.forEach((block, blockIndex) => checkBlock(block, role, `${path}.content.${blockIndex}`));
+    content.forEach((block, blockIndex) => {
+      checkBlock(block, role, `${path}.content.${blockIndex}`);
+    });
   } else {
     fail(`${path}.content: Input should be a valid list`);
   }
@@ -143,7 +145,9 @@ export function checkMessages(messages: unknown, thinkingEnabled: boolean): void
   if (messages === undefined) fail('messages: Field required');
   if (!Array.isArray(messages)) fail('messages: Input should be a valid list');
   if (messages.length === 0) fail('messages: at least one message is required');
-  messages.forEach((message, index) => checkShape(message, index, index === messages.length - 1));
+  messages.forEach((message, index) => {
+    checkShape(message, index, index === messages.length - 1);
+  });
   const checked = messages as Json[];
   // System messages are instructions at their place; the conversation itself starts with a user turn.
   if (checked.find((message) => message['role'] !== 'system')?.['role'] !== 'user')

@@ -175,7 +175,9 @@ export function checkContents(contents: readonly GeminiContent[] | undefined, mo
     if (role !== 'user' && role !== 'model') fail('Please use a valid role: user, model.');
     const parts = content.parts ?? [];
     if (parts.length === 0) fieldFail(`contents[${index}].parts`, 'contents.parts must not be empty.');
-    parts.forEach((part, position) => checkPart(part, role, `contents[${index}].parts[${position}]`));
+    parts.forEach((part, position) => {
+      checkPart(part, role, `contents[${index}].parts[${position}]`);
+    });
   });
   checkFunctionTurns(contents);
   for (let index = 1; index < contents.length; index++) {

@@ -63,13 +63,17 @@ function checkSchema(schema: Json, path: string): void {
   if (isObject(schema['items'])) checkSchema(schema['items'], `${path}.items`);
   const anyOf = schema['anyOf'];
   if (Array.isArray(anyOf))
-    anyOf.forEach((branch, index) => isObject(branch) && checkSchema(branch, `${path}.any_of[${index}]`));
+    anyOf.forEach((branch, index) => {
+      if (isObject(branch)) checkSchema(branch, `${path}.any_of[${index}]`);
+    });
 }
 
 /** A JSON Schema field: no `$schema` marker anywhere, every `$ref` pointing into the schema itself. */
 export function checkJsonSchema(schema: unknown, path: string, root: unknown = schema): void {
   if (Array.isArray(schema)) {
-    schema.forEach((item, index) => checkJsonSchema(item, `${path}[${index}]`, root));
+    schema.forEach((item, index) => {
+      checkJsonSchema(item, `${path}[${index}]`, root);
+    });
     return;
   }
   if (!isObject(schema)) return;

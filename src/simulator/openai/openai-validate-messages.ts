@@ -107,7 +107,9 @@ function checkContent(message: Json, role: string, param: string): void {
       'empty_array',
     );
   }
-  content.forEach((part, index) => checkPart(part, role, `${param}.content[${index}]`));
+  content.forEach((part, index) => {
+    checkPart(part, role, `${param}.content[${index}]`);
+  });
 }
 
 function checkToolCalls(calls: unknown, param: string): string[] {

@@ -6,7 +6,14 @@ import {
   keyWithAccountRow,
   toApiKeyWithAccount,
 } from '../api-key-repository.js';
-import { admitted, decideAdmission, ledgerId, toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
+import {
+  admitted,
+  decideAdmission,
+  ledgerId,
+  toLockedAccount,
+  type AccountMoneyRow,
+  type AdmissionDecision,
+} from '../billing-rules.js';
 import type {
   BillingRepository,
   HoldRenewal,
@@ -19,7 +26,7 @@ import type {
 } from '../billing-types.js';
 import type { ApiKeyRepository, ApiKeyWithAccount } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
-import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { utcMonthNumber } from '../key-permission-types.js';
 import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
 import { KeptConnections } from './kept-connections.js';
 import { PostgresKeyLookupBatcher, type KeyLookupRow } from './postgres-key-lookup-batch.js';
@@ -176,7 +183,7 @@ export class PostgresHotPath {
       if (row === undefined) return undefined;
       account = toLockedAccount(row);
     }
-    let decision;
+    let decision: AdmissionDecision;
     try {
       decision = decideAdmission(account, input, keyHint ?? null);
     } catch {

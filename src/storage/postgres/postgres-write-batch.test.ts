@@ -44,8 +44,14 @@ describe('PostgreSQL batched holds and settlements', () => {
     hot = new PostgresHotPath(pool);
     billing = {
       ...storage.billing,
-      reserve: (input) => ((fellThrough.reserve += 1), storage.billing.reserve(input)),
-      settle: (input) => ((fellThrough.settle += 1), storage.billing.settle(input)),
+      reserve: (input) => {
+        fellThrough.reserve += 1;
+        return storage.billing.reserve(input);
+      },
+      settle: (input) => {
+        fellThrough.settle += 1;
+        return storage.billing.settle(input);
+      },
     };
     hot.install({ ...storage.apiKeys } as ApiKeyRepository, billing);
   });

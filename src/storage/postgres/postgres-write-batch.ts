@@ -113,7 +113,9 @@ export class PostgresWriteBatcher {
     }
     this.stats.batches++;
     this.stats.writes += batch.length;
-    batch.forEach((pending, index) => pending.resolve(results[index]!));
+    batch.forEach((pending, index) => {
+      pending.resolve(results[index]!);
+    });
   }
 
   /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */

@@ -1,6 +1,6 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import { ACCOUNT_LOOKUP_COLUMNS, KEY_COLUMNS, keyWithAccountRow, toApiKeyWithAccount } from '../api-key-repository.js';
-import { utcMonthNumber } from '../../keys/key-permissions.js';
+import { utcMonthNumber } from '../key-permission-types.js';
 import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
 import {
   admitted,

@@ -33,6 +33,7 @@ function Brand() {
 export function Layout({ path, children }: { path: string; children: ReactNode }) {
   const { account, signOut } = useSession();
   const [menuOpen, setMenuOpen] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: path is the trigger: the menu closes on each navigation.
   useEffect(() => setMenuOpen(false), [path]);
   const items = NAV_ITEMS.filter((item) => !item.adminOnly || account.role === 'admin');
 

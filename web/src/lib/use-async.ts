@@ -16,6 +16,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
   const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
   const run = useRef(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide when to load again, not `load` (a new closure each render).
   useEffect(() => {
     const current = ++run.current;
     setLoading(true);
@@ -32,7 +33,6 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
         setLoading(false);
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, generation]);
   const reload = useCallback(() => setGeneration((value) => value + 1), []);
   const replace = useCallback((value: T) => {
