@@ -67,6 +67,7 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   report = JSON.parse(stdout) as Record<string, ModelReport>;
+  await harness.flushLogs();
   messageStatuses = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('"msg":"request"') && line.includes('"url":"/v1/messages"'))

@@ -194,6 +194,7 @@ describe('API keys', () => {
       .models.list()
       .catch(() => undefined);
     const created = await api(key, 'POST', '/v1/keys', { name: 'logged?' });
+    await harness.flushLogs();
     expect(harness.logs.length).toBeGreaterThan(0);
     const logText = harness.logs.join('');
     expect(logText).not.toContain(key.slice(6));

@@ -106,6 +106,7 @@ async function survivesOutage(harness: TestGateway, outage: () => Promise<void>)
   expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, mismatches: [], journal: { pending: [] } });
 
   // The log: the outage announced once (then a line per 10 s at most), no internal error, no line per request.
+  await harness.flushLogs();
   const lines = harness.logs
     .slice(logsBefore)
     .join('')

@@ -72,6 +72,7 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   report = JSON.parse(stdout) as Report;
+  await harness.flushLogs();
   calls = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('"msg":"request"'))

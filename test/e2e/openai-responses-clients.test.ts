@@ -71,6 +71,7 @@ beforeAll(async () => {
     maxBuffer: 64 * 1024 * 1024,
   });
   report = JSON.parse(stdout) as Record<string, ModelReport>;
+  await harness.flushLogs();
   statuses = harness.logs
     .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('"msg":"request"') && line.includes('"url":"/v1/responses'))

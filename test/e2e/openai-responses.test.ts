@@ -712,6 +712,7 @@ describe('the Vercel AI SDK (root ai 6) default provider, which calls /v1/respon
       expect(looped.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
       expect(looped.text).toContain('celsius');
       // All of it through the Responses route: this suite never calls chat completions.
+      await harness.flushLogs();
       const urls = harness.logs
         .flatMap((chunk) => chunk.split('\n'))
         .filter((line) => line.includes('"msg":"request"'))

@@ -233,6 +233,7 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
       messages: [{ role: 'user', content: 'hi [[sim fault=error status=500]]' }],
     });
     await fetch(`${harness.gateway.url}/v1/models?api_key=${key}`, { headers: { 'x-api-key': key } });
+    await harness.flushLogs();
     const logs = harness.logs.join('');
     expect(logs.length).toBeGreaterThan(0);
     for (const secret of [

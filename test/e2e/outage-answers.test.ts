@@ -85,6 +85,7 @@ describe('answers while the database cannot write', () => {
     // Once it writes again, requests pass; the log never called it an internal error.
     await makeWritable(frozen);
     expect((await post('/v1/chat/completions', chatBody)).status).toBe(200);
+    await harness.flushLogs();
     const logs = harness.logs.join('');
     expect(logs).not.toMatch(/"msg":"(internal error|dashboard API internal error)"/);
     expect(logs.match(/"msg":"storage unavailable/g)).toHaveLength(1);
@@ -110,6 +111,7 @@ describe('answers while Redis is unreachable', () => {
       expect(response.status).toBe(200);
     }
     // One warning for the outage, not one per request.
+    await harness.flushLogs();
     expect(harness.logs.join('').match(/"msg":"redis unavailable/g)).toHaveLength(1);
   });
 

@@ -232,11 +232,10 @@ describe('settlement journal of the running gateway', () => {
     expect(await metric(url, 'tollgate_settlements_journaled_total')).toBe(0);
     expect(await metric(url, 'tollgate_settlement_journal_write_failures_total')).toBeGreaterThan(0);
     // The log says why, once.
-    const unavailableLines = harness.logs.filter((line) =>
-      line.includes('paid requests are refused with 503 until a write succeeds'),
-    );
-    expect(unavailableLines).toHaveLength(1);
-    expect(JSON.parse(unavailableLines[0]!)).toMatchObject({ level: 50, directory: journal, err: { code: 'EPERM' } });
+    const unavailableLines = () =>
+      harness.logs.filter((line) => line.includes('paid requests are refused with 503 until a write succeeds'));
+    await expect.poll(() => unavailableLines().length).toBe(1);
+    expect(JSON.parse(unavailableLines()[0]!)).toMatchObject({ level: 50, directory: journal, err: { code: 'EPERM' } });
 
     // The database comes back first: the unwritten settlement goes straight to it, billed.
     await makeWritable(database);
@@ -300,14 +299,19 @@ describe('settlement journal of the running gateway', () => {
       status: 'not_ready',
       checks: { storage: 'ok', settlement_journal: 'not_writable' },
     });
-    const why = harness.logs
-      .filter((line) => line.includes('"check":"settlement_journal"'))
-      .map((line) => JSON.parse(line) as { err: { message: string } });
-    expect(why.at(-1)?.err.message).toMatch(
-      new RegExp(
-        `^(writing settlements to|a probe write to) the journal in ${journal} failed: .*EPERM: operation not permitted`,
-      ),
-    );
+    // The process writes its log asynchronously: the readiness check's line may land just after the reply.
+    const why = () =>
+      harness.logs
+        .filter((line) => line.includes('"check":"settlement_journal"'))
+        .map((line) => JSON.parse(line) as { err: { message: string } })
+        .at(-1)?.err.message;
+    await expect
+      .poll(why)
+      .toMatch(
+        new RegExp(
+          `^(writing settlements to|a probe write to) the journal in ${journal} failed: .*EPERM: operation not permitted`,
+        ),
+      );
 
     // Writable again: the next probe clears the state; paid requests pass and /readyz is ready.
     await makeWritable([journal]);
@@ -318,7 +322,9 @@ describe('settlement journal of the running gateway', () => {
       (await post('/v1/chat/completions', { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] })).status,
     ).toBe(200);
     expect(await metric(url, 'tollgate_settlement_journal_unavailable')).toBe(0);
-    expect(harness.logs.join('')).toContain('settlement journal: writable again; paid requests are admitted again');
+    await expect
+      .poll(() => harness.logs.join(''))
+      .toContain('settlement journal: writable again; paid requests are admitted again');
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
   }, 60_000);
 });

@@ -151,6 +151,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('Stripe webhoo
     });
     const missing = JSON.stringify(checkoutEvent(null));
     expect((await post(missing, sign(missing))).json.result).toBe('unknown_account');
+    await harness.flushLogs();
     expect(harness.logs.some((line) => line.includes('unknown account'))).toBe(true);
 
     const accountId = await account();

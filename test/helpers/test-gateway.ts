@@ -47,6 +47,11 @@ export interface TestGateway {
   env: Record<string, string>;
   /** Every line the process wrote to stdout and stderr: the banner and its JSON log lines. */
   logs: string[];
+  /**
+   * Resolves once every line the process has written so far is in `logs`. A reply and the log lines written
+   * before it travel on different pipes, so a test that reads the log right after a reply waits for this first.
+   */
+  flushLogs(): Promise<void>;
   /** Sets the process's wall clock (fake-clock gateways only); it stands still there until set again. */
   setClock(epochMs: number): void;
   /** A fresh account with one API key, on the given rate-limit tier (default: standard, 100 requests/min). */
@@ -168,6 +173,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     databaseUrl,
     env: { ...env, ...clockEnv },
     logs,
+    flushLogs: () => flushLogs(started.url, logs),
     setClock(epochMs) {
       setClock(epochMs);
       currentFakeClock = epochMs;
@@ -233,6 +239,23 @@ export async function spawnGateway(
     child.stdout!.on('data', check);
     child.once('exit', failed);
   });
+}
+
+/**
+ * One more request, then its log line: the process writes its lines in order on one pipe, so once that line is
+ * here every earlier one is too. Needs a log level that writes request lines (startTestGateway's trace does).
+ */
+async function flushLogs(url: string, logs: string[]): Promise<void> {
+  const response = await fetch(`${url}/healthz`);
+  await response.arrayBuffer();
+  const id = response.headers.get('x-request-id');
+  if (id === null) throw new Error('flushLogs: /healthz answered without an x-request-id.');
+  const deadline = Date.now() + 10_000;
+  while (!logs.some((line) => line.includes(id))) {
+    if (Date.now() > deadline)
+      throw new Error(`flushLogs: no log line of request ${id} within 10 s (is LOG_LEVEL below info?).`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** SIGTERM and wait for the exit (SIGKILL after 30 s: a test must never leave a gateway behind). */
