@@ -15,7 +15,7 @@ import type {
   TextBlock,
   ToolChoice,
 } from '../../canonical/request.js';
-import { validationError } from '../shared/format-validation-error.js';
+import { parseRequestBody } from '../shared/format-validation-error.js';
 import {
   anthropicCountTokensRequestSchema,
   anthropicMessagesRequestSchema,
@@ -34,7 +34,7 @@ export interface AnthropicRequestFlags {
 
 /** An Anthropic Messages body → the canonical request, or a 400 naming the field at fault. */
 export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRequestFlags = {}): CanonicalRequest {
-  const input = parseBody(body, anthropicMessagesRequestSchema);
+  const input = parseRequestBody(body, anthropicMessagesRequestSchema);
   const request = decodePrompt(input, flags);
   request.maxOutputTokens = input.max_tokens;
   request.stream = input.stream === true;
@@ -53,7 +53,7 @@ export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRe
 
 /** The prompt part only, as `/v1/messages/count_tokens` receives it (no max_tokens). */
 export function decodeAnthropicCountTokensRequest(body: unknown, flags: AnthropicRequestFlags = {}): CanonicalRequest {
-  return decodePrompt(parseBody(body, anthropicCountTokensRequestSchema), flags);
+  return decodePrompt(parseRequestBody(body, anthropicCountTokensRequestSchema), flags);
 }
 
 type PromptInput = Pick<
@@ -61,22 +61,6 @@ type PromptInput = Pick<
   'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config'
 > &
   Record<string, unknown>;
-
-function parseBody<T>(
-  body: unknown,
-  schema: {
-    safeParse(
-      value: unknown,
-      params: { reportInput: boolean },
-    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
-  },
-): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw invalidRequest('The request body must be a JSON object.');
-  const parsed = schema.safeParse(body, { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error);
-  return parsed.data;
-}
 
 function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): CanonicalRequest {
   rejectThread(input.thread);

@@ -13,7 +13,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/request.js';
-import { validationError } from '../shared/format-validation-error.js';
+import { type BodySchema, parseRequestBody } from '../shared/format-validation-error.js';
 import {
   CANONICAL_FIELDS,
   CANONICAL_GENERATION_FIELDS,
@@ -69,20 +69,9 @@ export function decodeGeminiCountTokensRequest(body: unknown, target: GeminiTarg
   return decodePrompt({ contents: input.contents }, target);
 }
 
-function parseBody<T>(
-  body: unknown,
-  schema: {
-    safeParse(
-      value: unknown,
-      params: { reportInput: boolean },
-    ): { success: true; data: T } | { success: false; error: import('zod').ZodError };
-  },
-): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw invalidRequest('The request body must be a JSON object.');
-  const parsed = schema.safeParse(normalizeFieldNames(body as Record<string, unknown>), { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error);
-  return parsed.data;
+/** Gemini takes its field names in camelCase or snake_case, as Google's API does. */
+function parseBody<T>(body: unknown, schema: BodySchema<T>): T {
+  return parseRequestBody(body, schema, normalizeFieldNames);
 }
 
 type PromptInput = Pick<GeminiGenerateRequestBody, 'contents' | 'systemInstruction' | 'tools' | 'toolConfig'> &

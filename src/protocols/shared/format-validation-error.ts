@@ -24,6 +24,30 @@ export function validationError(error: z.ZodError): GatewayError {
   return invalidRequest(`Invalid value for ${where}: ${describeIssue(issue)}`, param === '' ? undefined : param);
 }
 
+/** A schema with the zod 4 `safeParse` signature, whatever its output type. */
+export interface BodySchema<T> {
+  safeParse(
+    value: unknown,
+    params: { reportInput: boolean },
+  ): { success: true; data: T } | { success: false; error: z.ZodError };
+}
+
+/**
+ * A request body checked against its schema: a JSON object, or the 400 saying so; then the schema's first issue
+ * as a 400 naming the field. `prepare` rewrites the object before parsing (Gemini accepts snake_case names).
+ */
+export function parseRequestBody<T>(
+  body: unknown,
+  schema: BodySchema<T>,
+  prepare: (object: Record<string, unknown>) => unknown = (object) => object,
+): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw invalidRequest('The request body must be a JSON object.');
+  const parsed = schema.safeParse(prepare(body as Record<string, unknown>), { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}
+
 /** For a union, the branch that got furthest explains the mistake best (e.g. a bad part inside a content array). */
 function mostSpecific(issue: Issue, prefix: PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
   const path = [...prefix, ...issue.path];
