@@ -18,6 +18,7 @@ import type { Storage } from '../../src/storage/types.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { schemaUrl } from '../helpers/test-gateway.js';
 
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -35,7 +36,7 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
     await admin.query(`create schema ${schema}`);
     simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
     const env = {
-      DATABASE_URL: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      DATABASE_URL: schemaUrl(schema),
       REDIS_URL,
       OPENAI_BASE_URL: simulator.baseUrls.openai,
       FREE_TOKENS_PER_DAY: '0',

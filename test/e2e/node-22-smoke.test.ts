@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_22 } from '../helpers/agents-package.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { schemaUrl, spawnGateway, stopProcess } from '../helpers/test-gateway.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
 
 /**
@@ -19,12 +20,11 @@ const run = promisify(execFile);
 
 describe.each([{ major: 22, node: NODE_22 }])('the built gateway on Node $major', ({ major, node }) => {
   const schema = `tollgate_node${major}_${randomBytes(5).toString('hex')}`;
-  const databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const databaseUrl = schemaUrl(schema);
   let server: ChildProcess | undefined;
 
   afterAll(async () => {
-    server?.kill('SIGTERM');
-    if (server !== undefined && server.exitCode === null) await new Promise((resolve) => server!.once('exit', resolve));
+    if (server !== undefined) await stopProcess(server);
     await dropPostgresSchema(schema);
   });
 
@@ -45,23 +45,9 @@ describe.each([{ major: 22, node: NODE_22 }])('the built gateway on Node $major'
       SETTLEMENT_JOURNAL_DIR: `/tmp/${schema}-journal`,
     };
 
-    server = spawn(node, [BUILT_CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<never>((_resolve, reject) =>
-      server!.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`))),
-    );
-    const url = await Promise.race([
-      (async () => {
-        for (;;) {
-          const match = /dashboard: (http:\/\/[^/\s]+)\//.exec(output);
-          if (match !== null) return match[1]!;
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
-      })(),
-      exited,
-    ]);
+    const started = await spawnGateway(env, [], node);
+    server = started.child;
+    const { url } = started;
     expect(await (await fetch(`${url}/`)).text()).toContain('<div id="root">');
 
     const cli = (args: string[], input?: string) =>

@@ -16,6 +16,7 @@ import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { schemaUrl } from '../helpers/test-gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 
 const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -63,7 +64,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
     const env = {
       // The schema rides in the URL (libpq's `options`), as a deployment sharing a database would set it.
-      DATABASE_URL: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      DATABASE_URL: schemaUrl(schema),
       REDIS_URL,
       OPENAI_BASE_URL: simulator.baseUrls.openai,
       FREE_TOKENS_PER_DAY: '0',

@@ -200,14 +200,16 @@ export function schemaUrl(schema: string): string {
 }
 
 /**
- * `node dist/src/cli.js serve` with exactly `env` (plus PATH): resolves once the banner names its address. Every
- * output line lands in `logs`, and the pipes are drained for the life of the process.
+ * `node dist/src/cli.js serve` (under `node`, this Node by default) with exactly `env` (plus PATH): resolves once
+ * the banner names its address. Every output line lands in `logs`, and the pipes are drained for the life of the
+ * process.
  */
 export async function spawnGateway(
   env: Record<string, string>,
   logs: string[] = [],
+  node: string = process.execPath,
 ): Promise<{ child: ChildProcess; url: string; simulatorUrl: string | undefined }> {
-  const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
+  const child = spawn(node, [BUILT_CLI, 'serve'], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
