@@ -5,9 +5,18 @@
 
 export type VendorName = 'anthropic' | 'openai' | 'gemini' | 'deepseek';
 
+/**
+ * A prompt-cache breakpoint (Anthropic's `cache_control`): the prompt up to and including the block that carries it
+ * is cached for `ttl`. Only Anthropic-wire vendors honour breakpoints; the others cache prefixes on their own.
+ */
+export interface CacheBreakpoint {
+  ttl: '5m' | '1h';
+}
+
 export interface TextBlock {
   type: 'text';
   text: string;
+  cache?: CacheBreakpoint;
 }
 
 export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
@@ -17,6 +26,7 @@ export interface ImageBlock {
   source: ImageSource;
   /** OpenAI's `detail` hint; dropped by vendors that have no equivalent. */
   detail?: 'auto' | 'low' | 'high';
+  cache?: CacheBreakpoint;
 }
 
 /** A PDF or other document given to the model as input. */
@@ -24,6 +34,7 @@ export interface DocumentBlock {
   type: 'document';
   source: ImageSource;
   title?: string;
+  cache?: CacheBreakpoint;
 }
 
 export interface ToolCallBlock {
@@ -32,6 +43,7 @@ export interface ToolCallBlock {
   name: string;
   /** The arguments as JSON text, exactly as the model produced them (may be invalid JSON when truncated). */
   argumentsJson: string;
+  cache?: CacheBreakpoint;
 }
 
 export interface ToolResultBlock {
@@ -39,6 +51,7 @@ export interface ToolResultBlock {
   toolCallId: string;
   content: Array<TextBlock | ImageBlock>;
   isError: boolean;
+  cache?: CacheBreakpoint;
 }
 
 export interface ReasoningBlock {
@@ -72,6 +85,7 @@ export interface ToolDefinition {
   /** JSON Schema of the arguments object. */
   parameters?: Record<string, unknown>;
   strict?: boolean;
+  cache?: CacheBreakpoint;
 }
 
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
@@ -135,6 +149,12 @@ export interface CanonicalRequest {
   reasoning?: ReasoningParameters;
   user?: string;
   stream: boolean;
+  /** Anthropic's top-level `cache_control`: the vendor places one breakpoint itself (automatic caching). */
+  cache?: CacheBreakpoint;
+  /** OpenAI's `prompt_cache_key`: requests with the same key are routed to the same prompt cache. */
+  promptCacheKey?: string;
+  /** OpenAI's `prompt_cache_retention` (`in_memory` or `24h`). */
+  promptCacheRetention?: string;
   /**
    * Fields of the client's own protocol with no canonical meaning (e.g. OpenAI `logit_bias`, `store`).
    * Forwarded only to an upstream that speaks the same protocol; dropped (and reported) otherwise.
