@@ -33,7 +33,8 @@ export function chatCacheUnits(request: OpenAiChatRequest, total: number): Cache
       unitOf('message', message, () => countPromptTokens({ model: '', messages: [message] }) - TOKENS_REPLY_PRIMING),
     );
   }
-  reconcileTokens(units, total);
+  // The priming tokens come after the last message: never part of a cached prefix.
+  reconcileTokens(units, Math.max(0, total - TOKENS_REPLY_PRIMING));
   return units;
 }
 

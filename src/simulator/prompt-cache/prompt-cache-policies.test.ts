@@ -117,19 +117,19 @@ describe('breakpoint cache (Anthropic)', () => {
 
   it('looks back 20 blocks from a breakpoint, no further', () => {
     const store = new PromptCacheStore();
-    const blocks = Array.from({ length: 30 }, (_, index) => unit(`b${index}`, 100));
+    const blocks = Array.from({ length: 30 }, (_, index) => unit(`b${index}`, 200));
     const withBreakpointAt = (index: number): CacheUnit[] =>
       blocks.map((block, at) => (at === index ? { ...block, breakpoint: '5m' as const } : block));
-    breakpointCache(store, 's', withBreakpointAt(10), 3_000, policy); // caches blocks 0..10 (1,100 tokens)
+    breakpointCache(store, 's', withBreakpointAt(10), 6_000, policy); // caches blocks 0..10 (2,200 tokens)
     // A breakpoint on block 29 checks blocks 29 down to 10: finds the entry at 10.
-    expect(breakpointCache(store, 's', withBreakpointAt(29), 3_000, policy)).toMatchObject({
-      read: 1_100,
-      write: 1_900,
+    expect(breakpointCache(store, 's', withBreakpointAt(29), 6_000, policy)).toMatchObject({
+      read: 2_200,
+      write: 3_800,
     });
     const other = new PromptCacheStore();
-    breakpointCache(other, 's', withBreakpointAt(9), 3_000, policy);
+    expect(breakpointCache(other, 's', withBreakpointAt(9), 6_000, policy).write).toBe(2_000);
     // From block 29 the window ends at block 10: the entry at 9 is out of reach.
-    expect(breakpointCache(other, 's', withBreakpointAt(29), 3_000, policy)).toMatchObject({ read: 0, write: 3_000 });
+    expect(breakpointCache(other, 's', withBreakpointAt(29), 6_000, policy)).toMatchObject({ read: 0, write: 6_000 });
   });
 
   it('keeps scopes (credential, model) apart', () => {
