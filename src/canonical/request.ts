@@ -86,6 +86,11 @@ export interface ToolDefinition {
   parameters?: Record<string, unknown>;
   strict?: boolean;
   cache?: CacheBreakpoint;
+  /**
+   * Anthropic's `defer_loading`: the definition stays out of the prompt until the model finds it with tool search,
+   * so it costs nothing until then. Forwarded to Anthropic; other vendors load every tool.
+   */
+  deferLoading?: boolean;
 }
 
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };

@@ -76,6 +76,7 @@ export interface AnthropicTool {
   description?: string;
   input_schema: Record<string, unknown>;
   strict?: boolean;
+  defer_loading?: boolean;
   cache_control?: AnthropicCacheControl;
 }
 

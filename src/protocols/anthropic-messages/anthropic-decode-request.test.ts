@@ -39,6 +39,15 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
     ]);
   });
 
+  it('keeps defer_loading on a tool definition (tool search loads it later)', () => {
+    const request = decodeAnthropicMessagesRequest({
+      ...base,
+      messages: [user('Hi')],
+      tools: [{ name: 'later', input_schema: { type: 'object' }, defer_loading: true }],
+    });
+    expect(request.tools).toEqual([{ name: 'later', parameters: { type: 'object' }, deferLoading: true }]);
+  });
+
   it('drops a clear_at: next_user_message system message once a user message follows it', () => {
     const request = decodeAnthropicMessagesRequest({
       ...base,

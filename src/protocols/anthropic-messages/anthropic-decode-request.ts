@@ -105,6 +105,7 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
       parameters: tool.input_schema,
       ...(tool.description === undefined ? {} : { description: tool.description }),
       ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+      ...(tool.defer_loading === undefined ? {} : { deferLoading: tool.defer_loading }),
       ...withCache(breakpoints.take(tool.cache_control, `tools[${index}].cache_control`)),
     }));
   }

@@ -92,6 +92,7 @@ const tool = z.object({
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
   strict: z.boolean().optional(),
+  defer_loading: z.boolean().optional(),
   type: z.literal('custom').optional(),
 });
 

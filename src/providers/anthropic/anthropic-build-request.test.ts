@@ -322,6 +322,18 @@ describe('buildAnthropicRequest: tools', () => {
     ]);
   });
 
+  it("writes each definition in the order of Anthropic's Tool type and keeps defer_loading", () => {
+    const { body } = build({
+      tools: [
+        { name: 'later', description: 'Found by tool search', parameters: { type: 'object' }, deferLoading: true },
+      ],
+    });
+    // Key order matters to a vendor that reads the definitions as text: the client's order, not the gateway's.
+    expect(JSON.stringify(body.tools)).toBe(
+      '[{"name":"later","description":"Found by tool search","input_schema":{"type":"object"},"defer_loading":true}]',
+    );
+  });
+
   it('a tool schema whose root is not an object is a 400 naming the tool', () => {
     const error = thrown(() => build({ tools: [TIME_TOOL, { name: 'bad', parameters: { type: 'array' } }] }));
     expect(error.param).toBe('tools[1].function.parameters');

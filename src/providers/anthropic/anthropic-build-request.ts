@@ -194,13 +194,16 @@ function applySampling(
 function buildTools(request: CanonicalRequest): AnthropicTool[] {
   const parametersField = request.extensionsProtocol === 'openai-chat' ? 'function.parameters' : 'input_schema';
   return (request.tools ?? []).map((tool, index) => {
+    // In the order of Anthropic's own Tool type, as clients send it: a vendor that counts or caches the definitions'
+    // text then sees the same prefix as from the client directly.
     const built: AnthropicTool = {
       name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
       input_schema: objectSchema(tool.parameters, `tools[${index}].${parametersField}`),
     };
-    if (tool.description !== undefined) built.description = tool.description;
     // `strict: false` is the default; leaving it out keeps the body valid where the field is not known.
     if (tool.strict === true) built.strict = true;
+    if (tool.deferLoading !== undefined) built.defer_loading = tool.deferLoading;
     return withCacheControl(built, tool.cache);
   });
 }
