@@ -118,6 +118,39 @@ describe('Anthropic simulator: replies', () => {
     expect(events.filter((event) => event.type === 'content_block_delta').length).toBeGreaterThan(5);
   });
 
+  it('gives the same reply to the same conversation however it is spelled (strings or blocks, key order, breakpoints)', async () => {
+    const tools = [{ name: 'lookup', input_schema: { type: 'object' as const } }];
+    const spelled = await client.messages.create({
+      ...request,
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+      tools,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: userText }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }] },
+        {
+          role: 'user',
+          content: [{ tool_use_id: 'toolu_1', type: 'tool_result', content: [{ text: 'found', type: 'text' }] }],
+        },
+      ],
+    });
+    const plain = await client.messages.create({
+      ...request,
+      tools,
+      messages: [
+        { role: 'user', content: userText },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: 'found', cache_control: { type: 'ephemeral' } },
+          ],
+        },
+      ],
+    });
+    expect(plain.content).toEqual(spelled.content);
+    expect(plain.id).toBe(spelled.id);
+  });
+
   it('truncates at max_tokens with stop_reason max_tokens', async () => {
     const message = await client.messages.create({ ...request, max_tokens: 7 });
     expect(message.stop_reason).toBe('max_tokens');

@@ -91,9 +91,30 @@ function countInputTokensWithinBudget(request: AnthropicRequest): number {
   return total;
 }
 
-/** What the reply is derived from: the conversation only, so stream and non-stream requests agree. */
+/**
+ * What the reply is derived from: the conversation only, so stream and non-stream requests agree, and read as the
+ * model reads it (see seedValue).
+ */
 export function replySeedText(request: AnthropicRequest): string {
-  return JSON.stringify([request.system ?? null, request.messages]);
+  const system =
+    typeof request.system === 'string' ? (request.system === '' ? [] : blocks(request.system)) : request.system;
+  const messages = request.messages.map((message) => ({ role: message.role, content: blocks(message.content) }));
+  return JSON.stringify(seedValue([system ?? [], messages]));
+}
+
+/**
+ * A request's conversation as the model reads it, for the seed: content as blocks, keys in one order, no
+ * `cache_control`. Spellings that mean the same (a string or one text block, a gateway's re-encoding of the
+ * client's body, a moved breakpoint) then get the same reply, as they would from the vendor.
+ */
+function seedValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(seedValue);
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value)
+    .filter(([key]) => key !== 'cache_control')
+    .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+    .map(([key, inner]) => [key, seedValue(key === 'content' && typeof inner === 'string' ? blocks(inner) : inner)]);
+  return Object.fromEntries(entries);
 }
 
 export function toolOffers(request: AnthropicRequest): ToolOffer[] {
