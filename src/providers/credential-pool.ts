@@ -1,5 +1,6 @@
 import type { VendorName } from '../canonical/request.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import { rendezvousWeight, rendezvousSeed } from './rendezvous-hash.js';
 import type { CircuitBreakerPolicy } from './upstream-settings.js';
 
 /** What the operator view shows of one credential (never the key). */
@@ -20,13 +21,19 @@ export interface PooledCredential<T> {
   readonly label: string;
   readonly baseUrl: string;
   readonly target: T;
+  /** This credential's rendezvous-hashing seed, from its label (so adding or reordering credentials moves few conversations). */
+  readonly seed: number;
   consecutiveFailures: number;
   /** Epoch ms; 0 when the circuit is closed. */
   coolingUntil: number;
 }
 
 /**
- * The credentials of one vendor. Requests are spread round-robin over those not cooling down; a credential
+ * The credentials of one vendor. The requests of one conversation (one affinity key) go to the same credential,
+ * because a vendor's prompt cache is per account: of the credentials not cooling down, the one with the highest
+ * rendezvous weight for the key (highest-random-weight hashing: no state, conversations spread evenly, and a
+ * credential that leaves moves only its own conversations, each to its next-highest). Requests without a key are
+ * spread round-robin over those not cooling down. A credential
  * that fails `failureThreshold` times in a row is cooled down for `cooldownMs` (the circuit opens), after
  * which one request probes it: a success closes the circuit, a failure opens it again at once.
  *
@@ -55,12 +62,13 @@ export class CredentialPool<T> {
   }
 
   /**
-   * The credential for the next attempt: round-robin over the available ones, avoiding `previous` (the one
-   * that just failed) when another is available.
+   * The credential for the next attempt, avoiding `previous` (the one that just failed) when another is available:
+   * the conversation's own credential when `affinityKey` is given, else the next one round-robin.
    */
-  pick(now: number, previous?: PooledCredential<T>): PooledCredential<T> {
+  pick(now: number, previous?: PooledCredential<T>, affinityKey?: string): PooledCredential<T> {
     const count = this.credentials.length;
     if (count === 1) return this.credentials[0]!;
+    if (affinityKey !== undefined) return this.pinned(now, previous, affinityKey);
     let fallback: PooledCredential<T> | undefined;
     for (let step = 0; step < count; step++) {
       const credential = this.credentials[(this.cursor + step) % count]!;
@@ -113,6 +121,26 @@ export class CredentialPool<T> {
     return this.credentials.map((credential) => credential.target);
   }
 
+  /** The available credential with the highest rendezvous weight for the key (`previous` only when it is the last). */
+  private pinned(now: number, previous: PooledCredential<T> | undefined, affinityKey: string): PooledCredential<T> {
+    let best: PooledCredential<T> | undefined;
+    let bestWeight = -1;
+    let fallback: PooledCredential<T> | undefined;
+    for (const credential of this.credentials) {
+      if (credential.coolingUntil > now) continue;
+      if (credential === previous) {
+        fallback = credential;
+        continue;
+      }
+      const weight = rendezvousWeight(affinityKey, credential.seed);
+      if (weight > bestWeight) {
+        best = credential;
+        bestWeight = weight;
+      }
+    }
+    return best ?? fallback ?? this.soonestBack();
+  }
+
   private soonestBack(): PooledCredential<T> {
     let soonest = this.credentials[0]!;
     for (const credential of this.credentials) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
@@ -120,6 +148,7 @@ export class CredentialPool<T> {
   }
 }
 
-export function pooledCredential<T>(label: string, baseUrl: string, target: T): PooledCredential<T> {
-  return { label, baseUrl, target, consecutiveFailures: 0, coolingUntil: 0 };
+/** `seedName` defaults to the label; pass a distinct one when two credentials share a label. */
+export function pooledCredential<T>(label: string, baseUrl: string, target: T, seedName = label): PooledCredential<T> {
+  return { label, baseUrl, target, seed: rendezvousSeed(seedName), consecutiveFailures: 0, coolingUntil: 0 };
 }

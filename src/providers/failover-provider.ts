@@ -84,8 +84,10 @@ export class FailoverProvider implements ProviderAdapter {
 
   private async run<R extends ProviderResponse | number>(job: Job, signal: AbortSignal): Promise<R> {
     let previous: PooledCredential<ClosableAdapter> | undefined;
+    // Read only when there is a choice: it may be computed on first read.
+    const affinityKey = job.kind === 'call' && this.pool.size > 1 ? job.call.affinityKey : undefined;
     for (let attempt = 1; ; attempt++) {
-      const credential = this.pool.pick(this.now(), previous);
+      const credential = this.pool.pick(this.now(), previous, affinityKey);
       try {
         const result = (await this.attempt(credential.target, job)) as R;
         this.pool.succeeded(credential);

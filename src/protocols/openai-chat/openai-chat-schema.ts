@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
@@ -109,6 +110,8 @@ export const openAIChatRequestSchema = z.looseObject({
   top_logprobs: z.number().int().min(0).max(20).nullish(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
+  prompt_cache_key: promptCacheKeySchema,
+  prompt_cache_retention: promptCacheRetentionSchema,
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
@@ -135,4 +138,6 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'presence_penalty',
   'frequency_penalty',
   'reasoning_effort',
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ]);

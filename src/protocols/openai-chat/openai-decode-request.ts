@@ -12,6 +12,7 @@ import type {
 } from '../../canonical/request.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { isPlainOpenAIChatBody } from './plain-chat-body.js';
 import {
   CANONICAL_FIELDS,
@@ -70,6 +71,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     request.reasoning = { effort: input.reasoning_effort };
   }
   if (input.user !== undefined) request.user = input.user;
+  decodePromptCacheFields(input, request);
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
 }
 

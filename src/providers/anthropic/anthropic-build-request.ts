@@ -15,6 +15,7 @@ import type {
 import { buildAnthropicConversation, lastToolTurnLacksThinking } from './anthropic-build-messages.js';
 import { objectSchema, planJsonMode } from './anthropic-json-mode.js';
 import { reasoningParameterName, thinkingIntent, tokenLimits } from './anthropic-thinking.js';
+import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
 
 export interface BuiltAnthropicRequest {
   /** The Messages body: the typed fields plus, for an Anthropic client, its extension fields. */
@@ -88,6 +89,7 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
   if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };
+  dropped.push(...unsupportedPromptCacheFields(request));
   body.stream = request.stream;
 
   let betaHeader: string | undefined;
