@@ -62,25 +62,15 @@ export class CredentialPool<T> {
   }
 
   /**
-   * The credential for the next attempt, avoiding `previous` (the one that just failed) when another is available:
-   * the conversation's own credential when `affinityKey` is given, else the next one round-robin.
+   * The credential for the next attempt, avoiding those this request already `tried` while an untried one is
+   * available: the conversation's own credential when `affinityKey` is given, else the next one round-robin.
    */
-  pick(now: number, previous?: PooledCredential<T>, affinityKey?: string): PooledCredential<T> {
-    const count = this.credentials.length;
-    if (count === 1) return this.credentials[0]!;
-    if (affinityKey !== undefined) return this.pinned(now, previous, affinityKey);
-    let fallback: PooledCredential<T> | undefined;
-    for (let step = 0; step < count; step++) {
-      const credential = this.credentials[(this.cursor + step) % count]!;
-      if (credential.coolingUntil > now) continue;
-      if (credential === previous) {
-        fallback ??= credential;
-        continue;
-      }
-      this.cursor = (this.cursor + step + 1) % count;
-      return credential;
-    }
-    return fallback ?? this.soonestBack();
+  pick(now: number, tried: readonly PooledCredential<T>[] = [], affinityKey?: string): PooledCredential<T> {
+    if (this.credentials.length === 1) return this.credentials[0]!;
+    return (
+      (affinityKey === undefined ? this.nextInTurn(now, tried) : this.pinned(now, tried, affinityKey)) ??
+      this.soonestBack()
+    );
   }
 
   /** A credential is available now when it is not cooling down. */
@@ -121,24 +111,44 @@ export class CredentialPool<T> {
     return this.credentials.map((credential) => credential.target);
   }
 
-  /** The available credential with the highest rendezvous weight for the key (`previous` only when it is the last). */
-  private pinned(now: number, previous: PooledCredential<T> | undefined, affinityKey: string): PooledCredential<T> {
-    let best: PooledCredential<T> | undefined;
-    let bestWeight = -1;
+  /** Round-robin over the available credentials; one already tried only when no other is available. */
+  private nextInTurn(now: number, tried: readonly PooledCredential<T>[]): PooledCredential<T> | undefined {
+    const count = this.credentials.length;
     let fallback: PooledCredential<T> | undefined;
-    for (const credential of this.credentials) {
+    for (let step = 0; step < count; step++) {
+      const credential = this.credentials[(this.cursor + step) % count]!;
       if (credential.coolingUntil > now) continue;
-      if (credential === previous) {
-        fallback = credential;
+      if (tried.includes(credential)) {
+        fallback ??= credential;
         continue;
       }
-      const weight = rendezvousWeight(affinityKey, credential.seed);
-      if (weight > bestWeight) {
-        best = credential;
-        bestWeight = weight;
-      }
+      this.cursor = (this.cursor + step + 1) % count;
+      return credential;
     }
-    return best ?? fallback ?? this.soonestBack();
+    return fallback;
+  }
+
+  /**
+   * The available credential with the highest rendezvous weight for the key, among those not tried yet when there
+   * are any (a retry works down the conversation's own order of credentials).
+   */
+  private pinned(
+    now: number,
+    tried: readonly PooledCredential<T>[],
+    affinityKey: string,
+  ): PooledCredential<T> | undefined {
+    let best: PooledCredential<T> | undefined;
+    let bestTried: PooledCredential<T> | undefined;
+    let bestWeight = -1;
+    let bestTriedWeight = -1;
+    for (const credential of this.credentials) {
+      if (credential.coolingUntil > now) continue;
+      const weight = rendezvousWeight(affinityKey, credential.seed);
+      if (!tried.includes(credential)) {
+        if (weight > bestWeight) [best, bestWeight] = [credential, weight];
+      } else if (weight > bestTriedWeight) [bestTried, bestTriedWeight] = [credential, weight];
+    }
+    return best ?? bestTried;
   }
 
   private soonestBack(): PooledCredential<T> {
