@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CanonicalRequest } from '../canonical/request.js';
+import type { CanonicalRequest, ContentBlock } from '../canonical/request.js';
 
 /** Bumped when what the key covers changes, so old and new keys never collide. */
 const AFFINITY_VERSION = 'a1';
@@ -13,24 +13,46 @@ const MEDIA_SAMPLE = 1024;
  * left out: clients move them from turn to turn. 32 hex digits; no prompt text can be read back from it.
  */
 export function conversationAffinityKey(apiKeyId: string, modelId: string, request: CanonicalRequest): string {
-  const firstUser = request.messages.find((message) => message.role === 'user');
-  const prefix = JSON.stringify(
-    [AFFINITY_VERSION, apiKeyId, modelId, request.tools ?? [], request.system, firstUser?.content ?? []],
-    stableParts,
-  );
-  return createHash('sha256').update(prefix).digest('hex').slice(0, 32);
+  const hash = createHash('sha256');
+  // Each part length-prefixed, so no two different prefixes hash the same text; prompt text is hashed as it is,
+  // not through JSON.stringify, which would copy and scan it once more.
+  const part = (text: string) => hash.update(`${text.length}:`).update(text);
+  part(AFFINITY_VERSION);
+  part(apiKeyId);
+  part(modelId);
+  part(JSON.stringify((request.tools ?? []).map(withoutBreakpoint)));
+  part(String(request.system.length));
+  for (const block of request.system) part(block.text);
+  for (const block of request.messages.find((message) => message.role === 'user')?.content ?? []) {
+    part(block.type);
+    part(block.type === 'text' ? block.text : JSON.stringify(stableBlock(block)));
+  }
+  return hash.digest('hex').slice(0, 32);
 }
 
-function stableParts(this: unknown, key: string, value: unknown): unknown {
-  if (key === 'cache') return undefined;
-  if (key === 'data' && typeof value === 'string' && value.length > MEDIA_SAMPLE)
-    return `${value.length}:${value.slice(0, MEDIA_SAMPLE)}`;
-  return value;
+function withoutBreakpoint<T extends object>(part: T): Omit<T, 'cache'> {
+  if (!('cache' in part)) return part;
+  const { cache: _cache, ...rest } = part;
+  return rest;
+}
+
+/** A content block as the key sees it: no breakpoint, inline media by its length and first characters. */
+function stableBlock(block: ContentBlock): unknown {
+  if (block.type === 'tool-result') return { ...withoutBreakpoint(block), content: block.content.map(stableBlock) };
+  if ((block.type === 'image' || block.type === 'document') && block.source.kind === 'base64') {
+    const { data } = block.source;
+    if (data.length > MEDIA_SAMPLE)
+      return {
+        ...withoutBreakpoint(block),
+        source: { ...block.source, data: `${data.length}:${data.slice(0, MEDIA_SAMPLE)}` },
+      };
+  }
+  return withoutBreakpoint(block);
 }
 
 /**
  * A provider call whose affinity key is computed on first read: most calls never need it (one credential, a
- * vendor without a cache key), and hashing a coding agent's tools costs tens of microseconds.
+ * vendor without a cache key), and hashing a coding agent's 50 KB of tools and system prompt takes 0.1 ms or more.
  */
 export function withAffinityKey<T extends object>(
   call: T,
