@@ -27,7 +27,7 @@ export interface SimulatorOptions {
   /** Default pacing; requests override it with `ttft=` / `chunk-delay=` directives. */
   pacing?: { firstTokenDelayMs?: number; chunkDelayMs?: number };
   /**
-   * The vendors' prompt caches (docs/testing.md#the-simulators-prompt-cache): on by default; `false` reports every
+   * The vendors' prompt caches (docs/getting-started.md#the-simulators-prompt-cache): on by default; `false` reports every
    * prompt as uncached unless a `cache-read=` / `cache-write=` directive says otherwise.
    */
   promptCache?: boolean | PromptCacheStoreOptions;

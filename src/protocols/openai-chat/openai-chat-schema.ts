@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
@@ -142,6 +143,8 @@ export const openAIChatRequestSchema = z.looseObject({
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   cache_control: cacheControl,
+  prompt_cache_key: promptCacheKeySchema,
+  prompt_cache_retention: promptCacheRetentionSchema,
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
@@ -170,4 +173,6 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'frequency_penalty',
   'reasoning_effort',
   'cache_control',
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ]);

@@ -15,6 +15,7 @@ import type {
 import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { isPlainOpenAIChatBody } from './plain-chat-body.js';
 import {
   CANONICAL_FIELDS,
@@ -84,6 +85,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   const automatic = breakpoints.take(input.cache_control, 'cache_control');
   if (automatic !== undefined) request.cache = automatic;
   breakpoints.check(request);
+  decodePromptCacheFields(input, request);
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
 }
 

@@ -21,6 +21,7 @@ import {
   withCacheControl,
 } from './anthropic-prompt-cache.js';
 import { reasoningParameterName, thinkingIntent, tokenLimits } from './anthropic-thinking.js';
+import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
 
 export interface BuiltAnthropicRequest {
   /** The Messages body: the typed fields plus, for an Anthropic client, its extension fields. */
@@ -103,6 +104,7 @@ export function buildAnthropicRequest(
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
   if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };
+  dropped.push(...unsupportedPromptCacheFields(request));
   body.stream = request.stream;
   if (request.cache !== undefined) body.cache_control = cacheControlOf(request.cache);
   else if (options.automaticCaching !== false && placesAutomaticBreakpoints(request, model))

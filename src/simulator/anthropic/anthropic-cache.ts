@@ -31,6 +31,15 @@ function breakpointOf(value: unknown): CacheTtl | undefined {
   return (value as { ttl?: unknown }).ttl === '1h' ? '1h' : '5m';
 }
 
+/** A block's breakpoint: its own, or for a tool result the last one on a block inside it. */
+function blockBreakpoint(block: AnthropicBlock): CacheTtl | undefined {
+  const own = breakpointOf((block as { cache_control?: unknown }).cache_control);
+  if (own !== undefined || block.type !== 'tool_result' || !Array.isArray(block.content)) return own;
+  return block.content
+    .map((inner) => breakpointOf((inner as { cache_control?: unknown }).cache_control))
+    .findLast((ttl) => ttl !== undefined);
+}
+
 /** The block as the model reads it: a breakpoint is not part of the prompt, so moving one keeps the prefix. */
 function withoutBreakpoint(value: object): object {
   const { cache_control: _breakpoint, ...content } = value as { cache_control?: unknown };
@@ -90,7 +99,7 @@ export function anthropicCacheUnits(request: AnthropicRequest, total: number): C
           `${message.role}:${blockIndex === 0}`,
           withoutBreakpoint(block),
           countWithin(() => overhead + blockTokens(block, countThinking)),
-          breakpointOf((block as { cache_control?: unknown }).cache_control),
+          blockBreakpoint(block),
           countThinking ? ':thinking' : '',
         ),
       );

@@ -23,8 +23,9 @@ function hasCountDirective(directives: SimulatorDirectives): boolean {
 
 /** The counts the directives fix (all uncached when there are none). */
 export function directiveCounts(total: number, directives: SimulatorDirectives): CacheCounts {
-  const split = splitPromptCache(total, directives);
-  return { write1h: 0, ...split };
+  // A split without a 1-hour part has written nothing for an hour.
+  const split: PromptCacheSplit & { write1h?: number } = splitPromptCache(total, directives);
+  return { ...split, write1h: split.write1h ?? 0 };
 }
 
 /**
