@@ -19,7 +19,14 @@ let directory: string;
 let storage: Storage;
 let auth: AuthenticatedKey;
 const model = new ModelCatalog().resolve('beta-5.4');
-const usage = { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0 };
+const usage = {
+  inputTokens: 100,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  outputTokens: 50,
+  reasoningTokens: 0,
+};
 
 beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-billing-'));
@@ -316,6 +323,7 @@ describe('checkpoints of delivered output', () => {
               inputTokens: 40,
               cacheReadTokens: 0,
               cacheWriteTokens: 0,
+              cacheWrite1hTokens: 0,
               outputTokens: tokens,
               at: clock,
             };

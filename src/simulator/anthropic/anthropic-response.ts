@@ -67,7 +67,10 @@ function usage(reply: AnthropicReply, outputTokens: number): object {
     input_tokens: prompt.uncached,
     cache_creation_input_tokens: prompt.write,
     cache_read_input_tokens: prompt.read,
-    cache_creation: { ephemeral_5m_input_tokens: prompt.write, ephemeral_1h_input_tokens: 0 },
+    cache_creation: {
+      ephemeral_5m_input_tokens: prompt.write - prompt.write1h,
+      ephemeral_1h_input_tokens: prompt.write1h,
+    },
     output_tokens: outputTokens,
     service_tier: 'standard',
   };
