@@ -222,7 +222,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('cache pricing
     // The ledger: one usage line per request, summing to the balance's drop.
     const ledger = await fetch(`${harness.gateway.url}/v1/account/ledger?limit=50`, {
       headers: { authorization: `Bearer ${key}` },
-    }).then((reply) => reply.json());
+    }).then((reply) => reply.json() as Promise<any>);
     const usageLines = ledger.data.filter((entry: { kind: string }) => entry.kind === 'usage');
     expect(usageLines).toHaveLength(charged.length);
     expect(
@@ -232,7 +232,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('cache pricing
     // The usage API.
     const usage = await fetch(`${harness.gateway.url}/v1/usage/requests?limit=20`, {
       headers: { authorization: `Bearer ${key}` },
-    }).then((reply) => reply.json());
+    }).then((reply) => reply.json() as Promise<any>);
     for (const row of usage.data) {
       expect(row).toMatchObject({
         cache_read_tokens: READ,
