@@ -267,4 +267,80 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('cache pricing
     expect(csv.slice(1).every((line) => line.split(',').at(-1) === String(WRITE_1H))).toBe(true);
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
   });
+  it('holds a request with a 1-hour breakpoint at the 1-hour price: refused just below, charged in full just above', async () => {
+    const system = 'You review the billing code of a toll road operator, line by line. '.repeat(300);
+    /** The same prompt cached for `ttl`, the simulator writing all of it to the cache for that long. */
+    const body = (ttl: '5m' | '1h') => ({
+      model: MODEL,
+      max_tokens: 10,
+      system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral', ttl } }],
+      messages: [
+        {
+          role: 'user',
+          content: `Review it. [[sim words=3 ${ttl === '1h' ? 'cache-write-1h' : 'cache-write'}=1000000]]`,
+        },
+      ],
+    });
+    const send = (key: string, ttl: '5m' | '1h') =>
+      fetch(`${harness.gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify(body(ttl)),
+      });
+    const accountWith = async (nano: bigint) => {
+      const created = await harness.createAccountWithKey(undefined, 'enterprise');
+      if (nano > 0n)
+        await harness.gateway.storage.billing.credit({
+          accountId: created.accountId,
+          kind: 'topup',
+          amountNano: nano,
+          idempotencyKey: `t-${created.accountId}`,
+          note: null,
+          at: Date.now(),
+        });
+      return created;
+    };
+    /** What the prompt alone needs, from the refusal of an empty account (the tokenizer's count at the hold's price). */
+    const promptNeeds = async (ttl: '5m' | '1h') => {
+      const refused = await send((await accountWith(0n)).key, ttl);
+      expect(refused.status).toBe(403);
+      const message: string = ((await refused.json()) as any).error.message;
+      return parseUsd(/needs \$([0-9.]+) to start \(its prompt alone/.exec(message)![1]!);
+    };
+    const needs1h = await promptNeeds('1h');
+    const needs5m = await promptNeeds('5m');
+    // Whole prompt tokens at 6,000 and at 3,750 nano-USD (the two prompts differ only in their directive's length).
+    expect(needs1h % 6_000n).toBe(0n);
+    expect(needs5m % 3_750n).toBe(0n);
+    expect(needs1h / 6_000n - needs5m / 3_750n).toBeLessThan(10n);
+    const outputHold = 10n * 15_000n;
+
+    // Enough for the prompt as 5-minute writes and its whole output, short of the prompt at the 1-hour price and one
+    // output token: the 1-hour request is refused (nothing held, nothing sent), the 5-minute one runs.
+    const between = await accountWith(needs5m + outputHold + 1n);
+    expect(needs5m + outputHold + 1n < needs1h + 15_000n).toBe(true);
+    const refused = await send(between.key, '1h');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).error.type).toBe('permission_error');
+    expect(await harness.gateway.storage.usage.listByAccount(between.accountId, 5)).toEqual([]);
+    expect((await send(between.key, '5m')).status).toBe(200);
+
+    // One nano-dollar above the 1-hour hold: admitted; the vendor writes the whole prompt for an hour, all of it billed.
+    const funded = needs1h + outputHold + 1n;
+    const above = await accountWith(funded);
+    const reply = await send(above.key, '1h');
+    expect(reply.status).toBe(200);
+    const { usage } = (await reply.json()) as any;
+    expect(usage).toMatchObject({ input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 0,
+      ephemeral_1h_input_tokens: usage.cache_creation_input_tokens,
+    });
+    const charge = BigInt(usage.cache_creation_input_tokens) * 6_000n + BigInt(usage.output_tokens) * 15_000n;
+    expect(BigInt(usage.cost_nano_usd)).toBe(charge);
+    const [record] = await harness.gateway.storage.usage.listByAccount(above.accountId, 1);
+    expect(record).toMatchObject({ cacheWrite1hTokens: usage.cache_creation_input_tokens, costNano: charge });
+    expect(record!.unbilledNano).toBe(0n);
+    expect((await harness.gateway.storage.billing.balance(above.accountId))?.balanceNano).toBe(funded - charge);
+  });
 });
