@@ -72,7 +72,14 @@ describe('planAdmission', () => {
 });
 
 describe('priceSettlement', () => {
-  const usage = { inputTokens: 60, cacheReadTokens: 40, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 5 };
+  const usage = {
+    inputTokens: 60,
+    cacheReadTokens: 40,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 30,
+    reasoningTokens: 5,
+  };
 
   it('charges tokens × price exactly, cache reads at their own rate', () => {
     expect(priceSettlement(usage, PRICES, 0)).toEqual({

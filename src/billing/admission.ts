@@ -15,11 +15,20 @@ export interface AdmissionRequest {
    */
   firstSliceTokens: number;
   prices: ModelPrices;
+  /** The request carries a 1-hour cache breakpoint: any prompt token may be billed as a 1-hour cache write. */
+  oneHourCacheWrites?: boolean;
 }
 
-/** Worst-case price of an input token: a prompt written to a cache costs more than plain input. */
-function inputPrice(prices: ModelPrices): NanoUsd {
-  return prices.cacheWrite > prices.input ? prices.cacheWrite : prices.input;
+/**
+ * Worst-case price of an input token: a prompt written to a cache costs more than plain input, and a 1-hour write
+ * (only possible when the request asks for one) more than a 5-minute one. The hold is never below what settlement
+ * can charge for the prompt, whatever the vendor reports cached.
+ */
+export function inputPrice(request: Pick<AdmissionRequest, 'prices' | 'oneHourCacheWrites'>): NanoUsd {
+  const { prices } = request;
+  let price = prices.cacheWrite > prices.input ? prices.cacheWrite : prices.input;
+  if (request.oneHourCacheWrites === true && prices.cacheWrite1h > price) price = prices.cacheWrite1h;
+  return price;
 }
 
 /** The output a request may produce in all: the client's limit, or the model's. */
@@ -38,7 +47,7 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
   const freeLeftForOutput = state.freeTokensLeft - freeForInput;
-  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices);
+  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request);
   const outputPrice = request.prices.output;
   const moneyForOutput = state.availableNano - inputCost;
   const paidOutputAffordable =
@@ -73,7 +82,7 @@ export function startingCost(request: AdmissionRequest, freeTokensLeft: number):
   const freeForInput = Math.min(freeTokensLeft, request.inputTokens);
   const freeForOutput = Math.min(freeTokensLeft - freeForInput, firstSliceOf(request));
   return (
-    BigInt(request.inputTokens - freeForInput) * inputPrice(request.prices) +
+    BigInt(request.inputTokens - freeForInput) * inputPrice(request) +
     BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output
   );
 }

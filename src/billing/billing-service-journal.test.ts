@@ -26,7 +26,14 @@ let auth: AuthenticatedKey;
 let frozen: string[] = [];
 const journals: SettlementJournal[] = [];
 const model = new ModelCatalog().resolve('beta-5.4');
-const usage = { inputTokens: 400, cacheReadTokens: 30, cacheWriteTokens: 0, outputTokens: 250, reasoningTokens: 0 };
+const usage = {
+  inputTokens: 400,
+  cacheReadTokens: 30,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  outputTokens: 250,
+  reasoningTokens: 0,
+};
 const request: CanonicalRequest = {
   model: 'beta-5.4',
   system: [],

@@ -19,7 +19,14 @@ let directory: string;
 let storage: Storage;
 let auth: AuthenticatedKey;
 const model = new ModelCatalog().resolve('beta-5.4');
-const usage = { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0 };
+const usage = {
+  inputTokens: 100,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  outputTokens: 50,
+  reasoningTokens: 0,
+};
 
 beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-billing-'));
@@ -316,6 +323,7 @@ describe('checkpoints of delivered output', () => {
               inputTokens: 40,
               cacheReadTokens: 0,
               cacheWriteTokens: 0,
+              cacheWrite1hTokens: 0,
               outputTokens: tokens,
               at: clock,
             };
@@ -353,5 +361,71 @@ describe('checkpoints of delivered output', () => {
       balanceNano: parseUsd('1') - 3n * (40n * model.prices.input + 150n * model.prices.output),
     });
     expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+});
+
+describe('the hold of a request with a 1-hour cache breakpoint', () => {
+  const sonnet = new ModelCatalog().resolve('alpha-sonnet-5');
+  /** A long system prompt cached for an hour (or for 5 minutes), and 10 output tokens at most. */
+  const cachedRequest = (ttl: '5m' | '1h'): CanonicalRequest => ({
+    model: 'alpha-sonnet-5',
+    system: [{ type: 'text', text: 'You review code for toll-road billing systems. '.repeat(200), cache: { ttl } }],
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'Review the last change.' }] }],
+    sampling: {},
+    stream: false,
+    extensions: {},
+    extensionsProtocol: 'anthropic-messages',
+    maxOutputTokens: 10,
+  });
+  const OUTPUT_HOLD = 10n * 15_000n;
+
+  it('prices every prompt token at the 1-hour write price, and the charge of an all-1-hour prompt fits it', async () => {
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
+    const precise = held(estimateRequestInputTokens(cachedRequest('1h')));
+    // The tokenizer's plan (taken when the UTF-8 bound does not fit the balance): 6,000 nano a prompt token.
+    const hold1h = BigInt(precise) * 6_000n + OUTPUT_HOLD;
+    const hold5m = BigInt(precise) * 3_750n + OUTPUT_HOLD;
+
+    // One nano-dollar short of the prompt at the 1-hour price and one output token: refused, where the same prompt
+    // cached for 5 minutes starts with its whole output held.
+    const short = await accountWith(BigInt(precise) * 6_000n + 15_000n - 1n);
+    await expect(billing.admit('req_1h_short', short, sonnet, cachedRequest('1h'))).rejects.toMatchObject({
+      code: 'insufficient_balance',
+    });
+    const reservation5m = await billing.admit('req_5m_short', short, sonnet, cachedRequest('5m'));
+    expect(reservation5m.holdNano).toBe(hold5m);
+
+    // Exactly the 1-hour hold: admitted, and the vendor writing the whole prompt for an hour is charged in full.
+    const exact = await accountWith(hold1h);
+    const reservation = await billing.admit('req_1h_exact', exact, sonnet, cachedRequest('1h'));
+    expect(reservation.holdNano).toBe(hold1h);
+    const prompt = estimateRequestInputTokens(cachedRequest('1h'));
+    const result = await billing.settle({
+      requestId: 'req_1h_exact',
+      auth: exact,
+      model: sonnet,
+      usage: {
+        inputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: prompt,
+        cacheWrite1hTokens: prompt,
+        outputTokens: 10,
+        reasoningTokens: 0,
+      },
+      status: 'ok',
+      stream: false,
+      startedAt: 0,
+      rawUsage: null,
+      reservation,
+    });
+    const charge = BigInt(prompt) * 6_000n + OUTPUT_HOLD;
+    expect(result).toMatchObject({ settled: true, chargedNano: charge, unbilledNano: 0n });
+    expect(charge <= hold1h).toBe(true);
+    expect(await storage.billing.balance(exact.account.id)).toMatchObject({
+      balanceNano: hold1h - charge,
+      reservedNano: 0n,
+    });
+    const [record] = await storage.usage.listByAccount(exact.account.id, 1);
+    expect(record).toMatchObject({ cacheWriteTokens: prompt, cacheWrite1hTokens: prompt, costNano: charge });
   });
 });

@@ -28,6 +28,7 @@ import { spendPeriodResetsAt } from '../storage/key-permission-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
+import { carriesOneHourBreakpoint } from './cache-lifetime.js';
 import { formatUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
 import { utcDayNumber } from './free-allowance.js';
@@ -199,12 +200,14 @@ export class BillingService {
         : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
+    const oneHourCacheWrites = carriesOneHourBreakpoint(request);
     const admission = (inputTokens: number): AdmissionRequest => ({
       inputTokens: withMargin(inputTokens),
       clientMaxOutputTokens: request.maxOutputTokens,
       modelMaxOutputTokens: model.maxOutputTokens,
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
+      oneHourCacheWrites,
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {
@@ -487,6 +490,7 @@ export class BillingService {
       inputTokens: input.usage.inputTokens,
       cacheReadTokens: input.usage.cacheReadTokens,
       cacheWriteTokens: input.usage.cacheWriteTokens,
+      cacheWrite1hTokens: input.usage.cacheWrite1hTokens,
       outputTokens: input.usage.outputTokens,
       reasoningTokens: input.usage.reasoningTokens,
       status: input.status,
@@ -522,6 +526,7 @@ export class BillingService {
       inputTokens: checkpoint.inputTokens,
       cacheReadTokens: checkpoint.cacheReadTokens,
       cacheWriteTokens: checkpoint.cacheWriteTokens,
+      cacheWrite1hTokens: checkpoint.cacheWrite1hTokens,
       outputTokens: checkpoint.outputTokens,
       reasoningTokens: 0,
     };

@@ -29,6 +29,7 @@ describe('prices', () => {
       inputTokens: 1_000_000,
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 1_000_000,
       reasoningTokens: 0,
     };
@@ -45,13 +46,21 @@ describe('prices', () => {
 
   it('prices cache reads and writes at their own rates, falling back to the input price', () => {
     const prices = pricesFromPerMillion({ input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75' });
-    const usage = { inputTokens: 10, cacheReadTokens: 100, cacheWriteTokens: 20, outputTokens: 5, reasoningTokens: 2 };
+    const usage = {
+      inputTokens: 10,
+      cacheReadTokens: 100,
+      cacheWriteTokens: 20,
+      cacheWrite1hTokens: 0,
+      outputTokens: 5,
+      reasoningTokens: 2,
+    };
     expect(costOfUsage(usage, prices)).toBe(10n * 3_000n + 100n * 300n + 20n * 3_750n + 5n * 15_000n);
     expect(pricesFromPerMillion({ input: '1', output: '2' })).toEqual({
       input: 1_000n,
       output: 2_000n,
       cacheRead: 1_000n,
       cacheWrite: 1_000n,
+      cacheWrite1h: 1_000n,
     });
   });
 

@@ -38,6 +38,8 @@ const entrySchema = z.object({
     inputTokens: count,
     cacheReadTokens: count,
     cacheWriteTokens: count,
+    /** Absent from entries journaled before 1-hour writes were counted apart: none then. */
+    cacheWrite1hTokens: count.default(0),
     outputTokens: count,
     reasoningTokens: count,
     status: z.string().min(1),
@@ -48,7 +50,10 @@ const entrySchema = z.object({
     route: z.string().min(1).optional(),
     unbilledTokens: count.optional(),
   }),
-  prices: z.object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano }),
+  prices: z
+    .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })
+    // An older entry has no 1-hour price and no 1-hour writes, so the 5-minute price stands in (it prices nothing).
+    .transform((prices) => ({ ...prices, cacheWrite1h: prices.cacheWrite1h ?? prices.cacheWrite })),
   heldFreeTokens: count.optional(),
   journaledAt: time,
 });
@@ -67,6 +72,7 @@ export function encodeJournalLine(entry: JournalEntry): string {
       output: entry.prices.output.toString(),
       cacheRead: entry.prices.cacheRead.toString(),
       cacheWrite: entry.prices.cacheWrite.toString(),
+      cacheWrite1h: entry.prices.cacheWrite1h.toString(),
     },
     ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     journaledAt: entry.journaledAt,

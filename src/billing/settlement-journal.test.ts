@@ -20,6 +20,7 @@ function entry(requestId: string): JournalEntry {
       inputTokens: 10,
       cacheReadTokens: 2,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 7,
       reasoningTokens: 0,
       status: 'ok',
@@ -32,7 +33,7 @@ function entry(requestId: string): JournalEntry {
       unbilledNano: 0n,
       route: '/v1/responses',
     },
-    prices: { input: 2_500n, output: 15_000n, cacheRead: 250n, cacheWrite: 2_500n },
+    prices: { input: 2_500n, output: 15_000n, cacheRead: 250n, cacheWrite: 2_500n, cacheWrite1h: 2_500n },
     heldFreeTokens: 5,
     journaledAt: 1_700_000_000_100,
   };

@@ -1,10 +1,10 @@
 import type { CanonicalUsage } from '../canonical/usage.js';
 import type { NanoUsd } from './money.js';
-import type { ModelPrices } from './prices.js';
+import { pricedParts, type ModelPrices } from './prices.js';
 
 /**
  * The money a reply costs once the free tokens its reservation held are applied. Free tokens cover input
- * first (uncached, cache reads, cache writes), then output: the same order admission planned with, and the
+ * first (uncached, cache reads, 5-minute then 1-hour cache writes), then output: the same order admission planned with, and the
  * order that is kindest to the customer (output is the dearer side). Non-stream and stream replies of the
  * same usage cost the same because this is the only place a charge is computed.
  */
@@ -15,13 +15,7 @@ export function priceSettlement(
 ): { chargeNano: NanoUsd; freeTokensUsed: number } {
   let free = freeTokensHeld;
   let charge = 0n;
-  const parts: Array<[number, NanoUsd]> = [
-    [usage.inputTokens, prices.input],
-    [usage.cacheReadTokens, prices.cacheRead],
-    [usage.cacheWriteTokens, prices.cacheWrite],
-    [usage.outputTokens, prices.output],
-  ];
-  for (const [tokens, price] of parts) {
+  for (const [tokens, price] of pricedParts(usage, prices)) {
     const covered = Math.min(free, tokens);
     free -= covered;
     charge += BigInt(tokens - covered) * price;

@@ -1,11 +1,15 @@
 /**
  * Canonical token usage. `inputTokens` excludes cache reads and writes (Anthropic's convention), so that
- * every field prices independently; `reasoningTokens` is a part of `outputTokens`, not beside it.
+ * every field prices independently; `reasoningTokens` is a part of `outputTokens`, not beside it, and
+ * `cacheWrite1hTokens` is a part of `cacheWriteTokens` (so totals read the same with or without the split).
  */
 export interface CanonicalUsage {
   inputTokens: number;
   cacheReadTokens: number;
+  /** All prompt tokens written to a cache, whatever their lifetime. */
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written with a 1-hour lifetime (priced above a 5-minute write). */
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   /** The vendor's own usage object, kept for audit. */
@@ -13,7 +17,14 @@ export interface CanonicalUsage {
 }
 
 export function emptyUsage(): CanonicalUsage {
-  return { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  return {
+    inputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 0,
+    reasoningTokens: 0,
+  };
 }
 
 /** All prompt-side tokens, cached or not: what OpenAI calls `prompt_tokens`. */
@@ -28,5 +39,11 @@ export function promptSideUsage(usage: CanonicalUsage): CanonicalUsage {
     inputTokens: usage.inputTokens,
     cacheReadTokens: usage.cacheReadTokens,
     cacheWriteTokens: usage.cacheWriteTokens,
+    cacheWrite1hTokens: usage.cacheWrite1hTokens,
   };
+}
+
+/** Cache writes with a 5-minute lifetime: the writes that are not 1-hour writes. */
+export function cacheWrite5mTokens(usage: Pick<CanonicalUsage, 'cacheWriteTokens' | 'cacheWrite1hTokens'>): number {
+  return Math.max(0, usage.cacheWriteTokens - usage.cacheWrite1hTokens);
 }

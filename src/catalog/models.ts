@@ -36,8 +36,10 @@ export interface CatalogModelDefinition {
   /**
    * USD per 1M tokens. The specification lists alpha-sonnet-5, beta-5.4, gamma-2.5-pro and delta-v4-flash; the
    * others are the documented defaults of the billing issue. Cache prices follow each vendor's published ratio
-   * (Anthropic: read 10%, 5-minute write 125% of input; OpenAI and DeepSeek: cached input 10%; Gemini: 25% on
-   * 2.5, 10% on newer models); a vendor without a write price bills cache writes as input.
+   * (Anthropic: read 10%, 5-minute write 125%, 1-hour write 200% of input; OpenAI: cached input 10% on the 5.x
+   * models, 25% on o3 and o4-mini; DeepSeek: cache hits 10% on v4, 25% on r1; Gemini implicit caching: 25% on 2.5,
+   * 10% on newer models, no storage charge). OpenAI, Gemini and DeepSeek charge no premium to write a cache, so
+   * they have no write price: their writes are billed as input, whatever the lifetime.
    */
   prices: ModelPricesPerMillion;
 }
@@ -51,7 +53,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'most capable, for complex tasks',
     maxOutputTokens: 32_000,
     contextWindow: 200_000,
-    prices: { input: '5', output: '25', cacheRead: '0.50', cacheWrite: '6.25' },
+    prices: { input: '5', output: '25', cacheRead: '0.50', cacheWrite: '6.25', cacheWrite1h: '10' },
   },
   {
     id: 'alpha-sonnet-5',
@@ -60,7 +62,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'balance of intelligence and speed',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,
-    prices: { input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75' },
+    prices: { input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75', cacheWrite1h: '6' },
   },
   {
     id: 'alpha-haiku-4-5',
@@ -69,7 +71,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'fast and cheap',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,
-    prices: { input: '1', output: '5', cacheRead: '0.10', cacheWrite: '1.25' },
+    prices: { input: '1', output: '5', cacheRead: '0.10', cacheWrite: '1.25', cacheWrite1h: '2' },
   },
   {
     id: 'beta-5.5',

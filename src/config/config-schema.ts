@@ -86,6 +86,8 @@ const modelOverrideSchema = z
         output: usdPerMillion.optional(),
         cacheRead: usdPerMillion.optional(),
         cacheWrite: usdPerMillion.optional(),
+        /** A prompt token written to the cache for 1 hour; default: the 5-minute write price. */
+        cacheWrite1h: usdPerMillion.optional(),
       })
       .strict()
       .optional(),

@@ -350,6 +350,7 @@ export class ChatPipeline {
       inputTokens: told === undefined ? inputEstimate.tokens! : told.inputTokens,
       cacheReadTokens: told?.cacheReadTokens ?? 0,
       cacheWriteTokens: told?.cacheWriteTokens ?? 0,
+      cacheWrite1hTokens: told?.cacheWrite1hTokens ?? 0,
       outputTokens: gate.deliveredTokens(),
       at: this.now(),
     };
@@ -421,6 +422,7 @@ export class ChatPipeline {
         inputTokens: told.inputTokens,
         cacheReadTokens: told.cacheReadTokens,
         cacheWriteTokens: told.cacheWriteTokens,
+        cacheWrite1hTokens: told.cacheWrite1hTokens,
         outputTokens,
       };
     const local = await this.localInputTokens(request, model).catch(() => undefined);

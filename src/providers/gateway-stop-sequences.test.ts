@@ -7,7 +7,14 @@ import { matchStopSequences, StopSequenceMatcher } from './gateway-stop-sequence
 const start: CanonicalEvent = { type: 'response-start', id: 'r', model: 'm', created: 1 };
 const usage: CanonicalEvent = {
   type: 'usage',
-  usage: { inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 },
+  usage: {
+    inputTokens: 5,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 9,
+    reasoningTokens: 0,
+  },
 };
 
 function textReply(pieces: string[]): CanonicalEvent[] {

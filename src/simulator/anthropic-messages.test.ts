@@ -226,6 +226,22 @@ describe('Anthropic simulator: replies', () => {
       cache_creation_input_tokens: 4,
     });
   });
+
+  it('splits simulated cache writes into 5-minute and 1-hour ones (cache-write-1h), in message_start too', async () => {
+    const prompt: MessageCreateParamsNonStreaming = {
+      ...request,
+      messages: [{ role: 'user', content: `${userText} [[sim cache-read=10 cache-write=4 cache-write-1h=3]]` }],
+    };
+    const message = await client.messages.create(prompt);
+    expect(message.usage).toMatchObject({ cache_read_input_tokens: 10, cache_creation_input_tokens: 7 });
+    expect(message.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 3 });
+    const { events } = await rawStream(prompt);
+    const start = events.find((event) => event.data['type'] === 'message_start')?.data['message'] as { usage: unknown };
+    expect(start.usage).toMatchObject({
+      cache_creation_input_tokens: 7,
+      cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 3 },
+    });
+  });
 });
 
 describe('Anthropic simulator: HTTP surface', () => {

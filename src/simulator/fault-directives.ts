@@ -37,8 +37,10 @@
  *     reasoning-words=<n>    words of reasoning text when the model reasons (default 12 to 20, by seed)
  *     cache-read=<n>         report n prompt tokens as read from the vendor's prompt cache (capped at the
  *                            prompt), in the vendor's own usage fields
- *     cache-write=<n>        report n prompt tokens as written to the cache (Anthropic's
+ *     cache-write=<n>        report n prompt tokens as written to the cache for 5 minutes (Anthropic's
  *                            cache_creation_input_tokens; the other vendors have no such field)
+ *     cache-write-1h=<n>     report n more prompt tokens as written to the cache for 1 hour (Anthropic's
+ *                            cache_creation.ephemeral_1h_input_tokens, also counted in cache_creation_input_tokens)
  *     only-key=<key>[,<key>...]  the fault fires only for requests made with one of these vendor API keys
  *                            (any other key gets the normal reply): one failing credential among several
  *     times=<n>              the fault fires only for the first n requests carrying the same directive
@@ -87,7 +89,10 @@ export interface SimulatorDirectives {
   toolArguments?: Record<string, unknown>;
   reasoningWords?: number;
   cacheReadTokens?: number;
+  /** Prompt tokens written to the cache for 5 minutes (`cache-write=`). */
   cacheWriteTokens?: number;
+  /** Prompt tokens written to the cache for 1 hour (`cache-write-1h=`), beside the 5-minute ones. */
+  cacheWrite1hTokens?: number;
   /** The fault applies only to requests made with one of these API keys (`only-key=`). */
   onlyKeys?: string[];
   /** The fault applies only to the first n requests with the same `faultKey` (`times=`). */
@@ -184,6 +189,10 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
     case 'cache-write':
       parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
       if (parsed !== undefined) into.cacheWriteTokens = parsed;
+      break;
+    case 'cache-write-1h':
+      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      if (parsed !== undefined) into.cacheWrite1hTokens = parsed;
       break;
     case 'only-key': {
       const keys = value.split(',');

@@ -96,6 +96,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       inputTokens: 10,
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 5,
       reasoningTokens: 0,
       status: 'ok',
@@ -726,6 +727,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     inputTokens: 10,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens,
     at,
   });
@@ -782,6 +784,91 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     ).toEqual({ settled: false, reason: 'already_settled' });
     expect(await storage.billing.renewHolds([{ requestId: a!, expiresAt: NOW + 9_000 }])).toEqual(new Set([a]));
     expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('keeps 1-hour cache writes apart in the usage row, its daily rollup and the summaries', async () => {
+    const ids = await fundedAccount(100_000_000n);
+    const requestId = uniqueId('req');
+    const usage = {
+      ...usageFor(requestId, ids),
+      model: 'alpha-sonnet-5',
+      family: 'alpha',
+      inputTokens: 500,
+      cacheReadTokens: 10_000,
+      cacheWriteTokens: 3_000,
+      cacheWrite1hTokens: 1_000,
+      outputTokens: 300,
+    };
+    await storage.billing.settle({ usage, price: () => ({ chargeNano: 22_500_000n, freeTokensUsed: 0 }) });
+    const split = { cacheReadTokens: 10_000, cacheWriteTokens: 3_000, cacheWrite1hTokens: 1_000 };
+    expect(await storage.usage.listByAccount(ids.accountId, 10)).toMatchObject([
+      { requestId, ...split, costNano: 22_500_000n },
+    ]);
+    expect(await storage.usage.findByRequestIds(ids.accountId, [requestId])).toMatchObject([split]);
+    const day = new Date(DAY * 86_400_000).toISOString().slice(0, 10);
+    expect(await storage.usage.dailyTotals(ids.accountId, day, day)).toMatchObject([{ requests: 1, ...split }]);
+    expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'model')).toMatchObject([
+      { group: 'alpha-sonnet-5', ...split },
+    ]);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('carries 1-hour cache writes in a checkpoint written by a slice, a keyed slice or a renewal', async () => {
+    const ids = await fundedAccount(1_000_000n);
+    const limited = await storage.apiKeys.create({
+      id: uniqueId('key'),
+      accountId: ids.accountId,
+      name: 'limited',
+      keyHash: uniqueId('h'),
+      hint: 'h',
+      createdAt: NOW,
+      expiresAt: null,
+      permissions: { scopes: null, models: null, spendLimit: { limitNano: 500_000n, period: 'day' }, rateLimit: null },
+    });
+    const withWrites = (outputTokens: number, oneHour: number): HoldCheckpoint => ({
+      ...checkpointOf(outputTokens),
+      cacheWriteTokens: 3_000,
+      cacheWrite1hTokens: oneHour,
+    });
+    const reserved = async (keyed: boolean) => {
+      const result = await storage.billing.reserve(
+        reserveInput(keyed ? { ...ids, keyId: limited.id } : ids, hold(1_000n), {
+          expiresAt: NOW + 1_000,
+          ...(keyed ? { keySpendLimited: true } : {}),
+        }),
+      );
+      if (!result.admitted) throw new Error('not admitted');
+      return result.reservation.requestId;
+    };
+    const [bySlice, byKeyedSlice, byRenewal] = [await reserved(false), await reserved(true), await reserved(false)];
+    const grant = (requestId: string, checkpoint: HoldCheckpoint, keyed: boolean) =>
+      storage.billing.grantSlice({
+        requestId,
+        accountId: ids.accountId,
+        day: DAY,
+        at: NOW,
+        freeAllowanceTokens: 0,
+        tokens: 10,
+        outputPriceNano: 10n,
+        expiresAt: NOW + 1_000,
+        checkpoint,
+        ...(keyed ? { keySpendLimited: true, apiKeyId: limited.id } : {}),
+      });
+    expect(await grant(bySlice!, withWrites(10, 1_000), false)).toMatchObject({ granted: true });
+    expect(await grant(byKeyedSlice!, withWrites(20, 2_000), true)).toMatchObject({ granted: true, keyHoldNano: 100n });
+    expect(
+      await storage.billing.renewHolds([
+        { requestId: byRenewal!, expiresAt: NOW + 1_000, checkpoint: withWrites(30, 3_000) },
+      ]),
+    ).toEqual(new Set());
+    const billed = new Map<string, HoldCheckpoint | null>();
+    await storage.billing.sweepExpiredReservations(NOW + 2_000, (orphan) => {
+      billed.set(orphan.requestId, orphan.checkpoint);
+      return undefined;
+    });
+    expect(billed.get(bySlice!)).toEqual(withWrites(10, 1_000));
+    expect(billed.get(byKeyedSlice!)).toEqual(withWrites(20, 2_000));
+    expect(billed.get(byRenewal!)).toEqual(withWrites(30, 3_000));
   });
 
   it('concurrent sweeps settle an orphaned hold at its checkpoint exactly once', async () => {
@@ -972,6 +1059,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         inputTokens: 7,
         cacheReadTokens: 2,
         cacheWriteTokens: 1,
+        cacheWrite1hTokens: 0,
         outputTokens: 3,
         reasoningTokens: 1,
       });
@@ -997,6 +1085,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
                 inputTokens: 17,
                 cacheReadTokens: 2,
                 cacheWriteTokens: 1,
+                cacheWrite1hTokens: 0,
                 outputTokens: 8,
                 reasoningTokens: 1,
                 costNano: 150n,

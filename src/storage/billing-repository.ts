@@ -205,6 +205,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             'checkpoint_input_tokens',
             'checkpoint_cache_read_tokens',
             'checkpoint_cache_write_tokens',
+            'checkpoint_cache_write_1h_tokens',
             'checkpoint_output_tokens',
             'checkpoint_at',
           ])
@@ -227,6 +228,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
                 inputTokens: Number(row.checkpoint_input_tokens),
                 cacheReadTokens: Number(row.checkpoint_cache_read_tokens),
                 cacheWriteTokens: Number(row.checkpoint_cache_write_tokens),
+                cacheWrite1hTokens: Number(row.checkpoint_cache_write_1h_tokens),
                 outputTokens: Number(row.checkpoint_output_tokens),
                 at: Number(row.checkpoint_at),
               };
@@ -599,6 +601,7 @@ function summedColumns() {
     sql<string>`cast(sum(input_tokens) as text)`.as('input_tokens'),
     sql<string>`cast(sum(cache_read_tokens) as text)`.as('cache_read_tokens'),
     sql<string>`cast(sum(cache_write_tokens) as text)`.as('cache_write_tokens'),
+    sql<string>`cast(sum(cache_write_1h_tokens) as text)`.as('cache_write_1h_tokens'),
     sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
     sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
     sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
@@ -612,6 +615,7 @@ interface SummaryColumns {
   input_tokens: string;
   cache_read_tokens: string;
   cache_write_tokens: string;
+  cache_write_1h_tokens: string;
   output_tokens: string;
   reasoning_tokens: string;
   cost: string;
@@ -624,6 +628,7 @@ function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
     inputTokens: Number(row.input_tokens),
     cacheReadTokens: Number(row.cache_read_tokens),
     cacheWriteTokens: Number(row.cache_write_tokens),
+    cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
     outputTokens: Number(row.output_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
     costNano: fromMoneyColumn(row.cost),
@@ -637,6 +642,7 @@ export function addSummaryRows(sum: UsageSummaryRow, row: UsageSummaryRow): Usag
     inputTokens: sum.inputTokens + row.inputTokens,
     cacheReadTokens: sum.cacheReadTokens + row.cacheReadTokens,
     cacheWriteTokens: sum.cacheWriteTokens + row.cacheWriteTokens,
+    cacheWrite1hTokens: sum.cacheWrite1hTokens + row.cacheWrite1hTokens,
     outputTokens: sum.outputTokens + row.outputTokens,
     reasoningTokens: sum.reasoningTokens + row.reasoningTokens,
     costNano: sum.costNano + row.costNano,

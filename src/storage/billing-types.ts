@@ -159,6 +159,8 @@ export interface UsageSummaryRow {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   costNano: bigint;
@@ -172,6 +174,8 @@ export interface HoldCheckpoint {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   outputTokens: number;
   at: number;
 }

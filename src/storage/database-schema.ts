@@ -87,6 +87,8 @@ export interface UsageRecordsTable {
   route: ColumnType<string | null, string | null | undefined, string | null>;
   /** Output the vendor produced after a refused slice, never delivered nor billed (0006). */
   unbilled_tokens: ColumnType<number, number | undefined, number>;
+  /** The part of `cache_write_tokens` written for an hour (0009); 0 on older rows. */
+  cache_write_1h_tokens: ColumnType<number, number | undefined, number>;
 }
 
 export interface ReservationsTable {
@@ -107,6 +109,8 @@ export interface ReservationsTable {
   checkpoint_input_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_cache_read_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_cache_write_tokens: ColumnType<number, number | undefined, number>;
+  /** The part of the checkpoint's cache writes written for an hour (0009). */
+  checkpoint_cache_write_1h_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_output_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** Migration 0007: what the hold counted against its key's spend limit (0: the key had none). */
@@ -159,6 +163,8 @@ export interface UsageDailyTable {
   input_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** The part of `cache_write_tokens` written for an hour (0009). */
+  cache_write_1h_tokens: ColumnType<number, number | undefined, number>;
   output_tokens: number;
   reasoning_tokens: number;
   cost_nano: MoneyColumn;

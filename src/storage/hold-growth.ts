@@ -110,6 +110,7 @@ function checkpointColumns(checkpoint: HoldCheckpoint) {
     checkpoint_input_tokens: checkpoint.inputTokens,
     checkpoint_cache_read_tokens: checkpoint.cacheReadTokens,
     checkpoint_cache_write_tokens: checkpoint.cacheWriteTokens,
+    checkpoint_cache_write_1h_tokens: checkpoint.cacheWrite1hTokens,
     checkpoint_output_tokens: checkpoint.outputTokens,
     checkpoint_at: checkpoint.at,
   };

@@ -62,6 +62,7 @@ function newUsage(accountId: string, apiKeyId: string, overrides: Partial<UsageR
     inputTokens: 120,
     cacheReadTokens: 30,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 45,
     reasoningTokens: 10,
     status: 'ok',

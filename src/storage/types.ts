@@ -98,6 +98,8 @@ export interface UsageRecord {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour (0 on rows recorded before the split was kept). */
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   /** `ok`, `client_disconnected`, `upstream_error`, … */
@@ -192,6 +194,8 @@ export interface DailyUsageRow {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   reasoningTokens: number;
   costNano: bigint;
 }

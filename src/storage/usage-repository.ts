@@ -41,6 +41,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
       'input_tokens',
       'cache_read_tokens',
       'cache_write_tokens',
+      'cache_write_1h_tokens',
       'output_tokens',
       'reasoning_tokens',
       'status',
@@ -93,6 +94,7 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
           'output_tokens',
           'cache_read_tokens',
           'cache_write_tokens',
+          'cache_write_1h_tokens',
           'reasoning_tokens',
         ])
         .select(money('cost_nano').as('cost'))
@@ -112,6 +114,7 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         outputTokens: Number(row.output_tokens),
         cacheReadTokens: Number(row.cache_read_tokens),
         cacheWriteTokens: Number(row.cache_write_tokens),
+        cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
         reasoningTokens: Number(row.reasoning_tokens),
         costNano: fromMoneyColumn(row.cost),
       }));
@@ -202,6 +205,7 @@ export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord)
       input_tokens: usage.inputTokens,
       cache_read_tokens: usage.cacheReadTokens,
       cache_write_tokens: usage.cacheWriteTokens,
+      cache_write_1h_tokens: usage.cacheWrite1hTokens,
       output_tokens: usage.outputTokens,
       reasoning_tokens: usage.reasoningTokens,
       // Cast so SQLite adds it as an integer, never as text.
@@ -213,6 +217,7 @@ export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord)
         input_tokens: add('input_tokens'),
         cache_read_tokens: add('cache_read_tokens'),
         cache_write_tokens: add('cache_write_tokens'),
+        cache_write_1h_tokens: add('cache_write_1h_tokens'),
         output_tokens: add('output_tokens'),
         reasoning_tokens: add('reasoning_tokens'),
         cost_nano: add<string>('cost_nano'),
@@ -231,6 +236,7 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     input_tokens: usage.inputTokens,
     cache_read_tokens: usage.cacheReadTokens,
     cache_write_tokens: usage.cacheWriteTokens,
+    cache_write_1h_tokens: usage.cacheWrite1hTokens,
     output_tokens: usage.outputTokens,
     reasoning_tokens: usage.reasoningTokens,
     status: usage.status,
@@ -256,6 +262,7 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     inputTokens: row.input_tokens,
     cacheReadTokens: row.cache_read_tokens,
     cacheWriteTokens: row.cache_write_tokens,
+    cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
     outputTokens: row.output_tokens,
     reasoningTokens: row.reasoning_tokens,
     status: row.status,

@@ -228,6 +228,7 @@ describe('usage API', () => {
       'input_tokens',
       'cache_read_tokens',
       'cache_write_tokens',
+      'cache_write_1h_tokens',
       'output_tokens',
       'reasoning_tokens',
     ]) {
@@ -293,6 +294,7 @@ describe('usage API', () => {
       input_tokens: 0,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
+      cache_write_1h_tokens: 0,
       output_tokens: 0,
       reasoning_tokens: 0,
       cost_usd: '0',

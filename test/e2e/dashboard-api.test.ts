@@ -273,6 +273,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         outputTokens: beta.reduce((sum, record) => sum + record.outputTokens, 0),
         cacheReadTokens: beta.reduce((sum, record) => sum + record.cacheReadTokens, 0),
         cacheWriteTokens: beta.reduce((sum, record) => sum + record.cacheWriteTokens, 0),
+        cacheWrite1hTokens: beta.reduce((sum, record) => sum + record.cacheWrite1hTokens, 0),
         costUsd: '0',
       });
       const byKey = Object.fromEntries(daily.json.byKey.map((row: { keyId: string }) => [row.keyId, row]));
@@ -323,7 +324,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
       expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="tollgate-usage-.*\.csv"$/);
       const lines = csv.text.trimEnd().split('\r\n');
       expect(lines[0]).toBe(
-        'request_id,created_at,model,key_id,key_name,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,cost_usd,latency_ms,status,stream',
+        'request_id,created_at,model,key_id,key_name,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,cost_usd,latency_ms,status,stream,cache_write_1h_tokens',
       );
       expect(lines).toHaveLength(4);
       expect(lines[1]).toContain(`${ids[2]},`);

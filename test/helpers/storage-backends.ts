@@ -24,6 +24,7 @@ export const ALL_MIGRATIONS = [
   '0006-growing-holds',
   '0007-key-scopes-limits',
   '0008-tier-upgrades',
+  '0009-cache-write-1h',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

@@ -61,14 +61,21 @@ export interface LedgerUsageDetail {
   model: string;
   inputTokens: number;
   outputTokens: number;
+  /** Cache reads and writes together. */
   cachedTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** The part of the cache writes written for an hour (priced above 5-minute writes). */
+  cacheWrite1hTokens: number;
   keyName: string | null;
 }
 
 export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail) {
   let description: string;
   if (usage !== undefined) {
-    const cached = usage.cachedTokens > 0 ? `, ${usage.cachedTokens.toLocaleString('en-US')} cached` : '';
+    const oneHour =
+      usage.cacheWrite1hTokens > 0 ? ` (${usage.cacheWrite1hTokens.toLocaleString('en-US')} written for 1h)` : '';
+    const cached = usage.cachedTokens > 0 ? `, ${usage.cachedTokens.toLocaleString('en-US')} cached${oneHour}` : '';
     const key = usage.keyName === null ? '' : ` · key ${usage.keyName}`;
     description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${key}`;
   } else {

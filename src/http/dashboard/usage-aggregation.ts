@@ -8,6 +8,8 @@ export interface UsageSums {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   costNano: bigint;
 }
 
@@ -17,6 +19,7 @@ export const emptySums = (): UsageSums => ({
   outputTokens: 0,
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   costNano: 0n,
 });
 
@@ -26,6 +29,7 @@ export function addRow(sums: UsageSums, row: DailyUsageRow): void {
   sums.outputTokens += row.outputTokens;
   sums.cacheReadTokens += row.cacheReadTokens;
   sums.cacheWriteTokens += row.cacheWriteTokens;
+  sums.cacheWrite1hTokens += row.cacheWrite1hTokens;
   sums.costNano += row.costNano;
 }
 
@@ -41,6 +45,7 @@ export function presentSums(sums: UsageSums) {
     outputTokens: sums.outputTokens,
     cacheReadTokens: sums.cacheReadTokens,
     cacheWriteTokens: sums.cacheWriteTokens,
+    cacheWrite1hTokens: sums.cacheWrite1hTokens,
     costUsd: formatUsd(sums.costNano),
   };
 }

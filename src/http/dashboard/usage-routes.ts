@@ -40,6 +40,8 @@ const CSV_HEADER = [
   'latency_ms',
   'status',
   'stream',
+  // Last, so the columns before it keep their places for existing readers.
+  'cache_write_1h_tokens',
 ];
 
 /** Usage charts (daily rollup), recent requests (paginated) and the CSV export. */
@@ -178,6 +180,7 @@ async function* exportRows(
         row.latencyMs,
         row.status,
         row.stream,
+        row.cacheWrite1hTokens,
       ]);
     }
     const last = batch[batch.length - 1];
@@ -197,6 +200,7 @@ function presentUsageRecord(record: UsageRecord, keyNames: ReadonlyMap<string, s
     outputTokens: record.outputTokens,
     cacheReadTokens: record.cacheReadTokens,
     cacheWriteTokens: record.cacheWriteTokens,
+    cacheWrite1hTokens: record.cacheWrite1hTokens,
     reasoningTokens: record.reasoningTokens,
     costUsd: formatUsd(record.costNano),
     latencyMs: record.latencyMs,

@@ -2,7 +2,7 @@ import type { CanonicalResponse } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { VendorName } from '../../canonical/request.js';
-import type { CanonicalUsage } from '../../canonical/usage.js';
+import { cacheWrite5mTokens, type CanonicalUsage } from '../../canonical/usage.js';
 import { costFields, type CostFields } from '../shared/cost-fields.js';
 import type {
   AnthropicDeltaUsage,
@@ -43,13 +43,17 @@ export function encodeAnthropicStopReason(reason: FinishReason | null, hasToolUs
 /**
  * `Usage` as the current SDK declares it: every field present (null where the gateway has nothing to say), so a
  * client that reads `usage.server_tool_use` or `usage.output_tokens_details` finds what Anthropic would send.
+ * `cache_creation` splits the cache writes by lifetime, as Anthropic always sends it (zeros without writes).
  */
 export function encodeAnthropicUsage(usage: CanonicalUsage, costNano?: bigint): AnthropicUsage & Partial<CostFields> {
   const counts = encodeAnthropicDeltaUsage(usage, costNano);
   return {
     ...counts,
     input_tokens: usage.inputTokens,
-    cache_creation: null,
+    cache_creation: {
+      ephemeral_5m_input_tokens: cacheWrite5mTokens(usage),
+      ephemeral_1h_input_tokens: usage.cacheWrite1hTokens,
+    },
     inference_geo: null,
     service_tier: 'standard',
     speed: null,

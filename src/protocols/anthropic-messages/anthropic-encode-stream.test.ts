@@ -4,7 +4,14 @@ import type { CanonicalEvent } from '../../canonical/events.js';
 import type { VendorName } from '../../canonical/request.js';
 import { AnthropicStreamEncoder } from './anthropic-encode-stream.js';
 
-const USAGE = { inputTokens: 44, cacheReadTokens: 768, cacheWriteTokens: 0, outputTokens: 19, reasoningTokens: 0 };
+const USAGE = {
+  inputTokens: 44,
+  cacheReadTokens: 768,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  outputTokens: 19,
+  reasoningTokens: 0,
+};
 
 interface Frame {
   event: string;
@@ -90,7 +97,14 @@ describe('AnthropicStreamEncoder', () => {
   });
 
   it("message_start carries the vendor's start counts, else 0; message_delta the final ones, which clients take over it", () => {
-    const told = { inputTokens: 40, cacheReadTokens: 700, cacheWriteTokens: 5, outputTokens: 0, reasoningTokens: 0 };
+    const told = {
+      inputTokens: 40,
+      cacheReadTokens: 700,
+      cacheWriteTokens: 5,
+      cacheWrite1hTokens: 0,
+      outputTokens: 0,
+      reasoningTokens: 0,
+    };
     const startUsage = (events: CanonicalEvent[]) =>
       encode(events).frames.find((frame) => frame.event === 'message_start')!.data.message.usage;
     expect(

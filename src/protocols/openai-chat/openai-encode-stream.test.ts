@@ -16,7 +16,14 @@ const EVENTS: CanonicalEvent[] = [
   { type: 'tool-call-end', blockId: 'toolu_10' },
   { type: 'finish', reason: 'tool-calls', rawReason: 'tool_use' },
 ];
-const USAGE = { inputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 2, outputTokens: 7, reasoningTokens: 0 };
+const USAGE = {
+  inputTokens: 10,
+  cacheReadTokens: 5,
+  cacheWriteTokens: 2,
+  cacheWrite1hTokens: 0,
+  outputTokens: 7,
+  reasoningTokens: 0,
+};
 
 function frames(includeUsage: boolean): unknown[] {
   const encoder = new OpenAIChatStreamEncoder({ id: 'chatcmpl-1', model: 'alpha-sonnet-5' }, includeUsage, 99);

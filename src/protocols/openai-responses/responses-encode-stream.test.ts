@@ -6,7 +6,14 @@ import { decodeResponsesRequest, parseResponsesRequest } from './responses-decod
 import { encodeResponsesResponse, type ResponsesContext } from './responses-encode-response.js';
 import { ResponsesStreamEncoder } from './responses-encode-stream.js';
 
-const USAGE = { inputTokens: 10, cacheReadTokens: 4, cacheWriteTokens: 0, outputTokens: 7, reasoningTokens: 3 };
+const USAGE = {
+  inputTokens: 10,
+  cacheReadTokens: 4,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  outputTokens: 7,
+  reasoningTokens: 3,
+};
 
 function context(body: Record<string, unknown> = {}): ResponsesContext {
   const { options } = decodeResponsesRequest(parseResponsesRequest({ model: 'alpha-sonnet-5', input: 'hi', ...body }));

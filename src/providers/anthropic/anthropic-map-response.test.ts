@@ -47,6 +47,7 @@ describe('mapAnthropicMessage', () => {
           inputTokens: 42,
           cacheReadTokens: 1200,
           cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 0,
           reasoningTokens: 0,
         },
@@ -64,6 +65,7 @@ describe('mapAnthropicMessage', () => {
           inputTokens: 42,
           cacheReadTokens: 1200,
           cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 37,
           reasoningTokens: 0,
           raw: { input_tokens: 42, cache_creation_input_tokens: 0, cache_read_input_tokens: 1200, output_tokens: 37 },
@@ -107,6 +109,7 @@ describe('mapAnthropicMessage', () => {
     expect(reply.usage).toMatchObject({
       inputTokens: 10,
       cacheWriteTokens: 5,
+      cacheWrite1hTokens: 0,
       cacheReadTokens: 0,
       outputTokens: 90,
       reasoningTokens: 70,

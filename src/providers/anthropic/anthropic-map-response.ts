@@ -39,12 +39,19 @@ export function anthropicFinishEvent(
 /**
  * Anthropic usage → canonical usage. Anthropic's `input_tokens` already excludes cache reads and writes, which is
  * the canonical convention; thinking tokens are inside `output_tokens` and reported apart only by newer APIs.
+ * `cache_creation` splits the writes by lifetime (a 1-hour write costs more); `message_delta` never carries it, so
+ * a stream keeps `message_start`'s split.
  */
 export function mapAnthropicUsage(usage: Partial<AnthropicUsage>): CanonicalUsage {
+  const split = usage.cache_creation;
+  const write5m = split?.ephemeral_5m_input_tokens ?? 0;
+  const write1h = split?.ephemeral_1h_input_tokens ?? 0;
+  const cacheWriteTokens = usage.cache_creation_input_tokens ?? write5m + write1h;
   return {
     inputTokens: usage.input_tokens ?? 0,
     cacheReadTokens: usage.cache_read_input_tokens ?? 0,
-    cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+    cacheWriteTokens,
+    cacheWrite1hTokens: Math.min(write1h, cacheWriteTokens),
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.thinking_tokens ?? 0,
     raw: usage,

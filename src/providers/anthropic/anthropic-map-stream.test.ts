@@ -186,6 +186,7 @@ describe('AnthropicStreamMapper', () => {
           inputTokens: 42,
           cacheReadTokens: 1200,
           cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 0,
           reasoningTokens: 0,
         },
@@ -204,6 +205,7 @@ describe('AnthropicStreamMapper', () => {
           inputTokens: 42,
           cacheReadTokens: 1200,
           cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 37,
           reasoningTokens: 0,
           raw: { input_tokens: 42, cache_creation_input_tokens: 0, cache_read_input_tokens: 1200, output_tokens: 37 },
@@ -242,7 +244,14 @@ describe('AnthropicStreamMapper', () => {
     const usages = events.filter((event) => event.type === 'usage');
     expect(usages).toHaveLength(1);
     expect(usages[0]).toMatchObject({
-      usage: { inputTokens: 310, cacheWriteTokens: 2048, cacheReadTokens: 0, outputTokens: 95, reasoningTokens: 60 },
+      usage: {
+        inputTokens: 310,
+        cacheWriteTokens: 2048,
+        cacheWrite1hTokens: 0,
+        cacheReadTokens: 0,
+        outputTokens: 95,
+        reasoningTokens: 60,
+      },
     });
     expect(events.at(-2)).toMatchObject({ type: 'finish' });
     expect(events.at(-1)).toMatchObject({ type: 'usage' });

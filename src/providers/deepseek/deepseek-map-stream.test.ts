@@ -154,6 +154,7 @@ describe('DeepSeek stream and response mapping', () => {
       inputTokens: 8,
       cacheReadTokens: 12,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 180,
       reasoningTokens: 165,
       raw: REASONER_USAGE,

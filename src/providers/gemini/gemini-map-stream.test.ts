@@ -152,6 +152,7 @@ describe('GeminiStreamMapper', () => {
       inputTokens: 32,
       cacheReadTokens: 64,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 134,
       reasoningTokens: 120,
       raw: THOUGHT_CHUNKS[3]!.usageMetadata,

@@ -15,6 +15,7 @@ export function mapGeminiUsage(usage: GeminiUsageMetadata): CanonicalUsage {
     inputTokens: Math.max(0, (usage.promptTokenCount ?? 0) - cached) + (usage.toolUsePromptTokenCount ?? 0),
     cacheReadTokens: cached,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: (usage.candidatesTokenCount ?? 0) + thoughts,
     reasoningTokens: thoughts,
     raw: usage,

@@ -30,6 +30,8 @@ export function mapOpenAIUsage(usage: OpenAIUsage): CanonicalUsage {
     inputTokens: usage.prompt_cache_miss_tokens ?? Math.max(0, (usage.prompt_tokens ?? 0) - cacheRead - cacheWrite),
     cacheReadTokens: cacheRead,
     cacheWriteTokens: cacheWrite,
+    // OpenAI-format vendors report no lifetime for a write (OpenAI bills writes as input).
+    cacheWrite1hTokens: 0,
     outputTokens: usage.completion_tokens ?? 0,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
     raw: usage,

@@ -6,7 +6,7 @@
 
 /**
  * What a granted slice sets on its hold besides the money, in both GRANT_SLICE statements: $4 the slice's tokens, $7
- * the new expiry, $8…$15 the checkpoint (null: none with this grant).
+ * the new expiry, $8…$16 the checkpoint (null: none with this grant).
  */
 const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint,
       expires_at = greatest(r.expires_at, $7::bigint),
@@ -17,10 +17,11 @@ const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint
       checkpoint_cache_read_tokens = coalesce($12::bigint, r.checkpoint_cache_read_tokens),
       checkpoint_cache_write_tokens = coalesce($13::bigint, r.checkpoint_cache_write_tokens),
       checkpoint_output_tokens = coalesce($14::bigint, r.checkpoint_output_tokens),
-      checkpoint_at = coalesce($15::bigint, r.checkpoint_at)`;
+      checkpoint_at = coalesce($15::bigint, r.checkpoint_at),
+      checkpoint_cache_write_1h_tokens = coalesce($16::bigint, r.checkpoint_cache_write_1h_tokens)`;
 
 /**
- * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$15 checkpoint.
+ * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$16 checkpoint.
  * `acct` locks the account row first (as every write of the account does, so no deadlock with settlement or the
  * sweeper), and is referenced by both writes, so it is materialised: run once, before either. The hold grows only
  * when the locked row can pay for the whole slice (`grown`'s condition; a key with a spend limit takes
@@ -58,7 +59,7 @@ export const GRANT_SLICE = `
 
 /**
  * GRANT_SLICE for a request whose key has a spend limit (docs/architecture.md#key-scopes-and-limits), in
- * TAKE_HOLD_WITH_KEY's shape: $1…$15 as there, $16 UTC day number, $17 UTC month number (the key's current period, by
+ * TAKE_HOLD_WITH_KEY's shape: $1…$16 as there, $17 UTC day number, $18 UTC month number (the key's current period, by
  * its `spend_period`). The account row is locked first (`acct`); `keyheld` raises the key's held counter by the slice's
  * money only if the locked account can pay for it and the key's remaining limit (limit − spent this period − held)
  * covers it; the hold (its key_hold_nano too) and the account's reserved money grow only if the key's row did, so all
@@ -79,13 +80,13 @@ export const GRANT_SLICE_WITH_KEY = `
   keyheld as (
     update api_keys k set
       spend_reserved_nano = k.spend_reserved_nano + ($4::bigint - p.free) * $6::bigint,
-      spend_used_nano = case when k.spend_period_start >= (case k.spend_period when 'day' then $16::bigint when 'month' then $17::bigint else 0 end)
+      spend_used_nano = case when k.spend_period_start >= (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end)
         then k.spend_used_nano else 0 end,
-      spend_period_start = greatest(k.spend_period_start, (case k.spend_period when 'day' then $16::bigint when 'month' then $17::bigint else 0 end))
+      spend_period_start = greatest(k.spend_period_start, (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end))
     from plan p, acct a
     where k.id = p.api_key_id and k.spend_limit_nano is not null
       and a.balance_nano - a.reserved_nano >= ($4::bigint - p.free) * $6::bigint
-      and (case when k.spend_period_start >= (case k.spend_period when 'day' then $16::bigint when 'month' then $17::bigint else 0 end)
+      and (case when k.spend_period_start >= (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end)
         then k.spend_used_nano else 0 end) + k.spend_reserved_nano + ($4::bigint - p.free) * $6::bigint <= k.spend_limit_nano
     returning p.request_id, p.free
   ),
@@ -108,7 +109,7 @@ export const GRANT_SLICE_WITH_KEY = `
   )
   select cast(free as text) as free from taken`;
 
-/** $1 request ids, $2 expiries, $3…$10 the checkpoint columns (null: no checkpoint for that hold). */
+/** $1 request ids, $2 expiries, $3…$11 the checkpoint columns (null: no checkpoint for that hold). */
 export const RENEW_HOLDS = `
   update reservations r set
     expires_at = greatest(r.expires_at, v.expires_at),
@@ -119,8 +120,9 @@ export const RENEW_HOLDS = `
     checkpoint_cache_read_tokens = coalesce(v.cache_read_tokens, r.checkpoint_cache_read_tokens),
     checkpoint_cache_write_tokens = coalesce(v.cache_write_tokens, r.checkpoint_cache_write_tokens),
     checkpoint_output_tokens = coalesce(v.output_tokens, r.checkpoint_output_tokens),
-    checkpoint_at = coalesce(v.checkpoint_at, r.checkpoint_at)
-  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-    as v(request_id, expires_at, model, family, stream, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, checkpoint_at)
+    checkpoint_at = coalesce(v.checkpoint_at, r.checkpoint_at),
+    checkpoint_cache_write_1h_tokens = coalesce(v.cache_write_1h_tokens, r.checkpoint_cache_write_1h_tokens)
+  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+    as v(request_id, expires_at, model, family, stream, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, checkpoint_at, cache_write_1h_tokens)
   where r.request_id = v.request_id
   returning r.request_id`;

@@ -113,6 +113,7 @@ export class PostgresHotPath {
         checkpoint?.cacheWriteTokens ?? null,
         checkpoint?.outputTokens ?? null,
         checkpoint?.at ?? null,
+        checkpoint?.cacheWrite1hTokens ?? null,
         ...(keyed ? [Math.floor(at / MS_PER_DAY), utcMonthNumber(at)] : []),
       ],
     });
@@ -152,6 +153,7 @@ export class PostgresHotPath {
         column((renewal) => renewal.checkpoint?.cacheWriteTokens ?? null),
         column((renewal) => renewal.checkpoint?.outputTokens ?? null),
         column((renewal) => (renewal.checkpoint === undefined ? null : String(renewal.checkpoint.at))),
+        column((renewal) => renewal.checkpoint?.cacheWrite1hTokens ?? null),
       ],
     });
     const held = new Set(result.rows.map((row) => row.request_id));
@@ -263,6 +265,7 @@ export class PostgresHotPath {
         row.route,
         row.unbilled_tokens,
         utcMonthNumber(usage.createdAt),
+        row.cache_write_1h_tokens,
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
@@ -424,8 +427,9 @@ const SETTLE = `
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-      free_tokens, unbilled_nano, route, unbilled_tokens)
-    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24
+      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens)
+    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
+      $26
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id
@@ -449,14 +453,15 @@ const SETTLE = `
   ),
   daily as (
     insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-      cache_write_tokens, output_tokens, reasoning_tokens, cost_nano)
-    select $1, $22, $8, $7, 1, $10, $11, $12, $13, $14, f.charged
+      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
+    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged
     from final f where exists (select 1 from inserted)
     on conflict (account_id, day, model, api_key_id) do update set
       requests = usage_daily.requests + 1,
       input_tokens = usage_daily.input_tokens + excluded.input_tokens,
       cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
       cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+      cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
       output_tokens = usage_daily.output_tokens + excluded.output_tokens,
       reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
       cost_nano = usage_daily.cost_nano + excluded.cost_nano

@@ -128,6 +128,7 @@ describe('PostgreSQL batched holds and settlements', () => {
       inputTokens: 10,
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 5,
       reasoningTokens: 0,
       status: 'ok',

@@ -81,6 +81,7 @@ describe('SQLite group commit', () => {
     inputTokens: 3,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 4,
     reasoningTokens: 0,
     status: 'ok',

@@ -145,15 +145,16 @@ export class SqliteHotPath {
         note, created_at)
       values (?, ?, 'usage', ?, ?, ?, ?, ?, ?)
       on conflict (idempotency_key) do nothing`);
-    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, output, reasoning, cost)
+    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost)
     this.addToDaily = database.prepare(`
       insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-        cache_write_tokens, output_tokens, reasoning_tokens, cost_nano)
-      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+        cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
+      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
       on conflict (account_id, day, model, api_key_id) do update set requests = usage_daily.requests + 1,
         input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
         cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+        cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
         cost_nano = usage_daily.cost_nano + excluded.cost_nano`);
@@ -168,6 +169,7 @@ export class SqliteHotPath {
         checkpoint_input_tokens = coalesce(@inputTokens, checkpoint_input_tokens),
         checkpoint_cache_read_tokens = coalesce(@cacheReadTokens, checkpoint_cache_read_tokens),
         checkpoint_cache_write_tokens = coalesce(@cacheWriteTokens, checkpoint_cache_write_tokens),
+        checkpoint_cache_write_1h_tokens = coalesce(@cacheWrite1hTokens, checkpoint_cache_write_1h_tokens),
         checkpoint_output_tokens = coalesce(@outputTokens, checkpoint_output_tokens), checkpoint_at = coalesce(@at, checkpoint_at)`;
     this.growHold = database.prepare(`
       update reservations set hold_nano = hold_nano + @hold, free_tokens = free_tokens + @freeTokens,
@@ -507,6 +509,7 @@ export class SqliteHotPath {
       usage.inputTokens,
       usage.cacheReadTokens,
       usage.cacheWriteTokens,
+      usage.cacheWrite1hTokens,
       usage.outputTokens,
       usage.reasoningTokens,
       amounts.chargedNano,
@@ -536,6 +539,7 @@ const USAGE_COLUMNS = [
   'input_tokens',
   'cache_read_tokens',
   'cache_write_tokens',
+  'cache_write_1h_tokens',
   'output_tokens',
   'reasoning_tokens',
   'status',
@@ -559,6 +563,7 @@ function checkpointParameters(checkpoint: HoldCheckpoint | undefined) {
     inputTokens: checkpoint?.inputTokens ?? null,
     cacheReadTokens: checkpoint?.cacheReadTokens ?? null,
     cacheWriteTokens: checkpoint?.cacheWriteTokens ?? null,
+    cacheWrite1hTokens: checkpoint?.cacheWrite1hTokens ?? null,
     outputTokens: checkpoint?.outputTokens ?? null,
     at: checkpoint?.at ?? null,
   };

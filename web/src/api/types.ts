@@ -95,6 +95,8 @@ export interface TokenCounts {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   costUsd: string;
 }
 
@@ -129,6 +131,8 @@ export interface UsageRequest {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The part of `cacheWriteTokens` written for an hour. */
+  cacheWrite1hTokens: number;
   reasoningTokens: number;
   costUsd: string;
   latencyMs: number | null;
@@ -163,6 +167,9 @@ export interface LedgerEntry {
     inputTokens: number;
     outputTokens: number;
     cachedTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    cacheWrite1hTokens: number;
     keyName: string | null;
   } | null;
 }

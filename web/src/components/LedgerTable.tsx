@@ -58,6 +58,8 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                           <span className="ledger-model">{entry.usage.model}</span> ·{' '}
                           {formatCount(entry.usage.inputTokens)} in / {formatCount(entry.usage.outputTokens)} out
                           {entry.usage.cachedTokens > 0 && ` / ${formatCount(entry.usage.cachedTokens)} cached`}
+                          {entry.usage.cacheWrite1hTokens > 0 &&
+                            ` (${formatCount(entry.usage.cacheWrite1hTokens)} written for 1h)`}
                           {entry.usage.keyName !== null && <> · key {entry.usage.keyName}</>} ·{' '}
                           <Link href={`/usage?request=${encodeURIComponent(entry.usage.requestId)}`}>
                             request details

@@ -29,6 +29,7 @@ export function RequestDetails({ requestId }: { requestId: string }) {
             {formatCount(request.inputTokens)} in, {formatCount(request.outputTokens)} out
             {request.reasoningTokens > 0 ? ` (${formatCount(request.reasoningTokens)} reasoning)` : ''},{' '}
             {formatCount(request.cacheReadTokens)} cache read, {formatCount(request.cacheWriteTokens)} cache write
+            {request.cacheWrite1hTokens > 0 ? ` (${formatCount(request.cacheWrite1hTokens)} for 1h)` : ''}
           </dd>
           <dt>Cost</dt>
           <dd>{formatUsd(request.costUsd)}</dd>
