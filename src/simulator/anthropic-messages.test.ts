@@ -2,6 +2,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replySeedText } from './anthropic/anthropic-prompt.js';
+import type { AnthropicRequest } from './anthropic/anthropic-types.js';
 import { startSimulator, type RunningSimulator } from './simulator-server.js';
 
 let simulator: RunningSimulator;
@@ -149,6 +151,19 @@ describe('Anthropic simulator: replies', () => {
     });
     expect(plain.content).toEqual(spelled.content);
     expect(plain.id).toBe(spelled.id);
+  });
+
+  it('seeds the reply without thinking signatures, which each simulator process keys its own way', () => {
+    const replayed = (signature: string) =>
+      replySeedText({
+        ...request,
+        messages: [
+          { role: 'user', content: userText },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm.', signature }] },
+          { role: 'user', content: 'More.' },
+        ],
+      } as AnthropicRequest);
+    expect(replayed('c2lnbmVkIGhlcmU=')).toBe(replayed('c2lnbmVkIHRoZXJl'));
   });
 
   it('truncates at max_tokens with stop_reason max_tokens', async () => {

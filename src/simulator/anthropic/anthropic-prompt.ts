@@ -104,14 +104,15 @@ export function replySeedText(request: AnthropicRequest): string {
 
 /**
  * A request's conversation as the model reads it, for the seed: content as blocks, keys in one order, no
- * `cache_control`. Spellings that mean the same (a string or one text block, a gateway's re-encoding of the
- * client's body, a moved breakpoint) then get the same reply, as they would from the vendor.
+ * `cache_control`, no thinking signatures (opaque, and keyed per simulator process). Spellings that mean the same
+ * (a string or one text block, a gateway's re-encoding of the client's body, a moved breakpoint) then get the same
+ * reply, as they would from the vendor, from any simulator process.
  */
 function seedValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(seedValue);
   if (typeof value !== 'object' || value === null) return value;
   const entries = Object.entries(value)
-    .filter(([key]) => key !== 'cache_control')
+    .filter(([key]) => key !== 'cache_control' && key !== 'signature')
     .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
     .map(([key, inner]) => [key, seedValue(key === 'content' && typeof inner === 'string' ? blocks(inner) : inner)]);
   return Object.fromEntries(entries);
