@@ -248,6 +248,38 @@ describe(`Claude Code on ${CLAUDE_MODEL}`, () => {
   );
 
   it(
+    'with ENABLE_PROMPT_CACHING_1H=1 writes 1-hour entries, charged at twice the input price',
+    async () => {
+      const env = {
+        HOME: freshHome('claude-1h-home'),
+        ANTHROPIC_BASE_URL: harness.gateway.url,
+        ANTHROPIC_API_KEY: key,
+        ENABLE_PROMPT_CACHING_1H: '1',
+      };
+      const claude = async (args: string[]) =>
+        parseClaude(
+          await runAgent(
+            'claude',
+            [...args, '--model', CLAUDE_MODEL, '--output-format', 'stream-json', '--verbose'],
+            workDir,
+            env,
+          ),
+        );
+      const from = harness.logs.length;
+      await claude(['-p', 'Plan the hour-long crossing.']);
+      await claude(['--continue', '-p', 'And the way back.']);
+      const bills = await expectChargedAsVendorBilled(await callsSince(from, '/v1/messages'));
+      expect(bills).toHaveLength(2);
+      expect(bills.map((bill) => [bill.write5m, bill.write1h > 0])).toEqual([
+        [0, true],
+        [0, true],
+      ]);
+      expect(bills[1]!.read / bills[1]!.total).toBeGreaterThanOrEqual(MIN_READ_SHARE);
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'reads the same tokens from the cache when the same session goes straight to the simulator',
     async () => {
       expect(throughGateway, 'the session through the gateway ran').toBeDefined();
