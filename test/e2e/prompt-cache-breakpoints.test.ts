@@ -104,7 +104,8 @@ describe('breakpoints forwarded to alpha', () => {
       max_tokens: 50,
       tools: [{ name: 'now', description: 'The time', input_schema: { type: 'object' }, cache_control: HOUR }],
       system: [
-        { type: 'text', text: 'You are terse.', cache_control: HOUR },
+        // Claude Code's beta members travel as they are.
+        { type: 'text', text: 'You are terse.', cache_control: { ...HOUR, scope: 'global' } },
         { type: 'text', text: 'Today is Sunday.' },
       ],
       messages: [
@@ -112,17 +113,17 @@ describe('breakpoints forwarded to alpha', () => {
         { role: 'assistant', content: 'Let me look.' },
         { role: 'user', content: 'Please.' },
       ],
-      cache_control: FIVE,
+      cache_control: { ...FIVE, evict_on_complete: true },
     });
     const body = sent(reply);
     expect(body.tools[0].cache_control).toEqual(HOUR);
     expect(body.system).toEqual([
-      { type: 'text', text: 'You are terse.', cache_control: HOUR },
+      { type: 'text', text: 'You are terse.', cache_control: { ...HOUR, scope: 'global' } },
       { type: 'text', text: 'Today is Sunday.' },
     ]);
     expect(body.messages[0].content).toEqual([{ type: 'text', text: 'What time is it?', cache_control: FIVE }]);
     expect(JSON.stringify(body.messages.slice(1))).not.toContain('cache_control');
-    expect(body.cache_control).toEqual(FIVE);
+    expect(body.cache_control).toEqual({ ...FIVE, evict_on_complete: true });
     expect(reply.headers.get('x-tollgate-dropped-params')).toBeNull();
   });
 

@@ -95,6 +95,19 @@ describe('buildAnthropicRequest: breakpoints forwarded', () => {
     ]);
   });
 
+  it('sends back the other members an Anthropic client gave a cache_control', () => {
+    const { body } = buildAnthropicRequest(
+      canonicalRequest({
+        extensionsProtocol: 'anthropic-messages',
+        system: [{ type: 'text', text: 'Rules.', cache: { ttl: '1h', anthropicFields: { scope: 'global' } } }],
+        cache: { ttl: '5m', anthropicFields: { evict_on_complete: true } },
+      }),
+      TEST_MODEL,
+    );
+    expect(body.system).toEqual([{ type: 'text', text: 'Rules.', cache_control: { ...HOUR, scope: 'global' } }]);
+    expect(body.cache_control).toEqual({ ...FIVE, evict_on_complete: true });
+  });
+
   it('keeps the top-level breakpoint in the count_tokens body, and places none of its own there', () => {
     const counted = buildAnthropicCountTokensRequest(longRequest({ cache: { ttl: '5m' } }), TEST_MODEL).body;
     expect(counted.cache_control).toEqual(FIVE);

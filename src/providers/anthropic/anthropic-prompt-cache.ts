@@ -7,9 +7,13 @@ import type { AnthropicCacheControl, AnthropicMessagesRequest } from '../../wire
 /** The breakpoint every gateway-placed one is: Anthropic's default lifetime. */
 const FIVE_MINUTES: AnthropicCacheControl = { type: 'ephemeral' };
 
-/** A canonical breakpoint as Anthropic spells it: 5 minutes as `{type: "ephemeral"}` (its default), 1 hour with ttl. */
+/**
+ * A canonical breakpoint as Anthropic spells it: 5 minutes as `{type: "ephemeral"}` (its default), 1 hour with ttl,
+ * and the other members an Anthropic client gave it.
+ */
 export function cacheControlOf(cache: CacheBreakpoint): AnthropicCacheControl {
-  return cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  const control: AnthropicCacheControl = cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  return cache.anthropicFields === undefined ? control : { ...control, ...cache.anthropicFields };
 }
 
 /** `block` with the breakpoint it carried in the canonical request, if any. */
