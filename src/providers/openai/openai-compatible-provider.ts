@@ -1,3 +1,4 @@
+import { hasCacheBreakpoints } from '../../canonical/cache-breakpoints.js';
 import { budgetedTextCounter, loadTokenizer } from '../../canonical/count-tokens.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest, VendorName } from '../../canonical/request.js';
@@ -65,6 +66,8 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     const sent = stops === undefined ? request : { ...withoutStopSequences(request), stream: true };
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
     const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel, call);
+    // These vendors cache prefixes on their own: a breakpoint changes nothing there, and is reported as dropped.
+    if (hasCacheBreakpoints(request)) droppedParameters.push('cache_control');
     const response = await this.http.post(
       '/chat/completions',
       this.headers,
