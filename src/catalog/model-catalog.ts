@@ -24,12 +24,20 @@ export interface CatalogModel {
    * the default when unset.
    */
   outputSliceTokens?: number;
+  /**
+   * The shortest prompt the vendor caches (Anthropic's per-model minimum); set only where the gateway places
+   * breakpoints itself (docs/prompt-caching.md).
+   */
+  minCacheablePromptTokens?: number;
+  /** The gateway places breakpoints for clients that could not (on by default; `models.<id>.automaticCaching`). */
+  automaticCaching: boolean;
 }
 
 export interface ModelOverride {
   upstreamModel?: string;
   maxOutputTokens?: number;
   outputSliceTokens?: number;
+  automaticCaching?: boolean;
   /** USD per 1M tokens, replacing the listed price field by field. */
   prices?: Partial<ModelPricesPerMillion>;
 }
@@ -84,5 +92,9 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
     contextWindow: definition.contextWindow,
     prices: pricesFromPerMillion({ ...definition.prices, ...override?.prices }),
     ...(override?.outputSliceTokens === undefined ? {} : { outputSliceTokens: override.outputSliceTokens }),
+    ...(definition.minCacheablePromptTokens === undefined
+      ? {}
+      : { minCacheablePromptTokens: definition.minCacheablePromptTokens }),
+    automaticCaching: override?.automaticCaching ?? true,
   };
 }

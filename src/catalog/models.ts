@@ -25,6 +25,11 @@ export interface CatalogModelDefinition {
   description: string;
   /** The vendor's model id when it is not the family word replaced by the vendor's name. */
   upstreamModel?: string;
+  /**
+   * Anthropic's minimum cacheable prompt length for the model (its prompt-caching docs: 1,024 tokens for Opus 4.8
+   * and the Sonnets, 4,096 for Haiku 4.5); shorter prompts are not cached, so the gateway places no breakpoints.
+   */
+  minCacheablePromptTokens?: number;
   /** Largest output the model may produce in one reply. */
   maxOutputTokens: number;
   contextWindow: number;
@@ -44,6 +49,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
   {
     id: 'alpha-opus-4-8',
     family: 'alpha',
+    minCacheablePromptTokens: 1_024,
     description: 'most capable, for complex tasks',
     maxOutputTokens: 32_000,
     contextWindow: 200_000,
@@ -52,6 +58,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
   {
     id: 'alpha-sonnet-5',
     family: 'alpha',
+    minCacheablePromptTokens: 1_024,
     description: 'balance of intelligence and speed',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,
@@ -60,6 +67,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
   {
     id: 'alpha-haiku-4-5',
     family: 'alpha',
+    minCacheablePromptTokens: 4_096,
     description: 'fast and cheap',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,

@@ -78,6 +78,8 @@ const modelOverrideSchema = z
     maxOutputTokens: z.number().int().positive().optional(),
     /** Output tokens a request's hold grows by at a time (default 2,048, or the model's limit when lower). */
     outputSliceTokens: z.number().int().positive().optional(),
+    /** alpha models: the gateway places prompt-cache breakpoints for clients that cannot (default true). */
+    automaticCaching: z.boolean().optional(),
     prices: z
       .object({
         input: usdPerMillion.optional(),

@@ -21,6 +21,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
 import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
+import { withAffinityKey } from './conversation-affinity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
@@ -118,12 +119,14 @@ export class ChatPipeline {
     let answering = model;
     try {
       // The provider retries and fails over between credentials itself, before anything reaches the client.
-      response = await provider.call({
-        request: upstreamRequest,
-        model,
-        signal: input.signal,
-        requestId: input.requestId,
-      });
+      response = await provider.call(
+        withAffinityKey(
+          { request: upstreamRequest, model, signal: input.signal, requestId: input.requestId },
+          input.auth.key.id,
+          model.id,
+          input.request,
+        ),
+      );
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
       // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
@@ -144,7 +147,14 @@ export class ChatPipeline {
       try {
         response = await this.deps.providers
           .get(fallback.vendor)
-          .call({ request: upstreamRequest, model: fallback, signal: input.signal, requestId: input.requestId });
+          .call(
+            withAffinityKey(
+              { request: upstreamRequest, model: fallback, signal: input.signal, requestId: input.requestId },
+              input.auth.key.id,
+              fallback.id,
+              input.request,
+            ),
+          );
         answering = fallback;
       } catch (fallbackError) {
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);

@@ -79,7 +79,8 @@ function vendorProvider(
 ): FailoverProvider {
   // Credentials at the same base URL share one connection pool.
   const pools = new Map<string, UpstreamHttp>();
-  const credentials = settings.credentials.map((credential) => {
+  const labels = new Set<string>();
+  const credentials = settings.credentials.map((credential, index) => {
     let http = pools.get(credential.baseUrl);
     if (http === undefined) {
       http = new UpstreamHttp({ baseUrl: credential.baseUrl }, { timeouts: settings.timeouts });
@@ -90,7 +91,10 @@ function vendorProvider(
       apiKey: credential.apiKey ?? KEYLESS_CREDENTIAL,
       http,
     });
-    return pooledCredential(credential.label, credential.baseUrl, adapter);
+    // Two credentials with one label still need their own rendezvous seeds.
+    const seedName = labels.has(credential.label) ? `${credential.label}#${index}` : credential.label;
+    labels.add(credential.label);
+    return pooledCredential(credential.label, credential.baseUrl, adapter, seedName);
   });
   const pool = new CredentialPool(vendor, credentials, settings.circuitBreaker, metrics);
   return new FailoverProvider({

@@ -81,9 +81,9 @@ describe('CredentialPool', () => {
   it('avoids the credential that just failed when another is available', () => {
     const credentials = pool(2, 5);
     const first = credentials.pick(0);
-    expect(credentials.pick(0, first).target).toBe(2);
+    expect(credentials.pick(0, [first]).target).toBe(2);
     // The round-robin cursor is back at #1 now, yet a retry after #1 failed still gets #2.
-    expect(credentials.pick(0, first).target).toBe(2);
+    expect(credentials.pick(0, [first]).target).toBe(2);
     expect(credentials.hasAlternative(0, first)).toBe(true);
   });
 
@@ -94,5 +94,84 @@ describe('CredentialPool', () => {
     credentials.failed(first, 100);
     expect(credentials.pick(200).target).toBe(2);
     expect(credentials.hasAlternative(200, second)).toBe(false);
+  });
+});
+
+describe('CredentialPool with affinity keys (sticky conversations)', () => {
+  const keys = (count: number, prefix = 'conversation') =>
+    Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
+
+  it('sends every request of one conversation to the same credential', () => {
+    const credentials = pool(4);
+    for (const key of keys(50)) {
+      const first = credentials.pick(0, [], key).target;
+      // Round-robin requests in between move the cursor; they do not move the conversation.
+      credentials.pick(0);
+      expect(Array.from({ length: 10 }, () => credentials.pick(0, [], key).target)).toEqual(Array(10).fill(first));
+    }
+  });
+
+  it('spreads conversations evenly over the credentials', () => {
+    const credentials = pool(4);
+    const counts = new Map<number, number>();
+    for (const key of keys(8_000)) {
+      const target = credentials.pick(0, [], key).target;
+      counts.set(target, (counts.get(target) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort()).toEqual([1, 2, 3, 4]);
+    // 2,000 each on average; a fair split stays within a few percent of it.
+    for (const count of counts.values()) expect(Math.abs(count - 2_000)).toBeLessThan(150);
+  });
+
+  it('does not depend on the order the credentials are listed in, only on their labels', () => {
+    const forward = pool(3);
+    const credentials = [3, 1, 2].map((index) => pooledCredential(`#${index}`, 'http://upstream', index));
+    const reversed = new CredentialPool('openai', credentials, { failureThreshold: 2, cooldownMs: 1_000 });
+    for (const key of keys(200)) expect(reversed.pick(0, [], key).target).toBe(forward.pick(0, [], key).target);
+  });
+
+  it('re-pins a conversation only when its credential fails or cools down, then keeps it on the new one', () => {
+    const credentials = pool(3, 2, 1_000);
+    const key = 'conversation-7';
+    const pinned = credentials.pick(0, [], key);
+    // The retry after a failed attempt goes elsewhere, but one failure does not move the conversation.
+    const retry = credentials.pick(0, [pinned], key);
+    expect(retry).not.toBe(pinned);
+    credentials.failed(pinned, 0);
+    expect(credentials.pick(10, [], key)).toBe(pinned);
+    // A second failure opens the circuit: the conversation moves to its next-highest credential and stays there.
+    credentials.failed(pinned, 20);
+    const moved = credentials.pick(30, [], key);
+    expect(moved).toBe(retry);
+    for (const now of [40, 500, 900]) expect(credentials.pick(now, [], key)).toBe(moved);
+    // Other conversations pinned elsewhere stay where they were.
+    for (const other of keys(100, 'other')) {
+      const before = pool(3).pick(0, [], other).target;
+      if (before !== pinned.target) expect(credentials.pick(40, [], other).target).toBe(before);
+    }
+  });
+
+  it('when every credential but the one that just failed is cooling down, retries on that one', () => {
+    const credentials = pool(2, 1, 1_000);
+    const key = 'conversation-1';
+    const pinned = credentials.pick(0, [], key);
+    const other = credentials.pick(0, [pinned], key);
+    credentials.failed(other, 0);
+    expect(credentials.pick(10, [pinned], key)).toBe(pinned);
+  });
+
+  it("a retry works down the conversation's own order, never back to a credential it tried while another is left", () => {
+    const credentials = pool(3, 5);
+    const key = 'conversation-3';
+    const first = credentials.pick(0, [], key);
+    const second = credentials.pick(0, [first], key);
+    const third = credentials.pick(0, [first, second], key);
+    expect(new Set([first, second, third]).size).toBe(3);
+    // All tried: the conversation's own credential again.
+    expect(credentials.pick(0, [first, second, third], key)).toBe(first);
+    // The same for round-robin requests.
+    const a = credentials.pick(0);
+    const b = credentials.pick(0, [a]);
+    expect(new Set([a, b, credentials.pick(0, [a, b])]).size).toBe(3);
   });
 });

@@ -1,5 +1,6 @@
 import type { VendorName } from '../canonical/request.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
+import { rendezvousWeight, rendezvousSeed } from './rendezvous-hash.js';
 import type { CircuitBreakerPolicy } from './upstream-settings.js';
 
 /** What the operator view shows of one credential (never the key). */
@@ -20,13 +21,19 @@ export interface PooledCredential<T> {
   readonly label: string;
   readonly baseUrl: string;
   readonly target: T;
+  /** This credential's rendezvous-hashing seed, from its label (so adding or reordering credentials moves few conversations). */
+  readonly seed: number;
   consecutiveFailures: number;
   /** Epoch ms; 0 when the circuit is closed. */
   coolingUntil: number;
 }
 
 /**
- * The credentials of one vendor. Requests are spread round-robin over those not cooling down; a credential
+ * The credentials of one vendor. The requests of one conversation (one affinity key) go to the same credential,
+ * because a vendor's prompt cache is per account: of the credentials not cooling down, the one with the highest
+ * rendezvous weight for the key (highest-random-weight hashing: no state, conversations spread evenly, and a
+ * credential that leaves moves only its own conversations, each to its next-highest). Requests without a key are
+ * spread round-robin over those not cooling down. A credential
  * that fails `failureThreshold` times in a row is cooled down for `cooldownMs` (the circuit opens), after
  * which one request probes it: a success closes the circuit, a failure opens it again at once.
  *
@@ -55,24 +62,15 @@ export class CredentialPool<T> {
   }
 
   /**
-   * The credential for the next attempt: round-robin over the available ones, avoiding `previous` (the one
-   * that just failed) when another is available.
+   * The credential for the next attempt, avoiding those this request already `tried` while an untried one is
+   * available: the conversation's own credential when `affinityKey` is given, else the next one round-robin.
    */
-  pick(now: number, previous?: PooledCredential<T>): PooledCredential<T> {
-    const count = this.credentials.length;
-    if (count === 1) return this.credentials[0]!;
-    let fallback: PooledCredential<T> | undefined;
-    for (let step = 0; step < count; step++) {
-      const credential = this.credentials[(this.cursor + step) % count]!;
-      if (credential.coolingUntil > now) continue;
-      if (credential === previous) {
-        fallback ??= credential;
-        continue;
-      }
-      this.cursor = (this.cursor + step + 1) % count;
-      return credential;
-    }
-    return fallback ?? this.soonestBack();
+  pick(now: number, tried: readonly PooledCredential<T>[] = [], affinityKey?: string): PooledCredential<T> {
+    if (this.credentials.length === 1) return this.credentials[0]!;
+    return (
+      (affinityKey === undefined ? this.nextInTurn(now, tried) : this.pinned(now, tried, affinityKey)) ??
+      this.soonestBack()
+    );
   }
 
   /** A credential is available now when it is not cooling down. */
@@ -113,6 +111,46 @@ export class CredentialPool<T> {
     return this.credentials.map((credential) => credential.target);
   }
 
+  /** Round-robin over the available credentials; one already tried only when no other is available. */
+  private nextInTurn(now: number, tried: readonly PooledCredential<T>[]): PooledCredential<T> | undefined {
+    const count = this.credentials.length;
+    let fallback: PooledCredential<T> | undefined;
+    for (let step = 0; step < count; step++) {
+      const credential = this.credentials[(this.cursor + step) % count]!;
+      if (credential.coolingUntil > now) continue;
+      if (tried.includes(credential)) {
+        fallback ??= credential;
+        continue;
+      }
+      this.cursor = (this.cursor + step + 1) % count;
+      return credential;
+    }
+    return fallback;
+  }
+
+  /**
+   * The available credential with the highest rendezvous weight for the key, among those not tried yet when there
+   * are any (a retry works down the conversation's own order of credentials).
+   */
+  private pinned(
+    now: number,
+    tried: readonly PooledCredential<T>[],
+    affinityKey: string,
+  ): PooledCredential<T> | undefined {
+    let best: PooledCredential<T> | undefined;
+    let bestTried: PooledCredential<T> | undefined;
+    let bestWeight = -1;
+    let bestTriedWeight = -1;
+    for (const credential of this.credentials) {
+      if (credential.coolingUntil > now) continue;
+      const weight = rendezvousWeight(affinityKey, credential.seed);
+      if (!tried.includes(credential)) {
+        if (weight > bestWeight) [best, bestWeight] = [credential, weight];
+      } else if (weight > bestTriedWeight) [bestTried, bestTriedWeight] = [credential, weight];
+    }
+    return best ?? bestTried;
+  }
+
   private soonestBack(): PooledCredential<T> {
     let soonest = this.credentials[0]!;
     for (const credential of this.credentials) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
@@ -120,6 +158,7 @@ export class CredentialPool<T> {
   }
 }
 
-export function pooledCredential<T>(label: string, baseUrl: string, target: T): PooledCredential<T> {
-  return { label, baseUrl, target, consecutiveFailures: 0, coolingUntil: 0 };
+/** `seedName` defaults to the label; pass a distinct one when two credentials share a label. */
+export function pooledCredential<T>(label: string, baseUrl: string, target: T, seedName = label): PooledCredential<T> {
+  return { label, baseUrl, target, seed: rendezvousSeed(seedName), consecutiveFailures: 0, coolingUntil: 0 };
 }

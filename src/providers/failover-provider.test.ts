@@ -197,4 +197,32 @@ describe('FailoverProvider', () => {
   it('offers countTokens only when the vendor adapters do', () => {
     expect(provider([new ScriptedVendor(['ok'])]).failover.countTokens).toBeUndefined();
   });
+
+  it('keeps a conversation on one credential, and moves it only once that credential fails', async () => {
+    // Three credentials that always answer; which one a conversation lands on is the rendezvous hash's choice.
+    const vendors = [new ScriptedVendor(['ok']), new ScriptedVendor(['ok']), new ScriptedVendor(['ok'])];
+    const { failover } = provider(vendors, { threshold: 1 });
+    const conversation = (key: string): ProviderCall => ({ ...call(false), affinityKey: key });
+    let failing: ScriptedVendor | undefined;
+    // The credential that answered: the one called this time that is not the failing one.
+    const servedBy = async (key: string) => {
+      const before = vendors.map((vendor) => vendor.calls);
+      expect(await text(await failover.call(conversation(key)))).toBe('hello');
+      return vendors.findIndex((vendor, index) => vendor !== failing && vendor.calls > before[index]!);
+    };
+    const home = await servedBy('conversation-a');
+    for (let turn = 0; turn < 5; turn++) expect(await servedBy('conversation-a')).toBe(home);
+    // Its credential now fails once: the attempt is retried on another, which the conversation then keeps.
+    failing = vendors[home]!;
+    Object.assign(failing, { script: [serverError()] });
+    const failedCalls = failing.calls;
+    const moved = await servedBy('conversation-a');
+    expect(moved).not.toBe(home);
+    for (let turn = 0; turn < 5; turn++) expect(await servedBy('conversation-a')).toBe(moved);
+    expect(failing.calls).toBe(failedCalls + 1);
+    // Conversations spread: 30 of them reach every credential that is not cooling down.
+    const used = new Set<number>();
+    for (let index = 0; index < 30; index++) used.add(await servedBy(`conversation-${index}`));
+    expect([...used].sort()).toEqual([0, 1, 2].filter((index) => index !== home));
+  });
 });

@@ -83,9 +83,12 @@ export class FailoverProvider implements ProviderAdapter {
   }
 
   private async run<R extends ProviderResponse | number>(job: Job, signal: AbortSignal): Promise<R> {
-    let previous: PooledCredential<ClosableAdapter> | undefined;
+    // The credentials this request failed on, in order: a retry goes to one it has not tried yet, if any is available.
+    const tried: PooledCredential<ClosableAdapter>[] = [];
+    // Read only when there is a choice: it may be computed on first read.
+    const affinityKey = job.kind === 'call' && this.pool.size > 1 ? job.call.affinityKey : undefined;
     for (let attempt = 1; ; attempt++) {
-      const credential = this.pool.pick(this.now(), previous);
+      const credential = this.pool.pick(this.now(), tried, affinityKey);
       try {
         const result = (await this.attempt(credential.target, job)) as R;
         this.pool.succeeded(credential);
@@ -97,7 +100,7 @@ export class FailoverProvider implements ProviderAdapter {
         if (wait === undefined) throw thrown;
         this.metrics.upstreamRetry(this.vendor);
         if (wait > 0) await pause(wait, signal);
-        previous = credential;
+        tried.push(credential);
       }
     }
   }

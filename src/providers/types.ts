@@ -8,6 +8,12 @@ export interface ProviderCall {
   /** Aborted when the client goes away: the upstream request is cancelled with it. */
   signal: AbortSignal;
   requestId: string;
+  /**
+   * Names the conversation (a hash of the API key's id and the prompt's stable prefix; never a secret or prompt
+   * text): the requests of one conversation go to the same credential, and vendors with a prompt-cache key get it.
+   * May be computed on first read.
+   */
+  readonly affinityKey?: string;
 }
 
 export interface ProviderResponse {

@@ -289,3 +289,46 @@ describe('Anthropic simulator: request validation', () => {
     );
   });
 });
+
+describe('Anthropic simulator: cache_control breakpoints', () => {
+  const ephemeral = (ttl?: string): Body => ({ type: 'ephemeral', ...(ttl === undefined ? {} : { ttl }) });
+  const text = (cache?: Body): Body => ({
+    type: 'text',
+    text: 'hi',
+    ...(cache === undefined ? {} : { cache_control: cache }),
+  });
+
+  it('refuses an unknown type and a ttl other than 5m or 1h, naming the field', async () => {
+    expect(await refusal({ ...base, messages: [{ role: 'user', content: [text({ type: 'persistent' })] }] })).toBe(
+      "messages.0.content.0.cache_control: Input tag 'persistent' found using 'type' does not match any of the expected tags: 'ephemeral'",
+    );
+    expect(await refusal({ ...base, system: [text(ephemeral('10m'))] })).toBe(
+      "system.0.cache_control.ephemeral.ttl: Input should be '5m' or '1h'",
+    );
+    expect(await refusal({ ...base, cache_control: ephemeral('2h') })).toBe(
+      "cache_control.ephemeral.ttl: Input should be '5m' or '1h'",
+    );
+  });
+
+  it('refuses a fifth breakpoint, the top-level one included', async () => {
+    const four = [text(ephemeral()), text(ephemeral()), text(ephemeral()), text(ephemeral())];
+    await client.post('/v1/messages', { body: { ...base, messages: [{ role: 'user', content: four }] } });
+    expect(await refusal({ ...base, cache_control: ephemeral(), messages: [{ role: 'user', content: four }] })).toBe(
+      'A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    );
+  });
+
+  it('refuses a 1h breakpoint after a 5m one, in the order tools, system, messages', async () => {
+    const tools = [{ ...TOOL, cache_control: ephemeral('1h') }];
+    await client.post('/v1/messages', {
+      body: { ...base, tools, system: [text(ephemeral())], messages: [{ role: 'user', content: [text(ephemeral())] }] },
+    });
+    expect(
+      await refusal({
+        ...base,
+        system: [text(ephemeral())],
+        messages: [{ role: 'user', content: [text(ephemeral('1h'))] }],
+      }),
+    ).toMatch(/^A ttl='1h' cache_control block must not come after a ttl='5m' cache_control block/);
+  });
+});

@@ -45,6 +45,8 @@
  *                            (any other key gets the normal reply): one failing credential among several
  *     times=<n>              the fault fires only for the first n requests carrying the same directive
  *                            text (counted per simulator): a fault that a retry gets past
+ *     prompt-cache=on|off    off: this request neither reads nor fills the simulator's prompt cache (its prompt
+ *                            is all uncached); `cache-read=` / `cache-write=` switch it off as well
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -97,6 +99,8 @@ export interface SimulatorDirectives {
   times?: number;
   /** Identity of the directive for `times`: the text it came from (set by parseRequestDirectives). */
   faultKey?: string;
+  /** `prompt-cache=off`: the request bypasses the simulator's prompt cache. */
+  promptCache?: boolean;
 }
 
 export interface ParsedDirectives {
@@ -200,6 +204,10 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       parsed = parseInteger(value, 1, 1_000_000);
       if (parsed !== undefined) into.times = parsed;
       break;
+    case 'prompt-cache':
+      if (value !== 'on' && value !== 'off') return `bad value '${value}' for 'prompt-cache' (on or off)`;
+      into.promptCache = value === 'on';
+      return undefined;
     case 'tool-text':
       parsed = parseInteger(value, 0, 1);
       if (parsed !== undefined) into.toolText = parsed === 1;

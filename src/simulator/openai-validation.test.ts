@@ -167,6 +167,30 @@ describe('OpenAI simulator: request validation', () => {
     );
   });
 
+  it('checks the prompt-cache fields as OpenAI does: a key of at most 64 characters, a known retention', async () => {
+    const ok = { model: 'gpt-4o', messages: [user] };
+    await expectBadRequest(
+      { ...ok, prompt_cache_key: 'k'.repeat(65) },
+      {
+        message:
+          "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+        param: 'prompt_cache_key',
+        code: 'string_above_max_length',
+      },
+    );
+    await expectBadRequest(
+      { ...ok, prompt_cache_retention: '1h' },
+      { message: /Supported values are: 'in_memory', and '24h'/, param: 'prompt_cache_retention' },
+    );
+    const accepted = await client.chat.completions.create({
+      ...ok,
+      messages: [{ role: 'user', content: 'hi' }],
+      prompt_cache_key: 'k'.repeat(64),
+      prompt_cache_retention: '24h',
+    });
+    expect(accepted.choices[0]!.message.content!.length).toBeGreaterThan(0);
+  });
+
   it('applies the o-series rules', async () => {
     await expectBadRequest(
       { model: 'o4-mini', messages: [user], max_tokens: 100 },

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { PromptCacheStore } from './prompt-cache/cache-store.js';
 
 export interface Pacing {
   /** Delay before the first token (stream) or added to the generation time (non-stream). */
@@ -32,6 +33,8 @@ export interface SimulatorExchange {
   readonly apiKey: string | undefined;
   /** Counts one more request for `key`; returns how many came before it (for `times`). */
   countFault(key: string): number;
+  /** The simulator's prompt cache; undefined when it runs without one (`promptCache: false`). */
+  readonly promptCache: PromptCacheStore | undefined;
 }
 
 /** Largest body read; beyond it the vendor module answers 413. */

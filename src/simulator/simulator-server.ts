@@ -12,6 +12,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { VendorName } from '../canonical/request.js';
+import { PromptCacheStore, type PromptCacheStoreOptions } from './prompt-cache/cache-store.js';
 import { sendJson, type Pacing, type SimulatorExchange } from './simulator-exchange.js';
 import { VENDOR_SIMULATORS } from './vendor-registry.js';
 import type { VendorSimulator } from './vendor-simulator.js';
@@ -25,6 +26,11 @@ export interface SimulatorOptions {
   apiKeys?: string[];
   /** Default pacing; requests override it with `ttft=` / `chunk-delay=` directives. */
   pacing?: { firstTokenDelayMs?: number; chunkDelayMs?: number };
+  /**
+   * The vendors' prompt caches (docs/getting-started.md#the-simulators-prompt-cache): on by default; `false` reports every
+   * prompt as uncached unless a `cache-read=` / `cache-write=` directive says otherwise.
+   */
+  promptCache?: boolean | PromptCacheStoreOptions;
 }
 
 export interface RunningSimulator {
@@ -74,6 +80,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   /** One controller per request in flight, so close() can end their waits. */
   const inFlight = new Set<AbortController>();
   let requestCounter = 0;
+  const promptCache =
+    options.promptCache === false
+      ? undefined
+      : new PromptCacheStore(options.promptCache === true ? {} : (options.promptCache ?? {}));
   const faultCounts = new Map<string, number>();
   const countFault = (key: string): number => {
     const before = faultCounts.get(key) ?? 0;
@@ -107,6 +117,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       isKeyAccepted,
       apiKey: requestApiKey(request, query),
       countFault,
+      promptCache,
     };
     try {
       if (found !== undefined) {

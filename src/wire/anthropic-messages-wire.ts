@@ -5,21 +5,32 @@
 
 export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
+/** A prompt-cache breakpoint: the prompt up to and including the block that carries it is cached. */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  /** `5m` when absent. */
+  ttl?: '5m' | '1h';
+  /** Beta members (`scope`, `evict_on_complete`) an Anthropic client sent, forwarded as they are. */
+  [member: string]: unknown;
+}
+
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
-  cache_control?: { type: 'ephemeral'; ttl?: string };
+  cache_control?: AnthropicCacheControl;
   /** In replies: `null` when the text cites nothing. */
   citations?: unknown[] | null;
 }
 export interface AnthropicImageBlock {
   type: 'image';
   source: AnthropicSource;
+  cache_control?: AnthropicCacheControl;
 }
 export interface AnthropicDocumentBlock {
   type: 'document';
   source: AnthropicSource;
   title?: string;
+  cache_control?: AnthropicCacheControl;
 }
 export interface AnthropicToolUseBlock {
   type: 'tool_use';
@@ -28,12 +39,14 @@ export interface AnthropicToolUseBlock {
   input: unknown;
   /** In replies (required by the current SDK): who made the call, `{type: "direct"}` for the model itself. */
   caller?: { type: string; tool_id?: string };
+  cache_control?: AnthropicCacheControl;
 }
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   content?: string | Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock>;
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 export interface AnthropicThinkingBlock {
   type: 'thinking';
@@ -65,6 +78,7 @@ export interface AnthropicTool {
   description?: string;
   input_schema: Record<string, unknown>;
   strict?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicToolChoice =
@@ -101,6 +115,8 @@ export interface AnthropicMessagesRequest {
   metadata?: { user_id?: string };
   thinking?: AnthropicThinkingConfig;
   output_config?: AnthropicOutputConfig;
+  /** Automatic caching: Anthropic places one breakpoint on the last cacheable block. */
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicResponseBlock =

@@ -15,6 +15,12 @@ import { spawnGateway, startTestGateway, type TestGateway } from '../helpers/tes
  * and shown as such in /metrics. Also the per-model fallback, which is off unless configured.
  */
 
+/**
+ * Each request below is a conversation of its own, pinned to the credential its hash ranks first: enough of them
+ * that every credential is some conversations' first choice (a failing one fewer than twice: about a 1-in-670,000 draw).
+ */
+const CONVERSATIONS = 24;
+
 const POOL_SETTINGS = `
     retries: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 200 }
     circuitBreaker: { failureThreshold: 2, cooldownMs: 60000 }`;
@@ -112,7 +118,7 @@ vendors:
   it('one credential answering 500: every request succeeds, the failing one is cooled down and shown in /metrics', async () => {
     const before = await metricsText(harness);
     expect(coolingGauge(before, 'openai', 'bad')).toBe('0');
-    for (let index = 0; index < 8; index++) {
+    for (let index = 0; index < CONVERSATIONS; index++) {
       await askBoth('[[sim error status=500 only-key=sk-bad,ak-bad]]', index);
     }
     const after = await metricsText(harness);
@@ -121,9 +127,9 @@ vendors:
     expect(coolingGauge(after, 'anthropic', 'bad')).toBe('1');
     expect(coolingGauge(after, 'anthropic', 'good')).toBe('0');
     expect(after).toMatch(/tollgate_upstream_retries_total\{vendor="openai"\} [1-9]/);
-    // 16 requests, each settled once and charged once: nothing held, ledger = balance.
+    // Two requests per conversation, each settled once and charged once: nothing held, ledger = balance.
     const rows = await harness.gateway.storage.usage.listByAccount(accountId, 100);
-    expect(rows.filter((row) => row.status === 'ok')).toHaveLength(16);
+    expect(rows.filter((row) => row.status === 'ok')).toHaveLength(2 * CONVERSATIONS);
     expect((await harness.gateway.storage.billing.balance(accountId))!.reservedNano).toBe(0n);
     expect(await harness.gateway.storage.billing.verifyLedger()).toEqual([]);
   });
@@ -173,7 +179,7 @@ vendors:
   });
 
   it('a revoked key (401) and a rate-limited one (429, long retry-after) are skipped: every request succeeds', async () => {
-    for (let index = 0; index < 6; index++) {
+    for (let index = 0; index < CONVERSATIONS; index++) {
       const completion = await openai.chat.completions.create({
         model: 'beta-5.4',
         messages: [{ role: 'user', content: `Hi ${index} [[sim rate-limit retry-after=60 only-key=sk-limited]]` }],
@@ -187,7 +193,7 @@ vendors:
   });
 
   it('a base URL nobody listens on: every request succeeds through the other endpoint', async () => {
-    for (let index = 0; index < 4; index++) {
+    for (let index = 0; index < CONVERSATIONS; index++) {
       const message = await anthropic.messages.create({
         model: 'alpha-haiku-4-5',
         max_tokens: 100,

@@ -35,7 +35,7 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
     ]);
     expect(request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
-      { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Answer in French.', cache: { ttl: '5m' } }] },
     ]);
   });
 

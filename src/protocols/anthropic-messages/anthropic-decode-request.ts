@@ -6,6 +6,7 @@ import {
   OUTPUT_CONFIG_EXTENSION_PREFIX,
 } from '../../canonical/request.js';
 import type {
+  CacheBreakpoint,
   CanonicalMessage,
   CanonicalRequest,
   ContentBlock,
@@ -15,6 +16,7 @@ import type {
   TextBlock,
   ToolChoice,
 } from '../../canonical/request.js';
+import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
 import { parseRequestBody } from '../shared/format-validation-error.js';
 import {
   anthropicCountTokensRequestSchema,
@@ -23,6 +25,7 @@ import {
   type AnthropicMessagesRequestBody,
   type AnthropicOutputConfig,
   type AnthropicRequestMessage,
+  type AnthropicToolResultPart,
   type AnthropicUserBlock,
 } from './anthropic-messages-schema.js';
 
@@ -58,7 +61,7 @@ export function decodeAnthropicCountTokensRequest(body: unknown, flags: Anthropi
 
 type PromptInput = Pick<
   AnthropicMessagesRequestBody,
-  'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config'
+  'model' | 'messages' | 'system' | 'tools' | 'tool_choice' | 'thinking' | 'output_config' | 'cache_control'
 > &
   Record<string, unknown>;
 
@@ -78,10 +81,11 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
     if (member !== 'format' && member !== 'effort' && value !== undefined && value !== null)
       extensions[`${OUTPUT_CONFIG_EXTENSION_PREFIX}${member}`] = value;
   }
+  const breakpoints = new CacheBreakpointPaths(true);
   const request: CanonicalRequest = {
     model: input.model === undefined || input.model === null ? '' : String(input.model),
-    system: decodeSystem(input.system),
-    messages: decodeMessages(input.messages),
+    system: decodeSystem(input.system, breakpoints),
+    messages: decodeMessages(input.messages, breakpoints),
     sampling: {},
     stream: false,
     extensions,
@@ -96,13 +100,17 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
       'messages',
     );
   if (input.tools !== undefined) {
-    request.tools = input.tools.map((tool) => ({
+    request.tools = input.tools.map((tool, index) => ({
       name: tool.name,
       parameters: tool.input_schema,
       ...(tool.description === undefined ? {} : { description: tool.description }),
       ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+      ...withCache(breakpoints.take(tool.cache_control, `tools[${index}].cache_control`)),
     }));
   }
+  const automatic = breakpoints.take(input.cache_control, 'cache_control');
+  if (automatic !== undefined) request.cache = automatic;
+  breakpoints.check(request);
   if (input.tool_choice !== undefined) {
     request.toolChoice = decodeToolChoice(input.tool_choice);
     if ('disable_parallel_tool_use' in input.tool_choice && input.tool_choice.disable_parallel_tool_use === true) {
@@ -135,17 +143,26 @@ function rejectThread(thread: unknown): void {
   );
 }
 
-function decodeSystem(system: PromptInput['system']): TextBlock[] {
+function decodeSystem(system: PromptInput['system'], breakpoints: CacheBreakpointPaths): TextBlock[] {
   if (system === undefined) return [];
   if (typeof system === 'string') return system.trim() === '' ? [] : [{ type: 'text', text: system }];
-  return system.map((block) => ({ type: 'text', text: block.text }));
+  return system.map((block, index) => ({
+    type: 'text',
+    text: block.text,
+    ...withCache(breakpoints.take(block.cache_control, `system[${index}].cache_control`)),
+  }));
+}
+
+/** `{ cache }` when there is a breakpoint, `{}` otherwise: optional fields stay absent. */
+function withCache(cache: CacheBreakpoint | undefined): { cache?: CacheBreakpoint } {
+  return cache === undefined ? {} : { cache };
 }
 
 /**
  * Messages, with Anthropic's tool-use protocol checked: every tool_use is answered by a tool_result in the
  * very next user message, and no tool_result answers nothing. The vendor enforces this; so do we, for all.
  */
-function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
+function decodeMessages(input: AnthropicRequestMessage[], breakpoints: CacheBreakpointPaths): CanonicalMessage[] {
   const messages: CanonicalMessage[] = [];
   let openToolUses = new Set<string>();
   input.forEach((message, index) => {
@@ -159,13 +176,17 @@ function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
       const content =
         typeof message.content === 'string'
           ? [{ type: 'text' as const, text: message.content }]
-          : message.content.map((block) => ({ type: 'text' as const, text: block.text }));
+          : message.content.map((block, blockIndex) => ({
+              type: 'text' as const,
+              text: block.text,
+              ...withCache(breakpoints.take(block.cache_control, `${param}.content[${blockIndex}].cache_control`)),
+            }));
       messages.push({ role: 'system', content });
       return;
     }
     if (message.role === 'assistant') {
       if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
-      const content = decodeAssistantContent(message.content);
+      const content = decodeAssistantContent(message.content, param, breakpoints);
       openToolUses = new Set(content.flatMap((block) => (block.type === 'tool-call' ? [block.id] : [])));
       messages.push({ role: 'assistant', content });
       return;
@@ -179,7 +200,7 @@ function decodeMessages(input: AnthropicRequestMessage[]): CanonicalMessage[] {
           `${param}.content[${blockIndex}].tool_use_id`,
         );
       }
-      return decodeUserBlock(block, `${param}.content[${blockIndex}]`);
+      return decodeUserBlock(block, `${param}.content[${blockIndex}]`, breakpoints);
     });
     if (openToolUses.size > 0) throw unansweredToolUse(openToolUses, param);
     messages.push({ role: 'user', content });
@@ -196,15 +217,24 @@ function unansweredToolUse(ids: Set<string>, param: string) {
 
 function decodeAssistantContent(
   content: Extract<AnthropicRequestMessage, { role: 'assistant' }>['content'],
+  param: string,
+  breakpoints: CacheBreakpointPaths,
 ): ContentBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every block type, as TypeScript checks.
-  return content.map((block): ContentBlock => {
+  return content.map((block, index): ContentBlock => {
+    const cacheParam = `${param}.content[${index}].cache_control`;
     switch (block.type) {
       case 'text':
-        return { type: 'text', text: block.text };
+        return { type: 'text', text: block.text, ...withCache(breakpoints.take(block.cache_control, cacheParam)) };
       case 'tool_use':
-        return { type: 'tool-call', id: block.id, name: block.name, argumentsJson: JSON.stringify(block.input) };
+        return {
+          type: 'tool-call',
+          id: block.id,
+          name: block.name,
+          argumentsJson: JSON.stringify(block.input),
+          ...withCache(breakpoints.take(block.cache_control, cacheParam)),
+        };
       case 'thinking': {
         const { originVendor, signature } = parseSignature(block.signature);
         return {
@@ -220,14 +250,15 @@ function decodeAssistantContent(
   });
 }
 
-function decodeUserBlock(block: AnthropicUserBlock, param: string): ContentBlock {
+function decodeUserBlock(block: AnthropicUserBlock, param: string, breakpoints: CacheBreakpointPaths): ContentBlock {
+  const cache = withCache(breakpoints.take(block.cache_control, `${param}.cache_control`));
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: block.text };
+      return { type: 'text', text: block.text, ...cache };
     case 'image':
-      return decodeImage(block);
+      return { ...decodeImage(block), ...cache };
     case 'document':
-      return decodeDocument(block);
+      return { ...decodeDocument(block), ...cache };
     case 'tool_result': {
       const parts =
         block.content === undefined
@@ -235,15 +266,22 @@ function decodeUserBlock(block: AnthropicUserBlock, param: string): ContentBlock
           : typeof block.content === 'string'
             ? [{ type: 'text' as const, text: block.content }]
             : block.content;
-      const content = parts.map((part, index): TextBlock | ImageBlock => {
-        if (part.type === 'text') return { type: 'text', text: part.text };
-        if (part.type === 'image') return decodeImage(part);
+      const content = parts.map((part: AnthropicToolResultPart, index): TextBlock | ImageBlock => {
+        const partCache = withCache(breakpoints.take(part.cache_control, `${param}.content[${index}].cache_control`));
+        if (part.type === 'text') return { type: 'text', text: part.text, ...partCache };
+        if (part.type === 'image') return { ...decodeImage(part), ...partCache };
         throw invalidRequest(
           `Documents inside tool results are not supported ('${param}.content[${index}]').`,
           `${param}.content[${index}]`,
         );
       });
-      return { type: 'tool-result', toolCallId: block.tool_use_id, content, isError: block.is_error === true };
+      return {
+        type: 'tool-result',
+        toolCallId: block.tool_use_id,
+        content,
+        isError: block.is_error === true,
+        ...cache,
+      };
     }
   }
 }

@@ -10,7 +10,8 @@ const MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as co
 const nonBlankText = z
   .string()
   .refine((text) => text.trim() !== '', 'text content blocks must contain non-whitespace text');
-const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
+/** A prompt-cache breakpoint: `ephemeral` is the only type, `5m` (the default) and `1h` the only lifetimes. */
+const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).nullish();
 
 const textBlock = z.object({
   type: z.literal('text'),
@@ -132,6 +133,8 @@ const promptFields = {
   tool_choice: toolChoice.optional(),
   thinking: thinking.optional(),
   output_config: outputConfig.optional(),
+  /** Automatic caching: Anthropic places one breakpoint on the last cacheable block itself. */
+  cache_control: cacheControl,
 };
 
 export const MAX_STOP_SEQUENCES = 16;
@@ -156,6 +159,10 @@ export type AnthropicMessagesRequestBody = z.output<typeof anthropicMessagesRequ
 export type AnthropicRequestMessage = AnthropicMessagesRequestBody['messages'][number];
 export type AnthropicUserBlock = z.output<typeof userBlock>;
 export type AnthropicOutputConfig = z.output<typeof outputConfig>;
+export type AnthropicToolResultPart = Exclude<
+  Extract<AnthropicUserBlock, { type: 'tool_result' }>['content'],
+  string | undefined
+>[number];
 
 /** Fields decoded into the canonical request; every other field is an extension for Anthropic upstreams. */
 export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
@@ -173,4 +180,5 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'stream',
   'metadata',
   'output_config',
+  'cache_control',
 ]);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
@@ -6,14 +7,22 @@ import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
  * model has no slot for are accepted as they are and travel as extensions to OpenAI-native upstreams.
  */
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+/**
+ * Anthropic's prompt-cache breakpoint in the form OpenRouter and LiteLLM accept on chat requests for Anthropic
+ * models: on a content part, on a message (its last content block), on a tool, and at the top level.
+ */
+const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).nullish();
+
+const textPart = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
 const imagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+  cache_control: cacheControl,
 });
 const audioPart = z.object({
   type: z.literal('input_audio'),
   input_audio: z.object({ data: z.string(), format: z.string() }),
+  cache_control: cacheControl,
 });
 const filePart = z.object({
   type: z.literal('file'),
@@ -24,6 +33,7 @@ const filePart = z.object({
       filename: z.string().optional(),
     })
     .loose(),
+  cache_control: cacheControl,
 });
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
 
@@ -37,9 +47,24 @@ const toolCall = z.object({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: textOnly, name: z.string().optional() }),
-  z.object({ role: z.literal('developer'), content: textOnly, name: z.string().optional() }),
-  z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(userPart)]), name: z.string().optional() }),
+  z.object({
+    role: z.literal('system'),
+    content: textOnly,
+    name: z.string().optional(),
+    cache_control: cacheControl,
+  }),
+  z.object({
+    role: z.literal('developer'),
+    content: textOnly,
+    name: z.string().optional(),
+    cache_control: cacheControl,
+  }),
+  z.object({
+    role: z.literal('user'),
+    content: z.union([z.string(), z.array(userPart)]),
+    name: z.string().optional(),
+    cache_control: cacheControl,
+  }),
   z.object({
     role: z.literal('assistant'),
     content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, refusalPart]))]).nullish(),
@@ -47,8 +72,14 @@ const message = z.discriminatedUnion('role', [
     refusal: z.string().nullish(),
     name: z.string().optional(),
     reasoning_content: z.string().nullish(),
+    cache_control: cacheControl,
   }),
-  z.object({ role: z.literal('tool'), content: textOnly, tool_call_id: z.string().min(1) }),
+  z.object({
+    role: z.literal('tool'),
+    content: textOnly,
+    tool_call_id: z.string().min(1),
+    cache_control: cacheControl,
+  }),
 ]);
 
 const functionTool = z.object({
@@ -58,7 +89,9 @@ const functionTool = z.object({
     description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
     strict: z.boolean().nullish(),
+    cache_control: cacheControl,
   }),
+  cache_control: cacheControl,
 });
 
 const toolChoice = z.union([
@@ -109,10 +142,14 @@ export const openAIChatRequestSchema = z.looseObject({
   top_logprobs: z.number().int().min(0).max(20).nullish(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
+  prompt_cache_key: promptCacheKeySchema,
+  prompt_cache_retention: promptCacheRetentionSchema,
+  cache_control: cacheControl,
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
 export type OpenAIChatRequestMessage = OpenAIChatRequestBody['messages'][number];
+export type OpenAIChatCacheControl = z.output<typeof cacheControl>;
 
 /** Fields decoded into the canonical request; every other field is an extension. */
 export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
@@ -135,4 +172,7 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'presence_penalty',
   'frequency_penalty',
   'reasoning_effort',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'cache_control',
 ]);

@@ -199,4 +199,29 @@ describe('decodeOpenAIChatRequest', () => {
     expect(decodeError({ model: 'm', messages: [user], n: 2 }).code).toBe('unsupported_parameter');
     expect(decodeError({ model: 'm', messages: [user], logprobs: true }).code).toBe('unsupported_parameter');
   });
+
+  it('decodes prompt_cache_key and prompt_cache_retention into the request, not as extensions', () => {
+    const { request } = decodeOpenAIChatRequest({
+      model: 'beta-5.4',
+      messages: [user],
+      prompt_cache_key: 'session-42',
+      prompt_cache_retention: 'in_memory',
+    });
+    expect(request).toMatchObject({ promptCacheKey: 'session-42', promptCacheRetention: 'in_memory' });
+    expect(request.extensions).toEqual({});
+    const unset = decodeOpenAIChatRequest({ model: 'm', messages: [user], prompt_cache_key: null }).request;
+    expect(unset).not.toHaveProperty('promptCacheKey');
+    expect(unset).not.toHaveProperty('promptCacheRetention');
+  });
+
+  it.each([
+    [{ prompt_cache_key: 'k'.repeat(65) }, 'prompt_cache_key', /at most 64 characters/],
+    [{ prompt_cache_key: 42 }, 'prompt_cache_key', /expected string/],
+    [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', /in_memory.*24h/],
+  ])('refuses a bad prompt-cache field with a 400 naming it: %j', (fields, param, message) => {
+    const error = decodeError({ model: 'm', messages: [user], ...fields });
+    expect(error.status).toBe(400);
+    expect(error.param).toBe(param);
+    expect(error.message).toMatch(message);
+  });
 });

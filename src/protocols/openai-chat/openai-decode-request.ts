@@ -1,5 +1,6 @@
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import type {
+  CacheBreakpoint,
   CanonicalMessage,
   CanonicalRequest,
   ContentBlock,
@@ -9,13 +10,17 @@ import type {
   SamplingParameters,
   TextBlock,
   ToolChoice,
+  ToolResultBlock,
 } from '../../canonical/request.js';
+import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { isPlainOpenAIChatBody } from './plain-chat-body.js';
 import {
   CANONICAL_FIELDS,
   openAIChatRequestSchema,
+  type OpenAIChatCacheControl,
   type OpenAIChatRequestBody,
   type OpenAIChatRequestMessage,
 } from './openai-chat-schema.js';
@@ -34,7 +39,8 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   const input = isPlainOpenAIChatBody(body) ? body : parseBody(body);
   rejectContractChanges(input);
 
-  const { system, messages } = decodeMessages(input.messages);
+  const breakpoints = new CacheBreakpointPaths();
+  const { system, messages } = decodeMessages(input.messages, breakpoints);
   const extensions: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     if (!CANONICAL_FIELDS.has(field) && value !== undefined) extensions[field] = value;
@@ -52,14 +58,20 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
   };
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
   if (input.tools !== undefined) {
-    request.tools = input.tools.map(({ function: fn }) =>
-      definedOnly({
+    request.tools = input.tools.map((tool, index) => {
+      const fn = tool.function;
+      // LiteLLM reads the breakpoint on the tool or inside its function; the tool's own wins.
+      const cache =
+        breakpoints.take(tool.cache_control, `tools[${index}].cache_control`) ??
+        breakpoints.take(fn.cache_control, `tools[${index}].function.cache_control`);
+      return definedOnly({
         name: fn.name,
         description: fn.description,
         parameters: fn.parameters,
         strict: fn.strict ?? undefined,
-      }),
-    );
+        cache,
+      });
+    });
   }
   if (input.tool_choice !== undefined) request.toolChoice = decodeToolChoice(input.tool_choice);
   if (input.parallel_tool_calls !== undefined && input.parallel_tool_calls !== null) {
@@ -70,6 +82,10 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     request.reasoning = { effort: input.reasoning_effort };
   }
   if (input.user !== undefined) request.user = input.user;
+  decodePromptCacheFields(input, request);
+  const automatic = breakpoints.take(input.cache_control, 'cache_control');
+  if (automatic !== undefined) request.cache = automatic;
+  breakpoints.check(request);
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
 }
 
@@ -115,16 +131,23 @@ function rejectContractChanges(input: OpenAIChatRequestBody): void {
   }
 }
 
-function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[]; messages: CanonicalMessage[] } {
+function decodeMessages(
+  input: OpenAIChatRequestMessage[],
+  breakpoints: CacheBreakpointPaths,
+): { system: TextBlock[]; messages: CanonicalMessage[] } {
   const system: TextBlock[] = [];
   const messages: CanonicalMessage[] = [];
   const pendingToolCalls = new Set<string>();
   input.forEach((message, index) => {
     const param = `messages[${index}]`;
+    // A breakpoint on the message itself (LiteLLM's form, the only one a string content has) marks its last block.
+    const onMessage = (content: ContentBlock[]) =>
+      markLastBlock(content, breakpoints.take(message.cache_control, `${param}.cache_control`));
     switch (message.role) {
       case 'system':
       case 'developer': {
-        const content = textBlocks(message.content);
+        const content = textBlocks(message.content, `${param}.content`, breakpoints);
+        onMessage(content);
         // Leading system prompts go to the top-level slot every vendor has; later ones keep their place.
         if (messages.length === 0) system.push(...content);
         else messages.push({ role: 'system', content });
@@ -133,18 +156,17 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
       case 'user':
         pendingToolCalls.clear();
         messages.push(
-          withName({ role: 'user', content: userContent(message.content, `${param}.content`) }, message.name),
+          withName(
+            { role: 'user', content: onMessage(userContent(message.content, `${param}.content`, breakpoints)) },
+            message.name,
+          ),
         );
         return;
       case 'assistant': {
         pendingToolCalls.clear();
         const content: ContentBlock[] = [];
         if (message.reasoning_content) content.push({ type: 'reasoning', text: message.reasoning_content });
-        const text =
-          typeof message.content === 'string'
-            ? message.content
-            : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
-        if (text !== '') content.push({ type: 'text', text });
+        content.push(...assistantText(message.content, `${param}.content`, breakpoints));
         for (const call of message.tool_calls ?? []) {
           pendingToolCalls.add(call.id);
           content.push({
@@ -160,7 +182,7 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
             `${param}.content`,
           );
         }
-        messages.push(withName({ role: 'assistant', content }, message.name));
+        messages.push(withName({ role: 'assistant', content: onMessage(content) }, message.name));
         return;
       }
       case 'tool': {
@@ -171,12 +193,13 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
           );
         }
         pendingToolCalls.delete(message.tool_call_id);
-        const result: ContentBlock = {
+        const result: ToolResultBlock = {
           type: 'tool-result',
           toolCallId: message.tool_call_id,
-          content: textBlocks(message.content),
+          content: textBlocks(message.content, `${param}.content`, breakpoints),
           isError: false,
         };
+        onMessage([result]);
         const previous = messages[messages.length - 1];
         // One user message per tool turn: parallel results stay together (vendors that group them need it).
         if (previous?.role === 'user' && previous.content.every((block) => block.type === 'tool-result'))
@@ -189,28 +212,76 @@ function decodeMessages(input: OpenAIChatRequestMessage[]): { system: TextBlock[
   return { system, messages };
 }
 
-function textBlocks(content: string | Array<{ text: string }>): TextBlock[] {
+function textBlocks(
+  content: string | Array<{ text: string; cache_control?: OpenAIChatCacheControl }>,
+  param: string,
+  breakpoints: CacheBreakpointPaths,
+): TextBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((part) => ({ type: 'text', text: part.text }));
+  return content.map((part, index) =>
+    withCache<TextBlock>(
+      { type: 'text', text: part.text },
+      breakpoints.take(part.cache_control, `${param}[${index}].cache_control`),
+    ),
+  );
+}
+
+/**
+ * An assistant message's text as one block, refusals included, as the vendors take it; a part that carries a
+ * breakpoint ends a block of its own, so the breakpoint stays where the client put it.
+ */
+function assistantText(
+  content: Extract<OpenAIChatRequestMessage, { role: 'assistant' }>['content'],
+  param: string,
+  breakpoints: CacheBreakpointPaths,
+): TextBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  const blocks: TextBlock[] = [];
+  let text = '';
+  (content ?? []).forEach((part, index) => {
+    text += part.type === 'text' ? part.text : part.refusal;
+    const cache =
+      part.type === 'text' ? breakpoints.take(part.cache_control, `${param}[${index}].cache_control`) : undefined;
+    if (cache === undefined) return;
+    blocks.push({ type: 'text', text, cache });
+    text = '';
+  });
+  if (text !== '') blocks.push({ type: 'text', text });
+  return blocks;
+}
+
+/** A message-level breakpoint on the last block, unless that block carries its own. */
+function markLastBlock<T extends ContentBlock>(content: T[], cache: CacheBreakpoint | undefined): T[] {
+  const last = content.at(-1);
+  if (cache !== undefined && last !== undefined && last.type !== 'reasoning' && last.cache === undefined)
+    last.cache = cache;
+  return content;
+}
+
+function withCache<T extends { cache?: CacheBreakpoint }>(block: T, cache: CacheBreakpoint | undefined): T {
+  if (cache !== undefined) block.cache = cache;
+  return block;
 }
 
 function userContent(
   content: Extract<OpenAIChatRequestMessage, { role: 'user' }>['content'],
   param: string,
+  breakpoints: CacheBreakpointPaths,
 ): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part, index): ContentBlock => {
     const partParam = `${param}[${index}]`;
+    const cache = breakpoints.take(part.cache_control, `${partParam}.cache_control`);
     switch (part.type) {
       case 'text':
-        return { type: 'text', text: part.text };
+        return withCache<TextBlock>({ type: 'text', text: part.text }, cache);
       case 'image_url': {
         const image: ImageBlock = {
           type: 'image',
           source: imageSourceFromUrl(part.image_url.url, `${partParam}.image_url.url`),
         };
         if (part.image_url.detail !== undefined) image.detail = part.image_url.detail;
-        return image;
+        return withCache(image, cache);
       }
       case 'file': {
         const { file_data: fileData, filename } = part.file;
@@ -226,7 +297,7 @@ function userContent(
           source: documentSourceFromFileData(fileData, filename, `${partParam}.file.file_data`),
         };
         if (filename !== undefined) document.title = filename;
-        return document;
+        return withCache(document, cache);
       }
       default:
         throw new GatewayError('unsupported_parameter', `Content parts of type '${part.type}' are not supported yet.`, {

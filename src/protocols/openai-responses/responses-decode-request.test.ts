@@ -175,7 +175,6 @@ describe('decodeResponsesRequest', () => {
       expect.arrayContaining([
         'tools.web_search',
         'tools.local_shell',
-        'prompt_cache_key',
         'client_metadata',
         'include.web_search_call.results',
         'text.verbosity',
@@ -360,6 +359,27 @@ describe('decodeResponsesRequest', () => {
     const error = decodeError(body);
     expect(error.status).toBe(400);
     expect(error.entry.openaiType).toBe('invalid_request_error');
+    expect(error.param).toBe(param);
+  });
+
+  it('decodes prompt_cache_key and prompt_cache_retention into the request and echoes them', () => {
+    const { request, options, droppedParameters } = decode({
+      input: 'hi',
+      prompt_cache_key: 'codex-session-7',
+      prompt_cache_retention: '24h',
+    });
+    expect(request).toMatchObject({ promptCacheKey: 'codex-session-7', promptCacheRetention: '24h' });
+    expect(options.echo).toMatchObject({ prompt_cache_key: 'codex-session-7', prompt_cache_retention: '24h' });
+    expect(droppedParameters).not.toContain('prompt_cache_key');
+    expect(droppedParameters).not.toContain('prompt_cache_retention');
+  });
+
+  it.each([
+    [{ prompt_cache_key: 'k'.repeat(65) }, 'prompt_cache_key'],
+    [{ prompt_cache_retention: 'forever' }, 'prompt_cache_retention'],
+  ])('refuses a bad prompt-cache field with a 400 naming it: %j', (fields, param) => {
+    const error = decodeError({ input: 'hi', ...fields });
+    expect(error.status).toBe(400);
     expect(error.param).toBe(param);
   });
 });

@@ -12,6 +12,7 @@ import type {
 import { randomHex } from '../../ids/random-hex.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
 import {
@@ -56,6 +57,7 @@ export interface ResponseEcho {
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
   prompt_cache_key: string | null;
+  prompt_cache_retention: string | null;
   reasoning: { effort: string | null; summary: string | null };
   store: boolean;
   temperature: number | null;
@@ -166,6 +168,7 @@ export function decodeResponsesRequest(
   if (input.reasoning?.effort != null) request.reasoning = { effort: input.reasoning.effort };
   const user = input.user ?? input.safety_identifier ?? undefined;
   if (user != null) request.user = user;
+  decodePromptCacheFields(input, request);
 
   for (const [field, value] of Object.entries(input)) {
     if (!HANDLED_FIELDS.has(field) && value !== undefined && value !== null) dropped.push(headerSafeName(field));
@@ -193,6 +196,7 @@ export function decodeResponsesRequest(
         parallel_tool_calls: input.parallel_tool_calls ?? true,
         previous_response_id: input.previous_response_id ?? null,
         prompt_cache_key: input.prompt_cache_key ?? null,
+        prompt_cache_retention: input.prompt_cache_retention ?? null,
         reasoning: { effort: input.reasoning?.effort ?? null, summary },
         store,
         temperature: input.temperature ?? null,

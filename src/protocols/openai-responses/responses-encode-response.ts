@@ -203,6 +203,7 @@ export function responseObject(context: ResponsesContext, parts: ResponseObjectP
     parallel_tool_calls: echo.parallel_tool_calls,
     previous_response_id: echo.previous_response_id,
     prompt_cache_key: echo.prompt_cache_key,
+    prompt_cache_retention: echo.prompt_cache_retention,
     reasoning: echo.reasoning,
     service_tier: 'default',
     store: echo.store,

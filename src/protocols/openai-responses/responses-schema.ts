@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
@@ -180,7 +181,8 @@ export const responsesRequestSchema = z.looseObject({
   metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
   user: z.string().nullish(),
   safety_identifier: z.string().nullish(),
-  prompt_cache_key: z.string().nullish(),
+  prompt_cache_key: promptCacheKeySchema,
+  prompt_cache_retention: promptCacheRetentionSchema,
   include: z.array(z.string()).nullish(),
   store: z.boolean().nullish(),
   previous_response_id: z.string().min(1).nullish(),
@@ -211,6 +213,8 @@ export const HANDLED_FIELDS: ReadonlySet<string> = new Set([
   'include',
   'store',
   'previous_response_id',
+  'prompt_cache_key',
+  'prompt_cache_retention',
   'stream',
   'stream_options',
   // Fields whose default the gateway keeps or whose meaning it fulfils: nothing to report.

@@ -19,6 +19,7 @@ import type {
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
 } from '../../wire/anthropic-messages-wire.js';
+import { withCacheControl } from './anthropic-prompt-cache.js';
 
 /** The conversation part of an Anthropic Messages body. */
 export interface BuiltAnthropicConversation {
@@ -50,7 +51,7 @@ export function buildAnthropicConversation(
 ): BuiltAnthropicConversation {
   const system = request.system
     .filter(hasText)
-    .map((block): AnthropicTextBlock => ({ type: 'text', text: block.text }));
+    .map((block) => withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache));
   const messages: WireMessage[] = [];
   request.messages.forEach((message, index) => {
     const role = message.role;
@@ -87,7 +88,7 @@ function buildContent(
     // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
     return message.content
       .filter((block): block is TextBlock => block.type === 'text' && hasText(block))
-      .map((block) => ({ type: 'text', text: block.text }));
+      .map((block) => withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache));
   }
   const role = message.role;
   const out: AnthropicRequestBlock[] = [];
@@ -106,15 +107,17 @@ function buildBlock(
 ): AnthropicRequestBlock | undefined {
   switch (block.type) {
     case 'text':
-      return hasText(block) ? { type: 'text', text: block.text } : undefined;
+      return hasText(block)
+        ? withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache)
+        : undefined;
     case 'image':
-      return buildImage(block, param);
+      return withCacheControl(buildImage(block, param), block.cache);
     case 'document':
-      return buildDocument(block);
+      return withCacheControl(buildDocument(block), block.cache);
     case 'tool-call':
-      return buildToolUse(block, param);
+      return withCacheControl(buildToolUse(block, param), block.cache);
     case 'tool-result':
-      return buildToolResult(block, param);
+      return withCacheControl(buildToolResult(block, param), block.cache);
     case 'reasoning':
       // Reasoning only ever belongs to an assistant turn; anywhere else it cannot be replayed.
       return role === 'assistant' && options.replayReasoning ? buildReasoning(block) : undefined;
@@ -181,9 +184,10 @@ function buildToolResult(block: ToolResultBlock, param: string): AnthropicToolRe
   const content: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = [];
   block.content.forEach((part, index) => {
     if (part.type === 'text') {
-      if (hasText(part)) content.push({ type: 'text', text: part.text });
+      if (hasText(part))
+        content.push(withCacheControl<AnthropicTextBlock>({ type: 'text', text: part.text }, part.cache));
     } else {
-      content.push(buildImage(part, `${param}.content[${index}]`));
+      content.push(withCacheControl(buildImage(part, `${param}.content[${index}]`), part.cache));
     }
   });
   const result: AnthropicToolResultBlock = {

@@ -4,7 +4,9 @@ import type { CanonicalMessage, ReasoningBlock } from '../../canonical/request.j
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
 import { canonicalRequest, TEST_MODEL, userText } from '../../../test/helpers/anthropic-test-fixtures.js';
 
-const build = (overrides: Parameters<typeof canonicalRequest>[0] = {}, model = TEST_MODEL) =>
+/** The translation rules alone: the gateway's own cache breakpoints (a request with an image may earn them) are tested in anthropic-prompt-cache.test.ts. */
+const WITHOUT_AUTOMATIC_CACHING = { ...TEST_MODEL, automaticCaching: false };
+const build = (overrides: Parameters<typeof canonicalRequest>[0] = {}, model = WITHOUT_AUTOMATIC_CACHING) =>
   buildAnthropicRequest(canonicalRequest(overrides), model);
 
 function thrown(fn: () => unknown): GatewayError {

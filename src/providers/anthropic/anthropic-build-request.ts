@@ -14,7 +14,14 @@ import type {
 } from '../../wire/anthropic-messages-wire.js';
 import { buildAnthropicConversation, lastToolTurnLacksThinking } from './anthropic-build-messages.js';
 import { objectSchema, planJsonMode } from './anthropic-json-mode.js';
+import {
+  cacheControlOf,
+  placeAutomaticBreakpoints,
+  placesAutomaticBreakpoints,
+  withCacheControl,
+} from './anthropic-prompt-cache.js';
 import { reasoningParameterName, thinkingIntent, tokenLimits } from './anthropic-thinking.js';
+import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
 
 export interface BuiltAnthropicRequest {
   /** The Messages body: the typed fields plus, for an Anthropic client, its extension fields. */
@@ -31,8 +38,17 @@ export interface BuiltAnthropicRequest {
 /** With thinking on, Anthropic accepts `top_p` only in [0.95, 1]. */
 const THINKING_MIN_TOP_P = 0.95;
 
+export interface BuildAnthropicOptions {
+  /** Place the gateway's own breakpoints where the request qualifies (not for a token count: they change nothing). */
+  automaticCaching?: boolean;
+}
+
 /** Canonical request → Anthropic Messages body (policies: see the header of `anthropic-provider.ts`). */
-export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogModel): BuiltAnthropicRequest {
+export function buildAnthropicRequest(
+  request: CanonicalRequest,
+  model: CatalogModel,
+  options: BuildAnthropicOptions = {},
+): BuiltAnthropicRequest {
   const dropped: string[] = [];
   const tools = buildTools(request);
   // An Anthropic client's structured output is `output_config.format`, sent as such; the forced-tool JSON mode is
@@ -88,7 +104,11 @@ export function buildAnthropicRequest(request: CanonicalRequest, model: CatalogM
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
   if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };
+  dropped.push(...unsupportedPromptCacheFields(request));
   body.stream = request.stream;
+  if (request.cache !== undefined) body.cache_control = cacheControlOf(request.cache);
+  else if (options.automaticCaching !== false && placesAutomaticBreakpoints(request, model))
+    placeAutomaticBreakpoints(body);
 
   let betaHeader: string | undefined;
   let betaQuery = false;
@@ -119,9 +139,9 @@ export function buildAnthropicCountTokensRequest(
   request: CanonicalRequest,
   model: CatalogModel,
 ): { body: Record<string, unknown>; betaHeader: string | undefined; betaQuery: boolean } {
-  const built = buildAnthropicRequest({ ...request, stream: false }, model);
+  const built = buildAnthropicRequest({ ...request, stream: false }, model, { automaticCaching: false });
   const body: Record<string, unknown> = { model: built.body.model, messages: built.body.messages };
-  for (const key of ['system', 'tools', 'tool_choice', 'thinking', 'output_config'] as const) {
+  for (const key of ['system', 'tools', 'tool_choice', 'thinking', 'output_config', 'cache_control'] as const) {
     if (built.body[key] !== undefined) body[key] = built.body[key];
   }
   return { body, betaHeader: built.betaHeader, betaQuery: built.betaQuery };
@@ -183,7 +203,7 @@ function buildTools(request: CanonicalRequest): AnthropicTool[] {
     if (tool.description !== undefined) built.description = tool.description;
     // `strict: false` is the default; leaving it out keeps the body valid where the field is not known.
     if (tool.strict === true) built.strict = true;
-    return built;
+    return withCacheControl(built, tool.cache);
   });
 }
 

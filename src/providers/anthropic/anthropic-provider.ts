@@ -40,8 +40,14 @@
  * - Errors: non-2xx → `upstreamError` (status decides; 529 → upstream_unavailable) with `retry-after`, or on a 429
  *   without it the `anthropic-ratelimit-requests-reset` time; `event: error` → the gateway error of its type; a
  *   stream ending (or reset) before `message_stop` → upstream_bad_response.
+ * - Prompt caching (docs/prompt-caching.md): every canonical breakpoint becomes `cache_control` on the block or tool
+ *   that carries it (5 minutes as `{type: "ephemeral"}`, 1 hour with `ttl: "1h"`), the top-level one at the top level.
+ *   For a client that could not ask (Responses, Gemini) or did not (an OpenAI chat client without breakpoints), on a
+ *   model with `automaticCaching` and a prompt of at least its minimum cacheable length, the gateway places 5-minute
+ *   breakpoints on the last system block (else the last tool) and on the last block of the last user turn.
  * - count_tokens: the Messages body reduced to model/messages/system/tools/tool_choice/thinking, same headers.
  */
+import { loadTokenizer } from '../../canonical/count-tokens.js';
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
@@ -59,6 +65,7 @@ import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthr
 import { anthropicHttpError } from './anthropic-map-error.js';
 import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
 import { AnthropicStreamMapper } from './anthropic-map-stream.js';
+import { automaticCacheCandidate } from './anthropic-prompt-cache.js';
 import { WholeReply } from '../whole-reply.js';
 
 export interface AnthropicProviderOptions {
@@ -86,6 +93,8 @@ export class AnthropicProvider implements ProviderAdapter {
   }
 
   async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+    // Whether to place the gateway's breakpoints takes a token count; the tokenizer loads without blocking the loop.
+    if (automaticCacheCandidate(request, model)) await loadTokenizer();
     const { body, droppedParameters, betaHeader, betaQuery, jsonToolName } = buildAnthropicRequest(request, model);
     const path = betaQuery ? '/v1/messages?beta=true' : '/v1/messages';
     const response = await this.http.post(

@@ -2,6 +2,7 @@ import type { CanonicalRequest, ResponseFormat } from '../../canonical/request.j
 import { buildOpenAIToolChoice, buildOpenAITools } from '../openai/openai-build-request.js';
 import { buildDeepSeekMessages } from './deepseek-messages.js';
 import { resolveDeepSeekThinking, thinkingExtensionType } from './deepseek-thinking.js';
+import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
 
 export interface BuiltDeepSeekRequest {
   body: Record<string, unknown>;
@@ -59,6 +60,8 @@ export function buildDeepSeekRequest(request: CanonicalRequest, upstreamModel: s
     if (jsonSchema !== undefined) dropped.push('response_format.json_schema');
   }
   if (request.user !== undefined) dropped.push('user');
+  // DeepSeek caches by prefix on its own and has no cache key.
+  dropped.push(...unsupportedPromptCacheFields(request));
 
   for (const [field, value] of Object.entries(request.extensions)) {
     if (request.extensionsProtocol !== 'openai-chat') dropped.push(field);

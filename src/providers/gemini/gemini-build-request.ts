@@ -9,6 +9,7 @@ import type {
   GeminiTool,
   GeminiToolConfig,
 } from '../../wire/gemini-generate-wire.js';
+import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
 
 export interface BuiltGeminiRequest {
   body: GeminiGenerateContentRequest;
@@ -43,6 +44,7 @@ export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: str
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
 
   if (request.user !== undefined) dropped.add('user');
+  for (const field of unsupportedPromptCacheFields(request)) dropped.add(field);
   // Gemini may call several functions in one step and has no switch to stop it.
   if (request.parallelToolCalls !== undefined) dropped.add('parallel_tool_calls');
   if (request.extensionsProtocol === 'gemini-generate') forwardGeminiExtensions(request.extensions, body);

@@ -28,6 +28,7 @@
  *   becomes `retry-after`. A stream that ends without a finish reason is `upstream_bad_response`. (gemini-errors.ts)
  */
 import { GatewayError } from '../../canonical/errors.js';
+import { hasCacheBreakpoints } from '../../canonical/cache-breakpoints.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
@@ -78,6 +79,8 @@ export class GeminiProvider implements ProviderAdapter {
       stops === undefined ? request : withoutStopSequences(request),
       model.upstreamModel,
     );
+    // Gemini caches prefixes on its own (implicit caching): a breakpoint changes nothing, and is reported as dropped.
+    if (hasCacheBreakpoints(request)) droppedParameters.push('cache_control');
     const method = upstreamStream ? 'streamGenerateContent?alt=sse' : 'generateContent';
     const response = await this.http.post(
       modelPath(model.upstreamModel, method),

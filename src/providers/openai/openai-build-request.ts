@@ -24,11 +24,21 @@ export interface BuiltOpenAIRequest {
   droppedParameters: string[];
 }
 
+/** What the request builders may read of the call beyond the request (read only when needed: it may be computed). */
+export interface ConversationHint {
+  readonly affinityKey?: string;
+}
+
 /**
  * Canonical request → OpenAI chat-completions body. Extensions from an OpenAI client are forwarded untouched
- * (same protocol); from any other client they are dropped and reported.
+ * (same protocol); from any other client they are dropped and reported. The prompt-cache key is the client's, or
+ * one derived from the conversation's affinity key, so that every turn of a conversation reaches the same cache.
  */
-export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: string): BuiltOpenAIRequest {
+export function buildOpenAIRequest(
+  request: CanonicalRequest,
+  upstreamModel: string,
+  conversation?: ConversationHint,
+): BuiltOpenAIRequest {
   const dropped: string[] = [];
   const body: Record<string, unknown> = { model: upstreamModel, messages: buildMessages(request) };
   const { sampling } = request;
@@ -57,12 +67,20 @@ export function buildOpenAIRequest(request: CanonicalRequest, upstreamModel: str
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
   else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');
   if (request.user !== undefined) body.user = request.user;
+  const cacheKey = request.promptCacheKey ?? derivedPromptCacheKey(conversation?.affinityKey);
+  if (cacheKey !== undefined) body.prompt_cache_key = cacheKey;
+  if (request.promptCacheRetention !== undefined) body.prompt_cache_retention = request.promptCacheRetention;
   if (request.extensionsProtocol === 'openai-chat') Object.assign(body, request.extensions);
   else dropped.push(...Object.keys(request.extensions));
   body.stream = request.stream;
   // Always ask for usage: billing reads it, whatever the client asked for.
   if (request.stream) body.stream_options = { include_usage: true };
   return { body, droppedParameters: dropped };
+}
+
+/** The key sent for a client that sent none: 35 characters, within OpenAI's 64. */
+export function derivedPromptCacheKey(affinityKey: string | undefined): string | undefined {
+  return affinityKey === undefined ? undefined : `tg-${affinityKey}`;
 }
 
 function buildResponseFormat(request: CanonicalRequest): Record<string, unknown> | undefined {

@@ -1,3 +1,4 @@
+import { hasCacheBreakpoints } from '../../canonical/cache-breakpoints.js';
 import { budgetedTextCounter, loadTokenizer } from '../../canonical/count-tokens.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalRequest, VendorName } from '../../canonical/request.js';
@@ -7,6 +8,7 @@ import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.j
 import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { parseRetryAfter, type UpstreamErrorDetails } from '../upstream-errors.js';
 import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
+import type { ConversationHint } from './openai-build-request.js';
 import { openAICompletionEvents, openAIStreamEvents, readOpenAIErrorBody } from './openai-read-reply.js';
 
 export interface ProviderEndpointOptions {
@@ -26,6 +28,7 @@ export interface OpenAIDialect {
   buildRequest(
     request: CanonicalRequest,
     upstreamModel: string,
+    conversation?: ConversationHint,
   ): { body: Record<string, unknown>; droppedParameters: string[] };
   /** Response headers that may carry the vendor's request id, in order of preference. */
   requestIdHeaders: readonly string[];
@@ -54,14 +57,17 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     this.label = options.vendorLabel ?? dialect.defaultLabel;
   }
 
-  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+  async call(call: ProviderCall): Promise<ProviderResponse> {
+    const { request, model, signal } = call;
     // Stop sequences are matched here, over a streamed reply the gateway can cut at the match (see
     // gateway-stop-sequences.ts): the vendor would stop without saying which one.
     const stops = gatewayStopSequences(request);
     const upstreamStream = request.stream || stops !== undefined;
     const sent = stops === undefined ? request : { ...withoutStopSequences(request), stream: true };
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
-    const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel);
+    const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel, call);
+    // These vendors cache prefixes on their own: a breakpoint changes nothing there, and is reported as dropped.
+    if (hasCacheBreakpoints(request)) droppedParameters.push('cache_control');
     const response = await this.http.post(
       '/chat/completions',
       this.headers,

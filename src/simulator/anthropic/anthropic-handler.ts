@@ -5,12 +5,12 @@
  * deterministic turn — thinking, text, tool_use — through the shared response player.
  */
 import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
-import { splitPromptCache } from '../prompt-cache.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import { planTurn } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
+import { anthropicPromptCache } from './anthropic-cache.js';
 import { anthropicErrorBody, anthropicErrorForStatus } from './anthropic-errors.js';
 import {
   countInputTokens,
@@ -115,7 +115,7 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     model: request.model,
     plan: planned.plan,
     showThinking: thinking,
-    prompt: splitPromptCache(inputTokens, directives),
+    prompt: anthropicPromptCache(exchange, request, inputTokens, directives),
   };
   const plan: PlayPlan = {
     directives,

@@ -49,7 +49,7 @@ export function trailingToolResults(messages: readonly AnthropicMessage[]): stri
   return results.length === 0 ? undefined : results;
 }
 
-function blockTokens(block: AnthropicBlock, countThinking: boolean): number {
+export function blockTokens(block: AnthropicBlock, countThinking: boolean): number {
   switch (block.type) {
     case 'text':
       return countTokens(block.text);

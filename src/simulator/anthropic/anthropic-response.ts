@@ -4,7 +4,7 @@
  * text → tool_use; the thinking block carries a signature the simulator can verify when a client sends it back.
  */
 import { sseEvent } from '../../streaming/sse-writer.js';
-import type { PromptCacheSplit } from '../prompt-cache.js';
+import type { CacheCounts } from '../prompt-cache/cache-counts.js';
 import { hashHex, limitText } from '../reply-engine.js';
 import type { StreamScript } from '../response-player.js';
 import { signThinking } from '../signatures.js';
@@ -17,7 +17,7 @@ export interface AnthropicReply {
   plan: TurnPlan;
   /** Whether the reasoning is shown as a thinking block (thinking enabled). */
   showThinking: boolean;
-  prompt: PromptCacheSplit;
+  prompt: CacheCounts;
 }
 
 type ResponseBlock =

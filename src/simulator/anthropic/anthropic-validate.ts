@@ -8,6 +8,7 @@
  * `max_tokens`.
  */
 import { AnthropicInvalid, checkText, fail, isObject, requireString, type Json } from './anthropic-validate-blocks.js';
+import { checkCacheControls } from './anthropic-validate-cache.js';
 import { checkMessages } from './anthropic-validate-messages.js';
 import type { AnthropicRequest } from './anthropic-types.js';
 
@@ -186,6 +187,7 @@ export function validateAnthropicRequest(body: unknown, forCounting = false): An
     const thinking = checkThinking(body, maxTokens, choiceType);
     checkOutputConfig(body['output_config']);
     checkMessages(body['messages'], thinking);
+    checkCacheControls(body);
     return { ok: true, request: body as unknown as AnthropicRequest };
   } catch (error) {
     if (error instanceof AnthropicInvalid) return { ok: false, message: error.message };

@@ -5,6 +5,7 @@
  * usage on the finish chunk, a `: keep-alive` comment before the first chunk, and its own refusals.
  */
 import { sseComment, sseData } from '../../streaming/sse-writer.js';
+import { deepSeekPromptCache } from '../openai/chat-cache.js';
 import {
   authenticateBearer,
   chatToolCallId,
@@ -73,6 +74,7 @@ const DEEPSEEK: ChatVendor = {
   invalidJsonMessage: 'Failed to parse the request body as JSON',
   reasoning: (request) => ({ enabled: isThinkingMode(request), scale: 1 }),
   usage,
+  promptCache: deepSeekPromptCache,
   dialect: (request) => (isThinkingMode(request) ? THINKING_DIALECT : CHAT_DIALECT),
   completionId: uuidLike,
   renderError: (status) => ({ body: deepSeekErrorBody(status) }),

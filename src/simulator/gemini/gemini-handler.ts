@@ -5,12 +5,12 @@
  * are Google RPC bodies; the reply is a deterministic turn played through the shared response player.
  */
 import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
-import { splitPromptCache } from '../prompt-cache.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import { planTurn } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
+import { geminiPromptCache } from './gemini-cache.js';
 import { API_KEY_INVALID_DETAILS, geminiErrorBody, geminiFaultBody } from './gemini-errors.js';
 import {
   countPromptTokens,
@@ -110,7 +110,7 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     plan: planned.plan,
     thinking,
     prompt,
-    cachedTokens: splitPromptCache(prompt.total, directives).read,
+    cachedTokens: geminiPromptCache(exchange, model, request, prompt.total, directives).read,
     signatureSeed: seedText,
     errorBody: (status) => geminiFaultBody(status, retryAfter),
   };

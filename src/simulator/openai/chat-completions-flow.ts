@@ -4,7 +4,7 @@
  * error wording, stream details — comes in a `ChatVendor`; the order of the steps is shared.
  */
 import { FAULT_HEADER, parseRequestDirectives, type SimulatorDirectives } from '../fault-directives.js';
-import { splitPromptCache, type PromptCacheSplit } from '../prompt-cache.js';
+import type { PromptCacheSplit } from '../prompt-cache.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type VendorErrorRenderer } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
@@ -35,6 +35,13 @@ export interface ChatVendor {
   invalidJsonMessage: string;
   reasoning(request: OpenAiChatRequest): ReasoningMode;
   usage(plans: readonly TurnPlan[], prompt: PromptCacheSplit): object;
+  /** The prompt's cache reads and writes: by directive, or from the simulator's prompt cache. */
+  promptCache(
+    exchange: SimulatorExchange,
+    request: OpenAiChatRequest,
+    total: number,
+    directives: SimulatorDirectives,
+  ): PromptCacheSplit;
   dialect(request: OpenAiChatRequest): ChatDialect;
   /** Completion id from the raw body (deterministic). */
   completionId(raw: string): string;
@@ -134,7 +141,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     plans.push(planned.plan);
   }
 
-  const prompt = splitPromptCache(countPromptTokens(request), directives);
+  const prompt = vendor.promptCache(exchange, request, countPromptTokens(request), directives);
   const set: ChatReplySet = {
     id: vendor.completionId(read.raw),
     created: Math.floor(Date.now() / 1000),

@@ -10,6 +10,7 @@ import { hashHex } from '../reply-engine.js';
 import { sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import type { TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
+import { openAiPromptCache } from './chat-cache.js';
 import {
   authenticateBearer,
   chatToolCallId,
@@ -83,6 +84,7 @@ const OPENAI: ChatVendor = {
   invalidJsonMessage: INVALID_JSON_MESSAGE,
   reasoning,
   usage,
+  promptCache: openAiPromptCache,
   dialect: () => DIALECT,
   completionId: (raw) => `chatcmpl-${hashHex(raw)}`,
   renderError: (status) => ({ body: openAiErrorBody(openAiErrorForStatus(status)) }),

@@ -29,9 +29,30 @@ export type ValidationResult = { ok: true; request: OpenAiChatRequest } | { ok: 
 
 export interface ChatValidationLimits {
   maxStopSequences: number;
+  /** OpenAI's `prompt_cache_key` (at most 64 characters) and `prompt_cache_retention` are checked. */
+  promptCacheFields?: boolean;
 }
 
-const OPENAI_LIMITS: ChatValidationLimits = { maxStopSequences: 4 };
+const OPENAI_LIMITS: ChatValidationLimits = { maxStopSequences: 4, promptCacheFields: true };
+const PROMPT_CACHE_KEY_MAX = 64;
+const PROMPT_CACHE_RETENTIONS = ['in_memory', '24h'];
+
+function checkPromptCacheFields(body: Json): void {
+  const key = body['prompt_cache_key'];
+  if (key !== undefined && key !== null) {
+    if (typeof key !== 'string') invalidType('prompt_cache_key', 'a string', key);
+    if (key.length > PROMPT_CACHE_KEY_MAX) {
+      fail(
+        `Invalid 'prompt_cache_key': string too long. Expected a string with maximum length ${PROMPT_CACHE_KEY_MAX}, but got a string with length ${key.length} instead.`,
+        'prompt_cache_key',
+        'string_above_max_length',
+      );
+    }
+  }
+  const retention = body['prompt_cache_retention'];
+  if (retention !== undefined && retention !== null && !PROMPT_CACHE_RETENTIONS.includes(retention as string))
+    invalidValue('prompt_cache_retention', retention, PROMPT_CACHE_RETENTIONS);
+}
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** o-series reasoning models: `max_tokens` and non-default temperature or top_p are refused. */
 const O_SERIES = /^o\d/;
@@ -194,6 +215,7 @@ export function validateChatRequest(body: unknown, limits: ChatValidationLimits 
       if (!isObject(streamOptions)) invalidType('stream_options', 'an object', streamOptions);
     }
     checkReasoningModel(body, model);
+    if (limits.promptCacheFields === true) checkPromptCacheFields(body);
     return { ok: true, request: body as unknown as OpenAiChatRequest };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, error: error.detail };

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { CanonicalRequest, ContentBlock } from '../canonical/request.js';
+
+/** Bumped when what the key covers changes, so old and new keys never collide. */
+const AFFINITY_VERSION = 'a1';
+/** Inline media counts by its length and first characters: enough to tell conversations apart, cheap on megabytes. */
+const MEDIA_SAMPLE = 1024;
+
+/**
+ * The conversation affinity key: the same for every turn of one conversation, different across conversations and
+ * across API keys. A SHA-256 over the API key's id (never the secret), the model, and the prompt's stable prefix
+ * (tools, system prompt, first user message), which every turn of a conversation repeats. Cache breakpoints are
+ * left out: clients move them from turn to turn. 32 hex digits; no prompt text can be read back from it.
+ */
+export function conversationAffinityKey(apiKeyId: string, modelId: string, request: CanonicalRequest): string {
+  const hash = createHash('sha256');
+  // Each part length-prefixed, so no two different prefixes hash the same text; prompt text is hashed as it is,
+  // not through JSON.stringify, which would copy and scan it once more.
+  const part = (text: string) => hash.update(`${text.length}:`).update(text);
+  part(AFFINITY_VERSION);
+  part(apiKeyId);
+  part(modelId);
+  part(JSON.stringify((request.tools ?? []).map(withoutBreakpoint)));
+  part(String(request.system.length));
+  for (const block of request.system) part(block.text);
+  for (const block of request.messages.find((message) => message.role === 'user')?.content ?? []) {
+    part(block.type);
+    part(block.type === 'text' ? block.text : JSON.stringify(stableBlock(block)));
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
+function withoutBreakpoint<T extends object>(part: T): Omit<T, 'cache'> {
+  if (!('cache' in part)) return part;
+  const { cache: _cache, ...rest } = part;
+  return rest;
+}
+
+/** A content block as the key sees it: no breakpoint, inline media by its length and first characters. */
+function stableBlock(block: ContentBlock): unknown {
+  if (block.type === 'tool-result') return { ...withoutBreakpoint(block), content: block.content.map(stableBlock) };
+  if ((block.type === 'image' || block.type === 'document') && block.source.kind === 'base64') {
+    const { data } = block.source;
+    if (data.length > MEDIA_SAMPLE)
+      return {
+        ...withoutBreakpoint(block),
+        source: { ...block.source, data: `${data.length}:${data.slice(0, MEDIA_SAMPLE)}` },
+      };
+  }
+  return withoutBreakpoint(block);
+}
+
+/**
+ * A provider call whose affinity key is computed on first read: most calls never need it (one credential, a
+ * vendor without a cache key), and hashing a coding agent's 50 KB of tools and system prompt takes 0.1 ms or more.
+ */
+export function withAffinityKey<T extends object>(
+  call: T,
+  apiKeyId: string,
+  modelId: string,
+  request: CanonicalRequest,
+): T & { readonly affinityKey: string } {
+  let key: string | undefined;
+  return Object.defineProperty(call, 'affinityKey', {
+    enumerable: true,
+    get: () => (key ??= conversationAffinityKey(apiKeyId, modelId, request)),
+  }) as T & { readonly affinityKey: string };
+}
