@@ -11,6 +11,8 @@ export type VendorName = 'anthropic' | 'openai' | 'gemini' | 'deepseek';
  */
 export interface CacheBreakpoint {
   ttl: '5m' | '1h';
+  /** Other members an Anthropic client gave its `cache_control` (beta `scope`, `evict_on_complete`), sent to Anthropic as they are. */
+  anthropicFields?: Readonly<Record<string, unknown>>;
 }
 
 export interface TextBlock {

@@ -10,6 +10,8 @@ export interface AnthropicCacheControl {
   type: 'ephemeral';
   /** `5m` when absent. */
   ttl?: '5m' | '1h';
+  /** Beta members (`scope`, `evict_on_complete`) an Anthropic client sent, forwarded as they are. */
+  [member: string]: unknown;
 }
 
 export interface AnthropicTextBlock {

@@ -73,6 +73,17 @@ describe('decodeAnthropicMessagesRequest: prompt-cache breakpoints', () => {
     });
   });
 
+  it("keeps a cache_control's other members (Claude Code's beta scope) for an Anthropic upstream", () => {
+    const request = decodeAnthropicMessagesRequest({
+      ...base,
+      system: [text('Rules.', { type: 'ephemeral', ttl: '1h', scope: 'global' })],
+      cache_control: { type: 'ephemeral', evict_on_complete: true },
+      messages: [{ role: 'user', content: 'a' }],
+    });
+    expect(request.system[0]!.cache).toEqual({ ttl: '1h', anthropicFields: { scope: 'global' } });
+    expect(request.cache).toEqual({ ttl: '5m', anthropicFields: { evict_on_complete: true } });
+  });
+
   it('takes cache_control: null as no breakpoint', () => {
     const request = decodeAnthropicMessagesRequest({
       ...base,

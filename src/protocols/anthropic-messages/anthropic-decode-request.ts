@@ -81,7 +81,7 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
     if (member !== 'format' && member !== 'effort' && value !== undefined && value !== null)
       extensions[`${OUTPUT_CONFIG_EXTENSION_PREFIX}${member}`] = value;
   }
-  const breakpoints = new CacheBreakpointPaths();
+  const breakpoints = new CacheBreakpointPaths(true);
   const request: CanonicalRequest = {
     model: input.model === undefined || input.model === null ? '' : String(input.model),
     system: decodeSystem(input.system, breakpoints),

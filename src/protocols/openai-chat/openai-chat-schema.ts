@@ -142,9 +142,9 @@ export const openAIChatRequestSchema = z.looseObject({
   top_logprobs: z.number().int().min(0).max(20).nullish(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
-  cache_control: cacheControl,
   prompt_cache_key: promptCacheKeySchema,
   prompt_cache_retention: promptCacheRetentionSchema,
+  cache_control: cacheControl,
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
@@ -172,7 +172,7 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'presence_penalty',
   'frequency_penalty',
   'reasoning_effort',
-  'cache_control',
   'prompt_cache_key',
   'prompt_cache_retention',
+  'cache_control',
 ]);

@@ -82,10 +82,10 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     request.reasoning = { effort: input.reasoning_effort };
   }
   if (input.user !== undefined) request.user = input.user;
+  decodePromptCacheFields(input, request);
   const automatic = breakpoints.take(input.cache_control, 'cache_control');
   if (automatic !== undefined) request.cache = automatic;
   breakpoints.check(request);
-  decodePromptCacheFields(input, request);
   return { request, includeUsage: request.stream && input.stream_options?.include_usage === true };
 }
 

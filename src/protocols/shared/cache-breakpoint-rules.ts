@@ -15,10 +15,20 @@ export type WireCacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' | undefine
 export class CacheBreakpointPaths {
   private readonly paths = new Map<CacheBreakpoint, string>();
 
+  /**
+   * `keepExtras`: an Anthropic client's other members of the `cache_control` (beta fields such as `scope`) that
+   * only an Anthropic upstream reads. Same protocol, so they travel as sent.
+   */
+  constructor(private readonly keepExtras = false) {}
+
   /** The canonical breakpoint of a `cache_control` at `param` (a missing ttl means 5 minutes), or undefined. */
   take(control: WireCacheControl, param: string): CacheBreakpoint | undefined {
     if (control === undefined || control === null) return undefined;
     const breakpoint: CacheBreakpoint = { ttl: control.ttl ?? '5m' };
+    if (this.keepExtras) {
+      const { type: _type, ttl: _ttl, ...extras } = control as Record<string, unknown>;
+      if (Object.keys(extras).length > 0) breakpoint.anthropicFields = extras;
+    }
     this.paths.set(breakpoint, param);
     return breakpoint;
   }

@@ -5,6 +5,7 @@ import { ModelCatalog } from '../../catalog/model-catalog.js';
 import { canonicalRequest, TEST_MODEL, userText } from '../../../test/helpers/anthropic-test-fixtures.js';
 import type { AnthropicTextBlock } from '../../wire/anthropic-messages-wire.js';
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
+import { promptReaches } from './anthropic-prompt-cache.js';
 
 const FIVE = { type: 'ephemeral' };
 const HOUR = { type: 'ephemeral', ttl: '1h' };
@@ -94,6 +95,19 @@ describe('buildAnthropicRequest: breakpoints forwarded', () => {
     ]);
   });
 
+  it('sends back the other members an Anthropic client gave a cache_control', () => {
+    const { body } = buildAnthropicRequest(
+      canonicalRequest({
+        extensionsProtocol: 'anthropic-messages',
+        system: [{ type: 'text', text: 'Rules.', cache: { ttl: '1h', anthropicFields: { scope: 'global' } } }],
+        cache: { ttl: '5m', anthropicFields: { evict_on_complete: true } },
+      }),
+      TEST_MODEL,
+    );
+    expect(body.system).toEqual([{ type: 'text', text: 'Rules.', cache_control: { ...HOUR, scope: 'global' } }]);
+    expect(body.cache_control).toEqual({ ...FIVE, evict_on_complete: true });
+  });
+
   it('keeps the top-level breakpoint in the count_tokens body, and places none of its own there', () => {
     const counted = buildAnthropicCountTokensRequest(longRequest({ cache: { ttl: '5m' } }), TEST_MODEL).body;
     expect(counted.cache_control).toEqual(FIVE);
@@ -149,5 +163,25 @@ describe('buildAnthropicRequest: breakpoints the gateway places', () => {
     );
     expect(systemBlocks(body.system).some((block) => block.cache_control !== undefined)).toBe(false);
     expect(body.messages[0]!.content).toEqual([{ type: 'text', text: 'Hi', cache_control: HOUR }]);
+  });
+});
+
+describe('promptReaches: the length check, stopped as soon as it is settled', () => {
+  it('agrees with the request estimate on either side of a minimum', () => {
+    const request = longRequest();
+    const estimate = estimateRequestInputTokens(request);
+    // The estimate adds a few framing tokens per message that the check leaves out.
+    expect(promptReaches(request, estimate - 40)).toBe(true);
+    expect(promptReaches(request, estimate + 1)).toBe(false);
+    expect(promptReaches(request, 1_024)).toBe(true);
+    expect(promptReaches(request, 4_096)).toBe(false);
+  });
+
+  it('counts an image at its flat estimate', () => {
+    const image = canonicalRequest({
+      messages: [{ role: 'user', content: [{ type: 'image', source: { kind: 'url', url: 'https://x/y.png' } }] }],
+    });
+    expect(promptReaches(image, 1_024)).toBe(true);
+    expect(promptReaches(image, 4_096)).toBe(false);
   });
 });

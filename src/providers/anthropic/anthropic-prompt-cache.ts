@@ -1,15 +1,19 @@
 import { hasCacheBreakpoints } from '../../canonical/cache-breakpoints.js';
-import { estimateRequestInputTokens, upperBoundRequestInputTokens } from '../../canonical/count-tokens.js';
-import type { CacheBreakpoint, CanonicalRequest } from '../../canonical/request.js';
+import { countTextTokens, upperBoundRequestInputTokens } from '../../canonical/count-tokens.js';
+import type { CacheBreakpoint, CanonicalRequest, ContentBlock } from '../../canonical/request.js';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import type { AnthropicCacheControl, AnthropicMessagesRequest } from '../../wire/anthropic-messages-wire.js';
 
 /** The breakpoint every gateway-placed one is: Anthropic's default lifetime. */
 const FIVE_MINUTES: AnthropicCacheControl = { type: 'ephemeral' };
 
-/** A canonical breakpoint as Anthropic spells it: 5 minutes as `{type: "ephemeral"}` (its default), 1 hour with ttl. */
+/**
+ * A canonical breakpoint as Anthropic spells it: 5 minutes as `{type: "ephemeral"}` (its default), 1 hour with ttl,
+ * and the other members an Anthropic client gave it.
+ */
 export function cacheControlOf(cache: CacheBreakpoint): AnthropicCacheControl {
-  return cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  const control: AnthropicCacheControl = cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  return cache.anthropicFields === undefined ? control : { ...control, ...cache.anthropicFields };
 }
 
 /** `block` with the breakpoint it carried in the canonical request, if any. */
@@ -40,9 +44,61 @@ export function automaticCacheCandidate(request: CanonicalRequest, model: Catalo
 
 /** Whether the gateway places breakpoints: a candidate whose estimated prompt reaches the model's minimum. */
 export function placesAutomaticBreakpoints(request: CanonicalRequest, model: CatalogModel): boolean {
-  return (
-    automaticCacheCandidate(request, model) && estimateRequestInputTokens(request) >= model.minCacheablePromptTokens!
-  );
+  return automaticCacheCandidate(request, model) && promptReaches(request, model.minCacheablePromptTokens!);
+}
+
+/**
+ * Characters tokenized at a time. Tokenizing costs 1 to 4 µs a character on the event loop, and a coding agent's
+ * prompt runs to hundreds of thousands: counting stops as soon as the minimum is reached, a few slices in.
+ */
+const SLICE_CHARS = 4_096;
+/** The flat estimates the gateway's request estimate uses for media (canonical/count-tokens.ts). */
+const IMAGE_TOKENS = 1_600;
+const DOCUMENT_TOKENS = 1_500;
+
+/** Whether the prompt's tokens (the local tokenizer, media at their flat estimates) reach `minimum`. */
+export function promptReaches(request: CanonicalRequest, minimum: number): boolean {
+  let total = 0;
+  for (const piece of promptPieces(request)) {
+    if (typeof piece === 'number') total += piece;
+    else
+      for (let at = 0; at < piece.length && total < minimum; at += SLICE_CHARS)
+        total += countTextTokens(piece.slice(at, at + SLICE_CHARS));
+    if (total >= minimum) return true;
+  }
+  return false;
+}
+
+/** The prompt in Anthropic's order: texts to count, and flat token estimates for media. */
+function* promptPieces(request: CanonicalRequest): Generator<string | number> {
+  for (const tool of request.tools ?? []) {
+    yield tool.name;
+    if (tool.description !== undefined) yield tool.description;
+    yield JSON.stringify(tool.parameters ?? {});
+  }
+  for (const block of request.system) yield block.text;
+  for (const message of request.messages) for (const block of message.content) yield* blockPieces(block);
+}
+
+function* blockPieces(block: ContentBlock): Generator<string | number> {
+  switch (block.type) {
+    case 'text':
+    case 'reasoning':
+      yield block.text;
+      return;
+    case 'image':
+      yield IMAGE_TOKENS;
+      return;
+    case 'document':
+      yield DOCUMENT_TOKENS;
+      return;
+    case 'tool-call':
+      yield block.name;
+      yield block.argumentsJson;
+      return;
+    case 'tool-result':
+      for (const part of block.content) yield* blockPieces(part);
+  }
 }
 
 /**
