@@ -29,7 +29,7 @@ import { anthropicBill, vendorBill } from '../helpers/vendor-usage-cost.js';
 const CLAUDE_MODEL = 'alpha-sonnet-5';
 /**
  * One session id for every Claude Code session: `--resume` puts it in the prompt, so sessions compared token for
- * token share it (each runs in its own emptied HOME).
+ * token share it (each runs in the same HOME path, emptied first).
  */
 const SESSION_ID = '7011a7e0-5e55-4c0d-9d1e-70119a7e0001';
 /** From turn 2 on, at least this share of each prompt is read from the cache. */
