@@ -8,12 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type Migration } from 'kysely';
+import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { migrateOnly } from '../../test/helpers/migration-databases.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../../test/helpers/storage-backends.js';
 import { allMigrations } from './migrations/all-migrations.js';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from './migrations/run-migrations.js';
 
 interface RawDatabase {
   db: Kysely<unknown>;
@@ -46,21 +46,6 @@ async function postgresDatabase(): Promise<RawDatabase> {
   return { db, schema, drop: async () => (await db.destroy(), await dropPostgresSchema(schema)) };
 }
 
-async function migrate(db: Kysely<unknown>, schema: string | undefined, names: string[]): Promise<string[]> {
-  const migrations: Record<string, Migration> = Object.fromEntries(names.map((name) => [name, allMigrations[name]!]));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-    allowUnorderedMigrations: true,
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error;
-  return results.map((result) => result.migrationName);
-}
-
 const ledgerRow = (id: string, kind: string, key: string) =>
   sql`insert into ledger_entries (id, account_id, kind, amount_nano, balance_after_nano, idempotency_key, request_id, note, created_at)
       values (${id}, 'acct_1', ${kind}, 5000000000, 5000000000, ${key}, null, 'before', 1)`;
@@ -72,12 +57,12 @@ describe.each([
   it('keeps accounts, ledger rows and indexes, and accepts the tier kind', async () => {
     const { db, schema, drop } = await create();
     try {
-      await migrate(db, schema, ['0001-initial', '0002-billing', '0003-dashboard', '0004-usage-rollup']);
+      await migrateOnly(db, schema, ['0001-initial', '0002-billing', '0003-dashboard', '0004-usage-rollup']);
       await sql`insert into accounts (id, email, email_normalized, password_hash, role, tier, disabled, created_at)
                 values ('acct_1', 'a@example.com', 'a@example.com', 'x', 'user', 'enterprise', 0, 1)`.execute(db);
       await ledgerRow('le_1', 'redemption', 'redeem:1').execute(db);
 
-      expect(await migrate(db, schema, Object.keys(allMigrations))).toContain('0008-tier-upgrades');
+      expect(await migrateOnly(db, schema, Object.keys(allMigrations))).toContain('0008-tier-upgrades');
 
       const account = await sql<{
         tier: string;

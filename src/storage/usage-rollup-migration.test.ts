@@ -3,79 +3,17 @@
  * before it, and a database that got 0004 before 0003 still takes 0003 afterwards (helpers add migrations in
  * parallel, so the order they reach a database in is not the order of their names).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { ALL_MIGRATIONS, dropPostgresSchema, POSTGRES_URL } from '../../test/helpers/storage-backends.js';
+import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
 import { allMigrations } from './migrations/all-migrations.js';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from './migrations/run-migrations.js';
 import { openStorage } from './open-storage.js';
 
 const DAY = 20_000;
 const AT = DAY * 86_400_000;
 
-interface RawDatabase {
-  kysely(): Kysely<unknown>;
-  url: string;
-  options: { postgresSchema?: string };
-  schema: string | undefined;
-  drop(): Promise<void>;
-}
-
-async function sqliteDatabase(): Promise<RawDatabase> {
-  const directory = await mkdtemp(join(tmpdir(), 'tollgate-rollup-'));
-  const file = join(directory, 'db.sqlite');
-  return {
-    kysely: () => new Kysely({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) }),
-    url: `sqlite:${file}`,
-    options: {},
-    schema: undefined,
-    drop: () => rm(directory, { recursive: true, force: true }),
-  };
-}
-
-async function postgresDatabase(): Promise<RawDatabase> {
-  const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.query(`create schema ${schema}`).finally(() => client.end());
-  return {
-    kysely: () =>
-      new Kysely({
-        dialect: new PostgresDialect({
-          pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }),
-        }),
-      }),
-    url: POSTGRES_URL,
-    options: { postgresSchema: schema },
-    schema,
-    drop: () => dropPostgresSchema(schema),
-  };
-}
-
-async function migrateOnly(db: Kysely<unknown>, schema: string | undefined, names: string[]): Promise<string[]> {
-  const migrations: Record<string, Migration> = Object.fromEntries(names.map((name) => [name, allMigrations[name]!]));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-    allowUnorderedMigrations: true,
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error;
-  return results.map((result) => result.migrationName);
-}
-
 describe.each([
-  { name: 'sqlite', create: sqliteDatabase },
-  { name: 'postgres', create: postgresDatabase },
+  { name: 'sqlite', create: rawSqliteDatabase },
+  { name: 'postgres', create: rawPostgresDatabase },
 ])('migration 0004-usage-rollup: $name', ({ create }) => {
   it('backfills the rollup from existing usage rows, and 0003 still applies after it', async () => {
     const database = await create();

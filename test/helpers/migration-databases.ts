@@ -1,0 +1,71 @@
+/**
+ * Databases for migration tests: an empty SQLite file or PostgreSQL schema, migrated only as far as a test says, so
+ * rows can be written in an older schema before the migration under test runs.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import pg from 'pg';
+import { allMigrations } from '../../src/storage/migrations/all-migrations.js';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/storage/migrations/run-migrations.js';
+import { dropPostgresSchema, POSTGRES_URL } from './storage-backends.js';
+
+export interface RawDatabase {
+  /** A new connection each call; the caller destroys it. */
+  kysely(): Kysely<unknown>;
+  /** What `openStorage` takes, with `options`, to open the same database. */
+  url: string;
+  options: { postgresSchema?: string };
+  schema: string | undefined;
+  drop(): Promise<void>;
+}
+
+export async function rawSqliteDatabase(): Promise<RawDatabase> {
+  const directory = await mkdtemp(join(tmpdir(), 'tollgate-migration-'));
+  const file = join(directory, 'db.sqlite');
+  return {
+    kysely: () => new Kysely({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) }),
+    url: `sqlite:${file}`,
+    options: {},
+    schema: undefined,
+    drop: () => rm(directory, { recursive: true, force: true }),
+  };
+}
+
+export async function rawPostgresDatabase(): Promise<RawDatabase> {
+  const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  await client.query(`create schema ${schema}`).finally(() => client.end());
+  return {
+    kysely: () =>
+      new Kysely({
+        dialect: new PostgresDialect({
+          pool: new pg.Pool({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}`, max: 2 }),
+        }),
+      }),
+    url: POSTGRES_URL,
+    options: { postgresSchema: schema },
+    schema,
+    drop: () => dropPostgresSchema(schema),
+  };
+}
+
+/** Applies exactly the named migrations (in name order, any not yet applied); returns the names it applied. */
+export async function migrateOnly(db: Kysely<unknown>, schema: string | undefined, names: string[]): Promise<string[]> {
+  const migrations: Record<string, Migration> = Object.fromEntries(names.map((name) => [name, allMigrations[name]!]));
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    allowUnorderedMigrations: true,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error;
+  return results.map((result) => result.migrationName);
+}
