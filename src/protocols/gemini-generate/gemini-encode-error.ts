@@ -28,6 +28,22 @@ export function googleStatusName(status: number): string {
   return STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
 }
 
+/** The HTTP code google.rpc pairs with each status name (google/rpc/code.proto), as Google's own bodies do. */
+const CANONICAL_CODES: Readonly<Record<string, number>> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ABORTED: 409,
+  RESOURCE_EXHAUSTED: 429,
+  CANCELLED: 499,
+  INTERNAL: 500,
+  UNIMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
 /**
  * A gateway error in Google's shape: `{"error": {code, message, status, details}}`. `details` holds an ErrorInfo
  * whose `reason` is the gateway's stable code (and `metadata.param` the field at fault), and a RetryInfo when
@@ -45,4 +61,15 @@ export function encodeGeminiError(error: GatewayError): GeminiErrorBody {
   if (error.retryAfterSeconds !== undefined)
     details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${error.retryAfterSeconds}s` });
   return { error: { code: error.status, message: error.message, status: googleStatusName(error.status), details } };
+}
+
+/**
+ * The error chunk of a stream that already answered 200. Its `code` is not an HTTP status any more, so it is the
+ * one Google pairs with the status name (503 with `UNAVAILABLE`, never the catalog's 502): @google/genai raises it
+ * as the ApiError's status and Gemini CLI retries by it.
+ */
+export function encodeGeminiStreamError(error: GatewayError): GeminiErrorBody {
+  const body = encodeGeminiError(error);
+  const status = googleStatusName(error.status);
+  return { error: { ...body.error, code: CANONICAL_CODES[status] ?? body.error.code } };
 }

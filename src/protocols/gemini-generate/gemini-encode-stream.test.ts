@@ -124,6 +124,24 @@ describe('GeminiStreamEncoder', () => {
       'chunk',
       'UNAVAILABLE',
     ]);
+    // 503 with UNAVAILABLE, as Google pairs them, not the catalog's 502 (the HTTP status went out as 200).
+    expect(chunks.at(-1)!.error!.code).toBe(503);
+  });
+
+  it('an error chunk pairs each status name with its google.rpc code', () => {
+    const pairs = (
+      ['upstream_timeout', 'upstream_rate_limited', 'upstream_auth_failed', 'upstream_server_error'] as const
+    ).map((code) => {
+      const encoder = new GeminiStreamEncoder(context, 'json-array');
+      const chunks = JSON.parse(encoder.error(new GatewayError(code, 'x'))) as Chunk[];
+      return [chunks.at(-1)!.error!.code, chunks.at(-1)!.error!.status];
+    });
+    expect(pairs).toEqual([
+      [504, 'DEADLINE_EXCEEDED'],
+      [429, 'RESOURCE_EXHAUSTED'],
+      [503, 'UNAVAILABLE'],
+      [500, 'INTERNAL'],
+    ]);
   });
 
   it('an empty reply still ends with a chunk that has a part and a finish reason', () => {

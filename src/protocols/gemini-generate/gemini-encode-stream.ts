@@ -5,7 +5,7 @@ import type { CanonicalUsage } from '../../canonical/usage.js';
 import { sseData } from '../../streaming/sse-writer.js';
 import type { GeminiGenerateContentResponse, GeminiPart } from '../../wire/gemini-generate-wire.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
-import { encodeGeminiError } from './gemini-encode-error.js';
+import { encodeGeminiStreamError } from './gemini-encode-error.js';
 import {
   encodeGeminiFinishReason,
   encodeGeminiUsage,
@@ -143,7 +143,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
     let out = '';
     if (this.held !== undefined) out += this.frame(this.chunk(this.held));
     this.held = undefined;
-    out += this.frame(encodeGeminiError(error));
+    out += this.frame(encodeGeminiStreamError(error));
     return this.framing === 'json-array' ? `${out}]` : out;
   }
 

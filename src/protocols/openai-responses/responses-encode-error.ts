@@ -13,3 +13,16 @@ export function encodeResponsesError(
   const body = encodeOpenAIError(error);
   return { error: { ...body.error, code: String(body.error.code ?? error.code), param: body.error.param ?? null } };
 }
+
+/** The codes `response.failed`'s `response.error.code` may take (`ResponseError['code']` of the openai SDK). */
+export type ResponseErrorCode = 'server_error' | 'rate_limit_exceeded';
+
+/**
+ * A gateway error as `response.failed`'s `response.error`: its `code` comes from the published enum, which has
+ * no room for the gateway's catalog codes (the `error` event before it carries those), so a client switching on
+ * it sees a value it knows: `rate_limit_exceeded` for a rate limit, `server_error` for anything else.
+ */
+export function encodeResponseFailure(error: GatewayError): { code: ResponseErrorCode; message: string } {
+  const rateLimited = error.code === 'rate_limit_exceeded' || error.code === 'upstream_rate_limited';
+  return { code: rateLimited ? 'rate_limit_exceeded' : 'server_error', message: error.message };
+}

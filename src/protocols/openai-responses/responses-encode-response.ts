@@ -35,9 +35,8 @@ export function statusOf(reason: FinishReason | null): {
 
 export function encodeResponsesUsage(usage: CanonicalUsage, costNano?: bigint): Record<string, unknown> {
   const input = totalInputTokens(usage);
-  // `cache_write_tokens` (openai 7.57) only when there were some, as on the chat route.
-  const inputDetails: Record<string, number> = { cached_tokens: usage.cacheReadTokens };
-  if (usage.cacheWriteTokens > 0) inputDetails.cache_write_tokens = usage.cacheWriteTokens;
+  // The openai SDK's `ResponseUsage` (7.57) requires `cache_write_tokens` beside `cached_tokens`: 0 when none.
+  const inputDetails = { cached_tokens: usage.cacheReadTokens, cache_write_tokens: usage.cacheWriteTokens };
   const encoded: Record<string, unknown> = {
     input_tokens: input,
     input_tokens_details: inputDetails,

@@ -124,7 +124,7 @@ describe('ResponsesStreamEncoder', () => {
     ]);
     expect(completed.usage).toEqual({
       input_tokens: 14,
-      input_tokens_details: { cached_tokens: 4 },
+      input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 },
       output_tokens: 7,
       output_tokens_details: { reasoning_tokens: 3 },
       total_tokens: 21,
@@ -136,6 +136,18 @@ describe('ResponsesStreamEncoder', () => {
       .filter((event) => event.type === 'response.output_item.added')
       .map((event) => event.output_index);
     expect(added).toEqual([0, 1, 2, 3]);
+  });
+
+  it('text events and content parts carry the fields the SDK types require (logprobs an empty array)', async () => {
+    const events = (await run(new ResponsesStreamEncoder(context()), EVENTS)).slice(0, -1) as Event[];
+    const ofType = (type: string) => events.filter((event) => event.type === type);
+    const part = { type: 'output_text', annotations: [], logprobs: [] };
+    expect(ofType('response.content_part.added').map((event) => event.part)).toEqual([{ ...part, text: '' }]);
+    expect(ofType('response.content_part.done').map((event) => event.part)).toEqual([{ ...part, text: 'Hi there' }]);
+    for (const type of ['response.output_text.delta', 'response.output_text.done'])
+      expect(ofType(type).map((event) => event.logprobs)).toEqual(ofType(type).map(() => []));
+    const message = events.at(-1)!.response.output[1];
+    expect(message.content).toEqual([{ ...part, text: 'Hi there' }]);
   });
 
   it('keeps reasoning text and blobs out unless asked; hands the store the full items before the last event', async () => {
@@ -261,7 +273,16 @@ describe('ResponsesStreamEncoder', () => {
       param: null,
     });
     expect(failed!.type).toBe('response.failed');
-    expect(failed!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' }, usage: null });
+    // `response.error.code` is from the SDK's `ResponseError` enum; the catalog code stays on the `error` event.
+    expect(failed!.response).toMatchObject({
+      status: 'failed',
+      error: { code: 'server_error', message: 'The model provider did not answer in time.' },
+      usage: null,
+    });
+    // A rate limit is the enum's `rate_limit_exceeded`.
+    const limited = new ResponsesStreamEncoder(context());
+    const limitedFrames = parse(limited.error(new GatewayError('upstream_rate_limited', 'Slow down.'))) as Event[];
+    expect(limitedFrames.at(-2)!.response.error).toEqual({ code: 'rate_limit_exceeded', message: 'Slow down.' });
     // One terminal event: nothing after the failure.
     expect(encoder.encode({ type: 'text-delta', blockId: 't', text: 'x' }) + encoder.finish(USAGE)).toBe('');
   });

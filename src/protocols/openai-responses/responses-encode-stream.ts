@@ -18,7 +18,7 @@ import {
   type ResponsesContext,
   type ResponsesOutputItem,
 } from './responses-encode-response.js';
-import { encodeResponsesError } from './responses-encode-error.js';
+import { encodeResponseFailure, encodeResponsesError } from './responses-encode-error.js';
 
 interface ItemState {
   kind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
@@ -198,7 +198,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     return out + SSE_DONE;
   }
 
-  /** A failure after the headers went out: an `error` event, then `response.failed` (both SDKs and Codex read it). */
+  /**
+   * A failure after the headers went out: an `error` event with the catalog code, then `response.failed` (both
+   * SDKs and Codex read it) with the published enum's code.
+   */
   error(error: GatewayError): string {
     if (this.ended) return '';
     this.ended = true;
@@ -208,7 +211,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const response = responseObject(this.context, {
       status: 'failed',
       incompleteDetails: null,
-      error: { code: body.code, message: body.message },
+      error: encodeResponseFailure(error),
       output: presentItems(this.doneItems(), this.context.options.includeEncryptedReasoning),
       usage: null,
     });
@@ -271,7 +274,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item_id: item.id,
         output_index: item.outputIndex,
         content_index: 0,
-        part: { type: 'output_text', text: '', annotations: [] },
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
       })
     );
   }
@@ -299,7 +302,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out += this.emit('response.content_part.done', {
           ...where,
           content_index: 0,
-          part: { type: 'output_text', text: item.text, annotations: [] },
+          part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] },
         });
         item.final = messageItem(item.id, item.text, 'completed');
         break;
