@@ -136,6 +136,44 @@ describe('DeepSeek simulator: replies', () => {
     expect(usage['prompt_cache_hit_tokens']).toBe(8);
     expect(usage['prompt_cache_miss_tokens']).toBe((usage['prompt_tokens'] ?? 0) - 8);
   });
+
+  it('in JSON mode answers an instance of the schema a system instruction names, else {"text": ...}', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        population: { type: 'integer' },
+        tags: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['city', 'population', 'tags'],
+      additionalProperties: false,
+    };
+    const instruction = `Reply with a single JSON object named "place" and nothing else.\nIt must conform to this JSON Schema:\n${JSON.stringify(schema)}`;
+    const messages: ChatCompletionMessageParam[] = [
+      { role: 'system', content: `Be brief.\n${instruction}\nAnswer in JSON.` },
+      { role: 'user', content: 'Name a city.' },
+    ];
+    const format = { type: 'json_object' } as const;
+    const shaped = await client.chat.completions.create({ ...chat, messages, response_format: format });
+    const value = JSON.parse(shaped.choices[0]?.message.content ?? '') as Record<string, unknown>;
+    expect(Object.keys(value).sort()).toEqual(['city', 'population', 'tags']);
+    expect([typeof value['city'], Number.isInteger(value['population']), Array.isArray(value['tags'])]).toEqual([
+      'string',
+      true,
+      true,
+    ]);
+    const streamed = await collect(
+      await client.chat.completions.create({ ...chat, messages, response_format: format, stream: true }),
+    );
+    const streamedText = streamed.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(JSON.parse(streamedText)).toEqual(value);
+    const plain = await client.chat.completions.create({
+      ...chat,
+      messages: [{ role: 'system', content: 'Answer in JSON.' }, messages[1]!],
+      response_format: format,
+    });
+    expect(Object.keys(JSON.parse(plain.choices[0]?.message.content ?? '') as object)).toEqual(['text']);
+  });
 });
 
 describe('DeepSeek simulator: tool calls', () => {

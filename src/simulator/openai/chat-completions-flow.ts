@@ -10,6 +10,7 @@ import { playJson, playStream, type VendorErrorRenderer } from '../response-play
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
 import { planTurn, type TurnPlan } from '../turn-planner.js';
 import { invalidRequest } from './openai-errors.js';
+import { instructedSchema } from './instructed-schema.js';
 import {
   countPromptTokens,
   lastUserText,
@@ -88,11 +89,18 @@ function directivesOf(
   return undefined;
 }
 
-/** `response_format` as the turn planner takes it: JSON text, of the schema when one is given. */
-function jsonOutputOf(format: OpenAiChatRequest['response_format']): { jsonOutput?: { schema?: unknown } } {
+/**
+ * `response_format` as the turn planner takes it: JSON text, of the schema when one is given. In JSON mode a
+ * schema the system prompt names is followed, as a model told it would (how DeepSeek gets structured output).
+ */
+function jsonOutputOf(request: OpenAiChatRequest): { jsonOutput?: { schema?: unknown } } {
+  const format = request.response_format;
   if (format?.type === 'json_schema')
     return { jsonOutput: format.json_schema?.schema === undefined ? {} : { schema: format.json_schema.schema } };
-  if (format?.type === 'json_object') return { jsonOutput: {} };
+  if (format?.type === 'json_object') {
+    const schema = instructedSchema(request.messages);
+    return { jsonOutput: schema === undefined ? {} : { schema } };
+  }
   return {};
 }
 
@@ -129,7 +137,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
       toolChoice: toolRequirement(request),
       parallelCalls: request.parallel_tool_calls !== false,
       ...(toolResults === undefined ? {} : { toolResults }),
-      ...jsonOutputOf(request.response_format),
+      ...jsonOutputOf(request),
     });
     if (!planned.ok)
       return sendVendorError(
