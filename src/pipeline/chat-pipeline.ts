@@ -23,6 +23,7 @@ import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
+import { clampOutputLimit, clampThinkingBudget } from './request-limits.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
 /** For local counts, which do no I/O and so have nothing to abort. */
@@ -55,6 +56,11 @@ export interface ChatInput {
   signal: AbortSignal;
   /** The client route (`/v1/responses`, …), named in the usage record. */
   route: string;
+  /**
+   * The client's stream tells the prompt's count before any output (Anthropic's `message_start`): for vendors that
+   * tell it only at the end, the gateway counts it as `count_tokens` does (`inputTokensAtStart`).
+   */
+  countInputAtStart?: boolean;
 }
 
 export interface ChatExchange {
@@ -65,6 +71,10 @@ export interface ChatExchange {
   droppedParameters: readonly string[];
   /** The model's output limit, when the client asked for more and the request was clamped to it. */
   clampedMaxOutputTokens: number | undefined;
+  /** The thinking budget served, when the client's did not fit under the output limit (0: thinking turned off). */
+  clampedThinkingBudget: number | undefined;
+  /** The gateway's count of the prompt, when `countInputAtStart` asked for it and the vendor counts locally. */
+  inputTokensAtStart: number | undefined;
   upstreamRequestId: string | undefined;
   /**
    * The reply's events. Always carries one `usage` event before it ends normally (synthesised with the
@@ -107,6 +117,7 @@ export class ChatPipeline {
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
+    const clampedThinkingBudget = clampThinkingBudget(input.request);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
@@ -161,6 +172,12 @@ export class ChatPipeline {
         throw toGatewayError(fallbackError);
       }
     }
+    // Counted once the vendor answered (the model is then known, fallback included), only for a stream whose vendor
+    // counts locally: the others' count is an API call, and Anthropic and Gemini tell it in their first event.
+    const inputTokensAtStart =
+      input.countInputAtStart === true && input.request.stream
+        ? await this.localInputTokens(input.request, answering).catch(() => undefined)
+        : undefined;
     let settlement: SettlementOutcome | undefined;
     const onSettled = (result: SettlementOutcome | undefined) => {
       settlement = result;
@@ -181,6 +198,8 @@ export class ChatPipeline {
       keepAliveMs: this.keepAliveMs,
       droppedParameters: response.droppedParameters,
       clampedMaxOutputTokens,
+      clampedThinkingBudget,
+      inputTokensAtStart,
       upstreamRequestId: response.upstreamRequestId,
       events,
       settlement: () => settlement,
@@ -470,17 +489,6 @@ export class ChatPipeline {
       return undefined;
     }
   }
-}
-
-/**
- * A client that does not know the model behind an id may ask for more output than it allows (Claude Code sends
- * 32000; delta-v4-flash allows 8192): the request is served with the model's limit instead of refused, and admission
- * sizes the hold on that limit. Returns the limit applied, or undefined when nothing was clamped.
- */
-function clampOutputLimit(request: CanonicalRequest, model: CatalogModel): number | undefined {
-  if (request.maxOutputTokens === undefined || request.maxOutputTokens <= model.maxOutputTokens) return undefined;
-  request.maxOutputTokens = model.maxOutputTokens;
-  return model.maxOutputTokens;
 }
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
