@@ -56,10 +56,7 @@ export interface ChatInput {
   signal: AbortSignal;
   /** The client route (`/v1/responses`, …), named in the usage record. */
   route: string;
-  /**
-   * The client's stream tells the prompt's count before any output (Anthropic's `message_start`): for vendors that
-   * tell it only at the end, the gateway counts it as `count_tokens` does (`inputTokensAtStart`).
-   */
+  /** The client's stream tells the prompt's count before any output (Anthropic's `message_start`). */
   countInputAtStart?: boolean;
 }
 
@@ -96,6 +93,8 @@ export class ChatPipeline {
   private readonly keepAliveMs: number;
   /** Fallback models by public id, resolved once so a typo fails at start-up, not on the first outage. */
   private readonly fallbacks = new Map<string, CatalogModel>();
+  /** Prompts counted at a stream's start (`inputTokensAtStart`): reused by checkpoints and estimates, not recounted. */
+  private readonly promptCounts = new WeakMap<CanonicalRequest, number>();
 
   constructor(private readonly deps: ChatPipelineDependencies) {
     this.now = deps.now ?? Date.now;
@@ -172,12 +171,13 @@ export class ChatPipeline {
         throw toGatewayError(fallbackError);
       }
     }
-    // Counted once the vendor answered (the model is then known, fallback included), only for a stream whose vendor
-    // counts locally: the others' count is an API call, and Anthropic and Gemini tell it in their first event.
+    // Counted as `count_tokens` does once the vendor answered (fallback known), only where the vendor counts locally:
+    // the others' count is an API call, and Anthropic and Gemini tell it in their first event.
     const inputTokensAtStart =
       input.countInputAtStart === true && input.request.stream
         ? await this.localInputTokens(input.request, answering).catch(() => undefined)
         : undefined;
+    if (inputTokensAtStart !== undefined) this.promptCounts.set(input.request, inputTokensAtStart);
     let settlement: SettlementOutcome | undefined;
     const onSettled = (result: SettlementOutcome | undefined) => {
       settlement = result;
@@ -299,8 +299,8 @@ export class ChatPipeline {
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
     const limit = input.request.maxOutputTokens ?? model.maxOutputTokens;
-    // The prompt's estimate is counted once, at the first checkpoint, not at every one.
-    const inputEstimate = { tokens: undefined as number | undefined };
+    // The prompt's count from the stream's start, else the estimate counted once, at the first checkpoint.
+    const inputEstimate = { tokens: this.promptCounts.get(input.request) };
     const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
     const gate: OutputGate = new OutputGate(
       () => reservation.maxOutputTokens,
@@ -444,7 +444,8 @@ export class ChatPipeline {
         cacheWrite1hTokens: told.cacheWrite1hTokens,
         outputTokens,
       };
-    const local = await this.localInputTokens(request, model).catch(() => undefined);
+    const local =
+      this.promptCounts.get(request) ?? (await this.localInputTokens(request, model).catch(() => undefined));
     return { ...emptyUsage(), inputTokens: local ?? estimateRequestInputTokens(request), outputTokens };
   }
 
