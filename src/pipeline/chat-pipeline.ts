@@ -23,6 +23,7 @@ import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
+import { clampOutputLimit, clampThinkingBudget } from './request-limits.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
 /** For local counts, which do no I/O and so have nothing to abort. */
@@ -55,6 +56,8 @@ export interface ChatInput {
   signal: AbortSignal;
   /** The client route (`/v1/responses`, …), named in the usage record. */
   route: string;
+  /** The client's stream tells the prompt's count before any output (Anthropic's `message_start`). */
+  countInputAtStart?: boolean;
 }
 
 export interface ChatExchange {
@@ -65,6 +68,10 @@ export interface ChatExchange {
   droppedParameters: readonly string[];
   /** The model's output limit, when the client asked for more and the request was clamped to it. */
   clampedMaxOutputTokens: number | undefined;
+  /** The thinking budget served, when the client's did not fit under the output limit (0: thinking turned off). */
+  clampedThinkingBudget: number | undefined;
+  /** The gateway's count of the prompt, when `countInputAtStart` asked for it and the vendor counts locally. */
+  inputTokensAtStart: number | undefined;
   upstreamRequestId: string | undefined;
   /**
    * The reply's events. Always carries one `usage` event before it ends normally (synthesised with the
@@ -86,6 +93,8 @@ export class ChatPipeline {
   private readonly keepAliveMs: number;
   /** Fallback models by public id, resolved once so a typo fails at start-up, not on the first outage. */
   private readonly fallbacks = new Map<string, CatalogModel>();
+  /** Prompts counted at a stream's start (`inputTokensAtStart`): reused by checkpoints and estimates, not recounted. */
+  private readonly promptCounts = new WeakMap<CanonicalRequest, number>();
 
   constructor(private readonly deps: ChatPipelineDependencies) {
     this.now = deps.now ?? Date.now;
@@ -107,6 +116,7 @@ export class ChatPipeline {
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
+    const clampedThinkingBudget = clampThinkingBudget(input.request);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
     const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
@@ -161,6 +171,13 @@ export class ChatPipeline {
         throw toGatewayError(fallbackError);
       }
     }
+    // Counted as `count_tokens` does once the vendor answered (fallback known), only where the vendor counts locally:
+    // the others' count is an API call, and Anthropic and Gemini tell it in their first event.
+    const inputTokensAtStart =
+      input.countInputAtStart === true && input.request.stream
+        ? await this.localInputTokens(input.request, answering).catch(() => undefined)
+        : undefined;
+    if (inputTokensAtStart !== undefined) this.promptCounts.set(input.request, inputTokensAtStart);
     let settlement: SettlementOutcome | undefined;
     const onSettled = (result: SettlementOutcome | undefined) => {
       settlement = result;
@@ -181,6 +198,8 @@ export class ChatPipeline {
       keepAliveMs: this.keepAliveMs,
       droppedParameters: response.droppedParameters,
       clampedMaxOutputTokens,
+      clampedThinkingBudget,
+      inputTokensAtStart,
       upstreamRequestId: response.upstreamRequestId,
       events,
       settlement: () => settlement,
@@ -280,8 +299,8 @@ export class ChatPipeline {
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
     const limit = input.request.maxOutputTokens ?? model.maxOutputTokens;
-    // The prompt's estimate is counted once, at the first checkpoint, not at every one.
-    const inputEstimate = { tokens: undefined as number | undefined };
+    // The prompt's count from the stream's start, else the estimate counted once, at the first checkpoint.
+    const inputEstimate = { tokens: this.promptCounts.get(input.request) };
     const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
     const gate: OutputGate = new OutputGate(
       () => reservation.maxOutputTokens,
@@ -425,7 +444,8 @@ export class ChatPipeline {
         cacheWrite1hTokens: told.cacheWrite1hTokens,
         outputTokens,
       };
-    const local = await this.localInputTokens(request, model).catch(() => undefined);
+    const local =
+      this.promptCounts.get(request) ?? (await this.localInputTokens(request, model).catch(() => undefined));
     return { ...emptyUsage(), inputTokens: local ?? estimateRequestInputTokens(request), outputTokens };
   }
 
@@ -470,17 +490,6 @@ export class ChatPipeline {
       return undefined;
     }
   }
-}
-
-/**
- * A client that does not know the model behind an id may ask for more output than it allows (Claude Code sends
- * 32000; delta-v4-flash allows 8192): the request is served with the model's limit instead of refused, and admission
- * sizes the hold on that limit. Returns the limit applied, or undefined when nothing was clamped.
- */
-function clampOutputLimit(request: CanonicalRequest, model: CatalogModel): number | undefined {
-  if (request.maxOutputTokens === undefined || request.maxOutputTokens <= model.maxOutputTokens) return undefined;
-  request.maxOutputTokens = model.maxOutputTokens;
-  return model.maxOutputTokens;
 }
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */

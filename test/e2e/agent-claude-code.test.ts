@@ -106,8 +106,8 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       const result = lines.at(-1)!;
       expect(result).toMatchObject({ type: 'result', subtype: 'success', is_error: false });
       // Claude Code reads the usage from the stream: the prompt's tokens arrive, not 0 (on OpenAI-format vendors
-      // message_start says 0 and it takes message_delta's count). On alpha its breakpoints cache the prompt, so the
-      // prompt's tokens are the uncached, read and written ones together.
+      // message_start has the gateway's count and message_delta the vendor's). On alpha its breakpoints cache the
+      // prompt, so the prompt's tokens are the uncached, read and written ones together.
       const { input_tokens = 0, cache_read_input_tokens = 0, cache_creation_input_tokens = 0 } = result.usage ?? {};
       expect(input_tokens + cache_read_input_tokens + cache_creation_input_tokens).toBeGreaterThan(0);
       expect(result.usage?.output_tokens ?? 0).toBeGreaterThan(0);

@@ -14,8 +14,8 @@ import { RED_SQUARE_PNG_BASE64 } from '../fixtures/red-square.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const FAMILIES = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
-/** OpenAI-format vendors: their streams tell the prompt's tokens only at the end. */
-const COUNTS_AT_END: ReadonlySet<string> = new Set(['beta-5.4', 'delta-v4-flash']);
+/** Reasoning models of the OpenAI-format vendors, whose streams tell the prompt's tokens only at the end too. */
+const REASONING_AT_END = ['o3', 'delta-r1'] as const;
 
 let harness: TestGateway;
 let client: Anthropic;
@@ -68,7 +68,7 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     { role: 'user', content: 'At the old bridge.' },
   ];
 
-  it('takes a system message mid-conversation, stream and non-stream alike, message_start carrying the input count the vendor told at the start', async () => {
+  it('takes a system message mid-conversation, stream and non-stream alike, message_start carrying the count count_tokens gives', async () => {
     const whole = await client.messages.create({ model, max_tokens: 300, messages: conversation });
     messages.push(whole);
     expect(whole.stop_reason).toBe('end_turn');
@@ -82,9 +82,12 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     const final = await stream.finalMessage();
     messages.push(final);
     expect(final.content).toEqual(whole.content);
-    // The vendor's count when it tells it at the start; else 0 (no guess), and message_delta's count, which the SDK
-    // takes over message_start's, makes the final message exact either way.
-    expect(startInput).toBe(COUNTS_AT_END.has(model) ? 0 : whole.usage.input_tokens);
+    // The vendor's count when it tells it at the start; else the gateway's, the one count_tokens answers (and the
+    // vendor bills): message_delta's count, which the SDK takes over message_start's, then agrees with it.
+    const counted = await client.messages.countTokens({ model, messages: conversation });
+    expect(startInput).toBeGreaterThan(0);
+    expect(startInput).toBe(counted.input_tokens);
+    expect(startInput).toBe(whole.usage.input_tokens);
     expect(final.usage.input_tokens).toBe(whole.usage.input_tokens);
   });
 
@@ -172,6 +175,40 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
     expect(within.response.headers.get('x-tollgate-max-tokens-clamped')).toBeNull();
   });
 
+  it("serves a thinking budget not below max_tokens (Qwen Code's 32000 with 32000), lowered and said in a header", async () => {
+    const qwenCode = {
+      model,
+      max_tokens: 32_000,
+      thinking: { type: 'enabled' as const, budget_tokens: 32_000 },
+      messages: [{ role: 'user' as const, content: 'Name a river.' }],
+    };
+    const streamed = await client.messages.stream(qwenCode).withResponse();
+    const served = Number(streamed.response.headers.get('x-tollgate-thinking-budget-clamped'));
+    const limit = Number(streamed.response.headers.get('x-tollgate-max-tokens-clamped') ?? 32_000);
+    // At least Anthropic's minimum, below the (possibly clamped) limit with room for the answer.
+    expect(served).toBeGreaterThanOrEqual(1024);
+    expect(served).toBeLessThanOrEqual(limit - Math.min(4096, limit / 2));
+    const final = await streamed.data.finalMessage();
+    expect(final.stop_reason).toBe('end_turn');
+    const whole = await api<Anthropic.Message>('/v1/messages', { method: 'POST', body: JSON.stringify(qwenCode) });
+    expect(whole.status).toBe(200);
+    expect(whole.json.content.length).toBeGreaterThan(0);
+    expect(whole.headers.get('x-tollgate-thinking-budget-clamped')).toBe(String(served));
+    // No room for any budget (Anthropic's minimum is 1024): served without thinking, said as 0.
+    const tight = await api<Anthropic.Message>('/v1/messages', {
+      method: 'POST',
+      body: JSON.stringify({ ...qwenCode, max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 1024 } }),
+    });
+    expect(tight.status).toBe(200);
+    expect(tight.headers.get('x-tollgate-thinking-budget-clamped')).toBe('0');
+    expect(tight.json.content.some((block) => block.type === 'thinking')).toBe(false);
+    // A budget that fits is served as given, no header.
+    const fits = await client.messages
+      .create({ ...qwenCode, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 } })
+      .withResponse();
+    expect(fits.response.headers.get('x-tollgate-thinking-budget-clamped')).toBeNull();
+  });
+
   it('serves output_config (JSON-schema format and effort) and adaptive thinking, translated, not dropped', async () => {
     const { data: reply, response } = await client.messages
       .create({
@@ -257,6 +294,26 @@ describe.each(FAMILIES)('%s through @anthropic-ai/sdk 1.14', (model) => {
   });
 });
 
+describe.each(REASONING_AT_END)('%s, a reasoning model whose vendor counts the prompt only at the end', (model) => {
+  it("streams message_start with the count count_tokens gives, and the vendor's in message_delta", async () => {
+    const params = { model, messages: [{ role: 'user' as const, content: 'Why do rivers meander?' }] };
+    const counted = await client.messages.countTokens(params);
+    const stream = client.messages.stream({ ...params, max_tokens: 2000 });
+    let startInput: number | undefined;
+    let deltaInput: number | null | undefined;
+    stream.on('streamEvent', (event) => {
+      streamEvents.push(event);
+      if (event.type === 'message_start') startInput = event.message.usage.input_tokens;
+      if (event.type === 'message_delta') deltaInput = event.usage.input_tokens;
+    });
+    const final = await stream.finalMessage();
+    messages.push(final);
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    expect(startInput).toBe(counted.input_tokens);
+    expect(deltaInput).toBe(counted.input_tokens);
+  });
+});
+
 describe('bad input changes nothing', () => {
   it.each([
     [
@@ -296,6 +353,51 @@ describe('bad input changes nothing', () => {
       'a thread that refers to nothing',
       { messages: [{ role: 'user', content: 'a' }], thread: { type: 'continue', previous_message_id: 'msg_nothing' } },
       'thread',
+    ],
+    [
+      'a thinking budget that is zero',
+      {
+        max_tokens: 32_000,
+        messages: [{ role: 'user', content: 'a' }],
+        thinking: { type: 'enabled', budget_tokens: 0 },
+      },
+      'thinking.budget_tokens',
+    ],
+    [
+      'a thinking budget that is negative',
+      {
+        max_tokens: 32_000,
+        messages: [{ role: 'user', content: 'a' }],
+        thinking: { type: 'enabled', budget_tokens: -5 },
+      },
+      'thinking.budget_tokens',
+    ],
+    [
+      'a thinking budget that is fractional',
+      {
+        max_tokens: 32_000,
+        messages: [{ role: 'user', content: 'a' }],
+        thinking: { type: 'enabled', budget_tokens: 2048.5 },
+      },
+      'thinking.budget_tokens',
+    ],
+    [
+      'a thinking budget that is a string',
+      {
+        max_tokens: 32_000,
+        messages: [{ role: 'user', content: 'a' }],
+        thinking: { type: 'enabled', budget_tokens: '32000' },
+      },
+      'thinking.budget_tokens',
+    ],
+    [
+      'a thinking budget that is below the minimum',
+      {
+        max_tokens: 32_000,
+        messages: [{ role: 'user', content: 'a' }],
+        thinking: { type: 'enabled', budget_tokens: 512 },
+      },
+      'thinking.budget_tokens',
     ],
   ])('%s → 400 naming the field; nothing billed', async (_name, body, field) => {
     const fresh = (await harness.createAccountWithKey()).key;

@@ -155,9 +155,9 @@ describe('errors in the Anthropic shape', () => {
     ],
     ['an unknown model', { ...PARAMS, model: 'claude-3' }, /claude-3.*alpha-sonnet-5/],
     [
-      'thinking budget not below max_tokens',
-      { ...PARAMS, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } },
-      /budget_tokens/,
+      'a thinking budget that is not an integer',
+      { ...PARAMS, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1500.5 } },
+      /thinking\.budget_tokens/,
     ],
   ])('%s → 400 invalid_request_error', async (_name, body, message) => {
     const { status, json } = await post(body);

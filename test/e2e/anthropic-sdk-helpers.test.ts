@@ -12,8 +12,6 @@ import { AGENTS_PACKAGE_DIR, NODE_24 } from '../helpers/agents-package.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
-/** OpenAI-format vendors: their streams tell the prompt's tokens only at the end (message_start says 0). */
-const COUNTS_AT_END: ReadonlySet<string> = new Set(['beta-5.4', 'delta-v4-flash']);
 
 interface Outcome<T> {
   ok: boolean;
@@ -79,14 +77,14 @@ afterAll(async () => {
 });
 
 describe.each(MODELS)('@anthropic-ai/sdk 1.14 and LangChain on %s (Node 24)', (model) => {
-  it('messages.stream().finalMessage() equals the non-stream reply, usage included; message_start carries the input the vendor told at the start', () => {
+  it('messages.stream().finalMessage() equals the non-stream reply, usage included; message_start carries the input count', () => {
     const outcome = report[model]!.finalMessage;
     expect(outcome.ok, outcome.message).toBe(true);
     const value = outcome.value!;
     expect(value.stopReason).toBe('end_turn');
     expect(value.text).toBe(value.wholeText);
-    // Told only at the end: message_start says 0 and the SDK takes message_delta's input over it.
-    expect(value.startInput).toBe(COUNTS_AT_END.has(model) ? 0 : value.usage.input_tokens);
+    // The vendor's count, or where it tells it only at the end the gateway's, which is the count it bills.
+    expect(value.startInput).toBe(value.usage.input_tokens);
     expect(value.usage.input_tokens).toBeGreaterThan(0);
     expect(value.usage).toEqual(
       expect.objectContaining({
@@ -108,14 +106,15 @@ describe.each(MODELS)('@anthropic-ai/sdk 1.14 and LangChain on %s (Node 24)', (m
     expect(messageStatuses.filter((status) => status !== 400 && status !== 200)).toEqual([]);
   });
 
-  it("LangChain's ChatAnthropic streams usage: output counted; input as message_start says it (0 where the vendor tells it only at the end)", () => {
+  it("LangChain's ChatAnthropic streams usage: output counted; input as message_start says it, the gateway's count where the vendor tells it only at the end", () => {
     const outcome = report[model]!.langchain;
     expect(outcome.ok, outcome.message).toBe(true);
     const { streamedUsage, invokedUsage } = outcome.value!;
     expect(invokedUsage.input_tokens).toBeGreaterThan(0);
     expect(streamedUsage.output_tokens).toBeGreaterThan(0);
     // LangChain reads the input from message_start only (message_delta's is ignored by its chunk mapping).
-    expect(streamedUsage.input_tokens).toBe(COUNTS_AT_END.has(model) ? 0 : invokedUsage.input_tokens);
+    expect(streamedUsage.input_tokens).toBeGreaterThan(0);
+    expect(streamedUsage.input_tokens).toBe(invokedUsage.input_tokens);
     expect(streamedUsage.total_tokens).toBe(streamedUsage.input_tokens + streamedUsage.output_tokens);
   });
 });

@@ -47,10 +47,7 @@ export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRe
   if (input.top_k !== undefined) sampling.topK = input.top_k;
   if (input.stop_sequences !== undefined && input.stop_sequences.length > 0) sampling.stop = input.stop_sequences;
   if (input.metadata?.user_id) request.user = input.metadata.user_id;
-  const budget = request.reasoning?.budgetTokens;
-  if (budget !== undefined && budget >= input.max_tokens) {
-    throw invalidRequest('`max_tokens` must be greater than `thinking.budget_tokens`.', 'thinking.budget_tokens');
-  }
+  // A budget not below max_tokens is lowered by the pipeline, once the model's output limit is applied.
   return request;
 }
 

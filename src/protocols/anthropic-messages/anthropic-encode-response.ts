@@ -20,6 +20,8 @@ export interface AnthropicResponseContext {
   model: string;
   /** Which vendor produced the reply: reasoning signatures are tagged with it. */
   vendor: VendorName;
+  /** The gateway's count of the prompt, for a stream's `message_start` when the vendor tells none at the start. */
+  promptTokens?: number | undefined;
 }
 
 const STOP_REASONS: Readonly<Record<FinishReason, AnthropicStopReason>> = {

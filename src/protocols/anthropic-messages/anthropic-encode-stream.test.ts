@@ -18,8 +18,12 @@ interface Frame {
   data: any;
 }
 
-function encode(events: CanonicalEvent[], vendor: VendorName = 'openai'): { frames: Frame[]; text: string } {
-  const encoder = new AnthropicStreamEncoder({ id: 'msg_1', model: 'beta-5.4', vendor });
+function encode(
+  events: CanonicalEvent[],
+  vendor: VendorName = 'openai',
+  promptTokens?: number,
+): { frames: Frame[]; text: string } {
+  const encoder = new AnthropicStreamEncoder({ id: 'msg_1', model: 'beta-5.4', vendor, promptTokens });
   const text = events.map((event) => encoder.encode(event)).join('') + encoder.finish(USAGE);
   const frames = text
     .split('\n\n')
@@ -96,7 +100,7 @@ describe('AnthropicStreamEncoder', () => {
     expect(frames[frames.length - 1]!.event).toBe('message_stop');
   });
 
-  it("message_start carries the vendor's start counts, else 0; message_delta the final ones, which clients take over it", () => {
+  it("message_start carries the vendor's start counts, else the gateway's count, else 0; message_delta the final ones", () => {
     const told = {
       inputTokens: 40,
       cacheReadTokens: 700,
@@ -115,7 +119,20 @@ describe('AnthropicStreamEncoder', () => {
       cache_creation_input_tokens: 5,
       output_tokens: 0,
     });
-    // An OpenAI-format vendor tells nothing at the start: 0, not a guess.
+    // The vendor's counts win over the gateway's.
+    expect(
+      encode([{ type: 'response-start', id: 'x', model: 'claude', created: 1, inputUsage: told }], 'anthropic', 39)
+        .frames[0]!.data.message.usage.input_tokens,
+    ).toBe(40);
+    // An OpenAI-format vendor tells nothing at the start: the gateway's count, and message_delta the vendor's.
+    const counted = encode([{ type: 'response-start', id: 'x', model: 'gpt', created: 1 }], 'openai', 45);
+    expect(counted.frames[0]!.data.message.usage).toMatchObject({
+      input_tokens: 45,
+      cache_read_input_tokens: 0,
+      output_tokens: 0,
+    });
+    expect(counted.frames.find((frame) => frame.event === 'message_delta')!.data.usage.input_tokens).toBe(44);
+    // Neither: 0, not a guess.
     const { frames } = encode([{ type: 'response-start', id: 'x', model: 'gpt', created: 1 }]);
     expect(frames.find((frame) => frame.event === 'message_start')!.data.message.usage).toMatchObject({
       input_tokens: 0,

@@ -152,15 +152,17 @@ export class AnthropicStreamEncoder {
 
   /**
    * `message_start`, once. Its usage carries the prompt's counts when the vendor told them at the start (Anthropic,
-   * Gemini); OpenAI-format vendors tell them only at the end, so there it says 0 (as LiteLLM's adapter does) and
-   * the closing `message_delta` carries the vendor's counts, which the SDK's MessageStream, the AI SDK and Claude
-   * Code take over message_start's. Counting the prompt here instead would load the tokenizer's tables (~56 MB of
-   * RSS) into every gateway that serves such streams; LangChain, which reads the input only here, shows 0 for them.
+   * Gemini). OpenAI-format vendors tell them only at the end: there it carries the gateway's count (`promptTokens`,
+   * what `count_tokens` answers, by the vendor's recipe), which LangChain reads and nothing later replaces, and the
+   * closing `message_delta` carries the vendor's counts, which the SDK's MessageStream, the AI SDK and Claude Code
+   * take over message_start's. Without either, 0.
    */
   private start(inputUsage?: CanonicalUsage): string {
     if (this.started) return '';
     this.started = true;
-    const usage = inputUsage ?? emptyUsage();
+    const promptTokens = this.context.promptTokens;
+    const usage =
+      inputUsage ?? (promptTokens === undefined ? emptyUsage() : { ...emptyUsage(), inputTokens: promptTokens });
     const message = {
       id: this.context.id,
       type: 'message',

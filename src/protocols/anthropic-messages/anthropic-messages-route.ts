@@ -37,11 +37,13 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
       requestId: request.id,
       signal: abort.signal,
       route: '/v1/messages',
+      countInputAtStart: true,
     });
     const context: AnthropicResponseContext = {
       id: `msg_${request.id.slice('req_'.length)}`,
       model: exchange.model.id,
       vendor: exchange.model.vendor,
+      promptTokens: exchange.inputTokensAtStart,
     };
     if (!canonical.stream) {
       const response = await accumulate(exchange.events);

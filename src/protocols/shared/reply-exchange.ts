@@ -78,11 +78,17 @@ export function setExchangeHeaders(
   // The client asked for more output than the model allows: served with the model's limit, said here.
   if (exchange.clampedMaxOutputTokens !== undefined)
     reply.header(MAX_TOKENS_CLAMPED_HEADER, String(exchange.clampedMaxOutputTokens));
+  // The thinking budget did not fit under the output limit: served with this budget (0: without thinking).
+  if (exchange.clampedThinkingBudget !== undefined)
+    reply.header(THINKING_BUDGET_CLAMPED_HEADER, String(exchange.clampedThinkingBudget));
   if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
 }
 
 /** Set when the request's output limit was lowered to the model's; its value is the limit the reply was served with. */
 export const MAX_TOKENS_CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';
+
+/** Set when the thinking budget was lowered below the output limit; its value is the budget served, 0 for none. */
+export const THINKING_BUDGET_CLAMPED_HEADER = 'x-tollgate-thinking-budget-clamped';
 
 /** What writing one batch came to: written (read on), the stream is over, the client is gone, or an encoder failed. */
 type BatchWritten = typeof WRITTEN | typeof STREAM_OVER | typeof CLIENT_GONE | { encodeFailure: unknown };
