@@ -62,11 +62,12 @@ export const ERROR_CATALOG = {
     openaiType: 'invalid_request_error',
     anthropicType: 'authentication_error',
   },
+  // Anthropic's `billing_error`, not `permission_error`: Claude Code shows a permission error as a failed login.
   insufficient_balance: {
     status: 403,
     retryable: false,
     openaiType: 'insufficient_balance',
-    anthropicType: 'permission_error',
+    anthropicType: 'billing_error',
   },
   // A key's own spend limit (docs/architecture.md#key-scopes-and-limits) is reached: like insufficient_balance, but for
   // the key, with when it resets.
@@ -74,7 +75,7 @@ export const ERROR_CATALOG = {
     status: 403,
     retryable: false,
     openaiType: 'insufficient_quota',
-    anthropicType: 'permission_error',
+    anthropicType: 'billing_error',
   },
   permission_denied: {
     status: 403,

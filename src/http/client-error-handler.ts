@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
+import { nextRequestId } from '../ids/request-id.js';
 import { renderPathError } from './unmatched-requests.js';
 
 /**
@@ -21,10 +22,15 @@ export function handleClientError(
   this.log.debug({ err: error }, 'client error');
   if (socket.writable) {
     const path = requestPath(error.rawPacket);
-    const rendered = renderPathError(gatewayError, path ?? '/');
+    // No fastify request exists yet: the answer gets its own id, as every other reply has one.
+    const requestId = nextRequestId();
+    const rendered = renderPathError(gatewayError, path ?? '/', false, requestId);
     const body = JSON.stringify(rendered.body);
+    const headers = Object.entries({ ...rendered.headers, 'x-request-id': requestId })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.write(
-      `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n` +
+      `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? 'Error'}\r\n${headers}` +
         `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   }

@@ -26,7 +26,12 @@ export function answerFrameworkError(
   reply.header('x-request-id', request.id);
   // A parameter too long for any route to take: no route serves this URL (404, or 405 for a wrong method).
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return unmatched.answer(request, reply);
-  const rendered = renderPathError(frameworkError(error, request), pathOf(request.url), isGoogleClient(request));
+  const rendered = renderPathError(
+    frameworkError(error, request),
+    pathOf(request.url),
+    isGoogleClient(request),
+    request.id,
+  );
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }
 

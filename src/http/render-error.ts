@@ -113,14 +113,36 @@ export interface RenderedError {
   headers: Record<string, string>;
 }
 
-/** The same catalog entry in each client protocol's error shape. */
-export function renderError(error: GatewayError, protocol: ErrorShape): RenderedError {
-  const headers: Record<string, string> = {};
-  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
+/**
+ * What a retryable error without its own `retry-after` suggests: the SDKs wait this long (instead of their own
+ * backoff) before the next try.
+ */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Whether and when to retry, in the headers the SDKs read before their own status rules: `x-should-retry: false` on
+ * an error no retry can fix (a bad request, key or balance), so Claude Code and the Anthropic and OpenAI SDKs fail at
+ * once instead of retrying for minutes; `x-should-retry: true` and `retry-after` on one that may pass later.
+ */
+export function retryHeaders(error: GatewayError): Record<string, string> {
+  if (!error.retryable) return { 'x-should-retry': 'false' };
+  return {
+    'x-should-retry': 'true',
+    'retry-after': String(error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS),
+  };
+}
+
+/**
+ * The same catalog entry in each client protocol's error shape, with the retry headers. Anthropic's carries the
+ * request's id in its body (`request_id`) and its `request-id` header, as Anthropic's API does.
+ */
+export function renderError(error: GatewayError, protocol: ErrorShape, requestId: string | null = null): RenderedError {
+  const headers = retryHeaders(error);
   if (protocol === 'anthropic') {
+    if (requestId !== null) headers['request-id'] = requestId;
     return {
       status: error.entry.anthropicStatus ?? error.status,
-      body: renderAnthropicError(error),
+      body: renderAnthropicError(error, requestId),
       headers,
     };
   }
@@ -128,7 +150,9 @@ export function renderError(error: GatewayError, protocol: ErrorShape): Rendered
   return { status: error.status, body: encodeOpenAIError(error), headers };
 }
 
+/** Sends an error reply; a `retry-after` already on the reply (the rate limiter's) is kept. */
 export function sendError(reply: FastifyReply, error: GatewayError, protocol: ErrorShape): FastifyReply {
-  const rendered = renderError(error, protocol);
+  const rendered = renderError(error, protocol, reply.request.id);
+  if (reply.hasHeader('retry-after')) delete rendered.headers['retry-after'];
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

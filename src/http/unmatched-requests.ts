@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
-import { renderError, type RenderedError } from './render-error.js';
+import { nextRequestId } from '../ids/request-id.js';
+import { renderError, retryHeaders, type RenderedError } from './render-error.js';
 import { isGoogleClient, type ErrorShape } from './request-context.js';
 
 /**
@@ -32,12 +33,16 @@ export function protocolOfPath(path: string, googleClient = false): PathProtocol
 }
 
 /** An error in the shape of `path`'s protocol; the dashboard's is `{"error": {"code", "message"}}` (docs/dashboard-api.md). */
-export function renderPathError(error: GatewayError, path: string, googleClient = false): RenderedError {
+export function renderPathError(
+  error: GatewayError,
+  path: string,
+  googleClient = false,
+  requestId: string | null = null,
+): RenderedError {
   const protocol = protocolOfPath(path, googleClient);
-  if (protocol !== 'dashboard') return renderError(error, protocol);
+  if (protocol !== 'dashboard') return renderError(error, protocol, requestId);
   // As every reply of the dashboard API (docs/dashboard-api.md).
-  const headers: Record<string, string> = { 'cache-control': 'no-store' };
-  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
+  const headers: Record<string, string> = { 'cache-control': 'no-store', ...retryHeaders(error) };
   return { status: error.status, body: { error: { code: error.code, message: error.message } }, headers };
 }
 
@@ -130,7 +135,11 @@ export function registerUnmatchedRequests(app: FastifyInstance): UnmatchedReques
       'expectation_failed',
       `The Expect header (${String(request.headers.expect).slice(0, 100)}) cannot be met: only 100-continue is supported.`,
     );
-    writeRaw(response, renderPathError(error, path), { connection: 'close' });
+    const requestId = nextRequestId();
+    writeRaw(response, renderPathError(error, path, false, requestId), {
+      connection: 'close',
+      'x-request-id': requestId,
+    });
   });
   return {
     rejectMissingHost(request, reply) {
@@ -143,6 +152,8 @@ export function registerUnmatchedRequests(app: FastifyInstance): UnmatchedReques
       const rendered = renderPathError(
         new GatewayError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires.'),
         pathOf(request.url),
+        false,
+        request.id,
       );
       void reply.code(rendered.status).headers(rendered.headers).header('connection', 'close').send(rendered.body);
       return true;
@@ -160,6 +171,7 @@ export function answerUnmatched(table: RouteTable, request: FastifyRequest, repl
       new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`),
       path,
       isGoogleClient(request),
+      request.id,
     );
     return reply
       .code(rendered.status)
@@ -171,6 +183,7 @@ export function answerUnmatched(table: RouteTable, request: FastifyRequest, repl
     new GatewayError('not_found', `No route for ${request.method} ${path}.`),
     path,
     isGoogleClient(request),
+    request.id,
   );
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }

@@ -321,7 +321,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('cache pricing
     expect(needs5m + outputHold + 1n < needs1h + 15_000n).toBe(true);
     const refused = await send(between.key, '1h');
     expect(refused.status).toBe(403);
-    expect(((await refused.json()) as any).error.type).toBe('permission_error');
+    expect(((await refused.json()) as any).error.type).toBe('billing_error');
     expect(await harness.gateway.storage.usage.listByAccount(between.accountId, 5)).toEqual([]);
     expect((await send(between.key, '5m')).status).toBe(200);
 

@@ -98,8 +98,9 @@ function expectShape(answer: Answer, shape: Shape, status: number, code: string)
       expect(json.error).toMatchObject({ code, type: 'invalid_request_error', message: expect.any(String) });
       break;
     case 'anthropic':
-      expect(Object.keys(json).sort()).toEqual(['error', 'type']);
+      expect(Object.keys(json).sort()).toEqual(['error', 'request_id', 'type']);
       expect(json.type).toBe('error');
+      expect(json.request_id).toMatch(/^req_[0-9a-f]{32}$/);
       expect(Object.keys(json.error).sort()).toEqual(['message', 'type']);
       expect(json.error.type).toBe(status === 404 ? 'not_found_error' : 'invalid_request_error');
       break;

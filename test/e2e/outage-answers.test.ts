@@ -60,7 +60,9 @@ describe('answers while the database cannot write', () => {
         type: 'overloaded_error',
         message: 'The gateway cannot reach its database right now. Please retry in a few seconds.',
       },
+      request_id: anthropic.headers.get('request-id'),
     });
+    expect(anthropic.headers.get('x-should-retry')).toBe('true');
 
     // The official clients see a retryable server error (and would retry after retry-after).
     const openaiClient = new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });

@@ -270,7 +270,11 @@ describe('settlement journal of the running gateway', () => {
       messages: [{ role: 'user', content: 'hi' }],
     });
     expect([anthropic.status, anthropic.headers.get('retry-after')]).toEqual([529, '10']);
-    expect(await anthropic.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message } });
+    expect(await anthropic.json()).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message },
+      request_id: anthropic.headers.get('x-request-id'),
+    });
     const gemini = await post(
       '/v1beta/models/gamma-3.5-flash:generateContent',
       { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },

@@ -47,6 +47,8 @@ export function sendDashboardError(request: FastifyRequest, reply: FastifyReply,
   const rendered = toDashboardError(clientAbortedUpload(request, error) ? clientAbortError(request, error) : error);
   if (rendered.status >= 500) logErrorReply(request, fromFrameworkError(error), error, 'dashboard API internal error');
   if (rendered.retryAfterSeconds !== undefined) reply.header('retry-after', String(rendered.retryAfterSeconds));
+  // As on the model routes: only a rate limit or a server-side fault may pass on a later try.
+  reply.header('x-should-retry', String(rendered.status === 429 || rendered.status >= 500));
   return reply.code(rendered.status).send({
     error: {
       code: rendered.code,

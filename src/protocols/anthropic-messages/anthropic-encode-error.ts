@@ -1,12 +1,23 @@
 import type { GatewayError } from '../../canonical/errors.js';
 import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
 
-/** A gateway error in Anthropic's shape (docs/protocols/wire-anthropic.md#errors). */
-export function renderAnthropicError(error: GatewayError): AnthropicErrorBody {
+/**
+ * Anthropic's own words for an exhausted balance. Claude Code reports a refusal whose message holds them as a
+ * billing error ("Credit balance is too low"); any other 403 it shows as "Failed to authenticate", whatever the type.
+ */
+const ANTHROPIC_BALANCE_WORDS = 'Credit balance is too low.';
+
+/**
+ * A gateway error in Anthropic's shape (docs/protocols/wire-anthropic.md#errors), with the request's id as
+ * `request_id` on a reply's body; an in-stream `error` event has none, as Anthropic's has none.
+ */
+export function renderAnthropicError(error: GatewayError, requestId: string | null = null): AnthropicErrorBody {
+  const message = error.code === 'insufficient_balance' ? `${ANTHROPIC_BALANCE_WORDS} ${error.message}` : error.message;
   const body: AnthropicErrorBody = {
     type: 'error',
-    error: { type: error.entry.anthropicType, message: error.message },
+    error: { type: error.entry.anthropicType, message },
   };
+  if (requestId !== null) body.request_id = requestId;
   if (error.details !== undefined) body.error.details = error.details;
   return body;
 }

@@ -59,8 +59,15 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
     return reply;
   });
 
-  app.post('/v1/messages/count_tokens', { config: { protocol: 'anthropic', scope: 'models:use' } }, async (request) => {
-    const canonical = decodeAnthropicCountTokensRequest(request.body, requestFlags(request));
-    return { input_tokens: await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!) };
-  });
+  app.post(
+    '/v1/messages/count_tokens',
+    { config: { protocol: 'anthropic', scope: 'models:use' } },
+    async (request, reply) => {
+      const canonical = decodeAnthropicCountTokensRequest(request.body, requestFlags(request));
+      const inputTokens = await pipeline.countInputTokens(canonical, AbortSignal.timeout(30_000), request.auth!);
+      // As on every Anthropic reply (errors get it where they are rendered).
+      reply.header('request-id', request.id);
+      return { input_tokens: inputTokens };
+    },
+  );
 }
