@@ -46,7 +46,7 @@ interface Answer {
   status: number;
   head: string;
   text: string;
-  json: { type?: unknown; error: Record<string, unknown> };
+  json: { type?: unknown; request_id?: unknown; error: Record<string, unknown> };
 }
 
 /** One request written byte for byte (fetch would re-encode a malformed escape), with the key unless told not to. */
