@@ -151,6 +151,7 @@ describe('Google routes on the wire', () => {
       {},
     );
     expectGoogleError(bad, 401, 'UNAUTHENTICATED');
+    await harness.flushLogs();
     const lines = harness.logs.slice(from).join('');
     expect(lines).toContain('"url":"/v1beta/models/gamma-2.5-pro:countTokens"');
     expect(lines).not.toContain(key);
@@ -165,6 +166,7 @@ describe('Google routes on the wire', () => {
       30_000,
       `GET /v1beta/models?key=${key} HTTP/1.1\r\nHost: x\r\nBad Header: \x01\r\n\r\n`,
     );
+    await harness.flushLogs();
     expect(harness.logs.slice(from).join('')).toContain('client error');
     expect(harness.logs.slice(from).join('')).not.toContain(key);
   });
