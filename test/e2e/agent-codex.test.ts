@@ -6,7 +6,7 @@
  * the model call `exec_command` on a file of this test; Codex runs it and the next turn quotes its output). Every call
  * Codex makes must succeed, and each is one billed usage record.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
   expectAllCallsSucceeded,
   runAgent,
   type AgentRun,
+  writeCodexConfig,
 } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -32,22 +33,8 @@ beforeAll(async () => {
   ({ key } = await harness.createAccountWithKey());
   workDir = mkdtempSync(join(tmpdir(), 'tollgate-codex-work-'));
   codexHome = mkdtempSync(join(tmpdir(), 'tollgate-codex-home-'));
-  mkdirSync(join(codexHome, 'home'));
   writeFileSync(join(workDir, 'secret.txt'), `${SECRET}\n`);
-  // Exactly what a user writes to point Codex at a gateway.
-  writeFileSync(
-    join(codexHome, 'config.toml'),
-    [
-      'model_provider = "tollgate"',
-      '',
-      '[model_providers.tollgate]',
-      'name = "Tollgate"',
-      `base_url = "${harness.gateway.url}/v1"`,
-      'env_key = "TOLLGATE_API_KEY"',
-      'wire_api = "responses"',
-      '',
-    ].join('\n'),
-  );
+  writeCodexConfig(codexHome, harness.gateway.url);
 }, 60_000);
 
 afterAll(async () => {

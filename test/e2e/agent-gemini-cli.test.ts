@@ -8,7 +8,7 @@
  * tool round trip (the simulator's directive makes the model call the CLI's own `read_file` on a file of this test;
  * the next turn quotes it). Every call the CLI makes must succeed.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import {
   requestsSince,
   runAgent,
   type AgentRun,
+  writeGeminiSettings,
   type LoggedRequest,
 } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
@@ -35,11 +36,7 @@ beforeAll(async () => {
   ({ key } = await harness.createAccountWithKey());
   workDir = mkdtempSync(join(tmpdir(), 'tollgate-gemini-work-'));
   home = mkdtempSync(join(tmpdir(), 'tollgate-gemini-home-'));
-  mkdirSync(join(home, '.gemini'));
-  writeFileSync(
-    join(home, '.gemini/settings.json'),
-    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
-  );
+  writeGeminiSettings(home);
 }, 60_000);
 
 afterAll(async () => {

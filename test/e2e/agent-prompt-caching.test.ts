@@ -21,7 +21,14 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import type { UsageRecord } from '../../src/storage/types.js';
-import { AGENT_TEST_TIMEOUT_MS, requestsSince, runAgent, type AgentRun } from '../helpers/agent-cli.js';
+import {
+  AGENT_TEST_TIMEOUT_MS,
+  requestsSince,
+  runAgent,
+  type AgentRun,
+  writeCodexConfig,
+  writeGeminiSettings,
+} from '../helpers/agent-cli.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 import { startTestGateway, stopProcess, type TestGateway } from '../helpers/test-gateway.js';
 import { anthropicBill, vendorBill } from '../helpers/vendor-usage-cost.js';
@@ -340,20 +347,7 @@ describe.each(['alpha-sonnet-5', 'beta-5.4'])('Codex CLI on %s', (model) => {
     'reads from the cache from its second request on, and is charged for it at cache prices',
     async () => {
       const codexHome = freshHome('codex-home');
-      mkdirSync(join(codexHome, 'home'));
-      writeFileSync(
-        join(codexHome, 'config.toml'),
-        [
-          'model_provider = "tollgate"',
-          '',
-          '[model_providers.tollgate]',
-          'name = "Tollgate"',
-          `base_url = "${harness.gateway.url}/v1"`,
-          'env_key = "TOLLGATE_API_KEY"',
-          'wire_api = "responses"',
-          '',
-        ].join('\n'),
-      );
+      writeCodexConfig(codexHome, harness.gateway.url);
       const env = { HOME: join(codexHome, 'home'), CODEX_HOME: codexHome, TOLLGATE_API_KEY: key };
       const codex = async (args: string[]) => {
         const run = await runAgent('codex', args, workDir, env);
@@ -421,11 +415,7 @@ describe('Gemini CLI on gamma-2.5-pro', () => {
     'reads from the cache from its second request on, and is charged for it at cache prices',
     async () => {
       const home = freshHome('gemini-home');
-      mkdirSync(join(home, '.gemini'));
-      writeFileSync(
-        join(home, '.gemini/settings.json'),
-        JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
-      );
+      writeGeminiSettings(home);
       const env = {
         HOME: home,
         GOOGLE_GEMINI_BASE_URL: harness.gateway.url,

@@ -3,6 +3,8 @@
  * user's configuration, and read the gateway's request log to check every call the CLI made.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { agentBin, type AgentName } from './agents-package.js';
 import type { TestGateway } from './test-gateway.js';
@@ -34,6 +36,36 @@ export function runAgent(name: AgentName, args: string[], cwd: string, env: Reco
     );
     child.stdin?.end();
   });
+}
+
+/**
+ * Exactly what a user writes to point Codex at a gateway: a custom Responses provider in `$CODEX_HOME/config.toml`
+ * whose key comes from `TOLLGATE_API_KEY`. Also makes `home/` inside it, for the run's HOME.
+ */
+export function writeCodexConfig(codexHome: string, gatewayUrl: string): void {
+  mkdirSync(join(codexHome, 'home'), { recursive: true });
+  writeFileSync(
+    join(codexHome, 'config.toml'),
+    [
+      'model_provider = "tollgate"',
+      '',
+      '[model_providers.tollgate]',
+      'name = "Tollgate"',
+      `base_url = "${gatewayUrl}/v1"`,
+      'env_key = "TOLLGATE_API_KEY"',
+      'wire_api = "responses"',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Gemini CLI's settings in `home`: sign in with an API key (GEMINI_API_KEY), as a gateway user does. */
+export function writeGeminiSettings(home: string): void {
+  mkdirSync(join(home, '.gemini'), { recursive: true });
+  writeFileSync(
+    join(home, '.gemini/settings.json'),
+    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+  );
 }
 
 export interface LoggedRequest {
