@@ -139,5 +139,24 @@ describe('the hold with cache writes', () => {
         messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache: hour }] }],
       }),
     ).toBe(true);
+    // A breakpoint on a block inside a tool result (Anthropic allows one there) counts as well.
+    expect(
+      carriesOneHourBreakpoint({
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool-result',
+                toolCallId: 't1',
+                isError: false,
+                content: [{ type: 'text', text: 'r', cache: hour }],
+              },
+            ],
+          },
+        ],
+      }),
+    ).toBe(true);
   });
 });
