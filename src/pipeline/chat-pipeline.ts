@@ -125,18 +125,19 @@ export class ChatPipeline {
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
     const upstreamRequest =
       !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
+    // The conversation's affinity key (credential pinning, beta's derived cache key) is hashed only if read.
+    const callFor = (target: CatalogModel) =>
+      withAffinityKey(
+        { request: upstreamRequest, model: target, signal: input.signal, requestId: input.requestId },
+        input.auth.key.id,
+        target.id,
+        input.request,
+      );
     let response: ProviderResponse;
     let answering = model;
     try {
       // The provider retries and fails over between credentials itself, before anything reaches the client.
-      response = await provider.call(
-        withAffinityKey(
-          { request: upstreamRequest, model, signal: input.signal, requestId: input.requestId },
-          input.auth.key.id,
-          model.id,
-          input.request,
-        ),
-      );
+      response = await provider.call(callFor(model));
     } catch (error) {
       const fallback = this.fallbacks.get(model.id);
       // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
@@ -155,16 +156,7 @@ export class ChatPipeline {
         upstreamRequest.maxOutputTokens = fallback.maxOutputTokens;
       }
       try {
-        response = await this.deps.providers
-          .get(fallback.vendor)
-          .call(
-            withAffinityKey(
-              { request: upstreamRequest, model: fallback, signal: input.signal, requestId: input.requestId },
-              input.auth.key.id,
-              fallback.id,
-              input.request,
-            ),
-          );
+        response = await this.deps.providers.get(fallback.vendor).call(callFor(fallback));
         answering = fallback;
       } catch (fallbackError) {
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
