@@ -1,8 +1,9 @@
 import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
+import type { ServerToolCallBlock, ServerToolResultBlock } from './server-tools.js';
 import type { CanonicalEvent, FinishReason } from './events.js';
 import { emptyUsage, type CanonicalUsage } from './usage.js';
 
-export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock;
+export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock | ServerToolCallBlock | ServerToolResultBlock;
 
 /** A whole reply: the fold of its event stream. Non-stream replies are built this way so both modes share one path. */
 export interface CanonicalResponse {
@@ -80,6 +81,17 @@ export class ResponseAccumulator {
         if (block?.type === 'tool-call') block.argumentsJson += event.argumentsDelta;
         return;
       }
+      case 'text-citation': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type === 'text') (block.citations ??= []).push(event.citation);
+        return;
+      }
+      case 'server-tool-call':
+        this.open(event.blockId, { type: 'server-tool-call', id: event.id, name: event.name, input: event.input });
+        return;
+      case 'server-tool-result':
+        this.open(event.blockId, event.result);
+        return;
       case 'usage':
         response.usage = event.usage;
         response.usageReported = true;

@@ -154,7 +154,8 @@ export function estimateResponseOutputTokens(response: CanonicalResponse): numbe
   let total = 0;
   for (const block of response.content) {
     if (block.type === 'tool-call') total += countTextTokens(block.name) + countTextTokens(block.argumentsJson);
-    else total += countTextTokens(block.text);
+    else if (block.type === 'server-tool-call') total += countTextTokens(JSON.stringify(block.input ?? {}));
+    else if (block.type !== 'server-tool-result') total += countTextTokens(block.text);
   }
   return total;
 }
@@ -172,5 +173,10 @@ function blockTokens(block: ContentBlock, count: (text: string) => number): numb
       return count(block.name) + count(block.argumentsJson);
     case 'tool-result':
       return block.content.reduce((sum, part) => sum + blockTokens(part, count), 0);
+    case 'server-tool-call':
+      return count(block.name) + count(JSON.stringify(block.input ?? {}));
+    case 'server-tool-result':
+      // The vendor's own payload (search results with their page text, encrypted) is what the model reads.
+      return count(JSON.stringify(block.anthropicBlock ?? block.searchResults ?? ''));
   }
 }

@@ -136,7 +136,7 @@ function encodeParts(blocks: readonly ResponseBlock[], context: GeminiResponseCo
       if (block.text !== '') parts.push({ text: block.text });
     } else if (block.type === 'reasoning') {
       if (context.includeThoughts) parts.push(thoughtPart(block, context));
-    } else {
+    } else if (block.type === 'tool-call') {
       const part = functionCallPart(block.id, block.name, block.argumentsJson);
       // The reply's reasoning rides on its first call (gemini-reasoning-carrier.ts).
       if (carrier !== undefined) part.thoughtSignature = carrier;

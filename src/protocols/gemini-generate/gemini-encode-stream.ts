@@ -118,6 +118,10 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'text-start':
       case 'text-end':
       case 'usage':
+      // Gemini has no server-tool blocks: a search shows as the reply's grounding, not as parts.
+      case 'server-tool-call':
+      case 'server-tool-result':
+      case 'text-citation':
         return '';
     }
   }

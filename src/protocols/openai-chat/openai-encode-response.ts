@@ -37,7 +37,7 @@ export function encodeOpenAIResponse(
   for (const block of response.content) {
     if (block.type === 'text') text += block.text;
     else if (block.type === 'reasoning') reasoning += block.text;
-    else
+    else if (block.type === 'tool-call')
       toolCalls.push({
         id: block.id,
         type: 'function',

@@ -139,6 +139,8 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
     if (block.type === 'reasoning') {
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
+    } else if (block.type !== 'tool-call') {
+      continue;
     } else if (context.options.customTools.has(block.name)) {
       items.push(
         customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options),
