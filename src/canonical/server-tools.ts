@@ -85,3 +85,17 @@ export interface ServerToolUsage {
   webSearchRequests: number;
   webFetchRequests: number;
 }
+
+/**
+ * Searches a reply may make when the caller set no limit: the gateway sends this limit to the vendor, so the hold
+ * taken at admission covers every search the reply can make and the balance is never passed.
+ */
+export const DEFAULT_WEB_SEARCH_MAX_USES = 5;
+
+/** The most searches a request's web search tools allow in one reply. */
+export function webSearchLimit(tools: readonly ServerToolDefinition[] | undefined): number {
+  let total = 0;
+  for (const tool of tools ?? [])
+    if (tool.kind === 'web-search') total += tool.webSearch?.maxUses ?? DEFAULT_WEB_SEARCH_MAX_USES;
+  return total;
+}

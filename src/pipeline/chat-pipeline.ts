@@ -14,6 +14,7 @@ import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
+import { requestForVendor } from '../providers/server-tool-support.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
@@ -115,6 +116,8 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
+    // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent.
+    requestForVendor(input.request, model.vendor, model.family);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
     const provider = this.deps.providers.get(model.vendor);
@@ -128,7 +131,12 @@ export class ChatPipeline {
     // The conversation's affinity key (credential pinning, beta's derived cache key) is hashed only if read.
     const callFor = (target: CatalogModel) =>
       withAffinityKey(
-        { request: upstreamRequest, model: target, signal: input.signal, requestId: input.requestId },
+        {
+          request: requestForVendor(upstreamRequest, target.vendor, target.family),
+          model: target,
+          signal: input.signal,
+          requestId: input.requestId,
+        },
         input.auth.key.id,
         target.id,
         input.request,

@@ -71,6 +71,7 @@ export interface AnthropicServerToolResultBlock {
   type: `${string}_tool_result`;
   tool_use_id: string;
   content: unknown;
+  cache_control?: AnthropicCacheControl;
   [member: string]: unknown;
 }
 /** Anthropic's own tool (`web_search_20250305`…): sent as the client declared it. */

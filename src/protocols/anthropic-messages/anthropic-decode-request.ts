@@ -31,11 +31,8 @@ import {
   type AnthropicToolResultPart,
   type AnthropicUserBlock,
 } from './anthropic-messages-schema.js';
-import {
-  decodeAnthropicCitation,
-  decodeAnthropicServerBlock,
-  decodeAnthropicServerTool,
-} from './anthropic-decode-server-tools.js';
+import { decodeAnthropicServerBlock, decodeAnthropicServerTool } from './anthropic-decode-server-tools.js';
+import { anthropicCitedSource } from '../../wire/anthropic-server-blocks.js';
 
 /** What the client sent outside the body: the `anthropic-beta` header and the `?beta=true` query flag. */
 export interface AnthropicRequestFlags {
@@ -252,7 +249,7 @@ function decodeAssistantContent(
           type: 'text',
           text: block.text,
           ...withCache(breakpoints.take(block.cache_control, cacheParam)),
-          ...(block.citations ? { citations: block.citations.map(decodeAnthropicCitation) } : {}),
+          ...(block.citations ? { citations: block.citations.map(anthropicCitedSource) } : {}),
         };
       case 'server_tool_use':
       case 'web_search_tool_result':

@@ -1,5 +1,6 @@
 import type { ContentBlock } from '../../canonical/request.js';
-import type { Citation, ServerToolDefinition, UserLocation, WebSearchResult } from '../../canonical/server-tools.js';
+import type { ServerToolDefinition, UserLocation } from '../../canonical/server-tools.js';
+import { anthropicWebSearchResults } from '../../wire/anthropic-server-blocks.js';
 import type { AnthropicAssistantBlock } from './anthropic-messages-schema.js';
 import { type AnthropicServerTool, WEB_FETCH_TYPES, WEB_SEARCH_TYPES } from './anthropic-server-tool-schema.js';
 
@@ -41,39 +42,12 @@ export function decodeAnthropicServerBlock(block: ServerBlock): ContentBlock {
   const { cache_control: _cache, ...rest } = block;
   if (block.type === 'server_tool_use')
     return { type: 'server-tool-call', id: block.id, name: block.name, input: block.input };
-  const searchResults = webSearchResultsOf(block.type, block.content);
+  const searchResults = anthropicWebSearchResults(block.type, block.content);
   return {
     type: 'server-tool-result',
     toolCallId: block.tool_use_id,
     resultType: block.type,
     ...(searchResults === undefined ? {} : { searchResults }),
     anthropicBlock: rest,
-  };
-}
-
-/** The pages of a `web_search_tool_result` (an error result has none). */
-export function webSearchResultsOf(type: string, content: unknown): WebSearchResult[] | undefined {
-  if (type !== 'web_search_tool_result' || !Array.isArray(content)) return undefined;
-  return content.flatMap((entry: Record<string, unknown>) =>
-    entry?.type === 'web_search_result' && typeof entry.url === 'string'
-      ? [
-          {
-            url: entry.url,
-            title: typeof entry.title === 'string' ? entry.title : entry.url,
-            ...(typeof entry.page_age === 'string' ? { pageAge: entry.page_age } : {}),
-          },
-        ]
-      : [],
-  );
-}
-
-/** Anthropic's citation objects → canonical citations; only web citations have a URL another family can show. */
-export function decodeAnthropicCitation(citation: Readonly<Record<string, unknown>>): Citation {
-  const url = typeof citation.url === 'string' ? citation.url : '';
-  return {
-    url,
-    ...(typeof citation.title === 'string' ? { title: citation.title } : {}),
-    ...(typeof citation.cited_text === 'string' ? { citedText: citation.cited_text } : {}),
-    anthropic: citation,
   };
 }

@@ -20,6 +20,7 @@ import type {
   AnthropicToolUseBlock,
 } from '../../wire/anthropic-messages-wire.js';
 import { withCacheControl } from './anthropic-prompt-cache.js';
+import { encodeCitation, encodeServerToolResultParam, encodeServerToolUseParam } from './anthropic-server-blocks.js';
 
 /** The conversation part of an Anthropic Messages body. */
 export interface BuiltAnthropicConversation {
@@ -107,9 +108,11 @@ function buildBlock(
 ): AnthropicRequestBlock | undefined {
   switch (block.type) {
     case 'text':
-      return hasText(block)
-        ? withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache)
-        : undefined;
+      return hasText(block) ? withCacheControl<AnthropicTextBlock>(buildText(block), block.cache) : undefined;
+    case 'server-tool-call':
+      return withCacheControl(encodeServerToolUseParam(block), block.cache);
+    case 'server-tool-result':
+      return withCacheControl(encodeServerToolResultParam(block, param), block.cache);
     case 'image':
       return withCacheControl(buildImage(block, param), block.cache);
     case 'document':
@@ -122,6 +125,12 @@ function buildBlock(
       // Reasoning only ever belongs to an assistant turn; anywhere else it cannot be replayed.
       return role === 'assistant' && options.replayReasoning ? buildReasoning(block) : undefined;
   }
+}
+
+/** A text block, with the sources it cites when it came from a reply that cited them. */
+function buildText(block: TextBlock): AnthropicTextBlock {
+  if (block.citations === undefined || block.citations.length === 0) return { type: 'text', text: block.text };
+  return { type: 'text', text: block.text, citations: block.citations.map(encodeCitation) };
 }
 
 function hasText(block: TextBlock): boolean {
