@@ -1,3 +1,5 @@
+import { webSearchLimit } from '../canonical/server-tools.js';
+import { serverToolHold } from './server-tool-charge.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -208,6 +210,7 @@ export class BillingService {
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,
+      serverToolsNano: serverToolHold(webSearchLimit(request.serverTools), model.prices),
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {
@@ -505,6 +508,7 @@ export class BillingService {
       ...(input.unbilledTokens === undefined || input.unbilledTokens === 0
         ? {}
         : { unbilledTokens: input.unbilledTokens }),
+      ...input.usage.serverToolUse,
     };
   }
 

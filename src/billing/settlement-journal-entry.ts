@@ -49,6 +49,8 @@ const entrySchema = z.object({
     rawUsage: z.string().nullable(),
     route: z.string().min(1).optional(),
     unbilledTokens: count.optional(),
+    webSearchRequests: count.optional(),
+    webFetchRequests: count.optional(),
   }),
   prices: z
     .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })
