@@ -91,13 +91,14 @@ function usage(reply: AnthropicReply, outputTokens: number): object {
       ephemeral_1h_input_tokens: prompt.write1h,
     },
     output_tokens: outputTokens,
-    server_tool_use: serverToolUse(reply),
+    ...serverToolUse(reply),
     service_tier: 'standard',
   };
 }
 
-function serverToolUse(reply: AnthropicReply): object | null {
-  return reply.webSearch === undefined ? null : { web_search_requests: 1, web_fetch_requests: 0 };
+/** `usage.server_tool_use`, on replies that searched (the simulator's other replies keep their older shape). */
+function serverToolUse(reply: AnthropicReply): { server_tool_use?: object } {
+  return reply.webSearch === undefined ? {} : { server_tool_use: { web_search_requests: 1, web_fetch_requests: 0 } };
 }
 
 export function messageBody(reply: AnthropicReply): string {
@@ -112,7 +113,9 @@ export function messageBody(reply: AnthropicReply): string {
         case 'thinking':
           return { type: 'thinking', thinking: block.thinking, signature: block.signature };
         case 'text':
-          return { type: 'text', text: block.text, citations: block.citations ?? null };
+          return block.citations === undefined
+            ? { type: 'text', text: block.text }
+            : { type: 'text', text: block.text, citations: block.citations };
         case 'tool_use':
           return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
         case 'server_tool_use':
@@ -225,7 +228,7 @@ export function streamScript(reply: AnthropicReply): StreamScript {
     cache_creation_input_tokens: prompt.write,
     cache_read_input_tokens: prompt.read,
     output_tokens: reply.plan.outputTokens,
-    server_tool_use: serverToolUse(reply),
+    ...serverToolUse(reply),
   };
   const messageDelta = {
     type: 'message_delta',
