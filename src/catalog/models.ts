@@ -116,7 +116,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'strongest of its family',
     maxOutputTokens: 65_536,
     contextWindow: 1_048_576,
-    prices: { input: '1', output: '10', cacheRead: '0.25' },
+    // Google Search grounding: $35 per 1,000 grounded prompts on Gemini 2.5.
+    prices: { input: '1', output: '10', cacheRead: '0.25', webSearchRequestNano: '35000000' },
   },
   {
     id: 'gamma-3.5-flash',
@@ -124,7 +125,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'fast and affordable',
     maxOutputTokens: 65_536,
     contextWindow: 1_048_576,
-    prices: { input: '0.30', output: '2.50', cacheRead: '0.03' },
+    // Google Search grounding: $14 per 1,000 search queries on Gemini 3 and later.
+    prices: { input: '0.30', output: '2.50', cacheRead: '0.03', webSearchRequestNano: '14000000' },
   },
   {
     id: 'delta-v4-flash',

@@ -1,3 +1,4 @@
+import { GroundingCollector } from './gemini-encode-grounding.js';
 import type { CanonicalResponse, ResponseBlock } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
@@ -113,11 +114,18 @@ export function encodeGeminiResponse(
   costNano?: bigint,
 ): GeminiGenerateContentResponse {
   const parts = encodeParts(response.content, context);
+  const grounding = new GroundingCollector();
+  for (const block of response.content) {
+    if (block.type === 'server-tool-call') grounding.addCall(block.input);
+    else if (block.type === 'text') for (const citation of block.citations ?? []) grounding.addCitation(citation);
+  }
+  const groundingMetadata = grounding.metadata();
   return {
     candidates: [
       {
         content: { role: 'model', parts: parts.length > 0 ? parts : [{ text: '' }] },
         finishReason: encodeGeminiFinishReason(response.finishReason, response.rawFinishReason),
+        ...(groundingMetadata === undefined ? {} : { groundingMetadata }),
         index: 0,
       },
     ],

@@ -1,3 +1,4 @@
+import { GroundingCollector } from './gemini-encode-grounding.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
@@ -46,6 +47,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
   private finishReason: FinishReason | null = null;
   private rawFinishReason: string | null = null;
   private readonly tools = new Map<string, { id: string; name: string; argumentsJson: string }>();
+  private readonly grounding = new GroundingCollector();
   private readonly thoughts = new Map<string, ReasoningBlock>();
   /** Every reasoning block of the reply, for the carrier on its first call. */
   private readonly reasoning: ReasoningBlock[] = [];
@@ -118,10 +120,14 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'text-start':
       case 'text-end':
       case 'usage':
-      // Gemini has no server-tool blocks: a search shows as the reply's grounding, not as parts.
-      case 'server-tool-call':
       case 'server-tool-result':
+        return '';
+      // Gemini has no server-tool blocks: a search shows as the reply's grounding, on the last chunk.
+      case 'server-tool-call':
+        this.grounding.addCall(event.input);
+        return '';
       case 'text-citation':
+        this.grounding.addCitation(event.citation);
         return '';
     }
   }
@@ -136,6 +142,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
     this.held = undefined;
     const chunk = this.chunk(parts);
     chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(this.finishReason, this.rawFinishReason);
+    const groundingMetadata = this.grounding.metadata();
+    if (groundingMetadata !== undefined) chunk.candidates![0]!.groundingMetadata = groundingMetadata;
     chunk.usageMetadata = encodeGeminiUsage(usage, costNano);
     out += this.frame(chunk);
     return this.framing === 'json-array' ? `${out}]` : out;

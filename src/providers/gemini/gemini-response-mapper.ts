@@ -4,8 +4,10 @@ import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
+import { groundingCitations, groundingUsage } from './gemini-grounding.js';
 import type {
   GeminiGenerateContentResponse,
+  GeminiGroundingMetadata,
   GeminiPart,
   GeminiUsageMetadata,
 } from '../../wire/gemini-generate-wire.js';
@@ -19,6 +21,8 @@ export interface GeminiResponseMapperOptions {
   mintNonce?: () => string;
   /** Unix seconds for `response-start.created`. */
   now?: () => number;
+  /** Grounding is billed once per grounded prompt (Gemini 2 models), not per search query. */
+  searchesBilledPerPrompt?: boolean;
 }
 
 /**
@@ -51,6 +55,7 @@ export class GeminiResponseMapper {
   private finishReason: string | undefined;
   private blockReason: string | undefined;
   private usage: GeminiUsageMetadata | undefined;
+  private grounding: GeminiGroundingMetadata | undefined;
 
   constructor(private readonly options: GeminiResponseMapperOptions) {
     this.mint = options.mintNonce ?? mintNonce;
@@ -82,6 +87,7 @@ export class GeminiResponseMapper {
     }
     for (const part of candidate.content?.parts ?? []) this.mapPart(part, out);
     if (candidate.finishReason !== undefined) this.finishReason = candidate.finishReason;
+    if (candidate.groundingMetadata !== undefined) this.grounding = candidate.groundingMetadata;
     return out;
   }
 
@@ -95,8 +101,14 @@ export class GeminiResponseMapper {
     }
     const out: CanonicalEvent[] = [];
     this.closeReasoning(out);
+    this.cite(out);
     this.closeText(out);
-    if (this.usage !== undefined) out.push({ type: 'usage', usage: mapGeminiUsage(this.usage) });
+    if (this.usage !== undefined) {
+      const usage = mapGeminiUsage(this.usage);
+      if (this.grounding !== undefined)
+        usage.serverToolUse = groundingUsage(this.grounding, this.options.searchesBilledPerPrompt === true);
+      out.push({ type: 'usage', usage });
+    }
     if (this.finishReason !== undefined) {
       out.push({
         type: 'finish',
@@ -163,6 +175,19 @@ export class GeminiResponseMapper {
     if (this.reasoningBlock === undefined) return;
     out.push({ type: 'reasoning-end', blockId: this.reasoningBlock.id });
     this.reasoningBlock = undefined;
+  }
+
+  /** Grounding arrives with the last chunk: its citations go on the text block still open (or a new, empty one). */
+  private cite(out: CanonicalEvent[]): void {
+    if (this.grounding === undefined) return;
+    const citations = groundingCitations(this.grounding);
+    if (citations.length === 0) return;
+    if (this.textBlock === undefined) {
+      this.textCount += 1;
+      this.textBlock = `text-${this.textCount}`;
+      out.push({ type: 'text-start', blockId: this.textBlock });
+    }
+    for (const citation of citations) out.push({ type: 'text-citation', blockId: this.textBlock, citation });
   }
 
   private closeText(out: CanonicalEvent[]): void {

@@ -24,6 +24,8 @@ export interface GeminiReply {
   signatureSeed: string;
   /** The in-band error body for a status (the `error` fault with `after`). */
   errorBody(status: number): string;
+  /** Google Search grounding of the reply, when the request offered the tool: on the last response only. */
+  grounding?: object | undefined;
 }
 
 interface Part {
@@ -76,10 +78,11 @@ function textSignature(reply: GeminiReply): string {
   return signGeminiPart(`${reply.signatureSeed}\ntext`);
 }
 
-function candidate(parts: readonly Part[], finish: string | undefined): object {
+function candidate(parts: readonly Part[], finish: string | undefined, grounding?: object): object {
   return {
     content: { ...(parts.length > 0 ? { parts } : {}), role: 'model' },
     ...(finish === undefined ? {} : { finishReason: finish }),
+    ...(grounding === undefined ? {} : { groundingMetadata: grounding }),
     index: 0,
   };
 }
@@ -95,7 +98,7 @@ export function generateContentBody(reply: GeminiReply): string {
   // Without calls, a thinking model signs the last part of its reply.
   if (thinking.active && plan.calls.length === 0 && last !== undefined) last.thoughtSignature = textSignature(reply);
   return JSON.stringify({
-    candidates: [candidate(parts, finishReason(plan))],
+    candidates: [candidate(parts, finishReason(plan), reply.grounding)],
     usageMetadata: usageMetadata(reply),
     modelVersion: reply.modelVersion,
     responseId: reply.responseId,
@@ -127,7 +130,7 @@ function chunkJsons(reply: GeminiReply): { content: string[]; final: string } {
 
   const finalPart: Part = { text: lastTextInFinal ? (textPieces.at(-1) ?? '') : '' };
   if (thinking.active && plan.calls.length === 0) finalPart.thoughtSignature = textSignature(reply);
-  const finalCandidate = JSON.stringify(candidate([finalPart], finishReason(plan)));
+  const finalCandidate = JSON.stringify(candidate([finalPart], finishReason(plan), reply.grounding));
   const final = `{"candidates":[${finalCandidate}],"usageMetadata":${JSON.stringify(usageMetadata(reply))},${identity}`;
   return { content, final };
 }
