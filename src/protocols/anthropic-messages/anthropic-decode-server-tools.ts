@@ -14,7 +14,7 @@ const WEB_FETCH: ReadonlySet<string> = new Set(WEB_FETCH_TYPES);
 
 export function decodeAnthropicServerTool(tool: AnthropicServerTool, param: string): ServerToolDefinition {
   const anthropicTool = tool as Readonly<Record<string, unknown>>;
-  if (WEB_SEARCH.has(tool.type) && 'max_uses' in tool) {
+  if (WEB_SEARCH.has(tool.type)) {
     const webSearch: ServerToolDefinition['webSearch'] = {};
     const search = tool as Extract<AnthropicServerTool, { name: 'web_search' }>;
     if (typeof search.max_uses === 'number') webSearch.maxUses = search.max_uses;

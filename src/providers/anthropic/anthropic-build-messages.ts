@@ -33,6 +33,11 @@ export interface BuildConversationOptions {
   replayReasoning: boolean;
 }
 
+interface BuildContext extends BuildConversationOptions {
+  /** Server-tool calls whose results are Anthropic's own: the only ones Anthropic takes back as calls. */
+  replayableServerCalls: ReadonlySet<string>;
+}
+
 /** The only image types Anthropic accepts; anything else is refused here rather than by the vendor. */
 const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
@@ -54,9 +59,10 @@ export function buildAnthropicConversation(
     .filter(hasText)
     .map((block) => withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache));
   const messages: WireMessage[] = [];
+  const context: BuildContext = { ...options, replayableServerCalls: anthropicServerCalls(request) };
   request.messages.forEach((message, index) => {
     const role = message.role;
-    const content = buildContent(message, `messages[${index}]`, options);
+    const content = buildContent(message, `messages[${index}]`, context);
     if (content.length === 0) return;
     const previous = messages[messages.length - 1];
     // Anthropic merges same-role runs itself, but doing it here lets tool results be ordered within the merged turn.
@@ -74,6 +80,15 @@ export function buildAnthropicConversation(
   return { system, messages };
 }
 
+/** Ids of the server-tool calls answered by a result Anthropic produced (another family's search goes as text). */
+function anthropicServerCalls(request: CanonicalRequest): Set<string> {
+  const ids = new Set<string>();
+  for (const message of request.messages)
+    for (const block of message.content)
+      if (block.type === 'server-tool-result' && block.anthropicBlock !== undefined) ids.add(block.toolCallId);
+  return ids;
+}
+
 /** `^[a-zA-Z0-9_-]+$` is all Anthropic accepts; the same rewrite is applied to calls and to their results. */
 export function sanitizeAnthropicToolId(id: string): string {
   const sanitized = id.replace(/[^a-zA-Z0-9_-]/g, '_');
@@ -83,7 +98,7 @@ export function sanitizeAnthropicToolId(id: string): string {
 function buildContent(
   message: CanonicalMessage,
   param: string,
-  options: BuildConversationOptions,
+  options: BuildContext,
 ): AnthropicRequestBlock[] {
   if (message.role === 'system') {
     // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
@@ -104,13 +119,15 @@ function buildBlock(
   block: ContentBlock,
   role: 'user' | 'assistant',
   param: string,
-  options: BuildConversationOptions,
+  options: BuildContext,
 ): AnthropicRequestBlock | undefined {
   switch (block.type) {
     case 'text':
       return hasText(block) ? withCacheControl<AnthropicTextBlock>(buildText(block), block.cache) : undefined;
     case 'server-tool-call':
-      return withCacheControl(encodeServerToolUseParam(block), block.cache);
+      return options.replayableServerCalls.has(block.id)
+        ? withCacheControl(encodeServerToolUseParam(block), block.cache)
+        : undefined;
     case 'server-tool-result':
       return withCacheControl(encodeServerToolResultParam(block, param), block.cache);
     case 'image':

@@ -1,5 +1,6 @@
 import { invalidRequest } from '../../canonical/errors.js';
 import type { CanonicalRequest } from '../../canonical/request.js';
+import type { CanonicalEvent } from '../../canonical/events.js';
 import type { Citation, ServerToolUsage } from '../../canonical/server-tools.js';
 import type { GeminiGroundingMetadata, GeminiTool } from '../../wire/gemini-generate-wire.js';
 
@@ -61,4 +62,34 @@ export function groundingCitations(grounding: GeminiGroundingMetadata): Citation
 export function groundingUsage(grounding: GeminiGroundingMetadata, billedPerPrompt: boolean): ServerToolUsage {
   const queries = grounding.webSearchQueries?.length ?? 0;
   return { webSearchRequests: billedPerPrompt ? Math.min(1, queries) : queries, webFetchRequests: 0 };
+}
+
+/**
+ * The searches grounding ran, as canonical server-tool blocks: one call per query and one result listing the pages,
+ * so a client that shows searches (Anthropic's blocks, Google's `webSearchQueries`) sees them.
+ */
+export function groundingSearchEvents(grounding: GeminiGroundingMetadata, idPrefix: string): CanonicalEvent[] {
+  const queries = grounding.webSearchQueries ?? [];
+  if (queries.length === 0) return [];
+  const searchResults = (grounding.groundingChunks ?? []).flatMap((chunk) =>
+    chunk.web?.uri === undefined ? [] : [{ url: chunk.web.uri, title: chunk.web.title ?? chunk.web.uri }],
+  );
+  const events: CanonicalEvent[] = queries.map((query, index) => ({
+    type: 'server-tool-call',
+    blockId: `search-${index + 1}`,
+    id: `${idPrefix}_${index + 1}`,
+    name: 'web_search',
+    input: { query },
+  }));
+  events.push({
+    type: 'server-tool-result',
+    blockId: 'search-results',
+    result: {
+      type: 'server-tool-result',
+      toolCallId: `${idPrefix}_${queries.length}`,
+      resultType: 'web_search_tool_result',
+      searchResults,
+    },
+  });
+  return events;
 }

@@ -4,7 +4,7 @@ import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
-import { groundingCitations, groundingUsage } from './gemini-grounding.js';
+import { groundingCitations, groundingSearchEvents, groundingUsage } from './gemini-grounding.js';
 import type {
   GeminiGenerateContentResponse,
   GeminiGroundingMetadata,
@@ -103,6 +103,7 @@ export class GeminiResponseMapper {
     this.closeReasoning(out);
     this.cite(out);
     this.closeText(out);
+    if (this.grounding !== undefined) out.push(...groundingSearchEvents(this.grounding, `srvtoolu_${this.mint()}`));
     if (this.usage !== undefined) {
       const usage = mapGeminiUsage(this.usage);
       if (this.grounding !== undefined)

@@ -1,0 +1,158 @@
+/**
+ * Web search across families: an Anthropic client's `web_search` tool run on gamma as Google Search grounding (the
+ * grounding mapped to cited text, each grounded prompt billed at Gemini's price), and a Google client's
+ * `googleSearch` tool run on alpha as Anthropic's web search and on gamma as itself, the sources shown to it as
+ * `groundingMetadata`, whole and streamed. A family with no web search answers a 400 naming the tool and the
+ * families that offer one; a domain list Gemini cannot honour is refused, nothing held.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUsd } from '../../src/billing/money.js';
+import { AGENTS_PACKAGE_DIR, NODE_24 } from '../helpers/agents-package.js';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+
+let harness: TestGateway;
+let client: Anthropic;
+let key: string;
+let accountId: string;
+
+async function balance(): Promise<bigint> {
+  return (await harness.gateway.storage.billing.balance(accountId))!.balanceNano;
+}
+
+beforeAll(async () => {
+  harness = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
+  const created = await harness.createAccountWithKey(`search-x-${Date.now()}@example.com`, 'enterprise');
+  ({ key, accountId } = created);
+  await harness.gateway.storage.billing.credit({
+    accountId,
+    kind: 'topup',
+    amountNano: parseUsd('5'),
+    idempotencyKey: `t-${accountId}`,
+    note: null,
+    at: Date.now(),
+  });
+  client = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe('an Anthropic client searching on gamma', () => {
+  it('gets the grounding as cited text and pays $35 per 1,000 grounded prompts on top of the tokens', async () => {
+    const before = await balance();
+    const { data: message, response } = await client.messages
+      .create({
+        model: 'gamma-2.5-pro',
+        max_tokens: 60,
+        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+        messages: [{ role: 'user', content: 'Which bridges charge a toll this winter?' }],
+      })
+      .withResponse();
+    expect(response.headers.get('x-tollgate-dropped-params')).toContain('max_uses');
+    const text = message.content.find((block): block is Anthropic.TextBlock => block.type === 'text')!;
+    expect(text.citations?.[0]).toMatchObject({
+      type: 'web_search_result_location',
+      url: expect.stringMatching(/^https:\/\/vertexaisearch\.example\/grounding\//),
+      title: 'source1.example',
+      cited_text: expect.any(String),
+    });
+    expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+    // gamma-2.5-pro: $1/M in, $10/M out.
+    const tokens = BigInt(message.usage.input_tokens) * 1_000n + BigInt(message.usage.output_tokens) * 10_000n;
+    expect(before - (await balance())).toBe(tokens + 35_000_000n);
+  });
+
+  it('is refused a domain list Google Search cannot honour, with nothing held', async () => {
+    const before = await balance();
+    const error = await client.messages
+      .create({
+        model: 'gamma-2.5-pro',
+        max_tokens: 20,
+        tools: [{ type: 'web_search_20250305', name: 'web_search', allowed_domains: ['a.example'] }],
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as Error).message).toContain("'tools[0].allowed_domains'");
+    expect(await balance()).toBe(before);
+  });
+});
+
+interface GenaiOutcome {
+  ok: boolean;
+  status?: number;
+  message?: string;
+  grounding?: {
+    webSearchQueries?: string[];
+    groundingChunks?: Array<{ web?: { uri?: string; title?: string } }>;
+    groundingSupports?: Array<{ segment?: { text?: string }; groundingChunkIndices?: number[] }>;
+  };
+  text?: string;
+  cost?: string;
+}
+
+/** One `@google/genai` call (Node 24, from the agents package) with `googleSearch`, whole or streamed. */
+async function genai(model: string, stream: boolean): Promise<GenaiOutcome> {
+  const script = `
+    import { GoogleGenAI } from '@google/genai';
+    const ai = new GoogleGenAI({ apiKey: process.env.API_KEY, httpOptions: { baseUrl: process.env.GATEWAY_URL, retryOptions: { attempts: 1 } } });
+    const request = { model: process.env.MODEL, contents: 'Who runs the toll bridge?', config: { tools: [{ googleSearch: {} }], maxOutputTokens: 60 } };
+    try {
+      let text = '', grounding, cost;
+      if (process.env.STREAM === '1') {
+        for await (const chunk of await ai.models.generateContentStream(request)) {
+          text += chunk.text ?? '';
+          grounding = chunk.candidates?.[0]?.groundingMetadata ?? grounding;
+          cost = chunk.usageMetadata?.cost_nano_usd ?? cost;
+        }
+      } else {
+        const reply = await ai.models.generateContent(request);
+        text = reply.text; grounding = reply.candidates?.[0]?.groundingMetadata; cost = reply.usageMetadata?.cost_nano_usd;
+      }
+      console.log(JSON.stringify({ ok: true, text, grounding, cost }));
+    } catch (error) {
+      console.log(JSON.stringify({ ok: false, status: error.status, message: String(error.message) }));
+    }`;
+  const { stdout } = await promisify(execFile)(NODE_24, ['--input-type=module', '-e', script], {
+    cwd: AGENTS_PACKAGE_DIR,
+    timeout: 60_000,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      API_KEY: key,
+      GATEWAY_URL: harness.gateway.url,
+      MODEL: model,
+      STREAM: stream ? '1' : '0',
+    },
+  });
+  return JSON.parse(stdout) as GenaiOutcome;
+}
+
+describe('a Google client with googleSearch', () => {
+  it.each([
+    ['alpha-sonnet-5', false],
+    ['alpha-sonnet-5', true],
+    ['gamma-3.5-flash', false],
+    ['gamma-3.5-flash', true],
+  ])('on %s (stream: %s) sees the search and its sources as groundingMetadata', async (model, stream) => {
+    const outcome = await genai(model, stream);
+    expect(outcome.ok, outcome.message).toBe(true);
+    expect(outcome.text).not.toBe('');
+    expect(outcome.grounding?.webSearchQueries).toHaveLength(1);
+    const pages = outcome.grounding?.groundingChunks ?? [];
+    expect(pages.length).toBeGreaterThan(0);
+    expect(pages[0]?.web?.uri).toMatch(/^https:\/\//);
+    expect(outcome.grounding?.groundingSupports?.[0]?.groundingChunkIndices).toEqual([0]);
+  }, 90_000);
+
+  it('on delta is refused, naming googleSearch and the families that offer a web search', async () => {
+    const outcome = await genai('delta-v4-flash', false);
+    expect(outcome.ok).toBe(false);
+    expect(outcome.status).toBe(400);
+    expect(outcome.message).toContain("'googleSearch' in 'tools[0].googleSearch'");
+    expect(outcome.message).toContain('alpha, beta and gamma families');
+  }, 90_000);
+});
