@@ -38,6 +38,12 @@ export interface ServerToolDefinition {
   webSearch?: WebSearchOptions;
   /** Anthropic's tool object as an Anthropic client sent it: replayed to Anthropic untouched. */
   anthropicTool?: Readonly<Record<string, unknown>>;
+  /**
+   * The name under which the tool is dropped and reported where the model's family has no equivalent, for a client
+   * protocol whose rule is that a model not offered a hosted tool answers without it (OpenAI Responses). Absent:
+   * such a family refuses the request.
+   */
+  droppedAs?: string;
 }
 
 /** One page a web search found. */

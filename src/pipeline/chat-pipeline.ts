@@ -128,19 +128,20 @@ export class ChatPipeline {
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
     const upstreamRequest =
       !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
+    // Server tools the answering family leaves out (a Responses client's hosted tools) are reported with the
+    // vendor's dropped parameters.
+    let droppedServerTools: string[] = [];
     // The conversation's affinity key (credential pinning, beta's derived cache key) is hashed only if read.
-    const callFor = (target: CatalogModel) =>
-      withAffinityKey(
-        {
-          request: requestForVendor(upstreamRequest, target.vendor, target.family),
-          model: target,
-          signal: input.signal,
-          requestId: input.requestId,
-        },
+    const callFor = (target: CatalogModel) => {
+      const forVendor = requestForVendor(upstreamRequest, target.vendor, target.family);
+      droppedServerTools = forVendor.droppedParameters;
+      return withAffinityKey(
+        { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId },
         input.auth.key.id,
         target.id,
         input.request,
       );
+    };
     let response: ProviderResponse;
     let answering = model;
     try {
@@ -196,7 +197,10 @@ export class ChatPipeline {
     return {
       model: answering,
       keepAliveMs: this.keepAliveMs,
-      droppedParameters: response.droppedParameters,
+      droppedParameters:
+        droppedServerTools.length === 0
+          ? response.droppedParameters
+          : [...response.droppedParameters, ...droppedServerTools],
       clampedMaxOutputTokens,
       clampedThinkingBudget,
       inputTokensAtStart,

@@ -5,12 +5,13 @@ import { FAMILY_VENDOR, type ModelFamily } from '../catalog/models.js';
 import { serverToolResultAsText } from './server-tool-history.js';
 
 /**
- * Which vendor-run tools each vendor has an equivalent of: Anthropic runs all of its own; OpenAI (web search tool)
- * and Gemini (Google Search grounding) run a web search; DeepSeek runs none.
+ * Which vendor-run tools each vendor has an equivalent of: Anthropic runs all of its own; Gemini runs a web search
+ * (Google Search grounding); DeepSeek runs none. OpenAI's web search needs its Responses API (Chat Completions has it
+ * only on dedicated search models), which the gateway's OpenAI adapter does not speak yet.
  */
 const VENDOR_SERVER_TOOLS: Readonly<Record<VendorName, ReadonlySet<ServerToolKind>>> = {
   anthropic: new Set(['web-search', 'web-fetch', 'anthropic-only']),
-  openai: new Set(['web-search']),
+  openai: new Set(),
   gemini: new Set(['web-search']),
   deepseek: new Set(),
 };
@@ -22,20 +23,41 @@ export function familiesOffering(kind: ServerToolKind): ModelFamily[] {
   );
 }
 
+export interface VendorRequest {
+  request: CanonicalRequest;
+  /** Server tools left out (by the name the client protocol reports them under). */
+  droppedParameters: string[];
+}
+
 /**
  * The request as the model's vendor can take it, or a 400 before anything is held or sent: every server tool must
- * have an equivalent there; server-tool blocks of earlier replies go back intact to Anthropic and, elsewhere, as
- * the text of the pages a search found (docs/protocols/translation-policies.md).
+ * have an equivalent there (or be one its client protocol lets go unoffered); server-tool blocks of earlier replies
+ * go back intact to Anthropic and, elsewhere, as the text of the pages a search found
+ * (docs/protocols/translation-policies.md).
  */
-export function requestForVendor(request: CanonicalRequest, vendor: VendorName, family: ModelFamily): CanonicalRequest {
-  for (const tool of request.serverTools ?? []) {
-    if (VENDOR_SERVER_TOOLS[vendor].has(tool.kind)) continue;
+export function requestForVendor(request: CanonicalRequest, vendor: VendorName, family: ModelFamily): VendorRequest {
+  const droppedParameters: string[] = [];
+  const serverTools = (request.serverTools ?? []).filter((tool) => {
+    if (VENDOR_SERVER_TOOLS[vendor].has(tool.kind)) return true;
+    if (tool.droppedAs !== undefined) {
+      droppedParameters.push(tool.droppedAs);
+      return false;
+    }
     const families = familiesOffering(tool.kind);
     throw invalidRequest(
       `The tool '${tool.label}' in '${tool.param}' is not available on ${family} models; it is offered by the ${listWords(families)} ${families.length === 1 ? 'family' : 'families'}.`,
       tool.param,
     );
+  });
+  let withTools = request;
+  if (droppedParameters.length > 0) {
+    const { serverTools: _all, ...rest } = request;
+    withTools = serverTools.length > 0 ? { ...rest, serverTools } : rest;
   }
+  return { request: withServerHistory(withTools, vendor), droppedParameters };
+}
+
+function withServerHistory(request: CanonicalRequest, vendor: VendorName): CanonicalRequest {
   if (vendor === 'anthropic' || !request.messages.some(hasServerBlock)) return request;
   const messages = request.messages.map((message, index): CanonicalMessage => {
     if (!hasServerBlock(message)) return message;

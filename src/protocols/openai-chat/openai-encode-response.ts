@@ -1,3 +1,4 @@
+import { type UrlCitationAnnotation, urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { CanonicalResponse } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { OpenAIChatCompletion, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
@@ -34,8 +35,13 @@ export function encodeOpenAIResponse(
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
+  const annotations: UrlCitationAnnotation[] = [];
   for (const block of response.content) {
-    if (block.type === 'text') text += block.text;
+    if (block.type === 'text') {
+      for (const citation of block.citations ?? [])
+        if (citation.url !== '') annotations.push(urlCitationAnnotation(citation, block.text, text.length));
+      text += block.text;
+    }
     else if (block.type === 'reasoning') reasoning += block.text;
     else if (block.type === 'tool-call')
       toolCalls.push({
@@ -52,6 +58,7 @@ export function encodeOpenAIResponse(
   // DeepSeek's field name: the de-facto way OpenAI-compatible clients receive reasoning text.
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (annotations.length > 0) message.annotations = annotations;
   return {
     id: context.id,
     object: 'chat.completion',

@@ -1,3 +1,5 @@
+import type { Citation } from '../../canonical/server-tools.js';
+import { urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
@@ -18,6 +20,15 @@ export class OpenAIChatStreamEncoder {
   private readonly contentTail: string;
   private readonly toolIndexes = new Map<string, number>();
   private sawToolCall = false;
+  /** Characters of content sent so far: where a text block starts. */
+  private textLength = 0;
+  /** The latest text block, kept to place its citations. */
+  private textBlock: { blockId: string; offset: number; text: string; citations: Citation[] } = {
+    blockId: '',
+    offset: 0,
+    text: '',
+    citations: [],
+  };
   private roleSent = false;
 
   constructor(
@@ -37,6 +48,8 @@ export class OpenAIChatStreamEncoder {
       case 'response-start':
         return this.roleChunk();
       case 'text-delta':
+        this.textLength += event.text.length;
+        if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
         // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
         // The same bytes as this.chunk(`"choices":[{"index":0,"delta":{"content":…}},"finish_reason":null}]`).
         return this.roleChunk() + this.contentHead + JSON.stringify(event.text) + this.contentTail;
@@ -71,6 +84,15 @@ export class OpenAIChatStreamEncoder {
         );
       case 'error':
         return this.error(event.error);
+      case 'text-start':
+        this.textBlock = { blockId: event.blockId, offset: this.textLength, text: '', citations: [] };
+        return '';
+      case 'text-citation':
+        if (this.textBlock.blockId === event.blockId && event.citation.url !== '')
+          this.textBlock.citations.push(event.citation);
+        return '';
+      case 'text-end':
+        return this.annotations(event.blockId);
       default:
         return '';
     }
@@ -87,6 +109,14 @@ export class OpenAIChatStreamEncoder {
   /** A mid-stream failure as the SDKs recognise it: a data line with a top-level `error` object. */
   error(error: GatewayError): string {
     return sseData(JSON.stringify(encodeOpenAIError(error))) + SSE_DONE;
+  }
+
+  /** The citations of a text block, once it ended and its span is known (Anthropic cites before the text). */
+  private annotations(blockId: string): string {
+    const block = this.textBlock;
+    if (block.blockId !== blockId || block.citations.length === 0) return '';
+    const annotations = block.citations.map((citation) => urlCitationAnnotation(citation, block.text, block.offset));
+    return this.roleChunk() + this.deltaChunk({ annotations });
   }
 
   private roleChunk(): string {

@@ -145,7 +145,7 @@ export function decodeResponsesRequest(
       index < history.length,
     ),
   );
-  const { tools, toolNames, customTools, namespacedTools } = decodeTools(input, dropped);
+  const { tools, toolNames, customTools, namespacedTools, serverTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
   const messages = decodeItems(validated, system, history.length);
 
@@ -160,6 +160,7 @@ export function decodeResponsesRequest(
   };
   if (input.max_output_tokens != null) request.maxOutputTokens = input.max_output_tokens;
   if (tools.length > 0) request.tools = tools;
+  if (serverTools.length > 0) request.serverTools = serverTools;
   const toolChoice = decodeToolChoice(input.tool_choice, toolNames, request);
   if (toolChoice !== undefined) request.toolChoice = toolChoice;
   if (input.parallel_tool_calls != null) request.parallelToolCalls = input.parallel_tool_calls;

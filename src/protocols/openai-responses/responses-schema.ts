@@ -114,6 +114,28 @@ export const functionTool = z.looseObject({
   strict: z.boolean().nullish(),
 });
 /** A `custom` tool: free-text input (Codex's freeform `apply_patch`), optionally with a grammar. */
+/** OpenAI's hosted web search (`web_search`, and the older `web_search_preview`), checked as OpenAI checks it. */
+export const WEB_SEARCH_TOOL_TYPES: ReadonlySet<string> = new Set([
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+]);
+export const webSearchTool = z.looseObject({
+  type: z.string(),
+  filters: z.looseObject({ allowed_domains: z.array(z.string().min(1)).nullish() }).nullish(),
+  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
+  user_location: z
+    .looseObject({
+      type: z.literal('approximate').optional(),
+      city: z.string().nullish(),
+      country: z.string().length(2, 'must be a 2-letter ISO 3166-1 country code').nullish(),
+      region: z.string().nullish(),
+      timezone: z.string().nullish(),
+    })
+    .nullish(),
+});
+
 export const customTool = z.looseObject({
   type: z.literal('custom'),
   name: functionToolName,

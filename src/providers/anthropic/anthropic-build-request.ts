@@ -99,7 +99,7 @@ export function buildAnthropicRequest(
 
   applySampling(request, body, dropped, thinkingOn);
 
-  const serverTools = (request.serverTools ?? []).map(buildAnthropicServerTool);
+  const serverTools = (request.serverTools ?? []).map((tool) => buildAnthropicServerTool(tool, dropped));
   const allTools = [...tools, ...serverTools, ...(jsonMode === undefined ? [] : [jsonMode.tool])];
   if (allTools.length > 0) body.tools = allTools;
   const toolChoice =

@@ -21,9 +21,9 @@ export function buildGoogleSearchTool(request: CanonicalRequest, dropped: Set<st
         `${tool.param}.${field}`,
       );
     }
-    if (options.maxUses !== undefined) dropped.add('max_uses');
-    if (options.userLocation !== undefined) dropped.add('user_location');
-    if (options.contextSize !== undefined) dropped.add('search_context_size');
+    if (options.maxUses !== undefined) dropped.add(`${tool.param}.max_uses`);
+    if (options.userLocation !== undefined) dropped.add(`${tool.param}.user_location`);
+    if (options.contextSize !== undefined) dropped.add(`${tool.param}.search_context_size`);
   }
   return { googleSearch: {} };
 }
