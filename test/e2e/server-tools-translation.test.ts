@@ -2,10 +2,14 @@
  * Web search across families: an Anthropic client's `web_search` tool run on gamma as Google Search grounding (the
  * grounding mapped to cited text, each grounded prompt billed at Gemini's price), and a Google client's
  * `googleSearch` tool run on alpha as Anthropic's web search and on gamma as itself, the sources shown to it as
- * `groundingMetadata`, whole and streamed. A family with no web search answers a 400 naming the tool and the
- * families that offer one; a domain list Gemini cannot honour is refused, nothing held.
+ * `groundingMetadata`, whole and streamed; OpenAI clients' `web_search_options` (Chat Completions) and `web_search`
+ * tool (Responses) run on alpha and gamma, the sources shown as `url_citation` annotations and the searches as
+ * `web_search_call` items. A family with no web search answers a 400 naming the tool and the families that offer
+ * one (a Responses client's hosted tool is dropped and reported there instead, that protocol's rule); a domain
+ * list Gemini cannot honour and malformed options are refused, nothing held.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,4 +159,115 @@ describe('a Google client with googleSearch', () => {
     expect(outcome.message).toContain("'googleSearch' in 'tools[0].googleSearch'");
     expect(outcome.message).toContain('alpha and gamma families');
   }, 90_000);
+});
+
+describe('OpenAI clients searching', () => {
+  let openai: OpenAI;
+  beforeAll(() => {
+    openai = new OpenAI({ apiKey: key, baseURL: `${harness.gateway.url}/v1`, maxRetries: 0 });
+  });
+  const ask = [{ role: 'user' as const, content: 'Where is the nearest toll plaza?' }];
+
+  it.each(['alpha-sonnet-5', 'gamma-3.5-flash'])(
+    'Chat Completions web_search_options on %s: url_citation annotations whole and streamed',
+    async (model) => {
+      const { data: completion, response } = await openai.chat.completions
+        .create({ model, messages: ask, max_completion_tokens: 60, web_search_options: { search_context_size: 'low' } })
+        .withResponse();
+      expect(response.headers.get('x-tollgate-dropped-params')).toContain('web_search_options.search_context_size');
+      const message = completion.choices[0]!.message;
+      const annotation = message.annotations?.[0];
+      expect(annotation?.type).toBe('url_citation');
+      const span = annotation!.url_citation;
+      expect(span.url).toMatch(/^https:\/\//);
+      expect(span.end_index).toBeGreaterThan(span.start_index);
+      expect(span.end_index).toBeLessThanOrEqual(message.content!.length);
+
+      const stream = await openai.chat.completions.create({
+        model,
+        messages: ask,
+        max_completion_tokens: 60,
+        stream: true,
+        web_search_options: {},
+      });
+      let text = '';
+      const streamed: unknown[] = [];
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
+        text += delta?.content ?? '';
+        streamed.push(...(delta?.annotations ?? []));
+      }
+      expect(text).toBe(message.content);
+      expect(streamed).toEqual(message.annotations);
+    },
+  );
+
+  it('Chat Completions web_search_options: a family without web search and malformed options are 400s', async () => {
+    const before = await balance();
+    const onBeta = await openai.chat.completions
+      .create({ model: 'beta-5.4', messages: ask, web_search_options: {} })
+      .catch((caught: unknown) => caught);
+    expect(onBeta).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((onBeta as Error).message).toContain("'web_search_options' in 'web_search_options' is not available on beta models");
+    expect((onBeta as Error).message).toContain('alpha and gamma families');
+    const malformed = await openai.chat.completions
+      .create({
+        model: 'alpha-sonnet-5',
+        messages: ask,
+        web_search_options: { user_location: { type: 'approximate', approximate: { country: 'Portugal' } } },
+      })
+      .catch((caught: unknown) => caught);
+    expect((malformed as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(
+      'web_search_options.user_location.approximate.country',
+    );
+    expect(await balance()).toBe(before);
+  });
+
+  it('Responses web_search on alpha: a web_search_call item and annotated text, whole, streamed and continued', async () => {
+    const reply = await openai.responses.create({
+      model: 'alpha-sonnet-5',
+      input: 'Where is the nearest toll plaza?',
+      tools: [{ type: 'web_search' }],
+      max_output_tokens: 60,
+    });
+    const search = reply.output.find((item) => item.type === 'web_search_call');
+    expect(search).toMatchObject({ status: 'completed', action: { type: 'search', query: expect.any(String) } });
+    const message = reply.output.find((item) => item.type === 'message') as OpenAI.Responses.ResponseOutputMessage;
+    const part = message.content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.annotations[0]).toMatchObject({ type: 'url_citation', url: expect.stringMatching(/^https:/) });
+
+    const events: string[] = [];
+    const stream = await openai.responses.create({
+      model: 'alpha-sonnet-5',
+      input: 'Where is the nearest toll plaza?',
+      tools: [{ type: 'web_search' }],
+      max_output_tokens: 60,
+      stream: true,
+    });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      events.push(event.type);
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    expect(events).toContain('response.web_search_call.completed');
+    expect(events).toContain('response.output_text.annotation.added');
+    expect(completed?.output.map((item) => item.type)).toEqual(reply.output.map((item) => item.type));
+
+    // The stored reply, web_search_call included, is the history of the next turn.
+    const next = await openai.responses.create({
+      model: 'alpha-sonnet-5',
+      previous_response_id: reply.id,
+      input: 'And the one after it?',
+      max_output_tokens: 400,
+    });
+    expect(next.status).toBe('completed');
+  });
+
+  it('Responses web_search on beta is dropped and reported, as the protocol drops hosted tools', async () => {
+    const { data: reply, response } = await openai.responses
+      .create({ model: 'beta-5.4', input: 'hi', tools: [{ type: 'web_search' }], max_output_tokens: 400 })
+      .withResponse();
+    expect(reply.status).toBe('completed');
+    expect(response.headers.get('x-tollgate-dropped-params')).toContain('tools.web_search');
+  });
 });
