@@ -1,5 +1,5 @@
 import { webSearchLimit } from '../canonical/server-tools.js';
-import { serverToolHold } from './server-tool-charge.js';
+import { serverToolFields, serverToolHold } from './server-tool-charge.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -508,7 +508,7 @@ export class BillingService {
       ...(input.unbilledTokens === undefined || input.unbilledTokens === 0
         ? {}
         : { unbilledTokens: input.unbilledTokens }),
-      ...input.usage.serverToolUse,
+      ...serverToolFields(input.usage, input.model.prices),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { ServerToolUsage } from '../canonical/server-tools.js';
+import type { CanonicalUsage } from '../canonical/usage.js';
 import type { NanoUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
 
@@ -22,4 +23,14 @@ export function serverToolCharge(
 /** What admission holds for a request's web searches: every search its tools allow, at the model's price. */
 export function serverToolHold(searches: number, prices: Pick<ModelPrices, 'webSearchRequest'>): NanoUsd {
   return BigInt(searches) * (prices.webSearchRequest ?? 0n);
+}
+
+/** A reply's server-tool counts and their cost, as its usage record keeps them (nothing when it used none). */
+export function serverToolFields(
+  usage: CanonicalUsage,
+  prices: Pick<ModelPrices, 'webSearchRequest' | 'webFetchRequest'>,
+): ServerToolCounts & { serverToolNano?: NanoUsd } {
+  const used = usage.serverToolUse;
+  if (used === undefined) return {};
+  return { ...used, serverToolNano: serverToolCharge(used, prices) };
 }

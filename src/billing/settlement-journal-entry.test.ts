@@ -66,3 +66,28 @@ describe('journal entries and 1-hour cache writes', () => {
     expect(priceSettlement(entry!.usage, entry!.prices, 0).chargeNano).toBe(20_250_000n);
   });
 });
+
+describe('journal entries and web searches', () => {
+  it('keeps the search count, its cost and the per-search price across a round trip', () => {
+    const prices = { ...SONNET, webSearchRequest: 10_000_000n, webFetchRequest: 0n };
+    const entry: JournalEntry = {
+      usage: {
+        ...usage,
+        cacheWrite1hTokens: 0,
+        webSearchRequests: 2,
+        webFetchRequests: 1,
+        serverToolNano: 20_000_000n,
+        costNano: 0n,
+        freeTokens: 0,
+        unbilledNano: 0n,
+      },
+      prices,
+      journaledAt: 1_700_000_000_100,
+    };
+    const [decoded] = decodeJournal(encodeJournalLine(entry)).entries;
+    expect(decoded?.usage).toMatchObject({ webSearchRequests: 2, webFetchRequests: 1, serverToolNano: 20_000_000n });
+    expect(decoded?.prices).toMatchObject({ webSearchRequest: 10_000_000n, webFetchRequest: 0n });
+    // The tokens as above (20,250,000), then two searches at 10,000,000; the fetch is free.
+    expect(priceSettlement(decoded!.usage, decoded!.prices, 0).chargeNano).toBe(40_250_000n);
+  });
+});

@@ -51,11 +51,25 @@ const entrySchema = z.object({
     unbilledTokens: count.optional(),
     webSearchRequests: count.optional(),
     webFetchRequests: count.optional(),
+    serverToolNano: nano.optional(),
   }),
   prices: z
-    .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })
+    .object({
+      input: nano,
+      output: nano,
+      cacheRead: nano,
+      cacheWrite: nano,
+      cacheWrite1h: nano.optional(),
+      webSearchRequest: nano.optional(),
+      webFetchRequest: nano.optional(),
+    })
     // An older entry has no 1-hour price and no 1-hour writes, so the 5-minute price stands in (it prices nothing).
-    .transform((prices) => ({ ...prices, cacheWrite1h: prices.cacheWrite1h ?? prices.cacheWrite })),
+    .transform(({ webSearchRequest, webFetchRequest, ...prices }) => ({
+      ...prices,
+      cacheWrite1h: prices.cacheWrite1h ?? prices.cacheWrite,
+      ...(webSearchRequest === undefined ? {} : { webSearchRequest }),
+      ...(webFetchRequest === undefined ? {} : { webFetchRequest }),
+    })),
   heldFreeTokens: count.optional(),
   journaledAt: time,
 });
@@ -65,16 +79,19 @@ const entrySchema = z.object({
  * line from a torn one (a crash in the middle of a write) or from blocks a crash left zero-filled.
  */
 export function encodeJournalLine(entry: JournalEntry): string {
-  const { costNano: _cost, freeTokens: _free, unbilledNano: _unbilled, ...usage } = entry.usage;
+  const { costNano: _cost, freeTokens: _free, unbilledNano: _unbilled, serverToolNano, ...usage } = entry.usage;
+  const { webSearchRequest, webFetchRequest } = entry.prices;
   const json = JSON.stringify({
     v: 1,
-    usage,
+    usage: serverToolNano === undefined ? usage : { ...usage, serverToolNano: serverToolNano.toString() },
     prices: {
       input: entry.prices.input.toString(),
       output: entry.prices.output.toString(),
       cacheRead: entry.prices.cacheRead.toString(),
       cacheWrite: entry.prices.cacheWrite.toString(),
       cacheWrite1h: entry.prices.cacheWrite1h.toString(),
+      ...(webSearchRequest === undefined ? {} : { webSearchRequest: webSearchRequest.toString() }),
+      ...(webFetchRequest === undefined ? {} : { webFetchRequest: webFetchRequest.toString() }),
     },
     ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     journaledAt: entry.journaledAt,

@@ -176,6 +176,10 @@ function presentUsageRecord(record: UsageRecord) {
     // Output the vendor produced after the balance refused a slice: never delivered, never billed
     // (docs/architecture.md#holds-that-grow).
     unbilled_tokens: record.unbilledTokens ?? 0,
+    // Uses of the vendor's own tools, billed per use: their cost is a part of cost_usd.
+    web_search_requests: record.webSearchRequests ?? 0,
+    web_fetch_requests: record.webFetchRequests ?? 0,
+    server_tool_cost_nano_usd: (record.serverToolNano ?? 0n).toString(),
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,

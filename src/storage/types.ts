@@ -123,6 +123,8 @@ export interface UsageRecord {
   webSearchRequests?: number;
   /** Web fetches the vendor ran for the reply. */
   webFetchRequests?: number;
+  /** What those searches and fetches cost at the model's prices: a part of `costNano` (absent: nothing). */
+  serverToolNano?: bigint;
 }
 
 /**

@@ -266,6 +266,9 @@ export class PostgresHotPath {
         row.unbilled_tokens,
         utcMonthNumber(usage.createdAt),
         row.cache_write_1h_tokens,
+        row.web_search_requests,
+        row.web_fetch_requests,
+        row.server_tool_nano,
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
@@ -385,7 +388,8 @@ const TAKE_HOLD_WITH_KEY = `
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
  * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
- * $23 the usage row's route, $24 unbilled tokens, $25 UTC month number. `keyspend` is SETTLE_KEY_SPEND_SQL of
+ * $23 the usage row's route, $24 unbilled tokens, $25 UTC month number, $26 1-hour cache writes, $27/$28/$29 web
+ * searches, web fetches and their cost. `keyspend` is SETTLE_KEY_SPEND_SQL of
  * key-spend-statements.ts: the key's counters after the account's row (it runs once `inserted` has, which reads the
  * locked account).
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
@@ -427,9 +431,10 @@ const SETTLE = `
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens)
+      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
+      server_tool_nano)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26
+      $26, $27, $28, $29::bigint
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id
