@@ -261,6 +261,14 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
   };
 }
 
+/** The server-tool fields of a record that used any (a record without them reads as it was written). */
+function serverToolUseOf(row: Selectable<UsageRecordsTable>): Partial<UsageRecord> {
+  const searches = Number(row.web_search_requests ?? 0);
+  const fetches = Number(row.web_fetch_requests ?? 0);
+  if (searches === 0 && fetches === 0) return {};
+  return { webSearchRequests: searches, webFetchRequests: fetches, serverToolNano: fromMoneyColumn(row.server_tool_nano) };
+}
+
 export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
   return {
     requestId: row.request_id,
@@ -284,8 +292,6 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     unbilledNano: fromMoneyColumn(row.unbilled_nano),
     ...(row.route === null || row.route === undefined ? {} : { route: row.route }),
     unbilledTokens: Number(row.unbilled_tokens),
-    webSearchRequests: Number(row.web_search_requests ?? 0),
-    webFetchRequests: Number(row.web_fetch_requests ?? 0),
-    serverToolNano: fromMoneyColumn(row.server_tool_nano ?? 0),
+    ...serverToolUseOf(row),
   };
 }
