@@ -4,7 +4,12 @@ import { serverToolCharge, serverToolFields, serverToolHold } from './server-too
 import { priceSettlement } from './settlement-pricing.js';
 import { emptyUsage } from '../canonical/usage.js';
 
-const ALPHA = pricesFromPerMillion({ input: '3', output: '15', webSearchRequestNano: '10000000', webFetchRequestNano: '0' });
+const ALPHA = pricesFromPerMillion({
+  input: '3',
+  output: '15',
+  webSearchRequestNano: '10000000',
+  webFetchRequestNano: '0',
+});
 
 describe('server-tool charges', () => {
   it('prices each web search at the model’s price per search; fetches and unpriced models cost nothing', () => {

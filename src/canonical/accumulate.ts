@@ -83,7 +83,9 @@ export class ResponseAccumulator {
       }
       case 'text-citation': {
         const block = this.blocks.get(event.blockId);
-        if (block?.type === 'text') (block.citations ??= []).push(event.citation);
+        if (block?.type !== 'text') return;
+        if (block.citations === undefined) block.citations = [event.citation];
+        else block.citations.push(event.citation);
         return;
       }
       case 'server-tool-call':

@@ -266,7 +266,11 @@ function serverToolUseOf(row: Selectable<UsageRecordsTable>): Partial<UsageRecor
   const searches = Number(row.web_search_requests ?? 0);
   const fetches = Number(row.web_fetch_requests ?? 0);
   if (searches === 0 && fetches === 0) return {};
-  return { webSearchRequests: searches, webFetchRequests: fetches, serverToolNano: fromMoneyColumn(row.server_tool_nano) };
+  return {
+    webSearchRequests: searches,
+    webFetchRequests: fetches,
+    serverToolNano: fromMoneyColumn(row.server_tool_nano),
+  };
 }
 
 export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {

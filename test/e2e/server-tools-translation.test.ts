@@ -141,16 +141,20 @@ describe('a Google client with googleSearch', () => {
     ['alpha-sonnet-5', true],
     ['gamma-3.5-flash', false],
     ['gamma-3.5-flash', true],
-  ])('on %s (stream: %s) sees the search and its sources as groundingMetadata', async (model, stream) => {
-    const outcome = await genai(model, stream);
-    expect(outcome.ok, outcome.message).toBe(true);
-    expect(outcome.text).not.toBe('');
-    expect(outcome.grounding?.webSearchQueries).toHaveLength(1);
-    const pages = outcome.grounding?.groundingChunks ?? [];
-    expect(pages.length).toBeGreaterThan(0);
-    expect(pages[0]?.web?.uri).toMatch(/^https:\/\//);
-    expect(outcome.grounding?.groundingSupports?.[0]?.groundingChunkIndices).toEqual([0]);
-  }, 90_000);
+  ])(
+    'on %s (stream: %s) sees the search and its sources as groundingMetadata',
+    async (model, stream) => {
+      const outcome = await genai(model, stream);
+      expect(outcome.ok, outcome.message).toBe(true);
+      expect(outcome.text).not.toBe('');
+      expect(outcome.grounding?.webSearchQueries).toHaveLength(1);
+      const pages = outcome.grounding?.groundingChunks ?? [];
+      expect(pages.length).toBeGreaterThan(0);
+      expect(pages[0]?.web?.uri).toMatch(/^https:\/\//);
+      expect(outcome.grounding?.groundingSupports?.[0]?.groundingChunkIndices).toEqual([0]);
+    },
+    90_000,
+  );
 
   it('on delta is refused, naming googleSearch and the families that offer a web search', async () => {
     const outcome = await genai('delta-v4-flash', false);
@@ -208,7 +212,9 @@ describe('OpenAI clients searching', () => {
       .create({ model: 'beta-5.4', messages: ask, web_search_options: {} })
       .catch((caught: unknown) => caught);
     expect(onBeta).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((onBeta as Error).message).toContain("'web_search_options' in 'web_search_options' is not available on beta models");
+    expect((onBeta as Error).message).toContain(
+      "'web_search_options' in 'web_search_options' is not available on beta models",
+    );
     expect((onBeta as Error).message).toContain('alpha and gamma families');
     const malformed = await openai.chat.completions
       .create({

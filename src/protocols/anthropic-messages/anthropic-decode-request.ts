@@ -258,7 +258,10 @@ function decodeAssistantContent(
       case 'bash_code_execution_tool_result':
       case 'text_editor_code_execution_tool_result':
       case 'tool_search_tool_result':
-        return { ...decodeAnthropicServerBlock(block), ...withCache(breakpoints.take(block.cache_control, cacheParam)) };
+        return {
+          ...decodeAnthropicServerBlock(block),
+          ...withCache(breakpoints.take(block.cache_control, cacheParam)),
+        };
       case 'tool_use':
         return {
           type: 'tool-call',

@@ -127,7 +127,8 @@ export function encodeAnthropicResponse(
   let hasToolUse = false;
   for (const block of response.content) {
     if (block.type === 'text') {
-      if (block.text !== '') content.push({ type: 'text', text: block.text, citations: encodeCitations(block.citations) });
+      if (block.text !== '')
+        content.push({ type: 'text', text: block.text, citations: encodeCitations(block.citations) });
     } else if (block.type === 'server-tool-call') {
       content.push(encodeServerToolCall(block));
     } else if (block.type === 'server-tool-result') {

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
-import { anthropicServerToolSchemas, serverToolResultBlock, serverToolUseBlock } from './anthropic-server-tool-schema.js';
+import {
+  anthropicServerToolSchemas,
+  serverToolResultBlock,
+  serverToolUseBlock,
+} from './anthropic-server-tool-schema.js';
 
 /**
  * Validation of the Anthropic Messages request (docs/protocols/wire-anthropic.md#request). Rules the real API enforces

@@ -31,7 +31,9 @@ export class GroundingCollector {
       if (index === undefined) {
         index = groundingChunks.length;
         pageIndex.set(citation.url, index);
-        groundingChunks.push({ web: { uri: citation.url, ...(citation.title === undefined ? {} : { title: citation.title }) } });
+        groundingChunks.push({
+          web: { uri: citation.url, ...(citation.title === undefined ? {} : { title: citation.title }) },
+        });
       }
       if (citation.citedText !== undefined && citation.citedText !== '')
         groundingSupports.push({ segment: { text: citation.citedText }, groundingChunkIndices: [index] });

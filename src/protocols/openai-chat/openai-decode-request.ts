@@ -33,7 +33,9 @@ export interface DecodedOpenAIChatRequest {
 }
 
 /** `web_search_options` → a web search, which every family with one runs (OpenAI's search models take it as is). */
-function decodeWebSearchOptions(options: NonNullable<OpenAIChatRequestBody['web_search_options']>): ServerToolDefinition {
+function decodeWebSearchOptions(
+  options: NonNullable<OpenAIChatRequestBody['web_search_options']>,
+): ServerToolDefinition {
   const webSearch: WebSearchOptions = {};
   if (options.search_context_size !== undefined) webSearch.contextSize = options.search_context_size;
   const location = options.user_location?.approximate;

@@ -7,9 +7,17 @@ export interface UrlCitationAnnotation {
   url_citation: { url: string; title: string; start_index: number; end_index: number };
 }
 
-export function urlCitationAnnotation(citation: Citation, blockText: string, blockOffset: number): UrlCitationAnnotation {
+export function urlCitationAnnotation(
+  citation: Citation,
+  blockText: string,
+  blockOffset: number,
+): UrlCitationAnnotation {
   return {
     type: 'url_citation',
-    url_citation: { url: citation.url, title: citation.title ?? citation.url, ...citationSpan(citation, blockText, blockOffset) },
+    url_citation: {
+      url: citation.url,
+      title: citation.title ?? citation.url,
+      ...citationSpan(citation, blockText, blockOffset),
+    },
   };
 }

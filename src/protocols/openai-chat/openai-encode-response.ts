@@ -41,8 +41,7 @@ export function encodeOpenAIResponse(
       for (const citation of block.citations ?? [])
         if (citation.url !== '') annotations.push(urlCitationAnnotation(citation, block.text, text.length));
       text += block.text;
-    }
-    else if (block.type === 'reasoning') reasoning += block.text;
+    } else if (block.type === 'reasoning') reasoning += block.text;
     else if (block.type === 'tool-call')
       toolCalls.push({
         id: block.id,

@@ -82,7 +82,12 @@ export function messageItem(
 /** A web search the reply ran (whichever vendor ran it), as the Responses API shows one. */
 export function webSearchCallItem(id: string, input: unknown, status: string): ResponsesOutputItem {
   const query = (input as { query?: unknown } | null)?.query;
-  return { type: 'web_search_call', id, status, action: { type: 'search', query: typeof query === 'string' ? query : '' } };
+  return {
+    type: 'web_search_call',
+    id,
+    status,
+    action: { type: 'search', query: typeof query === 'string' ? query : '' },
+  };
 }
 
 /** A citation of a text block as a Responses `url_citation` annotation of the message text. */
@@ -168,7 +173,6 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
     } else if (block.type !== 'tool-call') {
-      continue;
     } else if (context.options.customTools.has(block.name)) {
       items.push(
         customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options),

@@ -164,8 +164,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       }
       case 'text-citation': {
         const item = this.items.get(event.blockId);
-        if (item?.kind === 'message' && !item.done && event.citation.url !== '')
-          (item.citations ??= []).push(event.citation);
+        if (item?.kind !== 'message' || item.done || event.citation.url === '') break;
+        if (item.citations === undefined) item.citations = [event.citation];
+        else item.citations.push(event.citation);
         break;
       }
       case 'server-tool-call': {

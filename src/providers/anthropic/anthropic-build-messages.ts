@@ -95,11 +95,7 @@ export function sanitizeAnthropicToolId(id: string): string {
   return sanitized === '' ? 'toolu_missing_id' : sanitized;
 }
 
-function buildContent(
-  message: CanonicalMessage,
-  param: string,
-  options: BuildContext,
-): AnthropicRequestBlock[] {
+function buildContent(message: CanonicalMessage, param: string, options: BuildContext): AnthropicRequestBlock[] {
   if (message.role === 'system') {
     // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
     return message.content

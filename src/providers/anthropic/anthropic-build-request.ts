@@ -103,8 +103,7 @@ export function buildAnthropicRequest(
   const allTools = [...tools, ...serverTools, ...(jsonMode === undefined ? [] : [jsonMode.tool])];
   if (allTools.length > 0) body.tools = allTools;
   const toolChoice =
-    jsonMode?.toolChoice ??
-    buildToolChoice(request, tools.length + serverTools.length > 0, thinkingOn, dropped);
+    jsonMode?.toolChoice ?? buildToolChoice(request, tools.length + serverTools.length > 0, thinkingOn, dropped);
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
   if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };

@@ -117,8 +117,20 @@ describe('mapAnthropicMessage', () => {
   });
 
   it('leaves out empty text blocks and relays server-tool blocks and citations', () => {
-    const page = { type: 'web_search_result', url: 'https://a.example/', title: 'A', encrypted_content: 'E', page_age: null };
-    const citation = { type: 'web_search_result_location', url: 'https://a.example/', title: 'A', cited_text: 'a', encrypted_index: 'I' };
+    const page = {
+      type: 'web_search_result',
+      url: 'https://a.example/',
+      title: 'A',
+      encrypted_content: 'E',
+      page_age: null,
+    };
+    const citation = {
+      type: 'web_search_result_location',
+      url: 'https://a.example/',
+      title: 'A',
+      cited_text: 'a',
+      encrypted_index: 'I',
+    };
     const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [page] };
     const content = [
       { type: 'text', text: '' },

@@ -470,14 +470,27 @@ describe('AnthropicStreamMapper, text deltas read by their learned shape', () =>
 });
 
 describe('AnthropicStreamMapper, server tools', () => {
-  const page = { type: 'web_search_result', url: 'https://a.example/', title: 'A', encrypted_content: 'E', page_age: null };
-  const citation = { type: 'web_search_result_location', url: 'https://a.example/', title: 'A', cited_text: 'a', encrypted_index: 'I' };
+  const page = {
+    type: 'web_search_result',
+    url: 'https://a.example/',
+    title: 'A',
+    encrypted_content: 'E',
+    page_age: null,
+  };
+  const citation = {
+    type: 'web_search_result_location',
+    url: 'https://a.example/',
+    title: 'A',
+    cited_text: 'a',
+    encrypted_index: 'I',
+  };
   const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [page] };
   const start = (index: number, block: unknown) =>
     ['content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: block })] as const;
   const delta = (index: number, value: unknown) =>
     ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index, delta: value })] as const;
-  const stop = (index: number) => ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index })] as const;
+  const stop = (index: number) =>
+    ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index })] as const;
   const SEARCH_STREAM = sse([
     [
       'message_start',

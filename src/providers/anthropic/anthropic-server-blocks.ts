@@ -26,5 +26,13 @@ export function encodeServerToolResultParam(
 }
 
 export function encodeCitation(citation: Citation): unknown {
-  return citation.anthropic ?? { type: 'web_search_result_location', url: citation.url, title: citation.title ?? null, cited_text: citation.citedText ?? '', encrypted_index: '' };
+  return (
+    citation.anthropic ?? {
+      type: 'web_search_result_location',
+      url: citation.url,
+      title: citation.title ?? null,
+      cited_text: citation.citedText ?? '',
+      encrypted_index: '',
+    }
+  );
 }

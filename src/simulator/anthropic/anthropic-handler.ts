@@ -126,7 +126,13 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     headers: headers(exchange),
   };
   if (request.stream === true) await playStream(exchange, streamScript(reply), plan);
-  else await playJson(exchange, messageBody(reply), frameCount(planned.plan, thinking, reply.webSearch !== undefined), plan);
+  else
+    await playJson(
+      exchange,
+      messageBody(reply),
+      frameCount(planned.plan, thinking, reply.webSearch !== undefined),
+      plan,
+    );
 }
 
 function models(exchange: SimulatorExchange, id: string | undefined): void {

@@ -141,7 +141,12 @@ function serverToolUseBlock(block: { id: string }, input: object): object {
 }
 
 function searchResultBlock(block: Extract<ResponseBlock, { type: 'web_search_tool_result' }>): object {
-  return { type: 'web_search_tool_result', tool_use_id: block.toolUseId, caller: { type: 'direct' }, content: block.content };
+  return {
+    type: 'web_search_tool_result',
+    tool_use_id: block.toolUseId,
+    caller: { type: 'direct' },
+    content: block.content,
+  };
 }
 
 function blockShell(block: ResponseBlock): string {

@@ -79,7 +79,10 @@ function checkTools(tools: unknown): string[] {
     if (!TOOL_NAME.test(name)) fail(`${path}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     if (names.has(name)) fail('tools: Tool names must be unique.');
     names.add(name);
-    if (server) return checkServerTool(tool, path);
+    if (server) {
+      checkServerTool(tool, path);
+      return;
+    }
     const schema = tool['input_schema'];
     if (schema === undefined) fail(`${path}.input_schema: Field required`);
     if (!isObject(schema)) fail(`${path}.input_schema: Input should be a valid dictionary`);

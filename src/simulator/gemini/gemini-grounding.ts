@@ -24,6 +24,11 @@ export function groundingMetadata(lastUserText: string, replyText: string): obje
     groundingSupports:
       segment === ''
         ? []
-        : [{ segment: { startIndex: 0, endIndex: Buffer.byteLength(segment), text: segment }, groundingChunkIndices: [0, 1] }],
+        : [
+            {
+              segment: { startIndex: 0, endIndex: Buffer.byteLength(segment), text: segment },
+              groundingChunkIndices: [0, 1],
+            },
+          ],
   };
 }
