@@ -110,6 +110,21 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
       expect(next.content.some((block) => block.type === 'web_search_tool_result')).toBe(true);
     });
 
+    it('searches when the web search tool is forced, as Claude Code’s WebSearch asks', async () => {
+      const message = await client.messages.create({
+        model: MODEL,
+        max_tokens: 60,
+        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 8 }],
+        tool_choice: { type: 'tool', name: 'web_search' },
+        messages: [{ role: 'user', content: 'Perform a web search for the query: harbour bridge toll' }],
+      });
+      expect(message.content.map((block) => block.type).slice(0, 2)).toEqual([
+        'server_tool_use',
+        'web_search_tool_result',
+      ]);
+      expect(message.usage.server_tool_use?.web_search_requests).toBe(1);
+    });
+
     it('streams the search blocks and the citation, with the search counted in the final usage', async () => {
       const before = await balance();
       const stream = client.messages.stream({
