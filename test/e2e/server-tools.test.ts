@@ -114,7 +114,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
       const message = await client.messages.create({
         model: MODEL,
         max_tokens: 60,
-        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 8 }],
+        tools: [
+          { name: 'lookup', input_schema: { type: 'object', properties: {} } },
+          { type: 'web_search_20250305', name: 'web_search', max_uses: 8 },
+        ],
         tool_choice: { type: 'tool', name: 'web_search' },
         messages: [{ role: 'user', content: 'Perform a web search for the query: harbour bridge toll' }],
       });
@@ -123,6 +126,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
         'web_search_tool_result',
       ]);
       expect(message.usage.server_tool_use?.web_search_requests).toBe(1);
+      // The vendor ran the tool: nothing is left for the client to run.
+      expect(message.content.some((block) => block.type === 'tool_use')).toBe(false);
+      expect(message.stop_reason).toBe('end_turn');
     });
 
     it('streams the search blocks and the citation, with the search counted in the final usage', async () => {
