@@ -42,3 +42,24 @@ export function anthropicCitedSource(citation: Readonly<Record<string, unknown>>
     anthropic: citation,
   };
 }
+
+/**
+ * A source as an Anthropic citation: Anthropic's own object as received, or a web citation built from another
+ * family's source (its encrypted index is Anthropic's alone to give, so it is empty).
+ */
+export function anthropicCitation(source: {
+  url: string;
+  title?: string;
+  citedText?: string;
+  anthropic?: Readonly<Record<string, unknown>>;
+}): unknown {
+  return (
+    source.anthropic ?? {
+      type: 'web_search_result_location',
+      url: source.url,
+      title: source.title ?? null,
+      cited_text: source.citedText ?? '',
+      encrypted_index: '',
+    }
+  );
+}

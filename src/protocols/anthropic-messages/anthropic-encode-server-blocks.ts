@@ -3,6 +3,7 @@ import type {
   AnthropicServerToolResultBlock,
   AnthropicServerToolUseBlock,
 } from '../../wire/anthropic-messages-wire.js';
+import { anthropicCitation } from '../../wire/anthropic-server-blocks.js';
 
 /**
  * Server-tool blocks and citations in Anthropic's shape. From Anthropic they are its own objects, relayed as
@@ -34,19 +35,7 @@ export function encodeServerToolCall(block: ServerToolCallBlock): AnthropicServe
   return encodeServerToolUse(block.id, block.name, block.input);
 }
 
-export function encodeCitation(citation: Citation): unknown {
-  return (
-    citation.anthropic ?? {
-      type: 'web_search_result_location',
-      url: citation.url,
-      title: citation.title ?? null,
-      cited_text: citation.citedText ?? '',
-      encrypted_index: '',
-    }
-  );
-}
-
 /** A text block's `citations`: null when it cites nothing, as Anthropic sends it. */
 export function encodeCitations(citations: readonly Citation[] | undefined): unknown[] | null {
-  return citations === undefined || citations.length === 0 ? null : citations.map(encodeCitation);
+  return citations === undefined || citations.length === 0 ? null : citations.map(anthropicCitation);
 }

@@ -13,7 +13,8 @@ import {
   MESSAGE_NULL_FIELDS,
   type AnthropicResponseContext,
 } from './anthropic-encode-response.js';
-import { encodeCitation, encodeServerToolResult, encodeServerToolUse } from './anthropic-encode-server-blocks.js';
+import { anthropicCitation } from '../../wire/anthropic-server-blocks.js';
+import { encodeServerToolResult, encodeServerToolUse } from './anthropic-encode-server-blocks.js';
 
 type Frame = (index: number) => string;
 
@@ -94,7 +95,7 @@ export class AnthropicStreamEncoder {
       case 'text-citation':
         out += this.delta(
           event.blockId,
-          `{"type":"citations_delta","citation":${JSON.stringify(encodeCitation(event.citation))}}`,
+          `{"type":"citations_delta","citation":${JSON.stringify(anthropicCitation(event.citation))}}`,
         );
         break;
       case 'server-tool-call': {

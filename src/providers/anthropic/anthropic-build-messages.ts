@@ -20,7 +20,8 @@ import type {
   AnthropicToolUseBlock,
 } from '../../wire/anthropic-messages-wire.js';
 import { withCacheControl } from './anthropic-prompt-cache.js';
-import { encodeCitation, encodeServerToolResultParam, encodeServerToolUseParam } from './anthropic-server-blocks.js';
+import { anthropicCitation } from '../../wire/anthropic-server-blocks.js';
+import { encodeServerToolResultParam, encodeServerToolUseParam } from './anthropic-server-blocks.js';
 
 /** The conversation part of an Anthropic Messages body. */
 export interface BuiltAnthropicConversation {
@@ -143,7 +144,7 @@ function buildBlock(
 /** A text block, with the sources it cites when it came from a reply that cited them. */
 function buildText(block: TextBlock): AnthropicTextBlock {
   if (block.citations === undefined || block.citations.length === 0) return { type: 'text', text: block.text };
-  return { type: 'text', text: block.text, citations: block.citations.map(encodeCitation) };
+  return { type: 'text', text: block.text, citations: block.citations.map(anthropicCitation) };
 }
 
 function hasText(block: TextBlock): boolean {

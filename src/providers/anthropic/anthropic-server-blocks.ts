@@ -1,4 +1,4 @@
-import type { Citation, ServerToolCallBlock, ServerToolResultBlock } from '../../canonical/server-tools.js';
+import type { ServerToolCallBlock, ServerToolResultBlock } from '../../canonical/server-tools.js';
 import { serverToolResultAsText } from '../server-tool-history.js';
 import type {
   AnthropicTextBlock,
@@ -7,9 +7,8 @@ import type {
 } from '../../wire/anthropic-messages-wire.js';
 
 /**
- * Server-tool blocks and citations of an earlier reply, sent back to Anthropic: its own objects as received (the
- * search results' encrypted page text is what lets the model read them again). `caller` is a reply field the
- * request side also accepts; it is kept as received.
+ * Server-tool blocks of an earlier reply, sent back to Anthropic: its own result objects as received (the search
+ * results' encrypted page text is what lets the model read them again), and the call that asked for them.
  */
 
 export function encodeServerToolUseParam(block: ServerToolCallBlock): AnthropicServerToolUseBlock {
@@ -23,16 +22,4 @@ export function encodeServerToolResultParam(
 ): AnthropicServerToolResultBlock | AnthropicTextBlock {
   if (block.anthropicBlock !== undefined) return { ...(block.anthropicBlock as AnthropicServerToolResultBlock) };
   return serverToolResultAsText(block, param);
-}
-
-export function encodeCitation(citation: Citation): unknown {
-  return (
-    citation.anthropic ?? {
-      type: 'web_search_result_location',
-      url: citation.url,
-      title: citation.title ?? null,
-      cited_text: citation.citedText ?? '',
-      encrypted_index: '',
-    }
-  );
 }
