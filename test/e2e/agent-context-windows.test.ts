@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
   type AgentRun,
+  jsonLines,
   requestsSince,
   runAgent,
   writeCodexConfig,
@@ -90,13 +91,6 @@ interface StreamEvent {
   terminal_reason?: string;
 }
 
-function streamEvents(stdout: string): StreamEvent[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as StreamEvent);
-}
-
 /** The prompt that makes the simulated model call Claude Code's Read tool on `file`. */
 function readPrompt(file: string): string {
   const args = encodeURIComponent(JSON.stringify({ file_path: join(workDir, file) }));
@@ -133,7 +127,7 @@ describe('Claude Code past the window', () => {
         true,
       );
       expect(second.code, second.stderr).toBe(0);
-      const events = streamEvents(second.stdout);
+      const events = jsonLines<StreamEvent>(second.stdout);
       const boundary = events.find((event) => event.subtype === 'compact_boundary');
       // It compacted because of the refusal, sized by the count the refusal named.
       expect(boundary?.compact_metadata?.trigger).toBe('auto');
@@ -160,7 +154,7 @@ describe('Claude Code past the window', () => {
     async () => {
       const from = harness.logs.length;
       const run = await claude(freshHome('tollgate-context-claude-'), 'alpha-haiku-4-5', readPrompt('long.txt'));
-      const result = streamEvents(run.stdout).find((event) => event.type === 'result');
+      const result = jsonLines<StreamEvent>(run.stdout).find((event) => event.type === 'result');
       expect(result?.is_error).toBe(true);
       expect(result?.result).toBe('Prompt is too long');
       expect(result?.terminal_reason).toBe('prompt_too_long');
@@ -196,13 +190,6 @@ describe('Codex past the window', () => {
     return { runs, from };
   }
 
-  function events(run: AgentRun): CodexEvent[] {
-    return run.stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as CodexEvent);
-  }
-
   it(
     'tells its user the context window is full when the gateway refuses the turn',
     async () => {
@@ -211,7 +198,7 @@ describe('Codex past the window', () => {
       const { runs, from } = await conversation(codexHome);
       expect(runs[0]!.code, runs[0]!.stderr).toBe(0);
       expect(runs[1]!.code, runs[1]!.stderr).toBe(0);
-      const failed = events(runs[2]!).find((event) => event.type === 'turn.failed');
+      const failed = jsonLines<CodexEvent>(runs[2]!.stdout).find((event) => event.type === 'turn.failed');
       expect(failed?.error?.message).toMatch(/Codex ran out of room in the model's context window/);
       const calls = requestsSince(harness, from).filter((call) => call.url === '/v1/responses');
       expect(calls.map((call) => call.status)).toEqual([400]);
@@ -231,7 +218,9 @@ describe('Codex past the window', () => {
       writeCodexConfig(codexHome, harness.gateway.url, windowSettings);
       const { runs, from } = await conversation(codexHome);
       for (const run of runs) expect(run.code, run.stderr).toBe(0);
-      expect(events(runs[2]!).some((event) => event.type === 'turn.failed' || event.type === 'error')).toBe(false);
+      expect(
+        jsonLines<CodexEvent>(runs[2]!.stdout).some((event) => event.type === 'turn.failed' || event.type === 'error'),
+      ).toBe(false);
       const calls = requestsSince(harness, from).filter((call) => call.url === '/v1/responses');
       // The compaction turn, then the turn itself.
       expect(calls.map((call) => call.status)).toEqual([200, 200]);

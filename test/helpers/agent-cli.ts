@@ -70,6 +70,14 @@ export function writeGeminiSettings(home: string): void {
   );
 }
 
+/** The JSON objects a CLI printed one per line (`--output-format stream-json`, `--json`), other lines skipped. */
+export function jsonLines<T>(stdout: string): T[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as T);
+}
+
 export interface LoggedRequest {
   method: string;
   url: string;
