@@ -117,10 +117,11 @@ export class ChatPipeline {
     assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
-    await assertPromptFitsWindow(input.request, model);
+    const countedPrompt = await assertPromptFitsWindow(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
-    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
-    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
+    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
+    // and reuses the window check's count when there is one.
+    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request, countedPrompt);
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.

@@ -48,13 +48,18 @@ export function clampThinkingBudget(request: CanonicalRequest): number | undefin
 /**
  * Refuses a prompt longer than the model's context window before anything is held or sent, as its vendor would
  * (the protocols word it as their vendor does, so agents compact). The window may be the operator's, lower than the
- * vendor's. The tokenizer runs only when a UTF-8 upper bound of the prompt passes the window.
+ * vendor's. The tokenizer runs only when a UTF-8 upper bound of the prompt passes the window; its count is returned
+ * then, for admission to reuse, else undefined.
  */
-export async function assertPromptFitsWindow(request: CanonicalRequest, model: CatalogModel): Promise<void> {
-  if (upperBoundRequestInputTokens(request) <= model.contextWindow) return;
+export async function assertPromptFitsWindow(
+  request: CanonicalRequest,
+  model: CatalogModel,
+): Promise<number | undefined> {
+  if (upperBoundRequestInputTokens(request) <= model.contextWindow) return undefined;
   await loadTokenizer();
   const promptTokens = estimateRequestInputTokens(request);
   if (promptTokens > model.contextWindow) throw contextWindowExceeded(promptTokens, model.contextWindow);
+  return promptTokens;
 }
 
 /**

@@ -41,4 +41,9 @@ describe('a vendor reply recognised as a prompt over the window', () => {
     ).toBeUndefined();
     expect(vendorContextOverflow(500, 'prompt is too long: 3 tokens > 2 maximum', undefined)).toBeUndefined();
   });
+
+  it('a 413 in these words is one', () => {
+    const overflow = vendorContextOverflow(413, 'prompt is too long: 3 tokens > 2 maximum', 'request_too_large');
+    expect(overflow).toEqual({ promptTokens: 3, contextWindow: 2 });
+  });
 });

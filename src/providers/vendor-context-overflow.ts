@@ -26,18 +26,18 @@ const OVERFLOW_CODE = 'context_length_exceeded';
 
 /**
  * The overflow a vendor's error reply reports, with the counts it names; undefined when the reply is about
- * something else. Only a 400 (or Anthropic's 413 for a body past its byte limit, which is not this) can be one.
+ * something else. A 400, or a 413 in these words (Anthropic's own 413 is about bytes, not this).
  */
 export function vendorContextOverflow(
   status: number,
   message: string | undefined,
   vendorCode: string | undefined,
 ): ContextOverflow | undefined {
-  if (status !== 400) return undefined;
+  if (status !== 400 && status !== 413) return undefined;
   for (const wording of WORDINGS) {
     const match = message === undefined ? null : wording.pattern.exec(message);
     if (match !== null)
       return { promptTokens: Number(match[wording.prompt]), contextWindow: Number(match[wording.window]) };
   }
-  return vendorCode === OVERFLOW_CODE ? {} : undefined;
+  return status === 400 && vendorCode === OVERFLOW_CODE ? {} : undefined;
 }
