@@ -183,6 +183,7 @@ export class BillingService {
     auth: AuthenticatedKey,
     model: PricedModel,
     request: CanonicalRequest,
+    promptTokens?: number,
   ): Promise<Reservation> {
     this.refuseWithoutJournal();
     const now = this.now();
@@ -224,7 +225,7 @@ export class BillingService {
     let result = boundWillNotDo ? undefined : await this.repository.reserve({ ...input, plan: boundPlan });
     if (result === undefined || (!result.admitted && result.reason === NEEDS_TOKENIZER_COUNT)) {
       await loadTokenizer();
-      const precise = admission(estimateRequestInputTokens(request));
+      const precise = admission(promptTokens ?? estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
     if (!result.admitted) {

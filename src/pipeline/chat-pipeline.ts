@@ -23,7 +23,7 @@ import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
-import { clampOutputLimit, clampThinkingBudget } from './request-limits.js';
+import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
 /** For local counts, which do no I/O and so have nothing to abort. */
@@ -117,9 +117,11 @@ export class ChatPipeline {
     assertModelAllowed(input.auth.key.permissions, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
+    const countedPrompt = await assertPromptFitsWindow(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
-    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
-    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
+    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
+    // and reuses the window check's count when there is one.
+    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request, countedPrompt);
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
@@ -149,7 +151,7 @@ export class ChatPipeline {
       ) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
-        throw toGatewayError(error);
+        throw toGatewayError(await withOverflowCounts(error, input.request, model));
       }
       if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
         input.request.maxOutputTokens = fallback.maxOutputTokens;

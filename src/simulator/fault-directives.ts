@@ -47,6 +47,8 @@
  *                            text (counted per simulator): a fault that a retry gets past
  *     prompt-cache=on|off    off: this request neither reads nor fills the simulator's prompt cache (its prompt
  *                            is all uncached); `cache-read=` / `cache-write=` switch it off as well
+ *     context-window=<n>     the model's window is n tokens: a prompt of more input tokens (the vendor's own count)
+ *                            is refused with the vendor's context-overflow error, exactly as the vendor words it
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -101,6 +103,8 @@ export interface SimulatorDirectives {
   faultKey?: string;
   /** `prompt-cache=off`: the request bypasses the simulator's prompt cache. */
   promptCache?: boolean;
+  /** `context-window=`: prompts of more input tokens are refused as the vendor refuses them. */
+  contextWindow?: number;
 }
 
 export interface ParsedDirectives {
@@ -118,7 +122,7 @@ const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-const API_KEY = /^[A-Za-z0-9_.:+\/=-]{1,256}$/;
+const API_KEY = /^[A-Za-z0-9_.:+/=-]{1,256}$/;
 
 function isFaultName(value: string): value is FaultName {
   return (FAULT_NAMES as readonly string[]).includes(value);
@@ -200,6 +204,10 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       into.onlyKeys = keys;
       return undefined;
     }
+    case 'context-window':
+      parsed = parseInteger(value, 1, MAX_CACHE_TOKENS);
+      if (parsed !== undefined) into.contextWindow = parsed;
+      break;
     case 'times':
       parsed = parseInteger(value, 1, 1_000_000);
       if (parsed !== undefined) into.times = parsed;

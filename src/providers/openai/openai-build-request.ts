@@ -60,9 +60,13 @@ export function buildOpenAIRequest(
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
   // max_completion_tokens works on every current model; o-series reject the deprecated max_tokens.
   if (request.maxOutputTokens !== undefined) body.max_completion_tokens = request.maxOutputTokens;
-  if (request.tools !== undefined && request.tools.length > 0) body.tools = buildOpenAITools(request.tools);
-  if (request.toolChoice !== undefined) body.tool_choice = buildOpenAIToolChoice(request.toolChoice);
-  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  // Chat completions refuse tool_choice and parallel_tool_calls without tools; the Responses API takes them (Codex's
+  // compaction turn sends them with no tools), and without tools they mean nothing, so they are left out.
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = buildOpenAITools(request.tools);
+    if (request.toolChoice !== undefined) body.tool_choice = buildOpenAIToolChoice(request.toolChoice);
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
   if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
   else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');

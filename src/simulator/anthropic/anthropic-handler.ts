@@ -90,6 +90,8 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
   const userText = lastUserText(request.messages);
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length > 0) return invalid(exchange, `Simulator directive: ${problems.join('; ')}.`);
+  if (directives.contextWindow !== undefined && inputTokens > directives.contextWindow)
+    return invalid(exchange, `prompt is too long: ${inputTokens} tokens > ${directives.contextWindow} maximum`);
   const thinking = isThinking(request);
   const seedText = replySeedText(request);
   const toolResults = trailingToolResults(request.messages);

@@ -81,6 +81,13 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
   const userText = lastUserText(request.contents);
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length > 0) return sendError(exchange, 400, `Simulator directive: ${problems.join('; ')}.`);
+  const promptTokens = countPromptTokens(request).total;
+  if (directives.contextWindow !== undefined && promptTokens > directives.contextWindow)
+    return sendError(
+      exchange,
+      400,
+      `The input token count (${promptTokens}) exceeds the maximum number of tokens allowed (${directives.contextWindow}).`,
+    );
   const seedText = replySeedText(request);
   const toolResults = trailingToolResults(request.contents);
   const config = request.generationConfig;

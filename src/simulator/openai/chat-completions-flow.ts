@@ -47,6 +47,8 @@ export interface ChatVendor {
   /** Completion id from the raw body (deterministic). */
   completionId(raw: string): string;
   renderError: VendorErrorRenderer;
+  /** The vendor's error body for a prompt of `promptTokens` over a window of `contextWindow` (`context-window=`). */
+  contextOverflowBody(promptTokens: number, contextWindow: number, completionTokens: number): string;
   headers(exchange: SimulatorExchange): Record<string, string>;
 }
 
@@ -118,6 +120,12 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
   const userText = lastUserText(request.messages);
   const directives = directivesOf(exchange, vendor, userText);
   if (directives === undefined) return;
+  const promptTokens = countPromptTokens(request);
+  if (directives.contextWindow !== undefined && promptTokens > directives.contextWindow) {
+    const completionTokens = request.max_completion_tokens ?? request.max_tokens ?? 0;
+    const body = vendor.contextOverflowBody(promptTokens, directives.contextWindow, completionTokens);
+    return sendVendorError(exchange, vendor, 400, body);
+  }
 
   const reasoning = vendor.reasoning(request);
   const seedText = replySeedText(request);
@@ -149,7 +157,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     plans.push(planned.plan);
   }
 
-  const prompt = vendor.promptCache(exchange, request, countPromptTokens(request), directives);
+  const prompt = vendor.promptCache(exchange, request, promptTokens, directives);
   const set: ChatReplySet = {
     id: vendor.completionId(read.raw),
     created: Math.floor(Date.now() / 1000),
