@@ -2,11 +2,13 @@ import { GatewayError } from '../canonical/errors.js';
 import { choiceCount, type CanonicalRequest, type VendorName } from '../canonical/request.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 import { resolveDeepSeekThinking } from './deepseek/deepseek-thinking.js';
+import { geminiModelTraits } from './gemini/gemini-thinking.js';
 
 /**
  * What each vendor can return besides one reply: several choices (OpenAI's `n` up to 128, Gemini's `candidateCount`
- * up to 8) and log probabilities of the output tokens (OpenAI, Gemini, and DeepSeek outside thinking mode). Asking a
- * vendor for what it cannot give would change the reply's contract, so such a request is refused, not trimmed.
+ * up to 8 on Gemini 2.5; Gemini 3 answers "Multiple candidates is not enabled") and log probabilities of the output
+ * tokens (OpenAI, Gemini, and DeepSeek outside thinking mode). Asking a vendor for what it cannot give would change
+ * the reply's contract, so such a request is refused, not trimmed.
  */
 const VENDOR_OUTPUT_OPTIONS: Readonly<Record<VendorName, { maxChoices: number; logprobs: boolean }>> = {
   anthropic: { maxChoices: 1, logprobs: false },
@@ -22,8 +24,10 @@ export const MAX_TOP_LOGPROBS = 20;
 function outputOptionsRefusal(request: CanonicalRequest, model: CatalogModel): GatewayError | undefined {
   const options = VENDOR_OUTPUT_OPTIONS[model.vendor];
   const choices = request.choices;
-  if (choices !== undefined && choiceCount(request) > options.maxChoices) {
-    const most = options.maxChoices === 1 ? 'only one choice' : `at most ${options.maxChoices} choices`;
+  const maxChoices =
+    model.vendor === 'gemini' && geminiModelTraits(model.upstreamModel).generation >= 3 ? 1 : options.maxChoices;
+  if (choices !== undefined && choiceCount(request) > maxChoices) {
+    const most = maxChoices === 1 ? 'only one choice' : `at most ${maxChoices} choices`;
     return new GatewayError(
       'unsupported_parameter',
       `'${choices.param}' of ${choices.count} is more than ${model.id} can return (${most}): send fewer, or one request per choice.`,

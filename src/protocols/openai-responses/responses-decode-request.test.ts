@@ -353,7 +353,6 @@ describe('decodeResponsesRequest', () => {
       'metadata',
     ],
     ['conversation', { input: 'x', conversation: 'conv_1' }, 'conversation'],
-    ['top_logprobs', { input: 'x', top_logprobs: 3 }, 'top_logprobs'],
     ['a zero max_output_tokens', { input: 'x', max_output_tokens: 0 }, 'max_output_tokens'],
   ])('refuses %s with a 400 naming the field', (_name, body, param) => {
     const error = decodeError(body);

@@ -57,6 +57,7 @@ export function buildDeepSeekRequest(request: CanonicalRequest, upstreamModel: s
     if (jsonSchema !== undefined) dropped.push('response_format.json_schema');
   }
   if (request.user !== undefined) dropped.push('user');
+  if (request.safetyIdentifier !== undefined) dropped.push('safety_identifier');
   // The pipeline refused log probabilities in thinking mode, where DeepSeek answers them with a 400.
   if (!thinking.enabled) Object.assign(body, openAILogprobsFields(request));
   // DeepSeek caches by prefix on its own and has no cache key.

@@ -66,6 +66,9 @@ export function buildOpenAIRequest(
   if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
   else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');
+  // Reasoning turned off (Gemini's `thinkingBudget: 0`, Anthropic's `disabled`): the lowest effort the model has,
+  // `none` on GPT-5 models; o-series models always reason, `low` the least.
+  else if (request.reasoning?.enabled === false) body.reasoning_effort = reasoningModel ? 'low' : 'none';
   if (request.user !== undefined) body.user = request.user;
   if (request.safetyIdentifier !== undefined) body.safety_identifier = request.safetyIdentifier;
   if (request.choices !== undefined) body.n = request.choices.count;
