@@ -3,12 +3,13 @@
  * thinking), through the official SDKs, whole and streamed; the others refuse them with a 400 naming the caller's
  * field, before anything is held or sent.
  */
-import Anthropic from '@anthropic-ai/sdk';
-import { GoogleGenAI } from '@google/genai';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
+import { AGENTS_PACKAGE_DIR, NODE_24 } from '../helpers/agents-package.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();
@@ -159,5 +160,107 @@ describe('refused where the vendor cannot give them: 400 naming the caller field
       expect(
         await refusedParam(() => openai.chat.completions.create({ model, messages: PROMPT, logprobs: true })),
       ).toBe('logprobs');
+  });
+});
+
+interface GenaiCandidate {
+  index: number;
+  text: string;
+  finishReason?: string;
+  chosen?: string[];
+  top?: number[];
+  avgLogprobs?: number;
+}
+interface GenaiOutcome {
+  ok: boolean;
+  status?: number;
+  message?: string;
+  candidates?: GenaiCandidate[];
+  dropped?: string | null;
+}
+
+/**
+ * Runs one @google/genai call (Node 24, from the agent test package) against the gateway: `generateContent`, or
+ * `generateContentStream` with the chunks' candidates joined by index.
+ */
+async function genai(model: string, config: Record<string, unknown>, stream = false): Promise<GenaiOutcome> {
+  const script = `
+    import { GoogleGenAI } from '@google/genai';
+    const ai = new GoogleGenAI({ apiKey: ${JSON.stringify(key)}, httpOptions: { baseUrl: ${JSON.stringify(harness.gateway.url)}, retryOptions: { attempts: 1 } } });
+    const request = { model: ${JSON.stringify(model)}, contents: 'Name three old toll roads.', config: ${JSON.stringify(config)} };
+    const byIndex = new Map();
+    const take = (candidate) => {
+      const index = candidate.index ?? 0;
+      const seen = byIndex.get(index) ?? { index, text: '' };
+      seen.text += (candidate.content?.parts ?? []).map((part) => part.text ?? '').join('');
+      if (candidate.finishReason) seen.finishReason = candidate.finishReason;
+      const result = candidate.logprobsResult;
+      if (result) {
+        seen.chosen = [...(seen.chosen ?? []), ...result.chosenCandidates.map((token) => token.token)];
+        seen.top = [...(seen.top ?? []), ...result.topCandidates.map((step) => step.candidates.length)];
+      }
+      if (candidate.avgLogprobs !== undefined) seen.avgLogprobs = candidate.avgLogprobs;
+      byIndex.set(index, seen);
+    };
+    try {
+      let dropped = null;
+      if (${stream}) {
+        for await (const chunk of await ai.models.generateContentStream(request)) (chunk.candidates ?? []).forEach(take);
+      } else {
+        const response = await ai.models.generateContent(request);
+        dropped = response.sdkHttpResponse?.headers?.['x-tollgate-dropped-params'] ?? null;
+        (response.candidates ?? []).forEach(take);
+      }
+      console.log(JSON.stringify({ ok: true, dropped, candidates: [...byIndex.values()].sort((a, b) => a.index - b.index) }));
+    } catch (error) {
+      console.log(JSON.stringify({ ok: false, status: error.status, message: String(error.message) }));
+    }`;
+  const { stdout } = await promisify(execFile)(NODE_24, ['--input-type=module', '-e', script], {
+    cwd: AGENTS_PACKAGE_DIR,
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout) as GenaiOutcome;
+}
+
+describe('candidateCount and responseLogprobs through @google/genai', () => {
+  it.each(['gamma-2.5-pro', 'beta-5.4'])(
+    '%s: two candidates, each with its logprobsResult spelling its text',
+    async (model) => {
+      const outcome = await genai(model, { candidateCount: 2, responseLogprobs: true, logprobs: 2 });
+      expect(outcome.ok, outcome.message).toBe(true);
+      const candidates = outcome.candidates!;
+      expect(candidates.map((candidate) => candidate.index)).toEqual([0, 1]);
+      expect(candidates[0]!.text).not.toBe(candidates[1]!.text);
+      for (const candidate of candidates) {
+        expect(candidate.finishReason).toBe('STOP');
+        expect(candidate.chosen!.join('')).toBe(candidate.text);
+        expect(candidate.top!.every((count) => count === 2)).toBe(true);
+        expect(candidate.avgLogprobs).toBeLessThanOrEqual(0);
+      }
+    },
+  );
+
+  it.each(['gamma-2.5-pro', 'beta-5.4'])('%s: a stream carries the same candidates and tokens', async (model) => {
+    const config = { candidateCount: 2, responseLogprobs: true };
+    const [whole, streamed] = await Promise.all([genai(model, config), genai(model, config, true)]);
+    expect(streamed.ok, streamed.message).toBe(true);
+    expect(streamed.candidates!.map((candidate) => [candidate.text, candidate.finishReason])).toEqual(
+      whole.candidates!.map((candidate) => [candidate.text, candidate.finishReason]),
+    );
+    for (const candidate of streamed.candidates!) expect(candidate.chosen!.join('')).toBe(candidate.text);
+  });
+
+  it('refuses what the model cannot return, naming the Gemini field; nothing held', async () => {
+    const before = await balance();
+    const gemini3 = await genai('gamma-3.5-flash', { candidateCount: 2 });
+    expect(gemini3).toMatchObject({ ok: false, status: 400 });
+    expect(gemini3.message).toContain('generationConfig.candidateCount');
+    const alpha = await genai('alpha-haiku-4-5', { responseLogprobs: true });
+    expect(alpha).toMatchObject({ ok: false, status: 400 });
+    expect(alpha.message).toContain('generationConfig.responseLogprobs');
+    const tooMany = await genai('gamma-2.5-pro', { candidateCount: 9 });
+    expect(tooMany).toMatchObject({ ok: false, status: 400 });
+    expect(tooMany.message).toContain('candidateCount');
+    expect(await balance()).toBe(before);
   });
 });
