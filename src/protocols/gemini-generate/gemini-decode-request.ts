@@ -437,9 +437,9 @@ function decodeTools(tools: PromptInput['tools'], param: string): ToolDefinition
 }
 
 /**
- * `functionCallingConfig` → tool choice. ANY with allowed names keeps only those tools (exactly what Google
- * means: the model must call one of them); one allowed name is that tool. VALIDATED lets the model choose, like AUTO,
- * and is kept so that Gemini gets it back (other vendors get their `auto`).
+ * `functionCallingConfig` → tool choice. ANY or VALIDATED with allowed names keeps only those tools (exactly what
+ * Google means: the model may call no other); with ANY one allowed name is that tool. VALIDATED lets the model
+ * choose, like AUTO, and is kept so that Gemini gets it back (other vendors get their `auto`).
  */
 function decodeToolChoice(
   mode: string | undefined,
@@ -448,19 +448,22 @@ function decodeToolChoice(
   param: string,
 ): ToolChoice | undefined {
   if (mode === 'NONE') return { type: 'none' };
-  if (mode === 'VALIDATED') return { type: 'auto', validated: true };
-  if (mode !== 'ANY') return mode === undefined || mode === 'MODE_UNSPECIFIED' ? undefined : { type: 'auto' };
-  if (allowed === undefined || allowed.length === 0) return { type: 'required' };
-  const known = new Set((request.tools ?? []).map((tool) => tool.name));
-  const unknown = allowed.find((name) => !known.has(name));
-  if (unknown !== undefined)
-    throw invalidRequest(
-      `'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`,
-      `${param}.allowedFunctionNames`,
-    );
-  if (allowed.length === 1) return { type: 'tool', name: allowed[0]! };
-  request.tools = (request.tools ?? []).filter((tool) => allowed.includes(tool.name));
-  return { type: 'required' };
+  const validated = mode === 'VALIDATED';
+  if (mode !== 'ANY' && !validated)
+    return mode === undefined || mode === 'MODE_UNSPECIFIED' ? undefined : { type: 'auto' };
+  if (allowed !== undefined && allowed.length > 0) {
+    const known = new Set((request.tools ?? []).map((tool) => tool.name));
+    const unknown = allowed.find((name) => !known.has(name));
+    if (unknown !== undefined)
+      throw invalidRequest(
+        `'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`,
+        `${param}.allowedFunctionNames`,
+      );
+    // Only those tools are offered: the model may call no other.
+    request.tools = (request.tools ?? []).filter((tool) => allowed.includes(tool.name));
+    if (!validated && allowed.length === 1) return { type: 'tool', name: allowed[0]! };
+  }
+  return validated ? { type: 'auto', validated: true } : { type: 'required' };
 }
 
 function applyGenerationConfig(request: CanonicalRequest, config: GeminiRequestGenerationConfig): void {
