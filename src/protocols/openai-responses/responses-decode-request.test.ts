@@ -382,3 +382,22 @@ describe('decodeResponsesRequest', () => {
     expect(error.param).toBe(param);
   });
 });
+
+describe('decodeResponsesRequest: safety_identifier and log probabilities', () => {
+  it('keeps safety_identifier beside user', () => {
+    const { request } = decode({ input: 'x', user: 'u-1', safety_identifier: 'hash-1' });
+    expect(request.user).toBe('u-1');
+    expect(request.safetyIdentifier).toBe('hash-1');
+  });
+
+  it('asks for log probabilities with the include value or top_logprobs, naming the field that asked', () => {
+    const included = decode({ input: 'x', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+    expect(included.request.logprobs).toEqual({ topCandidates: 2, param: 'include[0]' });
+    expect(included.droppedParameters).toEqual([]);
+    expect(decode({ input: 'x', top_logprobs: 3 }).request.logprobs).toEqual({
+      topCandidates: 3,
+      param: 'top_logprobs',
+    });
+    expect(decode({ input: 'x', top_logprobs: 0 }).request.logprobs).toBeUndefined();
+  });
+});
