@@ -100,7 +100,11 @@ export class ResponseAccumulator {
         return;
       }
       case 'tool-call-start':
-        this.open(event.blockId, { type: 'tool-call', id: event.id, name: event.name, argumentsJson: '' }, event.choice);
+        this.open(
+          event.blockId,
+          { type: 'tool-call', id: event.id, name: event.name, argumentsJson: '' },
+          event.choice,
+        );
         return;
       case 'tool-call-delta': {
         const block = this.blocks.get(event.blockId);
@@ -143,15 +147,15 @@ export class ResponseAccumulator {
 
   /** The choice at `index` (≥ 1), made with the ones before it when it is the first event of its choice. */
   private choice(index: number): ChoiceContent {
-    const more = (this.response.moreChoices ??= []);
+    if (this.response.moreChoices === undefined) this.response.moreChoices = [];
+    const more = this.response.moreChoices;
     while (more.length < index) more.push({ content: [], finishReason: null, rawFinishReason: null });
     return more[index - 1]!;
   }
 
   private addLogprobs(blockId: string, logprobs: readonly TokenLogprob[]): void {
-    const choice = this.blockChoices.get(blockId);
-    if (choice === undefined) (this.response.logprobs ??= []).push(...logprobs);
-    else (choice.logprobs ??= []).push(...logprobs);
+    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices.get(blockId) ?? this.response;
+    owner.logprobs = owner.logprobs === undefined ? [...logprobs] : [...owner.logprobs, ...logprobs];
   }
 }
 

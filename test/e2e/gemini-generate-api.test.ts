@@ -393,7 +393,10 @@ describe('bad input: Google-shaped errors, nothing billed', () => {
 
   it('contract-changing fields are refused, not dropped: candidateCount > 1 where one, built-in tools, Files API URIs', async () => {
     const count = expectGoogleError(
-      await call('/v1beta/models/alpha-haiku-4-5:generateContent', { ...hello, generationConfig: { candidateCount: 2 } }),
+      await call('/v1beta/models/alpha-haiku-4-5:generateContent', {
+        ...hello,
+        generationConfig: { candidateCount: 2 },
+      }),
       400,
       'INVALID_ARGUMENT',
     );

@@ -49,7 +49,8 @@ describe('Responses log probabilities', () => {
     let fromDeltas = '';
     let done: OpenAI.Responses.ResponseTextDoneEvent | undefined;
     for await (const event of stream) {
-      if (event.type === 'response.output_text.delta') fromDeltas += event.logprobs.map((token) => token.token).join('');
+      if (event.type === 'response.output_text.delta')
+        fromDeltas += event.logprobs.map((token) => token.token).join('');
       if (event.type === 'response.output_text.done') done = event;
     }
     expect(fromDeltas).toBe(done!.text);

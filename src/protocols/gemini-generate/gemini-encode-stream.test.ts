@@ -6,6 +6,7 @@ import { GeminiStreamEncoder, type GeminiStreamFraming } from './gemini-encode-s
 import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encode-response.js';
 import { unpackReasoning } from './gemini-reasoning-carrier.js';
 import { accumulate } from '../../canonical/accumulate.js';
+import { WholeReply } from '../../providers/whole-reply.js';
 
 const context: GeminiResponseContext = {
   responseId: 'req_1',
@@ -31,7 +32,11 @@ const toolReply: CanonicalEvent[] = [
 ];
 
 interface Chunk {
-  candidates?: Array<{ content: { role: string; parts: Array<Record<string, unknown>> }; finishReason?: string }>;
+  candidates?: Array<{
+    content: { role: string; parts: Array<Record<string, unknown>> };
+    finishReason?: string;
+    index?: number;
+  }>;
   usageMetadata?: Record<string, unknown>;
   responseId?: string;
   error?: { code: number; status: string };
@@ -203,7 +208,7 @@ describe('GeminiStreamEncoder: several candidates', () => {
   });
 
   it('a whole reply has one candidate per choice, with logprobsResult and avgLogprobs', async () => {
-    const response = encodeGeminiResponse(await accumulate(twoCandidates), context);
+    const response = encodeGeminiResponse(await accumulate(WholeReply.of(twoCandidates)), context);
     expect(response.candidates!.map((candidate) => candidate.content?.parts)).toEqual([
       [{ text: 'A' }],
       [{ text: 'B' }],

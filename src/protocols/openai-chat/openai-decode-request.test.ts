@@ -196,7 +196,13 @@ describe('decodeOpenAIChatRequest', () => {
   });
 
   it('decodes n and logprobs into the request, with the field a refusal names', () => {
-    const { request } = decodeOpenAIChatRequest({ model: 'm', messages: [user], n: 3, logprobs: true, top_logprobs: 2 });
+    const { request } = decodeOpenAIChatRequest({
+      model: 'm',
+      messages: [user],
+      n: 3,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     expect(request.choices).toEqual({ count: 3, param: 'n' });
     expect(request.logprobs).toEqual({ topCandidates: 2, param: 'logprobs' });
     expect(request.extensions).toEqual({});

@@ -121,8 +121,7 @@ function decodeOutputOptions(input: OpenAIChatRequestBody, request: CanonicalReq
   if (input.n !== undefined && input.n !== null && input.n > 1) request.choices = { count: input.n, param: 'n' };
   const top = input.top_logprobs ?? undefined;
   if (input.logprobs === true) request.logprobs = { topCandidates: top ?? 0, param: 'logprobs' };
-  else if (top !== undefined)
-    throw invalidRequest("'top_logprobs' requires 'logprobs' to be true.", 'top_logprobs');
+  else if (top !== undefined) throw invalidRequest("'top_logprobs' requires 'logprobs' to be true.", 'top_logprobs');
 }
 
 /** Parameters whose meaning the gateway cannot keep: refused rather than silently changed. */

@@ -67,8 +67,7 @@ function encodeChoice(choice: ChoiceContent, index: number): OpenAIChatCompletio
   return {
     index,
     message,
-    logprobs:
-      choice.logprobs === undefined ? null : { content: encodeOpenAILogprobs(choice.logprobs), refusal: null },
+    logprobs: choice.logprobs === undefined ? null : { content: encodeOpenAILogprobs(choice.logprobs), refusal: null },
     finish_reason: encodeOpenAIFinishReason(choice.finishReason, toolCalls.length > 0),
   };
 }

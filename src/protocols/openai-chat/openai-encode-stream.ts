@@ -131,7 +131,9 @@ export class OpenAIChatStreamEncoder {
 
   private deltaChunk(choice: ChoiceState, delta: Record<string, unknown>, logprobs?: readonly TokenLogprob[]): string {
     const logprobsField =
-      logprobs === undefined ? '' : `,"logprobs":${JSON.stringify({ content: encodeOpenAILogprobs(logprobs), refusal: null })}`;
+      logprobs === undefined
+        ? ''
+        : `,"logprobs":${JSON.stringify({ content: encodeOpenAILogprobs(logprobs), refusal: null })}`;
     return this.chunk(
       `"choices":[{"index":${choice.index},"delta":${JSON.stringify(delta)}${logprobsField},"finish_reason":null}]`,
     );

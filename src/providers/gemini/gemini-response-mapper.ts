@@ -79,7 +79,8 @@ export class GeminiResponseMapper {
       if (response.promptFeedback?.blockReason !== undefined) this.blockReason = response.promptFeedback.blockReason;
       return out;
     }
-    candidates.forEach((candidate, position) => this.candidate(candidate.index ?? position).chunk(candidate, out));
+    for (const [position, candidate] of candidates.entries())
+      this.candidate(candidate.index ?? position).chunk(candidate, out);
     return out;
   }
 
@@ -158,7 +159,10 @@ class CandidateMapper {
   }
 
   /** Maps one part; returns the text delta it made, if any. */
-  private mapPart(part: GeminiPart, out: CanonicalEvent[]): Extract<CanonicalEvent, { type: 'text-delta' }> | undefined {
+  private mapPart(
+    part: GeminiPart,
+    out: CanonicalEvent[],
+  ): Extract<CanonicalEvent, { type: 'text-delta' }> | undefined {
     if (part.functionCall !== undefined) {
       this.closeReasoning(out);
       this.closeText(out);

@@ -48,7 +48,7 @@ export function mapOpenAIResponse(completion: OpenAIChatCompletion): CanonicalEv
     { type: 'response-start', id: completion.id, model: completion.model, created: completion.created },
   ];
   const choices = completion.choices.length === 0 ? [undefined] : completion.choices;
-  choices.forEach((choice, position) => mapChoice(choice, choice?.index ?? position, events));
+  for (const [position, choice] of choices.entries()) mapChoice(choice, choice?.index ?? position, events);
   if (completion.usage) events.push({ type: 'usage', usage: mapOpenAIUsage(completion.usage) });
   return events;
 }

@@ -2,11 +2,7 @@ import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import { DeltaTemplate } from '../../streaming/delta-template.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import type {
-  OpenAIChatCompletionChunk,
-  OpenAIErrorBody,
-  OpenAIToolCallDelta,
-} from '../../wire/openai-chat-wire.js';
+import type { OpenAIChatCompletionChunk, OpenAIErrorBody, OpenAIToolCallDelta } from '../../wire/openai-chat-wire.js';
 import { choiceBlockPrefix, mapOpenAIFinishReason, mapOpenAIUsage } from './openai-map-response.js';
 import { mapOpenAILogprobs } from './openai-logprobs.js';
 

@@ -167,7 +167,8 @@ function chunkJsons(reply: GeminiReply): { content: string[]; final: string } {
     const tokens = reply.topLogprobs === undefined ? undefined : simulatedLogprobs(textPieces, reply.topLogprobs);
     const lastTextInFinal = plan.calls.length === 0 && textPieces.length > 0;
     const streamedText = lastTextInFinal ? textPieces.slice(0, -1) : textPieces;
-    streamedText.forEach((piece, at) => content.push(chunk(`{"text":${JSON.stringify(piece)}}`, index, tokens?.[at])));
+    for (const [at, piece] of streamedText.entries())
+      content.push(chunk(`{"text":${JSON.stringify(piece)}}`, index, tokens?.[at]));
     for (const part of callParts(reply, plan)) content.push(chunk(JSON.stringify(part), index));
 
     const finalPart: Part = { text: lastTextInFinal ? (textPieces.at(-1) ?? '') : '' };

@@ -115,7 +115,8 @@ function choiceDeltas(plan: TurnPlan, dialect: ChatDialect, topLogprobs: number 
   const textSuffix = reasoning === undefined ? '}' : ',"reasoning_content":null}';
   const logprobs = topLogprobs === undefined ? undefined : simulatedLogprobs(plan.text.pieces, topLogprobs);
   plan.text.pieces.forEach((piece, index) => {
-    const tokens = logprobs === undefined ? 'null' : JSON.stringify({ content: wireLogprobs([logprobs[index]!]), refusal: null });
+    const tokens =
+      logprobs === undefined ? 'null' : JSON.stringify({ content: wireLogprobs([logprobs[index]!]), refusal: null });
     push(`{"content":${JSON.stringify(piece)}${textSuffix}`, tokens);
   });
   plan.calls.forEach((call, index) => {
