@@ -155,7 +155,8 @@ export class ResponseAccumulator {
 
   private addLogprobs(blockId: string, logprobs: readonly TokenLogprob[]): void {
     const owner: { logprobs?: TokenLogprob[] } = this.blockChoices.get(blockId) ?? this.response;
-    owner.logprobs = owner.logprobs === undefined ? [...logprobs] : [...owner.logprobs, ...logprobs];
+    if (owner.logprobs === undefined) owner.logprobs = [];
+    owner.logprobs.push(...logprobs);
   }
 }
 

@@ -80,7 +80,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out += this.openMessage(item);
         item.text += event.text;
         const logprobs = event.logprobs === undefined ? [] : encodeOpenAILogprobs(event.logprobs);
-        if (logprobs.length > 0) item.logprobs = [...(item.logprobs ?? []), ...logprobs];
+        if (logprobs.length > 0) {
+          if (item.logprobs === undefined) item.logprobs = [];
+          item.logprobs.push(...logprobs);
+        }
         out += this.emit('response.output_text.delta', {
           item_id: item.id,
           output_index: item.outputIndex,
