@@ -138,6 +138,29 @@ describe('BillingService', () => {
   });
 });
 
+describe('BillingService.admit with several choices', () => {
+  it('a request for n choices may grow to n times its output limit: covered whole only when the account can pay that', async () => {
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
+    const request = (choices?: number): CanonicalRequest => ({
+      model: 'beta-5.4',
+      system: [],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      sampling: {},
+      stream: false,
+      extensions: {},
+      extensionsProtocol: 'openai-chat',
+      maxOutputTokens: 100,
+      ...(choices === undefined ? {} : { choices: { count: choices, param: 'n' } }),
+    });
+    // The prompt (a few dozen tokens with the margin) and about 200 output tokens: one choice of 100, not three.
+    const balance = 100n * model.prices.input + 200n * model.prices.output;
+    const one = await billing.admit('req_n1', await accountWith(balance), model, request());
+    expect(one.coversLimit).toBe(true);
+    const three = await billing.admit('req_n3', await accountWith(balance), model, request(3));
+    expect(three.coversLimit).toBe(false);
+  });
+});
+
 let accounts = 0;
 /** A fresh account holding `balanceNano` (none for 0), with its key. */
 async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {

@@ -5,7 +5,7 @@ import {
   upperBoundRequestInputTokens,
 } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
-import type { CanonicalRequest } from '../canonical/request.js';
+import { choiceCount, type CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
 import { outputSliceOf, type PricedModel } from './priced-model.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
@@ -202,10 +202,12 @@ export class BillingService {
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const oneHourCacheWrites = carriesOneHourBreakpoint(request);
+    const choices = choiceCount(request);
     const admission = (inputTokens: number): AdmissionRequest => ({
       inputTokens: withMargin(inputTokens),
-      clientMaxOutputTokens: request.maxOutputTokens,
-      modelMaxOutputTokens: model.maxOutputTokens,
+      // Each choice of a request for several may run to the limit: the hold may grow to that many times it.
+      clientMaxOutputTokens: request.maxOutputTokens === undefined ? undefined : request.maxOutputTokens * choices,
+      modelMaxOutputTokens: model.maxOutputTokens * choices,
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,

@@ -7,13 +7,14 @@ import {
 } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
-import type { CanonicalRequest, MediaInput } from '../canonical/request.js';
+import { choiceCount, type CanonicalRequest, type MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
+import { assertOutputOptions, outputOptionsSupported } from '../providers/output-options.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
@@ -115,6 +116,8 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
+    // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
+    assertOutputOptions(input.request, model);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
     const countedPrompt = await assertPromptFitsWindow(input.request, model);
@@ -146,6 +149,7 @@ export class ChatPipeline {
       if (
         fallback === undefined ||
         !modelAllowed(input.auth.key.permissions, fallback) ||
+        !outputOptionsSupported(input.request, fallback) ||
         input.signal.aborted ||
         !isVendorOutage(error)
       ) {
@@ -181,7 +185,7 @@ export class ChatPipeline {
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
     const coveredWhole =
-      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) ||
+      reservation.maxOutputTokens >= requestOutputLimit(input.request, answering) ||
       (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
       whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
@@ -292,7 +296,7 @@ export class ChatPipeline {
     onSettled: (result: SettlementOutcome | undefined) => void,
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
-    const limit = input.request.maxOutputTokens ?? model.maxOutputTokens;
+    const limit = requestOutputLimit(input.request, model);
     // The prompt's count from the stream's start, else the estimate counted once, at the first checkpoint.
     const inputEstimate = { tokens: this.promptCounts.get(input.request) };
     const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
@@ -484,6 +488,11 @@ export class ChatPipeline {
       return undefined;
     }
   }
+}
+
+/** The most output a request may have in all: its limit (the client's or the model's) for each choice it asked for. */
+function requestOutputLimit(request: CanonicalRequest, model: CatalogModel): number {
+  return (request.maxOutputTokens ?? model.maxOutputTokens) * choiceCount(request);
 }
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */

@@ -66,7 +66,7 @@ export interface GeminiTool {
   functionDeclarations: GeminiFunctionDeclaration[];
 }
 
-export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE';
+export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED';
 
 export interface GeminiToolConfig {
   functionCallingConfig: { mode: GeminiFunctionCallingMode; allowedFunctionNames?: string[] };
@@ -94,6 +94,10 @@ export interface GeminiGenerationConfig {
   /** Structured output's JSON Schema, as written (the older `responseSchema` takes only an OpenAPI subset). */
   responseJsonSchema?: Record<string, unknown>;
   thinkingConfig?: GeminiThinkingConfig;
+  candidateCount?: number;
+  responseLogprobs?: boolean;
+  /** Alternatives per token in `logprobsResult.topCandidates` (0–20), with `responseLogprobs`. */
+  logprobs?: number;
 }
 
 export interface GeminiGenerateContentRequest {
@@ -113,11 +117,27 @@ export interface GeminiCountTokensResponse {
   cachedContentTokenCount?: number;
 }
 
+/** One token of `logprobsResult`. */
+export interface GeminiLogprobsCandidate {
+  token?: string;
+  tokenId?: number;
+  logProbability?: number;
+}
+
+/** A candidate's token log probabilities, when the request set `responseLogprobs`. */
+export interface GeminiLogprobsResult {
+  chosenCandidates?: GeminiLogprobsCandidate[];
+  topCandidates?: Array<{ candidates?: GeminiLogprobsCandidate[] }>;
+  logProbabilitySum?: number;
+}
+
 export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: string;
   finishMessage?: string;
   index?: number;
+  logprobsResult?: GeminiLogprobsResult;
+  avgLogprobs?: number;
 }
 
 export interface GeminiUsageMetadata {

@@ -1,6 +1,7 @@
-import type { CanonicalResponse } from '../../canonical/accumulate.js';
+import { responseChoices, type CanonicalResponse, type ChoiceContent } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { OpenAIChatCompletion, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+import { encodeOpenAILogprobs } from '../shared/openai-logprobs.js';
 import { encodeOpenAIUsage } from './openai-encode-usage.js';
 
 const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
@@ -25,16 +26,27 @@ export interface OpenAIResponseContext {
   model: string;
 }
 
-/** A whole canonical reply as an OpenAI `chat.completion` object. */
+/** A whole canonical reply as an OpenAI `chat.completion` object, one `choices` entry per choice it holds. */
 export function encodeOpenAIResponse(
   response: CanonicalResponse,
   context: OpenAIResponseContext,
   costNano?: bigint,
 ): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+  return {
+    id: context.id,
+    object: 'chat.completion',
+    created: response.created || Math.floor(Date.now() / 1000),
+    model: context.model,
+    choices: responseChoices(response).map(encodeChoice),
+    usage: encodeOpenAIUsage(response.usage, costNano),
+  };
+}
+
+function encodeChoice(choice: ChoiceContent, index: number): OpenAIChatCompletion['choices'][number] {
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
-  for (const block of response.content) {
+  for (const block of choice.content) {
     if (block.type === 'text') text += block.text;
     else if (block.type === 'reasoning') reasoning += block.text;
     else
@@ -53,18 +65,9 @@ export function encodeOpenAIResponse(
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
-    id: context.id,
-    object: 'chat.completion',
-    created: response.created || Math.floor(Date.now() / 1000),
-    model: context.model,
-    choices: [
-      {
-        index: 0,
-        message,
-        logprobs: null,
-        finish_reason: encodeOpenAIFinishReason(response.finishReason, toolCalls.length > 0),
-      },
-    ],
-    usage: encodeOpenAIUsage(response.usage, costNano),
+    index,
+    message,
+    logprobs: choice.logprobs === undefined ? null : { content: encodeOpenAILogprobs(choice.logprobs), refusal: null },
+    finish_reason: encodeOpenAIFinishReason(choice.finishReason, toolCalls.length > 0),
   };
 }

@@ -1,3 +1,4 @@
+import { encodeOpenAILogprobs, type OpenAILogprobEntry } from '../shared/openai-logprobs.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
@@ -27,6 +28,8 @@ interface ItemState {
   opened: boolean;
   done: boolean;
   text: string;
+  /** Messages only: the text's tokens, when the request asked for them. */
+  logprobs?: OpenAILogprobEntry[];
   /** Reasoning only. */
   block?: ReasoningBlock;
   summaryOpened?: boolean;
@@ -76,12 +79,17 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (item === undefined || item.done || event.text === '') break;
         out += this.openMessage(item);
         item.text += event.text;
+        const logprobs = event.logprobs === undefined ? [] : encodeOpenAILogprobs(event.logprobs);
+        if (logprobs.length > 0) {
+          if (item.logprobs === undefined) item.logprobs = [];
+          item.logprobs.push(...logprobs);
+        }
         out += this.emit('response.output_text.delta', {
           item_id: item.id,
           output_index: item.outputIndex,
           content_index: 0,
           delta: event.text,
-          logprobs: [],
+          logprobs,
         });
         break;
       }
@@ -298,13 +306,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     let out = '';
     switch (item.kind) {
       case 'message': {
-        out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: [] });
+        const logprobs = item.logprobs ?? [];
+        out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs });
         out += this.emit('response.content_part.done', {
           ...where,
           content_index: 0,
-          part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] },
+          part: { type: 'output_text', text: item.text, annotations: [], logprobs },
         });
-        item.final = messageItem(item.id, item.text, 'completed');
+        item.final = messageItem(item.id, item.text, 'completed', logprobs);
         break;
       }
       case 'reasoning': {

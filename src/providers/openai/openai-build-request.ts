@@ -70,7 +70,13 @@ export function buildOpenAIRequest(
   if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
   else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');
+  // Reasoning turned off (Gemini's `thinkingBudget: 0`, Anthropic's `disabled`): the lowest effort the model has,
+  // `none` on GPT-5 models; o-series models always reason, `low` the least.
+  else if (request.reasoning?.enabled === false) body.reasoning_effort = reasoningModel ? 'low' : 'none';
   if (request.user !== undefined) body.user = request.user;
+  if (request.safetyIdentifier !== undefined) body.safety_identifier = request.safetyIdentifier;
+  if (request.choices !== undefined) body.n = request.choices.count;
+  Object.assign(body, openAILogprobsFields(request));
   const cacheKey = request.promptCacheKey ?? derivedPromptCacheKey(conversation?.affinityKey);
   if (cacheKey !== undefined) body.prompt_cache_key = cacheKey;
   if (request.promptCacheRetention !== undefined) body.prompt_cache_retention = request.promptCacheRetention;
@@ -80,6 +86,13 @@ export function buildOpenAIRequest(
   // Always ask for usage: billing reads it, whatever the client asked for.
   if (request.stream) body.stream_options = { include_usage: true };
   return { body, droppedParameters: dropped };
+}
+
+/** `logprobs` / `top_logprobs` as every OpenAI-format vendor (DeepSeek too) takes them. */
+export function openAILogprobsFields(request: CanonicalRequest): { logprobs?: true; top_logprobs?: number } {
+  const logprobs = request.logprobs;
+  if (logprobs === undefined) return {};
+  return logprobs.topCandidates > 0 ? { logprobs: true, top_logprobs: logprobs.topCandidates } : { logprobs: true };
 }
 
 /** The key sent for a client that sent none: 35 characters, within OpenAI's 64. */

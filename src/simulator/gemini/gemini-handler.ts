@@ -8,7 +8,7 @@ import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
-import { planTurn } from '../turn-planner.js';
+import { planTurn, type TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { geminiPromptCache } from './gemini-cache.js';
 import { API_KEY_INVALID_DETAILS, geminiErrorBody, geminiFaultBody } from './gemini-errors.js';
@@ -91,30 +91,36 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
   const seedText = replySeedText(request);
   const toolResults = trailingToolResults(request.contents);
   const config = request.generationConfig;
-  const planned = planTurn({
-    seedText,
-    lastUserText: userText,
-    directives,
-    ...(config?.maxOutputTokens === undefined ? {} : { maxTokens: config.maxOutputTokens }),
-    stopSequences: config?.stopSequences ?? [],
-    reasoning: thinking.active,
-    reasoningScale: thinking.scale,
-    tools: toolOffers(request),
-    toolChoice: toolRequirement(request),
-    parallelCalls: true,
-    ...(toolResults === undefined ? {} : { toolResults }),
-    ...(config?.responseMimeType === 'application/json'
-      ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } }
-      : {}),
-  });
-  if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
+  const plans: TurnPlan[] = [];
+  for (let variant = 0; variant < (config?.candidateCount ?? 1); variant++) {
+    const planned = planTurn({
+      seedText,
+      lastUserText: userText,
+      directives,
+      variant,
+      ...(config?.maxOutputTokens === undefined ? {} : { maxTokens: config.maxOutputTokens }),
+      stopSequences: config?.stopSequences ?? [],
+      reasoning: thinking.active,
+      reasoningScale: thinking.scale,
+      tools: toolOffers(request),
+      toolChoice: toolRequirement(request),
+      parallelCalls: true,
+      ...(toolResults === undefined ? {} : { toolResults }),
+      ...(config?.responseMimeType === 'application/json'
+        ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } }
+        : {}),
+    });
+    if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
+    plans.push(planned.plan);
+  }
 
   const prompt = countPromptTokens(request);
   const retryAfter = directives.retryAfterSeconds ?? 1;
   const reply: GeminiReply = {
     responseId: hashHex(`${seedText}\n${model}`, 22),
     modelVersion: model,
-    plan: planned.plan,
+    plans,
+    ...(config?.responseLogprobs === true ? { topLogprobs: config.logprobs ?? 0 } : {}),
     thinking,
     prompt,
     cachedTokens: geminiPromptCache(exchange, model, request, prompt.total, directives).read,
@@ -127,7 +133,7 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     headers: {},
   };
   if (stream) await playStream(exchange, streamScript(reply, exchange.query.get('alt') === 'sse'), plan);
-  else await playJson(exchange, generateContentBody(reply), frameCount(planned.plan, thinking), plan);
+  else await playJson(exchange, generateContentBody(reply), frameCount(plans, thinking), plan);
 }
 
 function modelEntry(name: string): object {

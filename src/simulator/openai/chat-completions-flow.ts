@@ -164,6 +164,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     model: request.model,
     choices: plans,
     usage: vendor.usage(plans, prompt),
+    ...(request.logprobs === true ? { topLogprobs: request.top_logprobs ?? 0 } : {}),
   };
   const dialect = vendor.dialect(request);
   const plan = { directives, renderError: vendor.renderError, headers: vendor.headers(exchange) };
