@@ -127,6 +127,9 @@ export interface LedgerEntriesTable {
   request_id: string | null;
   note: string | null;
   created_at: number;
+  /** Reported tokens a settlement could not charge, and their cost (0011-unbilled-usage). */
+  unbilled_tokens: ColumnType<number | string, number | undefined, number>;
+  unbilled_nano: MoneyColumn;
 }
 
 export interface RedemptionCodesTable {

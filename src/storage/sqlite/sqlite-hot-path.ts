@@ -6,7 +6,10 @@ import {
   admitted,
   decideAdmission,
   ledgerId,
+  needsLedgerLine,
   planSlice,
+  settledResult,
+  settledUsage,
   settlementAmounts,
   toLockedAccount,
   toLockedKeySpend,
@@ -139,11 +142,11 @@ export class SqliteHotPath {
       update accounts set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?,
         free_reserved_tokens = free_reserved_tokens - ?, free_used_tokens = free_used_tokens + ?
       where id = ?`);
-    // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at)
+    // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at, unbilledTokens, unbilled)
     this.insertLedger = database.prepare(`
       insert into ledger_entries (id, account_id, kind, amount_nano, balance_after_nano, idempotency_key, request_id,
-        note, created_at)
-      values (?, ?, 'usage', ?, ?, ?, ?, ?, ?)
+        note, created_at, unbilled_tokens, unbilled_nano)
+      values (?, ?, 'usage', ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (idempotency_key) do nothing`);
     // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost)
     this.addToDaily = database.prepare(`
@@ -453,7 +456,7 @@ export class SqliteHotPath {
     return gone;
   }
 
-  private settleNow({ usage, price }: SettleInput): SettleResult {
+  private settleNow({ usage, price, freeAllowanceTokens }: SettleInput): SettleResult {
     const account = this.lock(usage.accountId);
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
@@ -461,13 +464,15 @@ export class SqliteHotPath {
       held === undefined
         ? undefined
         : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
-    const amounts = settlementAmounts(account, claimed, price);
-    const row = toUsageRow({
-      ...usage,
-      costNano: amounts.chargedNano,
-      freeTokens: amounts.freeTokensUsed,
-      unbilledNano: amounts.unbilledNano,
-    });
+    const key = toLockedKeySpend(this.readKeySpend.get(usage.apiKeyId) as KeySpendRow | undefined);
+    const amounts = settlementAmounts(
+      account,
+      claimed,
+      price,
+      { freeAllowanceTokens, startedAt: usage.createdAt },
+      key,
+    );
+    const row = toUsageRow(settledUsage(usage, amounts));
     // Spread, not an array: better-sqlite3 reads an array's elements through V8's generic property lookup from C++
     // (~430 instructions each under callgrind), arguments it takes as they are.
     if (this.insertUsage.run(...USAGE_COLUMNS.map((column) => row[column])).changes === 0) {
@@ -488,7 +493,7 @@ export class SqliteHotPath {
       day: utcDayNumber(usage.createdAt),
       month: utcMonthNumber(usage.createdAt),
     });
-    if (amounts.chargedNano > 0n) {
+    if (needsLedgerLine(amounts)) {
       const at = usage.createdAt + usage.latencyMs;
       this.insertLedger.run(
         ledgerId(at),
@@ -499,6 +504,8 @@ export class SqliteHotPath {
         usage.requestId,
         usage.model,
         at,
+        amounts.unbilledTokens,
+        amounts.unbilledNano,
       );
     }
     this.addToDaily.run(
@@ -514,12 +521,7 @@ export class SqliteHotPath {
       usage.reasoningTokens,
       amounts.chargedNano,
     );
-    return {
-      settled: true,
-      chargedNano: amounts.chargedNano,
-      unbilledNano: amounts.unbilledNano,
-      freeTokensUsed: amounts.freeTokensUsed,
-    };
+    return settledResult(amounts);
   }
 }
 
