@@ -118,7 +118,7 @@ const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-const API_KEY = /^[A-Za-z0-9_.:+\/=-]{1,256}$/;
+const API_KEY = /^[A-Za-z0-9_.:+/=-]{1,256}$/;
 
 function isFaultName(value: string): value is FaultName {
   return (FAULT_NAMES as readonly string[]).includes(value);
