@@ -400,6 +400,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           createdAt: expect.any(Number),
           description: 'Top-up: wire transfer',
           requestId: null,
+          unbilledTokens: 0,
+          unbilledUsd: '0',
           usage: null,
         },
         {
@@ -410,6 +412,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           createdAt: expect.any(Number),
           description: 'Top-up: wire transfer',
           requestId: null,
+          unbilledTokens: 0,
+          unbilledUsd: '0',
           usage: null,
         },
       ]);
