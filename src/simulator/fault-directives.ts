@@ -47,6 +47,9 @@
  *                            text (counted per simulator): a fault that a retry gets past
  *     prompt-cache=on|off    off: this request neither reads nor fills the simulator's prompt cache (its prompt
  *                            is all uncached); `cache-read=` / `cache-write=` switch it off as well
+ *     prompt-tokens=<n>      report n prompt tokens in the usage, whatever the prompt counts (the cache counts
+ *                            above are parts of them): a vendor that counts more, or less, than the gateway estimated
+ *     output-tokens=<n>      report n output tokens in the usage (reasoning included), whatever was generated
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -101,6 +104,10 @@ export interface SimulatorDirectives {
   faultKey?: string;
   /** `prompt-cache=off`: the request bypasses the simulator's prompt cache. */
   promptCache?: boolean;
+  /** The prompt tokens the usage reports (`prompt-tokens=`), instead of the prompt's count. */
+  promptTokens?: number;
+  /** The output tokens the usage reports (`output-tokens=`), instead of what was generated. */
+  outputTokens?: number;
 }
 
 export interface ParsedDirectives {
@@ -113,7 +120,7 @@ export const FAULT_HEADER = 'x-simulator-fault';
 
 const DIRECTIVE_PATTERN = /\[\[sim\b([^\]]*)\]\]/g;
 const MAX_DELAY_MS = 10 * 60 * 1000;
-const MAX_CACHE_TOKENS = 100_000_000;
+const MAX_REPORTED_TOKENS = 100_000_000;
 const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
@@ -183,16 +190,24 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       if (parsed !== undefined) into.reasoningWords = parsed;
       break;
     case 'cache-read':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheReadTokens = parsed;
       break;
     case 'cache-write':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWriteTokens = parsed;
       break;
     case 'cache-write-1h':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWrite1hTokens = parsed;
+      break;
+    case 'prompt-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.promptTokens = parsed;
+      break;
+    case 'output-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.outputTokens = parsed;
       break;
     case 'only-key': {
       const keys = value.split(',');
