@@ -515,6 +515,29 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
+    it('a limit lowered while a request runs caps its charge: the hold taken under the old limit is no licence', async () => {
+      const ids = await limitedKey(100_000n, 10_000n);
+      const result = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));
+      if (!result.admitted) throw new Error('not admitted');
+      await storage.apiKeys.update(ids.accountId, ids.keyId, { spendLimit: { limitNano: 1_000n, period: 'day' } }, NOW);
+      // Within the hold, the balance and the hint: only the key's current limit stands in the way.
+      const settled = await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: usageFor(result.reservation.requestId, ids),
+        price: costing(3_000n),
+        heldFreeTokens: 0,
+      });
+      expect(settled).toMatchObject({
+        settled: true,
+        chargedNano: 1_000n,
+        unbilledNano: 2_000n,
+        unbilledTokens: 2_000,
+      });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 1_000n, reservedNano: 0n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
     it('under concurrency, holds on one key never exceed its limit; settlements add the spend in the same transaction', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n, 'month');
       const results = await Promise.all(

@@ -223,7 +223,7 @@ export class PostgresHotPath {
 
   /**
    * The usage split by the pricer as if money were no limit, with the free tokens of the hold: the split the rule
-   * gives whenever the statement finds the charge within the balance and the key's hold, and no more free tokens
+   * gives whenever the statement finds the charge within the balance and the key's limit, and no more free tokens
    * left to the request's day than its hold carries (SETTLE's `ok`). Otherwise nothing is written and the locked
    * transaction splits it within what is there.
    */
@@ -407,10 +407,11 @@ const TAKE_HOLD_WITH_KEY = `
  * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
  * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
  * number, $26 1-hour cache writes, $27 the daily free allowance. `ok` says whether that split is the rule's here: the
- * hold is there with those free tokens, the charge fits the balance and the key's part of the hold (or the key has no
- * spend limit), and no free tokens of the hold's day are left beyond the hold when they would have priced more. If not,
- * nothing is written and the locked transaction splits the usage (billing-rules.ts). `keyspend` is
- * SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
+ * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
+ * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
+ * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
+ * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
+ * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -418,14 +419,24 @@ const SETTLE = `
   with acct as (
     select balance_nano, free_day, free_used_tokens, free_reserved_tokens from accounts where id = $1 for no key update
   ),
+  keylimit as (
+    select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
+      case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end as period
+    from api_keys
+    where id = $7 and spend_limit_nano is not null and spend_period in ('day', 'month', 'total')
+      and exists (select 1 from acct)
+    for no key update
+  ),
   ok as (
     select exists (
       select 1 from reservations r, acct a
       where r.request_id = $2 and r.free_tokens = $3::bigint
         and $4::bigint <= a.balance_nano
         and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $27::bigint)
-        and ($4::bigint <= r.key_hold_nano
-          or not exists (select 1 from api_keys k where k.id = $7 and k.spend_limit_nano is not null))
+    ) and not exists (
+      select 1 from keylimit k
+      where k.period_start <= k.period
+        and $4::bigint > k.limit_nano - case when k.period_start = k.period then k.used_nano else 0 end
     ) as consistent
   ),
   claimed as (
