@@ -137,6 +137,8 @@ function emptyRow(group: string): UsageSummaryRow {
     outputTokens: 0,
     reasoningTokens: 0,
     costNano: 0n,
+    unbilledTokens: 0,
+    unbilledNano: 0n,
   };
 }
 
@@ -153,6 +155,10 @@ function presentSummaryRow(row: UsageSummaryRow) {
     reasoning_tokens: row.reasoningTokens,
     cost_usd: formatUsd(row.costNano),
     cost_nano_usd: row.costNano.toString(),
+    // Reported tokens no free allowance, balance or key limit could pay, and their cost at list price.
+    unbilled_tokens: row.unbilledTokens,
+    unbilled_cost_usd: formatUsd(row.unbilledNano),
+    unbilled_cost_nano_usd: row.unbilledNano.toString(),
   };
 }
 

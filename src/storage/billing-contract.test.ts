@@ -733,7 +733,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
               price: costing(1_700n),
               freeAllowanceTokens: 0,
             };
-      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toEqual({ released: 1, settled: 1 });
+      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toMatchObject({ released: 1, settled: 1 });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 1_700n, reservedNano: 0n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_300n, reservedNano: 0n });
       expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -891,7 +891,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         price: costing(1n),
         freeAllowanceTokens: 0,
       })),
-    ).toEqual({ released: 0, settled: 0 });
+    ).toMatchObject({ released: 0, settled: 0 });
     const billed: OrphanedHold[] = [];
     const swept = await storage.billing.sweepExpiredReservations(NOW + 6_000, (orphan) => {
       billed.push(orphan);
@@ -903,7 +903,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       };
       return { usage, price: costing(700n), freeAllowanceTokens: 0 };
     });
-    expect(swept).toEqual({ released: 1, settled: 1 });
+    expect(swept).toMatchObject({ released: 1, settled: 1 });
     expect(billed.find((orphan) => orphan.requestId === a)).toMatchObject({
       accountId: ids.accountId,
       apiKeyId: ids.keyId,
@@ -926,6 +926,42 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       }),
     ).toEqual({ settled: false, reason: 'already_settled' });
     expect(await storage.billing.renewHolds([{ requestId: a!, expiresAt: NOW + 9_000 }])).toEqual(new Set([a]));
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('a swept hold that cannot pay its checkpoint reports the unbilled part; the rollup and summaries carry it', async () => {
+    const ids = await fundedAccount(500n);
+    const held = await storage.billing.reserve(reserveInput(ids, hold(500n), { expiresAt: NOW + 1_000 }));
+    if (!held.admitted) throw new Error('not admitted');
+    const { requestId } = held.reservation;
+    await storage.billing.renewHolds([{ requestId, expiresAt: NOW + 2_000, checkpoint: checkpointOf(40) }]);
+    const swept = await storage.billing.sweepExpiredReservations(NOW + 6_000, (orphan) => ({
+      usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' },
+      price: costing(800n),
+      freeAllowanceTokens: 0,
+    }));
+    expect(swept).toEqual({
+      released: 0,
+      settled: 1,
+      unbilled: [{ model: 'beta-5.4', tokens: 300, nanoUsd: 300n }],
+    });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 0n, reservedNano: 0n });
+    expect(await storage.billing.ledger(ids.accountId, 1)).toMatchObject([
+      { kind: 'usage', requestId, amountNano: -500n, unbilledTokens: 300, unbilledNano: 300n },
+    ]);
+    const day = new Date(NOW).toISOString().slice(0, 10);
+    expect(await storage.usage.dailyTotals(ids.accountId, day, day)).toMatchObject([
+      { requests: 1, costNano: 500n, unbilledTokens: 300, unbilledNano: 300n },
+    ]);
+    // The summary over whole days reads the rollup; over part of a day, the usage rows: both carry it.
+    for (const [from, to] of [
+      [DAY * 86_400_000, (DAY + 1) * 86_400_000],
+      [NOW - 1, NOW + 1],
+    ] as const) {
+      expect(await storage.billing.usageSummary(ids.accountId, from, to, 'model')).toMatchObject([
+        { group: 'beta-5.4', requests: 1, costNano: 500n, unbilledTokens: 300, unbilledNano: 300n },
+      ]);
+    }
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 

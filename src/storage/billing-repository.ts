@@ -155,7 +155,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     }
     // Daily rollup (usage_daily, kept after retention deletes the usage row): one upsert in this same
     // transaction, reached only when the usage row was inserted, so it counts each request exactly once.
-    await addToDailyRollup(trx, { ...usage, costNano: charged });
+    await addToDailyRollup(trx, settledUsage(usage, amounts));
     return settledResult(amounts);
   }
 
@@ -189,6 +189,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .execute();
   }
 
+  /** One claimed hold's fate inside its sweep transaction. */
+  type SweepOutcome = { kind: 'released' } | { kind: 'settled'; unbilled: SweepResult['unbilled'][number] };
+
   /** Claims expired holds one by one, each in its own transaction: settled at its checkpoint, or released. */
   async function sweep(now: number, bill: OrphanBiller, limit: number): Promise<SweepResult> {
     const expired = await db
@@ -197,9 +200,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .where('expires_at', '<', now)
       .limit(limit)
       .execute();
-    const result: SweepResult = { released: 0, settled: 0 };
+    const result: SweepResult = { released: 0, settled: 0, unbilled: [] };
     for (const { request_id: requestId } of expired) {
-      const outcome = await writeTransaction(db, dialect, async (trx): Promise<keyof SweepResult | undefined> => {
+      const outcome = await writeTransaction(db, dialect, async (trx): Promise<SweepOutcome | undefined> => {
         const owner = await trx
           .selectFrom('reservations')
           .select('account_id')
@@ -264,12 +267,19 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
             billed.price,
             billed.freeAllowanceTokens,
           );
-          if (settled !== undefined) return 'settled';
+          if (settled?.settled === true) {
+            const { unbilledTokens: tokens, unbilledNano: nanoUsd } = settled;
+            return { kind: 'settled', unbilled: { model: billed.usage.model, tokens, nanoUsd } };
+          }
         }
         await releaseClaimed(trx, account, row.account_id, row.api_key_id, claimed);
-        return 'released';
+        return { kind: 'released' };
       });
-      if (outcome !== undefined) result[outcome] += 1;
+      if (outcome === undefined) continue;
+      result[outcome.kind] += 1;
+      // Counted once the transaction has committed: a rolled-back settlement left nothing unbilled.
+      if (outcome.kind === 'settled' && (outcome.unbilled.tokens > 0 || outcome.unbilled.nanoUsd > 0n))
+        result.unbilled.push(outcome.unbilled);
     }
     return result;
   }
@@ -631,6 +641,8 @@ function summedColumns() {
     sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
     sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
     sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
+    sql<string>`cast(sum(unbilled_tokens) as text)`.as('unbilled_tokens'),
+    sql<string>`cast(sum(unbilled_nano) as text)`.as('unbilled'),
   ] as const;
 }
 
@@ -645,6 +657,8 @@ interface SummaryColumns {
   output_tokens: string;
   reasoning_tokens: string;
   cost: string;
+  unbilled_tokens: string;
+  unbilled: string;
 }
 
 function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
@@ -658,6 +672,8 @@ function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
     outputTokens: Number(row.output_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
     costNano: fromMoneyColumn(row.cost),
+    unbilledTokens: Number(row.unbilled_tokens),
+    unbilledNano: fromMoneyColumn(row.unbilled),
   };
 }
 
@@ -672,5 +688,7 @@ export function addSummaryRows(sum: UsageSummaryRow, row: UsageSummaryRow): Usag
     outputTokens: sum.outputTokens + row.outputTokens,
     reasoningTokens: sum.reasoningTokens + row.reasoningTokens,
     costNano: sum.costNano + row.costNano,
+    unbilledTokens: sum.unbilledTokens + row.unbilledTokens,
+    unbilledNano: sum.unbilledNano + row.unbilledNano,
   };
 }

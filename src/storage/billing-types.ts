@@ -188,6 +188,9 @@ export interface UsageSummaryRow {
   outputTokens: number;
   reasoningTokens: number;
   costNano: bigint;
+  /** Reported tokens no free allowance, balance or key limit could pay, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledNano: bigint;
 }
 
 /** What a request had delivered when its instance last wrote it: what a sweeper bills if the instance dies. */
@@ -230,6 +233,8 @@ export type OrphanBiller = (
 export interface SweepResult {
   released: number;
   settled: number;
+  /** What settled holds could not charge (their split's unbilled tokens and cost), per hold that left any. */
+  unbilled: { model: string; tokens: number; nanoUsd: bigint }[];
 }
 
 /**

@@ -480,8 +480,8 @@ const SETTLE = `
   ),
   daily as (
     insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
-    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged
+      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens, unbilled_nano)
+    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged, $24, f.unbilled
     from final f where exists (select 1 from inserted)
     on conflict (account_id, day, model, api_key_id) do update set
       requests = usage_daily.requests + 1,
@@ -491,7 +491,9 @@ const SETTLE = `
       cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
       output_tokens = usage_daily.output_tokens + excluded.output_tokens,
       reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
-      cost_nano = usage_daily.cost_nano + excluded.cost_nano
+      cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+      unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
+      unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano
     returning day
   ),
   keyspend as (

@@ -148,11 +148,13 @@ export class SqliteHotPath {
         note, created_at, unbilled_tokens, unbilled_nano)
       values (?, ?, 'usage', ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (idempotency_key) do nothing`);
-    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost)
+    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost,
+    // unbilledTokens, unbilled)
     this.addToDaily = database.prepare(`
       insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-        cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
-      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+        cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens,
+        unbilled_nano)
+      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (account_id, day, model, api_key_id) do update set requests = usage_daily.requests + 1,
         input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
@@ -160,7 +162,9 @@ export class SqliteHotPath {
         cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
-        cost_nano = usage_daily.cost_nano + excluded.cost_nano`);
+        cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+        unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
+        unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano`);
     this.readHoldDay = database.prepare(`select free_day, api_key_id from reservations where request_id = ?`);
     // As at admission, the balance condition repeats the rule in SQL; a key's remaining limit is the condition of
     // takeKeyHold (TAKE_KEY_HOLD_SQL), run in the same transaction.
@@ -472,7 +476,8 @@ export class SqliteHotPath {
       { freeAllowanceTokens, startedAt: usage.createdAt },
       key,
     );
-    const row = toUsageRow(settledUsage(usage, amounts));
+    const settled = settledUsage(usage, amounts);
+    const row = toUsageRow(settled);
     // Spread, not an array: better-sqlite3 reads an array's elements through V8's generic property lookup from C++
     // (~430 instructions each under callgrind), arguments it takes as they are.
     if (this.insertUsage.run(...USAGE_COLUMNS.map((column) => row[column])).changes === 0) {
@@ -520,6 +525,8 @@ export class SqliteHotPath {
       usage.outputTokens,
       usage.reasoningTokens,
       amounts.chargedNano,
+      settled.unbilledTokens ?? 0,
+      settled.unbilledNano,
     );
     return settledResult(amounts);
   }
