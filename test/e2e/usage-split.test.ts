@@ -140,6 +140,14 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage split o
       }),
     ]);
     expect(await balanceNano(withAllowance, key)).toBe(0n);
+    // The day's summary (the rollup) carries the shortfall too.
+    const summary = await get<{ total: Record<string, unknown> }>(withAllowance, key, '/v1/usage');
+    expect(summary.total).toMatchObject({
+      requests: 2,
+      unbilled_tokens: unbilled,
+      unbilled_cost_nano_usd: listPrice(model, unbilled - 10, 10).toString(),
+      cost_nano_usd: '0',
+    });
     const allowance = await get<{ free_allowance: { used_today: number; left_today: number } }>(
       withAllowance,
       key,
