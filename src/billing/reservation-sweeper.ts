@@ -33,7 +33,11 @@ export function startReservationSweeper(
         metrics.orphanedReservationsSettled(swept.settled);
         for (const { model, tokens, nanoUsd } of swept.unbilled) metrics.usageUnbilled(model, tokens, nanoUsd);
         if (swept.released + swept.settled > 0)
-          logger.warn({ released: swept.released, settled: swept.settled }, 'swept orphaned reservations (settled at their checkpoint, or released)');
+          // The counts only: the unbilled amounts are bigints, which the log's JSON cannot carry.
+          logger.warn(
+            { released: swept.released, settled: swept.settled },
+            'swept orphaned reservations (settled at their checkpoint, or released)',
+          );
       })
       .catch((error: unknown) => {
         if (outages !== undefined && isStorageUnavailable(error))

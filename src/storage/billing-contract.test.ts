@@ -733,7 +733,10 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
               price: costing(1_700n),
               freeAllowanceTokens: 0,
             };
-      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toMatchObject({ released: 1, settled: 1 });
+      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toMatchObject({
+        released: 1,
+        settled: 1,
+      });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 1_700n, reservedNano: 0n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_300n, reservedNano: 0n });
       expect(await storage.billing.verifyLedger()).toEqual([]);
