@@ -374,7 +374,7 @@ describe('checkpoints of delivered output', () => {
 
     // The instance dies (its holds are no longer renewed); past the TTL a sweeper settles each at its checkpoint.
     clock += 61_000;
-    expect(await billing.sweepExpired()).toEqual({ released: 0, settled: 3 });
+    expect(await billing.sweepExpired()).toMatchObject({ released: 0, settled: 3 });
     const records = await storage.usage.listByAccount(owner.account.id, 10);
     expect(records.map((record) => [record.status, record.inputTokens, record.outputTokens, record.costNano])).toEqual(
       Array(3).fill(['instance_lost', 40, 150, 40n * model.prices.input + 150n * model.prices.output]),

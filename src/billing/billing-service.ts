@@ -34,7 +34,8 @@ import type { ModelPrices } from './prices.js';
 import { utcDayNumber } from './free-allowance.js';
 import type { JournalEntry } from './settlement-journal-entry.js';
 import type { SettlementJournal } from './settlement-journal.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { planSliceGrant } from './slice-grant.js';
+import { splitUsage } from './usage-split.js';
 
 export interface BillingSettings {
   /** Free tokens (input + output) per account per UTC day; 0 disables the allowance. */
@@ -315,6 +316,7 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       tokens,
       outputPriceNano: model.prices.output,
+      plan: (state) => planSliceGrant(tokens, model.prices.output, state),
       expiresAt,
       ...(checkpoint === undefined ? {} : { checkpoint }),
     });
@@ -475,10 +477,10 @@ export class BillingService {
   /** The repository's settlement of one entry: its usage row, priced with its prices and the hold's free tokens. */
   private apply(entry: JournalEntry): Promise<SettleResult> {
     const { usage, prices } = entry;
-    const price = (freeTokensHeld: number) => priceSettlement(usage, prices, freeTokensHeld);
     return this.repository.settle({
       usage,
-      price,
+      price: (room) => splitUsage(usage, prices, room),
+      freeAllowanceTokens: this.settings.freeTokensPerDay,
       ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     });
   }
@@ -550,7 +552,8 @@ export class BillingService {
         freeTokens: 0,
         unbilledNano: 0n,
       },
-      price: (freeTokensHeld) => priceSettlement(usage, prices, freeTokensHeld),
+      price: (room) => splitUsage(usage, prices, room),
+      freeAllowanceTokens: this.settings.freeTokensPerDay,
     };
   }
 }

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { pricesFromPerMillion } from './prices.js';
 import { decodeJournal, encodeJournalLine, type JournalEntry } from './settlement-journal-entry.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
 
 const SONNET = pricesFromPerMillion({
   input: '3',

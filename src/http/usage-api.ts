@@ -137,6 +137,8 @@ function emptyRow(group: string): UsageSummaryRow {
     outputTokens: 0,
     reasoningTokens: 0,
     costNano: 0n,
+    unbilledTokens: 0,
+    unbilledNano: 0n,
   };
 }
 
@@ -153,6 +155,10 @@ function presentSummaryRow(row: UsageSummaryRow) {
     reasoning_tokens: row.reasoningTokens,
     cost_usd: formatUsd(row.costNano),
     cost_nano_usd: row.costNano.toString(),
+    // Reported tokens no free allowance, balance or key limit could pay, and their cost at list price.
+    unbilled_tokens: row.unbilledTokens,
+    unbilled_cost_usd: formatUsd(row.unbilledNano),
+    unbilled_cost_nano_usd: row.unbilledNano.toString(),
   };
 }
 
@@ -173,9 +179,11 @@ function presentUsageRecord(record: UsageRecord) {
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     free_tokens: record.freeTokens,
-    // Output the vendor produced after the balance refused a slice: never delivered, never billed
-    // (docs/architecture.md#holds-that-grow).
+    // Reported tokens no free allowance, balance or key limit could pay, plus output the vendor produced after a
+    // refused slice (docs/billing.md#how-a-request-is-billed); the cost is the former's at list price.
     unbilled_tokens: record.unbilledTokens ?? 0,
+    unbilled_cost_usd: formatUsd(record.unbilledNano),
+    unbilled_cost_nano_usd: record.unbilledNano.toString(),
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,

@@ -23,6 +23,7 @@ import type { BillingService, SettlementOutcome } from '../billing/billing-servi
 import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
+import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
@@ -37,6 +38,8 @@ export interface ChatPipelineDependencies {
   now?: () => number;
   /** Where settlement failures are reported; they never reach the client. */
   onSettlementError?: (error: unknown, requestId: string) => void;
+  /** Told of a vendor usage that could not be billed as reported (settled on the local count instead). */
+  onImplausibleUsage?: (requestId: string, reason: string, vendorUsage: unknown) => void;
   /** Told every settled request's tokens (the tokens-per-minute limit counts them). */
   onTokensUsed?: (auth: AuthenticatedKey, tokens: number) => void;
   /**
@@ -385,7 +388,7 @@ export class ChatPipeline {
     unbilledTokens = 0,
   ): Promise<void> {
     const response = accumulator.response;
-    const usage = await this.billableUsage(input.request, model, accumulator, outcome);
+    const usage = await this.billableUsage(input, model, accumulator, outcome);
     onSettled(
       await this.settle(
         input,
@@ -407,13 +410,23 @@ export class ChatPipeline {
    * failure before any output costs nothing.
    */
   private async billableUsage(
-    request: CanonicalRequest,
+    input: ChatInput,
     model: CatalogModel,
     accumulator: ResponseAccumulator,
     outcome: Outcome,
   ): Promise<CanonicalUsage> {
+    const { request } = input;
     const response = accumulator.response;
-    if (response.usageReported) return response.usage;
+    if (response.usageReported) {
+      const implausible = implausibleUsage(response.usage, {
+        maxOutputTokens: request.maxOutputTokens ?? model.maxOutputTokens,
+        contextWindow: model.contextWindow,
+      });
+      if (implausible === undefined) return response.usage;
+      // Settled on the local count; the vendor's figure stays on the usage record (raw) for audit.
+      this.deps.onImplausibleUsage?.(input.requestId, implausible, response.usage.raw ?? null);
+      return this.estimateUsage(request, model, accumulator);
+    }
     if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
     return this.estimateUsage(request, model, accumulator);
   }
@@ -479,6 +492,7 @@ export class ChatPipeline {
           cacheWrite: usage.cacheWriteTokens,
         };
         this.metrics.usageSettled(model.id, tokens, result.chargedNano);
+        this.metrics.usageUnbilled(model.id, result.unbilledTokens, result.unbilledNano);
       }
       return result;
     } catch (error) {

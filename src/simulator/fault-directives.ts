@@ -49,6 +49,9 @@
  *                            is all uncached); `cache-read=` / `cache-write=` switch it off as well
  *     context-window=<n>     the model's window is n tokens: a prompt of more input tokens (the vendor's own count)
  *                            is refused with the vendor's context-overflow error, exactly as the vendor words it
+ *     prompt-tokens=<n>      report n prompt tokens in the usage, whatever the prompt counts (the cache counts
+ *                            above are parts of them): a vendor that counts more, or less, than the gateway estimated
+ *     output-tokens=<n>      report n output tokens in the usage (reasoning included), whatever was generated
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -105,6 +108,10 @@ export interface SimulatorDirectives {
   promptCache?: boolean;
   /** `context-window=`: prompts of more input tokens are refused as the vendor refuses them. */
   contextWindow?: number;
+  /** The prompt tokens the usage reports (`prompt-tokens=`), instead of the prompt's count. */
+  promptTokens?: number;
+  /** The output tokens the usage reports (`output-tokens=`), instead of what was generated. */
+  outputTokens?: number;
 }
 
 export interface ParsedDirectives {
@@ -117,7 +124,7 @@ export const FAULT_HEADER = 'x-simulator-fault';
 
 const DIRECTIVE_PATTERN = /\[\[sim\b([^\]]*)\]\]/g;
 const MAX_DELAY_MS = 10 * 60 * 1000;
-const MAX_CACHE_TOKENS = 100_000_000;
+const MAX_REPORTED_TOKENS = 100_000_000;
 const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
@@ -187,16 +194,24 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       if (parsed !== undefined) into.reasoningWords = parsed;
       break;
     case 'cache-read':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheReadTokens = parsed;
       break;
     case 'cache-write':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWriteTokens = parsed;
       break;
     case 'cache-write-1h':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWrite1hTokens = parsed;
+      break;
+    case 'prompt-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.promptTokens = parsed;
+      break;
+    case 'output-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.outputTokens = parsed;
       break;
     case 'only-key': {
       const keys = value.split(',');

@@ -11,6 +11,7 @@ import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exc
 import { planTurn } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { anthropicPromptCache } from './anthropic-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { anthropicErrorBody, anthropicErrorForStatus } from './anthropic-errors.js';
 import {
   countInputTokens,
@@ -117,7 +118,7 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     model: request.model,
     plan: planned.plan,
     showThinking: thinking,
-    prompt: anthropicPromptCache(exchange, request, inputTokens, directives),
+    prompt: anthropicPromptCache(exchange, request, reportedPromptTokens(inputTokens, directives), directives),
   };
   const plan: PlayPlan = {
     directives,

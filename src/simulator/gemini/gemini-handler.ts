@@ -11,6 +11,7 @@ import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exc
 import { planTurn, type TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { geminiPromptCache } from './gemini-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { API_KEY_INVALID_DETAILS, geminiErrorBody, geminiFaultBody } from './gemini-errors.js';
 import {
   countPromptTokens,
@@ -114,7 +115,10 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     plans.push(planned.plan);
   }
 
-  const prompt = countPromptTokens(request);
+  const counted = countPromptTokens(request);
+  const total = reportedPromptTokens(counted.total, directives);
+  // A reported count that is not the prompt's is all text: the modality details still add up to it.
+  const prompt = total === counted.total ? counted : { total, byModality: { TEXT: total } };
   const retryAfter = directives.retryAfterSeconds ?? 1;
   const reply: GeminiReply = {
     responseId: hashHex(`${seedText}\n${model}`, 22),

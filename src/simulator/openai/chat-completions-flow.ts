@@ -5,6 +5,7 @@
  */
 import { FAULT_HEADER, parseRequestDirectives, type SimulatorDirectives } from '../fault-directives.js';
 import type { PromptCacheSplit } from '../prompt-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type VendorErrorRenderer } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
@@ -157,7 +158,7 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     plans.push(planned.plan);
   }
 
-  const prompt = vendor.promptCache(exchange, request, promptTokens, directives);
+  const prompt = vendor.promptCache(exchange, request, reportedPromptTokens(promptTokens, directives), directives);
   const set: ChatReplySet = {
     id: vendor.completionId(read.raw),
     created: Math.floor(Date.now() / 1000),
