@@ -220,7 +220,7 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       return undefined;
     }
     case 'context-window':
-      parsed = parseInteger(value, 1, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 1, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.contextWindow = parsed;
       break;
     case 'times':
