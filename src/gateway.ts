@@ -173,6 +173,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       keepAliveMs: config.streamKeepAliveMs,
       fallbacks: Object.fromEntries(Object.entries(config.models).map(([id, override]) => [id, override.fallback])),
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
+      onImplausibleUsage: (requestId, reason, vendorUsage) =>
+        logger.warn({ requestId, reason, vendorUsage }, 'vendor usage implausible: settled on the local count'),
       onTokensUsed: (auth, tokens) => {
         if (tokens > 0 && tokensLimited(auth, config.tiers)) {
           void activeLimiter.recordTokens(rateLimitSubject(auth.key.id), tokens);
@@ -224,6 +226,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           },
           result.chargedNano,
         );
+        metrics.usageUnbilled(usage.model, result.unbilledTokens, result.unbilledNano);
       },
     });
     replay = journalReplay;

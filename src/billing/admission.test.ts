@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planAdmission } from './admission.js';
 import { pricesFromPerMillion } from './prices.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
 
 // beta-5.4: $2.50 in (2,500 nano/token), $15 out (15,000 nano/token).
 const PRICES = pricesFromPerMillion({ input: '2.50', output: '15', cacheRead: '0.25' });

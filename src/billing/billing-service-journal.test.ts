@@ -17,7 +17,10 @@ import { GatewayError } from '../canonical/errors.js';
 import { BillingService } from './billing-service.js';
 import { parseUsd } from './money.js';
 import { SettlementJournal } from './settlement-journal.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
+
+/** Less than the test's usage: the replayed request is partly free, partly charged. */
+const FREE_TOKENS_PER_DAY = 500;
 
 let directory: string;
 let database: string;
@@ -55,7 +58,7 @@ function billingWithJournal(at = join(directory, 'settlement-journal')): {
   return {
     billing: new BillingService(
       storage.billing,
-      { freeTokensPerDay: 1_000, reservationTtlMs: 60_000 },
+      { freeTokensPerDay: FREE_TOKENS_PER_DAY, reservationTtlMs: 60_000 },
       Date.now,
       journal,
     ),
@@ -140,7 +143,9 @@ describe('BillingService with a settlement journal', () => {
       remaining: 0,
     });
 
-    const expected = priceSettlement(usage, model.prices, held.freeTokens);
+    // Free first up to what is left of the day's allowance (all of it: nothing else ran today), not only the hold's.
+    const expected = priceSettlement(usage, model.prices, FREE_TOKENS_PER_DAY);
+    expect(expected.chargeNano).toBeGreaterThan(0n);
     const [record] = await storage.usage.listByAccount('acct_j', 1);
     expect(record).toMatchObject({
       requestId: 'req_journaled',

@@ -138,6 +138,29 @@ describe('BillingService', () => {
   });
 });
 
+describe('BillingService.admit with several choices', () => {
+  it('a request for n choices may grow to n times its output limit: covered whole only when the account can pay that', async () => {
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
+    const request = (choices?: number): CanonicalRequest => ({
+      model: 'beta-5.4',
+      system: [],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      sampling: {},
+      stream: false,
+      extensions: {},
+      extensionsProtocol: 'openai-chat',
+      maxOutputTokens: 100,
+      ...(choices === undefined ? {} : { choices: { count: choices, param: 'n' } }),
+    });
+    // The prompt (a few dozen tokens with the margin) and about 200 output tokens: one choice of 100, not three.
+    const balance = 100n * model.prices.input + 200n * model.prices.output;
+    const one = await billing.admit('req_n1', await accountWith(balance), model, request());
+    expect(one.coversLimit).toBe(true);
+    const three = await billing.admit('req_n3', await accountWith(balance), model, request(3));
+    expect(three.coversLimit).toBe(false);
+  });
+});
+
 let accounts = 0;
 /** A fresh account holding `balanceNano` (none for 0), with its key. */
 async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
@@ -351,7 +374,7 @@ describe('checkpoints of delivered output', () => {
 
     // The instance dies (its holds are no longer renewed); past the TTL a sweeper settles each at its checkpoint.
     clock += 61_000;
-    expect(await billing.sweepExpired()).toEqual({ released: 0, settled: 3 });
+    expect(await billing.sweepExpired()).toMatchObject({ released: 0, settled: 3 });
     const records = await storage.usage.listByAccount(owner.account.id, 10);
     expect(records.map((record) => [record.status, record.inputTokens, record.outputTokens, record.costNano])).toEqual(
       Array(3).fill(['instance_lost', 40, 150, 40n * model.prices.input + 150n * model.prices.output]),

@@ -1,5 +1,5 @@
 import { webSearchLimit } from '../canonical/server-tools.js';
-import { serverToolFields, serverToolHold } from './server-tool-charge.js';
+import { serverToolFees, serverToolFields, serverToolHold } from './server-tool-charge.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -7,7 +7,7 @@ import {
   upperBoundRequestInputTokens,
 } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
-import type { CanonicalRequest } from '../canonical/request.js';
+import { choiceCount, type CanonicalRequest } from '../canonical/request.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
 import { outputSliceOf, type PricedModel } from './priced-model.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
@@ -36,7 +36,8 @@ import type { ModelPrices } from './prices.js';
 import { utcDayNumber } from './free-allowance.js';
 import type { JournalEntry } from './settlement-journal-entry.js';
 import type { SettlementJournal } from './settlement-journal.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { planSliceGrant } from './slice-grant.js';
+import { splitUsage } from './usage-split.js';
 
 export interface BillingSettings {
   /** Free tokens (input + output) per account per UTC day; 0 disables the allowance. */
@@ -185,6 +186,7 @@ export class BillingService {
     auth: AuthenticatedKey,
     model: PricedModel,
     request: CanonicalRequest,
+    promptTokens?: number,
   ): Promise<Reservation> {
     this.refuseWithoutJournal();
     const now = this.now();
@@ -203,10 +205,12 @@ export class BillingService {
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const oneHourCacheWrites = carriesOneHourBreakpoint(request);
+    const choices = choiceCount(request);
     const admission = (inputTokens: number): AdmissionRequest => ({
       inputTokens: withMargin(inputTokens),
-      clientMaxOutputTokens: request.maxOutputTokens,
-      modelMaxOutputTokens: model.maxOutputTokens,
+      // Each choice of a request for several may run to the limit: the hold may grow to that many times it.
+      clientMaxOutputTokens: request.maxOutputTokens === undefined ? undefined : request.maxOutputTokens * choices,
+      modelMaxOutputTokens: model.maxOutputTokens * choices,
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,
@@ -227,7 +231,7 @@ export class BillingService {
     let result = boundWillNotDo ? undefined : await this.repository.reserve({ ...input, plan: boundPlan });
     if (result === undefined || (!result.admitted && result.reason === NEEDS_TOKENIZER_COUNT)) {
       await loadTokenizer();
-      const precise = admission(estimateRequestInputTokens(request));
+      const precise = admission(promptTokens ?? estimateRequestInputTokens(request));
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
     if (!result.admitted) {
@@ -315,6 +319,7 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       tokens,
       outputPriceNano: model.prices.output,
+      plan: (state) => planSliceGrant(tokens, model.prices.output, state),
       expiresAt,
       ...(checkpoint === undefined ? {} : { checkpoint }),
     });
@@ -475,10 +480,10 @@ export class BillingService {
   /** The repository's settlement of one entry: its usage row, priced with its prices and the hold's free tokens. */
   private apply(entry: JournalEntry): Promise<SettleResult> {
     const { usage, prices } = entry;
-    const price = (freeTokensHeld: number) => priceSettlement(usage, prices, freeTokensHeld);
     return this.repository.settle({
       usage,
-      price,
+      price: (room) => splitUsage(usage, prices, room, serverToolFees(usage)),
+      freeAllowanceTokens: this.settings.freeTokensPerDay,
       ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     });
   }
@@ -551,7 +556,8 @@ export class BillingService {
         freeTokens: 0,
         unbilledNano: 0n,
       },
-      price: (freeTokensHeld) => priceSettlement(usage, prices, freeTokensHeld),
+      price: (room) => splitUsage(usage, prices, room),
+      freeAllowanceTokens: this.settings.freeTokensPerDay,
     };
   }
 }

@@ -6,7 +6,7 @@ import { ModelCatalog } from '../catalog/model-catalog.js';
 import { inputPrice, planAdmission } from './admission.js';
 import { carriesOneHourBreakpoint } from './cache-lifetime.js';
 import { costOfUsage, pricesFromPerMillion } from './prices.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
 
 const catalog = new ModelCatalog();
 const sonnet = catalog.resolve('alpha-sonnet-5').prices;

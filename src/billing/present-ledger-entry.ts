@@ -13,6 +13,10 @@ export function presentLedgerEntry(entry: LedgerEntry) {
     balance_after_nano_usd: entry.balanceAfterNano.toString(),
     request_id: entry.requestId,
     note: entry.note,
+    // A usage line: reported tokens the settlement could not charge, and their cost at list price.
+    unbilled_tokens: entry.unbilledTokens,
+    unbilled_cost_usd: formatUsd(entry.unbilledNano),
+    unbilled_cost_nano_usd: entry.unbilledNano.toString(),
     created_at: new Date(entry.createdAt).toISOString(),
   };
 }

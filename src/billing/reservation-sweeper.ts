@@ -31,8 +31,13 @@ export function startReservationSweeper(
         released += swept.released + swept.settled;
         metrics.orphanedReservationsReleased(swept.released);
         metrics.orphanedReservationsSettled(swept.settled);
+        for (const { model, tokens, nanoUsd } of swept.unbilled) metrics.usageUnbilled(model, tokens, nanoUsd);
         if (swept.released + swept.settled > 0)
-          logger.warn(swept, 'swept orphaned reservations (settled at their checkpoint, or released)');
+          // The counts only: the unbilled amounts are bigints, which the log's JSON cannot carry.
+          logger.warn(
+            { released: swept.released, settled: swept.settled },
+            'swept orphaned reservations (settled at their checkpoint, or released)',
+          );
       })
       .catch((error: unknown) => {
         if (outages !== undefined && isStorageUnavailable(error))

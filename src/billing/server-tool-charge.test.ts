@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pricesFromPerMillion } from './prices.js';
-import { serverToolCharge, serverToolFields, serverToolHold } from './server-tool-charge.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { serverToolCharge, serverToolFees, serverToolFields, serverToolHold } from './server-tool-charge.js';
+import { splitUsage } from './usage-split.js';
 import { emptyUsage } from '../canonical/usage.js';
 
 const ALPHA = pricesFromPerMillion({
@@ -18,11 +18,19 @@ describe('server-tool charges', () => {
     expect(serverToolCharge({ webSearchRequests: 3 }, pricesFromPerMillion({ input: '1', output: '1' }))).toBe(0n);
   });
 
-  it('is added to the token charge at settlement, never covered by free tokens', () => {
-    const usage = { ...emptyUsage(), inputTokens: 100, outputTokens: 10, webSearchRequests: 1 };
+  it('is a fee after the tokens at settlement: never covered by free tokens, unbilled past the balance', () => {
+    const usage = { ...emptyUsage(), inputTokens: 100, outputTokens: 10 };
+    const fees = serverToolFees({ serverToolNano: 10_000_000n });
+    const rich = { moneyNano: [2n ** 62n] };
     // All 110 tokens free: only the search is charged.
-    expect(priceSettlement(usage, ALPHA, 110)).toEqual({ chargeNano: 10_000_000n, freeTokensUsed: 110 });
-    expect(priceSettlement(usage, ALPHA, 0).chargeNano).toBe(100n * 3_000n + 10n * 15_000n + 10_000_000n);
+    expect(splitUsage(usage, ALPHA, { ...rich, freeTokens: 110 }, fees).billedNano).toBe(10_000_000n);
+    expect(splitUsage(usage, ALPHA, { ...rich, freeTokens: 0 }, fees).billedNano).toBe(
+      100n * 3_000n + 10n * 15_000n + 10_000_000n,
+    );
+    const poor = splitUsage(usage, ALPHA, { freeTokens: 0, moneyNano: [1_000_000n] }, fees);
+    expect(poor.billedNano).toBe(1_000_000n);
+    expect(poor.unbilledNano).toBe(100n * 3_000n + 10n * 15_000n + 10_000_000n - 1_000_000n);
+    expect(serverToolFees({})).toEqual([]);
   });
 
   it('holds every search a request may make, and records counts and cost only when tools were used', () => {

@@ -34,3 +34,8 @@ export function serverToolFields(
   if (used === undefined) return {};
   return { ...used, serverToolNano: serverToolCharge(used, prices) };
 }
+
+/** The money-only fees of a usage record for the settlement rule: its server tools' cost, charged after its tokens. */
+export function serverToolFees(record: { serverToolNano?: NanoUsd }): NanoUsd[] {
+  return record.serverToolNano === undefined || record.serverToolNano === 0n ? [] : [record.serverToolNano];
+}

@@ -2,7 +2,9 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { pricesFromPerMillion } from './prices.js';
 import { decodeJournal, encodeJournalLine, type JournalEntry } from './settlement-journal-entry.js';
-import { priceSettlement } from './settlement-pricing.js';
+import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
+import { serverToolFees } from './server-tool-charge.js';
+import { splitUsage } from './usage-split.js';
 
 const SONNET = pricesFromPerMillion({
   input: '3',
@@ -87,7 +89,8 @@ describe('journal entries and web searches', () => {
     const [decoded] = decodeJournal(encodeJournalLine(entry)).entries;
     expect(decoded?.usage).toMatchObject({ webSearchRequests: 2, webFetchRequests: 1, serverToolNano: 20_000_000n });
     expect(decoded?.prices).toMatchObject({ webSearchRequest: 10_000_000n, webFetchRequest: 0n });
-    // The tokens as above (20,250,000), then two searches at 10,000,000; the fetch is free.
-    expect(priceSettlement(decoded!.usage, decoded!.prices, 0).chargeNano).toBe(40_250_000n);
+    // The tokens as above (20,250,000), then the searches' recorded cost as a fee.
+    const split = splitUsage(decoded!.usage, decoded!.prices, { freeTokens: 0, moneyNano: [2n ** 62n] }, serverToolFees(decoded!.usage));
+    expect(split.billedNano).toBe(40_250_000n);
   });
 });

@@ -1,9 +1,17 @@
 import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
 import type { ServerToolCallBlock, ServerToolResultBlock } from './server-tools.js';
-import type { CanonicalEvent, FinishReason } from './events.js';
+import type { CanonicalEvent, FinishReason, TokenLogprob } from './events.js';
 import { emptyUsage, type CanonicalUsage } from './usage.js';
 
 export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock | ServerToolCallBlock | ServerToolResultBlock;
+
+/** What one choice of a reply holds: its blocks, why it ended, and its text's log probabilities when asked for. */
+export interface ChoiceContent {
+  content: ResponseBlock[];
+  finishReason: FinishReason | null;
+  rawFinishReason: string | null;
+  logprobs?: TokenLogprob[];
+}
 
 /** A whole reply: the fold of its event stream. Non-stream replies are built this way so both modes share one path. */
 export interface CanonicalResponse {
@@ -21,6 +29,21 @@ export interface CanonicalResponse {
   stopSequence: string | null;
   /** The prompt-side counts the vendor told at the start, if it did (`response-start.inputUsage`). */
   inputUsage?: CanonicalUsage;
+  /** The first choice's text log probabilities, when the request asked for them. */
+  logprobs?: TokenLogprob[];
+  /** Choices after the first, by index − 1, when the request asked for several (`content` is the first one's). */
+  moreChoices?: ChoiceContent[];
+}
+
+/** Every choice of a reply in order: the first (the response's own fields), then the others. */
+export function responseChoices(response: CanonicalResponse): ChoiceContent[] {
+  const first: ChoiceContent = {
+    content: response.content,
+    finishReason: response.finishReason,
+    rawFinishReason: response.rawFinishReason,
+  };
+  if (response.logprobs !== undefined) first.logprobs = response.logprobs;
+  return [first, ...(response.moreChoices ?? [])];
 }
 
 /** Folds events one at a time; `apply` is cheap so a stream can keep a running picture of what it delivered. */
@@ -37,6 +60,8 @@ export class ResponseAccumulator {
     stopSequence: null,
   };
   private readonly blocks = new Map<string, ResponseBlock>();
+  /** The choice of each block of a choice after the first. */
+  private readonly blockChoices = new Map<string, ChoiceContent>();
 
   apply(event: CanonicalEvent): void {
     const response = this.response;
@@ -48,11 +73,12 @@ export class ResponseAccumulator {
         if (event.inputUsage !== undefined) response.inputUsage = event.inputUsage;
         return;
       case 'text-start':
-        this.open(event.blockId, { type: 'text', text: '' });
+        this.open(event.blockId, { type: 'text', text: '' }, event.choice);
         return;
       case 'text-delta': {
         const block = this.blocks.get(event.blockId);
         if (block?.type === 'text') block.text += event.text;
+        if (event.logprobs !== undefined) this.addLogprobs(event.blockId, event.logprobs);
         return;
       }
       case 'reasoning-start':
@@ -61,6 +87,7 @@ export class ResponseAccumulator {
           event.redactedData === undefined
             ? { type: 'reasoning', text: '' }
             : { type: 'reasoning', text: '', redactedData: event.redactedData },
+          event.choice,
         );
         return;
       case 'reasoning-delta': {
@@ -74,7 +101,11 @@ export class ResponseAccumulator {
         return;
       }
       case 'tool-call-start':
-        this.open(event.blockId, { type: 'tool-call', id: event.id, name: event.name, argumentsJson: '' });
+        this.open(
+          event.blockId,
+          { type: 'tool-call', id: event.id, name: event.name, argumentsJson: '' },
+          event.choice,
+        );
         return;
       case 'tool-call-delta': {
         const block = this.blocks.get(event.blockId);
@@ -89,16 +120,26 @@ export class ResponseAccumulator {
         return;
       }
       case 'server-tool-call':
-        this.open(event.blockId, { type: 'server-tool-call', id: event.id, name: event.name, input: event.input });
+        this.open(
+          event.blockId,
+          { type: 'server-tool-call', id: event.id, name: event.name, input: event.input },
+          undefined,
+        );
         return;
       case 'server-tool-result':
-        this.open(event.blockId, event.result);
+        this.open(event.blockId, event.result, undefined);
         return;
       case 'usage':
         response.usage = event.usage;
         response.usageReported = true;
         return;
       case 'finish':
+        if (event.choice !== undefined && event.choice > 0) {
+          const choice = this.choice(event.choice);
+          choice.finishReason = event.reason;
+          choice.rawFinishReason = event.rawReason;
+          return;
+        }
         response.finishReason = event.reason;
         response.rawFinishReason = event.rawReason;
         response.stopSequence = event.stopSequence ?? null;
@@ -111,9 +152,29 @@ export class ResponseAccumulator {
     }
   }
 
-  private open(blockId: string, block: ResponseBlock): void {
+  private open(blockId: string, block: ResponseBlock, choiceIndex: number | undefined): void {
     this.blocks.set(blockId, block);
-    this.response.content.push(block);
+    if (choiceIndex === undefined || choiceIndex === 0) {
+      this.response.content.push(block);
+      return;
+    }
+    const choice = this.choice(choiceIndex);
+    this.blockChoices.set(blockId, choice);
+    choice.content.push(block);
+  }
+
+  /** The choice at `index` (≥ 1), made with the ones before it when it is the first event of its choice. */
+  private choice(index: number): ChoiceContent {
+    if (this.response.moreChoices === undefined) this.response.moreChoices = [];
+    const more = this.response.moreChoices;
+    while (more.length < index) more.push({ content: [], finishReason: null, rawFinishReason: null });
+    return more[index - 1]!;
+  }
+
+  private addLogprobs(blockId: string, logprobs: readonly TokenLogprob[]): void {
+    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices.get(blockId) ?? this.response;
+    if (owner.logprobs === undefined) owner.logprobs = [];
+    owner.logprobs.push(...logprobs);
   }
 }
 

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { CanonicalResponse } from './accumulate.js';
+import { responseChoices, type CanonicalResponse } from './accumulate.js';
 import type { CanonicalRequest, ContentBlock } from './request.js';
 import { forEachBoundedPiece, LONG_RUN } from './bounded-pretokens.js';
 import { BudgetedTokenCounter } from './budgeted-token-counter.js';
@@ -152,11 +152,12 @@ function walkRequest(request: CanonicalRequest, counter: BudgetedTokenCounter): 
 /** Output tokens of what a (possibly partial) reply delivered. */
 export function estimateResponseOutputTokens(response: CanonicalResponse): number {
   let total = 0;
-  for (const block of response.content) {
-    if (block.type === 'tool-call') total += countTextTokens(block.name) + countTextTokens(block.argumentsJson);
-    else if (block.type === 'server-tool-call') total += countTextTokens(JSON.stringify(block.input ?? {}));
-    else if (block.type !== 'server-tool-result') total += countTextTokens(block.text);
-  }
+  for (const choice of responseChoices(response))
+    for (const block of choice.content) {
+      if (block.type === 'tool-call') total += countTextTokens(block.name) + countTextTokens(block.argumentsJson);
+      else if (block.type === 'server-tool-call') total += countTextTokens(JSON.stringify(block.input ?? {}));
+      else if (block.type !== 'server-tool-result') total += countTextTokens(block.text);
+    }
   return total;
 }
 

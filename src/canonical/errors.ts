@@ -38,6 +38,14 @@ export const ERROR_CATALOG = {
     openaiType: 'invalid_request_error',
     anthropicType: 'invalid_request_error',
   },
+  // The prompt is larger than the model's context window: each protocol words it as its vendor does, so an agent
+  // recognises it and compacts its conversation instead of failing the session.
+  context_length_exceeded: {
+    status: 400,
+    retryable: false,
+    openaiType: 'invalid_request_error',
+    anthropicType: 'invalid_request_error',
+  },
   unsupported_parameter: {
     status: 400,
     retryable: false,
@@ -212,7 +220,15 @@ export interface GatewayErrorOptions {
    * "thread_unsupported_request"}`, which the SDK turns into a typed error it can recover from).
    */
   details?: Readonly<Record<string, unknown>>;
+  /** For `context_length_exceeded`: the counts each protocol's wording names. */
+  contextOverflow?: ContextOverflow;
   cause?: unknown;
+}
+
+/** A prompt over the model's window: its input tokens and the window, when known (a vendor may not say them). */
+export interface ContextOverflow {
+  promptTokens?: number;
+  contextWindow?: number;
 }
 
 export class GatewayError extends Error {
@@ -223,6 +239,7 @@ export class GatewayError extends Error {
   readonly retryAfterSeconds: number | undefined;
   readonly upstreamCode: string | undefined;
   readonly details: Readonly<Record<string, unknown>> | undefined;
+  readonly contextOverflow: ContextOverflow | undefined;
 
   constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -235,6 +252,7 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.upstreamCode = options.upstreamCode;
     this.details = options.details;
+    this.contextOverflow = options.contextOverflow;
   }
 
   get entry(): ErrorCatalogEntry {

@@ -107,7 +107,15 @@ export interface ToolDefinition {
   deferLoading?: boolean;
 }
 
-export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
+/**
+ * `validated` on `auto`: Gemini's VALIDATED mode (the model chooses, and any call it makes is checked against its
+ * schema); sent to Gemini as VALIDATED, to other vendors as their `auto`.
+ */
+export type ToolChoice =
+  | { type: 'auto'; validated?: boolean }
+  | { type: 'none' }
+  | { type: 'required' }
+  | { type: 'tool'; name: string };
 
 export type ResponseFormat =
   | { type: 'text' }
@@ -122,6 +130,24 @@ export interface SamplingParameters {
   seed?: number;
   presencePenalty?: number;
   frequencyPenalty?: number;
+}
+
+/**
+ * Several replies to one prompt (OpenAI's `n`, Gemini's `candidateCount`). `param` is the field as the client named
+ * it, so that a vendor that cannot give as many is refused with the client's own field name.
+ */
+export interface ChoiceCount {
+  count: number;
+  param: string;
+}
+
+/**
+ * Log probabilities of the output tokens (OpenAI's `logprobs` / `top_logprobs`, Gemini's `responseLogprobs` /
+ * `logprobs`): `topCandidates` alternatives per token (0: only the chosen token's). `param` as in `ChoiceCount`.
+ */
+export interface LogprobsRequest {
+  topCandidates: number;
+  param: string;
 }
 
 export interface ReasoningParameters {
@@ -169,6 +195,11 @@ export interface CanonicalRequest {
   responseFormat?: ResponseFormat;
   reasoning?: ReasoningParameters;
   user?: string;
+  /** OpenAI's `safety_identifier`: a stable hash of the end user, kept apart from `user`. */
+  safetyIdentifier?: string;
+  /** More than one reply wanted; absent means one. */
+  choices?: ChoiceCount;
+  logprobs?: LogprobsRequest;
   stream: boolean;
   /** Anthropic's top-level `cache_control`: the vendor places one breakpoint itself (automatic caching). */
   cache?: CacheBreakpoint;
@@ -201,4 +232,9 @@ export interface MediaInput {
   pdfUrls: boolean;
   /** Any other MIME type (audio, video…), inline or by URL, passed on as a document of that type. */
   otherTypes: boolean;
+}
+
+/** How many replies the request asks for (1 unless it asked for several). */
+export function choiceCount(request: Pick<CanonicalRequest, 'choices'>): number {
+  return request.choices?.count ?? 1;
 }

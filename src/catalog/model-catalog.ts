@@ -36,6 +36,8 @@ export interface CatalogModel {
 export interface ModelOverride {
   upstreamModel?: string;
   maxOutputTokens?: number;
+  /** The longest prompt served: lower than the vendor's to match a deployment, or for clients that must compact. */
+  contextWindow?: number;
   outputSliceTokens?: number;
   automaticCaching?: boolean;
   /** USD per 1M tokens, replacing the listed price field by field. */
@@ -89,7 +91,7 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
     upstreamModel: override?.upstreamModel ?? defaultUpstreamModel(definition),
     description: definition.description,
     maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
-    contextWindow: definition.contextWindow,
+    contextWindow: override?.contextWindow ?? definition.contextWindow,
     prices: pricesFromPerMillion({ ...definition.prices, ...override?.prices }),
     ...(override?.outputSliceTokens === undefined ? {} : { outputSliceTokens: override.outputSliceTokens }),
     ...(definition.minCacheablePromptTokens === undefined

@@ -76,6 +76,8 @@ const modelOverrideSchema = z
     /** Public model id served instead when this model's vendor fails (after its retries); off by default. */
     fallback: z.string().min(1).optional(),
     maxOutputTokens: z.number().int().positive().optional(),
+    /** The longest prompt served, in tokens: longer ones are refused as the vendor would (default: the model's). */
+    contextWindow: z.number().int().positive().optional(),
     /** Output tokens a request's hold grows by at a time (default 2,048, or the model's limit when lower). */
     outputSliceTokens: z.number().int().positive().optional(),
     /** alpha models: the gateway places prompt-cache breakpoints for clients that cannot (default true). */

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
 import type { VendorConfig } from '../providers/upstream-settings.js';

@@ -64,6 +64,7 @@ function presentOpenAIModel(model: CatalogModel) {
   };
 }
 
+/** Anthropic's `ModelInfo`, every field the newest SDK declares: the window in `max_input_tokens`. */
 function presentAnthropicModel(model: CatalogModel) {
   return {
     type: 'model',
@@ -72,5 +73,10 @@ function presentAnthropicModel(model: CatalogModel) {
     created_at: new Date(CATALOG_CREATED * 1000).toISOString(),
     max_input_tokens: model.contextWindow,
     max_tokens: model.maxOutputTokens,
+    capabilities: null,
+    lifecycle: 'active',
+    line: null,
+    deprecated_at: null,
+    retires_at: null,
   };
 }

@@ -4,6 +4,7 @@ import type { OutageLog } from '../observability/outage-log.js';
 import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
 import { encodeGeminiError } from '../protocols/gemini-generate/gemini-encode-error.js';
 import { encodeOpenAIError } from '../protocols/openai-chat/openai-encode-error.js';
+import { encodeResponsesError } from '../protocols/openai-responses/responses-encode-error.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import { TextWithNulError } from '../storage/types.js';
 import type { ErrorShape } from './request-context.js';
@@ -147,6 +148,7 @@ export function renderError(error: GatewayError, protocol: ErrorShape, requestId
     };
   }
   if (protocol === 'google') return { status: error.status, body: encodeGeminiError(error), headers };
+  if (protocol === 'openai-responses') return { status: error.status, body: encodeResponsesError(error), headers };
   return { status: error.status, body: encodeOpenAIError(error), headers };
 }
 

@@ -2,8 +2,11 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiScope } from '../storage/key-permission-types.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 
-/** Whose error body a client expects (OpenAI's, Anthropic's or Google's), not the API it called. */
-export type ErrorShape = 'openai' | 'anthropic' | 'google';
+/**
+ * Whose error body a client expects (OpenAI's, Anthropic's or Google's), not the API it called; OpenAI's Responses
+ * API has the same shape with its own wording where clients act on it (a prompt over the window).
+ */
+export type ErrorShape = 'openai' | 'openai-responses' | 'anthropic' | 'google';
 
 declare module 'fastify' {
   interface FastifyRequest {

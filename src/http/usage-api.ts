@@ -137,6 +137,8 @@ function emptyRow(group: string): UsageSummaryRow {
     outputTokens: 0,
     reasoningTokens: 0,
     costNano: 0n,
+    unbilledTokens: 0,
+    unbilledNano: 0n,
   };
 }
 
@@ -153,6 +155,10 @@ function presentSummaryRow(row: UsageSummaryRow) {
     reasoning_tokens: row.reasoningTokens,
     cost_usd: formatUsd(row.costNano),
     cost_nano_usd: row.costNano.toString(),
+    // Reported tokens no free allowance, balance or key limit could pay, and their cost at list price.
+    unbilled_tokens: row.unbilledTokens,
+    unbilled_cost_usd: formatUsd(row.unbilledNano),
+    unbilled_cost_nano_usd: row.unbilledNano.toString(),
   };
 }
 
@@ -173,13 +179,15 @@ function presentUsageRecord(record: UsageRecord) {
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     free_tokens: record.freeTokens,
-    // Output the vendor produced after the balance refused a slice: never delivered, never billed
-    // (docs/architecture.md#holds-that-grow).
+    // Reported tokens no free allowance, balance or key limit could pay, plus output the vendor produced after a
+    // refused slice (docs/billing.md#how-a-request-is-billed); the cost is the former's at list price.
     unbilled_tokens: record.unbilledTokens ?? 0,
     // Uses of the vendor's own tools, billed per use: their cost is a part of cost_usd.
     web_search_requests: record.webSearchRequests ?? 0,
     web_fetch_requests: record.webFetchRequests ?? 0,
     server_tool_cost_nano_usd: (record.serverToolNano ?? 0n).toString(),
+    unbilled_cost_usd: formatUsd(record.unbilledNano),
+    unbilled_cost_nano_usd: record.unbilledNano.toString(),
     cost_usd: formatUsd(record.costNano),
     cost_nano_usd: record.costNano.toString(),
     latency_ms: record.latencyMs,

@@ -33,6 +33,11 @@ export interface GatewayMetrics {
    * docs/architecture.md#holds-that-grow).
    */
   unbilledTokens(model: string, tokens: number): void;
+  /**
+   * Reported usage a settlement could not charge (no free allowance, balance or key limit left for it): its tokens
+   * and their cost at list price, nano-USD.
+   */
+  usageUnbilled(model: string, tokens: number, nanoUsd: bigint): void;
   /** The state of one upstream credential: 0 = healthy, 1 = cooling down (circuit open). */
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void;
 }
@@ -48,5 +53,6 @@ export const NO_METRICS: GatewayMetrics = {
   orphanedReservationsSettled() {},
   outputSlice() {},
   unbilledTokens() {},
+  usageUnbilled() {},
   credentialState() {},
 };

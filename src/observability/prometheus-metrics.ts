@@ -58,6 +58,8 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly orphanedSettled: Counter;
   private readonly slices: Counter<'model' | 'outcome'>;
   private readonly unbilled: Counter<'model'>;
+  private readonly unbilledUsageTokens: Counter<'model'>;
+  private readonly unbilledUsageCost: Counter<'model'>;
   private readonly credentials: Gauge<'vendor' | 'credential'>;
   /** Request and token counts, summed per label set and handed to their counters at scrape time (deferred-counter.ts). */
   private readonly requestCounts = new DeferredCounter<'route' | 'model' | 'status'>();
@@ -157,6 +159,18 @@ export class PrometheusMetrics implements GatewayMetrics {
     this.unbilled = new Counter({
       name: 'tollgate_unbilled_output_tokens_total',
       help: 'Output tokens the vendor produced after a refused slice and before the upstream closed: never delivered, never billed.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.unbilledUsageTokens = new Counter({
+      name: 'tollgate_unbilled_usage_tokens_total',
+      help: 'Reported tokens a settlement could not charge: past the free allowance, the balance or the key spend limit.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.unbilledUsageCost = new Counter({
+      name: 'tollgate_unbilled_usage_usd_total',
+      help: 'The list price of the reported tokens a settlement could not charge, USD.',
       labelNames: ['model'],
       registers,
     });
@@ -356,6 +370,12 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   unbilledTokens(model: string, tokens: number): void {
     if (tokens > 0) this.unbilled.inc({ model }, tokens);
+  }
+
+  usageUnbilled(model: string, tokens: number, nanoUsd: bigint): void {
+    if (tokens > 0) this.unbilledUsageTokens.inc({ model }, tokens);
+    // A float for Prometheus only; the exact amount is on the usage record and the ledger line.
+    if (nanoUsd > 0n) this.unbilledUsageCost.inc({ model }, Number(nanoUsd) / 1e9);
   }
 
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void {

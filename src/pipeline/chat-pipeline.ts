@@ -7,13 +7,14 @@ import {
 } from '../canonical/count-tokens.js';
 import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
-import type { CanonicalRequest, MediaInput } from '../canonical/request.js';
+import { choiceCount, type CanonicalRequest, type MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
+import { assertOutputOptions, outputOptionsSupported } from '../providers/output-options.js';
 import { requestForVendor } from '../providers/server-tool-support.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
@@ -23,8 +24,9 @@ import type { BillingService, SettlementOutcome } from '../billing/billing-servi
 import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
+import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
-import { clampOutputLimit, clampThinkingBudget } from './request-limits.js';
+import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
 import { OUTPUT_EVENTS, RelayedEvents, type Outcome } from './relayed-events.js';
 
 /** For local counts, which do no I/O and so have nothing to abort. */
@@ -37,6 +39,8 @@ export interface ChatPipelineDependencies {
   now?: () => number;
   /** Where settlement failures are reported; they never reach the client. */
   onSettlementError?: (error: unknown, requestId: string) => void;
+  /** Told of a vendor usage that could not be billed as reported (settled on the local count instead). */
+  onImplausibleUsage?: (requestId: string, reason: string, vendorUsage: unknown) => void;
   /** Told every settled request's tokens (the tokens-per-minute limit counts them). */
   onTokensUsed?: (auth: AuthenticatedKey, tokens: number) => void;
   /**
@@ -116,13 +120,17 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
+    // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
+    assertOutputOptions(input.request, model);
     // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent.
     requestForVendor(input.request, model.vendor, model.family);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
+    const countedPrompt = await assertPromptFitsWindow(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
-    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service).
-    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request);
+    // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
+    // and reuses the window check's count when there is one.
+    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request, countedPrompt);
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
@@ -153,12 +161,13 @@ export class ChatPipeline {
       if (
         fallback === undefined ||
         !modelAllowed(input.auth.key.permissions, fallback) ||
+        !outputOptionsSupported(input.request, fallback) ||
         input.signal.aborted ||
         !isVendorOutage(error)
       ) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
-        throw toGatewayError(error);
+        throw toGatewayError(await withOverflowCounts(error, input.request, model));
       }
       if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
         input.request.maxOutputTokens = fallback.maxOutputTokens;
@@ -188,7 +197,7 @@ export class ChatPipeline {
     // Output beyond what the hold covers goes through `relay`, which grows the hold (or cuts the reply).
     const whole = response.events instanceof WholeReply ? response.events.ready : undefined;
     const coveredWhole =
-      reservation.maxOutputTokens >= (input.request.maxOutputTokens ?? answering.maxOutputTokens) ||
+      reservation.maxOutputTokens >= requestOutputLimit(input.request, answering) ||
       (whole !== undefined && outputUpperBound(whole) <= reservation.maxOutputTokens);
     const events =
       whole !== undefined && !whole.some((event) => event.type === 'error') && coveredWhole
@@ -302,7 +311,7 @@ export class ChatPipeline {
     onSettled: (result: SettlementOutcome | undefined) => void,
   ): AsyncIterableIterator<CanonicalEvent> {
     const accumulator = new ResponseAccumulator();
-    const limit = input.request.maxOutputTokens ?? model.maxOutputTokens;
+    const limit = requestOutputLimit(input.request, model);
     // The prompt's count from the stream's start, else the estimate counted once, at the first checkpoint.
     const inputEstimate = { tokens: this.promptCounts.get(input.request) };
     const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
@@ -391,7 +400,7 @@ export class ChatPipeline {
     unbilledTokens = 0,
   ): Promise<void> {
     const response = accumulator.response;
-    const usage = await this.billableUsage(input.request, model, accumulator, outcome);
+    const usage = await this.billableUsage(input, model, accumulator, outcome);
     onSettled(
       await this.settle(
         input,
@@ -413,13 +422,23 @@ export class ChatPipeline {
    * failure before any output costs nothing.
    */
   private async billableUsage(
-    request: CanonicalRequest,
+    input: ChatInput,
     model: CatalogModel,
     accumulator: ResponseAccumulator,
     outcome: Outcome,
   ): Promise<CanonicalUsage> {
+    const { request } = input;
     const response = accumulator.response;
-    if (response.usageReported) return response.usage;
+    if (response.usageReported) {
+      const implausible = implausibleUsage(response.usage, {
+        maxOutputTokens: request.maxOutputTokens ?? model.maxOutputTokens,
+        contextWindow: model.contextWindow,
+      });
+      if (implausible === undefined) return response.usage;
+      // Settled on the local count; the vendor's figure stays on the usage record (raw) for audit.
+      this.deps.onImplausibleUsage?.(input.requestId, implausible, response.usage.raw ?? null);
+      return this.estimateUsage(request, model, accumulator);
+    }
     if (outcome === 'upstream_error' && response.content.length === 0) return emptyUsage();
     return this.estimateUsage(request, model, accumulator);
   }
@@ -485,6 +504,7 @@ export class ChatPipeline {
           cacheWrite: usage.cacheWriteTokens,
         };
         this.metrics.usageSettled(model.id, tokens, result.chargedNano);
+        this.metrics.usageUnbilled(model.id, result.unbilledTokens, result.unbilledNano);
       }
       return result;
     } catch (error) {
@@ -494,6 +514,11 @@ export class ChatPipeline {
       return undefined;
     }
   }
+}
+
+/** The most output a request may have in all: its limit (the client's or the model's) for each choice it asked for. */
+function requestOutputLimit(request: CanonicalRequest, model: CatalogModel): number {
+  return (request.maxOutputTokens ?? model.maxOutputTokens) * choiceCount(request);
 }
 
 /** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */

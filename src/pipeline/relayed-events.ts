@@ -212,10 +212,21 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
       // Closing an upstream that failed meanwhile: nothing more will be read from it either way.
     }
     const usage: CanonicalEvent = { type: 'usage', usage: await this.hooks.estimateUsage() };
-    const finish: CanonicalEvent = { type: 'finish', reason: 'length', rawReason: null };
-    const tail = [...this.openBlocks.ends(), usage, finish];
+    const tail = [...this.openBlocks.ends(), usage, ...this.lengthFinishes()];
     for (const event of tail) this.accumulator.apply(event);
     return tail;
+  }
+
+  /** A length stop for each choice not finished yet (the first always, as a reply of one choice has). */
+  private lengthFinishes(): CanonicalEvent[] {
+    const response = this.accumulator.response;
+    const finishes: CanonicalEvent[] = [];
+    if (response.finishReason === null) finishes.push({ type: 'finish', reason: 'length', rawReason: null });
+    response.moreChoices?.forEach((choice, index) => {
+      if (choice.finishReason === null)
+        finishes.push({ type: 'finish', reason: 'length', rawReason: null, choice: index + 1 });
+    });
+    return finishes.length > 0 ? finishes : [{ type: 'finish', reason: 'length', rawReason: null }];
   }
 
   /** The consumer left: close the upstream (unless it is over) and settle as disconnected. */

@@ -1,3 +1,6 @@
+import { contextWindowExceeded } from '../canonical/context-window.js';
+import { estimateRequestInputTokens, loadTokenizer, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
+import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 
@@ -40,4 +43,44 @@ export function clampThinkingBudget(request: CanonicalRequest): number | undefin
   const lowered = Math.max(MIN_THINKING_BUDGET_TOKENS, limit - ANSWER_ROOM_TOKENS, Math.floor(limit / 2));
   request.reasoning = { ...rest, budgetTokens: lowered };
   return lowered;
+}
+
+/**
+ * Refuses a prompt longer than the model's context window before anything is held or sent, as its vendor would
+ * (the protocols word it as their vendor does, so agents compact). The window may be the operator's, lower than the
+ * vendor's. The tokenizer runs only when a UTF-8 upper bound of the prompt passes the window; its count is returned
+ * then, for admission to reuse, else undefined.
+ */
+export async function assertPromptFitsWindow(
+  request: CanonicalRequest,
+  model: CatalogModel,
+): Promise<number | undefined> {
+  if (upperBoundRequestInputTokens(request) <= model.contextWindow) return undefined;
+  await loadTokenizer();
+  const promptTokens = estimateRequestInputTokens(request);
+  if (promptTokens > model.contextWindow) throw contextWindowExceeded(promptTokens, model.contextWindow);
+  return promptTokens;
+}
+
+/**
+ * A vendor's refusal of a prompt over its window, with the counts it did not name (OpenAI's Responses wording names
+ * none) filled in from the tokenizer and the catalog, so every protocol can word it. Any other error is returned as is.
+ */
+export async function withOverflowCounts(
+  error: unknown,
+  request: CanonicalRequest,
+  model: CatalogModel,
+): Promise<unknown> {
+  if (!(error instanceof GatewayError) || error.code !== 'context_length_exceeded') return error;
+  const told = error.contextOverflow ?? {};
+  if (told.promptTokens !== undefined && told.contextWindow !== undefined) return error;
+  await loadTokenizer();
+  return new GatewayError(error.code, error.message, {
+    ...(error.upstreamCode === undefined ? {} : { upstreamCode: error.upstreamCode }),
+    contextOverflow: {
+      promptTokens: told.promptTokens ?? estimateRequestInputTokens(request),
+      contextWindow: told.contextWindow ?? model.contextWindow,
+    },
+    cause: error,
+  });
 }

@@ -1,5 +1,6 @@
 import { GatewayError, type GatewayErrorCode } from '../canonical/errors.js';
 import { scrubSecrets } from '../observability/scrub-secrets.js';
+import { vendorContextOverflow } from './vendor-context-overflow.js';
 
 /**
  * Vendor HTTP status → gateway error code (docs/protocols/translation.md#errors): status first, as both client SDKs do.
@@ -30,8 +31,15 @@ export interface UpstreamErrorDetails {
  * client's mistake) but credentials problems are reworded: they are the operator's, not the client's.
  */
 export function upstreamError(details: UpstreamErrorDetails): GatewayError {
-  const code = upstreamErrorCode(details.status);
   const vendorMessage = scrubSecrets(details.message ?? `HTTP ${details.status}`);
+  // A prompt over the window keeps its own code, so the client gets its vendor's words for it and compacts.
+  const contextOverflow = vendorContextOverflow(details.status, details.message, details.vendorCode);
+  if (contextOverflow !== undefined)
+    return new GatewayError('context_length_exceeded', `${details.vendorLabel} refused the prompt: ${vendorMessage}`, {
+      contextOverflow,
+      ...(details.vendorCode === undefined ? {} : { upstreamCode: details.vendorCode }),
+    });
+  const code = upstreamErrorCode(details.status);
   const message =
     code === 'upstream_auth_failed'
       ? `The gateway's credentials for ${details.vendorLabel} were refused (HTTP ${details.status}). This is not a problem with your API key; please contact the operator.`

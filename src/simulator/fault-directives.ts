@@ -47,6 +47,11 @@
  *                            text (counted per simulator): a fault that a retry gets past
  *     prompt-cache=on|off    off: this request neither reads nor fills the simulator's prompt cache (its prompt
  *                            is all uncached); `cache-read=` / `cache-write=` switch it off as well
+ *     context-window=<n>     the model's window is n tokens: a prompt of more input tokens (the vendor's own count)
+ *                            is refused with the vendor's context-overflow error, exactly as the vendor words it
+ *     prompt-tokens=<n>      report n prompt tokens in the usage, whatever the prompt counts (the cache counts
+ *                            above are parts of them): a vendor that counts more, or less, than the gateway estimated
+ *     output-tokens=<n>      report n output tokens in the usage (reasoning included), whatever was generated
  *
  * What `after` counts, per vendor: OpenAI/DeepSeek chunks after the role chunk, Anthropic
  * `content_block_delta` events, Gemini chunks before the final (finishReason) one.
@@ -101,6 +106,12 @@ export interface SimulatorDirectives {
   faultKey?: string;
   /** `prompt-cache=off`: the request bypasses the simulator's prompt cache. */
   promptCache?: boolean;
+  /** `context-window=`: prompts of more input tokens are refused as the vendor refuses them. */
+  contextWindow?: number;
+  /** The prompt tokens the usage reports (`prompt-tokens=`), instead of the prompt's count. */
+  promptTokens?: number;
+  /** The output tokens the usage reports (`output-tokens=`), instead of what was generated. */
+  outputTokens?: number;
 }
 
 export interface ParsedDirectives {
@@ -113,12 +124,12 @@ export const FAULT_HEADER = 'x-simulator-fault';
 
 const DIRECTIVE_PATTERN = /\[\[sim\b([^\]]*)\]\]/g;
 const MAX_DELAY_MS = 10 * 60 * 1000;
-const MAX_CACHE_TOKENS = 100_000_000;
+const MAX_REPORTED_TOKENS = 100_000_000;
 const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 /** The union of the vendors' tool-name alphabets (Gemini also allows `.` and `:`). */
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-const API_KEY = /^[A-Za-z0-9_.:+\/=-]{1,256}$/;
+const API_KEY = /^[A-Za-z0-9_.:+/=-]{1,256}$/;
 
 function isFaultName(value: string): value is FaultName {
   return (FAULT_NAMES as readonly string[]).includes(value);
@@ -183,16 +194,24 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       if (parsed !== undefined) into.reasoningWords = parsed;
       break;
     case 'cache-read':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheReadTokens = parsed;
       break;
     case 'cache-write':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWriteTokens = parsed;
       break;
     case 'cache-write-1h':
-      parsed = parseInteger(value, 0, MAX_CACHE_TOKENS);
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
       if (parsed !== undefined) into.cacheWrite1hTokens = parsed;
+      break;
+    case 'prompt-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.promptTokens = parsed;
+      break;
+    case 'output-tokens':
+      parsed = parseInteger(value, 0, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.outputTokens = parsed;
       break;
     case 'only-key': {
       const keys = value.split(',');
@@ -200,6 +219,10 @@ function applySetting(setting: string, into: SimulatorDirectives): string | unde
       into.onlyKeys = keys;
       return undefined;
     }
+    case 'context-window':
+      parsed = parseInteger(value, 1, MAX_REPORTED_TOKENS);
+      if (parsed !== undefined) into.contextWindow = parsed;
+      break;
     case 'times':
       parsed = parseInteger(value, 1, 1_000_000);
       if (parsed !== undefined) into.times = parsed;

@@ -141,9 +141,11 @@ describe('Gemini simulator: request validation', () => {
     );
     expect(await refusal(config({ topP: 1.5 }))).toMatch(/topP value of 1.5/);
     expect(await refusal(config({ maxOutputTokens: 0 }))).toMatch(/maxOutputTokens value of 0/);
-    expect(await refusal(config({ candidateCount: 2 }))).toBe(
-      'Multiple candidates is not enabled for models/gemini-2.5-flash',
+    expect(await refusal(config({ candidateCount: 2 }), 'gemini-3.5-flash')).toBe(
+      'Multiple candidates is not enabled for this model',
     );
+    expect(await refusal(config({ candidateCount: 9 }))).toMatch(/candidateCount value of 9/);
+    expect(await refusal(config({ responseLogprobs: true, logprobs: 21 }))).toMatch(/logprobs value of 21/);
     expect(await refusal(config({ stopSequences: ['a', 'b', 'c', 'd', 'e', 'f'] }))).toMatch(
       /stop_sequences: at most 5/,
     );

@@ -165,7 +165,15 @@ function callTokens(call: PlannedCall): number {
   return countTokens(call.name) + countTokens(call.argumentsJson);
 }
 
+/** The turn as generated, with the output tokens its usage reports (`output-tokens=` overrides what was generated). */
 export function planTurn(input: TurnInput): PlanResult {
+  const planned = planGeneratedTurn(input);
+  const reported = input.directives.outputTokens;
+  if (!planned.ok || reported === undefined) return planned;
+  return { ok: true, plan: { ...planned.plan, outputTokens: Math.max(reported, planned.plan.reasoningTokens) } };
+}
+
+function planGeneratedTurn(input: TurnInput): PlanResult {
   const chosen = chooseTools(input);
   if ('problem' in chosen) return { ok: false, problem: chosen.problem };
   const cap = input.maxTokens;

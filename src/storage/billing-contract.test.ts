@@ -14,6 +14,8 @@ import type {
   SliceInput,
 } from './billing-types.js';
 import type { Storage, UsageRecord } from './types.js';
+import { planSliceGrant } from '../billing/slice-grant.js';
+import { costing } from '../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
 const NOW = DAY * 86_400_000 + 3_600_000;
@@ -177,14 +179,15 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     const ids = await fundedAccount(10_000n);
     const reserved = await storage.billing.reserve(reserveInput(ids, hold(4_000n)));
     const requestId = reserved.admitted ? reserved.reservation.requestId : '';
-    const price = () => ({ chargeNano: 1_500n, freeTokensUsed: 0 });
-    expect(await storage.billing.settle({ usage: usageFor(requestId, ids), price })).toEqual({
+    const price = costing(1_500n);
+    expect(await storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(requestId, ids), price })).toEqual({
       settled: true,
       chargedNano: 1_500n,
       unbilledNano: 0n,
+      unbilledTokens: 0,
       freeTokensUsed: 0,
     });
-    expect(await storage.billing.settle({ usage: usageFor(requestId, ids), price })).toEqual({
+    expect(await storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(requestId, ids), price })).toEqual({
       settled: false,
       reason: 'already_settled',
     });
@@ -199,11 +202,74 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     const ids = await fundedAccount(1_000n);
     const requestId = uniqueId('req');
     const result = await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
-      price: () => ({ chargeNano: 1_700n, freeTokensUsed: 0 }),
+      price: costing(1_700n),
     });
-    expect(result).toEqual({ settled: true, chargedNano: 1_000n, unbilledNano: 700n, freeTokensUsed: 0 });
+    expect(result).toEqual({
+      settled: true,
+      chargedNano: 1_000n,
+      unbilledNano: 700n,
+      unbilledTokens: 700,
+      freeTokensUsed: 0,
+    });
     expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(0n);
+    const [line] = await storage.billing.ledger(ids.accountId, 1);
+    expect(line).toMatchObject({ kind: 'usage', amountNano: -1_000n, unbilledTokens: 700, unbilledNano: 700n });
+  });
+
+  it("usage past the hold's estimate is free up to what is left of the day's allowance; the rest unbilled, on the ledger too", async () => {
+    const ids = await fundedAccount(0n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(0n, 100), { freeAllowanceTokens: 1_000 }));
+    if (!reserved.admitted) throw new Error('refused');
+    const requestId = reserved.reservation.requestId;
+    const result = await storage.billing.settle({
+      freeAllowanceTokens: 1_000,
+      usage: usageFor(requestId, ids),
+      heldFreeTokens: 100,
+      price: costing(1_500n),
+    });
+    // 1,500 reported: 100 held free + 900 left today free, nothing billed (no balance), 500 unbilled.
+    expect(result).toEqual({
+      settled: true,
+      chargedNano: 0n,
+      unbilledNano: 500n,
+      unbilledTokens: 500,
+      freeTokensUsed: 1_000,
+    });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+      balanceNano: 0n,
+      reservedNano: 0n,
+      freeUsedTokens: 1_000,
+      freeReservedTokens: 0,
+    });
+    const [row] = await storage.usage.listByAccount(ids.accountId, 10);
+    expect(row).toMatchObject({ freeTokens: 1_000, costNano: 0n, unbilledTokens: 500, unbilledNano: 500n });
+    expect(row!.freeTokens + row!.unbilledTokens! + Number(row!.costNano)).toBe(1_500);
+    const usageLines = (await storage.billing.ledger(ids.accountId, 10)).filter((entry) => entry.kind === 'usage');
+    expect(usageLines).toMatchObject([{ requestId, amountNano: 0n, unbilledTokens: 500, unbilledNano: 500n }]);
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it("a funded account's usage past the hold takes today's free tokens before its balance", async () => {
+    const ids = await fundedAccount(10_000n);
+    const reserved = await storage.billing.reserve(reserveInput(ids, hold(200n, 100), { freeAllowanceTokens: 1_000 }));
+    if (!reserved.admitted) throw new Error('refused');
+    const result = await storage.billing.settle({
+      freeAllowanceTokens: 1_000,
+      usage: usageFor(reserved.reservation.requestId, ids),
+      heldFreeTokens: 100,
+      price: costing(1_500n),
+    });
+    expect(result).toEqual({
+      settled: true,
+      chargedNano: 500n,
+      unbilledNano: 0n,
+      unbilledTokens: 0,
+      freeTokensUsed: 1_000,
+    });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
   it('tracks the free allowance per UTC day: held at admission, used at settlement, reset the next day', async () => {
@@ -219,8 +285,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(state).toEqual({ availableNano: 0n, freeTokensLeft: 700 });
     const requestId = first.admitted ? first.reservation.requestId : '';
     await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
-      price: (held) => ({ chargeNano: 0n, freeTokensUsed: Math.min(held, 120) }),
+      price: costing(120n),
     });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({
       freeDay: DAY,
@@ -238,10 +305,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
 
   it("a hold of an earlier day is priced with its own day's free tokens; today's counters do not move", async () => {
     const ids = await fundedAccount(10_000n);
-    const price = (held: number) => ({
-      chargeNano: BigInt(1_000 - Math.min(held, 200)),
-      freeTokensUsed: Math.min(held, 200),
-    });
+    const price = costing(1_000n);
     const freeHold = (): AdmissionPlan => ({ admitted: true, holdNano: 2_000n, freeTokens: 300, maxOutputTokens: 10 });
     for (const hint of [300, undefined]) {
       // Held on DAY; the account then moves to the next day (another request) before this one settles.
@@ -251,11 +315,19 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       );
       if (!yesterday.admitted || !today.admitted) throw new Error('refused');
       const result = await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(yesterday.reservation.requestId, ids),
         price,
         ...(hint === undefined ? {} : { heldFreeTokens: hint }),
       });
-      expect(result).toEqual({ settled: true, chargedNano: 800n, unbilledNano: 0n, freeTokensUsed: 200 });
+      // The hold's 300 free tokens of DAY; none left of DAY+1's allowance counts for it.
+      expect(result).toEqual({
+        settled: true,
+        chargedNano: 700n,
+        unbilledNano: 0n,
+        unbilledTokens: 0,
+        freeTokensUsed: 300,
+      });
       // DAY+1's counters: only the other request's hold, nothing used.
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({
         reservedNano: 0n,
@@ -264,37 +336,42 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         freeReservedTokens: 100,
       });
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(today.reservation.requestId, ids),
-        price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
+        price: costing(0n),
       });
     }
-    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(10_000n - 2n * 800n);
+    expect((await storage.billing.balance(ids.accountId))?.balanceNano).toBe(10_000n - 2n * 700n);
     const records = await storage.usage.listByAccount(ids.accountId, 10);
-    expect(records.map((record) => record.freeTokens).sort()).toEqual([0, 0, 200, 200]);
+    expect(records.map((record) => record.freeTokens).sort()).toEqual([0, 0, 300, 300]);
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
   it('settlement prices with the free tokens the stored hold carries, whatever the caller hints', async () => {
     const ids = await fundedAccount(10_000n);
     const plan = (): AdmissionPlan => ({ admitted: true, holdNano: 2_000n, freeTokens: 300, maxOutputTokens: 10 });
-    const price = (held: number) => ({
-      chargeNano: BigInt(1_000 - Math.min(held, 200)),
-      freeTokensUsed: Math.min(held, 200),
-    });
+    const price = costing(1_000n);
     for (const hint of [undefined, 300, 5]) {
       const reserved = await storage.billing.reserve(reserveInput(ids, plan, { freeAllowanceTokens: 1_000_000 }));
       if (!reserved.admitted) throw new Error('refused');
       const result = await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(reserved.reservation.requestId, ids),
         price,
         ...(hint === undefined ? {} : { heldFreeTokens: hint }),
       });
-      expect(result).toEqual({ settled: true, chargedNano: 800n, unbilledNano: 0n, freeTokensUsed: 200 });
+      expect(result).toEqual({
+        settled: true,
+        chargedNano: 700n,
+        unbilledNano: 0n,
+        unbilledTokens: 0,
+        freeTokensUsed: 300,
+      });
     }
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({
-      balanceNano: 10_000n - 3n * 800n,
+      balanceNano: 10_000n - 3n * 700n,
       reservedNano: 0n,
-      freeUsedTokens: 600,
+      freeUsedTokens: 900,
       freeReservedTokens: 0,
     });
     expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -391,8 +468,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 2_000n });
       if (!result.admitted) throw new Error('not admitted');
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(result.reservation.requestId, ids),
-        price: () => ({ chargeNano: 1_500n, freeTokensUsed: 0 }),
+        price: costing(1_500n),
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 1_500n, reservedNano: 0n });
       let second: AdmissionState | undefined;
@@ -410,6 +488,56 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
+    it("usage past the key's hold is charged up to its limit, the rest unbilled; the key never spends past it", async () => {
+      const ids = await limitedKey(100_000n, 5_000n);
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true })),
+        ),
+      );
+      const settled = await Promise.all(
+        results.map((result) =>
+          result.admitted
+            ? storage.billing.settle({
+                freeAllowanceTokens: 0,
+                usage: usageFor(result.reservation.requestId, ids),
+                price: costing(2_000n),
+              })
+            : undefined,
+        ),
+      );
+      const charged = settled.reduce((sum, result) => sum + (result?.settled ? result.chargedNano : 0n), 0n);
+      const unbilled = settled.reduce((sum, result) => sum + (result?.settled ? result.unbilledNano : 0n), 0n);
+      expect(charged).toBe(5_000n);
+      expect(charged + unbilled).toBe(8_000n);
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 5_000n, reservedNano: 0n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_000n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
+    it('a limit lowered while a request runs caps its charge: the hold taken under the old limit is no licence', async () => {
+      const ids = await limitedKey(100_000n, 10_000n);
+      const result = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));
+      if (!result.admitted) throw new Error('not admitted');
+      await storage.apiKeys.update(ids.accountId, ids.keyId, { spendLimit: { limitNano: 1_000n, period: 'day' } }, NOW);
+      // Within the hold, the balance and the hint: only the key's current limit stands in the way.
+      const settled = await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: usageFor(result.reservation.requestId, ids),
+        price: costing(3_000n),
+        heldFreeTokens: 0,
+      });
+      expect(settled).toMatchObject({
+        settled: true,
+        chargedNano: 1_000n,
+        unbilledNano: 2_000n,
+        unbilledTokens: 2_000,
+      });
+      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 1_000n, reservedNano: 0n });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
     it('under concurrency, holds on one key never exceed its limit; settlements add the spend in the same transaction', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n, 'month');
       const results = await Promise.all(
@@ -424,8 +552,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         results.map((result) =>
           result.admitted
             ? storage.billing.settle({
+                freeAllowanceTokens: 0,
                 usage: usageFor(result.reservation.requestId, ids),
-                price: () => ({ chargeNano: 700n, freeTokensUsed: 0 }),
+                price: costing(700n),
               })
             : undefined,
         ),
@@ -468,8 +597,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       const first = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));
       if (!first.admitted) throw new Error('not admitted');
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(first.reservation.requestId, ids),
-        price: () => ({ chargeNano: 4_000n, freeTokensUsed: 0 }),
+        price: costing(4_000n),
       });
       const refused = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), { keySpendLimited: true }));
       expect(refused).toMatchObject({ admitted: false, state: { keySpend: { remainingNano: 1_000n, binding: true } } });
@@ -482,8 +612,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       expect(next).toMatchObject({ admitted: true });
       if (!late.admitted) throw new Error('not admitted');
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(late.reservation.requestId, ids),
-        price: () => ({ chargeNano: 300n, freeTokensUsed: 0 }),
+        price: costing(300n),
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY + 1, usedNano: 0n, reservedNano: 4_000n });
     });
@@ -532,8 +663,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       });
       // Settlement releases the whole grown key hold and counts the charge.
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(requestId, ids),
-        price: () => ({ chargeNano: 4_800n, freeTokensUsed: 0 }),
+        price: costing(4_800n),
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 4_800n, reservedNano: 0n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 95_200n, reservedNano: 0n });
@@ -563,8 +695,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       await Promise.all(
         requestIds.map((requestId) =>
           storage.billing.settle({
+            freeAllowanceTokens: 0,
             usage: usageFor(requestId, ids),
-            price: () => ({ chargeNano: 1_500n, freeTokensUsed: 0 }),
+            price: costing(1_500n),
           }),
         ),
       );
@@ -597,9 +730,13 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
           ? undefined
           : {
               usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' },
-              price: () => ({ chargeNano: 1_700n, freeTokensUsed: 0 }),
+              price: costing(1_700n),
+              freeAllowanceTokens: 0,
             };
-      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toEqual({ released: 1, settled: 1 });
+      expect(await storage.billing.sweepExpiredReservations(NOW + 1_000, bill)).toMatchObject({
+        released: 1,
+        settled: 1,
+      });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 1_700n, reservedNano: 0n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 98_300n, reservedNano: 0n });
       expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -611,8 +748,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       if (!result.admitted) throw new Error('not admitted');
       expect(result.reservation.keyHoldNano).toBe(0n);
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(result.reservation.requestId, ids),
-        price: () => ({ chargeNano: 2_500n, freeTokensUsed: 0 }),
+        price: costing(2_500n),
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 0n });
       const updated = await storage.apiKeys.update(
@@ -635,11 +773,15 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     // On SQLite the hot calls run synchronously beside Kysely's transactions on the same handle (sqlite-hot-path.ts):
     // while one of those is open they must wait for it, never run inside it.
     const ids = await fundedAccount(1_000_000n);
-    const price = () => ({ chargeNano: 700n, freeTokensUsed: 0 });
+    const price = costing(700n);
     const oneRequest = async () => {
       const reserved = await storage.billing.reserve(reserveInput(ids, hold(1_000n)));
       if (!reserved.admitted) throw new Error('refused');
-      return storage.billing.settle({ usage: usageFor(reserved.reservation.requestId, ids), price });
+      return storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: usageFor(reserved.reservation.requestId, ids),
+        price,
+      });
     };
     const topUp = () =>
       storage.billing.credit({
@@ -696,8 +838,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     await storage.billing.releaseExpiredReservations(NOW + 4_000);
     expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(1_000n);
     await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
-      price: () => ({ chargeNano: 10n, freeTokensUsed: 0 }),
+      price: costing(10n),
     });
     expect(await storage.billing.extendHold(requestId, NOW + 9_000)).toBe(false);
   });
@@ -713,8 +856,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect((await storage.billing.balance(ids.accountId))?.reservedNano).toBe(0n);
     const requestId = reserved.admitted ? reserved.reservation.requestId : '';
     await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
-      price: () => ({ chargeNano: 500n, freeTokensUsed: 0 }),
+      price: costing(500n),
     });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -747,9 +891,10 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(
       await storage.billing.sweepExpiredReservations(NOW + 4_000, () => ({
         usage: usageFor('x', ids),
-        price: () => ({ chargeNano: 1n, freeTokensUsed: 0 }),
+        price: costing(1n),
+        freeAllowanceTokens: 0,
       })),
-    ).toEqual({ released: 0, settled: 0 });
+    ).toMatchObject({ released: 0, settled: 0 });
     const billed: OrphanedHold[] = [];
     const swept = await storage.billing.sweepExpiredReservations(NOW + 6_000, (orphan) => {
       billed.push(orphan);
@@ -759,9 +904,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         outputTokens: orphan.checkpoint.outputTokens,
         status: 'instance_lost',
       };
-      return { usage, price: () => ({ chargeNano: 700n, freeTokensUsed: 0 }) };
+      return { usage, price: costing(700n), freeAllowanceTokens: 0 };
     });
-    expect(swept).toEqual({ released: 1, settled: 1 });
+    expect(swept).toMatchObject({ released: 1, settled: 1 });
     expect(billed.find((orphan) => orphan.requestId === a)).toMatchObject({
       accountId: ids.accountId,
       apiKeyId: ids.keyId,
@@ -778,11 +923,48 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     // A late settlement of the same request (its instance was only stalled) is a duplicate: billed once.
     expect(
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(a!, ids),
-        price: () => ({ chargeNano: 900n, freeTokensUsed: 0 }),
+        price: costing(900n),
       }),
     ).toEqual({ settled: false, reason: 'already_settled' });
     expect(await storage.billing.renewHolds([{ requestId: a!, expiresAt: NOW + 9_000 }])).toEqual(new Set([a]));
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('a swept hold that cannot pay its checkpoint reports the unbilled part; the rollup and summaries carry it', async () => {
+    const ids = await fundedAccount(500n);
+    const held = await storage.billing.reserve(reserveInput(ids, hold(500n), { expiresAt: NOW + 1_000 }));
+    if (!held.admitted) throw new Error('not admitted');
+    const { requestId } = held.reservation;
+    await storage.billing.renewHolds([{ requestId, expiresAt: NOW + 2_000, checkpoint: checkpointOf(40) }]);
+    const swept = await storage.billing.sweepExpiredReservations(NOW + 6_000, (orphan) => ({
+      usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' },
+      price: costing(800n),
+      freeAllowanceTokens: 0,
+    }));
+    expect(swept).toEqual({
+      released: 0,
+      settled: 1,
+      unbilled: [{ model: 'beta-5.4', tokens: 300, nanoUsd: 300n }],
+    });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 0n, reservedNano: 0n });
+    expect(await storage.billing.ledger(ids.accountId, 1)).toMatchObject([
+      { kind: 'usage', requestId, amountNano: -500n, unbilledTokens: 300, unbilledNano: 300n },
+    ]);
+    const day = new Date(NOW).toISOString().slice(0, 10);
+    expect(await storage.usage.dailyTotals(ids.accountId, day, day)).toMatchObject([
+      { requests: 1, costNano: 500n, unbilledTokens: 300, unbilledNano: 300n },
+    ]);
+    // The summary over whole days reads the rollup; over part of a day, the usage rows: both carry it.
+    for (const [from, to] of [
+      [DAY * 86_400_000, (DAY + 1) * 86_400_000],
+      [NOW - 1, NOW + 1],
+    ] as const) {
+      expect(await storage.billing.usageSummary(ids.accountId, from, to, 'model')).toMatchObject([
+        { group: 'beta-5.4', requests: 1, costNano: 500n, unbilledTokens: 300, unbilledNano: 300n },
+      ]);
+    }
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 
@@ -799,7 +981,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       cacheWrite1hTokens: 1_000,
       outputTokens: 300,
     };
-    await storage.billing.settle({ usage, price: () => ({ chargeNano: 22_500_000n, freeTokensUsed: 0 }) });
+    await storage.billing.settle({ freeAllowanceTokens: 0, usage, price: costing(22_500_000n) });
     const split = { cacheReadTokens: 10_000, cacheWriteTokens: 3_000, cacheWrite1hTokens: 1_000 };
     expect(await storage.usage.listByAccount(ids.accountId, 10)).toMatchObject([
       { requestId, ...split, costNano: 22_500_000n },
@@ -850,6 +1032,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         freeAllowanceTokens: 0,
         tokens: 10,
         outputPriceNano: 10n,
+        plan: (state) => planSliceGrant(10, 10n, state),
         expiresAt: NOW + 1_000,
         checkpoint,
         ...(keyed ? { keySpendLimited: true, apiKeyId: limited.id } : {}),
@@ -883,7 +1066,8 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     );
     const bill = (orphan: OrphanedHold) => ({
       usage: { ...usageFor(orphan.requestId, ids), status: 'instance_lost' },
-      price: () => ({ chargeNano: 1_000n, freeTokensUsed: 0 }),
+      price: costing(1_000n),
+      freeAllowanceTokens: 0,
     });
     const sweeps = await Promise.all([1, 2, 3].map(() => storage.billing.sweepExpiredReservations(NOW + 1_000, bill)));
     expect(sweeps.reduce((sum, sweep) => sum + sweep.settled, 0)).toBe(5);
@@ -906,6 +1090,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       freeAllowanceTokens: 0,
       tokens,
       outputPriceNano: 10n,
+      plan: (state) => planSliceGrant(tokens, 10n, state),
       expiresAt: NOW + 60_000,
       ...overrides,
     };
@@ -943,16 +1128,18 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     });
     // Settlement releases the whole grown hold and its free tokens, and prices with them.
     const settled = await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
       heldFreeTokens: 150,
-      price: (free) => ({ chargeNano: free === 150 ? 1_234n : 99_999n, freeTokensUsed: 15 }),
+      // 1,249 tokens at 1 nano-USD: the 150 free tokens of the hold first, then 1,099 from the balance.
+      price: costing(1_249n),
     });
-    expect(settled).toMatchObject({ settled: true, chargedNano: 1_234n });
+    expect(settled).toMatchObject({ settled: true, chargedNano: 1_099n });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({
-      balanceNano: 3_766n,
+      balanceNano: 3_901n,
       reservedNano: 0n,
       freeReservedTokens: 0,
-      freeUsedTokens: 15,
+      freeUsedTokens: 150,
     });
     expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 10))).toMatchObject({
       granted: false,
@@ -980,8 +1167,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 10_000n, reservedNano: 10_000n });
     for (const requestId of requestIds)
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: usageFor(requestId, ids),
-        price: () => ({ chargeNano: 50n, freeTokensUsed: 0 }),
+        price: costing(50n),
       });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_500n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -1017,8 +1205,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
     ] as const;
     for (const [model, charge, offset] of rows) {
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: { ...usageFor(uniqueId('req'), ids), model, createdAt: NOW + offset },
-        price: () => ({ chargeNano: charge, freeTokensUsed: 0 }),
+        price: costing(charge),
       });
     }
     const byModel = await storage.billing.usageSummary(ids.accountId, 0, NOW + 86_400_000, 'model');
@@ -1027,8 +1216,9 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       ['beta-5.4', 2, 150n, 10],
     ]);
     await storage.billing.settle({
+      freeAllowanceTokens: 0,
       usage: { ...usageFor(uniqueId('req'), ids), createdAt: NOW + 86_400_000 },
-      price: () => ({ chargeNano: 1n, freeTokensUsed: 0 }),
+      price: costing(1n),
     });
     expect(await storage.billing.usageSummary(ids.accountId, 0, NOW + 2 * 86_400_000, 'day')).toMatchObject([
       { group: new Date(DAY * 86_400_000).toISOString().slice(0, 10), requests: 3, costNano: 157n },
@@ -1041,7 +1231,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
 
   describe('daily usage rollup', () => {
     const dayIso = (day: number) => new Date(day * 86_400_000).toISOString().slice(0, 10);
-    const charge = (chargeNano: bigint) => () => ({ chargeNano, freeTokensUsed: 0 });
+    const charge = costing;
 
     it('settlement adds each request once to its (day, model, key) row; totals by account sum the range', async () => {
       const ids = await fundedAccount(1_000_000n);
@@ -1063,13 +1253,31 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
         outputTokens: 3,
         reasoningTokens: 1,
       });
-      await storage.billing.settle({ usage: repeated, price: charge(100n) });
+      await storage.billing.settle({ freeAllowanceTokens: 0, usage: repeated, price: charge(100n) });
       // A second settlement of the same request id must not count again.
-      expect((await storage.billing.settle({ usage: repeated, price: charge(100n) })).settled).toBe(false);
-      await storage.billing.settle({ usage: base({ createdAt: NOW + 3_600_000 }), price: charge(50n) });
-      await storage.billing.settle({ usage: base({ model: 'alpha-sonnet-5' }), price: charge(7n) });
-      await storage.billing.settle({ usage: base({ apiKeyId: otherKey.id }), price: charge(1n) });
-      await storage.billing.settle({ usage: base({ createdAt: NOW + 86_400_000 }), price: charge(2n) });
+      expect(
+        (await storage.billing.settle({ freeAllowanceTokens: 0, usage: repeated, price: charge(100n) })).settled,
+      ).toBe(false);
+      await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: base({ createdAt: NOW + 3_600_000 }),
+        price: charge(50n),
+      });
+      await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: base({ model: 'alpha-sonnet-5' }),
+        price: charge(7n),
+      });
+      await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: base({ apiKeyId: otherKey.id }),
+        price: charge(1n),
+      });
+      await storage.billing.settle({
+        freeAllowanceTokens: 0,
+        usage: base({ createdAt: NOW + 86_400_000 }),
+        price: charge(2n),
+      });
 
       const rows = await storage.usage.dailyTotals(ids.accountId, dayIso(DAY), dayIso(DAY + 1));
       const [keyA, keyB] = [ids.keyId, otherKey.id].sort();
@@ -1125,7 +1333,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       const big = 9_007_199_254_740_993n; // 2^53 + 1
       await Promise.all(
         Array.from({ length: 20 }, () =>
-          storage.billing.settle({ usage: usageFor(uniqueId('req'), ids), price: charge(big) }),
+          storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(uniqueId('req'), ids), price: charge(big) }),
         ),
       );
       const [row] = await storage.usage.dailyTotals(ids.accountId, dayIso(DAY), dayIso(DAY));
@@ -1143,12 +1351,13 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
       const old = NOW - 400 * 86_400_000;
       for (let i = 0; i < 5; i += 1) {
         await storage.billing.settle({
+          freeAllowanceTokens: 0,
           usage: { ...usageFor(uniqueId('req'), ids), createdAt: old + i },
           price: charge(10n),
         });
       }
       const recent = usageFor(uniqueId('req'), ids);
-      await storage.billing.settle({ usage: recent, price: charge(10n) });
+      await storage.billing.settle({ freeAllowanceTokens: 0, usage: recent, price: charge(10n) });
       const deleted: number[] = [];
       for (
         let batch = await storage.usage.deleteRecordedBefore(old + 1_000, 2);

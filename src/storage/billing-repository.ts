@@ -20,6 +20,9 @@ import {
   admitted,
   decideAdmission,
   ledgerId,
+  needsLedgerLine,
+  settledResult,
+  settledUsage,
   settlementAmounts,
   toLockedAccount,
   type ClaimedHold,
@@ -69,6 +72,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       requestId: string | null;
       note: string | null;
       at: number;
+      unbilledTokens?: number;
+      unbilledNano?: bigint;
     },
   ): Promise<boolean> {
     const result = await trx
@@ -83,6 +88,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         request_id: entry.requestId,
         note: entry.note,
         created_at: entry.at,
+        unbilled_tokens: entry.unbilledTokens ?? 0,
+        unbilled_nano: (entry.unbilledNano ?? 0n).toString(),
       })
       .onConflict((conflict) => conflict.column('idempotency_key').doNothing())
       .executeTakeFirst();
@@ -91,9 +98,10 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
 
   /**
    * The settlement of a claimed hold (or none) inside the caller's transaction, the account locked: the usage row,
-   * the charge (never below a zero balance; what the balance cannot cover is recorded as unbilled), the hold
-   * released, the ledger entry and the daily rollup. Undefined, having written nothing, when the request id was
-   * settled before (the usage row's primary key is what makes settlement happen once per request id).
+   * the charge (split by billing/usage-split.ts's rule within the balance and the key's spend limit; what neither
+   * covers is recorded as unbilled), the hold released, the ledger entry and the daily rollup. Undefined, having
+   * written nothing, when the request id was settled before (the usage row's primary key is what makes settlement
+   * happen once per request id).
    */
   async function settleClaimed(
     trx: Executor,
@@ -101,18 +109,21 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     usage: UsageRecord,
     claimed: ClaimedHold | undefined,
     price: SettlementPricer,
+    freeAllowanceTokens: number,
   ): Promise<SettleResult | undefined> {
-    const {
-      holdNano: hold,
-      heldFreeTokens: heldFree,
-      chargedNano: charged,
-      unbilledNano: unbilled,
-      freeTokensUsed: freeUsed,
-      freeTokensUsedToday: freeUsedToday,
-    } = settlementAmounts(account, claimed, price);
+    // The key's row after the account's (lock order): its counters are only written under the account's lock.
+    const key = await readKeySpend(trx, usage.apiKeyId);
+    const amounts = settlementAmounts(
+      account,
+      claimed,
+      price,
+      { freeAllowanceTokens, startedAt: usage.createdAt },
+      key,
+    );
+    const { holdNano: hold, chargedNano: charged, unbilledNano: unbilled } = amounts;
     const inserted = await trx
       .insertInto('usage_records')
-      .values(toUsageRow({ ...usage, costNano: charged, freeTokens: freeUsed, unbilledNano: unbilled }))
+      .values(toUsageRow(settledUsage(usage, amounts)))
       .onConflict((conflict) => conflict.column('request_id').doNothing())
       .executeTakeFirst();
     if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return undefined;
@@ -121,14 +132,14 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .set({
         balance_nano: sql`balance_nano - ${amount(charged)}`,
         reserved_nano: sql`reserved_nano - ${amount(hold)}`,
-        free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
-        free_used_tokens: sql`free_used_tokens + ${freeUsedToday}`,
+        free_reserved_tokens: sql`free_reserved_tokens - ${amounts.heldFreeTokens}`,
+        free_used_tokens: sql`free_used_tokens + ${amounts.freeTokensUsedToday}`,
       })
       .where('id', '=', usage.accountId)
       .execute();
     // The key's hold released and the charge counted against its spend period, in this same transaction.
     await settleKeySpend(trx, usage.apiKeyId, claimed?.keyHoldNano ?? 0n, charged, usage.createdAt);
-    if (charged > 0n) {
+    if (needsLedgerLine(amounts)) {
       await appendLedger(trx, {
         accountId: usage.accountId,
         kind: 'usage',
@@ -138,12 +149,14 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         requestId: usage.requestId,
         note: usage.model,
         at: usage.createdAt + usage.latencyMs,
+        unbilledTokens: amounts.unbilledTokens,
+        unbilledNano: unbilled,
       });
     }
     // Daily rollup (usage_daily, kept after retention deletes the usage row): one upsert in this same
     // transaction, reached only when the usage row was inserted, so it counts each request exactly once.
-    await addToDailyRollup(trx, { ...usage, costNano: charged });
-    return { settled: true, chargedNano: charged, unbilledNano: unbilled, freeTokensUsed: freeUsed };
+    await addToDailyRollup(trx, settledUsage(usage, amounts));
+    return settledResult(amounts);
   }
 
   /**
@@ -176,6 +189,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .execute();
   }
 
+  /** One claimed hold's fate inside its sweep transaction. */
+  type SweepOutcome = { kind: 'released' } | { kind: 'settled'; unbilled: SweepResult['unbilled'][number] };
+
   /** Claims expired holds one by one, each in its own transaction: settled at its checkpoint, or released. */
   async function sweep(now: number, bill: OrphanBiller, limit: number): Promise<SweepResult> {
     const expired = await db
@@ -184,9 +200,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       .where('expires_at', '<', now)
       .limit(limit)
       .execute();
-    const result: SweepResult = { released: 0, settled: 0 };
+    const result: SweepResult = { released: 0, settled: 0, unbilled: [] };
     for (const { request_id: requestId } of expired) {
-      const outcome = await writeTransaction(db, dialect, async (trx): Promise<keyof SweepResult | undefined> => {
+      const outcome = await writeTransaction(db, dialect, async (trx): Promise<SweepOutcome | undefined> => {
         const owner = await trx
           .selectFrom('reservations')
           .select('account_id')
@@ -243,13 +259,27 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
                 checkpoint,
               });
         if (billed !== undefined && account !== null) {
-          const settled = await settleClaimed(trx, account, billed.usage, claimed, billed.price);
-          if (settled !== undefined) return 'settled';
+          const settled = await settleClaimed(
+            trx,
+            account,
+            billed.usage,
+            claimed,
+            billed.price,
+            billed.freeAllowanceTokens,
+          );
+          if (settled?.settled === true) {
+            const { unbilledTokens: tokens, unbilledNano: nanoUsd } = settled;
+            return { kind: 'settled', unbilled: { model: billed.usage.model, tokens, nanoUsd } };
+          }
         }
         await releaseClaimed(trx, account, row.account_id, row.api_key_id, claimed);
-        return 'released';
+        return { kind: 'released' };
       });
-      if (outcome !== undefined) result[outcome] += 1;
+      if (outcome === undefined) continue;
+      result[outcome.kind] += 1;
+      // Counted once the transaction has committed: a rolled-back settlement left nothing unbilled.
+      if (outcome.kind === 'settled' && (outcome.unbilled.tokens > 0 || outcome.unbilled.nanoUsd > 0n))
+        result.unbilled.push(outcome.unbilled);
     }
     return result;
   }
@@ -361,7 +391,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
       });
     },
 
-    async settle({ usage, price }: SettleInput): Promise<SettleResult> {
+    async settle({ usage, price, freeAllowanceTokens }: SettleInput): Promise<SettleResult> {
       try {
         return await writeTransaction(db, dialect, async (trx) => {
           const account = await lockAccount(trx, usage.accountId);
@@ -383,7 +413,7 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
                   freeDay: Number(reservation.free_day),
                   keyHoldNano: fromMoneyColumn(reservation.key_hold),
                 };
-          const result = await settleClaimed(trx, account, usage, claimed, price);
+          const result = await settleClaimed(trx, account, usage, claimed, price, freeAllowanceTokens);
           // A duplicate rolls the whole transaction back (the delete above included): it changes nothing.
           if (result === undefined) throw new AlreadySettled();
           return result;
@@ -530,8 +560,12 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     async ledger(accountId, limit, beforeId): Promise<LedgerEntry[]> {
       let query = db
         .selectFrom('ledger_entries')
-        .select(['id', 'account_id', 'kind', 'idempotency_key', 'request_id', 'note', 'created_at'])
-        .select([money('amount_nano').as('amount'), money('balance_after_nano').as('balance_after')])
+        .select(['id', 'account_id', 'kind', 'idempotency_key', 'request_id', 'note', 'created_at', 'unbilled_tokens'])
+        .select([
+          money('amount_nano').as('amount'),
+          money('balance_after_nano').as('balance_after'),
+          money('unbilled_nano').as('unbilled'),
+        ])
         .where('account_id', '=', accountId);
       if (beforeId !== undefined) query = query.where('id', '<', beforeId);
       const rows = await query.orderBy('id', 'desc').limit(Math.max(0, limit)).execute();
@@ -545,6 +579,8 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         requestId: row.request_id,
         note: row.note,
         createdAt: Number(row.created_at),
+        unbilledTokens: Number(row.unbilled_tokens),
+        unbilledNano: fromMoneyColumn(row.unbilled),
       }));
     },
 
@@ -605,6 +641,8 @@ function summedColumns() {
     sql<string>`cast(sum(output_tokens) as text)`.as('output_tokens'),
     sql<string>`cast(sum(reasoning_tokens) as text)`.as('reasoning_tokens'),
     sql<string>`cast(sum(cost_nano) as text)`.as('cost'),
+    sql<string>`cast(sum(unbilled_tokens) as text)`.as('unbilled_tokens'),
+    sql<string>`cast(sum(unbilled_nano) as text)`.as('unbilled'),
   ] as const;
 }
 
@@ -619,6 +657,8 @@ interface SummaryColumns {
   output_tokens: string;
   reasoning_tokens: string;
   cost: string;
+  unbilled_tokens: string;
+  unbilled: string;
 }
 
 function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
@@ -632,6 +672,8 @@ function toSummaryRow(group: string, row: SummaryColumns): UsageSummaryRow {
     outputTokens: Number(row.output_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
     costNano: fromMoneyColumn(row.cost),
+    unbilledTokens: Number(row.unbilled_tokens),
+    unbilledNano: fromMoneyColumn(row.unbilled),
   };
 }
 
@@ -646,5 +688,7 @@ export function addSummaryRows(sum: UsageSummaryRow, row: UsageSummaryRow): Usag
     outputTokens: sum.outputTokens + row.outputTokens,
     reasoningTokens: sum.reasoningTokens + row.reasoningTokens,
     costNano: sum.costNano + row.costNano,
+    unbilledTokens: sum.unbilledTokens + row.unbilledTokens,
+    unbilledNano: sum.unbilledNano + row.unbilledNano,
   };
 }

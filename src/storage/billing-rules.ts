@@ -7,10 +7,13 @@ import type {
   KeySpendState,
   ReserveInput,
   ReserveResult,
+  SettleResult,
   SettlementPricer,
+  SettlementRoom,
   SliceInput,
+  SlicePlan,
 } from './billing-types.js';
-import type { AccountMoneySnapshot } from './types.js';
+import type { AccountMoneySnapshot, UsageRecord } from './types.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -186,62 +189,120 @@ export interface SettlementAmounts {
   heldFreeTokens: number;
   chargedNano: bigint;
   unbilledNano: bigint;
-  /** Free tokens the reply used (the usage record's), out of its hold's, whichever day the hold was taken. */
+  unbilledTokens: number;
+  /** Free tokens the reply used (the usage record's). */
   freeTokensUsed: number;
-  /** Of those, what counts as used on the account's current free day (0 for a hold of an earlier day). */
+  /** Of those, what counts as used on the account's current free day (0 for a request of an earlier day). */
   freeTokensUsedToday: number;
 }
 
+/** What settlement needs besides the locked rows: the allowance, and the request's start (its day and key period). */
+export interface SettlementContext {
+  freeAllowanceTokens: number;
+  /** The request's start (epoch ms): its free day when no hold says otherwise, and its key's spend period. */
+  startedAt: number;
+}
+
 /**
- * Prices a reply against its claimed hold. The free tokens the hold carries are the reply's, taken from the
- * allowance of the day the hold was taken: they price it even when the account has moved on to a new day since
- * (a stream across midnight, a settlement replayed from the journal the next day), and only the current day's
- * counters move. The charge never takes the balance below zero: what it cannot cover is recorded as unbilled.
+ * What a settlement may take (docs/billing.md#how-a-request-is-billed): the free tokens its hold carries (taken from
+ * the allowance of the hold's day, so they price the reply even when the account has moved on to a new day since)
+ * plus what is left of that day's allowance while the account's counters are still that day's; the balance; and the
+ * key's spend limit of the request's period, less what it has spent (a request of an older period than the key's
+ * counter counts against nothing: its charge is not added to it).
+ */
+export function settlementRoom(
+  account: LockedAccount,
+  claimed: ClaimedHold | undefined,
+  context: SettlementContext,
+  key: LockedKeySpend | null,
+): { room: SettlementRoom; sameDay: boolean; heldFree: number } {
+  const heldFree = claimed === undefined ? 0 : claimed.freeTokens;
+  const sameDay = (claimed?.freeDay ?? Math.floor(context.startedAt / MS_PER_DAY)) === account.freeDay;
+  const leftToday = sameDay ? Math.max(0, context.freeAllowanceTokens - account.freeUsed - account.freeReserved) : 0;
+  const moneyNano = [account.balance];
+  if (key !== null) {
+    const period = spendPeriodNumber(key.period, context.startedAt);
+    if (key.periodStart <= period) moneyNano.push(key.limitNano - (key.periodStart === period ? key.usedNano : 0n));
+  }
+  return { room: { freeTokens: heldFree + leftToday, moneyNano }, sameDay, heldFree };
+}
+
+/**
+ * Splits a reply's usage within its settlement's room (`price` is billing/usage-split.ts's rule) and says what moves:
+ * the hold released, the charge, today's free counters. Throws when the split takes more than the room has (a broken
+ * money rule never reaches the database).
  */
 export function settlementAmounts(
   account: LockedAccount,
   claimed: ClaimedHold | undefined,
   price: SettlementPricer,
+  context: SettlementContext,
+  key: LockedKeySpend | null = null,
 ): SettlementAmounts {
-  const holdNano = claimed === undefined ? 0n : claimed.holdNano;
-  const heldFree = claimed === undefined ? 0 : claimed.freeTokens;
-  const today = claimed !== undefined && claimed.freeDay === account.freeDay;
-  const { chargeNano, freeTokensUsed } = price(heldFree);
-  const chargedNano = chargeNano <= account.balance ? chargeNano : account.balance > 0n ? account.balance : 0n;
-  const freeUsed = heldFree === 0 ? 0 : freeTokensUsed;
+  const { room, sameDay, heldFree } = settlementRoom(account, claimed, context, key);
+  const split = price(room);
+  if (
+    split.billedNano < 0n ||
+    split.unbilledNano < 0n ||
+    split.unbilledTokens < 0 ||
+    split.freeTokens < 0 ||
+    split.freeTokens > room.freeTokens ||
+    room.moneyNano.some((limit) => split.billedNano > (limit > 0n ? limit : 0n))
+  ) {
+    throw new Error('A settlement split exceeds what the account, its allowance or its key allow.');
+  }
   return {
-    holdNano,
-    heldFreeTokens: today ? heldFree : 0,
-    chargedNano,
-    unbilledNano: chargeNano - chargedNano,
-    freeTokensUsed: freeUsed,
-    freeTokensUsedToday: today ? freeUsed : 0,
+    holdNano: claimed === undefined ? 0n : claimed.holdNano,
+    heldFreeTokens: sameDay ? heldFree : 0,
+    chargedNano: split.billedNano,
+    unbilledNano: split.unbilledNano,
+    unbilledTokens: split.unbilledTokens,
+    freeTokensUsed: split.freeTokens,
+    freeTokensUsedToday: sameDay ? split.freeTokens : 0,
   };
 }
 
-export type SlicePlan =
-  | {
-      granted: true;
-      tokens: number;
-      holdNano: bigint;
-      freeTokens: number /** The key's spend period and what of the hold counts against it. */;
-      key?: { period: number; holdNano: bigint };
-    }
-  | { granted: false; reason: 'balance' | 'key_spend_limit' };
+/**
+ * The usage row as settled: its charge, free tokens and what could not be charged (the reported tokens no allowance,
+ * balance or limit covered, plus any output the vendor produced past a refused slice, which was never billable).
+ */
+export function settledUsage(usage: UsageRecord, amounts: SettlementAmounts): UsageRecord {
+  return {
+    ...usage,
+    costNano: amounts.chargedNano,
+    freeTokens: amounts.freeTokensUsed,
+    unbilledNano: amounts.unbilledNano,
+    unbilledTokens: (usage.unbilledTokens ?? 0) + amounts.unbilledTokens,
+  };
+}
+
+/** A usage line goes to the ledger when the request was charged, or when part of it could not be (a shortfall). */
+export function needsLedgerLine(amounts: SettlementAmounts): boolean {
+  return amounts.chargedNano > 0n || amounts.unbilledNano > 0n || amounts.unbilledTokens > 0;
+}
+
+export function settledResult(amounts: SettlementAmounts): SettleResult {
+  return {
+    settled: true,
+    chargedNano: amounts.chargedNano,
+    unbilledNano: amounts.unbilledNano,
+    unbilledTokens: amounts.unbilledTokens,
+    freeTokensUsed: amounts.freeTokensUsed,
+  };
+}
 
 /**
- * One more slice of output: free tokens first (only while the account's free counters are today's and the hold
- * took its free tokens today), then money; less than asked when only that is left; refused when not one token is.
- * With a key spend limit (docs/architecture.md#key-scopes-and-limits), the money is the lower of the account's
- * available money and the key's remaining limit, exactly as at admission: the slice's money counts against the key in
- * the same step.
+ * The state a slice of output is planned from (the planner is billing/slice-grant.ts's, passed in as `input.plan`):
+ * free tokens only while the account's free counters are today's and the hold took its free tokens today; money the
+ * lower of the account's available money and the key's remaining limit, exactly as at admission: the slice's money
+ * counts against the key in the same step. Throws when the plan asks for more than there is.
  */
 export function planSlice(
   account: LockedAccount,
   input: SliceInput,
   holdFreeDay: number,
   key: LockedKeySpend | null = null,
-): { state: AdmissionState; plan: SlicePlan } {
+): { state: AdmissionState; plan: SlicePlan & { key?: { period: number; holdNano: bigint } } } {
   const sameDay = account.freeDay === input.day && holdFreeDay === input.day;
   const accountAvailable = account.balance - account.reserved;
   const state: AdmissionState = {
@@ -255,32 +316,20 @@ export function planSlice(
     state.keySpend = keySpend;
     if (keySpend.binding) state.availableNano = keySpend.remainingNano;
   }
-  const free = Math.min(state.freeTokensLeft, input.tokens);
-  const wantedPaid = input.tokens - free;
-  const price = input.outputPriceNano;
-  const affordablePaid =
-    state.availableNano <= 0n
-      ? 0
-      : price === 0n
-        ? wantedPaid
-        : Number(state.availableNano / price < BigInt(wantedPaid) ? state.availableNano / price : BigInt(wantedPaid));
-  const paid = Math.min(wantedPaid, affordablePaid);
-  const tokens = free + paid;
-  if (tokens < 1)
-    return {
-      state,
-      plan: { granted: false, reason: state.keySpend?.binding === true ? 'key_spend_limit' : 'balance' },
-    };
-  const holdNano = BigInt(paid) * price;
+  const plan = input.plan(state);
+  if (!plan.granted) return { state, plan };
+  if (
+    plan.tokens < 1 ||
+    plan.freeTokens < 0 ||
+    plan.freeTokens > Math.min(plan.tokens, state.freeTokensLeft) ||
+    plan.holdNano < 0n ||
+    plan.holdNano > (state.availableNano > 0n ? state.availableNano : 0n)
+  ) {
+    throw new Error('Slice plan exceeds what the account has.');
+  }
   return {
     state,
-    plan: {
-      granted: true,
-      tokens,
-      holdNano,
-      freeTokens: free,
-      ...(keyPeriod === undefined ? {} : { key: { period: keyPeriod, holdNano } }),
-    },
+    plan: keyPeriod === undefined ? plan : { ...plan, key: { period: keyPeriod, holdNano: plan.holdNano } },
   };
 }
 

@@ -20,6 +20,9 @@ export interface LedgerEntry {
   createdAt: number;
   /** The account's balance right after this entry. */
   balanceAfterNano: bigint;
+  /** A usage line: reported tokens the settlement could not charge, and their cost (0 on every other kind). */
+  unbilledTokens: number;
+  unbilledNano: bigint;
 }
 
 export interface AccountBalance {
@@ -120,13 +123,34 @@ export type ReserveResult =
   | { admitted: true; reservation: Reservation }
   | { admitted: false; reason: string; state: AdmissionState };
 
-/** Splits a reply's cost between the free allowance and money, given the free tokens its reservation held. */
-export type SettlementPricer = (freeTokensHeld: number) => { chargeNano: bigint; freeTokensUsed: number };
+/** What a settlement may take, as storage reads it under the account's lock. */
+export interface SettlementRoom {
+  /** Free tokens the request may use: those its hold carries plus what is left of its day's allowance. */
+  freeTokens: number;
+  /** Each money limit's room (the balance, the key's remaining spend limit): the charge fits every one. */
+  moneyNano: readonly bigint[];
+}
+
+/** A reply's usage split into free, billed and unbilled (billing/usage-split.ts, the one rule for it). */
+export interface SettlementSplit {
+  freeTokens: number;
+  /** The charge. */
+  billedNano: bigint;
+  /** Reported tokens no free allowance, balance or limit could cover. */
+  unbilledTokens: number;
+  /** Their cost at list price, and whatever part of a money-only charge could not be billed. */
+  unbilledNano: bigint;
+}
+
+/** Splits a reply's usage within what the account, its allowance and its key's limit leave (pure). */
+export type SettlementPricer = (room: SettlementRoom) => SettlementSplit;
 
 export interface SettleInput {
   /** The usage row (its cost fields are filled by the repository from `price`). */
   usage: import('./types.js').UsageRecord;
   price: SettlementPricer;
+  /** The daily free allowance: what is left of the request's day beyond its hold is free too. */
+  freeAllowanceTokens: number;
   /**
    * The free tokens the request's hold was taken with, when the caller has its reservation: lets a repository
    * price the reply before it claims the hold (PostgreSQL's one-statement settlement). Only a hint: what the
@@ -136,7 +160,7 @@ export interface SettleInput {
 }
 
 export type SettleResult =
-  | { settled: true; chargedNano: bigint; unbilledNano: bigint; freeTokensUsed: number }
+  | { settled: true; chargedNano: bigint; unbilledNano: bigint; unbilledTokens: number; freeTokensUsed: number }
   | { settled: false; reason: 'already_settled' };
 
 export interface CreditInput {
@@ -164,6 +188,9 @@ export interface UsageSummaryRow {
   outputTokens: number;
   reasoningTokens: number;
   costNano: bigint;
+  /** Reported tokens no free allowance, balance or key limit could pay, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledNano: bigint;
 }
 
 /** What a request had delivered when its instance last wrote it: what a sweeper bills if the instance dies. */
@@ -200,12 +227,14 @@ export interface OrphanedHold {
 /** The settlement of an orphaned hold at its checkpoint (`instance_lost`), or undefined to release it free. */
 export type OrphanBiller = (
   hold: OrphanedHold,
-) => { usage: import('./types.js').UsageRecord; price: SettlementPricer } | undefined;
+) => { usage: import('./types.js').UsageRecord; price: SettlementPricer; freeAllowanceTokens: number } | undefined;
 
 /** What a sweep did: holds released free (nothing delivered) and holds settled at their checkpoint. */
 export interface SweepResult {
   released: number;
   settled: number;
+  /** What settled holds could not charge (their split's unbilled tokens and cost), per hold that left any. */
+  unbilled: { model: string; tokens: number; nanoUsd: bigint }[];
 }
 
 /**
@@ -229,7 +258,10 @@ export interface SliceInput {
   freeAllowanceTokens: number;
   /** Output tokens wanted (the slice, or less when the request's limit is near). */
   tokens: number;
+  /** The output price: PostgreSQL's one-statement grant prices the whole slice with it in SQL. */
   outputPriceNano: bigint;
+  /** Pure: decides the slice from the account's state, which the repository reads under a lock (billing/slice-grant.ts). */
+  plan(state: AdmissionState): SlicePlan;
   /** The hold's new expiry (a grant is also a renewal)… */
   expiresAt: number;
   /** …and its checkpoint, written in the same statement. */
@@ -253,6 +285,11 @@ export type SliceResult =
       reason: 'balance' | 'key_spend_limit' | 'gone';
       state: AdmissionState;
     };
+
+/** One more slice of output as the planner decides it: free tokens first, then money; less than asked, or none. */
+export type SlicePlan =
+  | { granted: true; tokens: number; holdNano: bigint; freeTokens: number }
+  | { granted: false; reason: 'balance' | 'key_spend_limit' };
 
 /** What an account has and holds, for refusals and GET /v1/account. */
 export interface AccountHolds {

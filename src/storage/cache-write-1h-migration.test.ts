@@ -9,6 +9,7 @@ import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/
 import type { HoldCheckpoint } from './billing-types.js';
 import { allMigrations } from './migrations/all-migrations.js';
 import { openStorage } from './open-storage.js';
+import { costing } from '../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
 const AT = DAY * 86_400_000;
@@ -82,6 +83,7 @@ describe.each([
         ]);
 
         await storage.billing.settle({
+          freeAllowanceTokens: 0,
           usage: {
             requestId: 'r_new',
             accountId: 'a1',
@@ -103,7 +105,7 @@ describe.each([
             freeTokens: 0,
             unbilledNano: 0n,
           },
-          price: () => ({ chargeNano: 22_500_000n, freeTokensUsed: 0 }),
+          price: costing(22_500_000n),
         });
         expect(await storage.usage.dailyTotals('a1', day, day)).toMatchObject([
           { requests: 2, cacheWriteTokens: 6_000, cacheWrite1hTokens: 1_000, costNano: 42_750_000n },

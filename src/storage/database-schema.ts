@@ -131,6 +131,9 @@ export interface LedgerEntriesTable {
   request_id: string | null;
   note: string | null;
   created_at: number;
+  /** Reported tokens a settlement could not charge, and their cost (0011-unbilled-usage). */
+  unbilled_tokens: ColumnType<number | string, number | undefined, number>;
+  unbilled_nano: MoneyColumn;
 }
 
 export interface RedemptionCodesTable {
@@ -172,6 +175,9 @@ export interface UsageDailyTable {
   output_tokens: number;
   reasoning_tokens: number;
   cost_nano: MoneyColumn;
+  /** Reported tokens the day's settlements could not charge, and their cost (0011-unbilled-usage). */
+  unbilled_tokens: ColumnType<number | string, number | undefined, number>;
+  unbilled_nano: ColumnType<string | bigint, string | bigint | undefined, string | bigint>;
 }
 
 /** Stored Responses (migration 0005). */

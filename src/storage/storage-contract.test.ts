@@ -20,6 +20,7 @@ import {
   type Storage,
   type UsageRecord,
 } from './types.js';
+import { costing } from '../../test/helpers/settlement-pricers.js';
 
 /** Unique per call, so cases never see each other's rows in the shared database. */
 const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
@@ -96,7 +97,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
 
   /** Usage rows are written by settlement; a free one (no charge) is the plain record. */
   async function record(usage: UsageRecord): Promise<boolean> {
-    const result = await storage.billing.settle({ usage, price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }) });
+    const result = await storage.billing.settle({ freeAllowanceTokens: 0, usage, price: costing(0n) });
     return result.settled;
   }
 

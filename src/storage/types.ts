@@ -204,6 +204,9 @@ export interface DailyUsageRow {
   cacheWrite1hTokens: number;
   reasoningTokens: number;
   costNano: bigint;
+  /** Reported tokens no free allowance, balance or key limit could pay, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledNano: bigint;
 }
 
 /** Usage of one account over a range of days, summed (operator view). */

@@ -102,8 +102,9 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
           'cache_write_tokens',
           'cache_write_1h_tokens',
           'reasoning_tokens',
+          'unbilled_tokens',
         ])
-        .select(money('cost_nano').as('cost'))
+        .select([money('cost_nano').as('cost'), money('unbilled_nano').as('unbilled')])
         .where('account_id', '=', accountId)
         .where('day', '>=', dayNumberFromIso(fromDay))
         .where('day', '<=', dayNumberFromIso(toDay))
@@ -123,6 +124,8 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
         reasoningTokens: Number(row.reasoning_tokens),
         costNano: fromMoneyColumn(row.cost),
+        unbilledTokens: Number(row.unbilled_tokens),
+        unbilledNano: fromMoneyColumn(row.unbilled),
       }));
     },
 
@@ -216,6 +219,8 @@ export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord)
       reasoning_tokens: usage.reasoningTokens,
       // Cast so SQLite adds it as an integer, never as text.
       cost_nano: sql<string>`cast(${toMoneyParameter(usage.costNano)} as bigint)`,
+      unbilled_tokens: usage.unbilledTokens ?? 0,
+      unbilled_nano: sql<string>`cast(${toMoneyParameter(usage.unbilledNano)} as bigint)`,
     })
     .onConflict((conflict) =>
       conflict.columns(['account_id', 'day', 'model', 'api_key_id']).doUpdateSet({
@@ -227,6 +232,8 @@ export async function addToDailyRollup(db: Kysely<Database>, usage: UsageRecord)
         output_tokens: add('output_tokens'),
         reasoning_tokens: add('reasoning_tokens'),
         cost_nano: add<string>('cost_nano'),
+        unbilled_tokens: add('unbilled_tokens'),
+        unbilled_nano: add<string>('unbilled_nano'),
       }),
     )
     .execute();

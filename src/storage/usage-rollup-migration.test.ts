@@ -97,6 +97,8 @@ describe.each([
             cacheWrite1hTokens: 0,
             reasoningTokens: 2,
             costNano: 9_007_199_254_741_000n,
+            unbilledTokens: 0,
+            unbilledNano: 0n,
           },
           {
             day: day(DAY),
@@ -110,6 +112,8 @@ describe.each([
             cacheWrite1hTokens: 0,
             reasoningTokens: 1,
             costNano: 1n,
+            unbilledTokens: 0,
+            unbilledNano: 0n,
           },
           {
             day: day(DAY + 1),
@@ -123,6 +127,8 @@ describe.each([
             cacheWrite1hTokens: 0,
             reasoningTokens: 1,
             costNano: 2n,
+            unbilledTokens: 0,
+            unbilledNano: 0n,
           },
         ]);
         expect(await storage.usage.totalsByAccount(day(DAY), day(DAY + 1))).toEqual([

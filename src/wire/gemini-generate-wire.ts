@@ -79,7 +79,7 @@ export interface GeminiGroundingMetadata {
   searchEntryPoint?: { renderedContent?: string };
 }
 
-export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE';
+export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED';
 
 export interface GeminiToolConfig {
   functionCallingConfig: { mode: GeminiFunctionCallingMode; allowedFunctionNames?: string[] };
@@ -107,6 +107,10 @@ export interface GeminiGenerationConfig {
   /** Structured output's JSON Schema, as written (the older `responseSchema` takes only an OpenAPI subset). */
   responseJsonSchema?: Record<string, unknown>;
   thinkingConfig?: GeminiThinkingConfig;
+  candidateCount?: number;
+  responseLogprobs?: boolean;
+  /** Alternatives per token in `logprobsResult.topCandidates` (0–20), with `responseLogprobs`. */
+  logprobs?: number;
 }
 
 export interface GeminiGenerateContentRequest {
@@ -126,12 +130,28 @@ export interface GeminiCountTokensResponse {
   cachedContentTokenCount?: number;
 }
 
+/** One token of `logprobsResult`. */
+export interface GeminiLogprobsCandidate {
+  token?: string;
+  tokenId?: number;
+  logProbability?: number;
+}
+
+/** A candidate's token log probabilities, when the request set `responseLogprobs`. */
+export interface GeminiLogprobsResult {
+  chosenCandidates?: GeminiLogprobsCandidate[];
+  topCandidates?: Array<{ candidates?: GeminiLogprobsCandidate[] }>;
+  logProbabilitySum?: number;
+}
+
 export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: string;
   finishMessage?: string;
   index?: number;
   groundingMetadata?: GeminiGroundingMetadata;
+  logprobsResult?: GeminiLogprobsResult;
+  avgLogprobs?: number;
 }
 
 export interface GeminiUsageMetadata {

@@ -51,6 +51,20 @@ export interface OpenAIUsage {
   prompt_cache_miss_tokens?: number;
 }
 
+/** One token of a choice's `logprobs.content` (`top_logprobs` empty unless the request asked for alternatives). */
+export interface OpenAITokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] | null }>;
+}
+
+/** A choice's `logprobs`: null unless the request set `logprobs: true`. */
+export interface OpenAIChoiceLogprobs {
+  content: OpenAITokenLogprob[] | null;
+  refusal?: OpenAITokenLogprob[] | null;
+}
+
 export interface OpenAIChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -68,7 +82,7 @@ export interface OpenAIChatCompletion {
       annotations?: unknown[];
     };
     finish_reason: string | null;
-    logprobs?: unknown;
+    logprobs?: OpenAIChoiceLogprobs | null;
   }>;
   usage?: OpenAIUsage;
   system_fingerprint?: string;
@@ -96,6 +110,7 @@ export interface OpenAIChatCompletionChunk {
       tool_calls?: OpenAIToolCallDelta[];
     };
     finish_reason: string | null;
+    logprobs?: OpenAIChoiceLogprobs | null;
   }>;
   usage?: OpenAIUsage | null;
 }

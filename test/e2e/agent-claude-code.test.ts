@@ -1,7 +1,7 @@
 /**
  * Claude Code (the real CLI, pinned in test/agents) against the gateway in demo mode, one model of each family,
- * configured only as its users configure it: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY in its environment, a fresh
- * HOME, and the command-line flags of a `-p` user. Three scenarios per model: a one-shot answer, the
+ * configured only as its users configure it: ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY and the model's window
+ * (CLAUDE_CODE_MAX_CONTEXT_TOKENS, as docs/clients.md says) in its environment, a fresh HOME, and the command-line flags of a `-p` user. Three scenarios per model: a one-shot answer, the
  * `stream-json` output, and a tool round trip (the simulator's directive makes the model call Claude Code's own
  * `Read` tool on a file of this test; the next turn quotes the file). Every call Claude Code makes must succeed.
  */
@@ -15,6 +15,7 @@ import {
   runAgent,
   type AgentRun,
 } from '../helpers/agent-cli.js';
+import { MODEL_DEFINITIONS } from '../../src/catalog/models.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
@@ -37,12 +38,15 @@ afterAll(async () => {
     if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
-/** Runs `claude` with only its user's configuration: the gateway's address and key, a fresh HOME. */
-function claude(args: string[]): Promise<AgentRun> {
-  return runAgent('claude', args, workDir, {
+/** Runs `claude` on a model with only its user's configuration: the gateway's address and key, the model's window. */
+function claude(model: string, args: string[]): Promise<AgentRun> {
+  const definition = MODEL_DEFINITIONS.find((candidate) => candidate.id === model);
+  if (definition === undefined) throw new Error(`no catalog model ${model}`);
+  return runAgent('claude', [...args, '--model', model], workDir, {
     HOME: home,
     ANTHROPIC_BASE_URL: harness.gateway.url,
     ANTHROPIC_API_KEY: key,
+    CLAUDE_CODE_MAX_CONTEXT_TOKENS: String(definition.contextWindow),
   });
 }
 
@@ -72,10 +76,11 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
     'answers a one-shot -p prompt',
     async () => {
       const from = harness.logs.length;
-      const run = await claude(['-p', 'Say hi to the toll gate.', '--model', model]);
+      const run = await claude(model, ['-p', 'Say hi to the toll gate.']);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout.trim().length).toBeGreaterThan(0);
       expect(run.stdout).not.toMatch(/API Error/);
+      expect(run.stdout + run.stderr).not.toMatch(/doesn't recognize the model/);
       expectAllCallsSucceeded(harness, from, '/v1/messages');
     },
     TEST_TIMEOUT_MS,
@@ -85,11 +90,9 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
     'streams its answer with --output-format stream-json',
     async () => {
       const from = harness.logs.length;
-      const run = await claude([
+      const run = await claude(model, [
         '-p',
         'Describe a river in one line.',
-        '--model',
-        model,
         '--output-format',
         'stream-json',
         '--verbose',
@@ -124,11 +127,9 @@ describe.each(MODELS)('Claude Code on %s', (model) => {
       writeFileSync(file, `${secret}\n`);
       const directive = `[[sim tool=Read args=${encodeURIComponent(JSON.stringify({ file_path: file }))}]]`;
       const from = harness.logs.length;
-      const run = await claude([
+      const run = await claude(model, [
         '-p',
         `Read my notes file and tell me the toll. ${directive}`,
-        '--model',
-        model,
         '--output-format',
         'stream-json',
         '--verbose',

@@ -299,6 +299,9 @@ describe('usage API', () => {
       reasoning_tokens: 0,
       cost_usd: '0',
       cost_nano_usd: '0',
+      unbilled_tokens: 0,
+      unbilled_cost_usd: '0',
+      unbilled_cost_nano_usd: '0',
     });
     const past = await api(
       paid,

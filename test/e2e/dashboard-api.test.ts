@@ -275,6 +275,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         cacheWriteTokens: beta.reduce((sum, record) => sum + record.cacheWriteTokens, 0),
         cacheWrite1hTokens: beta.reduce((sum, record) => sum + record.cacheWrite1hTokens, 0),
         costUsd: '0',
+        unbilledTokens: 0,
+        unbilledUsd: '0',
       });
       const byKey = Object.fromEntries(daily.json.byKey.map((row: { keyId: string }) => [row.keyId, row]));
       expect(byKey[first.key.id]).toMatchObject({ keyName: 'first, "quoted"', hint: first.key.hint, requests: 2 });
@@ -400,6 +402,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           createdAt: expect.any(Number),
           description: 'Top-up: wire transfer',
           requestId: null,
+          unbilledTokens: 0,
+          unbilledUsd: '0',
           usage: null,
         },
         {
@@ -410,6 +414,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           createdAt: expect.any(Number),
           description: 'Top-up: wire transfer',
           requestId: null,
+          unbilledTokens: 0,
+          unbilledUsd: '0',
           usage: null,
         },
       ]);

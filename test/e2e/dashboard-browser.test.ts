@@ -427,6 +427,35 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'desktop-usage-paid');
   });
 
+  it("shows what a key's spend limit left unbilled on the ledger and in the usage breakdown", async () => {
+    const created = await fetch(`${gateway.gateway.url}/v1/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rotatedSecret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'capped', spend_limit: { usd: '0.01', period: 'day' } }),
+    });
+    expect(created.status).toBe(201);
+    const capped = (await created.json()) as { key: string };
+    // The vendor counts 10,000 prompt and 10 output tokens ($0.02515 on beta-5.4): the key's $0.01 pays 4,000 of
+    // them, the other 6,010 ($0.01515) are left unbilled.
+    await sdk(capped.key).chat.completions.create({
+      model: 'beta-5.4',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'Over the limit [[sim words=3 prompt-tokens=10000 output-tokens=10]]' }],
+    });
+    await openNav(page, 'Billing');
+    const ledger = page.getByRole('table', { name: 'Ledger' });
+    const cappedRow = ledger.getByRole('row', { name: /key capped/ });
+    await cappedRow.waitFor();
+    expect(await cappedRow.textContent()).toMatch(/6,010 unbilled \(\$0\.01515\).*-\$0\.01\b/);
+
+    await openNav(page, 'Usage');
+    const byKey = page.getByRole('table', { name: 'Usage by key' });
+    const keyRow = byKey.getByRole('row', { name: /capped/ });
+    await keyRow.waitFor();
+    expect(await keyRow.getByRole('cell').last().textContent()).toBe('6,010 ($0.01515)');
+    await inspect(page, 'desktop-usage-unbilled');
+  });
+
   it('upgrades the tier from the balance in one action, and the next request runs at the new limit', async () => {
     const before = await sdk(rotatedSecret)
       .chat.completions.create({ model: 'beta-5.4', max_tokens: 16, messages: [{ role: 'user', content: 'limit?' }] })
@@ -464,8 +493,8 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     const balance = page.getByRole('region', { name: 'Balance', exact: true });
     await balance.getByText(userBalance, { exact: true }).waitFor();
     await page.getByRole('region', { name: 'Free tokens left today', exact: true }).waitFor();
-    // 3 SDK requests, the notebook's, the snippet's, 2 paid ones and the 2 around the upgrade.
-    expect(await page.getByRole('region', { name: 'Today', exact: true }).textContent()).toContain('9 requests');
+    // 3 SDK requests, the notebook's, the snippet's, 2 paid ones, the capped key's and the 2 around the upgrade.
+    expect(await page.getByRole('region', { name: 'Today', exact: true }).textContent()).toContain('10 requests');
     await page.getByRole('tab', { name: 'Python' }).click();
     expect(await page.getByRole('tabpanel').textContent()).toContain(`base_url="${gateway.gateway.url}/v1"`);
     await page.getByRole('tab', { name: 'TypeScript' }).click();

@@ -383,7 +383,12 @@ describe("bad input: a 400 (404 for an id) in OpenAI's shape naming the field, n
       'input[1].encrypted_content',
     ],
     ['background mode', { input: 'hi', background: true }, 400, 'background'],
-    ['logprobs', { input: 'hi', include: ['message.output_text.logprobs'] }, 400, 'include[0]'],
+    [
+      'logprobs from a model without them',
+      { model: 'alpha-haiku-4-5', input: 'hi', include: ['message.output_text.logprobs'] },
+      400,
+      'include[0]',
+    ],
     ['too many items', { input: Array.from({ length: 10_001 }, () => ({ role: 'user', content: 'x' })) }, 400, 'input'],
     ['temperature out of range', { input: 'hi', temperature: 5 }, 400, 'temperature'],
   ];

@@ -404,9 +404,9 @@ describe('parameters a vendor cannot honour', () => {
     expect(response.headers.get('x-tollgate-dropped-params')).toContain('top_k');
   });
 
-  it('contract-changing ones are refused before any vendor call', async () => {
+  it('contract-changing ones are refused before any vendor call where the vendor cannot honour them', async () => {
     await expect(
-      openai.chat.completions.create({ model: 'gamma-2.5-pro', messages: [{ role: 'user', content: 'hi' }], n: 2 }),
+      openai.chat.completions.create({ model: 'alpha-sonnet-5', messages: [{ role: 'user', content: 'hi' }], n: 2 }),
     ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 });

@@ -40,13 +40,15 @@ export function runAgent(name: AgentName, args: string[], cwd: string, env: Reco
 
 /**
  * Exactly what a user writes to point Codex at a gateway: a custom Responses provider in `$CODEX_HOME/config.toml`
- * whose key comes from `TOLLGATE_API_KEY`. Also makes `home/` inside it, for the run's HOME.
+ * whose key comes from `TOLLGATE_API_KEY`, after any other top-level settings given (a model's window). Also makes
+ * `home/` inside it, for the run's HOME.
  */
-export function writeCodexConfig(codexHome: string, gatewayUrl: string): void {
+export function writeCodexConfig(codexHome: string, gatewayUrl: string, topLevel: readonly string[] = []): void {
   mkdirSync(join(codexHome, 'home'), { recursive: true });
   writeFileSync(
     join(codexHome, 'config.toml'),
     [
+      ...topLevel,
       'model_provider = "tollgate"',
       '',
       '[model_providers.tollgate]',
@@ -66,6 +68,14 @@ export function writeGeminiSettings(home: string): void {
     join(home, '.gemini/settings.json'),
     JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
   );
+}
+
+/** The JSON objects a CLI printed one per line (`--output-format stream-json`, `--json`), other lines skipped. */
+export function jsonLines<T>(stdout: string): T[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as T);
 }
 
 export interface LoggedRequest {

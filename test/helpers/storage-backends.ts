@@ -26,6 +26,7 @@ export const ALL_MIGRATIONS = [
   '0008-tier-upgrades',
   '0009-cache-write-1h',
   '0010-server-tool-usage',
+  '0011-unbilled-usage',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

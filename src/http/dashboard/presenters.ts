@@ -77,7 +77,11 @@ export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail
       usage.cacheWrite1hTokens > 0 ? ` (${usage.cacheWrite1hTokens.toLocaleString('en-US')} written for 1h)` : '';
     const cached = usage.cachedTokens > 0 ? `, ${usage.cachedTokens.toLocaleString('en-US')} cached${oneHour}` : '';
     const key = usage.keyName === null ? '' : ` · key ${usage.keyName}`;
-    description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${key}`;
+    const unbilled =
+      entry.unbilledTokens > 0
+        ? `, ${entry.unbilledTokens.toLocaleString('en-US')} unbilled ($${formatUsd(entry.unbilledNano)})`
+        : '';
+    description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${unbilled}${key}`;
   } else {
     // Older usage entries carry the model as their note; the request id links them to the request either way.
     const detail = entry.note;
@@ -89,6 +93,9 @@ export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail
     kind: entry.kind,
     amountUsd: formatUsd(entry.amountNano),
     balanceAfterUsd: formatUsd(entry.balanceAfterNano),
+    // Reported tokens the settlement could not charge, and their cost at list price (usage lines).
+    unbilledTokens: entry.unbilledTokens,
+    unbilledUsd: formatUsd(entry.unbilledNano),
     createdAt: entry.createdAt,
     description,
     requestId: entry.requestId,

@@ -11,6 +11,9 @@ export interface UsageSums {
   /** The part of `cacheWriteTokens` written for an hour. */
   cacheWrite1hTokens: number;
   costNano: bigint;
+  /** Reported tokens no free allowance, balance or key limit could pay, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledNano: bigint;
 }
 
 export const emptySums = (): UsageSums => ({
@@ -21,6 +24,8 @@ export const emptySums = (): UsageSums => ({
   cacheWriteTokens: 0,
   cacheWrite1hTokens: 0,
   costNano: 0n,
+  unbilledTokens: 0,
+  unbilledNano: 0n,
 });
 
 export function addRow(sums: UsageSums, row: DailyUsageRow): void {
@@ -31,6 +36,8 @@ export function addRow(sums: UsageSums, row: DailyUsageRow): void {
   sums.cacheWriteTokens += row.cacheWriteTokens;
   sums.cacheWrite1hTokens += row.cacheWrite1hTokens;
   sums.costNano += row.costNano;
+  sums.unbilledTokens += row.unbilledTokens;
+  sums.unbilledNano += row.unbilledNano;
 }
 
 /** Every token the requests moved: input (uncached), cache reads and writes, output (reasoning is inside output). */
@@ -47,6 +54,8 @@ export function presentSums(sums: UsageSums) {
     cacheWriteTokens: sums.cacheWriteTokens,
     cacheWrite1hTokens: sums.cacheWrite1hTokens,
     costUsd: formatUsd(sums.costNano),
+    unbilledTokens: sums.unbilledTokens,
+    unbilledUsd: formatUsd(sums.unbilledNano),
   };
 }
 

@@ -76,7 +76,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
         .sort(([, a], [, b]) => compareCost(a.costNano, b.costNano))
         .map(([rowKeyId, sums]) => {
           const key = keysById.get(rowKeyId);
-          const { requests, inputTokens, outputTokens, costUsd } = presentSums(sums);
+          const { requests, inputTokens, outputTokens, costUsd, unbilledTokens, unbilledUsd } = presentSums(sums);
           return {
             keyId: rowKeyId,
             keyName: key?.name ?? null,
@@ -85,6 +85,8 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
             inputTokens,
             outputTokens,
             costUsd,
+            unbilledTokens,
+            unbilledUsd,
           };
         }),
       filters: {
@@ -203,6 +205,9 @@ function presentUsageRecord(record: UsageRecord, keyNames: ReadonlyMap<string, s
     cacheWrite1hTokens: record.cacheWrite1hTokens,
     reasoningTokens: record.reasoningTokens,
     costUsd: formatUsd(record.costNano),
+    // Reported tokens no free allowance, balance or key limit could pay (docs/billing.md#splitting-reported-usage).
+    unbilledTokens: record.unbilledTokens ?? 0,
+    unbilledUsd: formatUsd(record.unbilledNano),
     latencyMs: record.latencyMs,
     status: record.status,
     stream: record.stream,

@@ -1,3 +1,4 @@
+import { countedOverflow } from '../../canonical/context-window.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
 
@@ -12,12 +13,23 @@ const ANTHROPIC_BALANCE_WORDS = 'Credit balance is too low.';
  * `request_id` on a reply's body; an in-stream `error` event has none, as Anthropic's has none.
  */
 export function renderAnthropicError(error: GatewayError, requestId: string | null = null): AnthropicErrorBody {
-  const message = error.code === 'insufficient_balance' ? `${ANTHROPIC_BALANCE_WORDS} ${error.message}` : error.message;
   const body: AnthropicErrorBody = {
     type: 'error',
-    error: { type: error.entry.anthropicType, message },
+    error: { type: error.entry.anthropicType, message: anthropicMessage(error) },
   };
   if (requestId !== null) body.request_id = requestId;
   if (error.details !== undefined) body.error.details = error.details;
   return body;
+}
+
+/**
+ * Anthropic's own wording where a client acts on it: Claude Code compacts its conversation on "prompt is too long:
+ * N tokens > M maximum" and reads the two counts to know how much to drop.
+ */
+function anthropicMessage(error: GatewayError): string {
+  if (error.code === 'insufficient_balance') return `${ANTHROPIC_BALANCE_WORDS} ${error.message}`;
+  const overflow = countedOverflow(error);
+  if (overflow !== undefined)
+    return `prompt is too long: ${overflow.promptTokens} tokens > ${overflow.contextWindow} maximum`;
+  return error.message;
 }

@@ -370,3 +370,36 @@ describe('decodeGeminiCountTokensRequest', () => {
     expect(() => decodeGeminiCountTokensRequest({}, alpha)).toThrow(GatewayError);
   });
 });
+
+describe('decodeGeminiGenerateRequest: choices, log probabilities and VALIDATED', () => {
+  const hello = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
+
+  it('candidateCount and responseLogprobs become the request, named by their Gemini fields', () => {
+    const request = decode({ ...hello, generationConfig: { candidateCount: 3, responseLogprobs: true, logprobs: 4 } });
+    expect(request.choices).toEqual({ count: 3, param: 'generationConfig.candidateCount' });
+    expect(request.logprobs).toEqual({ topCandidates: 4, param: 'generationConfig.responseLogprobs' });
+    expect(request.extensions).toEqual({});
+  });
+
+  it('refuses candidateCount above 8, logprobs above 20, and logprobs without responseLogprobs', () => {
+    expect(refusal({ ...hello, generationConfig: { candidateCount: 9 } }).param).toBe(
+      'generationConfig.candidateCount',
+    );
+    expect(refusal({ ...hello, generationConfig: { responseLogprobs: true, logprobs: 21 } }).param).toBe(
+      'generationConfig.logprobs',
+    );
+    expect(refusal({ ...hello, generationConfig: { logprobs: 2 } }).param).toBe('generationConfig.logprobs');
+  });
+
+  it('VALIDATED is kept, its allowed names keeping only those tools', () => {
+    const request = decode({
+      ...hello,
+      tools,
+      toolConfig: {
+        functionCallingConfig: { mode: 'VALIDATED', allowedFunctionNames: [tools[0]!.functionDeclarations[0]!.name] },
+      },
+    });
+    expect(request.toolChoice).toEqual({ type: 'auto', validated: true });
+    expect(request.tools).toHaveLength(1);
+  });
+});

@@ -449,8 +449,9 @@ function decodeTools(
 }
 
 /**
- * `functionCallingConfig` → tool choice. ANY with allowed names keeps only those tools (exactly what Google
- * means: the model must call one of them); one allowed name is that tool. VALIDATED lets the model choose, like AUTO.
+ * `functionCallingConfig` → tool choice. ANY or VALIDATED with allowed names keeps only those tools (exactly what
+ * Google means: the model may call no other); with ANY one allowed name is that tool. VALIDATED lets the model
+ * choose, like AUTO, and is kept so that Gemini gets it back (other vendors get their `auto`).
  */
 function decodeToolChoice(
   mode: string | undefined,
@@ -459,34 +460,33 @@ function decodeToolChoice(
   param: string,
 ): ToolChoice | undefined {
   if (mode === 'NONE') return { type: 'none' };
-  if (mode !== 'ANY') return mode === undefined || mode === 'MODE_UNSPECIFIED' ? undefined : { type: 'auto' };
-  if (allowed === undefined || allowed.length === 0) return { type: 'required' };
-  const known = new Set((request.tools ?? []).map((tool) => tool.name));
-  const unknown = allowed.find((name) => !known.has(name));
-  if (unknown !== undefined)
-    throw invalidRequest(
-      `'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`,
-      `${param}.allowedFunctionNames`,
-    );
-  if (allowed.length === 1) return { type: 'tool', name: allowed[0]! };
-  request.tools = (request.tools ?? []).filter((tool) => allowed.includes(tool.name));
-  return { type: 'required' };
+  const validated = mode === 'VALIDATED';
+  if (mode !== 'ANY' && !validated)
+    return mode === undefined || mode === 'MODE_UNSPECIFIED' ? undefined : { type: 'auto' };
+  if (allowed !== undefined && allowed.length > 0) {
+    const known = new Set((request.tools ?? []).map((tool) => tool.name));
+    const unknown = allowed.find((name) => !known.has(name));
+    if (unknown !== undefined)
+      throw invalidRequest(
+        `'${param}.allowedFunctionNames' names '${unknown}', which no function declaration has.`,
+        `${param}.allowedFunctionNames`,
+      );
+    // Only those tools are offered: the model may call no other.
+    request.tools = (request.tools ?? []).filter((tool) => allowed.includes(tool.name));
+    if (!validated && allowed.length === 1) return { type: 'tool', name: allowed[0]! };
+  }
+  return validated ? { type: 'auto', validated: true } : { type: 'required' };
 }
 
 function applyGenerationConfig(request: CanonicalRequest, config: GeminiRequestGenerationConfig): void {
   const param = 'generationConfig';
-  if (config.candidateCount !== undefined && config.candidateCount > 1) {
-    throw new GatewayError(
-      'unsupported_parameter',
-      `'${param}.candidateCount' above 1 is not supported: every model behind this gateway returns one candidate.`,
-      { param: `${param}.candidateCount` },
-    );
-  }
-  if (config.responseLogprobs === true || config.logprobs !== undefined) {
-    throw new GatewayError('unsupported_parameter', `'${param}.responseLogprobs' is not supported by this gateway.`, {
-      param: `${param}.responseLogprobs`,
-    });
-  }
+  // Served where the model's vendor can give them, refused by the pipeline (naming these fields) where it cannot.
+  if (config.candidateCount !== undefined && config.candidateCount > 1)
+    request.choices = { count: config.candidateCount, param: `${param}.candidateCount` };
+  if (config.responseLogprobs === true)
+    request.logprobs = { topCandidates: config.logprobs ?? 0, param: `${param}.responseLogprobs` };
+  else if (config.logprobs !== undefined)
+    throw invalidRequest(`'${param}.logprobs' requires '${param}.responseLogprobs' to be true.`, `${param}.logprobs`);
   const modalities = config.responseModalities?.filter((modality) => modality.toUpperCase() !== 'TEXT') ?? [];
   if (modalities.length > 0) {
     throw new GatewayError(

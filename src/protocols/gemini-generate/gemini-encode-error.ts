@@ -1,3 +1,4 @@
+import { countedOverflow } from '../../canonical/context-window.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { GeminiErrorBody, GeminiErrorDetail } from '../../wire/gemini-generate-wire.js';
 
@@ -60,7 +61,16 @@ export function encodeGeminiError(error: GatewayError): GeminiErrorBody {
   ];
   if (error.retryAfterSeconds !== undefined)
     details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${error.retryAfterSeconds}s` });
-  return { error: { code: error.status, message: error.message, status: googleStatusName(error.status), details } };
+  return {
+    error: { code: error.status, message: geminiMessage(error), status: googleStatusName(error.status), details },
+  };
+}
+
+/** Google's own wording for a prompt over the model's window; the gateway's message for everything else. */
+function geminiMessage(error: GatewayError): string {
+  const overflow = countedOverflow(error);
+  if (overflow === undefined) return error.message;
+  return `The input token count (${overflow.promptTokens}) exceeds the maximum number of tokens allowed (${overflow.contextWindow}).`;
 }
 
 /**

@@ -1,11 +1,18 @@
 import { GroundingCollector } from './gemini-encode-grounding.js';
-import type { CanonicalResponse, ResponseBlock } from '../../canonical/accumulate.js';
-import type { FinishReason } from '../../canonical/events.js';
+import {
+  responseChoices,
+  type CanonicalResponse,
+  type ChoiceContent,
+  type ResponseBlock,
+} from '../../canonical/accumulate.js';
+import type { FinishReason, TokenLogprob } from '../../canonical/events.js';
 import { tagSignature } from '../../canonical/reasoning-signature.js';
 import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
 import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
 import type {
+  GeminiCandidate,
   GeminiGenerateContentResponse,
+  GeminiLogprobsResult,
   GeminiPart,
   GeminiUsageMetadata,
 } from '../../wire/gemini-generate-wire.js';
@@ -107,32 +114,50 @@ function argumentsObject(argumentsJson: string): Record<string, unknown> {
   }
 }
 
-/** A whole canonical reply as a `GenerateContentResponse`. */
+/** Canonical token log probabilities as Google's `logprobsResult`: the chosen token and the top ones at each step. */
+export function encodeGeminiLogprobs(tokens: readonly TokenLogprob[]): GeminiLogprobsResult {
+  return {
+    chosenCandidates: tokens.map((token) => ({ token: token.token, logProbability: token.logprob })),
+    topCandidates: tokens.map((token) => ({
+      candidates: token.top.map((top) => ({ token: top.token, logProbability: top.logprob })),
+    })),
+  };
+}
+
+/** A whole canonical reply as a `GenerateContentResponse`, one candidate per choice it holds. */
 export function encodeGeminiResponse(
   response: CanonicalResponse,
   context: GeminiResponseContext,
   costNano?: bigint,
 ): GeminiGenerateContentResponse {
-  const parts = encodeParts(response.content, context);
-  const grounding = new GroundingCollector();
-  for (const block of response.content) {
-    if (block.type === 'server-tool-call') grounding.addCall(block.input);
-    else if (block.type === 'text') for (const citation of block.citations ?? []) grounding.addCitation(citation);
-  }
-  const groundingMetadata = grounding.metadata();
   return {
-    candidates: [
-      {
-        content: { role: 'model', parts: parts.length > 0 ? parts : [{ text: '' }] },
-        finishReason: encodeGeminiFinishReason(response.finishReason, response.rawFinishReason),
-        ...(groundingMetadata === undefined ? {} : { groundingMetadata }),
-        index: 0,
-      },
-    ],
+    candidates: responseChoices(response).map((choice, index) => encodeCandidate(choice, index, context)),
     usageMetadata: encodeGeminiUsage(response.usage, costNano),
     modelVersion: context.model,
     responseId: context.responseId,
   };
+}
+
+function encodeCandidate(choice: ChoiceContent, index: number, context: GeminiResponseContext): GeminiCandidate {
+  const parts = encodeParts(choice.content, context);
+  const candidate: GeminiCandidate = {
+    content: { role: 'model', parts: parts.length > 0 ? parts : [{ text: '' }] },
+    finishReason: encodeGeminiFinishReason(choice.finishReason, choice.rawFinishReason),
+    index,
+  };
+  const tokens = choice.logprobs;
+  if (tokens !== undefined && tokens.length > 0) {
+    candidate.logprobsResult = encodeGeminiLogprobs(tokens);
+    candidate.avgLogprobs = tokens.reduce((sum, token) => sum + token.logprob, 0) / tokens.length;
+  }
+  const grounding = new GroundingCollector();
+  for (const block of choice.content) {
+    if (block.type === 'server-tool-call') grounding.addCall(block.input);
+    else if (block.type === 'text') for (const citation of block.citations ?? []) grounding.addCitation(citation);
+  }
+  const groundingMetadata = grounding.metadata();
+  if (groundingMetadata !== undefined) candidate.groundingMetadata = groundingMetadata;
+  return candidate;
 }
 
 function encodeParts(blocks: readonly ResponseBlock[], context: GeminiResponseContext): GeminiPart[] {

@@ -6,6 +6,7 @@ import { GeminiStreamEncoder, type GeminiStreamFraming } from './gemini-encode-s
 import { encodeGeminiResponse, type GeminiResponseContext } from './gemini-encode-response.js';
 import { unpackReasoning } from './gemini-reasoning-carrier.js';
 import { accumulate } from '../../canonical/accumulate.js';
+import { WholeReply } from '../../providers/whole-reply.js';
 
 const context: GeminiResponseContext = {
   responseId: 'req_1',
@@ -31,7 +32,11 @@ const toolReply: CanonicalEvent[] = [
 ];
 
 interface Chunk {
-  candidates?: Array<{ content: { role: string; parts: Array<Record<string, unknown>> }; finishReason?: string }>;
+  candidates?: Array<{
+    content: { role: string; parts: Array<Record<string, unknown>> };
+    finishReason?: string;
+    index?: number;
+  }>;
   usageMetadata?: Record<string, unknown>;
   responseId?: string;
   error?: { code: number; status: string };
@@ -165,5 +170,50 @@ describe('GeminiStreamEncoder', () => {
       'functionCall+thoughtSignature',
     ]);
     expect(hidden.usageMetadata).not.toHaveProperty('cost');
+  });
+});
+
+describe('GeminiStreamEncoder: several candidates', () => {
+  const tokens = [{ token: 'A', logprob: -0.25, top: [{ token: 'A', logprob: -0.25 }] }];
+  const twoCandidates: CanonicalEvent[] = [
+    { type: 'response-start', id: 'r', model: 'm', created: 1 },
+    { type: 'text-start', blockId: 't0' },
+    { type: 'text-delta', blockId: 't0', text: 'A', logprobs: tokens },
+    { type: 'text-end', blockId: 't0' },
+    { type: 'text-start', blockId: 't1', choice: 1 },
+    { type: 'text-delta', blockId: 't1', text: 'B' },
+    { type: 'text-end', blockId: 't1' },
+    { type: 'finish', reason: 'stop', rawReason: 'stop' },
+    { type: 'finish', reason: 'length', rawReason: 'length', choice: 1 },
+  ];
+
+  it('each chunk names its candidate; the last has every candidate and its finish; tokens as logprobsResult', () => {
+    const chunks = sseChunks(run(twoCandidates, 'sse'));
+    expect(chunks[0]!.candidates).toEqual([
+      {
+        content: { role: 'model', parts: [{ text: 'A' }] },
+        index: 0,
+        logprobsResult: {
+          chosenCandidates: [{ token: 'A', logProbability: -0.25 }],
+          topCandidates: [{ candidates: [{ token: 'A', logProbability: -0.25 }] }],
+        },
+      },
+    ]);
+    const last = chunks.at(-1)!;
+    expect(last.candidates!.map((candidate) => [candidate.index, candidate.finishReason])).toEqual([
+      [0, 'STOP'],
+      [1, 'MAX_TOKENS'],
+    ]);
+    expect(last.candidates![1]!.content?.parts).toEqual([{ text: 'B' }]);
+  });
+
+  it('a whole reply has one candidate per choice, with logprobsResult and avgLogprobs', async () => {
+    const response = encodeGeminiResponse(await accumulate(WholeReply.of(twoCandidates)), context);
+    expect(response.candidates!.map((candidate) => candidate.content?.parts)).toEqual([
+      [{ text: 'A' }],
+      [{ text: 'B' }],
+    ]);
+    expect(response.candidates![0]!.avgLogprobs).toBe(-0.25);
+    expect(response.candidates![1]).not.toHaveProperty('logprobsResult');
   });
 });

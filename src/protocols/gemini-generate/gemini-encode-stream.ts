@@ -1,14 +1,15 @@
 import { GroundingCollector } from './gemini-encode-grounding.js';
 import type { GatewayError } from '../../canonical/errors.js';
-import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
+import type { CanonicalEvent, FinishReason, TokenLogprob } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import { sseData } from '../../streaming/sse-writer.js';
-import type { GeminiGenerateContentResponse, GeminiPart } from '../../wire/gemini-generate-wire.js';
+import type { GeminiCandidate, GeminiGenerateContentResponse, GeminiPart } from '../../wire/gemini-generate-wire.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
 import { encodeGeminiStreamError } from './gemini-encode-error.js';
 import {
   encodeGeminiFinishReason,
+  encodeGeminiLogprobs,
   encodeGeminiUsage,
   functionCallPart,
   thoughtPart,
@@ -42,11 +43,14 @@ export class GeminiStreamEncoder implements StreamEncoder {
    * JSON segment at the end"); leading whitespace it skips. A blank line is also JSON whitespace for the array form.
    */
   readonly keepAlive: string;
-  private held: GeminiPart[] | undefined;
+  private held: HeldChunk | undefined;
   private chunks = 0;
-  private finishReason: FinishReason | null = null;
-  private rawFinishReason: string | null = null;
-  private readonly tools = new Map<string, { id: string; name: string; argumentsJson: string }>();
+  /** Each candidate's finish, by index (one candidate unless the request asked for several). */
+  private readonly finishes = new Map<number, { reason: FinishReason; raw: string | null }>();
+  /** The candidate of each block of a candidate after the first. */
+  private readonly blockCandidates = new Map<string, number>();
+  private readonly tools = new Map<string, { blockId: string; id: string; name: string; argumentsJson: string }>();
+  /** The reply's searches and the sources its text cites: the first candidate's grounding, on the last chunk. */
   private readonly grounding = new GroundingCollector();
   private readonly thoughts = new Map<string, ReasoningBlock>();
   /** Every reasoning block of the reply, for the carrier on its first call. */
@@ -66,9 +70,13 @@ export class GeminiStreamEncoder implements StreamEncoder {
   encode(event: CanonicalEvent): string {
     if (this.closed) return '';
     switch (event.type) {
+      case 'text-start':
+        this.follow(event.blockId, event.choice);
+        return '';
       case 'text-delta':
-        return event.text === '' ? '' : this.push({ text: event.text });
+        return event.text === '' ? '' : this.push({ text: event.text }, event.blockId, event.logprobs);
       case 'reasoning-start': {
+        this.follow(event.blockId, event.choice);
         const block: ReasoningBlock = {
           type: 'reasoning',
           text: '',
@@ -81,7 +89,9 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'reasoning-delta': {
         const block = this.thoughts.get(event.blockId);
         if (block !== undefined) block.text += event.text;
-        return this.context.includeThoughts && event.text !== '' ? this.push({ text: event.text, thought: true }) : '';
+        return this.context.includeThoughts && event.text !== ''
+          ? this.push({ text: event.text, thought: true }, event.blockId)
+          : '';
       }
       case 'reasoning-signature': {
         const block = this.thoughts.get(event.blockId);
@@ -93,11 +103,12 @@ export class GeminiStreamEncoder implements StreamEncoder {
         this.thoughts.delete(event.blockId);
         // The signature closes the thought, on a part of its own (text already went out as it came).
         return block !== undefined && this.context.includeThoughts
-          ? this.push({ ...thoughtPart({ text: '', signature: block.signature }, this.context) })
+          ? this.push({ ...thoughtPart({ text: '', signature: block.signature }, this.context) }, event.blockId)
           : '';
       }
       case 'tool-call-start':
-        this.tools.set(event.blockId, { id: event.id, name: event.name, argumentsJson: '' });
+        this.follow(event.blockId, event.choice);
+        this.tools.set(event.blockId, { blockId: event.blockId, id: event.id, name: event.name, argumentsJson: '' });
         return '';
       case 'tool-call-delta': {
         const call = this.tools.get(event.blockId);
@@ -108,16 +119,15 @@ export class GeminiStreamEncoder implements StreamEncoder {
         const call = this.tools.get(event.blockId);
         if (call === undefined) return '';
         this.tools.delete(event.blockId);
+        this.blockCandidates.delete(event.blockId);
         return this.pushCall(call);
       }
       case 'finish':
-        this.finishReason = event.reason;
-        this.rawFinishReason = event.rawReason;
+        this.finishes.set(event.choice ?? 0, { reason: event.reason, raw: event.rawReason });
         return '';
       case 'error':
         return this.error(event.error);
       case 'response-start':
-      case 'text-start':
       case 'text-end':
       case 'usage':
       case 'server-tool-result':
@@ -138,12 +148,24 @@ export class GeminiStreamEncoder implements StreamEncoder {
     let out = '';
     for (const call of this.tools.values()) out += this.pushCall(call);
     this.tools.clear();
-    const parts = this.held ?? [{ text: '' }];
+    const held = this.held ?? { candidate: 0, parts: [{ text: '' }] };
     this.held = undefined;
-    const chunk = this.chunk(parts);
-    chunk.candidates![0]!.finishReason = encodeGeminiFinishReason(this.finishReason, this.rawFinishReason);
-    const groundingMetadata = this.grounding.metadata();
-    if (groundingMetadata !== undefined) chunk.candidates![0]!.groundingMetadata = groundingMetadata;
+    // Every candidate's finish on the last chunk; those the held parts are not of get an empty text part.
+    const indexes = new Set([held.candidate, 0, ...this.finishes.keys()]);
+    const chunk: GeminiGenerateContentResponse = {
+      candidates: [...indexes]
+        .sort((a, b) => a - b)
+        .map((index) => {
+          const candidate = index === held.candidate ? heldCandidate(held) : emptyCandidate(index);
+          const finish = this.finishes.get(index);
+          candidate.finishReason = encodeGeminiFinishReason(finish?.reason ?? null, finish?.raw ?? null);
+          const groundingMetadata = index === 0 ? this.grounding.metadata() : undefined;
+          if (groundingMetadata !== undefined) candidate.groundingMetadata = groundingMetadata;
+          return candidate;
+        }),
+      modelVersion: this.context.model,
+      responseId: this.context.responseId,
+    };
     chunk.usageMetadata = encodeGeminiUsage(usage, costNano);
     out += this.frame(chunk);
     return this.framing === 'json-array' ? `${out}]` : out;
@@ -159,26 +181,34 @@ export class GeminiStreamEncoder implements StreamEncoder {
     return this.framing === 'json-array' ? `${out}]` : out;
   }
 
-  private pushCall(call: { id: string; name: string; argumentsJson: string }): string {
+  private follow(blockId: string, candidate: number | undefined): void {
+    if (candidate !== undefined && candidate > 0) this.blockCandidates.set(blockId, candidate);
+  }
+
+  private pushCall(call: { blockId: string; id: string; name: string; argumentsJson: string }): string {
     const part = functionCallPart(call.id, call.name, call.argumentsJson);
     if (!this.sentCall) {
       this.sentCall = true;
       const carrier = packReasoning(this.reasoning, this.context.vendor);
       if (carrier !== undefined) part.thoughtSignature = carrier;
     }
-    return this.push(part);
+    return this.push(part, call.blockId);
   }
 
-  /** Holds `part` in a new chunk and sends the one held before it. */
-  private push(part: GeminiPart): string {
+  /** Holds `part` (of the block's candidate) in a new chunk and sends the one held before it. */
+  private push(part: GeminiPart, blockId: string, logprobs?: readonly TokenLogprob[]): string {
     const previous = this.held;
-    this.held = [part];
+    this.held = {
+      candidate: this.blockCandidates.get(blockId) ?? 0,
+      parts: [part],
+      ...(logprobs === undefined ? {} : { logprobs }),
+    };
     return previous === undefined ? '' : this.frame(this.chunk(previous));
   }
 
-  private chunk(parts: GeminiPart[]): GeminiGenerateContentResponse {
+  private chunk(held: HeldChunk): GeminiGenerateContentResponse {
     return {
-      candidates: [{ content: { role: 'model', parts }, index: 0 }],
+      candidates: [heldCandidate(held)],
       modelVersion: this.context.model,
       responseId: this.context.responseId,
     };
@@ -189,4 +219,21 @@ export class GeminiStreamEncoder implements StreamEncoder {
     if (this.framing === 'sse') return sseData(json);
     return `${this.chunks++ === 0 ? '[' : ',\r\n'}${json}`;
   }
+}
+
+/** A chunk not sent yet: parts of one candidate, and the log probabilities of its text. */
+interface HeldChunk {
+  candidate: number;
+  parts: GeminiPart[];
+  logprobs?: readonly TokenLogprob[];
+}
+
+function heldCandidate(held: HeldChunk): GeminiCandidate {
+  const candidate: GeminiCandidate = { content: { role: 'model', parts: held.parts }, index: held.candidate };
+  if (held.logprobs !== undefined) candidate.logprobsResult = encodeGeminiLogprobs(held.logprobs);
+  return candidate;
+}
+
+function emptyCandidate(index: number): GeminiCandidate {
+  return { content: { role: 'model', parts: [{ text: '' }] }, index };
 }

@@ -63,7 +63,7 @@ const generationConfig = z.looseObject({
   temperature: z.number().min(0).max(2).optional(),
   topP: z.number().min(0).max(1).optional(),
   topK: z.number().int().min(1).optional(),
-  candidateCount: z.number().int().min(1).optional(),
+  candidateCount: z.number().int().min(1).max(8).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
   stopSequences: z.array(z.string()).max(5, 'may hold at most 5 sequences').optional(),
   seed: z.number().int().optional(),
@@ -74,7 +74,7 @@ const generationConfig = z.looseObject({
   responseJsonSchema: z.unknown().optional(),
   responseModalities: z.array(z.string()).optional(),
   responseLogprobs: z.boolean().optional(),
-  logprobs: z.number().int().optional(),
+  logprobs: z.number().int().min(0).max(20).optional(),
   thinkingConfig: thinkingConfig.optional(),
 });
 

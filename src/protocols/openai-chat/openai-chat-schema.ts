@@ -144,7 +144,7 @@ export const openAIChatRequestSchema = z.looseObject({
     .looseObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
     .nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4, 'may hold at most 4 sequences')]).nullish(),
-  n: positiveInteger.nullish(),
+  n: positiveInteger.max(128).nullish(),
   tools: z.array(functionTool).max(128).optional(),
   tool_choice: toolChoice.optional(),
   parallel_tool_calls: z.boolean().nullish(),
@@ -180,6 +180,8 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'stream_options',
   'stop',
   'n',
+  'logprobs',
+  'top_logprobs',
   'tools',
   'tool_choice',
   'parallel_tool_calls',

@@ -195,9 +195,26 @@ describe('decodeOpenAIChatRequest', () => {
     expect(uploaded.param).toBe('messages[0].content[1].file.file_id');
   });
 
-  it('refuses parameters whose meaning it cannot keep', () => {
-    expect(decodeError({ model: 'm', messages: [user], n: 2 }).code).toBe('unsupported_parameter');
-    expect(decodeError({ model: 'm', messages: [user], logprobs: true }).code).toBe('unsupported_parameter');
+  it('decodes n and logprobs into the request, with the field a refusal names', () => {
+    const { request } = decodeOpenAIChatRequest({
+      model: 'm',
+      messages: [user],
+      n: 3,
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    expect(request.choices).toEqual({ count: 3, param: 'n' });
+    expect(request.logprobs).toEqual({ topCandidates: 2, param: 'logprobs' });
+    expect(request.extensions).toEqual({});
+    const single = decodeOpenAIChatRequest({ model: 'm', messages: [user], n: 1, logprobs: false }).request;
+    expect(single.choices).toBeUndefined();
+    expect(single.logprobs).toBeUndefined();
+  });
+
+  it('refuses n above 128 and top_logprobs without logprobs, naming the field', () => {
+    expect(decodeError({ model: 'm', messages: [user], n: 129 }).param).toBe('n');
+    expect(decodeError({ model: 'm', messages: [user], top_logprobs: 2 }).param).toBe('top_logprobs');
+    expect(decodeError({ model: 'm', messages: [user], logprobs: true, top_logprobs: 21 }).param).toBe('top_logprobs');
   });
 
   it('decodes prompt_cache_key and prompt_cache_retention into the request, not as extensions', () => {

@@ -96,6 +96,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     request.reasoning = { effort: input.reasoning_effort };
   }
   if (input.user !== undefined) request.user = input.user;
+  decodeOutputOptions(input, request);
   decodePromptCacheFields(input, request);
   const automatic = breakpoints.take(input.cache_control, 'cache_control');
   if (automatic !== undefined) request.cache = automatic;
@@ -126,20 +127,19 @@ function samplingOf(input: OpenAIChatRequestBody, stop: string[] | undefined): S
   return sampling;
 }
 
+/**
+ * `n` and `logprobs` / `top_logprobs`: served where the model's vendor can give them, refused (by the pipeline, once
+ * the model is known) where it cannot. `top_logprobs` without `logprobs: true` is OpenAI's own 400.
+ */
+function decodeOutputOptions(input: OpenAIChatRequestBody, request: CanonicalRequest): void {
+  if (input.n !== undefined && input.n !== null && input.n > 1) request.choices = { count: input.n, param: 'n' };
+  const top = input.top_logprobs ?? undefined;
+  if (input.logprobs === true) request.logprobs = { topCandidates: top ?? 0, param: 'logprobs' };
+  else if (top !== undefined) throw invalidRequest("'top_logprobs' requires 'logprobs' to be true.", 'top_logprobs');
+}
+
 /** Parameters whose meaning the gateway cannot keep: refused rather than silently changed. */
 function rejectContractChanges(input: OpenAIChatRequestBody): void {
-  if (input.n !== undefined && input.n !== null && input.n > 1) {
-    throw new GatewayError(
-      'unsupported_parameter',
-      "'n' greater than 1 is not supported: send one request per choice.",
-      { param: 'n' },
-    );
-  }
-  if (input.logprobs === true) {
-    throw new GatewayError('unsupported_parameter', "'logprobs' is not supported by this gateway.", {
-      param: 'logprobs',
-    });
-  }
   if (input.stream_options != null && input.stream !== true) {
     throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
   }

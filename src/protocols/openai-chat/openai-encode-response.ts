@@ -1,7 +1,8 @@
 import { type UrlCitationAnnotation, urlCitationAnnotation } from './openai-encode-annotations.js';
-import type { CanonicalResponse } from '../../canonical/accumulate.js';
+import { responseChoices, type CanonicalResponse, type ChoiceContent } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { OpenAIChatCompletion, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
+import { encodeOpenAILogprobs } from '../shared/openai-logprobs.js';
 import { encodeOpenAIUsage } from './openai-encode-usage.js';
 
 const FINISH_REASONS: Readonly<Record<FinishReason, string>> = {
@@ -26,17 +27,28 @@ export interface OpenAIResponseContext {
   model: string;
 }
 
-/** A whole canonical reply as an OpenAI `chat.completion` object. */
+/** A whole canonical reply as an OpenAI `chat.completion` object, one `choices` entry per choice it holds. */
 export function encodeOpenAIResponse(
   response: CanonicalResponse,
   context: OpenAIResponseContext,
   costNano?: bigint,
 ): OpenAIChatCompletion & { usage: NonNullable<OpenAIChatCompletion['usage']> } {
+  return {
+    id: context.id,
+    object: 'chat.completion',
+    created: response.created || Math.floor(Date.now() / 1000),
+    model: context.model,
+    choices: responseChoices(response).map(encodeChoice),
+    usage: encodeOpenAIUsage(response.usage, costNano),
+  };
+}
+
+function encodeChoice(choice: ChoiceContent, index: number): OpenAIChatCompletion['choices'][number] {
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
   const annotations: UrlCitationAnnotation[] = [];
-  for (const block of response.content) {
+  for (const block of choice.content) {
     if (block.type === 'text') {
       for (const citation of block.citations ?? [])
         if (citation.url !== '') annotations.push(urlCitationAnnotation(citation, block.text, text.length));
@@ -59,18 +71,9 @@ export function encodeOpenAIResponse(
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (annotations.length > 0) message.annotations = annotations;
   return {
-    id: context.id,
-    object: 'chat.completion',
-    created: response.created || Math.floor(Date.now() / 1000),
-    model: context.model,
-    choices: [
-      {
-        index: 0,
-        message,
-        logprobs: null,
-        finish_reason: encodeOpenAIFinishReason(response.finishReason, toolCalls.length > 0),
-      },
-    ],
-    usage: encodeOpenAIUsage(response.usage, costNano),
+    index,
+    message,
+    logprobs: choice.logprobs === undefined ? null : { content: encodeOpenAILogprobs(choice.logprobs), refusal: null },
+    finish_reason: encodeOpenAIFinishReason(choice.finishReason, toolCalls.length > 0),
   };
 }

@@ -83,3 +83,42 @@ describe('OpenAIChatStreamEncoder', () => {
     );
   });
 });
+
+describe('OpenAIChatStreamEncoder: several choices', () => {
+  it('each choice opens with its role, carries its index, tool calls and finish, and its tokens', () => {
+    const encoder = new OpenAIChatStreamEncoder({ id: 'chatcmpl-1', model: 'beta-5.4' }, false, 99);
+    const events: CanonicalEvent[] = [
+      { type: 'response-start', id: 'x', model: 'm', created: 1 },
+      { type: 'text-start', blockId: 'a' },
+      { type: 'text-delta', blockId: 'a', text: 'Hi', logprobs: [{ token: 'Hi', logprob: -1, top: [] }] },
+      { type: 'finish', reason: 'stop', rawReason: 'stop' },
+      { type: 'tool-call-start', blockId: 'b', id: 'call_1', name: 'f', choice: 1 },
+      { type: 'tool-call-delta', blockId: 'b', argumentsDelta: '{}' },
+      { type: 'finish', reason: 'tool-calls', rawReason: 'tool_calls', choice: 1 },
+    ];
+    const choices = events
+      .map((event) => encoder.encode(event))
+      .join('')
+      .split('\n\n')
+      .filter(Boolean)
+      .map((frame) => (JSON.parse(frame.slice('data: '.length)) as { choices: unknown[] }).choices[0]);
+    expect(choices).toEqual([
+      { index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null },
+      {
+        index: 0,
+        delta: { content: 'Hi' },
+        logprobs: { content: [{ token: 'Hi', logprob: -1, bytes: [72, 105], top_logprobs: [] }], refusal: null },
+        finish_reason: null,
+      },
+      { index: 0, delta: {}, finish_reason: 'stop' },
+      { index: 1, delta: { role: 'assistant', content: '' }, finish_reason: null },
+      {
+        index: 1,
+        delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] },
+        finish_reason: null,
+      },
+      { index: 1, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, finish_reason: null },
+      { index: 1, delta: {}, finish_reason: 'tool_calls' },
+    ]);
+  });
+});

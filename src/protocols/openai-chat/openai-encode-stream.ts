@@ -1,35 +1,45 @@
 import type { Citation } from '../../canonical/server-tools.js';
 import { urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { GatewayError } from '../../canonical/errors.js';
-import type { CanonicalEvent } from '../../canonical/events.js';
+import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
 import { encodeOpenAIFinishReason, type OpenAIResponseContext } from './openai-encode-response.js';
 import { encodeOpenAIError } from './openai-encode-error.js';
 import { encodeOpenAIUsage } from './openai-encode-usage.js';
+import { encodeOpenAILogprobs } from '../shared/openai-logprobs.js';
+
+/** What the encoder tracks of one choice: its tool calls' indexes, and whether its role chunk went out. */
+interface ChoiceState {
+  index: number;
+  toolIndexes: Map<string, number>;
+  sawToolCall: boolean;
+  roleSent: boolean;
+}
 
 /**
- * Canonical events → OpenAI `chat.completion.chunk` SSE frames (docs/protocols/wire-openai-chat.md#stream): the role
- * chunk first, content / tool-call chunks, the finish chunk, the usage chunk when the client asked for it, `[DONE]`
- * last.
+ * Canonical events → OpenAI `chat.completion.chunk` SSE frames (docs/protocols/wire-openai-chat.md#stream): per
+ * choice the role chunk first, content / tool-call chunks, the finish chunk; then the usage chunk when the client
+ * asked for it, `[DONE]` last. A reply with several choices (`n`) tells them apart by the choice's `index`.
  */
 export class OpenAIChatStreamEncoder {
   private readonly prefix: string;
   /** A content delta's frame around its JSON string, made once: per chunk it is then two concatenations. */
   private readonly contentHead: string;
   private readonly contentTail: string;
-  private readonly toolIndexes = new Map<string, number>();
-  private sawToolCall = false;
-  /** Characters of content sent so far: where a text block starts. */
+  private readonly first: ChoiceState = newChoice(0);
+  /** Choices after the first, and the choice of each of their blocks. */
+  private readonly others = new Map<number, ChoiceState>();
+  private readonly blockChoices = new Map<string, ChoiceState>();
+  /** Characters of the first choice's content sent so far: where a text block starts. */
   private textLength = 0;
-  /** The latest text block, kept to place its citations. */
+  /** The first choice's latest text block, kept to place its citations (a web search's sources). */
   private textBlock: { blockId: string; offset: number; text: string; citations: Citation[] } = {
     blockId: '',
     offset: 0,
     text: '',
     citations: [],
   };
-  private roleSent = false;
 
   constructor(
     context: OpenAIResponseContext,
@@ -46,47 +56,58 @@ export class OpenAIChatStreamEncoder {
   encode(event: CanonicalEvent): string {
     switch (event.type) {
       case 'response-start':
-        return this.roleChunk();
-      case 'text-delta':
-        this.textLength += event.text.length;
-        if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
-        // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
-        // The same bytes as this.chunk(`"choices":[{"index":0,"delta":{"content":…}},"finish_reason":null}]`).
-        return this.roleChunk() + this.contentHead + JSON.stringify(event.text) + this.contentTail;
-      case 'reasoning-delta':
-        return (
-          this.roleChunk() +
-          this.chunk(
-            `"choices":[{"index":0,"delta":{"reasoning_content":${JSON.stringify(event.text)}},"finish_reason":null}]`,
-          )
-        );
+        return this.roleChunk(this.first);
+      case 'text-start': {
+        const choice = this.open(event.blockId, event.choice);
+        if (choice === this.first)
+          this.textBlock = { blockId: event.blockId, offset: this.textLength, text: '', citations: [] };
+        return this.roleChunk(choice);
+      }
+      case 'reasoning-start':
+        return this.roleChunk(this.open(event.blockId, event.choice));
+      case 'text-delta': {
+        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        if (choice === this.first) {
+          this.textLength += event.text.length;
+          if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
+        }
+        if (choice === this.first && event.logprobs === undefined)
+          // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
+          // The same bytes as this.deltaChunk(this.first, {content: …}).
+          return this.roleChunk(choice) + this.contentHead + JSON.stringify(event.text) + this.contentTail;
+        return this.roleChunk(choice) + this.deltaChunk(choice, { content: event.text }, event.logprobs);
+      }
+      case 'reasoning-delta': {
+        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        return this.roleChunk(choice) + this.deltaChunk(choice, { reasoning_content: event.text });
+      }
       case 'tool-call-start': {
-        const index = this.toolIndexes.size;
-        this.toolIndexes.set(event.blockId, index);
-        this.sawToolCall = true;
+        const choice = this.open(event.blockId, event.choice);
+        const index = choice.toolIndexes.size;
+        choice.toolIndexes.set(event.blockId, index);
+        choice.sawToolCall = true;
         return (
-          this.roleChunk() +
-          this.deltaChunk({
+          this.roleChunk(choice) +
+          this.deltaChunk(choice, {
             tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }],
           })
         );
       }
       case 'tool-call-delta': {
-        const index = this.toolIndexes.get(event.blockId) ?? 0;
-        return this.deltaChunk({ tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
+        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const index = choice.toolIndexes.get(event.blockId) ?? 0;
+        return this.deltaChunk(choice, { tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
       }
-      case 'finish':
+      case 'finish': {
+        const choice = this.choice(event.choice);
+        const reason = JSON.stringify(encodeOpenAIFinishReason(event.reason, choice.sawToolCall));
         return (
-          this.roleChunk() +
-          this.chunk(
-            `"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(encodeOpenAIFinishReason(event.reason, this.sawToolCall))}}]`,
-          )
+          this.roleChunk(choice) +
+          this.chunk(`"choices":[{"index":${choice.index},"delta":{},"finish_reason":${reason}}]`)
         );
+      }
       case 'error':
         return this.error(event.error);
-      case 'text-start':
-        this.textBlock = { blockId: event.blockId, offset: this.textLength, text: '', citations: [] };
-        return '';
       case 'text-citation':
         if (this.textBlock.blockId === event.blockId && event.citation.url !== '')
           this.textBlock.citations.push(event.citation);
@@ -116,21 +137,48 @@ export class OpenAIChatStreamEncoder {
     const block = this.textBlock;
     if (block.blockId !== blockId || block.citations.length === 0) return '';
     const annotations = block.citations.map((citation) => urlCitationAnnotation(citation, block.text, block.offset));
-    return this.roleChunk() + this.deltaChunk({ annotations });
+    return this.roleChunk(this.first) + this.deltaChunk(this.first, { annotations });
   }
 
-  private roleChunk(): string {
-    if (this.roleSent) return '';
-    this.roleSent = true;
-    return this.deltaChunk({ role: 'assistant', content: '' });
+  /** The choice a block belongs to, remembered for its deltas (the first choice's blocks need no entry). */
+  private open(blockId: string, index: number | undefined): ChoiceState {
+    const choice = this.choice(index);
+    if (choice !== this.first) this.blockChoices.set(blockId, choice);
+    return choice;
   }
 
-  private deltaChunk(delta: Record<string, unknown>): string {
-    return this.chunk(`"choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":null}]`);
+  private choice(index: number | undefined): ChoiceState {
+    if (index === undefined || index === 0) return this.first;
+    let choice = this.others.get(index);
+    if (choice === undefined) {
+      choice = newChoice(index);
+      this.others.set(index, choice);
+    }
+    return choice;
+  }
+
+  private roleChunk(choice: ChoiceState): string {
+    if (choice.roleSent) return '';
+    choice.roleSent = true;
+    return this.deltaChunk(choice, { role: 'assistant', content: '' });
+  }
+
+  private deltaChunk(choice: ChoiceState, delta: Record<string, unknown>, logprobs?: readonly TokenLogprob[]): string {
+    const logprobsField =
+      logprobs === undefined
+        ? ''
+        : `,"logprobs":${JSON.stringify({ content: encodeOpenAILogprobs(logprobs), refusal: null })}`;
+    return this.chunk(
+      `"choices":[{"index":${choice.index},"delta":${JSON.stringify(delta)}${logprobsField},"finish_reason":null}]`,
+    );
   }
 
   /** With include_usage, OpenAI sends `usage: null` on every chunk but the last. */
   private chunk(rest: string): string {
     return sseData(`${this.prefix}${rest}${this.includeUsage ? ',"usage":null' : ''}}`);
   }
+}
+
+function newChoice(index: number): ChoiceState {
+  return { index, toolIndexes: new Map(), sawToolCall: false, roleSent: false };
 }

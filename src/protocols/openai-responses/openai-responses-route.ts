@@ -33,7 +33,7 @@ export function registerOpenAIResponsesRoutes(
   pipeline: ChatPipeline,
   stored: StoredResponses | undefined,
 ): void {
-  app.post('/v1/responses', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
+  app.post('/v1/responses', { config: { protocol: 'openai-responses', rateLimited: true } }, async (request, reply) => {
     const parsed = parseResponsesRequest(request.body);
     const accountId = request.auth!.account.id;
     const history = await resolveStoredContext(stored, accountId, parsed);

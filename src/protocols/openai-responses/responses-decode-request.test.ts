@@ -357,7 +357,6 @@ describe('decodeResponsesRequest', () => {
       'metadata',
     ],
     ['conversation', { input: 'x', conversation: 'conv_1' }, 'conversation'],
-    ['top_logprobs', { input: 'x', top_logprobs: 3 }, 'top_logprobs'],
     ['a zero max_output_tokens', { input: 'x', max_output_tokens: 0 }, 'max_output_tokens'],
   ])('refuses %s with a 400 naming the field', (_name, body, param) => {
     const error = decodeError(body);
@@ -385,5 +384,24 @@ describe('decodeResponsesRequest', () => {
     const error = decodeError({ input: 'hi', ...fields });
     expect(error.status).toBe(400);
     expect(error.param).toBe(param);
+  });
+});
+
+describe('decodeResponsesRequest: safety_identifier and log probabilities', () => {
+  it('keeps safety_identifier beside user', () => {
+    const { request } = decode({ input: 'x', user: 'u-1', safety_identifier: 'hash-1' });
+    expect(request.user).toBe('u-1');
+    expect(request.safetyIdentifier).toBe('hash-1');
+  });
+
+  it('asks for log probabilities with the include value or top_logprobs, naming the field that asked', () => {
+    const included = decode({ input: 'x', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+    expect(included.request.logprobs).toEqual({ topCandidates: 2, param: 'include[0]' });
+    expect(included.droppedParameters).toEqual([]);
+    expect(decode({ input: 'x', top_logprobs: 3 }).request.logprobs).toEqual({
+      topCandidates: 3,
+      param: 'top_logprobs',
+    });
+    expect(decode({ input: 'x', top_logprobs: 0 }).request.logprobs).toBeUndefined();
   });
 });

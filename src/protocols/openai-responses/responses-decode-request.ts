@@ -5,6 +5,7 @@ import type {
   ContentBlock,
   DocumentBlock,
   ImageBlock,
+  LogprobsRequest,
   ResponseFormat,
   SamplingParameters,
   TextBlock,
@@ -108,21 +109,20 @@ export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
       { param: 'conversation' },
     );
   }
-  for (const [index, value] of (input.include ?? []).entries()) {
-    if (value === 'message.output_text.logprobs') {
-      throw new GatewayError(
-        'unsupported_parameter',
-        "'message.output_text.logprobs' is not supported by this gateway.",
-        { param: `include[${index}]` },
-      );
-    }
-  }
-  if (input.top_logprobs != null && input.top_logprobs > 0) {
-    throw new GatewayError('unsupported_parameter', "'top_logprobs' is not supported by this gateway.", {
-      param: 'top_logprobs',
-    });
-  }
   return input;
+}
+
+const LOGPROBS_INCLUDE = 'message.output_text.logprobs';
+
+/**
+ * Log probabilities: asked for with `include: ["message.output_text.logprobs"]` or `top_logprobs` above 0. Served
+ * where the model's vendor gives them; refused by the pipeline, naming the field that asked, where it does not.
+ */
+function decodeLogprobs(input: ParsedResponsesRequest): LogprobsRequest | undefined {
+  const top = input.top_logprobs ?? 0;
+  const included = (input.include ?? []).indexOf(LOGPROBS_INCLUDE);
+  if (included >= 0) return { topCandidates: top, param: `include[${included}]` };
+  return top > 0 ? { topCandidates: top, param: 'top_logprobs' } : undefined;
 }
 
 /**
@@ -167,8 +167,10 @@ export function decodeResponsesRequest(
   const format = input.text?.format;
   if (format != null && format.type !== 'text') request.responseFormat = decodeFormat(format);
   if (input.reasoning?.effort != null) request.reasoning = { effort: input.reasoning.effort };
-  const user = input.user ?? input.safety_identifier ?? undefined;
-  if (user != null) request.user = user;
+  if (input.user != null) request.user = input.user;
+  if (input.safety_identifier != null) request.safetyIdentifier = input.safety_identifier;
+  const logprobs = decodeLogprobs(input);
+  if (logprobs !== undefined) request.logprobs = logprobs;
   decodePromptCacheFields(input, request);
 
   for (const [field, value] of Object.entries(input)) {
@@ -177,7 +179,8 @@ export function decodeResponsesRequest(
   if (input.text?.verbosity != null) dropped.push('text.verbosity');
   if (input.truncation === 'auto') dropped.push('truncation');
   for (const value of input.include ?? [])
-    if (value !== 'reasoning.encrypted_content') dropped.push(headerSafeName(`include.${value}`));
+    if (value !== 'reasoning.encrypted_content' && value !== LOGPROBS_INCLUDE)
+      dropped.push(headerSafeName(`include.${value}`));
 
   const summary = input.reasoning?.summary ?? input.reasoning?.generate_summary ?? null;
   const store = input.store !== false;

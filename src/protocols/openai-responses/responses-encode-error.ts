@@ -11,8 +11,15 @@ export function encodeResponsesError(
   error: GatewayError,
 ): OpenAIErrorBody & { error: { code: string; message: string; param: string | null } } {
   const body = encodeOpenAIError(error);
-  return { error: { ...body.error, code: String(body.error.code ?? error.code), param: body.error.param ?? null } };
+  const code = String(body.error.code ?? error.code);
+  // The Responses API's own words for a prompt over the window, naming no counts; Codex acts on the code.
+  if (error.code === 'context_length_exceeded')
+    return { error: { ...body.error, code, message: RESPONSES_OVERFLOW_WORDS, param: error.param ?? 'input' } };
+  return { error: { ...body.error, code, param: body.error.param ?? null } };
 }
+
+const RESPONSES_OVERFLOW_WORDS =
+  'Your input exceeds the context window of this model. Please adjust your input and try again.';
 
 /** The codes `response.failed`'s `response.error.code` may take (`ResponseError['code']` of the openai SDK). */
 export type ResponseErrorCode = 'server_error' | 'rate_limit_exceeded';

@@ -4,6 +4,7 @@ import type { CanonicalResponse } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
 import { totalInputTokens, type CanonicalUsage } from '../../canonical/usage.js';
+import { encodeOpenAILogprobs, type OpenAILogprobEntry } from '../shared/openai-logprobs.js';
 import { costFields } from '../shared/cost-fields.js';
 import type { ResponsesOptions } from './responses-decode-request.js';
 import { encodeReasoningBlob } from './responses-reasoning-blob.js';
@@ -64,18 +65,20 @@ export function reasoningItem(
   };
 }
 
+/** A message item; `logprobs` are its text's tokens when the request asked for them, `annotations` its sources. */
 export function messageItem(
   id: string,
   text: string,
   status: string,
-  annotations: readonly unknown[] = [],
+  logprobs: OpenAILogprobEntry[] = [],
+  annotations: unknown[] = [],
 ): ResponsesOutputItem {
   return {
     type: 'message',
     id,
     role: 'assistant',
     status,
-    content: [{ type: 'output_text', text, annotations, logprobs: [] }],
+    content: [{ type: 'output_text', text, annotations, logprobs }],
   };
 }
 
@@ -153,11 +156,14 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
   const items: ResponsesOutputItem[] = [];
   const itemId = (prefix: string) => `${prefix}_${context.id.slice('resp_'.length)}_${items.length}`;
   let message: ResponsesOutputItem | undefined;
+  // The reply's tokens go to its first message (nearly always its only one: text after a tool call is rare).
+  let logprobs = encodeOpenAILogprobs(response.logprobs ?? []);
   for (const block of response.content) {
     if (block.type === 'text') {
       if (block.text === '') continue;
       if (message === undefined) {
-        message = messageItem(itemId('msg'), '', 'completed', []);
+        message = messageItem(itemId('msg'), '', 'completed', logprobs, []);
+        logprobs = [];
         items.push(message);
       }
       const part = (message.content as Array<{ text: string; annotations: unknown[] }>)[0]!;

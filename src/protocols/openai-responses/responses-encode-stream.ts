@@ -1,3 +1,4 @@
+import { encodeOpenAILogprobs, type OpenAILogprobEntry } from '../shared/openai-logprobs.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
@@ -30,6 +31,8 @@ interface ItemState {
   opened: boolean;
   done: boolean;
   text: string;
+  /** Messages only: the text's tokens, when the request asked for them. */
+  logprobs?: OpenAILogprobEntry[];
   /** Reasoning only. */
   block?: ReasoningBlock;
   summaryOpened?: boolean;
@@ -83,12 +86,17 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (item === undefined || item.done || event.text === '') break;
         out += this.openMessage(item);
         item.text += event.text;
+        const logprobs = event.logprobs === undefined ? [] : encodeOpenAILogprobs(event.logprobs);
+        if (logprobs.length > 0) {
+          if (item.logprobs === undefined) item.logprobs = [];
+          item.logprobs.push(...logprobs);
+        }
         out += this.emit('response.output_text.delta', {
           item_id: item.id,
           output_index: item.outputIndex,
           content_index: 0,
           delta: event.text,
-          logprobs: [],
+          logprobs,
         });
         break;
       }
@@ -327,6 +335,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     let out = '';
     switch (item.kind) {
       case 'message': {
+        const logprobs = item.logprobs ?? [];
         const annotations = (item.citations ?? []).map((citation) => urlCitation(citation, item.text, 0));
         annotations.forEach((annotation, annotationIndex) => {
           out += this.emit('response.output_text.annotation.added', {
@@ -336,13 +345,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
             annotation,
           });
         });
-        out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: [] });
+        out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs });
         out += this.emit('response.content_part.done', {
           ...where,
           content_index: 0,
-          part: { type: 'output_text', text: item.text, annotations, logprobs: [] },
+          part: { type: 'output_text', text: item.text, annotations, logprobs },
         });
-        item.final = messageItem(item.id, item.text, 'completed', annotations);
+        item.final = messageItem(item.id, item.text, 'completed', logprobs, annotations);
         break;
       }
       case 'web_search_call':

@@ -243,6 +243,7 @@ export const HANDLED_FIELDS: ReadonlySet<string> = new Set([
   'metadata',
   'user',
   'include',
+  'top_logprobs',
   'store',
   'previous_response_id',
   'prompt_cache_key',

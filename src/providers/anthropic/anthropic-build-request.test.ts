@@ -6,6 +6,8 @@ import { canonicalRequest, TEST_MODEL, userText } from '../../../test/helpers/an
 
 /** The translation rules alone: the gateway's own cache breakpoints (a request with an image may earn them) are tested in anthropic-prompt-cache.test.ts. */
 const WITHOUT_AUTOMATIC_CACHING = { ...TEST_MODEL, automaticCaching: false };
+/** A model older than Claude 4.1, which takes temperature, top_p and top_k together. */
+const ALL_SAMPLING = { ...WITHOUT_AUTOMATIC_CACHING, upstreamModel: 'claude-sonnet-4-20250514' };
 const build = (overrides: Parameters<typeof canonicalRequest>[0] = {}, model = WITHOUT_AUTOMATIC_CACHING) =>
   buildAnthropicRequest(canonicalRequest(overrides), model);
 
@@ -145,10 +147,10 @@ describe('buildAnthropicRequest: basics', () => {
   });
 
   it('temperature is clamped to 1 without a report; top_p, top_k, stop and user are forwarded', () => {
-    const { body, droppedParameters } = build({
-      sampling: { temperature: 1.7, topP: 0.9, topK: 40, stop: ['END', '  '] },
-      user: 'user-42',
-    });
+    const { body, droppedParameters } = build(
+      { sampling: { temperature: 1.7, topP: 0.9, topK: 40, stop: ['END', '  '] }, user: 'user-42' },
+      ALL_SAMPLING,
+    );
     expect(body).toMatchObject({
       temperature: 1,
       top_p: 0.9,
@@ -156,9 +158,35 @@ describe('buildAnthropicRequest: basics', () => {
       stop_sequences: ['END'],
       metadata: { user_id: 'user-42' },
     });
-    expect(build({ sampling: { temperature: 0.3 } }).body.temperature).toBe(0.3);
+    expect(build({ sampling: { temperature: 0.3 } }, ALL_SAMPLING).body.temperature).toBe(0.3);
     // A whitespace-only stop sequence is refused by Anthropic: left out and reported.
     expect(droppedParameters).toEqual(['stop']);
+  });
+
+  it('Claude 4.7 and later take no sampling field: left out and reported (temperature 1 silently)', () => {
+    for (const upstreamModel of ['claude-sonnet-5', 'claude-opus-4-8', 'claude-opus-4-7-20260416']) {
+      const model = { ...WITHOUT_AUTOMATIC_CACHING, upstreamModel };
+      const { body, droppedParameters } = build({ sampling: { temperature: 0.2, topP: 0.9, topK: 40 } }, model);
+      for (const field of ['temperature', 'top_p', 'top_k']) expect(body).not.toHaveProperty(field);
+      expect(droppedParameters).toEqual(['temperature', 'top_p', 'top_k']);
+      expect(build({ sampling: { temperature: 1 } }, model).droppedParameters).toEqual([]);
+    }
+  });
+
+  it('Claude 4.1 to 4.6 take temperature or top_p: with both, top_p is left out and reported', () => {
+    const model = { ...WITHOUT_AUTOMATIC_CACHING, upstreamModel: 'claude-haiku-4-5' };
+    const both = build({ sampling: { temperature: 0.2, topP: 0.9, topK: 40 } }, model);
+    expect(both.body).toMatchObject({ temperature: 0.2, top_k: 40 });
+    expect(both.body).not.toHaveProperty('top_p');
+    expect(both.droppedParameters).toEqual(['top_p']);
+    expect(build({ sampling: { topP: 0.9 } }, model).body.top_p).toBe(0.9);
+  });
+
+  it('user goes to metadata.user_id, else safety_identifier; with both, safety_identifier is reported', () => {
+    expect(build({ safetyIdentifier: 'hash-1' }).body.metadata).toEqual({ user_id: 'hash-1' });
+    const both = build({ user: 'u-1', safetyIdentifier: 'hash-1' });
+    expect(both.body.metadata).toEqual({ user_id: 'u-1' });
+    expect(both.droppedParameters).toEqual(['safety_identifier']);
   });
 
   it('presence/frequency penalty and seed are dropped and reported by their OpenAI names', () => {
@@ -529,13 +557,16 @@ describe('buildAnthropicRequest: thinking', () => {
   });
 
   it('forced tool use with thinking: with thinking on, a forced tool_choice is downgraded to auto and temperature/top_k/low top_p dropped, all reported', () => {
-    const { body, droppedParameters } = build({
-      tools: [TIME_TOOL],
-      toolChoice: { type: 'required' },
-      parallelToolCalls: false,
-      sampling: { temperature: 0.2, topK: 5, topP: 0.5 },
-      reasoning: { effort: 'high' },
-    });
+    const { body, droppedParameters } = build(
+      {
+        tools: [TIME_TOOL],
+        toolChoice: { type: 'required' },
+        parallelToolCalls: false,
+        sampling: { temperature: 0.2, topK: 5, topP: 0.5 },
+        reasoning: { effort: 'high' },
+      },
+      ALL_SAMPLING,
+    );
     expect(body.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
     expect(body).not.toHaveProperty('temperature');
     expect(body).not.toHaveProperty('top_k');
@@ -545,7 +576,7 @@ describe('buildAnthropicRequest: thinking', () => {
       build({ tools: [TIME_TOOL], toolChoice: { type: 'tool', name: 'get_time' }, reasoning: { effort: 'low' } }).body
         .tool_choice,
     ).toEqual({ type: 'auto' });
-    expect(build({ sampling: { topP: 0.97 }, reasoning: { effort: 'low' } }).body.top_p).toBe(0.97);
+    expect(build({ sampling: { topP: 0.97 }, reasoning: { effort: 'low' } }, ALL_SAMPLING).body.top_p).toBe(0.97);
     expect(build({ sampling: { temperature: 1 }, reasoning: { effort: 'low' } }).droppedParameters).toEqual([]);
   });
 
@@ -673,11 +704,10 @@ describe('buildAnthropicRequest: response_format', () => {
   });
 
   it('JSON mode with thinking: thinking gives way (forced tools are refused with thinking) and is reported', () => {
-    const { body, droppedParameters } = build({
-      responseFormat: { type: 'json_object' },
-      reasoning: { effort: 'high' },
-      sampling: { temperature: 0.5 },
-    });
+    const { body, droppedParameters } = build(
+      { responseFormat: { type: 'json_object' }, reasoning: { effort: 'high' }, sampling: { temperature: 0.5 } },
+      ALL_SAMPLING,
+    );
     expect(body).not.toHaveProperty('thinking');
     expect(body.temperature).toBe(0.5);
     expect(droppedParameters).toEqual(['reasoning_effort']);

@@ -1,3 +1,4 @@
+import { anthropicSamplingRule, type AnthropicSamplingRule } from './anthropic-sampling.js';
 import {
   ANTHROPIC_BETA_EXTENSION,
   ANTHROPIC_BETA_QUERY_EXTENSION,
@@ -97,7 +98,7 @@ export function buildAnthropicRequest(
   const outputConfig = nativeFormat ? buildOutputConfig(request) : undefined;
   if (outputConfig !== undefined) body.output_config = outputConfig;
 
-  applySampling(request, body, dropped, thinkingOn);
+  applySampling(request, body, dropped, thinkingOn, anthropicSamplingRule(model.upstreamModel));
 
   const serverTools = (request.serverTools ?? []).map((tool) => buildAnthropicServerTool(tool, dropped));
   const allTools = [...tools, ...serverTools, ...(jsonMode === undefined ? [] : [jsonMode.tool])];
@@ -106,7 +107,10 @@ export function buildAnthropicRequest(
     jsonMode?.toolChoice ?? buildToolChoice(request, tools.length + serverTools.length > 0, thinkingOn, dropped);
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
-  if (request.user !== undefined && request.user !== '') body.metadata = { user_id: request.user };
+  // Anthropic has one end-user id: the client's `user`, else its `safety_identifier` (dropped when both came).
+  const userId = request.user || request.safetyIdentifier;
+  if (userId !== undefined && userId !== '') body.metadata = { user_id: userId };
+  if (request.user && request.safetyIdentifier !== undefined) dropped.push('safety_identifier');
   dropped.push(...unsupportedPromptCacheFields(request));
   body.stream = request.stream;
   if (request.cache !== undefined) body.cache_control = cacheControlOf(request.cache);
@@ -167,23 +171,15 @@ function applySampling(
   body: AnthropicMessagesRequest,
   dropped: string[],
   thinkingOn: boolean,
+  rule: AnthropicSamplingRule,
 ): void {
   const { sampling } = request;
-  if (sampling.temperature !== undefined) {
-    // Anthropic's range is 0–1; above that the closest it has is 1 (clamping, not scaling, keeps 0.7 meaning 0.7).
-    // Thinking runs at temperature 1 only; a client value of 1 loses nothing and is not reported.
-    if (thinkingOn) {
-      if (sampling.temperature !== 1) dropped.push('temperature');
-    } else body.temperature = Math.min(sampling.temperature, 1);
-  }
-  if (sampling.topP !== undefined) {
-    if (thinkingOn && sampling.topP < THINKING_MIN_TOP_P) dropped.push('top_p');
-    else body.top_p = sampling.topP;
-  }
-  if (sampling.topK !== undefined) {
-    if (thinkingOn) dropped.push('top_k');
-    else body.top_k = sampling.topK;
-  }
+  if (rule === 'none') {
+    // Models that take no sampling field: left out, reported unless it asked for the default (temperature 1).
+    if (sampling.temperature !== undefined && sampling.temperature !== 1) dropped.push('temperature');
+    if (sampling.topP !== undefined) dropped.push('top_p');
+    if (sampling.topK !== undefined) dropped.push('top_k');
+  } else applyTunableSampling(sampling, body, dropped, thinkingOn, rule);
   if (sampling.stop !== undefined) {
     // Anthropic refuses empty and whitespace-only stop sequences.
     const stop = sampling.stop.filter((sequence) => sequence.trim() !== '');
@@ -194,6 +190,33 @@ function applySampling(
   if (sampling.presencePenalty !== undefined) dropped.push('presence_penalty');
   if (sampling.frequencyPenalty !== undefined) dropped.push('frequency_penalty');
   if (sampling.seed !== undefined) dropped.push('seed');
+}
+
+/** `temperature`, `top_p` and `top_k` for a model that takes them, within what thinking and the model allow. */
+function applyTunableSampling(
+  sampling: CanonicalRequest['sampling'],
+  body: AnthropicMessagesRequest,
+  dropped: string[],
+  thinkingOn: boolean,
+  rule: AnthropicSamplingRule,
+): void {
+  if (sampling.temperature !== undefined) {
+    // Anthropic's range is 0–1; above that the closest it has is 1 (clamping, not scaling, keeps 0.7 meaning 0.7).
+    // Thinking runs at temperature 1 only; a client value of 1 loses nothing and is not reported.
+    if (thinkingOn) {
+      if (sampling.temperature !== 1) dropped.push('temperature');
+    } else body.temperature = Math.min(sampling.temperature, 1);
+  }
+  if (sampling.topP !== undefined) {
+    if (thinkingOn && sampling.topP < THINKING_MIN_TOP_P) dropped.push('top_p');
+    // These models refuse both at once: the temperature, sent, says the most of what the client wanted.
+    else if (rule === 'temperature-or-top-p' && body.temperature !== undefined) dropped.push('top_p');
+    else body.top_p = sampling.topP;
+  }
+  if (sampling.topK !== undefined) {
+    if (thinkingOn) dropped.push('top_k');
+    else body.top_k = sampling.topK;
+  }
 }
 
 function buildTools(request: CanonicalRequest): AnthropicTool[] {

@@ -398,13 +398,13 @@ describe('buildDeepSeekRequest: parameters', () => {
     expect(build({ extensions: { thinking: 'yes please' } }).droppedParameters).toEqual(['thinking']);
   });
 
-  it('forwards logprobs outside thinking mode and drops them in thinking mode, where DeepSeek answers 400', () => {
-    const extensions = { logprobs: false, top_logprobs: 3 };
-    expect(build({ extensions }).body).toMatchObject(extensions);
-    const thinking = build({ extensions }, REASONER);
+  it('sends log probabilities outside thinking mode, and never in it, where DeepSeek answers 400', () => {
+    const logprobs = { topCandidates: 3, param: 'logprobs' };
+    expect(build({ logprobs }).body).toMatchObject({ logprobs: true, top_logprobs: 3 });
+    expect(build({ logprobs: { topCandidates: 0, param: 'logprobs' } }).body).not.toHaveProperty('top_logprobs');
+    const thinking = build({ logprobs }, REASONER);
     expect(thinking.body).not.toHaveProperty('logprobs');
     expect(thinking.body).not.toHaveProperty('top_logprobs');
-    expect(thinking.droppedParameters).toEqual(['logprobs', 'top_logprobs']);
   });
 
   it('drops and reports every other extension, and all extensions of another client protocol', () => {

@@ -1,5 +1,5 @@
 import type { CanonicalRequest, ResponseFormat } from '../../canonical/request.js';
-import { buildOpenAIToolChoice, buildOpenAITools } from '../openai/openai-build-request.js';
+import { buildOpenAIToolChoice, buildOpenAITools, openAILogprobsFields } from '../openai/openai-build-request.js';
 import { buildDeepSeekMessages } from './deepseek-messages.js';
 import { resolveDeepSeekThinking, thinkingExtensionType } from './deepseek-thinking.js';
 import { unsupportedPromptCacheFields } from '../prompt-cache-fields.js';
@@ -8,9 +8,6 @@ export interface BuiltDeepSeekRequest {
   body: Record<string, unknown>;
   droppedParameters: string[];
 }
-
-/** OpenAI-client extensions DeepSeek documents, forwarded outside thinking mode (where they answer 400). */
-const LOGPROB_EXTENSIONS: ReadonlySet<string> = new Set(['logprobs', 'top_logprobs']);
 
 /**
  * Canonical request → DeepSeek chat-completions body (docs/protocols/wire-deepseek.md#request). Only fields DeepSeek
@@ -60,14 +57,16 @@ export function buildDeepSeekRequest(request: CanonicalRequest, upstreamModel: s
     if (jsonSchema !== undefined) dropped.push('response_format.json_schema');
   }
   if (request.user !== undefined) dropped.push('user');
+  if (request.safetyIdentifier !== undefined) dropped.push('safety_identifier');
+  // The pipeline refused log probabilities in thinking mode, where DeepSeek answers them with a 400.
+  if (!thinking.enabled) Object.assign(body, openAILogprobsFields(request));
   // DeepSeek caches by prefix on its own and has no cache key.
   dropped.push(...unsupportedPromptCacheFields(request));
 
-  for (const [field, value] of Object.entries(request.extensions)) {
+  for (const field of Object.keys(request.extensions)) {
     if (request.extensionsProtocol !== 'openai-chat') dropped.push(field);
     else if (field === 'thinking' && thinkingExtensionType(request) !== undefined)
       continue; // read by resolveDeepSeekThinking
-    else if (LOGPROB_EXTENSIONS.has(field) && !thinking.enabled) body[field] = value;
     else dropped.push(field);
   }
 

@@ -568,3 +568,40 @@ describe('buildGeminiCountTokensRequest', () => {
     });
   });
 });
+
+describe('buildGeminiRequest: fields Gemini honours', () => {
+  it('sends candidateCount, responseLogprobs and logprobs', () => {
+    const { body } = buildGeminiRequest(
+      request({ choices: { count: 2, param: 'n' }, logprobs: { topCandidates: 3, param: 'logprobs' } }),
+      PRO_25,
+    );
+    expect(body.generationConfig).toMatchObject({ candidateCount: 2, responseLogprobs: true, logprobs: 3 });
+    const noTop = buildGeminiRequest(request({ logprobs: { topCandidates: 0, param: 'logprobs' } }), PRO_25).body;
+    expect(noTop.generationConfig).not.toHaveProperty('logprobs');
+  });
+
+  it('sends VALIDATED mode as VALIDATED', () => {
+    const tools = [{ name: 'get_time', parameters: { type: 'object' } }];
+    const { body } = buildGeminiRequest(request({ tools, toolChoice: { type: 'auto', validated: true } }), FLASH_25);
+    expect(body.toolConfig).toEqual({ functionCallingConfig: { mode: 'VALIDATED' } });
+  });
+
+  it("a Gemini client's unknown top-level fields are dropped and reported; known ones go as written", () => {
+    const { body, droppedParameters } = buildGeminiRequest(
+      request({
+        extensionsProtocol: 'gemini-generate',
+        extensions: { labels: { team: 'a' }, safetySettings: [], 'generationConfig.mediaResolution': 'LOW' },
+      }),
+      FLASH_25,
+    );
+    expect(body).not.toHaveProperty('labels');
+    expect(body).toMatchObject({ safetySettings: [], generationConfig: { mediaResolution: 'LOW' } });
+    expect(droppedParameters).toEqual(['labels']);
+  });
+
+  it('safety_identifier has no Gemini slot: dropped and reported', () => {
+    expect(buildGeminiRequest(request({ safetyIdentifier: 'hash' }), FLASH_25).droppedParameters).toEqual([
+      'safety_identifier',
+    ]);
+  });
+});

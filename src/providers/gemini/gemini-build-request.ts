@@ -23,7 +23,7 @@ export interface BuiltGeminiRequest {
 /**
  * Canonical request → `GenerateContentRequest`. Messages are built by `gemini-build-contents.ts`, tool and output
  * schemas prepared by `gemini-json-schema.ts`, reasoning by `gemini-thinking.ts`; this module places the rest:
- * sampling into `generationConfig` (`candidateCount` is never sent, so it stays 1), tools, tool choice and
+ * sampling, choices and log probabilities into `generationConfig`, tools, tool choice and
  * the response format. Neither client protocol is Gemini's, so every extension field is dropped and reported.
  */
 export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: string): BuiltGeminiRequest {
@@ -47,10 +47,12 @@ export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: str
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
 
   if (request.user !== undefined) dropped.add('user');
+  if (request.safetyIdentifier !== undefined) dropped.add('safety_identifier');
   for (const field of unsupportedPromptCacheFields(request)) dropped.add(field);
   // Gemini may call several functions in one step and has no switch to stop it.
   if (request.parallelToolCalls !== undefined) dropped.add('parallel_tool_calls');
-  if (request.extensionsProtocol === 'gemini-generate') forwardGeminiExtensions(request.extensions, body);
+  if (request.extensionsProtocol === 'gemini-generate')
+    for (const field of forwardGeminiExtensions(request.extensions, body)) dropped.add(field);
   else for (const field of Object.keys(request.extensions)) dropped.add(field);
   return { body, droppedParameters: [...dropped] };
 }
@@ -73,21 +75,29 @@ export function buildGeminiCountTokensRequest(
 }
 
 /**
+ * Top-level fields of Gemini's `GenerateContentRequest` with no canonical slot. Any other top-level field (Vertex
+ * AI's `labels`, a typo) would be Gemini's 400 for the whole request: it is dropped and reported instead.
+ */
+const GEMINI_REQUEST_FIELDS: ReadonlySet<string> = new Set(['safetySettings', 'serviceTier']);
+
+/**
  * A Gemini client's own fields with no canonical slot (`safetySettings`, `generationConfig.mediaResolution`, …) go to
- * Gemini as the client wrote them: it is the same API (Gemini answers a field it does not know with a 400).
+ * Gemini as the client wrote them: it is the same API. Returns the top-level fields Gemini does not know, left out.
  */
 function forwardGeminiExtensions(
   extensions: Readonly<Record<string, unknown>>,
   body: GeminiGenerateContentRequest,
-): void {
+): string[] {
   const GENERATION_CONFIG = 'generationConfig.';
+  const unknown: string[] = [];
   for (const [field, value] of Object.entries(extensions)) {
     if (field.startsWith(GENERATION_CONFIG)) {
       body.generationConfig = { ...body.generationConfig, [field.slice(GENERATION_CONFIG.length)]: value };
-    } else {
+    } else if (GEMINI_REQUEST_FIELDS.has(field)) {
       (body as unknown as Record<string, unknown>)[field] = value;
-    }
+    } else unknown.push(field);
   }
+  return unknown;
 }
 
 function buildTools(tools: readonly ToolDefinition[]): GeminiTool {
@@ -104,7 +114,7 @@ function buildTools(tools: readonly ToolDefinition[]): GeminiTool {
 function buildToolConfig(choice: ToolChoice): GeminiToolConfig {
   switch (choice.type) {
     case 'auto':
-      return { functionCallingConfig: { mode: 'AUTO' } };
+      return { functionCallingConfig: { mode: choice.validated === true ? 'VALIDATED' : 'AUTO' } };
     case 'none':
       return { functionCallingConfig: { mode: 'NONE' } };
     case 'required':
@@ -128,6 +138,11 @@ function buildGenerationConfig(request: CanonicalRequest, upstreamModel: string)
   if (request.responseFormat !== undefined) Object.assign(config, buildResponseFormat(request.responseFormat));
   const thinkingConfig = buildThinkingConfig(request.reasoning, upstreamModel);
   if (thinkingConfig !== undefined) config.thinkingConfig = thinkingConfig;
+  if (request.choices !== undefined) config.candidateCount = request.choices.count;
+  if (request.logprobs !== undefined) {
+    config.responseLogprobs = true;
+    if (request.logprobs.topCandidates > 0) config.logprobs = request.logprobs.topCandidates;
+  }
   return config;
 }
 

@@ -23,7 +23,8 @@
  *   filtering; a blocked prompt is a content-filter finish with no content.  (gemini-map-finish.ts)
  * - Usage: input = prompt − cached (+ server-tool prompt), output = candidates + thoughts. (gemini-map-usage.ts)
  * - Dropped and reported: `user`, `parallel_tool_calls`, `strict`, image `detail`, message `name`, and every
- *   client-protocol extension. `candidateCount` is never sent.                (gemini-build-request.ts)
+ *   other client protocol's extension (a Gemini client's own fields go as written, but for unknown top-level ones).
+ *   Choices and log probabilities go as `candidateCount`, `responseLogprobs` and `logprobs`. (gemini-build-request.ts)
  * - Errors: by HTTP status; API_KEY_INVALID counts as the gateway's credential failing; `RetryInfo.retryDelay`
  *   becomes `retry-after`. A stream that ends without a finish reason is `upstream_bad_response`. (gemini-errors.ts)
  */

@@ -60,13 +60,23 @@ export function buildOpenAIRequest(
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
   // max_completion_tokens works on every current model; o-series reject the deprecated max_tokens.
   if (request.maxOutputTokens !== undefined) body.max_completion_tokens = request.maxOutputTokens;
-  if (request.tools !== undefined && request.tools.length > 0) body.tools = buildOpenAITools(request.tools);
-  if (request.toolChoice !== undefined) body.tool_choice = buildOpenAIToolChoice(request.toolChoice);
-  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  // Chat completions refuse tool_choice and parallel_tool_calls without tools; the Responses API takes them (Codex's
+  // compaction turn sends them with no tools), and without tools they mean nothing, so they are left out.
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = buildOpenAITools(request.tools);
+    if (request.toolChoice !== undefined) body.tool_choice = buildOpenAIToolChoice(request.toolChoice);
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
   if (request.responseFormat !== undefined) body.response_format = buildResponseFormat(request);
   if (request.reasoning?.effort !== undefined) body.reasoning_effort = request.reasoning.effort;
   else if (request.reasoning?.budgetTokens !== undefined) dropped.push('reasoning_budget_tokens');
+  // Reasoning turned off (Gemini's `thinkingBudget: 0`, Anthropic's `disabled`): the lowest effort the model has,
+  // `none` on GPT-5 models; o-series models always reason, `low` the least.
+  else if (request.reasoning?.enabled === false) body.reasoning_effort = reasoningModel ? 'low' : 'none';
   if (request.user !== undefined) body.user = request.user;
+  if (request.safetyIdentifier !== undefined) body.safety_identifier = request.safetyIdentifier;
+  if (request.choices !== undefined) body.n = request.choices.count;
+  Object.assign(body, openAILogprobsFields(request));
   const cacheKey = request.promptCacheKey ?? derivedPromptCacheKey(conversation?.affinityKey);
   if (cacheKey !== undefined) body.prompt_cache_key = cacheKey;
   if (request.promptCacheRetention !== undefined) body.prompt_cache_retention = request.promptCacheRetention;
@@ -76,6 +86,13 @@ export function buildOpenAIRequest(
   // Always ask for usage: billing reads it, whatever the client asked for.
   if (request.stream) body.stream_options = { include_usage: true };
   return { body, droppedParameters: dropped };
+}
+
+/** `logprobs` / `top_logprobs` as every OpenAI-format vendor (DeepSeek too) takes them. */
+export function openAILogprobsFields(request: CanonicalRequest): { logprobs?: true; top_logprobs?: number } {
+  const logprobs = request.logprobs;
+  if (logprobs === undefined) return {};
+  return logprobs.topCandidates > 0 ? { logprobs: true, top_logprobs: logprobs.topCandidates } : { logprobs: true };
 }
 
 /** The key sent for a client that sent none: 35 characters, within OpenAI's 64. */

@@ -1,6 +1,7 @@
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import type { OpenAIChatCompletion, OpenAIUsage } from '../../wire/openai-chat-wire.js';
+import { mapOpenAILogprobs } from './openai-logprobs.js';
 
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -38,31 +39,47 @@ export function mapOpenAIUsage(usage: OpenAIUsage): CanonicalUsage {
   };
 }
 
-/** A whole chat.completion as the canonical event sequence a stream of it would have produced. */
+/**
+ * A whole chat.completion as the canonical event sequence a stream of it would have produced: every choice in turn
+ * (a request with `n` has several), its blocks named by choice so they never mix.
+ */
 export function mapOpenAIResponse(completion: OpenAIChatCompletion): CanonicalEvent[] {
   const events: CanonicalEvent[] = [
     { type: 'response-start', id: completion.id, model: completion.model, created: completion.created },
   ];
-  const choice = completion.choices[0];
+  const choices = completion.choices.length === 0 ? [undefined] : completion.choices;
+  for (const [position, choice] of choices.entries()) mapChoice(choice, choice?.index ?? position, events);
+  if (completion.usage) events.push({ type: 'usage', usage: mapOpenAIUsage(completion.usage) });
+  return events;
+}
+
+type OpenAIChoice = OpenAIChatCompletion['choices'][number];
+
+function mapChoice(choice: OpenAIChoice | undefined, index: number, events: CanonicalEvent[]): void {
+  const prefix = choiceBlockPrefix(index);
+  const tag = index === 0 ? {} : { choice: index };
   const message = choice?.message;
   if (message?.reasoning_content) {
+    const blockId = `${prefix}reasoning`;
     events.push(
-      { type: 'reasoning-start', blockId: 'reasoning' },
-      { type: 'reasoning-delta', blockId: 'reasoning', text: message.reasoning_content },
-      { type: 'reasoning-end', blockId: 'reasoning' },
+      { type: 'reasoning-start', blockId, ...tag },
+      { type: 'reasoning-delta', blockId, text: message.reasoning_content },
+      { type: 'reasoning-end', blockId },
     );
   }
   const text = message?.content ?? message?.refusal ?? '';
   if (text !== '') {
+    const blockId = `${prefix}text`;
+    const logprobs = mapOpenAILogprobs(choice?.logprobs);
     events.push(
-      { type: 'text-start', blockId: 'text' },
-      { type: 'text-delta', blockId: 'text', text },
-      { type: 'text-end', blockId: 'text' },
+      { type: 'text-start', blockId, ...tag },
+      logprobs === undefined ? { type: 'text-delta', blockId, text } : { type: 'text-delta', blockId, text, logprobs },
+      { type: 'text-end', blockId },
     );
   }
-  message?.tool_calls?.forEach((call, index) => {
-    const blockId = `tool-${index}`;
-    events.push({ type: 'tool-call-start', blockId, id: call.id, name: call.function.name });
+  message?.tool_calls?.forEach((call, callIndex) => {
+    const blockId = `${prefix}tool-${callIndex}`;
+    events.push({ type: 'tool-call-start', blockId, id: call.id, name: call.function.name, ...tag });
     if (call.function.arguments)
       events.push({ type: 'tool-call-delta', blockId, argumentsDelta: call.function.arguments });
     events.push({ type: 'tool-call-end', blockId });
@@ -71,7 +88,11 @@ export function mapOpenAIResponse(completion: OpenAIChatCompletion): CanonicalEv
     type: 'finish',
     reason: mapOpenAIFinishReason(choice?.finish_reason),
     rawReason: choice?.finish_reason ?? null,
+    ...tag,
   });
-  if (completion.usage) events.push({ type: 'usage', usage: mapOpenAIUsage(completion.usage) });
-  return events;
+}
+
+/** Block ids of the first choice are unprefixed (as with one choice); the others' carry their index. */
+export function choiceBlockPrefix(index: number): string {
+  return index === 0 ? '' : `c${index}-`;
 }

@@ -193,3 +193,59 @@ describe('OpenAIStreamMapper, text deltas read by their learned shape', () => {
     expect(() => mapper.map({ event: 'error', data: text('three') })).toThrow(GatewayError);
   });
 });
+
+describe('OpenAIStreamMapper: several choices and log probabilities', () => {
+  const chunk = (choices: object[], usage?: object) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices, ...(usage ? { usage } : {}) })}\n\n`;
+  const token = (text: string) => ({ token: text, logprob: -0.5, bytes: null, top_logprobs: [] });
+
+  it('keeps each choice in its own blocks, with its finish and its text tokens', () => {
+    const stream =
+      chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]) +
+      chunk([{ index: 0, delta: { content: 'A' }, logprobs: { content: [token('A')] }, finish_reason: null }]) +
+      chunk([{ index: 1, delta: { content: 'B' }, logprobs: { content: [token('B')] }, finish_reason: null }]) +
+      chunk([{ index: 1, delta: {}, finish_reason: 'length' }]) +
+      chunk([{ index: 0, delta: { content: 'a' }, logprobs: null, finish_reason: 'stop' }]) +
+      chunk([], { prompt_tokens: 3, completion_tokens: 3 }) +
+      'data: [DONE]\n\n';
+    const accumulator = new ResponseAccumulator();
+    for (const event of mapWhole(stream)) accumulator.apply(event);
+    const response = accumulator.response;
+    expect(response.content).toEqual([{ type: 'text', text: 'Aa' }]);
+    expect(response.finishReason).toBe('stop');
+    expect(response.logprobs).toEqual([{ token: 'A', logprob: -0.5, top: [] }]);
+    expect(response.moreChoices).toEqual([
+      {
+        content: [{ type: 'text', text: 'B' }],
+        finishReason: 'length',
+        rawFinishReason: 'length',
+        logprobs: [{ token: 'B', logprob: -0.5, top: [] }],
+      },
+    ]);
+  });
+
+  it('a stream whose second choice never finished was cut off', () => {
+    const stream =
+      chunk([{ index: 0, delta: { content: 'A' }, finish_reason: 'stop' }]) +
+      chunk([{ index: 1, delta: { content: 'B' }, finish_reason: null }]) +
+      'data: [DONE]\n\n';
+    expect(() => mapWhole(stream)).toThrow(GatewayError);
+  });
+
+  it('a whole completion maps every choice', () => {
+    const events = mapOpenAIResponse({
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'A' }, finish_reason: 'stop', logprobs: null },
+        { index: 1, message: { role: 'assistant', content: 'B' }, finish_reason: 'stop', logprobs: null },
+      ],
+    });
+    const accumulator = new ResponseAccumulator();
+    for (const event of events) accumulator.apply(event);
+    expect(accumulator.response.content).toEqual([{ type: 'text', text: 'A' }]);
+    expect(accumulator.response.moreChoices?.[0]?.content).toEqual([{ type: 'text', text: 'B' }]);
+  });
+});

@@ -1,24 +1,110 @@
 import { GatewayError } from '../../canonical/errors.js';
-import type { CanonicalEvent } from '../../canonical/events.js';
+import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import { DeltaTemplate } from '../../streaming/delta-template.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import type { OpenAIChatCompletionChunk, OpenAIErrorBody } from '../../wire/openai-chat-wire.js';
-import { mapOpenAIFinishReason, mapOpenAIUsage } from './openai-map-response.js';
+import type { OpenAIChatCompletionChunk, OpenAIErrorBody, OpenAIToolCallDelta } from '../../wire/openai-chat-wire.js';
+import { choiceBlockPrefix, mapOpenAIFinishReason, mapOpenAIUsage } from './openai-map-response.js';
+import { mapOpenAILogprobs } from './openai-logprobs.js';
 
 /**
- * OpenAI-format SSE (also DeepSeek's) → canonical events. Stateful per response: tool calls are keyed by their
- * `index` inside this response (never by block position), and open blocks are closed when the finish arrives.
+ * One choice's open blocks. A request with `n` streams several choices, told apart by their `index`; each has its
+ * own blocks, named with the choice's prefix so they never mix.
  */
-export class OpenAIStreamMapper {
-  private started = false;
-  private textOpen = false;
+class ChoiceStream {
+  textOpen = false;
   /** Text may resume after a tool call; each run is its own block. */
   private textBlockCount = 0;
   /** `text-<count>`, built when a text block opens rather than for every delta. */
-  private textBlockId = 'text-0';
-  private reasoningOpen = false;
+  textBlockId: string;
+  reasoningOpen = false;
   private readonly openToolBlocks = new Set<string>();
-  private finished = false;
+  finished = false;
+  private readonly prefix: string;
+  /** What a block's start event says of its choice: nothing for the first, as with one choice. */
+  private readonly tag: { choice?: number };
+
+  constructor(index: number) {
+    this.prefix = choiceBlockPrefix(index);
+    this.tag = index === 0 ? {} : { choice: index };
+    this.textBlockId = `${this.prefix}text-0`;
+  }
+
+  reasoning(text: string, out: CanonicalEvent[]): void {
+    const blockId = `${this.prefix}reasoning`;
+    if (!this.reasoningOpen) {
+      this.reasoningOpen = true;
+      out.push({ type: 'reasoning-start', blockId, ...this.tag });
+    }
+    out.push({ type: 'reasoning-delta', blockId, text });
+  }
+
+  text(text: string, out: CanonicalEvent[], logprobs?: TokenLogprob[]): void {
+    this.closeReasoning(out);
+    if (!this.textOpen) {
+      this.textOpen = true;
+      this.textBlockCount += 1;
+      this.textBlockId = `${this.prefix}text-${this.textBlockCount}`;
+      out.push({ type: 'text-start', blockId: this.textBlockId, ...this.tag });
+    }
+    out.push(
+      logprobs === undefined
+        ? { type: 'text-delta', blockId: this.textBlockId, text }
+        : { type: 'text-delta', blockId: this.textBlockId, text, logprobs },
+    );
+  }
+
+  toolCalls(calls: readonly OpenAIToolCallDelta[], out: CanonicalEvent[]): void {
+    for (const call of calls) {
+      const blockId = `${this.prefix}tool-${call.index}`;
+      if (!this.openToolBlocks.has(blockId)) {
+        this.closeReasoning(out);
+        this.closeText(out);
+        this.openToolBlocks.add(blockId);
+        out.push({
+          type: 'tool-call-start',
+          blockId,
+          id: call.id ?? `call_${call.index}`,
+          name: call.function?.name ?? '',
+          ...this.tag,
+        });
+      }
+      const argumentsDelta = call.function?.arguments;
+      if (argumentsDelta) out.push({ type: 'tool-call-delta', blockId, argumentsDelta });
+    }
+  }
+
+  finish(reason: string, out: CanonicalEvent[]): void {
+    this.closeReasoning(out);
+    this.closeText(out);
+    for (const blockId of this.openToolBlocks) out.push({ type: 'tool-call-end', blockId });
+    this.openToolBlocks.clear();
+    this.finished = true;
+    out.push({ type: 'finish', reason: mapOpenAIFinishReason(reason), rawReason: reason, ...this.tag });
+  }
+
+  private closeReasoning(out: CanonicalEvent[]): void {
+    if (!this.reasoningOpen) return;
+    this.reasoningOpen = false;
+    out.push({ type: 'reasoning-end', blockId: `${this.prefix}reasoning` });
+  }
+
+  private closeText(out: CanonicalEvent[]): void {
+    if (!this.textOpen) return;
+    this.textOpen = false;
+    out.push({ type: 'text-end', blockId: this.textBlockId });
+  }
+}
+
+/**
+ * OpenAI-format SSE (also DeepSeek's) → canonical events. Stateful per response: tool calls are keyed by their
+ * `index` inside their choice (never by block position), and a choice's open blocks are closed when its finish
+ * arrives.
+ */
+export class OpenAIStreamMapper {
+  private started = false;
+  /** The first choice, kept apart: nearly every stream has only it. */
+  private readonly first = new ChoiceStream(0);
+  private readonly others = new Map<number, ChoiceStream>();
   private done = false;
   /** The shape of this vendor's plain text deltas (OpenAI's per-chunk padding aside): most of a long stream is read without JSON.parse. */
   private readonly textDeltas = new DeltaTemplate('content', 'obfuscation');
@@ -35,10 +121,11 @@ export class OpenAIStreamMapper {
       const text = this.textDeltas.match(event.data);
       if (text !== undefined) {
         // The common case, a delta of the open text block, as a one-element literal: no array grown per chunk.
-        if (this.textOpen && !this.reasoningOpen && text)
-          return [{ type: 'text-delta', blockId: this.textBlockId, text }];
+        const first = this.first;
+        if (first.textOpen && !first.reasoningOpen && text)
+          return [{ type: 'text-delta', blockId: first.textBlockId, text }];
         const out: CanonicalEvent[] = [];
-        if (text) this.text(text, out);
+        if (text) first.text(text, out);
         return out;
       }
     }
@@ -60,49 +147,38 @@ export class OpenAIStreamMapper {
       this.started = true;
       out.push({ type: 'response-start', id: chunk.id, model: chunk.model, created: chunk.created });
     }
-    const choice = chunk.choices?.[0];
-    if (choice !== undefined) {
-      const delta = choice.delta ?? {};
-      if (delta.reasoning_content) {
-        if (!this.reasoningOpen) {
-          this.reasoningOpen = true;
-          out.push({ type: 'reasoning-start', blockId: 'reasoning' });
-        }
-        out.push({ type: 'reasoning-delta', blockId: 'reasoning', text: delta.reasoning_content });
-      }
-      const text = delta.content || delta.refusal;
-      if (text) this.text(text, out);
-      if (delta.tool_calls) this.mapToolCalls(delta.tool_calls, out);
-      if (choice.finish_reason) {
-        this.closeAll(out);
-        this.finished = true;
-        out.push({
-          type: 'finish',
-          reason: mapOpenAIFinishReason(choice.finish_reason),
-          rawReason: choice.finish_reason,
-        });
-      }
-    }
+    for (const choice of chunk.choices ?? []) this.mapChoice(choice, out);
+    const only = chunk.choices?.length === 1 ? chunk.choices[0] : undefined;
     if (chunk.usage) out.push({ type: 'usage', usage: mapOpenAIUsage(chunk.usage) });
-    else if (event.event === undefined && choice !== undefined && isPlainTextDelta(choice))
-      this.textDeltas.learn(event.data, choice.delta.content);
+    else if (event.event === undefined && only !== undefined && isPlainTextDelta(only))
+      this.textDeltas.learn(event.data, only.delta.content);
     return out;
   }
 
-  private text(text: string, out: CanonicalEvent[]): void {
-    this.closeReasoning(out);
-    if (!this.textOpen) {
-      this.textOpen = true;
-      this.textBlockCount += 1;
-      this.textBlockId = `text-${this.textBlockCount}`;
-      out.push({ type: 'text-start', blockId: this.textBlockId });
+  private mapChoice(choice: OpenAIChoice, out: CanonicalEvent[]): void {
+    const stream = this.choiceStream(choice.index ?? 0);
+    const delta = choice.delta ?? {};
+    if (delta.reasoning_content) stream.reasoning(delta.reasoning_content, out);
+    const text = delta.content || delta.refusal;
+    if (text) stream.text(text, out, mapOpenAILogprobs(choice.logprobs));
+    if (delta.tool_calls) stream.toolCalls(delta.tool_calls, out);
+    if (choice.finish_reason) stream.finish(choice.finish_reason, out);
+  }
+
+  private choiceStream(index: number): ChoiceStream {
+    if (index === 0) return this.first;
+    let stream = this.others.get(index);
+    if (stream === undefined) {
+      stream = new ChoiceStream(index);
+      this.others.set(index, stream);
     }
-    out.push({ type: 'text-delta', blockId: this.textBlockId, text });
+    return stream;
   }
 
   /** Called at the end of the upstream body: a stream cut before its finish is an upstream fault, not a reply. */
   end(): CanonicalEvent[] {
-    if (!this.finished) {
+    const unfinished = [...this.others.values()].some((stream) => !stream.finished);
+    if (!this.first.finished || unfinished) {
       throw new GatewayError(
         'upstream_bad_response',
         `${this.vendorLabel} ended the stream before the reply was complete.`,
@@ -114,64 +190,25 @@ export class OpenAIStreamMapper {
   get sawDone(): boolean {
     return this.done;
   }
-
-  private mapToolCalls(
-    calls: NonNullable<OpenAIChatCompletionChunk['choices'][number]['delta']['tool_calls']>,
-    out: CanonicalEvent[],
-  ): void {
-    for (const call of calls) {
-      const blockId = `tool-${call.index}`;
-      if (!this.openToolBlocks.has(blockId)) {
-        this.closeReasoning(out);
-        this.closeText(out);
-        this.openToolBlocks.add(blockId);
-        out.push({
-          type: 'tool-call-start',
-          blockId,
-          id: call.id ?? `call_${call.index}`,
-          name: call.function?.name ?? '',
-        });
-      }
-      const argumentsDelta = call.function?.arguments;
-      if (argumentsDelta) out.push({ type: 'tool-call-delta', blockId, argumentsDelta });
-    }
-  }
-
-  private closeReasoning(out: CanonicalEvent[]): void {
-    if (!this.reasoningOpen) return;
-    this.reasoningOpen = false;
-    out.push({ type: 'reasoning-end', blockId: 'reasoning' });
-  }
-
-  private closeText(out: CanonicalEvent[]): void {
-    if (!this.textOpen) return;
-    this.textOpen = false;
-    out.push({ type: 'text-end', blockId: this.textBlockId });
-  }
-
-  private closeAll(out: CanonicalEvent[]): void {
-    this.closeReasoning(out);
-    this.closeText(out);
-    for (const blockId of this.openToolBlocks) out.push({ type: 'tool-call-end', blockId });
-    this.openToolBlocks.clear();
-  }
 }
 
 type OpenAIChoice = OpenAIChatCompletionChunk['choices'][number];
 
 /**
  * A choice whose only meaning is its text: the shape `DeltaTemplate` may learn (an event with the same fields and
- * another text maps to that text alone). Not with a refusal (read when the text is empty), reasoning, tool calls
- * or a finish.
+ * another text maps to that text alone). Only the first choice's (the template's text goes to its block), and not
+ * with a refusal (read when the text is empty), reasoning, tool calls, log probabilities or a finish.
  */
 function isPlainTextDelta(choice: OpenAIChoice): choice is OpenAIChoice & { delta: { content: string } } {
   const delta = choice.delta;
   return (
+    (choice.index ?? 0) === 0 &&
     typeof delta?.content === 'string' &&
     delta.content !== '' &&
     !delta.refusal &&
     !delta.reasoning_content &&
     (delta.tool_calls === undefined || delta.tool_calls === null) &&
+    (choice.logprobs === undefined || choice.logprobs === null) &&
     !choice.finish_reason
   );
 }

@@ -12,6 +12,7 @@ import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exc
 import { planTurn } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { anthropicPromptCache } from './anthropic-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { anthropicErrorBody, anthropicErrorForStatus } from './anthropic-errors.js';
 import {
   countInputTokens,
@@ -91,6 +92,8 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
   const userText = lastUserText(request.messages);
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length > 0) return invalid(exchange, `Simulator directive: ${problems.join('; ')}.`);
+  if (directives.contextWindow !== undefined && inputTokens > directives.contextWindow)
+    return invalid(exchange, `prompt is too long: ${inputTokens} tokens > ${directives.contextWindow} maximum`);
   const thinking = isThinking(request);
   const seedText = replySeedText(request);
   const toolResults = trailingToolResults(request.messages);
@@ -116,7 +119,7 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     model: request.model,
     plan: planned.plan,
     showThinking: thinking,
-    prompt: anthropicPromptCache(exchange, request, inputTokens, directives),
+    prompt: anthropicPromptCache(exchange, request, reportedPromptTokens(inputTokens, directives), directives),
     // A search opens a turn that answers the user, not one that follows the client's tool results.
     webSearch: hasWebSearch(request) && toolResults === undefined ? planWebSearch(userText, request) : undefined,
   };

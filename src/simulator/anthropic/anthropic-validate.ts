@@ -172,6 +172,27 @@ function checkThinking(body: Json, maxTokens: number | undefined, choiceType: st
   return true;
 }
 
+/** Claude's version from its id (`claude-opus-4-8` is 4.8, `claude-sonnet-4-20250514` 4.0, `claude-sonnet-5` 5.0). */
+function claudeVersion(model: string): number {
+  const [, major, minor] = /claude-[a-z]+-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model) ?? [];
+  return major === undefined ? 0 : Number(major) + Number(minor ?? 0) / 10;
+}
+
+/**
+ * Sampling fields by model, as the API answers them: Claude 4.7 and later refuse each of them at any value but
+ * temperature's default; Claude 4.1 to 4.6 refuse `temperature` and `top_p` together.
+ */
+function checkSamplingForModel(body: Record<string, unknown>, model: string): void {
+  const version = claudeVersion(model);
+  const set = (field: string) => body[field] !== undefined && body[field] !== null;
+  if (version >= 4.7) {
+    for (const field of ['temperature', 'top_p', 'top_k'])
+      if (set(field) && !(field === 'temperature' && body[field] === 1))
+        fail(`\`${field}\` is deprecated for this model.`);
+  } else if (version >= 4.1 && set('temperature') && set('top_p'))
+    fail('`temperature` and `top_p` cannot both be specified for this model. Please use only one.');
+}
+
 /** `forCounting`: the count_tokens body, which has no `max_tokens` and no generation controls. */
 export function validateAnthropicRequest(body: unknown, forCounting = false): AnthropicValidation {
   try {
@@ -182,6 +203,7 @@ export function validateAnthropicRequest(body: unknown, forCounting = false): An
     checkNumber(body, 'temperature', 0, 1);
     checkNumber(body, 'top_p', 0, 1);
     checkNumber(body, 'top_k', 0, Number.MAX_SAFE_INTEGER, true);
+    checkSamplingForModel(body, model);
     checkStopSequences(body['stop_sequences']);
     if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean')
       fail('stream: Input should be a valid boolean');

@@ -78,6 +78,11 @@ const DEEPSEEK: ChatVendor = {
   dialect: (request) => (isThinkingMode(request) ? THINKING_DIALECT : CHAT_DIALECT),
   completionId: uuidLike,
   renderError: (status) => ({ body: deepSeekErrorBody(status) }),
+  contextOverflowBody: (promptTokens, contextWindow, completionTokens) =>
+    deepSeekErrorBody(
+      400,
+      `This model's maximum context length is ${contextWindow} tokens. However, you requested ${promptTokens + completionTokens} tokens (${promptTokens} in the messages, ${completionTokens} in the completion). Please reduce the length of the messages or completion.`,
+    ),
   headers: (exchange) => ({ 'x-request-id': exchange.requestId }),
 };
 

@@ -8,9 +8,10 @@ import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
-import { planTurn } from '../turn-planner.js';
+import { planTurn, type TurnPlan } from '../turn-planner.js';
 import type { VendorSimulator } from '../vendor-simulator.js';
 import { geminiPromptCache } from './gemini-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { API_KEY_INVALID_DETAILS, geminiErrorBody, geminiFaultBody } from './gemini-errors.js';
 import {
   countPromptTokens,
@@ -82,39 +83,55 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
   const userText = lastUserText(request.contents);
   const { directives, problems } = parseRequestDirectives(userText, exchange.request.headers[FAULT_HEADER]);
   if (problems.length > 0) return sendError(exchange, 400, `Simulator directive: ${problems.join('; ')}.`);
+  const promptTokens = countPromptTokens(request).total;
+  if (directives.contextWindow !== undefined && promptTokens > directives.contextWindow)
+    return sendError(
+      exchange,
+      400,
+      `The input token count (${promptTokens}) exceeds the maximum number of tokens allowed (${directives.contextWindow}).`,
+    );
   const seedText = replySeedText(request);
   const toolResults = trailingToolResults(request.contents);
   const config = request.generationConfig;
-  const planned = planTurn({
-    seedText,
-    lastUserText: userText,
-    directives,
-    ...(config?.maxOutputTokens === undefined ? {} : { maxTokens: config.maxOutputTokens }),
-    stopSequences: config?.stopSequences ?? [],
-    reasoning: thinking.active,
-    reasoningScale: thinking.scale,
-    tools: toolOffers(request),
-    toolChoice: toolRequirement(request),
-    parallelCalls: true,
-    ...(toolResults === undefined ? {} : { toolResults }),
-    ...(config?.responseMimeType === 'application/json'
-      ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } }
-      : {}),
-  });
-  if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
+  const plans: TurnPlan[] = [];
+  for (let variant = 0; variant < (config?.candidateCount ?? 1); variant++) {
+    const planned = planTurn({
+      seedText,
+      lastUserText: userText,
+      directives,
+      variant,
+      ...(config?.maxOutputTokens === undefined ? {} : { maxTokens: config.maxOutputTokens }),
+      stopSequences: config?.stopSequences ?? [],
+      reasoning: thinking.active,
+      reasoningScale: thinking.scale,
+      tools: toolOffers(request),
+      toolChoice: toolRequirement(request),
+      parallelCalls: true,
+      ...(toolResults === undefined ? {} : { toolResults }),
+      ...(config?.responseMimeType === 'application/json'
+        ? { jsonOutput: { schema: config.responseJsonSchema ?? config.responseSchema } }
+        : {}),
+    });
+    if (!planned.ok) return sendError(exchange, 400, `Simulator directive: ${planned.problem}.`);
+    plans.push(planned.plan);
+  }
 
-  const prompt = countPromptTokens(request);
+  const counted = countPromptTokens(request);
+  const total = reportedPromptTokens(counted.total, directives);
+  // A reported count that is not the prompt's is all text: the modality details still add up to it.
+  const prompt = total === counted.total ? counted : { total, byModality: { TEXT: total } };
   const retryAfter = directives.retryAfterSeconds ?? 1;
   const reply: GeminiReply = {
     responseId: hashHex(`${seedText}\n${model}`, 22),
     modelVersion: model,
-    plan: planned.plan,
+    plans,
+    ...(config?.responseLogprobs === true ? { topLogprobs: config.logprobs ?? 0 } : {}),
     thinking,
     prompt,
     cachedTokens: geminiPromptCache(exchange, model, request, prompt.total, directives).read,
     signatureSeed: seedText,
     errorBody: (status) => geminiFaultBody(status, retryAfter),
-    grounding: hasGoogleSearch(request) ? groundingMetadata(userText, planned.plan.text.text) : undefined,
+    grounding: hasGoogleSearch(request) ? groundingMetadata(userText, plans[0]?.text.text ?? '') : undefined,
   };
   const plan: PlayPlan = {
     directives,
@@ -122,7 +139,7 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     headers: {},
   };
   if (stream) await playStream(exchange, streamScript(reply, exchange.query.get('alt') === 'sse'), plan);
-  else await playJson(exchange, generateContentBody(reply), frameCount(planned.plan, thinking), plan);
+  else await playJson(exchange, generateContentBody(reply), frameCount(plans, thinking), plan);
 }
 
 function modelEntry(name: string): object {

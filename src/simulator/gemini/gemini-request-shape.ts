@@ -161,7 +161,6 @@ const GENERATE_FIELDS = {
   generationConfig: GENERATION_CONFIG,
   cachedContent: STRING,
   serviceTier: STRING,
-  labels: ANY,
 };
 const GENERATE_REQUEST = message('GenerateContentRequest', GENERATE_FIELDS);
 const COUNT_REQUEST = message('CountTokensRequest', {

@@ -56,6 +56,8 @@ export interface GeminiGenerationConfig {
   responseSchema?: Record<string, unknown>;
   responseJsonSchema?: unknown;
   candidateCount?: number;
+  responseLogprobs?: boolean;
+  logprobs?: number;
   maxOutputTokens?: number;
   temperature?: number;
   topP?: number;

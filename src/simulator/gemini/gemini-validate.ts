@@ -4,7 +4,7 @@
  * generation config: value ranges, stop-sequence and candidate limits, response MIME types, and the
  * thinking settings each model accepts (`gemini-models.ts`).
  */
-import { thinkingFor } from './gemini-models.js';
+import { isGemini3, thinkingFor } from './gemini-models.js';
 import { GeminiInvalid, normalizeCountTokensRequest, normalizeGeminiRequest } from './gemini-request-shape.js';
 import type { GeminiGenerationConfig, GeminiRequest, GeminiThinking } from './gemini-types.js';
 import { checkContents, checkSystemInstruction } from './gemini-validate-contents.js';
@@ -41,8 +41,10 @@ function checkGenerationConfig(config: GeminiGenerationConfig | undefined, model
   checkRange('presencePenalty', config.presencePenalty, -2, 2);
   checkRange('frequencyPenalty', config.frequencyPenalty, -2, 2);
   checkRange('candidateCount', config.candidateCount, 1, 9);
-  if (config.candidateCount !== undefined && config.candidateCount > 1)
-    fail(`Multiple candidates is not enabled for models/${model}`);
+  // Gemini 2.5 returns up to 8 candidates; Gemini 3 models return one.
+  if (config.candidateCount !== undefined && config.candidateCount > 1 && isGemini3(model))
+    fail('Multiple candidates is not enabled for this model');
+  checkRange('logprobs', config.logprobs, 0, 21);
   const stops = config.stopSequences ?? [];
   if (stops.length > MAX_STOP_SEQUENCES)
     fail(`${PREFIX}.stop_sequences: at most ${MAX_STOP_SEQUENCES} stop sequences are allowed\n`);

@@ -5,6 +5,7 @@
  */
 import { FAULT_HEADER, parseRequestDirectives, type SimulatorDirectives } from '../fault-directives.js';
 import type { PromptCacheSplit } from '../prompt-cache.js';
+import { reportedPromptTokens } from '../prompt-cache/cache-counts.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type VendorErrorRenderer } from '../response-player.js';
 import { readJsonBody, sendJson, type SimulatorExchange } from '../simulator-exchange.js';
@@ -47,6 +48,8 @@ export interface ChatVendor {
   /** Completion id from the raw body (deterministic). */
   completionId(raw: string): string;
   renderError: VendorErrorRenderer;
+  /** The vendor's error body for a prompt of `promptTokens` over a window of `contextWindow` (`context-window=`). */
+  contextOverflowBody(promptTokens: number, contextWindow: number, completionTokens: number): string;
   headers(exchange: SimulatorExchange): Record<string, string>;
 }
 
@@ -118,6 +121,12 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
   const userText = lastUserText(request.messages);
   const directives = directivesOf(exchange, vendor, userText);
   if (directives === undefined) return;
+  const promptTokens = countPromptTokens(request);
+  if (directives.contextWindow !== undefined && promptTokens > directives.contextWindow) {
+    const completionTokens = request.max_completion_tokens ?? request.max_tokens ?? 0;
+    const body = vendor.contextOverflowBody(promptTokens, directives.contextWindow, completionTokens);
+    return sendVendorError(exchange, vendor, 400, body);
+  }
 
   const reasoning = vendor.reasoning(request);
   const seedText = replySeedText(request);
@@ -149,13 +158,14 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     plans.push(planned.plan);
   }
 
-  const prompt = vendor.promptCache(exchange, request, countPromptTokens(request), directives);
+  const prompt = vendor.promptCache(exchange, request, reportedPromptTokens(promptTokens, directives), directives);
   const set: ChatReplySet = {
     id: vendor.completionId(read.raw),
     created: Math.floor(Date.now() / 1000),
     model: request.model,
     choices: plans,
     usage: vendor.usage(plans, prompt),
+    ...(request.logprobs === true ? { topLogprobs: request.top_logprobs ?? 0 } : {}),
   };
   const dialect = vendor.dialect(request);
   const plan = { directives, renderError: vendor.renderError, headers: vendor.headers(exchange) };

@@ -88,6 +88,12 @@ const OPENAI: ChatVendor = {
   dialect: () => DIALECT,
   completionId: (raw) => `chatcmpl-${hashHex(raw)}`,
   renderError: (status) => ({ body: openAiErrorBody(openAiErrorForStatus(status)) }),
+  contextOverflowBody: (promptTokens, contextWindow) =>
+    invalidRequest(
+      `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      'messages',
+      'context_length_exceeded',
+    ),
   headers: (exchange) => ({ 'x-request-id': exchange.requestId, 'openai-version': '2020-10-01' }),
 };
 

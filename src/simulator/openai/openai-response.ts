@@ -8,6 +8,7 @@ import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
 import { limitText } from '../reply-engine.js';
 import type { StreamScript } from '../response-player.js';
 import type { PlannedCall, TurnPlan } from '../turn-planner.js';
+import { simulatedLogprobs, type SimulatedLogprob } from '../logprobs.js';
 
 export interface ChatDialect {
   /** OpenAI adds `refusal: null` and `annotations: []` to messages, and `service_tier` to bodies. */
@@ -32,6 +33,8 @@ export interface ChatReplySet {
   choices: TurnPlan[];
   /** The vendor's usage object. */
   usage: object;
+  /** `top_logprobs` when the request set `logprobs: true` (each text piece is then one token with its log probability). */
+  topLogprobs?: number;
 }
 
 const SYSTEM_FINGERPRINT = 'fp_simulator';
@@ -69,7 +72,10 @@ export function completionBody(set: ChatReplySet, dialect: ChatDialect): string 
     choices: set.choices.map((plan, index) => ({
       index,
       message: message(plan, dialect),
-      logprobs: null,
+      logprobs:
+        set.topLogprobs === undefined
+          ? null
+          : { content: wireLogprobs(simulatedLogprobs(plan.text.pieces, set.topLogprobs)), refusal: null },
       finish_reason: finishReason(plan),
     })),
     usage: set.usage,
@@ -78,28 +84,50 @@ export function completionBody(set: ChatReplySet, dialect: ChatDialect): string 
   });
 }
 
+/** Log probabilities as OpenAI's chat completions write them, with each token's UTF-8 bytes. */
+function wireLogprobs(tokens: readonly SimulatedLogprob[]): object[] {
+  const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
+  return tokens.map((entry) => ({
+    token: entry.token,
+    logprob: entry.logprob,
+    bytes: bytes(entry.token),
+    top_logprobs: entry.top.map((top) => ({ token: top.token, logprob: top.logprob, bytes: bytes(top.token) })),
+  }));
+}
+
+/** A delta's JSON, and the `logprobs` JSON of its chunk (null but for text pieces when log probabilities were asked for). */
+interface ChoiceDelta {
+  delta: string;
+  logprobs: string;
+}
+
 /** The deltas of one choice, in order: role, reasoning, text, tool calls (finish excluded). */
-function choiceDeltas(plan: TurnPlan, dialect: ChatDialect): string[] {
-  const deltas: string[] = [];
+function choiceDeltas(plan: TurnPlan, dialect: ChatDialect, topLogprobs: number | undefined): ChoiceDelta[] {
+  const deltas: ChoiceDelta[] = [];
   const reasoning = dialect.showReasoning ? plan.reasoning : undefined;
   const opensWithText = visibleContent(plan) !== null && reasoning === undefined;
   const roleContent = opensWithText ? '""' : 'null';
-  if (dialect.openAiExtras) deltas.push(`{"role":"assistant","content":${roleContent},"refusal":null}`);
-  else if (reasoning !== undefined) deltas.push('{"role":"assistant","content":null,"reasoning_content":""}');
-  else deltas.push(`{"role":"assistant","content":${roleContent}}`);
-  for (const piece of reasoning?.pieces ?? [])
-    deltas.push(`{"content":null,"reasoning_content":${JSON.stringify(piece)}}`);
+  const push = (delta: string, logprobs = 'null') => deltas.push({ delta, logprobs });
+  if (dialect.openAiExtras) push(`{"role":"assistant","content":${roleContent},"refusal":null}`);
+  else if (reasoning !== undefined) push('{"role":"assistant","content":null,"reasoning_content":""}');
+  else push(`{"role":"assistant","content":${roleContent}}`);
+  for (const piece of reasoning?.pieces ?? []) push(`{"content":null,"reasoning_content":${JSON.stringify(piece)}}`);
   const textSuffix = reasoning === undefined ? '}' : ',"reasoning_content":null}';
-  for (const piece of plan.text.pieces) deltas.push(`{"content":${JSON.stringify(piece)}${textSuffix}`);
+  const logprobs = topLogprobs === undefined ? undefined : simulatedLogprobs(plan.text.pieces, topLogprobs);
+  plan.text.pieces.forEach((piece, index) => {
+    const tokens =
+      logprobs === undefined ? 'null' : JSON.stringify({ content: wireLogprobs([logprobs[index]!]), refusal: null });
+    push(`{"content":${JSON.stringify(piece)}${textSuffix}`, tokens);
+  });
   plan.calls.forEach((call, index) => {
     const id = JSON.stringify(dialect.toolCallId(call));
-    deltas.push(
+    push(
       `{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}`,
     );
     // Arguments arrive in token-sized fragments that clients concatenate per `index`
     // (docs/protocols/translation.md#tool-calls-numbered-per-response).
     for (const fragment of limitText(call.argumentsJson, {}).pieces) {
-      deltas.push(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]}`);
+      push(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]}`);
     }
   });
   return deltas;
@@ -116,15 +144,22 @@ export function streamScript(set: ChatReplySet, dialect: ChatDialect, includeUsa
     `"model":${JSON.stringify(set.model)},"system_fingerprint":"${SYSTEM_FINGERPRINT}","choices":[`;
   const usageJson = JSON.stringify(set.usage);
   const suffix = includeUsage && !dialect.usageOnFinishChunk ? '],"usage":null}' : ']}';
-  const choiceFrame = (index: number, delta: string, finish: string | null, chunkSuffix = suffix): string =>
+  const choiceFrame = (
+    index: number,
+    delta: string,
+    finish: string | null,
+    chunkSuffix = suffix,
+    logprobs = 'null',
+  ): string =>
     sseData(
-      `${prefix}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${chunkSuffix}`,
+      `${prefix}{"index":${index},"delta":${delta},"logprobs":${logprobs},"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${chunkSuffix}`,
     );
 
   const frames: string[] = [];
   const finishDelta = dialect.openAiExtras ? '{}' : '{"content":""}';
   set.choices.forEach((plan, index) => {
-    for (const delta of choiceDeltas(plan, dialect)) frames.push(choiceFrame(index, delta, null));
+    for (const { delta, logprobs } of choiceDeltas(plan, dialect, set.topLogprobs))
+      frames.push(choiceFrame(index, delta, null, suffix, logprobs));
     const last = index === set.choices.length - 1;
     const finishSuffix = last && includeUsage && dialect.usageOnFinishChunk ? `],"usage":${usageJson}}` : suffix;
     frames.push(choiceFrame(index, finishDelta, finishReason(plan), finishSuffix));

@@ -48,6 +48,8 @@ export interface OpenAiChatRequest {
   stream?: boolean | null;
   stream_options?: { include_usage?: boolean | null } | null;
   n?: number | null;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
   stop?: string | string[] | null;
   max_tokens?: number | null;
   max_completion_tokens?: number | null;

@@ -13,12 +13,20 @@ export interface CacheCounts extends PromptCacheSplit {
   write1h: number;
 }
 
-/** Whether the request fixes its cache counts by directive (any `cache-…=N` setting). */
+/** Whether the request fixes its cache counts by directive (any `cache-…=N` setting, or `prompt-tokens=N`). */
 function hasCountDirective(directives: SimulatorDirectives): boolean {
   // Every count directive is a `cache…Tokens` field, so one added later is covered too.
-  return Object.entries(directives).some(
-    ([name, value]) => name.startsWith('cache') && name.endsWith('Tokens') && value !== undefined,
+  return (
+    directives.promptTokens !== undefined ||
+    Object.entries(directives).some(
+      ([name, value]) => name.startsWith('cache') && name.endsWith('Tokens') && value !== undefined,
+    )
   );
+}
+
+/** The prompt tokens the usage reports: the prompt's count, or the `prompt-tokens=` directive's. */
+export function reportedPromptTokens(counted: number, directives: SimulatorDirectives): number {
+  return directives.promptTokens ?? counted;
 }
 
 /** The counts the directives fix (all uncached when there are none). */

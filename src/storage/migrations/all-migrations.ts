@@ -9,6 +9,7 @@ import * as keyScopesLimits from './0007-key-scopes-limits.js';
 import * as tierUpgrades from './0008-tier-upgrades.js';
 import * as cacheWrite1h from './0009-cache-write-1h.js';
 import * as serverToolUsage from './0010-server-tool-usage.js';
+import * as unbilledUsage from './0011-unbilled-usage.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -26,4 +27,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0008-tier-upgrades': tierUpgrades,
   '0009-cache-write-1h': cacheWrite1h,
   '0010-server-tool-usage': serverToolUsage,
+  '0011-unbilled-usage': unbilledUsage,
 };

@@ -221,7 +221,18 @@ export class PostgresHotPath {
     return keyHold === undefined ? admitted(input, plan) : admitted(input, plan, keyHold.holdNano);
   }
 
-  private async settle({ usage, price, heldFreeTokens }: SettleInput): Promise<SettleResult | undefined> {
+  /**
+   * The usage split by the pricer as if money were no limit, with the free tokens of the hold: the split the rule
+   * gives whenever the statement finds the charge within the balance and the key's limit, and no more free tokens
+   * left to the request's day than its hold carries (SETTLE's `ok`). Otherwise nothing is written and the locked
+   * transaction splits it within what is there.
+   */
+  private async settle({
+    usage,
+    price,
+    heldFreeTokens,
+    freeAllowanceTokens,
+  }: SettleInput): Promise<SettleResult | undefined> {
     let expectedFree = heldFreeTokens;
     if (expectedFree === undefined) {
       const held = await this.pool.query<{ free_tokens: number }>({
@@ -229,10 +240,14 @@ export class PostgresHotPath {
         text: READ_HOLD,
         values: [usage.requestId],
       });
-      expectedFree = held.rows[0] === undefined ? 0 : Number(held.rows[0].free_tokens);
+      // No hold (swept, or settled before): the locked transaction settles it, or finds it settled.
+      if (held.rows[0] === undefined) return undefined;
+      expectedFree = Number(held.rows[0].free_tokens);
     }
-    const withHeld = price(expectedFree);
-    const withoutHeld = price(0);
+    const split = price({ freeTokens: expectedFree, moneyNano: [NO_MONEY_LIMIT] });
+    // One more free token would be used: what is left of the day's allowance beyond the hold would change the split.
+    const wantsMoreFree =
+      price({ freeTokens: expectedFree + 1, moneyNano: [NO_MONEY_LIMIT] }).freeTokens > split.freeTokens;
     const row = toUsageRow(usage);
     const at = usage.createdAt + usage.latencyMs;
     const result = await this.writes.run({
@@ -243,9 +258,9 @@ export class PostgresHotPath {
         row.account_id,
         row.request_id,
         expectedFree,
-        withHeld.chargeNano.toString(),
-        expectedFree === 0 ? 0 : withHeld.freeTokensUsed,
-        withoutHeld.chargeNano.toString(),
+        split.billedNano.toString(),
+        split.freeTokens,
+        wantsMoreFree,
         row.api_key_id,
         row.model,
         row.family,
@@ -266,6 +281,7 @@ export class PostgresHotPath {
         row.unbilled_tokens,
         utcMonthNumber(usage.createdAt),
         row.cache_write_1h_tokens,
+        freeAllowanceTokens,
         row.web_search_requests,
         row.web_fetch_requests,
         row.server_tool_nano,
@@ -277,11 +293,15 @@ export class PostgresHotPath {
     return {
       settled: true,
       chargedNano: BigInt(outcome.charged),
-      unbilledNano: BigInt(outcome.unbilled),
+      unbilledNano: 0n,
+      unbilledTokens: 0,
       freeTokensUsed: Number(outcome.free_used),
     };
   }
 }
+
+/** The largest bigint PostgreSQL stores: the money room of a split that money does not limit. */
+const NO_MONEY_LIMIT = 2n ** 63n - 1n;
 
 interface SettleRow {
   consistent: boolean;
@@ -386,47 +406,54 @@ const TAKE_HOLD_WITH_KEY = `
   returning request_id`;
 
 /**
- * $1 account, $2 request, $3 free tokens the hold was taken with, $4/$5 charge and free tokens used when they
- * apply, $6 charge when no free tokens apply, $7…$19 the usage row, $20 ledger id, $21 ledger time, $22 UTC day,
- * $23 the usage row's route, $24 unbilled tokens, $25 UTC month number, $26 1-hour cache writes, $27/$28/$29 web
- * searches, web fetches and their cost. `keyspend` is SETTLE_KEY_SPEND_SQL of
- * key-spend-statements.ts: the key's counters after the account's row (it runs once `inserted` has, which reads the
- * locked account).
+ * $1 account, $2 request, $3 free tokens the hold was taken with, $4 the charge and $5 the free tokens of the split with
+ * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
+ * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
+ * number, $26 1-hour cache writes, $27 the daily free allowance, $28/$29/$30 web searches, web fetches and their
+ * cost. `ok` says whether that split is the rule's here: the
+ * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
+ * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
+ * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
+ * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
+ * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
  * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
 const SETTLE = `
   with acct as (
-    select balance_nano, free_day from accounts where id = $1 for no key update
+    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from accounts where id = $1 for no key update
+  ),
+  keylimit as (
+    select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
+      case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end as period
+    from api_keys
+    where id = $7 and spend_limit_nano is not null and spend_period in ('day', 'month', 'total')
+      and exists (select 1 from acct)
+    for no key update
   ),
   ok as (
-    select exists (select 1 from acct) and not exists (
-      select 1 from reservations r where r.request_id = $2 and r.free_tokens > 0 and r.free_tokens <> $3::bigint
+    select exists (
+      select 1 from reservations r, acct a
+      where r.request_id = $2 and r.free_tokens = $3::bigint
+        and $4::bigint <= a.balance_nano
+        and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $27::bigint)
+    ) and not exists (
+      select 1 from keylimit k
+      where k.period_start <= k.period
+        and $4::bigint > k.limit_nano - case when k.period_start = k.period then k.used_nano else 0 end
     ) as consistent
   ),
   claimed as (
     delete from reservations where request_id = $2 and (select consistent from ok)
     returning hold_nano, free_tokens, free_day, key_hold_nano
   ),
-  priced as (
-    select
-      coalesce((select hold_nano from claimed), 0) as hold,
-      coalesce((select key_hold_nano from claimed), 0) as key_hold,
-      coalesce((select free_tokens from claimed), 0) as priced_free,
-      coalesce((select c.free_tokens from claimed c, acct a where c.free_day = a.free_day), 0) as held_free,
-      (select balance_nano from acct) as balance
-  ),
-  wanted as (
-    select hold, key_hold, held_free, balance,
-      case when priced_free = 0 then $6::bigint else $4::bigint end as charge,
-      case when priced_free = 0 then 0 else $5::bigint end as free_used,
-      case when held_free = 0 then 0 else $5::bigint end as free_used_today
-    from priced
-  ),
   final as (
-    select hold, key_hold, held_free, free_used, free_used_today, least(charge, greatest(balance, 0)) as charged,
-      charge - least(charge, greatest(balance, 0)) as unbilled
-    from wanted
+    select c.hold_nano as hold, c.key_hold_nano as key_hold,
+      case when c.free_day = a.free_day then c.free_tokens else 0 end as held_free,
+      $5::bigint as free_used,
+      case when c.free_day = a.free_day then $5::bigint else 0 end as free_used_today,
+      $4::bigint as charged, 0::bigint as unbilled
+    from claimed c, acct a
   ),
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
@@ -434,7 +461,7 @@ const SETTLE = `
       free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
       server_tool_nano)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26, $27, $28, $29::bigint
+      $26, $28, $29, $30::bigint
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id
@@ -458,8 +485,8 @@ const SETTLE = `
   ),
   daily as (
     insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
-    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged
+      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens, unbilled_nano)
+    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged, $24, f.unbilled
     from final f where exists (select 1 from inserted)
     on conflict (account_id, day, model, api_key_id) do update set
       requests = usage_daily.requests + 1,
@@ -469,7 +496,9 @@ const SETTLE = `
       cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
       output_tokens = usage_daily.output_tokens + excluded.output_tokens,
       reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
-      cost_nano = usage_daily.cost_nano + excluded.cost_nano
+      cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+      unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
+      unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano
     returning day
   ),
   keyspend as (

@@ -18,6 +18,7 @@ import type {
 import type { ApiKeyRepository, Storage, UsageRecord } from '../types.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
 import { PostgresHotPath } from './postgres-hot-path.js';
+import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
 const NOW = DAY * 86_400_000 + 3_600_000;
@@ -144,8 +145,9 @@ describe('PostgreSQL batched holds and settlements', () => {
 
   const settle = (requestId: string, ids: { accountId: string; keyId: string }, chargeNano: bigint) =>
     billing.settle({
+      freeAllowanceTokens: 0,
       usage: usageFor(requestId, ids),
-      price: () => ({ chargeNano, freeTokensUsed: 0 }),
+      price: costing(chargeNano),
       heldFreeTokens: 0,
     });
 
@@ -256,7 +258,7 @@ describe('PostgreSQL batched holds and settlements', () => {
       await Promise.all([settle(requestIdOf(first!), ids, 1_000n), settle(requestIdOf(third!), ids, 1_000n)]),
     ).toEqual([
       { settled: false, reason: 'already_settled' },
-      { settled: true, chargedNano: 1_000n, unbilledNano: 0n, freeTokensUsed: 0 },
+      { settled: true, chargedNano: 1_000n, unbilledNano: 0n, unbilledTokens: 0, freeTokensUsed: 0 },
     ]);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 97_000n, reservedNano: 0n });
     expect(await storage.billing.verifyLedger()).toEqual([]);

@@ -13,6 +13,7 @@ import type { ReserveInput } from '../billing-types.js';
 import type { Storage, UsageRecord } from '../types.js';
 import { openStorage } from '../open-storage.js';
 import { KEY_COLUMNS } from '../api-key-repository.js';
+import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const NOW = 20_000 * 86_400_000;
 
@@ -93,7 +94,7 @@ describe('SQLite group commit', () => {
     freeTokens: 0,
     unbilledNano: 0n,
   });
-  const price = () => ({ chargeNano: 1_000n, freeTokensUsed: 0 });
+  const price = costing(1_000n);
 
   it('a write that fails in a batch is rolled back alone; the others commit', async () => {
     // All issued in one turn, so they share one transaction: two admissions, a plan that overreaches, a double settlement.
@@ -105,12 +106,18 @@ describe('SQLite group commit', () => {
     const bad = storage.billing.reserve(overreaching);
     const second = storage.billing.reserve(reserveInput(5_000n));
     const settledRequest = `req-${randomUUID()}`;
-    const once = storage.billing.settle({ usage: usageFor(settledRequest), price });
-    const twice = storage.billing.settle({ usage: usageFor(settledRequest), price });
+    const once = storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(settledRequest), price });
+    const twice = storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(settledRequest), price });
     await expect(bad).rejects.toThrow(/exceeds/);
     expect(await first).toMatchObject({ admitted: true });
     expect(await second).toMatchObject({ admitted: true });
-    expect(await once).toEqual({ settled: true, chargedNano: 1_000n, unbilledNano: 0n, freeTokensUsed: 0 });
+    expect(await once).toEqual({
+      settled: true,
+      chargedNano: 1_000n,
+      unbilledNano: 0n,
+      unbilledTokens: 0,
+      freeTokensUsed: 0,
+    });
     expect(await twice).toEqual({ settled: false, reason: 'already_settled' });
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 99_000n, reservedNano: 10_000n });
     expect(await storage.billing.verifyLedger()).toEqual([]);
@@ -118,7 +125,7 @@ describe('SQLite group commit', () => {
 
   it('writes still queued when the storage closes are committed before it closes', async () => {
     const requestId = `req-${randomUUID()}`;
-    const pending = storage.billing.settle({ usage: usageFor(requestId), price });
+    const pending = storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(requestId), price });
     await storage.close();
     expect(await pending).toMatchObject({ settled: true, chargedNano: 1_000n });
     storage = await database.open();

@@ -6,7 +6,10 @@ import {
   admitted,
   decideAdmission,
   ledgerId,
+  needsLedgerLine,
   planSlice,
+  settledResult,
+  settledUsage,
   settlementAmounts,
   toLockedAccount,
   toLockedKeySpend,
@@ -139,17 +142,19 @@ export class SqliteHotPath {
       update accounts set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?,
         free_reserved_tokens = free_reserved_tokens - ?, free_used_tokens = free_used_tokens + ?
       where id = ?`);
-    // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at)
+    // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at, unbilledTokens, unbilled)
     this.insertLedger = database.prepare(`
       insert into ledger_entries (id, account_id, kind, amount_nano, balance_after_nano, idempotency_key, request_id,
-        note, created_at)
-      values (?, ?, 'usage', ?, ?, ?, ?, ?, ?)
+        note, created_at, unbilled_tokens, unbilled_nano)
+      values (?, ?, 'usage', ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (idempotency_key) do nothing`);
-    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost)
+    // (accountId, day, model, apiKeyId, input, cacheRead, cacheWrite, cacheWrite1h, output, reasoning, cost,
+    // unbilledTokens, unbilled)
     this.addToDaily = database.prepare(`
       insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
-        cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano)
-      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+        cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens,
+        unbilled_nano)
+      values (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       on conflict (account_id, day, model, api_key_id) do update set requests = usage_daily.requests + 1,
         input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
@@ -157,7 +162,9 @@ export class SqliteHotPath {
         cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
-        cost_nano = usage_daily.cost_nano + excluded.cost_nano`);
+        cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+        unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
+        unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano`);
     this.readHoldDay = database.prepare(`select free_day, api_key_id from reservations where request_id = ?`);
     // As at admission, the balance condition repeats the rule in SQL; a key's remaining limit is the condition of
     // takeKeyHold (TAKE_KEY_HOLD_SQL), run in the same transaction.
@@ -453,7 +460,7 @@ export class SqliteHotPath {
     return gone;
   }
 
-  private settleNow({ usage, price }: SettleInput): SettleResult {
+  private settleNow({ usage, price, freeAllowanceTokens }: SettleInput): SettleResult {
     const account = this.lock(usage.accountId);
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.claimHold.get(usage.requestId) as HoldRow | undefined;
@@ -461,13 +468,16 @@ export class SqliteHotPath {
       held === undefined
         ? undefined
         : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
-    const amounts = settlementAmounts(account, claimed, price);
-    const row = toUsageRow({
-      ...usage,
-      costNano: amounts.chargedNano,
-      freeTokens: amounts.freeTokensUsed,
-      unbilledNano: amounts.unbilledNano,
-    });
+    const key = toLockedKeySpend(this.readKeySpend.get(usage.apiKeyId) as KeySpendRow | undefined);
+    const amounts = settlementAmounts(
+      account,
+      claimed,
+      price,
+      { freeAllowanceTokens, startedAt: usage.createdAt },
+      key,
+    );
+    const settled = settledUsage(usage, amounts);
+    const row = toUsageRow(settled);
     // Spread, not an array: better-sqlite3 reads an array's elements through V8's generic property lookup from C++
     // (~430 instructions each under callgrind), arguments it takes as they are.
     if (this.insertUsage.run(...USAGE_COLUMNS.map((column) => row[column])).changes === 0) {
@@ -488,7 +498,7 @@ export class SqliteHotPath {
       day: utcDayNumber(usage.createdAt),
       month: utcMonthNumber(usage.createdAt),
     });
-    if (amounts.chargedNano > 0n) {
+    if (needsLedgerLine(amounts)) {
       const at = usage.createdAt + usage.latencyMs;
       this.insertLedger.run(
         ledgerId(at),
@@ -499,6 +509,8 @@ export class SqliteHotPath {
         usage.requestId,
         usage.model,
         at,
+        amounts.unbilledTokens,
+        amounts.unbilledNano,
       );
     }
     this.addToDaily.run(
@@ -513,13 +525,10 @@ export class SqliteHotPath {
       usage.outputTokens,
       usage.reasoningTokens,
       amounts.chargedNano,
+      settled.unbilledTokens ?? 0,
+      settled.unbilledNano,
     );
-    return {
-      settled: true,
-      chargedNano: amounts.chargedNano,
-      unbilledNano: amounts.unbilledNano,
-      freeTokensUsed: amounts.freeTokensUsed,
-    };
+    return settledResult(amounts);
   }
 }
 

@@ -13,6 +13,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { openSqliteStorage } from './open-sqlite-storage.js';
 import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from './wal-checkpointer.js';
+import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 let directory: string | undefined;
 
@@ -50,6 +51,7 @@ it('copies committed pages into the database file from its own thread, and check
     await Promise.all(
       Array.from({ length: 50 }, () =>
         storage.billing.settle({
+          freeAllowanceTokens: 0,
           usage: {
             requestId: randomUUID(),
             accountId: account.id,
@@ -71,7 +73,7 @@ it('copies committed pages into the database file from its own thread, and check
             freeTokens: 0,
             unbilledNano: 0n,
           },
-          price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
+          price: costing(0n),
         }),
       ),
     );
@@ -189,6 +191,7 @@ it('starts the WAL over under a load that never pauses, so it stays short, witho
     while (!stop) {
       sequence += 1;
       await storage.billing.settle({
+        freeAllowanceTokens: 0,
         usage: {
           requestId: `req-${String(sequence).padStart(12, '0')}`,
           accountId: account.id,
@@ -210,7 +213,7 @@ it('starts the WAL over under a load that never pauses, so it stays short, witho
           freeTokens: 0,
           unbilledNano: 0n,
         },
-        price: () => ({ chargeNano: 0n, freeTokensUsed: 0 }),
+        price: costing(0n),
       });
       settled += 1;
       // A steady load, not a flood: SQLite's own backstop (10,000 frames) is not what restarts the WAL here.

@@ -98,6 +98,9 @@ export interface TokenCounts {
   /** The part of `cacheWriteTokens` written for an hour. */
   cacheWrite1hTokens: number;
   costUsd: string;
+  /** Reported tokens no free allowance, balance or key limit could pay, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledUsd: string;
 }
 
 export interface UsageDaily {
@@ -111,6 +114,8 @@ export interface UsageDaily {
     inputTokens: number;
     outputTokens: number;
     costUsd: string;
+    unbilledTokens: number;
+    unbilledUsd: string;
   }[];
   /** What the key and model filters offer: every key and model with usage in the range (unfiltered). */
   filters: { models: string[]; keys: { keyId: string; keyName: string | null; hint: string | null }[] };
@@ -135,6 +140,8 @@ export interface UsageRequest {
   cacheWrite1hTokens: number;
   reasoningTokens: number;
   costUsd: string;
+  unbilledTokens: number;
+  unbilledUsd: string;
   latencyMs: number | null;
   status: string | number;
   stream: boolean;
@@ -157,6 +164,9 @@ export interface LedgerEntry {
   kind: LedgerKind;
   amountUsd: string;
   balanceAfterUsd: string;
+  /** A usage entry: reported tokens the settlement could not charge, and their cost at list price. */
+  unbilledTokens: number;
+  unbilledUsd: string;
   createdAt: number;
   description: string;
   requestId: string | null;

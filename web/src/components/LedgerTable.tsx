@@ -60,6 +60,8 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                           {entry.usage.cachedTokens > 0 && ` / ${formatCount(entry.usage.cachedTokens)} cached`}
                           {entry.usage.cacheWrite1hTokens > 0 &&
                             ` (${formatCount(entry.usage.cacheWrite1hTokens)} written for 1h)`}
+                          {entry.unbilledTokens > 0 &&
+                            ` · ${formatCount(entry.unbilledTokens)} unbilled (${formatUsd(entry.unbilledUsd)})`}
                           {entry.usage.keyName !== null && <> · key {entry.usage.keyName}</>} ·{' '}
                           <Link href={`/usage?request=${encodeURIComponent(entry.usage.requestId)}`}>
                             request details

@@ -32,7 +32,11 @@ export function RequestDetails({ requestId }: { requestId: string }) {
             {request.cacheWrite1hTokens > 0 ? ` (${formatCount(request.cacheWrite1hTokens)} for 1h)` : ''}
           </dd>
           <dt>Cost</dt>
-          <dd>{formatUsd(request.costUsd)}</dd>
+          <dd>
+            {formatUsd(request.costUsd)}
+            {request.unbilledTokens > 0 &&
+              `; ${formatCount(request.unbilledTokens)} tokens unbilled (${formatUsd(request.unbilledUsd)})`}
+          </dd>
           <dt>Latency</dt>
           <dd>{formatLatency(request.latencyMs)}</dd>
           <dt>Status</dt>

@@ -15,6 +15,12 @@ const requests = { label: 'Requests', value: (row: { requests: number }) => form
 const input = { label: 'Input', value: (row: { inputTokens: number }) => formatCount(row.inputTokens) };
 const output = { label: 'Output', value: (row: { outputTokens: number }) => formatCount(row.outputTokens) };
 const cost = { label: 'Cost', value: (row: { costUsd: string }) => formatUsd(row.costUsd) };
+/** Reported usage no free allowance, balance or key limit could pay: tokens, and their cost at list price. */
+const unbilled = {
+  label: 'Unbilled',
+  value: (row: { unbilledTokens: number; unbilledUsd: string }) =>
+    row.unbilledTokens === 0 ? '0' : `${formatCount(row.unbilledTokens)} (${formatUsd(row.unbilledUsd)})`,
+};
 const cached = { label: 'Cached', value: (row: ModelRow) => formatCount(row.cacheReadTokens + row.cacheWriteTokens) };
 
 /** One breakdown table: a row header naming the group, then numeric columns (stacked on a phone). */
@@ -71,7 +77,7 @@ export function ModelBreakdown({ rows }: { rows: ModelRow[] }) {
       rowKey={(row) => row.model}
       rowHeader={(row) => row.model}
       headerClass="nowrap"
-      columns={[requests, input, output, cached, cost]}
+      columns={[requests, input, output, cached, cost, unbilled]}
     />
   );
 }
@@ -88,7 +94,7 @@ export function KeyBreakdown({ rows }: { rows: KeyRow[] }) {
           {row.keyName} <code className="hint">{row.hint}</code>
         </>
       )}
-      columns={[requests, input, output, cost]}
+      columns={[requests, input, output, cost, unbilled]}
     />
   );
 }
