@@ -51,25 +51,13 @@ const entrySchema = z.object({
     unbilledTokens: count.optional(),
     webSearchRequests: count.optional(),
     webFetchRequests: count.optional(),
+    // Their cost, priced when the reply settled: a replay charges it as it is, a fee after the tokens.
     serverToolNano: nano.optional(),
   }),
   prices: z
-    .object({
-      input: nano,
-      output: nano,
-      cacheRead: nano,
-      cacheWrite: nano,
-      cacheWrite1h: nano.optional(),
-      webSearchRequest: nano.optional(),
-      webFetchRequest: nano.optional(),
-    })
+    .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })
     // An older entry has no 1-hour price and no 1-hour writes, so the 5-minute price stands in (it prices nothing).
-    .transform(({ webSearchRequest, webFetchRequest, ...prices }) => ({
-      ...prices,
-      cacheWrite1h: prices.cacheWrite1h ?? prices.cacheWrite,
-      ...(webSearchRequest === undefined ? {} : { webSearchRequest }),
-      ...(webFetchRequest === undefined ? {} : { webFetchRequest }),
-    })),
+    .transform((prices) => ({ ...prices, cacheWrite1h: prices.cacheWrite1h ?? prices.cacheWrite })),
   heldFreeTokens: count.optional(),
   journaledAt: time,
 });
@@ -80,7 +68,6 @@ const entrySchema = z.object({
  */
 export function encodeJournalLine(entry: JournalEntry): string {
   const { costNano: _cost, freeTokens: _free, unbilledNano: _unbilled, serverToolNano, ...usage } = entry.usage;
-  const { webSearchRequest, webFetchRequest } = entry.prices;
   const json = JSON.stringify({
     v: 1,
     usage: serverToolNano === undefined ? usage : { ...usage, serverToolNano: serverToolNano.toString() },
@@ -90,8 +77,6 @@ export function encodeJournalLine(entry: JournalEntry): string {
       cacheRead: entry.prices.cacheRead.toString(),
       cacheWrite: entry.prices.cacheWrite.toString(),
       cacheWrite1h: entry.prices.cacheWrite1h.toString(),
-      ...(webSearchRequest === undefined ? {} : { webSearchRequest: webSearchRequest.toString() }),
-      ...(webFetchRequest === undefined ? {} : { webFetchRequest: webFetchRequest.toString() }),
     },
     ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     journaledAt: entry.journaledAt,
