@@ -17,6 +17,8 @@ export interface AdmissionRequest {
   prices: ModelPrices;
   /** The request carries a 1-hour cache breakpoint: any prompt token may be billed as a 1-hour cache write. */
   oneHourCacheWrites?: boolean;
+  /** What the vendor-run tools (web searches) may cost at most: held with the prompt, whole. */
+  serverToolsNano?: NanoUsd;
 }
 
 /**
@@ -47,7 +49,7 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
   const freeLeftForOutput = state.freeTokensLeft - freeForInput;
-  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request);
+  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request) + (request.serverToolsNano ?? 0n);
   const outputPrice = request.prices.output;
   const moneyForOutput = state.availableNano - inputCost;
   const paidOutputAffordable =
@@ -82,6 +84,7 @@ export function startingCost(request: AdmissionRequest, freeTokensLeft: number):
   const freeForInput = Math.min(freeTokensLeft, request.inputTokens);
   const freeForOutput = Math.min(freeTokensLeft - freeForInput, firstSliceOf(request));
   return (
+    (request.serverToolsNano ?? 0n) +
     BigInt(request.inputTokens - freeForInput) * inputPrice(request) +
     BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output
   );

@@ -1,3 +1,5 @@
+import { webSearchLimit } from '../canonical/server-tools.js';
+import { serverToolFees, serverToolFields, serverToolHold } from './server-tool-charge.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -212,6 +214,7 @@ export class BillingService {
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,
+      serverToolsNano: serverToolHold(webSearchLimit(request.serverTools), model.prices),
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {
@@ -479,7 +482,7 @@ export class BillingService {
     const { usage, prices } = entry;
     return this.repository.settle({
       usage,
-      price: (room) => splitUsage(usage, prices, room),
+      price: (room) => splitUsage(usage, prices, room, serverToolFees(usage)),
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       ...(entry.heldFreeTokens === undefined ? {} : { heldFreeTokens: entry.heldFreeTokens }),
     });
@@ -510,6 +513,7 @@ export class BillingService {
       ...(input.unbilledTokens === undefined || input.unbilledTokens === 0
         ? {}
         : { unbilledTokens: input.unbilledTokens }),
+      ...serverToolFields(input.usage, input.model.prices),
     };
   }
 

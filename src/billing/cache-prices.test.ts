@@ -36,6 +36,9 @@ describe('cache prices', () => {
       cacheRead: 300n,
       cacheWrite: 3_750n,
       cacheWrite1h: 6_000n,
+      // Per use: a web search $10 per 1,000; a web fetch costs only its tokens.
+      webSearchRequest: 10_000_000n,
+      webFetchRequest: 0n,
     });
   });
 

@@ -10,6 +10,10 @@ export interface ModelPrices {
   cacheWrite: NanoUsd;
   /** A prompt token written to the cache for 1 hour. */
   cacheWrite1h: NanoUsd;
+  /** One web search the vendor ran (absent: the model has none, or it is free). */
+  webSearchRequest?: NanoUsd;
+  /** One web fetch the vendor ran. */
+  webFetchRequest?: NanoUsd;
 }
 
 /** Prices as operators write them: USD per 1M tokens, as decimal strings. */
@@ -19,6 +23,10 @@ export interface ModelPricesPerMillion {
   cacheRead?: string;
   cacheWrite?: string;
   cacheWrite1h?: string;
+  /** Nano-USD per web search the vendor runs (integer text, e.g. `10000000` for $10 per 1,000). */
+  webSearchRequestNano?: string;
+  /** Nano-USD per web fetch. */
+  webFetchRequestNano?: string;
 }
 
 const TOKENS_PER_MILLION = 1_000_000n;
@@ -44,6 +52,8 @@ export function pricesFromPerMillion(prices: ModelPricesPerMillion): ModelPrices
     cacheRead: prices.cacheRead === undefined ? input : perTokenPrice(prices.cacheRead),
     cacheWrite,
     cacheWrite1h: prices.cacheWrite1h === undefined ? cacheWrite : perTokenPrice(prices.cacheWrite1h),
+    ...(prices.webSearchRequestNano === undefined ? {} : { webSearchRequest: BigInt(prices.webSearchRequestNano) }),
+    ...(prices.webFetchRequestNano === undefined ? {} : { webFetchRequest: BigInt(prices.webFetchRequestNano) }),
   };
 }
 

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { pricesFromPerMillion } from './prices.js';
 import { decodeJournal, encodeJournalLine, type JournalEntry } from './settlement-journal-entry.js';
 import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
+import { serverToolFees } from './server-tool-charge.js';
+import { splitUsage } from './usage-split.js';
 
 const SONNET = pricesFromPerMillion({
   input: '3',
@@ -64,5 +66,35 @@ describe('journal entries and 1-hour cache writes', () => {
     expect(entry?.prices.cacheWrite1h).toBe(3_750n);
     // 10,000 × 300 + 3,000 × 3,750 + 500 × 3,000 + 300 × 15,000.
     expect(priceSettlement(entry!.usage, entry!.prices, 0).chargeNano).toBe(20_250_000n);
+  });
+});
+
+describe('journal entries and web searches', () => {
+  it('keeps the search count and its cost across a round trip, so a replay charges it', () => {
+    const prices = { ...SONNET, webSearchRequest: 10_000_000n, webFetchRequest: 0n };
+    const entry: JournalEntry = {
+      usage: {
+        ...usage,
+        cacheWrite1hTokens: 0,
+        webSearchRequests: 2,
+        webFetchRequests: 1,
+        serverToolNano: 20_000_000n,
+        costNano: 0n,
+        freeTokens: 0,
+        unbilledNano: 0n,
+      },
+      prices,
+      journaledAt: 1_700_000_000_100,
+    };
+    const [decoded] = decodeJournal(encodeJournalLine(entry)).entries;
+    expect(decoded?.usage).toMatchObject({ webSearchRequests: 2, webFetchRequests: 1, serverToolNano: 20_000_000n });
+    // The tokens as above (20,250,000), then the searches' recorded cost as a fee.
+    const split = splitUsage(
+      decoded!.usage,
+      decoded!.prices,
+      { freeTokens: 0, moneyNano: [2n ** 62n] },
+      serverToolFees(decoded!.usage),
+    );
+    expect(split.billedNano).toBe(40_250_000n);
   });
 });

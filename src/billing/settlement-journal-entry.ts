@@ -49,6 +49,10 @@ const entrySchema = z.object({
     rawUsage: z.string().nullable(),
     route: z.string().min(1).optional(),
     unbilledTokens: count.optional(),
+    webSearchRequests: count.optional(),
+    webFetchRequests: count.optional(),
+    // Their cost, priced when the reply settled: a replay charges it as it is, a fee after the tokens.
+    serverToolNano: nano.optional(),
   }),
   prices: z
     .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })
@@ -63,10 +67,10 @@ const entrySchema = z.object({
  * line from a torn one (a crash in the middle of a write) or from blocks a crash left zero-filled.
  */
 export function encodeJournalLine(entry: JournalEntry): string {
-  const { costNano: _cost, freeTokens: _free, unbilledNano: _unbilled, ...usage } = entry.usage;
+  const { costNano: _cost, freeTokens: _free, unbilledNano: _unbilled, serverToolNano, ...usage } = entry.usage;
   const json = JSON.stringify({
     v: 1,
-    usage,
+    usage: serverToolNano === undefined ? usage : { ...usage, serverToolNano: serverToolNano.toString() },
     prices: {
       input: entry.prices.input.toString(),
       output: entry.prices.output.toString(),

@@ -1,8 +1,9 @@
 import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
+import type { ServerToolCallBlock, ServerToolResultBlock } from './server-tools.js';
 import type { CanonicalEvent, FinishReason, TokenLogprob } from './events.js';
 import { emptyUsage, type CanonicalUsage } from './usage.js';
 
-export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock;
+export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock | ServerToolCallBlock | ServerToolResultBlock;
 
 /** What one choice of a reply holds: its blocks, why it ended, and its text's log probabilities when asked for. */
 export interface ChoiceContent {
@@ -111,6 +112,23 @@ export class ResponseAccumulator {
         if (block?.type === 'tool-call') block.argumentsJson += event.argumentsDelta;
         return;
       }
+      case 'text-citation': {
+        const block = this.blocks.get(event.blockId);
+        if (block?.type !== 'text') return;
+        if (block.citations === undefined) block.citations = [event.citation];
+        else block.citations.push(event.citation);
+        return;
+      }
+      case 'server-tool-call':
+        this.open(
+          event.blockId,
+          { type: 'server-tool-call', id: event.id, name: event.name, input: event.input },
+          undefined,
+        );
+        return;
+      case 'server-tool-result':
+        this.open(event.blockId, event.result, undefined);
+        return;
       case 'usage':
         response.usage = event.usage;
         response.usageReported = true;

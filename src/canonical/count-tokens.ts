@@ -155,7 +155,8 @@ export function estimateResponseOutputTokens(response: CanonicalResponse): numbe
   for (const choice of responseChoices(response))
     for (const block of choice.content) {
       if (block.type === 'tool-call') total += countTextTokens(block.name) + countTextTokens(block.argumentsJson);
-      else total += countTextTokens(block.text);
+      else if (block.type === 'server-tool-call') total += countTextTokens(JSON.stringify(block.input ?? {}));
+      else if (block.type !== 'server-tool-result') total += countTextTokens(block.text);
     }
   return total;
 }
@@ -173,5 +174,10 @@ function blockTokens(block: ContentBlock, count: (text: string) => number): numb
       return count(block.name) + count(block.argumentsJson);
     case 'tool-result':
       return block.content.reduce((sum, part) => sum + blockTokens(part, count), 0);
+    case 'server-tool-call':
+      return count(block.name) + count(JSON.stringify(block.input ?? {}));
+    case 'server-tool-result':
+      // The vendor's own payload (search results with their page text, encrypted) is what the model reads.
+      return count(JSON.stringify(block.anthropicBlock ?? block.searchResults ?? ''));
   }
 }

@@ -1,4 +1,5 @@
 import type { GatewayError } from './errors.js';
+import type { Citation, ServerToolResultBlock } from './server-tools.js';
 import type { CanonicalUsage } from './usage.js';
 
 /** Unified finish reasons; the vendor's own value travels beside it as `rawReason`. */
@@ -31,6 +32,8 @@ export type CanonicalEvent =
   | { type: 'text-start'; blockId: string; choice?: number }
   | { type: 'text-delta'; blockId: string; text: string; logprobs?: TokenLogprob[] }
   | { type: 'text-end'; blockId: string }
+  /** A source the open text block cites (Anthropic's `citations_delta`, OpenAI's `url_citation`, Gemini's grounding). */
+  | { type: 'text-citation'; blockId: string; citation: Citation }
   | { type: 'reasoning-start'; blockId: string; redactedData?: string; choice?: number }
   | { type: 'reasoning-delta'; blockId: string; text: string }
   | { type: 'reasoning-signature'; blockId: string; signature: string }
@@ -38,6 +41,10 @@ export type CanonicalEvent =
   | { type: 'tool-call-start'; blockId: string; id: string; name: string; choice?: number }
   | { type: 'tool-call-delta'; blockId: string; argumentsDelta: string }
   | { type: 'tool-call-end'; blockId: string }
+  /** The vendor called one of its own tools (whole: the client neither runs nor streams it). */
+  | { type: 'server-tool-call'; blockId: string; id: string; name: string; input: unknown }
+  /** What the vendor's tool returned, whole. */
+  | { type: 'server-tool-result'; blockId: string; result: ServerToolResultBlock }
   | { type: 'usage'; usage: CanonicalUsage }
   | { type: 'finish'; reason: FinishReason; rawReason: string | null; stopSequence?: string; choice?: number }
   | { type: 'error'; error: GatewayError };

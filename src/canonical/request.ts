@@ -3,6 +3,8 @@
  * It knows nothing of HTTP or of any vendor's field names.
  */
 
+import type { Citation, ServerToolCallBlock, ServerToolDefinition, ServerToolResultBlock } from './server-tools.js';
+
 export type VendorName = 'anthropic' | 'openai' | 'gemini' | 'deepseek';
 
 /**
@@ -19,6 +21,8 @@ export interface TextBlock {
   type: 'text';
   text: string;
   cache?: CacheBreakpoint;
+  /** Sources the text cites (web search results), when the vendor that wrote it said. */
+  citations?: Citation[];
 }
 
 export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
@@ -67,7 +71,15 @@ export interface ReasoningBlock {
   redactedData?: string;
 }
 
-export type ContentBlock = TextBlock | ImageBlock | DocumentBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+export type ContentBlock =
+  | TextBlock
+  | ImageBlock
+  | DocumentBlock
+  | ToolCallBlock
+  | ToolResultBlock
+  | ReasoningBlock
+  | ServerToolCallBlock
+  | ServerToolResultBlock;
 
 /**
  * Roles: `system` appears in `messages` only for a system/developer message placed after the conversation
@@ -174,6 +186,8 @@ export interface CanonicalRequest {
   system: TextBlock[];
   messages: CanonicalMessage[];
   tools?: ToolDefinition[];
+  /** Tools the vendor runs itself (web search…), apart from the client's function tools. */
+  serverTools?: ServerToolDefinition[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
   sampling: SamplingParameters;

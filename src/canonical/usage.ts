@@ -1,3 +1,5 @@
+import type { ServerToolUsage } from './server-tools.js';
+
 /**
  * Canonical token usage. `inputTokens` excludes cache reads and writes (Anthropic's convention), so that
  * every field prices independently; `reasoningTokens` is a part of `outputTokens`, not beside it, and
@@ -12,6 +14,8 @@ export interface CanonicalUsage {
   cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /** Uses of the vendor's own tools (web searches…), billed per use beside the tokens. */
+  serverToolUse?: ServerToolUsage;
   /** The vendor's own usage object, kept for audit. */
   raw?: unknown;
 }

@@ -44,6 +44,9 @@ export interface CatalogModelDefinition {
   prices: ModelPricesPerMillion;
 }
 
+/** Anthropic's server-tool prices: web search $10 per 1,000 searches; web fetch costs only its tokens. */
+const ANTHROPIC_TOOLS = { webSearchRequestNano: '10000000', webFetchRequestNano: '0' } as const;
+
 /** The eleven public model ids the service offers, in its four families. */
 export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
   {
@@ -53,7 +56,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'most capable, for complex tasks',
     maxOutputTokens: 32_000,
     contextWindow: 200_000,
-    prices: { input: '5', output: '25', cacheRead: '0.50', cacheWrite: '6.25', cacheWrite1h: '10' },
+    prices: { input: '5', output: '25', cacheRead: '0.50', cacheWrite: '6.25', cacheWrite1h: '10', ...ANTHROPIC_TOOLS },
   },
   {
     id: 'alpha-sonnet-5',
@@ -62,7 +65,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'balance of intelligence and speed',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,
-    prices: { input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75', cacheWrite1h: '6' },
+    prices: { input: '3', output: '15', cacheRead: '0.30', cacheWrite: '3.75', cacheWrite1h: '6', ...ANTHROPIC_TOOLS },
   },
   {
     id: 'alpha-haiku-4-5',
@@ -71,7 +74,7 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'fast and cheap',
     maxOutputTokens: 64_000,
     contextWindow: 200_000,
-    prices: { input: '1', output: '5', cacheRead: '0.10', cacheWrite: '1.25', cacheWrite1h: '2' },
+    prices: { input: '1', output: '5', cacheRead: '0.10', cacheWrite: '1.25', cacheWrite1h: '2', ...ANTHROPIC_TOOLS },
   },
   {
     id: 'beta-5.5',
@@ -113,7 +116,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'strongest of its family',
     maxOutputTokens: 65_536,
     contextWindow: 1_048_576,
-    prices: { input: '1', output: '10', cacheRead: '0.25' },
+    // Google Search grounding: $35 per 1,000 grounded prompts on Gemini 2.5.
+    prices: { input: '1', output: '10', cacheRead: '0.25', webSearchRequestNano: '35000000' },
   },
   {
     id: 'gamma-3.5-flash',
@@ -121,7 +125,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'fast and affordable',
     maxOutputTokens: 65_536,
     contextWindow: 1_048_576,
-    prices: { input: '0.30', output: '2.50', cacheRead: '0.03' },
+    // Google Search grounding: $14 per 1,000 search queries on Gemini 3 and later.
+    prices: { input: '0.30', output: '2.50', cacheRead: '0.03', webSearchRequestNano: '14000000' },
   },
   {
     id: 'delta-v4-flash',

@@ -182,6 +182,10 @@ function presentUsageRecord(record: UsageRecord) {
     // Reported tokens no free allowance, balance or key limit could pay, plus output the vendor produced after a
     // refused slice (docs/billing.md#how-a-request-is-billed); the cost is the former's at list price.
     unbilled_tokens: record.unbilledTokens ?? 0,
+    // Uses of the vendor's own tools, billed per use: their cost is a part of cost_usd.
+    web_search_requests: record.webSearchRequests ?? 0,
+    web_fetch_requests: record.webFetchRequests ?? 0,
+    server_tool_cost_nano_usd: (record.serverToolNano ?? 0n).toString(),
     unbilled_cost_usd: formatUsd(record.unbilledNano),
     unbilled_cost_nano_usd: record.unbilledNano.toString(),
     cost_usd: formatUsd(record.costNano),

@@ -15,6 +15,7 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
 import { assertOutputOptions, outputOptionsSupported } from '../providers/output-options.js';
+import { requestForVendor } from '../providers/server-tool-support.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
@@ -121,6 +122,8 @@ export class ChatPipeline {
     assertModelAllowed(input.auth.key.permissions, model);
     // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
     assertOutputOptions(input.request, model);
+    // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent.
+    requestForVendor(input.request, model.vendor, model.family);
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
     const countedPrompt = await assertPromptFitsWindow(input.request, model);
@@ -133,14 +136,20 @@ export class ChatPipeline {
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
     const upstreamRequest =
       !input.request.stream && reservation.coversLimit !== true ? { ...input.request, stream: true } : input.request;
+    // Server tools the answering family leaves out (a Responses client's hosted tools) are reported with the
+    // vendor's dropped parameters.
+    let droppedServerTools: string[] = [];
     // The conversation's affinity key (credential pinning, beta's derived cache key) is hashed only if read.
-    const callFor = (target: CatalogModel) =>
-      withAffinityKey(
-        { request: upstreamRequest, model: target, signal: input.signal, requestId: input.requestId },
+    const callFor = (target: CatalogModel) => {
+      const forVendor = requestForVendor(upstreamRequest, target.vendor, target.family);
+      droppedServerTools = forVendor.droppedParameters;
+      return withAffinityKey(
+        { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId },
         input.auth.key.id,
         target.id,
         input.request,
       );
+    };
     let response: ProviderResponse;
     let answering = model;
     try {
@@ -197,7 +206,10 @@ export class ChatPipeline {
     return {
       model: answering,
       keepAliveMs: this.keepAliveMs,
-      droppedParameters: response.droppedParameters,
+      droppedParameters:
+        droppedServerTools.length === 0
+          ? response.droppedParameters
+          : [...response.droppedParameters, ...droppedServerTools],
       clampedMaxOutputTokens,
       clampedThinkingBudget,
       inputTokensAtStart,

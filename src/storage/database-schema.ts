@@ -89,6 +89,10 @@ export interface UsageRecordsTable {
   unbilled_tokens: ColumnType<number, number | undefined, number>;
   /** The part of `cache_write_tokens` written for an hour (0009); 0 on older rows. */
   cache_write_1h_tokens: ColumnType<number, number | undefined, number>;
+  /** Web searches and fetches the vendor ran, and their cost within `cost_nano` (0010); 0 on older rows. */
+  web_search_requests: ColumnType<number, number | undefined, number>;
+  web_fetch_requests: ColumnType<number, number | undefined, number>;
+  server_tool_nano: MoneyColumn;
 }
 
 export interface ReservationsTable {

@@ -312,6 +312,17 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       expect(await storage.usage.listByAccount(account.id, 10)).toEqual([usage]);
     });
 
+    it('round-trips the web searches and fetches a reply used, and their cost', async () => {
+      const { account, key } = await accountWithKey();
+      const searched = newUsage(account.id, key.id, {
+        webSearchRequests: 3,
+        webFetchRequests: 1,
+        serverToolNano: 30_000_000n,
+      });
+      await record(searched);
+      expect(await storage.usage.listByAccount(account.id, 10)).toEqual([searched]);
+    });
+
     it('round-trips booleans and nullable fields', async () => {
       const { account, key } = await accountWithKey();
       const streamed = newUsage(account.id, key.id, { stream: true, rawUsage: '{"a":1}', createdAt: 2 });

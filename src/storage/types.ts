@@ -119,6 +119,12 @@ export interface UsageRecord {
   route?: string;
   /** Output the vendor produced after a refused slice and before the upstream closed: never delivered, never billed. */
   unbilledTokens?: number;
+  /** Web searches the vendor ran for the reply, billed per search (absent: none). */
+  webSearchRequests?: number;
+  /** Web fetches the vendor ran for the reply. */
+  webFetchRequests?: number;
+  /** What those searches and fetches cost at the model's prices: a part of `costNano` (absent: nothing). */
+  serverToolNano?: bigint;
 }
 
 /**

@@ -44,6 +44,8 @@ export function selectUsageColumns(db: Kysely<Database>) {
       'cache_write_1h_tokens',
       'output_tokens',
       'reasoning_tokens',
+      'web_search_requests',
+      'web_fetch_requests',
       'status',
       'stream',
       'latency_ms',
@@ -53,7 +55,11 @@ export function selectUsageColumns(db: Kysely<Database>) {
       'route',
       'unbilled_tokens',
     ])
-    .select([money('cost_nano').as('cost_nano'), money('unbilled_nano').as('unbilled_nano')]);
+    .select([
+      money('cost_nano').as('cost_nano'),
+      money('unbilled_nano').as('unbilled_nano'),
+      money('server_tool_nano').as('server_tool_nano'),
+    ]);
 }
 
 /** Usage rows are written only by settlement (billing-repository.ts), together with the money they cost. */
@@ -256,6 +262,21 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     unbilled_nano: toMoneyParameter(usage.unbilledNano),
     route: usage.route ?? null,
     unbilled_tokens: usage.unbilledTokens ?? 0,
+    web_search_requests: usage.webSearchRequests ?? 0,
+    web_fetch_requests: usage.webFetchRequests ?? 0,
+    server_tool_nano: toMoneyParameter(usage.serverToolNano ?? 0n),
+  };
+}
+
+/** The server-tool fields of a record that used any (a record without them reads as it was written). */
+function serverToolUseOf(row: Selectable<UsageRecordsTable>): Partial<UsageRecord> {
+  const searches = Number(row.web_search_requests ?? 0);
+  const fetches = Number(row.web_fetch_requests ?? 0);
+  if (searches === 0 && fetches === 0) return {};
+  return {
+    webSearchRequests: searches,
+    webFetchRequests: fetches,
+    serverToolNano: fromMoneyColumn(row.server_tool_nano),
   };
 }
 
@@ -282,5 +303,6 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     unbilledNano: fromMoneyColumn(row.unbilled_nano),
     ...(row.route === null || row.route === undefined ? {} : { route: row.route }),
     unbilledTokens: Number(row.unbilled_tokens),
+    ...serverToolUseOf(row),
   };
 }

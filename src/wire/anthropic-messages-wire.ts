@@ -57,6 +57,25 @@ export interface AnthropicRedactedThinkingBlock {
   type: 'redacted_thinking';
   data: string;
 }
+/** The vendor's call of its own tool (web search…); its input streams as `input_json_delta` like a tool_use's. */
+export interface AnthropicServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  caller?: { type: string; tool_id?: string };
+  cache_control?: AnthropicCacheControl;
+}
+/** What a server tool returned (`web_search_tool_result` and kin): arrives whole, relayed whole. */
+export interface AnthropicServerToolResultBlock {
+  type: `${string}_tool_result`;
+  tool_use_id: string;
+  content: unknown;
+  cache_control?: AnthropicCacheControl;
+  [member: string]: unknown;
+}
+/** Anthropic's own tool (`web_search_20250305`…): sent as the client declared it. */
+export type AnthropicServerTool = Record<string, unknown> & { cache_control?: AnthropicCacheControl };
 
 export type AnthropicRequestBlock =
   | AnthropicTextBlock
@@ -65,7 +84,9 @@ export type AnthropicRequestBlock =
   | AnthropicToolUseBlock
   | AnthropicToolResultBlock
   | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+  | AnthropicRedactedThinkingBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicServerToolResultBlock;
 
 export interface AnthropicMessageParam {
   /** `system`: an instruction at its place in the conversation (`SystemMessageParam`, text blocks only). */
@@ -111,7 +132,7 @@ export interface AnthropicMessagesRequest {
   top_k?: number;
   stop_sequences?: string[];
   stream?: boolean;
-  tools?: AnthropicTool[];
+  tools?: Array<AnthropicTool | AnthropicServerTool>;
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id?: string };
   thinking?: AnthropicThinkingConfig;
@@ -124,7 +145,9 @@ export type AnthropicResponseBlock =
   | AnthropicTextBlock
   | AnthropicToolUseBlock
   | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+  | AnthropicRedactedThinkingBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicServerToolResultBlock;
 
 export interface AnthropicUsage {
   input_tokens: number;

@@ -62,8 +62,21 @@ export interface GeminiFunctionDeclaration {
   parametersJsonSchema?: Record<string, unknown>;
 }
 
+/** Function declarations, or Google Search grounding (`googleSearch: {}`): one kind per tool object. */
 export interface GeminiTool {
-  functionDeclarations: GeminiFunctionDeclaration[];
+  functionDeclarations?: GeminiFunctionDeclaration[];
+  googleSearch?: Record<string, unknown>;
+}
+
+/** What Google Search grounding found and which parts of the text each page supports. */
+export interface GeminiGroundingMetadata {
+  webSearchQueries?: string[];
+  groundingChunks?: Array<{ web?: { uri?: string; title?: string } }>;
+  groundingSupports?: Array<{
+    segment?: { startIndex?: number; endIndex?: number; text?: string };
+    groundingChunkIndices?: number[];
+  }>;
+  searchEntryPoint?: { renderedContent?: string };
 }
 
 export type GeminiFunctionCallingMode = 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED';
@@ -136,6 +149,7 @@ export interface GeminiCandidate {
   finishReason?: string;
   finishMessage?: string;
   index?: number;
+  groundingMetadata?: GeminiGroundingMetadata;
   logprobsResult?: GeminiLogprobsResult;
   avgLogprobs?: number;
 }

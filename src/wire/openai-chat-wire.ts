@@ -78,6 +78,8 @@ export interface OpenAIChatCompletion {
       refusal?: string | null;
       reasoning_content?: string | null;
       tool_calls?: OpenAIToolCall[];
+      /** Pages a web search found, each with the span of `content` it supports. */
+      annotations?: unknown[];
     };
     finish_reason: string | null;
     logprobs?: OpenAIChoiceLogprobs | null;

@@ -401,12 +401,13 @@ describe('bad input: Google-shaped errors, nothing billed', () => {
       'INVALID_ARGUMENT',
     );
     expect(count.message).toContain('candidateCount');
-    const search = expectGoogleError(
-      await call('/v1beta/models/gamma-2.5-pro:generateContent', { ...hello, tools: [{ googleSearch: {} }] }),
+    // Google Search is a web search alpha and gamma run (server-tools-translation.test.ts); code execution none.
+    const code = expectGoogleError(
+      await call('/v1beta/models/gamma-2.5-pro:generateContent', { ...hello, tools: [{ codeExecution: {} }] }),
       400,
       'INVALID_ARGUMENT',
     );
-    expect(search.message).toContain('tools[0].googleSearch');
+    expect(code.message).toContain('tools[0].codeExecution');
     const file = expectGoogleError(
       await call('/v1beta/models/alpha-sonnet-5:generateContent', {
         contents: [

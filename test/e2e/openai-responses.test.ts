@@ -323,7 +323,7 @@ describe("bad input: a 400 (404 for an id) in OpenAI's shape naming the field, n
       {
         input: [
           { role: 'user', content: 'hi' },
-          { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+          { type: 'file_search_call', id: 'fs_1', status: 'completed', queries: [] },
         ],
       },
       400,
@@ -421,14 +421,14 @@ describe("bad input: a 400 (404 for an id) in OpenAI's shape naming the field, n
       .create({
         model: 'alpha-sonnet-5',
         input: 'hi',
-        tools: [weatherTool, { type: 'web_search' }],
+        tools: [weatherTool, { type: 'local_shell' }],
         prompt_cache_key: 'k1',
         store: false,
       })
       .withResponse();
     expect(response.data.status).toBe('completed');
     const dropped = response.response.headers.get('x-tollgate-dropped-params')!.split(',');
-    expect(dropped).toEqual(expect.arrayContaining(['tools.web_search', 'prompt_cache_key']));
+    expect(dropped).toEqual(expect.arrayContaining(['tools.local_shell', 'prompt_cache_key']));
   });
 });
 

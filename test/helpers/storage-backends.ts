@@ -25,6 +25,7 @@ export const ALL_MIGRATIONS = [
   '0007-key-scopes-limits',
   '0008-tier-upgrades',
   '0009-cache-write-1h',
+  '0010-server-tool-usage',
   '0011-unbilled-usage',
 ];
 

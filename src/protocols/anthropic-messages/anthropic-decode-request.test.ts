@@ -146,3 +146,100 @@ describe('decodeAnthropicMessagesRequest: the current Messages API', () => {
     ]);
   });
 });
+
+describe('decodeAnthropicMessagesRequest: server tools', () => {
+  const search = {
+    type: 'web_search_20250305',
+    name: 'web_search',
+    max_uses: 3,
+    blocked_domains: ['spam.example'],
+    user_location: { type: 'approximate', country: 'PT', city: null },
+  };
+
+  it('keeps Anthropic’s own tools apart from the client’s, with what a web search means', () => {
+    const request = decodeAnthropicMessagesRequest({
+      ...base,
+      messages: [user('Hi')],
+      tools: [
+        { name: 'lookup', input_schema: { type: 'object' } },
+        search,
+        { type: 'code_execution_20250825', name: 'code_execution' },
+        { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool', max_characters: 1000 },
+      ],
+    });
+    expect(request.tools?.map((tool) => tool.name)).toEqual(['lookup']);
+    expect(request.serverTools).toEqual([
+      {
+        kind: 'web-search',
+        label: 'web_search_20250305',
+        param: 'tools[1]',
+        webSearch: { maxUses: 3, blockedDomains: ['spam.example'], userLocation: { country: 'PT' } },
+        anthropicTool: search,
+      },
+      expect.objectContaining({ kind: 'anthropic-only', label: 'code_execution_20250825', param: 'tools[2]' }),
+      expect.objectContaining({ kind: 'anthropic-only', label: 'text_editor_20250728', param: 'tools[3]' }),
+    ]);
+  });
+
+  it('refuses malformed parameters by the field, as Anthropic does', () => {
+    expect(refusal({ ...base, messages: [user('Hi')], tools: [{ ...search, max_uses: 0 }] }).param).toBe(
+      'tools[0].max_uses',
+    );
+    expect(refusal({ ...base, messages: [user('Hi')], tools: [{ ...search, name: 'search' }] }).param).toBe(
+      'tools[0].name',
+    );
+    expect(
+      refusal({ ...base, messages: [user('Hi')], tools: [{ ...search, allowed_domains: ['a.example'] }] }).param,
+    ).toBe('tools[0].blocked_domains');
+    expect(
+      refusal({ ...base, messages: [user('Hi')], tools: [{ type: 'web_search_19990101', name: 'x' }] }).param,
+    ).toBe('tools[0].type');
+  });
+
+  it('decodes search blocks of an earlier reply, keeping Anthropic’s objects for the replay', () => {
+    const result = {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: [
+        { type: 'web_search_result', url: 'https://a.example/', title: 'A', encrypted_content: 'E', page_age: '1 day' },
+      ],
+    };
+    const citation = {
+      type: 'web_search_result_location',
+      url: 'https://a.example/',
+      title: 'A',
+      cited_text: 'a',
+      encrypted_index: 'I',
+    };
+    const request = decodeAnthropicMessagesRequest({
+      ...base,
+      messages: [
+        user('Toll?'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'toll' } },
+            result,
+            { type: 'text', text: 'Two coins.', citations: [citation] },
+          ],
+        },
+        user('Thanks'),
+      ],
+    });
+    expect(request.messages[1]!.content).toEqual([
+      { type: 'server-tool-call', id: 'srvtoolu_1', name: 'web_search', input: { query: 'toll' } },
+      {
+        type: 'server-tool-result',
+        toolCallId: 'srvtoolu_1',
+        resultType: 'web_search_tool_result',
+        searchResults: [{ url: 'https://a.example/', title: 'A', pageAge: '1 day' }],
+        anthropicBlock: result,
+      },
+      {
+        type: 'text',
+        text: 'Two coins.',
+        citations: [{ url: 'https://a.example/', title: 'A', citedText: 'a', anthropic: citation }],
+      },
+    ]);
+  });
+});

@@ -15,7 +15,9 @@ import type {
   ReasoningParameters,
   TextBlock,
   ToolChoice,
+  ToolDefinition,
 } from '../../canonical/request.js';
+import type { ServerToolDefinition } from '../../canonical/server-tools.js';
 import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
 import { parseRequestBody } from '../shared/format-validation-error.js';
 import {
@@ -25,9 +27,12 @@ import {
   type AnthropicMessagesRequestBody,
   type AnthropicOutputConfig,
   type AnthropicRequestMessage,
+  type AnthropicToolParam,
   type AnthropicToolResultPart,
   type AnthropicUserBlock,
 } from './anthropic-messages-schema.js';
+import { decodeAnthropicServerBlock, decodeAnthropicServerTool } from './anthropic-decode-server-tools.js';
+import { anthropicCitedSource } from '../../wire/anthropic-server-blocks.js';
 
 /** What the client sent outside the body: the `anthropic-beta` header and the `?beta=true` query flag. */
 export interface AnthropicRequestFlags {
@@ -97,14 +102,26 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
       'messages',
     );
   if (input.tools !== undefined) {
-    request.tools = input.tools.map((tool, index) => ({
-      name: tool.name,
-      parameters: tool.input_schema,
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      ...(tool.strict === undefined ? {} : { strict: tool.strict }),
-      ...(tool.defer_loading === undefined ? {} : { deferLoading: tool.defer_loading }),
-      ...withCache(breakpoints.take(tool.cache_control, `tools[${index}].cache_control`)),
-    }));
+    const tools: ToolDefinition[] = [];
+    const serverTools: ServerToolDefinition[] = [];
+    input.tools.forEach((tool, index) => {
+      const cache = breakpoints.take(tool.cache_control, `tools[${index}].cache_control`);
+      if (!isCustomTool(tool)) {
+        // Anthropic's own tool: its `cache_control` stays in the object replayed to Anthropic.
+        serverTools.push(decodeAnthropicServerTool(tool, `tools[${index}]`));
+        return;
+      }
+      tools.push({
+        name: tool.name,
+        parameters: tool.input_schema,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+        ...(tool.defer_loading === undefined ? {} : { deferLoading: tool.defer_loading }),
+        ...withCache(cache),
+      });
+    });
+    request.tools = tools;
+    if (serverTools.length > 0) request.serverTools = serverTools;
   }
   const automatic = breakpoints.take(input.cache_control, 'cache_control');
   if (automatic !== undefined) request.cache = automatic;
@@ -123,6 +140,10 @@ function decodePrompt(input: PromptInput, flags: AnthropicRequestFlags): Canonic
   if (format !== undefined && format !== null)
     request.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema };
   return request;
+}
+
+function isCustomTool(tool: AnthropicToolParam): tool is Extract<AnthropicToolParam, { input_schema: unknown }> {
+  return tool.type === undefined || tool.type === 'custom';
 }
 
 /**
@@ -224,7 +245,23 @@ function decodeAssistantContent(
     const cacheParam = `${param}.content[${index}].cache_control`;
     switch (block.type) {
       case 'text':
-        return { type: 'text', text: block.text, ...withCache(breakpoints.take(block.cache_control, cacheParam)) };
+        return {
+          type: 'text',
+          text: block.text,
+          ...withCache(breakpoints.take(block.cache_control, cacheParam)),
+          ...(block.citations ? { citations: block.citations.map(anthropicCitedSource) } : {}),
+        };
+      case 'server_tool_use':
+      case 'web_search_tool_result':
+      case 'web_fetch_tool_result':
+      case 'code_execution_tool_result':
+      case 'bash_code_execution_tool_result':
+      case 'text_editor_code_execution_tool_result':
+      case 'tool_search_tool_result':
+        return {
+          ...decodeAnthropicServerBlock(block),
+          ...withCache(breakpoints.take(block.cache_control, cacheParam)),
+        };
       case 'tool_use':
         return {
           type: 'tool-call',

@@ -12,6 +12,7 @@ import type {
   AnthropicToolUseBlock,
   AnthropicUsage,
 } from '../../wire/anthropic-messages-wire.js';
+import { encodeCitations, encodeServerToolCall, encodeServerToolResult } from './anthropic-encode-server-blocks.js';
 
 export interface AnthropicResponseContext {
   /** The id the client sees (`msg_…`). */
@@ -74,8 +75,15 @@ export function encodeAnthropicDeltaUsage(
     cache_read_input_tokens: usage.cacheReadTokens,
     output_tokens: usage.outputTokens,
     output_tokens_details: thinkingDetails(usage),
-    server_tool_use: null,
+    server_tool_use: serverToolUsage(usage),
   };
+}
+
+function serverToolUsage(usage: CanonicalUsage): Record<string, number> | null {
+  const used = usage.serverToolUse;
+  return used === undefined
+    ? null
+    : { web_search_requests: used.webSearchRequests, web_fetch_requests: used.webFetchRequests };
 }
 
 function thinkingDetails(usage: CanonicalUsage): { thinking_tokens: number } | null {
@@ -119,7 +127,12 @@ export function encodeAnthropicResponse(
   let hasToolUse = false;
   for (const block of response.content) {
     if (block.type === 'text') {
-      if (block.text !== '') content.push({ type: 'text', text: block.text, citations: null });
+      if (block.text !== '')
+        content.push({ type: 'text', text: block.text, citations: encodeCitations(block.citations) });
+    } else if (block.type === 'server-tool-call') {
+      content.push(encodeServerToolCall(block));
+    } else if (block.type === 'server-tool-result') {
+      content.push(encodeServerToolResult(block));
     } else if (block.type === 'reasoning') {
       if (block.redactedData !== undefined) content.push({ type: 'redacted_thinking', data: block.redactedData });
       else

@@ -226,3 +226,67 @@ describe('AnthropicStreamEncoder', () => {
     );
   });
 });
+
+describe('AnthropicStreamEncoder, server tools', () => {
+  it('streams a search as Anthropic does: the call’s input as JSON text, the result whole, citations as deltas', () => {
+    const { frames } = encode(
+      [
+        { type: 'response-start', id: 'x', model: 'gemini', created: 1 },
+        { type: 'text-start', blockId: 't' },
+        { type: 'text-delta', blockId: 't', text: 'Tolls rose.' },
+        {
+          type: 'text-citation',
+          blockId: 't',
+          citation: { url: 'https://a.example/', title: 'A', citedText: 'Tolls rose.' },
+        },
+        { type: 'text-end', blockId: 't' },
+        { type: 'server-tool-call', blockId: 's', id: 'srvtoolu_1', name: 'web_search', input: { query: 'tolls' } },
+        {
+          type: 'server-tool-result',
+          blockId: 'r',
+          result: {
+            type: 'server-tool-result',
+            toolCallId: 'srvtoolu_1',
+            resultType: 'web_search_tool_result',
+            searchResults: [{ url: 'https://a.example/', title: 'A' }],
+          },
+        },
+        { type: 'usage', usage: { ...USAGE, serverToolUse: { webSearchRequests: 1, webFetchRequests: 0 } } },
+        { type: 'finish', reason: 'stop', rawReason: 'STOP' },
+      ],
+      'gemini',
+    );
+    const citations = frames.filter((frame) => frame.data.delta?.type === 'citations_delta');
+    expect(citations.map((frame) => frame.data.delta.citation)).toEqual([
+      {
+        type: 'web_search_result_location',
+        url: 'https://a.example/',
+        title: 'A',
+        cited_text: 'Tolls rose.',
+        encrypted_index: '',
+      },
+    ]);
+    expect(fold(frames)).toEqual([
+      { type: 'text', text: 'Tolls rose.', citations: null, json: '' },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_search',
+        input: {},
+        caller: { type: 'direct' },
+        json: '{"query":"tolls"}',
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        caller: { type: 'direct' },
+        content: [
+          { type: 'web_search_result', url: 'https://a.example/', title: 'A', page_age: null, encrypted_content: '' },
+        ],
+        json: '',
+      },
+    ]);
+    const delta = frames.find((frame) => frame.event === 'message_delta')!;
+    expect(delta.data.delta.stop_reason).toBe('end_turn');
+  });
+});

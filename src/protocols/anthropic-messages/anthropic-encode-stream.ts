@@ -13,6 +13,8 @@ import {
   MESSAGE_NULL_FIELDS,
   type AnthropicResponseContext,
 } from './anthropic-encode-response.js';
+import { anthropicCitation } from '../../wire/anthropic-server-blocks.js';
+import { encodeServerToolResult, encodeServerToolUse } from './anthropic-encode-server-blocks.js';
 
 type Frame = (index: number) => string;
 
@@ -90,6 +92,29 @@ export class AnthropicStreamEncoder {
       case 'text-delta':
         out += this.delta(event.blockId, `{"type":"text_delta","text":${JSON.stringify(event.text)}}`);
         break;
+      case 'text-citation':
+        out += this.delta(
+          event.blockId,
+          `{"type":"citations_delta","citation":${JSON.stringify(anthropicCitation(event.citation))}}`,
+        );
+        break;
+      case 'server-tool-call': {
+        // As Anthropic streams it: the block opens with an empty input, which then arrives as JSON text.
+        const start = encodeServerToolUse(event.id, event.name, {});
+        const input = JSON.stringify(JSON.stringify(event.input ?? {}));
+        out += this.wholeBlock(event.blockId, [
+          (index) => frame('content_block_start', { index, content_block: start }),
+          (index) => deltaFrame(index, `{"type":"input_json_delta","partial_json":${input}}`),
+        ]);
+        break;
+      }
+      case 'server-tool-result': {
+        const result = encodeServerToolResult(event.result);
+        out += this.wholeBlock(event.blockId, [
+          (index) => frame('content_block_start', { index, content_block: result }),
+        ]);
+        break;
+      }
       case 'reasoning-delta':
         out += this.delta(event.blockId, `{"type":"thinking_delta","thinking":${JSON.stringify(event.text)}}`);
         break;
@@ -175,6 +200,16 @@ export class AnthropicStreamEncoder {
       usage: encodeAnthropicUsage({ ...usage, outputTokens: 0, reasoningTokens: 0 }),
     };
     return frame('message_start', { message }) + frame('ping', {});
+  }
+
+  /** A block that arrives complete (a server tool's call or result): its frames, then its stop. */
+  private wholeBlock(blockId: string, frames: Frame[]): string {
+    const block = this.newBlock('tool');
+    this.blocks.set(blockId, block);
+    let out = '';
+    for (const render of frames) out += this.write(block, render);
+    block.opened = true;
+    return out + this.end(blockId);
   }
 
   private newBlock(kind: BlockState['kind']): BlockState {

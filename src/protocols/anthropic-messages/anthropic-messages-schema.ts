@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
+import {
+  anthropicServerToolSchemas,
+  serverToolResultBlock,
+  serverToolUseBlock,
+} from './anthropic-server-tool-schema.js';
 
 /**
  * Validation of the Anthropic Messages request (docs/protocols/wire-anthropic.md#request). Rules the real API enforces
@@ -17,7 +22,8 @@ const textBlock = z.object({
   type: z.literal('text'),
   text: nonBlankText,
   cache_control: cacheControl,
-  citations: z.unknown().optional(),
+  /** Sources an earlier reply's text cited (web search results…): replayed to Anthropic as received. */
+  citations: z.array(z.looseObject({ type: z.string() })).nullish(),
 });
 const base64ImageSource = z.object({
   type: z.literal('base64'),
@@ -65,7 +71,14 @@ const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string
 const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) });
 
 const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]);
-const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
+const assistantBlock = z.discriminatedUnion('type', [
+  textBlock,
+  toolUseBlock,
+  thinkingBlock,
+  redactedThinkingBlock,
+  serverToolUseBlock,
+  serverToolResultBlock,
+]);
 
 /**
  * `SystemMessageParam`: an instruction at its place in the conversation, text only. The beta `clear_at` says how long
@@ -86,7 +99,7 @@ const message = z.discriminatedUnion('role', [
   systemMessage,
 ]);
 
-const tool = z.object({
+const customTool = z.object({
   name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 characters of a-z, A-Z, 0-9, _ and -'),
   description: z.string().optional(),
   input_schema: z.looseObject({ type: z.literal('object') }),
@@ -95,6 +108,8 @@ const tool = z.object({
   defer_loading: z.boolean().optional(),
   type: z.literal('custom').optional(),
 });
+/** A tool is the client's own (`custom`, or no type) or one of Anthropic's, told apart by its versioned `type`. */
+const tool = z.discriminatedUnion('type', [customTool, ...anthropicServerToolSchemas]);
 
 const parallel = { disable_parallel_tool_use: z.boolean().optional() };
 const toolChoice = z.discriminatedUnion('type', [
@@ -159,6 +174,8 @@ export const anthropicCountTokensRequestSchema = z.looseObject(promptFields);
 export type AnthropicMessagesRequestBody = z.output<typeof anthropicMessagesRequestSchema>;
 export type AnthropicRequestMessage = AnthropicMessagesRequestBody['messages'][number];
 export type AnthropicUserBlock = z.output<typeof userBlock>;
+export type AnthropicAssistantBlock = z.output<typeof assistantBlock>;
+export type AnthropicToolParam = z.output<typeof tool>;
 export type AnthropicOutputConfig = z.output<typeof outputConfig>;
 export type AnthropicToolResultPart = Exclude<
   Extract<AnthropicUserBlock, { type: 'tool_result' }>['content'],

@@ -1,4 +1,5 @@
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
+import type { ServerToolDefinition } from '../../canonical/server-tools.js';
 import type {
   CanonicalMessage,
   CanonicalRequest,
@@ -99,8 +100,10 @@ function decodePrompt(input: PromptInput, target: GeminiTarget, prefix = ''): Ca
     extensions,
     extensionsProtocol: 'gemini-generate',
   };
-  const tools = decodeTools(input.tools, `${prefix}tools`);
+  const serverTools: ServerToolDefinition[] = [];
+  const tools = decodeTools(input.tools, `${prefix}tools`, serverTools);
   if (tools.length > 0) request.tools = tools;
+  if (serverTools.length > 0) request.serverTools = serverTools;
   const functionCalling = input.toolConfig?.functionCallingConfig;
   if (functionCalling !== undefined && tools.length > 0) {
     const choice = decodeToolChoice(
@@ -400,12 +403,21 @@ function decodeFunctionResponse(
   return { type: 'tool-result', toolCallId: call.id, content, isError };
 }
 
-function decodeTools(tools: PromptInput['tools'], param: string): ToolDefinition[] {
+/** Function declarations → tools; Google Search → a web search, which every family with one can run. */
+function decodeTools(
+  tools: PromptInput['tools'],
+  param: string,
+  serverTools: ServerToolDefinition[],
+): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   (tools ?? []).forEach((tool, index) => {
     for (const [field, value] of Object.entries(tool)) {
       if (field === 'functionDeclarations' || value === undefined || value === null) continue;
-      // Google's built-in tools run inside Google: no vendor behind the gateway has them, and dropping one
+      if (field === 'googleSearch') {
+        serverTools.push({ kind: 'web-search', label: 'googleSearch', param: `${param}[${index}].googleSearch` });
+        continue;
+      }
+      // Google's other built-in tools run inside Google: no vendor behind the gateway has them, and dropping one
       // would change what the model can do.
       throw new GatewayError(
         'unsupported_parameter',

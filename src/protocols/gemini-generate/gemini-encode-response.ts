@@ -1,3 +1,4 @@
+import { GroundingCollector } from './gemini-encode-grounding.js';
 import {
   responseChoices,
   type CanonicalResponse,
@@ -149,6 +150,13 @@ function encodeCandidate(choice: ChoiceContent, index: number, context: GeminiRe
     candidate.logprobsResult = encodeGeminiLogprobs(tokens);
     candidate.avgLogprobs = tokens.reduce((sum, token) => sum + token.logprob, 0) / tokens.length;
   }
+  const grounding = new GroundingCollector();
+  for (const block of choice.content) {
+    if (block.type === 'server-tool-call') grounding.addCall(block.input);
+    else if (block.type === 'text') for (const citation of block.citations ?? []) grounding.addCitation(citation);
+  }
+  const groundingMetadata = grounding.metadata();
+  if (groundingMetadata !== undefined) candidate.groundingMetadata = groundingMetadata;
   return candidate;
 }
 
@@ -161,7 +169,7 @@ function encodeParts(blocks: readonly ResponseBlock[], context: GeminiResponseCo
       if (block.text !== '') parts.push({ text: block.text });
     } else if (block.type === 'reasoning') {
       if (context.includeThoughts) parts.push(thoughtPart(block, context));
-    } else {
+    } else if (block.type === 'tool-call') {
       const part = functionCallPart(block.id, block.name, block.argumentsJson);
       // The reply's reasoning rides on its first call (gemini-reasoning-carrier.ts).
       if (carrier !== undefined) part.thoughtSignature = carrier;

@@ -1,3 +1,4 @@
+import { GroundingCollector } from './gemini-encode-grounding.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason, TokenLogprob } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
@@ -49,6 +50,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** The candidate of each block of a candidate after the first. */
   private readonly blockCandidates = new Map<string, number>();
   private readonly tools = new Map<string, { blockId: string; id: string; name: string; argumentsJson: string }>();
+  /** The reply's searches and the sources its text cites: the first candidate's grounding, on the last chunk. */
+  private readonly grounding = new GroundingCollector();
   private readonly thoughts = new Map<string, ReasoningBlock>();
   /** Every reasoning block of the reply, for the carrier on its first call. */
   private readonly reasoning: ReasoningBlock[] = [];
@@ -127,6 +130,14 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'response-start':
       case 'text-end':
       case 'usage':
+      case 'server-tool-result':
+        return '';
+      // Gemini has no server-tool blocks: a search shows as the reply's grounding, on the last chunk.
+      case 'server-tool-call':
+        this.grounding.addCall(event.input);
+        return '';
+      case 'text-citation':
+        this.grounding.addCitation(event.citation);
         return '';
     }
   }
@@ -148,6 +159,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
           const candidate = index === held.candidate ? heldCandidate(held) : emptyCandidate(index);
           const finish = this.finishes.get(index);
           candidate.finishReason = encodeGeminiFinishReason(finish?.reason ?? null, finish?.raw ?? null);
+          const groundingMetadata = index === 0 ? this.grounding.metadata() : undefined;
+          if (groundingMetadata !== undefined) candidate.groundingMetadata = groundingMetadata;
           return candidate;
         }),
       modelVersion: this.context.model,

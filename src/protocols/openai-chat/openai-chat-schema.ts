@@ -115,6 +115,22 @@ const responseFormat = z.discriminatedUnion('type', [
 
 const positiveInteger = z.number().int().min(1);
 
+/** `web_search_options`: the model searches the web before it answers (how much context, from where). */
+const webSearchOptions = z.object({
+  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
+  user_location: z
+    .object({
+      type: z.literal('approximate'),
+      approximate: z.object({
+        city: z.string().optional(),
+        country: z.string().length(2, 'must be a 2-letter ISO 3166-1 country code').optional(),
+        region: z.string().optional(),
+        timezone: z.string().optional(),
+      }),
+    })
+    .nullish(),
+});
+
 export const openAIChatRequestSchema = z.looseObject({
   // Checked against the catalog by the pipeline, whose error lists the valid ids.
   model: z.unknown().optional(),
@@ -145,6 +161,7 @@ export const openAIChatRequestSchema = z.looseObject({
   prompt_cache_key: promptCacheKeySchema,
   prompt_cache_retention: promptCacheRetentionSchema,
   cache_control: cacheControl,
+  web_search_options: webSearchOptions.nullish(),
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
@@ -177,4 +194,5 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'prompt_cache_key',
   'prompt_cache_retention',
   'cache_control',
+  'web_search_options',
 ]);

@@ -1,4 +1,5 @@
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
+import type { ServerToolDefinition, WebSearchOptions } from '../../canonical/server-tools.js';
 import type {
   CacheBreakpoint,
   CanonicalMessage,
@@ -31,6 +32,17 @@ export interface DecodedOpenAIChatRequest {
   includeUsage: boolean;
 }
 
+/** `web_search_options` → a web search, which every family with one runs (OpenAI's search models take it as is). */
+function decodeWebSearchOptions(
+  options: NonNullable<OpenAIChatRequestBody['web_search_options']>,
+): ServerToolDefinition {
+  const webSearch: WebSearchOptions = {};
+  if (options.search_context_size !== undefined) webSearch.contextSize = options.search_context_size;
+  const location = options.user_location?.approximate;
+  if (location !== undefined) webSearch.userLocation = { ...location };
+  return { kind: 'web-search', label: 'web_search_options', param: 'web_search_options', webSearch };
+}
+
 /** An OpenAI chat-completions body → the canonical request, or a 400 naming the field at fault. */
 export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -57,6 +69,8 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     extensionsProtocol: 'openai-chat',
   };
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
+  if (input.web_search_options !== undefined && input.web_search_options !== null)
+    request.serverTools = [decodeWebSearchOptions(input.web_search_options)];
   if (input.tools !== undefined) {
     request.tools = input.tools.map((tool, index) => {
       const fn = tool.function;

@@ -1,3 +1,4 @@
+import { type UrlCitationAnnotation, urlCitationAnnotation } from './openai-encode-annotations.js';
 import { responseChoices, type CanonicalResponse, type ChoiceContent } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { OpenAIChatCompletion, OpenAIToolCall } from '../../wire/openai-chat-wire.js';
@@ -46,10 +47,14 @@ function encodeChoice(choice: ChoiceContent, index: number): OpenAIChatCompletio
   let text = '';
   let reasoning = '';
   const toolCalls: OpenAIToolCall[] = [];
+  const annotations: UrlCitationAnnotation[] = [];
   for (const block of choice.content) {
-    if (block.type === 'text') text += block.text;
-    else if (block.type === 'reasoning') reasoning += block.text;
-    else
+    if (block.type === 'text') {
+      for (const citation of block.citations ?? [])
+        if (citation.url !== '') annotations.push(urlCitationAnnotation(citation, block.text, text.length));
+      text += block.text;
+    } else if (block.type === 'reasoning') reasoning += block.text;
+    else if (block.type === 'tool-call')
       toolCalls.push({
         id: block.id,
         type: 'function',
@@ -64,6 +69,7 @@ function encodeChoice(choice: ChoiceContent, index: number): OpenAIChatCompletio
   // DeepSeek's field name: the de-facto way OpenAI-compatible clients receive reasoning text.
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (annotations.length > 0) message.annotations = annotations;
   return {
     index,
     message,

@@ -1,3 +1,5 @@
+import type { Citation } from '../../canonical/server-tools.js';
+import { urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
@@ -29,6 +31,15 @@ export class OpenAIChatStreamEncoder {
   /** Choices after the first, and the choice of each of their blocks. */
   private readonly others = new Map<number, ChoiceState>();
   private readonly blockChoices = new Map<string, ChoiceState>();
+  /** Characters of the first choice's content sent so far: where a text block starts. */
+  private textLength = 0;
+  /** The first choice's latest text block, kept to place its citations (a web search's sources). */
+  private textBlock: { blockId: string; offset: number; text: string; citations: Citation[] } = {
+    blockId: '',
+    offset: 0,
+    text: '',
+    citations: [],
+  };
 
   constructor(
     context: OpenAIResponseContext,
@@ -46,11 +57,20 @@ export class OpenAIChatStreamEncoder {
     switch (event.type) {
       case 'response-start':
         return this.roleChunk(this.first);
-      case 'text-start':
+      case 'text-start': {
+        const choice = this.open(event.blockId, event.choice);
+        if (choice === this.first)
+          this.textBlock = { blockId: event.blockId, offset: this.textLength, text: '', citations: [] };
+        return this.roleChunk(choice);
+      }
       case 'reasoning-start':
         return this.roleChunk(this.open(event.blockId, event.choice));
       case 'text-delta': {
         const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        if (choice === this.first) {
+          this.textLength += event.text.length;
+          if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
+        }
         if (choice === this.first && event.logprobs === undefined)
           // The delta's JSON written out rather than stringified from an object: this runs for every chunk.
           // The same bytes as this.deltaChunk(this.first, {content: …}).
@@ -88,6 +108,12 @@ export class OpenAIChatStreamEncoder {
       }
       case 'error':
         return this.error(event.error);
+      case 'text-citation':
+        if (this.textBlock.blockId === event.blockId && event.citation.url !== '')
+          this.textBlock.citations.push(event.citation);
+        return '';
+      case 'text-end':
+        return this.annotations(event.blockId);
       default:
         return '';
     }
@@ -104,6 +130,14 @@ export class OpenAIChatStreamEncoder {
   /** A mid-stream failure as the SDKs recognise it: a data line with a top-level `error` object. */
   error(error: GatewayError): string {
     return sseData(JSON.stringify(encodeOpenAIError(error))) + SSE_DONE;
+  }
+
+  /** The citations of a text block, once it ended and its span is known (Anthropic cites before the text). */
+  private annotations(blockId: string): string {
+    const block = this.textBlock;
+    if (block.blockId !== blockId || block.citations.length === 0) return '';
+    const annotations = block.citations.map((citation) => urlCitationAnnotation(citation, block.text, block.offset));
+    return this.roleChunk(this.first) + this.deltaChunk(this.first, { annotations });
   }
 
   /** The choice a block belongs to, remembered for its deltas (the first choice's blocks need no entry). */

@@ -153,7 +153,7 @@ describe('decodeResponsesRequest', () => {
     ]);
   });
 
-  it('function tools decode; other tool types are dropped and reported; allowed_tools narrows the tools', () => {
+  it('function tools decode; web search is a server tool; other types are dropped and reported; allowed_tools narrows', () => {
     const fn = (name: string) => ({
       type: 'function',
       name,
@@ -171,9 +171,13 @@ describe('decodeResponsesRequest', () => {
     });
     expect(request.tools).toEqual([{ name: 'b', parameters: { type: 'object', properties: {} }, strict: false }]);
     expect(request.toolChoice).toEqual({ type: 'required' });
+    // Run where the family has a web search, else dropped and reported by this name (the pipeline decides).
+    expect(request.serverTools).toEqual([
+      { kind: 'web-search', label: 'web_search', param: 'tools[2]', webSearch: {}, droppedAs: 'tools.web_search' },
+    ]);
+    expect(droppedParameters).not.toContain('tools.web_search');
     expect(droppedParameters).toEqual(
       expect.arrayContaining([
-        'tools.web_search',
         'tools.local_shell',
         'client_metadata',
         'include.web_search_call.results',

@@ -145,7 +145,7 @@ export function decodeResponsesRequest(
       index < history.length,
     ),
   );
-  const { tools, toolNames, customTools, namespacedTools } = decodeTools(input, dropped);
+  const { tools, toolNames, customTools, namespacedTools, serverTools } = decodeTools(input, dropped);
   const system: TextBlock[] = input.instructions ? [{ type: 'text', text: input.instructions }] : [];
   const messages = decodeItems(validated, system, history.length);
 
@@ -160,6 +160,7 @@ export function decodeResponsesRequest(
   };
   if (input.max_output_tokens != null) request.maxOutputTokens = input.max_output_tokens;
   if (tools.length > 0) request.tools = tools;
+  if (serverTools.length > 0) request.serverTools = serverTools;
   const toolChoice = decodeToolChoice(input.tool_choice, toolNames, request);
   if (toolChoice !== undefined) request.toolChoice = toolChoice;
   if (input.parallel_tool_calls != null) request.parallelToolCalls = input.parallel_tool_calls;
@@ -254,7 +255,7 @@ function validateItem(item: Record<string, unknown>, param: string, fromHistory:
   const schema = typeof type === 'string' ? INPUT_ITEM_SCHEMAS[type as keyof typeof INPUT_ITEM_SCHEMAS] : undefined;
   if (schema === undefined) {
     throw invalidRequest(
-      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning.`,
+      `Invalid value for '${param}.type': input items of type ${JSON.stringify(type)} are not supported; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning or web_search_call.`,
       fromHistory ? param : `${param}.type`,
     );
   }
@@ -286,6 +287,9 @@ function decodeItems(items: ResponsesInputItem[], system: TextBlock[], historyLe
   items.forEach((item, index) => {
     const param = paramOf(index);
     switch (item.type) {
+      case 'web_search_call':
+        // The search ran at the vendor; what it found is in the reply's text: nothing to replay.
+        return;
       case 'message': {
         if (item.role === 'system' || item.role === 'developer') {
           const content = textOf(item.content).map((text): TextBlock => ({ type: 'text', text }));

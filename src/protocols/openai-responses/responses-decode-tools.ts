@@ -1,17 +1,18 @@
 import type { z } from 'zod';
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import type { CanonicalRequest, ToolChoice, ToolDefinition } from '../../canonical/request.js';
+import type { ServerToolDefinition, UserLocation, WebSearchOptions } from '../../canonical/server-tools.js';
 import { validationError } from '../shared/format-validation-error.js';
 import type { ParsedResponsesRequest } from './responses-decode-request.js';
-import { customTool, functionTool, namespaceTool } from './responses-schema.js';
+import { customTool, functionTool, namespaceTool, WEB_SEARCH_TOOL_TYPES, webSearchTool } from './responses-schema.js';
 
 /**
  * Tools. The rule: tools the client executes itself are what every family runs: `function` tools as they are, and
  * `custom` tools (free-text input, Codex's freeform `apply_patch`) as a function with one string argument `input`,
  * their grammar in the description, their calls handed back as `custom_tool_call` items. A `namespace` of such
  * tools (Codex's sub-agent tools) is flattened: each inner tool becomes `<namespace>__<name>` with the namespace's
- * description before its own, and its calls come back as `{ namespace, name }`. Any other tool type
- * (`web_search`, `file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`,
+ * description before its own, and its calls come back as `{ namespace, name }`. `web_search` is run by a family
+ * that has a web search and otherwise treated like the rest: any other tool type (`file_search`, `code_interpreter`, `image_generation`, `computer_use_preview`, `mcp`,
  * `local_shell`, `shell`, `apply_patch`, …) is dropped and reported in `x-tollgate-dropped-params` as `tools.<type>`:
  * a model not offered a tool answers without it, in the item types the client already knows, so the reply's
  * contract holds. A `tool_choice` that forces such a tool cannot be honoured: 400.
@@ -24,6 +25,8 @@ export interface DecodedTools {
   customTools: Set<string>;
   /** Flat names of namespaced tools, with the namespace and name the client calls them by. */
   namespacedTools: Map<string, NamespacedToolName>;
+  /** Hosted tools a family other than OpenAI's can run (web search). */
+  serverTools: ServerToolDefinition[];
 }
 
 export interface NamespacedToolName {
@@ -37,7 +40,13 @@ export function flatToolName(namespace: string, name: string): string {
 }
 
 export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): DecodedTools {
-  const decoded: DecodedTools = { tools: [], toolNames: new Set(), customTools: new Set(), namespacedTools: new Map() };
+  const decoded: DecodedTools = {
+    tools: [],
+    toolNames: new Set(),
+    customTools: new Set(),
+    namespacedTools: new Map(),
+    serverTools: [],
+  };
   for (const [index, tool] of (input.tools ?? []).entries()) {
     if (tool.type === 'namespace') {
       const parsed = namespaceTool.safeParse(tool, { reportInput: true });
@@ -72,6 +81,10 @@ export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): D
       }
       continue;
     }
+    if (WEB_SEARCH_TOOL_TYPES.has(tool.type)) {
+      decoded.serverTools.push(decodeWebSearchTool(tool, `tools[${index}]`));
+      continue;
+    }
     if (tool.type !== 'function' && tool.type !== 'custom') {
       dropped.push(headerSafeName(`tools.${tool.type}`));
       continue;
@@ -79,6 +92,28 @@ export function decodeTools(input: ParsedResponsesRequest, dropped: string[]): D
     add(decoded, decodeTool(tool, `tools[${index}]`), tool.type === 'custom', `tools[${index}].name`);
   }
   return decoded;
+}
+
+/**
+ * A web search: run by a family that has one (alpha as Anthropic's, gamma as Google Search grounding); elsewhere
+ * dropped and reported like any hosted tool, the rule of this protocol.
+ */
+function decodeWebSearchTool(tool: { type: string }, param: string): ServerToolDefinition {
+  const parsed = webSearchTool.safeParse(tool, { reportInput: true });
+  if (!parsed.success) throw nestedValidationError(parsed.error, param);
+  const { filters, search_context_size: contextSize, user_location: location } = parsed.data;
+  const webSearch: WebSearchOptions = {};
+  if (filters?.allowed_domains) webSearch.allowedDomains = filters.allowed_domains;
+  if (contextSize !== undefined) webSearch.contextSize = contextSize;
+  if (location) {
+    const userLocation: UserLocation = {};
+    for (const field of ['city', 'country', 'region', 'timezone'] as const) {
+      const value = location[field];
+      if (typeof value === 'string') userLocation[field] = value;
+    }
+    webSearch.userLocation = userLocation;
+  }
+  return { kind: 'web-search', label: tool.type, param, webSearch, droppedAs: headerSafeName(`tools.${tool.type}`) };
 }
 
 /** A function or custom tool as the definition every vendor runs. */

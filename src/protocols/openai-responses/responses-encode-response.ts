@@ -1,3 +1,5 @@
+import type { Citation } from '../../canonical/server-tools.js';
+import { citationSpan } from '../shared/citation-span.js';
 import type { CanonicalResponse } from '../../canonical/accumulate.js';
 import type { FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock, VendorName } from '../../canonical/request.js';
@@ -63,19 +65,41 @@ export function reasoningItem(
   };
 }
 
-/** A message item; `logprobs` are its text's tokens when the request asked for them. */
+/** A message item; `logprobs` are its text's tokens when the request asked for them, `annotations` its sources. */
 export function messageItem(
   id: string,
   text: string,
   status: string,
   logprobs: OpenAILogprobEntry[] = [],
+  annotations: unknown[] = [],
 ): ResponsesOutputItem {
   return {
     type: 'message',
     id,
     role: 'assistant',
     status,
-    content: [{ type: 'output_text', text, annotations: [], logprobs }],
+    content: [{ type: 'output_text', text, annotations, logprobs }],
+  };
+}
+
+/** A web search the reply ran (whichever vendor ran it), as the Responses API shows one. */
+export function webSearchCallItem(id: string, input: unknown, status: string): ResponsesOutputItem {
+  const query = (input as { query?: unknown } | null)?.query;
+  return {
+    type: 'web_search_call',
+    id,
+    status,
+    action: { type: 'search', query: typeof query === 'string' ? query : '' },
+  };
+}
+
+/** A citation of a text block as a Responses `url_citation` annotation of the message text. */
+export function urlCitation(citation: Citation, blockText: string, blockOffset: number): Record<string, unknown> {
+  return {
+    type: 'url_citation',
+    url: citation.url,
+    title: citation.title ?? citation.url,
+    ...citationSpan(citation, blockText, blockOffset),
   };
 }
 
@@ -138,17 +162,23 @@ export function outputItems(response: CanonicalResponse, context: ResponsesConte
     if (block.type === 'text') {
       if (block.text === '') continue;
       if (message === undefined) {
-        message = messageItem(itemId('msg'), '', 'completed', logprobs);
+        message = messageItem(itemId('msg'), '', 'completed', logprobs, []);
         logprobs = [];
         items.push(message);
       }
-      (message.content as Array<{ text: string }>)[0]!.text += block.text;
+      const part = (message.content as Array<{ text: string; annotations: unknown[] }>)[0]!;
+      for (const citation of block.citations ?? [])
+        if (citation.url !== '') part.annotations.push(urlCitation(citation, block.text, part.text.length));
+      part.text += block.text;
       continue;
     }
     message = undefined;
-    if (block.type === 'reasoning') {
+    if (block.type === 'server-tool-call') {
+      items.push(webSearchCallItem(itemId('ws'), block.input, 'completed'));
+    } else if (block.type === 'reasoning') {
       if (block.text === '' && block.signature === undefined && block.redactedData === undefined) continue;
       items.push(reasoningItem(itemId('rs'), block, context.vendor, context.options.showReasoningSummary));
+    } else if (block.type !== 'tool-call') {
     } else if (context.options.customTools.has(block.name)) {
       items.push(
         customToolCallItem(itemId('ctc'), block.id, block.name, customToolInput(block.argumentsJson), context.options),

@@ -2,6 +2,7 @@ import { encodeOpenAILogprobs, type OpenAILogprobEntry } from '../shared/openai-
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { ReasoningBlock } from '../../canonical/request.js';
+import type { Citation } from '../../canonical/server-tools.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import { SSE_DONE, sseEvent } from '../../streaming/sse-writer.js';
 import type { StreamEncoder } from '../shared/reply-exchange.js';
@@ -16,13 +17,15 @@ import {
   reasoningItem,
   responseObject,
   statusOf,
+  urlCitation,
+  webSearchCallItem,
   type ResponsesContext,
   type ResponsesOutputItem,
 } from './responses-encode-response.js';
 import { encodeResponseFailure, encodeResponsesError } from './responses-encode-error.js';
 
 interface ItemState {
-  kind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
+  kind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call' | 'web_search_call';
   id: string;
   outputIndex: number;
   opened: boolean;
@@ -36,6 +39,10 @@ interface ItemState {
   /** Function calls only. */
   callId?: string;
   name?: string;
+  /** Messages only: the sources the text cites, annotated once the text is whole. */
+  citations?: Citation[];
+  /** Web searches only: what was searched. */
+  input?: unknown;
   /** The final item, once done (in its full form, with the reasoning blob). */
   final?: ResponsesOutputItem;
 }
@@ -163,6 +170,28 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         }
         break;
       }
+      case 'text-citation': {
+        const item = this.items.get(event.blockId);
+        if (item?.kind !== 'message' || item.done || event.citation.url === '') break;
+        if (item.citations === undefined) item.citations = [event.citation];
+        else item.citations.push(event.citation);
+        break;
+      }
+      case 'server-tool-call': {
+        // A search the vendor ran, whole: Responses shows it as a web_search_call item, searched and completed.
+        const item = this.newItem('web_search_call', 'ws');
+        item.input = event.input;
+        this.items.set(event.blockId, item);
+        out += this.open(item, webSearchCallItem(item.id, event.input, 'in_progress'));
+        const where = { item_id: item.id, output_index: item.outputIndex };
+        out += this.emit('response.web_search_call.in_progress', where);
+        out += this.emit('response.web_search_call.searching', where);
+        out += this.emit('response.web_search_call.completed', where);
+        out += this.close(item);
+        break;
+      }
+      case 'server-tool-result':
+        break;
       case 'text-end':
       case 'reasoning-end':
       case 'tool-call-end': {
@@ -307,15 +336,27 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     switch (item.kind) {
       case 'message': {
         const logprobs = item.logprobs ?? [];
+        const annotations = (item.citations ?? []).map((citation) => urlCitation(citation, item.text, 0));
+        annotations.forEach((annotation, annotationIndex) => {
+          out += this.emit('response.output_text.annotation.added', {
+            ...where,
+            content_index: 0,
+            annotation_index: annotationIndex,
+            annotation,
+          });
+        });
         out += this.emit('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs });
         out += this.emit('response.content_part.done', {
           ...where,
           content_index: 0,
-          part: { type: 'output_text', text: item.text, annotations: [], logprobs },
+          part: { type: 'output_text', text: item.text, annotations, logprobs },
         });
-        item.final = messageItem(item.id, item.text, 'completed', logprobs);
+        item.final = messageItem(item.id, item.text, 'completed', logprobs, annotations);
         break;
       }
+      case 'web_search_call':
+        item.final = webSearchCallItem(item.id, item.input, 'completed');
+        break;
       case 'reasoning': {
         const block = item.block!;
         if (item.summaryOpened === true) {

@@ -80,6 +80,14 @@ export const reasoningItem = z.looseObject({
   status: z.string().nullish(),
 });
 
+/** A web search an earlier reply ran: its findings are in that reply's cited text, so it is history only. */
+export const webSearchCallItem = z.looseObject({
+  type: z.literal('web_search_call'),
+  id: z.string().nullish(),
+  status: z.string().nullish(),
+  action: z.looseObject({ type: z.string() }).nullish(),
+});
+
 export type ResponsesMessageItem = z.output<typeof messageItem>;
 export type ResponsesFunctionCallItem = z.output<typeof functionCallItem>;
 export type ResponsesFunctionCallOutputItem = z.output<typeof functionCallOutputItem>;
@@ -93,7 +101,8 @@ export type ResponsesInputItem =
   | ResponsesFunctionCallOutputItem
   | ResponsesCustomToolCallItem
   | ResponsesCustomToolCallOutputItem
-  | ResponsesReasoningItem;
+  | ResponsesReasoningItem
+  | z.output<typeof webSearchCallItem>;
 
 /** The item schema for each `type` the gateway understands. */
 export const INPUT_ITEM_SCHEMAS = {
@@ -103,6 +112,7 @@ export const INPUT_ITEM_SCHEMAS = {
   custom_tool_call: customToolCallItem,
   custom_tool_call_output: customToolCallOutputItem,
   reasoning: reasoningItem,
+  web_search_call: webSearchCallItem,
 } as const;
 
 const functionToolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 characters of a-z, A-Z, 0-9, _ and -');
@@ -114,6 +124,28 @@ export const functionTool = z.looseObject({
   strict: z.boolean().nullish(),
 });
 /** A `custom` tool: free-text input (Codex's freeform `apply_patch`), optionally with a grammar. */
+/** OpenAI's hosted web search (`web_search`, and the older `web_search_preview`), checked as OpenAI checks it. */
+export const WEB_SEARCH_TOOL_TYPES: ReadonlySet<string> = new Set([
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+]);
+export const webSearchTool = z.looseObject({
+  type: z.string(),
+  filters: z.looseObject({ allowed_domains: z.array(z.string().min(1)).nullish() }).nullish(),
+  search_context_size: z.enum(['low', 'medium', 'high']).optional(),
+  user_location: z
+    .looseObject({
+      type: z.literal('approximate').optional(),
+      city: z.string().nullish(),
+      country: z.string().length(2, 'must be a 2-letter ISO 3166-1 country code').nullish(),
+      region: z.string().nullish(),
+      timezone: z.string().nullish(),
+    })
+    .nullish(),
+});
+
 export const customTool = z.looseObject({
   type: z.literal('custom'),
   name: functionToolName,

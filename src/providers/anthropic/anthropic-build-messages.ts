@@ -20,6 +20,8 @@ import type {
   AnthropicToolUseBlock,
 } from '../../wire/anthropic-messages-wire.js';
 import { withCacheControl } from './anthropic-prompt-cache.js';
+import { anthropicCitation } from '../../wire/anthropic-server-blocks.js';
+import { encodeServerToolResultParam, encodeServerToolUseParam } from './anthropic-server-blocks.js';
 
 /** The conversation part of an Anthropic Messages body. */
 export interface BuiltAnthropicConversation {
@@ -30,6 +32,11 @@ export interface BuiltAnthropicConversation {
 export interface BuildConversationOptions {
   /** Thinking is on for this request: signed Anthropic reasoning is replayed; otherwise every reasoning block is dropped. */
   replayReasoning: boolean;
+}
+
+interface BuildContext extends BuildConversationOptions {
+  /** Server-tool calls whose results are Anthropic's own: the only ones Anthropic takes back as calls. */
+  replayableServerCalls: ReadonlySet<string>;
 }
 
 /** The only image types Anthropic accepts; anything else is refused here rather than by the vendor. */
@@ -53,9 +60,10 @@ export function buildAnthropicConversation(
     .filter(hasText)
     .map((block) => withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache));
   const messages: WireMessage[] = [];
+  const context: BuildContext = { ...options, replayableServerCalls: anthropicServerCalls(request) };
   request.messages.forEach((message, index) => {
     const role = message.role;
-    const content = buildContent(message, `messages[${index}]`, options);
+    const content = buildContent(message, `messages[${index}]`, context);
     if (content.length === 0) return;
     const previous = messages[messages.length - 1];
     // Anthropic merges same-role runs itself, but doing it here lets tool results be ordered within the merged turn.
@@ -73,17 +81,22 @@ export function buildAnthropicConversation(
   return { system, messages };
 }
 
+/** Ids of the server-tool calls answered by a result Anthropic produced (another family's search goes as text). */
+function anthropicServerCalls(request: CanonicalRequest): Set<string> {
+  const ids = new Set<string>();
+  for (const message of request.messages)
+    for (const block of message.content)
+      if (block.type === 'server-tool-result' && block.anthropicBlock !== undefined) ids.add(block.toolCallId);
+  return ids;
+}
+
 /** `^[a-zA-Z0-9_-]+$` is all Anthropic accepts; the same rewrite is applied to calls and to their results. */
 export function sanitizeAnthropicToolId(id: string): string {
   const sanitized = id.replace(/[^a-zA-Z0-9_-]/g, '_');
   return sanitized === '' ? 'toolu_missing_id' : sanitized;
 }
 
-function buildContent(
-  message: CanonicalMessage,
-  param: string,
-  options: BuildConversationOptions,
-): AnthropicRequestBlock[] {
+function buildContent(message: CanonicalMessage, param: string, options: BuildContext): AnthropicRequestBlock[] {
   if (message.role === 'system') {
     // Mid-conversation system messages are Anthropic's own (`role: "system"`, text blocks), kept where they are.
     return message.content
@@ -103,13 +116,17 @@ function buildBlock(
   block: ContentBlock,
   role: 'user' | 'assistant',
   param: string,
-  options: BuildConversationOptions,
+  options: BuildContext,
 ): AnthropicRequestBlock | undefined {
   switch (block.type) {
     case 'text':
-      return hasText(block)
-        ? withCacheControl<AnthropicTextBlock>({ type: 'text', text: block.text }, block.cache)
+      return hasText(block) ? withCacheControl<AnthropicTextBlock>(buildText(block), block.cache) : undefined;
+    case 'server-tool-call':
+      return options.replayableServerCalls.has(block.id)
+        ? withCacheControl(encodeServerToolUseParam(block), block.cache)
         : undefined;
+    case 'server-tool-result':
+      return withCacheControl(encodeServerToolResultParam(block, param), block.cache);
     case 'image':
       return withCacheControl(buildImage(block, param), block.cache);
     case 'document':
@@ -122,6 +139,12 @@ function buildBlock(
       // Reasoning only ever belongs to an assistant turn; anywhere else it cannot be replayed.
       return role === 'assistant' && options.replayReasoning ? buildReasoning(block) : undefined;
   }
+}
+
+/** A text block, with the sources it cites when it came from a reply that cited them. */
+function buildText(block: TextBlock): AnthropicTextBlock {
+  if (block.citations === undefined || block.citations.length === 0) return { type: 'text', text: block.text };
+  return { type: 'text', text: block.text, citations: block.citations.map(anthropicCitation) };
 }
 
 function hasText(block: TextBlock): boolean {

@@ -14,6 +14,7 @@ import type {
   AnthropicToolChoice,
 } from '../../wire/anthropic-messages-wire.js';
 import { buildAnthropicConversation, lastToolTurnLacksThinking } from './anthropic-build-messages.js';
+import { buildAnthropicServerTool } from './anthropic-server-tools.js';
 import { objectSchema, planJsonMode } from './anthropic-json-mode.js';
 import {
   cacheControlOf,
@@ -99,9 +100,11 @@ export function buildAnthropicRequest(
 
   applySampling(request, body, dropped, thinkingOn, anthropicSamplingRule(model.upstreamModel));
 
-  const allTools = jsonMode === undefined ? tools : [...tools, jsonMode.tool];
+  const serverTools = (request.serverTools ?? []).map((tool) => buildAnthropicServerTool(tool, dropped));
+  const allTools = [...tools, ...serverTools, ...(jsonMode === undefined ? [] : [jsonMode.tool])];
   if (allTools.length > 0) body.tools = allTools;
-  const toolChoice = jsonMode?.toolChoice ?? buildToolChoice(request, tools.length > 0, thinkingOn, dropped);
+  const toolChoice =
+    jsonMode?.toolChoice ?? buildToolChoice(request, tools.length + serverTools.length > 0, thinkingOn, dropped);
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
 
   // Anthropic has one end-user id: the client's `user`, else its `safety_identifier` (dropped when both came).

@@ -116,14 +116,51 @@ describe('mapAnthropicMessage', () => {
     });
   });
 
-  it('leaves out empty text blocks and block types it does not relay (server tools)', () => {
+  it('leaves out empty text blocks and relays server-tool blocks and citations', () => {
+    const page = {
+      type: 'web_search_result',
+      url: 'https://a.example/',
+      title: 'A',
+      encrypted_content: 'E',
+      page_age: null,
+    };
+    const citation = {
+      type: 'web_search_result_location',
+      url: 'https://a.example/',
+      title: 'A',
+      cited_text: 'a',
+      encrypted_index: 'I',
+    };
+    const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [page] };
     const content = [
       { type: 'text', text: '' },
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
-      { type: 'text', text: 'Found it.' },
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } },
+      result,
+      { type: 'text', text: 'Found it.', citations: [citation] },
+      { type: 'future_block' },
     ] as unknown as AnthropicMessage['content'];
     const reply = fold(mapAnthropicMessage(message({ content }), { created: 1 }));
-    expect(reply.content).toEqual([{ type: 'text', text: 'Found it.' }]);
+    expect(reply.content).toEqual([
+      { type: 'server-tool-call', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } },
+      {
+        type: 'server-tool-result',
+        toolCallId: 'srvtoolu_1',
+        resultType: 'web_search_tool_result',
+        searchResults: [{ url: 'https://a.example/', title: 'A' }],
+        anthropicBlock: result,
+      },
+      {
+        type: 'text',
+        text: 'Found it.',
+        citations: [{ url: 'https://a.example/', title: 'A', citedText: 'a', anthropic: citation }],
+      },
+    ]);
+  });
+
+  it('reads the web searches and fetches of usage.server_tool_use', () => {
+    const usage = { input_tokens: 1, output_tokens: 2, server_tool_use: { web_search_requests: 3 } };
+    const reply = fold(mapAnthropicMessage(message({ usage } as never), { created: 1 }));
+    expect(reply.usage.serverToolUse).toEqual({ webSearchRequests: 3, webFetchRequests: 0 });
   });
 
   it('a tool call without arguments carries "{}"', () => {

@@ -1,6 +1,11 @@
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import { promptSideUsage, type CanonicalUsage } from '../../canonical/usage.js';
-import type { AnthropicMessage, AnthropicUsage } from '../../wire/anthropic-messages-wire.js';
+import type {
+  AnthropicMessage,
+  AnthropicServerToolResultBlock,
+  AnthropicUsage,
+} from '../../wire/anthropic-messages-wire.js';
+import { anthropicCitedSource, anthropicWebSearchResults } from '../../wire/anthropic-server-blocks.js';
 
 export interface AnthropicMappingOptions {
   /** Unix seconds for `response-start`: Anthropic replies carry no creation time. */
@@ -54,8 +59,42 @@ export function mapAnthropicUsage(usage: Partial<AnthropicUsage>): CanonicalUsag
     cacheWrite1hTokens: Math.min(write1h, cacheWriteTokens),
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.thinking_tokens ?? 0,
+    ...serverToolUsage(usage.server_tool_use),
     raw: usage,
   };
+}
+
+/** `server_tool_use` counts (web searches and fetches the vendor ran), when it reports any. */
+function serverToolUsage(used: Record<string, number> | null | undefined): Pick<CanonicalUsage, 'serverToolUse'> {
+  if (used === undefined || used === null) return {};
+  return {
+    serverToolUse: { webSearchRequests: used.web_search_requests ?? 0, webFetchRequests: used.web_fetch_requests ?? 0 },
+  };
+}
+
+/** A server tool's whole result block as the canonical event: Anthropic's object kept for a later replay. */
+export function serverToolResultEvent(blockId: string, block: AnthropicServerToolResultBlock): CanonicalEvent {
+  const searchResults = anthropicWebSearchResults(block.type, block.content);
+  return {
+    type: 'server-tool-result',
+    blockId,
+    result: {
+      type: 'server-tool-result',
+      toolCallId: block.tool_use_id,
+      resultType: block.type,
+      ...(searchResults === undefined ? {} : { searchResults }),
+      anthropicBlock: block,
+    },
+  };
+}
+
+/** Anthropic's `citations` of a text block, as canonical events (none for `null`). */
+export function citationEvents(blockId: string, citations: unknown[] | null | undefined): CanonicalEvent[] {
+  return (citations ?? []).map((citation) => ({
+    type: 'text-citation',
+    blockId,
+    citation: anthropicCitedSource(citation as Record<string, unknown>),
+  }));
 }
 
 /** Block ids follow Anthropic's content index, so stream and non-stream replies name blocks alike. */
@@ -65,7 +104,7 @@ export function anthropicBlockId(index: number): string {
 
 /**
  * A whole Message as the canonical event sequence its stream would have produced (see AnthropicStreamMapper):
- * empty text blocks and block types the gateway does not relay (server tools, citations) are left out.
+ * empty text blocks and block types the gateway does not know are left out.
  */
 export function mapAnthropicMessage(message: AnthropicMessage, options: AnthropicMappingOptions): CanonicalEvent[] {
   const events: CanonicalEvent[] = [
@@ -87,8 +126,12 @@ export function mapAnthropicMessage(message: AnthropicMessage, options: Anthropi
           events.push(
             { type: 'text-start', blockId },
             { type: 'text-delta', blockId, text: block.text },
+            ...citationEvents(blockId, block.citations),
             { type: 'text-end', blockId },
           );
+        return;
+      case 'server_tool_use':
+        events.push({ type: 'server-tool-call', blockId, id: block.id, name: block.name, input: block.input ?? {} });
         return;
       case 'thinking':
         events.push({ type: 'reasoning-start', blockId });
@@ -120,6 +163,7 @@ export function mapAnthropicMessage(message: AnthropicMessage, options: Anthropi
         return;
       }
       default:
+        if (typeof block.tool_use_id === 'string') events.push(serverToolResultEvent(blockId, block));
         return;
     }
   });

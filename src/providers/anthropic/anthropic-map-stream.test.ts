@@ -418,7 +418,7 @@ describe('AnthropicStreamMapper', () => {
   it('ignores unknown event types and delta types, and anything after message_stop', () => {
     const stream = TOOL_STREAM.replace(
       'event: content_block_stop',
-      'event: future_event\ndata: {"type":"future_event"}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}\n\nevent: content_block_stop',
+      'event: future_event\ndata: {"type":"future_event"}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"future_delta","value":{}}}\n\nevent: content_block_stop',
     );
     const extra = `${stream}event: content_block_start\ndata: {"type":"content_block_start","index":9,"content_block":{"type":"text","text":"late"}}\n\n`;
     expect(mapWhole(extra)).toEqual(mapWhole(TOOL_STREAM));
@@ -466,5 +466,70 @@ describe('AnthropicStreamMapper, text deltas read by their learned shape', () =>
       { type: 'text-end', blockId: 'b1' },
       { type: 'finish', reason: 'stop', rawReason: 'end_turn' },
     ]);
+  });
+});
+
+describe('AnthropicStreamMapper, server tools', () => {
+  const page = {
+    type: 'web_search_result',
+    url: 'https://a.example/',
+    title: 'A',
+    encrypted_content: 'E',
+    page_age: null,
+  };
+  const citation = {
+    type: 'web_search_result_location',
+    url: 'https://a.example/',
+    title: 'A',
+    cited_text: 'a',
+    encrypted_index: 'I',
+  };
+  const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [page] };
+  const start = (index: number, block: unknown) =>
+    ['content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: block })] as const;
+  const delta = (index: number, value: unknown) =>
+    ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index, delta: value })] as const;
+  const stop = (index: number) =>
+    ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index })] as const;
+  const SEARCH_STREAM = sse([
+    [
+      'message_start',
+      '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}',
+    ],
+    start(0, { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }),
+    delta(0, { type: 'input_json_delta', partial_json: '{"query":' }),
+    delta(0, { type: 'input_json_delta', partial_json: '"tolls"}' }),
+    stop(0),
+    start(1, result),
+    stop(1),
+    start(2, { type: 'text', text: '', citations: [] }),
+    delta(2, { type: 'citations_delta', citation }),
+    delta(2, { type: 'text_delta', text: 'Tolls rose.' }),
+    stop(2),
+    [
+      'message_delta',
+      '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9,"server_tool_use":{"web_search_requests":1,"web_fetch_requests":0}}}',
+    ],
+    ['message_stop', '{"type":"message_stop"}'],
+  ]);
+
+  it('relays the search call whole, its result as received, the citation and the search count', () => {
+    const reply = fold(mapWhole(SEARCH_STREAM));
+    expect(reply.content).toEqual([
+      { type: 'server-tool-call', id: 'srvtoolu_1', name: 'web_search', input: { query: 'tolls' } },
+      {
+        type: 'server-tool-result',
+        toolCallId: 'srvtoolu_1',
+        resultType: 'web_search_tool_result',
+        searchResults: [{ url: 'https://a.example/', title: 'A' }],
+        anthropicBlock: result,
+      },
+      {
+        type: 'text',
+        text: 'Tolls rose.',
+        citations: [{ url: 'https://a.example/', title: 'A', citedText: 'a', anthropic: citation }],
+      },
+    ]);
+    expect(reply.usage.serverToolUse).toEqual({ webSearchRequests: 1, webFetchRequests: 0 });
   });
 });

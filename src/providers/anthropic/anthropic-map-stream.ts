@@ -13,6 +13,8 @@ import { anthropicStreamError } from './anthropic-map-error.js';
 import {
   anthropicBlockId,
   anthropicFinishEvent,
+  citationEvents,
+  serverToolResultEvent,
   mapAnthropicUsage,
   type AnthropicMappingOptions,
 } from './anthropic-map-response.js';
@@ -24,7 +26,9 @@ type BlockState =
   | { kind: 'reasoning'; blockId: string }
   /** A tool call, or (`asText`) the JSON-mode tool whose input is the reply's text. */
   | { kind: 'tool'; blockId: string; asText: boolean; startInput: unknown; sawArguments: boolean }
-  /** Server-tool and other blocks the gateway does not relay. */
+  /** The vendor's call of its own tool: its input arrives as JSON text, relayed whole at the block's stop. */
+  | { kind: 'server-call'; blockId: string; id: string; name: string; startInput: unknown; json: string }
+  /** Blocks that arrive whole (server-tool results) and block types the gateway does not know. */
   | { kind: 'ignored' };
 
 /**
@@ -193,8 +197,20 @@ export class AnthropicStreamMapper {
         }
         return;
       }
+      case 'server_tool_use':
+        this.blocks.set(index, {
+          kind: 'server-call',
+          blockId,
+          id: block.id,
+          name: block.name,
+          startInput: block.input,
+          json: '',
+        });
+        return;
       default:
         this.blocks.set(index, { kind: 'ignored' });
+        // A server tool's result arrives whole here, with no deltas.
+        if (typeof block?.tool_use_id === 'string') out.push(serverToolResultEvent(blockId, block));
         return;
     }
   }
@@ -217,9 +233,20 @@ export class AnthropicStreamMapper {
       case 'input_json_delta':
         // The first piece is often "": nothing to send (and a text block must not open on it).
         if (state.kind === 'tool' && delta.partial_json) this.toolArguments(state, delta.partial_json, out);
+        else if (state.kind === 'server-call') state.json += delta.partial_json ?? '';
+        return;
+      case 'citations_delta':
+        // A citation comes before the text it supports: the block opens on it.
+        if (state.kind === 'text') {
+          if (!state.opened) {
+            state.opened = true;
+            out.push({ type: 'text-start', blockId: state.blockId });
+          }
+          out.push(...citationEvents(state.blockId, [delta.citation]));
+        }
         return;
       default:
-        // citations_delta and future delta types are not relayed.
+        // Future delta types are not relayed.
         return;
     }
   }
@@ -245,6 +272,15 @@ export class AnthropicStreamMapper {
             ? { type: 'text-end', blockId: state.blockId }
             : { type: 'tool-call-end', blockId: state.blockId },
         );
+        return;
+      case 'server-call':
+        out.push({
+          type: 'server-tool-call',
+          blockId: state.blockId,
+          id: state.id,
+          name: state.name,
+          input: parseServerInput(state.json, state.startInput),
+        });
         return;
       case 'ignored':
         return;
@@ -276,6 +312,16 @@ export class AnthropicStreamMapper {
     const merged: Record<string, unknown> = { ...this.usage };
     for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value;
     this.usage = merged as Partial<AnthropicUsage>;
+  }
+}
+
+/** A server tool's input: the streamed JSON, else the start block's; text that is not JSON is kept as received. */
+function parseServerInput(json: string, startInput: unknown): unknown {
+  if (json.trim() === '') return startInput ?? {};
+  try {
+    return JSON.parse(json);
+  } catch {
+    return { _raw: json };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { CanonicalRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../../canonical/request.js';
+import { buildGoogleSearchTool } from './gemini-grounding.js';
 import { buildGeminiContents } from './gemini-build-contents.js';
 import { toGeminiJsonSchema } from './gemini-json-schema.js';
 import { buildThinkingConfig, geminiModelTraits } from './gemini-thinking.js';
@@ -31,10 +32,12 @@ export function buildGeminiRequest(request: CanonicalRequest, upstreamModel: str
   const dropped = new Set(built.droppedParameters);
   const body: GeminiGenerateContentRequest = { contents: built.contents };
   if (built.systemInstruction !== undefined) body.systemInstruction = built.systemInstruction;
+  const googleSearch = buildGoogleSearchTool(request, dropped);
+  if (googleSearch !== undefined) body.tools = [googleSearch];
 
   const tools = request.tools ?? [];
   if (tools.length > 0) {
-    body.tools = [buildTools(tools)];
+    body.tools = [...(body.tools ?? []), buildTools(tools)];
     if (tools.some((tool) => tool.strict === true)) dropped.add('strict');
     // A tool choice without tools has nothing to choose from; Gemini would reject the config.
     if (request.toolChoice !== undefined) body.toolConfig = buildToolConfig(request.toolChoice);

@@ -92,7 +92,12 @@ export class GeminiProvider implements ProviderAdapter {
     );
     const upstreamRequestId = headerValue(response.headers, 'x-request-id');
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
-    const mapperOptions: GeminiResponseMapperOptions = { vendorLabel: this.label, fallbackModel: model.upstreamModel };
+    const mapperOptions: GeminiResponseMapperOptions = {
+      vendorLabel: this.label,
+      fallbackModel: model.upstreamModel,
+      // Gemini 2 bills Google Search grounding per grounded prompt; later models per search query.
+      searchesBilledPerPrompt: /^gemini-2[.-]/.test(model.upstreamModel),
+    };
     if (stops !== undefined)
       return {
         events: matchStopSequences(this.streamEvents(response, mapperOptions), stops),

@@ -4,8 +4,10 @@ import { promptSideUsage } from '../../canonical/usage.js';
 import { mapGeminiFinishReason } from './gemini-map-finish.js';
 import { mapGeminiUsage } from './gemini-map-usage.js';
 import { encodeGeminiToolCallId, mintNonce } from './gemini-tool-call-id.js';
+import { groundingCitations, groundingSearchEvents, groundingUsage } from './gemini-grounding.js';
 import type {
   GeminiCandidate,
+  GeminiGroundingMetadata,
   GeminiGenerateContentResponse,
   GeminiLogprobsResult,
   GeminiPart,
@@ -21,6 +23,8 @@ export interface GeminiResponseMapperOptions {
   mintNonce?: () => string;
   /** Unix seconds for `response-start.created`. */
   now?: () => number;
+  /** Grounding is billed once per grounded prompt (Gemini 2 models), not per search query. */
+  searchesBilledPerPrompt?: boolean;
 }
 
 /**
@@ -96,7 +100,13 @@ export class GeminiResponseMapper {
     }
     const out: CanonicalEvent[] = [];
     for (const candidate of candidates) candidate.close(out);
-    if (this.usage !== undefined) out.push({ type: 'usage', usage: mapGeminiUsage(this.usage) });
+    if (this.usage !== undefined) {
+      const usage = mapGeminiUsage(this.usage);
+      const grounding = this.candidates.get(0)?.grounding;
+      if (grounding !== undefined)
+        usage.serverToolUse = groundingUsage(grounding, this.options.searchesBilledPerPrompt === true);
+      out.push({ type: 'usage', usage });
+    }
     if (candidates.length === 0)
       out.push({ type: 'finish', reason: 'content-filter', rawReason: this.blockReason ?? null });
     for (const candidate of candidates) out.push(candidate.finish(this.blockReason));
@@ -122,6 +132,8 @@ class CandidateMapper {
   private toolCount = 0;
   private sawFunctionCall = false;
   finishReason: string | undefined;
+  /** Google Search grounding of the first candidate (it comes with the last chunk). */
+  grounding: GeminiGroundingMetadata | undefined;
   private readonly prefix: string;
   private readonly tag: { choice?: number };
 
@@ -140,11 +152,27 @@ class CandidateMapper {
     const logprobs = mapGeminiLogprobs(candidate.logprobsResult);
     if (lastText !== undefined && logprobs !== undefined) lastText.logprobs = logprobs;
     if (candidate.finishReason !== undefined) this.finishReason = candidate.finishReason;
+    if (candidate.groundingMetadata !== undefined && this.index === 0) this.grounding = candidate.groundingMetadata;
   }
 
   close(out: CanonicalEvent[]): void {
     this.closeReasoning(out);
+    this.cite(out);
     this.closeText(out);
+    if (this.grounding !== undefined) out.push(...groundingSearchEvents(this.grounding, `srvtoolu_${this.mint()}`));
+  }
+
+  /** Grounding arrives with the last chunk: its citations go on the text block still open (or a new, empty one). */
+  private cite(out: CanonicalEvent[]): void {
+    if (this.grounding === undefined) return;
+    const citations = groundingCitations(this.grounding);
+    if (citations.length === 0) return;
+    if (this.textBlock === undefined) {
+      this.textCount += 1;
+      this.textBlock = `${this.prefix}text-${this.textCount}`;
+      out.push({ type: 'text-start', blockId: this.textBlock, ...this.tag });
+    }
+    for (const citation of citations) out.push({ type: 'text-citation', blockId: this.textBlock, citation });
   }
 
   finish(blockReason: string | undefined): CanonicalEvent {

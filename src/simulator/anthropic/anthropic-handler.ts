@@ -4,6 +4,7 @@
  * `Authorization: Bearer`, plus the required `anthropic-version`), validates like it, and plays a
  * deterministic turn — thinking, text, tool_use — through the shared response player.
  */
+import { hasWebSearch, planWebSearch } from './anthropic-web-search.js';
 import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
@@ -119,6 +120,8 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     plan: planned.plan,
     showThinking: thinking,
     prompt: anthropicPromptCache(exchange, request, reportedPromptTokens(inputTokens, directives), directives),
+    // A search opens a turn that answers the user, not one that follows the client's tool results.
+    webSearch: hasWebSearch(request) && toolResults === undefined ? planWebSearch(userText, request) : undefined,
   };
   const plan: PlayPlan = {
     directives,
@@ -126,7 +129,13 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     headers: headers(exchange),
   };
   if (request.stream === true) await playStream(exchange, streamScript(reply), plan);
-  else await playJson(exchange, messageBody(reply), frameCount(planned.plan, thinking), plan);
+  else
+    await playJson(
+      exchange,
+      messageBody(reply),
+      frameCount(planned.plan, thinking, reply.webSearch !== undefined),
+      plan,
+    );
 }
 
 function models(exchange: SimulatorExchange, id: string | undefined): void {

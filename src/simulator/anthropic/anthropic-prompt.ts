@@ -126,13 +126,16 @@ export function toolOffers(request: AnthropicRequest): ToolOffer[] {
 
 export function toolRequirement(request: AnthropicRequest): ToolRequirement {
   const choice = request.tool_choice;
+  const clientTools = toolOffers(request).map((tool) => tool.name);
   switch (choice?.type) {
     case 'none':
       return { kind: 'none' };
     case 'any':
-      return { kind: 'any' };
+      // Only server tools offered: the turn's use of one (a web search) is the tool use asked for.
+      return clientTools.length === 0 ? { kind: 'auto' } : { kind: 'any' };
     case 'tool':
-      return { kind: 'named', name: choice.name };
+      // A server tool forced (Claude Code's WebSearch forces `web_search`): the vendor runs it, the turn answers.
+      return clientTools.includes(choice.name) ? { kind: 'named', name: choice.name } : { kind: 'auto' };
     default:
       return { kind: 'auto' };
   }

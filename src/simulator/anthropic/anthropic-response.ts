@@ -10,6 +10,7 @@ import type { StreamScript } from '../response-player.js';
 import { signThinking } from '../signatures.js';
 import type { PlannedCall, TurnPlan } from '../turn-planner.js';
 import { anthropicStreamError } from './anthropic-errors.js';
+import type { WebSearchTurn } from './anthropic-web-search.js';
 
 export interface AnthropicReply {
   id: string;
@@ -18,12 +19,16 @@ export interface AnthropicReply {
   /** Whether the reasoning is shown as a thinking block (thinking enabled). */
   showThinking: boolean;
   prompt: CacheCounts;
+  /** The web search this turn makes before it answers, when the request offers the tool. */
+  webSearch?: WebSearchTurn | undefined;
 }
 
 type ResponseBlock =
   | { type: 'thinking'; thinking: string; signature: string; pieces: string[] }
-  | { type: 'text'; text: string; pieces: string[] }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; json: string };
+  | { type: 'text'; text: string; pieces: string[]; citations?: Record<string, unknown>[] }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; json: string }
+  | { type: 'server_tool_use'; id: string; input: Record<string, unknown>; json: string }
+  | { type: 'web_search_tool_result'; toolUseId: string; content: WebSearchTurn['pages'] };
 
 export function toolUseId(call: PlannedCall): string {
   return `toolu_01${hashHex(call.idSeed, 22)}`;
@@ -40,9 +45,23 @@ function responseBlocks(reply: AnthropicReply): ResponseBlock[] {
       pieces: plan.reasoning.pieces,
     });
   }
+  const search = reply.webSearch;
+  if (search !== undefined) {
+    const input = { query: search.query };
+    out.push(
+      { type: 'server_tool_use', id: search.toolUseId, input, json: JSON.stringify(input) },
+      { type: 'web_search_tool_result', toolUseId: search.toolUseId, content: search.pages },
+    );
+  }
   // Never an empty text block: a client echoing it back would be refused
   // (docs/protocols/translation.md#empty-text-blocks).
-  if (plan.text.text.length > 0) out.push({ type: 'text', text: plan.text.text, pieces: plan.text.pieces });
+  if (plan.text.text.length > 0)
+    out.push({
+      type: 'text',
+      text: plan.text.text,
+      pieces: plan.text.pieces,
+      ...(search === undefined ? {} : { citations: [search.citation] }),
+    });
   for (const call of plan.calls)
     out.push({ type: 'tool_use', id: toolUseId(call), name: call.name, input: call.input, json: call.argumentsJson });
   return out;
@@ -72,8 +91,14 @@ function usage(reply: AnthropicReply, outputTokens: number): object {
       ephemeral_1h_input_tokens: prompt.write1h,
     },
     output_tokens: outputTokens,
+    ...serverToolUse(reply),
     service_tier: 'standard',
   };
+}
+
+/** `usage.server_tool_use`, on replies that searched (the simulator's other replies keep their older shape). */
+function serverToolUse(reply: AnthropicReply): { server_tool_use?: object } {
+  return reply.webSearch === undefined ? {} : { server_tool_use: { web_search_requests: 1, web_fetch_requests: 0 } };
 }
 
 export function messageBody(reply: AnthropicReply): string {
@@ -88,9 +113,15 @@ export function messageBody(reply: AnthropicReply): string {
         case 'thinking':
           return { type: 'thinking', thinking: block.thinking, signature: block.signature };
         case 'text':
-          return { type: 'text', text: block.text };
+          return block.citations === undefined
+            ? { type: 'text', text: block.text }
+            : { type: 'text', text: block.text, citations: block.citations };
         case 'tool_use':
           return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+        case 'server_tool_use':
+          return serverToolUseBlock(block, block.input);
+        case 'web_search_tool_result':
+          return searchResultBlock(block);
       }
     }),
     stop_reason: stopReason(reply.plan),
@@ -105,13 +136,37 @@ function delta(index: number, payload: string): string {
   return sseEvent('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":${payload}}`);
 }
 
+function serverToolUseBlock(block: { id: string }, input: object): object {
+  return { type: 'server_tool_use', id: block.id, name: 'web_search', input, caller: { type: 'direct' } };
+}
+
+function searchResultBlock(block: Extract<ResponseBlock, { type: 'web_search_tool_result' }>): object {
+  return {
+    type: 'web_search_tool_result',
+    tool_use_id: block.toolUseId,
+    caller: { type: 'direct' },
+    content: block.content,
+  };
+}
+
+function blockShell(block: ResponseBlock): string {
+  switch (block.type) {
+    case 'thinking':
+      return '{"type":"thinking","thinking":""}';
+    case 'text':
+      return block.citations === undefined ? '{"type":"text","text":""}' : '{"type":"text","text":"","citations":[]}';
+    case 'tool_use':
+      return `{"type":"tool_use","id":${JSON.stringify(block.id)},"name":${JSON.stringify(block.name)},"input":{}}`;
+    case 'server_tool_use':
+      return JSON.stringify(serverToolUseBlock(block, {}));
+    case 'web_search_tool_result':
+      // Arrives whole: a result block has no deltas.
+      return JSON.stringify(searchResultBlock(block));
+  }
+}
+
 function blockStart(index: number, block: ResponseBlock): string {
-  const shell =
-    block.type === 'thinking'
-      ? '{"type":"thinking","thinking":""}'
-      : block.type === 'text'
-        ? '{"type":"text","text":""}'
-        : `{"type":"tool_use","id":${JSON.stringify(block.id)},"name":${JSON.stringify(block.name)},"input":{}}`;
+  const shell = blockShell(block);
   return sseEvent('content_block_start', `{"type":"content_block_start","index":${index},"content_block":${shell}}`);
 }
 
@@ -127,7 +182,15 @@ function blockDeltas(index: number, block: ResponseBlock): string[] {
         delta(index, `{"type":"signature_delta","signature":${JSON.stringify(block.signature)}}`),
       ];
     case 'text':
-      return block.pieces.map((piece) => delta(index, `{"type":"text_delta","text":${JSON.stringify(piece)}}`));
+      return [
+        ...(block.citations ?? []).map((citation) =>
+          delta(index, `{"type":"citations_delta","citation":${JSON.stringify(citation)}}`),
+        ),
+        ...block.pieces.map((piece) => delta(index, `{"type":"text_delta","text":${JSON.stringify(piece)}}`)),
+      ];
+    case 'web_search_tool_result':
+      return [];
+    case 'server_tool_use':
     case 'tool_use':
       // The first piece is empty, as Anthropic's often is; clients concatenate the rest.
       return ['', ...limitText(block.json, {}).pieces].map((piece) =>
@@ -170,6 +233,7 @@ export function streamScript(reply: AnthropicReply): StreamScript {
     cache_creation_input_tokens: prompt.write,
     cache_read_input_tokens: prompt.read,
     output_tokens: reply.plan.outputTokens,
+    ...serverToolUse(reply),
   };
   const messageDelta = {
     type: 'message_delta',
@@ -194,7 +258,7 @@ export function streamScript(reply: AnthropicReply): StreamScript {
 }
 
 /** Delta frames the stream would have had, to pace the non-stream reply like it. */
-export function frameCount(plan: TurnPlan, showThinking: boolean): number {
+export function frameCount(plan: TurnPlan, showThinking: boolean, webSearch: boolean): number {
   const thinking = showThinking && plan.reasoning !== undefined ? plan.reasoning.pieces.length + 1 : 0;
-  return thinking + plan.text.pieces.length + plan.calls.length * 2;
+  return thinking + plan.text.pieces.length + plan.calls.length * 2 + (webSearch ? 3 : 0);
 }

@@ -7,6 +7,7 @@
  * docs/protocols/translation.md#forced-tool-use-with-thinking). `count_tokens` takes the same body without
  * `max_tokens`.
  */
+import { checkSearchResultsIntact, checkServerTool } from './anthropic-web-search.js';
 import { AnthropicInvalid, checkText, fail, isObject, requireString, type Json } from './anthropic-validate-blocks.js';
 import { checkCacheControls } from './anthropic-validate-cache.js';
 import { checkMessages } from './anthropic-validate-messages.js';
@@ -78,7 +79,10 @@ function checkTools(tools: unknown): string[] {
     if (!TOOL_NAME.test(name)) fail(`${path}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     if (names.has(name)) fail('tools: Tool names must be unique.');
     names.add(name);
-    if (server) return;
+    if (server) {
+      checkServerTool(tool, path);
+      return;
+    }
     const schema = tool['input_schema'];
     if (schema === undefined) fail(`${path}.input_schema: Field required`);
     if (!isObject(schema)) fail(`${path}.input_schema: Input should be a valid dictionary`);
@@ -209,6 +213,7 @@ export function validateAnthropicRequest(body: unknown, forCounting = false): An
     const thinking = checkThinking(body, maxTokens, choiceType);
     checkOutputConfig(body['output_config']);
     checkMessages(body['messages'], thinking);
+    checkSearchResultsIntact(body['messages'] as AnthropicRequest['messages']);
     checkCacheControls(body);
     return { ok: true, request: body as unknown as AnthropicRequest };
   } catch (error) {

@@ -21,6 +21,7 @@ import {
   toolRequirement,
   trailingToolResults,
 } from './gemini-prompt.js';
+import { groundingMetadata, hasGoogleSearch } from './gemini-grounding.js';
 import { frameCount, generateContentBody, streamScript, type GeminiReply } from './gemini-response.js';
 import { validateCountTokensRequest, validateGeminiRequest } from './gemini-validate.js';
 
@@ -130,6 +131,7 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     cachedTokens: geminiPromptCache(exchange, model, request, prompt.total, directives).read,
     signatureSeed: seedText,
     errorBody: (status) => geminiFaultBody(status, retryAfter),
+    grounding: hasGoogleSearch(request) ? groundingMetadata(userText, plans[0]?.text.text ?? '') : undefined,
   };
   const plan: PlayPlan = {
     directives,

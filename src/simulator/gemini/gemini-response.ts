@@ -28,6 +28,8 @@ export interface GeminiReply {
   signatureSeed: string;
   /** The in-band error body for a status (the `error` fault with `after`). */
   errorBody(status: number): string;
+  /** Google Search grounding of the first candidate, when the request offered the tool: on its last response only. */
+  grounding?: object | undefined;
 }
 
 interface Part {
@@ -98,6 +100,7 @@ function candidate(
   finish: string | undefined,
   index: number,
   tokens?: readonly SimulatedLogprob[],
+  grounding?: object,
 ): object {
   const withLogprobs =
     tokens === undefined
@@ -112,6 +115,7 @@ function candidate(
     content: { ...(parts.length > 0 ? { parts } : {}), role: 'model' },
     ...(finish === undefined ? {} : { finishReason: finish }),
     ...withLogprobs,
+    ...(grounding === undefined ? {} : { groundingMetadata: grounding }),
     index,
   };
 }
@@ -127,7 +131,7 @@ function wholeCandidate(reply: GeminiReply, plan: TurnPlan, index: number): obje
   // Without calls, a thinking model signs the last part of its reply.
   if (thinking.active && plan.calls.length === 0 && last !== undefined) last.thoughtSignature = textSignature(reply);
   const tokens = reply.topLogprobs === undefined ? undefined : simulatedLogprobs(plan.text.pieces, reply.topLogprobs);
-  return candidate(parts, finishReason(plan), index, tokens);
+  return candidate(parts, finishReason(plan), index, tokens, index === 0 ? reply.grounding : undefined);
 }
 
 export function generateContentBody(reply: GeminiReply): string {
@@ -174,7 +178,8 @@ function chunkJsons(reply: GeminiReply): { content: string[]; final: string } {
     const finalPart: Part = { text: lastTextInFinal ? (textPieces.at(-1) ?? '') : '' };
     if (thinking.active && plan.calls.length === 0) finalPart.thoughtSignature = textSignature(reply);
     const finalTokens = tokens === undefined ? undefined : lastTextInFinal ? tokens.slice(-1) : [];
-    finals.push(JSON.stringify(candidate([finalPart], finishReason(plan), index, finalTokens)));
+    const grounding = index === 0 ? reply.grounding : undefined;
+    finals.push(JSON.stringify(candidate([finalPart], finishReason(plan), index, finalTokens, grounding)));
   });
   const final = `{"candidates":[${finals.join(',')}],"usageMetadata":${JSON.stringify(usageMetadata(reply))},${identity}`;
   return { content, final };

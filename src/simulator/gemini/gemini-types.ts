@@ -41,6 +41,7 @@ export interface GeminiFunctionDeclaration {
 
 export interface GeminiTool {
   functionDeclarations?: GeminiFunctionDeclaration[];
+  googleSearch?: Record<string, unknown>;
 }
 
 export interface GeminiThinkingConfig {

@@ -8,6 +8,7 @@ import * as growingHolds from './0006-growing-holds.js';
 import * as keyScopesLimits from './0007-key-scopes-limits.js';
 import * as tierUpgrades from './0008-tier-upgrades.js';
 import * as cacheWrite1h from './0009-cache-write-1h.js';
+import * as serverToolUsage from './0010-server-tool-usage.js';
 import * as unbilledUsage from './0011-unbilled-usage.js';
 
 /**
@@ -25,5 +26,6 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0007-key-scopes-limits': keyScopesLimits,
   '0008-tier-upgrades': tierUpgrades,
   '0009-cache-write-1h': cacheWrite1h,
+  '0010-server-tool-usage': serverToolUsage,
   '0011-unbilled-usage': unbilledUsage,
 };

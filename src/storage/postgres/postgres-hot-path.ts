@@ -282,6 +282,9 @@ export class PostgresHotPath {
         utcMonthNumber(usage.createdAt),
         row.cache_write_1h_tokens,
         freeAllowanceTokens,
+        row.web_search_requests,
+        row.web_fetch_requests,
+        row.server_tool_nano,
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
@@ -406,7 +409,8 @@ const TAKE_HOLD_WITH_KEY = `
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4 the charge and $5 the free tokens of the split with
  * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
  * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
- * number, $26 1-hour cache writes, $27 the daily free allowance. `ok` says whether that split is the rule's here: the
+ * number, $26 1-hour cache writes, $27 the daily free allowance, $28/$29/$30 web searches, web fetches and their
+ * cost. `ok` says whether that split is the rule's here: the
  * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
  * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
  * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
@@ -454,9 +458,10 @@ const SETTLE = `
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
-      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens)
+      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
+      server_tool_nano)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26
+      $26, $28, $29, $30::bigint
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id

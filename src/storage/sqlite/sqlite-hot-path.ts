@@ -135,7 +135,7 @@ export class SqliteHotPath {
     // USAGE_COLUMNS order, taken from the row toUsageRow makes for the Kysely path too.
     this.insertUsage = database.prepare(`
       insert into usage_records (${USAGE_COLUMNS.join(', ')})
-      values (${USAGE_COLUMNS.map((column) => (column === 'cost_nano' || column === 'unbilled_nano' ? 'cast(? as integer)' : '?')).join(', ')})
+      values (${USAGE_COLUMNS.map((column) => (column.endsWith('_nano') ? 'cast(? as integer)' : '?')).join(', ')})
       on conflict (request_id) do nothing`);
     // (charged, hold, heldFree, freeUsed, accountId)
     this.applySettlement = database.prepare(`
@@ -561,6 +561,9 @@ const USAGE_COLUMNS = [
   'unbilled_nano',
   'route',
   'unbilled_tokens',
+  'web_search_requests',
+  'web_fetch_requests',
+  'server_tool_nano',
 ] as const satisfies readonly (keyof ReturnType<typeof toUsageRow>)[];
 
 /** A checkpoint as statement parameters: all null without one (the columns keep their values). */

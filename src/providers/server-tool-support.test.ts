@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../canonical/errors.js';
+import type { ServerToolDefinition } from '../canonical/server-tools.js';
+import { canonicalRequest, userText } from '../../test/helpers/anthropic-test-fixtures.js';
+import { familiesOffering, requestForVendor } from './server-tool-support.js';
+
+const search: ServerToolDefinition = { kind: 'web-search', label: 'web_search_20250305', param: 'tools[1]' };
+const code: ServerToolDefinition = { kind: 'anthropic-only', label: 'code_execution_20250825', param: 'tools[0]' };
+
+function refusal(fn: () => unknown): GatewayError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayError);
+    return error as GatewayError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('server tools by family', () => {
+  it('knows which families run each kind', () => {
+    expect(familiesOffering('web-search')).toEqual(['alpha', 'gamma']);
+    expect(familiesOffering('anthropic-only')).toEqual(['alpha']);
+  });
+
+  it('refuses a tool the family has no equivalent of, naming it, where it was declared and who offers it', () => {
+    const onDelta = refusal(() => requestForVendor(canonicalRequest({ serverTools: [search] }), 'deepseek', 'delta'));
+    expect(onDelta.status).toBe(400);
+    expect(onDelta.param).toBe('tools[1]');
+    expect(onDelta.message).toBe(
+      "The tool 'web_search_20250305' in 'tools[1]' is not available on delta models; it is offered by the alpha and gamma families.",
+    );
+    const onGamma = refusal(() => requestForVendor(canonicalRequest({ serverTools: [code] }), 'gemini', 'gamma'));
+    expect(onGamma.message).toContain('offered by the alpha family.');
+  });
+
+  it('drops a tool its protocol lets go unoffered, and reports it', () => {
+    const request = canonicalRequest({ serverTools: [{ ...search, droppedAs: 'tools.web_search' }] });
+    const onBeta = requestForVendor(request, 'openai', 'beta');
+    expect(onBeta.droppedParameters).toEqual(['tools.web_search']);
+    expect(onBeta.request.serverTools).toBeUndefined();
+    expect(requestForVendor(request, 'gemini', 'gamma')).toEqual({ request, droppedParameters: [] });
+  });
+
+  it('turns earlier search blocks into text for another family, and refuses results only alpha can read', () => {
+    const withSearch = canonicalRequest({
+      messages: [
+        userText('toll?'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server-tool-call', id: 's1', name: 'web_search', input: {} },
+            {
+              type: 'server-tool-result',
+              toolCallId: 's1',
+              resultType: 'web_search_tool_result',
+              searchResults: [{ url: 'https://a.example/', title: 'A' }],
+            },
+          ],
+        },
+        userText('and?'),
+      ],
+    });
+    expect(requestForVendor(withSearch, 'anthropic', 'alpha').request).toBe(withSearch);
+    expect(requestForVendor(withSearch, 'gemini', 'gamma').request.messages[1]!.content).toEqual([
+      { type: 'text', text: 'Web search results:\n- A (https://a.example/)' },
+    ]);
+    const withCode = canonicalRequest({
+      messages: [
+        userText('run'),
+        {
+          role: 'assistant',
+          content: [{ type: 'server-tool-result', toolCallId: 's2', resultType: 'code_execution_tool_result' }],
+        },
+        userText('and?'),
+      ],
+    });
+    const refused = refusal(() => requestForVendor(withCode, 'openai', 'beta'));
+    expect(refused.param).toBe('messages[1].content[0]');
+    expect(refused.message).toContain('code_execution_tool_result block, which only the alpha family can take back');
+  });
+});
