@@ -1,8 +1,8 @@
 /**
- * The separate test package `test/agents/`: the agent CLIs (Claude Code, Codex, Gemini CLI, opencode) and the
- * newest client SDKs, several of which need Node >= 22, with a Node 24 binary from the npm registry to run those. It
- * has its own lockfile and is installed on demand (vitest's global setup, or `.ci/run`), never by the root `npm ci`:
- * with the CLIs it is ~1.8 GB, which a user who only runs the gateway should not download.
+ * The separate test package `test/agents/`: the agent CLIs (Claude Code, Codex, Gemini CLI, opencode, Qwen Code,
+ * Cline) and the newest client SDKs, several of which need Node >= 22, with a Node 24 binary from the npm registry to
+ * run those. It has its own lockfile and is installed on demand (vitest's global setup, or `.ci/run`), never by the
+ * root `npm ci`: with the CLIs it is ~2.2 GB, which a user who only runs the gateway should not download.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,7 +17,7 @@ const LOCKFILE = join(AGENTS_PACKAGE_DIR, 'package-lock.json');
 const STAMP = join(AGENTS_PACKAGE_DIR, 'node_modules/.tollgate-installed-lock');
 
 /** The agent CLIs the package installs, by the name of their executable. */
-export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode';
+export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode' | 'qwen' | 'cline';
 
 /**
  * opencode is pinned as its Linux x64 binary package, not as the `opencode-ai` wrapper: the wrapper lists a binary
