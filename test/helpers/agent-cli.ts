@@ -1,6 +1,7 @@
 /**
- * What the agent-CLI suites (Claude Code, Codex, Gemini CLI, opencode) share: run the real CLI with only its
- * user's configuration, and read the gateway's request log to check every call the CLI made.
+ * What the agent-CLI suites (Claude Code, Codex, Gemini CLI, opencode, Qwen Code, Cline) share: run the real CLI with
+ * only its user's configuration, read the gateway's request log to check every call the CLI made, and read what the
+ * gateway billed.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,8 +21,8 @@ export interface AgentRun {
 }
 
 /**
- * Runs an agent CLI in `cwd` with `env` and a plain PATH as its whole environment (nothing of this process's
- * configuration leaks in), stdin closed. Resolves with its exit code and output, never rejects.
+ * Runs an agent CLI in `cwd` with `env` and a plain PATH (unless `env` has its own) as its whole environment (nothing
+ * of this process's configuration leaks in), stdin closed. Resolves with its exit code and output, never rejects.
  */
 export function runAgent(name: AgentName, args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
   const fullEnv = { PATH: '/usr/local/bin:/usr/bin:/bin', ...env };
@@ -82,6 +83,23 @@ export function requestsSince(harness: TestGateway, from: number): LoggedRequest
     .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('"msg":"request"'))
     .map((line) => JSON.parse(line) as LoggedRequest);
+}
+
+/** A usage record of the gateway's `/v1/usage/requests`, the fields the agent suites compare. */
+export interface UsageRecord {
+  request_id: string;
+  status: string;
+  route: string;
+  output_tokens: number;
+}
+
+/** The usage records of `key`'s account, newest first: a test that gives each run a fresh account reads its own calls. */
+export async function usageRecords(harness: TestGateway, key: string): Promise<UsageRecord[]> {
+  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { data: UsageRecord[] }).data;
 }
 
 /** Asserts the CLI called `url` and no call since `from` failed; returns those calls. */
