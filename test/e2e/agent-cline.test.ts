@@ -13,7 +13,8 @@
  * A one-shot answer, and on one model of each family a round of Cline's own `read_files` tool (the simulator's
  * directive makes the model call it on a file of this test; the next turn quotes the file). Every call must
  * succeed, and the turns Cline ran are the calls the gateway billed to the run's fresh account, with the output
- * tokens Cline counted. Then a revoked key: one 401, shown to the user, no retries.
+ * tokens Cline counted. Then the refusals no retry can fix, a revoked key (401) and an exhausted balance (403): one
+ * call each, its reason shown to the user.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
   expectAllCallsSucceeded,
-  requestsSince,
+  expectRefusedOnce,
+  revokedKey,
   runAgent,
   type AgentRun,
   usageRecords,
@@ -39,26 +41,35 @@ const ROUTE = '/v1/chat/completions';
 const FAILS_FAST_MS = 20_000;
 
 let harness: TestGateway;
+/** No free tokens: a new account's $0 balance covers nothing. */
+let unfunded: TestGateway;
 let root: string;
 let workDir: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ demo: true });
+  [harness, unfunded] = await Promise.all([
+    startTestGateway({ demo: true }),
+    startTestGateway({ demo: true, env: { FREE_TOKENS_PER_DAY: '0' } }),
+  ]);
   root = mkdtempSync(join(tmpdir(), 'tollgate-cline-'));
   workDir = join(root, 'work');
   mkdirSync(workDir);
 }, 60_000);
 
 afterAll(async () => {
-  await harness?.close();
+  await Promise.all([harness?.close(), unfunded?.close()]);
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
 });
 
 /**
- * A first-time user who ran `cline auth` for the gateway with `key` and `model`; returns the environment of their
+ * A first-time user who ran `cline auth` for `gateway` with `key` and `model`; returns the environment of their
  * later runs.
  */
-async function signedInUser(key: string, model: string): Promise<Record<string, string>> {
+async function signedInUser(
+  key: string,
+  model: string,
+  gateway: TestGateway = harness,
+): Promise<Record<string, string>> {
   const home = mkdtempSync(join(root, 'home-'));
   mkdirSync(join(home, '.cline/data/settings'), { recursive: true });
   writeFileSync(
@@ -68,7 +79,7 @@ async function signedInUser(key: string, model: string): Promise<Record<string, 
   const env = { HOME: home, CLINE_SESSION_BACKEND_MODE: 'local', E2E_TEST: 'true' };
   const auth = await runAgent(
     'cline',
-    ['auth', '-p', 'openai', '-k', key, '-m', model, '-b', `${harness.gateway.url}/v1`],
+    ['auth', '-p', 'openai', '-k', key, '-m', model, '-b', `${gateway.gateway.url}/v1`],
     workDir,
     env,
   );
@@ -177,28 +188,34 @@ for (const model of MODELS) {
 }
 
 describe('Cline refused by the gateway', () => {
+  /**
+   * Runs a task that `gateway` refuses; asserts Cline failed fast after one call, its error line (on stderr) giving
+   * the gateway's `reason`.
+   */
+  async function expectRefusal(gateway: TestGateway, key: string, status: number, reason: RegExp): Promise<void> {
+    const env = await signedInUser(key, 'beta-5.4', gateway);
+    await gateway.flushLogs();
+    const from = gateway.logs.length;
+    const run = await cline(env, 'Say hi to the toll gate.');
+    expect(run.code, run.stdout + run.stderr).not.toBe(0);
+    expect(lines(run.stderr).filter((line) => line.type === 'error')).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(reason) }),
+    ]);
+    expect(run.elapsedMs, run.stdout).toBeLessThan(FAILS_FAST_MS);
+    await expectRefusedOnce(gateway, from, ROUTE, status);
+  }
+
   it(
     'fails fast with the 401 text when its key is revoked',
+    async () => expectRefusal(harness, await revokedKey(harness), 401, /^This API key has been revoked\.$/),
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'shows an exhausted balance as the reason, and does not retry',
     async () => {
-      const { key, keyId } = await harness.createAccountWithKey();
-      const env = await signedInUser(key, 'beta-5.4');
-      const revoked = await fetch(`${harness.gateway.url}/v1/keys/${keyId}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(revoked.status).toBe(200);
-      await harness.flushLogs();
-      const from = harness.logs.length;
-      const run = await cline(env, 'Say hi to the toll gate.');
-      expect(run.code, run.stdout + run.stderr).not.toBe(0);
-      // What the user reads: the gateway's reason, as Cline's error line (on stderr).
-      expect(lines(run.stderr).filter((line) => line.type === 'error')).toEqual([
-        expect.objectContaining({ message: 'This API key has been revoked.' }),
-      ]);
-      expect(run.elapsedMs, run.stdout).toBeLessThan(FAILS_FAST_MS);
-      await harness.flushLogs();
-      // One try, never a retry loop.
-      expect(requestsSince(harness, from).map((call) => [call.url, call.status])).toEqual([[ROUTE, 401]]);
+      const { key } = await unfunded.createAccountWithKey();
+      await expectRefusal(unfunded, key, 403, /^Insufficient balance: this request needs \$/);
     },
     TEST_TIMEOUT_MS,
   );

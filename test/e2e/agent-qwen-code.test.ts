@@ -12,7 +12,8 @@
  * Per mode and family: a one-shot answer, and a round of Qwen Code's own `read_file` tool (the simulator's directive
  * makes the model call it on a file of this test; the next turn quotes the file). Every call must succeed, and the
  * calls Qwen Code counted are the ones the gateway billed to the run's fresh account, with the same output tokens.
- * Then a revoked key: one 401, shown to the user, no retries.
+ * Then the refusals no retry can fix, a revoked key (401) and an exhausted balance (403): one call each, its reason
+ * shown to the user.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
   expectAllCallsSucceeded,
-  requestsSince,
+  expectRefusedOnce,
+  revokedKey,
   runAgent,
   type AgentRun,
   usageRecords,
@@ -59,28 +61,39 @@ const MODES = {
 type Mode = keyof typeof MODES;
 
 let harness: TestGateway;
+/** No free tokens: a new account's $0 balance covers nothing. */
+let unfunded: TestGateway;
 let root: string;
 let workDir: string;
 
 beforeAll(async () => {
-  harness = await startTestGateway({ demo: true });
+  [harness, unfunded] = await Promise.all([
+    startTestGateway({ demo: true }),
+    startTestGateway({ demo: true, env: { FREE_TOKENS_PER_DAY: '0' } }),
+  ]);
   root = mkdtempSync(join(tmpdir(), 'tollgate-qwen-'));
   workDir = join(root, 'work');
   mkdirSync(workDir);
 }, 60_000);
 
 afterAll(async () => {
-  await harness?.close();
+  await Promise.all([harness?.close(), unfunded?.close()]);
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
 });
 
-/** Runs `qwen --auth-type <mode> -o json <prompt>` in the work directory as a first-time user with `key`. */
-async function qwen(mode: Mode, model: string, key: string, prompt: string): Promise<AgentRun & { elapsedMs: number }> {
+/** Runs `qwen --auth-type <mode> -o json <prompt>` in the work directory as a first-time user of `gateway` with `key`. */
+async function qwen(
+  mode: Mode,
+  model: string,
+  key: string,
+  prompt: string,
+  gateway: TestGateway = harness,
+): Promise<AgentRun & { elapsedMs: number }> {
   const env = {
     PATH: `${dirname(NODE_24)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: mkdtempSync(join(root, 'home-')),
     QWEN_USAGE_STATISTICS_ENABLED: 'false',
-    ...MODES[mode].env(harness.gateway.url, key, model),
+    ...MODES[mode].env(gateway.gateway.url, key, model),
   };
   const started = performance.now();
   const run = await runAgent('qwen', ['--auth-type', mode, '-o', 'json', prompt], workDir, env);
@@ -179,25 +192,35 @@ for (const mode of Object.keys(MODES) as Mode[]) {
 }
 
 describe.each(Object.keys(MODES) as Mode[])('Qwen Code in its %s mode refused by the gateway', (mode) => {
+  /** Runs a prompt that `gateway` refuses; asserts Qwen Code failed fast, showing `reason`, after one call. */
+  async function expectRefusal(gateway: TestGateway, key: string, status: number, reason: RegExp): Promise<void> {
+    await gateway.flushLogs();
+    const from = gateway.logs.length;
+    const run = await qwen(mode, 'beta-5.4', key, 'Say hi to the toll gate.', gateway);
+    const output = run.stdout + run.stderr;
+    expect(run.code, output).not.toBe(0);
+    expect(output).toMatch(reason);
+    expect(run.elapsedMs, output).toBeLessThan(FAILS_FAST_MS);
+    await expectRefusedOnce(gateway, from, MODES[mode].route, status);
+  }
+
   it(
     'fails fast with the 401 text when its key is revoked',
+    async () => expectRefusal(harness, await revokedKey(harness), 401, /401 .*This API key has been revoked\./),
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'shows an exhausted balance as the reason, and does not retry',
     async () => {
-      const { key, keyId } = await harness.createAccountWithKey();
-      const revoked = await fetch(`${harness.gateway.url}/v1/keys/${keyId}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(revoked.status).toBe(200);
-      await harness.flushLogs();
-      const from = harness.logs.length;
-      const run = await qwen(mode, 'beta-5.4', key, 'Say hi to the toll gate.');
-      const output = run.stdout + run.stderr;
-      expect(run.code, output).not.toBe(0);
-      expect(output).toMatch(/401.*This API key has been revoked\./);
-      expect(run.elapsedMs, output).toBeLessThan(FAILS_FAST_MS);
-      await harness.flushLogs();
-      // One try, never a retry loop.
-      expect(requestsSince(harness, from).map((call) => [call.url, call.status])).toEqual([[MODES[mode].route, 401]]);
+      const { key } = await unfunded.createAccountWithKey();
+      // Each protocol's wording: Anthropic's billing error, the gateway's own in OpenAI's shape.
+      await expectRefusal(
+        unfunded,
+        key,
+        403,
+        /403 .*(Credit balance is too low|Insufficient balance: this request needs \$)/,
+      );
     },
     TEST_TIMEOUT_MS,
   );

@@ -102,6 +102,29 @@ export async function usageRecords(harness: TestGateway, key: string): Promise<U
   return ((await response.json()) as { data: UsageRecord[] }).data;
 }
 
+/** A fresh account's key, revoked by its owner (`DELETE /v1/keys/:id`); the log is read past the revocation. */
+export async function revokedKey(harness: TestGateway): Promise<string> {
+  const { key, keyId } = await harness.createAccountWithKey();
+  const revoked = await fetch(`${harness.gateway.url}/v1/keys/${keyId}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  expect(revoked.status).toBe(200);
+  await harness.flushLogs();
+  return key;
+}
+
+/** Asserts the only call since `from` was `url`, refused with `status`: the CLI did not retry it. */
+export async function expectRefusedOnce(
+  harness: TestGateway,
+  from: number,
+  url: string,
+  status: number,
+): Promise<void> {
+  await harness.flushLogs();
+  expect(requestsSince(harness, from).map((call) => [call.url, call.status])).toEqual([[url, status]]);
+}
+
 /** Asserts the CLI called `url` and no call since `from` failed; returns those calls. */
 export function expectAllCallsSucceeded(harness: TestGateway, from: number, url: string): LoggedRequest[] {
   const calls = requestsSince(harness, from);
