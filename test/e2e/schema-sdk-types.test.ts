@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sdkTypeMismatches, type SdkTypeName, type TypedReply } from '../helpers/sdk-reply-types.js';
+import { sseData } from '../helpers/sse-data.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
@@ -102,20 +103,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
-
-/** The JSON payloads of a server-sent event stream. */
-function sseData(text: string): unknown[] {
-  return text
-    .split('\n\n')
-    .map((frame) =>
-      frame
-        .split('\n')
-        .find((line) => line.startsWith('data: '))
-        ?.slice('data: '.length),
-    )
-    .filter((data): data is string => data !== undefined && data !== '[DONE]')
-    .map((data) => JSON.parse(data) as unknown);
-}
 
 /** One call; its whole reply or each of its stream's events, labelled, with the SDK type each must conform to. */
 async function replies(protocol: string, model: string, variant: Variant, stream: boolean): Promise<TypedReply[]> {
