@@ -1,7 +1,7 @@
 /**
- * Checks replies against the newest SDKs' own type declarations at run time. Each JSON value becomes the argument of
- * a function typed with the SDK's type in a generated TypeScript file, which the compiler checks against the `.d.ts`
- * files installed in the agent test package: required fields, field types and enum values are exactly what the SDK
+ * Checks replies against the newest SDKs' own type declarations at run time. Each JSON value becomes a constant
+ * passed to a function typed with the SDK's type in a generated TypeScript file, which the compiler checks against
+ * the `.d.ts` files installed in the agent test package: required fields, field types and enum values are exactly what the SDK
  * declares, with no hand-copied schema to fall behind it. A field the SDK does not declare is allowed (the value is
  * a declared constant, which gets no excess-property check), as the SDKs ignore it: the gateway's own `cost` fields,
  * DeepSeek's `reasoning_content`.
