@@ -16,50 +16,38 @@
  * tokens Cline counted. Then the refusals no retry can fix, a revoked key (401) and an exhausted balance (403): one
  * call each, its reason shown to the user.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  type AgentGateways,
   expectAllCallsSucceeded,
   expectRefusedOnce,
+  REFUSAL_FAILS_FAST_MS,
   revokedKey,
   runAgent,
+  startAgentGateways,
   type AgentRun,
   usageRecords,
 } from '../helpers/agent-cli.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import type { TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
 const ROUTE = '/v1/chat/completions';
 
-/**
- * Far below what a retry loop with backoff takes, above a CLI start on a loaded 2-core machine; that no call is
- * retried is checked on the gateway's log.
- */
-const FAILS_FAST_MS = 20_000;
-
+let gateways: AgentGateways;
 let harness: TestGateway;
-/** No free tokens: a new account's $0 balance covers nothing. */
 let unfunded: TestGateway;
 let root: string;
 let workDir: string;
 
 beforeAll(async () => {
-  [harness, unfunded] = await Promise.all([
-    startTestGateway({ demo: true }),
-    startTestGateway({ demo: true, env: { FREE_TOKENS_PER_DAY: '0' } }),
-  ]);
-  root = mkdtempSync(join(tmpdir(), 'tollgate-cline-'));
-  workDir = join(root, 'work');
-  mkdirSync(workDir);
+  gateways = await startAgentGateways('cline');
+  ({ harness, unfunded, root, workDir } = gateways);
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([harness?.close(), unfunded?.close()]);
-  if (root !== undefined) rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => gateways?.close());
 
 /**
  * A first-time user who ran `cline auth` for `gateway` with `key` and `model`; returns the environment of their
@@ -201,7 +189,7 @@ describe('Cline refused by the gateway', () => {
     expect(lines(run.stderr).filter((line) => line.type === 'error')).toEqual([
       expect.objectContaining({ message: expect.stringMatching(reason) }),
     ]);
-    expect(run.elapsedMs, run.stdout).toBeLessThan(FAILS_FAST_MS);
+    expect(run.elapsedMs, run.stdout).toBeLessThan(REFUSAL_FAILS_FAST_MS);
     await expectRefusedOnce(gateway, from, ROUTE, status);
   }
 

@@ -15,29 +15,25 @@
  * Then the refusals no retry can fix, a revoked key (401) and an exhausted balance (403): one call each, its reason
  * shown to the user.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
+  type AgentGateways,
   expectAllCallsSucceeded,
   expectRefusedOnce,
+  REFUSAL_FAILS_FAST_MS,
   revokedKey,
   runAgent,
+  startAgentGateways,
   type AgentRun,
   usageRecords,
 } from '../helpers/agent-cli.js';
 import { NODE_24 } from '../helpers/agents-package.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import type { TestGateway } from '../helpers/test-gateway.js';
 
 const MODELS = ['alpha-sonnet-5', 'beta-5.4', 'gamma-2.5-pro', 'delta-v4-flash'] as const;
-
-/**
- * Far below what a retry loop with backoff takes, above a CLI start on a loaded 2-core machine; that no call is
- * retried is checked on the gateway's log.
- */
-const FAILS_FAST_MS = 20_000;
 
 /** The two modes: the gateway route each calls, and the environment that points it at the gateway. */
 const MODES = {
@@ -60,26 +56,18 @@ const MODES = {
 } as const;
 type Mode = keyof typeof MODES;
 
+let gateways: AgentGateways;
 let harness: TestGateway;
-/** No free tokens: a new account's $0 balance covers nothing. */
 let unfunded: TestGateway;
 let root: string;
 let workDir: string;
 
 beforeAll(async () => {
-  [harness, unfunded] = await Promise.all([
-    startTestGateway({ demo: true }),
-    startTestGateway({ demo: true, env: { FREE_TOKENS_PER_DAY: '0' } }),
-  ]);
-  root = mkdtempSync(join(tmpdir(), 'tollgate-qwen-'));
-  workDir = join(root, 'work');
-  mkdirSync(workDir);
+  gateways = await startAgentGateways('qwen');
+  ({ harness, unfunded, root, workDir } = gateways);
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([harness?.close(), unfunded?.close()]);
-  if (root !== undefined) rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => gateways?.close());
 
 /** Runs `qwen --auth-type <mode> -o json <prompt>` in the work directory as a first-time user of `gateway` with `key`. */
 async function qwen(
@@ -200,7 +188,7 @@ describe.each(Object.keys(MODES) as Mode[])('Qwen Code in its %s mode refused by
     const output = run.stdout + run.stderr;
     expect(run.code, output).not.toBe(0);
     expect(output).toMatch(reason);
-    expect(run.elapsedMs, output).toBeLessThan(FAILS_FAST_MS);
+    expect(run.elapsedMs, output).toBeLessThan(REFUSAL_FAILS_FAST_MS);
     await expectRefusedOnce(gateway, from, MODES[mode].route, status);
   }
 

@@ -4,15 +4,55 @@
  * gateway billed.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { agentBin, type AgentName } from './agents-package.js';
-import type { TestGateway } from './test-gateway.js';
+import { startTestGateway, type TestGateway } from './test-gateway.js';
 
 /** Generous: a loaded 2-core machine runs several suites at once; these bound a hang, they time nothing. */
 export const AGENT_RUN_TIMEOUT_MS = 240_000;
 export const AGENT_TEST_TIMEOUT_MS = 300_000;
+
+/**
+ * How soon a refused run must end: far below what a retry loop with backoff takes, above a CLI start on a loaded
+ * 2-core machine. That no call is retried is checked on the gateway's log.
+ */
+export const REFUSAL_FAILS_FAST_MS = 20_000;
+
+/** What a suite that also checks refusals runs its agent against, and where. */
+export interface AgentGateways {
+  /** A demo-mode gateway: new accounts have the day's free tokens. */
+  harness: TestGateway;
+  /** A demo-mode gateway with no free tokens: a new account's $0 balance covers nothing. */
+  unfunded: TestGateway;
+  /** A temporary directory for the suite's HOMEs, removed on close. */
+  root: string;
+  /** The agents' working directory, inside `root`. */
+  workDir: string;
+  close(): Promise<void>;
+}
+
+export async function startAgentGateways(name: string): Promise<AgentGateways> {
+  const [harness, unfunded] = await Promise.all([
+    startTestGateway({ demo: true }),
+    startTestGateway({ demo: true, env: { FREE_TOKENS_PER_DAY: '0' } }),
+  ]);
+  const root = mkdtempSync(join(tmpdir(), `tollgate-${name}-`));
+  const workDir = join(root, 'work');
+  mkdirSync(workDir);
+  return {
+    harness,
+    unfunded,
+    root,
+    workDir,
+    async close() {
+      await Promise.all([harness.close(), unfunded.close()]);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
 
 export interface AgentRun {
   code: number;
