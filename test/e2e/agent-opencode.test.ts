@@ -30,6 +30,7 @@ import {
   expectAllCallsSucceeded,
   runAgent,
   type AgentRun,
+  usageRecords,
 } from '../helpers/agent-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
@@ -150,15 +151,6 @@ function answerText(all: OpencodeEvent[]): string {
     .join('');
 }
 
-/** The request ids the gateway billed to `key`. */
-async function usageRecordIds(key: string): Promise<Set<string>> {
-  const response = await fetch(`${harness.openaiBaseUrl}/usage/requests?limit=100`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
-  const page = (await response.json()) as { data: Array<{ request_id: string }> };
-  return new Set(page.data.map((record) => record.request_id));
-}
-
 /** The run's model steps ended cleanly and counted tokens from the stream's usage (the prompt's tokens, not 0). */
 function expectCleanSteps(all: OpencodeEvent[]): void {
   expect(all.filter((event) => event.type === 'error')).toEqual([]);
@@ -177,7 +169,7 @@ function expectCleanSteps(all: OpencodeEvent[]): void {
  */
 async function expectBilledCalls(key: string, from: number, route: string): Promise<number> {
   expectAllCallsSucceeded(harness, from, route);
-  return (await usageRecordIds(key)).size;
+  return new Set((await usageRecords(harness, key)).map((record) => record.request_id)).size;
 }
 
 /** A one-shot prompt: opencode's title call (the small model) and the answer, echoing the prompt. */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTS_PACKAGE_DIR, NODE_24 } from '../helpers/agents-package.js';
+import { sseData } from '../helpers/sse-data.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 let harness: TestGateway;
@@ -51,16 +52,7 @@ async function responses(body: Record<string, unknown>): Promise<{ status: numbe
 }
 
 function sseEvents(text: string): Event[] {
-  return text
-    .split('\n\n')
-    .map((frame) =>
-      frame
-        .split('\n')
-        .find((line) => line.startsWith('data: '))
-        ?.slice('data: '.length),
-    )
-    .filter((data): data is string => data !== undefined && data !== '[DONE]')
-    .map((data) => JSON.parse(data) as Event);
+  return sseData(text) as Event[];
 }
 
 /** `ResponseOutputText` as the SDK types it: annotations and logprobs arrays beside the text. */

@@ -227,6 +227,8 @@ export function responseObject(context: ResponsesContext, parts: ResponseObjectP
   return {
     id: context.id,
     object: 'response',
+    // No access program is chosen: the API's null for its standard one.
+    access_programs: null,
     created_at: context.createdAt,
     status: parts.status,
     ...(parts.status === 'completed' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
