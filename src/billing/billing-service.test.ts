@@ -132,7 +132,7 @@ describe('BillingService', () => {
       status: 403,
       code: 'insufficient_balance',
       message: expect.stringMatching(
-        /needs \$[\d.]+ to start .* The balance is \$0\.000000001; No request of the account is in flight\./,
+        /needs \$[\d.]+ to start .* The balance is \$0\.000000001; no request of the account is in flight\./,
       ),
     });
   });

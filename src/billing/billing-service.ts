@@ -280,7 +280,7 @@ export class BillingService {
     if (holds === null) return reason;
     const inFlight =
       holds.holds === 0
-        ? 'No request of the account is in flight'
+        ? 'no request of the account is in flight'
         : holds.holds === 1
           ? `1 request in flight holds $${formatUsd(holds.reservedNano)} of it until it finishes`
           : `${holds.holds} requests in flight hold $${formatUsd(holds.reservedNano)} of it until they finish`;

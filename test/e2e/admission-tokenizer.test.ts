@@ -81,7 +81,7 @@ describe('admission without the tokenizer, on SQLite and PostgreSQL', () => {
       expect(error.message).toContain(
         `this request needs $${formatUsd(BigInt(inputTokens) * 2_500n)} to start (its prompt alone (about ${inputTokens} input tokens))`,
       );
-      expect(error.message).toMatch(/The balance is \$0\.00005; No request of the account is in flight\./);
+      expect(error.message).toMatch(/The balance is \$0\.00005; no request of the account is in flight\./);
       expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
         balanceNano: parseUsd('0.00005'),
         reservedNano: 0n,

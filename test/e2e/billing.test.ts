@@ -153,7 +153,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('billing on $d
       // What the request needed to start, the balance, and what the requests in flight hold
       // (docs/architecture.md#holds-that-grow).
       expect(body.error.message).toMatch(
-        /^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|No request of the account is in flight)\./,
+        /^Insufficient balance: this request needs \$[\d.]+ to start \(its prompt( alone)? \(about \d+ input tokens\)( and a first slice of 50 output tokens)?\), but the account has \$[\d.]+ available and no free tokens left today\. The balance is \$[\d.]+; (1 request in flight holds \$[\d.]+ of it until it finishes|\d+ requests in flight hold \$[\d.]+ of it until they finish|no request of the account is in flight)\./,
       );
     }
     const state = (await harness.gateway.storage.billing.balance(accountId))!;
@@ -322,7 +322,7 @@ describe('the free daily allowance', () => {
     expect(viaOpenAI).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(viaOpenAI.code).toBe('insufficient_balance');
     expect(viaOpenAI.message).toMatch(
-      /Insufficient balance: this request needs \$[\d.]+ to start .*, but the account has \$0 available and \d+ free tokens left today\. The balance is \$0; No request of the account is in flight\./,
+      /Insufficient balance: this request needs \$[\d.]+ to start .*, but the account has \$0 available and \d+ free tokens left today\. The balance is \$0; no request of the account is in flight\./,
     );
     const anthropic = new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });
     const viaAnthropic = (await anthropic.messages
