@@ -14,6 +14,8 @@ export interface CatalogModel {
   family: ModelFamily;
   vendor: VendorName;
   upstreamModel: string;
+  /** The vendor's model that answers requests with a web search, where it is another (beta: a search model). */
+  webSearchUpstreamModel?: string;
   description: string;
   maxOutputTokens: number;
   contextWindow: number;
@@ -35,6 +37,7 @@ export interface CatalogModel {
 
 export interface ModelOverride {
   upstreamModel?: string;
+  webSearchUpstreamModel?: string;
   maxOutputTokens?: number;
   /** The longest prompt served: lower than the vendor's to match a deployment, or for clients that must compact. */
   contextWindow?: number;
@@ -89,6 +92,7 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
     family: definition.family,
     vendor: FAMILY_VENDOR[definition.family],
     upstreamModel: override?.upstreamModel ?? defaultUpstreamModel(definition),
+    ...webSearchUpstreamModelOf(definition, override),
     description: definition.description,
     maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
     contextWindow: override?.contextWindow ?? definition.contextWindow,
@@ -99,4 +103,12 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
       : { minCacheablePromptTokens: definition.minCacheablePromptTokens }),
     automaticCaching: override?.automaticCaching ?? true,
   };
+}
+
+function webSearchUpstreamModelOf(
+  definition: CatalogModelDefinition,
+  override: ModelOverride | undefined,
+): { webSearchUpstreamModel?: string } {
+  const model = override?.webSearchUpstreamModel ?? definition.webSearchUpstreamModel;
+  return model === undefined ? {} : { webSearchUpstreamModel: model };
 }

@@ -6,12 +6,12 @@ import { serverToolResultAsText } from './server-tool-history.js';
 
 /**
  * Which vendor-run tools each vendor has an equivalent of: Anthropic runs all of its own; Gemini runs a web search
- * (Google Search grounding); DeepSeek runs none. OpenAI's web search needs its Responses API (Chat Completions has it
- * only on dedicated search models), which the gateway's OpenAI adapter does not speak yet.
+ * (Google Search grounding), and so does OpenAI, on the Chat Completions search model the catalog names for each beta
+ * model; DeepSeek runs none.
  */
 const VENDOR_SERVER_TOOLS: Readonly<Record<VendorName, ReadonlySet<ServerToolKind>>> = {
   anthropic: new Set(['web-search', 'web-fetch', 'anthropic-only']),
-  openai: new Set(),
+  openai: new Set(['web-search']),
   gemini: new Set(['web-search']),
   deepseek: new Set(),
 };
