@@ -19,7 +19,7 @@ function refusal(fn: () => unknown): GatewayError {
 
 describe('server tools by family', () => {
   it('knows which families run each kind', () => {
-    expect(familiesOffering('web-search')).toEqual(['alpha', 'gamma']);
+    expect(familiesOffering('web-search')).toEqual(['alpha', 'beta', 'gamma']);
     expect(familiesOffering('anthropic-only')).toEqual(['alpha']);
   });
 
@@ -28,7 +28,7 @@ describe('server tools by family', () => {
     expect(onDelta.status).toBe(400);
     expect(onDelta.param).toBe('tools[1]');
     expect(onDelta.message).toBe(
-      "The tool 'web_search_20250305' in 'tools[1]' is not available on delta models; it is offered by the alpha and gamma families.",
+      "The tool 'web_search_20250305' in 'tools[1]' is not available on delta models; it is offered by the alpha, beta and gamma families.",
     );
     const onGamma = refusal(() => requestForVendor(canonicalRequest({ serverTools: [code] }), 'gemini', 'gamma'));
     expect(onGamma.message).toContain('offered by the alpha family.');
@@ -36,9 +36,10 @@ describe('server tools by family', () => {
 
   it('drops a tool its protocol lets go unoffered, and reports it', () => {
     const request = canonicalRequest({ serverTools: [{ ...search, droppedAs: 'tools.web_search' }] });
-    const onBeta = requestForVendor(request, 'openai', 'beta');
-    expect(onBeta.droppedParameters).toEqual(['tools.web_search']);
-    expect(onBeta.request.serverTools).toBeUndefined();
+    const onDelta = requestForVendor(request, 'deepseek', 'delta');
+    expect(onDelta.droppedParameters).toEqual(['tools.web_search']);
+    expect(onDelta.request.serverTools).toBeUndefined();
+    expect(requestForVendor(request, 'openai', 'beta')).toEqual({ request, droppedParameters: [] });
     expect(requestForVendor(request, 'gemini', 'gamma')).toEqual({ request, droppedParameters: [] });
   });
 
