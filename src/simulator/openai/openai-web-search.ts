@@ -5,7 +5,7 @@
  * sentence.
  */
 import { hashHex } from '../reply-engine.js';
-import { fail, type Json } from './openai-validate-primitives.js';
+import { fail, invalidType, invalidValue, isObject, requireObject, type Json } from './openai-validate-primitives.js';
 
 const SEARCH_MODEL = /-search-(api|preview)(-|$)/;
 
@@ -27,10 +27,32 @@ export function checkWebSearch(body: Json, model: string): void {
       fail(`Unknown parameter: 'web_search_options'.`, 'web_search_options', 'unknown_parameter');
     return;
   }
+  if (options !== undefined && options !== null) checkOptions(options);
   const refused = SEARCH_MODEL_REFUSED.filter((field) => body[field] !== undefined && body[field] !== null);
   if (refused.length > 0) {
     const noun = refused.length === 1 ? 'argument' : 'arguments';
     fail(`Model incompatible request ${noun} supplied: ${refused.join(', ')}`, null, null);
+  }
+}
+
+const CONTEXT_SIZES = ['low', 'medium', 'high'];
+const LOCATION_FIELDS = ['city', 'country', 'region', 'timezone'];
+
+function checkOptions(options: unknown): void {
+  if (!isObject(options)) invalidType('web_search_options', 'an object', options);
+  const size = options['search_context_size'];
+  if (size !== undefined && size !== null && !CONTEXT_SIZES.includes(size as string))
+    invalidValue('web_search_options.search_context_size', size, CONTEXT_SIZES);
+  const location = options['user_location'];
+  if (location === undefined || location === null) return;
+  const param = 'web_search_options.user_location';
+  if (!isObject(location)) invalidType(param, 'an object', location);
+  if (location['type'] !== 'approximate') invalidValue(`${param}.type`, location['type'], ['approximate']);
+  const approximate = requireObject(location, 'approximate', `${param}.approximate`);
+  for (const [field, value] of Object.entries(approximate)) {
+    if (!LOCATION_FIELDS.includes(field))
+      fail(`Unknown parameter: '${param}.approximate.${field}'.`, `${param}.approximate.${field}`, 'unknown_parameter');
+    if (typeof value !== 'string') invalidType(`${param}.approximate.${field}`, 'a string', value);
   }
 }
 
