@@ -57,12 +57,11 @@ export function applyWebSearch(
   }
 }
 
-/** The first field the request sets that a search model refuses and that would change the reply, by its wire name. */
+/** The first field the request sets that a search model refuses and that would change the reply, as the client named it. */
 function conflictingField(request: CanonicalRequest): string | undefined {
   if (request.tools !== undefined && request.tools.length > 0) return 'tools';
-  if (request.choices !== undefined && request.choices.count > 1) return 'n';
-  if (request.logprobs !== undefined) return 'logprobs';
-  return undefined;
+  if (request.choices !== undefined && request.choices.count > 1) return request.choices.param;
+  return request.logprobs?.param;
 }
 
 /** What the search ran for: the last user message's text (the search model searches for the user's question). */
