@@ -16,6 +16,8 @@ export interface CatalogModel {
   upstreamModel: string;
   /** The vendor's model that answers requests with a web search, where it is another (beta: a search model). */
   webSearchUpstreamModel?: string;
+  /** Set with `webSearchUpstreamModel`: a search model's call is billed as one search. */
+  webSearchBilledPerRequest?: true;
   description: string;
   maxOutputTokens: number;
   contextWindow: number;
@@ -108,7 +110,7 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
 function webSearchUpstreamModelOf(
   definition: CatalogModelDefinition,
   override: ModelOverride | undefined,
-): { webSearchUpstreamModel?: string } {
+): Pick<CatalogModel, 'webSearchUpstreamModel' | 'webSearchBilledPerRequest'> {
   const model = override?.webSearchUpstreamModel ?? definition.webSearchUpstreamModel;
-  return model === undefined ? {} : { webSearchUpstreamModel: model };
+  return model === undefined ? {} : { webSearchUpstreamModel: model, webSearchBilledPerRequest: true };
 }
