@@ -407,6 +407,19 @@ describe('OpenAI clients searching', () => {
     const message = reply.output.find((item) => item.type === 'message') as OpenAI.Responses.ResponseOutputMessage;
     const part = message.content[0] as OpenAI.Responses.ResponseOutputText;
     expect(part.annotations[0]).toMatchObject({ type: 'url_citation', url: expect.stringMatching(/^https:/) });
+
+    // Beside a function tool (as Codex offers it) the search model cannot answer: the search is dropped, reported.
+    const { data: withTool, response: toolResponse } = await openai.responses
+      .create({
+        model: 'beta-5.4',
+        input: 'hi there',
+        tools: [{ type: 'web_search' }, { type: 'function', name: 'shell', parameters: null, strict: false }],
+        max_output_tokens: 400,
+      })
+      .withResponse();
+    expect(withTool.status).toBe('completed');
+    expect(withTool.output.some((item) => item.type === 'web_search_call')).toBe(false);
+    expect(toolResponse.headers.get('x-tollgate-dropped-params')).toContain('tools.web_search');
   });
 
   it('Responses web_search on delta is dropped and reported, as the protocol drops hosted tools', async () => {

@@ -10,9 +10,22 @@ import type { Citation, ServerToolDefinition, ServerToolUsage } from '../../cano
  * tune it: dropped and reported).
  */
 
-/** The web search a request carries, if any (several tools merge into one: the search model runs one search). */
+/**
+ * The web search the search model runs for a request, if any (several tools merge into one: it runs one search).
+ * None where the request also needs what the search model cannot do and its protocol lets a hosted tool go unoffered
+ * (a Responses client: Codex offers `web_search` beside its function tools); `unrunWebSearches` names it then.
+ */
 export function requestedWebSearch(request: CanonicalRequest): ServerToolDefinition | undefined {
-  return request.serverTools?.find((tool) => tool.kind === 'web-search');
+  const search = request.serverTools?.find((tool) => tool.kind === 'web-search');
+  if (search?.droppedAs !== undefined && conflictingField(request) !== undefined) return undefined;
+  return search;
+}
+
+/** The web searches left out (by the name the client protocol reports them under) when `requestedWebSearch` runs none. */
+export function unrunWebSearches(request: CanonicalRequest): string[] {
+  return (request.serverTools ?? []).flatMap((tool) =>
+    tool.kind === 'web-search' && tool.droppedAs !== undefined ? [tool.droppedAs] : [],
+  );
 }
 
 /** Sampling fields OpenAI's search models refuse; the reply is still the one asked for without them. */
