@@ -228,7 +228,10 @@ describe('OpenAI simulator: request validation', () => {
 });
 
 describe('OpenAI simulator: web search', () => {
-  const search = { model: 'gpt-5-search-api', messages: [{ role: 'user' as const, content: 'Where is the toll plaza?' }] };
+  const search = {
+    model: 'gpt-5-search-api',
+    messages: [{ role: 'user' as const, content: 'Where is the toll plaza?' }],
+  };
 
   it('takes web_search_options only on search models, which refuse sampling settings and function tools', async () => {
     await expectBadRequest(
