@@ -43,6 +43,18 @@ describe('server tools by family', () => {
     expect(requestForVendor(request, 'gemini', 'gamma')).toEqual({ request, droppedParameters: [] });
   });
 
+  it("leaves a Responses client's web search unoffered on beta beside function tools (Codex), nowhere else", () => {
+    const hosted = { ...search, droppedAs: 'tools.web_search' };
+    const codex = canonicalRequest({ serverTools: [hosted], tools: [{ name: 'shell' }] });
+    const onBeta = requestForVendor(codex, 'openai', 'beta');
+    expect(onBeta.droppedParameters).toEqual(['tools.web_search']);
+    expect(onBeta.request.serverTools).toBeUndefined();
+    expect(requestForVendor(codex, 'gemini', 'gamma').droppedParameters).toEqual([]);
+    // Another protocol's search beside a function tool reaches the adapter, which refuses the pair naming both.
+    const anthropic = canonicalRequest({ serverTools: [search], tools: [{ name: 'shell' }] });
+    expect(requestForVendor(anthropic, 'openai', 'beta').request).toBe(anthropic);
+  });
+
   it('turns earlier search blocks into text for another family, and refuses results only alpha can read', () => {
     const withSearch = canonicalRequest({
       messages: [

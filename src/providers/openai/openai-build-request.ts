@@ -8,7 +8,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/request.js';
-import { applyWebSearch, requestedWebSearch, unrunWebSearches } from './openai-web-search.js';
+import { applyWebSearch, requestedWebSearch } from './openai-web-search.js';
 import type {
   OpenAIContentPart,
   OpenAIFilePart,
@@ -85,7 +85,6 @@ export function buildOpenAIRequest(
   else dropped.push(...Object.keys(request.extensions));
   const search = requestedWebSearch(request);
   if (search !== undefined) applyWebSearch(body, request, search, dropped);
-  else dropped.push(...unrunWebSearches(request));
   body.stream = request.stream;
   // Always ask for usage: billing reads it, whatever the client asked for.
   if (request.stream) body.stream_options = { include_usage: true };

@@ -7,7 +7,6 @@ import { canonicalRequest } from '../../../test/helpers/anthropic-test-fixtures.
 import { buildOpenAIRequest } from './openai-build-request.js';
 import { mapOpenAIResponse } from './openai-map-response.js';
 import { OpenAIStreamMapper } from './openai-map-stream.js';
-import { requestedWebSearch } from './openai-web-search.js';
 
 const search: ServerToolDefinition = {
   kind: 'web-search',
@@ -51,16 +50,6 @@ describe('buildOpenAIRequest with a web search', () => {
     expect(refusal(() => buildOpenAIRequest(choices, 'm')).message).toContain(
       "'tools[0]' cannot be combined with 'generationConfig.candidateCount'",
     );
-  });
-
-  it("drops a Responses client's web_search beside function tools (Codex), as that protocol drops hosted tools", () => {
-    const hosted = { ...search, droppedAs: 'tools.web_search' };
-    const codex = canonicalRequest({ serverTools: [hosted], tools: [{ name: 'shell' }] });
-    expect(requestedWebSearch(codex)).toBeUndefined();
-    const { body, droppedParameters } = buildOpenAIRequest(codex, 'gpt-5.4');
-    expect(body).not.toHaveProperty('web_search_options');
-    expect(droppedParameters).toEqual(['tools.web_search']);
-    expect(requestedWebSearch(canonicalRequest({ serverTools: [hosted] }))).toBe(hosted);
   });
 });
 

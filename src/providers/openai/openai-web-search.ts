@@ -10,22 +10,9 @@ import type { Citation, ServerToolDefinition, ServerToolUsage } from '../../cano
  * tune it: dropped and reported).
  */
 
-/**
- * The web search the search model runs for a request, if any (several tools merge into one: it runs one search).
- * None where the request also needs what the search model cannot do and its protocol lets a hosted tool go unoffered
- * (a Responses client: Codex offers `web_search` beside its function tools); `unrunWebSearches` names it then.
- */
+/** The web search a request carries, if any (several tools merge into one: the search model runs one search). */
 export function requestedWebSearch(request: CanonicalRequest): ServerToolDefinition | undefined {
-  const search = request.serverTools?.find((tool) => tool.kind === 'web-search');
-  if (search?.droppedAs !== undefined && conflictingField(request) !== undefined) return undefined;
-  return search;
-}
-
-/** The web searches left out (by the name the client protocol reports them under) when `requestedWebSearch` runs none. */
-export function unrunWebSearches(request: CanonicalRequest): string[] {
-  return (request.serverTools ?? []).flatMap((tool) =>
-    tool.kind === 'web-search' && tool.droppedAs !== undefined ? [tool.droppedAs] : [],
-  );
+  return request.serverTools?.find((tool) => tool.kind === 'web-search');
 }
 
 /** Sampling fields OpenAI's search models refuse; the reply is still the one asked for without them. */
@@ -50,7 +37,7 @@ export function applyWebSearch(
       `${search.param}.${name}`,
     );
   }
-  const conflict = conflictingField(request);
+  const conflict = searchModelConflict(request);
   if (conflict !== undefined) {
     throw invalidRequest(
       `'${search.param}' cannot be combined with '${conflict}' on beta models: their web search runs on a search model that does not take it.`,
@@ -71,7 +58,7 @@ export function applyWebSearch(
 }
 
 /** The first field the request sets that a search model refuses and that would change the reply, as the client named it. */
-function conflictingField(request: CanonicalRequest): string | undefined {
+export function searchModelConflict(request: CanonicalRequest): string | undefined {
   if (request.tools !== undefined && request.tools.length > 0) return 'tools';
   if (request.choices !== undefined && request.choices.count > 1) return request.choices.param;
   return request.logprobs?.param;
