@@ -240,6 +240,20 @@ describe('a Google client with googleSearch', () => {
   }, 90_000);
 });
 
+/** A chat stream's text and its annotations (streamed in a delta the SDK's types do not name). */
+async function streamedText(
+  stream: AsyncIterable<OpenAI.ChatCompletionChunk>,
+): Promise<{ text: string; annotations: unknown[] }> {
+  let text = '';
+  const annotations: unknown[] = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
+    text += delta?.content ?? '';
+    annotations.push(...(delta?.annotations ?? []));
+  }
+  return { text, annotations };
+}
+
 describe('OpenAI clients searching', () => {
   let openai: OpenAI;
   beforeAll(() => {
@@ -269,15 +283,7 @@ describe('OpenAI clients searching', () => {
         stream: true,
         web_search_options: {},
       });
-      let text = '';
-      const streamed: unknown[] = [];
-      for await (const chunk of stream) {
-        const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
-        text += delta?.content ?? '';
-        streamed.push(...(delta?.annotations ?? []));
-      }
-      expect(text).toBe(message.content);
-      expect(streamed).toEqual(message.annotations);
+      expect(await streamedText(stream)).toEqual({ text: message.content, annotations: message.annotations });
     },
   );
 
@@ -312,15 +318,7 @@ describe('OpenAI clients searching', () => {
       stream: true,
       web_search_options: options,
     });
-    let text = '';
-    const streamed: unknown[] = [];
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
-      text += delta?.content ?? '';
-      streamed.push(...(delta?.annotations ?? []));
-    }
-    expect(text).toBe(message.content);
-    expect(streamed).toEqual(message.annotations);
+    expect(await streamedText(stream)).toEqual({ text: message.content, annotations: message.annotations });
 
     const withTools = await openai.chat.completions
       .create({

@@ -72,7 +72,7 @@ export function webSearchQuery(request: CanonicalRequest): string {
 }
 
 /** One `url_citation` annotation as OpenAI sends it. */
-export interface UrlCitation {
+interface UrlCitation {
   type: 'url_citation';
   url_citation: { url: string; title?: string; start_index?: number; end_index?: number };
 }
