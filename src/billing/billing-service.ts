@@ -1,5 +1,4 @@
-import { webSearchLimit } from '../canonical/server-tools.js';
-import { serverToolFees, serverToolFields, serverToolHold } from './server-tool-charge.js';
+import { serverToolFees, serverToolFields, serverToolHold, webSearchesHeld } from './server-tool-charge.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -214,7 +213,7 @@ export class BillingService {
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,
-      serverToolsNano: serverToolHold(webSearchLimit(request.serverTools), model.prices),
+      serverToolsNano: serverToolHold(webSearchesHeld(request.serverTools, model), model.prices),
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {

@@ -11,6 +11,8 @@ export interface PricedModel {
   prices: ModelPrices;
   /** Output tokens a hold grows by at a time; `outputSliceOf` gives the default when unset. */
   outputSliceTokens?: number;
+  /** The vendor bills a request that searched the web as one search, however many it ran (beta's search models). */
+  webSearchBilledPerRequest?: boolean;
 }
 
 /**

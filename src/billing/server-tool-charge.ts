@@ -1,4 +1,5 @@
-import type { ServerToolUsage } from '../canonical/server-tools.js';
+import { webSearchLimit, type ServerToolDefinition, type ServerToolUsage } from '../canonical/server-tools.js';
+import type { PricedModel } from './priced-model.js';
 import type { CanonicalUsage } from '../canonical/usage.js';
 import type { NanoUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
@@ -20,7 +21,16 @@ export function serverToolCharge(
   );
 }
 
-/** What admission holds for a request's web searches: every search its tools allow, at the model's price. */
+/** The searches admission holds for: every search the request's tools allow, or one where a request bills as one. */
+export function webSearchesHeld(
+  tools: readonly ServerToolDefinition[] | undefined,
+  model: Pick<PricedModel, 'webSearchBilledPerRequest'>,
+): number {
+  const limit = webSearchLimit(tools);
+  return model.webSearchBilledPerRequest === true ? Math.min(1, limit) : limit;
+}
+
+/** What admission holds for a request's web searches: each search held, at the model's price. */
 export function serverToolHold(searches: number, prices: Pick<ModelPrices, 'webSearchRequest'>): NanoUsd {
   return BigInt(searches) * (prices.webSearchRequest ?? 0n);
 }

@@ -14,6 +14,10 @@ export interface CatalogModel {
   family: ModelFamily;
   vendor: VendorName;
   upstreamModel: string;
+  /** The vendor's model that answers requests with a web search, where it is another (beta: a search model). */
+  webSearchUpstreamModel?: string;
+  /** Set with `webSearchUpstreamModel`: a search model's call is billed as one search. */
+  webSearchBilledPerRequest?: true;
   description: string;
   maxOutputTokens: number;
   contextWindow: number;
@@ -35,6 +39,7 @@ export interface CatalogModel {
 
 export interface ModelOverride {
   upstreamModel?: string;
+  webSearchUpstreamModel?: string;
   maxOutputTokens?: number;
   /** The longest prompt served: lower than the vendor's to match a deployment, or for clients that must compact. */
   contextWindow?: number;
@@ -89,6 +94,7 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
     family: definition.family,
     vendor: FAMILY_VENDOR[definition.family],
     upstreamModel: override?.upstreamModel ?? defaultUpstreamModel(definition),
+    ...webSearchUpstreamModelOf(definition, override),
     description: definition.description,
     maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
     contextWindow: override?.contextWindow ?? definition.contextWindow,
@@ -99,4 +105,12 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
       : { minCacheablePromptTokens: definition.minCacheablePromptTokens }),
     automaticCaching: override?.automaticCaching ?? true,
   };
+}
+
+function webSearchUpstreamModelOf(
+  definition: CatalogModelDefinition,
+  override: ModelOverride | undefined,
+): Pick<CatalogModel, 'webSearchUpstreamModel' | 'webSearchBilledPerRequest'> {
+  const model = override?.webSearchUpstreamModel ?? definition.webSearchUpstreamModel;
+  return model === undefined ? {} : { webSearchUpstreamModel: model, webSearchBilledPerRequest: true };
 }

@@ -30,6 +30,11 @@ export interface CatalogModelDefinition {
    * and the Sonnets, 4,096 for Haiku 4.5); shorter prompts are not cached, so the gateway places no breakpoints.
    */
   minCacheablePromptTokens?: number;
+  /**
+   * beta models: the vendor's model that answers a request with a web search. Chat Completions searches the web
+   * only on dedicated search models (`gpt-5-search-api`), so such a request goes there instead of `upstreamModel`.
+   */
+  webSearchUpstreamModel?: string;
   /** Largest output the model may produce in one reply. */
   maxOutputTokens: number;
   contextWindow: number;
@@ -46,6 +51,12 @@ export interface CatalogModelDefinition {
 
 /** Anthropic's server-tool prices: web search $10 per 1,000 searches; web fetch costs only its tokens. */
 const ANTHROPIC_TOOLS = { webSearchRequestNano: '10000000', webFetchRequestNano: '0' } as const;
+
+/**
+ * OpenAI's Chat Completions search model and its price: $10 per 1,000 calls, one call per request that searched,
+ * however many queries the model ran.
+ */
+const OPENAI_WEB_SEARCH = { model: 'gpt-5-search-api', prices: { webSearchRequestNano: '10000000' } } as const;
 
 /** The eleven public model ids the service offers, in its four families. */
 export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
@@ -82,7 +93,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'latest flagship',
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
-    prices: { input: '5', output: '30', cacheRead: '0.50' },
+    webSearchUpstreamModel: OPENAI_WEB_SEARCH.model,
+    prices: { input: '5', output: '30', cacheRead: '0.50', ...OPENAI_WEB_SEARCH.prices },
   },
   {
     id: 'beta-5.4',
@@ -90,7 +102,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     description: 'stable and reliable',
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
-    prices: { input: '2.50', output: '15', cacheRead: '0.25' },
+    webSearchUpstreamModel: OPENAI_WEB_SEARCH.model,
+    prices: { input: '2.50', output: '15', cacheRead: '0.25', ...OPENAI_WEB_SEARCH.prices },
   },
   {
     id: 'o3',
@@ -99,7 +112,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     upstreamModel: 'o3',
     maxOutputTokens: 100_000,
     contextWindow: 200_000,
-    prices: { input: '2', output: '8', cacheRead: '0.50' },
+    webSearchUpstreamModel: OPENAI_WEB_SEARCH.model,
+    prices: { input: '2', output: '8', cacheRead: '0.50', ...OPENAI_WEB_SEARCH.prices },
   },
   {
     id: 'o4-mini',
@@ -108,7 +122,8 @@ export const MODEL_DEFINITIONS: readonly CatalogModelDefinition[] = [
     upstreamModel: 'o4-mini',
     maxOutputTokens: 100_000,
     contextWindow: 200_000,
-    prices: { input: '1.10', output: '4.40', cacheRead: '0.275' },
+    webSearchUpstreamModel: OPENAI_WEB_SEARCH.model,
+    prices: { input: '1.10', output: '4.40', cacheRead: '0.275', ...OPENAI_WEB_SEARCH.prices },
   },
   {
     id: 'gamma-2.5-pro',

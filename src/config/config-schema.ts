@@ -73,6 +73,8 @@ const usdPerMillion = z
 const modelOverrideSchema = z
   .object({
     upstreamModel: z.string().min(1).optional(),
+    /** beta models: the vendor's search model that answers requests with a web search (default gpt-5-search-api). */
+    webSearchUpstreamModel: z.string().min(1).optional(),
     /** Public model id served instead when this model's vendor fails (after its retries); off by default. */
     fallback: z.string().min(1).optional(),
     maxOutputTokens: z.number().int().positive().optional(),

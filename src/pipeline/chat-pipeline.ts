@@ -122,15 +122,16 @@ export class ChatPipeline {
     assertModelAllowed(input.auth.key.permissions, model);
     // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
     assertOutputOptions(input.request, model);
-    // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent.
-    requestForVendor(input.request, model.vendor, model.family);
+    // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent; those it
+    // leaves out are not held for.
+    const forModel = requestForVendor(input.request, model.vendor, model.family).request;
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
     const countedPrompt = await assertPromptFitsWindow(input.request, model);
     const provider = this.deps.providers.get(model.vendor);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
     // and reuses the window check's count when there is one.
-    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, input.request, countedPrompt);
+    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, forModel, countedPrompt);
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.

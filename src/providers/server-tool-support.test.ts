@@ -19,7 +19,7 @@ function refusal(fn: () => unknown): GatewayError {
 
 describe('server tools by family', () => {
   it('knows which families run each kind', () => {
-    expect(familiesOffering('web-search')).toEqual(['alpha', 'gamma']);
+    expect(familiesOffering('web-search')).toEqual(['alpha', 'beta', 'gamma']);
     expect(familiesOffering('anthropic-only')).toEqual(['alpha']);
   });
 
@@ -28,7 +28,7 @@ describe('server tools by family', () => {
     expect(onDelta.status).toBe(400);
     expect(onDelta.param).toBe('tools[1]');
     expect(onDelta.message).toBe(
-      "The tool 'web_search_20250305' in 'tools[1]' is not available on delta models; it is offered by the alpha and gamma families.",
+      "The tool 'web_search_20250305' in 'tools[1]' is not available on delta models; it is offered by the alpha, beta and gamma families.",
     );
     const onGamma = refusal(() => requestForVendor(canonicalRequest({ serverTools: [code] }), 'gemini', 'gamma'));
     expect(onGamma.message).toContain('offered by the alpha family.');
@@ -36,10 +36,23 @@ describe('server tools by family', () => {
 
   it('drops a tool its protocol lets go unoffered, and reports it', () => {
     const request = canonicalRequest({ serverTools: [{ ...search, droppedAs: 'tools.web_search' }] });
-    const onBeta = requestForVendor(request, 'openai', 'beta');
+    const onDelta = requestForVendor(request, 'deepseek', 'delta');
+    expect(onDelta.droppedParameters).toEqual(['tools.web_search']);
+    expect(onDelta.request.serverTools).toBeUndefined();
+    expect(requestForVendor(request, 'openai', 'beta')).toEqual({ request, droppedParameters: [] });
+    expect(requestForVendor(request, 'gemini', 'gamma')).toEqual({ request, droppedParameters: [] });
+  });
+
+  it("leaves a Responses client's web search unoffered on beta beside function tools (Codex), nowhere else", () => {
+    const hosted = { ...search, droppedAs: 'tools.web_search' };
+    const codex = canonicalRequest({ serverTools: [hosted], tools: [{ name: 'shell' }] });
+    const onBeta = requestForVendor(codex, 'openai', 'beta');
     expect(onBeta.droppedParameters).toEqual(['tools.web_search']);
     expect(onBeta.request.serverTools).toBeUndefined();
-    expect(requestForVendor(request, 'gemini', 'gamma')).toEqual({ request, droppedParameters: [] });
+    expect(requestForVendor(codex, 'gemini', 'gamma').droppedParameters).toEqual([]);
+    // Another protocol's search beside a function tool reaches the adapter, which refuses the pair naming both.
+    const anthropic = canonicalRequest({ serverTools: [search], tools: [{ name: 'shell' }] });
+    expect(requestForVendor(anthropic, 'openai', 'beta').request).toBe(anthropic);
   });
 
   it('turns earlier search blocks into text for another family, and refuses results only alpha can read', () => {

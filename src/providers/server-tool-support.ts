@@ -1,17 +1,18 @@
 import { invalidRequest } from '../canonical/errors.js';
 import type { CanonicalMessage, CanonicalRequest, ContentBlock, VendorName } from '../canonical/request.js';
-import type { ServerToolKind } from '../canonical/server-tools.js';
+import type { ServerToolDefinition, ServerToolKind } from '../canonical/server-tools.js';
 import { FAMILY_VENDOR, type ModelFamily } from '../catalog/models.js';
+import { searchModelConflict } from './openai/openai-web-search.js';
 import { serverToolResultAsText } from './server-tool-history.js';
 
 /**
  * Which vendor-run tools each vendor has an equivalent of: Anthropic runs all of its own; Gemini runs a web search
- * (Google Search grounding); DeepSeek runs none. OpenAI's web search needs its Responses API (Chat Completions has it
- * only on dedicated search models), which the gateway's OpenAI adapter does not speak yet.
+ * (Google Search grounding), and so does OpenAI, on the Chat Completions search model the catalog names for each beta
+ * model; DeepSeek runs none.
  */
 const VENDOR_SERVER_TOOLS: Readonly<Record<VendorName, ReadonlySet<ServerToolKind>>> = {
   anthropic: new Set(['web-search', 'web-fetch', 'anthropic-only']),
-  openai: new Set(),
+  openai: new Set(['web-search']),
   gemini: new Set(['web-search']),
   deepseek: new Set(),
 };
@@ -38,7 +39,7 @@ export interface VendorRequest {
 export function requestForVendor(request: CanonicalRequest, vendor: VendorName, family: ModelFamily): VendorRequest {
   const droppedParameters: string[] = [];
   const serverTools = (request.serverTools ?? []).filter((tool) => {
-    if (VENDOR_SERVER_TOOLS[vendor].has(tool.kind)) return true;
+    if (VENDOR_SERVER_TOOLS[vendor].has(tool.kind) && !unofferedBeside(request, vendor, tool)) return true;
     if (tool.droppedAs !== undefined) {
       droppedParameters.push(tool.droppedAs);
       return false;
@@ -55,6 +56,16 @@ export function requestForVendor(request: CanonicalRequest, vendor: VendorName, 
     withTools = serverTools.length > 0 ? { ...rest, serverTools } : rest;
   }
   return { request: withServerHistory(withTools, vendor), droppedParameters };
+}
+
+/**
+ * A tool the vendor runs, but not beside what the request also needs, left unoffered where the client protocol lets
+ * it go (a Responses client: Codex offers `web_search` beside its function tools, which OpenAI's search model cannot
+ * take). Elsewhere the vendor's adapter refuses the combination, naming both fields.
+ */
+function unofferedBeside(request: CanonicalRequest, vendor: VendorName, tool: ServerToolDefinition): boolean {
+  if (tool.droppedAs === undefined) return false;
+  return vendor === 'openai' && tool.kind === 'web-search' && searchModelConflict(request) !== undefined;
 }
 
 function withServerHistory(request: CanonicalRequest, vendor: VendorName): CanonicalRequest {

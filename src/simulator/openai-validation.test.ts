@@ -226,3 +226,47 @@ describe('OpenAI simulator: request validation', () => {
     );
   });
 });
+
+describe('OpenAI simulator: web search', () => {
+  const search = {
+    model: 'gpt-5-search-api',
+    messages: [{ role: 'user' as const, content: 'Where is the toll plaza?' }],
+  };
+
+  it('takes web_search_options only on search models, which refuse sampling settings and function tools', async () => {
+    await expectBadRequest(
+      { model: 'gpt-5.4', messages: [user], web_search_options: {} },
+      { message: "Unknown parameter: 'web_search_options'.", param: 'web_search_options', code: 'unknown_parameter' },
+    );
+    await expectBadRequest(
+      { ...search, web_search_options: {}, temperature: 0.2, top_p: 0.5 },
+      { message: 'Model incompatible request arguments supplied: temperature, top_p', param: null },
+    );
+    await expectBadRequest(
+      { ...search, tools: [{ type: 'function', function: { name: 'lookup' } }] },
+      { message: 'Model incompatible request argument supplied: tools', param: null },
+    );
+    await expectBadRequest(
+      { ...search, web_search_options: { user_location: { approximate: { country: 'PT' } } } },
+      { message: /Invalid value/, param: 'web_search_options.user_location.type' },
+    );
+  });
+
+  it('annotates a searched reply with url_citation spans, whole and streamed alike', async () => {
+    const whole = await client.chat.completions.create({ ...search, web_search_options: {} } as never);
+    const message = (whole as OpenAI.ChatCompletion).choices[0]!.message;
+    expect(message.annotations).toHaveLength(2);
+    const span = message.annotations![0]!.url_citation;
+    expect(span).toMatchObject({ url: expect.stringMatching(/^https:\/\/search\.example\//), start_index: 0 });
+    expect(message.content!.slice(span.start_index, span.end_index)).not.toBe('');
+    const stream = await client.chat.completions.create({ ...search, web_search_options: {}, stream: true } as never);
+    const streamed: unknown[] = [];
+    for await (const chunk of stream as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+      const delta = chunk.choices[0]?.delta as { annotations?: unknown[] } | undefined;
+      streamed.push(...(delta?.annotations ?? []));
+    }
+    expect(streamed).toEqual(message.annotations);
+    const plain = await client.chat.completions.create({ ...search });
+    expect(plain.choices[0]!.message.annotations).toEqual([]);
+  });
+});

@@ -108,6 +108,8 @@ export interface OpenAIChatCompletionChunk {
       refusal?: string | null;
       reasoning_content?: string | null;
       tool_calls?: OpenAIToolCallDelta[];
+      /** A search model's `url_citation` annotations, indexing into the whole message's content. */
+      annotations?: unknown[];
     };
     finish_reason: string | null;
     logprobs?: OpenAIChoiceLogprobs | null;

@@ -1,12 +1,14 @@
 /**
  * Web search across families: an Anthropic client's `web_search` tool run on gamma as Google Search grounding (the
- * grounding mapped to cited text, each grounded prompt billed at Gemini's price), and a Google client's
- * `googleSearch` tool run on alpha as Anthropic's web search and on gamma as itself, the sources shown to it as
- * `groundingMetadata`, whole and streamed; OpenAI clients' `web_search_options` (Chat Completions) and `web_search`
- * tool (Responses) run on alpha and gamma, the sources shown as `url_citation` annotations and the searches as
- * `web_search_call` items. A family with no web search answers a 400 naming the tool and the families that offer
- * one (a Responses client's hosted tool is dropped and reported there instead, that protocol's rule); a domain
- * list Gemini cannot honour and malformed options are refused, nothing held.
+ * grounding mapped to cited text, each grounded prompt billed at Gemini's price) and on beta by OpenAI's search model
+ * (its `url_citation` annotations mapped to cited text, one search billed per request), and a Google client's
+ * `googleSearch` tool run on alpha as Anthropic's web search, on beta by the search model and on gamma as itself, the
+ * sources shown to it as `groundingMetadata`, whole and streamed; OpenAI clients' `web_search_options` (Chat
+ * Completions) and `web_search` tool (Responses) run on alpha, beta and gamma, the sources shown as `url_citation`
+ * annotations and the searches as `web_search_call` items. A family with no web search answers a 400 naming the tool
+ * and the families that offer one (a Responses client's hosted tool is dropped and reported there instead, that
+ * protocol's rule); a domain list Gemini or OpenAI cannot honour, a client tool beside beta's search, and malformed
+ * options are refused, nothing held.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -86,6 +88,77 @@ describe('an Anthropic client searching on gamma', () => {
   });
 });
 
+describe('an Anthropic client searching on beta', () => {
+  const request = {
+    model: 'beta-5.4',
+    max_tokens: 60,
+    tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 3 }],
+    messages: [{ role: 'user' as const, content: 'Which bridges charge a toll this winter?' }],
+  };
+
+  /** beta-5.4: $2.50/M in, $0.25/M cached, $15/M out; one search at $10 per 1,000. */
+  function tokensNano(usage: Anthropic.Usage): bigint {
+    return (
+      BigInt(usage.input_tokens) * 2_500n +
+      BigInt(usage.cache_read_input_tokens ?? 0) * 250n +
+      BigInt(usage.output_tokens) * 15_000n
+    );
+  }
+
+  function expectSearched(message: Anthropic.Message): void {
+    const types = message.content.map((block) => block.type);
+    expect(types).toEqual(['text', 'server_tool_use', 'web_search_tool_result']);
+    const text = message.content[0] as Anthropic.TextBlock;
+    expect(text.citations?.[0]).toMatchObject({
+      type: 'web_search_result_location',
+      url: expect.stringMatching(/^https:\/\/search\.example\//),
+      title: 'source1.example',
+      cited_text: expect.any(String),
+    });
+    expect(message.content[1]).toMatchObject({ name: 'web_search', input: { query: request.messages[0]!.content } });
+    const results = (message.content[2] as Anthropic.WebSearchToolResultBlock)
+      .content as Anthropic.WebSearchResultBlock[];
+    expect(results.map((result) => result.title)).toEqual(['source1.example', 'source2.example']);
+    expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+  }
+
+  it('runs it on the search model, cites its pages and pays one search at $10 per 1,000', async () => {
+    const before = await balance();
+    const { data: message, response } = await client.messages.create(request).withResponse();
+    expect(response.headers.get('x-tollgate-dropped-params')).toContain('max_uses');
+    expectSearched(message);
+    expect(before - (await balance())).toBe(tokensNano(message.usage) + 10_000_000n);
+  });
+
+  it('streamed, the same blocks and the same charge', async () => {
+    const before = await balance();
+    const message = await client.messages.stream(request).finalMessage();
+    expectSearched(message);
+    expect(before - (await balance())).toBe(tokensNano(message.usage) + 10_000_000n);
+  });
+
+  it('is refused a domain list or a client tool the search model cannot take, with nothing held', async () => {
+    const before = await balance();
+    const domains = await client.messages
+      .create({
+        ...request,
+        tools: [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['a.example'] }],
+      })
+      .catch((caught: unknown) => caught);
+    expect(domains).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((domains as Error).message).toContain("'tools[0].blocked_domains'");
+    const withTool = await client.messages
+      .create({
+        ...request,
+        tools: [...request.tools, { name: 'lookup', input_schema: { type: 'object' as const, properties: {} } }],
+      })
+      .catch((caught: unknown) => caught);
+    expect(withTool).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((withTool as Error).message).toContain("cannot be combined with 'tools'");
+    expect(await balance()).toBe(before);
+  });
+});
+
 interface GenaiOutcome {
   ok: boolean;
   status?: number;
@@ -141,6 +214,8 @@ describe('a Google client with googleSearch', () => {
     ['alpha-sonnet-5', true],
     ['gamma-3.5-flash', false],
     ['gamma-3.5-flash', true],
+    ['beta-5.4', false],
+    ['beta-5.4', true],
   ])(
     'on %s (stream: %s) sees the search and its sources as groundingMetadata',
     async (model, stream) => {
@@ -161,9 +236,23 @@ describe('a Google client with googleSearch', () => {
     expect(outcome.ok).toBe(false);
     expect(outcome.status).toBe(400);
     expect(outcome.message).toContain("'googleSearch' in 'tools[0].googleSearch'");
-    expect(outcome.message).toContain('alpha and gamma families');
+    expect(outcome.message).toContain('alpha, beta and gamma families');
   }, 90_000);
 });
+
+/** A chat stream's text and its annotations (streamed in a delta the SDK's types do not name). */
+async function streamedText(
+  stream: AsyncIterable<OpenAI.ChatCompletionChunk>,
+): Promise<{ text: string; annotations: unknown[] }> {
+  let text = '';
+  const annotations: unknown[] = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
+    text += delta?.content ?? '';
+    annotations.push(...(delta?.annotations ?? []));
+  }
+  return { text, annotations };
+}
 
 describe('OpenAI clients searching', () => {
   let openai: OpenAI;
@@ -194,28 +283,64 @@ describe('OpenAI clients searching', () => {
         stream: true,
         web_search_options: {},
       });
-      let text = '';
-      const streamed: unknown[] = [];
-      for await (const chunk of stream) {
-        const delta = chunk.choices[0]?.delta as { content?: string; annotations?: unknown[] } | undefined;
-        text += delta?.content ?? '';
-        streamed.push(...(delta?.annotations ?? []));
-      }
-      expect(text).toBe(message.content);
-      expect(streamed).toEqual(message.annotations);
+      expect(await streamedText(stream)).toEqual({ text: message.content, annotations: message.annotations });
     },
   );
 
+  it('Chat Completions web_search_options on beta: the options reach the search model, annotations come back', async () => {
+    const options = {
+      search_context_size: 'low' as const,
+      user_location: { type: 'approximate' as const, approximate: { country: 'PT', city: 'Lisbon' } },
+    };
+    const { data: completion, response } = await openai.chat.completions
+      .create({
+        model: 'beta-5.4',
+        messages: ask,
+        max_completion_tokens: 60,
+        temperature: 0.2,
+        web_search_options: options,
+      })
+      .withResponse();
+    // The search model refuses sampling settings: dropped and reported; the search options it takes are not.
+    expect(response.headers.get('x-tollgate-dropped-params')).toBe('temperature');
+    const message = completion.choices[0]!.message;
+    expect(message.annotations?.map((annotation) => annotation.url_citation.title)).toEqual([
+      'source1.example',
+      'source2.example',
+    ]);
+    const span = message.annotations![0]!.url_citation;
+    expect(message.content!.slice(span.start_index, span.end_index)).not.toBe('');
+
+    const stream = await openai.chat.completions.create({
+      model: 'beta-5.4',
+      messages: ask,
+      max_completion_tokens: 60,
+      stream: true,
+      web_search_options: options,
+    });
+    expect(await streamedText(stream)).toEqual({ text: message.content, annotations: message.annotations });
+
+    const withTools = await openai.chat.completions
+      .create({
+        model: 'beta-5.4',
+        messages: ask,
+        web_search_options: {},
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+      })
+      .catch((caught: unknown) => caught);
+    expect((withTools as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools');
+  });
+
   it('Chat Completions web_search_options: a family without web search and malformed options are 400s', async () => {
     const before = await balance();
-    const onBeta = await openai.chat.completions
-      .create({ model: 'beta-5.4', messages: ask, web_search_options: {} })
+    const onDelta = await openai.chat.completions
+      .create({ model: 'delta-v4-flash', messages: ask, web_search_options: {} })
       .catch((caught: unknown) => caught);
-    expect(onBeta).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((onBeta as Error).message).toContain(
-      "'web_search_options' in 'web_search_options' is not available on beta models",
+    expect(onDelta).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((onDelta as Error).message).toContain(
+      "'web_search_options' in 'web_search_options' is not available on delta models",
     );
-    expect((onBeta as Error).message).toContain('alpha and gamma families');
+    expect((onDelta as Error).message).toContain('alpha, beta and gamma families');
     const malformed = await openai.chat.completions
       .create({
         model: 'alpha-sonnet-5',
@@ -269,9 +394,35 @@ describe('OpenAI clients searching', () => {
     expect(next.status).toBe('completed');
   });
 
-  it('Responses web_search on beta is dropped and reported, as the protocol drops hosted tools', async () => {
+  it('Responses web_search on beta runs on the search model: a web_search_call item and annotated text', async () => {
     const { data: reply, response } = await openai.responses
-      .create({ model: 'beta-5.4', input: 'hi', tools: [{ type: 'web_search' }], max_output_tokens: 400 })
+      .create({ model: 'beta-5.4', input: 'hi there', tools: [{ type: 'web_search' }], max_output_tokens: 400 })
+      .withResponse();
+    expect(reply.status).toBe('completed');
+    expect(response.headers.get('x-tollgate-dropped-params') ?? '').not.toContain('web_search');
+    const search = reply.output.find((item) => item.type === 'web_search_call');
+    expect(search).toMatchObject({ status: 'completed', action: { type: 'search', query: 'hi there' } });
+    const message = reply.output.find((item) => item.type === 'message') as OpenAI.Responses.ResponseOutputMessage;
+    const part = message.content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.annotations[0]).toMatchObject({ type: 'url_citation', url: expect.stringMatching(/^https:/) });
+
+    // Beside a function tool (as Codex offers it) the search model cannot answer: the search is dropped, reported.
+    const { data: withTool, response: toolResponse } = await openai.responses
+      .create({
+        model: 'beta-5.4',
+        input: 'hi there',
+        tools: [{ type: 'web_search' }, { type: 'function', name: 'shell', parameters: null, strict: false }],
+        max_output_tokens: 400,
+      })
+      .withResponse();
+    expect(withTool.status).toBe('completed');
+    expect(withTool.output.some((item) => item.type === 'web_search_call')).toBe(false);
+    expect(toolResponse.headers.get('x-tollgate-dropped-params')).toContain('tools.web_search');
+  });
+
+  it('Responses web_search on delta is dropped and reported, as the protocol drops hosted tools', async () => {
+    const { data: reply, response } = await openai.responses
+      .create({ model: 'delta-v4-flash', input: 'hi', tools: [{ type: 'web_search' }], max_output_tokens: 400 })
       .withResponse();
     expect(reply.status).toBe('completed');
     expect(response.headers.get('x-tollgate-dropped-params')).toContain('tools.web_search');

@@ -175,7 +175,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
       const { status, message } = await refusal({ model: 'delta-v4-flash', tools: [WEB_SEARCH] });
       expect(status).toBe(400);
       expect(message).toContain("'web_search_20250305' in 'tools[0]'");
-      expect(message).toContain('alpha and gamma families');
+      expect(message).toContain('alpha, beta and gamma families');
       const code = await refusal({
         model: 'gamma-2.5-pro',
         tools: [{ type: 'code_execution_20250825', name: 'code_execution' }],

@@ -8,6 +8,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/request.js';
+import { applyWebSearch, requestedWebSearch } from './openai-web-search.js';
 import type {
   OpenAIContentPart,
   OpenAIFilePart,
@@ -82,6 +83,8 @@ export function buildOpenAIRequest(
   if (request.promptCacheRetention !== undefined) body.prompt_cache_retention = request.promptCacheRetention;
   if (request.extensionsProtocol === 'openai-chat') Object.assign(body, request.extensions);
   else dropped.push(...Object.keys(request.extensions));
+  const search = requestedWebSearch(request);
+  if (search !== undefined) applyWebSearch(body, request, search, dropped);
   body.stream = request.stream;
   // Always ask for usage: billing reads it, whatever the client asked for.
   if (request.stream) body.stream_options = { include_usage: true };

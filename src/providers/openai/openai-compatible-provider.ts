@@ -9,7 +9,12 @@ import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-ht
 import { parseRetryAfter, type UpstreamErrorDetails } from '../upstream-errors.js';
 import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
 import type { ConversationHint } from './openai-build-request.js';
-import { openAICompletionEvents, openAIStreamEvents, readOpenAIErrorBody } from './openai-read-reply.js';
+import {
+  openAICompletionEvents,
+  openAIStreamEvents,
+  readOpenAIErrorBody,
+  type OpenAIReplyOptions,
+} from './openai-read-reply.js';
 
 export interface ProviderEndpointOptions {
   /** The vendor's base URL, as its official SDK takes it (a path prefix such as a simulator's is kept). */
@@ -30,6 +35,10 @@ export interface OpenAIDialect {
     upstreamModel: string,
     conversation?: ConversationHint,
   ): { body: Record<string, unknown>; droppedParameters: string[] };
+  /** The vendor's model for this request, where it is not always the catalog's `upstreamModel`. */
+  upstreamModel?(request: CanonicalRequest, model: CatalogModel): string;
+  /** How the reply is read beyond the common format (a web search's citations and cost). */
+  replyOptions?(request: CanonicalRequest): OpenAIReplyOptions;
   /** Response headers that may carry the vendor's request id, in order of preference. */
   requestIdHeaders: readonly string[];
   mapError(details: UpstreamErrorDetails): GatewayError;
@@ -65,7 +74,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     const upstreamStream = request.stream || stops !== undefined;
     const sent = stops === undefined ? request : { ...withoutStopSequences(request), stream: true };
     // Built before any I/O: a request the vendor cannot take fails without reaching it.
-    const { body, droppedParameters } = this.dialect.buildRequest(sent, model.upstreamModel, call);
+    const { body, droppedParameters } = this.dialect.buildRequest(sent, this.upstreamModel(request, model), call);
     // These vendors cache prefixes on their own: a breakpoint changes nothing there, and is reported as dropped.
     if (hasCacheBreakpoints(request)) droppedParameters.push('cache_control');
     const response = await this.http.post(
@@ -77,15 +86,16 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     );
     const upstreamRequestId = this.requestId(response);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
+    const reply = this.dialect.replyOptions?.(request) ?? {};
     if (stops !== undefined)
       return {
-        events: matchStopSequences(openAIStreamEvents(response, this.label), stops),
+        events: matchStopSequences(openAIStreamEvents(response, this.label, reply), stops),
         droppedParameters,
         upstreamRequestId,
       };
     const events = request.stream
-      ? openAIStreamEvents(response, this.label)
-      : openAICompletionEvents(response, this.label);
+      ? openAIStreamEvents(response, this.label, reply)
+      : openAICompletionEvents(response, this.label, reply);
     return { events, droppedParameters, upstreamRequestId };
   }
 
@@ -95,7 +105,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
    * recipe), so `count_tokens` agrees with the charge.
    */
   async countTokens(request: CanonicalRequest, model: CatalogModel): Promise<number> {
-    const { body } = this.dialect.buildRequest({ ...request, stream: false }, model.upstreamModel);
+    const { body } = this.dialect.buildRequest({ ...request, stream: false }, this.upstreamModel(request, model));
     await loadTokenizer();
     // One budget for the whole prompt, as the simulator counts it: exact up to it, extrapolated beyond.
     return countChatPromptTokens(body as unknown as CountableChatRequest, budgetedTextCounter());
@@ -103,6 +113,10 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
 
   close(): Promise<void> {
     return this.http.close();
+  }
+
+  private upstreamModel(request: CanonicalRequest, model: CatalogModel): string {
+    return this.dialect.upstreamModel?.(request, model) ?? model.upstreamModel;
   }
 
   private requestId(response: UpstreamResponse): string | undefined {

@@ -2,6 +2,7 @@ import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
 import type { OpenAIChatCompletion, OpenAIUsage } from '../../wire/openai-chat-wire.js';
 import { mapOpenAILogprobs } from './openai-logprobs.js';
+import { annotationCitations, ONE_SEARCH, webSearchEvents } from './openai-web-search.js';
 
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -41,21 +42,33 @@ export function mapOpenAIUsage(usage: OpenAIUsage): CanonicalUsage {
 
 /**
  * A whole chat.completion as the canonical event sequence a stream of it would have produced: every choice in turn
- * (a request with `n` has several), its blocks named by choice so they never mix.
+ * (a request with `n` has several), its blocks named by choice so they never mix. `webSearchQuery` is set when the
+ * request searched the web: annotations become citations, the search is shown and billed.
  */
-export function mapOpenAIResponse(completion: OpenAIChatCompletion): CanonicalEvent[] {
+export function mapOpenAIResponse(completion: OpenAIChatCompletion, webSearchQuery?: string): CanonicalEvent[] {
   const events: CanonicalEvent[] = [
     { type: 'response-start', id: completion.id, model: completion.model, created: completion.created },
   ];
+  const search =
+    webSearchQuery === undefined ? undefined : { query: webSearchQuery, callId: `srvtoolu_${completion.id}` };
   const choices = completion.choices.length === 0 ? [undefined] : completion.choices;
-  for (const [position, choice] of choices.entries()) mapChoice(choice, choice?.index ?? position, events);
-  if (completion.usage) events.push({ type: 'usage', usage: mapOpenAIUsage(completion.usage) });
+  for (const [position, choice] of choices.entries()) mapChoice(choice, choice?.index ?? position, events, search);
+  if (completion.usage) {
+    const usage = mapOpenAIUsage(completion.usage);
+    if (search !== undefined) usage.serverToolUse = { ...ONE_SEARCH };
+    events.push({ type: 'usage', usage });
+  }
   return events;
 }
 
 type OpenAIChoice = OpenAIChatCompletion['choices'][number];
 
-function mapChoice(choice: OpenAIChoice | undefined, index: number, events: CanonicalEvent[]): void {
+function mapChoice(
+  choice: OpenAIChoice | undefined,
+  index: number,
+  events: CanonicalEvent[],
+  search: { query: string; callId: string } | undefined,
+): void {
   const prefix = choiceBlockPrefix(index);
   const tag = index === 0 ? {} : { choice: index };
   const message = choice?.message;
@@ -68,15 +81,18 @@ function mapChoice(choice: OpenAIChoice | undefined, index: number, events: Cano
     );
   }
   const text = message?.content ?? message?.refusal ?? '';
+  const citations = search === undefined ? [] : annotationCitations(message?.annotations ?? [], text);
   if (text !== '') {
     const blockId = `${prefix}text`;
     const logprobs = mapOpenAILogprobs(choice?.logprobs);
     events.push(
       { type: 'text-start', blockId, ...tag },
       logprobs === undefined ? { type: 'text-delta', blockId, text } : { type: 'text-delta', blockId, text, logprobs },
+      ...citations.map((citation): CanonicalEvent => ({ type: 'text-citation', blockId, citation })),
       { type: 'text-end', blockId },
     );
   }
+  if (search !== undefined && index === 0) events.push(...webSearchEvents(search.query, citations, search.callId));
   message?.tool_calls?.forEach((call, callIndex) => {
     const blockId = `${prefix}tool-${callIndex}`;
     events.push({ type: 'tool-call-start', blockId, id: call.id, name: call.function.name, ...tag });

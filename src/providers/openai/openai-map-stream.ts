@@ -1,10 +1,12 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
+import type { Citation } from '../../canonical/server-tools.js';
 import { DeltaTemplate } from '../../streaming/delta-template.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import type { OpenAIChatCompletionChunk, OpenAIErrorBody, OpenAIToolCallDelta } from '../../wire/openai-chat-wire.js';
 import { choiceBlockPrefix, mapOpenAIFinishReason, mapOpenAIUsage } from './openai-map-response.js';
 import { mapOpenAILogprobs } from './openai-logprobs.js';
+import { annotationCitations, ONE_SEARCH, webSearchEvents } from './openai-web-search.js';
 
 /**
  * One choice's open blocks. A request with `n` streams several choices, told apart by their `index`; each has its
@@ -19,6 +21,8 @@ class ChoiceStream {
   reasoningOpen = false;
   private readonly openToolBlocks = new Set<string>();
   finished = false;
+  /** The text so far, kept only when annotations will index into it (a web search's reply). */
+  keptText: string | undefined;
   private readonly prefix: string;
   /** What a block's start event says of its choice: nothing for the first, as with one choice. */
   private readonly tag: { choice?: number };
@@ -39,18 +43,29 @@ class ChoiceStream {
   }
 
   text(text: string, out: CanonicalEvent[], logprobs?: TokenLogprob[]): void {
-    this.closeReasoning(out);
-    if (!this.textOpen) {
-      this.textOpen = true;
-      this.textBlockCount += 1;
-      this.textBlockId = `${this.prefix}text-${this.textBlockCount}`;
-      out.push({ type: 'text-start', blockId: this.textBlockId, ...this.tag });
-    }
+    this.openText(out);
+    if (this.keptText !== undefined) this.keptText += text;
     out.push(
       logprobs === undefined
         ? { type: 'text-delta', blockId: this.textBlockId, text }
         : { type: 'text-delta', blockId: this.textBlockId, text, logprobs },
     );
+  }
+
+  /** Citations of the text so far, on its open block (a new, empty one when none is open). */
+  cite(citations: readonly Citation[], out: CanonicalEvent[]): void {
+    if (citations.length === 0) return;
+    this.openText(out);
+    for (const citation of citations) out.push({ type: 'text-citation', blockId: this.textBlockId, citation });
+  }
+
+  private openText(out: CanonicalEvent[]): void {
+    this.closeReasoning(out);
+    if (this.textOpen) return;
+    this.textOpen = true;
+    this.textBlockCount += 1;
+    this.textBlockId = `${this.prefix}text-${this.textBlockCount}`;
+    out.push({ type: 'text-start', blockId: this.textBlockId, ...this.tag });
   }
 
   toolCalls(calls: readonly OpenAIToolCallDelta[], out: CanonicalEvent[]): void {
@@ -73,11 +88,13 @@ class ChoiceStream {
     }
   }
 
-  finish(reason: string, out: CanonicalEvent[]): void {
+  /** Closes the open blocks, adds `closing` (a web search's blocks), then the finish. */
+  finish(reason: string, out: CanonicalEvent[], closing: readonly CanonicalEvent[] = []): void {
     this.closeReasoning(out);
     this.closeText(out);
     for (const blockId of this.openToolBlocks) out.push({ type: 'tool-call-end', blockId });
     this.openToolBlocks.clear();
+    out.push(...closing);
     this.finished = true;
     out.push({ type: 'finish', reason: mapOpenAIFinishReason(reason), rawReason: reason, ...this.tag });
   }
@@ -109,7 +126,18 @@ export class OpenAIStreamMapper {
   /** The shape of this vendor's plain text deltas (OpenAI's per-chunk padding aside): most of a long stream is read without JSON.parse. */
   private readonly textDeltas = new DeltaTemplate('content', 'obfuscation');
 
-  constructor(private readonly vendorLabel: string) {}
+  /** A web search's citations so far, and the id of its call (set when the request searched). */
+  private readonly search: { query: string; citations: Citation[]; callId: string } | undefined;
+
+  /** `webSearchQuery`: set when the request searched the web (annotations become citations, one search is billed). */
+  constructor(
+    private readonly vendorLabel: string,
+    webSearchQuery?: string,
+  ) {
+    if (webSearchQuery === undefined) return;
+    this.search = { query: webSearchQuery, citations: [], callId: '' };
+    this.first.keptText = '';
+  }
 
   /** Events for one SSE event of the upstream stream. */
   map(event: SseEvent): CanonicalEvent[] {
@@ -117,7 +145,8 @@ export class OpenAIStreamMapper {
       this.done = true;
       return [];
     }
-    if (this.started && event.event === undefined) {
+    // A searched reply's text is kept for its annotations: every chunk goes through the full path.
+    if (this.started && event.event === undefined && this.search === undefined) {
       const text = this.textDeltas.match(event.data);
       if (text !== undefined) {
         // The common case, a delta of the open text block, as a one-element literal: no array grown per chunk.
@@ -146,11 +175,15 @@ export class OpenAIStreamMapper {
     if (!this.started) {
       this.started = true;
       out.push({ type: 'response-start', id: chunk.id, model: chunk.model, created: chunk.created });
+      if (this.search !== undefined) this.search.callId = `srvtoolu_${chunk.id}`;
     }
     for (const choice of chunk.choices ?? []) this.mapChoice(choice, out);
     const only = chunk.choices?.length === 1 ? chunk.choices[0] : undefined;
-    if (chunk.usage) out.push({ type: 'usage', usage: mapOpenAIUsage(chunk.usage) });
-    else if (event.event === undefined && only !== undefined && isPlainTextDelta(only))
+    if (chunk.usage) {
+      const usage = mapOpenAIUsage(chunk.usage);
+      if (this.search !== undefined) usage.serverToolUse = { ...ONE_SEARCH };
+      out.push({ type: 'usage', usage });
+    } else if (event.event === undefined && only !== undefined && isPlainTextDelta(only))
       this.textDeltas.learn(event.data, only.delta.content);
     return out;
   }
@@ -162,7 +195,16 @@ export class OpenAIStreamMapper {
     const text = delta.content || delta.refusal;
     if (text) stream.text(text, out, mapOpenAILogprobs(choice.logprobs));
     if (delta.tool_calls) stream.toolCalls(delta.tool_calls, out);
-    if (choice.finish_reason) stream.finish(choice.finish_reason, out);
+    const search = stream === this.first ? this.search : undefined;
+    if (search !== undefined && delta.annotations) {
+      const citations = annotationCitations(delta.annotations, stream.keptText ?? '');
+      search.citations.push(...citations);
+      stream.cite(citations, out);
+    }
+    if (choice.finish_reason) {
+      const closing = search === undefined ? [] : webSearchEvents(search.query, search.citations, search.callId);
+      stream.finish(choice.finish_reason, out, closing);
+    }
   }
 
   private choiceStream(index: number): ChoiceStream {

@@ -1,5 +1,6 @@
 import { upstreamError } from '../upstream-errors.js';
 import { buildOpenAIRequest } from './openai-build-request.js';
+import { requestedWebSearch, webSearchQuery } from './openai-web-search.js';
 import {
   OpenAICompatibleProvider,
   type OpenAIDialect,
@@ -13,6 +14,13 @@ const OPENAI_DIALECT: OpenAIDialect = {
   vendor: 'openai',
   defaultLabel: 'OpenAI',
   buildRequest: buildOpenAIRequest,
+  // Chat Completions searches the web only on a search model: a request with a web search goes there.
+  upstreamModel: (request, model) =>
+    requestedWebSearch(request) === undefined
+      ? model.upstreamModel
+      : (model.webSearchUpstreamModel ?? model.upstreamModel),
+  replyOptions: (request) =>
+    requestedWebSearch(request) === undefined ? {} : { webSearchQuery: webSearchQuery(request) },
   requestIdHeaders: ['x-request-id'],
   mapError: upstreamError,
 };

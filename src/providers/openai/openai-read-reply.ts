@@ -12,12 +12,26 @@ import { OpenAIStreamMapper } from './openai-map-stream.js';
  * errors, not in how a reply is read.
  */
 
-/** A non-stream reply as canonical events, read on first use. */
-export function openAICompletionEvents(response: UpstreamResponse, vendorLabel: string): WholeReply {
-  return new WholeReply(() => readOpenAICompletion(response, vendorLabel));
+/** How a reply is read beyond the common format. */
+export interface OpenAIReplyOptions {
+  /** Set when the request searched the web: the reply's annotations become citations, and one search is billed. */
+  webSearchQuery?: string;
 }
 
-async function readOpenAICompletion(response: UpstreamResponse, vendorLabel: string): Promise<CanonicalEvent[]> {
+/** A non-stream reply as canonical events, read on first use. */
+export function openAICompletionEvents(
+  response: UpstreamResponse,
+  vendorLabel: string,
+  options: OpenAIReplyOptions = {},
+): WholeReply {
+  return new WholeReply(() => readOpenAICompletion(response, vendorLabel, options));
+}
+
+async function readOpenAICompletion(
+  response: UpstreamResponse,
+  vendorLabel: string,
+  options: OpenAIReplyOptions,
+): Promise<CanonicalEvent[]> {
   let completion: OpenAIChatCompletion;
   try {
     // JSON.parse skips leading whitespace, so DeepSeek's keep-alive blank lines before the body are harmless.
@@ -30,15 +44,16 @@ async function readOpenAICompletion(response: UpstreamResponse, vendorLabel: str
   if (!Array.isArray(completion?.choices)) {
     throw new GatewayError('upstream_bad_response', `${vendorLabel} sent a reply without choices.`);
   }
-  return mapOpenAIResponse(completion);
+  return mapOpenAIResponse(completion, options.webSearchQuery);
 }
 
 /** A streamed reply as canonical events; comment lines (`: keep-alive`) are skipped by the SSE decoder. */
 export function openAIStreamEvents(
   response: UpstreamResponse,
   vendorLabel: string,
+  options: OpenAIReplyOptions = {},
 ): AsyncIterableIterator<CanonicalEvent> {
-  const mapper = new OpenAIStreamMapper(vendorLabel);
+  const mapper = new OpenAIStreamMapper(vendorLabel, options.webSearchQuery);
   return streamedReplyEvents(response, vendorLabel, mapper, () => mapper.sawDone);
 }
 

@@ -24,6 +24,7 @@ import {
 import { completionBody, frameCount, streamScript, type ChatDialect, type ChatReplySet } from './openai-response.js';
 import type { OpenAiChatRequest } from './openai-types.js';
 import type { ValidationResult } from './openai-validate.js';
+import { urlCitations } from './openai-web-search.js';
 
 export interface ReasoningMode {
   enabled: boolean;
@@ -165,6 +166,9 @@ export async function serveChatCompletion(exchange: SimulatorExchange, vendor: C
     model: request.model,
     choices: plans,
     usage: vendor.usage(plans, prompt),
+    ...(request.web_search_options === undefined || request.web_search_options === null
+      ? {}
+      : { annotations: urlCitations(userText, plans[0]?.text.text ?? '') }),
     ...(request.logprobs === true ? { topLogprobs: request.top_logprobs ?? 0 } : {}),
   };
   const dialect = vendor.dialect(request);

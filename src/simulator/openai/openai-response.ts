@@ -33,6 +33,8 @@ export interface ChatReplySet {
   choices: TurnPlan[];
   /** The vendor's usage object. */
   usage: object;
+  /** The first choice's `url_citation` annotations (a search model's reply). */
+  annotations?: object[];
   /** `top_logprobs` when the request set `logprobs: true` (each text piece is then one token with its log probability). */
   topLogprobs?: number;
 }
@@ -48,7 +50,7 @@ function visibleContent(plan: TurnPlan): string | null {
   return plan.calls.length > 0 && plan.text.text === '' ? null : plan.text.text;
 }
 
-function message(plan: TurnPlan, dialect: ChatDialect): object {
+function message(plan: TurnPlan, dialect: ChatDialect, annotations: object[] = []): object {
   const toolCalls = plan.calls.map((call) => ({
     id: dialect.toolCallId(call),
     type: 'function',
@@ -58,7 +60,7 @@ function message(plan: TurnPlan, dialect: ChatDialect): object {
     role: 'assistant',
     content: visibleContent(plan),
     ...(dialect.showReasoning ? { reasoning_content: plan.reasoning?.text ?? null } : {}),
-    ...(dialect.openAiExtras ? { refusal: null, annotations: [] } : {}),
+    ...(dialect.openAiExtras ? { refusal: null, annotations } : {}),
     ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
   };
 }
@@ -71,7 +73,7 @@ export function completionBody(set: ChatReplySet, dialect: ChatDialect): string 
     model: set.model,
     choices: set.choices.map((plan, index) => ({
       index,
-      message: message(plan, dialect),
+      message: message(plan, dialect, index === 0 ? set.annotations : undefined),
       logprobs:
         set.topLogprobs === undefined
           ? null
@@ -102,7 +104,12 @@ interface ChoiceDelta {
 }
 
 /** The deltas of one choice, in order: role, reasoning, text, tool calls (finish excluded). */
-function choiceDeltas(plan: TurnPlan, dialect: ChatDialect, topLogprobs: number | undefined): ChoiceDelta[] {
+function choiceDeltas(
+  plan: TurnPlan,
+  dialect: ChatDialect,
+  topLogprobs: number | undefined,
+  annotations: object[] | undefined,
+): ChoiceDelta[] {
   const deltas: ChoiceDelta[] = [];
   const reasoning = dialect.showReasoning ? plan.reasoning : undefined;
   const opensWithText = visibleContent(plan) !== null && reasoning === undefined;
@@ -119,6 +126,8 @@ function choiceDeltas(plan: TurnPlan, dialect: ChatDialect, topLogprobs: number 
       logprobs === undefined ? 'null' : JSON.stringify({ content: wireLogprobs([logprobs[index]!]), refusal: null });
     push(`{"content":${JSON.stringify(piece)}${textSuffix}`, tokens);
   });
+  // A search model sends its annotations once the text is complete, indexing into the whole of it.
+  if (annotations !== undefined && annotations.length > 0) push(`{"annotations":${JSON.stringify(annotations)}}`);
   plan.calls.forEach((call, index) => {
     const id = JSON.stringify(dialect.toolCallId(call));
     push(
@@ -158,7 +167,8 @@ export function streamScript(set: ChatReplySet, dialect: ChatDialect, includeUsa
   const frames: string[] = [];
   const finishDelta = dialect.openAiExtras ? '{}' : '{"content":""}';
   set.choices.forEach((plan, index) => {
-    for (const { delta, logprobs } of choiceDeltas(plan, dialect, set.topLogprobs))
+    const annotations = index === 0 ? set.annotations : undefined;
+    for (const { delta, logprobs } of choiceDeltas(plan, dialect, set.topLogprobs, annotations))
       frames.push(choiceFrame(index, delta, null, suffix, logprobs));
     const last = index === set.choices.length - 1;
     const finishSuffix = last && includeUsage && dialect.usageOnFinishChunk ? `],"usage":${usageJson}}` : suffix;

@@ -61,6 +61,8 @@ export interface OpenAiChatRequest {
   thinking?: { type?: string } | null;
   /** `json_object` (JSON mode) or `json_schema` (structured output; OpenAI only, DeepSeek refuses it). */
   response_format?: { type?: string; json_schema?: { schema?: unknown } | null } | null;
+  /** OpenAI's search models: the reply is searched and cites its pages. */
+  web_search_options?: object | null;
 }
 
 /** The four keys OpenAI puts in every error body. */

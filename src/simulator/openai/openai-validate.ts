@@ -5,6 +5,7 @@
  * reuses this with its own limits (`ChatValidationLimits`) and adds its rules on top.
  */
 import { checkMessages } from './openai-validate-messages.js';
+import { checkWebSearch } from './openai-web-search.js';
 import {
   checkBoolean,
   checkDecimal,
@@ -31,9 +32,11 @@ export interface ChatValidationLimits {
   maxStopSequences: number;
   /** OpenAI's `prompt_cache_key` (at most 64 characters) and `prompt_cache_retention` are checked. */
   promptCacheFields?: boolean;
+  /** OpenAI's `web_search_options`, taken only by its search models. */
+  webSearch?: boolean;
 }
 
-const OPENAI_LIMITS: ChatValidationLimits = { maxStopSequences: 4, promptCacheFields: true };
+const OPENAI_LIMITS: ChatValidationLimits = { maxStopSequences: 4, promptCacheFields: true, webSearch: true };
 const PROMPT_CACHE_KEY_MAX = 64;
 const PROMPT_CACHE_RETENTIONS = ['in_memory', '24h'];
 
@@ -214,6 +217,7 @@ export function validateChatRequest(body: unknown, limits: ChatValidationLimits 
         fail(`The 'stream_options' parameter is only allowed when 'stream' is enabled.`, 'stream_options', null);
       if (!isObject(streamOptions)) invalidType('stream_options', 'an object', streamOptions);
     }
+    if (limits.webSearch === true) checkWebSearch(body, model);
     checkReasoningModel(body, model);
     if (limits.promptCacheFields === true) checkPromptCacheFields(body);
     return { ok: true, request: body as unknown as OpenAiChatRequest };
