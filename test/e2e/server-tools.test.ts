@@ -156,6 +156,22 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
     });
   });
 
+  it('answers a turn that needs no search without one, and charges no search fee', async () => {
+    const before = await balance();
+    const message = await client.messages.create({
+      model: MODEL,
+      max_tokens: 40,
+      tools: [WEB_SEARCH],
+      messages: [{ role: 'user', content: 'Say hello to the toll keeper.' }],
+    });
+    expect(message.content.map((block) => block.type)).toEqual(['text']);
+    expect(message.usage.server_tool_use ?? null).toBeNull();
+    const [record] = await harness.gateway.storage.usage.listByAccount(accountId, 1);
+    expect(record?.webSearchRequests).toBeUndefined();
+    expect(record?.costNano).toBe(tokenCost(message.usage));
+    expect(before - (await balance())).toBe(tokenCost(message.usage));
+  });
+
   describe('refusals, before anything is held', () => {
     async function refusal(body: Record<string, unknown>): Promise<{ status: number; message: string }> {
       const before = await balance();

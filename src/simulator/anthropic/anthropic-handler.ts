@@ -5,6 +5,7 @@
  * deterministic turn — thinking, text, tool_use — through the shared response player.
  */
 import { hasWebSearch, planWebSearch } from './anthropic-web-search.js';
+import { searchesTheWeb } from '../search-intent.js';
 import { FAULT_HEADER, parseRequestDirectives } from '../fault-directives.js';
 import { hashHex } from '../reply-engine.js';
 import { playJson, playStream, type PlayPlan } from '../response-player.js';
@@ -22,6 +23,7 @@ import {
   replySeedText,
   toolOffers,
   toolRequirement,
+  forcesServerTool,
   trailingToolResults,
 } from './anthropic-prompt.js';
 import { frameCount, messageBody, streamScript, type AnthropicReply } from './anthropic-response.js';
@@ -120,8 +122,16 @@ async function messages(exchange: SimulatorExchange, counting: boolean): Promise
     plan: planned.plan,
     showThinking: thinking,
     prompt: anthropicPromptCache(exchange, request, reportedPromptTokens(inputTokens, directives), directives),
-    // A search opens a turn that answers the user, not one that follows the client's tool results.
-    webSearch: hasWebSearch(request) && toolResults === undefined ? planWebSearch(userText, request) : undefined,
+    webSearch:
+      hasWebSearch(request) &&
+      searchesTheWeb({
+        lastUserText: userText,
+        forced: forcesServerTool(request),
+        followsToolResults: toolResults !== undefined,
+        clientCalls: planned.plan.calls.length,
+      })
+        ? planWebSearch(userText, request)
+        : undefined,
   };
   const plan: PlayPlan = {
     directives,

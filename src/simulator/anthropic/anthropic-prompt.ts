@@ -141,6 +141,14 @@ export function toolRequirement(request: AnthropicRequest): ToolRequirement {
   }
 }
 
+/** The tool choice forces a server tool (one without an input schema): the vendor runs it this turn. */
+export function forcesServerTool(request: AnthropicRequest): boolean {
+  const choice = request.tool_choice;
+  const clientTools = toolOffers(request).map((tool) => tool.name);
+  if (choice?.type === 'any') return clientTools.length === 0;
+  return choice?.type === 'tool' && !clientTools.includes(choice.name);
+}
+
 export function parallelCallsAllowed(request: AnthropicRequest): boolean {
   const choice = request.tool_choice;
   return choice === undefined || choice.type === 'none' || choice.disable_parallel_tool_use !== true;

@@ -22,6 +22,7 @@ import {
   trailingToolResults,
 } from './gemini-prompt.js';
 import { groundingMetadata, hasGoogleSearch } from './gemini-grounding.js';
+import { searchesTheWeb } from '../search-intent.js';
 import { frameCount, generateContentBody, streamScript, type GeminiReply } from './gemini-response.js';
 import { validateCountTokensRequest, validateGeminiRequest } from './gemini-validate.js';
 
@@ -131,7 +132,16 @@ async function generate(exchange: SimulatorExchange, model: string, stream: bool
     cachedTokens: geminiPromptCache(exchange, model, request, prompt.total, directives).read,
     signatureSeed: seedText,
     errorBody: (status) => geminiFaultBody(status, retryAfter),
-    grounding: hasGoogleSearch(request) ? groundingMetadata(userText, plans[0]?.text.text ?? '') : undefined,
+    grounding:
+      hasGoogleSearch(request) &&
+      searchesTheWeb({
+        lastUserText: userText,
+        forced: false,
+        followsToolResults: toolResults !== undefined,
+        clientCalls: plans[0]?.calls.length ?? 0,
+      })
+        ? groundingMetadata(userText, plans[0]?.text.text ?? '')
+        : undefined,
   };
   const plan: PlayPlan = {
     directives,
