@@ -14,6 +14,35 @@ const request = (clientMax?: number, firstSlice = 2_048) => ({
 });
 
 describe('planAdmission', () => {
+  it('holds the searches the money left after the prompt and first slice pays for, refusing only a forced one', () => {
+    const tokens = 100n * 2_500n + 200n * 15_000n;
+    const searches = (required = false) => ({
+      ...request(200),
+      webSearches: { wanted: 5, priceNano: 10_000_000n, required },
+    });
+    // Every search paid for: held with the tokens.
+    expect(planAdmission(searches(), { availableNano: tokens + 50_000_000n, freeTokensLeft: 0 })).toMatchObject({
+      admitted: true,
+      holdNano: tokens + 50_000_000n,
+      webSearches: 5,
+    });
+    // Two of five: the request runs with two.
+    expect(planAdmission(searches(), { availableNano: tokens + 29_999_999n, freeTokensLeft: 0 })).toMatchObject({
+      holdNano: tokens + 20_000_000n,
+      webSearches: 2,
+    });
+    // Free tokens pay no search: the request runs without one, holding nothing.
+    expect(planAdmission(searches(), { availableNano: 0n, freeTokensLeft: 1_000 })).toMatchObject({
+      admitted: true,
+      holdNano: 0n,
+      webSearches: 0,
+    });
+    // A forced search the account cannot pay: refused, the search named in the reason.
+    const forced = planAdmission(searches(true), { availableNano: 0n, freeTokensLeft: 1_000 });
+    expect(forced.admitted).toBe(false);
+    expect(!forced.admitted && forced.reason).toMatch(/needs \$0\.01 to start .*the web search it asks for/);
+  });
+
   it('holds every input token and a first slice of output at list price, not the whole limit', () => {
     expect(planAdmission(request(32_000, 500), { availableNano: 10_000_000n, freeTokensLeft: 0 })).toMatchObject({
       admitted: true,

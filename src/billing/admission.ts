@@ -17,8 +17,20 @@ export interface AdmissionRequest {
   prices: ModelPrices;
   /** The request carries a 1-hour cache breakpoint: any prompt token may be billed as a 1-hour cache write. */
   oneHourCacheWrites?: boolean;
-  /** What the vendor-run tools (web searches) may cost at most: held with the prompt, whole. */
-  serverToolsNano?: NanoUsd;
+  /**
+   * The web searches the request's tools allow and the price of each. They are held only from money left once the
+   * prompt and the first slice are: a request the account cannot pay every search for runs with as many as it can
+   * (none: it runs without the search tool), instead of being refused for a search it may not make.
+   */
+  webSearches?: WebSearchBudget;
+}
+
+export interface WebSearchBudget {
+  /** The most searches the request's tools allow. */
+  wanted: number;
+  priceNano: NanoUsd;
+  /** The tool choice forces a search: the request cannot run without one, so one must be paid for to start. */
+  required?: boolean;
 }
 
 /**
@@ -49,7 +61,7 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
   const freeLeftForOutput = state.freeTokensLeft - freeForInput;
-  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request) + (request.serverToolsNano ?? 0n);
+  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request);
   const outputPrice = request.prices.output;
   const moneyForOutput = state.availableNano - inputCost;
   const paidOutputAffordable =
@@ -60,18 +72,44 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
   const firstSlice = firstSliceOf(request);
   const output = Math.min(firstSlice, affordableOutput);
   const freeForOutput = Math.min(freeLeftForOutput, output);
-  const holdNano = inputCost + BigInt(output - freeForOutput) * outputPrice;
+  const tokensHold = inputCost + BigInt(output - freeForOutput) * outputPrice;
 
-  if (paidOutputAffordable < 0 || output < 1 || holdNano > state.availableNano) {
+  if (paidOutputAffordable < 0 || output < 1 || tokensHold > state.availableNano) {
     return { admitted: false, reason: refusal(request, state, inputCost) };
   }
+  // Searches only from a whole first slice's leftover: a request cut short of its slice has no money to search with.
+  const searches = request.webSearches;
+  const webSearches =
+    searches === undefined || searches.wanted === 0
+      ? undefined
+      : output < firstSlice
+        ? 0
+        : affordableSearches(searches, state.availableNano - tokensHold);
+  if (searches?.required === true && webSearches === 0) {
+    return { admitted: false, reason: refusal(request, state, inputCost) };
+  }
+  const searchesHold = BigInt(webSearches ?? 0) * (searches?.priceNano ?? 0n);
+  // Whether the whole output limit is paid for too, with the searches' money set aside.
+  const outputAfterSearches =
+    outputPrice === 0n
+      ? Number.MAX_SAFE_INTEGER
+      : freeLeftForOutput + Number((moneyForOutput - searchesHold) / outputPrice);
   return {
     admitted: true,
-    holdNano,
+    holdNano: tokensHold + searchesHold,
     freeTokens: freeForInput + freeForOutput,
     maxOutputTokens: output,
-    coversLimit: outputLimit(request) <= affordableOutput,
+    coversLimit: outputLimit(request) <= outputAfterSearches,
+    ...(webSearches === undefined ? {} : { webSearches }),
   };
+}
+
+/** How many of the wanted searches `moneyLeft` pays for. */
+function affordableSearches(searches: WebSearchBudget, moneyLeft: NanoUsd): number {
+  if (searches.priceNano === 0n) return searches.wanted;
+  if (moneyLeft <= 0n) return 0;
+  const affordable = moneyLeft / searches.priceNano;
+  return affordable >= BigInt(searches.wanted) ? searches.wanted : Number(affordable);
 }
 
 /** The output held at admission when the account can pay for it: the first slice, or less when the request's limit is lower. */
@@ -83,8 +121,9 @@ export function firstSliceOf(request: AdmissionRequest): number {
 export function startingCost(request: AdmissionRequest, freeTokensLeft: number): NanoUsd {
   const freeForInput = Math.min(freeTokensLeft, request.inputTokens);
   const freeForOutput = Math.min(freeTokensLeft - freeForInput, firstSliceOf(request));
+  const requiredSearch = request.webSearches?.required === true ? request.webSearches.priceNano : 0n;
   return (
-    (request.serverToolsNano ?? 0n) +
+    requiredSearch +
     BigInt(request.inputTokens - freeForInput) * inputPrice(request) +
     BigInt(firstSliceOf(request) - freeForOutput) * request.prices.output
   );
@@ -103,6 +142,6 @@ function refusal(request: AdmissionRequest, state: AdmissionState, inputCost: Na
   const what =
     inputCost > available
       ? `its prompt alone (about ${request.inputTokens} input tokens)`
-      : `its prompt (about ${request.inputTokens} input tokens) and a first slice of ${firstSliceOf(request)} output tokens`;
+      : `its prompt (about ${request.inputTokens} input tokens)${request.webSearches?.required === true ? ', the web search it asks for' : ''} and a first slice of ${firstSliceOf(request)} output tokens`;
   return `Insufficient balance: this request needs $${formatUsd(needed)} to start (${what}), but the account has $${formatUsd(available)} available${freeNote}.`;
 }

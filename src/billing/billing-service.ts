@@ -1,4 +1,5 @@
-import { serverToolFees, serverToolFields, serverToolHold, webSearchesHeld } from './server-tool-charge.js';
+import { serverToolFees, serverToolFields, webSearchesHeld } from './server-tool-charge.js';
+import { forcesWebSearch } from '../canonical/server-tools.js';
 import {
   estimateRequestInputTokens,
   loadTokenizer,
@@ -213,7 +214,11 @@ export class BillingService {
       firstSliceTokens: outputSliceOf(model),
       prices: model.prices,
       oneHourCacheWrites,
-      serverToolsNano: serverToolHold(webSearchesHeld(request.serverTools, model), model.prices),
+      webSearches: {
+        wanted: webSearchesHeld(request.serverTools, model),
+        priceNano: model.prices.webSearchRequest ?? 0n,
+        required: forcesWebSearch(request),
+      },
     });
     const bound = admission(upperBoundRequestInputTokens(request));
     const boundPlan = (state: AdmissionState): AdmissionPlan => {

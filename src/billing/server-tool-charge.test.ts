@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pricesFromPerMillion } from './prices.js';
-import {
-  serverToolCharge,
-  serverToolFees,
-  serverToolFields,
-  serverToolHold,
-  webSearchesHeld,
-} from './server-tool-charge.js';
+import { serverToolCharge, serverToolFees, serverToolFields, webSearchesHeld } from './server-tool-charge.js';
 import { splitUsage } from './usage-split.js';
 import { emptyUsage } from '../canonical/usage.js';
 
@@ -40,7 +34,6 @@ describe('server-tool charges', () => {
   });
 
   it('holds every search a request may make, and records counts and cost only when tools were used', () => {
-    expect(serverToolHold(5, ALPHA)).toBe(50_000_000n);
     const search = { kind: 'web-search' as const, label: 'web_search', param: 'tools[0]', webSearch: { maxUses: 3 } };
     expect(webSearchesHeld([search, { ...search, webSearch: {} }], {})).toBe(8);
     // A search model's call (beta) is billed as one search, whatever the limit.

@@ -21,18 +21,13 @@ export function serverToolCharge(
   );
 }
 
-/** The searches admission holds for: every search the request's tools allow, or one where a request bills as one. */
+/** The searches admission would hold for: every search the request's tools allow, or one where a request bills as one. */
 export function webSearchesHeld(
   tools: readonly ServerToolDefinition[] | undefined,
   model: Pick<PricedModel, 'webSearchBilledPerRequest'>,
 ): number {
   const limit = webSearchLimit(tools);
   return model.webSearchBilledPerRequest === true ? Math.min(1, limit) : limit;
-}
-
-/** What admission holds for a request's web searches: each search held, at the model's price. */
-export function serverToolHold(searches: number, prices: Pick<ModelPrices, 'webSearchRequest'>): NanoUsd {
-  return BigInt(searches) * (prices.webSearchRequest ?? 0n);
 }
 
 /** A reply's server-tool counts and their cost, as its usage record keeps them (nothing when it used none). */

@@ -105,3 +105,16 @@ export function webSearchLimit(tools: readonly ServerToolDefinition[] | undefine
     if (tool.kind === 'web-search') total += tool.webSearch?.maxUses ?? DEFAULT_WEB_SEARCH_MAX_USES;
   return total;
 }
+
+/** The request's tool choice makes the reply run a web search: it names one, or requires a tool and only searches are offered. */
+export function forcesWebSearch(request: {
+  serverTools?: readonly ServerToolDefinition[];
+  tools?: readonly unknown[];
+  toolChoice?: { type: string; name?: string };
+}): boolean {
+  const searches = (request.serverTools ?? []).filter((tool) => tool.kind === 'web-search');
+  if (searches.length === 0) return false;
+  const choice = request.toolChoice;
+  if (choice?.type === 'required') return (request.tools ?? []).length === 0;
+  return choice?.type === 'tool' && searches.some((tool) => tool.anthropicTool?.['name'] === choice.name);
+}

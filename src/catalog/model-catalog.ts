@@ -16,7 +16,10 @@ export interface CatalogModel {
   upstreamModel: string;
   /** The vendor's model that answers requests with a web search, where it is another (beta: a search model). */
   webSearchUpstreamModel?: string;
-  /** Set with `webSearchUpstreamModel`: a search model's call is billed as one search. */
+  /**
+   * A request that searches is billed as one search, however many queries it ran: a search model's call (beta), and
+   * Google Search grounding on Gemini 2.x ("per grounded prompt"); Gemini 3 bills each query.
+   */
   webSearchBilledPerRequest?: true;
   description: string;
   maxOutputTokens: number;
@@ -89,12 +92,13 @@ export class ModelCatalog {
 }
 
 function buildModel(definition: CatalogModelDefinition, override: ModelOverride | undefined): CatalogModel {
+  const upstreamModel = override?.upstreamModel ?? defaultUpstreamModel(definition);
   return {
     id: definition.id,
     family: definition.family,
     vendor: FAMILY_VENDOR[definition.family],
-    upstreamModel: override?.upstreamModel ?? defaultUpstreamModel(definition),
-    ...webSearchUpstreamModelOf(definition, override),
+    upstreamModel,
+    ...webSearchUpstreamModelOf(definition, override, upstreamModel),
     description: definition.description,
     maxOutputTokens: override?.maxOutputTokens ?? definition.maxOutputTokens,
     contextWindow: override?.contextWindow ?? definition.contextWindow,
@@ -110,7 +114,11 @@ function buildModel(definition: CatalogModelDefinition, override: ModelOverride 
 function webSearchUpstreamModelOf(
   definition: CatalogModelDefinition,
   override: ModelOverride | undefined,
+  upstreamModel: string,
 ): Pick<CatalogModel, 'webSearchUpstreamModel' | 'webSearchBilledPerRequest'> {
   const model = override?.webSearchUpstreamModel ?? definition.webSearchUpstreamModel;
-  return model === undefined ? {} : { webSearchUpstreamModel: model, webSearchBilledPerRequest: true };
+  if (model !== undefined) return { webSearchUpstreamModel: model, webSearchBilledPerRequest: true };
+  return definition.family === 'gamma' && /^gemini-2[.-]/.test(upstreamModel)
+    ? { webSearchBilledPerRequest: true }
+    : {};
 }

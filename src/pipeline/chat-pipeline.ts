@@ -16,6 +16,7 @@ import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metric
 import { vendorMediaInput } from '../providers/media-input.js';
 import { assertOutputOptions, outputOptionsSupported } from '../providers/output-options.js';
 import { requestForVendor } from '../providers/server-tool-support.js';
+import { withHeldSearches } from './held-searches.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
@@ -142,8 +143,9 @@ export class ChatPipeline {
     let droppedServerTools: string[] = [];
     // The conversation's affinity key (credential pinning, beta's derived cache key) is hashed only if read.
     const callFor = (target: CatalogModel) => {
-      const forVendor = requestForVendor(upstreamRequest, target.vendor, target.family);
-      droppedServerTools = forVendor.droppedParameters;
+      const held = withHeldSearches(upstreamRequest, reservation.webSearches, target.vendor === 'anthropic');
+      const forVendor = requestForVendor(held.request, target.vendor, target.family);
+      droppedServerTools = [...held.dropped, ...forVendor.droppedParameters];
       return withAffinityKey(
         { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId },
         input.auth.key.id,

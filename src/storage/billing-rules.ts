@@ -168,6 +168,7 @@ export function admitted(
       freeDay: input.day,
       maxOutputTokens: plan.maxOutputTokens,
       ...(plan.coversLimit === undefined ? {} : { coversLimit: plan.coversLimit }),
+      ...(plan.webSearches === undefined ? {} : { webSearches: plan.webSearches }),
       keyHoldNano,
     },
   };

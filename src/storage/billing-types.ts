@@ -70,6 +70,8 @@ export type AdmissionPlan =
       maxOutputTokens: number;
       /** The account could also have paid for the request's whole output limit when it was admitted. */
       coversLimit?: boolean;
+      /** The web searches held for, of those the request's tools allow (absent: it offers none). */
+      webSearches?: number;
     }
   | { admitted: false; reason: string };
 
@@ -112,6 +114,8 @@ export interface Reservation {
   maxOutputTokens: number;
   /** The account could also have paid for the request's whole output limit when it was admitted. */
   coversLimit?: boolean;
+  /** The web searches held for, of those the request's tools allow (absent: it offers none): the most it may run. */
+  webSearches?: number;
   /** What the hold counts against the key's spend limit (0: the key has none); grown with each slice. */
   keyHoldNano: bigint;
   /** The key the request came with, and whether it had a spend limit (its slices then count against it too). */

@@ -9,12 +9,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
+import { startSimulator } from '../../src/simulator/simulator-server.js';
+import { startRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const MODEL = 'alpha-sonnet-5';
 const SEARCH_NANO = 10_000_000n;
 const WEB_SEARCH = { type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 3 };
 
+let simulator: Awaited<ReturnType<typeof startSimulator>>;
+/** Between the gateway and the simulator's Anthropic: what alpha was sent. */
+let proxy: RecordingProxy;
 let harness: TestGateway;
 let client: Anthropic;
 let accountId: string;
@@ -31,7 +36,15 @@ function tokenCost(usage: Anthropic.Usage): bigint {
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools on $database', ({ database }) => {
   beforeAll(async () => {
-    harness = await startTestGateway({ postgres: database === 'postgres', env: { FREE_TOKENS_PER_DAY: '0' } });
+    simulator = await startSimulator();
+    proxy = await startRecordingProxy(simulator.url);
+    harness = await startTestGateway({
+      postgres: database === 'postgres',
+      env: {
+        FREE_TOKENS_PER_DAY: '0',
+        ANTHROPIC_BASE_URL: proxy.url + new URL(simulator.baseUrls.anthropic).pathname,
+      },
+    });
     const created = await harness.createAccountWithKey(
       `server-tools-${database}-${Date.now()}@example.com`,
       'enterprise',
@@ -51,6 +64,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
 
   afterAll(async () => {
     await harness?.close();
+    await proxy?.close();
+    await simulator?.close();
   });
 
   /** The usage record of the latest request, as storage keeps it and as `GET /v1/usage/requests` shows it. */
@@ -170,6 +185,71 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
     expect(record?.webSearchRequests).toBeUndefined();
     expect(record?.costNano).toBe(tokenCost(message.usage));
     expect(before - (await balance())).toBe(tokenCost(message.usage));
+  });
+
+  describe('an account that cannot pay for every search', () => {
+    /** An account holding `usd`, and a client on its key. */
+    async function accountWith(usd: string): Promise<{ client: Anthropic; balance: () => Promise<bigint> }> {
+      const created = await harness.createAccountWithKey(`poor-${database}-${usd}-${Date.now()}@example.com`);
+      await harness.gateway.storage.billing.credit({
+        accountId: created.accountId,
+        kind: 'topup',
+        amountNano: parseUsd(usd),
+        idempotencyKey: `poor-${created.accountId}`,
+        note: null,
+        at: Date.now(),
+      });
+      return {
+        client: new Anthropic({ apiKey: created.key, baseURL: harness.gateway.url, maxRetries: 0 }),
+        balance: async () => (await harness.gateway.storage.billing.balance(created.accountId))!.balanceNano,
+      };
+    }
+
+    it('runs without the search it cannot pay for, reporting the tool left out, and charges the tokens only', async () => {
+      // $0.005 pays the prompt and the reply, not one $0.01 search.
+      const poor = await accountWith('0.005');
+      const { data: message, response } = await poor.client.messages
+        .create({
+          model: MODEL,
+          max_tokens: 60,
+          tools: [WEB_SEARCH],
+          messages: [{ role: 'user', content: 'What is the toll on the harbour bridge today?' }],
+        })
+        .withResponse();
+      expect(message.content.map((block) => block.type)).toEqual(['text']);
+      expect(response.headers.get('x-tollgate-dropped-params')).toContain('tools[0]');
+      expect(parseUsd('0.005') - (await poor.balance())).toBe(tokenCost(message.usage));
+    });
+
+    it('lowers max_uses to the searches it can pay for', async () => {
+      // $0.025 pays the tokens and two searches of the three the tool allows: the vendor is told two.
+      const poor = await accountWith('0.025');
+      const message = await poor.client.messages.create({
+        model: MODEL,
+        max_tokens: 60,
+        tools: [WEB_SEARCH],
+        messages: [{ role: 'user', content: 'What is the toll on the harbour bridge today?' }],
+      });
+      expect(message.usage.server_tool_use?.web_search_requests).toBe(1);
+      const sent = proxy.recorded.at(-1)?.body as { tools: Array<{ max_uses: number }> };
+      expect(sent.tools[0]?.max_uses).toBe(2);
+    });
+
+    it('refuses a forced search it cannot pay for with the balance message, holding nothing', async () => {
+      const poor = await accountWith('0.005');
+      const error = await poor.client.messages
+        .create({
+          model: MODEL,
+          max_tokens: 60,
+          tools: [WEB_SEARCH],
+          tool_choice: { type: 'tool', name: 'web_search' },
+          messages: [{ role: 'user', content: 'Perform a web search for the query: harbour bridge toll' }],
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      expect((error as Error).message).toMatch(/Credit balance is too low.*the web search it asks for/);
+      expect(await poor.balance()).toBe(parseUsd('0.005'));
+    });
   });
 
   describe('refusals, before anything is held', () => {

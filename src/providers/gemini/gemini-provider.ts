@@ -96,7 +96,7 @@ export class GeminiProvider implements ProviderAdapter {
       vendorLabel: this.label,
       fallbackModel: model.upstreamModel,
       // Gemini 2 bills Google Search grounding per grounded prompt; later models per search query.
-      searchesBilledPerPrompt: /^gemini-2[.-]/.test(model.upstreamModel),
+      searchesBilledPerPrompt: model.webSearchBilledPerRequest === true,
     };
     if (stops !== undefined)
       return {
