@@ -17,6 +17,11 @@ export function presentLedgerEntry(entry: LedgerEntry) {
     unbilled_tokens: entry.unbilledTokens,
     unbilled_cost_usd: formatUsd(entry.unbilledNano),
     unbilled_cost_nano_usd: entry.unbilledNano.toString(),
+    // A usage line: the vendor-run tools its request used, and their cost (a part of `amount_usd`).
+    web_search_requests: entry.webSearchRequests,
+    web_fetch_requests: entry.webFetchRequests,
+    server_tool_cost_usd: formatUsd(entry.serverToolNano),
+    server_tool_cost_nano_usd: entry.serverToolNano.toString(),
     created_at: new Date(entry.createdAt).toISOString(),
   };
 }

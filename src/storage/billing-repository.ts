@@ -558,17 +558,33 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
     },
 
     async ledger(accountId, limit, beforeId): Promise<LedgerEntry[]> {
+      // A usage line's server tools are on its usage record (kept while usage retention keeps it).
       let query = db
-        .selectFrom('ledger_entries')
-        .select(['id', 'account_id', 'kind', 'idempotency_key', 'request_id', 'note', 'created_at', 'unbilled_tokens'])
+        .selectFrom('ledger_entries as entry')
+        .leftJoin('usage_records as usage', (join) =>
+          join.onRef('usage.request_id', '=', 'entry.request_id').on('entry.kind', '=', 'usage'),
+        )
         .select([
-          money('amount_nano').as('amount'),
-          money('balance_after_nano').as('balance_after'),
-          money('unbilled_nano').as('unbilled'),
+          'entry.id',
+          'entry.account_id',
+          'entry.kind',
+          'entry.idempotency_key',
+          'entry.request_id',
+          'entry.note',
+          'entry.created_at',
+          'entry.unbilled_tokens',
+          'usage.web_search_requests',
+          'usage.web_fetch_requests',
         ])
-        .where('account_id', '=', accountId);
-      if (beforeId !== undefined) query = query.where('id', '<', beforeId);
-      const rows = await query.orderBy('id', 'desc').limit(Math.max(0, limit)).execute();
+        .select([
+          money('entry.amount_nano').as('amount'),
+          money('entry.balance_after_nano').as('balance_after'),
+          money('entry.unbilled_nano').as('unbilled'),
+          money('usage.server_tool_nano').as('server_tool'),
+        ])
+        .where('entry.account_id', '=', accountId);
+      if (beforeId !== undefined) query = query.where('entry.id', '<', beforeId);
+      const rows = await query.orderBy('entry.id', 'desc').limit(Math.max(0, limit)).execute();
       return rows.map((row) => ({
         id: row.id,
         accountId: row.account_id,
@@ -581,6 +597,9 @@ export function createBillingRepository(db: Kysely<Database>, dialect: Storage['
         createdAt: Number(row.created_at),
         unbilledTokens: Number(row.unbilled_tokens),
         unbilledNano: fromMoneyColumn(row.unbilled),
+        webSearchRequests: Number(row.web_search_requests ?? 0),
+        webFetchRequests: Number(row.web_fetch_requests ?? 0),
+        serverToolNano: fromMoneyColumn(row.server_tool),
       }));
     },
 

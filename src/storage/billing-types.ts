@@ -23,6 +23,10 @@ export interface LedgerEntry {
   /** A usage line: reported tokens the settlement could not charge, and their cost (0 on every other kind). */
   unbilledTokens: number;
   unbilledNano: bigint;
+  /** A usage line: the vendor-run tools its request used and their cost (part of the charge), from its usage record. */
+  webSearchRequests: number;
+  webFetchRequests: number;
+  serverToolNano: bigint;
 }
 
 export interface AccountBalance {

@@ -404,6 +404,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           requestId: null,
           unbilledTokens: 0,
           unbilledUsd: '0',
+          webSearchRequests: 0,
+          webFetchRequests: 0,
+          serverToolUsd: '0',
           usage: null,
         },
         {
@@ -416,6 +419,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           requestId: null,
           unbilledTokens: 0,
           unbilledUsd: '0',
+          webSearchRequests: 0,
+          webFetchRequests: 0,
+          serverToolUsd: '0',
           usage: null,
         },
       ]);

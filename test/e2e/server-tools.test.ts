@@ -82,6 +82,18 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('server tools 
       server_tool_cost_nano_usd: String(BigInt(searches) * SEARCH_NANO),
       cost_nano_usd: record!.costNano.toString(),
     });
+    // The request's ledger line names its searches and their cost beside the whole charge.
+    const ledger = await fetch(`${harness.gateway.url}/v1/account/ledger?limit=1`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    const { data: lines } = (await ledger.json()) as { data: Array<Record<string, unknown>> };
+    expect(lines[0]).toMatchObject({
+      kind: 'usage',
+      request_id: record!.requestId,
+      amount_nano_usd: String(-record!.costNano),
+      web_search_requests: searches,
+      server_tool_cost_nano_usd: String(BigInt(searches) * SEARCH_NANO),
+    });
   }
 
   describe('web search on alpha', () => {

@@ -81,7 +81,11 @@ export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail
       entry.unbilledTokens > 0
         ? `, ${entry.unbilledTokens.toLocaleString('en-US')} unbilled ($${formatUsd(entry.unbilledNano)})`
         : '';
-    description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${unbilled}${key}`;
+    const searches =
+      entry.webSearchRequests > 0
+        ? `, ${entry.webSearchRequests} web search${entry.webSearchRequests === 1 ? '' : 'es'} ($${formatUsd(entry.serverToolNano)})`
+        : '';
+    description = `${usage.model} · ${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out${cached}${searches}${unbilled}${key}`;
   } else {
     // Older usage entries carry the model as their note; the request id links them to the request either way.
     const detail = entry.note;
@@ -96,6 +100,10 @@ export function presentLedgerEntry(entry: LedgerEntry, usage?: LedgerUsageDetail
     // Reported tokens the settlement could not charge, and their cost at list price (usage lines).
     unbilledTokens: entry.unbilledTokens,
     unbilledUsd: formatUsd(entry.unbilledNano),
+    // Vendor-run tools of a usage line and their cost, a part of `amountUsd`.
+    webSearchRequests: entry.webSearchRequests,
+    webFetchRequests: entry.webFetchRequests,
+    serverToolUsd: formatUsd(entry.serverToolNano),
     createdAt: entry.createdAt,
     description,
     requestId: entry.requestId,

@@ -167,6 +167,10 @@ export interface LedgerEntry {
   /** A usage entry: reported tokens the settlement could not charge, and their cost at list price. */
   unbilledTokens: number;
   unbilledUsd: string;
+  /** A usage entry: the vendor-run tools its request used, and their cost (a part of `amountUsd`). */
+  webSearchRequests: number;
+  webFetchRequests: number;
+  serverToolUsd: string;
   createdAt: number;
   description: string;
   requestId: string | null;
