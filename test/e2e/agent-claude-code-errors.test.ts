@@ -2,7 +2,8 @@
  * Claude Code (the real CLI, pinned in test/agents) told why the gateway refuses it, configured only as its users
  * configure it (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, a fresh HOME, `-p`). A request no retry can fix must fail
  * at once with its reason: Claude Code retries a 401 or 403 for minutes unless the reply says `x-should-retry:
- * false`, and shows an exhausted balance as a failed login unless the body names it as a billing error.
+ * false`, and shows an exhausted balance as a failed login unless the body names it as a billing error. A key's
+ * reached spend limit comes as Anthropic's own (a 400 `billing_error`), which it prints as it is.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
