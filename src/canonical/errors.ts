@@ -78,9 +78,11 @@ export const ERROR_CATALOG = {
     anthropicType: 'billing_error',
   },
   // A key's own spend limit (docs/architecture.md#key-scopes-and-limits) is reached: like insufficient_balance, but for
-  // the key, with when it resets.
+  // the key, with when it resets. Anthropic answers its own reached spend limit with a 400: Claude Code shows that
+  // message as it is, and any 403 as a failed login; `billing_error` keeps it from resending a 400 without a beta.
   key_spend_limit_reached: {
     status: 403,
+    anthropicStatus: 400,
     retryable: false,
     openaiType: 'insufficient_quota',
     anthropicType: 'billing_error',

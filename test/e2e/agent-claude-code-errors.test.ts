@@ -2,12 +2,14 @@
  * Claude Code (the real CLI, pinned in test/agents) told why the gateway refuses it, configured only as its users
  * configure it (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, a fresh HOME, `-p`). A request no retry can fix must fail
  * at once with its reason: Claude Code retries a 401 or 403 for minutes unless the reply says `x-should-retry:
- * false`, and shows an exhausted balance as a failed login unless the body names it as a billing error.
+ * false`, and shows an exhausted balance as a failed login unless the body names it as a billing error. A key's
+ * reached spend limit comes as Anthropic's own (a 400 `billing_error`), which it prints as it is.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUsd } from '../../src/billing/money.js';
 import {
   AGENT_TEST_TIMEOUT_MS as TEST_TIMEOUT_MS,
   requestsSince,
@@ -84,6 +86,42 @@ describe('Claude Code refused by the gateway', () => {
       await harness.flushLogs();
       const messages = requestsSince(harness, from).filter((call) => call.url === '/v1/messages');
       expect(messages.map((call) => call.status)).toEqual([403]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "shows a key's reached spend limit with its amount and reset, not a failed login, and does not retry",
+    async () => {
+      const { key: fullKey, accountId } = await harness.createAccountWithKey();
+      await harness.gateway.storage.billing.credit({
+        accountId,
+        kind: 'topup',
+        amountNano: parseUsd('5'),
+        idempotencyKey: `spend-limit-${accountId}`,
+        note: null,
+        at: Date.now(),
+      });
+      // A limit far below what any Claude Code request may cost: the account could pay, the key may not.
+      const created = await fetch(`${harness.gateway.url}/v1/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fullKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'capped', spend_limit: { usd: '0.000001', period: 'day' } }),
+      });
+      expect(created.status).toBe(201);
+      const { key } = (await created.json()) as { key: string };
+      const from = harness.logs.length;
+      const run = await claude(key);
+      const output = run.stdout + run.stderr;
+      expect(run.code, output).not.toBe(0);
+      expect(output).toMatch(/You have reached your specified API usage limits/);
+      expect(output).toMatch(/spend limit of \$0\.000001 per day \(UTC\) is reached/);
+      expect(output).toMatch(/resets at \d{4}-\d{2}-\d{2}T00:00:00\.000Z/);
+      expect(output).not.toMatch(/Failed to authenticate|\/login|credit balance/i);
+      expect(run.elapsedMs, output).toBeLessThan(FAILS_FAST_MS);
+      await harness.flushLogs();
+      const messages = requestsSince(harness, from).filter((call) => call.url === '/v1/messages');
+      expect(messages.map((call) => call.status)).toEqual([400]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -296,7 +296,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       await expectConsistent(accountId, '5');
     }, 60_000);
 
-    it('a reached key spend limit is a 403 key_spend_limit_reached in the Responses and Google shapes', async () => {
+    it("a reached key spend limit is a 403 key_spend_limit_reached in the Responses and Google shapes, a 400 billing_error in Anthropic's", async () => {
       const { key, accountId } = await fundedAccount('5');
       const spent = await makeKey(key, { spend_limit: { usd: '0', period: 'total' } });
       const responses = await call('POST', '/v1/responses', bearer(spent.key), {
@@ -318,6 +318,17 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
         status: 'PERMISSION_DENIED',
         details: [{ reason: 'KEY_SPEND_LIMIT_REACHED', domain: 'tollgate' }],
       });
+      const messages = await call(
+        'POST',
+        '/v1/messages',
+        { 'x-api-key': spent.key, 'anthropic-version': '2023-06-01' },
+        { model: 'gamma-3.5-flash', max_tokens: 16, messages: [{ role: 'user', content: 'ping' }] },
+      );
+      expect(messages.status).toBe(400);
+      expect(messages.json.error.type).toBe('billing_error');
+      expect(messages.json.error.message).toMatch(
+        /^You have reached your specified API usage limits\. This API key's spend limit of \$0 in total is reached/,
+      );
       expect(await harness.gateway.storage.usage.listByAccount(accountId, 10)).toHaveLength(0);
       await expectConsistent(accountId, '5');
     }, 60_000);

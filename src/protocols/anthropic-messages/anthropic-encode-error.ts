@@ -7,6 +7,8 @@ import type { AnthropicErrorBody } from '../../wire/anthropic-messages-wire.js';
  * billing error ("Credit balance is too low"); any other 403 it shows as "Failed to authenticate", whatever the type.
  */
 const ANTHROPIC_BALANCE_WORDS = 'Credit balance is too low.';
+/** Anthropic's own words for a reached spend limit, before the key's limit, spend and reset. */
+const ANTHROPIC_SPEND_LIMIT_WORDS = 'You have reached your specified API usage limits.';
 
 /**
  * A gateway error in Anthropic's shape (docs/protocols/wire-anthropic.md#errors), with the request's id as
@@ -28,6 +30,7 @@ export function renderAnthropicError(error: GatewayError, requestId: string | nu
  */
 function anthropicMessage(error: GatewayError): string {
   if (error.code === 'insufficient_balance') return `${ANTHROPIC_BALANCE_WORDS} ${error.message}`;
+  if (error.code === 'key_spend_limit_reached') return `${ANTHROPIC_SPEND_LIMIT_WORDS} ${error.message}`;
   const overflow = countedOverflow(error);
   if (overflow !== undefined)
     return `prompt is too long: ${overflow.promptTokens} tokens > ${overflow.contextWindow} maximum`;
