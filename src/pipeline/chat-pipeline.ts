@@ -5,26 +5,26 @@ import {
   loadTokenizer,
   tokenizerLoaded,
 } from '../canonical/count-tokens.js';
-import { GatewayError, toGatewayError } from '../canonical/errors.js';
+import { toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import { choiceCount, type CanonicalRequest, type MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
+import { assertModelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
-import { assertOutputOptions, outputOptionsSupported } from '../providers/output-options.js';
+import { assertOutputOptions } from '../providers/output-options.js';
 import { requestForVendor } from '../providers/server-tool-support.js';
 import { withHeldSearches } from './held-searches.js';
 import type { ProviderResponse } from '../providers/types.js';
-import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import { WholeReply } from '../providers/whole-reply.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
 import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
+import { FallbackModels } from './fallback-models.js';
 import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
@@ -97,8 +97,7 @@ export class ChatPipeline {
   private readonly now: () => number;
   private readonly metrics: GatewayMetrics;
   private readonly keepAliveMs: number;
-  /** Fallback models by public id, resolved once so a typo fails at start-up, not on the first outage. */
-  private readonly fallbacks = new Map<string, CatalogModel>();
+  private readonly fallbacks: FallbackModels;
   /** Prompts counted at a stream's start (`inputTokensAtStart`): reused by checkpoints and estimates, not recounted. */
   private readonly promptCounts = new WeakMap<CanonicalRequest, number>();
 
@@ -106,9 +105,7 @@ export class ChatPipeline {
     this.now = deps.now ?? Date.now;
     this.metrics = deps.metrics ?? NO_METRICS;
     this.keepAliveMs = deps.keepAliveMs ?? 15_000;
-    for (const [id, fallbackId] of Object.entries(deps.fallbacks ?? {})) {
-      if (fallbackId !== undefined) this.fallbacks.set(id, this.resolveFallback(id, fallbackId));
-    }
+    this.fallbacks = new FallbackModels(deps.catalog, deps.providers, deps.fallbacks);
   }
 
   /** What media the model's upstream can be given, for protocols that refuse the rest while decoding. */
@@ -159,15 +156,8 @@ export class ChatPipeline {
       // The provider retries and fails over between credentials itself, before anything reaches the client.
       response = await provider.call(callFor(model));
     } catch (error) {
-      const fallback = this.fallbacks.get(model.id);
-      // A fallback the key may not use is not taken: the key's allowlist binds the operator's fallback too.
-      if (
-        fallback === undefined ||
-        !modelAllowed(input.auth.key.permissions, fallback) ||
-        !outputOptionsSupported(input.request, fallback) ||
-        input.signal.aborted ||
-        !isVendorOutage(error)
-      ) {
+      const fallback = this.fallbacks.after(error, model, input.request, input.auth, input.signal);
+      if (fallback === undefined) {
         // Failed before any output: recorded for the usage log, never charged; the hold is released.
         await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
         throw toGatewayError(await withOverflowCounts(error, input.request, model));
@@ -220,21 +210,6 @@ export class ChatPipeline {
       events,
       settlement: () => settlement,
     };
-  }
-
-  /** A configured fallback, checked at start-up: a known model, not the model itself, whose vendor is served. */
-  private resolveFallback(id: string, fallbackId: string): CatalogModel {
-    try {
-      const model = this.deps.catalog.resolve(id);
-      const fallback = this.deps.catalog.resolve(fallbackId);
-      if (fallback.id === model.id) throw new Error('it names the model itself');
-      this.deps.providers.get(fallback.vendor);
-      return fallback;
-    } catch (error) {
-      throw new Error(`models.${id}.fallback (${fallbackId}) cannot be used: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
   }
 
   /**
@@ -522,9 +497,4 @@ export class ChatPipeline {
 /** The most output a request may have in all: its limit (the client's or the model's) for each choice it asked for. */
 function requestOutputLimit(request: CanonicalRequest, model: CatalogModel): number {
   return (request.maxOutputTokens ?? model.maxOutputTokens) * choiceCount(request);
-}
-
-/** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
-function isVendorOutage(error: unknown): boolean {
-  return error instanceof GatewayError && classifyAttemptFailure(error, false).blamesCredential;
 }
