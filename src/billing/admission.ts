@@ -1,5 +1,5 @@
 import type { AdmissionPlan, AdmissionState } from '../storage/billing-types.js';
-import { formatUsd, type NanoUsd } from './money.js';
+import { affordableUnits, formatUsd, type NanoUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
 
 export interface AdmissionRequest {
@@ -84,7 +84,7 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
       ? undefined
       : output < firstSlice
         ? 0
-        : affordableSearches(searches, state.availableNano - tokensHold);
+        : affordableUnits(searches.wanted, searches.priceNano, state.availableNano - tokensHold);
   if (searches?.required === true && webSearches === 0) {
     return { admitted: false, reason: refusal(request, state, inputCost) };
   }
@@ -102,14 +102,6 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
     coversLimit: outputLimit(request) <= outputAfterSearches,
     ...(webSearches === undefined ? {} : { webSearches }),
   };
-}
-
-/** How many of the wanted searches `moneyLeft` pays for. */
-function affordableSearches(searches: WebSearchBudget, moneyLeft: NanoUsd): number {
-  if (searches.priceNano === 0n) return searches.wanted;
-  if (moneyLeft <= 0n) return 0;
-  const affordable = moneyLeft / searches.priceNano;
-  return affordable >= BigInt(searches.wanted) ? searches.wanted : Number(affordable);
 }
 
 /** The output held at admission when the account can pay for it: the first slice, or less when the request's limit is lower. */

@@ -35,3 +35,14 @@ export function describeUsd(amount: NanoUsd): string {
   const [whole, fraction = ''] = text.split('.');
   return `${amount < 0n ? '-' : ''}$${whole}.${fraction.padEnd(2, '0')}`;
 }
+
+/**
+ * How many of `wanted` units at `priceNano` each `moneyNano` pays for, in whole units: all of them at a price of 0,
+ * none when there is no money. The one rule behind settling tokens, granting output slices and holding searches.
+ */
+export function affordableUnits(wanted: number, priceNano: NanoUsd, moneyNano: NanoUsd): number {
+  if (priceNano === 0n) return wanted;
+  if (moneyNano <= 0n) return 0;
+  const units = moneyNano / priceNano;
+  return units < BigInt(wanted) ? Number(units) : wanted;
+}

@@ -1,5 +1,5 @@
 import type { AdmissionState, SlicePlan } from '../storage/billing-types.js';
-import type { NanoUsd } from './money.js';
+import { affordableUnits, type NanoUsd } from './money.js';
 
 /**
  * One more slice of output on a live hold (docs/architecture.md#holds-that-grow), from the state storage reads under
@@ -10,13 +10,7 @@ export function planSliceGrant(tokens: number, outputPriceNano: NanoUsd, state: 
   const wanted = Math.max(0, tokens);
   const free = Math.min(Math.max(0, state.freeTokensLeft), wanted);
   const wantedPaid = wanted - free;
-  const available = state.availableNano > 0n ? state.availableNano : 0n;
-  const affordablePaid =
-    outputPriceNano === 0n
-      ? wantedPaid
-      : available / outputPriceNano < BigInt(wantedPaid)
-        ? Number(available / outputPriceNano)
-        : wantedPaid;
+  const affordablePaid = affordableUnits(wantedPaid, outputPriceNano, state.availableNano);
   const granted = free + affordablePaid;
   if (granted < 1) return { granted: false, reason: state.keySpend?.binding === true ? 'key_spend_limit' : 'balance' };
   return { granted: true, tokens: granted, holdNano: BigInt(affordablePaid) * outputPriceNano, freeTokens: free };

@@ -1,6 +1,6 @@
 import { cacheWrite5mTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { SettlementRoom, SettlementSplit } from '../storage/billing-types.js';
-import type { NanoUsd } from './money.js';
+import { affordableUnits, type NanoUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
 
 /**
@@ -95,7 +95,7 @@ export function splitUsage(
     free -= freeHere;
     freeTokens += freeHere;
     const rest = tokens - freeHere;
-    const affordable = price === 0n ? rest : money / price < BigInt(rest) ? Number(money / price) : rest;
+    const affordable = affordableUnits(rest, price, money);
     const cost = BigInt(affordable) * price;
     money -= cost;
     billedNano += cost;
