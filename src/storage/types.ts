@@ -209,6 +209,27 @@ export interface DailyUsageRow {
   unbilledNano: bigint;
 }
 
+/** A settled request as the reconcile reads it: its usage record's figures and its ledger usage line. */
+export interface ReconcileRecord {
+  requestId: string;
+  accountId: string;
+  model: string;
+  createdAt: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
+  outputTokens: number;
+  freeTokens: number;
+  /** The record's unbilled tokens: the split's, plus output produced past a refused slice. */
+  unbilledTokens: number;
+  costNano: bigint;
+  unbilledNano: bigint;
+  serverToolNano: bigint;
+  /** The ledger line keyed `usage:<request id>`; null when the settlement wrote none. */
+  ledger: { amountNano: bigint; unbilledTokens: number; unbilledNano: bigint } | null;
+}
+
 /** Usage of one account over a range of days, summed (operator view). */
 export interface AccountUsageTotals {
   accountId: string;
@@ -235,6 +256,16 @@ export interface UsageRepository {
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
   /** The account's usage records of these request ids (those retention has not deleted): what ledger rows describe. */
   findByRequestIds(accountId: string, requestIds: readonly string[]): Promise<UsageRecord[]>;
+  /**
+   * One page of the reconcile (`tollgate ledger reconcile`): every account's usage records created in
+   * [`fromMs`, `toMs`), oldest first after the cursor, each with its ledger usage line (null: none).
+   */
+  reconcilePage(
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    cursor?: { createdAt: number; requestId: string },
+  ): Promise<ReconcileRecord[]>;
   /**
    * Retention: deletes at most `limit` per-request rows created before `cutoff` (epoch ms) and returns how many.
    * The daily rollup is untouched. Safe to run from several instances at once.

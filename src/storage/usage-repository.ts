@@ -1,7 +1,13 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
 import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
-import type { AccountUsageTotals, DailyUsageRow, UsageRecord, UsageRepository } from './types.js';
+import type {
+  AccountUsageTotals,
+  DailyUsageRow,
+  ReconcileRecord,
+  UsageRecord,
+  UsageRepository,
+} from './types.js';
 
 export const MS_PER_DAY = 86_400_000;
 
@@ -182,6 +188,80 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         records.push(...rows.map(toUsageRecord));
       }
       return records;
+    },
+
+    async reconcilePage(fromMs, toMs, limit, cursor): Promise<ReconcileRecord[]> {
+      if (!Number.isSafeInteger(limit) || limit <= 0) return [];
+      // Through the created_at index, keyset-paged so that a long range never holds one huge result in memory.
+      let query = db
+        .selectFrom('usage_records')
+        .select([
+          'request_id',
+          'account_id',
+          'model',
+          'created_at',
+          'input_tokens',
+          'cache_read_tokens',
+          'cache_write_tokens',
+          'cache_write_1h_tokens',
+          'output_tokens',
+          'free_tokens',
+          'unbilled_tokens',
+        ])
+        .select([
+          money('cost_nano').as('cost'),
+          money('unbilled_nano').as('unbilled'),
+          money('server_tool_nano').as('server_tool'),
+        ])
+        .where('created_at', '>=', fromMs)
+        .where('created_at', '<', toMs);
+      if (cursor !== undefined) {
+        query = query.where((eb) =>
+          eb.or([
+            eb('created_at', '>', cursor.createdAt),
+            eb.and([eb('created_at', '=', cursor.createdAt), eb('request_id', '>', cursor.requestId)]),
+          ]),
+        );
+      }
+      const rows = await query.orderBy('created_at').orderBy('request_id').limit(limit).execute();
+      if (rows.length === 0) return [];
+      // The page's ledger lines by their unique idempotency key (`usage:<request id>`), in slices of parameters.
+      const lines = new Map<string, NonNullable<ReconcileRecord['ledger']>>();
+      for (let start = 0; start < rows.length; start += 500) {
+        const keys = rows.slice(start, start + 500).map((row) => `usage:${row.request_id}`);
+        const found = await db
+          .selectFrom('ledger_entries')
+          .select(['request_id', 'unbilled_tokens'])
+          .select([money('amount_nano').as('amount'), money('unbilled_nano').as('unbilled')])
+          .where('idempotency_key', 'in', keys)
+          .where('kind', '=', 'usage')
+          .execute();
+        for (const line of found) {
+          if (line.request_id === null) continue;
+          lines.set(line.request_id, {
+            amountNano: fromMoneyColumn(line.amount),
+            unbilledTokens: Number(line.unbilled_tokens),
+            unbilledNano: fromMoneyColumn(line.unbilled),
+          });
+        }
+      }
+      return rows.map((row) => ({
+        requestId: row.request_id,
+        accountId: row.account_id,
+        model: row.model,
+        createdAt: Number(row.created_at),
+        inputTokens: Number(row.input_tokens),
+        cacheReadTokens: Number(row.cache_read_tokens),
+        cacheWriteTokens: Number(row.cache_write_tokens),
+        cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
+        outputTokens: Number(row.output_tokens),
+        freeTokens: Number(row.free_tokens),
+        unbilledTokens: Number(row.unbilled_tokens),
+        costNano: fromMoneyColumn(row.cost),
+        unbilledNano: fromMoneyColumn(row.unbilled),
+        serverToolNano: fromMoneyColumn(row.server_tool),
+        ledger: lines.get(row.request_id) ?? null,
+      }));
     },
 
     async deleteRecordedBefore(cutoff, limit): Promise<number> {
