@@ -86,13 +86,16 @@ export function reconcileText(report: ReconcileReport): string {
   const lines = [`Reconcile ${report.from} .. ${report.to} (UTC days; tokens are all kinds together)`, header];
   for (const group of report.groups) lines.push(line(group.day, group.model, group));
   lines.push(line('total', '', report.totals));
-  if (report.flaggedRequests === 0) lines.push('OK: every request adds up (free + billed + unbilled = reported, ledger agrees).');
+  if (report.flaggedRequests === 0)
+    lines.push('OK: every request adds up (free + billed + unbilled = reported, ledger agrees).');
   else {
     lines.push(
       `FLAGGED: ${report.flaggedRequests} request${report.flaggedRequests === 1 ? '' : 's'} do not add up${report.flags.length < report.flaggedRequests ? ` (first ${report.flags.length} listed)` : ''}:`,
     );
     for (const flag of report.flags)
-      lines.push(`  ${flag.requestId}  ${flag.day}  ${flag.model}  account ${flag.accountId}  ${flag.reasons.join(', ')}`);
+      lines.push(
+        `  ${flag.requestId}  ${flag.day}  ${flag.model}  account ${flag.accountId}  ${flag.reasons.join(', ')}`,
+      );
   }
   return lines.join('\n');
 }

@@ -71,7 +71,13 @@ describe.each([
         note: null,
         at: AT,
       });
-      const whole = { ...emptyUsage(), inputTokens: 1_000, cacheReadTokens: 2_000, cacheWriteTokens: 300, outputTokens: 500 };
+      const whole = {
+        ...emptyUsage(),
+        inputTokens: 1_000,
+        cacheReadTokens: 2_000,
+        cacheWriteTokens: 300,
+        outputTokens: 500,
+      };
       // Whole: 3,000 + 2,000 + 1,200 + 7,500 = 13,700 nano.
       await settle(storage, record('r_whole', 'a1', { ...whole, cacheWrite1hTokens: 100 }));
       // Free: 600 of the day's allowance first (all input), the rest billed.
@@ -82,10 +88,14 @@ describe.each([
         record('r_cut', 'a1', { ...emptyUsage(), inputTokens: 10_000, outputTokens: 10_000 }, { unbilledTokens: 7 }),
       );
       // A model the catalog no longer prices, free in whole.
-      await settle(storage, {
-        ...record('r_gone', 'a1', { ...emptyUsage(), inputTokens: 50, outputTokens: 20 }),
-        model: 'retired-model',
-      }, 10_000);
+      await settle(
+        storage,
+        {
+          ...record('r_gone', 'a1', { ...emptyUsage(), inputTokens: 50, outputTokens: 20 }),
+          model: 'retired-model',
+        },
+        10_000,
+      );
 
       const clean = await reconcileLedger(storage.usage, { from: DAY_TEXT, to: DAY_TEXT }, pricesOf);
       expect(clean.flags).toEqual([]);

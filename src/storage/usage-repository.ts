@@ -1,13 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
 import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
-import type {
-  AccountUsageTotals,
-  DailyUsageRow,
-  ReconcileRecord,
-  UsageRecord,
-  UsageRepository,
-} from './types.js';
+import type { AccountUsageTotals, DailyUsageRow, ReconcileRecord, UsageRecord, UsageRepository } from './types.js';
 
 export const MS_PER_DAY = 86_400_000;
 
