@@ -440,9 +440,11 @@ export class BillingService {
    * before this resolves, and is replayed by `replayJournal`; its hold stays renewed until then.
    */
   async settle(input: SettlementInput): Promise<SettlementOutcome> {
-    this.calibrate(input);
+    const localInputTokens = this.calibrationSample(input);
+    if (localInputTokens !== undefined)
+      this.calibration.observe(input.model.id, input.model.family, localInputTokens, totalInputTokens(input.usage));
     const entry: JournalEntry = {
-      usage: this.usageRecord(input),
+      usage: { ...this.usageRecord(input), ...(localInputTokens === undefined ? {} : { localInputTokens }) },
       prices: input.model.prices,
       ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }),
       journaledAt: 0,
@@ -470,12 +472,14 @@ export class BillingService {
     }
   }
 
-  /** Teaches calibration the vendor's count of a prompt the tokenizer counted at admission, for the same model. */
-  private calibrate(input: SettlementInput): void {
+  /**
+   * The tokenizer's count of the prompt when the settlement is a calibration sample: the vendor reported the usage and
+   * admission counted the prompt, for the same model. Kept on the usage record so a starting gateway seeds from it.
+   */
+  private calibrationSample(input: SettlementInput): number | undefined {
     const hold = this.liveHolds.get(input.requestId);
-    if (input.vendorReported !== true || hold?.localInputTokens === undefined || hold.modelId !== input.model.id)
-      return;
-    this.calibration.observe(input.model.id, input.model.family, hold.localInputTokens, totalInputTokens(input.usage));
+    if (input.vendorReported !== true || hold?.modelId !== input.model.id) return undefined;
+    return hold.localInputTokens;
   }
 
   /** The ratio admission multiplies the model's local prompt count by (input-calibration.ts). */

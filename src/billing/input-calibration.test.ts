@@ -47,7 +47,10 @@ describe('input calibration', () => {
     fc.assert(
       fc.property(
         families,
-        fc.array(fc.double({ min: 1, max: 2, noNaN: true }), { minLength: WARM_UP_SAMPLES, maxLength: WARM_UP_SAMPLES }),
+        fc.array(fc.double({ min: 1, max: 2, noNaN: true }), {
+          minLength: WARM_UP_SAMPLES,
+          maxLength: WARM_UP_SAMPLES,
+        }),
         fc.double({ min: 1, max: 2, noNaN: true }),
         (family, ratios, steady) => {
           const local = 10_000;

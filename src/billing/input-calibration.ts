@@ -1,3 +1,5 @@
+import type { CalibrationSample, UsageRepository } from '../storage/types.js';
+
 /**
  * Calibration of the admission estimate (docs/billing.md#calibrated-prompt-estimates). The gateway counts a prompt with
  * OpenAI's tokenizer; Anthropic's and Google's count the same text as 10-30% more tokens, so a hold sized on the local
@@ -17,6 +19,11 @@ export const MAX_RATIO = 2.0;
 export const WARM_UP_SAMPLES = 20;
 export const EWMA_WEIGHT = 0.05;
 export const MIN_SAMPLE_TOKENS = 64;
+/**
+ * How many of the latest usage records a starting gateway reads for samples: one indexed read of at most this many
+ * rows (a few milliseconds), enough for the warm-up and the average of every model in ordinary traffic.
+ */
+export const SEED_SCAN_RECORDS = 5_000;
 
 /**
  * Where each family starts, before its own requests have taught it anything: alpha (Anthropic's tokenizer) counts
@@ -74,9 +81,9 @@ export function calibratedTokens(localTokens: number, ratio: number): number {
 }
 
 /**
- * The ratios of one gateway instance, learned in memory: the local count is not kept on usage records, so there is
- * nothing to seed from at start-up, and each instance starts at the family defaults. Bounded by the catalog: one
- * entry per model that settled a sampled request.
+ * The ratios of one gateway instance, learned in memory from its own settlements after a seed at start-up from the
+ * latest samples kept on usage records (`seedCalibration`). Bounded by the models: one entry per model that settled a
+ * sampled request.
  */
 export class InputCalibration {
   private readonly models = new Map<string, CalibrationState>();
@@ -91,8 +98,28 @@ export class InputCalibration {
     if (after !== before) this.models.set(modelId, after);
   }
 
+  /** Replays samples in the order they were settled (oldest first), as if this instance had settled them. */
+  seed(samples: Iterable<CalibrationSample>): void {
+    for (const sample of samples)
+      this.observe(sample.model, sample.family, sample.localInputTokens, sample.vendorInputTokens);
+  }
+
   /** Every model's state, for the metrics and tests. */
   snapshot(): ReadonlyMap<string, Readonly<CalibrationState>> {
     return this.models;
   }
+}
+
+/**
+ * Seeds the calibration from the samples among the latest usage records, so a restarted or new instance holds as the
+ * others do rather than from the defaults. A store that cannot answer leaves the defaults: calibration only sizes
+ * holds, and each settlement teaches it again.
+ */
+export async function seedCalibration(
+  usage: Pick<UsageRepository, 'calibrationSamples'>,
+  calibration: InputCalibration,
+): Promise<number> {
+  const samples = await usage.calibrationSamples(SEED_SCAN_RECORDS).catch(() => []);
+  calibration.seed(samples);
+  return samples.length;
 }

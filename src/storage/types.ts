@@ -125,6 +125,11 @@ export interface UsageRecord {
   webFetchRequests?: number;
   /** What those searches and fetches cost at the model's prices: a part of `costNano` (absent: nothing). */
   serverToolNano?: bigint;
+  /**
+   * The tokenizer's count of the prompt, kept only when the request teaches calibration (the vendor reported its
+   * usage and admission counted the prompt): a sample of the vendor-to-local ratio for the next start-up.
+   */
+  localInputTokens?: number;
 }
 
 /**
@@ -209,6 +214,15 @@ export interface DailyUsageRow {
   unbilledNano: bigint;
 }
 
+/** One settled request's prompt as the vendor counted it and as the tokenizer did (usage_records.local_input_tokens). */
+export interface CalibrationSample {
+  model: string;
+  family: string;
+  localInputTokens: number;
+  /** Uncached input, cache reads and cache writes: every prompt token the vendor counted. */
+  vendorInputTokens: number;
+}
+
 /** A settled request as the reconcile reads it: its usage record's figures and its ledger usage line. */
 export interface ReconcileRecord {
   requestId: string;
@@ -256,6 +270,11 @@ export interface UsageRepository {
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
   /** The account's usage records of these request ids (those retention has not deleted): what ledger rows describe. */
   findByRequestIds(accountId: string, requestIds: readonly string[]): Promise<UsageRecord[]>;
+  /**
+   * The calibration samples among the `scan` latest usage records (the created_at index, newest first; a bounded read
+   * at start-up whatever the table's size), oldest first: what a starting gateway seeds its prompt calibration with.
+   */
+  calibrationSamples(scan: number): Promise<CalibrationSample[]>;
   /**
    * One page of the reconcile (`tollgate ledger reconcile`): every account's usage records created in
    * [`fromMs`, `toMs`), oldest first after the cursor, each with its ledger usage line (null: none).

@@ -1,7 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
 import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
-import type { AccountUsageTotals, DailyUsageRow, ReconcileRecord, UsageRecord, UsageRepository } from './types.js';
+import type {
+  AccountUsageTotals,
+  CalibrationSample,
+  DailyUsageRow,
+  ReconcileRecord,
+  UsageRecord,
+  UsageRepository,
+} from './types.js';
 
 export const MS_PER_DAY = 86_400_000;
 
@@ -54,6 +61,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
       'free_tokens',
       'route',
       'unbilled_tokens',
+      'local_input_tokens',
     ])
     .select([
       money('cost_nano').as('cost_nano'),
@@ -182,6 +190,40 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
         records.push(...rows.map(toUsageRecord));
       }
       return records;
+    },
+
+    async calibrationSamples(scan): Promise<CalibrationSample[]> {
+      if (!Number.isSafeInteger(scan) || scan <= 0) return [];
+      const rows = await db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('usage_records')
+            .select([
+              'model',
+              'family',
+              'created_at',
+              'request_id',
+              'local_input_tokens',
+              'input_tokens',
+              'cache_read_tokens',
+              'cache_write_tokens',
+            ])
+            .orderBy('created_at', 'desc')
+            .orderBy('request_id', 'desc')
+            .limit(scan)
+            .as('recent'),
+        )
+        .selectAll()
+        .where('local_input_tokens', 'is not', null)
+        .orderBy('created_at')
+        .orderBy('request_id')
+        .execute();
+      return rows.map((row) => ({
+        model: row.model,
+        family: row.family,
+        localInputTokens: Number(row.local_input_tokens),
+        vendorInputTokens: Number(row.input_tokens) + Number(row.cache_read_tokens) + Number(row.cache_write_tokens),
+      }));
     },
 
     async reconcilePage(fromMs, toMs, limit, cursor): Promise<ReconcileRecord[]> {
@@ -339,6 +381,7 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     web_search_requests: usage.webSearchRequests ?? 0,
     web_fetch_requests: usage.webFetchRequests ?? 0,
     server_tool_nano: toMoneyParameter(usage.serverToolNano ?? 0n),
+    local_input_tokens: usage.localInputTokens ?? null,
   };
 }
 
@@ -378,5 +421,8 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     ...(row.route === null || row.route === undefined ? {} : { route: row.route }),
     unbilledTokens: Number(row.unbilled_tokens),
     ...serverToolUseOf(row),
+    ...(row.local_input_tokens === null || row.local_input_tokens === undefined
+      ? {}
+      : { localInputTokens: Number(row.local_input_tokens) }),
   };
 }
