@@ -23,44 +23,46 @@ export function SessionsList() {
   const rows: SessionRow[] = sessions.data.sessions;
   return (
     <>
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Device</th>
-            <th scope="col">IP address</th>
-            <th scope="col">Started</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.id}>
-              <td data-label="Device" title={row.userAgent ?? undefined}>
-                {row.device}
-                {row.current && <span className="muted"> (this session)</span>}
-              </td>
-              <td data-label="IP address">{row.ip ?? '—'}</td>
-              <td data-label="Started">{formatDate(row.createdAt)}</td>
-              <td data-label="Last used">{formatDate(row.lastSeenAt)}</td>
-              <td className="actions">
-                {!row.current && (
-                  <button
-                    type="button"
-                    className="button button-secondary button-small"
-                    aria-label={`End the session on ${row.device}`}
-                    onClick={() => void act(() => identity.endSession(row.id))}
-                  >
-                    End
-                  </button>
-                )}
-              </td>
+      <div className="table-wrap" tabIndex={0} role="region" aria-label="Sessions, scrollable">
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Device</th>
+              <th scope="col">IP address</th>
+              <th scope="col">Started</th>
+              <th scope="col">Last used</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.id}>
+                <td data-label="Device" title={row.userAgent ?? undefined}>
+                  {row.device}
+                  {row.current && <span className="muted"> (this session)</span>}
+                </td>
+                <td data-label="IP address">{row.ip ?? '—'}</td>
+                <td data-label="Started">{formatDate(row.createdAt)}</td>
+                <td data-label="Last used">{formatDate(row.lastSeenAt)}</td>
+                <td className="actions">
+                  {!row.current && (
+                    <button
+                      type="button"
+                      className="button button-secondary button-small"
+                      aria-label={`End the session on ${row.device}`}
+                      onClick={() => void act(() => identity.endSession(row.id))}
+                    >
+                      End
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {rows.length > 1 && (
         <button
           type="button"

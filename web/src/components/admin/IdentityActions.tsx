@@ -24,7 +24,7 @@ export function IdentityActions({
       <button
         type="button"
         className="button button-secondary button-small"
-        aria-label={`Mark the email of ${account.email} verified`}
+        aria-label={`Verify email of ${account.email}`}
         onClick={() =>
           void run(async () => {
             await identity.operatorVerify(account.id);
@@ -38,7 +38,7 @@ export function IdentityActions({
         <button
           type="button"
           className="button button-secondary button-small"
-          aria-label={`Make a password reset link for ${account.email}`}
+          aria-label={`Reset link for ${account.email}`}
           onClick={() =>
             void run(async () => {
               const link = await identity.operatorResetLink(account.id);
