@@ -142,7 +142,8 @@ export class EmailIdentity {
   ): Promise<{ account: AccountRecord; sessionToken: string }> {
     const link = await this.links.check(token, 'reset_password');
     const account = await this.options.accounts.findById(link.accountId);
-    if (account === null || account.disabled) throw new IdentityError(400, 'invalid_link', 'This link is not valid.');
+    if (account === null || account.disabled)
+      throw new IdentityError(400, 'invalid_link', 'This link is not valid.', 'token');
     const violation = passwordRuleViolation(newPassword, account.email, 'newPassword');
     if (violation !== null) throw violation;
     const hash = await hashPassword(newPassword);
@@ -161,7 +162,8 @@ export class EmailIdentity {
   async verifyEmail(token: string): Promise<AccountRecord> {
     const link = await this.links.check(token, 'verify_email');
     const account = await this.options.accounts.findById(link.accountId);
-    if (account === null || account.disabled) throw new IdentityError(400, 'invalid_link', 'This link is not valid.');
+    if (account === null || account.disabled)
+      throw new IdentityError(400, 'invalid_link', 'This link is not valid.', 'token');
     const changing = normalizeEmail(link.email) !== normalizeEmail(account.email);
     if (changing && (await this.options.accounts.findByEmail(link.email)) !== null)
       throw new IdentityError(409, 'email_taken', 'Another account uses this address now: the change cannot be made.');

@@ -224,13 +224,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       expect(mail.to(unknown)).toEqual([]);
 
       const timings: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
-      for (let round = 0; round < 6; round++) {
+      for (let round = 0; round < 10; round++) {
         clock += 16 * MINUTE;
         harness.setClock(clock);
-        for (const [kind, address] of [
+        // Alternating which goes first, so a warm-up or a busy moment does not always fall on the same kind.
+        const pairs = [
           ['known', email],
           ['unknown', unknown],
-        ] as const) {
+        ] as const;
+        for (const [kind, address] of round % 2 === 0 ? pairs : [...pairs].reverse()) {
           const visitor = client();
           await visitor.open();
           const started = performance.now();
@@ -241,7 +243,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       }
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
       // The lookup and the mail happen after the reply: both answers do the same work before it.
-      expect(Math.abs(median(timings.known) - median(timings.unknown))).toBeLessThan(30);
+      const [knownMs, unknownMs] = [median(timings.known), median(timings.unknown)];
+      expect(
+        Math.abs(knownMs - unknownMs),
+        `medians ${knownMs.toFixed(1)} ms and ${unknownMs.toFixed(1)} ms`,
+      ).toBeLessThan(30);
     });
 
     it('rate-limits mail per address, the same for an address with no account', async () => {

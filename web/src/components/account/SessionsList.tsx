@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { identity, type SessionRow } from '../../api/identity';
-import { formatDate } from '../../lib/format';
+import { formatDateTime } from '../../lib/format';
 import { useAsync } from '../../lib/use-async';
 import { ErrorNotice, Loading, Notice } from '../Notice';
 
@@ -44,8 +44,8 @@ export function SessionsList() {
                   {row.current && <span className="muted"> (this session)</span>}
                 </td>
                 <td data-label="IP address">{row.ip ?? '—'}</td>
-                <td data-label="Started">{formatDate(row.createdAt)}</td>
-                <td data-label="Last used">{formatDate(row.lastSeenAt)}</td>
+                <td data-label="Started">{formatDateTime(row.createdAt)}</td>
+                <td data-label="Last used">{formatDateTime(row.lastSeenAt)}</td>
                 <td className="actions">
                   {!row.current && (
                     <button
