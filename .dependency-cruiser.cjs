@@ -20,6 +20,8 @@ const MAY_IMPORT = {
   storage: ['canonical', 'ids'],
   keys: ['canonical', 'ids', 'storage'],
   accounts: ['canonical', 'ids', 'keys', 'storage'],
+  // Mail, verified email, reset links, sessions list and account deletion, over the accounts layer.
+  identity: ['accounts', 'canonical', 'ids', 'keys', 'storage'],
   billing: ['canonical', 'ids', 'keys', 'observability', 'ratelimit', 'storage'],
   catalog: ['canonical', 'billing'],
   // Vendor adapters: canonical in, vendor HTTP out. They know nothing of clients.
@@ -31,6 +33,7 @@ const MAY_IMPORT = {
   // The HTTP surface: hooks, error shapes, account and key APIs, the dashboard.
   http: [
     'accounts',
+    'identity',
     'billing',
     'canonical',
     'catalog',
@@ -43,7 +46,7 @@ const MAY_IMPORT = {
     'ratelimit',
     'storage',
   ],
-  cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'keys', 'storage'],
+  cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'identity', 'keys', 'storage'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.
   simulator: ['canonical', 'streaming', 'wire'],
 };

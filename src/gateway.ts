@@ -18,6 +18,7 @@ import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
 import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
+import { createSmtpMailer } from './identity/mailer.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -142,6 +143,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       settlementJournal,
     );
     const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers, now);
+    const mailer = config.mail === undefined ? undefined : createSmtpMailer(config.mail.smtpUrl, config.mail.from);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -208,6 +210,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         providers,
         tierUpgrades,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
+        mailer,
       }),
       trustProxy: config.trustProxy,
       metrics,
@@ -283,6 +286,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         outages.stop();
         await openLimiter.close();
         await openProviders.close();
+        mailer?.close();
         await openSimulator?.close();
         await storage.close();
       },

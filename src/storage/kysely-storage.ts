@@ -3,6 +3,7 @@ import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
+import { createIdentityRepository } from './identity-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
 import type { Storage } from './types.js';
@@ -28,6 +29,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     billing: createBillingRepository(db, parts.dialect),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
+    identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
     responses: createStoredResponseRepository(db),
     tierUpgrades: createTierRepository(db, parts.dialect),
     migrate: parts.migrate,

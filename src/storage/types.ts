@@ -300,6 +300,8 @@ export interface Storage {
   readonly billing: BillingRepository;
   readonly sessions: SessionRepository;
   readonly loginFailures: LoginFailureRepository;
+  /** Verified email, single-use links, the sessions list and account deletion (0013-identity-mail). */
+  readonly identity: import('./identity-types.js').IdentityRepository;
   /** Stored Responses of `POST /v1/responses`. */
   readonly responses: StoredResponseRepository;
   /** Self-serve tier upgrades: what an account's tier is made of, purchases and renewals (0008-tier-upgrades). */

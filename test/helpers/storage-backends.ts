@@ -28,6 +28,7 @@ export const ALL_MIGRATIONS = [
   '0010-server-tool-usage',
   '0011-unbilled-usage',
   '0012-local-input-tokens',
+  '0013-identity-mail',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

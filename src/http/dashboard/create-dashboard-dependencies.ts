@@ -6,6 +6,10 @@ import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { Config } from '../../config/load-config.js';
+import { AccountDeletion } from '../../identity/account-deletion.js';
+import { AccountSessions } from '../../identity/account-sessions.js';
+import { EmailIdentity } from '../../identity/email-identity.js';
+import type { Mailer } from '../../identity/mailer.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
 import type { ProviderRegistry } from '../../providers/registry.js';
@@ -17,7 +21,12 @@ export function createDashboardDependencies(input: {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
-  config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp'>;
+  config: Pick<
+    Config,
+    'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp' | 'requireVerifiedEmail'
+  >;
+  /** The SMTP mailer when SMTP_URL is set. */
+  mailer?: Mailer | undefined;
   now: () => number;
   /** The gateway's own (it also renews periods); made from storage and config when absent. */
   tierUpgrades?: TierUpgrades;
@@ -28,11 +37,24 @@ export function createDashboardDependencies(input: {
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
+  const sessions = new SessionService(storage.sessions, now);
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     keys: input.keys,
-    sessions: new SessionService(storage.sessions, now),
+    sessions,
+    emailIdentity: new EmailIdentity({
+      accounts: storage.accounts,
+      identity: storage.identity,
+      sessions,
+      throttleRows: storage.loginFailures,
+      mailer: input.mailer,
+      publicBaseUrl: config.publicBaseUrl,
+      requireVerifiedEmail: config.requireVerifiedEmail,
+      now,
+    }),
+    accountSessions: new AccountSessions(storage.identity, sessions),
+    accountDeletion: new AccountDeletion(storage.identity, now),
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,

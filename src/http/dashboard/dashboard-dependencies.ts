@@ -5,6 +5,9 @@ import type { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { TierUpgrades } from '../../billing/tier-upgrades.js';
+import type { AccountDeletion } from '../../identity/account-deletion.js';
+import type { AccountSessions } from '../../identity/account-sessions.js';
+import type { EmailIdentity } from '../../identity/email-identity.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
@@ -27,6 +30,10 @@ export interface DashboardDependencies {
   sessions: SessionService;
   loginThrottle: LoginThrottle;
   registrationThrottle: RegistrationThrottle;
+  /** Verified email, reset links, email change (src/identity). */
+  emailIdentity: EmailIdentity;
+  accountSessions: AccountSessions;
+  accountDeletion: AccountDeletion;
   billing: BillingRepository;
   usage: UsageRepository;
   tiers: Tiers;

@@ -11,6 +11,7 @@ import * as cacheWrite1h from './0009-cache-write-1h.js';
 import * as serverToolUsage from './0010-server-tool-usage.js';
 import * as unbilledUsage from './0011-unbilled-usage.js';
 import * as localInputTokens from './0012-local-input-tokens.js';
+import * as identityMail from './0013-identity-mail.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -30,4 +31,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0010-server-tool-usage': serverToolUsage,
   '0011-unbilled-usage': unbilledUsage,
   '0012-local-input-tokens': localInputTokens,
+  '0013-identity-mail': identityMail,
 };

@@ -6,6 +6,9 @@ import { Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { formatDate } from '../lib/format';
 import { useSession } from '../lib/session';
+import { DeleteAccount } from '../components/account/DeleteAccount';
+import { EmailChangeForm } from '../components/account/EmailChangeForm';
+import { SessionsList } from '../components/account/SessionsList';
 import { PASSWORD_RULES } from './AuthForm';
 
 function ChangePasswordForm() {
@@ -102,6 +105,18 @@ export function SettingsPage() {
       <section className="card section" aria-labelledby="password-heading">
         <h2 id="password-heading">Change password</h2>
         <ChangePasswordForm />
+      </section>
+      <section className="card section" aria-labelledby="email-heading">
+        <h2 id="email-heading">Change email</h2>
+        <EmailChangeForm />
+      </section>
+      <section className="card section" aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading">Sessions</h2>
+        <SessionsList />
+      </section>
+      <section className="card section" aria-labelledby="delete-heading">
+        <h2 id="delete-heading">Delete account</h2>
+        <DeleteAccount />
       </section>
     </>
   );
