@@ -4,6 +4,7 @@ import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
+import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { Config } from '../../config/load-config.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
@@ -16,6 +17,7 @@ export function createDashboardDependencies(input: {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
+  catalog: ModelCatalog;
   config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp'>;
   now: () => number;
   /** The gateway's own (it also renews periods); made from storage and config when absent. */
@@ -34,6 +36,7 @@ export function createDashboardDependencies(input: {
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
     usage: storage.usage,
+    catalog: input.catalog,
     tiers: config.tiers,
     tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),
     freeTokensPerDay: config.freeTokensPerDay,

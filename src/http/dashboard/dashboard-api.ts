@@ -8,6 +8,7 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound, sendDashboardError } from './dashboard-error.js';
 import { createDashboardSessionHook } from './dashboard-session.js';
 import { registerKeysRoutes } from './keys-routes.js';
+import { registerModelsRoutes } from './models-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
@@ -35,6 +36,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerAuthRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerKeysRoutes(api, deps);
+  registerModelsRoutes(api, deps);
   registerUsageRoutes(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);

@@ -6,6 +6,7 @@ import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
+import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
 import type { AccountRepository, UsageRepository } from '../../storage/types.js';
 
@@ -28,6 +29,8 @@ export interface DashboardDependencies {
   registrationThrottle: RegistrationThrottle;
   billing: BillingRepository;
   usage: UsageRepository;
+  /** The public models: the Models page's prices and capabilities. */
+  catalog: ModelCatalog;
   tiers: Tiers;
   /** Self-serve upgrades; also recomputes the tier after top-ups and redeemed codes. */
   tierUpgrades: TierUpgrades;

@@ -6,6 +6,7 @@ import type {
   Billing,
   KeyLimitsInput,
   LedgerEntry,
+  ModelInfo,
   Overview,
   TierStatus,
   UpstreamCredential,
@@ -27,6 +28,8 @@ export const auth = {
 };
 
 export const overview = () => api<Overview>('GET', '/api/overview');
+
+export const models = () => api<{ models: ModelInfo[] }>('GET', '/api/models');
 
 export const keys = {
   list: () => api<{ keys: ApiKey[] }>('GET', '/api/keys'),

@@ -12,6 +12,7 @@ interface NavItem {
 export const NAV_ITEMS: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/keys', label: 'API keys' },
+  { href: '/models', label: 'Models' },
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
   { href: '/settings', label: 'Settings' },
