@@ -182,7 +182,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     const row = page.getByRole('row', { name: /e2e backend/ });
     await row.waitFor();
     expect(await row.textContent()).toContain(secret.slice(-4));
-    expect(await row.textContent()).toContain('active');
+    expect(await row.textContent()).toContain('Active');
     // The list shows only the hint: the full key is nowhere on the page any more.
     expect(await page.content()).not.toContain(secret);
 
@@ -220,11 +220,13 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await openNav(page, 'Overview');
     await page.getByRole('tab', { name: 'curl' }).click();
     const snippet = (await page.getByRole('tabpanel').textContent()) ?? '';
-    expect(snippet).toContain('export TOLLGATE_API_KEY="sk-tg-…"');
-    // What a user does: paste it, with their key in place of the placeholder.
-    const pasted = snippet.replace('sk-tg-…', secret);
+    // It reads the key the user exported and never assigns one (a placeholder there would overwrite it).
+    expect(snippet).not.toContain('export TOLLGATE_API_KEY=');
+    expect(snippet).toContain('$TOLLGATE_API_KEY');
+    // What a user does: paste it as it is, in a shell where their key is exported.
+    const env = { PATH: process.env.PATH ?? '', TOLLGATE_API_KEY: secret };
     const output = await new Promise<string>((resolve, reject) =>
-      execFile('bash', ['-e', '-c', pasted], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
+      execFile('bash', ['-e', '-c', snippet], { env }, (error, stdout, stderr) =>
         error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
       ),
     );

@@ -73,3 +73,12 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
       .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.slice(0, 5).map((node) => node.target.join(' ')) }));
   })()`);
 }
+
+/** axe-core's violations of any impact (minor and moderate too) of the page as it is now. */
+export async function allAxeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate<boolean>('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
+  return page.evaluate<AxeViolation[]>(`(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.slice(0, 5).map((node) => node.target.join(' ')) }));
+  })()`);
+}

@@ -10,6 +10,7 @@ import { createDashboardSessionHook } from './dashboard-session.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
+import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
@@ -35,6 +36,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
 
   registerAuthRoutes(api, deps);
   registerOverviewRoutes(api, deps);
+  registerStandingRoutes(api, deps);
   registerKeysRoutes(api, deps);
   registerModelsRoutes(api, deps);
   registerUsageRoutes(api, deps);

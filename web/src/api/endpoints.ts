@@ -8,6 +8,7 @@ import type {
   LedgerEntry,
   ModelInfo,
   Overview,
+  Standing,
   TierStatus,
   UpstreamCredential,
   UsageDaily,
@@ -28,6 +29,8 @@ export const auth = {
 };
 
 export const overview = () => api<Overview>('GET', '/api/overview');
+
+export const standing = () => api<Standing>('GET', '/api/standing');
 
 export const models = () => api<{ models: ModelInfo[] }>('GET', '/api/models');
 

@@ -249,3 +249,8 @@ export interface ModelInfo {
   };
   capabilities: { tools: boolean; images: boolean; reasoning: boolean; structuredOutput: boolean };
 }
+
+/** `GET /api/standing`: why the API refuses this account's requests right now, if it does. */
+export interface Standing {
+  refusing: { reason: 'no_credit'; freeTokensReturnAt: number | null } | null;
+}

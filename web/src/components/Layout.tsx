@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { auth } from '../api/endpoints';
 import { useSession } from '../lib/session';
 import { Link } from './Link';
+import { RefusalBanner } from './RefusalBanner';
 
 interface NavItem {
   href: string;
@@ -77,7 +78,9 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </nav>
         <div className="sidebar-footer">
           <p className="sidebar-email" title={account.email}>
-            {account.email}
+            {/* A long address breaks before its "@", not in the middle of a word. */}
+            {account.email.split('@')[0]}
+            <wbr />@{account.email.split('@').slice(1).join('@')}
           </p>
           <p className="muted small">
             {account.role === 'admin' ? 'Operator · ' : ''}
@@ -89,6 +92,7 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </div>
       </aside>
       <main className="content" id="content">
+        <RefusalBanner path={path} />
         {children}
       </main>
     </div>

@@ -5,7 +5,7 @@ import { formatUsd } from '../lib/money';
 import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
 import { Pager } from './Pager';
-import { StatusBadge } from './StatusBadge';
+import { RequestStatus } from './RequestStatus';
 
 const PAGE_SIZE = 25;
 
@@ -75,10 +75,7 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
                     {formatLatency(request.latencyMs)}
                   </td>
                   <td data-label="Status">
-                    <StatusBadge
-                      status={String(request.status) === 'ok' ? 'ok' : 'error'}
-                      label={String(request.status)}
-                    />
+                    <RequestStatus status={String(request.status)} />
                   </td>
                 </tr>
               ))}

@@ -1,6 +1,7 @@
 import { usage } from '../api/endpoints';
 import { formatCount, formatDateTime, formatLatency } from '../lib/format';
 import { formatUsd } from '../lib/money';
+import { statusWords } from '../lib/request-status';
 import { useAsync } from '../lib/use-async';
 import { ErrorNotice, Loading } from './Notice';
 
@@ -40,7 +41,9 @@ export function RequestDetails({ requestId }: { requestId: string }) {
           <dt>Latency</dt>
           <dd>{formatLatency(request.latencyMs)}</dd>
           <dt>Status</dt>
-          <dd>{String(request.status)}</dd>
+          <dd>
+            {statusWords(String(request.status)).label}: {statusWords(String(request.status)).detail}
+          </dd>
         </dl>
       )}
     </section>
