@@ -9,7 +9,7 @@ import { createKey, logIn as logInAt, openNav, screenshot } from '../helpers/das
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { overflowProblems, seriousAxeViolations } from '../helpers/page-checks.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
-import { formatUsd as shownUsd, fromNano, toNano } from '../../web/src/lib/money.js';
+import { formatUsdCents, formatUsd as shownUsd, fromNano, toNano } from '../../web/src/lib/money.js';
 
 /**
  * The dashboard in real Chromium against a real gateway (simulator upstream): register → create a key → the
@@ -35,8 +35,10 @@ const email = `dash-${Date.now()}@example.com`;
 let secret = '';
 let password = PASSWORD;
 let rotatedSecret = '';
-/** The user's balance as the billing page showed it after paid usage ("$4.98"). */
+/** The user's balance as the billing page showed it after paid usage, to the cent ("$4.99"). */
 let userBalance = '';
+/** The same balance exactly, as the ledger and the card's hover show it ("$4.98984"). */
+let userBalanceExact = '';
 const adminEmail = `operator-${Date.now()}@example.com`;
 
 /** What `inspect` found on every page state; the last test of the suite requires it empty. */
@@ -411,10 +413,13 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
         shownNano(after!),
       );
     }
+    // The balance card is a summary: to the cent, the ledger's exact running balance on hover.
     const balance = (await page.getByTestId('balance').textContent()) ?? '';
     userBalance = balance;
-    expect(shownNano(balance)).toBeLessThan(parseUsd('5'));
-    expect(balance).toBe(cells[0]!.slice(-1)[0]);
+    userBalanceExact = cells[0]!.slice(-1)[0]!;
+    expect(shownNano(userBalanceExact)).toBeLessThan(parseUsd('5'));
+    expect(balance).toBe(formatUsdCents(fromNano(shownNano(userBalanceExact))));
+    expect(await page.getByTestId('balance').getAttribute('title')).toBe(`Exactly ${userBalanceExact}`);
     await inspect(page, 'desktop-billing');
 
     await usageRow.getByRole('link', { name: 'request details' }).click();
@@ -488,6 +493,8 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await tierRow.waitFor();
     expect(await tierRow.textContent()).toContain('-$2.00');
     userBalance = (await page.getByTestId('balance').textContent()) ?? '';
+    userBalanceExact =
+      (await page.getByTestId('balance').getAttribute('title'))?.replace('Exactly ', '') ?? userBalance;
   });
 
   it('shows the overview with balance, allowance, tiers and quick-start snippets filled with the base URL', async () => {
@@ -553,10 +560,10 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await credit.getByLabel('Amount (USD)').fill('2.50');
     await credit.getByLabel(/Note/).fill('e2e goodwill');
     await credit.getByRole('button', { name: 'Credit account' }).click();
-    // Figures are exact on screen: the shown balance plus $2.50 is the new shown balance.
-    const expected = shownUsd(fromNano(shownNano(userBalance) + parseUsd('2.5')));
-    await page.getByText(`Credited $2.50 to ${email}; balance now ${expected}.`).waitFor();
-    await userRow.getByText(expected).waitFor();
+    // The message is exact (the balance plus $2.50); the list, a summary, shows it to the cent.
+    const newBalance = fromNano(shownNano(userBalanceExact) + parseUsd('2.5'));
+    await page.getByText(`Credited $2.50 to ${email}; balance now ${shownUsd(newBalance)}.`).waitFor();
+    await userRow.getByText(formatUsdCents(newBalance)).waitFor();
 
     await userRow.getByLabel(`Tier of ${email}`).selectOption('pro');
     await page.getByText(`${email} is now on the pro tier.`).waitFor();

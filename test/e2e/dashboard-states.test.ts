@@ -6,9 +6,10 @@ import { parseUsd } from '../../src/billing/money.js';
 import { DESKTOP_VIEWPORT, launchChromium, PHONE_VIEWPORT, type BrowserSession } from '../helpers/chromium-browser.js';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { logIn, openNav, screenshot } from '../helpers/dashboard-pages.js';
-import { allAxeViolations, overflowProblems } from '../helpers/page-checks.js';
+import { allAxeViolations, brokenWords, overflowProblems } from '../helpers/page-checks.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
+import { formatUsd as exactUsd, fromNano } from '../../web/src/lib/money.js';
 
 /**
  * The dashboard says what the API does before the user has to ask, in real Chromium against the built gateway:
@@ -31,6 +32,7 @@ const problems: string[] = [];
 async function inspect(target: Page, name: string): Promise<void> {
   await screenshot(target, name);
   for (const problem of await overflowProblems(target)) problems.push(`${name}: overflow: ${problem}`);
+  for (const word of await brokenWords(target)) problems.push(`${name}: word broken mid-way: ${word}`);
   for (const violation of await allAxeViolations(target))
     problems.push(
       `${name}: axe ${violation.impact} ${violation.id} (${violation.help}): ${violation.targets.join(' | ')}`,
@@ -207,13 +209,37 @@ describe('dashboard states in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'states-keys-limit-reached');
   });
 
+  it('shows money to the cent in summaries and exactly in the ledger', async () => {
+    await openNav(page, 'Billing');
+    const balance = page.getByTestId('balance');
+    await balance.waitFor();
+    const shown = (await balance.textContent()) ?? '';
+    expect(shown).toMatch(/^\$\d+\.\d{2}$/);
+    const exact = (await gateway.gateway.storage.billing.balance(accountId))!.balanceNano;
+    // Rounded half away from zero to the cent; the exact figure on hover.
+    const cents = (exact + 5_000_000n) / 10_000_000n;
+    expect(shown).toBe(`$${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`);
+    expect(exact % 10_000_000n).not.toBe(0n);
+    expect(await balance.getAttribute('title')).toBe(`Exactly ${exactUsd(fromNano(exact))}`);
+    // The ledger keeps every digit: its last balance is the exact one.
+    const ledger = page.getByRole('table', { name: /ledger/i });
+    await ledger.waitFor();
+    expect(await ledger.textContent()).toContain(exactUsd(fromNano(exact)));
+    await inspect(page, 'states-billing');
+    await openNav(page, 'Overview');
+    await page.getByRole('region', { name: 'Balance', exact: true }).getByText(shown, { exact: true }).waitFor();
+    await inspect(page, 'states-overview');
+  });
+
   it('fits a phone screen', async () => {
     const phone = await launchChromium(PHONE_VIEWPORT);
     try {
       const mobile = await phone.context.newPage();
       await logIn(mobile, gateway.gateway.url, email, PASSWORD);
       for (const [label, name] of [
+        ['Overview', 'phone-states-overview'],
         ['Models', 'phone-states-models'],
+        ['Billing', 'phone-states-billing'],
         ['API keys', 'phone-states-keys'],
         ['Usage', 'phone-states-usage'],
       ] as const) {

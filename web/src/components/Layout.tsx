@@ -78,9 +78,10 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </nav>
         <div className="sidebar-footer">
           <p className="sidebar-email" title={account.email}>
-            {/* A long address breaks before its "@", not in the middle of a word. */}
-            {account.email.split('@')[0]}
-            <wbr />@{account.email.split('@').slice(1).join('@')}
+            {/* A long address breaks before its "@" rather than at a hyphen or mid-word. */}
+            <span className="unbroken">{account.email.split('@')[0]}</span>
+            <wbr />
+            <span className="unbroken">@{account.email.split('@').slice(1).join('@')}</span>
           </p>
           <p className="muted small">
             {account.role === 'admin' ? 'Operator · ' : ''}

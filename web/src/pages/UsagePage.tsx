@@ -6,11 +6,12 @@ import { PageHeader } from '../components/PageHeader';
 import { RecentRequests } from '../components/RecentRequests';
 import { RequestDetails } from '../components/RequestDetails';
 import { SegmentedControl } from '../components/SegmentedControl';
+import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { UsageChart } from '../components/UsageChart';
 import { KeyBreakdown, ModelBreakdown } from '../components/UsageTables';
 import { formatCount } from '../lib/format';
-import { formatUsd, sumUsd } from '../lib/money';
+import { sumUsd } from '../lib/money';
 import { useAsync } from '../lib/use-async';
 
 const RANGES: { value: UsageRange; label: string }[] = [
@@ -106,7 +107,7 @@ export function UsagePage() {
       {data !== undefined && totals !== undefined && (
         <>
           <div className="stat-grid stat-grid-3">
-            <StatCard label={`Spend, last ${range} days`} value={formatUsd(totals.cost)} />
+            <StatCard label={`Spend, last ${range} days`} value={<CentsAmount usd={totals.cost} />} />
             <StatCard label="Requests" value={formatCount(totals.requests)} />
             <StatCard label="Tokens" value={formatCount(totals.tokens)} />
           </div>
