@@ -515,7 +515,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('main').textContent()).not.toMatch(/tollgate |npm run|STRIPE_|--email/);
     await inspect(page, 'desktop-overview');
     // The sparkline draws today's spend from the real records.
-    await page.locator('.sparkline .recharts-area').waitFor();
+    await page.locator('.sparkline .recharts-bar-rectangle').first().waitFor();
     // The dark variant (prefers-color-scheme) of the same page, for a person to look at.
     await page.emulateMedia({ colorScheme: 'dark' });
     await inspect(page, 'desktop-overview-dark');
@@ -655,7 +655,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       // The sidebar is folded away behind the menu button.
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
       // The chart library loads lazily: wait for the sparkline so the screenshot shows it.
-      await mobile.locator('.sparkline .recharts-area').waitFor();
+      await mobile.locator('.sparkline .recharts-bar-rectangle').first().waitFor();
       await inspect(mobile, 'phone-overview');
       await mobile.getByRole('button', { name: 'Menu' }).click();
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);

@@ -231,6 +231,39 @@ describe('dashboard states in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'states-overview');
   });
 
+  it('keeps the usage view in the URL, ignores hand-edited values, and times to the second', async () => {
+    await openNav(page, 'Usage');
+    await page.getByLabel('Model', { exact: true }).selectOption('beta-5.4');
+    await page.getByRole('radio', { name: '7 days' }).click();
+    await page.waitForURL(/model=beta-5\.4/);
+    expect(new URL(page.url()).searchParams.get('range')).toBe('7');
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
+    const requests = page.getByRole('table', { name: 'Recent requests' });
+    await requests.waitFor();
+    expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('beta-5.4');
+    expect(await page.getByRole('radio', { name: '7 days' }).getAttribute('aria-checked')).toBe('true');
+    expect(await requests.textContent()).not.toContain('alpha-sonnet-5');
+    // Local time to the second, UTC on hover.
+    const time = requests.locator('time').first();
+    expect(await time.textContent()).toMatch(/\d{1,2}:\d{2}:\d{2} [AP]M UTC$/);
+    expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+
+    await page.goto(`${gateway.gateway.url}/usage?range=999&model=no-such-model&key=nope`);
+    await page.getByText('has no usage in this range: showing all instead').waitFor();
+    expect(await page.getByRole('radio', { name: '30 days' }).getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('');
+    await page.getByRole('table', { name: 'Recent requests' }).getByText('alpha-sonnet-5').first().waitFor();
+    await inspect(page, 'states-usage-hand-edited-url');
+
+    // The Overview's spend chart draws the one day with spend, nothing before it.
+    await openNav(page, 'Overview');
+    const bars = page.locator('.sparkline .recharts-bar-rectangle path');
+    await bars.first().waitFor();
+    expect(await bars.count()).toBe(1);
+    expect(await page.locator('.sparkline .recharts-yAxis .recharts-cartesian-axis-tick').count()).toBeGreaterThan(1);
+  });
+
   it('fits a phone screen', async () => {
     const phone = await launchChromium(PHONE_VIEWPORT);
     try {

@@ -1,8 +1,9 @@
 import { usage } from '../api/endpoints';
-import { formatCount, formatDateTime, formatLatency } from '../lib/format';
+import { formatCount, formatLatency } from '../lib/format';
 import { formatUsd } from '../lib/money';
 import { statusWords } from '../lib/request-status';
 import { useAsync } from '../lib/use-async';
+import { DateTime } from './DateTime';
 import { ErrorNotice, Loading } from './Notice';
 
 /** One request, opened from its ledger row: what it used and what it cost. */
@@ -17,7 +18,9 @@ export function RequestDetails({ requestId }: { requestId: string }) {
       {request !== undefined && (
         <dl className="details">
           <dt>Time</dt>
-          <dd>{formatDateTime(request.createdAt)}</dd>
+          <dd>
+            <DateTime epochMs={request.createdAt} />
+          </dd>
           <dt>Model</dt>
           <dd>
             {request.model}
