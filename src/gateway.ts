@@ -205,6 +205,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         storage,
         accounts,
         keys,
+
+        catalog,
         config,
         now,
         providers,

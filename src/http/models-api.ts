@@ -4,6 +4,7 @@ import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelAllowed } from '../keys/key-permissions.js';
 import { findGeminiModel, listGeminiModels, presentGeminiModel } from '../protocols/gemini-generate/gemini-models.js';
 import { allowedModels } from '../protocols/shared/allowed-models.js';
+import { capabilitiesOf, pricingOf } from '../protocols/shared/model-facts.js';
 import { isGoogleClient } from './request-context.js';
 
 /** Stable `created` stamp: the catalog has no release dates, and clients only sort or display it. */
@@ -61,6 +62,59 @@ function presentOpenAIModel(model: CatalogModel) {
     description: model.description,
     context_window: model.contextWindow,
     max_output_tokens: model.maxOutputTokens,
+    // Extra fields beside OpenAI's four: its SDKs keep unknown fields, so `models.list()` still parses.
+    pricing: { currency: 'USD', unit: 'per_million_tokens', ...pricingOf(model) },
+    capabilities: capabilitiesOf(model),
+  };
+}
+
+const SUPPORTED = { supported: true } as const;
+const UNSUPPORTED = { supported: false } as const;
+
+function support(supported: boolean): { supported: boolean } {
+  return supported ? SUPPORTED : UNSUPPORTED;
+}
+
+/**
+ * Anthropic's `ModelCapabilities`, every field the newest SDK declares, as this gateway serves the model through
+ * `/v1/messages` (docs/protocols/anthropic-messages.md): server tools and PDFs relayed to alpha models; web search
+ * translated for beta and gamma; batches, code execution and context management not offered.
+ */
+function anthropicCapabilities(model: CatalogModel) {
+  const flags = capabilitiesOf(model);
+  const alpha = model.family === 'alpha';
+  const webSearch = model.family !== 'delta';
+  return {
+    batch: UNSUPPORTED,
+    citations: support(webSearch),
+    code_execution: support(alpha),
+    context_management: {
+      supported: false,
+      clear_thinking_20251015: null,
+      clear_tool_uses_20250919: null,
+      compact_20260112: null,
+    },
+    effort: {
+      supported: flags.reasoning,
+      low: support(flags.reasoning),
+      medium: support(flags.reasoning),
+      high: support(flags.reasoning),
+      max: support(flags.reasoning),
+      xhigh: null,
+    },
+    image_input: support(flags.images),
+    pdf_input: support(model.family === 'alpha' || model.family === 'beta' || model.family === 'gamma'),
+    server_tools: { supported: webSearch, code_execution: support(alpha), web_search: support(webSearch) },
+    structured_outputs: support(flags.structured_output),
+    thinking: {
+      supported: flags.reasoning,
+      types: {
+        adaptive: support(alpha),
+        between_tools: support(alpha),
+        disabled: SUPPORTED,
+        enabled: support(flags.reasoning),
+      },
+    },
   };
 }
 
@@ -73,7 +127,7 @@ function presentAnthropicModel(model: CatalogModel) {
     created_at: new Date(CATALOG_CREATED * 1000).toISOString(),
     max_input_tokens: model.contextWindow,
     max_tokens: model.maxOutputTokens,
-    capabilities: null,
+    capabilities: anthropicCapabilities(model),
     lifecycle: 'active',
     line: null,
     deprecated_at: null,

@@ -70,7 +70,11 @@ function pathOf(request: FastifyRequest): string | null {
   }
 }
 
-/** The SPA's pages (web/src/App.tsx), with or without a trailing slash: index.html for any client. */
+/**
+ * The SPA's pages (web/src/App.tsx), with or without a trailing slash: index.html for any client. The Models page
+ * (`/models`) is left out on purpose: a browser asks for HTML and gets it anyway, while an SDK pointed at the
+ * gateway without `/v1` must still get the JSON 404 below.
+ */
 const PAGE_PATHS: ReadonlySet<string> = new Set([
   '',
   'keys',

@@ -174,7 +174,7 @@ describe('a prompt over the window the gateway serves', () => {
     expect((listed as unknown as { context_window: number }).context_window).toBe(WINDOW);
     const info = await anthropic.models.retrieve('beta-5.4');
     expect(info.max_input_tokens).toBe(WINDOW);
-    expect(info).toMatchObject({ type: 'model', lifecycle: 'active', capabilities: null, retires_at: null });
+    expect(info).toMatchObject({ type: 'model', lifecycle: 'active', retires_at: null });
     const google = await fetch(`${harness.gateway.url}/v1beta/models/gamma-2.5-pro`, {
       headers: { 'x-goog-api-key': key },
     });

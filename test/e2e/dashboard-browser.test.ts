@@ -9,7 +9,7 @@ import { createKey, logIn as logInAt, openNav, screenshot } from '../helpers/das
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { overflowProblems, seriousAxeViolations } from '../helpers/page-checks.js';
 import { ensureWebBuild } from '../helpers/web-build.js';
-import { formatUsd as shownUsd, fromNano, toNano } from '../../web/src/lib/money.js';
+import { formatUsdCents, formatUsd as shownUsd, fromNano, toNano } from '../../web/src/lib/money.js';
 
 /**
  * The dashboard in real Chromium against a real gateway (simulator upstream): register → create a key → the
@@ -35,8 +35,10 @@ const email = `dash-${Date.now()}@example.com`;
 let secret = '';
 let password = PASSWORD;
 let rotatedSecret = '';
-/** The user's balance as the billing page showed it after paid usage ("$4.98"). */
+/** The user's balance as the billing page showed it after paid usage, to the cent ("$4.99"). */
 let userBalance = '';
+/** The same balance exactly, as the ledger and the card's hover show it ("$4.98984"). */
+let userBalanceExact = '';
 const adminEmail = `operator-${Date.now()}@example.com`;
 
 /** What `inspect` found on every page state; the last test of the suite requires it empty. */
@@ -182,7 +184,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     const row = page.getByRole('row', { name: /e2e backend/ });
     await row.waitFor();
     expect(await row.textContent()).toContain(secret.slice(-4));
-    expect(await row.textContent()).toContain('active');
+    expect(await row.textContent()).toContain('Active');
     // The list shows only the hint: the full key is nowhere on the page any more.
     expect(await page.content()).not.toContain(secret);
 
@@ -220,11 +222,13 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await openNav(page, 'Overview');
     await page.getByRole('tab', { name: 'curl' }).click();
     const snippet = (await page.getByRole('tabpanel').textContent()) ?? '';
-    expect(snippet).toContain('export TOLLGATE_API_KEY="sk-tg-…"');
-    // What a user does: paste it, with their key in place of the placeholder.
-    const pasted = snippet.replace('sk-tg-…', secret);
+    // It reads the key the user exported and never assigns one (a placeholder there would overwrite it).
+    expect(snippet).not.toContain('export TOLLGATE_API_KEY=');
+    expect(snippet).toContain('$TOLLGATE_API_KEY');
+    // What a user does: paste it as it is, in a shell where their key is exported.
+    const env = { PATH: process.env.PATH ?? '', TOLLGATE_API_KEY: secret };
     const output = await new Promise<string>((resolve, reject) =>
-      execFile('bash', ['-e', '-c', pasted], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
+      execFile('bash', ['-e', '-c', snippet], { env }, (error, stdout, stderr) =>
         error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
       ),
     );
@@ -409,10 +413,13 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
         shownNano(after!),
       );
     }
+    // The balance card is a summary: to the cent, the ledger's exact running balance on hover.
     const balance = (await page.getByTestId('balance').textContent()) ?? '';
     userBalance = balance;
-    expect(shownNano(balance)).toBeLessThan(parseUsd('5'));
-    expect(balance).toBe(cells[0]!.slice(-1)[0]);
+    userBalanceExact = cells[0]!.slice(-1)[0]!;
+    expect(shownNano(userBalanceExact)).toBeLessThan(parseUsd('5'));
+    expect(balance).toBe(formatUsdCents(fromNano(shownNano(userBalanceExact))));
+    expect(await page.getByTestId('balance').getAttribute('title')).toBe(`Exactly ${userBalanceExact}`);
     await inspect(page, 'desktop-billing');
 
     await usageRow.getByRole('link', { name: 'request details' }).click();
@@ -486,6 +493,8 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await tierRow.waitFor();
     expect(await tierRow.textContent()).toContain('-$2.00');
     userBalance = (await page.getByTestId('balance').textContent()) ?? '';
+    userBalanceExact =
+      (await page.getByTestId('balance').getAttribute('title'))?.replace('Exactly ', '') ?? userBalance;
   });
 
   it('shows the overview with balance, allowance, tiers and quick-start snippets filled with the base URL', async () => {
@@ -506,7 +515,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('main').textContent()).not.toMatch(/tollgate |npm run|STRIPE_|--email/);
     await inspect(page, 'desktop-overview');
     // The sparkline draws today's spend from the real records.
-    await page.locator('.sparkline .recharts-area').waitFor();
+    await page.locator('.sparkline .recharts-bar-rectangle').first().waitFor();
     // The dark variant (prefers-color-scheme) of the same page, for a person to look at.
     await page.emulateMedia({ colorScheme: 'dark' });
     await inspect(page, 'desktop-overview-dark');
@@ -551,10 +560,10 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await credit.getByLabel('Amount (USD)').fill('2.50');
     await credit.getByLabel(/Note/).fill('e2e goodwill');
     await credit.getByRole('button', { name: 'Credit account' }).click();
-    // Figures are exact on screen: the shown balance plus $2.50 is the new shown balance.
-    const expected = shownUsd(fromNano(shownNano(userBalance) + parseUsd('2.5')));
-    await page.getByText(`Credited $2.50 to ${email}; balance now ${expected}.`).waitFor();
-    await userRow.getByText(expected).waitFor();
+    // The message is exact (the balance plus $2.50); the list, a summary, shows it to the cent.
+    const newBalance = fromNano(shownNano(userBalanceExact) + parseUsd('2.5'));
+    await page.getByText(`Credited $2.50 to ${email}; balance now ${shownUsd(newBalance)}.`).waitFor();
+    await userRow.getByText(formatUsdCents(newBalance)).waitFor();
 
     await userRow.getByLabel(`Tier of ${email}`).selectOption('pro');
     await page.getByText(`${email} is now on the pro tier.`).waitFor();
@@ -646,7 +655,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       // The sidebar is folded away behind the menu button.
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
       // The chart library loads lazily: wait for the sparkline so the screenshot shows it.
-      await mobile.locator('.sparkline .recharts-area').waitFor();
+      await mobile.locator('.sparkline .recharts-bar-rectangle').first().waitFor();
       await inspect(mobile, 'phone-overview');
       await mobile.getByRole('button', { name: 'Menu' }).click();
       expect(await mobile.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);

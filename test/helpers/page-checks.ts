@@ -73,3 +73,45 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
       .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.slice(0, 5).map((node) => node.target.join(' ')) }));
   })()`);
 }
+
+/** axe-core's violations of any impact (minor and moderate too) of the page as it is now. */
+export async function allAxeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate<boolean>('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
+  return page.evaluate<AxeViolation[]>(`(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.slice(0, 5).map((node) => node.target.join(' ')) }));
+  })()`);
+}
+
+/**
+ * Words broken across two lines although they would fit on one in their box ("Upstream_er|ror", "e2e back|end" in
+ * a squeezed cell): each word's line boxes, from a DOM Range, more than one while its width is under its block's.
+ * A word wider than its box (a long key name without spaces) may break: it cannot fit anyway.
+ */
+const FIND_BROKEN_WORDS = `(() => {
+  const problems = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (parent === null || parent.closest('svg, .visually-hidden, pre, dialog:not([open])') !== null) continue;
+    let block = parent;
+    while (block !== null && getComputedStyle(block).display === 'inline') block = block.parentElement;
+    if (block === null || block.clientWidth === 0) continue;
+    const text = node.textContent || '';
+    for (const match of text.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
+      if (lines.size < 2) continue;
+      const width = [...range.getClientRects()].reduce((sum, rect) => sum + rect.width, 0);
+      if (width < block.clientWidth - 1) problems.push('"' + match[0] + '" in ' + block.tagName.toLowerCase() + '.' + String(block.className).trim().split(/\\s+/).join('.'));
+      if (problems.length >= 8) return problems;
+    }
+  }
+  return problems;
+})()`;
+
+export async function brokenWords(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(FIND_BROKEN_WORDS);
+}

@@ -17,6 +17,7 @@ import { VerifyEmailPage } from './pages/VerifyEmailPage';
 // form. The usage page also pulls in the chart library.
 const OverviewPage = lazy(() => import('./pages/OverviewPage').then((module) => ({ default: module.OverviewPage })));
 const KeysPage = lazy(() => import('./pages/KeysPage').then((module) => ({ default: module.KeysPage })));
+const ModelsPage = lazy(() => import('./pages/ModelsPage').then((module) => ({ default: module.ModelsPage })));
 const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })));
 const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
 const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
@@ -25,6 +26,7 @@ const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ def
 const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/': { title: 'Overview', render: () => <OverviewPage /> },
   '/keys': { title: 'API keys', render: () => <KeysPage /> },
+  '/models': { title: 'Models', render: () => <ModelsPage /> },
   '/usage': { title: 'Usage', render: () => <UsagePage /> },
   '/billing': { title: 'Billing', render: () => <BillingPage /> },
   '/settings': { title: 'Settings', render: () => <SettingsPage /> },

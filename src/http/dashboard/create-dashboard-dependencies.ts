@@ -5,6 +5,7 @@ import { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
+import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { Config } from '../../config/load-config.js';
 import { AccountDeletion } from '../../identity/account-deletion.js';
 import { AccountSessions } from '../../identity/account-sessions.js';
@@ -21,6 +22,7 @@ export function createDashboardDependencies(input: {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
+  catalog: ModelCatalog;
   config: Pick<
     Config,
     'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp' | 'requireVerifiedEmail'
@@ -59,6 +61,7 @@ export function createDashboardDependencies(input: {
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
     usage: storage.usage,
+    catalog: input.catalog,
     tiers: config.tiers,
     tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),
     freeTokensPerDay: config.freeTokensPerDay,

@@ -10,6 +10,7 @@ import type { AccountSessions } from '../../identity/account-sessions.js';
 import type { EmailIdentity } from '../../identity/email-identity.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
+import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
 import type { AccountRepository, UsageRepository } from '../../storage/types.js';
 
@@ -36,6 +37,8 @@ export interface DashboardDependencies {
   accountDeletion: AccountDeletion;
   billing: BillingRepository;
   usage: UsageRepository;
+  /** The public models: the Models page's prices and capabilities. */
+  catalog: ModelCatalog;
   tiers: Tiers;
   /** Self-serve upgrades; also recomputes the tier after top-ups and redeemed codes. */
   tierUpgrades: TierUpgrades;

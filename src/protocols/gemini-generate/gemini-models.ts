@@ -1,5 +1,6 @@
 import { GatewayError } from '../../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../../catalog/model-catalog.js';
+import { capabilitiesOf, describePricing, pricingOf } from '../shared/model-facts.js';
 import type { GeminiListModelsResponse, GeminiModel } from '../../wire/gemini-generate-wire.js';
 
 /*
@@ -41,20 +42,20 @@ export function listGeminiModels(
   return offset + limit < models.length ? { models: page, nextPageToken: String(offset + limit) } : { models: page };
 }
 
-/** A catalog model in Google's `Model` shape, with its token limits. */
+/** A catalog model in Google's `Model` shape, with its token limits; its prices in the description (no field for them). */
 export function presentGeminiModel(model: CatalogModel): GeminiModel {
   return {
     name: `models/${model.id}`,
     baseModelId: model.id,
     version: '001',
     displayName: model.id,
-    description: `${model.description} (${model.family} family, served by Tollgate)`,
+    description: `${model.description} (${model.family} family, served by Tollgate; ${describePricing(pricingOf(model))})`,
     inputTokenLimit: model.contextWindow,
     outputTokenLimit: model.maxOutputTokens,
     supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
     temperature: 1,
     maxTemperature: 2,
     topP: 0.95,
-    thinking: true,
+    thinking: capabilitiesOf(model).reasoning,
   };
 }

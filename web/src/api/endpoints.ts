@@ -6,7 +6,9 @@ import type {
   Billing,
   KeyLimitsInput,
   LedgerEntry,
+  ModelInfo,
   Overview,
+  Standing,
   TierStatus,
   UpstreamCredential,
   UsageDaily,
@@ -27,6 +29,10 @@ export const auth = {
 };
 
 export const overview = () => api<Overview>('GET', '/api/overview');
+
+export const standing = () => api<Standing>('GET', '/api/standing');
+
+export const models = () => api<{ models: ModelInfo[] }>('GET', '/api/models');
 
 export const keys = {
   list: () => api<{ keys: ApiKey[] }>('GET', '/api/keys'),

@@ -230,3 +230,27 @@ export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
+
+/** `GET /api/models`: a model the account may use, prices in USD per 1M tokens (exact decimal strings). */
+export interface ModelInfo {
+  id: string;
+  family: string;
+  description: string;
+  contextWindow: number;
+  maxOutputTokens: number;
+  pricing: {
+    inputUsd: string;
+    outputUsd: string;
+    cacheReadUsd: string;
+    cacheWriteUsd: string;
+    cacheWrite1hUsd: string;
+    /** USD per web search, where the model searches and it is charged. */
+    webSearchUsd: string | null;
+  };
+  capabilities: { tools: boolean; images: boolean; reasoning: boolean; structuredOutput: boolean };
+}
+
+/** `GET /api/standing`: why the API refuses this account's requests right now, if it does. */
+export interface Standing {
+  refusing: { reason: 'no_credit'; freeTokensReturnAt: number | null } | null;
+}

@@ -7,7 +7,16 @@ export interface CodeSample {
 }
 
 /** Tabbed code samples (WAI-ARIA tabs pattern) with a copy button for the visible one. */
-export function CodeTabs({ samples, label }: { samples: CodeSample[]; label: string }) {
+export function CodeTabs({
+  samples,
+  label,
+  onCopied,
+}: {
+  samples: CodeSample[];
+  label: string;
+  /** Called when a sample is copied. */
+  onCopied?: () => void;
+}) {
   const [selected, setSelected] = useState(0);
   const baseId = useId();
   const sample = samples[selected]!;
@@ -30,7 +39,7 @@ export function CodeTabs({ samples, label }: { samples: CodeSample[]; label: str
             </button>
           ))}
         </div>
-        <CopyButton text={sample.code} />
+        <CopyButton text={sample.code} {...(onCopied === undefined ? {} : { onCopied })} />
       </div>
       <pre
         role="tabpanel"

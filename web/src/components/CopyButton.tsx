@@ -17,12 +17,22 @@ async function copyText(text: string): Promise<void> {
   area.remove();
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+export function CopyButton({
+  text,
+  label = 'Copy',
+  onCopied,
+}: {
+  text: string;
+  label?: string;
+  /** Called once the text is on the clipboard. */
+  onCopied?: () => void;
+}) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   async function copy() {
     try {
       await copyText(text);
       setState('copied');
+      onCopied?.();
     } catch {
       setState('failed');
     }

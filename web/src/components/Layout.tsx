@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { auth } from '../api/endpoints';
 import { useSession } from '../lib/session';
 import { Link } from './Link';
+import { RefusalBanner } from './RefusalBanner';
 
 interface NavItem {
   href: string;
@@ -12,6 +13,7 @@ interface NavItem {
 export const NAV_ITEMS: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/keys', label: 'API keys' },
+  { href: '/models', label: 'Models' },
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
   { href: '/settings', label: 'Settings' },
@@ -76,7 +78,10 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </nav>
         <div className="sidebar-footer">
           <p className="sidebar-email" title={account.email}>
-            {account.email}
+            {/* A long address breaks before its "@" rather than at a hyphen or mid-word. */}
+            <span className="unbroken">{account.email.split('@')[0]}</span>
+            <wbr />
+            <span className="unbroken">@{account.email.split('@').slice(1).join('@')}</span>
           </p>
           <p className="muted small">
             {account.role === 'admin' ? 'Operator · ' : ''}
@@ -88,6 +93,7 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </div>
       </aside>
       <main className="content" id="content">
+        <RefusalBanner path={path} />
         {children}
       </main>
     </div>

@@ -1,7 +1,8 @@
 import { billing } from '../api/endpoints';
 import type { LedgerKind } from '../api/types';
-import { formatCount, formatDateTime } from '../lib/format';
+import { formatCount } from '../lib/format';
 import { Link } from './Link';
+import { DateTime } from './DateTime';
 import { formatCost, formatUsd, toNano } from '../lib/money';
 import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
@@ -50,7 +51,9 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                 const credit = toNano(entry.amountUsd) > 0n;
                 return (
                   <tr key={entry.id}>
-                    <td className="nowrap">{formatDateTime(entry.createdAt)}</td>
+                    <td className="nowrap">
+                      <DateTime epochMs={entry.createdAt} />
+                    </td>
                     <td className="kind">{KIND_LABELS[entry.kind] ?? entry.kind}</td>
                     <td className="description">
                       {entry.usage !== null ? (

@@ -1,11 +1,12 @@
 import { usage } from '../api/endpoints';
 import type { UsageFilter } from '../api/types';
-import { formatCount, formatDateTime, formatLatency } from '../lib/format';
+import { formatCount, formatLatency } from '../lib/format';
 import { formatUsd } from '../lib/money';
 import { useCursorPages } from '../lib/use-cursor-pages';
 import { ErrorNotice, Loading } from './Notice';
 import { Pager } from './Pager';
-import { StatusBadge } from './StatusBadge';
+import { DateTime } from './DateTime';
+import { RequestStatus } from './RequestStatus';
 
 const PAGE_SIZE = 25;
 
@@ -51,7 +52,9 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
             <tbody>
               {requests.map((request) => (
                 <tr key={request.requestId} title={request.requestId}>
-                  <td className="nowrap">{formatDateTime(request.createdAt)}</td>
+                  <td className="nowrap">
+                    <DateTime epochMs={request.createdAt} />
+                  </td>
                   <td className="nowrap">
                     {request.model}
                     {request.stream && <span className="muted small"> · stream</span>}
@@ -75,10 +78,7 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
                     {formatLatency(request.latencyMs)}
                   </td>
                   <td data-label="Status">
-                    <StatusBadge
-                      status={String(request.status) === 'ok' ? 'ok' : 'error'}
-                      label={String(request.status)}
-                    />
+                    <RequestStatus status={String(request.status)} />
                   </td>
                 </tr>
               ))}

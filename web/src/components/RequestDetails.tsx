@@ -1,7 +1,9 @@
 import { usage } from '../api/endpoints';
-import { formatCount, formatDateTime, formatLatency } from '../lib/format';
+import { formatCount, formatLatency } from '../lib/format';
 import { formatUsd } from '../lib/money';
+import { statusWords } from '../lib/request-status';
 import { useAsync } from '../lib/use-async';
+import { DateTime } from './DateTime';
 import { ErrorNotice, Loading } from './Notice';
 
 /** One request, opened from its ledger row: what it used and what it cost. */
@@ -16,7 +18,9 @@ export function RequestDetails({ requestId }: { requestId: string }) {
       {request !== undefined && (
         <dl className="details">
           <dt>Time</dt>
-          <dd>{formatDateTime(request.createdAt)}</dd>
+          <dd>
+            <DateTime epochMs={request.createdAt} />
+          </dd>
           <dt>Model</dt>
           <dd>
             {request.model}
@@ -40,7 +44,9 @@ export function RequestDetails({ requestId }: { requestId: string }) {
           <dt>Latency</dt>
           <dd>{formatLatency(request.latencyMs)}</dd>
           <dt>Status</dt>
-          <dd>{String(request.status)}</dd>
+          <dd>
+            {statusWords(String(request.status)).label}: {statusWords(String(request.status)).detail}
+          </dd>
         </dl>
       )}
     </section>

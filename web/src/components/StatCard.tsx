@@ -13,7 +13,7 @@ export function StatCard({
 }) {
   return (
     <section className="card stat" aria-label={label}>
-      <h3 className="stat-label">{label}</h3>
+      <h2 className="stat-label">{label}</h2>
       <p className="stat-value">{value}</p>
       {detail !== undefined && <p className="stat-detail">{detail}</p>}
       {children}

@@ -11,6 +11,7 @@ export function formatCompact(value: number): string {
   return new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 }).format(value);
 }
 
+/** To the second, in the browser's time zone, named: "Nov 29, 2026, 06:31:05 AM GMT+1". */
 export function formatDateTime(epochMs: number): string {
   return new Date(epochMs).toLocaleString('en-US', {
     year: 'numeric',
@@ -18,7 +19,14 @@ export function formatDateTime(epochMs: number): string {
     day: 'numeric',
     hour: '2-digit',
     minute: '2-digit',
+    second: '2-digit',
+    timeZoneName: 'short',
   });
+}
+
+/** The same instant in UTC, for the hover of a local time: "2026-11-29 05:31:05 UTC". */
+export function formatUtc(epochMs: number): string {
+  return `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 export function formatDate(epochMs: number): string {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { niceTicks } from './chart-ticks';
-import { axisUsdFormatter, formatCost, formatUsd, fromNano, isCentsAmount, sumUsd, toNano } from './money';
+import {
+  axisUsdFormatter,
+  formatCost,
+  formatUsd,
+  formatUsdCents,
+  fromNano,
+  isCentsAmount,
+  sumUsd,
+  toNano,
+} from './money';
 
 describe('dashboard money formatting (exact, no floats)', () => {
   it('parses decimal USD strings into nano-USD exactly', () => {
@@ -12,6 +21,20 @@ describe('dashboard money formatting (exact, no floats)', () => {
     expect(toNano('9007199254740993.000000001')).toBe(9_007_199_254_740_993_000_000_001n);
     expect(() => toNano('1e3')).toThrow();
     expect(() => toNano('')).toThrow();
+  });
+
+  it('shows summaries to the cent, rounded half away from zero, never a misleading $0.00', () => {
+    expect(formatUsdCents('4.98984')).toBe('$4.99');
+    expect(formatUsdCents('4.984999999')).toBe('$4.98');
+    expect(formatUsdCents('4.985')).toBe('$4.99');
+    expect(formatUsdCents('1234.565')).toBe('$1,234.57');
+    expect(formatUsdCents('0')).toBe('$0.00');
+    expect(formatUsdCents('12.5')).toBe('$12.50');
+    expect(formatUsdCents('0.000123')).toBe('<$0.01');
+    expect(formatUsdCents('-0.000123')).toBe('-<$0.01');
+    expect(formatUsdCents('-2.345')).toBe('-$2.35');
+    // Beyond float precision, still exact before rounding.
+    expect(formatUsdCents('9007199254740993.005')).toBe('$9,007,199,254,740,993.01');
   });
 
   it('shows every amount exactly: two decimals for whole cents, more only when the amount has them', () => {

@@ -26,8 +26,8 @@ function groupThousands(digits: string): string {
 }
 
 /**
- * THE money rule of the dashboard, for every amount on every page (balances, costs, ledger rows, totals):
- * amounts are shown exactly, never rounded. Whole cents show two decimals ("$12.30", "-$1.68"); an amount with
+ * The money rule of the dashboard's accounting (ledger rows, a request's cost, usage tables; summaries use
+ * `formatUsdCents`): amounts are shown exactly, never rounded. Whole cents show two decimals ("$12.30", "-$1.68"); an amount with
  * fractions of a cent shows its digits up to the last non-zero one ("$0.000123", "$3.094512", at most 9 decimals:
  * the gateway counts nano-dollars). So every running balance adds up on screen: $4.77 − $1.676 = $3.094.
  * Thousands are grouped ("$1,234.50").
@@ -39,6 +39,25 @@ export function formatUsd(usd: string): string {
   let fraction = (magnitude % NANO).toString().padStart(NANO_DIGITS, '0').replace(/0+$/, '');
   if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
   return `${negative ? '-' : ''}$${groupThousands((magnitude / NANO).toString())}.${fraction}`;
+}
+
+const CENT = NANO / 100n;
+
+/**
+ * Summaries (a balance, a spend card, a list of accounts) show the amount to the cent, rounded half away from zero:
+ * "$4.99" for 4.98984, "$1,234.57". An amount that is not zero but rounds to it reads "<$0.01" (or "-<$0.01"), never
+ * a misleading "$0.00". The exact figure goes in the element's title, and accounting (the ledger, a request's
+ * details, the usage tables) keeps `formatUsd`.
+ */
+export function formatUsdCents(usd: string): string {
+  const nano = toNano(usd);
+  const negative = nano < 0n;
+  const magnitude = negative ? -nano : nano;
+  const sign = negative ? '-' : '';
+  const cents = (magnitude + CENT / 2n) / CENT;
+  if (cents === 0n && magnitude > 0n) return `${sign}<$0.01`;
+  const fraction = (cents % 100n).toString().padStart(2, '0');
+  return `${cents === 0n ? '' : sign}$${groupThousands((cents / 100n).toString())}.${fraction}`;
 }
 
 /** A cost (one request, a day, a model): the same rule as every other amount (see `formatUsd`). */

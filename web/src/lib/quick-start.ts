@@ -1,13 +1,23 @@
 import type { CodeSample } from '../components/CodeTabs';
 
-/** Quick-start snippets for the official SDKs, pointed at this gateway. The key comes from the environment, never inline. */
-export function quickStartSamples(baseUrl: string, model = 'alpha-sonnet-5'): CodeSample[] {
-  const v1 = `${baseUrl.replace(/\/+$/, '')}/v1`;
+/**
+ * Quick-start snippets for the official SDKs, pointed at this gateway, that run as copied. Without `key` they read
+ * the key from `TOLLGATE_API_KEY` and never assign it (a placeholder assigned there would overwrite the user's
+ * real key); with `key` (the dialog that shows a new key once) the curl sample sets it first.
+ */
+export function quickStartSamples(baseUrl: string, model = 'alpha-sonnet-5', key?: string): CodeSample[] {
+  const root = baseUrl.replace(/\/+$/, '');
+  const v1 = `${root}/v1`;
+  const shellKey =
+    key === undefined
+      ? '# Uses the key in the TOLLGATE_API_KEY environment variable of your shell.'
+      : `export TOLLGATE_API_KEY="${key}"`;
+  const pythonKey = key === undefined ? 'os.environ["TOLLGATE_API_KEY"]' : `"${key}"`;
+  const typescriptKey = key === undefined ? 'process.env.TOLLGATE_API_KEY' : `"${key}"`;
   return [
     {
       label: 'curl',
-      code: `export TOLLGATE_API_KEY="sk-tg-…"
-
+      code: `${shellKey}
 curl ${v1}/chat/completions \\
   -H "Authorization: Bearer $TOLLGATE_API_KEY" \\
   -H "Content-Type: application/json" \\
@@ -24,7 +34,7 @@ from openai import OpenAI
 
 client = OpenAI(
     base_url="${v1}",
-    api_key=os.environ["TOLLGATE_API_KEY"],
+    api_key=${pythonKey},
 )
 
 completion = client.chat.completions.create(
@@ -40,7 +50,7 @@ import OpenAI from "openai";
 
 const client = new OpenAI({
   baseURL: "${v1}",
-  apiKey: process.env.TOLLGATE_API_KEY,
+  apiKey: ${typescriptKey},
 });
 
 const completion = await client.chat.completions.create({
@@ -56,8 +66,8 @@ import os
 from anthropic import Anthropic
 
 client = Anthropic(
-    base_url="${baseUrl.replace(/\/+$/, '')}",
-    api_key=os.environ["TOLLGATE_API_KEY"],
+    base_url="${root}",
+    api_key=${pythonKey},
 )
 
 message = client.messages.create(

@@ -5,10 +5,11 @@ import { LedgerTable } from '../components/LedgerTable';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { RedeemForm } from '../components/RedeemForm';
+import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { TopUpForm } from '../components/TopUpForm';
 import { formatCount } from '../lib/format';
-import { formatCost, formatUsd, toNano } from '../lib/money';
+import { formatCost, toNano } from '../lib/money';
 import { useAsync } from '../lib/use-async';
 import { withInlineCode } from '../lib/inline-code';
 
@@ -49,7 +50,7 @@ export function BillingPage() {
           <div className="stat-grid stat-grid-2">
             <StatCard
               label="Credit balance"
-              value={<span data-testid="balance">{formatUsd(data.balanceUsd)}</span>}
+              value={<CentsAmount usd={data.balanceUsd} testId="balance" />}
               detail={
                 toNano(data.reservedUsd) > 0n
                   ? `${formatCost(data.reservedUsd)} held for requests in flight`

@@ -8,7 +8,7 @@ import { describeKeyAccess, KeySpendBar } from '../components/keys/KeySpendBar';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { SecretDialog } from '../components/SecretDialog';
-import { StatusBadge } from '../components/StatusBadge';
+import { KeyStatusBadge } from '../components/keys/KeyStatusBadge';
 import { formatDate, formatDateTime, formatRelative } from '../lib/format';
 import { useAsync } from '../lib/use-async';
 
@@ -120,7 +120,7 @@ function KeyRow({
       </td>
       <td data-label="Expires">{apiKey.expiresAt === null ? 'Never' : formatDate(apiKey.expiresAt)}</td>
       <td data-label="Status">
-        <StatusBadge status={apiKey.status} />
+        <KeyStatusBadge apiKey={apiKey} />
       </td>
       <td className="actions">
         {active && (

@@ -1,6 +1,7 @@
 import { lazy, Suspense } from 'react';
 import { overview } from '../api/endpoints';
 import { AllowanceMeter } from '../components/AllowanceMeter';
+import { CentsAmount } from '../components/CentsAmount';
 import { CodeTabs } from '../components/CodeTabs';
 import { Link } from '../components/Link';
 import { ErrorNotice, Loading } from '../components/Notice';
@@ -8,7 +9,7 @@ import { PageHeader } from '../components/PageHeader';
 import { StatCard } from '../components/StatCard';
 import { TierUpgrade } from '../components/TierUpgrade';
 import { formatCount } from '../lib/format';
-import { formatCost, formatUsd, sumUsd, toNano } from '../lib/money';
+import { formatCost, sumUsd, toNano } from '../lib/money';
 import { quickStartSamples } from '../lib/quick-start';
 import { useAsync } from '../lib/use-async';
 import { useSession } from '../lib/session';
@@ -23,7 +24,14 @@ export function OverviewPage() {
   const { data, error, loading, reload } = useAsync(overview, []);
   return (
     <>
-      <PageHeader title="Overview" description={`Signed in as ${account.email}`} />
+      <PageHeader
+        title="Overview"
+        description={
+          <>
+            Signed in as <span className="unbroken">{account.email}</span>
+          </>
+        }
+      />
       <ErrorNotice error={error} />
       {loading && data === undefined && <Loading />}
       {data !== undefined && (
@@ -31,7 +39,7 @@ export function OverviewPage() {
           <div className="stat-grid">
             <StatCard
               label="Balance"
-              value={formatUsd(data.balanceUsd)}
+              value={<CentsAmount usd={data.balanceUsd} />}
               detail={
                 toNano(data.reservedUsd) > 0n
                   ? `${formatCost(data.reservedUsd)} held for requests in flight`
@@ -47,12 +55,12 @@ export function OverviewPage() {
             </StatCard>
             <StatCard
               label="Today"
-              value={formatCost(data.today.costUsd)}
+              value={<CentsAmount usd={data.today.costUsd} />}
               detail={`${formatCount(data.today.requests)} requests · ${formatCount(data.today.tokens)} tokens`}
             />
             <StatCard
               label="This month"
-              value={formatCost(data.month.costUsd)}
+              value={<CentsAmount usd={data.month.costUsd} />}
               detail={`${formatCount(data.month.requests)} requests · ${formatCount(data.month.tokens)} tokens`}
             />
           </div>
@@ -60,7 +68,9 @@ export function OverviewPage() {
           <section className="card section" aria-labelledby="spend-heading">
             <div className="section-head">
               <h2 id="spend-heading">Spend, last 30 days</h2>
-              <span className="muted">{formatCost(sumUsd(data.spend30d.map((day) => day.costUsd)))} total</span>
+              <span className="muted">
+                <CentsAmount usd={sumUsd(data.spend30d.map((day) => day.costUsd))} /> total
+              </span>
             </div>
             {data.spend30d.every((day) => toNano(day.costUsd) === 0n) ? (
               <p className="muted sparkline-empty">

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { usage, type UsageRange } from '../api/endpoints';
 import type { UsageFilter } from '../api/types';
 import { ErrorNotice, Loading } from '../components/Notice';
@@ -6,12 +6,15 @@ import { PageHeader } from '../components/PageHeader';
 import { RecentRequests } from '../components/RecentRequests';
 import { RequestDetails } from '../components/RequestDetails';
 import { SegmentedControl } from '../components/SegmentedControl';
+import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { UsageChart } from '../components/UsageChart';
 import { KeyBreakdown, ModelBreakdown } from '../components/UsageTables';
 import { formatCount } from '../lib/format';
-import { formatUsd, sumUsd } from '../lib/money';
+import { sumUsd } from '../lib/money';
 import { useAsync } from '../lib/use-async';
+import { readUsageQuery, writeUsageQuery } from '../lib/usage-query';
+import { Notice } from '../components/Notice';
 
 const RANGES: { value: UsageRange; label: string }[] = [
   { value: 7, label: '7 days' },
@@ -25,12 +28,42 @@ function requestedId(): string | null {
 }
 
 export function UsagePage() {
-  const [range, setRange] = useState<UsageRange>(30);
+  const [initial] = useState(() => readUsageQuery(window.location.search));
+  const [range, setRange] = useState<UsageRange>(initial.range);
   const [refreshKey, setRefreshKey] = useState(0);
-  const [filter, setFilter] = useState<UsageFilter>({});
+  const [filter, setFilter] = useState<UsageFilter>({
+    ...(initial.keyId === undefined ? {} : { keyId: initial.keyId }),
+    ...(initial.model === undefined ? {} : { model: initial.model }),
+  });
+  const [ignored, setIgnored] = useState<string[]>([]);
   const [requestId] = useState(requestedId);
   const daily = useAsync(() => usage.daily(range, filter), [range, refreshKey, filter.keyId, filter.model]);
   const data = daily.data;
+  // The view in the URL: a link or a reload shows the same range and filters.
+  useEffect(() => {
+    const search = writeUsageQuery(window.location.search, { range, keyId: filter.keyId, model: filter.model });
+    if (search !== window.location.search)
+      window.history.replaceState(null, '', `${window.location.pathname}${search}`);
+  }, [range, filter.keyId, filter.model]);
+  // A filter from a hand-edited link that the range does not offer is dropped, and the page says so.
+  useEffect(() => {
+    if (data === undefined) return;
+    const dropped: string[] = [];
+    if (filter.model !== undefined && !data.filters.models.includes(filter.model))
+      dropped.push(`model "${filter.model}"`);
+    if (filter.keyId !== undefined && !data.filters.keys.some((key) => key.keyId === filter.keyId))
+      dropped.push(`key "${filter.keyId}"`);
+    if (dropped.length === 0) return;
+    setIgnored(dropped);
+    setFilter((current) => ({
+      ...(dropped.some((text) => text.startsWith('key')) || current.keyId === undefined
+        ? {}
+        : { keyId: current.keyId }),
+      ...(dropped.some((text) => text.startsWith('model')) || current.model === undefined
+        ? {}
+        : { model: current.model }),
+    }));
+  }, [data, filter.model, filter.keyId]);
   const totals =
     data === undefined
       ? undefined
@@ -65,6 +98,9 @@ export function UsagePage() {
         }
       />
       {requestId !== null && <RequestDetails requestId={requestId} />}
+      {ignored.length > 0 && (
+        <Notice kind="info">The link's {ignored.join(' and ')} has no usage in this range: showing all instead.</Notice>
+      )}
       {data !== undefined && (
         <div className="filters" role="group" aria-label="Filters">
           <div className="field">
@@ -106,7 +142,7 @@ export function UsagePage() {
       {data !== undefined && totals !== undefined && (
         <>
           <div className="stat-grid stat-grid-3">
-            <StatCard label={`Spend, last ${range} days`} value={formatUsd(totals.cost)} />
+            <StatCard label={`Spend, last ${range} days`} value={<CentsAmount usd={totals.cost} />} />
             <StatCard label="Requests" value={formatCount(totals.requests)} />
             <StatCard label="Tokens" value={formatCount(totals.tokens)} />
           </div>

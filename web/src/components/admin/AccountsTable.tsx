@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { admin } from '../../api/endpoints';
 import type { AdminAccount, TierInfo } from '../../api/types';
 import { formatCount, formatDate } from '../../lib/format';
-import { formatCost, formatUsd } from '../../lib/money';
+import { CentsAmount } from '../CentsAmount';
 import { useCursorPages } from '../../lib/use-cursor-pages';
 import { useSession } from '../../lib/session';
 import { ConfirmDialog } from '../ConfirmDialog';
@@ -134,13 +134,13 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
                     </select>
                   </td>
                   <td data-label="Balance" className="num">
-                    {formatUsd(account.balanceUsd)}
+                    <CentsAmount usd={account.balanceUsd} />
                   </td>
                   <td data-label="Requests (30 d)" className="num">
                     {formatCount(account.requests30d)}
                   </td>
                   <td data-label="Spend (30 d)" className="num">
-                    {formatCost(account.costUsd30d)}
+                    <CentsAmount usd={account.costUsd30d} />
                   </td>
                   <td data-label="Status">
                     <StatusBadge status={account.disabled ? 'disabled' : 'active'} />
