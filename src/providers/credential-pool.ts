@@ -14,6 +14,17 @@ export interface CredentialStatus {
   coolingDownUntil: string | undefined;
   /** Consecutive failed attempts since the last success. */
   recentFailures: number;
+  /** The operator's deployment the credential belongs to (absent: the vendor's own credentials). */
+  deployment?: string;
+  /** Its share of requests relative to the others of its pool. */
+  weight: number;
+  /** Attempts made through it since start, and how many failed. */
+  attempts: number;
+  failures: number;
+  /** The last failure's reason (`status_503`, `connect`, …) and when, if any. */
+  lastError: { reason: string; at: string } | undefined;
+  /** Mean time to the provider's answer of its successful attempts, in ms (undefined before one). */
+  meanLatencyMs: number | undefined;
 }
 
 /** One credential and its circuit-breaker state. `T` is what a request uses it through (an adapter). */
@@ -26,6 +37,12 @@ export interface PooledCredential<T> {
   consecutiveFailures: number;
   /** Epoch ms; 0 when the circuit is closed. */
   coolingUntil: number;
+  /** Share of requests relative to the pool's other credentials (1 unless a deployment's weight says otherwise). */
+  readonly weight: number;
+  readonly deployment?: string;
+  /** Weighted round-robin's running credit (smooth weighted round-robin, as nginx spreads upstreams). */
+  credit: number;
+  stats: { attempts: number; failures: number; latencyTotalMs: number; successes: number; lastError?: { reason: string; at: number } };
 }
 
 /**
@@ -45,8 +62,6 @@ export interface PooledCredential<T> {
  * function per breaker, while this pool needs to choose among credentials and show their state.
  */
 export class CredentialPool<T> {
-  private cursor = 0;
-
   constructor(
     readonly vendor: VendorName,
     private readonly credentials: readonly PooledCredential<T>[],
@@ -78,6 +93,18 @@ export class CredentialPool<T> {
     return this.credentials.some((credential) => credential !== previous && credential.coolingUntil <= now);
   }
 
+  /** Counted for the operator view: an attempt and how long the answer took. */
+  recordAttempt(credential: PooledCredential<T>, latencyMs: number, failure: string | undefined, now: number): void {
+    credential.stats.attempts += 1;
+    if (failure === undefined) {
+      credential.stats.successes += 1;
+      credential.stats.latencyTotalMs += latencyMs;
+    } else {
+      credential.stats.failures += 1;
+      credential.stats.lastError = { reason: failure, at: now };
+    }
+  }
+
   succeeded(credential: PooledCredential<T>): void {
     if (credential.consecutiveFailures === 0) return;
     const wasOpen = credential.coolingUntil !== 0;
@@ -104,6 +131,18 @@ export class CredentialPool<T> {
       state: credential.coolingUntil === 0 ? 'healthy' : credential.coolingUntil > now ? 'cooling_down' : 'probing',
       coolingDownUntil: credential.coolingUntil > now ? new Date(credential.coolingUntil).toISOString() : undefined,
       recentFailures: credential.consecutiveFailures,
+      ...(credential.deployment === undefined ? {} : { deployment: credential.deployment }),
+      weight: credential.weight,
+      attempts: credential.stats.attempts,
+      failures: credential.stats.failures,
+      lastError:
+        credential.stats.lastError === undefined
+          ? undefined
+          : { reason: credential.stats.lastError.reason, at: new Date(credential.stats.lastError.at).toISOString() },
+      meanLatencyMs:
+        credential.stats.successes === 0
+          ? undefined
+          : Math.round(credential.stats.latencyTotalMs / credential.stats.successes),
     }));
   }
 
@@ -111,21 +150,25 @@ export class CredentialPool<T> {
     return this.credentials.map((credential) => credential.target);
   }
 
-  /** Round-robin over the available credentials; one already tried only when no other is available. */
+  /**
+   * Smooth weighted round-robin over the available credentials (each gains its weight, the one with most credit is
+   * taken and pays the total): exact shares over any window of `total` picks, with no randomness to drift from
+   * them. One already tried is taken only when no other is available. All weights 1 is plain round-robin.
+   */
   private nextInTurn(now: number, tried: readonly PooledCredential<T>[]): PooledCredential<T> | undefined {
-    const count = this.credentials.length;
-    let fallback: PooledCredential<T> | undefined;
-    for (let step = 0; step < count; step++) {
-      const credential = this.credentials[(this.cursor + step) % count]!;
-      if (credential.coolingUntil > now) continue;
-      if (tried.includes(credential)) {
-        fallback ??= credential;
-        continue;
-      }
-      this.cursor = (this.cursor + step + 1) % count;
-      return credential;
+    let total = 0;
+    let best: PooledCredential<T> | undefined;
+    for (const credential of this.credentials) {
+      if (credential.coolingUntil > now || tried.includes(credential)) continue;
+      credential.credit += credential.weight;
+      total += credential.weight;
+      if (best === undefined || credential.credit > best.credit) best = credential;
     }
-    return fallback;
+    if (best !== undefined) {
+      best.credit -= total;
+      return best;
+    }
+    return this.credentials.find((credential) => credential.coolingUntil <= now);
   }
 
   /**
@@ -139,11 +182,11 @@ export class CredentialPool<T> {
   ): PooledCredential<T> | undefined {
     let best: PooledCredential<T> | undefined;
     let bestTried: PooledCredential<T> | undefined;
-    let bestWeight = -1;
-    let bestTriedWeight = -1;
+    let bestWeight = Number.NEGATIVE_INFINITY;
+    let bestTriedWeight = Number.NEGATIVE_INFINITY;
     for (const credential of this.credentials) {
       if (credential.coolingUntil > now) continue;
-      const weight = rendezvousWeight(affinityKey, credential.seed);
+      const weight = weightedScore(rendezvousWeight(affinityKey, credential.seed), credential.weight);
       if (!tried.includes(credential)) {
         if (weight > bestWeight) [best, bestWeight] = [credential, weight];
       } else if (weight > bestTriedWeight) [bestTried, bestTriedWeight] = [credential, weight];
@@ -158,7 +201,33 @@ export class CredentialPool<T> {
   }
 }
 
+/**
+ * Weighted rendezvous hashing: -weight / ln(u) for the key's uniform draw u in (0, 1), so a credential is a
+ * conversation's first choice in proportion to its weight. With equal weights the order is the plain hash order.
+ */
+function weightedScore(hash: number, weight: number): number {
+  const uniform = (hash + 0.5) / 4_294_967_296;
+  return -weight / Math.log(uniform);
+}
+
 /** `seedName` defaults to the label; pass a distinct one when two credentials share a label. */
-export function pooledCredential<T>(label: string, baseUrl: string, target: T, seedName = label): PooledCredential<T> {
-  return { label, baseUrl, target, seed: rendezvousSeed(seedName), consecutiveFailures: 0, coolingUntil: 0 };
+export function pooledCredential<T>(
+  label: string,
+  baseUrl: string,
+  target: T,
+  seedName = label,
+  placement: { weight?: number; deployment?: string } = {},
+): PooledCredential<T> {
+  return {
+    label,
+    baseUrl,
+    target,
+    seed: rendezvousSeed(seedName),
+    consecutiveFailures: 0,
+    coolingUntil: 0,
+    weight: placement.weight ?? 1,
+    ...(placement.deployment === undefined ? {} : { deployment: placement.deployment }),
+    credit: 0,
+    stats: { attempts: 0, failures: 0, latencyTotalMs: 0, successes: 0 },
+  };
 }

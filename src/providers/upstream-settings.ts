@@ -66,3 +66,13 @@ export interface VendorConfig {
   retries: RetryPolicy;
   circuitBreaker: CircuitBreakerPolicy;
 }
+
+/** A named deployment (`deployments.<name>`): one base URL and its credentials, in a family's vendor protocol. */
+export interface DeploymentConfig extends VendorConfig {
+  name: string;
+  family: 'alpha' | 'beta' | 'gamma' | 'delta';
+  /** Share of a model's requests relative to the other deployments serving it. */
+  weight: number;
+  /** Requests in flight at most (undefined: no limit). */
+  maxConcurrent: number | undefined;
+}
