@@ -96,6 +96,12 @@ export class CredentialPool<T> {
   /** Counted for the operator view: an attempt and how long the answer took. */
   recordAttempt(credential: PooledCredential<T>, latencyMs: number, failure: string | undefined, now: number): void {
     credential.stats.attempts += 1;
+    this.metrics.upstreamAttempt(
+      this.vendor,
+      credential.label,
+      failure ?? 'ok',
+      failure === undefined ? latencyMs / 1000 : undefined,
+    );
     if (failure === undefined) {
       credential.stats.successes += 1;
       credential.stats.latencyTotalMs += latencyMs;
