@@ -199,7 +199,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const catalogWatch =
       config.configFile === undefined
         ? undefined
-        : watchCatalog(config.configFile, options.reloadConfig ?? (() => loadConfig()), catalogTargets, pipeline, logger);
+        : watchCatalog(
+            config.configFile,
+            options.reloadConfig ?? (() => loadConfig()),
+            catalogTargets,
+            pipeline,
+            logger,
+          );
     const app = buildApp({
       catalog,
       keys,

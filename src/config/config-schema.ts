@@ -21,7 +21,9 @@ const httpUrl = z
 export const MODEL_FAMILIES = ['alpha', 'beta', 'gamma', 'delta'] as const;
 
 /** A public model name: what clients send as `model`. */
-const publicName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model name (letters, digits, . _ : / -)');
+const publicName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model name (letters, digits, . _ : / -)');
 
 /** One of several credentials of a vendor (requests are spread over them; see "Upstream resilience"). */
 const credentialSchema = z
@@ -35,37 +37,37 @@ const credentialSchema = z
   .strict();
 
 const vendorFields = {
-    apiKey: z.string().min(1).optional(),
-    baseUrl: httpUrl.optional(),
-    /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
-    credentials: z.array(credentialSchema).min(1).optional(),
-    timeouts: z
-      .object({
-        connectMs: z.number().int().min(1).default(10_000),
-        firstByteMs: z.number().int().min(1).default(60_000),
-        /** Non-stream replies come whole when the model is done: this bounds the whole generation. */
-        nonStreamMs: z.number().int().min(1).default(600_000),
-        idleMs: z.number().int().min(1).default(60_000),
-      })
-      .strict()
-      .prefault({}),
-    /** Attempts before anything reached the client, on connection errors, timeouts, 429 and 5xx. */
-    retries: z
-      .object({
-        maxAttempts: z.number().int().min(1).max(10).default(3),
-        baseDelayMs: z.number().int().min(0).default(250),
-        maxDelayMs: z.number().int().min(0).default(5_000),
-      })
-      .strict()
-      .prefault({}),
-    /** A credential failing `failureThreshold` times in a row gets no traffic for `cooldownMs` while others can serve. */
-    circuitBreaker: z
-      .object({
-        failureThreshold: z.number().int().min(1).default(5),
-        cooldownMs: z.number().int().min(0).default(30_000),
-      })
-      .strict()
-      .prefault({}),
+  apiKey: z.string().min(1).optional(),
+  baseUrl: httpUrl.optional(),
+  /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
+  credentials: z.array(credentialSchema).min(1).optional(),
+  timeouts: z
+    .object({
+      connectMs: z.number().int().min(1).default(10_000),
+      firstByteMs: z.number().int().min(1).default(60_000),
+      /** Non-stream replies come whole when the model is done: this bounds the whole generation. */
+      nonStreamMs: z.number().int().min(1).default(600_000),
+      idleMs: z.number().int().min(1).default(60_000),
+    })
+    .strict()
+    .prefault({}),
+  /** Attempts before anything reached the client, on connection errors, timeouts, 429 and 5xx. */
+  retries: z
+    .object({
+      maxAttempts: z.number().int().min(1).max(10).default(3),
+      baseDelayMs: z.number().int().min(0).default(250),
+      maxDelayMs: z.number().int().min(0).default(5_000),
+    })
+    .strict()
+    .prefault({}),
+  /** A credential failing `failureThreshold` times in a row gets no traffic for `cooldownMs` while others can serve. */
+  circuitBreaker: z
+    .object({
+      failureThreshold: z.number().int().min(1).default(5),
+      cooldownMs: z.number().int().min(0).default(30_000),
+    })
+    .strict()
+    .prefault({}),
 };
 
 const vendorSchema = z.object(vendorFields).strict();
@@ -81,8 +83,8 @@ const deploymentSchema = z
     baseUrl: httpUrl,
     /** Share of the model's requests, relative to the other deployments serving it. */
     weight: z.number().positive().max(1_000_000).default(1),
-    /** Requests in flight on this deployment at most; a request finds another deployment or waits its turn. */
-    maxConcurrent: z.number().int().positive().optional(),
+    /** Requests per minute at most: a full deployment is skipped; when all are, the model's fallback chain is taken. */
+    rpm: z.number().int().positive().optional(),
   })
   .strict()
   .refine((deployment) => deployment.apiKey !== undefined || deployment.credentials !== undefined, {
@@ -95,7 +97,6 @@ const aliasSchema = z.union([
   publicName,
   z.object({ model: publicName, fallbacks: z.array(z.string().min(1)).min(1).max(8).optional() }).strict(),
 ]);
-
 
 /** USD per 1M tokens as a decimal string (or number written in YAML), e.g. "2.50". */
 const usdPerMillion = z
@@ -174,7 +175,9 @@ export const configSchema = z
     /** Public names that serve another model (`claude-sonnet-latest: alpha-sonnet-5`). */
     aliases: z.record(publicName, aliasSchema).default({}),
     /** Named upstream deployments that models may be served from. */
-    deployments: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a lowercase name'), deploymentSchema).default({}),
+    deployments: z
+      .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a lowercase name'), deploymentSchema)
+      .default({}),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
     redisUrl: z
       .string()

@@ -259,7 +259,11 @@ function formatIssues(error: z.ZodError): string {
 }
 
 /** A vendor's or deployment's settings, with its credentials listed and labelled. */
-function upstreamOf(settings: ParsedConfig['vendors']['anthropic'], baseUrl: string, configured: boolean): VendorConfig {
+function upstreamOf(
+  settings: ParsedConfig['vendors']['anthropic'],
+  baseUrl: string,
+  configured: boolean,
+): VendorConfig {
   const listed = settings.credentials ?? [];
   const credentials =
     listed.length > 0
@@ -296,13 +300,15 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
       name,
       family: settings.family,
       weight: settings.weight,
-      maxConcurrent: settings.maxConcurrent,
+      rpm: settings.rpm,
     });
   }
   const aliases: Record<string, AliasConfig> = {};
   for (const [name, alias] of Object.entries(parsed.aliases)) {
     aliases[name] = Object.freeze(
-      typeof alias === 'string' ? { model: alias, fallbacks: undefined } : { model: alias.model, fallbacks: alias.fallbacks },
+      typeof alias === 'string'
+        ? { model: alias, fallbacks: undefined }
+        : { model: alias.model, fallbacks: alias.fallbacks },
     );
   }
   const anyVendorConfigured = VENDOR_NAMES.some((vendor) => vendors[vendor].configured);

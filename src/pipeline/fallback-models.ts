@@ -34,7 +34,12 @@ export class FallbackModels {
    * A model the key may not use, or that cannot give the choices or log probabilities asked for, is left out: a
    * key's allowlist binds every model of the chain.
    */
-  chainFor(requestedName: string, model: CatalogModel, request: CanonicalRequest, auth: AuthenticatedKey): CatalogModel[] {
+  chainFor(
+    requestedName: string,
+    model: CatalogModel,
+    request: CanonicalRequest,
+    auth: AuthenticatedKey,
+  ): CatalogModel[] {
     const chain = this.byName.get(requestedName) ?? this.byName.get(model.id) ?? [];
     return chain.filter(
       (candidate) => modelAllowed(auth.key.permissions, candidate) && outputOptionsSupported(request, candidate),

@@ -1,3 +1,4 @@
+import { GatewayError } from '../canonical/errors.js';
 import type { VendorName } from '../canonical/request.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { rendezvousWeight, rendezvousSeed } from './rendezvous-hash.js';
@@ -40,9 +41,19 @@ export interface PooledCredential<T> {
   /** Share of requests relative to the pool's other credentials (1 unless a deployment's weight says otherwise). */
   readonly weight: number;
   readonly deployment?: string;
+  /** Requests per minute at most (a deployment's `rpm`, split between its credentials); undefined: no limit. */
+  readonly rpm?: number;
+  /** Start times of its requests in the last minute, oldest first (only kept when `rpm` is set). */
+  recentStarts: number[];
   /** Weighted round-robin's running credit (smooth weighted round-robin, as nginx spreads upstreams). */
   credit: number;
-  stats: { attempts: number; failures: number; latencyTotalMs: number; successes: number; lastError?: { reason: string; at: number } };
+  stats: {
+    attempts: number;
+    failures: number;
+    latencyTotalMs: number;
+    successes: number;
+    lastError?: { reason: string; at: number };
+  };
 }
 
 /**
@@ -81,16 +92,28 @@ export class CredentialPool<T> {
    * available: the conversation's own credential when `affinityKey` is given, else the next one round-robin.
    */
   pick(now: number, tried: readonly PooledCredential<T>[] = [], affinityKey?: string): PooledCredential<T> {
-    if (this.credentials.length === 1) return this.credentials[0]!;
-    return (
-      (affinityKey === undefined ? this.nextInTurn(now, tried) : this.pinned(now, tried, affinityKey)) ??
-      this.soonestBack()
-    );
+    const picked =
+      this.credentials.length === 1
+        ? this.credentials[0]!
+        : ((affinityKey === undefined ? this.nextInTurn(now, tried) : this.pinned(now, tried, affinityKey)) ??
+          this.soonestBack(now));
+    if (!withinRateLimit(picked, now)) {
+      // Every credential used its requests of the minute: refused as the vendor's 429 would be (a fallback chain
+      // takes its next model), without an upstream call and without blaming a credential.
+      const oldest = picked.recentStarts[0] ?? now;
+      throw new GatewayError(
+        'upstream_rate_limited',
+        `Every deployment serving this model is at its requests-per-minute limit.`,
+        { retryAfterSeconds: Math.max(1, Math.ceil((oldest + RATE_WINDOW_MS - now) / 1000)) },
+      );
+    }
+    if (picked.rpm !== undefined) picked.recentStarts.push(now);
+    return picked;
   }
 
   /** A credential is available now when it is not cooling down. */
   hasAlternative(now: number, previous: PooledCredential<T>): boolean {
-    return this.credentials.some((credential) => credential !== previous && credential.coolingUntil <= now);
+    return this.credentials.some((credential) => credential !== previous && usable(credential, now));
   }
 
   /** Counted for the operator view: an attempt and how long the answer took. */
@@ -165,7 +188,7 @@ export class CredentialPool<T> {
     let total = 0;
     let best: PooledCredential<T> | undefined;
     for (const credential of this.credentials) {
-      if (credential.coolingUntil > now || tried.includes(credential)) continue;
+      if (!usable(credential, now) || tried.includes(credential)) continue;
       credential.credit += credential.weight;
       total += credential.weight;
       if (best === undefined || credential.credit > best.credit) best = credential;
@@ -174,7 +197,7 @@ export class CredentialPool<T> {
       best.credit -= total;
       return best;
     }
-    return this.credentials.find((credential) => credential.coolingUntil <= now);
+    return this.credentials.find((credential) => usable(credential, now));
   }
 
   /**
@@ -191,7 +214,7 @@ export class CredentialPool<T> {
     let bestWeight = Number.NEGATIVE_INFINITY;
     let bestTriedWeight = Number.NEGATIVE_INFINITY;
     for (const credential of this.credentials) {
-      if (credential.coolingUntil > now) continue;
+      if (!usable(credential, now)) continue;
       const weight = weightedScore(rendezvousWeight(affinityKey, credential.seed), credential.weight);
       if (!tried.includes(credential)) {
         if (weight > bestWeight) [best, bestWeight] = [credential, weight];
@@ -200,11 +223,29 @@ export class CredentialPool<T> {
     return best ?? bestTried;
   }
 
-  private soonestBack(): PooledCredential<T> {
-    let soonest = this.credentials[0]!;
-    for (const credential of this.credentials) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
+  private soonestBack(now: number): PooledCredential<T> {
+    // One within its rate limit, if any: a credential over it cannot be used at all.
+    const candidates = this.credentials.filter((credential) => withinRateLimit(credential, now));
+    if (candidates.length === 0) return this.credentials[0]!;
+    let soonest = candidates[0]!;
+    for (const credential of candidates) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
     return soonest;
   }
+}
+
+const RATE_WINDOW_MS = 60_000;
+
+/** Not cooling down, and within its requests-per-minute limit. */
+function usable<T>(credential: PooledCredential<T>, now: number): boolean {
+  return credential.coolingUntil <= now && withinRateLimit(credential, now);
+}
+
+/** Under its `rpm` in the last minute (a sliding window of request starts, pruned as it is read). */
+function withinRateLimit<T>(credential: PooledCredential<T>, now: number): boolean {
+  if (credential.rpm === undefined) return true;
+  const starts = credential.recentStarts;
+  while (starts.length > 0 && starts[0]! <= now - RATE_WINDOW_MS) starts.shift();
+  return starts.length < credential.rpm;
 }
 
 /**
@@ -222,7 +263,7 @@ export function pooledCredential<T>(
   baseUrl: string,
   target: T,
   seedName = label,
-  placement: { weight?: number; deployment?: string } = {},
+  placement: { weight?: number; deployment?: string; rpm?: number } = {},
 ): PooledCredential<T> {
   return {
     label,
@@ -233,6 +274,8 @@ export function pooledCredential<T>(
     coolingUntil: 0,
     weight: placement.weight ?? 1,
     ...(placement.deployment === undefined ? {} : { deployment: placement.deployment }),
+    ...(placement.rpm === undefined ? {} : { rpm: placement.rpm }),
+    recentStarts: [],
     credit: 0,
     stats: { attempts: 0, failures: 0, latencyTotalMs: 0, successes: 0 },
   };

@@ -76,8 +76,7 @@ export class DeploymentBuilder {
         this.built = built;
         this.providers = providers;
         // Requests that picked a dropped deployment may still be streaming: its connections close later.
-        if (dropped.length > 0)
-          setTimeout(() => void closeAll(dropped), DROPPED_DEPLOYMENT_GRACE_MS).unref();
+        if (dropped.length > 0) setTimeout(() => void closeAll(dropped), DROPPED_DEPLOYMENT_GRACE_MS).unref();
       },
     };
   }
@@ -129,6 +128,9 @@ function buildDeployment(settings: DeploymentConfig, signature: string): BuiltDe
     return pooledCredential(label, credential.baseUrl, adapter, `${label}#${index}`, {
       weight: share,
       deployment: settings.name,
+      ...(settings.rpm === undefined
+        ? {}
+        : { rpm: Math.max(1, Math.floor(settings.rpm / settings.credentials.length)) }),
     });
   });
   return { signature, credentials };

@@ -45,7 +45,10 @@ export class ProviderRegistry {
     if (model.deployments === undefined) return this.get(model.vendor);
     const provider = this.deployments.get(deploymentsKey(model.deployments));
     if (provider === undefined)
-      throw new GatewayError('upstream_unavailable', `No provider serves the deployments ${model.deployments.join(', ')}.`);
+      throw new GatewayError(
+        'upstream_unavailable',
+        `No provider serves the deployments ${model.deployments.join(', ')}.`,
+      );
     return provider;
   }
 

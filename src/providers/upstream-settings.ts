@@ -73,6 +73,6 @@ export interface DeploymentConfig extends VendorConfig {
   family: 'alpha' | 'beta' | 'gamma' | 'delta';
   /** Share of a model's requests relative to the other deployments serving it. */
   weight: number;
-  /** Requests in flight at most (undefined: no limit). */
-  maxConcurrent: number | undefined;
+  /** Requests per minute at most, shared by its credentials (undefined: no limit). */
+  rpm: number | undefined;
 }

@@ -103,40 +103,43 @@ describe('routing across vendors and deployments', () => {
   it.each([
     ['503', '[[sim error status=503 only-key=sk-alpha-east]]', 'status_503', false],
     ['a timeout before the first byte', '[[sim slow-first-byte delay=3000 only-key=sk-alpha-east]]', 'timeout', true],
-  ])('alpha (%s) → beta (connection refused) → gamma: served and billed by gamma alone', async (_name, fault, reason, stream) => {
-    const before = await balance();
-    const content = `Chain check ${reason} ${fault} [[sim prompt-cache=off]]`;
-    let model: string;
-    let response: Response;
-    if (stream) {
-      const streamed = anthropic.messages.stream({
-        model: 'alpha-sonnet-5',
-        max_tokens: 200,
-        messages: [{ role: 'user', content }],
-      });
-      const message = await streamed.finalMessage();
-      model = message.model;
-      response = (await streamed.withResponse()).response;
-    } else {
-      const whole = await anthropic.messages
-        .create({ model: 'alpha-sonnet-5', max_tokens: 200, messages: [{ role: 'user', content }] })
-        .withResponse();
-      model = whole.data.model;
-      response = whole.response;
-    }
-    expect(model).toBe('gamma-2.5-pro');
-    expect(response.headers.get('x-tollgate-model')).toBe('gamma-2.5-pro');
-    expect(response.headers.get('x-tollgate-model-attempts')).toBe(
-      `alpha-sonnet-5=${reason},beta-5.4=connect,gamma-2.5-pro=ok`,
-    );
-    const records = await recordsOf(response.headers.get('x-request-id')!);
-    expect(records).toHaveLength(1);
-    const [record] = records as [UsageRecord];
-    expect(record).toMatchObject({ model: 'gamma-2.5-pro', family: 'gamma', status: 'ok' });
-    expect(record.outputTokens).toBeGreaterThan(0);
-    expect(record.costNano).toBe(costAt('gamma-2.5-pro', record));
-    expect(before - (await balance())).toBe(record.costNano);
-  });
+  ])(
+    'alpha (%s) → beta (connection refused) → gamma: served and billed by gamma alone',
+    async (_name, fault, reason, stream) => {
+      const before = await balance();
+      const content = `Chain check ${reason} ${fault} [[sim prompt-cache=off]]`;
+      let model: string;
+      let response: Response;
+      if (stream) {
+        const streamed = anthropic.messages.stream({
+          model: 'alpha-sonnet-5',
+          max_tokens: 200,
+          messages: [{ role: 'user', content }],
+        });
+        const message = await streamed.finalMessage();
+        model = message.model;
+        response = (await streamed.withResponse()).response;
+      } else {
+        const whole = await anthropic.messages
+          .create({ model: 'alpha-sonnet-5', max_tokens: 200, messages: [{ role: 'user', content }] })
+          .withResponse();
+        model = whole.data.model;
+        response = whole.response;
+      }
+      expect(model).toBe('gamma-2.5-pro');
+      expect(response.headers.get('x-tollgate-model')).toBe('gamma-2.5-pro');
+      expect(response.headers.get('x-tollgate-model-attempts')).toBe(
+        `alpha-sonnet-5=${reason},beta-5.4=connect,gamma-2.5-pro=ok`,
+      );
+      const records = await recordsOf(response.headers.get('x-request-id')!);
+      expect(records).toHaveLength(1);
+      const [record] = records as [UsageRecord];
+      expect(record).toMatchObject({ model: 'gamma-2.5-pro', family: 'gamma', status: 'ok' });
+      expect(record.outputTokens).toBeGreaterThan(0);
+      expect(record.costNano).toBe(costAt('gamma-2.5-pro', record));
+      expect(before - (await balance())).toBe(record.costNano);
+    },
+  );
 
   it('does not fall back once the first byte reached the client', async () => {
     const response = await fetch(`${harness.gateway.url}/v1/messages`, {
