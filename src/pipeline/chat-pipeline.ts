@@ -109,6 +109,8 @@ export class ChatPipeline {
   private readonly metrics: GatewayMetrics;
   private readonly keepAliveMs: number;
   private fallbacks: FallbackModels;
+  /** The fallback chain's attempts of each request, recorded with its usage when there was more than one. */
+  private readonly attemptsOf = new WeakMap<ChatInput, readonly ModelAttempt[]>();
   /** Prompts counted at a stream's start (`inputTokensAtStart`): reused by checkpoints and estimates, not recounted. */
   private readonly promptCounts = new WeakMap<CanonicalRequest, number>();
 
@@ -177,6 +179,7 @@ export class ChatPipeline {
     let response: ProviderResponse | undefined;
     let answering = model;
     const attempts: ModelAttempt[] = [];
+    this.attemptsOf.set(input, attempts);
     // The provider retries and fails over between credentials itself, before anything reaches the client; a
     // chain's next model is its own upstream call, taken only for a vendor failure before the first byte.
     for (const [index, candidate] of [model, ...chain].entries()) {
@@ -500,7 +503,7 @@ export class ChatPipeline {
         status: outcome,
         stream: input.request.stream,
         startedAt,
-        rawUsage,
+        rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
         reservation,
         route: input.route,
       });
@@ -522,6 +525,20 @@ export class ChatPipeline {
       return undefined;
     }
   }
+}
+
+/**
+ * The vendor's usage object with the fallback chain's attempts beside it, under a key no vendor uses
+ * (`tollgate_model_attempts`), when more than one model was tried: the usage record lists the attempts without a
+ * column of its own, and a record without a fallback reads as before.
+ */
+function withModelAttempts(rawUsage: unknown, attempts: readonly ModelAttempt[] | undefined): unknown {
+  if (attempts === undefined || attempts.length < 2) return rawUsage;
+  const listed = attempts.map(({ model, outcome }) => ({ model, outcome }));
+  if (rawUsage === null || rawUsage === undefined) return { tollgate_model_attempts: listed };
+  if (typeof rawUsage !== 'object' || Array.isArray(rawUsage))
+    return { vendor: rawUsage, tollgate_model_attempts: listed };
+  return { ...rawUsage, tollgate_model_attempts: listed };
 }
 
 /** An attempt's failure as metrics name it: `status_503`, `connect`, `timeout`, or the error's code. */

@@ -160,6 +160,7 @@ describe('routing across vendors and deployments', () => {
     expect(text).toContain('event: error');
     const records = await recordsOf(response.headers.get('x-request-id')!);
     expect(records.map((record) => [record.model, record.status])).toEqual([['alpha-sonnet-5', 'upstream_error']]);
+    expect(records[0]!.rawUsage ?? '').not.toContain('tollgate_model_attempts');
   });
 
   it("takes an alias's own chain, and bills the model that served", async () => {
