@@ -3,7 +3,7 @@ import type { CanonicalRequest } from '../canonical/request.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import type { PricedModel } from '../billing/priced-model.js';
 import type { ModelPrices } from '../billing/prices.js';
-import { modelAllowed } from '../keys/key-permissions.js';
+import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { outputOptionsSupported } from '../providers/output-options.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -17,6 +17,8 @@ import { classifyAttemptFailure } from '../providers/upstream-retry.js';
  */
 export class FallbackModels {
   private readonly byName = new Map<string, readonly CatalogModel[]>();
+  private readonly catalog: ModelCatalog;
+  private readonly providers: ProviderRegistry;
 
   /** `chains`: a public model id or alias → the public names tried after it, in order. */
   constructor(
@@ -24,6 +26,8 @@ export class FallbackModels {
     providers: ProviderRegistry,
     chains: Readonly<Record<string, readonly string[] | undefined>> = {},
   ) {
+    this.catalog = catalog;
+    this.providers = providers;
     for (const [name, chain] of Object.entries(chains)) {
       if (chain !== undefined && chain.length > 0) this.byName.set(name, resolveChain(catalog, providers, name, chain));
     }
@@ -40,11 +44,48 @@ export class FallbackModels {
     request: CanonicalRequest,
     auth: AuthenticatedKey,
   ): CatalogModel[] {
+    if (request.fallbackModels !== undefined) return this.clientChain(model, request, auth);
     const chain = this.byName.get(requestedName) ?? this.byName.get(model.id) ?? [];
     return chain.filter(
       (candidate) => modelAllowed(auth.key.permissions, candidate) && outputOptionsSupported(request, candidate),
     );
   }
+
+  private clientChain(model: CatalogModel, request: CanonicalRequest, auth: AuthenticatedKey): CatalogModel[] {
+    return clientChainOf(this.catalog, this.providers, model, request, auth);
+  }
+}
+
+/**
+ * The client's own chain (`models`): each a model or alias that is served, or a 400 naming it; a model the key may
+ * not use is its 403, as `model` would be. Repeats and the request's own model are left out.
+ */
+function clientChainOf(
+  catalog: ModelCatalog,
+  providers: ProviderRegistry,
+  model: CatalogModel,
+  request: CanonicalRequest,
+  auth: AuthenticatedKey,
+): CatalogModel[] {
+  const seen = new Set<string>([model.id]);
+  const chain: CatalogModel[] = [];
+  for (const name of request.fallbackModels ?? []) {
+    const candidate = catalog.lookup(name);
+    if (candidate === undefined)
+      throw new GatewayError('unknown_model', `The model '${name}' in 'models' does not exist or is retired.`, {
+        param: 'models',
+      });
+    assertModelAllowed(auth.key.permissions, candidate);
+    if (seen.has(candidate.id)) continue;
+    seen.add(candidate.id);
+    try {
+      providers.forModel(candidate);
+    } catch {
+      continue; // A vendor this gateway does not serve is not a fallback it can take.
+    }
+    if (outputOptionsSupported(request, candidate)) chain.push(candidate);
+  }
+  return chain;
 }
 
 /** A chain, checked: known models that are served, none twice, none leading back to the chain's own model. */

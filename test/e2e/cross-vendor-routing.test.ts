@@ -178,6 +178,33 @@ describe('routing across vendors and deployments', () => {
     expect(record!.costNano).toBe(costAt('gamma-2.5-pro', record!));
   });
 
+  it("takes a request's own `models` chain on chat completions, and refuses an unknown one naming the field", async () => {
+    const post = (body: object) =>
+      fetch(`${harness.openaiBaseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+    const content = 'Client chain [[sim error status=503 only-key=sk-alpha-east]]';
+    const served = await post({
+      model: 'alpha-sonnet-5',
+      models: ['alpha-sonnet-5', 'delta-v4-flash'],
+      messages: [{ role: 'user', content }],
+    });
+    expect(served.status).toBe(200);
+    expect(((await served.json()) as { model: string }).model).toBe('delta-v4-flash');
+    expect(served.headers.get('x-tollgate-model-attempts')).toBe('alpha-sonnet-5=status_503,delta-v4-flash=ok');
+    const [record] = await recordsOf(served.headers.get('x-request-id')!);
+    expect(record!.model).toBe('delta-v4-flash');
+
+    const refused = await post({ model: 'alpha-sonnet-5', models: ['beta-9'], messages: [{ role: 'user', content }] });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string; message: string } }).error).toMatchObject({
+      param: 'models',
+      message: expect.stringContaining("'beta-9'"),
+    });
+  });
+
   async function attemptsOn(credential: string, outcome: string): Promise<number> {
     const text = await (await fetch(`${harness.gateway.url}/metrics`)).text();
     const line = text
