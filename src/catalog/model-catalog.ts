@@ -9,6 +9,10 @@ import {
   type ModelFamily,
 } from './models.js';
 
+/** What a model the operator lists may be asked for: image input, function tools, vendor-run tools. */
+export const MODEL_CAPABILITIES = ['vision', 'tools', 'webSearch'] as const;
+export type ModelCapability = (typeof MODEL_CAPABILITIES)[number];
+
 export interface CatalogModel {
   id: string;
   family: ModelFamily;
@@ -40,6 +44,8 @@ export interface CatalogModel {
   automaticCaching: boolean;
   /** The operator's named deployments that serve the model, in order; absent: the family's vendor. */
   deployments?: readonly string[];
+  /** The operator's list of what the model accepts; absent: not restricted by the gateway. */
+  capabilities?: readonly ModelCapability[];
   /** Set when the operator retired the model: new requests are refused, naming the replacement if any. */
   retired?: { replacement?: string };
 }
@@ -61,6 +67,8 @@ export interface ModelOverride {
   prices?: Partial<ModelPricesPerMillion>;
   /** Named deployments (`deployments.<name>`) that serve it; default: the family's vendor (`vendors.<vendor>`). */
   deployments?: readonly string[];
+  /** What the model accepts (a request needing more is refused with a 400); absent: unrestricted. */
+  capabilities?: readonly ModelCapability[];
   /** New requests are refused with a 400 naming `replacement`; usage history and pricing keep the model. */
   retired?: boolean;
   replacement?: string;
@@ -203,6 +211,7 @@ function withOperatorFields(model: CatalogModel, override: ModelOverride | undef
   return {
     ...model,
     ...(override.description === undefined ? {} : { description: override.description }),
+    ...(override.capabilities === undefined ? {} : { capabilities: override.capabilities }),
     ...(override.deployments === undefined || override.deployments.length === 0
       ? {}
       : { deployments: override.deployments }),

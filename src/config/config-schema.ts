@@ -118,6 +118,8 @@ const modelOverrideSchema = z
     fallbacks: z.array(z.string().min(1)).min(1).max(8).optional(),
     /** Named `deployments` that serve the model (weighted); default: the family's vendor under `vendors`. */
     deployments: z.array(z.string().min(1)).min(1).optional(),
+    /** What the model accepts: a request needing another is refused with a 400 (default: not restricted). */
+    capabilities: z.array(z.enum(['vision', 'tools', 'webSearch'])).optional(),
     /** Refuse new requests (a 400 naming `replacement`); usage history keeps the model. */
     retired: z.boolean().optional(),
     replacement: z.string().min(1).optional(),

@@ -26,6 +26,7 @@ import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
 import { costliestOf, FallbackModels, isVendorOutage } from './fallback-models.js';
+import { assertModelCapabilities } from './model-capabilities.js';
 import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
@@ -136,8 +137,10 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
-    // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
+    // Choices and log probabilities the vendor cannot give, and what the operator's entry says the model does not
+    // accept: refused before anything is held or sent.
     assertOutputOptions(input.request, model);
+    assertModelCapabilities(input.request, model);
     // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent; those it
     // leaves out are not held for.
     const forModel = requestForVendor(input.request, model.vendor, model.family).request;

@@ -8,6 +8,7 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import { outputOptionsSupported } from '../providers/output-options.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
+import { modelAccepts } from './model-capabilities.js';
 
 /**
  * The operator's fallback chains (`models.<id>.fallbacks`, `aliases.<name>.fallbacks`, and the older single
@@ -47,7 +48,10 @@ export class FallbackModels {
     if (request.fallbackModels !== undefined) return this.clientChain(model, request, auth);
     const chain = this.byName.get(requestedName) ?? this.byName.get(model.id) ?? [];
     return chain.filter(
-      (candidate) => modelAllowed(auth.key.permissions, candidate) && outputOptionsSupported(request, candidate),
+      (candidate) =>
+        modelAllowed(auth.key.permissions, candidate) &&
+        outputOptionsSupported(request, candidate) &&
+        modelAccepts(request, candidate),
     );
   }
 
@@ -83,7 +87,7 @@ function clientChainOf(
     } catch {
       continue; // A vendor this gateway does not serve is not a fallback it can take.
     }
-    if (outputOptionsSupported(request, candidate)) chain.push(candidate);
+    if (outputOptionsSupported(request, candidate) && modelAccepts(request, candidate)) chain.push(candidate);
   }
   return chain;
 }
