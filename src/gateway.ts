@@ -13,7 +13,9 @@ import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { InputCalibration, seedCalibration } from './billing/input-calibration.js';
-import { ConfigError, type Config } from './config/load-config.js';
+import { prepareCatalog, watchCatalog } from './catalog-runtime.js';
+import { DeploymentBuilder } from './providers/deployment-providers.js';
+import { ConfigError, loadConfig, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
 import { OutageLog } from './observability/outage-log.js';
@@ -39,6 +41,8 @@ export interface GatewayOptions {
   postgresSchema?: string;
   /** Override the logger (tests pass a silent one). */
   logger?: Logger;
+  /** Re-reads the configuration when its file changes (default: loadConfig from the process's environment). */
+  reloadConfig?: () => Config;
 }
 
 export interface RunningGateway {
@@ -124,7 +128,18 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       settlementJournal: () => settlementJournal.stats(),
     });
     providers = createProviders(config, simulator?.baseUrls, { metrics, now });
-    const catalog = new ModelCatalog(config.models);
+    const catalog = new ModelCatalog();
+    const deploymentBuilder = new DeploymentBuilder(config.streamKeepAliveMs, metrics, now);
+    const catalogTargets = { catalog, providers, deployments: deploymentBuilder };
+    // Refused at start with the entry named (the process exits with the message), like any other setting.
+    const preparedCatalog = (() => {
+      try {
+        return prepareCatalog(config, catalogTargets);
+      } catch (error) {
+        throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
+      }
+    })();
+    preparedCatalog.commit();
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
     // Prompt calibration as the latest settlements left it (one bounded read), then learned from this instance's own.
@@ -178,7 +193,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       metrics,
       keepAliveMs: config.streamKeepAliveMs,
-      fallbacks: Object.fromEntries(Object.entries(config.models).map(([id, override]) => [id, override.fallback])),
       onSettlementError: (error, requestId) => logger.error({ err: error, requestId }, 'usage settlement failed'),
       onImplausibleUsage: (requestId, reason, vendorUsage) =>
         logger.warn({ requestId, reason, vendorUsage }, 'vendor usage implausible: settled on the local count'),
@@ -188,6 +202,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         }
       },
     });
+    pipeline.replaceFallbacks(preparedCatalog.fallbacks);
+    const catalogWatch =
+      config.configFile === undefined
+        ? undefined
+        : watchCatalog(
+            config.configFile,
+            options.reloadConfig ?? (() => loadConfig()),
+            catalogTargets,
+            pipeline,
+            logger,
+          );
     const app = buildApp({
       catalog,
       keys,
@@ -272,6 +297,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       simulatorUrl: simulator?.url,
       metrics,
       async close(closeOptions = {}) {
+        catalogWatch?.close();
         sweeper.stop();
         tierPeriods.stop();
         retention.stop();

@@ -183,6 +183,11 @@ export const ANTHROPIC_BETA_QUERY_EXTENSION = '?beta=true';
 export interface CanonicalRequest {
   /** The public model id the client asked for (catalog key). */
   model: string;
+  /**
+   * Public models the client asks to be tried in order after `model` when its vendor fails before the first byte
+   * (the chat `models` extension); replaces the operator's chain for this request.
+   */
+  fallbackModels?: string[];
   system: TextBlock[];
   messages: CanonicalMessage[];
   tools?: ToolDefinition[];

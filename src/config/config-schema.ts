@@ -17,6 +17,14 @@ const httpUrl = z
   .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+/** The model families, each served by one vendor's wire protocol (catalog/models.ts). */
+export const MODEL_FAMILIES = ['alpha', 'beta', 'gamma', 'delta'] as const;
+
+/** A public model name: what clients send as `model`. */
+const publicName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model name (letters, digits, . _ : / -)');
+
 /** One of several credentials of a vendor (requests are spread over them; see "Upstream resilience"). */
 const credentialSchema = z
   .object({
@@ -28,41 +36,67 @@ const credentialSchema = z
   })
   .strict();
 
-const vendorSchema = z
+const vendorFields = {
+  apiKey: z.string().min(1).optional(),
+  baseUrl: httpUrl.optional(),
+  /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
+  credentials: z.array(credentialSchema).min(1).optional(),
+  timeouts: z
+    .object({
+      connectMs: z.number().int().min(1).default(10_000),
+      firstByteMs: z.number().int().min(1).default(60_000),
+      /** Non-stream replies come whole when the model is done: this bounds the whole generation. */
+      nonStreamMs: z.number().int().min(1).default(600_000),
+      idleMs: z.number().int().min(1).default(60_000),
+    })
+    .strict()
+    .prefault({}),
+  /** Attempts before anything reached the client, on connection errors, timeouts, 429 and 5xx. */
+  retries: z
+    .object({
+      maxAttempts: z.number().int().min(1).max(10).default(3),
+      baseDelayMs: z.number().int().min(0).default(250),
+      maxDelayMs: z.number().int().min(0).default(5_000),
+    })
+    .strict()
+    .prefault({}),
+  /** A credential failing `failureThreshold` times in a row gets no traffic for `cooldownMs` while others can serve. */
+  circuitBreaker: z
+    .object({
+      failureThreshold: z.number().int().min(1).default(5),
+      cooldownMs: z.number().int().min(0).default(30_000),
+    })
+    .strict()
+    .prefault({}),
+};
+
+const vendorSchema = z.object(vendorFields).strict();
+
+/**
+ * One deployment: a base URL and its credentials, speaking a family's vendor protocol. Models name the deployments
+ * that serve them; requests are spread over them by weight, each with its own health and concurrency limit.
+ */
+const deploymentSchema = z
   .object({
-    apiKey: z.string().min(1).optional(),
-    baseUrl: httpUrl.optional(),
-    /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
-    credentials: z.array(credentialSchema).min(1).optional(),
-    timeouts: z
-      .object({
-        connectMs: z.number().int().min(1).default(10_000),
-        firstByteMs: z.number().int().min(1).default(60_000),
-        /** Non-stream replies come whole when the model is done: this bounds the whole generation. */
-        nonStreamMs: z.number().int().min(1).default(600_000),
-        idleMs: z.number().int().min(1).default(60_000),
-      })
-      .strict()
-      .prefault({}),
-    /** Attempts before anything reached the client, on connection errors, timeouts, 429 and 5xx. */
-    retries: z
-      .object({
-        maxAttempts: z.number().int().min(1).max(10).default(3),
-        baseDelayMs: z.number().int().min(0).default(250),
-        maxDelayMs: z.number().int().min(0).default(5_000),
-      })
-      .strict()
-      .prefault({}),
-    /** A credential failing `failureThreshold` times in a row gets no traffic for `cooldownMs` while others can serve. */
-    circuitBreaker: z
-      .object({
-        failureThreshold: z.number().int().min(1).default(5),
-        cooldownMs: z.number().int().min(0).default(30_000),
-      })
-      .strict()
-      .prefault({}),
+    ...vendorFields,
+    family: z.enum(MODEL_FAMILIES),
+    baseUrl: httpUrl,
+    /** Share of the model's requests, relative to the other deployments serving it. */
+    weight: z.number().positive().max(1_000_000).default(1),
+    /** Requests per minute at most: a full deployment is skipped; when all are, the model's fallback chain is taken. */
+    rpm: z.number().int().positive().optional(),
   })
-  .strict();
+  .strict()
+  .refine((deployment) => deployment.apiKey !== undefined || deployment.credentials !== undefined, {
+    message: 'needs credentials: apiKey or credentials',
+    path: ['apiKey'],
+  });
+
+/** `name: model-id`, or `name: { model, fallbacks }` with a chain of its own. */
+const aliasSchema = z.union([
+  publicName,
+  z.object({ model: publicName, fallbacks: z.array(z.string().min(1)).min(1).max(8).optional() }).strict(),
+]);
 
 /** USD per 1M tokens as a decimal string (or number written in YAML), e.g. "2.50". */
 const usdPerMillion = z
@@ -72,11 +106,25 @@ const usdPerMillion = z
 
 const modelOverrideSchema = z
   .object({
+    /** Required for a model the gateway does not list (an addition): the vendor protocol that serves it. */
+    family: z.enum(MODEL_FAMILIES).optional(),
+    description: z.string().min(1).max(200).optional(),
     upstreamModel: z.string().min(1).optional(),
     /** beta models: the vendor's search model that answers requests with a web search (default gpt-5-search-api). */
     webSearchUpstreamModel: z.string().min(1).optional(),
     /** Public model id served instead when this model's vendor fails (after its retries); off by default. */
     fallback: z.string().min(1).optional(),
+    /** Public model ids (or aliases) tried in order when the one before failed before its first byte. */
+    fallbacks: z.array(z.string().min(1)).min(1).max(8).optional(),
+    /** Named `deployments` that serve the model (weighted); default: the family's vendor under `vendors`. */
+    deployments: z.array(z.string().min(1)).min(1).optional(),
+    /** What the model accepts: a request needing another is refused with a 400 (default: not restricted). */
+    capabilities: z.array(z.enum(['vision', 'tools', 'webSearch'])).optional(),
+    /** Refuse new requests (a 400 naming `replacement`); usage history keeps the model. */
+    retired: z.boolean().optional(),
+    replacement: z.string().min(1).optional(),
+    /** alpha models the operator adds: Anthropic's minimum cacheable prompt for the model. */
+    minCacheablePromptTokens: z.number().int().positive().optional(),
     maxOutputTokens: z.number().int().positive().optional(),
     /** The longest prompt served, in tokens: longer ones are refused as the vendor would (default: the model's). */
     contextWindow: z.number().int().positive().optional(),
@@ -125,7 +173,13 @@ export const configSchema = z
       .strict()
       // prefault: the default goes through the schema, so each vendor gets its timeout/retry defaults.
       .prefault({ anthropic: {}, openai: {}, gemini: {}, deepseek: {} }),
-    models: z.record(z.string(), modelOverrideSchema).default({}),
+    models: z.record(publicName, modelOverrideSchema).default({}),
+    /** Public names that serve another model (`claude-sonnet-latest: alpha-sonnet-5`). */
+    aliases: z.record(publicName, aliasSchema).default({}),
+    /** Named upstream deployments that models may be served from. */
+    deployments: z
+      .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a lowercase name'), deploymentSchema)
+      .default({}),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
     redisUrl: z
       .string()

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { z } from 'zod';
 import type { VendorName } from '../canonical/request.js';
 import type { Tiers } from '../ratelimit/tiers.js';
-import type { VendorConfig } from '../providers/upstream-settings.js';
+import type { DeploymentConfig, VendorConfig } from '../providers/upstream-settings.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 
@@ -22,6 +22,11 @@ export interface Config {
   /** Interval of keep-alive comments on a silent stream. */
   streamKeepAliveMs: number;
   models: ParsedConfig['models'];
+  /** Public name → the model it serves, and its own fallback chain if any. */
+  aliases: Readonly<Record<string, AliasConfig>>;
+  deployments: Readonly<Record<string, DeploymentConfig>>;
+  /** The file the catalog was read from (watched for changes), if any. */
+  configFile: string | undefined;
   redisUrl: string | undefined;
   rateLimitFailOpen: boolean;
   freeTokensPerDay: number;
@@ -52,6 +57,11 @@ export interface Config {
   maxHeaderBytes: number;
 }
 
+export interface AliasConfig {
+  model: string;
+  fallbacks: readonly string[] | undefined;
+}
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -70,7 +80,13 @@ export function loadConfig(env: Environment = process.env, cwd = process.cwd()):
   const merged = { ...fileValues, ...environmentValues(env, fileValues) };
   const result = configSchema.safeParse(merged);
   if (!result.success) throw new ConfigError(formatIssues(result.error));
-  return finalize(result.data);
+  return finalize(result.data, configFilePath(env, cwd));
+}
+
+/** The configuration file loadConfig reads, when there is one. */
+export function configFilePath(env: Environment = process.env, cwd = process.cwd()): string | undefined {
+  const path = env.TOLLGATE_CONFIG ?? `${cwd}/tollgate.yaml`;
+  return existsSync(path) ? path : undefined;
 }
 
 function readConfigFile(env: Environment, cwd: string): Record<string, unknown> {
@@ -253,29 +269,58 @@ function formatIssues(error: z.ZodError): string {
   return `Invalid configuration:\n${lines.join('\n')}`;
 }
 
-function finalize(parsed: ParsedConfig): Config {
+/** A vendor's or deployment's settings, with its credentials listed and labelled. */
+function upstreamOf(
+  settings: ParsedConfig['vendors']['anthropic'],
+  baseUrl: string,
+  configured: boolean,
+): VendorConfig {
+  const listed = settings.credentials ?? [];
+  const credentials =
+    listed.length > 0
+      ? listed.map((credential, index) => ({
+          apiKey: credential.apiKey,
+          baseUrl: credential.baseUrl ?? baseUrl,
+          label: credential.label ?? `#${index + 1}`,
+        }))
+      : [{ apiKey: settings.apiKey, baseUrl, label: '#1' }];
+  return Object.freeze({
+    apiKey: credentials[0]!.apiKey,
+    baseUrl,
+    configured,
+    credentials: Object.freeze(credentials.map((credential) => Object.freeze(credential))),
+    timeouts: Object.freeze({ ...settings.timeouts }),
+    retries: Object.freeze({ ...settings.retries }),
+    circuitBreaker: Object.freeze({ ...settings.circuitBreaker }),
+  });
+}
+
+function finalize(parsed: ParsedConfig, configFile: string | undefined): Config {
   const vendors = {} as Record<VendorName, VendorConfig>;
   for (const vendor of VENDOR_NAMES) {
     const settings = parsed.vendors[vendor];
     const baseUrl = settings.baseUrl ?? DEFAULT_VENDOR_BASE_URLS[vendor];
-    const listed = settings.credentials ?? [];
-    const credentials =
-      listed.length > 0
-        ? listed.map((credential, index) => ({
-            apiKey: credential.apiKey,
-            baseUrl: credential.baseUrl ?? baseUrl,
-            label: credential.label ?? `#${index + 1}`,
-          }))
-        : [{ apiKey: settings.apiKey, baseUrl, label: '#1' }];
-    vendors[vendor] = Object.freeze({
-      apiKey: credentials[0]!.apiKey,
-      baseUrl,
-      configured: settings.apiKey !== undefined || settings.baseUrl !== undefined || listed.length > 0,
-      credentials: Object.freeze(credentials.map((credential) => Object.freeze(credential))),
-      timeouts: Object.freeze({ ...settings.timeouts }),
-      retries: Object.freeze({ ...settings.retries }),
-      circuitBreaker: Object.freeze({ ...settings.circuitBreaker }),
+    const configured =
+      settings.apiKey !== undefined || settings.baseUrl !== undefined || (settings.credentials ?? []).length > 0;
+    vendors[vendor] = upstreamOf(settings, baseUrl, configured);
+  }
+  const deployments: Record<string, DeploymentConfig> = {};
+  for (const [name, settings] of Object.entries(parsed.deployments)) {
+    deployments[name] = Object.freeze({
+      ...upstreamOf(settings, settings.baseUrl, true),
+      name,
+      family: settings.family,
+      weight: settings.weight,
+      rpm: settings.rpm,
     });
+  }
+  const aliases: Record<string, AliasConfig> = {};
+  for (const [name, alias] of Object.entries(parsed.aliases)) {
+    aliases[name] = Object.freeze(
+      typeof alias === 'string'
+        ? { model: alias, fallbacks: undefined }
+        : { model: alias.model, fallbacks: alias.fallbacks },
+    );
   }
   const anyVendorConfigured = VENDOR_NAMES.some((vendor) => vendors[vendor].configured);
   return Object.freeze({
@@ -288,6 +333,9 @@ function finalize(parsed: ParsedConfig): Config {
     demoMode: parsed.demo || !anyVendorConfigured,
     vendors: Object.freeze(vendors),
     models: parsed.models,
+    aliases: Object.freeze(aliases),
+    deployments: Object.freeze(deployments),
+    configFile,
     redisUrl: parsed.redisUrl,
     freeTokensPerDay: parsed.freeTokensPerDay,
     reservationTtlMs: parsed.reservationTtlMs,

@@ -39,7 +39,7 @@ export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): 
         assertModelAllowed(request.auth!.key.permissions, model);
         return presentGeminiModel(model);
       }
-      const model = catalog.find(request.params.id);
+      const model = catalog.lookup(request.params.id);
       if (model === undefined)
         throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
       assertModelAllowed(request.auth!.key.permissions, model);

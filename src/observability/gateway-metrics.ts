@@ -40,6 +40,11 @@ export interface GatewayMetrics {
   usageUnbilled(model: string, tokens: number, nanoUsd: bigint): void;
   /** The state of one upstream credential: 0 = healthy, 1 = cooling down (circuit open). */
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void;
+  /**
+   * One attempt on one upstream credential (a deployment's is labelled `deployment/label`): `ok` or the failure's
+   * reason, and for `ok` the seconds to the answer (first output of a stream, the whole reply otherwise).
+   */
+  upstreamAttempt(vendor: VendorName, credential: string, outcome: string, seconds: number | undefined): void;
 }
 
 export const NO_METRICS: GatewayMetrics = {
@@ -55,4 +60,5 @@ export const NO_METRICS: GatewayMetrics = {
   unbilledTokens() {},
   usageUnbilled() {},
   credentialState() {},
+  upstreamAttempt() {},
 };

@@ -51,6 +51,8 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly firstToken: Histogram<'model'>;
   private readonly upstreamErrors: Counter<'vendor' | 'reason'>;
   private readonly upstreamRetries: Counter<'vendor'>;
+  private readonly upstreamAttempts: Counter<'vendor' | 'credential' | 'outcome'>;
+  private readonly upstreamLatency: Histogram<'vendor' | 'credential'>;
   private readonly tokens: Counter<'model' | 'kind'>;
   private readonly cost: Counter<'model'>;
   private readonly rateLimitRefusals: Counter<'limit'>;
@@ -111,6 +113,19 @@ export class PrometheusMetrics implements GatewayMetrics {
       name: 'tollgate_upstream_errors_total',
       help: 'Failed upstream attempts by vendor and reason.',
       labelNames: ['vendor', 'reason'],
+      registers,
+    });
+    this.upstreamAttempts = new Counter({
+      name: 'tollgate_upstream_attempts_total',
+      help: 'Upstream attempts by credential (deployment/label for named deployments) and outcome (ok or the reason).',
+      labelNames: ['vendor', 'credential', 'outcome'],
+      registers,
+    });
+    this.upstreamLatency = new Histogram({
+      name: 'tollgate_upstream_answer_seconds',
+      help: 'Seconds from sending an upstream attempt to its answer (first output of a stream), by credential.',
+      labelNames: ['vendor', 'credential'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
     this.upstreamRetries = new Counter({
@@ -314,6 +329,11 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   upstreamError(vendor: VendorName, reason: string): void {
     this.upstreamErrors.inc({ vendor, reason });
+  }
+
+  upstreamAttempt(vendor: VendorName, credential: string, outcome: string, seconds: number | undefined): void {
+    this.upstreamAttempts.inc({ vendor, credential, outcome });
+    if (seconds !== undefined) this.upstreamLatency.observe({ vendor, credential }, seconds);
   }
 
   upstreamRetry(vendor: VendorName): void {

@@ -5,7 +5,7 @@ import {
   loadTokenizer,
   tokenizerLoaded,
 } from '../canonical/count-tokens.js';
-import { toGatewayError } from '../canonical/errors.js';
+import { GatewayError, toGatewayError } from '../canonical/errors.js';
 import type { CanonicalEvent } from '../canonical/events.js';
 import { choiceCount, type CanonicalRequest, type MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
@@ -19,12 +19,14 @@ import { requestForVendor } from '../providers/server-tool-support.js';
 import { withHeldSearches } from './held-searches.js';
 import type { ProviderResponse } from '../providers/types.js';
 import { WholeReply } from '../providers/whole-reply.js';
+import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
 import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
-import { FallbackModels } from './fallback-models.js';
+import { costliestOf, FallbackModels, isVendorOutage } from './fallback-models.js';
+import { assertModelCapabilities } from './model-capabilities.js';
 import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
 import { assertPromptFitsWindow, clampOutputLimit, clampThinkingBudget, withOverflowCounts } from './request-limits.js';
@@ -45,10 +47,10 @@ export interface ChatPipelineDependencies {
   /** Told every settled request's tokens (the tokens-per-minute limit counts them). */
   onTokensUsed?: (auth: AuthenticatedKey, tokens: number) => void;
   /**
-   * Public model id → the public model id served instead when the first one's vendor fails (after its own
-   * retries and failover). Off unless the operator sets `models.<id>.fallback`.
+   * Public model id or alias → the public names served instead, in order, when the one before failed (after its
+   * own retries and failover). Off unless the operator sets `models.<id>.fallbacks` (or `.fallback`).
    */
-  fallbacks?: Readonly<Record<string, string | undefined>>;
+  fallbacks?: Readonly<Record<string, readonly string[] | undefined>>;
   /** Interval of keep-alive comments on a stream while the upstream is silent (default 15 s). */
   keepAliveMs?: number;
   metrics?: GatewayMetrics;
@@ -66,9 +68,19 @@ export interface ChatInput {
   countInputAtStart?: boolean;
 }
 
+/** One model of a fallback chain tried for a request: `ok`, or why it failed (`status_503`, `connect`, …). */
+export interface ModelAttempt {
+  model: string;
+  outcome: string;
+  /** Time to the answer of the one that answered. */
+  ms?: number;
+}
+
 export interface ChatExchange {
-  /** The model that answers: the requested one, or its fallback when that one's vendor failed. */
+  /** The model that answers: the requested one (an alias's target), or a model of its fallback chain. */
   model: CatalogModel;
+  /** Every model tried, in order, the answering one last. */
+  attempts: readonly ModelAttempt[];
   /** How often a stream sends a keep-alive comment while no event arrives. */
   keepAliveMs: number;
   droppedParameters: readonly string[];
@@ -97,7 +109,9 @@ export class ChatPipeline {
   private readonly now: () => number;
   private readonly metrics: GatewayMetrics;
   private readonly keepAliveMs: number;
-  private readonly fallbacks: FallbackModels;
+  private fallbacks: FallbackModels;
+  /** The fallback chain's attempts of each request, recorded with its usage when there was more than one. */
+  private readonly attemptsOf = new WeakMap<ChatInput, readonly ModelAttempt[]>();
   /** Prompts counted at a stream's start (`inputTokensAtStart`): reused by checkpoints and estimates, not recounted. */
   private readonly promptCounts = new WeakMap<CanonicalRequest, number>();
 
@@ -106,6 +120,11 @@ export class ChatPipeline {
     this.metrics = deps.metrics ?? NO_METRICS;
     this.keepAliveMs = deps.keepAliveMs ?? 15_000;
     this.fallbacks = new FallbackModels(deps.catalog, deps.providers, deps.fallbacks);
+  }
+
+  /** A reloaded configuration's chains (checked by the caller against the catalog it applies with them). */
+  replaceFallbacks(fallbacks: FallbackModels): void {
+    this.fallbacks = fallbacks;
   }
 
   /** What media the model's upstream can be given, for protocols that refuse the rest while decoding. */
@@ -118,18 +137,28 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
-    // Choices and log probabilities the vendor cannot give: refused before anything is held or sent.
+    // Choices and log probabilities the vendor cannot give, and what the operator's entry says the model does not
+    // accept: refused before anything is held or sent.
     assertOutputOptions(input.request, model);
+    assertModelCapabilities(input.request, model);
     // Vendor-run tools the family has no equivalent of are refused here, before anything is held or sent; those it
     // leaves out are not held for.
     const forModel = requestForVendor(input.request, model.vendor, model.family).request;
     const clampedMaxOutputTokens = clampOutputLimit(input.request, model);
     const clampedThinkingBudget = clampThinkingBudget(input.request);
     const countedPrompt = await assertPromptFitsWindow(input.request, model);
-    const provider = this.deps.providers.get(model.vendor);
+    const provider = this.deps.providers.forModel(model);
+    const chain = this.fallbacks.chainFor(input.request.model, model, input.request, input.auth);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
-    // and reuses the window check's count when there is one.
-    const reservation = await this.deps.billing.admit(input.requestId, input.auth, model, forModel, countedPrompt);
+    // and reuses the window check's count when there is one. With a fallback chain the hold covers the costliest
+    // model of it: whichever answers, its reply is covered.
+    const reservation = await this.deps.billing.admit(
+      input.requestId,
+      input.auth,
+      costliestOf([model, ...chain]),
+      forModel,
+      countedPrompt,
+    );
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
@@ -150,30 +179,36 @@ export class ChatPipeline {
         input.request,
       );
     };
-    let response: ProviderResponse;
+    let response: ProviderResponse | undefined;
     let answering = model;
-    try {
-      // The provider retries and fails over between credentials itself, before anything reaches the client.
-      response = await provider.call(callFor(model));
-    } catch (error) {
-      const fallback = this.fallbacks.after(error, model, input.request, input.auth, input.signal);
-      if (fallback === undefined) {
-        // Failed before any output: recorded for the usage log, never charged; the hold is released.
-        await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
-        throw toGatewayError(await withOverflowCounts(error, input.request, model));
-      }
-      if (input.request.maxOutputTokens !== undefined && input.request.maxOutputTokens > fallback.maxOutputTokens) {
-        input.request.maxOutputTokens = fallback.maxOutputTokens;
-        upstreamRequest.maxOutputTokens = fallback.maxOutputTokens;
-      }
+    const attempts: ModelAttempt[] = [];
+    this.attemptsOf.set(input, attempts);
+    // The provider retries and fails over between credentials itself, before anything reaches the client; a
+    // chain's next model is its own upstream call, taken only for a vendor failure before the first byte.
+    for (const [index, candidate] of [model, ...chain].entries()) {
       try {
-        response = await this.deps.providers.get(fallback.vendor).call(callFor(fallback));
-        answering = fallback;
-      } catch (fallbackError) {
-        await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
-        throw toGatewayError(fallbackError);
+        if (index > 0 && input.request.maxOutputTokens !== undefined) {
+          const limit = Math.min(input.request.maxOutputTokens, candidate.maxOutputTokens);
+          input.request.maxOutputTokens = limit;
+          upstreamRequest.maxOutputTokens = limit;
+        }
+        const started = this.now();
+        response = await (index === 0 ? provider : this.deps.providers.forModel(candidate)).call(callFor(candidate));
+        attempts.push({ model: candidate.id, outcome: 'ok', ms: this.now() - started });
+        answering = candidate;
+        break;
+      } catch (error) {
+        attempts.push({ model: candidate.id, outcome: attemptFailure(error) });
+        const last = index === chain.length;
+        if (last || input.signal.aborted || !isVendorOutage(error)) {
+          // Failed before any output: recorded for the usage log, never charged; the hold is released.
+          await this.settle(input, reservation, model, emptyUsage(), 'upstream_error', startedAt, null);
+          throw toGatewayError(index === 0 ? await withOverflowCounts(error, input.request, model) : error);
+        }
+        this.metrics.upstreamError(candidate.vendor, 'fallback');
       }
     }
+    if (response === undefined) throw new Error('unreachable: the chain ended without an answer or an error');
     // Counted as `count_tokens` does once the vendor answered (fallback known), only where the vendor counts locally:
     // the others' count is an API call, and Anthropic and Gemini tell it in their first event.
     const inputTokensAtStart =
@@ -198,6 +233,7 @@ export class ChatPipeline {
         : this.relay(input, reservation, answering, response.events, startedAt, onSettled);
     return {
       model: answering,
+      attempts,
       keepAliveMs: this.keepAliveMs,
       droppedParameters:
         droppedServerTools.length === 0
@@ -218,7 +254,7 @@ export class ChatPipeline {
    * I/O, so it gets a signal that never aborts rather than a timer of its own.
    */
   private async localInputTokens(request: CanonicalRequest, model: CatalogModel): Promise<number | undefined> {
-    const provider = this.deps.providers.get(model.vendor);
+    const provider = this.deps.providers.forModel(model);
     if (provider.countsLocally !== true || provider.countTokens === undefined) return undefined;
     return provider.countTokens(request, model, NEVER_ABORTS);
   }
@@ -232,7 +268,7 @@ export class ChatPipeline {
     const model = this.deps.catalog.resolve(request.model);
     // The key's allowlist here too: counting may call the model's vendor (its count endpoint).
     assertModelAllowed(auth.key.permissions, model);
-    const provider = this.deps.providers.get(model.vendor);
+    const provider = this.deps.providers.forModel(model);
     if (provider.countTokens === undefined) {
       await loadTokenizer();
       return estimateRequestInputTokens(request);
@@ -474,7 +510,7 @@ export class ChatPipeline {
         status: outcome,
         stream: input.request.stream,
         startedAt,
-        rawUsage,
+        rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
         reservation,
         route: input.route,
       });
@@ -496,6 +532,26 @@ export class ChatPipeline {
       return undefined;
     }
   }
+}
+
+/**
+ * The vendor's usage object with the fallback chain's attempts beside it, under a key no vendor uses
+ * (`tollgate_model_attempts`), when more than one model was tried: the usage record lists the attempts without a
+ * column of its own, and a record without a fallback reads as before.
+ */
+function withModelAttempts(rawUsage: unknown, attempts: readonly ModelAttempt[] | undefined): unknown {
+  if (attempts === undefined || attempts.length < 2) return rawUsage;
+  const listed = attempts.map(({ model, outcome }) => ({ model, outcome }));
+  if (rawUsage === null || rawUsage === undefined) return { tollgate_model_attempts: listed };
+  if (typeof rawUsage !== 'object' || Array.isArray(rawUsage))
+    return { vendor: rawUsage, tollgate_model_attempts: listed };
+  return { ...rawUsage, tollgate_model_attempts: listed };
+}
+
+/** An attempt's failure as metrics name it: `status_503`, `connect`, `timeout`, or the error's code. */
+function attemptFailure(error: unknown): string {
+  if (!(error instanceof GatewayError)) return 'error';
+  return classifyAttemptFailure(error, error.cause !== undefined).reason;
 }
 
 /** The most output a request may have in all: its limit (the client's or the model's) for each choice it asked for. */

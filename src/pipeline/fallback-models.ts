@@ -1,69 +1,160 @@
 import { GatewayError } from '../canonical/errors.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import { modelAllowed } from '../keys/key-permissions.js';
+import type { PricedModel } from '../billing/priced-model.js';
+import type { ModelPrices } from '../billing/prices.js';
+import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { outputOptionsSupported } from '../providers/output-options.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
+import { modelAccepts } from './model-capabilities.js';
 
 /**
- * The operator's fallback models (`models.<id>.fallback`): resolved once, at start-up, so a typo fails there and not
- * on the first outage; taken only for a failure of the vendor itself, and only where the fallback may serve the request.
+ * The operator's fallback chains (`models.<id>.fallbacks`, `aliases.<name>.fallbacks`, and the older single
+ * `models.<id>.fallback`): resolved when the configuration is loaded, so a typo or a cycle fails there and not on
+ * the first outage. A chain is taken one model at a time, each its own upstream call, and only for a failure of
+ * the vendor itself (connection, timeout, 429, 5xx) before anything reached the client.
  */
 export class FallbackModels {
-  private readonly byModel = new Map<string, CatalogModel>();
+  private readonly byName = new Map<string, readonly CatalogModel[]>();
+  private readonly catalog: ModelCatalog;
+  private readonly providers: ProviderRegistry;
 
+  /** `chains`: a public model id or alias → the public names tried after it, in order. */
   constructor(
-    private readonly catalog: ModelCatalog,
-    private readonly providers: ProviderRegistry,
-    fallbacks: Readonly<Record<string, string | undefined>> = {},
+    catalog: ModelCatalog,
+    providers: ProviderRegistry,
+    chains: Readonly<Record<string, readonly string[] | undefined>> = {},
   ) {
-    for (const [id, fallbackId] of Object.entries(fallbacks)) {
-      if (fallbackId !== undefined) this.byModel.set(id, this.resolve(id, fallbackId));
+    this.catalog = catalog;
+    this.providers = providers;
+    for (const [name, chain] of Object.entries(chains)) {
+      if (chain !== undefined && chain.length > 0) this.byName.set(name, resolveChain(catalog, providers, name, chain));
     }
   }
 
   /**
-   * The model that answers instead after `error` failed `model`, if any: a key's allowlist binds the operator's
-   * fallback too, and a fallback that cannot give the choices or log probabilities asked for is not taken.
+   * The models tried after `model` when a client named it `requestedName`: the alias's own chain, else the model's.
+   * A model the key may not use, or that cannot give the choices or log probabilities asked for, is left out: a
+   * key's allowlist binds every model of the chain.
    */
-  after(
-    error: unknown,
+  chainFor(
+    requestedName: string,
     model: CatalogModel,
     request: CanonicalRequest,
     auth: AuthenticatedKey,
-    signal: AbortSignal,
-  ): CatalogModel | undefined {
-    const fallback = this.byModel.get(model.id);
-    if (
-      fallback === undefined ||
-      !modelAllowed(auth.key.permissions, fallback) ||
-      !outputOptionsSupported(request, fallback) ||
-      signal.aborted ||
-      !isVendorOutage(error)
-    )
-      return undefined;
-    return fallback;
+  ): CatalogModel[] {
+    if (request.fallbackModels !== undefined) return this.clientChain(model, request, auth);
+    const chain = this.byName.get(requestedName) ?? this.byName.get(model.id) ?? [];
+    return chain.filter(
+      (candidate) =>
+        modelAllowed(auth.key.permissions, candidate) &&
+        outputOptionsSupported(request, candidate) &&
+        modelAccepts(request, candidate),
+    );
   }
 
-  /** A configured fallback, checked: a known model, not the model itself, whose vendor is served. */
-  private resolve(id: string, fallbackId: string): CatalogModel {
-    try {
-      const model = this.catalog.resolve(id);
-      const fallback = this.catalog.resolve(fallbackId);
-      if (fallback.id === model.id) throw new Error('it names the model itself');
-      this.providers.get(fallback.vendor);
-      return fallback;
-    } catch (error) {
-      throw new Error(`models.${id}.fallback (${fallbackId}) cannot be used: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+  private clientChain(model: CatalogModel, request: CanonicalRequest, auth: AuthenticatedKey): CatalogModel[] {
+    return clientChainOf(this.catalog, this.providers, model, request, auth);
   }
 }
 
-/** A failure of the vendor itself (not of the request): what a fallback model may answer instead. */
-function isVendorOutage(error: unknown): boolean {
+/**
+ * The client's own chain (`models`): each a model or alias that is served, or a 400 naming it; a model the key may
+ * not use is its 403, as `model` would be. Repeats and the request's own model are left out.
+ */
+function clientChainOf(
+  catalog: ModelCatalog,
+  providers: ProviderRegistry,
+  model: CatalogModel,
+  request: CanonicalRequest,
+  auth: AuthenticatedKey,
+): CatalogModel[] {
+  const seen = new Set<string>([model.id]);
+  const chain: CatalogModel[] = [];
+  for (const name of request.fallbackModels ?? []) {
+    const candidate = catalog.lookup(name);
+    if (candidate === undefined)
+      throw new GatewayError('unknown_model', `The model '${name}' in 'models' does not exist or is retired.`, {
+        param: 'models',
+      });
+    assertModelAllowed(auth.key.permissions, candidate);
+    if (seen.has(candidate.id)) continue;
+    seen.add(candidate.id);
+    try {
+      providers.forModel(candidate);
+    } catch {
+      continue; // A vendor this gateway does not serve is not a fallback it can take.
+    }
+    if (outputOptionsSupported(request, candidate) && modelAccepts(request, candidate)) chain.push(candidate);
+  }
+  return chain;
+}
+
+/** A chain, checked: known models that are served, none twice, none leading back to the chain's own model. */
+function resolveChain(
+  catalog: ModelCatalog,
+  providers: ProviderRegistry,
+  name: string,
+  chain: readonly string[],
+): CatalogModel[] {
+  const owner = catalog.aliasTarget(name) === undefined ? `models.${name}.fallbacks` : `aliases.${name}.fallbacks`;
+  const head = catalog.lookup(name);
+  if (head === undefined) throw new Error(`${owner}: '${name}' is not a model or alias that is served`);
+  const seen = new Set<string>([head.id]);
+  return chain.map((entry) => {
+    const model = catalog.lookup(entry);
+    if (model === undefined) throw new Error(`${owner}: '${entry}' is not a model or alias that is served`);
+    if (seen.has(model.id))
+      throw new Error(
+        model.id === head.id
+          ? `${owner}: '${entry}' leads back to '${head.id}' (a cycle)`
+          : `${owner}: '${entry}' is listed twice (a cycle)`,
+      );
+    seen.add(model.id);
+    try {
+      providers.forModel(model);
+    } catch (error) {
+      throw new Error(`${owner}: '${entry}' cannot be used: ${(error as Error).message}`, { cause: error });
+    }
+    return model;
+  });
+}
+
+/** A failure of the vendor itself (not of the request): what the next model of a chain may answer instead. */
+export function isVendorOutage(error: unknown): boolean {
   return error instanceof GatewayError && classifyAttemptFailure(error, false).blamesCredential;
+}
+
+/**
+ * What a request whose chain may be served by any of `models` is held for: each price and limit at its highest,
+ * so whichever model answers, the hold covers it (each settles at its own model's price).
+ */
+export function costliestOf(models: readonly CatalogModel[]): PricedModel {
+  const [first, ...rest] = models as [CatalogModel, ...CatalogModel[]];
+  if (rest.length === 0) return first;
+  const max = (pick: (prices: ModelPrices) => bigint | undefined) =>
+    models.reduce<bigint | undefined>((best, model) => {
+      const value = pick(model.prices);
+      return value === undefined ? best : best === undefined || value > best ? value : best;
+    }, undefined);
+  const prices: ModelPrices = {
+    input: max((p) => p.input)!,
+    output: max((p) => p.output)!,
+    cacheRead: max((p) => p.cacheRead)!,
+    cacheWrite: max((p) => p.cacheWrite)!,
+    cacheWrite1h: max((p) => p.cacheWrite1h)!,
+  };
+  const webSearchRequest = max((p) => p.webSearchRequest);
+  const webFetchRequest = max((p) => p.webFetchRequest);
+  return {
+    ...first,
+    maxOutputTokens: Math.max(...models.map((model) => model.maxOutputTokens)),
+    prices: {
+      ...prices,
+      ...(webSearchRequest === undefined ? {} : { webSearchRequest }),
+      ...(webFetchRequest === undefined ? {} : { webFetchRequest }),
+    },
+  };
 }

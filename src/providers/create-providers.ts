@@ -16,7 +16,7 @@ interface VendorEndpoint {
   http: UpstreamHttp;
 }
 
-const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) => ClosableAdapter>> = {
+export const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) => ClosableAdapter>> = {
   anthropic: (endpoint) => new AnthropicProvider(endpoint),
   openai: (endpoint) => new OpenAIProvider(endpoint),
   gemini: (endpoint) => new GeminiProvider(endpoint),
@@ -24,7 +24,7 @@ const ADAPTER_FACTORIES: Readonly<Record<VendorName, (endpoint: VendorEndpoint) 
 };
 
 /** A placeholder credential for simulators and keyless loopback upstreams, which accept any bearer token. */
-const KEYLESS_CREDENTIAL = 'tollgate-no-key';
+export const KEYLESS_CREDENTIAL = 'tollgate-no-key';
 
 export interface CreateProvidersOptions {
   metrics?: GatewayMetrics;

@@ -35,7 +35,7 @@ describe('CredentialPool', () => {
     expect(credentials.failed(first, 10)).toBe(true);
     expect(states).toEqual(['openai/#1=0', 'openai/#2=0', 'openai/#1=1']);
     expect([0, 1, 2, 3].map(() => credentials.pick(500).target)).toEqual([2, 2, 2, 2]);
-    expect(credentials.status(500)).toEqual([
+    expect(credentials.status(500)).toMatchObject([
       {
         vendor: 'openai',
         label: '#1',
@@ -173,5 +173,29 @@ describe('CredentialPool with affinity keys (sticky conversations)', () => {
     const a = credentials.pick(0);
     const b = credentials.pick(0, [a]);
     expect(new Set([a, b, credentials.pick(0, [a, b])]).size).toBe(3);
+  });
+});
+
+describe('CredentialPool weights and per-deployment limits', () => {
+  it('spreads requests without affinity exactly by weight (smooth weighted round-robin)', () => {
+    const credentials = [
+      pooledCredential('a', 'http://a', 'a', 'a', { weight: 3 }),
+      pooledCredential('b', 'http://b', 'b', 'b', { weight: 1 }),
+    ];
+    const weighted = new CredentialPool('openai', credentials, { failureThreshold: 1, cooldownMs: 1_000 });
+    const picks = Array.from({ length: 400 }, () => weighted.pick(0).target);
+    expect(picks.filter((target) => target === 'a')).toHaveLength(300);
+  });
+
+  it('skips a credential at its requests-per-minute limit, and refuses with a 429 when all are', () => {
+    const credentials = [
+      pooledCredential('a', 'http://a', 'a', 'a', { rpm: 2 }),
+      pooledCredential('b', 'http://b', 'b', 'b', { rpm: 1 }),
+    ];
+    const limited = new CredentialPool('openai', credentials, { failureThreshold: 1, cooldownMs: 1_000 });
+    expect([0, 1, 2].map((at) => limited.pick(at).target).sort()).toEqual(['a', 'a', 'b']);
+    expect(() => limited.pick(3)).toThrow(expect.objectContaining({ code: 'upstream_rate_limited', status: 429 }));
+    // A minute after the first requests, their slots are free again.
+    expect(limited.pick(60_001).target).toBe('a');
   });
 });

@@ -89,8 +89,10 @@ export class FailoverProvider implements ProviderAdapter {
     const affinityKey = job.kind === 'call' && this.pool.size > 1 ? job.call.affinityKey : undefined;
     for (let attempt = 1; ; attempt++) {
       const credential = this.pool.pick(this.now(), tried, affinityKey);
+      const startedAt = this.now();
       try {
         const result = (await this.attempt(credential.target, job)) as R;
+        this.pool.recordAttempt(credential, this.now() - startedAt, undefined, this.now());
         this.pool.succeeded(credential);
         return result;
       } catch (thrown) {
@@ -115,6 +117,7 @@ export class FailoverProvider implements ProviderAdapter {
     const failure = classifyAttemptFailure(error, error.cause !== undefined);
     this.metrics.upstreamError(this.vendor, failure.reason);
     const now = this.now();
+    this.pool.recordAttempt(credential, 0, failure.reason, now);
     if (failure.blamesCredential) this.pool.failed(credential, now);
     if (attempt >= this.retries.maxAttempts) return undefined;
     const alternative = this.pool.hasAlternative(now, credential);

@@ -66,3 +66,13 @@ export interface VendorConfig {
   retries: RetryPolicy;
   circuitBreaker: CircuitBreakerPolicy;
 }
+
+/** A named deployment (`deployments.<name>`): one base URL and its credentials, in a family's vendor protocol. */
+export interface DeploymentConfig extends VendorConfig {
+  name: string;
+  family: 'alpha' | 'beta' | 'gamma' | 'delta';
+  /** Share of a model's requests relative to the other deployments serving it. */
+  weight: number;
+  /** Requests per minute at most, shared by its credentials (undefined: no limit). */
+  rpm: number | undefined;
+}

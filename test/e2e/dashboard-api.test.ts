@@ -577,6 +577,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
           state: 'healthy',
           coolingDownUntil: null,
           recentFailures: 0,
+          deployment: null,
+          weight: 1,
+          attempts: expect.any(Number),
+          failures: 0,
+          lastError: null,
+          meanLatencyMs: expect.toBeOneOf([null, expect.any(Number)]),
         });
       }
       expect(JSON.stringify(upstreams.json)).not.toMatch(/apiKey|sk-/);

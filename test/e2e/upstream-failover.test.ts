@@ -263,7 +263,7 @@ models:
       };
       // The process exits non-zero before it listens, and says why.
       await expect(spawnGateway({ ...env, TOLLGATE_CONFIG: join(directory, 'tollgate.yaml') })).rejects.toThrow(
-        /exited \(1\) before listening:[\s\S]*models\.beta-5\.4\.fallback \(alpha-haiku-4-5\) cannot be used: .*not configured/,
+        /exited \(1\) before listening:[\s\S]*models\.beta-5\.4\.fallbacks: 'alpha-haiku-4-5' cannot be used: .*not configured/,
       );
     } finally {
       rmSync(directory, { recursive: true, force: true });

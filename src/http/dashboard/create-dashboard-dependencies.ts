@@ -86,5 +86,12 @@ function presentCredential(status: CredentialStatus): UpstreamCredentialStatus {
     state: status.state === 'healthy' ? 'healthy' : 'cooling_down',
     coolingDownUntil: status.coolingDownUntil === undefined ? null : Date.parse(status.coolingDownUntil),
     recentFailures: status.recentFailures,
+    deployment: status.deployment ?? null,
+    weight: status.weight,
+    attempts: status.attempts,
+    failures: status.failures,
+    lastError:
+      status.lastError === undefined ? null : { reason: status.lastError.reason, at: Date.parse(status.lastError.at) },
+    meanLatencyMs: status.meanLatencyMs ?? null,
   };
 }

@@ -22,6 +22,17 @@ export interface UpstreamCredentialStatus {
   state: 'healthy' | 'cooling_down';
   coolingDownUntil: number | null;
   recentFailures: number;
+  /** The operator's deployment the credential belongs to (null: the vendor's own credentials). */
+  deployment: string | null;
+  /** Its share of requests relative to the others serving the same models. */
+  weight: number;
+  /** Attempts since the gateway started, and how many failed. */
+  attempts: number;
+  failures: number;
+  /** The last failure (`status_503`, `connect`, `timeout`, …) and when, epoch ms. */
+  lastError: { reason: string; at: number } | null;
+  /** Mean time to the upstream's answer of its successful attempts, ms (null before one). */
+  meanLatencyMs: number | null;
 }
 
 export interface DashboardDependencies {

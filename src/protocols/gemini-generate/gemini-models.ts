@@ -11,7 +11,7 @@ import type { GeminiListModelsResponse, GeminiModel } from '../../wire/gemini-ge
 /** A public model id from the path: `gamma-2.5-pro`, `models/gamma-2.5-pro`; anything else is Google's 404. */
 export function findGeminiModel(catalog: ModelCatalog, segment: string): CatalogModel {
   const id = segment.replace(/^(?:models|tunedModels)\//, '');
-  const model = catalog.find(id);
+  const model = catalog.lookup(id);
   if (model === undefined) {
     throw new GatewayError(
       'not_found',

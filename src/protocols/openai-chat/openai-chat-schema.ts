@@ -162,6 +162,8 @@ export const openAIChatRequestSchema = z.looseObject({
   prompt_cache_retention: promptCacheRetentionSchema,
   cache_control: cacheControl,
   web_search_options: webSearchOptions.nullish(),
+  /** Tollgate's extension (OpenRouter's shape): models tried in order after `model` when its vendor fails. */
+  models: z.array(z.string().min(1)).min(1).max(8).optional(),
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;
@@ -195,4 +197,5 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'prompt_cache_retention',
   'cache_control',
   'web_search_options',
+  'models',
 ]);

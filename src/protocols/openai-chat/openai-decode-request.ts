@@ -69,6 +69,9 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     extensionsProtocol: 'openai-chat',
   };
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
+  // OpenRouter lists the primary model first in `models`; it is left out of the fallbacks either way.
+  const fallbackModels = input.models?.filter((model) => model !== request.model);
+  if (fallbackModels !== undefined && fallbackModels.length > 0) request.fallbackModels = fallbackModels;
   if (input.web_search_options !== undefined && input.web_search_options !== null)
     request.serverTools = [decodeWebSearchOptions(input.web_search_options)];
   if (input.tools !== undefined) {

@@ -82,7 +82,20 @@ export function setExchangeHeaders(
   if (exchange.clampedThinkingBudget !== undefined)
     reply.header(THINKING_BUDGET_CLAMPED_HEADER, String(exchange.clampedThinkingBudget));
   if (exchange.upstreamRequestId !== undefined) reply.header('x-upstream-request-id', exchange.upstreamRequestId);
+  // The model that served the reply (an alias's target, or a fallback), and the chain's attempts when it fell back.
+  reply.header(SERVED_MODEL_HEADER, exchange.model.id);
+  if (exchange.attempts.length > 1)
+    reply.header(
+      MODEL_ATTEMPTS_HEADER,
+      exchange.attempts.map((attempt) => `${attempt.model}=${attempt.outcome}`).join(','),
+    );
 }
+
+/** The public id of the model that served the reply. */
+export const SERVED_MODEL_HEADER = 'x-tollgate-model';
+
+/** Every model of a fallback chain tried, in order, as `model=outcome` (`status_503`, `connect`, `timeout`, `ok`). */
+export const MODEL_ATTEMPTS_HEADER = 'x-tollgate-model-attempts';
 
 /** Set when the request's output limit was lowered to the model's; its value is the limit the reply was served with. */
 export const MAX_TOKENS_CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';

@@ -1,9 +1,24 @@
 import { ApiError } from '../../api/client';
+import type { UpstreamCredential } from '../../api/types';
 import { admin } from '../../api/endpoints';
 import { formatRelative } from '../../lib/format';
 import { useAsync } from '../../lib/use-async';
 import { ErrorNotice, Loading } from '../Notice';
 import { StatusBadge } from '../StatusBadge';
+
+/**
+ * A credential's share of its vendor's attempts since start (of its deployment group's, for deployments), and of
+ * those how many failed: what the weights produced, beside the weights themselves.
+ */
+function shareOf(credential: UpstreamCredential, all: readonly UpstreamCredential[]): string {
+  const peers = all.filter(
+    (other) => other.vendor === credential.vendor && (other.deployment === null) === (credential.deployment === null),
+  );
+  const total = peers.reduce((sum, other) => sum + other.attempts, 0);
+  if (total === 0) return '—';
+  const failed = credential.failures === 0 ? '' : ` (${credential.failures} failed)`;
+  return `${Math.round((credential.attempts / total) * 100)}%${failed}`;
+}
 
 /** Upstream credentials and their health; older gateways have no such endpoint (404) and say so. */
 export function UpstreamStatus() {
@@ -32,6 +47,16 @@ export function UpstreamStatus() {
             <th scope="col" className="num">
               Recent failures
             </th>
+            <th scope="col" className="num">
+              Weight
+            </th>
+            <th scope="col" className="num">
+              Share
+            </th>
+            <th scope="col" className="num">
+              Mean latency
+            </th>
+            <th scope="col">Last error</th>
           </tr>
         </thead>
         <tbody>
@@ -50,6 +75,24 @@ export function UpstreamStatus() {
               </td>
               <td data-label="Recent failures" className="num">
                 {credential.recentFailures}
+              </td>
+              <td data-label="Weight" className="num">
+                {credential.weight}
+              </td>
+              <td data-label="Share" className="num">
+                {shareOf(credential, credentials)}
+              </td>
+              <td data-label="Mean latency" className="num">
+                {credential.meanLatencyMs === null ? '—' : `${credential.meanLatencyMs} ms`}
+              </td>
+              <td data-label="Last error">
+                {credential.lastError === null ? (
+                  '—'
+                ) : (
+                  <span className="small">
+                    {credential.lastError.reason} {formatRelative(credential.lastError.at)}
+                  </span>
+                )}
               </td>
             </tr>
           ))}
