@@ -59,7 +59,15 @@ export function pricingOf(model: CatalogModel): ModelPricing {
  */
 export function capabilitiesOf(model: CatalogModel): ModelCapabilityFlags {
   const deepseek = model.vendor === 'deepseek';
-  return { tools: true, images: !deepseek, reasoning: true, structured_output: !deepseek };
+  // An operator's `capabilities` list narrows what the model is asked for (the pipeline refuses the rest), so the
+  // listing says the same.
+  const listed = model.capabilities;
+  return {
+    tools: listed === undefined ? true : listed.includes('tools'),
+    images: !deepseek && (listed === undefined || listed.includes('vision')),
+    reasoning: true,
+    structured_output: !deepseek,
+  };
 }
 
 /** "$1.10 in / $4.40 out per 1M tokens": the prices in a sentence, for shapes with only free text (Google's). */
