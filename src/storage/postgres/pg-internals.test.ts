@@ -33,9 +33,9 @@ describe('pg internals the pipeline relies on', () => {
   });
 
   it('exports pg.utils.prepareValue and pg.DatabaseError', () => {
-    const utils = (pg as unknown as { utils?: { prepareValue?: unknown } }).utils;
-    expect(typeof utils?.prepareValue, 'pg.utils.prepareValue').toBe('function');
-    expect((utils?.prepareValue as (value: unknown) => unknown)(12n)).toBe('12');
+    const prepareValue = (pg as unknown as { utils?: { prepareValue?: unknown } }).utils?.prepareValue;
+    expect(typeof prepareValue, 'pg.utils.prepareValue').toBe('function');
+    expect((prepareValue as (value: unknown) => unknown)(12n)).toBe('12');
     expect(typeof pg.DatabaseError, 'pg.DatabaseError').toBe('function');
   });
 
@@ -50,9 +50,10 @@ describe('pg internals the pipeline relies on', () => {
       ['sendCopyFail', 1],
     ] as const) {
       expect(typeof prototype[method], `Connection.prototype.${method}`).toBe('function');
-      expect((prototype[method] as (...args: unknown[]) => unknown).length, `Connection.prototype.${method} arity`).toBe(
-        arity,
-      );
+      expect(
+        (prototype[method] as (...args: unknown[]) => unknown).length,
+        `Connection.prototype.${method} arity`,
+      ).toBe(arity);
     }
     // Constructed with its own record of parsed statement names, and the socket it corks.
     const source = pgSource('connection.js');
