@@ -329,7 +329,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract: $name', (back
   });
 
   it('admissions and settlements interleaved with other write transactions keep every balance equal to its ledger', async () => {
-    // On SQLite the hot calls run synchronously beside Kysely's transactions on the same handle (sqlite-hot-path.ts):
+    // On SQLite the hot calls run synchronously beside Kysely's transactions on the same handle (sqlite-group-commit.ts):
     // while one of those is open they must wait for it, never run inside it.
     const ids = await fundedAccount(1_000_000n);
     const price = costing(700n);
