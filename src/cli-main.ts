@@ -9,6 +9,7 @@ import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { isKeyCommand, KEY_USAGE, runKeyCommand } from './cli/key-commands.js';
 import { KeyService } from './keys/key-service.js';
+import { ModelCatalog } from './catalog/model-catalog.js';
 import { serve } from './main.js';
 import { endStartupHeapSizing } from './startup-heap.js';
 import { openStorage } from './storage/open-storage.js';
@@ -44,6 +45,8 @@ const OPTIONS = {
   scopes: { type: 'string' },
   models: { type: 'string' },
   'spend-limit': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   period: { type: 'string' },
   rpm: { type: 'string' },
   tpm: { type: 'string' },
@@ -139,9 +142,11 @@ async function main(argv: string[]): Promise<number> {
         }
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
+            const catalog = new ModelCatalog(config.models);
             const output = await runBillingCommand(command, storage, {
               ...values,
               journalDirectory: config.settlementJournalDir,
+              pricesOf: (modelId) => catalog.find(modelId)?.prices,
             });
             // A credit counts as a payment: it may reach a tier by total paid (from the account's next request).
             if (command === 'credit' && output.exitCode === 0) {
@@ -192,7 +197,7 @@ function fail(json: boolean, error: unknown): number {
   if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   else process.stderr.write(`tollgate: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);
   if (!known && !json && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  return 1;
+  return error instanceof UsageError ? error.exitCode : 1;
 }
 
 main(process.argv.slice(2)).then(

@@ -12,6 +12,7 @@ import { TierUpgrades } from './billing/tier-upgrades.js';
 import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
+import { InputCalibration, seedCalibration } from './billing/input-calibration.js';
 import { ConfigError, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
@@ -125,6 +126,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
+    // Prompt calibration as the latest settlements left it (one bounded read), then learned from this instance's own.
+    const calibration = new InputCalibration();
+    await seedCalibration(storage.usage, calibration);
     const billing = new BillingService(
       storage.billing,
       {
@@ -132,6 +136,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         reservationTtlMs: config.reservationTtlMs,
         checkpointIntervalMs: config.checkpointIntervalMs,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
+        calibration,
       },
       now,
       settlementJournal,
@@ -194,7 +199,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         retentionDays: config.responsesRetentionDays,
         now,
       }),
-      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers, tierUpgrades }),
+      dashboard: createDashboardDependencies({
+        storage,
+        accounts,
+        keys,
+        config,
+        now,
+        providers,
+        tierUpgrades,
+        pricesOf: (modelId) => catalog.find(modelId)?.prices,
+      }),
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },

@@ -93,6 +93,8 @@ export interface UsageRecordsTable {
   web_search_requests: ColumnType<number, number | undefined, number>;
   web_fetch_requests: ColumnType<number, number | undefined, number>;
   server_tool_nano: MoneyColumn;
+  /** The tokenizer's count of the prompt on rows that teach calibration (0012); null elsewhere. */
+  local_input_tokens: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReservationsTable {

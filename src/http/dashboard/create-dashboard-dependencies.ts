@@ -2,6 +2,7 @@ import type { AccountService } from '../../accounts/account-service.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
+import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { Config } from '../../config/load-config.js';
@@ -22,6 +23,8 @@ export function createDashboardDependencies(input: {
   tierUpgrades?: TierUpgrades;
   /** For the operator view of upstream credentials. */
   providers?: Pick<ProviderRegistry, 'credentialStatus'>;
+  /** The catalog's prices, for the operator's reconcile. */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
@@ -41,6 +44,7 @@ export function createDashboardDependencies(input: {
       config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
+    ...(input.pricesOf === undefined ? {} : { pricesOf: input.pricesOf }),
     now,
   };
 }

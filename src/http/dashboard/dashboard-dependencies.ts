@@ -2,6 +2,7 @@ import type { AccountService } from '../../accounts/account-service.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
+import type { ModelPrices } from '../../billing/prices.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { KeyService } from '../../keys/key-service.js';
@@ -38,5 +39,7 @@ export interface DashboardDependencies {
   publicBaseUrl: string | undefined;
   /** The state of every upstream credential, when the gateway tracks it. */
   upstreams?: () => UpstreamCredentialStatus[];
+  /** A model's catalog prices by public id: how the reconcile replays the split rule (none: order only). */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
   now: () => number;
 }

@@ -78,7 +78,7 @@ export const TAKE_HOLD_WITH_KEY = `
  * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
  * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
  * number, $26 1-hour cache writes, $27 the daily free allowance, $28/$29/$30 web searches, web fetches and their
- * cost. `ok` says whether that split is the rule's here: the
+ * cost, $31 the local count of the prompt (calibration samples). `ok` says whether that split is the rule's here: the
  * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
  * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
  * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
@@ -127,9 +127,9 @@ export const SETTLE = `
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
       free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
-      server_tool_nano)
+      server_tool_nano, local_input_tokens)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26, $28, $29, $30::bigint
+      $26, $28, $29, $30::bigint, $31::integer
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id

@@ -324,6 +324,7 @@ export class PostgresBillingStore implements OwnedBillingStore {
         row.web_search_requests,
         row.web_fetch_requests,
         row.server_tool_nano,
+        row.local_input_tokens,
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
