@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { invalidRequest } from '../canonical/errors.js';
 import { formatUsd } from '../billing/money.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
-import { addSummaryRows } from '../storage/billing-repository.js';
+import { addSummaryRows } from '../storage/billing-ledger-repository.js';
 import type { BillingRepository, UsageSummaryRow } from '../storage/billing-types.js';
 import type { UsageRecord, UsageRepository } from '../storage/types.js';
 import { pageLimit } from '../protocols/shared/query-params.js';

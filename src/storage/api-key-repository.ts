@@ -27,7 +27,8 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
     },
 
     async findByHashWithAccount(keyHash: string): Promise<ApiKeyWithAccount | null> {
-      // The request path's lookup where no hot path serves it (sqlite-hot-path.ts, postgres-hot-path.ts): one join.
+      // The Kysely join; each database's opener serves the request path with a faster one (sqlite-key-lookup.ts,
+      // postgres-key-lookup-batch.ts), SQLite's falling back to this one while a transaction holds the handle.
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')

@@ -18,8 +18,8 @@ import type { AccountMoneySnapshot, UsageRecord } from './types.js';
 const MS_PER_DAY = 86_400_000;
 
 /**
- * The arithmetic of admission and settlement, shared by every storage implementation (the Kysely repository
- * used by both dialects, and SQLite's synchronous hot path), so the money rules exist once and only the SQL
+ * The arithmetic of admission and settlement, shared by both billing stores (SQLite's, and PostgreSQL's locked
+ * path; its one-statement path writes the same rules in SQL), so the money rules exist once and only the SQL
  * differs. Every function here is pure: the caller reads the account under its lock and writes the result.
  */
 

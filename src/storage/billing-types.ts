@@ -308,8 +308,12 @@ export interface AccountHolds {
   freeTokensLeft: number;
 }
 
-export interface BillingRepository {
-  balance(accountId: string): Promise<AccountBalance | null>;
+/**
+ * The money hot path: admission, holds that grow, renewals and checkpoints, settlement and the sweeper's settlement of
+ * orphaned holds. One implementation per database, each built by its storage's opener (sqlite/sqlite-billing-store.ts,
+ * postgres/postgres-billing-store.ts); the money rules they apply are billing-rules.ts's and billing/'s pure functions.
+ */
+export interface BillingStore {
   /** Admission, atomically: the account row is locked, the plan decides, the hold is taken in one transaction. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
@@ -318,8 +322,6 @@ export interface BillingRepository {
    * Works whether or not the reservation still exists (the sweeper may have released it).
    */
   settle(input: SettleInput): Promise<SettleResult>;
-  /** Credits (or, with a negative adjustment, debits down to zero at most) once per idempotency key. */
-  credit(input: CreditInput): Promise<{ applied: boolean; balanceNano: bigint }>;
   /**
    * Moves a live request's hold expiry forward (never back), so the sweeper leaves a long stream's hold alone.
    * False when the hold is gone (settled, or already released).
@@ -342,6 +344,21 @@ export interface BillingRepository {
    * taken, the hold grown, its expiry and checkpoint written. Grants less than asked when only that is left.
    */
   grantSlice(input: SliceInput): Promise<SliceResult>;
+}
+
+/** What an opened store adds to the interface: writes still queued are committed, connections given back. */
+export interface OwnedBillingStore extends BillingStore {
+  close(): Promise<void>;
+}
+
+/**
+ * Balances, credits, redemption codes and the ledger: not the per-request path (an operator's credit, a top-up, a
+ * dashboard read), so they stay one Kysely repository for both databases (billing-ledger-repository.ts).
+ */
+export interface BillingLedgerRepository {
+  balance(accountId: string): Promise<AccountBalance | null>;
+  /** Credits (or, with a negative adjustment, debits down to zero at most) once per idempotency key. */
+  credit(input: CreditInput): Promise<{ applied: boolean; balanceNano: bigint }>;
   /** The account's money, what is held and by how many requests (refusal texts, GET /v1/account). */
   holds(accountId: string, day: number, freeAllowanceTokens: number): Promise<AccountHolds | null>;
   /** `expiresAt` (epoch ms) null or absent: the codes never expire. */
@@ -361,3 +378,6 @@ export interface BillingRepository {
     groupBy: 'day' | 'model' | 'key',
   ): Promise<UsageSummaryRow[]>;
 }
+
+/** Storage's `billing`: the database's store and the ledger repository, side by side (kysely-storage.ts). */
+export interface BillingRepository extends BillingStore, BillingLedgerRepository {}

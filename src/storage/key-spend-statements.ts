@@ -5,17 +5,17 @@ import { money } from './money-sql.js';
 import type { Executor } from './transactions.js';
 
 /**
- * A key's spend limit in SQL (docs/architecture.md#key-scopes-and-limits), shared by the Kysely repository (both
- * dialects) and SQLite's hot path; PostgreSQL's one-statement paths write the same rules as CTEs
- * (postgres-hot-path.ts). Every statement here runs inside a transaction that already holds the key's account row: the
- * lock order of docs/architecture.md#lock-order.
+ * A key's spend limit in SQL (docs/architecture.md#key-scopes-and-limits), shared by SQLite's billing store (bound by
+ * position) and PostgreSQL's locked transactions (through Kysely); PostgreSQL's one-statement paths write the same rules
+ * as CTEs (postgres-billing-statements.ts). Every statement here runs inside a transaction that already holds the key's
+ * account row: the lock order of docs/architecture.md#lock-order.
  */
 
 const MS_PER_DAY = 86_400_000;
 
 /**
  * The key's spend counters at settlement, one statement for both dialects (`:name` parameters: better-sqlite3
- * binds them itself, Kysely through `namedStatement`): the hold's part released, and the charge added to the
+ * binds them by position, Kysely through `namedStatement`): the hold's part released, and the charge added to the
  * period of the request's start (a newer period restarts the counter; a request of an older period no longer
  * counts). Only keys with a limit count spend; a hold counted against a key is released even if its limit was
  * removed meanwhile.

@@ -1,32 +1,48 @@
 import { sql, type Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
-import { createBillingRepository } from './billing-repository.js';
+import { createBillingLedgerRepository } from './billing-ledger-repository.js';
+import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBillingStore } from './billing-types.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createIdentityRepository } from './identity-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
-import type { Storage } from './types.js';
+import type { ApiKeyWithAccount, Storage } from './types.js';
 import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
 
-/** What a dialect contributes; everything else (all the queries) is shared. */
+/** What a dialect contributes; everything else (all the queries but the money hot path) is shared. */
 export interface KyselyStorageParts {
   dialect: Storage['dialect'];
   db: Kysely<Database>;
   isUniqueViolation: UniqueViolationDetector;
   migrate: () => Promise<string[]>;
+  /** The database's own billing store (the money hot path); closed before the database. */
+  billingStore: OwnedBillingStore;
+  /** The request path's key lookup, when the database has a faster one than the Kysely join. */
+  findKeyWithAccount?: (keyHash: string) => Promise<ApiKeyWithAccount | null>;
+}
+
+/** Each storage's billing store, for the tests that look at which of its paths ran (never needed to serve). */
+const stores = new WeakMap<Storage, BillingStore>();
+
+export function billingStoreOf(storage: Storage): BillingStore | undefined {
+  return stores.get(storage);
 }
 
 export function createKyselyStorage(parts: KyselyStorageParts): Storage {
-  const { db } = parts;
+  const { db, billingStore } = parts;
+  const apiKeys = createApiKeyRepository(db, parts.dialect);
   let closing: Promise<void> | undefined;
-  return {
+  const storage: Storage = {
     dialect: parts.dialect,
     accounts: createAccountRepository(db, parts.isUniqueViolation),
-    apiKeys: createApiKeyRepository(db, parts.dialect),
+    apiKeys:
+      parts.findKeyWithAccount === undefined
+        ? apiKeys
+        : { ...apiKeys, findByHashWithAccount: parts.findKeyWithAccount },
     usage: createUsageRepository(db),
-    billing: createBillingRepository(db, parts.dialect),
+    billing: combineBilling(createBillingLedgerRepository(db, parts.dialect), billingStore),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
     identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
@@ -36,7 +52,28 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    // Idempotent: shutdown paths may race (signal handler and a failed start both closing).
-    close: () => (closing ??= db.destroy()),
+    // Idempotent: shutdown paths may race (signal handler and a failed start both closing). The store first: its
+    // queued writes go in before the database closes.
+    close: () =>
+      (closing ??= (async () => {
+        await billingStore.close();
+        await db.destroy();
+      })()),
+  };
+  stores.set(storage, billingStore);
+  return storage;
+}
+
+/** The ledger repository and the store as one `billing`, each call forwarded to the one that owns it. */
+function combineBilling(ledger: BillingLedgerRepository, store: BillingStore): BillingRepository {
+  return {
+    ...ledger,
+    reserve: (input) => store.reserve(input),
+    settle: (input) => store.settle(input),
+    extendHold: (requestId, expiresAt) => store.extendHold(requestId, expiresAt),
+    releaseExpiredReservations: (now, limit) => store.releaseExpiredReservations(now, limit),
+    sweepExpiredReservations: (now, bill, limit) => store.sweepExpiredReservations(now, bill, limit),
+    renewHolds: (renewals) => store.renewHolds(renewals),
+    grantSlice: (input) => store.grantSlice(input),
   };
 }

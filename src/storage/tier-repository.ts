@@ -52,7 +52,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
       .select(['id', 'tier', 'granted_tier', 'bought_tier', 'bought_tier_until', 'bought_tier_renews'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId);
-    // The same lock every money write of the account takes first (billing-repository.ts), so no deadlock.
+    // The same lock every money write of the account takes first (the billing stores and billing-ledger-repository.ts), so no deadlock.
     if (lock && dialect === 'postgres') query = query.forNoKeyUpdate();
     const row = await query.executeTakeFirst();
     if (row === undefined) return null;

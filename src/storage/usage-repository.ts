@@ -70,7 +70,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
     ]);
 }
 
-/** Usage rows are written only by settlement (billing-repository.ts), together with the money they cost. */
+/** Usage rows are written only by settlement (each database's billing store), together with the money they cost. */
 export function createUsageRepository(db: Kysely<Database>): UsageRepository {
   return {
     async listByAccount(accountId: string, limit: number): Promise<UsageRecord[]> {

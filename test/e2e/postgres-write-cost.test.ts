@@ -79,7 +79,7 @@ describe('PostgreSQL statements per paid request', () => {
     });
     const streamed = await statementsOf(stream);
     // 1 key lookup (which also reads the account's money); reserve = one conditional statement taking the hold
-    // (WITH … UPDATE … INSERT); settle = one statement doing all of settlement (postgres-hot-path.ts).
+    // (WITH … UPDATE … INSERT); settle = one statement doing all of settlement (postgres-billing-statements.ts).
     expect(one).toEqual({ total: 3, select: 1, with: 2 });
     expect(ten.total).toBe(10 * one.total);
     expect(streamed).toEqual(one);

@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
  *
  * `usage_daily` holds one row per (account, UTC day, model, key) with the request count, token sums and cost of
  * every usage record of that day. Settlement upserts it in the same transaction as the usage row
- * (billing-repository.ts), so it stays exactly-once with it; per-request rows may then be deleted after the
+ * (each database's billing store), so it stays exactly-once with it; per-request rows may then be deleted after the
  * retention period (usage-retention) while the daily totals are kept forever.
  *
  * `day` is the UTC day number (epoch ms / 86,400,000, as an integer): one integer comparison on both dialects,

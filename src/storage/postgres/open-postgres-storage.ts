@@ -6,7 +6,9 @@ import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
 import { int8AsNumberTypes } from './int8-as-number.js';
-import { PostgresHotPath } from './postgres-hot-path.js';
+import { KeptConnections } from './kept-connections.js';
+import { PostgresBillingStore } from './postgres-billing-store.js';
+import { createPostgresKeyLookup } from './postgres-key-lookup-batch.js';
 import { isPostgresUniqueViolation } from './postgres-errors.js';
 
 export interface PostgresStorageOptions {
@@ -58,28 +60,28 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.destroy();
     throw error;
   }
-  let hotPath: PostgresHotPath | undefined;
+  // The hot path's statements name the tables but are only prepared when first run, so they are built here, before
+  // migrate(): a call made before the schema is current fails as any query would.
+  const connections = new KeptConnections(pool);
   const storage = createKyselyStorage({
     dialect: 'postgres',
     db,
     isUniqueViolation: isPostgresUniqueViolation,
-    migrate: async () => {
-      const applied = await runMigrations(db, { migrationTableSchema: schema ?? (await currentSchema(db)) });
-      // The hot path's statements name the tables, so it takes over once the schema is current.
-      if (hotPath === undefined) {
-        hotPath = new PostgresHotPath(pool);
-        hotPath.install(storage.apiKeys, storage.billing);
-      }
-      return applied;
-    },
+    migrate: () => runMigrationsHere(db, schema),
+    billingStore: new PostgresBillingStore(pool, connections, db),
+    findKeyWithAccount: createPostgresKeyLookup(connections),
   });
   const closePool = storage.close;
-  // The hot path's kept connections first: ending the pool waits for every connection checked out of it.
+  // The kept connections first: ending the pool waits for every connection checked out of it.
   storage.close = () => {
-    hotPath?.close();
+    connections.close();
     return closePool();
   };
   return storage;
+}
+
+async function runMigrationsHere(db: Kysely<Database>, schema: string | undefined): Promise<string[]> {
+  return runMigrations(db, { migrationTableSchema: schema ?? (await currentSchema(db)) });
 }
 
 async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * PostgreSQL's statements for holds that grow while their request runs (docs/architecture.md#holds-that-grow), used by
- * PostgresHotPath: a slice of output in one statement (with a key's spend limit as a second condition), and the
- * periodic batch of renewals and checkpoints. Split out of postgres-hot-path.ts to keep that file to its calls.
+ * PostgresBillingStore: a slice of output in one statement (with a key's spend limit as a second condition), and the
+ * periodic batch of renewals and checkpoints. Split out of postgres-billing-store.ts to keep that file to its calls.
  */
 
 /**

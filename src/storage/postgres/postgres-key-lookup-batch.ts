@@ -1,3 +1,12 @@
+import {
+  KEY_COLUMNS,
+  KEY_LOOKUP_COLUMNS,
+  KEY_LOOKUP_WIDTH,
+  keyWithAccountRow,
+  toApiKeyWithAccount,
+} from '../api-key-repository.js';
+import { toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
+import type { ApiKeyWithAccount } from '../types.js';
 import type { KeptConnections } from './kept-connections.js';
 import { runStatement } from './pipelined-statements.js';
 
@@ -79,4 +88,44 @@ export class PostgresKeyLookupBatcher {
       for (const waiting of list) waiting.resolve(row);
     }
   }
+}
+
+/**
+ * The request path's key lookup on PostgreSQL: the key and its account, with the account's money read in the same round
+ * trip (the admission's hint, ReserveInput.accountHint), batched per event-loop turn.
+ */
+export function createPostgresKeyLookup(
+  connections: KeptConnections,
+): (keyHash: string) => Promise<ApiKeyWithAccount | null> {
+  const keys = new PostgresKeyLookupBatcher(connections, FIND_KEYS, FIND_KEYS_HASH_COLUMN);
+  return async (keyHash) => {
+    const columns = await keys.find(keyHash);
+    if (columns === undefined) return null;
+    return { ...toApiKeyWithAccount(keyWithAccountRow(columns)), money: toLockedAccount(accountMoneyOf(columns)) };
+  };
+}
+
+/**
+ * The key rows for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive
+ * together. Read as arrays (postgres-key-lookup-batch.ts): KEY_LOOKUP_COLUMNS, then the account's money.
+ */
+const FIND_KEYS = `
+  select ${KEY_LOOKUP_COLUMNS},
+    cast(a.balance_nano as text), cast(a.reserved_nano as text), a.free_day, a.free_used_tokens, a.free_reserved_tokens
+  from api_keys k join accounts a on a.id = k.account_id
+  where k.key_hash = any($1::text[])`;
+
+/** Where FIND_KEYS selects `key_hash`. */
+const FIND_KEYS_HASH_COLUMN = KEY_COLUMNS.indexOf('key_hash');
+
+/** The account's money columns of a FIND_KEYS row, which follow KEY_LOOKUP_COLUMNS. */
+function accountMoneyOf(v: KeyLookupRow): AccountMoneyRow {
+  const at = KEY_LOOKUP_WIDTH;
+  return {
+    balance: v[at] as string,
+    reserved: v[at + 1] as string,
+    free_day: v[at + 2] as number | string,
+    free_used_tokens: v[at + 3] as number | string,
+    free_reserved_tokens: v[at + 4] as number | string,
+  };
 }

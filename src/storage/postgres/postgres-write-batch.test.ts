@@ -4,7 +4,6 @@
  * partly fits, and when the batch fails and its writes run again one by one.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { openStorage } from '../open-storage.js';
@@ -15,9 +14,9 @@ import type {
   ReserveInput,
   ReserveResult,
 } from '../billing-types.js';
-import type { ApiKeyRepository, Storage, UsageRecord } from '../types.js';
-import { int8AsNumberTypes } from './int8-as-number.js';
-import { PostgresHotPath } from './postgres-hot-path.js';
+import { billingStoreOf } from '../kysely-storage.js';
+import type { Storage, UsageRecord } from '../types.js';
+import { PostgresBillingStore } from './postgres-billing-store.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
@@ -27,39 +26,20 @@ const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 describe('PostgreSQL batched holds and settlements', () => {
   const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
   let storage: Storage;
-  let pool: pg.Pool;
-  let hot: PostgresHotPath;
-  /** The hot path installed over the storage's own billing, counting what falls through to it (the locked path). */
+  /** The storage's own store: its one-statement path, batched or alone, and its locked path, counted per call. */
+  let hot: PostgresBillingStore;
   let billing: BillingRepository;
-  const fellThrough = { reserve: 0, settle: 0 };
 
   beforeAll(async () => {
     storage = await openStorage(POSTGRES_URL, { postgresSchema: schema });
     await storage.migrate();
-    pool = new pg.Pool({
-      connectionString: POSTGRES_URL,
-      options: `-c search_path=${schema}`,
-      types: int8AsNumberTypes(),
-      max: 4,
-    });
-    hot = new PostgresHotPath(pool);
-    billing = {
-      ...storage.billing,
-      reserve: (input) => {
-        fellThrough.reserve += 1;
-        return storage.billing.reserve(input);
-      },
-      settle: (input) => {
-        fellThrough.settle += 1;
-        return storage.billing.settle(input);
-      },
-    };
-    hot.install({ ...storage.apiKeys } as ApiKeyRepository, billing);
+    const store = billingStoreOf(storage);
+    if (!(store instanceof PostgresBillingStore)) throw new Error('not the PostgreSQL billing store');
+    hot = store;
+    billing = storage.billing;
   });
 
   afterAll(async () => {
-    hot?.close();
-    await pool?.end();
     await storage?.close();
     await dropPostgresSchema(schema);
   });
@@ -157,7 +137,7 @@ describe('PostgreSQL batched holds and settlements', () => {
   };
 
   function snapshot() {
-    return { ...hot.writes.stats, reserve: fellThrough.reserve, settle: fellThrough.settle };
+    return { ...hot.writes.stats, reserve: hot.paths.locked.reserve, settle: hot.paths.locked.settle };
   }
 
   it('one batch holds and settles for several accounts at once, each account billed its own', async () => {

@@ -53,8 +53,8 @@ export class PostgresWriteBatcher {
   private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
-  /** Batches sent and writes in them, for tests and metrics. */
-  readonly stats = { batches: 0, writes: 0, fallbacks: 0 };
+  /** Batches sent and writes in them, writes sent alone (a batch of one, or after a failed batch), for tests and metrics. */
+  readonly stats = { batches: 0, writes: 0, fallbacks: 0, alone: 0 };
 
   /**
    * @param maxInFlight batches sent at once: a second batch can take its locks while the first one's answer travels
@@ -132,6 +132,7 @@ export class PostgresWriteBatcher {
 
   /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
   private alone(write: BatchedWrite): Promise<pg.QueryResult> {
+    this.stats.alone++;
     return runStatement(this.connections, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
   }
 }

@@ -3,11 +3,14 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../database-schema.js';
+import { createApiKeyRepository } from '../api-key-repository.js';
 import { createKyselyStorage } from '../kysely-storage.js';
 import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
-import { SqliteHotPath } from './sqlite-hot-path.js';
+import { SqliteBillingStore } from './sqlite-billing-store.js';
+import { GroupCommit } from './sqlite-group-commit.js';
+import { createSqliteKeyLookup } from './sqlite-key-lookup.js';
 import {
   BACKSTOP_AUTOCHECKPOINT_PAGES,
   JOURNAL_SIZE_LIMIT_BYTES,
@@ -62,7 +65,6 @@ export async function openSqliteStorage(
   }
   // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
   // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
-  let hotPath: SqliteHotPath | undefined;
   let checkpointer: WalCheckpointer | undefined;
   const noteWrite = () => checkpointer?.noteWrite();
   // The serving connection's commits and the checkpoint thread's WAL restarts take turns through it.
@@ -71,34 +73,35 @@ export async function openSqliteStorage(
     dialect: new SqliteDialect({ database: withStatementCache(database, noteWrite) }),
     plugins: [new RefuseNulTextPlugin()],
   });
+  // Kysely's single connection: taking it waits for whichever transaction holds the handle to close, and keeps the
+  // next one out while the group commit's batch runs.
+  const whenHandleFree = (work: () => void) => db.connection().execute(async () => work());
+  const billingStore = new SqliteBillingStore(database, new GroupCommit(database, whenHandleFree, noteWrite, gate));
   const storage = createKyselyStorage({
     dialect: 'sqlite',
     db,
     isUniqueViolation: isSqliteUniqueViolation,
-    // The hot path's statements need the tables, so it is prepared once the schema is current.
     migrate: async () => {
       const applied = await migrateSqlite(db);
-      if (hotPath === undefined) {
-        hotPath = new SqliteHotPath(database, noteWrite, gate);
-        hotPath.install(storage.apiKeys, storage.billing);
-        if (onDisk) {
-          // Checkpoints (and their fsyncs) move to a worker thread, running while there are writes to follow;
-          // this connection's own stays as a backstop.
-          database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
-          checkpointer = new WalCheckpointer(filename, onBackgroundError, undefined, gate, walRestartFrames);
-        }
+      if (onDisk && checkpointer === undefined) {
+        // Checkpoints (and their fsyncs) move to a worker thread, running while there are writes to follow;
+        // this connection's own stays as a backstop. Started once the file has its schema.
+        database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+        checkpointer = new WalCheckpointer(filename, onBackgroundError, undefined, gate, walRestartFrames);
       }
       return applied;
     },
+    billingStore,
+    findKeyWithAccount: createSqliteKeyLookup(database, createApiKeyRepository(db, 'sqlite').findByHashWithAccount),
   });
-  const closeHandle = storage.close;
+  const closeStorage = storage.close;
   let closing: Promise<void> | undefined;
+  // The billing store's queued writes go in first, then the last checkpoint, before the handle closes.
   storage.close = () =>
     (closing ??= (async () => {
-      // Writes queued for the next group commit go in before the handle closes, then the last checkpoint.
-      await hotPath?.flushAll();
+      await billingStore.close();
       await checkpointer?.stop();
-      await closeHandle();
+      await closeStorage();
     })());
   return storage;
 }

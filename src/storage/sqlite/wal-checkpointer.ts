@@ -106,7 +106,7 @@ export class WalCheckpointer {
     private readonly filename: string,
     private readonly onError: (error: Error) => void,
     private readonly idleStopMs = IDLE_STOP_MS,
-    /** The serving connection's write transactions go through it (sqlite-hot-path.ts). */
+    /** The serving connection's write transactions go through it (sqlite-group-commit.ts). */
     readonly gate = new WriteGate(),
     private readonly restartFrames = RESTART_AFTER_FRAMES,
   ) {}

@@ -1,5 +1,5 @@
 /**
- * SQLite's group commit (sqlite-hot-path.ts): writes queued in one event-loop turn commit together, each in its
+ * SQLite's group commit (sqlite-group-commit.ts): writes queued in one event-loop turn commit together, each in its
  * own savepoint, and writes still queued when the handle closes are committed first.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,0 +1,356 @@
+/**
+ * Every path a billing store can take in production, each forced on purpose and checked for its money outcome:
+ * - SQLite: a group commit flushed while Kysely holds the handle in a transaction of its own waits for that
+ *   transaction to close, then commits on its own (sqlite-group-commit.ts); closing waits for such a batch too.
+ * - PostgreSQL: reserve, grantSlice and settle as one statement sent alone, as one statement pipelined with others,
+ *   and through the locked transaction where the statement cannot decide (postgres-billing-store.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingContractFixture, DAY, NOW, type AccountIds } from '../../test/helpers/billing-contract-fixture.js';
+import { costing } from '../../test/helpers/settlement-pricers.js';
+import { postgresBackend } from '../../test/helpers/storage-backends.js';
+import { planSliceGrant } from '../billing/slice-grant.js';
+import type { AdmissionPlan, AdmissionState, ReserveInput, SliceInput } from './billing-types.js';
+import type { Database } from './database-schema.js';
+import { billingStoreOf } from './kysely-storage.js';
+import { openStorage } from './open-storage.js';
+import { PostgresBillingStore } from './postgres/postgres-billing-store.js';
+import { SqliteBillingStore } from './sqlite/sqlite-billing-store.js';
+import { GroupCommit } from './sqlite/sqlite-group-commit.js';
+import type { Storage, UsageRecord } from './types.js';
+
+const turns = async (count: number) => {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+const upTo =
+  (want: bigint) =>
+  (state: AdmissionState): AdmissionPlan =>
+    state.availableNano >= want
+      ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
+      : { admitted: false, reason: 'short' };
+
+function usageOf(requestId: string, ids: AccountIds): UsageRecord {
+  return {
+    requestId,
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    model: 'beta-5.4',
+    family: 'beta',
+    inputTokens: 10,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 5,
+    reasoningTokens: 0,
+    status: 'ok',
+    stream: false,
+    latencyMs: 5,
+    createdAt: NOW,
+    rawUsage: null,
+    costNano: 0n,
+    freeTokens: 0,
+    unbilledNano: 0n,
+  };
+}
+
+describe('SQLite billing store: a batch flushed while another transaction holds the handle', () => {
+  let directory: string;
+  let handle: BetterSqlite3.Database;
+  let db: Kysely<Database>;
+  let commits: GroupCommit;
+  let store: SqliteBillingStore;
+  let ids: AccountIds;
+
+  beforeAll(async () => {
+    // The schema and an account through the storage as the gateway opens it; then the file opened again and wired as
+    // open-sqlite-storage.ts wires it, so that the test can hold a Kysely transaction open as long as it likes.
+    directory = await mkdtemp(join(tmpdir(), 'tollgate-store-paths-'));
+    const file = join(directory, 'tollgate.db');
+    const storage = await openStorage(`sqlite:${file}`);
+    await storage.migrate();
+    const account = await storage.accounts.create({
+      id: `acct-${randomUUID()}`,
+      email: `${randomUUID()}@example.com`,
+      passwordHash: 'x',
+      role: 'user',
+      tier: 'standard',
+      createdAt: NOW,
+    });
+    const key = await storage.apiKeys.create({
+      id: `key-${randomUUID()}`,
+      accountId: account.id,
+      name: 'k',
+      keyHash: randomUUID(),
+      hint: 'h',
+      createdAt: NOW,
+      expiresAt: null,
+    });
+    await storage.billing.credit({
+      accountId: account.id,
+      kind: 'topup',
+      amountNano: 100_000n,
+      idempotencyKey: randomUUID(),
+      note: null,
+      at: NOW,
+    });
+    await storage.close();
+    ids = { accountId: account.id, keyId: key.id };
+    handle = new BetterSqlite3(file);
+    handle.pragma('journal_mode = WAL');
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    commits = new GroupCommit(handle, (work) => db.connection().execute(async () => work()));
+    store = new SqliteBillingStore(handle, commits);
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await db?.destroy();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  const reserveInput = (want: bigint): ReserveInput => ({
+    requestId: `req-${randomUUID()}`,
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    day: DAY,
+    freeAllowanceTokens: 0,
+    createdAt: NOW,
+    expiresAt: NOW + 60_000,
+    plan: upTo(want),
+  });
+
+  const money = () =>
+    handle
+      .prepare(
+        'select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved from accounts where id = ?',
+      )
+      .get(ids.accountId) as { balance: string; reserved: string };
+
+  /** A Kysely transaction that changes the balance and stays open until `end` is called with how it ends. */
+  function openTransaction() {
+    let end!: (how: 'commit' | 'rollback') => void;
+    const ending = new Promise<'commit' | 'rollback'>((resolve) => {
+      end = resolve;
+    });
+    const done = db.connection().execute(async (connection) => {
+      await sql`begin immediate`.execute(connection);
+      await sql`update accounts set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(connection);
+      const how = await ending;
+      await sql.raw(how).execute(connection);
+    });
+    return { end, done };
+  }
+
+  it('waits for it to close, then commits on its own: the hold stays when that transaction rolls back', async () => {
+    const before = money();
+    const other = openTransaction();
+    await turns(2);
+    expect(handle.inTransaction).toBe(true);
+    const deferred = commits.stats.deferred;
+    let answered = false;
+    const reserving = store.reserve(reserveInput(3_000n)).finally(() => {
+      answered = true;
+    });
+    await turns(5);
+    expect(commits.stats.deferred).toBe(deferred + 1);
+    expect(answered).toBe(false);
+    other.end('rollback');
+    await other.done;
+    const result = await reserving;
+    expect(result).toMatchObject({ admitted: true, reservation: { holdNano: 3_000n } });
+    // Run inside the other transaction, the hold would have been rolled back with it.
+    expect(money()).toEqual({ balance: before.balance, reserved: String(BigInt(before.reserved) + 3_000n) });
+    const settled = await store.settle({
+      usage: usageOf(result.admitted ? result.reservation.requestId : '', ids),
+      price: costing(1_000n),
+      freeAllowanceTokens: 0,
+    });
+    expect(settled).toMatchObject({ settled: true, chargedNano: 1_000n });
+    expect(money()).toEqual({ balance: String(BigInt(before.balance) - 1_000n), reserved: before.reserved });
+  });
+
+  it('a settlement waiting behind a transaction that commits is charged once, after it', async () => {
+    const reserved = await store.reserve(reserveInput(2_000n));
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    const before = money();
+    const other = openTransaction();
+    await turns(2);
+    const settling = [1, 2].map(() =>
+      store.settle({ usage: usageOf(requestId, ids), price: costing(700n), freeAllowanceTokens: 0 }),
+    );
+    await turns(5);
+    other.end('commit');
+    await other.done;
+    const results = await Promise.all(settling);
+    expect(results).toContainEqual({ settled: false, reason: 'already_settled' });
+    expect(results).toContainEqual(expect.objectContaining({ settled: true, chargedNano: 700n }));
+    expect(money()).toEqual({
+      balance: String(BigInt(before.balance) + 1n - 700n),
+      reserved: String(BigInt(before.reserved) - 2_000n),
+    });
+  });
+
+  it('closing waits for a batch that is waiting for the handle, and commits it', async () => {
+    const other = openTransaction();
+    await turns(2);
+    const reserving = store.reserve(reserveInput(1_000n));
+    await turns(3);
+    let closed = false;
+    const closing = store.close().then(() => {
+      closed = true;
+    });
+    await turns(5);
+    expect(closed).toBe(false);
+    other.end('commit');
+    await other.done;
+    await closing;
+    expect(await reserving).toMatchObject({ admitted: true });
+  });
+});
+
+describe('PostgreSQL billing store: one statement alone, pipelined, or the locked transaction', () => {
+  const fixture = billingContractFixture(postgresBackend);
+  const { fundedAccount } = fixture;
+  let storage: Storage;
+  let store: PostgresBillingStore;
+
+  beforeAll(() => {
+    storage = fixture.storage;
+    const found = billingStoreOf(storage);
+    if (!(found instanceof PostgresBillingStore)) throw new Error('not the PostgreSQL billing store');
+    store = found;
+  });
+
+  const counts = () => ({
+    statement: { ...store.paths.statement },
+    locked: { ...store.paths.locked },
+    batches: store.writes.stats.batches,
+    alone: store.writes.stats.alone,
+  });
+
+  function reserveInput(ids: AccountIds, want: bigint, hint: bigint | undefined, more: Partial<ReserveInput> = {}) {
+    return {
+      requestId: `req-${randomUUID()}`,
+      accountId: ids.accountId,
+      apiKeyId: ids.keyId,
+      day: DAY,
+      freeAllowanceTokens: 0,
+      createdAt: NOW,
+      expiresAt: NOW + 60_000,
+      plan: upTo(want),
+      ...(hint === undefined
+        ? {}
+        : { accountHint: { balance: hint, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 } }),
+      ...more,
+    } satisfies ReserveInput;
+  }
+
+  const slice = (requestId: string, ids: AccountIds, tokens: number): SliceInput => ({
+    requestId,
+    accountId: ids.accountId,
+    day: DAY,
+    freeAllowanceTokens: 0,
+    tokens,
+    outputPriceNano: 10n,
+    plan: (state) => planSliceGrant(tokens, 10n, state),
+    expiresAt: NOW + 60_000,
+  });
+
+  const requestIdOf = (result: { admitted: boolean; reservation?: { requestId: string } }) =>
+    result.reservation?.requestId ?? '';
+
+  it('alone: one reserve, one slice, one settlement, each one statement by itself', async () => {
+    const ids = await fundedAccount(10_000n);
+    const before = counts();
+    const reserved = await storage.billing.reserve(reserveInput(ids, 2_000n, 10_000n));
+    const granted = await storage.billing.grantSlice(slice(requestIdOf(reserved), ids, 100));
+    const settled = await storage.billing.settle({
+      usage: usageOf(requestIdOf(reserved), ids),
+      price: costing(2_500n),
+      freeAllowanceTokens: 0,
+      heldFreeTokens: 0,
+    });
+    const after = counts();
+    expect([granted, settled]).toMatchObject([
+      { granted: true, holdNano: 1_000n },
+      { settled: true, chargedNano: 2_500n },
+    ]);
+    expect(after.statement).toEqual({
+      reserve: before.statement.reserve + 1,
+      grantSlice: before.statement.grantSlice + 1,
+      settle: before.statement.settle + 1,
+    });
+    expect(after.locked).toEqual(before.locked);
+    expect([after.alone - before.alone, after.batches - before.batches]).toEqual([3, 0]);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 7_500n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('pipelined: writes of one turn go as one pipeline, each still checked against the ones before it', async () => {
+    const ids = await fundedAccount(10_000n);
+    const before = counts();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => storage.billing.reserve(reserveInput(ids, 3_000n, 10_000n))),
+    );
+    const after = counts();
+    expect(after.batches - before.batches).toBe(1);
+    expect(after.statement.reserve - before.statement.reserve).toBe(3);
+    // The fourth no longer fits what the three before it in the pipeline left: the locked path refuses it.
+    expect(after.locked.reserve - before.locked.reserve).toBe(1);
+    expect(results.filter((result) => result.admitted)).toHaveLength(3);
+    const settled = await Promise.all(
+      results
+        .filter((result) => result.admitted)
+        .map((result) =>
+          storage.billing.settle({
+            usage: usageOf(requestIdOf(result), ids),
+            price: costing(1_000n),
+            freeAllowanceTokens: 0,
+            heldFreeTokens: 0,
+          }),
+        ),
+    );
+    expect(settled.every((result) => result.settled && result.chargedNano === 1_000n)).toBe(true);
+    expect(counts().batches - after.batches).toBe(1);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 7_000n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('locked: what one statement cannot decide, the locked transaction decides by the same rules', async () => {
+    const ids = await fundedAccount(3_000n);
+    const before = counts();
+    // No hint: the key has a spend limit but authentication gave no counters, so the statement cannot plan.
+    const reserved = await storage.billing.reserve(reserveInput(ids, 2_000n, undefined, { keySpendLimited: true }));
+    expect(reserved).toMatchObject({ admitted: true, reservation: { holdNano: 2_000n } });
+    // Only 1,000 is left: the slice's statement wants the whole slice, the locked path grants what is left.
+    expect(await storage.billing.grantSlice(slice(requestIdOf(reserved), ids, 150))).toMatchObject({
+      granted: true,
+      tokens: 100,
+      holdNano: 1_000n,
+    });
+    // A charge past the balance: the statement writes nothing, the locked path charges what there is.
+    expect(
+      await storage.billing.settle({
+        usage: usageOf(requestIdOf(reserved), ids),
+        price: costing(4_000n),
+        freeAllowanceTokens: 0,
+        heldFreeTokens: 0,
+      }),
+    ).toMatchObject({ settled: true, chargedNano: 3_000n, unbilledNano: 1_000n });
+    const after = counts();
+    expect(after.locked).toEqual({
+      reserve: before.locked.reserve + 1,
+      grantSlice: before.locked.grantSlice + 1,
+      settle: before.locked.settle + 1,
+    });
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 0n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The PostgreSQL billing store's one-statement writes (postgres-billing-store.ts): each locks its account row first,
+ * checks against the row as it is, and writes all or nothing. The money rules are billing-rules.ts's, written in SQL;
+ * where a statement cannot decide by them it writes nothing and the store's locked path decides.
+ */
+
+export const READ_ACCOUNT_MONEY = `
+  select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
+    free_reserved_tokens
+  from accounts where id = $1`;
+
+export const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
+
+/** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
+export const TAKE_HOLD = `
+  with held as (
+    update accounts set
+      reserved_nano = reserved_nano + $2::bigint,
+      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
+      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+      free_day = $3
+    where id = $1
+      and balance_nano - reserved_nano >= $2::bigint
+      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+    returning id
+  )
+  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at)
+  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10 from held
+  returning request_id`;
+
+/**
+ * TAKE_HOLD for a key with a spend limit, still one statement (a key limit is money like the balance):
+ * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
+ *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
+ *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.
+ * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
+ *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
+ * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
+ *   and the statement writes nothing (the locked path then decides) when either no longer fits.
+ * A hold that grows by a slice during the reply needs the same three steps with the slice as the amount (and
+ * the reservation's hold_nano and key_hold_nano raised by it, `keyheld` only when key_hold_nano > 0).
+ * $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created,
+ * $10 expires, $11 the key's period number now, $12 its period name (the plan's; a changed period writes nothing).
+ */
+export const TAKE_HOLD_WITH_KEY = `
+  with acct as (
+    select id from accounts
+    where id = $1
+      and balance_nano - reserved_nano >= $2::bigint
+      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+    for no key update
+  ),
+  keyheld as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano + $2::bigint,
+      spend_used_nano = case when spend_period_start >= $11::bigint then spend_used_nano else 0 end,
+      spend_period_start = greatest(spend_period_start, $11::bigint)
+    where id = $7 and exists (select 1 from acct)
+      and spend_limit_nano is not null and spend_period = $12
+      and (case when spend_period_start >= $11::bigint then spend_used_nano else 0 end) + spend_reserved_nano + $2::bigint <= spend_limit_nano
+    returning id
+  ),
+  held as (
+    update accounts set
+      reserved_nano = reserved_nano + $2::bigint,
+      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
+      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+      free_day = $3
+    where id = $1 and exists (select 1 from keyheld)
+    returning id
+  )
+  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at, key_hold_nano)
+  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10, $2::bigint from held
+  returning request_id`;
+
+/**
+ * $1 account, $2 request, $3 free tokens the hold was taken with, $4 the charge and $5 the free tokens of the split with
+ * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
+ * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
+ * number, $26 1-hour cache writes, $27 the daily free allowance, $28/$29/$30 web searches, web fetches and their
+ * cost, $31 the local count of the prompt (calibration samples). `ok` says whether that split is the rule's here: the
+ * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
+ * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
+ * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
+ * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
+ * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
+ * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
+ * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
+ */
+export const SETTLE = `
+  with acct as (
+    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from accounts where id = $1 for no key update
+  ),
+  keylimit as (
+    select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
+      case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end as period
+    from api_keys
+    where id = $7 and spend_limit_nano is not null and spend_period in ('day', 'month', 'total')
+      and exists (select 1 from acct)
+    for no key update
+  ),
+  ok as (
+    select exists (
+      select 1 from reservations r, acct a
+      where r.request_id = $2 and r.free_tokens = $3::bigint
+        and $4::bigint <= a.balance_nano
+        and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $27::bigint)
+    ) and not exists (
+      select 1 from keylimit k
+      where k.period_start <= k.period
+        and $4::bigint > k.limit_nano - case when k.period_start = k.period then k.used_nano else 0 end
+    ) as consistent
+  ),
+  claimed as (
+    delete from reservations where request_id = $2 and (select consistent from ok)
+    returning hold_nano, free_tokens, free_day, key_hold_nano
+  ),
+  final as (
+    select c.hold_nano as hold, c.key_hold_nano as key_hold,
+      case when c.free_day = a.free_day then c.free_tokens else 0 end as held_free,
+      $5::bigint as free_used,
+      case when c.free_day = a.free_day then $5::bigint else 0 end as free_used_today,
+      $4::bigint as charged, 0::bigint as unbilled
+    from claimed c, acct a
+  ),
+  inserted as (
+    insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
+      cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
+      free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
+      server_tool_nano, local_input_tokens)
+    select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
+      $26, $28, $29, $30::bigint, $31::integer
+    from final f where (select consistent from ok)
+    on conflict (request_id) do nothing
+    returning request_id
+  ),
+  updated as (
+    update accounts a set
+      balance_nano = a.balance_nano - f.charged,
+      reserved_nano = a.reserved_nano - f.hold,
+      free_reserved_tokens = a.free_reserved_tokens - f.held_free,
+      free_used_tokens = a.free_used_tokens + f.free_used_today
+    from final f
+    where a.id = $1 and exists (select 1 from inserted)
+    returning a.balance_nano
+  ),
+  ledger as (
+    insert into ledger_entries (id, account_id, kind, amount_nano, balance_after_nano, idempotency_key, request_id, note, created_at)
+    select $20, $1, 'usage', -f.charged, u.balance_nano, 'usage:' || $2, $2, $8, $21
+    from final f, updated u where f.charged > 0
+    on conflict (idempotency_key) do nothing
+    returning id
+  ),
+  daily as (
+    insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
+      cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens, unbilled_nano)
+    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged, $24, f.unbilled
+    from final f where exists (select 1 from inserted)
+    on conflict (account_id, day, model, api_key_id) do update set
+      requests = usage_daily.requests + 1,
+      input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+      cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
+      cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+      cache_write_1h_tokens = usage_daily.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
+      output_tokens = usage_daily.output_tokens + excluded.output_tokens,
+      reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
+      cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+      unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
+      unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano
+    returning day
+  ),
+  keyspend as (
+    update api_keys set
+      spend_reserved_nano = spend_reserved_nano - f.key_hold,
+      spend_used_nano = case
+        when spend_limit_nano is null then spend_used_nano
+        when spend_period_start = (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then spend_used_nano + f.charged
+        when spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then f.charged
+        else spend_used_nano end,
+      spend_period_start = case
+        when spend_limit_nano is not null and spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
+          then (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
+        else spend_period_start end
+    from final f
+    where api_keys.id = $7 and exists (select 1 from inserted) and (api_keys.spend_limit_nano is not null or f.key_hold <> 0)
+    returning api_keys.id
+  )
+  select (select consistent from ok) as consistent, (select count(*) from inserted) as inserted,
+    cast(f.charged as text) as charged, cast(f.unbilled as text) as unbilled, f.free_used
+  from final f`;
