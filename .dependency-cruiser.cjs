@@ -21,6 +21,8 @@ const MAY_IMPORT = {
   keys: ['canonical', 'ids', 'storage'],
   accounts: ['canonical', 'ids', 'keys', 'storage'],
   billing: ['canonical', 'ids', 'keys', 'observability', 'ratelimit', 'storage'],
+  // Second factors, passkeys and single sign-on.
+  identity: ['accounts', 'canonical', 'config', 'ids', 'storage'],
   catalog: ['canonical', 'billing'],
   // Vendor adapters: canonical in, vendor HTTP out. They know nothing of clients.
   providers: ['canonical', 'catalog', 'observability', 'streaming', 'wire'],
@@ -35,6 +37,7 @@ const MAY_IMPORT = {
     'canonical',
     'catalog',
     'config',
+    'identity',
     'ids',
     'keys',
     'observability',
@@ -43,7 +46,7 @@ const MAY_IMPORT = {
     'ratelimit',
     'storage',
   ],
-  cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'keys', 'storage'],
+  cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'identity', 'keys', 'storage'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.
   simulator: ['canonical', 'streaming', 'wire'],
 };

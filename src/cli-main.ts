@@ -7,6 +7,7 @@ import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billin
 import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
+import { IDENTITY_USAGE, resetSecondFactors } from './cli/identity-commands.js';
 import { isKeyCommand, KEY_USAGE, runKeyCommand } from './cli/key-commands.js';
 import { KeyService } from './keys/key-service.js';
 import { serve } from './main.js';
@@ -21,7 +22,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   accounts create --email E [--admin]            asks for the password (hidden), or reads its first line from
                                                  stdin when piped; --password P also works but shows it to ps
   accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
-${KEY_USAGE}  keys revoke --email E --id ID
+${IDENTITY_USAGE}${KEY_USAGE}  keys revoke --email E --id ID
 ${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
 
@@ -119,6 +120,21 @@ async function main(argv: string[]): Promise<number> {
               ? `${account.email} is now on the '${tier}' tier.`
               : `${account.email} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
           print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
+          return 0;
+        });
+      case 'accounts reset-2fa':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const result = await resetSecondFactors(storage, required(values, 'email'));
+          print(
+            json,
+            {
+              id: result.id,
+              email: result.email,
+              totp_removed: result.totpRemoved,
+              passkeys_removed: result.passkeysRemoved,
+            },
+            `Second factors of ${result.email} removed (authenticator app: ${result.totpRemoved ? 'yes' : 'none set'}, passkeys: ${result.passkeysRemoved}). The password signs in alone until they set one up again.`,
+          );
           return 0;
         });
       case 'keys revoke':

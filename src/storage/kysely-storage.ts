@@ -3,6 +3,7 @@ import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
+import { createIdentityFactorRepository } from './identity-factor-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
 import type { Storage } from './types.js';
@@ -30,6 +31,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     loginFailures: createLoginFailureRepository(db),
     responses: createStoredResponseRepository(db),
     tierUpgrades: createTierRepository(db, parts.dialect),
+    identityFactors: createIdentityFactorRepository(db),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

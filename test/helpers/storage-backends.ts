@@ -27,6 +27,7 @@ export const ALL_MIGRATIONS = [
   '0009-cache-write-1h',
   '0010-server-tool-usage',
   '0011-unbilled-usage',
+  '0014-identity-factors',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

@@ -7,6 +7,7 @@ import { parseInput } from './body-parsing.js';
 import { DashboardError } from './dashboard-error.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, setSessionCookie } from './dashboard-session.js';
+import { pendingSecondFactor, refuseWhenSsoRequired } from './identity-routes.js';
 import { presentAccount } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
@@ -53,6 +54,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.post('/auth/login', { config: { access: 'public' } }, async (request, reply) => {
     const { email, password } = parseInput(credentials, request.body);
+    refuseWhenSsoRequired(deps, email);
     const attempt = await deps.loginThrottle.begin(email, request.ip);
     const account = await deps.accounts.verifyCredentials(email, password);
     if (account === null) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
@@ -66,6 +68,9 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
       );
     }
     await attempt.succeeded();
+    // With a second factor set up, no session yet: a short-lived token for the second step.
+    const pending = await pendingSecondFactor(deps, account);
+    if (pending !== null) return pending;
     return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
   });
 

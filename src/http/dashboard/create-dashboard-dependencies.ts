@@ -5,6 +5,7 @@ import { SessionService } from '../../accounts/session-service.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { Config } from '../../config/load-config.js';
+import { IdentityServices } from '../../identity/identity-services.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
 import type { ProviderRegistry } from '../../providers/registry.js';
@@ -16,7 +17,10 @@ export function createDashboardDependencies(input: {
   storage: Storage;
   accounts: AccountService;
   keys: KeyService;
-  config: Pick<Config, 'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp'>;
+  config: Pick<
+    Config,
+    'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp' | 'ssoProviders'
+  >;
   now: () => number;
   /** The gateway's own (it also renews periods); made from storage and config when absent. */
   tierUpgrades?: TierUpgrades;
@@ -30,6 +34,12 @@ export function createDashboardDependencies(input: {
     accountRepository: storage.accounts,
     keys: input.keys,
     sessions: new SessionService(storage.sessions, now),
+    identity: new IdentityServices(storage.identityFactors, {
+      accounts: input.accounts,
+      accountRepository: storage.accounts,
+      ssoProviders: config.ssoProviders,
+      now,
+    }),
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,

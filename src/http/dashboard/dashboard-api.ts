@@ -7,6 +7,7 @@ import { acceptJsonOrEmpty } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound, sendDashboardError } from './dashboard-error.js';
 import { createDashboardSessionHook } from './dashboard-session.js';
+import { registerIdentityRoutes } from './identity-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
@@ -33,6 +34,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   });
 
   registerAuthRoutes(api, deps);
+  registerIdentityRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerKeysRoutes(api, deps);
   registerUsageRoutes(api, deps);

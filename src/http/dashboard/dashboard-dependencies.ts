@@ -4,6 +4,7 @@ import type { RegistrationThrottle } from '../../accounts/registration-throttle.
 import type { SessionService } from '../../accounts/session-service.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { TierUpgrades } from '../../billing/tier-upgrades.js';
+import type { IdentityServices } from '../../identity/identity-services.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
@@ -24,6 +25,8 @@ export interface DashboardDependencies {
   accountRepository: AccountRepository;
   keys: KeyService;
   sessions: SessionService;
+  /** Second factors, passkeys and single sign-on. */
+  identity: IdentityServices;
   loginThrottle: LoginThrottle;
   registrationThrottle: RegistrationThrottle;
   billing: BillingRepository;

@@ -10,6 +10,7 @@ import * as tierUpgrades from './0008-tier-upgrades.js';
 import * as cacheWrite1h from './0009-cache-write-1h.js';
 import * as serverToolUsage from './0010-server-tool-usage.js';
 import * as unbilledUsage from './0011-unbilled-usage.js';
+import * as identityFactors from './0014-identity-factors.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -28,4 +29,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0009-cache-write-1h': cacheWrite1h,
   '0010-server-tool-usage': serverToolUsage,
   '0011-unbilled-usage': unbilledUsage,
+  '0014-identity-factors': identityFactors,
 };
