@@ -228,14 +228,15 @@ export class SsoSignIn {
     if (pending === undefined) {
       const issuer = new URL(provider.issuer);
       pending = oidc
-        .discovery(
-          issuer,
-          provider.clientId,
-          provider.clientSecret,
-          undefined,
-          // The settings allow plain http only for an issuer on loopback (a provider on the same machine).
-          issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined,
-        )
+        .discovery(issuer, provider.clientId, provider.clientSecret, undefined, {
+          execute: [
+            // The ID token's signature is checked too: OpenID Connect lets a client skip it for a token fetched
+            // from the token endpoint over TLS, and openid-client does unless told otherwise.
+            oidc.enableNonRepudiationChecks,
+            // The settings allow plain http only for an issuer on loopback (a provider on the same machine).
+            ...(issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []),
+          ],
+        })
         .catch((error: unknown) => {
           this.configurations.delete(provider.id);
           throw new SsoRefusedError(
@@ -253,9 +254,22 @@ function emailDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }
 
+/**
+ * The library's reason: openid-client wraps the check that failed, so the chain of causes is walked for the most
+ * specific message and the ID-token claim it names.
+ */
 function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.slice(0, 200);
+  let message = error instanceof Error ? error.message : String(error);
+  let claim: string | undefined;
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (depth > 0) message = current.message;
+    const cause: unknown = current.cause;
+    if (cause !== null && typeof cause === 'object' && 'claim' in cause && typeof cause.claim === 'string')
+      claim ??= cause.claim;
+    current = cause;
+  }
+  return `${claim === undefined ? '' : `the ID token's "${claim}" claim: `}${message}`.slice(0, 200);
 }
 
 /**
