@@ -237,10 +237,10 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
     return { id: request.params.id, name };
   });
 
-  api.delete<IdParams>('/security/passkeys/:id', async (request, reply) => {
+  api.delete<IdParams>('/security/passkeys/:id', async (request) => {
     const account = currentAccount(request);
     if (!(await identity.passkeys.remove(account.id, request.params.id))) throw notFound('No such passkey.');
-    return reply.code(204).send();
+    return { id: request.params.id, removed: true };
   });
 
   // The operator's reset, for a person who lost every second factor.

@@ -4,6 +4,7 @@ import { auth } from '../api/endpoints';
 import { Field } from '../components/Field';
 import { Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { SecuritySettings } from '../components/SecuritySettings';
 import { formatDate } from '../lib/format';
 import { useSession } from '../lib/session';
 import { PASSWORD_RULES } from './AuthForm';
@@ -103,6 +104,7 @@ export function SettingsPage() {
         <h2 id="password-heading">Change password</h2>
         <ChangePasswordForm />
       </section>
+      <SecuritySettings />
     </>
   );
 }
