@@ -124,16 +124,41 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       expect(harness.logs.some((line) => line.includes(usedAtEnrolment))).toBe(false);
     });
 
-    it('spends the pending sign-in after five wrong codes', async () => {
+    it('counts wrong codes as failed logins: from one address the fifth try is throttled', async () => {
       const { email, secret } = await enrolled();
       const { dashboard, reply } = await passwordStep(email);
       const token: string = reply.json.secondFactor.token;
       tick(STEP_MS);
       const right = codeAt(secret, clock);
-      for (let attempt = 0; attempt < 5; attempt++) {
+      // The password step counts until the second step succeeds: it and four wrong codes reach the limit of 5.
+      for (let attempt = 0; attempt < 4; attempt++) {
         expect((await dashboard.post('/api/auth/second-factor', { token, code: otherCode(right) })).status).toBe(401);
       }
-      const late = await dashboard.post('/api/auth/second-factor', { token, code: right });
+      const throttled = await dashboard.post('/api/auth/second-factor', { token, code: right });
+      expect(throttled.status).toBe(429);
+      expect(throttled.headers.get('retry-after')).not.toBeNull();
+      expect((await dashboard.get('/api/session')).json.account).toBeNull();
+    });
+
+    it('spends the pending sign-in after five wrong codes, whatever address they come from', async () => {
+      const { email, secret } = await enrolled();
+      const { dashboard, reply } = await passwordStep(email);
+      const token: string = reply.json.secondFactor.token;
+      tick(STEP_MS);
+      const right = codeAt(secret, clock);
+      const from = (index: number) => ({
+        headers: { 'x-forwarded-for': `10.77.${index}.${Math.floor(Math.random() * 250)}` },
+      });
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const wrong = await dashboard.call(
+          'POST',
+          '/api/auth/second-factor',
+          { token, code: otherCode(right) },
+          from(attempt),
+        );
+        expect(wrong.status).toBe(401);
+      }
+      const late = await dashboard.call('POST', '/api/auth/second-factor', { token, code: right }, from(9));
       expect(late.status).toBe(401);
       expect(late.json.error.code).toBe('second_factor_expired');
       expect((await dashboard.get('/api/session')).json.account).toBeNull();

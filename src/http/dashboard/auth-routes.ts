@@ -67,10 +67,11 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
         'This account is disabled. Ask the operator of this gateway to enable it again.',
       );
     }
-    await attempt.succeeded();
-    // With a second factor set up, no session yet: a short-lived token for the second step.
+    // With a second factor set up, no session yet: a short-lived token for the second step. The attempt stays
+    // counted by the throttle until the second step succeeds, so the password cannot buy unlimited code guesses.
     const pending = await pendingSecondFactor(deps, account);
     if (pending !== null) return pending;
+    await attempt.succeeded();
     return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
   });
 

@@ -85,6 +85,10 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
       );
     }
     const accountId = challenge.accountId;
+    const account = await deps.accounts.findById(accountId);
+    // Each code counts as a login attempt of the account from this address (429 past the limit); a right one
+    // clears them, as a right password does.
+    const attempt = await deps.loginThrottle.begin(account.email, request.ip);
     let accepted: boolean;
     let message: string;
     if (body.code !== undefined) {
@@ -112,7 +116,8 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
         'This sign-in expired. Enter your email and password again.',
       );
     }
-    return startSession(request, reply, await deps.accounts.findById(accountId));
+    await attempt.succeeded();
+    return startSession(request, reply, account);
   });
 
   // Passkey sign-in: alone (passwordless), or as the second step after a password (`token` given).
@@ -159,7 +164,10 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
         'This sign-in expired. Enter your email and password again.',
       );
     }
-    return startSession(request, reply, await deps.accounts.findById(result.accountId));
+    const account = await deps.accounts.findById(result.accountId);
+    // The password step left its attempt counted until the second step succeeds: cleared now.
+    if (pending !== null) await (await deps.loginThrottle.begin(account.email, request.ip)).succeeded();
+    return startSession(request, reply, account);
   });
 
   // Security settings of the signed-in account.
