@@ -181,6 +181,25 @@ describe('sign-in methods in the dashboard', () => {
     expect(await signedInEmail()).toBe(email);
   });
 
+  it('refuses a passkey assertion whose signature was altered on the way', async () => {
+    await signOut();
+    await page.route('**/api/auth/passkey', async (route) => {
+      const body = JSON.parse(route.request().postData() ?? '{}') as { response: { response: { signature: string } } };
+      const signature = Buffer.from(body.response.response.signature, 'base64url');
+      signature[signature.length >> 1]! ^= 0x01;
+      body.response.response.signature = signature.toString('base64url');
+      await route.continue({ postData: JSON.stringify(body) });
+    });
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The passkey was not accepted' }).waitFor();
+    await page.unroute('**/api/auth/passkey');
+    expect(await signedInEmail()).toBeNull();
+    await harness.flushLogs();
+    expect(harness.logs.some((line) => line.includes('"sign_in_refused"') && line.includes('passkey_refused'))).toBe(
+      true,
+    );
+  });
+
   it('takes the passkey as the second step after the password', async () => {
     await signOut();
     await passwordStep();
