@@ -21,8 +21,9 @@ const MAY_IMPORT = {
   keys: ['canonical', 'ids', 'storage'],
   accounts: ['canonical', 'ids', 'keys', 'storage'],
   billing: ['canonical', 'ids', 'keys', 'observability', 'ratelimit', 'storage'],
-  // Second factors, passkeys and single sign-on.
-  identity: ['accounts', 'canonical', 'config', 'ids', 'storage'],
+  // Over the accounts layer: mail, verified email, reset links, sessions list, account deletion, second factors,
+  // passkeys and single sign-on.
+  identity: ['accounts', 'canonical', 'config', 'ids', 'keys', 'storage'],
   catalog: ['canonical', 'billing'],
   // Vendor adapters: canonical in, vendor HTTP out. They know nothing of clients.
   providers: ['canonical', 'catalog', 'observability', 'streaming', 'wire'],
@@ -33,6 +34,7 @@ const MAY_IMPORT = {
   // The HTTP surface: hooks, error shapes, account and key APIs, the dashboard.
   http: [
     'accounts',
+    'identity',
     'billing',
     'canonical',
     'catalog',

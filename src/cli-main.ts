@@ -7,10 +7,11 @@ import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billin
 import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import { IDENTITY_USAGE, resetSecondFactors } from './cli/identity-commands.js';
+import { IDENTITY_USAGE, isIdentityCommand, runIdentityCommand } from './cli/identity-commands.js';
 import { isKeyCommand, KEY_USAGE, runKeyCommand } from './cli/key-commands.js';
 import { KeyService } from './keys/key-service.js';
-import { serve } from './main.js';
+import { ModelCatalog } from './catalog/model-catalog.js';
+import { browserUrl, serve } from './main.js';
 import { endStartupHeapSizing } from './startup-heap.js';
 import { openStorage } from './storage/open-storage.js';
 import type { Storage } from './storage/types.js';
@@ -45,6 +46,8 @@ const OPTIONS = {
   scopes: { type: 'string' },
   models: { type: 'string' },
   'spend-limit': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   period: { type: 'string' },
   rpm: { type: 'string' },
   tpm: { type: 'string' },
@@ -99,6 +102,8 @@ async function main(argv: string[]): Promise<number> {
             password: values.password ?? (await readPassword()),
             role: values.admin ? 'admin' : 'user',
           });
+          // The operator made it and vouches for the address: nothing to verify.
+          await storage.identity.setEmailVerified(account.id, Date.now());
           print(
             json,
             { id: account.id, email: account.email, role: account.role },
@@ -122,21 +127,6 @@ async function main(argv: string[]): Promise<number> {
           print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
           return 0;
         });
-      case 'accounts reset-2fa':
-        return await withStorage(config.databaseUrl, async (storage) => {
-          const result = await resetSecondFactors(storage, required(values, 'email'));
-          print(
-            json,
-            {
-              id: result.id,
-              email: result.email,
-              totp_removed: result.totpRemoved,
-              passkeys_removed: result.passkeysRemoved,
-            },
-            `Second factors of ${result.email} removed (authenticator app: ${result.totpRemoved ? 'yes' : 'none set'}, passkeys: ${result.passkeysRemoved}). The password signs in alone until they set one up again.`,
-          );
-          return 0;
-        });
       case 'keys revoke':
         return await withStorage(config.databaseUrl, async (storage) => {
           const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
@@ -146,6 +136,15 @@ async function main(argv: string[]): Promise<number> {
           return 0;
         });
       default:
+        if (isIdentityCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+            const base = browserUrl(`http://${host}:${config.port}`, config.host, config.publicBaseUrl);
+            const output = await runIdentityCommand(command, storage, values, base);
+            print(json, output.data, output.text);
+            return 0;
+          });
+        }
         if (isKeyCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
             const output = await runKeyCommand(command, storage, values);
@@ -155,9 +154,11 @@ async function main(argv: string[]): Promise<number> {
         }
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
+            const catalog = new ModelCatalog(config.models);
             const output = await runBillingCommand(command, storage, {
               ...values,
               journalDirectory: config.settlementJournalDir,
+              pricesOf: (modelId) => catalog.find(modelId)?.prices,
             });
             // A credit counts as a payment: it may reach a tier by total paid (from the account's next request).
             if (command === 'credit' && output.exitCode === 0) {
@@ -208,7 +209,7 @@ function fail(json: boolean, error: unknown): number {
   if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   else process.stderr.write(`tollgate: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);
   if (!known && !json && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  return 1;
+  return error instanceof UsageError ? error.exitCode : 1;
 }
 
 main(process.argv.slice(2)).then(

@@ -12,11 +12,13 @@ import { TierUpgrades } from './billing/tier-upgrades.js';
 import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
+import { InputCalibration, seedCalibration } from './billing/input-calibration.js';
 import { ConfigError, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
 import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
+import { createSmtpMailer } from './identity/mailer.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -125,6 +127,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const catalog = new ModelCatalog(config.models);
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
+    // Prompt calibration as the latest settlements left it (one bounded read), then learned from this instance's own.
+    const calibration = new InputCalibration();
+    await seedCalibration(storage.usage, calibration);
     const billing = new BillingService(
       storage.billing,
       {
@@ -132,11 +137,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         reservationTtlMs: config.reservationTtlMs,
         checkpointIntervalMs: config.checkpointIntervalMs,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
+        calibration,
       },
       now,
       settlementJournal,
     );
     const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers, now);
+    const mailer = config.mail === undefined ? undefined : createSmtpMailer(config.mail.smtpUrl, config.mail.from);
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -194,7 +201,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         retentionDays: config.responsesRetentionDays,
         now,
       }),
-      dashboard: createDashboardDependencies({ storage, accounts, keys, config, now, providers, tierUpgrades }),
+      dashboard: createDashboardDependencies({
+        storage,
+        accounts,
+        keys,
+        config,
+        now,
+        providers,
+        tierUpgrades,
+        pricesOf: (modelId) => catalog.find(modelId)?.prices,
+        mailer,
+      }),
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },
@@ -269,6 +286,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         outages.stop();
         await openLimiter.close();
         await openProviders.close();
+        mailer?.close();
         await openSimulator?.close();
         await storage.close();
       },

@@ -1,4 +1,5 @@
 import type { Config } from './config/load-config.js';
+import { describeSmtpUrl } from './identity/mailer.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { tolerateClosedStandardOutput } from './observability/fail-safe-output.js';
 import { describeDatabaseUrl } from './storage/open-storage.js';
@@ -58,6 +59,11 @@ function banner(gateway: RunningGateway): string {
     `  API:       ${origin}/v1  (OpenAI SDKs: this base URL; Anthropic SDKs: ${origin})`,
     `  storage: ${describeDatabaseUrl(config.databaseUrl)}`,
   ];
+  lines.push(
+    config.mail === undefined
+      ? '  mail: not configured (set SMTP_URL and MAIL_FROM): no verification or reset mail; verify addresses and hand out reset links from the operator view or `tollgate accounts verify-email|reset-link`'
+      : `  mail: ${describeSmtpUrl(config.mail.smtpUrl)} from ${config.mail.from}${config.requireVerifiedEmail ? ' (a verified email is required to create keys)' : ''}`,
+  );
   if (config.demoMode) {
     lines.push(
       `  DEMO MODE: no vendor API keys are configured, so every model is served by the built-in simulator (${gateway.simulatorUrl}).`,

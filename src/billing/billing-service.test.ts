@@ -11,7 +11,8 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { BillingRepository } from '../storage/billing-types.js';
 import { openStorage } from '../storage/open-storage.js';
 import type { Storage } from '../storage/types.js';
-import { planAdmission } from './admission.js';
+import { inputPrice, planAdmission } from './admission.js';
+import { calibratedTokens, InputCalibration, WARM_UP_SAMPLES } from './input-calibration.js';
 import { BillingService } from './billing-service.js';
 import { parseUsd } from './money.js';
 
@@ -404,7 +405,8 @@ describe('the hold of a request with a 1-hour cache breakpoint', () => {
 
   it('prices every prompt token at the 1-hour write price, and the charge of an all-1-hour prompt fits it', async () => {
     const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000 });
-    const precise = held(estimateRequestInputTokens(cachedRequest('1h')));
+    // Alpha's prompt estimate is calibrated at its family's default ratio (nothing learned yet).
+    const precise = held(calibratedTokens(estimateRequestInputTokens(cachedRequest('1h')), 1.2));
     // The tokenizer's plan (taken when the UTF-8 bound does not fit the balance): 6,000 nano a prompt token.
     const hold1h = BigInt(precise) * 6_000n + OUTPUT_HOLD;
     const hold5m = BigInt(precise) * 3_750n + OUTPUT_HOLD;
@@ -450,5 +452,56 @@ describe('the hold of a request with a 1-hour cache breakpoint', () => {
     });
     const [record] = await storage.usage.listByAccount(exact.account.id, 1);
     expect(record).toMatchObject({ cacheWriteTokens: prompt, cacheWrite1hTokens: prompt, costNano: charge });
+  });
+});
+
+describe('calibrated prompt estimates', () => {
+  const alpha = new ModelCatalog().resolve('alpha-sonnet-5');
+  /** The hold's input tokens for a local count at a ratio: calibrated, then the margin and floor. */
+  const heldAt = (tokens: number, ratio: number) => held(calibratedTokens(tokens, ratio));
+
+  it("sizes an alpha model's hold on its learned ratio, starting from the family default", async () => {
+    const calibration = new InputCalibration();
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000, calibration });
+    const request = chatRequest(100);
+    const bound = upperBoundRequestInputTokens(request);
+    const holdOf = async (ratio: number) => {
+      const owner = await accountWith(parseUsd('100'));
+      const reservation = await billing.admit(`req_cal_${owner.account.id}`, owner, alpha, request);
+      const expected = BigInt(heldAt(bound, ratio)) * inputPrice({ prices: alpha.prices }) + 100n * alpha.prices.output;
+      expect(reservation.holdNano).toBe(expected);
+      return reservation.holdNano;
+    };
+    const atDefault = await holdOf(1.2);
+    for (let sample = 0; sample < WARM_UP_SAMPLES; sample++) calibration.observe(alpha.id, 'alpha', 1_000, 1_500);
+    expect(billing.inputRatio(alpha)).toBe(1.5);
+    expect(await holdOf(1.5)).toBeGreaterThan(atDefault);
+    // A beta model keeps the tokenizer's count (ratio 1): its hold is as before calibration.
+    expect(billing.inputRatio(model)).toBe(1);
+  });
+
+  it("learns from a settled request's vendor count of a prompt admission counted, never from the gateway's own count", async () => {
+    const calibration = new InputCalibration();
+    const billing = new BillingService(storage.billing, { freeTokensPerDay: 0, reservationTtlMs: 60_000, calibration });
+    const owner = await accountWith(parseUsd('100'));
+    const settle = async (requestId: string, vendorReported: boolean) => {
+      const reservation = await billing.admit(requestId, owner, alpha, chatRequest(100), 1_000);
+      await billing.settle({
+        requestId,
+        auth: owner,
+        model: alpha,
+        usage: { ...usage, inputTokens: 1_100, cacheReadTokens: 400 },
+        status: 'ok',
+        stream: false,
+        startedAt: 0,
+        rawUsage: null,
+        reservation,
+        vendorReported,
+      });
+    };
+    await settle('req_cal_estimated', false);
+    expect(calibration.snapshot().get(alpha.id)).toBeUndefined();
+    await settle('req_cal_reported', true);
+    expect(calibration.snapshot().get(alpha.id)).toEqual({ ratio: 1.2, samples: 1, warmUpSum: 1.5 });
   });
 });

@@ -8,7 +8,9 @@ import {
 } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
 import { choiceCount, type CanonicalRequest } from '../canonical/request.js';
-import type { CanonicalUsage } from '../canonical/usage.js';
+import { totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
+import { calibratedTokens, InputCalibration } from './input-calibration.js';
+import { boundedRawUsage } from './raw-usage.js';
 import { outputSliceOf, type PricedModel } from './priced-model.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { decideAdmission } from '../storage/billing-rules.js';
@@ -51,6 +53,8 @@ export interface BillingSettings {
   checkpointIntervalMs?: number;
   /** A model's prices by public id: how the sweeper prices a dead instance's hold at its checkpoint. */
   pricesOf?: (modelId: string) => ModelPrices | undefined;
+  /** The per-model ratios of vendor to local prompt counts (input-calibration.ts); a fresh one when absent. */
+  calibration?: InputCalibration;
 }
 
 /** What the sweeper did with expired holds: settled at their checkpoint, or released (nothing delivered). */
@@ -78,6 +82,8 @@ export interface SettlementInput {
    * Output the vendor produced after a refused slice: recorded, never billed (docs/architecture.md#holds-that-grow).
    */
   unbilledTokens?: number;
+  /** `usage` is the vendor's own report (not the gateway's count of a reply it never reported): calibration learns from it. */
+  vendorReported?: boolean;
 }
 
 /**
@@ -98,8 +104,9 @@ export interface ReplayReport {
 }
 
 /**
- * The tokenizer counts with OpenAI's encoding; other vendors' tokenizers count somewhat more for the same text.
- * The hold covers that difference so the charge almost never exceeds it; settlement charges the vendor's count.
+ * The tokenizer counts with OpenAI's encoding; other vendors' tokenizers count somewhat more for the same text. The
+ * count is first calibrated to the model's vendor (input-calibration.ts); the margin then covers one prompt's spread
+ * around that ratio, so the charge almost never exceeds the hold; settlement charges the vendor's count.
  */
 const INPUT_ESTIMATE_MARGIN = 1.15;
 const INPUT_ESTIMATE_FLOOR = 16;
@@ -141,6 +148,9 @@ interface LiveHold {
   delivered?: () => HoldCheckpoint | undefined;
   /** The output tokens of the checkpoint last written (-1: none yet). */
   checkpointedOutput: number;
+  /** The tokenizer's count of the prompt when admission made one, and for which model: calibration's sample. */
+  localInputTokens?: number;
+  modelId?: string;
 }
 
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 3_000;
@@ -150,6 +160,7 @@ export class BillingService {
   private readonly liveHolds = new Map<string, LiveHold>();
   private renewal: NodeJS.Timeout | undefined;
   private renewing = false;
+  private readonly calibration: InputCalibration;
 
   constructor(
     private readonly repository: BillingRepository,
@@ -157,7 +168,9 @@ export class BillingService {
     private readonly now: () => number = Date.now,
     /** Where settlements the store refuses go; without one, a refused settlement throws. */
     private readonly journal?: SettlementJournal,
-  ) {}
+  ) {
+    this.calibration = settings.calibration ?? new InputCalibration();
+  }
 
   /**
    * Takes the request's worst-case hold, or refuses with the 403 `insufficient_balance` saying what the balance covers.
@@ -206,8 +219,9 @@ export class BillingService {
     };
     const oneHourCacheWrites = carriesOneHourBreakpoint(request);
     const choices = choiceCount(request);
+    const ratio = this.calibration.ratio(model.id, model.family);
     const admission = (inputTokens: number): AdmissionRequest => ({
-      inputTokens: withMargin(inputTokens),
+      inputTokens: withMargin(calibratedTokens(inputTokens, ratio)),
       // Each choice of a request for several may run to the limit: the hold may grow to that many times it.
       clientMaxOutputTokens: request.maxOutputTokens === undefined ? undefined : request.maxOutputTokens * choices,
       modelMaxOutputTokens: model.maxOutputTokens * choices,
@@ -232,10 +246,12 @@ export class BillingService {
     // of 3 round trips). Only the path depends on this possibly older read, never the outcome.
     const boundWillNotDo =
       auth.money !== undefined && !decideAdmission(auth.money, { ...input, plan: boundPlan }).plan.admitted;
+    let localInputTokens = promptTokens;
     let result = boundWillNotDo ? undefined : await this.repository.reserve({ ...input, plan: boundPlan });
     if (result === undefined || (!result.admitted && result.reason === NEEDS_TOKENIZER_COUNT)) {
       await loadTokenizer();
-      const precise = admission(promptTokens ?? estimateRequestInputTokens(request));
+      localInputTokens ??= estimateRequestInputTokens(request);
+      const precise = admission(localInputTokens);
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
     if (!result.admitted) {
@@ -247,6 +263,8 @@ export class BillingService {
       admittedAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
       checkpointedOutput: -1,
+      // Only a count admission made anyway: a rich account's prompt is never tokenized just to calibrate.
+      ...(localInputTokens === undefined ? {} : { localInputTokens, modelId: model.id }),
     });
     this.renewHoldsRegularly();
     // Its slices count against the key's limit too (docs/architecture.md#key-scopes-and-limits): grantSlice needs the
@@ -422,8 +440,11 @@ export class BillingService {
    * before this resolves, and is replayed by `replayJournal`; its hold stays renewed until then.
    */
   async settle(input: SettlementInput): Promise<SettlementOutcome> {
+    const localInputTokens = this.calibrationSample(input);
+    if (localInputTokens !== undefined)
+      this.calibration.observe(input.model.id, input.model.family, localInputTokens, totalInputTokens(input.usage));
     const entry: JournalEntry = {
-      usage: this.usageRecord(input),
+      usage: { ...this.usageRecord(input), ...(localInputTokens === undefined ? {} : { localInputTokens }) },
       prices: input.model.prices,
       ...(input.reservation === undefined ? {} : { heldFreeTokens: input.reservation.freeTokens }),
       journaledAt: 0,
@@ -449,6 +470,21 @@ export class BillingService {
       // Settled (or failed without a journal): no longer renewed; an unsettled one is then the sweeper's.
       if (!journaled) this.liveHolds.delete(input.requestId);
     }
+  }
+
+  /**
+   * The tokenizer's count of the prompt when the settlement is a calibration sample: the vendor reported the usage and
+   * admission counted the prompt, for the same model. Kept on the usage record so a starting gateway seeds from it.
+   */
+  private calibrationSample(input: SettlementInput): number | undefined {
+    const hold = this.liveHolds.get(input.requestId);
+    if (input.vendorReported !== true || hold?.modelId !== input.model.id) return undefined;
+    return hold.localInputTokens;
+  }
+
+  /** The ratio admission multiplies the model's local prompt count by (input-calibration.ts). */
+  inputRatio(model: Pick<PricedModel, 'id' | 'family'>): number {
+    return this.calibration.ratio(model.id, model.family);
   }
 
   /**
@@ -509,7 +545,7 @@ export class BillingService {
       stream: input.stream,
       latencyMs: Math.max(0, this.now() - input.startedAt),
       createdAt: input.startedAt,
-      rawUsage: input.rawUsage === null || input.rawUsage === undefined ? null : JSON.stringify(input.rawUsage),
+      rawUsage: boundedRawUsage(input.rawUsage),
       costNano: 0n,
       freeTokens: 0,
       unbilledNano: 0n,

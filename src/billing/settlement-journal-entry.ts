@@ -53,6 +53,7 @@ const entrySchema = z.object({
     webFetchRequests: count.optional(),
     // Their cost, priced when the reply settled: a replay charges it as it is, a fee after the tokens.
     serverToolNano: nano.optional(),
+    localInputTokens: count.optional(),
   }),
   prices: z
     .object({ input: nano, output: nano, cacheRead: nano, cacheWrite: nano, cacheWrite1h: nano.optional() })

@@ -4,6 +4,9 @@ import { AccountService } from '../accounts/account-service.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
 import { readJournalDirectory } from '../billing/settlement-journal.js';
+import { reconcileLedger, reconcileRange, ReconcileRangeError } from '../billing/ledger-reconcile.js';
+import { presentReconcile, reconcileText } from '../billing/present-reconcile.js';
+import type { ModelPrices } from '../billing/prices.js';
 import type { Storage } from '../storage/types.js';
 import { UsageError } from './usage-error.js';
 
@@ -13,9 +16,12 @@ export const BILLING_USAGE = `  credit --email E --usd AMOUNT [--note TEXT]    a
   ledger verify                                  check every balance equals the sum of its ledger, and that no journaled
                                                  settlement waits to be applied (exit 1 otherwise)
   ledger show --email E [--limit N]              the account's latest ledger entries (default 20)
+  ledger reconcile [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+                                                 per model and UTC day: reported, free, billed and unbilled tokens;
+                                                 flags requests that do not add up (exit 1; a bad range exits 2)
 `;
 
-export const BILLING_COMMANDS = ['credit', 'codes create', 'ledger verify', 'ledger show'] as const;
+export const BILLING_COMMANDS = ['credit', 'codes create', 'ledger verify', 'ledger show', 'ledger reconcile'] as const;
 export type BillingCommand = (typeof BILLING_COMMANDS)[number];
 
 export function isBillingCommand(command: string): command is BillingCommand {
@@ -30,6 +36,11 @@ export interface BillingOptions {
   limit?: string | undefined;
   /** The settlement journal's directory (`ledger verify` reports its entries the store does not have yet). */
   journalDirectory?: string | undefined;
+  /** `ledger reconcile`'s range of UTC days. */
+  from?: string | undefined;
+  to?: string | undefined;
+  /** A model's catalog prices by public id: how `ledger reconcile` replays the split rule. */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
 }
 
 /** What a command prints (`data` with --json, `text` otherwise) and its exit code. */
@@ -54,6 +65,8 @@ export async function runBillingCommand(
       return verifyLedger(storage, options.journalDirectory);
     case 'ledger show':
       return showLedger(storage, options);
+    case 'ledger reconcile':
+      return reconcile(storage, options, now);
   }
 }
 
@@ -149,6 +162,22 @@ async function pendingJournalEntries(storage: Storage, directory: string) {
       journaled_at: new Date(entry.journaledAt).toISOString(),
     }));
   return { pending, unreadableLines };
+}
+
+async function reconcile(storage: Storage, options: BillingOptions, now: number): Promise<CommandOutput> {
+  let range: ReturnType<typeof reconcileRange>;
+  try {
+    range = reconcileRange(options.from, options.to, now);
+  } catch (error) {
+    if (error instanceof ReconcileRangeError) throw new UsageError(`--${error.field} ${error.problem}`, 2);
+    throw error;
+  }
+  const report = await reconcileLedger(storage.usage, range, options.pricesOf ?? (() => undefined));
+  return {
+    data: presentReconcile(report),
+    text: reconcileText(report),
+    exitCode: report.flaggedRequests === 0 ? 0 : 1,
+  };
 }
 
 async function showLedger(storage: Storage, options: BillingOptions): Promise<CommandOutput> {

@@ -159,6 +159,18 @@ export const configSchema = z
     usageRetentionDays: z.number().int().min(0).default(90),
     /** Days stored Responses (`POST /v1/responses` with `store`) are kept; 0 keeps them forever. */
     responsesRetentionDays: z.number().int().min(0).default(30),
+    /** Outgoing mail (verification and reset links): `smtp://user:pass@host:587` or `smtps://…:465`. Unset: no mail. */
+    smtpUrl: z
+      .string()
+      .refine((value) => /^smtps?:\/\/[^/]/.test(value), 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    /** The From of every mail, e.g. `Tollgate <noreply@example.com>`. */
+    mailFrom: z.string().min(3).max(200).optional(),
+    /**
+     * Unverified accounts may sign in and see the dashboard but not create keys. Default: on when mail is
+     * configured, off otherwise (nobody could verify).
+     */
+    requireVerifiedEmail: z.boolean().optional(),
     /** Dashboard registrations per client IP in a rolling 15 minutes; 0 turns the limit off. */
     registrationsPerIp: z.number().int().min(0).default(5),
     /** Rate-limit tiers by name, merged over the defaults (standard 100/min, pro 1,000/min, enterprise 10,000/min). */
@@ -207,6 +219,15 @@ export const configSchema = z
     message:
       'must be at least 60000 (60 s) so holds outlive real streams; below that only with TOLLGATE_SHORT_TIMERS=1 (tests)',
     path: ['reservationTtlMs'],
+  })
+  .refine((config) => config.smtpUrl === undefined || config.mailFrom !== undefined, {
+    message: 'set MAIL_FROM (the sender of verification and reset mail) with SMTP_URL',
+    path: ['mailFrom'],
+  })
+  .refine((config) => config.smtpUrl === undefined || config.publicBaseUrl !== undefined, {
+    // Links in mail are built from it, never from the request's Host header, which a caller chooses.
+    message: 'set PUBLIC_BASE_URL (links in mail point there) with SMTP_URL',
+    path: ['publicBaseUrl'],
   })
   .refine((config) => (config.stripeSecretKey === undefined) === (config.stripeWebhookSecret === undefined), {
     message: 'set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or neither',

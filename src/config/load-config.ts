@@ -33,6 +33,10 @@ export interface Config {
   /** 0 keeps per-request usage rows forever. */
   usageRetentionDays: number;
   responsesRetentionDays: number;
+  /** SMTP_URL and MAIL_FROM, both set, or no mail is sent. */
+  mail: { smtpUrl: string; from: string } | undefined;
+  /** REQUIRE_VERIFIED_EMAIL, its default resolved (on with mail, off without). */
+  requireVerifiedEmail: boolean;
   /** Dashboard registrations per client IP per 15 minutes; 0: no limit. */
   registrationsPerIp: number;
   tiers: Tiers;
@@ -123,6 +127,10 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
     values.responsesRetentionDays = integerFrom('RESPONSES_RETENTION_DAYS', env.RESPONSES_RETENTION_DAYS);
   if (env.REGISTRATIONS_PER_IP !== undefined)
     values.registrationsPerIp = integerFrom('REGISTRATIONS_PER_IP', env.REGISTRATIONS_PER_IP);
+  if (env.SMTP_URL !== undefined && env.SMTP_URL !== '') values.smtpUrl = env.SMTP_URL;
+  if (env.MAIL_FROM !== undefined && env.MAIL_FROM !== '') values.mailFrom = env.MAIL_FROM;
+  if (env.REQUIRE_VERIFIED_EMAIL !== undefined && env.REQUIRE_VERIFIED_EMAIL !== '')
+    values.requireVerifiedEmail = booleanFrom('REQUIRE_VERIFIED_EMAIL', env.REQUIRE_VERIFIED_EMAIL);
   if (env.STRIPE_SECRET_KEY !== undefined && env.STRIPE_SECRET_KEY !== '')
     values.stripeSecretKey = env.STRIPE_SECRET_KEY;
   if (env.STRIPE_WEBHOOK_SECRET !== undefined && env.STRIPE_WEBHOOK_SECRET !== '')
@@ -205,6 +213,9 @@ const SETTING_NAMES: Record<string, string> = {
   usageRetentionDays: 'USAGE_RETENTION_DAYS',
   responsesRetentionDays: 'RESPONSES_RETENTION_DAYS',
   registrationsPerIp: 'REGISTRATIONS_PER_IP',
+  smtpUrl: 'SMTP_URL',
+  mailFrom: 'MAIL_FROM',
+  requireVerifiedEmail: 'REQUIRE_VERIFIED_EMAIL',
   stripeSecretKey: 'STRIPE_SECRET_KEY',
   stripeWebhookSecret: 'STRIPE_WEBHOOK_SECRET',
   publicBaseUrl: 'PUBLIC_BASE_URL',
@@ -290,6 +301,11 @@ function finalize(parsed: ParsedConfig): Config {
     usageRetentionDays: parsed.usageRetentionDays,
     responsesRetentionDays: parsed.responsesRetentionDays,
     registrationsPerIp: parsed.registrationsPerIp,
+    mail:
+      parsed.smtpUrl === undefined || parsed.mailFrom === undefined
+        ? undefined
+        : Object.freeze({ smtpUrl: parsed.smtpUrl, from: parsed.mailFrom }),
+    requireVerifiedEmail: parsed.requireVerifiedEmail ?? parsed.smtpUrl !== undefined,
     rateLimitFailOpen: parsed.rateLimitFailOpen,
     tiers: parsed.tiers,
     stripe:

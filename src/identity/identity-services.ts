@@ -56,4 +56,9 @@ export class IdentityServices {
     const passkeys = await this.store.deleteAllPasskeys(accountId);
     return { totp, passkeys };
   }
+
+  /** At account deletion: every factor, passkey, pending sign-in step and SSO link of the account. */
+  async removeAll(accountId: string): Promise<void> {
+    await this.store.deleteAllForAccount(accountId);
+  }
 }

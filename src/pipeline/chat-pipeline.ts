@@ -389,6 +389,8 @@ export class ChatPipeline {
         startedAt,
         response.usageReported ? response.usage.raw : null,
         unbilledTokens,
+        // The vendor's own figures (not the local count that stands in for an implausible or missing report).
+        response.usageReported && usage === response.usage,
       ),
     );
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
@@ -459,10 +461,12 @@ export class ChatPipeline {
     startedAt: number,
     rawUsage: unknown,
     unbilledTokens = 0,
+    vendorReported = false,
   ): Promise<SettlementOutcome | undefined> {
     try {
       const result = await this.deps.billing.settle({
         unbilledTokens,
+        vendorReported,
         requestId: input.requestId,
         auth: input.auth,
         model,

@@ -36,6 +36,10 @@ export interface AccountsTable {
   free_day: ColumnType<number, number | undefined, number>;
   free_used_tokens: ColumnType<number, number | undefined, number>;
   free_reserved_tokens: ColumnType<number, number | undefined, number>;
+  /** When the address was proven (0013-identity-mail); null until then. */
+  email_verified_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the person deleted the account; its row stays for the ledger, with a tombstone for an email. */
+  deleted_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Nano-USD: bound as a decimal string, selected as text (see `money()` in money-sql.ts). */
@@ -93,6 +97,8 @@ export interface UsageRecordsTable {
   web_search_requests: ColumnType<number, number | undefined, number>;
   web_fetch_requests: ColumnType<number, number | undefined, number>;
   server_tool_nano: MoneyColumn;
+  /** The tokenizer's count of the prompt on rows that teach calibration (0012); null elsewhere. */
+  local_input_tokens: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReservationsTable {
@@ -151,6 +157,21 @@ export interface SessionsTable {
   account_id: string;
   created_at: number;
   last_seen_at: number;
+  /** What the sessions list shows (0013-identity-mail); null on sessions started before. */
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  ip: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Single-use links sent by mail (0013-identity-mail): the SHA-256 of the token, never the token. */
+export interface AccountTokensTable {
+  id_hash: string;
+  purpose: string;
+  account_id: string;
+  /** The address the link was sent to: for an email change, the new address it proves. */
+  email: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export interface LoginFailuresTable {
@@ -192,6 +213,7 @@ export interface StoredResponsesTable {
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
+  account_tokens: AccountTokensTable;
   login_failures: LoginFailuresTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;

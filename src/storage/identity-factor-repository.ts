@@ -237,6 +237,20 @@ export function createIdentityFactorRepository(base: Kysely<Database>): Identity
     async setRole(accountId, role) {
       await db.updateTable('accounts').set({ role }).where('id', '=', accountId).execute();
     },
+
+    async deleteAllForAccount(accountId) {
+      await db.transaction().execute(async (trx) => {
+        for (const table of [
+          'recovery_codes',
+          'totp_factors',
+          'passkeys',
+          'identity_challenges',
+          'sso_identities',
+        ] as const) {
+          await trx.deleteFrom(table).where('account_id', '=', accountId).execute();
+        }
+      });
+    },
   };
 }
 

@@ -124,4 +124,10 @@ export interface IdentityFactorRepository {
   linkSso(provider: string, subject: string, accountId: string, at: number): Promise<void>;
   /** The role an SSO provider's claim maps to, applied at each of its sign-ins. */
   setRole(accountId: string, role: 'user' | 'admin'): Promise<void>;
+
+  /**
+   * Account deletion: its TOTP factor, recovery codes, passkeys, challenges and SSO links, in one transaction. A
+   * later sign-in through the same provider subject provisions a new account.
+   */
+  deleteAllForAccount(accountId: string): Promise<void>;
 }

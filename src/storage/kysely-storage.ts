@@ -4,6 +4,7 @@ import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingRepository } from './billing-repository.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createIdentityFactorRepository } from './identity-factor-repository.js';
+import { createIdentityRepository } from './identity-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
 import type { Storage } from './types.js';
@@ -29,6 +30,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     billing: createBillingRepository(db, parts.dialect),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
+    identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
     responses: createStoredResponseRepository(db),
     tierUpgrades: createTierRepository(db, parts.dialect),
     identityFactors: createIdentityFactorRepository(db),

@@ -84,6 +84,7 @@ describe('openStorage', () => {
         [schema],
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual([
+        'account_tokens',
         'accounts',
         'api_keys',
         'identity_challenges',

@@ -14,6 +14,8 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
           account_id: session.accountId,
           created_at: session.createdAt,
           last_seen_at: session.lastSeenAt,
+          user_agent: session.userAgent ?? null,
+          ip: session.ip ?? null,
         })
         .execute();
     },

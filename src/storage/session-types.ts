@@ -10,6 +10,9 @@ export interface SessionRecord {
   accountId: string;
   createdAt: number;
   lastSeenAt: number;
+  /** The browser's User-Agent and the client address at login, for the sessions list (absent: not recorded). */
+  userAgent?: string | null;
+  ip?: string | null;
 }
 
 export interface SessionWithAccount {

@@ -125,6 +125,11 @@ export interface UsageRecord {
   webFetchRequests?: number;
   /** What those searches and fetches cost at the model's prices: a part of `costNano` (absent: nothing). */
   serverToolNano?: bigint;
+  /**
+   * The tokenizer's count of the prompt, kept only when the request teaches calibration (the vendor reported its
+   * usage and admission counted the prompt): a sample of the vendor-to-local ratio for the next start-up.
+   */
+  localInputTokens?: number;
 }
 
 /**
@@ -209,6 +214,36 @@ export interface DailyUsageRow {
   unbilledNano: bigint;
 }
 
+/** One settled request's prompt as the vendor counted it and as the tokenizer did (usage_records.local_input_tokens). */
+export interface CalibrationSample {
+  model: string;
+  family: string;
+  localInputTokens: number;
+  /** Uncached input, cache reads and cache writes: every prompt token the vendor counted. */
+  vendorInputTokens: number;
+}
+
+/** A settled request as the reconcile reads it: its usage record's figures and its ledger usage line. */
+export interface ReconcileRecord {
+  requestId: string;
+  accountId: string;
+  model: string;
+  createdAt: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
+  outputTokens: number;
+  freeTokens: number;
+  /** The record's unbilled tokens: the split's, plus output produced past a refused slice. */
+  unbilledTokens: number;
+  costNano: bigint;
+  unbilledNano: bigint;
+  serverToolNano: bigint;
+  /** The ledger line keyed `usage:<request id>`; null when the settlement wrote none. */
+  ledger: { amountNano: bigint; unbilledTokens: number; unbilledNano: bigint } | null;
+}
+
 /** Usage of one account over a range of days, summed (operator view). */
 export interface AccountUsageTotals {
   accountId: string;
@@ -236,6 +271,21 @@ export interface UsageRepository {
   /** The account's usage records of these request ids (those retention has not deleted): what ledger rows describe. */
   findByRequestIds(accountId: string, requestIds: readonly string[]): Promise<UsageRecord[]>;
   /**
+   * The calibration samples among the `scan` latest usage records (the created_at index, newest first; a bounded read
+   * at start-up whatever the table's size), oldest first: what a starting gateway seeds its prompt calibration with.
+   */
+  calibrationSamples(scan: number): Promise<CalibrationSample[]>;
+  /**
+   * One page of the reconcile (`tollgate ledger reconcile`): every account's usage records created in
+   * [`fromMs`, `toMs`), oldest first after the cursor, each with its ledger usage line (null: none).
+   */
+  reconcilePage(
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    cursor?: { createdAt: number; requestId: string },
+  ): Promise<ReconcileRecord[]>;
+  /**
    * Retention: deletes at most `limit` per-request rows created before `cutoff` (epoch ms) and returns how many.
    * The daily rollup is untouched. Safe to run from several instances at once.
    */
@@ -250,6 +300,8 @@ export interface Storage {
   readonly billing: BillingRepository;
   readonly sessions: SessionRepository;
   readonly loginFailures: LoginFailureRepository;
+  /** Verified email, single-use links, the sessions list and account deletion (0013-identity-mail). */
+  readonly identity: import('./identity-types.js').IdentityRepository;
   /** Stored Responses of `POST /v1/responses`. */
   readonly responses: StoredResponseRepository;
   /** Self-serve tier upgrades: what an account's tier is made of, purchases and renewals (0008-tier-upgrades). */

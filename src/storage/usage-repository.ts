@@ -1,7 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { fromIntegerBoolean, toIntegerBoolean, type Database, type UsageRecordsTable } from './database-schema.js';
 import { fromMoneyColumn, money, toMoneyParameter } from './money-sql.js';
-import type { AccountUsageTotals, DailyUsageRow, UsageRecord, UsageRepository } from './types.js';
+import type {
+  AccountUsageTotals,
+  CalibrationSample,
+  DailyUsageRow,
+  ReconcileRecord,
+  UsageRecord,
+  UsageRepository,
+} from './types.js';
 
 export const MS_PER_DAY = 86_400_000;
 
@@ -54,6 +61,7 @@ export function selectUsageColumns(db: Kysely<Database>) {
       'free_tokens',
       'route',
       'unbilled_tokens',
+      'local_input_tokens',
     ])
     .select([
       money('cost_nano').as('cost_nano'),
@@ -184,6 +192,114 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       return records;
     },
 
+    async calibrationSamples(scan): Promise<CalibrationSample[]> {
+      if (!Number.isSafeInteger(scan) || scan <= 0) return [];
+      const rows = await db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('usage_records')
+            .select([
+              'model',
+              'family',
+              'created_at',
+              'request_id',
+              'local_input_tokens',
+              'input_tokens',
+              'cache_read_tokens',
+              'cache_write_tokens',
+            ])
+            .orderBy('created_at', 'desc')
+            .orderBy('request_id', 'desc')
+            .limit(scan)
+            .as('recent'),
+        )
+        .selectAll()
+        .where('local_input_tokens', 'is not', null)
+        .orderBy('created_at')
+        .orderBy('request_id')
+        .execute();
+      return rows.map((row) => ({
+        model: row.model,
+        family: row.family,
+        localInputTokens: Number(row.local_input_tokens),
+        vendorInputTokens: Number(row.input_tokens) + Number(row.cache_read_tokens) + Number(row.cache_write_tokens),
+      }));
+    },
+
+    async reconcilePage(fromMs, toMs, limit, cursor): Promise<ReconcileRecord[]> {
+      if (!Number.isSafeInteger(limit) || limit <= 0) return [];
+      // Through the created_at index, keyset-paged so that a long range never holds one huge result in memory.
+      let query = db
+        .selectFrom('usage_records')
+        .select([
+          'request_id',
+          'account_id',
+          'model',
+          'created_at',
+          'input_tokens',
+          'cache_read_tokens',
+          'cache_write_tokens',
+          'cache_write_1h_tokens',
+          'output_tokens',
+          'free_tokens',
+          'unbilled_tokens',
+        ])
+        .select([
+          money('cost_nano').as('cost'),
+          money('unbilled_nano').as('unbilled'),
+          money('server_tool_nano').as('server_tool'),
+        ])
+        .where('created_at', '>=', fromMs)
+        .where('created_at', '<', toMs);
+      if (cursor !== undefined) {
+        query = query.where((eb) =>
+          eb.or([
+            eb('created_at', '>', cursor.createdAt),
+            eb.and([eb('created_at', '=', cursor.createdAt), eb('request_id', '>', cursor.requestId)]),
+          ]),
+        );
+      }
+      const rows = await query.orderBy('created_at').orderBy('request_id').limit(limit).execute();
+      if (rows.length === 0) return [];
+      // The page's ledger lines by their unique idempotency key (`usage:<request id>`), in slices of parameters.
+      const lines = new Map<string, NonNullable<ReconcileRecord['ledger']>>();
+      for (let start = 0; start < rows.length; start += 500) {
+        const keys = rows.slice(start, start + 500).map((row) => `usage:${row.request_id}`);
+        const found = await db
+          .selectFrom('ledger_entries')
+          .select(['request_id', 'unbilled_tokens'])
+          .select([money('amount_nano').as('amount'), money('unbilled_nano').as('unbilled')])
+          .where('idempotency_key', 'in', keys)
+          .where('kind', '=', 'usage')
+          .execute();
+        for (const line of found) {
+          if (line.request_id === null) continue;
+          lines.set(line.request_id, {
+            amountNano: fromMoneyColumn(line.amount),
+            unbilledTokens: Number(line.unbilled_tokens),
+            unbilledNano: fromMoneyColumn(line.unbilled),
+          });
+        }
+      }
+      return rows.map((row) => ({
+        requestId: row.request_id,
+        accountId: row.account_id,
+        model: row.model,
+        createdAt: Number(row.created_at),
+        inputTokens: Number(row.input_tokens),
+        cacheReadTokens: Number(row.cache_read_tokens),
+        cacheWriteTokens: Number(row.cache_write_tokens),
+        cacheWrite1hTokens: Number(row.cache_write_1h_tokens),
+        outputTokens: Number(row.output_tokens),
+        freeTokens: Number(row.free_tokens),
+        unbilledTokens: Number(row.unbilled_tokens),
+        costNano: fromMoneyColumn(row.cost),
+        unbilledNano: fromMoneyColumn(row.unbilled),
+        serverToolNano: fromMoneyColumn(row.server_tool),
+        ledger: lines.get(row.request_id) ?? null,
+      }));
+    },
+
     async deleteRecordedBefore(cutoff, limit): Promise<number> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return 0;
       // One bounded batch, chosen through the created_at index. Safe on every instance at once: a row another
@@ -265,6 +381,7 @@ export function toUsageRow(usage: UsageRecord): Selectable<UsageRecordsTable> {
     web_search_requests: usage.webSearchRequests ?? 0,
     web_fetch_requests: usage.webFetchRequests ?? 0,
     server_tool_nano: toMoneyParameter(usage.serverToolNano ?? 0n),
+    local_input_tokens: usage.localInputTokens ?? null,
   };
 }
 
@@ -304,5 +421,8 @@ export function toUsageRecord(row: Selectable<UsageRecordsTable>): UsageRecord {
     ...(row.route === null || row.route === undefined ? {} : { route: row.route }),
     unbilledTokens: Number(row.unbilled_tokens),
     ...serverToolUseOf(row),
+    ...(row.local_input_tokens === null || row.local_input_tokens === undefined
+      ? {}
+      : { localInputTokens: Number(row.local_input_tokens) }),
   };
 }

@@ -27,6 +27,8 @@ export const ALL_MIGRATIONS = [
   '0009-cache-write-1h',
   '0010-server-tool-usage',
   '0011-unbilled-usage',
+  '0012-local-input-tokens',
+  '0013-identity-mail',
   '0014-identity-factors',
 ];
 

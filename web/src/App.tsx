@@ -8,6 +8,10 @@ import { SessionContext } from './lib/session';
 import { LoginPage } from './pages/LoginPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { RegisterPage } from './pages/RegisterPage';
+import { VerifyEmailBanner } from './components/account/VerifyEmailBanner';
+import { ForgotPasswordPage } from './pages/ForgotPasswordPage';
+import { ResetPasswordPage } from './pages/ResetPasswordPage';
+import { VerifyEmailPage } from './pages/VerifyEmailPage';
 
 // Every signed-in page is its own chunk, loaded when first opened: the log-in page downloads only React and the
 // form. The usage page also pulls in the chart library.
@@ -28,6 +32,8 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
 };
 
 const PUBLIC_PATHS = new Set(['/login', '/register']);
+/** Pages opened from a mailed link (or the way to ask for one): shown signed in or not, never redirected. */
+const LINK_PATHS = new Set(['/forgot-password', '/reset-password', '/verify-email']);
 
 /** Where to go after logging in: the page asked for (`?next=/usage`), only ever a path of this app. */
 function nextPath(): string {
@@ -40,6 +46,9 @@ export function App() {
   const path = usePath();
   const [account, setAccount] = useState<Account | null | undefined>(undefined);
   const [loadError, setLoadError] = useState<Error>();
+
+  // Stable: the verify page calls it once, on arrival.
+  const refresh = useCallback(() => void loadSession().then(setAccount, () => undefined), []);
 
   const signOut = useCallback(() => {
     setAccount(null);
@@ -55,16 +64,18 @@ export function App() {
 
   const page = PAGES[path];
   useEffect(() => {
-    document.title = account
-      ? `${page?.title ?? 'Not found'} · Tollgate`
-      : path === '/register'
-        ? 'Create account · Tollgate'
-        : 'Log in · Tollgate';
+    document.title = LINK_PATHS.has(path)
+      ? `${path === '/verify-email' ? 'Verify email' : 'Reset password'} · Tollgate`
+      : account
+        ? `${page?.title ?? 'Not found'} · Tollgate`
+        : path === '/register'
+          ? 'Create account · Tollgate'
+          : 'Log in · Tollgate';
   }, [account, page, path]);
 
   useEffect(() => {
     // A deep link while logged out: log in first, then land on the page asked for.
-    if (account === null && !PUBLIC_PATHS.has(path)) {
+    if (account === null && !PUBLIC_PATHS.has(path) && !LINK_PATHS.has(path)) {
       const asked = path + window.location.search;
       navigate(asked === '/' ? '/login' : `/login?next=${encodeURIComponent(asked)}`, { replace: true });
     }
@@ -84,6 +95,17 @@ export function App() {
     setAccount(next);
     navigate(target, { replace: true });
   };
+  if (path === '/forgot-password') return <ForgotPasswordPage />;
+  if (path === '/reset-password')
+    return (
+      <ResetPasswordPage
+        onSignedIn={(next, target) => {
+          setAccount(next);
+          navigate(target, { replace: true });
+        }}
+      />
+    );
+  if (path === '/verify-email') return <VerifyEmailPage onVerified={refresh} />;
   if (account === null)
     return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
   return (
@@ -91,6 +113,7 @@ export function App() {
       value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}
     >
       <Layout path={path}>
+        <VerifyEmailBanner path={path} />
         <Suspense fallback={<p className="muted loading">Loading…</p>}>
           {page === undefined ? <NotFoundPage /> : page.render()}
         </Suspense>

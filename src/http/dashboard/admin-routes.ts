@@ -5,6 +5,8 @@ import { MS_PER_DAY } from '../../billing/free-allowance.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../../billing/money.js';
 import { creditAccount } from '../../billing/operator-credit.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../../billing/redemption-codes.js';
+import { reconcileLedger, reconcileRange, ReconcileRangeError } from '../../billing/ledger-reconcile.js';
+import { presentReconcile } from '../../billing/present-reconcile.js';
 import { normalizeEmail } from '../../storage/database-schema.js';
 import { pageLimit } from '../../protocols/shared/query-params.js';
 import { parseInput } from './body-parsing.js';
@@ -22,6 +24,7 @@ const usd = z.string().max(30);
 const creditBody = z
   .object({ amountUsd: usd, note: z.string().trim().max(500, 'Notes are at most 500 characters.').nullish() })
   .strict();
+const reconcileQuery = z.object({ from: z.string().max(10).optional(), to: z.string().max(10).optional() }).strict();
 const tierBody = z.object({ tier: z.string().min(1).max(100) }).strict();
 const disabledBody = z.object({ disabled: z.boolean() }).strict();
 const codesBody = z
@@ -119,6 +122,21 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
   });
 
   api.get('/admin/upstreams', ADMIN, async () => ({ credentials: deps.upstreams?.() ?? [] }));
+
+  // The ledger reconcile (docs/reconcile.md), as `tollgate ledger reconcile --json` gives it: flags answer 200 with
+  // `ok: false`, so that a monitor reads the report; only a bad range is a 400.
+  api.get('/admin/ledger/reconcile', ADMIN, async (request) => {
+    const { from, to } = parseInput(reconcileQuery, request.query);
+    let range: ReturnType<typeof reconcileRange>;
+    try {
+      range = reconcileRange(from, to, deps.now());
+    } catch (error) {
+      if (error instanceof ReconcileRangeError)
+        throw invalidRequest(`'${error.field}' ${error.problem.replace('--to', "'to'")}`, error.field);
+      throw error;
+    }
+    return presentReconcile(await reconcileLedger(deps.usage, range, deps.pricesOf ?? (() => undefined)));
+  });
 }
 
 function presentOperatorAccount(account: Parameters<typeof presentAccount>[0]) {

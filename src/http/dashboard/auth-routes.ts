@@ -6,8 +6,8 @@ import { withoutControlCharacters } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import { DashboardError } from './dashboard-error.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount, setSessionCookie } from './dashboard-session.js';
-import { pendingSecondFactor, refuseWhenSsoRequired } from './identity-routes.js';
+import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
+import { pendingSecondFactor, refuseWhenSsoRequired } from './sign-in-method-routes.js';
 import { presentAccount } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
@@ -48,6 +48,9 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
       }
       throw error;
     }
+    deps.emailIdentity.afterRegistration(account, (error, what) =>
+      request.log.warn({ err: error }, `${what} not sent`),
+    );
     const csrfToken = await startSession(request, reply, account.id);
     return reply.code(201).send({ account: presentAccount(account), csrfToken });
   });
@@ -94,7 +97,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
   async function startSession(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<string> {
     const old = request.dashboard!.token;
     if (old !== undefined) await deps.sessions.end(old);
-    const token = await deps.sessions.start(accountId);
+    const token = await deps.sessions.start(accountId, sessionClient(request));
     return setSessionCookie(request, reply, token, true, cookieSettings);
   }
 }

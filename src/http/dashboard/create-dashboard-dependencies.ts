@@ -2,10 +2,15 @@ import type { AccountService } from '../../accounts/account-service.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
+import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { Config } from '../../config/load-config.js';
 import { IdentityServices } from '../../identity/identity-services.js';
+import { AccountDeletion } from '../../identity/account-deletion.js';
+import { AccountSessions } from '../../identity/account-sessions.js';
+import { EmailIdentity } from '../../identity/email-identity.js';
+import type { Mailer } from '../../identity/mailer.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
 import type { ProviderRegistry } from '../../providers/registry.js';
@@ -19,27 +24,56 @@ export function createDashboardDependencies(input: {
   keys: KeyService;
   config: Pick<
     Config,
-    'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp' | 'ssoProviders'
+    | 'tiers'
+    | 'freeTokensPerDay'
+    | 'stripe'
+    | 'publicBaseUrl'
+    | 'registrationsPerIp'
+    | 'requireVerifiedEmail'
+    | 'ssoProviders'
   >;
+  /** The SMTP mailer when SMTP_URL is set. */
+  mailer?: Mailer | undefined;
   now: () => number;
   /** The gateway's own (it also renews periods); made from storage and config when absent. */
   tierUpgrades?: TierUpgrades;
   /** For the operator view of upstream credentials. */
   providers?: Pick<ProviderRegistry, 'credentialStatus'>;
+  /** The catalog's prices, for the operator's reconcile. */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
+  const sessions = new SessionService(storage.sessions, now);
+  const signInMethods = new IdentityServices(storage.identityFactors, {
+    accounts: input.accounts,
+    accountRepository: storage.accounts,
+    ssoProviders: config.ssoProviders,
+    now,
+  });
+  const accountDeletion = new AccountDeletion(storage.identity, now);
+  // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
+  accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     keys: input.keys,
-    sessions: new SessionService(storage.sessions, now),
-    identity: new IdentityServices(storage.identityFactors, {
-      accounts: input.accounts,
-      accountRepository: storage.accounts,
-      ssoProviders: config.ssoProviders,
+    sessions,
+    signInMethods,
+    emailIdentity: new EmailIdentity({
+      accounts: storage.accounts,
+      identity: storage.identity,
+      sessions,
+      throttleRows: storage.loginFailures,
+      mailer: input.mailer,
+      publicBaseUrl: config.publicBaseUrl,
+      requireVerifiedEmail: config.requireVerifiedEmail,
+      // A reset link proves the address, not the second factor: with one set up, the reset ends in its step.
+      hasSecondFactor: async (accountId) => (await signInMethods.secondFactors(accountId)).length > 0,
       now,
     }),
+    accountSessions: new AccountSessions(storage.identity, sessions),
+    accountDeletion,
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
@@ -51,6 +85,7 @@ export function createDashboardDependencies(input: {
       config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
+    ...(input.pricesOf === undefined ? {} : { pricesOf: input.pricesOf }),
     now,
   };
 }

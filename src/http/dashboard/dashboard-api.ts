@@ -7,7 +7,8 @@ import { acceptJsonOrEmpty } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound, sendDashboardError } from './dashboard-error.js';
 import { createDashboardSessionHook } from './dashboard-session.js';
-import { registerIdentityRoutes } from './identity-routes.js';
+import { registerIdentityRoutes, registerOperatorIdentityRoutes } from './identity-routes.js';
+import { registerSignInMethodRoutes } from './sign-in-method-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
@@ -35,6 +36,8 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
 
   registerAuthRoutes(api, deps);
   registerIdentityRoutes(api, deps);
+  registerSignInMethodRoutes(api, deps);
+  registerOperatorIdentityRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerKeysRoutes(api, deps);
   registerUsageRoutes(api, deps);

@@ -2,8 +2,12 @@ import type { AccountService } from '../../accounts/account-service.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
+import type { ModelPrices } from '../../billing/prices.js';
 import type { StripeTopups } from '../../billing/stripe-topups.js';
 import type { TierUpgrades } from '../../billing/tier-upgrades.js';
+import type { AccountDeletion } from '../../identity/account-deletion.js';
+import type { AccountSessions } from '../../identity/account-sessions.js';
+import type { EmailIdentity } from '../../identity/email-identity.js';
 import type { IdentityServices } from '../../identity/identity-services.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
@@ -26,9 +30,13 @@ export interface DashboardDependencies {
   keys: KeyService;
   sessions: SessionService;
   /** Second factors, passkeys and single sign-on. */
-  identity: IdentityServices;
+  signInMethods: IdentityServices;
   loginThrottle: LoginThrottle;
   registrationThrottle: RegistrationThrottle;
+  /** Verified email, reset links, email change (src/identity). */
+  emailIdentity: EmailIdentity;
+  accountSessions: AccountSessions;
+  accountDeletion: AccountDeletion;
   billing: BillingRepository;
   usage: UsageRepository;
   tiers: Tiers;
@@ -41,5 +49,7 @@ export interface DashboardDependencies {
   publicBaseUrl: string | undefined;
   /** The state of every upstream credential, when the gateway tracks it. */
   upstreams?: () => UpstreamCredentialStatus[];
+  /** A model's catalog prices by public id: how the reconcile replays the split rule (none: order only). */
+  pricesOf?: (modelId: string) => ModelPrices | undefined;
   now: () => number;
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
+import { IdentityError } from '../../identity/identity-error.js';
 import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply } from '../render-error.js';
 
 /**
@@ -29,6 +30,8 @@ export const notFound = (what: string) => new DashboardError(404, 'not_found', w
 /** Any thrown value as a DashboardError; the services' GatewayErrors keep their status and field. */
 export function toDashboardError(error: unknown): DashboardError {
   if (error instanceof DashboardError) return error;
+  if (error instanceof IdentityError)
+    return new DashboardError(error.status, error.code, error.message, error.field, error.retryAfterSeconds);
   if (error instanceof TooManyLoginAttemptsError || error instanceof TooManyRegistrationsError) {
     return new DashboardError(429, 'too_many_attempts', error.message, undefined, error.retryAfterSeconds);
   }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_MAX_AGE_MS, SessionService } from '../../accounts/session-service.js';
+import { SESSION_MAX_AGE_MS, SessionService, type SessionClient } from '../../accounts/session-service.js';
 import type { AccountRecord } from '../../storage/types.js';
 import type { SessionWithAccount } from '../../storage/session-types.js';
 import { csrfFailed, forbidden, notAuthenticated } from './dashboard-error.js';
@@ -58,6 +58,15 @@ export function currentAccount(request: FastifyRequest): AccountRecord {
   const session = request.dashboard?.session;
   if (session === null || session === undefined) throw notAuthenticated();
   return session.account;
+}
+
+/** A User-Agent longer than this is cut: it is only a label in the sessions list. */
+const USER_AGENT_MAX = 300;
+
+/** The device and address the sessions list shows for a session started by this request. */
+export function sessionClient(request: FastifyRequest): SessionClient {
+  const agent = request.headers['user-agent'];
+  return { userAgent: agent?.slice(0, USER_AGENT_MAX), ip: request.ip };
 }
 
 export interface CookieSettings {

@@ -10,6 +10,8 @@ import * as tierUpgrades from './0008-tier-upgrades.js';
 import * as cacheWrite1h from './0009-cache-write-1h.js';
 import * as serverToolUsage from './0010-server-tool-usage.js';
 import * as unbilledUsage from './0011-unbilled-usage.js';
+import * as localInputTokens from './0012-local-input-tokens.js';
+import * as identityMail from './0013-identity-mail.js';
 import * as identityFactors from './0014-identity-factors.js';
 
 /**
@@ -29,5 +31,7 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0009-cache-write-1h': cacheWrite1h,
   '0010-server-tool-usage': serverToolUsage,
   '0011-unbilled-usage': unbilledUsage,
+  '0012-local-input-tokens': localInputTokens,
+  '0013-identity-mail': identityMail,
   '0014-identity-factors': identityFactors,
 };

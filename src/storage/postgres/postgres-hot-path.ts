@@ -285,6 +285,7 @@ export class PostgresHotPath {
         row.web_search_requests,
         row.web_fetch_requests,
         row.server_tool_nano,
+        row.local_input_tokens,
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
@@ -459,9 +460,9 @@ const SETTLE = `
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,
       cache_write_tokens, output_tokens, reasoning_tokens, status, stream, latency_ms, created_at, raw_usage, cost_nano,
       free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
-      server_tool_nano)
+      server_tool_nano, local_input_tokens)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26, $28, $29, $30::bigint
+      $26, $28, $29, $30::bigint, $31::integer
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id

@@ -564,6 +564,7 @@ const USAGE_COLUMNS = [
   'web_search_requests',
   'web_fetch_requests',
   'server_tool_nano',
+  'local_input_tokens',
 ] as const satisfies readonly (keyof ReturnType<typeof toUsageRow>)[];
 
 /** A checkpoint as statement parameters: all null without one (the columns keep their values). */

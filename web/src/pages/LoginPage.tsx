@@ -28,7 +28,8 @@ export function LoginPage({ onSignedIn }: { onSignedIn: (account: Account) => vo
       alternatives={<SignInAlternatives onSignedIn={onSignedIn} />}
       footer={
         <>
-          No account yet? <Link href="/register">Create an account</Link>
+          <Link href="/forgot-password">Forgot password?</Link> · No account yet?{' '}
+          <Link href="/register">Create an account</Link>
         </>
       }
     />

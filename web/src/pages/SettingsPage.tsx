@@ -7,6 +7,9 @@ import { PageHeader } from '../components/PageHeader';
 import { SecuritySettings } from '../components/SecuritySettings';
 import { formatDate } from '../lib/format';
 import { useSession } from '../lib/session';
+import { DeleteAccount } from '../components/account/DeleteAccount';
+import { EmailChangeForm } from '../components/account/EmailChangeForm';
+import { SessionsList } from '../components/account/SessionsList';
 import { PASSWORD_RULES } from './AuthForm';
 
 function ChangePasswordForm() {
@@ -104,7 +107,19 @@ export function SettingsPage() {
         <h2 id="password-heading">Change password</h2>
         <ChangePasswordForm />
       </section>
+      <section className="card section" aria-labelledby="email-heading">
+        <h2 id="email-heading">Change email</h2>
+        <EmailChangeForm />
+      </section>
+      <section className="card section" aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading">Sessions</h2>
+        <SessionsList />
+      </section>
       <SecuritySettings />
+      <section className="card section" aria-labelledby="delete-heading">
+        <h2 id="delete-heading">Delete account</h2>
+        <DeleteAccount />
+      </section>
     </>
   );
 }

@@ -10,6 +10,7 @@ import { ErrorNotice, Loading, Notice } from '../Notice';
 import { Pager } from '../Pager';
 import { StatusBadge } from '../StatusBadge';
 import { CreditDialog } from './CreditDialog';
+import { IdentityActions } from './IdentityActions';
 
 const PAGE_SIZE = 50;
 
@@ -153,6 +154,7 @@ export function AccountsTable({ tiers }: { tiers: TierInfo[] }) {
                     >
                       Credit
                     </button>
+                    <IdentityActions account={account} onMessage={setMessage} />
                     {account.id !== self.id && (
                       <button
                         type="button"
