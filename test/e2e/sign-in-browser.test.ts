@@ -179,6 +179,15 @@ describe('sign-in methods in the dashboard', () => {
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     expect(await signedInEmail()).toBe(email);
+    // The session the passkey started is in the sessions list with this browser and its address.
+    const sessions = await page.evaluate(async () => {
+      const reply = await fetch('/api/account/sessions');
+      return ((await reply.json()) as { sessions: Array<{ current: boolean; userAgent: string | null; ip: string }> })
+        .sessions;
+    });
+    const current = sessions.find((session) => session.current);
+    expect(current?.userAgent).toContain('Chrome');
+    expect(current?.ip).toBe('127.0.0.1');
   });
 
   it('refuses a passkey assertion whose signature was altered on the way', async () => {
@@ -235,6 +244,48 @@ describe('sign-in methods in the dashboard', () => {
     await page.getByRole('button', { name: 'Remove Desk key' }).waitFor({ state: 'detached' });
     const account = await harness.gateway.accounts.findByEmail(email);
     expect(await harness.gateway.storage.identityFactors.listPasskeys(account.id)).toEqual([]);
+  });
+
+  it('deletes the account with its authenticator app, recovery codes, passkey and SSO link', async () => {
+    const factors = harness.gateway.storage.identityFactors;
+    const account = await harness.gateway.accounts.findByEmail(email);
+    await page.getByLabel('Passkey name').fill('Spare key');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('button', { name: 'Remove Spare key' }).waitFor();
+    // The provider asserts the same, verified address: the account is linked to its subject.
+    await signOut();
+    const subject = `browser-linked-${Date.now()}`;
+    provider.signInAs({ sub: subject, email, email_verified: true });
+    await page.getByRole('link', { name: 'Sign in with Acme Login' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    expect(await factors.findSsoAccount('acme', subject)).toBe(account.id);
+    expect((await factors.findTotp(account.id))?.confirmedAt).not.toBeNull();
+    expect(await factors.countUnusedRecoveryCodes(account.id)).toBe(10);
+    expect(await factors.listPasskeys(account.id)).toHaveLength(1);
+
+    await page.goto(`${baseUrl}/settings`);
+    await page.getByRole('button', { name: 'Delete account…' }).click();
+    await page.getByRole('dialog').getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete account' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Log in' }).waitFor();
+    expect(await factors.findTotp(account.id)).toBeNull();
+    expect(await factors.countUnusedRecoveryCodes(account.id)).toBe(0);
+    expect(await factors.listPasskeys(account.id)).toEqual([]);
+    expect(await factors.findSsoAccount('acme', subject)).toBeNull();
+
+    // The authenticator still holds the credential, but the gateway no longer knows it.
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The passkey was not accepted' }).waitFor();
+    expect(await signedInEmail()).toBeNull();
+    // The provider's subject is no longer the deleted account's: it provisions a new one under the freed address.
+    await signOut();
+    provider.signInAs({ sub: subject, email, email_verified: true });
+    await page.getByRole('link', { name: 'Sign in with Acme Login' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    expect(await signedInEmail()).toBe(email);
+    const fresh = await factors.findSsoAccount('acme', subject);
+    expect(fresh).not.toBeNull();
+    expect(fresh).not.toBe(account.id);
   });
 
   it('left every page state without overflow or serious accessibility violations', () => {

@@ -198,6 +198,43 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       expect((await dashboard.get('/api/security')).json.totp.enabled).toBe(false);
     });
 
+    it('keeps the second factor through a password reset: the reset and later sign-ins still ask for it', async () => {
+      const { email, secret, dashboard } = await enrolled();
+      const { stdout } = await run(
+        process.execPath,
+        [BUILT_CLI, 'accounts', 'reset-link', '--email', email, '--json'],
+        {
+          env: { ...process.env, ...harness.env },
+        },
+      );
+      const link = new URL(JSON.parse(stdout).url);
+      const token = link.searchParams.get('token') ?? '';
+      const newPassword = 'a new and long pass phrase';
+      const stranger = client();
+      await stranger.get('/api/session');
+      const reset = await stranger.post('/api/auth/reset-password', { token, newPassword });
+      expect(reset.status).toBe(200);
+      // The link proves the address, not the second factor: no session yet, the second step instead.
+      expect(reset.json.account).toBeNull();
+      expect(reset.json.secondFactor.methods).toEqual(['totp', 'recovery_code']);
+      expect((await stranger.get('/api/session')).json.account).toBeNull();
+      // The reset ended the sessions that were open.
+      expect((await dashboard.get('/api/session')).json.account).toBeNull();
+      tick(STEP_MS);
+      const signedIn = await stranger.post('/api/auth/second-factor', {
+        token: reset.json.secondFactor.token,
+        code: codeAt(secret, clock),
+      });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.json.account.email).toBe(email);
+      expect((await stranger.get('/api/security')).json.totp).toEqual({ enabled: true, recoveryCodesLeft: 10 });
+      // The new password alone still does not sign in.
+      const later = await client().login(email, newPassword);
+      expect(later.status).toBe(200);
+      expect(later.json.account).toBeNull();
+      expect(later.json.secondFactor.methods).toContain('totp');
+    });
+
     it('lets the operator reset the second factors from the operator view and the CLI', async () => {
       const first = await enrolled();
       const operatorEmail = uniqueEmail('ops');

@@ -6,6 +6,8 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const CLIENT_ID = 'tollgate-dashboard';
 const CLIENT_SECRET = 'a-client-secret-for-the-test-provider';
+/** The browser the callback comes from, as the sessions list shows it. */
+const BROWSER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) SsoTestBrowser/1.0';
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('single sign-on on $database', ({ database }) => {
   let provider: TestOpenIdProvider;
@@ -90,7 +92,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('single sign-o
     const sentState = options.stateCookie?.(stateCookie) ?? stateCookie;
     const callback = await fetch(location, {
       redirect: 'manual',
-      headers: { cookie: `tg_session=${dashboard.cookie}; tg_sso_state=${sentState}` },
+      headers: { cookie: `tg_session=${dashboard.cookie}; tg_sso_state=${sentState}`, 'user-agent': BROWSER_AGENT },
     });
     for (const line of callback.headers.getSetCookie()) {
       const match = /^tg_session=([^;]*)/.exec(line);
@@ -125,6 +127,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('single sign-o
     expect(harness.logs.some((line) => line.includes('"sso_sign_in"') && line.includes('"provisioned":true'))).toBe(
       true,
     );
+  });
+
+  it("lists the session it started, with the device and address, among the account's sessions", async () => {
+    const user = person();
+    const { dashboard } = await roundTrip(user);
+    const listed = await dashboard.get('/api/account/sessions');
+    expect(listed.status).toBe(200);
+    expect(listed.json.sessions).toHaveLength(1);
+    expect(listed.json.sessions[0]).toMatchObject({ current: true, userAgent: BROWSER_AGENT, ip: '127.0.0.1' });
   });
 
   it('maps the role from the groups claim at each sign-in', async () => {
