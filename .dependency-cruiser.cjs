@@ -20,9 +20,10 @@ const MAY_IMPORT = {
   storage: ['canonical', 'ids'],
   keys: ['canonical', 'ids', 'storage'],
   accounts: ['canonical', 'ids', 'keys', 'storage'],
-  // Mail, verified email, reset links, sessions list and account deletion, over the accounts layer.
-  identity: ['accounts', 'canonical', 'ids', 'keys', 'storage'],
   billing: ['canonical', 'ids', 'keys', 'observability', 'ratelimit', 'storage'],
+  // Over the accounts layer: mail, verified email, reset links, sessions list, account deletion, second factors,
+  // passkeys and single sign-on.
+  identity: ['accounts', 'canonical', 'config', 'ids', 'keys', 'storage'],
   catalog: ['canonical', 'billing'],
   // Vendor adapters: canonical in, vendor HTTP out. They know nothing of clients.
   providers: ['canonical', 'catalog', 'observability', 'streaming', 'wire'],
@@ -38,6 +39,7 @@ const MAY_IMPORT = {
     'canonical',
     'catalog',
     'config',
+    'identity',
     'ids',
     'keys',
     'observability',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { tiersSchema } from '../ratelimit/tiers.js';
+import { ssoProvidersSchema } from './sso-settings.js';
 
 export const VENDOR_NAMES = ['anthropic', 'openai', 'gemini', 'deepseek'] as const;
 
@@ -239,6 +240,8 @@ export const configSchema = z
       .optional(),
     /** The dashboard's public origin (e.g. https://gateway.example.com): Checkout return URLs; https here makes cookies Secure. */
     publicBaseUrl: httpUrl.optional(),
+    /** OpenID Connect providers for dashboard sign-in (docs/sign-in.md); the config file only. */
+    ssoProviders: ssoProvidersSchema,
     /** Behind a reverse proxy: trust its X-Forwarded-For/-Proto (true, a hop count, or comma-separated addresses/CIDRs). */
     trustProxy: z.union([z.boolean(), z.number().int().min(1), z.string().min(1)]).default(false),
     /** Interval of `: keep-alive` comments on a stream while the upstream is silent, so proxies keep it open. */

@@ -7,6 +7,7 @@ import type { Tiers } from '../ratelimit/tiers.js';
 import type { DeploymentConfig, VendorConfig } from '../providers/upstream-settings.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
+import { ssoSecretsFromEnvironment, type SsoProviderSettings } from './sso-settings.js';
 
 export interface Config {
   port: number;
@@ -47,6 +48,8 @@ export interface Config {
   /** Both set, or Stripe top-ups are off. */
   stripe: { secretKey: string; webhookSecret: string } | undefined;
   publicBaseUrl: string | undefined;
+  /** OpenID Connect providers offered on the dashboard's sign-in page. */
+  ssoProviders: readonly SsoProviderSettings[];
   trustProxy: boolean | number | string;
   /** PEM certificate and key files: HTTPS served directly. */
   tls: { certFile: string; keyFile: string } | undefined;
@@ -181,6 +184,8 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
     vendors[vendor] = { ...(fileVendors[vendor] ?? {}), ...fromEnv };
   }
   values.vendors = { ...fileVendors, ...vendors };
+  if (fileValues.ssoProviders !== undefined)
+    values.ssoProviders = ssoSecretsFromEnvironment(fileValues.ssoProviders, env);
   return values;
 }
 
@@ -356,6 +361,7 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
         ? undefined
         : Object.freeze({ secretKey: parsed.stripeSecretKey, webhookSecret: parsed.stripeWebhookSecret }),
     publicBaseUrl: parsed.publicBaseUrl,
+    ssoProviders: Object.freeze(parsed.ssoProviders.map((provider) => Object.freeze(provider))),
     trustProxy: parsed.trustProxy,
     streamKeepAliveMs: parsed.streamKeepAliveMs,
     tls:

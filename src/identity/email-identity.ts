@@ -31,6 +31,8 @@ export interface EmailIdentityOptions {
   publicBaseUrl: string | undefined;
   /** REQUIRE_VERIFIED_EMAIL as resolved by the configuration. */
   requireVerifiedEmail: boolean;
+  /** Whether the account has a second factor: then a reset starts no session, its sign-in asks for the factor. */
+  hasSecondFactor?: (accountId: string) => Promise<boolean>;
   now?: () => number;
   throttle?: MailThrottleSettings;
 }
@@ -139,7 +141,7 @@ export class EmailIdentity {
     token: string,
     newPassword: string,
     client: SessionClient,
-  ): Promise<{ account: AccountRecord; sessionToken: string }> {
+  ): Promise<{ account: AccountRecord; sessionToken: string | null }> {
     const link = await this.links.check(token, 'reset_password');
     const account = await this.options.accounts.findById(link.accountId);
     if (account === null || account.disabled)
@@ -154,8 +156,11 @@ export class EmailIdentity {
     await this.options.identity.revokeTokens(account.id, 'reset_password', at);
     // Following the link proved the address the mail went to, when it is still the account's.
     if (normalizeEmail(link.email) === normalizeEmail(account.email)) await this.markVerifiedIfNot(account.id, at);
+    const updated = { ...account, passwordHash: hash };
+    // The second factors stay as they were: the new password signs in only together with one of them.
+    if ((await this.options.hasSecondFactor?.(account.id)) === true) return { account: updated, sessionToken: null };
     const sessionToken = await this.options.sessions.start(account.id, client);
-    return { account: { ...account, passwordHash: hash }, sessionToken };
+    return { account: updated, sessionToken };
   }
 
   /** A verification link: proves the current address, or (sent to a new one) makes the new address the account's. */

@@ -4,6 +4,7 @@ import { createApiKeyRepository } from './api-key-repository.js';
 import { createBillingLedgerRepository } from './billing-ledger-repository.js';
 import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBillingStore } from './billing-types.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
+import { createIdentityFactorRepository } from './identity-factor-repository.js';
 import { createIdentityRepository } from './identity-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
@@ -48,6 +49,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
     responses: createStoredResponseRepository(db),
     tierUpgrades: createTierRepository(db, parts.dialect),
+    identityFactors: createIdentityFactorRepository(db),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

@@ -306,6 +306,8 @@ export interface Storage {
   readonly responses: StoredResponseRepository;
   /** Self-serve tier upgrades: what an account's tier is made of, purchases and renewals (0008-tier-upgrades). */
   readonly tierUpgrades: import('./tier-repository.js').TierRepository;
+  /** TOTP, recovery codes, passkeys, sign-in challenges and SSO links (0014-identity-factors). */
+  readonly identityFactors: import('./identity-factor-types.js').IdentityFactorRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */

@@ -29,6 +29,7 @@ export const ALL_MIGRATIONS = [
   '0011-unbilled-usage',
   '0012-local-input-tokens',
   '0013-identity-mail',
+  '0014-identity-factors',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

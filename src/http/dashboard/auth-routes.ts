@@ -7,6 +7,7 @@ import { parseInput } from './body-parsing.js';
 import { DashboardError } from './dashboard-error.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
+import { pendingSecondFactor, refuseWhenSsoRequired } from './sign-in-method-routes.js';
 import { presentAccount } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
@@ -56,6 +57,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.post('/auth/login', { config: { access: 'public' } }, async (request, reply) => {
     const { email, password } = parseInput(credentials, request.body);
+    refuseWhenSsoRequired(deps, email);
     const attempt = await deps.loginThrottle.begin(email, request.ip);
     const account = await deps.accounts.verifyCredentials(email, password);
     if (account === null) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
@@ -68,6 +70,10 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
         'This account is disabled. Ask the operator of this gateway to enable it again.',
       );
     }
+    // With a second factor set up, no session yet: a short-lived token for the second step. The attempt stays
+    // counted by the throttle until the second step succeeds, so the password cannot buy unlimited code guesses.
+    const pending = await pendingSecondFactor(deps, account);
+    if (pending !== null) return pending;
     await attempt.succeeded();
     return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
   });

@@ -7,6 +7,7 @@ import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { Config } from '../../config/load-config.js';
+import { IdentityServices } from '../../identity/identity-services.js';
 import { AccountDeletion } from '../../identity/account-deletion.js';
 import { AccountSessions } from '../../identity/account-sessions.js';
 import { EmailIdentity } from '../../identity/email-identity.js';
@@ -25,7 +26,13 @@ export function createDashboardDependencies(input: {
   catalog: ModelCatalog;
   config: Pick<
     Config,
-    'tiers' | 'freeTokensPerDay' | 'stripe' | 'publicBaseUrl' | 'registrationsPerIp' | 'requireVerifiedEmail'
+    | 'tiers'
+    | 'freeTokensPerDay'
+    | 'stripe'
+    | 'publicBaseUrl'
+    | 'registrationsPerIp'
+    | 'requireVerifiedEmail'
+    | 'ssoProviders'
   >;
   /** The SMTP mailer when SMTP_URL is set. */
   mailer?: Mailer | undefined;
@@ -40,11 +47,21 @@ export function createDashboardDependencies(input: {
   const providers = input.providers;
   const { storage, config, now } = input;
   const sessions = new SessionService(storage.sessions, now);
+  const signInMethods = new IdentityServices(storage.identityFactors, {
+    accounts: input.accounts,
+    accountRepository: storage.accounts,
+    ssoProviders: config.ssoProviders,
+    now,
+  });
+  const accountDeletion = new AccountDeletion(storage.identity, now);
+  // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
+  accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     keys: input.keys,
     sessions,
+    signInMethods,
     emailIdentity: new EmailIdentity({
       accounts: storage.accounts,
       identity: storage.identity,
@@ -53,10 +70,12 @@ export function createDashboardDependencies(input: {
       mailer: input.mailer,
       publicBaseUrl: config.publicBaseUrl,
       requireVerifiedEmail: config.requireVerifiedEmail,
+      // A reset link proves the address, not the second factor: with one set up, the reset ends in its step.
+      hasSecondFactor: async (accountId) => (await signInMethods.secondFactors(accountId)).length > 0,
       now,
     }),
     accountSessions: new AccountSessions(storage.identity, sessions),
-    accountDeletion: new AccountDeletion(storage.identity, now),
+    accountDeletion,
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,

@@ -8,6 +8,7 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound, sendDashboardError } from './dashboard-error.js';
 import { createDashboardSessionHook } from './dashboard-session.js';
 import { registerIdentityRoutes, registerOperatorIdentityRoutes } from './identity-routes.js';
+import { registerSignInMethodRoutes } from './sign-in-method-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
@@ -37,6 +38,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
 
   registerAuthRoutes(api, deps);
   registerIdentityRoutes(api, deps);
+  registerSignInMethodRoutes(api, deps);
   registerOperatorIdentityRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerStandingRoutes(api, deps);

@@ -8,6 +8,7 @@ import type { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { AccountDeletion } from '../../identity/account-deletion.js';
 import type { AccountSessions } from '../../identity/account-sessions.js';
 import type { EmailIdentity } from '../../identity/email-identity.js';
+import type { IdentityServices } from '../../identity/identity-services.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
@@ -40,6 +41,8 @@ export interface DashboardDependencies {
   accountRepository: AccountRepository;
   keys: KeyService;
   sessions: SessionService;
+  /** Second factors, passkeys and single sign-on. */
+  signInMethods: IdentityServices;
   loginThrottle: LoginThrottle;
   registrationThrottle: RegistrationThrottle;
   /** Verified email, reset links, email change (src/identity). */

@@ -7,6 +7,7 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
+import { pendingSecondFactor } from './sign-in-method-routes.js';
 
 const email = withoutControlCharacters(z.string().max(254));
 const token = z.string().max(200);
@@ -49,6 +50,8 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
       sessionClient(request),
     );
     if (old !== undefined) await deps.sessions.end(old);
+    // A second factor set up: the second step follows, as after a password sign-in (no session yet).
+    if (sessionToken === null) return pendingSecondFactor(deps, account);
     return {
       account: presentAccount(account),
       csrfToken: setSessionCookie(request, reply, sessionToken, true, cookieSettings),

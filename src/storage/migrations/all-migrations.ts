@@ -12,6 +12,7 @@ import * as serverToolUsage from './0010-server-tool-usage.js';
 import * as unbilledUsage from './0011-unbilled-usage.js';
 import * as localInputTokens from './0012-local-input-tokens.js';
 import * as identityMail from './0013-identity-mail.js';
+import * as identityFactors from './0014-identity-factors.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -32,4 +33,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0011-unbilled-usage': unbilledUsage,
   '0012-local-input-tokens': localInputTokens,
   '0013-identity-mail': identityMail,
+  '0014-identity-factors': identityFactors,
 };

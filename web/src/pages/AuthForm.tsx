@@ -14,6 +14,8 @@ interface AuthFormProps {
   submit: (email: string, password: string) => Promise<{ account: Account }>;
   onSignedIn: (account: Account) => void;
   footer: ReactNode;
+  /** Other ways in, under the form (passkey, single sign-on). */
+  alternatives?: ReactNode;
 }
 
 /** The shared email + password card of the log-in and registration pages. */
@@ -25,6 +27,7 @@ export function AuthForm({
   submit,
   onSignedIn,
   footer,
+  alternatives,
 }: AuthFormProps) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -83,6 +86,7 @@ export function AuthForm({
             {busy ? 'Please wait…' : submitLabel}
           </button>
         </form>
+        {alternatives}
         <p className="auth-footer">{footer}</p>
       </div>
     </div>

@@ -1,14 +1,18 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client';
-import { identity, safeNext } from '../api/identity';
+import { identity, type PendingSecondFactor, safeNext } from '../api/identity';
 import type { Account } from '../api/types';
 import { Field } from '../components/Field';
 import { Link } from '../components/Link';
 import { Notice } from '../components/Notice';
 import { PASSWORD_RULES } from './AuthForm';
 import { LinkPageFrame } from './LinkPageFrame';
+import { SecondFactorStep } from './SecondFactorStep';
 
-/** Opened from a reset link: a new password, then signed in (every other session of the account has ended). */
+/**
+ * Opened from a reset link: a new password, then signed in (every other session of the account has ended), after
+ * the second step when the account has a second factor.
+ */
 export function ResetPasswordPage({ onSignedIn }: { onSignedIn: (account: Account, next: string) => void }) {
   const search = new URLSearchParams(window.location.search);
   const token = search.get('token') ?? '';
@@ -16,18 +20,30 @@ export function ResetPasswordPage({ onSignedIn }: { onSignedIn: (account: Accoun
   const [confirm, setConfirm] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ text: string; field?: string | undefined }>();
+  const [pending, setPending] = useState<PendingSecondFactor>();
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (password !== confirm) return setError({ text: 'The passwords do not match.', field: 'confirm' });
     setBusy(true);
     setError(undefined);
     try {
-      const { account } = await identity.resetPassword(token, password);
-      onSignedIn(account, safeNext(search.get('next')));
+      const reply = await identity.resetPassword(token, password);
+      if (reply.account === null) return setPending(reply.secondFactor);
+      onSignedIn(reply.account, safeNext(search.get('next')));
     } catch (reason) {
       setError({ text: (reason as Error).message, field: reason instanceof ApiError ? reason.field : undefined });
       setBusy(false);
     }
+  }
+  if (pending !== undefined) {
+    return (
+      <SecondFactorStep
+        pending={pending}
+        onSignedIn={(account) => onSignedIn(account, safeNext(search.get('next')))}
+        // The password is changed already: a fresh start is the log-in page with the new one.
+        onRestart={() => window.location.assign('/login')}
+      />
+    );
   }
   return (
     <LinkPageFrame title="Choose a new password">

@@ -4,6 +4,7 @@ import { auth } from '../api/endpoints';
 import { Field } from '../components/Field';
 import { Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { SecuritySettings } from '../components/SecuritySettings';
 import { formatDate } from '../lib/format';
 import { useSession } from '../lib/session';
 import { DeleteAccount } from '../components/account/DeleteAccount';
@@ -114,6 +115,7 @@ export function SettingsPage() {
         <h2 id="sessions-heading">Sessions</h2>
         <SessionsList />
       </section>
+      <SecuritySettings />
       <section className="card section" aria-labelledby="delete-heading">
         <h2 id="delete-heading">Delete account</h2>
         <DeleteAccount />
