@@ -2,7 +2,10 @@ import { useState } from 'react';
 import { identity, type EmailState } from '../../api/identity';
 import { useAsync } from '../../lib/use-async';
 
-/** Until the address is verified: a banner with "resend" (or, without mail, who to ask). */
+/**
+ * Until the address is verified: a banner with "resend", or, where the gateway sends no mail but requires a verified
+ * address, who to ask. Without mail and without the requirement, verifying changes nothing for the person: no banner.
+ */
 export function VerifyEmailBanner({ path }: { path: string }) {
   // Read again on every page change: the link may have been opened in another tab.
   const state = useAsync<EmailState>(() => identity.state(), [path]);
@@ -10,6 +13,7 @@ export function VerifyEmailBanner({ path }: { path: string }) {
   const [busy, setBusy] = useState(false);
   const current = state.data;
   if (current === undefined || current.emailVerified) return null;
+  if (!current.mailConfigured && !current.verificationRequired) return null;
   async function resend() {
     setBusy(true);
     try {
@@ -23,7 +27,7 @@ export function VerifyEmailBanner({ path }: { path: string }) {
   return (
     <section className="notice notice-warning verify-banner" aria-label="Email verification">
       <p>
-        Your email address <strong>{current.email}</strong> is not verified yet
+        Your email address <strong className="unbroken">{current.email}</strong> is not verified yet
         {current.verificationRequired ? ': API keys can be created once it is.' : '.'}{' '}
         {current.mailConfigured
           ? 'Open the link we sent you.'
