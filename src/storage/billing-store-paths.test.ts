@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { billingContractFixture, DAY, NOW, type AccountIds } from '../../test/helpers/billing-contract-fixture.js';
+import {
+  billingContractFixture,
+  DAY,
+  NOW,
+  plainUsage,
+  type AccountIds,
+} from '../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 import { postgresBackend } from '../../test/helpers/storage-backends.js';
 import { planSliceGrant } from '../billing/slice-grant.js';
@@ -23,7 +29,7 @@ import { openStorage } from './open-storage.js';
 import { PostgresBillingStore } from './postgres/postgres-billing-store.js';
 import { SqliteBillingStore } from './sqlite/sqlite-billing-store.js';
 import { GroupCommit } from './sqlite/sqlite-group-commit.js';
-import type { Storage, UsageRecord } from './types.js';
+import type { Storage } from './types.js';
 
 const turns = async (count: number) => {
   for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
@@ -35,30 +41,6 @@ const upTo =
     state.availableNano >= want
       ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
       : { admitted: false, reason: 'short' };
-
-function usageOf(requestId: string, ids: AccountIds): UsageRecord {
-  return {
-    requestId,
-    accountId: ids.accountId,
-    apiKeyId: ids.keyId,
-    model: 'beta-5.4',
-    family: 'beta',
-    inputTokens: 10,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    cacheWrite1hTokens: 0,
-    outputTokens: 5,
-    reasoningTokens: 0,
-    status: 'ok',
-    stream: false,
-    latencyMs: 5,
-    createdAt: NOW,
-    rawUsage: null,
-    costNano: 0n,
-    freeTokens: 0,
-    unbilledNano: 0n,
-  };
-}
 
 describe('SQLite billing store: a batch flushed while another transaction holds the handle', () => {
   let directory: string;
@@ -168,7 +150,7 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     // Run inside the other transaction, the hold would have been rolled back with it.
     expect(money()).toEqual({ balance: before.balance, reserved: String(BigInt(before.reserved) + 3_000n) });
     const settled = await store.settle({
-      usage: usageOf(result.admitted ? result.reservation.requestId : '', ids),
+      usage: plainUsage(result.admitted ? result.reservation.requestId : '', ids),
       price: costing(1_000n),
       freeAllowanceTokens: 0,
     });
@@ -183,7 +165,7 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     const other = openTransaction();
     await turns(2);
     const settling = [1, 2].map(() =>
-      store.settle({ usage: usageOf(requestId, ids), price: costing(700n), freeAllowanceTokens: 0 }),
+      store.settle({ usage: plainUsage(requestId, ids), price: costing(700n), freeAllowanceTokens: 0 }),
     );
     await turns(5);
     other.end('commit');
@@ -272,7 +254,7 @@ describe('PostgreSQL billing store: one statement alone, pipelined, or the locke
     const reserved = await storage.billing.reserve(reserveInput(ids, 2_000n, 10_000n));
     const granted = await storage.billing.grantSlice(slice(requestIdOf(reserved), ids, 100));
     const settled = await storage.billing.settle({
-      usage: usageOf(requestIdOf(reserved), ids),
+      usage: plainUsage(requestIdOf(reserved), ids),
       price: costing(2_500n),
       freeAllowanceTokens: 0,
       heldFreeTokens: 0,
@@ -310,7 +292,7 @@ describe('PostgreSQL billing store: one statement alone, pipelined, or the locke
         .filter((result) => result.admitted)
         .map((result) =>
           storage.billing.settle({
-            usage: usageOf(requestIdOf(result), ids),
+            usage: plainUsage(requestIdOf(result), ids),
             price: costing(1_000n),
             freeAllowanceTokens: 0,
             heldFreeTokens: 0,
@@ -338,7 +320,7 @@ describe('PostgreSQL billing store: one statement alone, pipelined, or the locke
     // A charge past the balance: the statement writes nothing, the locked path charges what there is.
     expect(
       await storage.billing.settle({
-        usage: usageOf(requestIdOf(reserved), ids),
+        usage: plainUsage(requestIdOf(reserved), ids),
         price: costing(4_000n),
         freeAllowanceTokens: 0,
         heldFreeTokens: 0,

@@ -18,6 +18,31 @@ import type { Backend, TestDatabase } from './storage-backends.js';
 
 export const DAY = 20_000;
 export const NOW = DAY * 86_400_000 + 3_600_000;
+
+/** A plain settled request on beta-5.4 (10 in, 5 out) for the given account and key, at `createdAt`. */
+export function plainUsage(requestId: string, ids: { accountId: string; keyId: string }, createdAt = NOW): UsageRecord {
+  return {
+    requestId,
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    model: 'beta-5.4',
+    family: 'beta',
+    inputTokens: 10,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 5,
+    reasoningTokens: 0,
+    status: 'ok',
+    stream: false,
+    latencyMs: 5,
+    createdAt,
+    rawUsage: null,
+    costNano: 0n,
+    freeTokens: 0,
+    unbilledNano: 0n,
+  };
+}
 export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
 export type AccountIds = { accountId: string; keyId: string };
@@ -90,30 +115,6 @@ export function billingContractFixture(backend: Backend) {
     (holdNano: bigint, freeTokens = 0): (() => AdmissionPlan) =>
     () => ({ admitted: true, holdNano, freeTokens, maxOutputTokens: 100 });
 
-  function usageFor(requestId: string, ids: { accountId: string; keyId: string }): UsageRecord {
-    return {
-      requestId,
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      model: 'beta-5.4',
-      family: 'beta',
-      inputTokens: 10,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-      cacheWrite1hTokens: 0,
-      outputTokens: 5,
-      reasoningTokens: 0,
-      status: 'ok',
-      stream: false,
-      latencyMs: 5,
-      createdAt: NOW,
-      rawUsage: null,
-      costNano: 0n,
-      freeTokens: 0,
-      unbilledNano: 0n,
-    };
-  }
-
   const checkpointOf = (outputTokens: number, at = NOW + 500): HoldCheckpoint => ({
     model: 'beta-5.4',
     family: 'beta',
@@ -152,7 +153,7 @@ export function billingContractFixture(backend: Backend) {
     fundedAccount,
     reserveInput,
     hold,
-    usageFor,
+    usageFor: plainUsage,
     checkpointOf,
     sliceInput,
   };

@@ -15,8 +15,9 @@ import type {
   ReserveResult,
 } from '../billing-types.js';
 import { billingStoreOf } from '../kysely-storage.js';
-import type { Storage, UsageRecord } from '../types.js';
+import type { Storage } from '../types.js';
 import { PostgresBillingStore } from './postgres-billing-store.js';
+import { plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
@@ -99,34 +100,10 @@ describe('PostgreSQL batched holds and settlements', () => {
     };
   }
 
-  function usageFor(requestId: string, ids: { accountId: string; keyId: string }): UsageRecord {
-    return {
-      requestId,
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      model: 'beta-5.4',
-      family: 'beta',
-      inputTokens: 10,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-      cacheWrite1hTokens: 0,
-      outputTokens: 5,
-      reasoningTokens: 0,
-      status: 'ok',
-      stream: false,
-      latencyMs: 5,
-      createdAt: NOW,
-      rawUsage: null,
-      costNano: 0n,
-      freeTokens: 0,
-      unbilledNano: 0n,
-    };
-  }
-
   const settle = (requestId: string, ids: { accountId: string; keyId: string }, chargeNano: bigint) =>
     billing.settle({
       freeAllowanceTokens: 0,
-      usage: usageFor(requestId, ids),
+      usage: plainUsage(requestId, ids),
       price: costing(chargeNano),
       heldFreeTokens: 0,
     });
