@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   billingContractFixture,
   DAY,
+  fundedAccountIn,
   NOW,
   plainUsage,
   type AccountIds,
@@ -57,33 +58,8 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     const file = join(directory, 'tollgate.db');
     const storage = await openStorage(`sqlite:${file}`);
     await storage.migrate();
-    const account = await storage.accounts.create({
-      id: `acct-${randomUUID()}`,
-      email: `${randomUUID()}@example.com`,
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: NOW,
-    });
-    const key = await storage.apiKeys.create({
-      id: `key-${randomUUID()}`,
-      accountId: account.id,
-      name: 'k',
-      keyHash: randomUUID(),
-      hint: 'h',
-      createdAt: NOW,
-      expiresAt: null,
-    });
-    await storage.billing.credit({
-      accountId: account.id,
-      kind: 'topup',
-      amountNano: 100_000n,
-      idempotencyKey: randomUUID(),
-      note: null,
-      at: NOW,
-    });
+    ids = await fundedAccountIn(storage, 100_000n);
     await storage.close();
-    ids = { accountId: account.id, keyId: key.id };
     handle = new BetterSqlite3(file);
     handle.pragma('journal_mode = WAL');
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });

@@ -47,6 +47,37 @@ export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
 export type AccountIds = { accountId: string; keyId: string };
 
+/** An account with one key and `nano` of credit (none when 0), made through the storage as the gateway makes them. */
+export async function fundedAccountIn(storage: Storage, nano: bigint): Promise<AccountIds> {
+  const account = await storage.accounts.create({
+    id: uniqueId('acct'),
+    email: `${uniqueId('u')}@example.com`,
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: NOW,
+  });
+  const key = await storage.apiKeys.create({
+    id: uniqueId('key'),
+    accountId: account.id,
+    name: 'k',
+    keyHash: uniqueId('h'),
+    hint: 'h',
+    createdAt: NOW,
+    expiresAt: null,
+  });
+  if (nano > 0n)
+    await storage.billing.credit({
+      accountId: account.id,
+      kind: 'topup',
+      amountNano: nano,
+      idempotencyKey: uniqueId('topup'),
+      note: null,
+      at: NOW,
+    });
+  return { accountId: account.id, keyId: key.id };
+}
+
 /** Registers the suite's beforeAll/afterAll; `storage` is there from the first test on. */
 export function billingContractFixture(backend: Backend) {
   let database: TestDatabase;
@@ -63,35 +94,7 @@ export function billingContractFixture(backend: Backend) {
     await database?.drop();
   });
 
-  async function fundedAccount(nano: bigint) {
-    const account = await storage.accounts.create({
-      id: uniqueId('acct'),
-      email: `${uniqueId('u')}@example.com`,
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: NOW,
-    });
-    const key = await storage.apiKeys.create({
-      id: uniqueId('key'),
-      accountId: account.id,
-      name: 'k',
-      keyHash: uniqueId('h'),
-      hint: 'h',
-      createdAt: NOW,
-      expiresAt: null,
-    });
-    if (nano > 0n)
-      await storage.billing.credit({
-        accountId: account.id,
-        kind: 'topup',
-        amountNano: nano,
-        idempotencyKey: uniqueId('topup'),
-        note: null,
-        at: NOW,
-      });
-    return { accountId: account.id, keyId: key.id };
-  }
+  const fundedAccount = (nano: bigint) => fundedAccountIn(storage, nano);
 
   function reserveInput(
     ids: { accountId: string; keyId: string },

@@ -17,7 +17,7 @@ import type {
 import { billingStoreOf } from '../kysely-storage.js';
 import type { Storage } from '../types.js';
 import { PostgresBillingStore } from './postgres-billing-store.js';
-import { plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
+import { fundedAccountIn, plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
@@ -46,32 +46,7 @@ describe('PostgreSQL batched holds and settlements', () => {
   });
 
   async function fundedAccount(nano: bigint) {
-    const account = await storage.accounts.create({
-      id: uniqueId('acct'),
-      email: `${uniqueId('u')}@example.com`,
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: NOW,
-    });
-    const key = await storage.apiKeys.create({
-      id: uniqueId('key'),
-      accountId: account.id,
-      name: 'k',
-      keyHash: uniqueId('h'),
-      hint: 'h',
-      createdAt: NOW,
-      expiresAt: null,
-    });
-    await storage.billing.credit({
-      accountId: account.id,
-      kind: 'topup',
-      amountNano: nano,
-      idempotencyKey: uniqueId('topup'),
-      note: null,
-      at: NOW,
-    });
-    return { accountId: account.id, keyId: key.id, credited: nano };
+    return { ...(await fundedAccountIn(storage, nano)), credited: nano };
   }
 
   const upTo =

@@ -13,6 +13,7 @@ import type { ReserveInput } from '../billing-types.js';
 import type { Storage, UsageRecord } from '../types.js';
 import { openStorage } from '../open-storage.js';
 import { KEY_COLUMNS } from '../api-key-repository.js';
+import { fundedAccountIn } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const NOW = 20_000 * 86_400_000;
@@ -26,32 +27,7 @@ describe('SQLite group commit', () => {
     database = await sqliteBackend.createDatabase();
     storage = await database.open();
     await storage.migrate();
-    const account = await storage.accounts.create({
-      id: `acct-${randomUUID()}`,
-      email: `${randomUUID()}@example.com`,
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: NOW,
-    });
-    const key = await storage.apiKeys.create({
-      id: `key-${randomUUID()}`,
-      accountId: account.id,
-      name: 'k',
-      keyHash: randomUUID(),
-      hint: 'h',
-      createdAt: NOW,
-      expiresAt: null,
-    });
-    await storage.billing.credit({
-      accountId: account.id,
-      kind: 'topup',
-      amountNano: 100_000n,
-      idempotencyKey: randomUUID(),
-      note: null,
-      at: NOW,
-    });
-    ids = { accountId: account.id, keyId: key.id };
+    ids = await fundedAccountIn(storage, 100_000n);
   });
 
   afterEach(async () => {
