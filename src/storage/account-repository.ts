@@ -9,6 +9,7 @@ import {
   type UniqueViolationDetector,
 } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
+import { writeTransaction } from './transactions.js';
 import {
   DuplicateEmailError,
   type AccountRecord,
@@ -16,28 +17,50 @@ import {
   type AccountRole,
   type AccountWithBalance,
   type NewAccount,
+  type Storage,
 } from './types.js';
+
+/** What a person's first organisation is called until they rename it. */
+export const PERSONAL_ORGANISATION_NAME = 'Personal';
 
 export function createAccountRepository(
   db: Kysely<Database>,
+  dialect: Storage['dialect'],
   isUniqueViolation: UniqueViolationDetector,
 ): AccountRepository {
   return {
     async create(account: NewAccount): Promise<AccountRecord> {
       try {
-        await db
-          .insertInto('accounts')
-          .values({
-            id: account.id,
-            email: account.email,
-            email_normalized: normalizeEmail(account.email),
-            password_hash: account.passwordHash,
-            role: account.role,
-            tier: account.tier,
-            disabled: 0,
-            created_at: account.createdAt,
-          })
-          .execute();
+        // The person and their personal organisation, which takes the account's id (as 0015-organisations gave
+        // every account made before it): one rule for old and new accounts.
+        await writeTransaction(db, dialect, async (trx) => {
+          await trx
+            .insertInto('accounts')
+            .values({
+              id: account.id,
+              email: account.email,
+              email_normalized: normalizeEmail(account.email),
+              password_hash: account.passwordHash,
+              role: account.role,
+              tier: account.tier,
+              disabled: 0,
+              created_at: account.createdAt,
+            })
+            .execute();
+          await trx
+            .insertInto('organisations')
+            .values({ id: account.id, name: PERSONAL_ORGANISATION_NAME, created_at: account.createdAt })
+            .execute();
+          await trx
+            .insertInto('organisation_members')
+            .values({
+              organisation_id: account.id,
+              account_id: account.id,
+              role: 'owner',
+              created_at: account.createdAt,
+            })
+            .execute();
+        });
       } catch (error) {
         // Insert-and-catch rather than check-then-insert: only the unique index is race-free.
         if (isUniqueViolation(error, ACCOUNTS_EMAIL_UNIQUE)) throw new DuplicateEmailError(account.email);

@@ -236,6 +236,7 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     spend_reserved_nano: '0',
     rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,
     rate_limit_tpm: permissions.rateLimit?.tokensPerMinute ?? null,
+    created_by: key.createdBy ?? null,
   };
 }
 
@@ -243,6 +244,7 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
     id: row.id,
     accountId: row.account_id,
+    createdBy: row.created_by,
     name: row.name,
     keyHash: row.key_hash,
     hint: row.hint,
@@ -292,6 +294,7 @@ export const KEY_COLUMNS = [
   'spend_reserved_nano',
   'rate_limit_rpm',
   'rate_limit_tpm',
+  'created_by',
 ] as const satisfies readonly (keyof KeyWithAccountRow)[];
 
 /**
@@ -328,12 +331,13 @@ export function keyWithAccountRow(v: readonly unknown[]): KeyWithAccountRow {
     spend_reserved_nano: v[15] as string | number,
     rate_limit_rpm: v[16] as number | null,
     rate_limit_tpm: v[17] as number | null,
-    account_email: v[18] as string,
-    account_password_hash: v[19] as string,
-    account_role: v[20] as string,
-    account_tier: v[21] as string,
-    account_disabled: v[22] as number,
-    account_created_at: v[23] as number,
+    created_by: v[18] as string | null,
+    account_email: v[19] as string,
+    account_password_hash: v[20] as string,
+    account_role: v[21] as string,
+    account_tier: v[22] as string,
+    account_disabled: v[23] as number,
+    account_created_at: v[24] as number,
   };
 }
 

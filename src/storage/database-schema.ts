@@ -66,6 +66,8 @@ export interface ApiKeysTable {
   spend_reserved_nano: ColumnType<string | number, string | number | undefined, string | number>;
   rate_limit_rpm: ColumnType<number | null, number | null | undefined, number | null>;
   rate_limit_tpm: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The person who created the key (0015-organisations); null for keys made before, or by the operator. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UsageRecordsTable {
@@ -160,6 +162,26 @@ export interface SessionsTable {
   /** What the sessions list shows (0013-identity-mail); null on sessions started before. */
   user_agent: ColumnType<string | null, string | null | undefined, string | null>;
   ip: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The organisation the session works in (0015-organisations); null: the person's first. */
+  organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Who pays (0015-organisations). */
+export interface OrganisationsTable {
+  id: string;
+  name: string;
+  /** What receipts carry; null until an owner or billing member sets them. */
+  billing_name: ColumnType<string | null, string | null | undefined, string | null>;
+  billing_address: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: number;
+}
+
+/** A person's role in an organisation (0015-organisations). */
+export interface OrganisationMembersTable {
+  organisation_id: string;
+  account_id: string;
+  role: string;
+  created_at: number;
 }
 
 /** Single-use links sent by mail (0013-identity-mail): the SHA-256 of the token, never the token. */
@@ -212,6 +234,8 @@ export interface StoredResponsesTable {
 
 export interface Database {
   accounts: AccountsTable;
+  organisations: OrganisationsTable;
+  organisation_members: OrganisationMembersTable;
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;
   login_failures: LoginFailuresTable;

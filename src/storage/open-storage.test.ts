@@ -90,6 +90,8 @@ describe('openStorage', () => {
         'identity_challenges',
         'ledger_entries',
         'login_failures',
+        'organisation_members',
+        'organisations',
         'passkeys',
         'recovery_codes',
         'redemption_codes',

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-repository.js';
 import type { Database } from './database-schema.js';
+import { parseOrganisationRole } from './organisation-repository.js';
 import type { LoginFailureRepository, SessionRepository, SessionWithAccount } from './session-types.js';
 
 export function createSessionRepository(db: Kysely<Database>): SessionRepository {
@@ -16,32 +17,68 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
           last_seen_at: session.lastSeenAt,
           user_agent: session.userAgent ?? null,
           ip: session.ip ?? null,
+          organisation_id: session.organisationId ?? null,
         })
         .execute();
     },
 
     async findWithAccount(idHash): Promise<SessionWithAccount | null> {
+      // Every membership of the person, the session's own organisation first, then the oldest: one row answers.
       const row = await db
         .selectFrom('sessions')
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+        .leftJoin('organisation_members', 'organisation_members.account_id', 'sessions.account_id')
+        .leftJoin('organisations', 'organisations.id', 'organisation_members.organisation_id')
         .select(ACCOUNT_COLUMNS.map((column) => `accounts.${column}` as const))
         .select([
           'sessions.id_hash',
           'sessions.account_id',
           'sessions.created_at as session_created_at',
           'sessions.last_seen_at',
+          'sessions.organisation_id as session_organisation_id',
+          'organisation_members.role as member_role',
+          'organisation_members.created_at as joined_at',
+          'organisations.id as organisation_id',
+          'organisations.name as organisation_name',
+          'organisations.billing_name',
+          'organisations.billing_address',
+          'organisations.created_at as organisation_created_at',
         ])
         .where('sessions.id_hash', '=', idHash)
+        .orderBy(sql`case when organisation_members.organisation_id = sessions.organisation_id then 0 else 1 end`)
+        .orderBy('organisation_members.created_at')
+        .orderBy('organisation_members.organisation_id')
+        .limit(1)
         .executeTakeFirst();
       if (row === undefined) return null;
+      const membership =
+        row.organisation_id === null ||
+        row.organisation_name === null ||
+        row.member_role === null ||
+        row.joined_at === null ||
+        row.organisation_created_at === null
+          ? null
+          : {
+              organisation: {
+                id: row.organisation_id,
+                name: row.organisation_name,
+                billingName: row.billing_name,
+                billingAddress: row.billing_address,
+                createdAt: row.organisation_created_at,
+              },
+              role: parseOrganisationRole(row.member_role),
+              joinedAt: row.joined_at,
+            };
       return {
         session: {
           idHash: row.id_hash,
           accountId: row.account_id,
           createdAt: row.session_created_at,
           lastSeenAt: row.last_seen_at,
+          organisationId: row.session_organisation_id,
         },
         account: toAccountRecord(row),
+        membership,
       };
     },
 

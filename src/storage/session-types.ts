@@ -2,6 +2,7 @@
  * Storage of dashboard sessions and failed logins. Kept beside `types.ts` (not in it) so the dashboard's
  * storage needs stay in one place. Times are Unix epoch milliseconds.
  */
+import type { Membership } from './organisation-types.js';
 import type { AccountRecord } from './types.js';
 
 export interface SessionRecord {
@@ -13,16 +14,24 @@ export interface SessionRecord {
   /** The browser's User-Agent and the client address at login, for the sessions list (absent: not recorded). */
   userAgent?: string | null;
   ip?: string | null;
+  /** The organisation the session works in (absent or null: the person's first). */
+  organisationId?: string | null;
 }
 
 export interface SessionWithAccount {
   session: SessionRecord;
   account: AccountRecord;
+  /**
+   * The organisation the session works in, read with the session on every request (so a member removed or
+   * demoted loses access on their next request, on every instance): the session's choice while the person is
+   * still a member of it, their oldest membership otherwise; null when they belong to none.
+   */
+  membership: Membership | null;
 }
 
 export interface SessionRepository {
   create(session: SessionRecord): Promise<void>;
-  /** The session and its account in one round trip; null when there is no such session. */
+  /** The session, its account and its organisation in one round trip; null when there is no such session. */
   findWithAccount(idHash: string): Promise<SessionWithAccount | null>;
   touch(idHash: string, at: number): Promise<void>;
   delete(idHash: string): Promise<void>;

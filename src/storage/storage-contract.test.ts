@@ -258,6 +258,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const rotated = await storage.apiKeys.rotate(account.id, key.id, replacement, 1_800_000_000_000);
       expect(rotated).toEqual({
         ...replacement,
+        createdBy: null,
         revokedAt: null,
         lastUsedAt: null,
         spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },

@@ -33,6 +33,8 @@ export interface NewAccount {
 export interface ApiKeyRecord {
   id: string;
   accountId: string;
+  /** The person who created the key (null: the operator, or unknown). */
+  createdBy: string | null;
   name: string;
   /** Hex SHA-256 of the full key; the key itself is never stored. */
   keyHash: string;
@@ -51,7 +53,9 @@ export interface ApiKeyRecord {
   spend: KeySpendCounters;
 }
 
-export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions'> & {
+export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions' | 'createdBy'> & {
+  /** Omitted: null (the operator, or unknown). */
+  createdBy?: string | null;
   /** Omitted: a standard key (`FULL_PERMISSIONS`). */
   permissions?: KeyPermissions;
 };
@@ -295,6 +299,8 @@ export interface UsageRepository {
 export interface Storage {
   readonly dialect: 'sqlite' | 'postgres';
   readonly accounts: AccountRepository;
+  /** Organisations, members and the session's organisation (0015-organisations). */
+  readonly organisations: import('./organisation-types.js').OrganisationRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;

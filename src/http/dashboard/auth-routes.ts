@@ -8,7 +8,7 @@ import { DashboardError } from './dashboard-error.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
 import { pendingSecondFactor, refuseWhenSsoRequired } from './sign-in-method-routes.js';
-import { presentAccount } from './presenters.js';
+import { presentAccount, presentMembership } from './presenters.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
 // A password may hold any character (only its hash is stored); an email with a control character is never valid.
@@ -32,6 +32,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     }
     return {
       account: session === null ? null : presentAccount(session.account),
+      organisation: session?.membership == null ? null : presentMembership(session.membership),
       csrfToken: setSessionCookie(request, reply, token, session !== null, cookieSettings),
     };
   });

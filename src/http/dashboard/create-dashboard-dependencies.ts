@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
+import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
@@ -59,6 +60,7 @@ export function createDashboardDependencies(input: {
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
+    organisations: new OrganisationService(storage.organisations, now),
     keys: input.keys,
     sessions,
     signInMethods,

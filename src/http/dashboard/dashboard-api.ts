@@ -11,6 +11,7 @@ import { registerIdentityRoutes, registerOperatorIdentityRoutes } from './identi
 import { registerSignInMethodRoutes } from './sign-in-method-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
+import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
@@ -40,6 +41,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerIdentityRoutes(api, deps);
   registerSignInMethodRoutes(api, deps);
   registerOperatorIdentityRoutes(api, deps);
+  registerOrganisationRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerStandingRoutes(api, deps);
   registerKeysRoutes(api, deps);

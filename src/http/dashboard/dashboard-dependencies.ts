@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
+import type { OrganisationService } from '../../accounts/organisation-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
@@ -39,6 +40,8 @@ export interface UpstreamCredentialStatus {
 export interface DashboardDependencies {
   accounts: AccountService;
   accountRepository: AccountRepository;
+  /** The person's organisations and the one a session works in. */
+  organisations: OrganisationService;
   keys: KeyService;
   sessions: SessionService;
   /** Second factors, passkeys and single sign-on. */

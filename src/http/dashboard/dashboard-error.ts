@@ -26,6 +26,18 @@ export const csrfFailed = () =>
   new DashboardError(403, 'csrf_failed', 'The request lacks a valid CSRF token: reload the page and try again.');
 export const forbidden = () => new DashboardError(403, 'forbidden', 'This needs an operator (admin) account.');
 export const notFound = (what: string) => new DashboardError(404, 'not_found', what);
+export const noOrganisation = () =>
+  new DashboardError(
+    403,
+    'no_organisation',
+    'You are not a member of any organisation: create one or accept an invitation.',
+  );
+export const roleForbids = (role: string, permission: string) =>
+  new DashboardError(
+    403,
+    'role_forbids',
+    `Your role in this organisation (${role}) does not allow this (${permission}). Ask an owner or admin.`,
+  );
 
 /** Any thrown value as a DashboardError; the services' GatewayErrors keep their status and field. */
 export function toDashboardError(error: unknown): DashboardError {

@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { roleAllows, type Permission } from '../../accounts/organisation-roles.js';
 import { SESSION_MAX_AGE_MS, SessionService, type SessionClient } from '../../accounts/session-service.js';
+import type { Membership } from '../../storage/organisation-types.js';
 import type { AccountRecord } from '../../storage/types.js';
 import type { SessionWithAccount } from '../../storage/session-types.js';
-import { csrfFailed, forbidden, notAuthenticated } from './dashboard-error.js';
+import { csrfFailed, forbidden, noOrganisation, notAuthenticated, roleForbids } from './dashboard-error.js';
 
 export const SESSION_COOKIE = 'tg_session';
 
@@ -23,6 +25,11 @@ declare module 'fastify' {
     access?: 'public' | 'account' | 'admin';
     /** Dashboard: no CSRF check. Only the Stripe webhook, which its signature authenticates. */
     skipCsrf?: boolean;
+    /**
+     * Dashboard routes that act in the session's organisation: what the person's role there must allow
+     * (accounts/organisation-roles.ts). Checked on every request against the membership read with the session.
+     */
+    permission?: Permission;
   }
 }
 
@@ -50,7 +57,20 @@ export function createDashboardSessionHook(sessions: SessionService) {
     if (access === 'public') return;
     if (session === null) throw notAuthenticated();
     if (access === 'admin' && session.account.role !== 'admin') throw forbidden();
+    if (config.permission !== undefined) {
+      if (session.membership === null) throw noOrganisation();
+      if (!roleAllows(session.membership.role, config.permission))
+        throw roleForbids(session.membership.role, config.permission);
+    }
   };
+}
+
+/** The organisation the session works in, and the person's role there, for a route that acts in it. */
+export function currentOrganisation(request: FastifyRequest): Membership {
+  const session = request.dashboard?.session;
+  if (session === null || session === undefined) throw notAuthenticated();
+  if (session.membership === null) throw noOrganisation();
+  return session.membership;
 }
 
 /** The logged-in account of a route whose access rule guarantees one. */

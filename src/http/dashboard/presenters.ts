@@ -1,3 +1,4 @@
+import type { Membership } from '../../storage/organisation-types.js';
 import { nextAllowanceReset, utcDayNumber } from '../../billing/free-allowance.js';
 import { formatUsd } from '../../billing/money.js';
 import type { AccountBalance, LedgerEntry } from '../../storage/billing-types.js';
@@ -6,6 +7,16 @@ import { presentDashboardPermissions } from '../key-permission-fields.js';
 import { keyStatus } from '../keys-api.js';
 
 /** The dashboard's JSON shapes (docs/dashboard-api.md): camelCase, times in epoch ms, money as exact USD strings. */
+
+/** An organisation as a member sees it in the switcher. */
+export function presentMembership(membership: Membership) {
+  return {
+    id: membership.organisation.id,
+    name: membership.organisation.name,
+    role: membership.role,
+    joinedAt: membership.joinedAt,
+  };
+}
 
 export function presentAccount(account: AccountRecord) {
   return { id: account.id, email: account.email, role: account.role, tier: account.tier, createdAt: account.createdAt };

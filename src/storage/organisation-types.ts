@@ -1,0 +1,47 @@
+/**
+ * Organisations and their members, as the services see them (0015-organisations). Times are epoch ms.
+ */
+
+/** Roles a person may hold in an organisation; what each allows is in accounts/organisation-roles.ts. */
+export const ORGANISATION_ROLES = ['owner', 'admin', 'developer', 'billing', 'viewer'] as const;
+export type OrganisationRole = (typeof ORGANISATION_ROLES)[number];
+
+export function isOrganisationRole(value: unknown): value is OrganisationRole {
+  return typeof value === 'string' && (ORGANISATION_ROLES as readonly string[]).includes(value);
+}
+
+export interface OrganisationRecord {
+  id: string;
+  name: string;
+  billingName: string | null;
+  billingAddress: string | null;
+  createdAt: number;
+}
+
+/** An organisation seen by one of its members. */
+export interface Membership {
+  organisation: OrganisationRecord;
+  role: OrganisationRole;
+  /** When the person joined. */
+  joinedAt: number;
+}
+
+export interface OrganisationMember {
+  accountId: string;
+  email: string;
+  role: OrganisationRole;
+  joinedAt: number;
+}
+
+export interface OrganisationRepository {
+  findById(id: string): Promise<OrganisationRecord | null>;
+  /** Creates the organisation with `ownerAccountId` as its only member, an owner. */
+  create(organisation: OrganisationRecord, ownerAccountId: string): Promise<OrganisationRecord>;
+  /** The person's organisations, oldest membership first. */
+  membershipsOf(accountId: string): Promise<Membership[]>;
+  /** The person's membership of that organisation; null when they are not a member. */
+  membership(organisationId: string, accountId: string): Promise<Membership | null>;
+  members(organisationId: string): Promise<OrganisationMember[]>;
+  /** Makes the session work in that organisation (the caller has checked the membership). */
+  setSessionOrganisation(sessionIdHash: string, organisationId: string): Promise<void>;
+}
