@@ -293,4 +293,51 @@ describe("a request's own fallback list on every client protocol", () => {
       { model: 'delta-v4-flash', outcome: 'status_503' },
     ]);
   });
+
+  describe('the hold of a chain covers its dearest model', () => {
+    // About 4,000 prompt tokens: ~$0.0006 at delta-v4-flash's input price, ~$0.02 at alpha-opus-4-8's.
+    const prompt = `${'ledger '.repeat(4_000)}`;
+    const ask = (apiKey: string, content: string, models?: string[]) =>
+      new Anthropic({ apiKey, baseURL: harness.gateway.url, maxRetries: 0 }).messages
+        .create({
+          model: 'delta-v4-flash',
+          max_tokens: 200,
+          ...(models === undefined ? {} : { models }),
+          messages: [{ role: 'user', content: `${content} ${prompt} [[sim prompt-cache=off words=20]]` }],
+        })
+        .withResponse();
+
+    it('refuses up front, in the API’s refusal, a balance that pays for the cheap model but not for a dearer fallback', async () => {
+      const { key: poorKey, accountId: poor } = await fundedAccount('0.01');
+      const refused = await ask(poorKey, 'Dear chain', ['alpha-opus-4-8']).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(Anthropic.APIError);
+      expect((refused as InstanceType<typeof Anthropic.APIError>).status).toBe(403);
+      expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'billing_error' },
+      });
+      expect(await balance(poor)).toBe(parseUsd('0.01'));
+      // The same request without the dearer fallback fits the balance: only the chain's dearest model refused it.
+      const { data, response } = await ask(poorKey, 'Cheap alone');
+      expect(data.model).toBe('delta-v4-flash');
+      const [record] = await recordsOf(response.headers.get('x-request-id')!, poor);
+      expect(parseUsd('0.01') - (await balance(poor))).toBe(record!.costNano);
+    });
+
+    it('bills a dearer fallback exactly, at its own price, when the balance admits the chain', async () => {
+      const { key: fundedKey, accountId: funded } = await fundedAccount('0.05');
+      const { data, response } = await ask(
+        fundedKey,
+        'Dear fallback serves [[sim error status=503 only-key=sk-delta-main]]',
+        ['alpha-opus-4-8'],
+      );
+      expect(data.model).toBe('alpha-opus-4-8');
+      expect(response.headers.get('x-tollgate-model-attempts')).toBe('delta-v4-flash=status_503,alpha-opus-4-8=ok');
+      const [record] = await recordsOf(response.headers.get('x-request-id')!, funded);
+      expect(record).toMatchObject({ model: 'alpha-opus-4-8', status: 'ok', unbilledNano: 0n });
+      expect(record!.costNano).toBe(costAt('alpha-opus-4-8', record!));
+      expect(parseUsd('0.05') - (await balance(funded))).toBe(record!.costNano);
+      expect(await balance(funded)).toBeGreaterThanOrEqual(0n);
+    });
+  });
 });
