@@ -20,6 +20,7 @@ import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
 import type { ReadinessCheck } from './http/health.js';
 import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
+import type { DeploymentHealth } from './observability/gateway-metrics.js';
 import { createSmtpMailer } from './identity/mailer.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
@@ -122,14 +123,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         `SETTLEMENT_JOURNAL_DIR ${directory} cannot hold the settlement journal: ${(error as Error).message}. Point SETTLEMENT_JOURNAL_DIR at a writable directory on a local disk.`,
       );
     });
-    const metrics = new PrometheusMetrics({
+    const metrics: PrometheusMetrics = new PrometheusMetrics({
       inFlightRequests: () => shutdown.inFlight,
       rateLimiterFailures: () => (liveLimiter === undefined ? 0 : limiterFailures(liveLimiter)),
       settlementJournal: () => settlementJournal.stats(),
+      // Read at scrape time, once the deployments below are built.
+      deployments: (): DeploymentHealth[] => deploymentBuilder.health(now()),
     });
     providers = createProviders(config, simulator?.baseUrls, { metrics, now });
     const catalog = new ModelCatalog();
-    const deploymentBuilder = new DeploymentBuilder(config.streamKeepAliveMs, metrics, now);
+    const deploymentBuilder: DeploymentBuilder = new DeploymentBuilder(config.streamKeepAliveMs, metrics, now);
     const catalogTargets = { catalog, providers, deployments: deploymentBuilder };
     // Refused at start with the entry named (the process exits with the message), like any other setting.
     const preparedCatalog = (() => {

@@ -66,6 +66,8 @@ const vendorFields = {
     .object({
       failureThreshold: z.number().int().min(1).default(5),
       cooldownMs: z.number().int().min(0).default(30_000),
+      /** The longest cool-down: each failed probe after one doubles it, up to this (default 16 × cooldownMs). */
+      maxCooldownMs: z.number().int().min(0).optional(),
     })
     .strict()
     .prefault({}),
@@ -86,6 +88,8 @@ const deploymentSchema = z
     weight: z.number().positive().max(1_000_000).default(1),
     /** Requests per minute at most: a full deployment is skipped; when all are, the model's fallback chain is taken. */
     rpm: z.number().int().positive().optional(),
+    /** Upstream requests in flight at once on one instance: a full deployment is skipped like a cooling one. */
+    maxConcurrent: z.number().int().positive().optional(),
   })
   .strict()
   .refine((deployment) => deployment.apiKey !== undefined || deployment.credentials !== undefined, {

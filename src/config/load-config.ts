@@ -317,6 +317,7 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
       family: settings.family,
       weight: settings.weight,
       rpm: settings.rpm,
+      maxConcurrent: settings.maxConcurrent,
     });
   }
   const aliases: Record<string, AliasConfig> = {};

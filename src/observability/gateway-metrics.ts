@@ -45,6 +45,19 @@ export interface GatewayMetrics {
    * reason, and for `ok` the seconds to the answer (first output of a stream, the whole reply otherwise).
    */
   upstreamAttempt(vendor: VendorName, credential: string, outcome: string, seconds: number | undefined): void;
+  /** The same attempt counted for the operator's deployment it went to (`ok` or the failure's reason). */
+  deploymentAttempt(deployment: string, outcome: string, seconds: number | undefined): void;
+}
+
+/** A deployment's circuit: `half_open` once a cool-down is over and a probe may go through. */
+export type DeploymentCircuit = 'closed' | 'open' | 'half_open';
+
+/** A deployment's live state on this instance, read at scrape time. */
+export interface DeploymentHealth {
+  deployment: string;
+  /** Upstream requests in flight (streams until their last event). */
+  inFlight: number;
+  state: DeploymentCircuit;
 }
 
 export const NO_METRICS: GatewayMetrics = {
@@ -61,4 +74,5 @@ export const NO_METRICS: GatewayMetrics = {
   usageUnbilled() {},
   credentialState() {},
   upstreamAttempt() {},
+  deploymentAttempt() {},
 };

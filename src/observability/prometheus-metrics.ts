@@ -1,7 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { VendorName } from '../canonical/request.js';
 import { DeferredCounter, type PendingCount } from './deferred-counter.js';
-import type { GatewayMetrics } from './gateway-metrics.js';
+import { DeploymentSeries } from './deployment-metrics.js';
+import type { DeploymentHealth, GatewayMetrics } from './gateway-metrics.js';
 
 /** Seconds; request latency spans sub-millisecond refusals to multi-minute streams. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -37,6 +38,8 @@ export interface LiveGauges {
   rateLimiterFailures?: () => number;
   /** The settlement journal's counts. */
   settlementJournal?: () => JournalCounts;
+  /** The operator's deployments: requests in flight and circuit state. */
+  deployments?: () => readonly DeploymentHealth[];
 }
 
 /**
@@ -63,6 +66,7 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly unbilledUsageTokens: Counter<'model'>;
   private readonly unbilledUsageCost: Counter<'model'>;
   private readonly credentials: Gauge<'vendor' | 'credential'>;
+  private readonly deployments: DeploymentSeries;
   /** Request and token counts, summed per label set and handed to their counters at scrape time (deferred-counter.ts). */
   private readonly requestCounts = new DeferredCounter<'route' | 'model' | 'status'>();
   private readonly tokenCounts = new DeferredCounter<'model' | 'kind'>();
@@ -219,6 +223,7 @@ export class PrometheusMetrics implements GatewayMetrics {
       });
     }
     if (live.settlementJournal !== undefined) this.registerJournalSeries(live.settlementJournal, registers);
+    this.deployments = new DeploymentSeries(registers, live.deployments);
   }
 
   /** The settlement journal, read at scrape time: what waits for the store, and what replay did. */
@@ -400,5 +405,9 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   credentialState(vendor: VendorName, credential: string, coolingDown: boolean): void {
     this.credentials.set({ vendor, credential }, coolingDown ? 1 : 0);
+  }
+
+  deploymentAttempt(deployment: string, outcome: string, seconds: number | undefined): void {
+    this.deployments.attempt(deployment, outcome, seconds);
   }
 }

@@ -199,3 +199,69 @@ describe('CredentialPool weights and per-deployment limits', () => {
     expect(limited.pick(60_001).target).toBe('a');
   });
 });
+
+describe('CredentialPool half-open probes and concurrency limits', () => {
+  const policy = { failureThreshold: 1, cooldownMs: 1_000 };
+
+  it('lets one probe through after the cool-down while the other requests go elsewhere', () => {
+    const [a, b] = [pooledCredential('a', 'http://a', 'a'), pooledCredential('b', 'http://b', 'b')];
+    const credentials = new CredentialPool('openai', [a, b], policy);
+    credentials.failed(a, 0);
+    expect([0, 1, 2].map(() => credentials.pick(500).target)).toEqual(['b', 'b', 'b']);
+    const picks = [0, 1, 2, 3].map(() => credentials.pick(1_000).target);
+    // Round-robin reaches `a` once: its probe. While it is in flight `a` gets nothing more.
+    expect(picks.filter((target) => target === 'a')).toHaveLength(1);
+    expect(a.probing).toBe(true);
+    credentials.succeeded(a);
+    expect(credentials.status(1_000)[0]!.state).toBe('healthy');
+    expect([0, 1, 2, 3].map(() => credentials.pick(1_000).target).filter((target) => target === 'a')).toHaveLength(2);
+  });
+
+  it('re-opens after a failed probe for twice the last cool-down, up to maxCooldownMs', () => {
+    const [a, b] = [pooledCredential('a', 'http://a', 'a'), pooledCredential('b', 'http://b', 'b')];
+    const credentials = new CredentialPool('openai', [a, b], { ...policy, maxCooldownMs: 3_000 });
+    credentials.failed(a, 0);
+    expect(a.coolingUntil).toBe(1_000);
+    const cooldowns: number[] = [];
+    let now = 1_000;
+    for (let round = 0; round < 4; round++) {
+      while (credentials.pick(now) !== a); // the probe
+      credentials.failed(a, now);
+      cooldowns.push(a.coolingUntil - now);
+      now = a.coolingUntil;
+    }
+    expect(cooldowns).toEqual([2_000, 3_000, 3_000, 3_000]);
+    // A success forgets the backoff: the next opening cools down for cooldownMs again.
+    credentials.succeeded(a);
+    credentials.failed(a, now);
+    expect(a.coolingUntil - now).toBe(1_000);
+  });
+
+  it('lets the next request probe when a probe ends without a verdict', () => {
+    const [a, b] = [pooledCredential('a', 'http://a', 'a'), pooledCredential('b', 'http://b', 'b')];
+    const credentials = new CredentialPool('openai', [a, b], policy);
+    credentials.failed(a, 0);
+    while (credentials.pick(1_000) !== a);
+    credentials.release(a);
+    expect(credentials.pick(1_000, [b]).target).toBe('a');
+  });
+
+  it('skips a deployment at its maxConcurrent, refuses with a 429 when every one is full, and frees a slot on release', () => {
+    const full = { inFlight: 0, maxConcurrent: 2 };
+    const single = { inFlight: 0, maxConcurrent: 1 };
+    const credentials = [
+      pooledCredential('full/#1', 'http://a', 'a1', 'full/#1', { deployment: 'full', load: full }),
+      pooledCredential('full/#2', 'http://a', 'a2', 'full/#2', { deployment: 'full', load: full }),
+      pooledCredential('single/#1', 'http://b', 'b', 'single/#1', { deployment: 'single', load: single }),
+    ];
+    const limited = new CredentialPool('openai', credentials, policy);
+    const picked = [0, 1, 2].map(() => limited.pick(0));
+    expect(picked.map((credential) => credential.target).sort()).toEqual(['a1', 'a2', 'b']);
+    expect([full.inFlight, single.inFlight]).toEqual([2, 1]);
+    expect(() => limited.pick(0)).toThrow(expect.objectContaining({ code: 'upstream_rate_limited', status: 429 }));
+    // The two credentials of `full` share its limit: freeing one slot lets either take the next request.
+    limited.release(picked.find((credential) => credential.target === 'a1')!);
+    expect(limited.pick(0).deployment).toBe('full');
+    expect(full.inFlight).toBe(2);
+  });
+});

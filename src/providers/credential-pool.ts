@@ -28,6 +28,15 @@ export interface CredentialStatus {
   meanLatencyMs: number | undefined;
 }
 
+/**
+ * A deployment's upstream requests in flight on this instance, shared by its credentials: a deployment at its
+ * `maxConcurrent` is skipped like one cooling down.
+ */
+export interface DeploymentLoad {
+  inFlight: number;
+  readonly maxConcurrent: number | undefined;
+}
+
 /** One credential and its circuit-breaker state. `T` is what a request uses it through (an adapter). */
 export interface PooledCredential<T> {
   readonly label: string;
@@ -38,6 +47,12 @@ export interface PooledCredential<T> {
   consecutiveFailures: number;
   /** Epoch ms; 0 when the circuit is closed. */
   coolingUntil: number;
+  /** Times the circuit opened since the last success: each failed probe doubles the next cool-down. */
+  openings: number;
+  /** The half-open probe is in flight: after a cool-down one request is let through, the others wait for its answer. */
+  probing: boolean;
+  /** Its deployment's in-flight requests (absent: the vendor's own credentials, which have no limit). */
+  readonly load?: DeploymentLoad;
   /** Share of requests relative to the pool's other credentials (1 unless a deployment's weight says otherwise). */
   readonly weight: number;
   readonly deployment?: string;
@@ -63,7 +78,9 @@ export interface PooledCredential<T> {
  * credential that leaves moves only its own conversations, each to its next-highest). Requests without a key are
  * spread round-robin over those not cooling down. A credential
  * that fails `failureThreshold` times in a row is cooled down for `cooldownMs` (the circuit opens), after
- * which one request probes it: a success closes the circuit, a failure opens it again at once.
+ * which it is half open: one request probes it while the others go elsewhere. A success closes the circuit; a
+ * failure opens it again for twice the last cool-down (up to `maxCooldownMs`). A credential whose deployment has
+ * `maxConcurrent` requests in flight is skipped the same way until one ends (`release`).
  *
  * When every credential is cooling down, the one whose cooldown ends first is still used: the breaker moves
  * traffic to healthy credentials, it never refuses a request that has no healthy alternative (a single
@@ -97,6 +114,14 @@ export class CredentialPool<T> {
         ? this.credentials[0]!
         : ((affinityKey === undefined ? this.nextInTurn(now, tried) : this.pinned(now, tried, affinityKey)) ??
           this.soonestBack(now));
+    if (!hasCapacity(picked)) {
+      // Every deployment serving the model is full: a 429 as a vendor's own would be (a chain takes its next model).
+      throw new GatewayError(
+        'upstream_rate_limited',
+        'Every deployment serving this model is at its limit of concurrent requests.',
+        { retryAfterSeconds: 1 },
+      );
+    }
     if (!withinRateLimit(picked, now)) {
       // Every credential used its requests of the minute: refused as the vendor's 429 would be (a fallback chain
       // takes its next model), without an upstream call and without blaming a credential.
@@ -108,7 +133,16 @@ export class CredentialPool<T> {
       );
     }
     if (picked.rpm !== undefined) picked.recentStarts.push(now);
+    if (picked.coolingUntil !== 0 && picked.coolingUntil <= now) picked.probing = true;
+    if (picked.load !== undefined) picked.load.inFlight += 1;
     return picked;
+  }
+
+  /** The request `pick` gave this credential to is over (answered, failed or its stream ended): frees its slot. */
+  release(credential: PooledCredential<T>): void {
+    if (credential.load !== undefined) credential.load.inFlight -= 1;
+    // A probe that ended without a verdict (the client left, a request the vendor refused): the next one probes.
+    credential.probing = false;
   }
 
   /** A credential is available now when it is not cooling down. */
@@ -125,6 +159,12 @@ export class CredentialPool<T> {
       failure ?? 'ok',
       failure === undefined ? latencyMs / 1000 : undefined,
     );
+    if (credential.deployment !== undefined)
+      this.metrics.deploymentAttempt(
+        credential.deployment,
+        failure ?? 'ok',
+        failure === undefined ? latencyMs / 1000 : undefined,
+      );
     if (failure === undefined) {
       credential.stats.successes += 1;
       credential.stats.latencyTotalMs += latencyMs;
@@ -139,6 +179,8 @@ export class CredentialPool<T> {
     const wasOpen = credential.coolingUntil !== 0;
     credential.consecutiveFailures = 0;
     credential.coolingUntil = 0;
+    credential.openings = 0;
+    credential.probing = false;
     if (wasOpen) this.metrics.credentialState(this.vendor, credential.label, false);
   }
 
@@ -147,7 +189,9 @@ export class CredentialPool<T> {
     credential.consecutiveFailures += 1;
     if (credential.consecutiveFailures < this.policy.failureThreshold) return false;
     const wasOpen = credential.coolingUntil !== 0;
-    credential.coolingUntil = now + this.policy.cooldownMs;
+    credential.openings += 1;
+    credential.probing = false;
+    credential.coolingUntil = now + cooldownAfter(credential.openings, this.policy);
     if (!wasOpen) this.metrics.credentialState(this.vendor, credential.label, true);
     return true;
   }
@@ -224,8 +268,10 @@ export class CredentialPool<T> {
   }
 
   private soonestBack(now: number): PooledCredential<T> {
-    // One within its rate limit, if any: a credential over it cannot be used at all.
-    const candidates = this.credentials.filter((credential) => withinRateLimit(credential, now));
+    // One within its rate and concurrency limits, if any: a credential over them cannot be used at all.
+    const candidates = this.credentials.filter(
+      (credential) => withinRateLimit(credential, now) && hasCapacity(credential),
+    );
     if (candidates.length === 0) return this.credentials[0]!;
     let soonest = candidates[0]!;
     for (const credential of candidates) if (credential.coolingUntil < soonest.coolingUntil) soonest = credential;
@@ -235,10 +281,30 @@ export class CredentialPool<T> {
 
 const RATE_WINDOW_MS = 60_000;
 
-/** Not cooling down, and within its requests-per-minute limit. */
+/**
+ * Not cooling down (nor half open with its probe in flight), and within its requests-per-minute and concurrency
+ * limits.
+ */
 function usable<T>(credential: PooledCredential<T>, now: number): boolean {
-  return credential.coolingUntil <= now && withinRateLimit(credential, now);
+  return (
+    credential.coolingUntil <= now && !credential.probing && hasCapacity(credential) && withinRateLimit(credential, now)
+  );
 }
+
+/** Below its deployment's `maxConcurrent` requests in flight (always, without one). */
+function hasCapacity<T>(credential: PooledCredential<T>): boolean {
+  const load = credential.load;
+  return load?.maxConcurrent === undefined || load.inFlight < load.maxConcurrent;
+}
+
+/** The n-th cool-down in a row: `cooldownMs`, doubled after each failed probe, never above `maxCooldownMs`. */
+export function cooldownAfter(openings: number, policy: CircuitBreakerPolicy): number {
+  const ceiling = Math.max(policy.cooldownMs, policy.maxCooldownMs ?? policy.cooldownMs * DEFAULT_BACKOFF_CEILING);
+  return Math.min(ceiling, policy.cooldownMs * 2 ** Math.min(30, Math.max(0, openings - 1)));
+}
+
+/** Without `maxCooldownMs`, a cool-down grows to at most this many times `cooldownMs`. */
+const DEFAULT_BACKOFF_CEILING = 16;
 
 /** Under its `rpm` in the last minute (a sliding window of request starts, pruned as it is read). */
 function withinRateLimit<T>(credential: PooledCredential<T>, now: number): boolean {
@@ -263,7 +329,7 @@ export function pooledCredential<T>(
   baseUrl: string,
   target: T,
   seedName = label,
-  placement: { weight?: number; deployment?: string; rpm?: number } = {},
+  placement: { weight?: number; deployment?: string; rpm?: number; load?: DeploymentLoad } = {},
 ): PooledCredential<T> {
   return {
     label,
@@ -272,6 +338,9 @@ export function pooledCredential<T>(
     seed: rendezvousSeed(seedName),
     consecutiveFailures: 0,
     coolingUntil: 0,
+    openings: 0,
+    probing: false,
+    ...(placement.load === undefined ? {} : { load: placement.load }),
     weight: placement.weight ?? 1,
     ...(placement.deployment === undefined ? {} : { deployment: placement.deployment }),
     ...(placement.rpm === undefined ? {} : { rpm: placement.rpm }),

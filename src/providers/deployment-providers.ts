@@ -1,16 +1,20 @@
 import { FAMILY_VENDOR } from '../catalog/models.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { ADAPTER_FACTORIES, KEYLESS_CREDENTIAL } from './create-providers.js';
-import { CredentialPool, pooledCredential, type PooledCredential } from './credential-pool.js';
+import { CredentialPool, pooledCredential, type DeploymentLoad, type PooledCredential } from './credential-pool.js';
 import { FailoverProvider, type ClosableAdapter } from './failover-provider.js';
 import { deploymentsKey, type DeploymentProviders, type RegisteredProvider } from './registry.js';
 import { UpstreamHttp } from './upstream-http.js';
 import type { DeploymentConfig } from './upstream-settings.js';
+import type { DeploymentCircuit, DeploymentHealth } from '../observability/gateway-metrics.js';
 
 /** A deployment's credentials, built once and shared by every model that names it, so its health is one. */
 interface BuiltDeployment {
   /** The settings it was built from (JSON), to keep it, with its health, across reloads that leave it alone. */
   signature: string;
+  name: string;
+  /** Its upstream requests in flight on this instance, shared by its credentials. */
+  load: DeploymentLoad;
   credentials: PooledCredential<ClosableAdapter>[];
 }
 
@@ -81,6 +85,18 @@ export class DeploymentBuilder {
     };
   }
 
+  /**
+   * Each deployment's live state for `/metrics`: its requests in flight, and its circuit: closed while any of its
+   * credentials is, else half open while any may be probed, else open.
+   */
+  health(now: number): DeploymentHealth[] {
+    return [...this.built.values()].map((deployment) => ({
+      deployment: deployment.name,
+      inFlight: deployment.load.inFlight,
+      state: circuitOf(deployment.credentials, now),
+    }));
+  }
+
   /** Closes every deployment's connections (shutdown). */
   async close(): Promise<void> {
     await closeAll([...this.built.values()]);
@@ -108,7 +124,13 @@ async function closeAll(deployments: readonly BuiltDeployment[]): Promise<void> 
   );
 }
 
+function circuitOf(credentials: readonly PooledCredential<ClosableAdapter>[], now: number): DeploymentCircuit {
+  if (credentials.some((credential) => credential.coolingUntil === 0)) return 'closed';
+  return credentials.some((credential) => credential.coolingUntil <= now) ? 'half_open' : 'open';
+}
+
 function buildDeployment(settings: DeploymentConfig, signature: string): BuiltDeployment {
+  const load: DeploymentLoad = { inFlight: 0, maxConcurrent: settings.maxConcurrent };
   const vendor = FAMILY_VENDOR[settings.family];
   const http = new UpstreamHttp({ baseUrl: settings.baseUrl }, { timeouts: settings.timeouts });
   const pools = new Map<string, UpstreamHttp>([[settings.baseUrl, http]]);
@@ -128,10 +150,11 @@ function buildDeployment(settings: DeploymentConfig, signature: string): BuiltDe
     return pooledCredential(label, credential.baseUrl, adapter, `${label}#${index}`, {
       weight: share,
       deployment: settings.name,
+      load,
       ...(settings.rpm === undefined
         ? {}
         : { rpm: Math.max(1, Math.floor(settings.rpm / settings.credentials.length)) }),
     });
   });
-  return { signature, credentials };
+  return { signature, name: settings.name, load, credentials };
 }

@@ -226,3 +226,39 @@ describe('FailoverProvider', () => {
     expect([...used].sort()).toEqual([0, 1, 2].filter((index) => index !== home));
   });
 });
+
+describe('FailoverProvider and a deployment’s concurrency slots', () => {
+  function limitedProvider(vendor: ScriptedVendor) {
+    const load = { inFlight: 0, maxConcurrent: 1 };
+    const credential = pooledCredential('d/#1', 'http://upstream', vendor, 'd/#1', { deployment: 'd', load });
+    const pool = new CredentialPool<ClosableAdapter>('openai', [credential], { failureThreshold: 5, cooldownMs: 1 });
+    const failover = new FailoverProvider({ pool, retries: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    return { failover, load };
+  }
+  const call = (stream: boolean): ProviderCall => ({
+    request: canonical(stream),
+    model,
+    signal: new AbortController().signal,
+    requestId: 'r',
+  });
+
+  it('holds a stream’s slot until its last event, and refuses a second request meanwhile', async () => {
+    const { failover, load } = limitedProvider(new ScriptedVendor(['ok']));
+    const response = await failover.call(call(true));
+    expect(load.inFlight).toBe(1);
+    await expect(failover.call(call(true))).rejects.toMatchObject({ code: 'upstream_rate_limited' });
+    expect(await text(response)).toBe('hello');
+    expect(load.inFlight).toBe(0);
+  });
+
+  it('frees the slot of a stream its reader closes early, of a whole reply, and of a failed attempt', async () => {
+    const { failover, load } = limitedProvider(new ScriptedVendor(['ok', 'ok', serverError()]));
+    const stream = await failover.call(call(true));
+    await stream.events[Symbol.asyncIterator]().return?.();
+    expect(load.inFlight).toBe(0);
+    await failover.call(call(false));
+    expect(load.inFlight).toBe(0);
+    await expect(failover.call(call(false))).rejects.toBeInstanceOf(GatewayError);
+    expect(load.inFlight).toBe(0);
+  });
+});

@@ -91,7 +91,7 @@ export class FailoverProvider implements ProviderAdapter {
       const credential = this.pool.pick(this.now(), tried, affinityKey);
       const startedAt = this.now();
       try {
-        const result = (await this.attempt(credential.target, job)) as R;
+        const result = (await this.attempt(credential, job)) as R;
         this.pool.recordAttempt(credential, this.now() - startedAt, undefined, this.now());
         this.pool.succeeded(credential);
         return result;
@@ -130,15 +130,30 @@ export class FailoverProvider implements ProviderAdapter {
     return retryDelayMs(error, attempt, this.retries, this.random);
   }
 
-  private async attempt(adapter: ClosableAdapter, job: Job): Promise<ProviderResponse | number> {
-    if (job.kind === 'count') {
-      // Only reached when the vendor's adapters count (see the constructor).
-      return adapter.countTokens!(job.request, job.model, job.signal);
+  /**
+   * One attempt on `credential`, which holds a slot of its deployment until the attempt is over: a stream's when
+   * its events end (read to the end, failed, or closed by the pipeline), any other's when it returns or throws.
+   */
+  private async attempt(credential: PooledCredential<ClosableAdapter>, job: Job): Promise<ProviderResponse | number> {
+    const adapter = credential.target;
+    let streaming = false;
+    try {
+      if (job.kind === 'count') {
+        // Only reached when the vendor's adapters count (see the constructor).
+        return await adapter.countTokens!(job.request, job.model, job.signal);
+      }
+      const response = await adapter.call(job.call);
+      if (job.call.request.stream) {
+        const events = await primeStream(response.events, this.streamStartWindowMs, () =>
+          this.pool.release(credential),
+        );
+        streaming = true;
+        return { ...response, events };
+      }
+      return { ...response, events: await readAll(response.events) };
+    } finally {
+      if (!streaming) this.pool.release(credential);
     }
-    const response = await adapter.call(job.call);
-    if (job.call.request.stream)
-      return { ...response, events: await primeStream(response.events, this.streamStartWindowMs) };
-    return { ...response, events: await readAll(response.events) };
   }
 }
 

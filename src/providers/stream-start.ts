@@ -22,6 +22,7 @@ const WINDOW_PASSED = Symbol('window passed');
 export async function primeStream(
   events: AsyncIterable<CanonicalEvent>,
   windowMs: number,
+  onEnd?: () => void,
 ): Promise<AsyncIterable<CanonicalEvent>> {
   const iterator = events[Symbol.asyncIterator]();
   const buffered: CanonicalEvent[] = [];
@@ -33,10 +34,10 @@ export async function primeStream(
     for (;;) {
       const pending = iterator.next();
       const result = await Promise.race([pending, windowPassed]);
-      if (result === WINDOW_PASSED) return new PrimedEvents(buffered, pending, iterator);
-      if (result.done === true) return new PrimedEvents(buffered, undefined, iterator);
+      if (result === WINDOW_PASSED) return new PrimedEvents(buffered, pending, iterator, onEnd);
+      if (result.done === true) return new PrimedEvents(buffered, undefined, iterator, onEnd);
       buffered.push(result.value);
-      if (result.value.type !== 'response-start') return new PrimedEvents(buffered, undefined, iterator);
+      if (result.value.type !== 'response-start') return new PrimedEvents(buffered, undefined, iterator, onEnd);
     }
   } finally {
     clearTimeout(timer);
@@ -50,6 +51,8 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
     private readonly buffered: CanonicalEvent[],
     private pending: Promise<IteratorResult<CanonicalEvent>> | undefined,
     private readonly inner: AsyncIterator<CanonicalEvent>,
+    /** Called once when the stream is over: read to its end, failed, or closed by its reader. */
+    private onEnd: (() => void) | undefined,
   ) {}
 
   next(): Promise<IteratorResult<CanonicalEvent>> {
@@ -57,9 +60,9 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
     const pending = this.pending;
     if (pending !== undefined) {
       this.pending = undefined;
-      return pending;
+      return this.watched(pending, (result) => result.done === true);
     }
-    return this.inner.next();
+    return this.watched(this.inner.next(), (result) => result.done === true);
   }
 
   nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
@@ -71,18 +74,52 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
     const pending = this.pending;
     if (pending !== undefined) {
       this.pending = undefined;
-      return pending.then(batchOfResult);
+      return this.watched(pending.then(batchOfResult), (batch) => batch === undefined);
     }
-    return nextBatchOf(this.inner);
+    return this.watched(nextBatchOf(this.inner), (batch) => batch === undefined);
   }
 
   nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
     if (this.index < this.buffered.length || this.pending !== undefined) return this.nextBatch().then(step, onError);
-    return nextBatchThen(this.inner, step, onError);
+    if (this.onEnd === undefined) return nextBatchThen(this.inner, step, onError);
+    return nextBatchThen(
+      this.inner,
+      (batch) => {
+        if (batch === undefined) this.end();
+        return step(batch);
+      },
+      (error: unknown) => {
+        this.end();
+        if (onError === undefined) throw error;
+        return onError(error);
+      },
+    );
   }
 
   return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {
+    this.end();
     return this.inner.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+  }
+
+  /** `read`, with `onEnd` called when it is the last one or fails; as it is when nobody waits for the end. */
+  private watched<R>(read: Promise<R>, isLast: (result: R) => boolean): Promise<R> {
+    if (this.onEnd === undefined) return read;
+    return read.then(
+      (result) => {
+        if (isLast(result)) this.end();
+        return result;
+      },
+      (error: unknown) => {
+        this.end();
+        throw error;
+      },
+    );
+  }
+
+  private end(): void {
+    const onEnd = this.onEnd;
+    this.onEnd = undefined;
+    onEnd?.();
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<CanonicalEvent> {

@@ -32,6 +32,8 @@ export interface CircuitBreakerPolicy {
   failureThreshold: number;
   /** How long a cooled-down credential gets no traffic while others are available. */
   cooldownMs: number;
+  /** The longest cool-down after failed probes (each doubles it); default 16 × `cooldownMs`. */
+  maxCooldownMs?: number;
 }
 
 export interface UpstreamPolicy {
@@ -75,4 +77,6 @@ export interface DeploymentConfig extends VendorConfig {
   weight: number;
   /** Requests per minute at most, shared by its credentials (undefined: no limit). */
   rpm: number | undefined;
+  /** Upstream requests in flight at once on this instance, shared by its credentials (undefined: no limit). */
+  maxConcurrent: number | undefined;
 }

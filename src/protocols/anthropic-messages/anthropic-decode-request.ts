@@ -19,6 +19,7 @@ import type {
 } from '../../canonical/request.js';
 import type { ServerToolDefinition } from '../../canonical/server-tools.js';
 import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
+import { applyFallbackModels } from '../shared/fallback-models-field.js';
 import { parseRequestBody } from '../shared/format-validation-error.js';
 import {
   anthropicCountTokensRequestSchema,
@@ -52,6 +53,7 @@ export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRe
   if (input.top_k !== undefined) sampling.topK = input.top_k;
   if (input.stop_sequences !== undefined && input.stop_sequences.length > 0) sampling.stop = input.stop_sequences;
   if (input.metadata?.user_id) request.user = input.metadata.user_id;
+  applyFallbackModels(request, input.models);
   // A budget not below max_tokens is lowered by the pipeline, once the model's output limit is applied.
   return request;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsField } from '../shared/fallback-models-field.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import {
   anthropicServerToolSchemas,
@@ -167,6 +168,8 @@ export const anthropicMessagesRequestSchema = z.looseObject({
     .optional(),
   stream: z.boolean().optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
+  /** Tollgate's extension: models tried in order after `model` when its vendor fails before the first byte. */
+  models: fallbackModelsField,
 });
 
 export const anthropicCountTokensRequestSchema = z.looseObject(promptFields);
@@ -199,4 +202,5 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'metadata',
   'output_config',
   'cache_control',
+  'models',
 ]);

@@ -14,6 +14,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/request.js';
+import { applyFallbackModels } from '../shared/fallback-models-field.js';
 import { type BodySchema, parseRequestBody } from '../shared/format-validation-error.js';
 import {
   CANONICAL_FIELDS,
@@ -51,6 +52,7 @@ export function decodeGeminiGenerateRequest(
   const input = parseBody(body, geminiGenerateRequestSchema);
   const request = decodePrompt(input, target);
   request.stream = stream;
+  applyFallbackModels(request, input.models, { googleNames: true });
   const config = input.generationConfig;
   if (config !== undefined) applyGenerationConfig(request, config);
   return { request, includeThoughts: config?.thinkingConfig?.includeThoughts === true };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsField } from '../shared/fallback-models-field.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
 /**
@@ -96,7 +97,11 @@ const generateFields = {
   safetySettings: z.array(z.looseObject({ category: z.string(), threshold: z.string() })).optional(),
 };
 
-export const geminiGenerateRequestSchema = z.looseObject(generateFields);
+export const geminiGenerateRequestSchema = z.looseObject({
+  ...generateFields,
+  /** Tollgate's extension: models tried in order after the path's when its vendor fails before the first byte. */
+  models: fallbackModelsField,
+});
 
 /** `countTokens`: `contents` alone, or a whole `generateContentRequest` (its `model` is the path's). */
 export const geminiCountTokensRequestSchema = z.looseObject({
@@ -117,6 +122,7 @@ export const CANONICAL_FIELDS: ReadonlySet<string> = new Set([
   'toolConfig',
   'generationConfig',
   'model',
+  'models',
 ]);
 
 /** Members of `generationConfig` decoded into the canonical request; others are dropped and reported. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsField } from '../shared/fallback-models-field.js';
 import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
@@ -163,7 +164,7 @@ export const openAIChatRequestSchema = z.looseObject({
   cache_control: cacheControl,
   web_search_options: webSearchOptions.nullish(),
   /** Tollgate's extension (OpenRouter's shape): models tried in order after `model` when its vendor fails. */
-  models: z.array(z.string().min(1)).min(1).max(8).optional(),
+  models: fallbackModelsField,
 });
 
 export type OpenAIChatRequestBody = z.output<typeof openAIChatRequestSchema>;

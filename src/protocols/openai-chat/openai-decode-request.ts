@@ -16,6 +16,7 @@ import type {
 import { CacheBreakpointPaths } from '../shared/cache-breakpoint-rules.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { applyFallbackModels } from '../shared/fallback-models-field.js';
 import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { isPlainOpenAIChatBody } from './plain-chat-body.js';
 import {
@@ -69,9 +70,7 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     extensionsProtocol: 'openai-chat',
   };
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
-  // OpenRouter lists the primary model first in `models`; it is left out of the fallbacks either way.
-  const fallbackModels = input.models?.filter((model) => model !== request.model);
-  if (fallbackModels !== undefined && fallbackModels.length > 0) request.fallbackModels = fallbackModels;
+  applyFallbackModels(request, input.models);
   if (input.web_search_options !== undefined && input.web_search_options !== null)
     request.serverTools = [decodeWebSearchOptions(input.web_search_options)];
   if (input.tools !== undefined) {

@@ -13,6 +13,7 @@ import type {
 import { randomHex } from '../../ids/random-hex.js';
 import { documentSourceFromFileData, imageSourceFromUrl } from '../shared/data-url.js';
 import { validationError } from '../shared/format-validation-error.js';
+import { applyFallbackModels } from '../shared/fallback-models-field.js';
 import { decodePromptCacheFields } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 import { decodeReasoningBlob } from './responses-reasoning-blob.js';
@@ -172,6 +173,7 @@ export function decodeResponsesRequest(
   const logprobs = decodeLogprobs(input);
   if (logprobs !== undefined) request.logprobs = logprobs;
   decodePromptCacheFields(input, request);
+  applyFallbackModels(request, input.models);
 
   for (const [field, value] of Object.entries(input)) {
     if (!HANDLED_FIELDS.has(field) && value !== undefined && value !== null) dropped.push(headerSafeName(field));

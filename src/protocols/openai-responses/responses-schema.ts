@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsField } from '../shared/fallback-models-field.js';
 import { promptCacheKeySchema, promptCacheRetentionSchema } from '../shared/prompt-cache-fields.js';
 import { MAX_MESSAGES, TOO_MANY_MESSAGES } from '../shared/request-limits.js';
 
@@ -223,6 +224,8 @@ export const responsesRequestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_obfuscation: z.boolean().nullish() }).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),
+  /** Tollgate's extension: models tried in order after `model` when its vendor fails before the first byte. */
+  models: fallbackModelsField,
 });
 
 export type ResponsesRequestBody = z.output<typeof responsesRequestSchema>;
@@ -250,6 +253,7 @@ export const HANDLED_FIELDS: ReadonlySet<string> = new Set([
   'prompt_cache_retention',
   'stream',
   'stream_options',
+  'models',
   // Fields whose default the gateway keeps or whose meaning it fulfils: nothing to report.
   'truncation',
   'background',
