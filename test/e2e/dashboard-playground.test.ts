@@ -176,8 +176,32 @@ describe('playground in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'playground-tool-call');
   });
 
+  it('stops a reply mid-stream: the request ends as the caller disconnecting, billed for what was delivered', async () => {
+    await page.getByRole('button', { name: 'Clear conversation' }).click();
+    await page.getByLabel('Model', { exact: true }).selectOption('beta-5.4');
+    await page.getByLabel('Tools as JSON').fill('');
+    await page.getByLabel('Message', { exact: true }).fill('A long story [[sim chunk-delay=150 words=400]]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const reply = page.getByRole('article', { name: /^Reply from/ });
+    await reply.getByText('Streaming…').waitFor();
+    await reply.locator('.playground-text').first().waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await reply.getByText('You stopped the reply; what was delivered is billed (see Usage).').waitFor();
+    const requestId = (await reply.locator('.playground-cost code').textContent()) ?? '';
+    await expect
+      .poll(async () => (await gateway.gateway.storage.usage.findByRequestIds(accountId, [requestId]))[0]?.status, {
+        timeout: 15_000,
+      })
+      .toBe('client_disconnected');
+    const [stopped] = await gateway.gateway.storage.usage.findByRequestIds(accountId, [requestId]);
+    expect(stopped!.route).toBe('playground');
+    expect(stopped!.outputTokens).toBeGreaterThan(0);
+    expect(stopped!.outputTokens).toBeLessThan(400);
+  });
+
   it('gives the same request as code that runs as copied with TOLLGATE_API_KEY', async () => {
     await page.getByRole('button', { name: 'Clear conversation' }).click();
+    await page.getByLabel('Model', { exact: true }).selectOption('alpha-sonnet-5');
     await page.getByLabel('Tools as JSON').fill('');
     await page.getByLabel('Message', { exact: true }).fill("It's a toll road, isn't it?");
     await page.getByRole('button', { name: 'View code' }).click();

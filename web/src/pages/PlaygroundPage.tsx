@@ -79,14 +79,26 @@ export function PlaygroundPage() {
     const index = turns.length + 1;
     setTurns((current) => [...current, { role: 'user', content: sent }]);
     setDraft('');
+    let latest: PlaygroundReply | undefined;
     try {
-      await streamPlayground(request, controller.signal, (reply) =>
-        setTurns((current) => [...current.slice(0, index), { role: 'assistant', reply }]),
-      );
+      await streamPlayground(request, controller.signal, (reply) => {
+        latest = reply;
+        setTurns((current) => [...current.slice(0, index), { role: 'assistant', reply }]);
+      });
     } catch (error) {
-      if (!controller.signal.aborted) {
-        // Refused before any output: the message goes back into the box, nothing was billed.
-        setRefusal(refusalText(error));
+      const started = latest;
+      if (started !== undefined) {
+        // Cut after the reply started (Stop, or the connection went): billed for what was delivered, as on the API.
+        const cut = controller.signal.aborted
+          ? { code: 'stopped', message: 'You stopped the reply; what was delivered is billed (see Usage).' }
+          : refusalText(error);
+        setTurns((current) => [
+          ...current.slice(0, index),
+          { role: 'assistant', reply: { ...started, done: true, error: started.error ?? cut } },
+        ]);
+      } else {
+        // Refused (or stopped) before any output: the message goes back into the box, nothing was billed.
+        if (!controller.signal.aborted) setRefusal(refusalText(error));
         setTurns((current) => current.slice(0, index - 1));
         setDraft(sent);
       }

@@ -29,21 +29,23 @@ export function PlaygroundReplyView({ reply }: { reply: PlaygroundReply }) {
         </p>
       )}
       {!reply.done && <p className="small muted">Streaming…</p>}
-      {reply.usage !== null && (
-        <p className="small playground-cost">
-          Cost <strong>${reply.usage.costUsd ?? 'not yet settled'}</strong> · {formatCount(reply.usage.inputTokens)} in
-          {reply.usage.cachedTokens > 0 && <> ({formatCount(reply.usage.cachedTokens)} cached)</>} /{' '}
-          {formatCount(reply.usage.outputTokens)} out
-          {reply.usage.reasoningTokens > 0 && <> ({formatCount(reply.usage.reasoningTokens)} reasoning)</>}
-          {reply.finishReason !== null && <> · stopped: {reply.finishReason}</>}
-          {reply.requestId !== null && (
-            <>
-              {' '}
-              · request <code>{reply.requestId}</code>
-            </>
-          )}
-        </p>
-      )}
+      <p className="small playground-cost">
+        {reply.usage !== null && (
+          <>
+            Cost <strong>${reply.usage.costUsd ?? 'not yet settled'}</strong> · {formatCount(reply.usage.inputTokens)}{' '}
+            in
+            {reply.usage.cachedTokens > 0 && <> ({formatCount(reply.usage.cachedTokens)} cached)</>} /{' '}
+            {formatCount(reply.usage.outputTokens)} out
+            {reply.usage.reasoningTokens > 0 && <> ({formatCount(reply.usage.reasoningTokens)} reasoning)</>}
+            {reply.finishReason !== null && <> · stopped: {reply.finishReason}</>} ·{' '}
+          </>
+        )}
+        {reply.requestId !== null && (
+          <>
+            request <code>{reply.requestId}</code>
+          </>
+        )}
+      </p>
     </article>
   );
 }
