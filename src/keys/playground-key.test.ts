@@ -1,40 +1,38 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
 import { GatewayError } from '../canonical/errors.js';
-import { openStorage } from '../storage/open-storage.js';
 import type { Storage } from '../storage/types.js';
 import { hashApiKey } from './key-format.js';
 import { KeyService } from './key-service.js';
 import { isPlaygroundKeyId, playgroundKeyId } from './playground-key.js';
 
-let directory: string;
-let storage: Storage;
-let keys: KeyService;
 const ACCOUNT = 'acct_playground';
 
-beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-playground-key-'));
-  storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
-  await storage.migrate();
-  await storage.accounts.create({
-    id: ACCOUNT,
-    email: 'playground@example.com',
-    passwordHash: 'x',
-    role: 'user',
-    tier: 'standard',
-    createdAt: 0,
+describe.each([sqliteBackend, postgresBackend])('the playground key on $name', (backend) => {
+  let database: TestDatabase;
+  let storage: Storage;
+  let keys: KeyService;
+
+  beforeAll(async () => {
+    database = await backend.createDatabase();
+    storage = await database.open();
+    await storage.migrate();
+    await storage.accounts.create({
+      id: ACCOUNT,
+      email: 'playground@example.com',
+      passwordHash: 'x',
+      role: 'user',
+      tier: 'standard',
+      createdAt: 0,
+    });
+    keys = new KeyService(storage.apiKeys, () => 1_000);
   });
-  keys = new KeyService(storage.apiKeys, () => 1_000);
-});
 
-afterAll(async () => {
-  await storage?.close();
-  rmSync(directory, { recursive: true, force: true });
-});
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
 
-describe('the playground key', () => {
   it('is made once per account, even by first requests at once', async () => {
     const made = await Promise.all([
       keys.playgroundKey(ACCOUNT),
