@@ -257,7 +257,7 @@ describe('playground in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('table', { name: 'Recent requests' }).getByText('Playground').first().waitFor();
   });
 
-  it('shows a refusal in the words the API gives: a model the key may not use, then no credit', async () => {
+  it('shows refusals in the words the API gives: a model the key may not use, its rate and spend limits, no credit', async () => {
     const client = new DashboardClient(gateway.gateway.url);
     await client.login(email, PASSWORD);
     const keys = (await client.get('/api/keys')).json.keys as Array<{ id: string; kind: string }>;
@@ -275,7 +275,33 @@ describe('playground in Chromium', { timeout: 120_000 }, () => {
     // Nothing was sent: the message waits in the box.
     expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('Hello there');
     await inspect(page, 'playground-refused-model');
-    expect((await client.call('PATCH', `/api/keys/${playgroundKey.id}`, { models: null })).status).toBe(200);
+
+    // The key's own rate limit: the second request in a minute is refused with the API's 429.
+    const limited = await client.call('PATCH', `/api/keys/${playgroundKey.id}`, {
+      models: null,
+      rateLimit: { requestsPerMinute: 1 },
+    });
+    expect(limited.status).toBe(200);
+    await page.getByLabel('Model', { exact: true }).selectOption('beta-5.4');
+    // The minute's one request (answered, or refused when earlier ones are still in the window): the next is over.
+    await client.post('/api/playground/chat', { model: 'beta-5.4', messages: [{ role: 'user', content: 'Hi' }] });
+    await page.getByLabel('Message', { exact: true }).fill('Over the limit');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await refusal.filter({ hasText: '429 rate_limit_exceeded' }).waitFor();
+    expect(await refusal.textContent()).toContain(
+      "Rate limit reached for requests: 1 per minute, this API key's own limit.",
+    );
+
+    // The key's spend limit, when what is left cannot hold the request.
+    const capped = await client.call('PATCH', `/api/keys/${playgroundKey.id}`, {
+      rateLimit: null,
+      spendLimit: { usd: '0.00000001', period: 'day' },
+    });
+    expect(capped.status).toBe(200);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await refusal.filter({ hasText: '403 key_spend_limit_reached' }).waitFor();
+    expect(await refusal.textContent()).toContain("This API key's spend limit of $0.00000001 per day (UTC) is reached");
+    expect((await client.call('PATCH', `/api/keys/${playgroundKey.id}`, { spendLimit: null })).status).toBe(200);
 
     const broke = uniqueEmail('playground-broke');
     const brokeId = (await gateway.gateway.accounts.create({ email: broke, password: PASSWORD })).id;
