@@ -47,7 +47,11 @@ import type { BillingRepository } from './storage/billing-types.js';
 import type { UsageRepository } from './storage/types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
-import { registerOpenAIChatRoute } from './protocols/openai-chat/openai-chat-route.js';
+import {
+  type OpenAIChatCall,
+  registerOpenAIChatRoute,
+  serveOpenAIChat,
+} from './protocols/openai-chat/openai-chat-route.js';
 import { registerOpenAIResponsesRoutes } from './protocols/openai-responses/openai-responses-route.js';
 import type { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import { registerGeminiGenerateRoutes } from './protocols/gemini-generate/gemini-generate-route.js';
@@ -195,10 +199,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerMetricsRoute(app, deps.metricsEndpoint.source, deps.metricsEndpoint.token);
   // Its own encapsulated context: session auth and CSRF there, none of the /v1 API-key hooks (and vice versa).
   const dashboard = deps.dashboard;
-  if (dashboard !== undefined) app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
+  const enforceRateLimit = createRateLimitEnforcer(deps.limiter, deps.tiers, metrics);
+  // The playground serves through the same chat route code, pipeline and rate limits as `/v1/chat/completions`.
+  const playground = {
+    serve: (call: OpenAIChatCall) => serveOpenAIChat(deps.pipeline, call),
+    enforceRateLimit,
+  };
+  if (dashboard !== undefined)
+    app.register(async (api) => dashboardApi(api, dashboard, playground), { prefix: '/api' });
   app.register(async (api) => {
     // Before the routes: it attaches its hook to each route as the route is registered.
-    registerApiKeyGuard(api, deps.keys, createRateLimitEnforcer(deps.limiter, deps.tiers, metrics));
+    registerApiKeyGuard(api, deps.keys, enforceRateLimit);
     registerModelsApi(api, deps.catalog);
     registerAccountApi(api, deps.tiers, {
       billing: deps.billing,

@@ -31,7 +31,7 @@ import type {
 import { spendPeriodResetsAt } from '../storage/key-permission-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
-import { firstSliceOf, planAdmission, type AdmissionRequest } from './admission.js';
+import { firstSliceOf, inputPrice, planAdmission, type AdmissionRequest } from './admission.js';
 import { carriesOneHourBreakpoint } from './cache-lifetime.js';
 import { formatUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
@@ -138,6 +138,15 @@ function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
   return Math.ceil(inputTokens * INPUT_ESTIMATE_MARGIN) + INPUT_ESTIMATE_FLOOR;
+}
+
+/**
+ * The least money any request on a model of these prices holds at admission: a one-token prompt (with the margin and
+ * floor) at the worst-case input price, and one output token. A key's limit with less than this left refuses every
+ * paid request until it resets, however small: the dashboard says "limit reached" from here, not only at 100 %.
+ */
+export function smallestAdmissionHold(prices: ModelPrices): bigint {
+  return BigInt(withMargin(1)) * inputPrice({ prices }) + prices.output;
 }
 
 interface LiveHold {

@@ -23,6 +23,8 @@ export interface TierStatus {
   source: 'granted' | 'paid_total' | 'bought';
   grantedTier: string;
   bought: { tier: string; until: number; renews: boolean } | null;
+  /** A bought tier whose renewal the balance could not pay, while the account is below it (not bought again since). */
+  lapsed: string | null;
   paidTotalNano: bigint;
   availableNano: bigint;
   /** Lowest to highest. */
@@ -42,6 +44,12 @@ export class TierUpgrades {
     private readonly tiers: Tiers,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** The tier that lapsed for want of balance, while the account is below it (one row read: every page asks). */
+  async lapsed(accountId: string): Promise<string | null> {
+    const state = await this.repository.boughtTier(accountId);
+    return state === null ? null : this.lapsedBelow(state);
+  }
 
   async status(accountId: string): Promise<TierStatus> {
     const state = await this.repository.state(accountId);
@@ -120,6 +128,9 @@ export class TierUpgrades {
   /** Whether a bought tier renews from the balance at the end of its period. */
   async setRenewal(accountId: string, renews: boolean): Promise<TierStatus> {
     const result = await this.repository.change(accountId, (state): TierDecision => {
+      // Not renewing a tier that lapsed: the user lets it go, and the dashboard stops offering it.
+      if (!renews && lapsedTierOf(state) !== null)
+        return { change: { tier: state.tier, bought: { tier: null, until: null, renews: true } } };
       if (state.boughtTier === null || state.boughtUntil === null) return { refused: 'nothing_bought' };
       return { change: { tier: state.tier, bought: { tier: state.boughtTier, until: state.boughtUntil, renews } } };
     });
@@ -166,9 +177,12 @@ export class TierUpgrades {
             true,
           );
         }
+        // Lapsed: the period is over. A period set to renew that the balance could not pay keeps its tier's name
+        // with no end (`lapsedTier`), so the dashboard can say so and offer to buy it again; a cancelled one leaves
+        // nothing behind.
         return this.recompute(
           { ...state, boughtTier: null, boughtUntil: null },
-          { bought: { tier: null, until: null, renews: true } },
+          { bought: { tier: state.renews ? state.boughtTier : null, until: null, renews: true } },
           true,
         );
       });
@@ -188,6 +202,17 @@ export class TierUpgrades {
     if (state.boughtTier !== null && state.boughtUntil !== null && state.boughtUntil > at)
       tier = higherTier(tier, state.boughtTier, this.tiers);
     return tier;
+  }
+
+  /**
+   * The tier that lapsed for want of balance, while the account's tier is below it (reached again by payments or the
+   * operator: nothing to offer), else null.
+   */
+  lapsedBelow(state: Pick<TierState, 'tier' | 'boughtTier' | 'boughtUntil'>): string | null {
+    const lapsed = lapsedTierOf(state);
+    if (lapsed === null || !Object.hasOwn(this.tiers, lapsed)) return null;
+    const current = resolveTier(state.tier, this.tiers).name;
+    return current !== lapsed && higherTier(current, lapsed, this.tiers) === lapsed ? lapsed : null;
   }
 
   private reachedByPayments(paidNano: bigint): string | null {
@@ -222,6 +247,7 @@ export class TierUpgrades {
       source,
       grantedTier: state.grantedTier,
       bought: boughtActive ? { tier: state.boughtTier!, until: state.boughtUntil!, renews: state.renews } : null,
+      lapsed: this.lapsedBelow(state),
       paidTotalNano: state.paidTotalNano,
       availableNano: state.balanceNano - state.reservedNano,
       tiers: order.map((tier, index) => ({
@@ -235,6 +261,11 @@ export class TierUpgrades {
       })),
     };
   }
+}
+
+/** A bought tier kept with no end: its renewal lapsed for want of balance (see `settleEndedPeriods`). */
+function lapsedTierOf(state: Pick<TierState, 'boughtTier' | 'boughtUntil'>): string | null {
+  return state.boughtTier !== null && state.boughtUntil === null ? state.boughtTier : null;
 }
 
 function periodNote(tier: string, days: number): string {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../canonical/errors.js';
+import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import type {
   AccountMoneySnapshot,
   AccountRecord,
@@ -10,6 +10,7 @@ import type {
 } from '../storage/types.js';
 import { FULL_PERMISSIONS, type KeyPermissions } from '../storage/key-permission-types.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
+import { isPlaygroundKeyId, newPlaygroundKey, playgroundKeyId } from './playground-key.js';
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
@@ -67,14 +68,33 @@ export class KeyService {
     return this.keys.listByAccount(accountId);
   }
 
+  /**
+   * The account's playground key (playground-key.ts), made on first use. Two first requests at once both insert;
+   * the loser's insert fails on the id and it reads the winner's row.
+   */
+  async playgroundKey(accountId: string): Promise<ApiKeyRecord> {
+    const id = playgroundKeyId(accountId);
+    const existing = await this.keys.findById(accountId, id);
+    if (existing !== null) return existing;
+    try {
+      return await this.keys.create(newPlaygroundKey(accountId, this.now()));
+    } catch (error) {
+      const winner = await this.keys.findById(accountId, id);
+      if (winner === null) throw error;
+      return winner;
+    }
+  }
+
   /** Revokes at once: authentication reads storage on every request, so no cache can serve the key afterwards. */
   async revoke(accountId: string, keyId: string): Promise<void> {
+    refuseForPlaygroundKey(keyId, 'revoked');
     const revoked = await this.keys.revoke(accountId, keyId, this.now());
     if (!revoked) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
   }
 
   /** A new key with the same name and expiry; the old one revoked in the same transaction. */
   async rotate(accountId: string, keyId: string): Promise<CreatedApiKey> {
+    refuseForPlaygroundKey(keyId, 'rotated');
     const existing = await this.keys.findById(accountId, keyId);
     if (existing === null || existing.revokedAt !== null) {
       throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
@@ -139,6 +159,15 @@ export class KeyService {
       },
     };
   }
+}
+
+/** The playground key has no secret to leak or renew; its limits can still be edited like any key's. */
+function refuseForPlaygroundKey(keyId: string, what: 'revoked' | 'rotated'): void {
+  if (isPlaygroundKeyId(keyId))
+    throw invalidRequest(
+      `The playground key cannot be ${what}: it has no secret, and only the dashboard's playground uses it. Narrow its limits instead.`,
+      'id',
+    );
 }
 
 function invalidKey(): GatewayError {

@@ -23,7 +23,10 @@ export interface AccountsTable {
   tier: string;
   /** The operator's tier (a floor). */
   granted_tier: ColumnType<string, string | undefined, string>;
-  /** A tier bought from the balance, and the end of its period (epoch ms). */
+  /**
+   * A tier bought from the balance, and the end of its period (epoch ms). A tier with no end is one whose renewal the
+   * balance could not pay (lapsed), kept so the dashboard can offer it again.
+   */
   bought_tier: ColumnType<string | null, string | null | undefined, string | null>;
   bought_tier_until: ColumnType<number | null, number | null | undefined, number | null>;
   /** 1: renew from the balance at the end of the period; 0: lapse. */

@@ -43,6 +43,8 @@ export interface TierRepository {
   change(accountId: string, decide: (state: TierState) => TierDecision): Promise<TierChangeResult | null>;
   /** Accounts whose bought period ended at or before `now` (renew or lapse). */
   periodsEnded(now: number, limit: number): Promise<string[]>;
+  /** The account's tier and bought tier alone (one row, no ledger sum): what the dashboard's every page asks. */
+  boughtTier(accountId: string): Promise<Pick<TierState, 'tier' | 'boughtTier' | 'boughtUntil'> | null>;
 }
 
 export function createTierRepository(db: Kysely<Database>, dialect: Storage['dialect']): TierRepository {
@@ -139,6 +141,20 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
         const after = await read(trx, accountId, false);
         return { applied: true, state: after! };
       });
+    },
+
+    async boughtTier(accountId) {
+      const row = await db
+        .selectFrom('accounts')
+        .select(['tier', 'bought_tier', 'bought_tier_until'])
+        .where('id', '=', accountId)
+        .executeTakeFirst();
+      if (row === undefined) return null;
+      return {
+        tier: row.tier,
+        boughtTier: row.bought_tier,
+        boughtUntil: row.bought_tier_until === null ? null : Number(row.bought_tier_until),
+      };
     },
 
     async periodsEnded(now, limit) {

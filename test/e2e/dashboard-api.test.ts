@@ -153,6 +153,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         id: expect.stringMatching(/^key_/),
         name: 'laptop',
         hint: expect.any(String),
+        kind: 'standard',
         createdAt: expect.any(Number),
         lastUsedAt: null,
         expiresAt: expect.any(Number),

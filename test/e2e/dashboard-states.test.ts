@@ -250,7 +250,7 @@ describe('dashboard states in Chromium', { timeout: 120_000 }, () => {
     expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
 
     await page.goto(`${gateway.gateway.url}/usage?range=999&model=no-such-model&key=nope`);
-    await page.getByText('has no usage in this range: showing all instead').waitFor();
+    await page.getByText('could not be shown: showing the default instead').waitFor();
     expect(await page.getByRole('radio', { name: '30 days' }).getAttribute('aria-checked')).toBe('true');
     expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('');
     await page.getByRole('table', { name: 'Recent requests' }).getByText('alpha-sonnet-5').first().waitFor();

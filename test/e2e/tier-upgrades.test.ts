@@ -143,6 +143,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     expect(await later.settleEndedPeriods()).toBeGreaterThanOrEqual(1);
     expect(await requestLimit(first.gateway.url, key)).toBe('30');
     expect((await first.gateway.storage.billing.balance(accountId))!.balanceNano).toBe(parseUsd('1'));
+    // Lapsed for want of balance: the dashboard offers it again, and the period is not swept twice.
+    expect((await dashboard.get('/api/standing')).json.tierLapsed).toEqual({
+      tier: 'pro',
+      currentTier: 'standard',
+      priceUsd: '4',
+      affordable: false,
+    });
+    expect((await dashboard.get('/api/tiers')).json).toMatchObject({ lapsedTier: 'pro', bought: null });
+    expect(await later.settleEndedPeriods()).toBe(0);
     expect(await first.gateway.storage.billing.verifyLedger()).toEqual([]);
   });
 
@@ -176,6 +185,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     );
     await muchLater.settleEndedPeriods();
     expect((await muchLater.status(accountId)).current.name).toBe('standard');
+    // Turned off by the user: no lapsed tier to offer.
+    expect((await muchLater.status(accountId)).lapsed).toBeNull();
+    expect((await dashboard.get('/api/standing')).json.tierLapsed).toBeNull();
     expect(
       (await first.gateway.storage.billing.ledger(accountId, 10)).filter((row) => row.kind === 'tier'),
     ).toHaveLength(2);

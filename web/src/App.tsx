@@ -18,6 +18,9 @@ import { VerifyEmailPage } from './pages/VerifyEmailPage';
 const OverviewPage = lazy(() => import('./pages/OverviewPage').then((module) => ({ default: module.OverviewPage })));
 const KeysPage = lazy(() => import('./pages/KeysPage').then((module) => ({ default: module.KeysPage })));
 const ModelsPage = lazy(() => import('./pages/ModelsPage').then((module) => ({ default: module.ModelsPage })));
+const PlaygroundPage = lazy(() =>
+  import('./pages/PlaygroundPage').then((module) => ({ default: module.PlaygroundPage })),
+);
 const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })));
 const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
 const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
@@ -27,6 +30,7 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/': { title: 'Overview', render: () => <OverviewPage /> },
   '/keys': { title: 'API keys', render: () => <KeysPage /> },
   '/models': { title: 'Models', render: () => <ModelsPage /> },
+  '/playground': { title: 'Playground', render: () => <PlaygroundPage /> },
   '/usage': { title: 'Usage', render: () => <UsagePage /> },
   '/billing': { title: 'Billing', render: () => <BillingPage /> },
   '/settings': { title: 'Settings', render: () => <SettingsPage /> },
@@ -86,9 +90,9 @@ export function App() {
 
   if (loadError !== undefined && account === undefined) {
     return (
-      <div className="auth-page">
+      <main className="auth-page">
         <Notice kind="error">The dashboard could not reach the server: {loadError.message}</Notice>
-      </div>
+      </main>
     );
   }
   if (account === undefined) return <p className="muted loading">Loading…</p>;

@@ -13,6 +13,7 @@ import { registerKeysRoutes } from './keys-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
 import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
+import { type PlaygroundServices, registerPlaygroundRoutes } from './playground-routes.js';
 import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
@@ -21,9 +22,13 @@ import { registerUsageRoutes } from './usage-routes.js';
 /**
  * The dashboard's JSON API (docs/dashboard-api.md). Register it in its own encapsulated context under `/api`:
  * its session cookie, CSRF check, body parsing and error shape apply here only, and the `/v1` API-key hook
- * does not.
+ * does not. `playground` (the `/v1` chat serving and rate limits) adds the playground's route.
  */
-export async function dashboardApi(api: FastifyInstance, deps: DashboardDependencies): Promise<void> {
+export async function dashboardApi(
+  api: FastifyInstance,
+  deps: DashboardDependencies,
+  playground?: PlaygroundServices,
+): Promise<void> {
   await api.register(fastifyCookie);
   api.decorateRequest('dashboard', null);
   acceptJsonOrEmpty(api);
@@ -46,6 +51,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerStandingRoutes(api, deps);
   registerKeysRoutes(api, deps);
   registerModelsRoutes(api, deps);
+  if (playground !== undefined) registerPlaygroundRoutes(api, deps, playground);
   registerUsageRoutes(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);

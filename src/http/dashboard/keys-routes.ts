@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
 import { FULL_PERMISSIONS } from '../../storage/key-permission-types.js';
-import type { ApiKeyChange } from '../../storage/types.js';
+import { smallestAdmissionHold } from '../../billing/billing-service.js';
+import { modelAllowed } from '../../keys/key-permissions.js';
+import type { ApiKeyChange, ApiKeyRecord } from '../../storage/types.js';
 import { dashboardPermissionShapes, fromDashboardFields, parsePermissionFields } from '../key-permission-fields.js';
 import { keyNameSchema } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
@@ -29,12 +31,24 @@ const updateKeyBody = z
 
 type IdParams = { Params: { id: string } };
 
+/** The least a request with this key holds at admission: over the models it may use, the cheapest one's. */
+function smallestHoldFor(record: ApiKeyRecord, catalog: DashboardDependencies['catalog']): bigint {
+  let smallest: bigint | undefined;
+  for (const model of catalog.models) {
+    if (!modelAllowed(record.permissions, model)) continue;
+    const hold = smallestAdmissionHold(model.prices);
+    if (smallest === undefined || hold < smallest) smallest = hold;
+  }
+  return smallest ?? 1n;
+}
+
 /** API keys of the logged-in account: list, create (secret shown once), revoke, rotate. */
 export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  const present = (record: ApiKeyRecord, now: number) => presentKey(record, now, smallestHoldFor(record, deps.catalog));
   api.get('/keys', async (request) => {
     const records = await deps.keys.list(currentAccount(request).id);
     const now = deps.now();
-    return { keys: records.map((record) => presentKey(record, now)) };
+    return { keys: records.map((record) => present(record, now)) };
   });
 
   api.post('/keys', async (request, reply) => {
@@ -47,7 +61,10 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
       expiresAt: body.expiresInDays == null ? null : now + body.expiresInDays * MS_PER_DAY,
       permissions,
     });
-    return reply.code(201).send({ key: presentKey(created.record, now), secret: created.secret });
+    return reply.code(201).send({
+      key: present(created.record, now),
+      secret: created.secret,
+    });
   });
 
   api.patch<IdParams>('/keys/:id', async (request) => {
@@ -55,7 +72,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const change: ApiKeyChange = parsePermissionFields(fromDashboardFields(body));
     if (body.name !== undefined) change.name = body.name;
     const updated = await deps.keys.update(currentAccount(request).id, request.params.id, change);
-    return { key: presentKey(updated, deps.now()) };
+    return { key: present(updated, deps.now()) };
   });
 
   // KeyService scopes every lookup to the account: another account's key id is a 404, exactly like an unknown one.
@@ -64,13 +81,15 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     await deps.keys.revoke(accountId, request.params.id);
     const record = (await deps.keys.list(accountId)).find((key) => key.id === request.params.id);
     if (record === undefined) throw notFound(`No API key with id '${request.params.id}'.`);
-    return { key: presentKey(record, deps.now()) };
+    return { key: present(record, deps.now()) };
   });
 
   api.post<IdParams>('/keys/:id/rotate', async (request, reply) => {
     const created = await deps.keys.rotate(currentAccount(request).id, request.params.id);
-    return reply
-      .code(201)
-      .send({ key: presentKey(created.record, deps.now()), secret: created.secret, revokedKeyId: request.params.id });
+    return reply.code(201).send({
+      key: present(created.record, deps.now()),
+      secret: created.secret,
+      revokedKeyId: request.params.id,
+    });
   });
 }

@@ -3,6 +3,8 @@ import { nextAllowanceReset, utcDayNumber } from '../../billing/free-allowance.j
 import { formatUsd } from '../../billing/money.js';
 import type { AccountBalance, LedgerEntry } from '../../storage/billing-types.js';
 import type { AccountRecord, ApiKeyRecord } from '../../storage/types.js';
+import { currentPeriodSpend } from '../../keys/key-permissions.js';
+import { isPlaygroundKeyId } from '../../keys/playground-key.js';
 import { presentDashboardPermissions } from '../key-permission-fields.js';
 import { keyStatus } from '../keys-api.js';
 
@@ -22,17 +24,31 @@ export function presentAccount(account: AccountRecord) {
   return { id: account.id, email: account.email, role: account.role, tier: account.tier, createdAt: account.createdAt };
 }
 
-export function presentKey(record: ApiKeyRecord, now: number) {
+/**
+ * A key as the keys list shows it. `smallestHoldNano`: the least any request the key may make holds at admission
+ * (`smallestAdmissionHold` over its models): with less than that left of its spend limit, `limitReached` is true.
+ */
+export function presentKey(record: ApiKeyRecord, now: number, smallestHoldNano = 1n) {
+  const permissions = presentDashboardPermissions(record, now);
+  const limit = record.permissions.spendLimit;
+  const left =
+    limit === null ? null : limit.limitNano - currentPeriodSpend(limit, record.spend, now) - record.spend.reservedNano;
   return {
     id: record.id,
     name: record.name,
     hint: record.hint,
+    // The playground's own key (no secret, not revocable): shown as such.
+    kind: isPlaygroundKeyId(record.id) ? ('playground' as const) : ('standard' as const),
     createdAt: record.createdAt,
     lastUsedAt: record.lastUsedAt,
     expiresAt: record.expiresAt,
     revokedAt: record.revokedAt,
     status: keyStatus(record, now),
-    ...presentDashboardPermissions(record, now),
+    ...permissions,
+    spendLimit:
+      permissions.spendLimit === null || left === null
+        ? null
+        : { ...permissions.spendLimit, limitReached: left < smallestHoldNano },
   };
 }
 

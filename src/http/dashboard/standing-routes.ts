@@ -1,29 +1,50 @@
 import type { FastifyInstance } from 'fastify';
+import { formatUsd } from '../../billing/money.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';
 import { NO_MONEY, presentFreeAllowance } from './presenters.js';
 
 /**
- * `GET /api/standing`: whether the API refuses this account's requests right now, for the banner every dashboard
- * page shows. Cheap on purpose (one balance read): the dashboard asks on every page.
+ * `GET /api/standing`: what stands between this account and its API requests right now, for the banners every
+ * dashboard page shows. Cheap on purpose (a balance read and one account row): the dashboard asks on every page.
  *
- * `no_credit`: no free tokens left today and nothing available (balance less holds), so every model request gets
- * 403 `insufficient_balance` until a top-up or the allowance's reset. A disabled account has no session to ask with.
+ * `refusing.no_credit`: no free tokens left today and nothing available (balance less holds), so every model request
+ * gets 403 `insufficient_balance` until a top-up or the allowance's reset. `tierLapsed`: a bought tier whose renewal
+ * the balance could not pay, so requests run at a lower tier's limits. A disabled account has no session to ask with
+ * (the log-in answer says so instead).
  */
 export function registerStandingRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/standing', async (request) => {
     const account = currentAccount(request);
     const now = deps.now();
-    const balance = (await deps.billing.balance(account.id)) ?? NO_MONEY;
+    const [money, lapsed] = await Promise.all([deps.billing.balance(account.id), deps.tierUpgrades.lapsed(account.id)]);
+    const balance = money ?? NO_MONEY;
     const free = presentFreeAllowance(balance, deps.freeTokensPerDay, now);
     const available = balance.balanceNano - balance.reservedNano;
-    if (free.leftTokens > 0 || available > 0n) return { refusing: null };
     return {
-      refusing: {
-        reason: 'no_credit' as const,
-        // Null when the operator gives no free tokens: only credit helps.
-        freeTokensReturnAt: deps.freeTokensPerDay > 0 ? free.resetsAt : null,
-      },
+      refusing:
+        free.leftTokens > 0 || available > 0n
+          ? null
+          : {
+              reason: 'no_credit' as const,
+              // Null when the operator gives no free tokens: only credit helps.
+              freeTokensReturnAt: deps.freeTokensPerDay > 0 ? free.resetsAt : null,
+            },
+      tierLapsed: lapsedTier(deps, lapsed, account.tier, available),
     };
   });
+}
+
+/** The lapsed tier with its price and the tier in force now, and whether the balance would pay for it again. */
+function lapsedTier(deps: DashboardDependencies, lapsed: string | null, current: string, available: bigint) {
+  if (lapsed === null) return null;
+  const price = deps.tiers[lapsed]?.upgrade?.priceNano;
+  // No longer for sale (the operator changed the tiers): nothing to offer.
+  if (price === undefined) return null;
+  return {
+    tier: lapsed,
+    currentTier: current,
+    priceUsd: formatUsd(price),
+    affordable: available >= price,
+  };
 }

@@ -19,6 +19,7 @@ export function presentTierStatus(status: TierStatus) {
     },
     source: status.source,
     bought: status.bought,
+    lapsedTier: status.lapsed,
     paidTotalUsd: formatUsd(status.paidTotalNano),
     availableUsd: formatUsd(status.availableNano < 0n ? 0n : status.availableNano),
     tiers: status.tiers.map((tier) => ({

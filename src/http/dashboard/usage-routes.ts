@@ -13,11 +13,12 @@ import { notFound } from './dashboard-error.js';
 import { currentAccount } from './dashboard-session.js';
 import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
+import { resolveUsageRange, usageRangeFields } from './usage-range.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
 /** `keyId` and `model`: one key's or one model's usage only (usage filtered by key: the dashboard's filters). */
 const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
-const rangeQuery = z.object({ days: z.enum(['7', '30', '90']).default('30').transform(Number), ...filterFields });
+const rangeQuery = z.object({ ...usageRangeFields, ...filterFields });
 const pageQuery = z.object({
   limit: pageLimit(200, 50),
   cursor: z.string().min(1).max(400).optional(),
@@ -48,11 +49,10 @@ const CSV_HEADER = [
 export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/usage/daily', async (request) => {
     const account = currentAccount(request);
-    const { days, keyId, model } = parseInput(rangeQuery, request.query);
-    const today = utcDayNumber(deps.now());
-    const from = dayText(today - (days - 1));
+    const { keyId, model, ...range } = parseInput(rangeQuery, request.query);
+    const { firstDay, lastDay } = resolveUsageRange(range, deps.now());
     const [allRows, keys] = await Promise.all([
-      deps.usage.dailyTotals(account.id, from, dayText(today)),
+      deps.usage.dailyTotals(account.id, dayText(firstDay), dayText(lastDay)),
       deps.keys.list(account.id),
     ]);
     // Filters by key and by model; what can be chosen comes from the whole range.
@@ -63,7 +63,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
     const keysById = new Map(keys.map((key) => [key.id, key]));
     return {
-      days: dayRange(today - (days - 1), today).map((day) => ({
+      days: dayRange(firstDay, lastDay).map((day) => ({
         day,
         models: Object.fromEntries(
           [...groupSums(byDay.get(day) ?? [], (row) => row.model)].map(([model, sums]) => [model, presentSums(sums)]),
@@ -137,18 +137,21 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/export.csv', async (request, reply) => {
     const account = currentAccount(request);
-    const { days, keyId, model } = parseInput(rangeQuery, request.query);
+    const { keyId, model, ...query } = parseInput(rangeQuery, request.query);
     const now = deps.now();
-    const from = (utcDayNumber(now) - (days - 1)) * MS_PER_DAY;
+    const range = resolveUsageRange(query, now);
+    const from = range.firstDay * MS_PER_DAY;
+    const to = (range.lastDay + 1) * MS_PER_DAY;
     const keys = await deps.keys.list(account.id);
     reply
       .header('content-type', 'text/csv; charset=utf-8')
       .header(
         'content-disposition',
-        `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${days}d.csv"`,
+        `attachment; filename="tollgate-usage-${dayText(utcDayNumber(now))}-${range.label}.csv"`,
       );
-    // Streamed page by page: 90 days of a busy account need not fit in memory.
-    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, keys, { apiKeyId: keyId, model })));
+    // Streamed page by page: 90 days of a busy account need not fit in memory. Newest first, from the range's end.
+    const start = { createdAt: to, requestId: '' };
+    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, start, keys, { apiKeyId: keyId, model })));
   });
 }
 
@@ -156,12 +159,13 @@ async function* exportRows(
   usage: UsageRepository,
   accountId: string,
   from: number,
+  start: { createdAt: number; requestId: string },
   keys: ApiKeyRecord[],
   filter: { apiKeyId: string | undefined; model: string | undefined },
 ): AsyncGenerator<string> {
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
   yield csvLine(CSV_HEADER);
-  let cursor: { createdAt: number; requestId: string } | undefined;
+  let cursor: { createdAt: number; requestId: string } = start;
   for (;;) {
     const batch = await usage.listPage(accountId, EXPORT_BATCH, cursor, filter);
     for (const record of batch) {

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AuthenticatedKey } from '../../keys/key-service.js';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import {
@@ -14,26 +15,51 @@ import { OpenAIChatStreamEncoder } from './openai-encode-stream.js';
 
 /** `POST /v1/chat/completions`: OpenAI chat-completions compatible, any model of the catalog. */
 export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipeline): void {
-  app.post('/v1/chat/completions', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) => {
-    const { request: canonical, includeUsage } = decodeOpenAIChatRequest(request.body);
-    const abort = abortOnClientGone(reply);
-    const exchange = await pipeline.start({
+  app.post('/v1/chat/completions', { config: { protocol: 'openai', rateLimited: true } }, async (request, reply) =>
+    serveOpenAIChat(pipeline, {
+      body: request.body,
       auth: request.auth!,
-      request: canonical,
       requestId: request.id,
-      signal: abort.signal,
+      reply,
       route: '/v1/chat/completions',
-    });
-    const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
-    if (!canonical.stream) {
-      const response = await accumulate(exchange.events);
-      // Set only on success, as before: an error reply carries the hooks' headers alone.
-      setExchangeHeaders(reply, exchange, 'openai-chat');
-      setCostHeader(reply, exchange);
-      return reply.send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
-    }
-    setExchangeHeaders(reply, exchange, 'openai-chat');
-    await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage));
-    return reply;
+    }),
+  );
+}
+
+/** One chat-completions request, already authenticated and rate-limited by its caller. */
+export interface OpenAIChatCall {
+  body: unknown;
+  auth: AuthenticatedKey;
+  requestId: string;
+  reply: FastifyReply;
+  /** The route named in the usage record. */
+  route: string;
+}
+
+/**
+ * Decodes a chat-completions body, runs it through the pipeline and answers in OpenAI's shape (whole or streamed):
+ * the `/v1` route, and the dashboard's playground, which feeds the same pipeline with the account's own standing.
+ */
+export async function serveOpenAIChat(pipeline: ChatPipeline, call: OpenAIChatCall): Promise<FastifyReply> {
+  const { reply } = call;
+  const { request: canonical, includeUsage } = decodeOpenAIChatRequest(call.body);
+  const abort = abortOnClientGone(reply);
+  const exchange = await pipeline.start({
+    auth: call.auth,
+    request: canonical,
+    requestId: call.requestId,
+    signal: abort.signal,
+    route: call.route,
   });
+  const context = { id: `chatcmpl-${call.requestId}`, model: exchange.model.id };
+  if (!canonical.stream) {
+    const response = await accumulate(exchange.events);
+    // Set only on success, as before: an error reply carries the hooks' headers alone.
+    setExchangeHeaders(reply, exchange, 'openai-chat');
+    setCostHeader(reply, exchange);
+    return reply.send(encodeOpenAIResponse(response, context, settledCharge(exchange)));
+  }
+  setExchangeHeaders(reply, exchange, 'openai-chat');
+  await streamExchange(reply, exchange, new OpenAIChatStreamEncoder(context, includeUsage));
+  return reply;
 }

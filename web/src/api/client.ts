@@ -73,6 +73,26 @@ export async function api<T>(
   return data;
 }
 
+/**
+ * A POST whose reply is read as it arrives (the playground's stream). Errors before the reply starts are thrown as
+ * for `api`; the caller reads the body.
+ */
+export async function postForStream(path: string, body: unknown, signal: AbortSignal): Promise<Response> {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+    credentials: 'same-origin',
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) {
+    const error = await errorFrom(response);
+    if (response.status === 401 && error.code === 'not_authenticated') onUnauthenticated();
+    throw error;
+  }
+  return response;
+}
+
 /** `GET /api/session`: who is logged in, and the CSRF token every later state-changing call sends. */
 export async function loadSession(): Promise<Account | null> {
   const session = await api<{ account: Account | null; csrfToken: string }>('GET', '/api/session');

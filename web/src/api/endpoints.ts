@@ -1,3 +1,4 @@
+import type { UsageSpan } from '../lib/usage-query';
 import { api, query } from './client';
 import type {
   Account,
@@ -49,19 +50,23 @@ export const keys = {
     api<{ key: ApiKey; secret: string; revokedKeyId: string }>('POST', `/api/keys/${encodeURIComponent(id)}/rotate`),
 };
 
-export type UsageRange = 7 | 30 | 90;
+/** The range parameters of a span: `days`, or `from` and `to`. */
+const spanParams = (span: UsageSpan) => ('days' in span ? { days: span.days } : { from: span.from, to: span.to });
 
 export const usage = {
-  daily: (days: UsageRange, filter: UsageFilter = {}) =>
-    api<UsageDaily>('GET', `/api/usage/daily${query({ days, keyId: filter.keyId, model: filter.model })}`),
+  daily: (span: UsageSpan, filter: UsageFilter = {}) =>
+    api<UsageDaily>(
+      'GET',
+      `/api/usage/daily${query({ ...spanParams(span), keyId: filter.keyId, model: filter.model })}`,
+    ),
   requests: (limit: number, cursor: string | null, filter: UsageFilter = {}) =>
     api<{ requests: UsageRequest[]; nextCursor: string | null }>(
       'GET',
       `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`,
     ),
   request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
-  exportUrl: (days: UsageRange, filter: UsageFilter = {}) =>
-    `/api/usage/export.csv${query({ days, keyId: filter.keyId, model: filter.model })}`,
+  exportUrl: (span: UsageSpan, filter: UsageFilter = {}) =>
+    `/api/usage/export.csv${query({ ...spanParams(span), keyId: filter.keyId, model: filter.model })}`,
 };
 
 export const billing = {

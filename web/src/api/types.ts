@@ -49,6 +49,8 @@ export interface ApiKey {
   id: string;
   name: string;
   hint: string;
+  /** `playground`: the dashboard playground's own key (no secret; cannot be revoked or rotated). */
+  kind: 'standard' | 'playground';
   createdAt: number;
   lastUsedAt: number | null;
   expiresAt: number | null;
@@ -74,6 +76,8 @@ export interface KeySpendLimit {
   heldUsd: string;
   /** Epoch ms; null for a total limit. */
   resetsAt: number | null;
+  /** What is left is less than the smallest request holds at admission: paid requests are refused until it resets. */
+  limitReached: boolean;
 }
 
 export interface KeyRateLimit {
@@ -200,6 +204,8 @@ export interface TierStatus {
   current: TierInfo;
   source: 'granted' | 'paid_total' | 'bought';
   bought: { tier: string; until: number; renews: boolean } | null;
+  /** A bought tier whose renewal the balance could not pay, while the account is below it. */
+  lapsedTier: string | null;
   paidTotalUsd: string;
   availableUsd: string;
   tiers: TierOption[];
@@ -261,7 +267,9 @@ export interface ModelInfo {
   capabilities: { tools: boolean; images: boolean; reasoning: boolean; structuredOutput: boolean };
 }
 
-/** `GET /api/standing`: why the API refuses this account's requests right now, if it does. */
+/** `GET /api/standing`: why the API refuses this account's requests right now, if it does, and a lapsed tier. */
 export interface Standing {
   refusing: { reason: 'no_credit'; freeTokensReturnAt: number | null } | null;
+  /** A bought tier whose renewal the balance could not pay; `affordable`: the balance would pay for it now. */
+  tierLapsed: { tier: string; currentTier: string; priceUsd: string; affordable: boolean } | null;
 }

@@ -14,6 +14,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/keys', label: 'API keys' },
   { href: '/models', label: 'Models' },
+  { href: '/playground', label: 'Playground' },
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
   { href: '/settings', label: 'Settings' },

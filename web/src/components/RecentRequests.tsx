@@ -1,3 +1,4 @@
+import { useEffect } from 'react';
 import { usage } from '../api/endpoints';
 import type { UsageFilter } from '../api/types';
 import { formatCount, formatLatency } from '../lib/format';
@@ -11,15 +12,31 @@ import { RequestStatus } from './RequestStatus';
 const PAGE_SIZE = 25;
 
 /** The newest requests first, one page at a time (cursor pagination; earlier cursors kept for "Previous"). */
-export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number; filter?: UsageFilter }) {
-  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor, filter), [refreshKey]);
-  const { page } = pages;
-  const requests = page.data?.requests ?? [];
+export function RecentRequests({
+  refreshKey,
+  filter = {},
+  initialPage = 1,
+  onPageChange,
+}: {
+  refreshKey: number;
+  filter?: UsageFilter;
+  /** The page to open on (1 for the first), e.g. from the URL. */
+  initialPage?: number;
+  /** Told the page shown (1 for the first) once it is the one asked for. */
+  onPageChange?: (page: number) => void;
+}) {
+  const pages = useCursorPages((cursor) => usage.requests(PAGE_SIZE, cursor, filter), [refreshKey], initialPage - 1);
+  const { page, index, seeking } = pages;
+  useEffect(() => {
+    if (!seeking) onPageChange?.(index + 1);
+  }, [index, seeking, onPageChange]);
+  // While paging ahead to a linked page, the pages passed on the way are not shown.
+  const requests = seeking ? [] : (page.data?.requests ?? []);
   return (
     <>
       <ErrorNotice error={page.error} />
-      {page.loading && page.data === undefined && <Loading />}
-      {page.data !== undefined && requests.length === 0 && pages.index === 0 && (
+      {((page.loading && page.data === undefined) || seeking) && <Loading />}
+      {!seeking && page.data !== undefined && requests.length === 0 && pages.index === 0 && (
         <p className="muted">No requests yet. Calls made with your keys appear here within seconds.</p>
       )}
       {requests.length > 0 && (
@@ -86,7 +103,7 @@ export function RecentRequests({ refreshKey, filter = {} }: { refreshKey: number
           </table>
         </div>
       )}
-      <Pager label="Recent requests" pages={pages} />
+      {!seeking && <Pager label="Recent requests" pages={pages} />}
     </>
   );
 }

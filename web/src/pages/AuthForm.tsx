@@ -3,6 +3,7 @@ import { ApiError } from '../api/client';
 import type { Account } from '../api/types';
 import { Field } from '../components/Field';
 import { Notice } from '../components/Notice';
+import { DisabledAccountBanner } from '../components/account/DisabledAccountBanner';
 
 export const PASSWORD_RULES = '10 to 200 characters, and not your email address.';
 
@@ -51,7 +52,7 @@ export function AuthForm({
   // The server's message says when to try again, once.
   const message = error?.message;
   return (
-    <div className="auth-page">
+    <main className="auth-page">
       <div className="auth-card card">
         <div className="auth-brand" aria-hidden="true">
           <span className="brand-mark">T</span> Tollgate
@@ -81,7 +82,11 @@ export function AuthForm({
             hint={passwordHint}
             error={field === 'password' ? message : undefined}
           />
-          {error !== undefined && field !== 'email' && field !== 'password' && <Notice kind="error">{message}</Notice>}
+          {error instanceof ApiError && error.code === 'account_disabled' ? (
+            <DisabledAccountBanner email={email} />
+          ) : (
+            error !== undefined && field !== 'email' && field !== 'password' && <Notice kind="error">{message}</Notice>
+          )}
           <button type="submit" className="button button-primary button-block" disabled={busy}>
             {busy ? 'Please wait…' : submitLabel}
           </button>
@@ -89,6 +94,6 @@ export function AuthForm({
         {alternatives}
         <p className="auth-footer">{footer}</p>
       </div>
-    </div>
+    </main>
   );
 }

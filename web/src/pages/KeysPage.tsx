@@ -102,7 +102,11 @@ function KeyRow({
         {apiKey.name}
       </th>
       <td>
-        <code className="hint">{apiKey.hint}</code>
+        {apiKey.kind === 'playground' ? (
+          <span className="small muted">No secret: used by the Playground only</span>
+        ) : (
+          <code className="hint">{apiKey.hint}</code>
+        )}
       </td>
       <td data-label="Access and limits" className="key-access">
         <span className="small">{describeKeyAccess(apiKey)}</span>
@@ -133,22 +137,26 @@ function KeyRow({
             >
               Edit
             </button>
-            <button
-              type="button"
-              className="button button-secondary button-small"
-              aria-label={`Rotate ${apiKey.name}`}
-              onClick={() => onAction({ action: 'rotate', key: apiKey })}
-            >
-              Rotate
-            </button>
-            <button
-              type="button"
-              className="button button-danger-outline button-small"
-              aria-label={`Revoke ${apiKey.name}`}
-              onClick={() => onAction({ action: 'revoke', key: apiKey })}
-            >
-              Revoke
-            </button>
+            {apiKey.kind === 'standard' && (
+              <>
+                <button
+                  type="button"
+                  className="button button-secondary button-small"
+                  aria-label={`Rotate ${apiKey.name}`}
+                  onClick={() => onAction({ action: 'rotate', key: apiKey })}
+                >
+                  Rotate
+                </button>
+                <button
+                  type="button"
+                  className="button button-danger-outline button-small"
+                  aria-label={`Revoke ${apiKey.name}`}
+                  onClick={() => onAction({ action: 'revoke', key: apiKey })}
+                >
+                  Revoke
+                </button>
+              </>
+            )}
           </>
         )}
       </td>

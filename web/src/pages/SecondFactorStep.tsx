@@ -60,7 +60,7 @@ export function SecondFactorStep({
   }
 
   return (
-    <div className="auth-page">
+    <main className="auth-page">
       <div className="auth-card card">
         <div className="auth-brand" aria-hidden="true">
           <span className="brand-mark">T</span> Tollgate
@@ -118,6 +118,6 @@ export function SecondFactorStep({
           </button>
         </p>
       </div>
-    </div>
+    </main>
   );
 }

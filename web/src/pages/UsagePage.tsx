@@ -1,11 +1,10 @@
 import { useEffect, useState } from 'react';
-import { usage, type UsageRange } from '../api/endpoints';
+import { usage } from '../api/endpoints';
 import type { UsageFilter } from '../api/types';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { RecentRequests } from '../components/RecentRequests';
 import { RequestDetails } from '../components/RequestDetails';
-import { SegmentedControl } from '../components/SegmentedControl';
 import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { UsageChart } from '../components/UsageChart';
@@ -13,14 +12,9 @@ import { KeyBreakdown, ModelBreakdown } from '../components/UsageTables';
 import { formatCount } from '../lib/format';
 import { sumUsd } from '../lib/money';
 import { useAsync } from '../lib/use-async';
-import { readUsageQuery, writeUsageQuery } from '../lib/usage-query';
+import { describeSpan, readUsageQuery, type UsageSpan, writeUsageQuery } from '../lib/usage-query';
 import { Notice } from '../components/Notice';
-
-const RANGES: { value: UsageRange; label: string }[] = [
-  { value: 7, label: '7 days' },
-  { value: 30, label: '30 days' },
-  { value: 90, label: '90 days' },
-];
+import { UsageRangePicker } from '../components/UsageRangePicker';
 
 /** `?request=req_…` (the ledger's link): that request's details above the page. */
 function requestedId(): string | null {
@@ -29,32 +23,45 @@ function requestedId(): string | null {
 
 export function UsagePage() {
   const [initial] = useState(() => readUsageQuery(window.location.search));
-  const [range, setRange] = useState<UsageRange>(initial.range);
+  const [span, setSpan] = useState<UsageSpan>(initial.span);
+  const [requestsPage, setRequestsPage] = useState(initial.page);
   const [refreshKey, setRefreshKey] = useState(0);
   const [filter, setFilter] = useState<UsageFilter>({
     ...(initial.keyId === undefined ? {} : { keyId: initial.keyId }),
     ...(initial.model === undefined ? {} : { model: initial.model }),
   });
-  const [ignored, setIgnored] = useState<string[]>([]);
+  const [ignored, setIgnored] = useState<string[]>(initial.ignored);
   const [requestId] = useState(requestedId);
-  const daily = useAsync(() => usage.daily(range, filter), [range, refreshKey, filter.keyId, filter.model]);
+  const spanKey = JSON.stringify(span);
+  const daily = useAsync(() => usage.daily(span, filter), [spanKey, refreshKey, filter.keyId, filter.model]);
   const data = daily.data;
-  // The view in the URL: a link or a reload shows the same range and filters.
+  // The view in the URL: a link or a reload shows the same range, filters and page of requests.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: spanKey stands for span.
   useEffect(() => {
-    const search = writeUsageQuery(window.location.search, { range, keyId: filter.keyId, model: filter.model });
+    const search = writeUsageQuery(window.location.search, {
+      span,
+      keyId: filter.keyId,
+      model: filter.model,
+      page: requestsPage,
+    });
     if (search !== window.location.search)
       window.history.replaceState(null, '', `${window.location.pathname}${search}`);
-  }, [range, filter.keyId, filter.model]);
+  }, [spanKey, filter.keyId, filter.model, requestsPage]);
+  /** A new filter shows its first page of requests. */
+  const changeFilter = (change: (current: UsageFilter) => UsageFilter) => {
+    setFilter(change);
+    setRequestsPage(1);
+  };
   // A filter from a hand-edited link that the range does not offer is dropped, and the page says so.
   useEffect(() => {
     if (data === undefined) return;
     const dropped: string[] = [];
     if (filter.model !== undefined && !data.filters.models.includes(filter.model))
-      dropped.push(`model "${filter.model}"`);
+      dropped.push(`model “${filter.model}”`);
     if (filter.keyId !== undefined && !data.filters.keys.some((key) => key.keyId === filter.keyId))
-      dropped.push(`key "${filter.keyId}"`);
+      dropped.push(`key “${filter.keyId}”`);
     if (dropped.length === 0) return;
-    setIgnored(dropped);
+    setIgnored((current) => [...current, ...dropped]);
     setFilter((current) => ({
       ...(dropped.some((text) => text.startsWith('key')) || current.keyId === undefined
         ? {}
@@ -83,15 +90,18 @@ export function UsagePage() {
         description="Tokens and cost per day, by model and by key. Days are UTC."
         actions={
           <>
-            <SegmentedControl label="Range" options={RANGES} value={range} onChange={setRange} />
+            <UsageRangePicker span={span} onChange={setSpan} />
             <button
               type="button"
               className="button button-secondary"
-              onClick={() => setRefreshKey((value) => value + 1)}
+              onClick={() => {
+                setRefreshKey((value) => value + 1);
+                setRequestsPage(1);
+              }}
             >
               Refresh
             </button>
-            <a className="button button-secondary" href={usage.exportUrl(range, filter)} download>
+            <a className="button button-secondary" href={usage.exportUrl(span, filter)} download>
               Export CSV
             </a>
           </>
@@ -99,7 +109,7 @@ export function UsagePage() {
       />
       {requestId !== null && <RequestDetails requestId={requestId} />}
       {ignored.length > 0 && (
-        <Notice kind="info">The link's {ignored.join(' and ')} has no usage in this range: showing all instead.</Notice>
+        <Notice kind="info">The link's {ignored.join(' and ')} could not be shown: showing the default instead.</Notice>
       )}
       {data !== undefined && (
         <div className="filters" role="group" aria-label="Filters">
@@ -109,7 +119,7 @@ export function UsagePage() {
               id="usage-key-filter"
               className="input"
               value={filter.keyId ?? ''}
-              onChange={(event) => setFilter((current) => ({ ...current, keyId: event.target.value || undefined }))}
+              onChange={(event) => changeFilter((current) => ({ ...current, keyId: event.target.value || undefined }))}
             >
               <option value="">All keys</option>
               {data.filters.keys.map((key) => (
@@ -125,7 +135,7 @@ export function UsagePage() {
               id="usage-model-filter"
               className="input"
               value={filter.model ?? ''}
-              onChange={(event) => setFilter((current) => ({ ...current, model: event.target.value || undefined }))}
+              onChange={(event) => changeFilter((current) => ({ ...current, model: event.target.value || undefined }))}
             >
               <option value="">All models</option>
               {data.filters.models.map((model) => (
@@ -142,7 +152,7 @@ export function UsagePage() {
       {data !== undefined && totals !== undefined && (
         <>
           <div className="stat-grid stat-grid-3">
-            <StatCard label={`Spend, last ${range} days`} value={<CentsAmount usd={totals.cost} />} />
+            <StatCard label={`Spend, ${describeSpan(span)}`} value={<CentsAmount usd={totals.cost} />} />
             <StatCard label="Requests" value={formatCount(totals.requests)} />
             <StatCard label="Tokens" value={formatCount(totals.tokens)} />
           </div>
@@ -166,7 +176,13 @@ export function UsagePage() {
       )}
       <section className="card section" aria-labelledby="requests-heading">
         <h2 id="requests-heading">Recent requests</h2>
-        <RecentRequests key={filterKey} refreshKey={refreshKey} filter={filter} />
+        <RecentRequests
+          key={filterKey}
+          refreshKey={refreshKey}
+          filter={filter}
+          initialPage={requestsPage}
+          onPageChange={setRequestsPage}
+        />
       </section>
     </>
   );
