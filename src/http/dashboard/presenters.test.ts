@@ -49,6 +49,7 @@ describe('presentKey (dashboard)', () => {
   const key: ApiKeyRecord = {
     id: 'key_1',
     accountId: 'acc_1',
+    createdBy: null,
     name: 'ci',
     keyHash: 'h',
     hint: 'sk-tg-…abcd',
