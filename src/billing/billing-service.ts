@@ -205,7 +205,7 @@ export class BillingService {
     const now = this.now();
     const input: Omit<ReserveInput, 'plan'> = {
       requestId,
-      accountId: auth.account.id,
+      accountId: auth.organisation.id,
       apiKeyId: auth.key.id,
       day: utcDayNumber(now),
       freeAllowanceTokens: this.settings.freeTokensPerDay,
@@ -257,7 +257,7 @@ export class BillingService {
     if (!result.admitted) {
       const keySpend = result.state.keySpend;
       if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
-      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.organisation.id, now));
     }
     this.liveHolds.set(requestId, {
       admittedAt: now,
@@ -531,7 +531,7 @@ export class BillingService {
   private usageRecord(input: SettlementInput): UsageRecord {
     return {
       requestId: input.requestId,
-      accountId: input.auth.account.id,
+      accountId: input.auth.organisation.id,
       apiKeyId: input.auth.key.id,
       model: input.model.id,
       family: input.model.family,

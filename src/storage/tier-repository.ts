@@ -48,7 +48,7 @@ export interface TierRepository {
 export function createTierRepository(db: Kysely<Database>, dialect: Storage['dialect']): TierRepository {
   async function read(executor: Executor, accountId: string, lock: boolean): Promise<TierState | null> {
     let query = executor
-      .selectFrom('accounts')
+      .selectFrom('organisations')
       .select(['id', 'tier', 'granted_tier', 'bought_tier', 'bought_tier_until', 'bought_tier_renews'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId);
@@ -112,7 +112,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
           if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return { applied: false, state };
         }
         const updated = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             tier: change.tier,
             ...(change.grantedTier === undefined ? {} : { granted_tier: change.grantedTier }),
@@ -143,7 +143,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
 
     async periodsEnded(now, limit) {
       const rows = await db
-        .selectFrom('accounts')
+        .selectFrom('organisations')
         .select('id')
         .where('bought_tier_until', 'is not', null)
         .where('bought_tier_until', '<=', now)

@@ -58,7 +58,7 @@ beforeAll(async () => {
   databaseFile = harness.databaseUrl.slice('sqlite:'.length);
   const account = await gateway.accounts.create({ email: 'payer@example.com', password: 'a-long-enough-password' });
   accountId = account.id;
-  key = (await gateway.keys.create(account.id, { name: 'cli-test' })).secret;
+  key = (await gateway.keys.create(account.id, account.id, { name: 'cli-test' })).secret;
 });
 
 afterAll(async () => {
@@ -172,7 +172,7 @@ describe('tollgate credit / codes / ledger', () => {
     // Corrupt the balance behind the gateway's back, as a bad manual fix would.
     const database = new Database(databaseFile);
     try {
-      database.prepare('update accounts set balance_nano = balance_nano + 7 where id = ?').run(accountId);
+      database.prepare('update organisations set balance_nano = balance_nano + 7 where id = ?').run(accountId);
       const broken = await cli(['ledger', 'verify']);
       expect(broken).toMatchObject({
         code: 1,
@@ -185,7 +185,7 @@ describe('tollgate credit / codes / ledger', () => {
       expect(text.code).toBe(1);
       expect(text.stdout).toContain(accountId);
     } finally {
-      database.prepare('update accounts set balance_nano = balance_nano - 7 where id = ?').run(accountId);
+      database.prepare('update organisations set balance_nano = balance_nano - 7 where id = ?').run(accountId);
       database.close();
     }
     expect((await cli(['ledger', 'verify'])).code).toBe(0);

@@ -7,14 +7,14 @@
 export const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
     free_reserved_tokens
-  from accounts where id = $1`;
+  from organisations where id = $1`;
 
 export const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
 
 /** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
 export const TAKE_HOLD = `
   with held as (
-    update accounts set
+    update organisations set
       reserved_nano = reserved_nano + $2::bigint,
       free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
       free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
@@ -44,7 +44,7 @@ export const TAKE_HOLD = `
  */
 export const TAKE_HOLD_WITH_KEY = `
   with acct as (
-    select id from accounts
+    select id from organisations
     where id = $1
       and balance_nano - reserved_nano >= $2::bigint
       and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
@@ -61,7 +61,7 @@ export const TAKE_HOLD_WITH_KEY = `
     returning id
   ),
   held as (
-    update accounts set
+    update organisations set
       reserved_nano = reserved_nano + $2::bigint,
       free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
       free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
@@ -89,7 +89,7 @@ export const TAKE_HOLD_WITH_KEY = `
  */
 export const SETTLE = `
   with acct as (
-    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from accounts where id = $1 for no key update
+    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from organisations where id = $1 for no key update
   ),
   keylimit as (
     select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
@@ -135,7 +135,7 @@ export const SETTLE = `
     returning request_id
   ),
   updated as (
-    update accounts a set
+    update organisations a set
       balance_nano = a.balance_nano - f.charged,
       reserved_nano = a.reserved_nano - f.hold,
       free_reserved_tokens = a.free_reserved_tokens - f.held_free,

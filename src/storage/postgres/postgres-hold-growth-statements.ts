@@ -31,7 +31,7 @@ const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint
 export const GRANT_SLICE = `
   with acct as materialized (
     select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
-    from accounts where id = $1 for no key update
+    from organisations where id = $1 for no key update
   ),
   plan as materialized (
     select r.request_id,
@@ -49,7 +49,7 @@ export const GRANT_SLICE = `
     returning p.free
   ),
   taken as (
-    update accounts a set
+    update organisations a set
       reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
       free_reserved_tokens = a.free_reserved_tokens + g.free
     from grown g where a.id = $1
@@ -69,7 +69,7 @@ export const GRANT_SLICE = `
 export const GRANT_SLICE_WITH_KEY = `
   with acct as materialized (
     select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
-    from accounts where id = $1 for no key update
+    from organisations where id = $1 for no key update
   ),
   plan as materialized (
     select r.request_id, r.api_key_id,
@@ -101,7 +101,7 @@ export const GRANT_SLICE_WITH_KEY = `
     returning k.free
   ),
   taken as (
-    update accounts a set
+    update organisations a set
       reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
       free_reserved_tokens = a.free_reserved_tokens + g.free
     from grown g where a.id = $1

@@ -55,7 +55,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
    */
   async function lockAccount(trx: Trx, accountId: string): Promise<LockedAccount | null> {
     const row = await trx
-      .selectFrom('accounts')
+      .selectFrom('organisations')
       .select(['free_day', 'free_used_tokens', 'free_reserved_tokens'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId)
@@ -96,7 +96,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       .executeTakeFirst();
     if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return undefined;
     await trx
-      .updateTable('accounts')
+      .updateTable('organisations')
       .set({
         balance_nano: sql`balance_nano - ${amount(charged)}`,
         reserved_nano: sql`reserved_nano - ${amount(hold)}`,
@@ -154,7 +154,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
         .execute();
     }
     await trx
-      .updateTable('accounts')
+      .updateTable('organisations')
       .set({
         reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`,
         free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
@@ -272,7 +272,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
           throw new Error("The key changed under its account's lock.");
         }
         const updated = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
             free_day: input.day,
@@ -361,7 +361,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
         }
         const keyHoldNano = plan.key?.holdNano ?? 0n;
         const taken = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
             free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}`,

@@ -12,7 +12,7 @@ import { runStatement, runStatements, type PipelinedStatement } from './pipeline
  * while a batch is being prepared or is in flight go as ONE pipeline of bound statements (pipelined-statements.ts),
  * one round trip and one commit:
  *
- *   SELECT id FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
+ *   SELECT id FROM organisations WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
  *   the unbatched path's statements with their own parameters, in arrival order; Sync (the commit)
  *
  * - The statements are the very ones of the unbatched path (prepared once per connection, under the names pg's
@@ -138,4 +138,4 @@ export class PostgresWriteBatcher {
 }
 
 /** The batch's account rows locked first, in one order every batch follows, so batches cannot deadlock. */
-const LOCK_ACCOUNTS = 'select id from accounts where id = any($1::text[]) order by id for no key update';
+const LOCK_ACCOUNTS = 'select id from organisations where id = any($1::text[]) order by id for no key update';
