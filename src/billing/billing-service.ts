@@ -183,7 +183,7 @@ export class BillingService {
    * plan would admit with that same limit: the request is admitted exactly as it would be, only with a larger
    * hold (see below). Otherwise (a refusal, or an output capped at what the account can afford)
    * the prompt is counted with the tokenizer and planned again, exactly as before, so refusals, their figures
-   * and output caps are the tokenizer's. The plan runs under the account's lock (for SQLite inside a batch
+   * and output caps are the tokenizer's. The plan runs under the wallet row's lock (for SQLite inside a batch
    * transaction, for PostgreSQL possibly twice), so the tokenizer is never loaded or run there: the bound's plan
    * refuses with a marker instead, and a refused reservation writes nothing.
    *

@@ -76,7 +76,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         // The conditional update is the check: under concurrent rotations of one key, only one
         // transaction sees it still active (pg re-checks the row after waiting for its lock,
         // SQLite serialises writers), so a key is never replaced twice.
-        // The account row first: the old key's spend counters are written under it (admission, settlement).
+        // The wallet row first: the old key's spend counters are written under it (admission, settlement).
         let lock = transaction.selectFrom('organisations').select('id').where('id', '=', accountId);
         if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
         await lock.executeTakeFirst();
@@ -109,7 +109,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
 
     async update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null> {
       return writeTransaction(db, dialect, async (trx) => {
-        // The account row first, as admission and settlement lock it before they write this key's counters.
+        // The wallet row first, as admission and settlement lock it before they write this key's counters.
         let lock = trx.selectFrom('organisations').select('id').where('id', '=', accountId);
         if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
         if ((await lock.executeTakeFirst()) === undefined) return null;

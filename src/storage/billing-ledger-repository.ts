@@ -19,7 +19,7 @@ const MS_PER_DAY = 86_400_000;
 /**
  * Balances, credits, redemption codes and the ledger, on Kysely for both databases: none of it is the per-request path
  * (that is each database's billing store: sqlite/sqlite-billing-store.ts, postgres/postgres-billing-store.ts). Its
- * writes lock the account row first, as the stores' do (docs/architecture.md#lock-order).
+ * writes lock the wallet row first, as the stores' do (docs/architecture.md#lock-order).
  */
 export function createBillingLedgerRepository(
   db: Kysely<Database>,

@@ -5,7 +5,7 @@ import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
 
-/** What an account's tier is made of (0008-tier-upgrades), read under the account's lock. */
+/** What an account's tier is made of (0008-tier-upgrades), read under the wallet row's lock. */
 export interface TierState {
   accountId: string;
   /** The tier requests are limited by. */
@@ -37,7 +37,7 @@ export type TierChangeResult =
 export interface TierRepository {
   state(accountId: string): Promise<TierState | null>;
   /**
-   * One transaction under the account's lock: read the state, let `decide` choose, write it. A charge never
+   * One transaction under the wallet row's lock: read the state, let `decide` choose, write it. A charge never
    * takes more than is available (balance less holds): `decide` sees the same figures, and the write re-checks.
    */
   change(accountId: string, decide: (state: TierState) => TierDecision): Promise<TierChangeResult | null>;

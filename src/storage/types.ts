@@ -202,7 +202,7 @@ export interface ApiKeyRepository {
   rotate(accountId: string, oldId: string, replacement: NewApiKey, at: number): Promise<ApiKeyRecord | null>;
   touchLastUsed(id: string, at: number): Promise<void>;
   /**
-   * Changes an active key of the account, in one transaction under the account's lock (the spend counters are
+   * Changes an active key of the account, in one transaction under the wallet row's lock (the spend counters are
    * written by admission and settlement under the same lock). Null when there is no such active key.
    */
   update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null>;

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL billing store's one-statement writes (postgres-billing-store.ts): each locks its account row first,
+ * The PostgreSQL billing store's one-statement writes (postgres-billing-store.ts): each locks its wallet row first,
  * checks against the row as it is, and writes all or nothing. The money rules are billing-rules.ts's, written in SQL;
  * where a statement cannot decide by them it writes nothing and the store's locked path decides.
  */
@@ -30,9 +30,9 @@ export const TAKE_HOLD = `
 
 /**
  * TAKE_HOLD for a key with a spend limit, still one statement (a key limit is money like the balance):
- * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
+ * - `acct` locks the wallet row, returning it only if the hold and the free tokens still fit (a locked row is
  *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
- *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.
+ *   FOR … UPDATE). The wallet row is locked first, as in every other write of the wallet rows.
  * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
  *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
  * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
@@ -83,8 +83,8 @@ export const TAKE_HOLD_WITH_KEY = `
  * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
  * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
  * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
- * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
- * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
+ * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the wallet row.
+ * Every CTE reaches `acct` before it writes, so the wallet row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
 export const SETTLE = `

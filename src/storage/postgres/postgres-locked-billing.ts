@@ -36,7 +36,7 @@ type Trx = Transaction<Database>;
 class AlreadySettled extends Error {}
 
 /**
- * PostgreSQL's locked path: each call one transaction that locks the account row first (FOR NO KEY UPDATE), reads what
+ * PostgreSQL's locked path: each call one transaction that locks the wallet row first (FOR NO KEY UPDATE), reads what
  * it needs, lets the pure rules decide (billing-rules.ts) and writes. The billing store (postgres-billing-store.ts)
  * takes it where its one-statement path declines to decide (a refusal, a plan the row no longer fits, a settlement
  * the balance or the key's limit caps), for the sweeper, and for a hold's expiry. Slower (one round trip a statement),
@@ -79,7 +79,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
     price: SettlementPricer,
     freeAllowanceTokens: number,
   ): Promise<SettleResult | undefined> {
-    // The key's row after the account's (lock order): its counters are only written under the account's lock.
+    // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
     const key = await readKeySpend(trx, usage.apiKeyId);
     const amounts = settlementAmounts(
       account,
@@ -263,7 +263,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       return db.transaction().execute(async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        // The key's row after the account's (lock order): its counters are only written under the account's lock.
+        // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
         const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
         const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
