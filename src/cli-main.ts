@@ -128,11 +128,7 @@ async function main(argv: string[]): Promise<number> {
             tier === status.grantedTier
               ? `${target.label} is now on the '${tier}' tier.`
               : `${target.label} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
-          print(
-            json,
-            { id: target.organisationId, email: target.email, tier, granted_tier: status.grantedTier },
-            text,
-          );
+          print(json, { id: target.organisationId, email: target.email, tier, granted_tier: status.grantedTier }, text);
           return 0;
         });
       case 'organisations disable':

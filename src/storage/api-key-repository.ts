@@ -11,7 +11,14 @@ import {
 import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
-import type { ApiKeyChange, ApiKeyRecord, ApiKeyRepository, ApiKeyWithOrganisation, NewApiKey, Storage } from './types.js';
+import type {
+  ApiKeyChange,
+  ApiKeyRecord,
+  ApiKeyRepository,
+  ApiKeyWithOrganisation,
+  NewApiKey,
+  Storage,
+} from './types.js';
 
 /**
  * "Active" here means not revoked. Expiry is not checked: it depends on the caller's clock and is the

@@ -119,7 +119,9 @@ describe.each([
       const records = await storage.usage.listByAccount(team.id, 100);
       expect(records).toHaveLength(billed);
       // Both people's keys were billed, to the team and nobody else.
-      expect(new Set(records.map((record) => record.apiKeyId))).toEqual(new Set([aliceKey.record.id, bobKey.record.id]));
+      expect(new Set(records.map((record) => record.apiKeyId))).toEqual(
+        new Set([aliceKey.record.id, bobKey.record.id]),
+      );
 
       // Each person's own wallet is as it was: nothing billed, nothing held.
       expect(await storage.billing.balance(alice.id)).toMatchObject({ balanceNano: 1_000n, reservedNano: 0n });

@@ -99,7 +99,9 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     });
     const done = db.connection().execute(async (connection) => {
       await sql`begin immediate`.execute(connection);
-      await sql`update organisations set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(connection);
+      await sql`update organisations set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(
+        connection,
+      );
       const how = await ending;
       await sql.raw(how).execute(connection);
     });

@@ -101,7 +101,10 @@ export function createPostgresKeyLookup(
   return async (keyHash) => {
     const columns = await keys.find(keyHash);
     if (columns === undefined) return null;
-    return { ...toApiKeyWithOrganisation(keyWithOrganisationRow(columns)), money: toLockedAccount(accountMoneyOf(columns)) };
+    return {
+      ...toApiKeyWithOrganisation(keyWithOrganisationRow(columns)),
+      money: toLockedAccount(accountMoneyOf(columns)),
+    };
   };
 }
 

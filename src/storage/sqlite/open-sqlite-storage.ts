@@ -92,7 +92,10 @@ export async function openSqliteStorage(
       return applied;
     },
     billingStore,
-    findKeyWithOrganisation: createSqliteKeyLookup(database, createApiKeyRepository(db, 'sqlite').findByHashWithOrganisation),
+    findKeyWithOrganisation: createSqliteKeyLookup(
+      database,
+      createApiKeyRepository(db, 'sqlite').findByHashWithOrganisation,
+    ),
   });
   const closeStorage = storage.close;
   let closing: Promise<void> | undefined;

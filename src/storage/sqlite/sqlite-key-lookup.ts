@@ -1,5 +1,10 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
-import { ORGANISATION_LOOKUP_COLUMNS, KEY_COLUMNS, keyWithOrganisationRow, toApiKeyWithOrganisation } from '../api-key-repository.js';
+import {
+  ORGANISATION_LOOKUP_COLUMNS,
+  KEY_COLUMNS,
+  keyWithOrganisationRow,
+  toApiKeyWithOrganisation,
+} from '../api-key-repository.js';
 import type { ApiKeyWithOrganisation } from '../types.js';
 
 /**
