@@ -151,7 +151,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     for (const instance of instances) expect((await fetch(`${instance.url}/healthz`)).status).toBe(200);
   });
 
-  it('a key revoked through instance A fails on B and C on their very next request; so does a disabled account', async () => {
+  it('a key revoked through instance A fails on B and C on their very next request; so does a disabled organisation', async () => {
     const [a, b, c] = instances.map((instance) => instance.url) as [string, string, string];
     const { key, keyId, otherKey, accountId } = await fundedAccount('5');
     // Each instance has served the key once, so a cache (if there were one) would hold it.
