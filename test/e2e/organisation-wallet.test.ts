@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
  * An organisation pays for its keys, through the shipped gateway and CLI on both databases: a person creates a team
  * organisation in the dashboard, the operator funds it with `tollgate credit --organisation`, a key of the team is
  * billed to the team's wallet (GET /v1/account and the ledger say so) while the person's own wallet stays untouched,
- * and `tollgate organisations disable` refuses the key's next request.
+ * `tollgate accounts tier --organisation` sets the team's tier, and `tollgate organisations disable` refuses the key's
+ * next request.
  */
 
 const run = promisify(execFile);
@@ -99,6 +100,14 @@ describe.each([
     expect(own.json).toMatchObject({ id: personId, name: 'Personal', balance: { nano_usd: '0' } });
     expect((await api(ownKey, '/v1/usage/requests')).json.data).toEqual([]);
     expect((await cli(['ledger', 'verify'])).json).toMatchObject({ ok: true, mismatches: [] });
+
+    // The operator's tier for the team applies to its keys from their next request, not to the person's own.
+    expect(await cli(['accounts', 'tier', '--organisation', teamId, '--tier', 'pro'])).toMatchObject({
+      code: 0,
+      json: { id: teamId, tier: 'pro', granted_tier: 'pro' },
+    });
+    expect((await api(teamKey, '/v1/account')).json.tier).toBe('pro');
+    expect((await api(ownKey, '/v1/account')).json.tier).toBe('standard');
 
     // The operator disables the team: its key is refused on its next request; the person's own key is not.
     expect(await cli(['organisations', 'disable', '--organisation', teamId])).toMatchObject({
