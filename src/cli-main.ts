@@ -5,6 +5,7 @@ import { readPassword } from './cli/read-password.js';
 import { TierUpgrades } from './billing/tier-upgrades.js';
 import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
 import { UsageError } from './cli/usage-error.js';
+import { walletTarget } from './cli/wallet-target.js';
 import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { IDENTITY_USAGE, isIdentityCommand, runIdentityCommand } from './cli/identity-commands.js';
@@ -22,7 +23,9 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   migrate                                        apply pending database migrations
   accounts create --email E [--admin]            asks for the password (hidden), or reads its first line from
                                                  stdin when piped; --password P also works but shows it to ps
-  accounts tier --email E --tier T               change the rate-limit tier (takes effect on the next request)
+  accounts tier --email E --tier T               change the rate-limit tier of the person's personal organisation, or
+                                                 of any with --organisation ID (takes effect on the next request)
+  organisations disable --organisation ID        refuse every request with the organisation's keys (enable: undo)
 ${IDENTITY_USAGE}${KEY_USAGE}  keys revoke --email E --id ID
 ${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
@@ -31,6 +34,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   email: { type: 'string' },
+  organisation: { type: 'string' },
   password: { type: 'string' },
   admin: { type: 'boolean' },
   name: { type: 'string' },
@@ -113,18 +117,29 @@ async function main(argv: string[]): Promise<number> {
         });
       case 'accounts tier':
         return await withStorage(config.databaseUrl, async (storage) => {
-          const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
+          const target = await walletTarget(storage, values);
           // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
           const status = await new TierUpgrades(storage.tierUpgrades, config.tiers).grant(
-            account.id,
+            target.organisationId,
             required(values, 'tier'),
           );
           const tier = status.current.name;
           const text =
             tier === status.grantedTier
-              ? `${account.email} is now on the '${tier}' tier.`
-              : `${account.email} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
-          print(json, { id: account.id, email: account.email, tier, granted_tier: status.grantedTier }, text);
+              ? `${target.label} is now on the '${tier}' tier.`
+              : `${target.label} is granted '${status.grantedTier}' and stays on '${tier}' (${status.source === 'bought' ? 'bought' : 'reached by payments'}).`;
+          print(json, { id: target.organisationId, email: target.email, tier, granted_tier: status.grantedTier }, text);
+          return 0;
+        });
+      case 'organisations disable':
+      case 'organisations enable':
+        return await withStorage(config.databaseUrl, async (storage) => {
+          const id = required(values, 'organisation');
+          const disabled = command === 'organisations disable';
+          if (!(await storage.organisations.setDisabled(id, disabled))) {
+            throw new GatewayError('not_found', `No organisation with id '${id}'.`, { param: 'organisation' });
+          }
+          print(json, { id, disabled }, `${id} is ${disabled ? 'disabled' : 'enabled'}.`);
           return 0;
         });
       case 'keys revoke':
@@ -162,8 +177,8 @@ async function main(argv: string[]): Promise<number> {
             });
             // A credit counts as a payment: it may reach a tier by total paid (from the account's next request).
             if (command === 'credit' && output.exitCode === 0) {
-              const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
-              await new TierUpgrades(storage.tierUpgrades, config.tiers).refresh(account.id);
+              const target = await walletTarget(storage, values);
+              await new TierUpgrades(storage.tierUpgrades, config.tiers).refresh(target.organisationId);
             }
             print(json, output.data, output.text);
             return output.exitCode;
@@ -186,7 +201,7 @@ async function withStorage(databaseUrl: string, run: (storage: Storage) => Promi
   }
 }
 
-function required(values: Values, name: 'email' | 'password' | 'name' | 'id' | 'tier'): string {
+function required(values: Values, name: 'email' | 'organisation' | 'password' | 'name' | 'id' | 'tier'): string {
   const value = values[name];
   if (value === undefined || value === '') throw new UsageError(`--${name} is required.`);
   return value;

@@ -51,7 +51,7 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 }
 
 /**
- * Decides a request's hold from the account's state (read under the account's lock). Free tokens cover the
+ * Decides a request's hold from the wallet's state (read under the wallet row's lock). Free tokens cover the
  * input first, then the output. The hold is every input token at the (worst-case) input price plus a first slice
  * of output at the output price (docs/architecture.md#holds-that-grow): the hold grows a slice at a time as output
  * arrives, so a small balance runs many requests at once. When the balance covers the prompt but not the whole first

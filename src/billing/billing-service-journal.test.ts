@@ -100,7 +100,7 @@ beforeAll(async () => {
     createdAt: 0,
     expiresAt: null,
   });
-  auth = { account, key: { ...key } };
+  auth = { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
   await storage.billing.credit({
     accountId: account.id,
     kind: 'topup',

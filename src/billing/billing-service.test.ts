@@ -50,7 +50,7 @@ beforeAll(async () => {
     createdAt: 0,
     expiresAt: null,
   });
-  auth = { account, key: { ...key } };
+  auth = { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
   await storage.billing.credit({
     accountId: account.id,
     kind: 'topup',
@@ -192,7 +192,7 @@ async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
       note: null,
       at: 0,
     });
-  return { account, key: { ...key } };
+  return { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
 }
 
 function chatRequest(maxOutputTokens: number | undefined): CanonicalRequest {
@@ -254,7 +254,7 @@ describe('admission with the UTF-8 upper bound', () => {
             },
             { availableNano: balanceNano, freeTokensLeft: freeTokensPerDay },
           );
-          const outcome = await billing.admit(`req_${accountAuth.account.id}`, accountAuth, model, request).then(
+          const outcome = await billing.admit(`req_${accountAuth.organisation.id}`, accountAuth, model, request).then(
             (reservation) => ({ admitted: true as const, reservation }),
             (error: unknown) => ({ admitted: false as const, error }),
           );
@@ -266,7 +266,7 @@ describe('admission with the UTF-8 upper bound', () => {
               code: 'insufficient_balance',
               message: expect.stringContaining(expected.reason),
             });
-            expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({
+            expect(await storage.billing.balance(accountAuth.organisation.id), label).toMatchObject({
               reservedNano: 0n,
               freeReservedTokens: 0,
             });
@@ -278,7 +278,7 @@ describe('admission with the UTF-8 upper bound', () => {
           // The bound's hold may be larger; never smaller than the tokenizer's.
           expect(outcome.reservation.holdNano >= expected.holdNano, label).toBe(true);
           expect(outcome.reservation.freeTokens, label).toBeGreaterThanOrEqual(expected.freeTokens);
-          expect(await storage.billing.balance(accountAuth.account.id), label).toMatchObject({
+          expect(await storage.billing.balance(accountAuth.organisation.id), label).toMatchObject({
             reservedNano: outcome.reservation.holdNano,
             freeReservedTokens: outcome.reservation.freeTokens,
           });
@@ -362,7 +362,7 @@ describe('checkpoints of delivered output', () => {
       (
         reader
           .prepare('select checkpoint_output_tokens as output from reservations where account_id = ?')
-          .all(owner.account.id) as Array<{ output: number }>
+          .all(owner.organisation.id) as Array<{ output: number }>
       ).filter((row) => Number(row.output) === 150).length;
     // Bounded by the test's own timeout: ticks run every 20 ms.
     while ((await checkpointed()) < 3) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -376,11 +376,11 @@ describe('checkpoints of delivered output', () => {
     // The instance dies (its holds are no longer renewed); past the TTL a sweeper settles each at its checkpoint.
     clock += 61_000;
     expect(await billing.sweepExpired()).toMatchObject({ released: 0, settled: 3 });
-    const records = await storage.usage.listByAccount(owner.account.id, 10);
+    const records = await storage.usage.listByAccount(owner.organisation.id, 10);
     expect(records.map((record) => [record.status, record.inputTokens, record.outputTokens, record.costNano])).toEqual(
       Array(3).fill(['instance_lost', 40, 150, 40n * model.prices.input + 150n * model.prices.output]),
     );
-    expect(await storage.billing.balance(owner.account.id)).toMatchObject({
+    expect(await storage.billing.balance(owner.organisation.id)).toMatchObject({
       reservedNano: 0n,
       balanceNano: parseUsd('1') - 3n * (40n * model.prices.input + 150n * model.prices.output),
     });
@@ -446,11 +446,11 @@ describe('the hold of a request with a 1-hour cache breakpoint', () => {
     const charge = BigInt(prompt) * 6_000n + OUTPUT_HOLD;
     expect(result).toMatchObject({ settled: true, chargedNano: charge, unbilledNano: 0n });
     expect(charge <= hold1h).toBe(true);
-    expect(await storage.billing.balance(exact.account.id)).toMatchObject({
+    expect(await storage.billing.balance(exact.organisation.id)).toMatchObject({
       balanceNano: hold1h - charge,
       reservedNano: 0n,
     });
-    const [record] = await storage.usage.listByAccount(exact.account.id, 1);
+    const [record] = await storage.usage.listByAccount(exact.organisation.id, 1);
     expect(record).toMatchObject({ cacheWriteTokens: prompt, cacheWrite1hTokens: prompt, costNano: charge });
   });
 });
@@ -467,7 +467,7 @@ describe('calibrated prompt estimates', () => {
     const bound = upperBoundRequestInputTokens(request);
     const holdOf = async (ratio: number) => {
       const owner = await accountWith(parseUsd('100'));
-      const reservation = await billing.admit(`req_cal_${owner.account.id}`, owner, alpha, request);
+      const reservation = await billing.admit(`req_cal_${owner.organisation.id}`, owner, alpha, request);
       const expected = BigInt(heldAt(bound, ratio)) * inputPrice({ prices: alpha.prices }) + 100n * alpha.prices.output;
       expect(reservation.holdNano).toBe(expected);
       return reservation.holdNano;

@@ -192,7 +192,7 @@ export class BillingService {
    * plan would admit with that same limit: the request is admitted exactly as it would be, only with a larger
    * hold (see below). Otherwise (a refusal, or an output capped at what the account can afford)
    * the prompt is counted with the tokenizer and planned again, exactly as before, so refusals, their figures
-   * and output caps are the tokenizer's. The plan runs under the account's lock (for SQLite inside a batch
+   * and output caps are the tokenizer's. The plan runs under the wallet row's lock (for SQLite inside a batch
    * transaction, for PostgreSQL possibly twice), so the tokenizer is never loaded or run there: the bound's plan
    * refuses with a marker instead, and a refused reservation writes nothing.
    *
@@ -214,7 +214,7 @@ export class BillingService {
     const now = this.now();
     const input: Omit<ReserveInput, 'plan'> = {
       requestId,
-      accountId: auth.account.id,
+      accountId: auth.organisation.id,
       apiKeyId: auth.key.id,
       day: utcDayNumber(now),
       freeAllowanceTokens: this.settings.freeTokensPerDay,
@@ -266,7 +266,7 @@ export class BillingService {
     if (!result.admitted) {
       const keySpend = result.state.keySpend;
       if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
-      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.account.id, now));
+      throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.organisation.id, now));
     }
     this.liveHolds.set(requestId, {
       admittedAt: now,
@@ -540,7 +540,7 @@ export class BillingService {
   private usageRecord(input: SettlementInput): UsageRecord {
     return {
       requestId: input.requestId,
-      accountId: input.auth.account.id,
+      accountId: input.auth.organisation.id,
       apiKeyId: input.auth.key.id,
       model: input.model.id,
       family: input.model.family,

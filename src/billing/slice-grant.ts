@@ -3,7 +3,7 @@ import { affordableUnits, type NanoUsd } from './money.js';
 
 /**
  * One more slice of output on a live hold (docs/architecture.md#holds-that-grow), from the state storage reads under
- * the account's lock: free tokens first, then money at the output price within what the account (or the key's
+ * the wallet row's lock: free tokens first, then money at the output price within what the account (or the key's
  * remaining limit, when lower) has; less than asked when only that is left; refused when not one token is.
  */
 export function planSliceGrant(tokens: number, outputPriceNano: NanoUsd, state: AdmissionState): SlicePlan {

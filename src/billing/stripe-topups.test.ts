@@ -67,7 +67,7 @@ function topups(): StripeTopups {
       api: { host: '127.0.0.1', port: address.port, protocol: 'http' },
     },
     storage.billing,
-    storage.accounts,
+    storage.organisations,
   );
 }
 
@@ -81,7 +81,11 @@ describe('StripeTopups', () => {
   });
 
   it('creates a Checkout session for the account, in USD cents, with return URLs', async () => {
-    const url = await topups().createCheckout(account, parseUsd('12.34'), 'https://gateway.example.com');
+    const url = await topups().createCheckout(
+      { organisationId: account.id, email: account.email },
+      parseUsd('12.34'),
+      'https://gateway.example.com',
+    );
     expect(url).toBe('https://checkout.stripe.com/c/pay/cs_test_123');
     const call = received.at(-1)!;
     expect(call.method).toBe('POST');

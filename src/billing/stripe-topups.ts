@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
 import { invalidRequest } from '../canonical/errors.js';
 import type { BillingRepository } from '../storage/billing-types.js';
-import type { AccountRecord, AccountRepository } from '../storage/types.js';
+import type { OrganisationRepository } from '../storage/organisation-types.js';
 import { formatUsd, parseUsd, type NanoUsd } from './money.js';
 
 /** Smallest and largest top-up through Checkout, in USD. */
@@ -48,7 +48,7 @@ export class StripeTopups {
   constructor(
     private readonly settings: StripeSettings,
     private readonly billing: BillingRepository,
-    private readonly accounts: AccountRepository,
+    private readonly organisations: Pick<OrganisationRepository, 'findById'>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -79,14 +79,23 @@ export class StripeTopups {
     return amount;
   }
 
-  /** A Checkout session paying `amountNano` into the account; returns the URL to send the browser to. */
-  async createCheckout(account: AccountRecord, amountNano: NanoUsd, returnBaseUrl: string): Promise<string> {
+  /**
+   * A Checkout session paying `amountNano` into the organisation's wallet, receipts mailed to `payer.email`; returns the
+   * URL to send the browser to.
+   */
+  async createCheckout(
+    payer: { organisationId: string; email: string },
+    amountNano: NanoUsd,
+    returnBaseUrl: string,
+  ): Promise<string> {
     const stripe = await this.stripe();
     const session = await stripe.checkout.sessions.create({
       mode: 'payment',
-      client_reference_id: account.id,
-      customer_email: account.email,
-      metadata: { tollgate_account_id: account.id },
+      client_reference_id: payer.organisationId,
+      customer_email: payer.email,
+      // The key's old name: it names the wallet, an account's before organisations paid, so sessions started before
+      // still credit where they were meant to.
+      metadata: { tollgate_account_id: payer.organisationId },
       line_items: [
         {
           quantity: 1,
@@ -128,8 +137,9 @@ export class StripeTopups {
     if (session.currency !== 'usd' || session.amount_total === null || session.amount_total <= 0) {
       return { result: 'ignored', reason: `amount ${session.amount_total ?? 'none'} ${session.currency ?? ''}` };
     }
+    // The organisation whose wallet the session pays (a personal organisation has its person's account id).
     const accountId = session.client_reference_id ?? session.metadata?.tollgate_account_id ?? null;
-    const account = accountId === null ? null : await this.accounts.findById(accountId);
+    const account = accountId === null ? null : await this.organisations.findById(accountId);
     if (account === null) return { result: 'unknown_account', accountId };
     const amountNano = BigInt(session.amount_total) * NANO_PER_CENT;
     const credit = await this.billing.credit({

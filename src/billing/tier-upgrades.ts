@@ -33,9 +33,9 @@ export interface TierStatus {
 
 /**
  * Self-serve tier upgrades: higher limits without the operator (docs/architecture.md#rate-limits-and-tiers). The tier
- * an account's requests are limited by is the highest of: the operator's tier, the highest tier its payments
+ * an organisation's requests are limited by is the highest of: the operator's tier, the highest tier its payments
  * (top-ups and redeemed codes, in total) reach, and a tier bought from the balance whose period has not ended.
- * It is stored on the account row (`accounts.tier`), which authentication reads on every request on every
+ * It is stored on the wallet row (`organisations.tier`), which authentication reads on every request on every
  * instance, so a change applies from the next request anywhere.
  */
 export class TierUpgrades {

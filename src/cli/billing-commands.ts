@@ -1,6 +1,5 @@
 import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
 import { creditAccount } from '../billing/operator-credit.js';
-import { AccountService } from '../accounts/account-service.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
 import { readJournalDirectory } from '../billing/settlement-journal.js';
@@ -9,13 +8,16 @@ import { presentReconcile, reconcileText } from '../billing/present-reconcile.js
 import type { ModelPrices } from '../billing/prices.js';
 import type { Storage } from '../storage/types.js';
 import { UsageError } from './usage-error.js';
+import { walletTarget } from './wallet-target.js';
 
 /** Operator commands on money: top-ups, redemption codes, the ledger check. */
 export const BILLING_USAGE = `  credit --email E --usd AMOUNT [--note TEXT]    add prepaid balance (AMOUNT is a decimal string, e.g. 25 or 12.50)
+                                                 to the person's personal organisation; --organisation ID instead
+                                                 of --email for any organisation
   codes create --usd AMOUNT --count N            mint N (1..${MAX_CODES_PER_BATCH}) redemption codes worth AMOUNT each; prints them (shown once)
   ledger verify                                  check every balance equals the sum of its ledger, and that no journaled
                                                  settlement waits to be applied (exit 1 otherwise)
-  ledger show --email E [--limit N]              the account's latest ledger entries (default 20)
+  ledger show --email E [--limit N]              the wallet's latest ledger entries (default 20); or --organisation ID
   ledger reconcile [--from YYYY-MM-DD] [--to YYYY-MM-DD]
                                                  per model and UTC day: reported, free, billed and unbilled tokens;
                                                  flags requests that do not add up (exit 1; a bad range exits 2)
@@ -30,6 +32,8 @@ export function isBillingCommand(command: string): command is BillingCommand {
 
 export interface BillingOptions {
   email?: string | undefined;
+  /** Instead of `email`: the organisation whose wallet `credit` and `ledger show` act on. */
+  organisation?: string | undefined;
   usd?: string | undefined;
   note?: string | undefined;
   count?: string | undefined;
@@ -71,21 +75,23 @@ export async function runBillingCommand(
 }
 
 async function credit(storage: Storage, options: BillingOptions, now: number): Promise<CommandOutput> {
-  const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
+  const target = await walletTarget(storage, options);
   const amount = positiveUsd(options);
   const note = options.note?.trim() || null;
-  const result = await creditAccount(storage.billing, account.id, amount, note, now);
+  const result = await creditAccount(storage.billing, target.organisationId, amount, note, now);
   return {
     data: {
-      account_id: account.id,
-      email: account.email,
+      // A personal organisation's id is its person's account id: the field keeps the name it had.
+      account_id: target.organisationId,
+      organisation_id: target.organisationId,
+      email: target.email,
       amount_usd: formatUsd(amount),
       amount_nano_usd: amount.toString(),
       balance_usd: formatUsd(result.balanceNano),
       balance_nano_usd: result.balanceNano.toString(),
       note,
     },
-    text: `Credited $${formatUsd(amount)} to ${account.email}; balance now $${formatUsd(result.balanceNano)}.`,
+    text: `Credited $${formatUsd(amount)} to ${target.label}; balance now $${formatUsd(result.balanceNano)}.`,
     exitCode: 0,
   };
 }
@@ -181,11 +187,11 @@ async function reconcile(storage: Storage, options: BillingOptions, now: number)
 }
 
 async function showLedger(storage: Storage, options: BillingOptions): Promise<CommandOutput> {
-  const account = await new AccountService(storage.accounts).findByEmail(requireOption(options, 'email'));
+  const target = await walletTarget(storage, options);
   const limit = wholeNumber(options, 'limit', 1, 1000) ?? 20;
   const [balance, entries] = await Promise.all([
-    storage.billing.balance(account.id),
-    storage.billing.ledger(account.id, limit),
+    storage.billing.balance(target.organisationId),
+    storage.billing.ledger(target.organisationId, limit),
   ]);
   const balanceNano = balance?.balanceNano ?? 0n;
   const rows = entries.map(presentLedgerEntry);
@@ -195,13 +201,14 @@ async function showLedger(storage: Storage, options: BillingOptions): Promise<Co
   );
   return {
     data: {
-      account_id: account.id,
-      email: account.email,
+      account_id: target.organisationId,
+      organisation_id: target.organisationId,
+      email: target.email,
       balance_usd: formatUsd(balanceNano),
       balance_nano_usd: balanceNano.toString(),
       entries: rows,
     },
-    text: `${account.email}: balance $${formatUsd(balanceNano)}\n${lines.join('\n') || 'No ledger entries.'}`,
+    text: `${target.label}: balance $${formatUsd(balanceNano)}\n${lines.join('\n') || 'No ledger entries.'}`,
     exitCode: 0,
   };
 }
@@ -210,7 +217,7 @@ function signed(usd: string): string {
   return usd.startsWith('-') ? usd : `+${usd}`;
 }
 
-function requireOption(options: BillingOptions, name: 'email' | 'usd'): string {
+function requireOption(options: BillingOptions, name: 'usd'): string {
   const value = options[name];
   if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required.`);
   return value;

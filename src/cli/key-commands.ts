@@ -60,7 +60,8 @@ export async function runKeyCommand(
   const permissions = parsePermissionFields(permissionFlags(values));
   if (command === 'keys create') {
     const days = wholeNumber(values['expires-in-days'], 'expires-in-days');
-    const created = await keys.create(account.id, {
+    // The operator's key of the person's personal organisation (its id is the account's): no creator recorded.
+    const created = await keys.create(account.id, null, {
       name: requiredValue(values, 'name'),
       expiresAt: days === undefined ? null : now + days * 86_400_000,
       permissions: { ...FULL_PERMISSIONS, ...permissions },

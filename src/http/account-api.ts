@@ -23,20 +23,20 @@ const NO_MONEY: AccountBalance = {
 };
 
 /**
- * `GET /v1/account`: who the key belongs to, its money, today's free allowance and the limits it runs under.
+ * `GET /v1/account`: the organisation the key belongs to (who pays), its money, today's free allowance and the limits it runs under.
  * Amounts come twice: USD as an exact decimal string and nano-USD as an integer string (JSON numbers would
  * lose precision past 2^53).
  */
 export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: AccountApiOptions): void {
   const now = options.now ?? Date.now;
   app.get('/v1/account', { config: { scope: 'usage:read' } }, async (request) => {
-    const { account } = request.auth!;
-    const tier = resolveTier(account.tier, tiers);
+    const { organisation } = request.auth!;
+    const tier = resolveTier(organisation.tier, tiers);
     const at = now();
     const [balance, holds, upgrades] = await Promise.all([
-      options.billing.balance(account.id),
-      options.billing.holds(account.id, utcDayNumber(at), options.freeTokensPerDay),
-      options.tierUpgrades?.status(account.id),
+      options.billing.balance(organisation.id),
+      options.billing.holds(organisation.id, utcDayNumber(at), options.freeTokensPerDay),
+      options.tierUpgrades?.status(organisation.id),
     ]);
     const money = balance ?? NO_MONEY;
     const available = money.balanceNano - money.reservedNano;
@@ -46,8 +46,9 @@ export function registerAccountApi(app: FastifyInstance, tiers: Tiers, options: 
     const reservedToday = today ? money.freeReservedTokens : 0;
     return {
       object: 'account',
-      id: account.id,
-      email: account.email,
+      // The organisation's: a personal organisation's id is its person's account id, as before organisations.
+      id: organisation.id,
+      name: organisation.name,
       tier: tier.name,
       balance: {
         usd: formatUsd(money.balanceNano),

@@ -26,8 +26,8 @@ export function registerBillingApi(
   app.post('/v1/account/redeem', { config: { scope: 'account:redeem' } }, async (request) => {
     const parsed = redeemBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
-    const redemption = await redeemCode(billing, parsed.data.code, request.auth!.account.id, now());
-    await afterCredit(request.auth!.account.id);
+    const redemption = await redeemCode(billing, parsed.data.code, request.auth!.organisation.id, now());
+    await afterCredit(request.auth!.organisation.id);
     return {
       object: 'redemption',
       amount_usd: formatUsd(redemption.amountNano),
@@ -42,7 +42,7 @@ export function registerBillingApi(
     if (!parsed.success) throw validationError(parsed.error);
     const { limit, before } = parsed.data;
     // One more than asked tells whether another page exists.
-    const entries = await billing.ledger(request.auth!.account.id, limit + 1, before);
+    const entries = await billing.ledger(request.auth!.organisation.id, limit + 1, before);
     const page = entries.slice(0, limit);
     const hasMore = entries.length > limit;
     return {

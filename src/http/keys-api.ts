@@ -34,7 +34,7 @@ const MS_PER_DAY = 86_400_000;
  */
 export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () => number = Date.now): void {
   app.get('/v1/keys', { config: { scope: ['usage:read', 'keys:manage'] } }, async (request) => {
-    const records = await keys.list(request.auth!.account.id);
+    const records = await keys.list(request.auth!.organisation.id);
     return { object: 'list', data: records.map((record) => presentKey(record, now())) };
   });
 
@@ -47,7 +47,9 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     // Fields left out are the creator's own: a restricted key creates keys restricted alike.
     const permissions = applyChange(caller, parsePermissionFields(parsed.data));
     assertWithinCaller(permissions, caller);
-    const created = await keys.create(request.auth!.account.id, { name, expiresAt, permissions });
+    // A key made with a key is the organisation's, credited to the person who made the key it was made with.
+    const { organisation, key } = request.auth!;
+    const created = await keys.create(organisation.id, key.createdBy, { name, expiresAt, permissions });
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret });
   });
 
@@ -55,7 +57,7 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     const parsed = updateKeyBody.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { name, expires_at: expiresAtSeconds, expires_in_days: expiresInDays } = parsed.data;
-    const accountId = request.auth!.account.id;
+    const accountId = request.auth!.organisation.id;
     const existing = await keys.find(accountId, request.params.id);
     if (existing === null || existing.revokedAt !== null)
       throw new GatewayError('not_found', `No active API key with id '${request.params.id}'.`, { param: 'id' });
@@ -74,11 +76,11 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     '/v1/keys/:id',
     { config: { scope: 'keys:manage', acceptsEmptyBody: true } },
     async (request) => {
-      const existing = await keys.find(request.auth!.account.id, request.params.id);
+      const existing = await keys.find(request.auth!.organisation.id, request.params.id);
       // A key manages only keys within its own permissions: a restricted key cannot revoke the account's stronger keys.
       if (existing !== null && existing.revokedAt === null)
         assertWithinCaller(existing.permissions, request.auth!.key.permissions);
-      await keys.revoke(request.auth!.account.id, request.params.id);
+      await keys.revoke(request.auth!.organisation.id, request.params.id);
       return { id: request.params.id, object: 'api_key', revoked: true };
     },
   );
@@ -87,11 +89,11 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     '/v1/keys/:id/rotate',
     { config: { scope: 'keys:manage', acceptsEmptyBody: true } },
     async (request, reply) => {
-      const existing = await keys.find(request.auth!.account.id, request.params.id);
+      const existing = await keys.find(request.auth!.organisation.id, request.params.id);
       // Rotation hands out a new secret with the old key's permissions: only a caller with at least those may.
       if (existing !== null && existing.revokedAt === null)
         assertWithinCaller(existing.permissions, request.auth!.key.permissions);
-      const created = await keys.rotate(request.auth!.account.id, request.params.id);
+      const created = await keys.rotate(request.auth!.organisation.id, request.params.id);
       return reply
         .code(201)
         .send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });

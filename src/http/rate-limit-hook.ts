@@ -62,7 +62,7 @@ export function createRateLimitEnforcer(
     reply: FastifyReply,
     anthropic: boolean,
   ): Promise<void> {
-    const tier = tierOf(auth.account.tier ?? null);
+    const tier = tierOf(auth.organisation.tier ?? null);
     const subject = rateLimitSubject(auth.key.id);
     // A key's own limits (docs/architecture.md#key-scopes-and-limits) sit below its tier's: the same window, with the
     // lower limit.
@@ -104,7 +104,7 @@ function lowerLimit<Limit extends number | null>(
 /** Whether a key's tokens per minute are limited (by its tier or itself), so its usage must be recorded. */
 export function tokensLimited(auth: AuthenticatedKey, tiers: Tiers): boolean {
   return (
-    resolveTier(auth.account.tier ?? null, tiers).tokensPerMinute !== undefined ||
+    resolveTier(auth.organisation.tier ?? null, tiers).tokensPerMinute !== undefined ||
     (auth.key.permissions.rateLimit?.tokensPerMinute ?? null) !== null
   );
 }

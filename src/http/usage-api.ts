@@ -85,7 +85,7 @@ export function registerUsageApi(
     const to = parsed.data.to ?? now();
     const from = parsed.data.from ?? to - DEFAULT_RANGE_DAYS * MS_PER_DAY;
     if (from >= to) throw invalidRequest("Invalid value for 'from': it must be earlier than 'to'.", 'from');
-    const rows = await storage.billing.usageSummary(request.auth!.account.id, from, to, groupBy);
+    const rows = await storage.billing.usageSummary(request.auth!.organisation.id, from, to, groupBy);
     const total = rows.reduce(addSummaryRows, emptyRow(''));
     const { group: _group, ...totals } = presentSummaryRow(total);
     return {
@@ -113,7 +113,7 @@ export function registerUsageApi(
       cursor = decoded;
     }
     // One more than asked tells whether another page exists.
-    const records = await storage.usage.listPage(request.auth!.account.id, limit + 1, cursor);
+    const records = await storage.usage.listPage(request.auth!.organisation.id, limit + 1, cursor);
     const page = records.slice(0, limit);
     const hasMore = records.length > limit;
     const last = page[page.length - 1];

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import type {
   AccountMoneySnapshot,
-  AccountRecord,
   ApiKeyChange,
   ApiKeyRecord,
   ApiKeyRepository,
+  KeyOrganisation,
   NewApiKey,
 } from '../storage/types.js';
 import { FULL_PERMISSIONS, type KeyPermissions } from '../storage/key-permission-types.js';
@@ -14,8 +14,9 @@ import { isPlaygroundKeyId, newPlaygroundKey, playgroundKeyId } from './playgrou
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
-  account: AccountRecord;
-  /** The account's money as read with the key, where storage reads it in the same lookup (admission's hint). */
+  /** Who the key's requests are billed to, at which tier. */
+  organisation: KeyOrganisation;
+  /** The organisation's money as read with the key, where storage reads it in the same lookup (admission's hint). */
   money?: AccountMoneySnapshot;
 }
 
@@ -43,12 +44,17 @@ export class KeyService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async create(accountId: string, options: CreateKeyOptions): Promise<CreatedApiKey> {
+  /**
+   * A key of the organisation (whose wallet its requests spend), recording the person who created it (null: the
+   * operator, or a key created with another key).
+   */
+  async create(organisationId: string, createdBy: string | null, options: CreateKeyOptions): Promise<CreatedApiKey> {
     const { record, secret } = this.newKey(
-      accountId,
+      organisationId,
       options.name,
       options.expiresAt ?? null,
       options.permissions ?? FULL_PERMISSIONS,
+      createdBy,
     );
     return { record: await this.keys.create(record), secret };
   }
@@ -99,13 +105,22 @@ export class KeyService {
     if (existing === null || existing.revokedAt !== null) {
       throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     }
-    const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt, existing.permissions);
+    const { record, secret } = this.newKey(
+      accountId,
+      existing.name,
+      existing.expiresAt,
+      existing.permissions,
+      existing.createdBy,
+    );
     const created = await this.keys.rotate(accountId, keyId, record, this.now());
     if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     return { record: created, secret };
   }
 
-  /** The key and account behind a presented secret, or a 401 saying why not (missing, unknown, expired or revoked). */
+  /**
+   * The key and organisation behind a presented secret, or a 401 saying why not (missing, unknown, expired, revoked,
+   * or its organisation disabled).
+   */
   async authenticate(presented: string | undefined): Promise<AuthenticatedKey> {
     if (presented === undefined || presented === '') {
       throw new GatewayError(
@@ -115,7 +130,7 @@ export class KeyService {
     }
     if (!hasApiKeyShape(presented)) throw invalidKey();
     const hash = hashApiKey(presented);
-    const found = await this.keys.findByHashWithAccount(hash);
+    const found = await this.keys.findByHashWithOrganisation(hash);
     if (found === null || !digestsEqual(found.key.keyHash, hash)) throw invalidKey();
     const now = this.now();
     if (found.key.revokedAt !== null) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
@@ -125,8 +140,25 @@ export class KeyService {
         `This API key expired at ${new Date(found.key.expiresAt).toISOString()}.`,
       );
     }
-    if (found.account.disabled) throw new GatewayError('invalid_api_key', 'The account of this API key is disabled.');
+    if (found.organisation.disabled) {
+      throw new GatewayError('invalid_api_key', 'The organisation of this API key is disabled.');
+    }
     this.noteUse(found.key.id, now);
+    return found;
+  }
+
+  /**
+   * The organisation's playground key as authentication gives a key (with its organisation and money), made on first
+   * use. Looked up by its stored hash, which no presented key can produce; refused like any key of a disabled
+   * organisation.
+   */
+  async authenticatePlayground(organisationId: string): Promise<AuthenticatedKey> {
+    const key = await this.playgroundKey(organisationId);
+    const found = await this.keys.findByHashWithOrganisation(key.keyHash);
+    if (found === null) throw new GatewayError('invalid_api_key', 'The playground key could not be read.');
+    if (found.organisation.disabled) {
+      throw new GatewayError('invalid_api_key', 'This organisation is disabled.');
+    }
     return found;
   }
 
@@ -139,17 +171,19 @@ export class KeyService {
   }
 
   private newKey(
-    accountId: string,
+    organisationId: string,
     name: string,
     expiresAt: number | null,
     permissions: KeyPermissions,
+    createdBy: string | null,
   ): { record: NewApiKey; secret: string } {
     const secret = generateApiKey();
     return {
       secret,
       record: {
         id: `key_${randomUUID().replaceAll('-', '')}`,
-        accountId,
+        accountId: organisationId,
+        createdBy,
         name,
         keyHash: hashApiKey(secret),
         hint: apiKeyHint(secret),

@@ -48,7 +48,7 @@ describe.each([sqliteBackend, postgresBackend])('the playground key on $name', (
     const key = await keys.playgroundKey(ACCOUNT);
     // A SHA-256 digest is 64 hex characters; the stored value is not one, so no lookup by a presented key's hash finds it.
     expect(key.keyHash).not.toMatch(/^[0-9a-f]{64}$/);
-    expect(await storage.apiKeys.findByHashWithAccount(hashApiKey(key.keyHash))).toBeNull();
+    expect(await storage.apiKeys.findByHashWithOrganisation(hashApiKey(key.keyHash))).toBeNull();
     await expect(keys.authenticate(key.keyHash)).rejects.toThrow(GatewayError);
   });
 

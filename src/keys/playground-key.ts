@@ -1,9 +1,10 @@
 import type { NewApiKey } from '../storage/types.js';
 
 /**
- * The dashboard playground's key: one per account, made on the playground's first request, so that a playground
- * reply is a request of the account like any other (its usage record names a key, its limits and the account's apply)
- * without a secret that could leak. Its id is derived from the account's, so no lookup table is needed, and its
+ * The dashboard playground's key: one per organisation, made on the playground's first request, so that a playground
+ * reply is a request of the organisation like any other (its usage record names a key, its limits and the
+ * organisation's apply) without a secret that could leak. Its id is derived from the organisation's, so no lookup
+ * table is needed, and its
  * stored hash is not a SHA-256 hex digest, so no presented key can ever match it: it has no usable secret.
  */
 const PLAYGROUND_KEY_PREFIX = 'key_playground_';
@@ -21,7 +22,7 @@ export function isPlaygroundKeyId(keyId: string): boolean {
   return keyId.startsWith(PLAYGROUND_KEY_PREFIX);
 }
 
-/** The row of an account's playground key (full permissions: the account's owner may narrow them like any key's). */
+/** The row of an organisation's playground key (full permissions: an admin may narrow them like any key's). */
 export function newPlaygroundKey(accountId: string, now: number): NewApiKey {
   return {
     id: playgroundKeyId(accountId),

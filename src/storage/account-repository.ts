@@ -42,14 +42,19 @@ export function createAccountRepository(
               email_normalized: normalizeEmail(account.email),
               password_hash: account.passwordHash,
               role: account.role,
-              tier: account.tier,
               disabled: 0,
               created_at: account.createdAt,
             })
             .execute();
           await trx
             .insertInto('organisations')
-            .values({ id: account.id, name: PERSONAL_ORGANISATION_NAME, created_at: account.createdAt })
+            .values({
+              id: account.id,
+              name: PERSONAL_ORGANISATION_NAME,
+              created_at: account.createdAt,
+              tier: account.tier,
+              granted_tier: account.tier,
+            })
             .execute();
           await trx
             .insertInto('organisation_members')
@@ -78,14 +83,15 @@ export function createAccountRepository(
     },
 
     async findById(id: string): Promise<AccountRecord | null> {
-      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
+      const row = await withPersonalOrganisation(db).where('accounts.id', '=', id).executeTakeFirst();
       return row ? toAccountRecord(row) : null;
     },
 
     async setTier(id: string, tier: string): Promise<boolean> {
-      // The operator's tier; tier-repository.ts raises `tier` above it again when a bought or reached tier is higher.
+      // The operator's tier of the personal organisation; tier-repository.ts raises `tier` above it again when a
+      // bought or reached tier is higher.
       const result = await db
-        .updateTable('accounts')
+        .updateTable('organisations')
         .set({ tier, granted_tier: tier })
         .where('id', '=', id)
         .executeTakeFirst();
@@ -93,12 +99,22 @@ export function createAccountRepository(
     },
 
     async setDisabled(id: string, disabled: boolean): Promise<boolean> {
-      const result = await db
-        .updateTable('accounts')
-        .set({ disabled: toIntegerBoolean(disabled) })
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      // The person and their personal organisation together: a disabled account's keys were refused before
+      // organisations held them, and still are.
+      return writeTransaction(db, dialect, async (trx) => {
+        const result = await trx
+          .updateTable('accounts')
+          .set({ disabled: toIntegerBoolean(disabled) })
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        await trx
+          .updateTable('organisations')
+          .set({ disabled: toIntegerBoolean(disabled) })
+          .where('id', '=', id)
+          .execute();
+        return true;
+      });
     },
 
     async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
@@ -111,26 +127,24 @@ export function createAccountRepository(
     },
 
     async listWithBalances({ query, limit, afterEmail }): Promise<AccountWithBalance[]> {
-      let select = db
-        .selectFrom('accounts')
-        .select(ACCOUNT_COLUMNS)
-        .select(money('balance_nano').as('balance_nano'))
-        .select('email_normalized');
+      // The balance of the person's personal organisation (same id): what the account's balance was before
+      // organisations paid.
+      let select = withPersonalOrganisation(db)
+        .select(money('organisations.balance_nano').as('balance_nano'))
+        .select('accounts.email_normalized');
       if (query !== undefined && query !== '') {
         // LIKE with the wildcards of the operator's text escaped: a search for "a_b" matches only "a_b".
         const pattern = `%${normalizeEmail(query).replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
-        select = select.where(sql<boolean>`email_normalized like ${pattern} escape '\\'`);
+        select = select.where(sql<boolean>`accounts.email_normalized like ${pattern} escape '\\'`);
       }
-      if (afterEmail !== undefined) select = select.where('email_normalized', '>', afterEmail);
-      const rows = await select.orderBy('email_normalized').limit(limit).execute();
+      if (afterEmail !== undefined) select = select.where('accounts.email_normalized', '>', afterEmail);
+      const rows = await select.orderBy('accounts.email_normalized').limit(limit).execute();
       return rows.map((row) => ({ ...toAccountRecord(row), balanceNano: fromMoneyColumn(row.balance_nano) }));
     },
 
     async findByEmail(email: string): Promise<AccountRecord | null> {
-      const row = await db
-        .selectFrom('accounts')
-        .select(ACCOUNT_COLUMNS)
-        .where('email_normalized', '=', normalizeEmail(email))
+      const row = await withPersonalOrganisation(db)
+        .where('accounts.email_normalized', '=', normalizeEmail(email))
         .executeTakeFirst();
       return row ? toAccountRecord(row) : null;
     },
@@ -138,15 +152,27 @@ export function createAccountRepository(
 }
 
 /** The profile columns; money columns are read only through the billing repository's text casts. */
-export const ACCOUNT_COLUMNS = ['id', 'email', 'password_hash', 'role', 'tier', 'disabled', 'created_at'] as const;
+export const ACCOUNT_COLUMNS = ['id', 'email', 'password_hash', 'role', 'disabled', 'created_at'] as const;
 
-export function toAccountRecord(row: Pick<Selectable<AccountsTable>, (typeof ACCOUNT_COLUMNS)[number]>): AccountRecord {
+/** An account's profile, with the tier of its personal organisation (null: none, as for a deleted account's). */
+export type AccountRow = Pick<Selectable<AccountsTable>, (typeof ACCOUNT_COLUMNS)[number]> & { tier: string | null };
+
+/** Accounts joined with their personal organisation (same id), selecting an AccountRow. */
+function withPersonalOrganisation(db: Kysely<Database>) {
+  return db
+    .selectFrom('accounts')
+    .leftJoin('organisations', 'organisations.id', 'accounts.id')
+    .select(ACCOUNT_COLUMNS.map((column) => `accounts.${column}` as const))
+    .select('organisations.tier');
+}
+
+export function toAccountRecord(row: AccountRow): AccountRecord {
   return {
     id: row.id,
     email: row.email,
     passwordHash: row.password_hash,
     role: parseRole(row.role),
-    tier: row.tier,
+    tier: row.tier ?? 'standard',
     disabled: fromIntegerBoolean(row.disabled),
     createdAt: row.created_at,
   };

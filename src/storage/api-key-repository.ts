@@ -8,11 +8,17 @@ import {
   type KeyPermissions,
   type SpendPeriod,
 } from './key-permission-types.js';
-import { toAccountRecord } from './account-repository.js';
-import type { ApiKeysTable, Database } from './database-schema.js';
+import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
-import type { ApiKeyChange, ApiKeyRecord, ApiKeyRepository, ApiKeyWithAccount, NewApiKey, Storage } from './types.js';
+import type {
+  ApiKeyChange,
+  ApiKeyRecord,
+  ApiKeyRepository,
+  ApiKeyWithOrganisation,
+  NewApiKey,
+  Storage,
+} from './types.js';
 
 /**
  * "Active" here means not revoked. Expiry is not checked: it depends on the caller's clock and is the
@@ -26,24 +32,21 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
       return toApiKeyRecord(row);
     },
 
-    async findByHashWithAccount(keyHash: string): Promise<ApiKeyWithAccount | null> {
+    async findByHashWithOrganisation(keyHash: string): Promise<ApiKeyWithOrganisation | null> {
       // The Kysely join; each database's opener serves the request path with a faster one (sqlite-key-lookup.ts,
       // postgres-key-lookup-batch.ts), SQLite's falling back to this one while a transaction holds the handle.
       const row = await db
         .selectFrom('api_keys')
-        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .innerJoin('organisations', 'organisations.id', 'api_keys.account_id')
         .selectAll('api_keys')
         .select([
-          'accounts.email as account_email',
-          'accounts.password_hash as account_password_hash',
-          'accounts.role as account_role',
-          'accounts.tier as account_tier',
-          'accounts.disabled as account_disabled',
-          'accounts.created_at as account_created_at',
+          'organisations.name as organisation_name',
+          'organisations.tier as organisation_tier',
+          'organisations.disabled as organisation_disabled',
         ])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
-      return row ? toApiKeyWithAccount(row) : null;
+      return row ? toApiKeyWithOrganisation(row) : null;
     },
 
     async findById(accountId: string, id: string): Promise<ApiKeyRecord | null> {
@@ -80,8 +83,8 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         // The conditional update is the check: under concurrent rotations of one key, only one
         // transaction sees it still active (pg re-checks the row after waiting for its lock,
         // SQLite serialises writers), so a key is never replaced twice.
-        // The account row first: the old key's spend counters are written under it (admission, settlement).
-        let lock = transaction.selectFrom('accounts').select('id').where('id', '=', accountId);
+        // The wallet row first: the old key's spend counters are written under it (admission, settlement).
+        let lock = transaction.selectFrom('organisations').select('id').where('id', '=', accountId);
         if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
         await lock.executeTakeFirst();
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
@@ -113,8 +116,8 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
 
     async update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null> {
       return writeTransaction(db, dialect, async (trx) => {
-        // The account row first, as admission and settlement lock it before they write this key's counters.
-        let lock = trx.selectFrom('accounts').select('id').where('id', '=', accountId);
+        // The wallet row first, as admission and settlement lock it before they write this key's counters.
+        let lock = trx.selectFrom('organisations').select('id').where('id', '=', accountId);
         if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
         if ((await lock.executeTakeFirst()) === undefined) return null;
         const values: Updateable<ApiKeysTable> = {};
@@ -261,20 +264,17 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
-/** A key row joined with its account's profile columns, prefixed `account_` (every key lookup selects these). */
-export type KeyWithAccountRow = Selectable<ApiKeysTable> & {
-  account_email: string;
-  account_password_hash: string;
-  account_role: string;
-  account_tier: string;
-  account_disabled: number;
-  account_created_at: number;
+/** A key row joined with its organisation's columns, prefixed `organisation_` (every key lookup selects these). */
+export type KeyWithOrganisationRow = Selectable<ApiKeysTable> & {
+  organisation_name: string;
+  organisation_tier: string;
+  organisation_disabled: number;
 };
 
-/** The accounts columns of the hot paths' key lookups (after KEY_COLUMNS), in the order keyWithAccountRow reads them. */
-export const ACCOUNT_LOOKUP_COLUMNS = ['email', 'password_hash', 'role', 'tier', 'disabled', 'created_at'] as const;
+/** The organisations columns of the hot paths' key lookups (after KEY_COLUMNS), in the order keyWithOrganisationRow reads them. */
+export const ORGANISATION_LOOKUP_COLUMNS = ['name', 'tier', 'disabled'] as const;
 
-/** The api_keys columns of the hot paths' key lookups, in the order keyWithAccountRow reads them. */
+/** The api_keys columns of the hot paths' key lookups, in the order keyWithOrganisationRow reads them. */
 export const KEY_COLUMNS = [
   'id',
   'account_id',
@@ -295,23 +295,23 @@ export const KEY_COLUMNS = [
   'rate_limit_rpm',
   'rate_limit_tpm',
   'created_by',
-] as const satisfies readonly (keyof KeyWithAccountRow)[];
+] as const satisfies readonly (keyof KeyWithOrganisationRow)[];
 
 /**
  * The select list of a key lookup read as arrays (PostgreSQL's hot path; SQLite's reads the same columns as one
- * json_array): KEY_COLUMNS of `k` (api_keys), then the account's six profile columns of `a` (accounts), in the
- * order keyWithAccountRow reads.
+ * json_array): KEY_COLUMNS of `k` (api_keys), then the organisation's columns of `o` (organisations), in the order
+ * keyWithOrganisationRow reads.
  */
-export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ACCOUNT_LOOKUP_COLUMNS.map((column) => `a.${column}`).join(', ')}`;
+export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`).join(', ')}`;
 
 /** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
-export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ACCOUNT_LOOKUP_COLUMNS.length;
+export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length;
 
 /**
  * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every
  * row has the one shape V8 reads fast (an object row of ~25 columns built name by name is a slow dictionary).
  */
-export function keyWithAccountRow(v: readonly unknown[]): KeyWithAccountRow {
+export function keyWithOrganisationRow(v: readonly unknown[]): KeyWithOrganisationRow {
   return {
     id: v[0] as string,
     account_id: v[1] as string,
@@ -332,26 +332,21 @@ export function keyWithAccountRow(v: readonly unknown[]): KeyWithAccountRow {
     rate_limit_rpm: v[16] as number | null,
     rate_limit_tpm: v[17] as number | null,
     created_by: v[18] as string | null,
-    account_email: v[19] as string,
-    account_password_hash: v[20] as string,
-    account_role: v[21] as string,
-    account_tier: v[22] as string,
-    account_disabled: v[23] as number,
-    account_created_at: v[24] as number,
+    organisation_name: v[19] as string,
+    organisation_tier: v[20] as string,
+    organisation_disabled: v[21] as number,
   };
 }
 
-export function toApiKeyWithAccount(row: KeyWithAccountRow): ApiKeyWithAccount {
+export function toApiKeyWithOrganisation(row: KeyWithOrganisationRow): ApiKeyWithOrganisation {
   return {
     key: toApiKeyRecord(row),
-    account: toAccountRecord({
+    organisation: {
+      // A key's account_id names its organisation (0016-organisation-wallets).
       id: row.account_id,
-      email: row.account_email,
-      password_hash: row.account_password_hash,
-      role: row.account_role,
-      tier: row.account_tier,
-      disabled: row.account_disabled,
-      created_at: row.account_created_at,
-    }),
+      name: row.organisation_name,
+      tier: row.organisation_tier,
+      disabled: fromIntegerBoolean(Number(row.organisation_disabled)),
+    },
   };
 }

@@ -19,7 +19,7 @@ const MS_PER_DAY = 86_400_000;
 /**
  * Balances, credits, redemption codes and the ledger, on Kysely for both databases: none of it is the per-request path
  * (that is each database's billing store: sqlite/sqlite-billing-store.ts, postgres/postgres-billing-store.ts). Its
- * writes lock the account row first, as the stores' do (docs/architecture.md#lock-order).
+ * writes lock the wallet row first, as the stores' do (docs/architecture.md#lock-order).
  */
 export function createBillingLedgerRepository(
   db: Kysely<Database>,
@@ -31,7 +31,7 @@ export function createBillingLedgerRepository(
    */
   async function lockAccount(trx: Executor, accountId: string): Promise<LockedAccount | null> {
     let query = trx
-      .selectFrom('accounts')
+      .selectFrom('organisations')
       .select(['free_day', 'free_used_tokens', 'free_reserved_tokens'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId);
@@ -163,7 +163,7 @@ export function createBillingLedgerRepository(
         });
         if (!booked) return { applied: false, balanceNano: account.balance };
         await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({ balance_nano: sql`balance_nano + ${amount(applied)}` })
           .where('id', '=', input.accountId)
           .execute();
@@ -238,7 +238,7 @@ export function createBillingLedgerRepository(
           at,
         });
         await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({ balance_nano: sql`balance_nano + ${amount(value)}` })
           .where('id', '=', accountId)
           .execute();
@@ -294,14 +294,14 @@ export function createBillingLedgerRepository(
 
     async verifyLedger() {
       const rows = await db
-        .selectFrom('accounts')
-        .leftJoin('ledger_entries', 'ledger_entries.account_id', 'accounts.id')
-        .select(['accounts.id as account_id'])
+        .selectFrom('organisations')
+        .leftJoin('ledger_entries', 'ledger_entries.account_id', 'organisations.id')
+        .select(['organisations.id as account_id'])
         .select([
-          money('accounts.balance_nano').as('balance'),
+          money('organisations.balance_nano').as('balance'),
           sql<string>`cast(coalesce(sum(ledger_entries.amount_nano), 0) as text)`.as('ledger_sum'),
         ])
-        .groupBy(['accounts.id', 'accounts.balance_nano'])
+        .groupBy(['organisations.id', 'organisations.balance_nano'])
         .execute();
       return rows
         .map((row) => ({

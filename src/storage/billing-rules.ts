@@ -23,7 +23,7 @@ const MS_PER_DAY = 86_400_000;
  * differs. Every function here is pure: the caller reads the account under its lock and writes the result.
  */
 
-/** The account's money and free-allowance counters, as read under the account's lock. */
+/** The account's money and free-allowance counters, as read under the wallet row's lock. */
 export type LockedAccount = AccountMoneySnapshot;
 
 /**

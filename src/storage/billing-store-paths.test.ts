@@ -87,7 +87,7 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
   const money = () =>
     handle
       .prepare(
-        'select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved from accounts where id = ?',
+        'select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved from organisations where id = ?',
       )
       .get(ids.accountId) as { balance: string; reserved: string };
 
@@ -99,7 +99,9 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     });
     const done = db.connection().execute(async (connection) => {
       await sql`begin immediate`.execute(connection);
-      await sql`update accounts set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(connection);
+      await sql`update organisations set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(
+        connection,
+      );
       const how = await ending;
       await sql.raw(how).execute(connection);
     });

@@ -40,12 +40,12 @@ export interface AccountBalance {
   freeReservedTokens: number;
 }
 
-/** What the planner sees of the account at the moment of admission, under the account's lock. */
+/** What the planner sees of the account at the moment of admission, under the wallet row's lock. */
 export interface AdmissionState {
   /** What the request may hold: the account's available money, or the key's remaining limit when lower. */
   availableNano: bigint;
   freeTokensLeft: number;
-  /** The key's spend limit as read under the account's lock, when it has one. */
+  /** The key's spend limit as read under the wallet row's lock, when it has one. */
   keySpend?: KeySpendState;
 }
 
@@ -81,6 +81,7 @@ export type AdmissionPlan =
 
 export interface ReserveInput {
   requestId: string;
+  /** The wallet's: the organisation of the request's key (a personal organisation has its person's account id). */
   accountId: string;
   apiKeyId: string;
   /** UTC day number of the request, for the free allowance. */
@@ -131,7 +132,7 @@ export type ReserveResult =
   | { admitted: true; reservation: Reservation }
   | { admitted: false; reason: string; state: AdmissionState };
 
-/** What a settlement may take, as storage reads it under the account's lock. */
+/** What a settlement may take, as storage reads it under the wallet row's lock. */
 export interface SettlementRoom {
   /** Free tokens the request may use: those its hold carries plus what is left of its day's allowance. */
   freeTokens: number;
@@ -254,7 +255,7 @@ export interface SliceInput {
   accountId: string;
   /**
    * The key had a spend limit at admission: the slice is planned within the key's remaining limit as well as the
-   * account's money, read under the account's lock, and the key's hold grows by the slice in the same step.
+   * account's money, read under the wallet row's lock, and the key's hold grows by the slice in the same step.
    */
   keySpendLimited?: boolean;
   /** The request's key (the reservation's, when absent). */
@@ -314,7 +315,7 @@ export interface AccountHolds {
  * postgres/postgres-billing-store.ts); the money rules they apply are billing-rules.ts's and billing/'s pure functions.
  */
 export interface BillingStore {
-  /** Admission, atomically: the account row is locked, the plan decides, the hold is taken in one transaction. */
+  /** Admission, atomically: the wallet row is locked, the plan decides, the hold is taken in one transaction. */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
    * Exactly once per request id, in one transaction: the usage row, the charge (never below a zero balance;

@@ -19,26 +19,9 @@ export interface AccountsTable {
   email_normalized: string;
   password_hash: string;
   role: string;
-  /** The tier requests are limited by: the highest of the next three (0008-tier-upgrades), kept in step with them. */
-  tier: string;
-  /** The operator's tier (a floor). */
-  granted_tier: ColumnType<string, string | undefined, string>;
-  /**
-   * A tier bought from the balance, and the end of its period (epoch ms). A tier with no end is one whose renewal the
-   * balance could not pay (lapsed), kept so the dashboard can offer it again.
-   */
-  bought_tier: ColumnType<string | null, string | null | undefined, string | null>;
-  bought_tier_until: ColumnType<number | null, number | null | undefined, number | null>;
-  /** 1: renew from the balance at the end of the period; 0: lapse. */
-  bought_tier_renews: ColumnType<number, number | undefined, number>;
+  /** The person's sign-in switch; their personal organisation has its own (`organisations.disabled`). */
   disabled: number;
   created_at: number;
-  /** Money columns are written as decimal strings and read through `money()`: never a JS number. */
-  balance_nano: MoneyColumn;
-  reserved_nano: MoneyColumn;
-  free_day: ColumnType<number, number | undefined, number>;
-  free_used_tokens: ColumnType<number, number | undefined, number>;
-  free_reserved_tokens: ColumnType<number, number | undefined, number>;
   /** When the address was proven (0013-identity-mail); null until then. */
   email_verified_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** When the person deleted the account; its row stays for the ledger, with a tombstone for an email. */
@@ -50,6 +33,7 @@ export type MoneyColumn = ColumnType<string, string | undefined, string>;
 
 export interface ApiKeysTable {
   id: string;
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   name: string;
   key_hash: string;
@@ -75,6 +59,7 @@ export interface ApiKeysTable {
 
 export interface UsageRecordsTable {
   request_id: string;
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   api_key_id: string;
   model: string;
@@ -108,6 +93,7 @@ export interface UsageRecordsTable {
 
 export interface ReservationsTable {
   request_id: string;
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   api_key_id: string;
   hold_nano: MoneyColumn;
@@ -134,6 +120,7 @@ export interface ReservationsTable {
 
 export interface LedgerEntriesTable {
   id: string;
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   kind: string;
   amount_nano: MoneyColumn;
@@ -151,6 +138,7 @@ export interface RedemptionCodesTable {
   code_hash: string;
   amount_nano: MoneyColumn;
   created_at: number;
+  /** The organisation credited (0016-organisation-wallets). */
   redeemed_by: string | null;
   redeemed_at: number | null;
   /** Null: never expires. */
@@ -169,7 +157,7 @@ export interface SessionsTable {
   organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** Who pays (0015-organisations). */
+/** Who pays (0015-organisations); the wallet, the free allowance and the tier live on its row (0016). */
 export interface OrganisationsTable {
   id: string;
   name: string;
@@ -177,6 +165,26 @@ export interface OrganisationsTable {
   billing_name: ColumnType<string | null, string | null | undefined, string | null>;
   billing_address: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
+  /** The tier requests are limited by: the highest of the next three (0008-tier-upgrades), kept in step with them. */
+  tier: ColumnType<string, string | undefined, string>;
+  /** The operator's tier (a floor). */
+  granted_tier: ColumnType<string, string | undefined, string>;
+  /**
+   * A tier bought from the balance, and the end of its period (epoch ms). A tier with no end is one whose renewal the
+   * balance could not pay (lapsed), kept so the dashboard can offer it again.
+   */
+  bought_tier: ColumnType<string | null, string | null | undefined, string | null>;
+  bought_tier_until: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1: renew from the balance at the end of the period; 0: lapse. */
+  bought_tier_renews: ColumnType<number, number | undefined, number>;
+  /** 1: requests with the organisation's keys are refused (the operator's switch). */
+  disabled: ColumnType<number, number | undefined, number>;
+  /** Money columns are written as decimal strings and read through `money()`: never a JS number. */
+  balance_nano: MoneyColumn;
+  reserved_nano: MoneyColumn;
+  free_day: ColumnType<number, number | undefined, number>;
+  free_used_tokens: ColumnType<number, number | undefined, number>;
+  free_reserved_tokens: ColumnType<number, number | undefined, number>;
 }
 
 /** A person's role in an organisation (0015-organisations). */
@@ -207,6 +215,7 @@ export interface LoginFailuresTable {
 
 /** Daily rollup of usage_records (migration 0004): one row per account, UTC day number, model and key. */
 export interface UsageDailyTable {
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   /** UTC day number: epoch ms / 86,400,000. */
   day: number;
@@ -229,6 +238,7 @@ export interface UsageDailyTable {
 /** Stored Responses (migration 0005). */
 export interface StoredResponsesTable {
   id: string;
+  /** The organisation that pays (0016-organisation-wallets); the name stays from when accounts paid. */
   account_id: string;
   created_at: number;
   response: string;

@@ -8,7 +8,7 @@ import type { Executor } from './transactions.js';
  * A key's spend limit in SQL (docs/architecture.md#key-scopes-and-limits), shared by SQLite's billing store (bound by
  * position) and PostgreSQL's locked transactions (through Kysely); PostgreSQL's one-statement paths write the same rules
  * as CTEs (postgres-billing-statements.ts). Every statement here runs inside a transaction that already holds the key's
- * account row: the lock order of docs/architecture.md#lock-order.
+ * wallet row (its organisation's): the lock order of docs/architecture.md#lock-order.
  */
 
 const MS_PER_DAY = 86_400_000;
@@ -36,7 +36,7 @@ export const SETTLE_KEY_SPEND_SQL = `
 
 /**
  * Admission's write to the key's counters: the hold added, the counter moved to the current period, and the
- * limit re-checked in the statement itself (belt and braces: the account's lock already serialises it).
+ * limit re-checked in the statement itself (belt and braces: the wallet row's lock already serialises it).
  */
 export const TAKE_KEY_HOLD_SQL = `
   update api_keys set
@@ -60,7 +60,7 @@ function namedStatement(text: string, values: Readonly<Record<string, string | n
 
 /**
  * Adds `holdNano` to the key's held counter if it still fits its limit in `period` (TAKE_KEY_HOLD_SQL), inside a
- * transaction that holds the account's lock; false when it does not fit. Admission uses it, and so must any hold
+ * transaction that holds the wallet row's lock; false when it does not fit. Admission uses it, and so must any hold
  * that grows later (a slice of output): read the key with `readKeySpend`, plan the slice within
  * `keySpendState(...).remainingNano` as well as the account's money, then call this with the slice and raise the
  * reservation's key_hold_nano by it in the same transaction, so settlement releases exactly what was held.

@@ -9,7 +9,7 @@ import { createIdentityRepository } from './identity-repository.js';
 import { createOrganisationRepository } from './organisation-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
-import type { ApiKeyWithAccount, Storage } from './types.js';
+import type { ApiKeyWithOrganisation, Storage } from './types.js';
 import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
 
@@ -22,7 +22,7 @@ export interface KyselyStorageParts {
   /** The database's own billing store (the money hot path); closed before the database. */
   billingStore: OwnedBillingStore;
   /** The request path's key lookup, when the database has a faster one than the Kysely join. */
-  findKeyWithAccount?: (keyHash: string) => Promise<ApiKeyWithAccount | null>;
+  findKeyWithOrganisation?: (keyHash: string) => Promise<ApiKeyWithOrganisation | null>;
 }
 
 /** Each storage's billing store, for the tests that look at which of its paths ran (never needed to serve). */
@@ -41,9 +41,9 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     accounts: createAccountRepository(db, parts.dialect, parts.isUniqueViolation),
     organisations: createOrganisationRepository(db, parts.dialect),
     apiKeys:
-      parts.findKeyWithAccount === undefined
+      parts.findKeyWithOrganisation === undefined
         ? apiKeys
-        : { ...apiKeys, findByHashWithAccount: parts.findKeyWithAccount },
+        : { ...apiKeys, findByHashWithOrganisation: parts.findKeyWithOrganisation },
     usage: createUsageRepository(db),
     billing: combineBilling(createBillingLedgerRepository(db, parts.dialect), billingStore),
     sessions: createSessionRepository(db),

@@ -22,6 +22,15 @@ export function createOrganisationRepository(
       .select(['organisation_members.role', 'organisation_members.created_at as joined_at']);
 
   return {
+    async setDisabled(id, disabled) {
+      const result = await db
+        .updateTable('organisations')
+        .set({ disabled: disabled ? 1 : 0 })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
     async findById(id) {
       const row = await db
         .selectFrom('organisations')

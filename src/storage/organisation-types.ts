@@ -44,4 +44,6 @@ export interface OrganisationRepository {
   members(organisationId: string): Promise<OrganisationMember[]>;
   /** Makes the session work in that organisation (the caller has checked the membership). */
   setSessionOrganisation(sessionIdHash: string, organisationId: string): Promise<void>;
+  /** The operator's switch: requests with the organisation's keys are refused while set. False: no such organisation. */
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
 }

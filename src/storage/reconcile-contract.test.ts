@@ -58,9 +58,10 @@ describe.each([
     const db = database.kysely();
     try {
       await storage.migrate();
-      await sql`insert into accounts (id, email, email_normalized, password_hash, role, tier, created_at, balance_nano,
-                free_day)
-                values ('a1', 'a@x', 'a@x', 'x', 'user', 'standard', ${AT}, 0, ${DAY})`.execute(db);
+      await sql`insert into accounts (id, email, email_normalized, password_hash, role, created_at)
+                values ('a1', 'a@x', 'a@x', 'x', 'user', ${AT})`.execute(db);
+      await sql`insert into organisations (id, name, created_at, balance_nano, free_day)
+                values ('a1', 'Personal', ${AT}, 0, ${DAY})`.execute(db);
       await sql`insert into api_keys (id, account_id, name, key_hash, hint, created_at)
                 values ('k1', 'a1', 'n', 'h', 'h', ${AT})`.execute(db);
       await storage.billing.credit({

@@ -29,7 +29,10 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
         .leftJoin('organisation_members', 'organisation_members.account_id', 'sessions.account_id')
         .leftJoin('organisations', 'organisations.id', 'organisation_members.organisation_id')
+        // The personal organisation (the account's own id) carries the tier the account record shows.
+        .leftJoin('organisations as personal', 'personal.id', 'sessions.account_id')
         .select(ACCOUNT_COLUMNS.map((column) => `accounts.${column}` as const))
+        .select('personal.tier as tier')
         .select([
           'sessions.id_hash',
           'sessions.account_id',

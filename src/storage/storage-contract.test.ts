@@ -203,16 +203,20 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
   });
 
   describe('api keys', () => {
-    it('creates a key and finds it by hash with its account in one lookup', async () => {
+    it('creates a key and finds it by hash with its organisation in one lookup', async () => {
       const { account, key } = await accountWithKey();
       expect(key).toMatchObject({ revokedAt: null, lastUsedAt: null });
-      const found = await storage.apiKeys.findByHashWithAccount(key.keyHash);
-      expect(found).toMatchObject({ key, account });
-      // Where the lookup also reads the account's money (PostgreSQL's admission hint), it is the account's.
+      const found = await storage.apiKeys.findByHashWithOrganisation(key.keyHash);
+      // The key of a person's personal organisation, which has the account's id and tier.
+      expect(found).toMatchObject({
+        key,
+        organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+      });
+      // Where the lookup also reads the organisation's money (PostgreSQL's admission hint), it is the organisation's.
       if (found?.money !== undefined)
         expect(found.money).toEqual({ balance: 0n, reserved: 0n, freeDay: 0, freeUsed: 0, freeReserved: 0 });
       expect(await storage.apiKeys.findById(account.id, key.id)).toEqual(key);
-      expect(await storage.apiKeys.findByHashWithAccount('unknown-hash')).toBeNull();
+      expect(await storage.apiKeys.findByHashWithOrganisation('unknown-hash')).toBeNull();
     });
 
     it('round-trips expiry, including times beyond 32 bits, as numbers', async () => {
@@ -249,7 +253,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       expect(await storage.apiKeys.revoke(account.id, key.id, 1_800_000_000_000)).toBe(true);
       expect(await storage.apiKeys.revoke(account.id, key.id, 1_800_000_000_001)).toBe(false);
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
-      expect((await storage.apiKeys.findByHashWithAccount(key.keyHash))?.key.revokedAt).toBe(1_800_000_000_000);
+      expect((await storage.apiKeys.findByHashWithOrganisation(key.keyHash))?.key.revokedAt).toBe(1_800_000_000_000);
     });
 
     it('rotates in one step: old key revoked, replacement active', async () => {
@@ -264,7 +268,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
         spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },
       });
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
-      expect((await storage.apiKeys.findByHashWithAccount(replacement.keyHash))?.key).toEqual(rotated);
+      expect((await storage.apiKeys.findByHashWithOrganisation(replacement.keyHash))?.key).toEqual(rotated);
       expect((await storage.apiKeys.listByAccount(account.id)).map((k) => k.id)).toEqual([replacement.id, key.id]);
     });
 
@@ -273,13 +277,13 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       const other = await accountWithKey();
       const foreign = newKey(other.account.id);
       expect(await storage.apiKeys.rotate(other.account.id, key.id, foreign, 7)).toBeNull();
-      expect(await storage.apiKeys.findByHashWithAccount(foreign.keyHash)).toBeNull();
+      expect(await storage.apiKeys.findByHashWithOrganisation(foreign.keyHash)).toBeNull();
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBeNull();
 
       await storage.apiKeys.revoke(account.id, key.id, 8);
       const late = newKey(account.id);
       expect(await storage.apiKeys.rotate(account.id, key.id, late, 9)).toBeNull();
-      expect(await storage.apiKeys.findByHashWithAccount(late.keyHash)).toBeNull();
+      expect(await storage.apiKeys.findByHashWithOrganisation(late.keyHash)).toBeNull();
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(8);
       expect(await storage.apiKeys.listByAccount(account.id)).toHaveLength(1);
     });

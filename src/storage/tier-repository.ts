@@ -5,7 +5,7 @@ import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
 
-/** What an account's tier is made of (0008-tier-upgrades), read under the account's lock. */
+/** What an account's tier is made of (0008-tier-upgrades), read under the wallet row's lock. */
 export interface TierState {
   accountId: string;
   /** The tier requests are limited by. */
@@ -37,7 +37,7 @@ export type TierChangeResult =
 export interface TierRepository {
   state(accountId: string): Promise<TierState | null>;
   /**
-   * One transaction under the account's lock: read the state, let `decide` choose, write it. A charge never
+   * One transaction under the wallet row's lock: read the state, let `decide` choose, write it. A charge never
    * takes more than is available (balance less holds): `decide` sees the same figures, and the write re-checks.
    */
   change(accountId: string, decide: (state: TierState) => TierDecision): Promise<TierChangeResult | null>;
@@ -50,7 +50,7 @@ export interface TierRepository {
 export function createTierRepository(db: Kysely<Database>, dialect: Storage['dialect']): TierRepository {
   async function read(executor: Executor, accountId: string, lock: boolean): Promise<TierState | null> {
     let query = executor
-      .selectFrom('accounts')
+      .selectFrom('organisations')
       .select(['id', 'tier', 'granted_tier', 'bought_tier', 'bought_tier_until', 'bought_tier_renews'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId);
@@ -114,7 +114,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
           if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return { applied: false, state };
         }
         const updated = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             tier: change.tier,
             ...(change.grantedTier === undefined ? {} : { granted_tier: change.grantedTier }),
@@ -145,7 +145,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
 
     async boughtTier(accountId) {
       const row = await db
-        .selectFrom('accounts')
+        .selectFrom('organisations')
         .select(['tier', 'bought_tier', 'bought_tier_until'])
         .where('id', '=', accountId)
         .executeTakeFirst();
@@ -159,7 +159,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
 
     async periodsEnded(now, limit) {
       const rows = await db
-        .selectFrom('accounts')
+        .selectFrom('organisations')
         .select('id')
         .where('bought_tier_until', 'is not', null)
         .where('bought_tier_until', '<=', now)

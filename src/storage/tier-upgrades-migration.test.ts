@@ -64,11 +64,12 @@ describe.each([
 
       expect(await migrateOnly(db, schema, Object.keys(allMigrations))).toContain('0008-tier-upgrades');
 
+      // On the personal organisation since 0016-organisation-wallets.
       const account = await sql<{
         tier: string;
         granted_tier: string;
         bought_tier: string | null;
-      }>`select tier, granted_tier, bought_tier from accounts`.execute(db);
+      }>`select tier, granted_tier, bought_tier from organisations`.execute(db);
       expect(account.rows).toEqual([{ tier: 'enterprise', granted_tier: 'enterprise', bought_tier: null }]);
       const rows = await sql<{ id: string; note: string }>`select id, note from ledger_entries`.execute(db);
       expect(rows.rows).toEqual([{ id: 'le_1', note: 'before' }]);

@@ -6,7 +6,7 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * A write transaction that serialises with every other writer of the same account:
- * - PostgreSQL: an ordinary transaction; the callers lock the account row with SELECT … FOR UPDATE.
+ * - PostgreSQL: an ordinary transaction; the callers lock the wallet row with SELECT … FOR UPDATE.
  * - SQLite: BEGIN IMMEDIATE on Kysely's single connection takes the database write lock up front, so a
  *   transaction that reads a balance and then writes it can never interleave with another writer, in this
  *   process (Kysely's connection mutex) or another (SQLite's lock, waited for up to busy_timeout).

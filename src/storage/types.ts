@@ -71,18 +71,28 @@ export interface ApiKeyChange {
   rateLimit?: KeyPermissions['rateLimit'];
 }
 
-/** A key with its owning account, as authentication needs it: one lookup, one round trip. */
-export interface ApiKeyWithAccount {
+/** What authentication needs of the organisation a key belongs to: who pays, at which tier, and whether it may. */
+export interface KeyOrganisation {
+  id: string;
+  name: string;
+  /** The tier the key's requests are limited by. */
+  tier: string;
+  /** Set by the operator: every request with the organisation's keys is refused. */
+  disabled: boolean;
+}
+
+/** A key with the organisation that owns it, as authentication needs it: one lookup, one round trip. */
+export interface ApiKeyWithOrganisation {
   key: ApiKeyRecord;
-  account: AccountRecord;
+  organisation: KeyOrganisation;
   /**
-   * The account's money as read with the key, without a lock, where the storage reads it in the same round
+   * The organisation's money as read with the key, without a lock, where the storage reads it in the same round
    * trip: a starting point for admission (ReserveInput.accountHint), never a decision by itself.
    */
   money?: AccountMoneySnapshot;
 }
 
-/** An account's money and free-allowance counters at one moment. */
+/** A wallet's money and free-allowance counters at one moment (the organisation's row). */
 export interface AccountMoneySnapshot {
   balance: bigint;
   reserved: bigint;
@@ -179,7 +189,7 @@ export interface AccountWithBalance extends AccountRecord {
 
 export interface ApiKeyRepository {
   create(key: NewApiKey): Promise<ApiKeyRecord>;
-  findByHashWithAccount(keyHash: string): Promise<ApiKeyWithAccount | null>;
+  findByHashWithOrganisation(keyHash: string): Promise<ApiKeyWithOrganisation | null>;
   findById(accountId: string, id: string): Promise<ApiKeyRecord | null>;
   /** All keys of the account, newest first, revoked ones included. */
   listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
@@ -192,7 +202,7 @@ export interface ApiKeyRepository {
   rotate(accountId: string, oldId: string, replacement: NewApiKey, at: number): Promise<ApiKeyRecord | null>;
   touchLastUsed(id: string, at: number): Promise<void>;
   /**
-   * Changes an active key of the account, in one transaction under the account's lock (the spend counters are
+   * Changes an active key of the account, in one transaction under the wallet row's lock (the spend counters are
    * written by admission and settlement under the same lock). Null when there is no such active key.
    */
   update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null>;

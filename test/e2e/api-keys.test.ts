@@ -152,7 +152,10 @@ describe('API keys', () => {
 
   it('an expired key gets 401 saying it expired', async () => {
     const { accountId } = await harness.createAccountWithKey();
-    const created = await harness.gateway.keys.create(accountId, { name: 'short-lived', expiresAt: Date.now() + 300 });
+    const created = await harness.gateway.keys.create(accountId, accountId, {
+      name: 'short-lived',
+      expiresAt: Date.now() + 300,
+    });
     await new Promise((resolve) => setTimeout(resolve, 400));
     const error = await sdk(created.secret)
       .chat.completions.create({ model: 'beta-5.4', messages: PROMPT })

@@ -199,7 +199,7 @@ describe('usage API', () => {
     const account = await paid.createAccountWithKey();
     key = account.key;
     keyId = account.keyId;
-    const other = await paid.gateway.keys.create(account.accountId, { name: 'second' });
+    const other = await paid.gateway.keys.create(account.accountId, account.accountId, { name: 'second' });
     otherKey = other.secret;
     otherKeyId = other.record.id;
     await credit(paid, account.accountId, '10');

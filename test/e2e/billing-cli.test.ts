@@ -58,7 +58,7 @@ beforeAll(async () => {
   databaseFile = harness.databaseUrl.slice('sqlite:'.length);
   const account = await gateway.accounts.create({ email: 'payer@example.com', password: 'a-long-enough-password' });
   accountId = account.id;
-  key = (await gateway.keys.create(account.id, { name: 'cli-test' })).secret;
+  key = (await gateway.keys.create(account.id, account.id, { name: 'cli-test' })).secret;
 });
 
 afterAll(async () => {
@@ -96,7 +96,8 @@ describe('tollgate credit / codes / ledger', () => {
       [['credit', '--email', 'payer@example.com', '--usd', '1e3'], /decimal amount/],
       [['credit', '--email', 'payer@example.com', '--usd', '0.0000000001'], /decimal amount/],
       [['credit', '--email', 'payer@example.com'], /--usd is required/],
-      [['credit', '--usd', '5'], /--email is required/],
+      [['credit', '--usd', '5'], /--email or --organisation is required/],
+      [['credit', '--email', 'payer@example.com', '--organisation', accountId, '--usd', '5'], /not both/],
       [['credit', '--email', 'nobody@example.com', '--usd', '5'], /No account/],
       [['codes', 'create', '--usd', '5'], /--count is required/],
       [['codes', 'create', '--usd', '5', '--count', '0'], /--count must be a whole number from 1 to 1000/],
@@ -172,7 +173,7 @@ describe('tollgate credit / codes / ledger', () => {
     // Corrupt the balance behind the gateway's back, as a bad manual fix would.
     const database = new Database(databaseFile);
     try {
-      database.prepare('update accounts set balance_nano = balance_nano + 7 where id = ?').run(accountId);
+      database.prepare('update organisations set balance_nano = balance_nano + 7 where id = ?').run(accountId);
       const broken = await cli(['ledger', 'verify']);
       expect(broken).toMatchObject({
         code: 1,
@@ -185,7 +186,7 @@ describe('tollgate credit / codes / ledger', () => {
       expect(text.code).toBe(1);
       expect(text.stdout).toContain(accountId);
     } finally {
-      database.prepare('update accounts set balance_nano = balance_nano - 7 where id = ?').run(accountId);
+      database.prepare('update organisations set balance_nano = balance_nano - 7 where id = ?').run(accountId);
       database.close();
     }
     expect((await cli(['ledger', 'verify'])).code).toBe(0);

@@ -119,7 +119,7 @@ describe('keys page: scopes and limits', () => {
 
   it('filters usage by key', async () => {
     const accountId = (await gateway.gateway.accounts.findByEmail(email)).id;
-    const other = await gateway.gateway.keys.create(accountId, { name: 'other service' });
+    const other = await gateway.gateway.keys.create(accountId, accountId, { name: 'other service' });
     const client = new OpenAI({ apiKey: other.secret, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
     await client.chat.completions.create({
       model: 'delta-v4-flash',

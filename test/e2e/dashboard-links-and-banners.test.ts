@@ -57,7 +57,7 @@ beforeAll(async () => {
   gateway = await startTestGateway({ env: { FREE_TOKENS_PER_DAY: '0' } });
   accountId = (await gateway.gateway.accounts.create({ email, password: PASSWORD })).id;
   await credit(accountId, '5');
-  secret = (await gateway.gateway.keys.create(accountId, { name: 'traffic' })).secret;
+  secret = (await gateway.gateway.keys.create(accountId, accountId, { name: 'traffic' })).secret;
   // Two pages of recent requests (25 a page).
   const client = new OpenAI({ apiKey: secret, baseURL: gateway.openaiBaseUrl, maxRetries: 0 });
   for (let index = 0; index < 30; index++)

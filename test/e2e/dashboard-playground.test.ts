@@ -229,7 +229,7 @@ describe('playground in Chromium', { timeout: 120_000 }, () => {
 
     // Each sample, pasted where a real key is exported, gets the model's answer: curl in a shell, the SDK ones as an
     // ES module run by Node where the three SDKs are installed (the agent test package).
-    const shell = await gateway.gateway.keys.create(accountId, { name: 'shell' });
+    const shell = await gateway.gateway.keys.create(accountId, accountId, { name: 'shell' });
     const secret = shell.secret;
     const answer = JSON.parse(await runInBash(snippets.curl!, { TOLLGATE_API_KEY: secret })) as {
       object: string;

@@ -72,7 +72,7 @@ describe('dashboard states in Chromium', { timeout: 120_000 }, () => {
     expect(await banner.textContent()).toContain('403 insufficient_balance');
     await inspect(page, 'states-overview-refused');
     // The banner tells the truth: the API refuses a request of this account.
-    const probe = await gateway.gateway.keys.create(accountId, { name: 'probe' });
+    const probe = await gateway.gateway.keys.create(accountId, accountId, { name: 'probe' });
     const refused = await new OpenAI({
       apiKey: probe.secret,
       baseURL: gateway.openaiBaseUrl,

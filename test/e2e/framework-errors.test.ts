@@ -139,7 +139,8 @@ beforeAll(async () => {
   ({ key, accountId, keyId } = await harness.createAccountWithKey());
   const email = `framework-errors-${Date.now()}@example.com`;
   dashboardAccountId = (await harness.gateway.accounts.create({ email, password: PASSWORD })).id;
-  dashboardKeyId = (await harness.gateway.keys.create(dashboardAccountId, { name: 'dashboard' })).record.id;
+  dashboardKeyId = (await harness.gateway.keys.create(dashboardAccountId, dashboardAccountId, { name: 'dashboard' }))
+    .record.id;
   dashboard = new DashboardClient(harness.gateway.url);
   expect((await dashboard.login(email, PASSWORD)).status).toBe(200);
   before = await snapshot();

@@ -53,7 +53,7 @@ async function serve(extraEnv: Record<string, string>): Promise<Served> {
     email: 'drain@example.com',
     password: 'correct horse battery staple',
   });
-  const { secret } = await new KeyService(storage.apiKeys).create(account.id, { name: 'drain' });
+  const { secret } = await new KeyService(storage.apiKeys).create(account.id, account.id, { name: 'drain' });
   await storage.billing.credit({
     accountId: account.id,
     kind: 'topup',

@@ -75,7 +75,7 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
       note: null,
       at: Date.now(),
     });
-    const limited = await keys.create(account.id, {
+    const limited = await keys.create(account.id, account.id, {
       name: 'ci',
       permissions: {
         scopes: null,
@@ -126,7 +126,7 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
               (select count(*) from ${schema}.usage_records where api_key_id = $2)::text as records,
               a.balance_nano::text as balance, a.reserved_nano::text as reserved,
               k.spend_used_nano::text as key_used, k.spend_reserved_nano::text as key_reserved
-       from ${schema}.accounts a join ${schema}.api_keys k on k.account_id = a.id where a.id = $1 and k.id = $2`,
+       from ${schema}.organisations a join ${schema}.api_keys k on k.account_id = a.id where a.id = $1 and k.id = $2`,
       [account.id, limited.record.id],
     );
     const row = rows[0]!;
@@ -145,7 +145,7 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
 
     // A change made through one instance applies from the next request on the others.
     const [a, b, c] = instances.map((instance) => instance.url) as [string, string, string];
-    const manager = await keys.create(account.id, { name: 'manager' });
+    const manager = await keys.create(account.id, account.id, { name: 'manager' });
     const ask = (url: string) =>
       fetch(`${url}/v1/chat/completions`, {
         method: 'POST',

@@ -94,7 +94,7 @@ describe("OpenAI's model list", () => {
   });
 
   it('lists only what a key with a model allowlist may use', async () => {
-    const created = await harness.gateway.keys.create(accountId, {
+    const created = await harness.gateway.keys.create(accountId, accountId, {
       name: 'gamma only',
       permissions: { scopes: null, models: ['gamma'], spendLimit: null, rateLimit: null },
     });

@@ -443,7 +443,10 @@ describe('input limits', () => {
       });
     }
     expect(
-      await harness.gateway.storage.usage.listByAccount((await harness.gateway.keys.authenticate(key)).account.id, 10),
+      await harness.gateway.storage.usage.listByAccount(
+        (await harness.gateway.keys.authenticate(key)).organisation.id,
+        10,
+      ),
     ).toEqual([]);
   });
 

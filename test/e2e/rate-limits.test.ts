@@ -46,7 +46,7 @@ describe('rate limits per key (100 requests per minute on the standard tier)', (
       expect(body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
       expect(body.error.message).toMatch(/100 per minute/);
     }
-    const second = await harness.gateway.keys.create(accountId, { name: 'second' });
+    const second = await harness.gateway.keys.create(accountId, accountId, { name: 'second' });
     expect((await chat(harness.gateway.url, second.secret)).status).toBe(200);
   });
 

@@ -85,7 +85,7 @@ describe("a request's own fallback list on every client protocol", () => {
       at: Date.now(),
     });
     if (models === null) return account;
-    const limited = await harness.gateway.keys.create(account.accountId, {
+    const limited = await harness.gateway.keys.create(account.accountId, account.accountId, {
       name: 'limited',
       permissions: { ...FULL_PERMISSIONS, models },
     });

@@ -100,8 +100,8 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     const email = `scale-${randomBytes(6).toString('hex')}@example.com`;
     const account = await accounts.create({ email, password: 'correct horse battery staple' });
     await accounts.setTier(email, tier, DEFAULT_TIERS);
-    const first = await keys.create(account.id, { name: 'first' });
-    const second = await keys.create(account.id, { name: 'second' });
+    const first = await keys.create(account.id, account.id, { name: 'first' });
+    const second = await keys.create(account.id, account.id, { name: 'second' });
     if (usd !== '0')
       await storage.billing.credit({
         accountId: account.id,
@@ -128,7 +128,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
               (select coalesce(sum(u.unbilled_nano), 0) from ${schema}.usage_records u where u.account_id = a.id)::text as unbilled,
               (select count(*) from ${schema}.usage_records u where u.account_id = a.id)::text as records,
               (select coalesce(sum(u.cost_nano), 0) from ${schema}.usage_records u where u.account_id = a.id)::text as charged
-       from ${schema}.accounts a where a.id = $1`,
+       from ${schema}.organisations a where a.id = $1`,
       [accountId],
     );
     const row = rows[0]!;
@@ -151,7 +151,7 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
     for (const instance of instances) expect((await fetch(`${instance.url}/healthz`)).status).toBe(200);
   });
 
-  it('a key revoked through instance A fails on B and C on their very next request; so does a disabled account', async () => {
+  it('a key revoked through instance A fails on B and C on their very next request; so does a disabled organisation', async () => {
     const [a, b, c] = instances.map((instance) => instance.url) as [string, string, string];
     const { key, keyId, otherKey, accountId } = await fundedAccount('5');
     // Each instance has served the key once, so a cache (if there were one) would hold it.
@@ -167,8 +167,8 @@ describe('scale-out: three gateway processes on one PostgreSQL and one Redis', (
       expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/revoked/);
     }
     for (const url of [a, b, c]) expect((await chat(url, otherKey)).status).toBe(200);
-    // Disabling the account (as an operator would, straight in the shared database) takes effect everywhere at once.
-    await admin.query(`update ${schema}.accounts set disabled = 1 where id = $1`, [accountId]);
+    // Disabling the key's organisation (as an operator would, straight in the shared database) takes effect everywhere at once.
+    await admin.query(`update ${schema}.organisations set disabled = 1 where id = $1`, [accountId]);
     for (const url of [a, b, c]) {
       const response = await chat(url, otherKey);
       expect(response.status).toBe(401);

@@ -57,7 +57,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     const registered = await dashboard.register(email, PASSWORD);
     expect(registered.status).toBe(201);
     const accountId: string = registered.json.account.id;
-    const { secret: key } = await first.gateway.keys.create(accountId, { name: 'tiered' });
+    const { secret: key } = await first.gateway.keys.create(accountId, accountId, { name: 'tiered' });
     expect(await requestLimit(first.gateway.url, key)).toBe('30');
 
     const before = await dashboard.get('/api/tiers');
@@ -198,7 +198,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('tier upgrades
     const dashboard = new DashboardClient(first.gateway.url);
     const email = uniqueEmail('paid');
     const accountId: string = (await dashboard.register(email, PASSWORD)).json.account.id;
-    const { secret: key } = await first.gateway.keys.create(accountId, { name: 'paid' });
+    const { secret: key } = await first.gateway.keys.create(accountId, accountId, { name: 'paid' });
     await redeem(dashboard, '6');
     expect((await dashboard.get('/api/tiers')).json.current.name).toBe('standard');
     await redeem(dashboard, '4');

@@ -181,7 +181,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     async createAccountWithKey(email = `user${++accountCounter}-${Date.now()}@example.com`, tier?: string) {
       const account = await accounts.create({ email, password: 'correct horse battery staple' });
       if (tier !== undefined) await accounts.setTier(email, tier, config.tiers);
-      const created = await keys.create(account.id, { name: 'test' });
+      const created = await keys.create(account.id, account.id, { name: 'test' });
       return { accountId: account.id, key: created.secret, keyId: created.record.id };
     },
     async close() {

@@ -123,6 +123,12 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       );
     }
     const amount = StripeTopups.parseAmount(amountUsd);
-    return { url: await deps.stripe.createCheckout(account, amount, publicBaseUrl(request, deps.publicBaseUrl)) };
+    return {
+      url: await deps.stripe.createCheckout(
+        { organisationId: account.id, email: account.email },
+        amount,
+        publicBaseUrl(request, deps.publicBaseUrl),
+      ),
+    };
   });
 }

@@ -87,7 +87,9 @@ export function createDashboardDependencies(input: {
     tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),
     freeTokensPerDay: config.freeTokensPerDay,
     stripe:
-      config.stripe === undefined ? undefined : new StripeTopups(config.stripe, storage.billing, storage.accounts, now),
+      config.stripe === undefined
+        ? undefined
+        : new StripeTopups(config.stripe, storage.billing, storage.organisations, now),
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
     ...(input.pricesOf === undefined ? {} : { pricesOf: input.pricesOf }),

@@ -6,7 +6,7 @@ import type { OpenAIChatCall } from '../../protocols/openai-chat/openai-chat-rou
 import type { RateLimitEnforcer } from '../rate-limit-hook.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 
 /** The route named in a playground request's usage record. */
 export const PLAYGROUND_ROUTE = 'playground';
@@ -81,7 +81,7 @@ export function chatCompletionsBody(body: PlaygroundBody): Record<string, unknow
 
 /**
  * `POST /api/playground/chat`: one playground reply, streamed as OpenAI chat-completion chunks. It is a request of the
- * signed-in account through the same pipeline as `/v1/chat/completions`: the account's playground key (its limits),
+ * session's organisation through the same pipeline as `/v1/chat/completions`: the organisation's playground key (its limits),
  * the tier's rate limit, admission, holds and settlement, recorded with route `playground`. A refusal before the
  * reply starts is the dashboard's error shape with the API's code and words; one after is an in-stream error chunk.
  */
@@ -90,13 +90,12 @@ export function registerPlaygroundRoutes(
   deps: DashboardDependencies,
   services: PlaygroundServices,
 ): void {
-  api.post('/playground/chat', async (request, reply) => {
-    const account = currentAccount(request);
+  api.post('/playground/chat', { config: { permission: 'models:call' } }, async (request, reply) => {
+    const { organisation } = currentOrganisation(request);
     const body = parseInput(playgroundBody, request.body);
-    const key = await deps.keys.playgroundKey(account.id);
-    // The key's own scopes, as the API key guard checks them on /v1 (the owner may have narrowed them).
-    if (!hasScope(key.permissions, 'models:use')) throw missingScope(['models:use'], false);
-    const auth: AuthenticatedKey = { key, account };
+    const auth: AuthenticatedKey = await deps.keys.authenticatePlayground(organisation.id);
+    // The key's own scopes, as the API key guard checks them on /v1 (an admin may have narrowed them).
+    if (!hasScope(auth.key.permissions, 'models:use')) throw missingScope(['models:use'], false);
     await services.enforceRateLimit(auth, reply, false);
     return services.serve({
       body: chatCompletionsBody(body),

@@ -35,7 +35,7 @@ export function registerOpenAIResponsesRoutes(
 ): void {
   app.post('/v1/responses', { config: { protocol: 'openai-responses', rateLimited: true } }, async (request, reply) => {
     const parsed = parseResponsesRequest(request.body);
-    const accountId = request.auth!.account.id;
+    const accountId = request.auth!.organisation.id;
     const history = await resolveStoredContext(stored, accountId, parsed);
     const decoded = decodeResponsesRequest(parsed, history);
     const store = decoded.options.store ? stored : undefined;
@@ -88,7 +88,7 @@ export function registerOpenAIResponsesRoutes(
         ? { ...body, input: [] }
         : body;
     const parsed = parseResponsesRequest(withInput);
-    const history = await resolveStoredContext(stored, request.auth!.account.id, parsed);
+    const history = await resolveStoredContext(stored, request.auth!.organisation.id, parsed);
     const { request: canonical } = decodeResponsesRequest(parsed, history);
     return {
       object: 'response.input_tokens',
@@ -106,14 +106,14 @@ export function registerOpenAIResponsesRoutes(
         { param: 'stream' },
       );
     }
-    const loaded = stored === undefined ? null : await stored.load(request.auth!.account.id, id);
+    const loaded = stored === undefined ? null : await stored.load(request.auth!.organisation.id, id);
     if (loaded === null) throw responseNotFound(id);
     return presentStoredResponse(loaded.response, includeOf(query));
   });
 
   app.delete('/v1/responses/:id', { config: { protocol: 'openai' } }, async (request) => {
     const { id } = request.params as { id: string };
-    const deleted = stored === undefined ? false : await stored.delete(request.auth!.account.id, id);
+    const deleted = stored === undefined ? false : await stored.delete(request.auth!.organisation.id, id);
     if (!deleted) throw responseNotFound(id);
     return { id, object: 'response', deleted: true };
   });
@@ -122,7 +122,7 @@ export function registerOpenAIResponsesRoutes(
     const { id } = request.params as { id: string };
     const query = inputItemsQuery.safeParse(request.query, { reportInput: true });
     if (!query.success) throw validationError(query.error);
-    const loaded = stored === undefined ? null : await stored.load(request.auth!.account.id, id);
+    const loaded = stored === undefined ? null : await stored.load(request.auth!.organisation.id, id);
     if (loaded === null) throw responseNotFound(id);
     const { after, limit, order } = query.data;
     return pageInputItems(loaded.inputItems, {

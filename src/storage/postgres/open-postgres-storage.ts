@@ -69,7 +69,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     isUniqueViolation: isPostgresUniqueViolation,
     migrate: () => runMigrationsHere(db, schema),
     billingStore: new PostgresBillingStore(pool, connections, db),
-    findKeyWithAccount: createPostgresKeyLookup(connections),
+    findKeyWithOrganisation: createPostgresKeyLookup(connections),
   });
   const closePool = storage.close;
   // The kept connections first: ending the pool waits for every connection checked out of it.

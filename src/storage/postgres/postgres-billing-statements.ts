@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL billing store's one-statement writes (postgres-billing-store.ts): each locks its account row first,
+ * The PostgreSQL billing store's one-statement writes (postgres-billing-store.ts): each locks its wallet row first,
  * checks against the row as it is, and writes all or nothing. The money rules are billing-rules.ts's, written in SQL;
  * where a statement cannot decide by them it writes nothing and the store's locked path decides.
  */
@@ -7,14 +7,14 @@
 export const READ_ACCOUNT_MONEY = `
   select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
     free_reserved_tokens
-  from accounts where id = $1`;
+  from organisations where id = $1`;
 
 export const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
 
 /** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
 export const TAKE_HOLD = `
   with held as (
-    update accounts set
+    update organisations set
       reserved_nano = reserved_nano + $2::bigint,
       free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
       free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
@@ -30,9 +30,9 @@ export const TAKE_HOLD = `
 
 /**
  * TAKE_HOLD for a key with a spend limit, still one statement (a key limit is money like the balance):
- * - `acct` locks the account row, returning it only if the hold and the free tokens still fit (a locked row is
+ * - `acct` locks the wallet row, returning it only if the hold and the free tokens still fit (a locked row is
  *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
- *   FOR … UPDATE). The account row is locked first, as in every other write of the account's rows.
+ *   FOR … UPDATE). The wallet row is locked first, as in every other write of the wallet rows.
  * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
  *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
  * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
@@ -44,7 +44,7 @@ export const TAKE_HOLD = `
  */
 export const TAKE_HOLD_WITH_KEY = `
   with acct as (
-    select id from accounts
+    select id from organisations
     where id = $1
       and balance_nano - reserved_nano >= $2::bigint
       and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
@@ -61,7 +61,7 @@ export const TAKE_HOLD_WITH_KEY = `
     returning id
   ),
   held as (
-    update accounts set
+    update organisations set
       reserved_nano = reserved_nano + $2::bigint,
       free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
       free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
@@ -83,13 +83,13 @@ export const TAKE_HOLD_WITH_KEY = `
  * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
  * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
  * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
- * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the account's row.
- * Every CTE reaches `acct` before it writes, so the account row is locked first, as in every other write
+ * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the wallet row.
+ * Every CTE reaches `acct` before it writes, so the wallet row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
 export const SETTLE = `
   with acct as (
-    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from accounts where id = $1 for no key update
+    select balance_nano, free_day, free_used_tokens, free_reserved_tokens from organisations where id = $1 for no key update
   ),
   keylimit as (
     select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
@@ -135,7 +135,7 @@ export const SETTLE = `
     returning request_id
   ),
   updated as (
-    update accounts a set
+    update organisations a set
       balance_nano = a.balance_nano - f.charged,
       reserved_nano = a.reserved_nano - f.hold,
       free_reserved_tokens = a.free_reserved_tokens - f.held_free,

@@ -38,7 +38,7 @@ type DecidedCall = 'reserve' | 'settle' | 'grantSlice';
  * PostgreSQL's billing store, the one implementation of the money hot path on PostgreSQL, in few round trips (at most 3
  * per request with the key lookup). Each of reserve, grantSlice and settle is first tried as ONE conditional statement
  * (postgres-billing-statements.ts); where that statement cannot decide by the rules it writes nothing, and the same call
- * goes on to the store's locked path (postgres-locked-billing.ts: a transaction that locks the account row, 5 to 8
+ * goes on to the store's locked path (postgres-locked-billing.ts: a transaction that locks the wallet row, 5 to 8
  * round trips), which decides on the locked row. `paths` counts which one decided. In detail:
  * - the key lookup (postgres-key-lookup-batch.ts) also reads the account's money (the same round trip), which the caller passes back as the
  *   admission's hint;
@@ -46,7 +46,7 @@ type DecidedCall = 'reserve' | 'settle' | 'grantSlice';
  *   re-checks, against the row as it is then, that the hold and the free tokens still fit (the same condition the
  *   locked path enforces). A plan made on a slightly older state is only ever more cautious than one made under
  *   the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
- * - settle is one statement: the account row locked first, the hold claimed, the usage row, the charge (capped at
+ * - settle is one statement: the wallet row locked first, the hold claimed, the usage row, the charge (capped at
  *   the balance), the ledger entry and the daily rollup, all or nothing, exactly once per request id. The price
  *   depends on the free tokens the claimed hold carries (of whichever day it was taken; only a hold of the
  *   account's current day moves its free counters), which JS computes: the caller passes the free tokens the
@@ -128,7 +128,7 @@ export class PostgresBillingStore implements OwnedBillingStore {
   }
 
   /**
-   * A whole slice in one statement (docs/architecture.md#holds-that-grow): the account row locked first, the hold grown
+   * A whole slice in one statement (docs/architecture.md#holds-that-grow): the wallet row locked first, the hold grown
    * only if the account can pay for the whole slice (free tokens first), the account's reserved money and free tokens
    * raised by what the hold grew, and its checkpoint written. Undefined when it wrote nothing (the account cannot pay
    * for the whole slice, or the hold is gone): the locked transaction then grants what is left, or refuses with the

@@ -22,7 +22,7 @@ const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint
 
 /**
  * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$16 checkpoint.
- * `acct` locks the account row first (as every write of the account does, so no deadlock with settlement or the
+ * `acct` locks the wallet row first (as every write of the account does, so no deadlock with settlement or the
  * sweeper), and is referenced by both writes, so it is materialised: run once, before either. The hold grows only
  * when the locked row can pay for the whole slice (`grown`'s condition; a key with a spend limit takes
  * GRANT_SLICE_WITH_KEY, where the key's remaining limit is a second condition); the account's reserved money then grows by the same amount (`taken`). A hold deleted meanwhile
@@ -31,7 +31,7 @@ const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint
 export const GRANT_SLICE = `
   with acct as materialized (
     select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
-    from accounts where id = $1 for no key update
+    from organisations where id = $1 for no key update
   ),
   plan as materialized (
     select r.request_id,
@@ -49,7 +49,7 @@ export const GRANT_SLICE = `
     returning p.free
   ),
   taken as (
-    update accounts a set
+    update organisations a set
       reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
       free_reserved_tokens = a.free_reserved_tokens + g.free
     from grown g where a.id = $1
@@ -60,7 +60,7 @@ export const GRANT_SLICE = `
 /**
  * GRANT_SLICE for a request whose key has a spend limit (docs/architecture.md#key-scopes-and-limits), in
  * TAKE_HOLD_WITH_KEY's shape: $1…$16 as there, $17 UTC day number, $18 UTC month number (the key's current period, by
- * its `spend_period`). The account row is locked first (`acct`); `keyheld` raises the key's held counter by the slice's
+ * its `spend_period`). The wallet row is locked first (`acct`); `keyheld` raises the key's held counter by the slice's
  * money only if the locked account can pay for it and the key's remaining limit (limit − spent this period − held)
  * covers it; the hold (its key_hold_nano too) and the account's reserved money grow only if the key's row did, so all
  * three move or none does. Nothing written (no row): the locked transaction grants what is left within both, or refuses
@@ -69,7 +69,7 @@ export const GRANT_SLICE = `
 export const GRANT_SLICE_WITH_KEY = `
   with acct as materialized (
     select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
-    from accounts where id = $1 for no key update
+    from organisations where id = $1 for no key update
   ),
   plan as materialized (
     select r.request_id, r.api_key_id,
@@ -101,7 +101,7 @@ export const GRANT_SLICE_WITH_KEY = `
     returning k.free
   ),
   taken as (
-    update accounts a set
+    update organisations a set
       reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
       free_reserved_tokens = a.free_reserved_tokens + g.free
     from grown g where a.id = $1

@@ -2,17 +2,17 @@ import {
   KEY_COLUMNS,
   KEY_LOOKUP_COLUMNS,
   KEY_LOOKUP_WIDTH,
-  keyWithAccountRow,
-  toApiKeyWithAccount,
+  keyWithOrganisationRow,
+  toApiKeyWithOrganisation,
 } from '../api-key-repository.js';
 import { toLockedAccount, type AccountMoneyRow } from '../billing-rules.js';
-import type { ApiKeyWithAccount } from '../types.js';
+import type { ApiKeyWithOrganisation } from '../types.js';
 import type { KeptConnections } from './kept-connections.js';
 import { runStatement } from './pipelined-statements.js';
 
 /**
  * Key lookups of one event-loop turn as one query: under load many requests arrive in the same turn,
- * and each needs its key and its account's money, a plain read without locks. One `key_hash = any($1)` read per
+ * and each needs its key and its organisation's money, a plain read without locks. One `key_hash = any($1)` read per
  * turn answers them all, in one round trip. Nothing is cached: every request still reads its key as the database
  * has it then, so a revoked or changed key is refused from its next request, as before.
  *
@@ -91,34 +91,37 @@ export class PostgresKeyLookupBatcher {
 }
 
 /**
- * The request path's key lookup on PostgreSQL: the key and its account, with the account's money read in the same round
+ * The request path's key lookup on PostgreSQL: the key and its organisation, with the organisation's money read in the same round
  * trip (the admission's hint, ReserveInput.accountHint), batched per event-loop turn.
  */
 export function createPostgresKeyLookup(
   connections: KeptConnections,
-): (keyHash: string) => Promise<ApiKeyWithAccount | null> {
+): (keyHash: string) => Promise<ApiKeyWithOrganisation | null> {
   const keys = new PostgresKeyLookupBatcher(connections, FIND_KEYS, FIND_KEYS_HASH_COLUMN);
   return async (keyHash) => {
     const columns = await keys.find(keyHash);
     if (columns === undefined) return null;
-    return { ...toApiKeyWithAccount(keyWithAccountRow(columns)), money: toLockedAccount(accountMoneyOf(columns)) };
+    return {
+      ...toApiKeyWithOrganisation(keyWithOrganisationRow(columns)),
+      money: toLockedAccount(accountMoneyOf(columns)),
+    };
   };
 }
 
 /**
  * The key rows for the key hashes of one event-loop turn ($1 text[]): one round trip however many requests arrive
- * together. Read as arrays (postgres-key-lookup-batch.ts): KEY_LOOKUP_COLUMNS, then the account's money.
+ * together. Read as arrays (postgres-key-lookup-batch.ts): KEY_LOOKUP_COLUMNS, then the organisation's money.
  */
 const FIND_KEYS = `
   select ${KEY_LOOKUP_COLUMNS},
-    cast(a.balance_nano as text), cast(a.reserved_nano as text), a.free_day, a.free_used_tokens, a.free_reserved_tokens
-  from api_keys k join accounts a on a.id = k.account_id
+    cast(o.balance_nano as text), cast(o.reserved_nano as text), o.free_day, o.free_used_tokens, o.free_reserved_tokens
+  from api_keys k join organisations o on o.id = k.account_id
   where k.key_hash = any($1::text[])`;
 
 /** Where FIND_KEYS selects `key_hash`. */
 const FIND_KEYS_HASH_COLUMN = KEY_COLUMNS.indexOf('key_hash');
 
-/** The account's money columns of a FIND_KEYS row, which follow KEY_LOOKUP_COLUMNS. */
+/** The organisation's money columns of a FIND_KEYS row, which follow KEY_LOOKUP_COLUMNS. */
 function accountMoneyOf(v: KeyLookupRow): AccountMoneyRow {
   const at = KEY_LOOKUP_WIDTH;
   return {

@@ -36,7 +36,7 @@ type Trx = Transaction<Database>;
 class AlreadySettled extends Error {}
 
 /**
- * PostgreSQL's locked path: each call one transaction that locks the account row first (FOR NO KEY UPDATE), reads what
+ * PostgreSQL's locked path: each call one transaction that locks the wallet row first (FOR NO KEY UPDATE), reads what
  * it needs, lets the pure rules decide (billing-rules.ts) and writes. The billing store (postgres-billing-store.ts)
  * takes it where its one-statement path declines to decide (a refusal, a plan the row no longer fits, a settlement
  * the balance or the key's limit caps), for the sweeper, and for a hold's expiry. Slower (one round trip a statement),
@@ -55,7 +55,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
    */
   async function lockAccount(trx: Trx, accountId: string): Promise<LockedAccount | null> {
     const row = await trx
-      .selectFrom('accounts')
+      .selectFrom('organisations')
       .select(['free_day', 'free_used_tokens', 'free_reserved_tokens'])
       .select([money('balance_nano').as('balance'), money('reserved_nano').as('reserved')])
       .where('id', '=', accountId)
@@ -79,7 +79,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
     price: SettlementPricer,
     freeAllowanceTokens: number,
   ): Promise<SettleResult | undefined> {
-    // The key's row after the account's (lock order): its counters are only written under the account's lock.
+    // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
     const key = await readKeySpend(trx, usage.apiKeyId);
     const amounts = settlementAmounts(
       account,
@@ -96,7 +96,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       .executeTakeFirst();
     if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return undefined;
     await trx
-      .updateTable('accounts')
+      .updateTable('organisations')
       .set({
         balance_nano: sql`balance_nano - ${amount(charged)}`,
         reserved_nano: sql`reserved_nano - ${amount(hold)}`,
@@ -154,7 +154,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
         .execute();
     }
     await trx
-      .updateTable('accounts')
+      .updateTable('organisations')
       .set({
         reserved_nano: sql`reserved_nano - ${amount(claimed.holdNano)}`,
         free_reserved_tokens: sql`free_reserved_tokens - ${heldFree}`,
@@ -263,7 +263,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       return db.transaction().execute(async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        // The key's row after the account's (lock order): its counters are only written under the account's lock.
+        // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
         const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
         const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
@@ -272,7 +272,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
           throw new Error("The key changed under its account's lock.");
         }
         const updated = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
             free_day: input.day,
@@ -361,7 +361,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
         }
         const keyHoldNano = plan.key?.holdNano ?? 0n;
         const taken = await trx
-          .updateTable('accounts')
+          .updateTable('organisations')
           .set({
             reserved_nano: sql`reserved_nano + ${amount(plan.holdNano)}`,
             free_reserved_tokens: sql`free_reserved_tokens + ${plan.freeTokens}`,

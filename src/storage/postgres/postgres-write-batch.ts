@@ -6,13 +6,13 @@ import { runStatement, runStatements, type PipelinedStatement } from './pipeline
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together, so a
  * hot account is not a queue of row locks and a request costs less than one round trip.
  *
- * Every hot-path write is one statement that locks its account row first, checks, and writes, exactly once. Run
+ * Every hot-path write is one statement that locks its wallet row first, checks, and writes, exactly once. Run
  * one at a time, each pays a round trip and a commit while holding that lock, and requests of one account wait on
  * each other's commits (~590 requests/s on one account, against ~1,000 spread over 50). Here the writes that arrive
  * while a batch is being prepared or is in flight go as ONE pipeline of bound statements (pipelined-statements.ts),
  * one round trip and one commit:
  *
- *   SELECT id FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
+ *   SELECT id FROM organisations WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE;
  *   the unbatched path's statements with their own parameters, in arrival order; Sync (the commit)
  *
  * - The statements are the very ones of the unbatched path (prepared once per connection, under the names pg's
@@ -20,8 +20,8 @@ import { runStatement, runStatements, type PipelinedStatement } from './pipeline
  *   COMMITTED takes a new snapshot per statement), so a hold re-checks the balance left by the holds and charges
  *   before it in the batch, exactly as if they had run one after the other. A write the statement refuses (its
  *   condition no longer holds) comes back as it does alone, and the caller takes the locked path as before.
- * - Lock order: all the batch's account rows are locked first, in id order, before any statement runs. Every other
- *   writer locks one account row before that account's other rows, and other batches lock in the same order, so a
+ * - Lock order: all the batch's wallet rows are locked first, in id order, before any statement runs. Every other
+ *   writer locks one wallet row before that account's other rows, and other batches lock in the same order, so a
  *   batch cannot deadlock with anything.
  * - Failure: a statement that fails aborts the whole transaction (the server answers with an error, so nothing was
  *   committed); each write is then run again alone, as the unbatched path would have, and gets its own outcome.
@@ -32,7 +32,7 @@ import { runStatement, runStatements, type PipelinedStatement } from './pipeline
  *   refuses, never joins a batch: it would roll back the writes batched with it.
  */
 export interface BatchedWrite {
-  /** The account row the statement locks first. */
+  /** The wallet row the statement locks first. */
   accountId: string;
   /** Prepared as `tollgate_${name}` on each connection that runs it, batched or alone. */
   name: string;
@@ -137,5 +137,5 @@ export class PostgresWriteBatcher {
   }
 }
 
-/** The batch's account rows locked first, in one order every batch follows, so batches cannot deadlock. */
-const LOCK_ACCOUNTS = 'select id from accounts where id = any($1::text[]) order by id for no key update';
+/** The batch's wallet rows locked first, in one order every batch follows, so batches cannot deadlock. */
+const LOCK_ACCOUNTS = 'select id from organisations where id = any($1::text[]) order by id for no key update';

@@ -92,7 +92,10 @@ export async function openSqliteStorage(
       return applied;
     },
     billingStore,
-    findKeyWithAccount: createSqliteKeyLookup(database, createApiKeyRepository(db, 'sqlite').findByHashWithAccount),
+    findKeyWithOrganisation: createSqliteKeyLookup(
+      database,
+      createApiKeyRepository(db, 'sqlite').findByHashWithOrganisation,
+    ),
   });
   const closeStorage = storage.close;
   let closing: Promise<void> | undefined;

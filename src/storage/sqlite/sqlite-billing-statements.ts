@@ -37,7 +37,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
     .prepare(`
     select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved, free_day, free_used_tokens,
       free_reserved_tokens
-    from accounts where id = ?`)
+    from organisations where id = ?`)
     .raw(true);
   // The statements of every request (admission and settlement) take positional parameters (`?`, each call
   // passing its values in the order of the comment beside the statement): better-sqlite3 binds a named
@@ -46,7 +46,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
   // The balance condition repeats the admission rule in SQL: belt and braces against an overdraft.
   // (hold, day, sameDay, sameDay, freeTokens, freeTokens, accountId, hold)
   const takeHold = database.prepare(`
-    update accounts set reserved_nano = reserved_nano + ?, free_day = ?,
+    update organisations set reserved_nano = reserved_nano + ?, free_day = ?,
       free_used_tokens = case when ? then free_used_tokens else 0 end,
       free_reserved_tokens = case when ? then free_reserved_tokens + ? else ? end
     where id = ? and balance_nano - reserved_nano >= ?`);
@@ -77,7 +77,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
     on conflict (request_id) do nothing`);
   // (charged, hold, heldFree, freeUsed, accountId)
   const applySettlement = database.prepare(`
-    update accounts set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?,
+    update organisations set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?,
       free_reserved_tokens = free_reserved_tokens - ?, free_used_tokens = free_used_tokens + ?
     where id = ?`);
   // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at, unbilledTokens, unbilled)
@@ -107,7 +107,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
   // As at admission, the balance condition repeats the rule in SQL; a key's remaining limit is the condition of
   // takeKeyHold (TAKE_KEY_HOLD_SQL), run in the same transaction.
   const takeSlice = database.prepare(`
-    update accounts set reserved_nano = reserved_nano + @hold, free_reserved_tokens = free_reserved_tokens + @freeTokens
+    update organisations set reserved_nano = reserved_nano + @hold, free_reserved_tokens = free_reserved_tokens + @freeTokens
     where id = @accountId and balance_nano - reserved_nano >= @hold`);
   // The checkpoint columns: a null parameter keeps the column as it is (no checkpoint in this write).
   const checkpoint = `model = coalesce(@model, model), family = coalesce(@family, family), stream = coalesce(@stream, stream),
@@ -137,7 +137,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
         cast(hold_nano as text) as hold, cast(key_hold_nano as text) as key_hold`);
   // (hold, heldFree, accountId)
   const releaseAccountHold = database.prepare(
-    'update accounts set reserved_nano = reserved_nano - ?, free_reserved_tokens = free_reserved_tokens - ? where id = ?',
+    'update organisations set reserved_nano = reserved_nano - ?, free_reserved_tokens = free_reserved_tokens - ? where id = ?',
   );
   // (keyHold, keyId)
   const releaseKeyHold = database.prepare(

@@ -172,12 +172,12 @@ describe('SQLite key lookup (hot path)', () => {
         rateLimit: { requestsPerMinute: 7, tokensPerMinute: null },
       },
     });
-    const found = await storage.apiKeys.findByHashWithAccount(keyHash);
+    const found = await storage.apiKeys.findByHashWithOrganisation(keyHash);
     expect(found?.key).toEqual(await storage.apiKeys.findById(account.id, key.id));
     expect(found?.key.permissions.spendLimit?.limitNano).toBe(9_007_199_254_740_991n);
-    expect(found?.account).toEqual(await storage.accounts.findById(account.id));
-    expect(await storage.apiKeys.findByHashWithAccount('no such hash')).toBeNull();
+    expect(found?.organisation).toEqual({ id: account.id, name: 'Personal', tier: account.tier, disabled: false });
+    expect(await storage.apiKeys.findByHashWithOrganisation('no such hash')).toBeNull();
     await storage.apiKeys.revoke(account.id, key.id, NOW + 5);
-    expect((await storage.apiKeys.findByHashWithAccount(keyHash))?.key.revokedAt).toBe(NOW + 5);
+    expect((await storage.apiKeys.findByHashWithOrganisation(keyHash))?.key.revokedAt).toBe(NOW + 5);
   });
 });

@@ -4,7 +4,7 @@ import { WriteGate } from './write-gate.js';
 /**
  * Group commit for the SQLite billing store (sqlite-billing-store.ts): writes queued in one event-loop turn are
  * committed together after the turn's I/O callbacks (setImmediate). Profiled: each COMMIT (its WAL page writes) cost
- * more CPU than the statements it committed, and concurrent requests touch the same pages (the account row, the tails
+ * more CPU than the statements it committed, and concurrent requests touch the same pages (the wallet row, the tails
  * of the usage, ledger and rollup tables), so one commit for a turn's requests writes those pages once. Each caller is
  * answered only after the commit, so a settled request is as durable as before; the wait is one turn.
  *

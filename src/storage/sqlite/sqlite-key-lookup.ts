@@ -1,6 +1,11 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
-import { ACCOUNT_LOOKUP_COLUMNS, KEY_COLUMNS, keyWithAccountRow, toApiKeyWithAccount } from '../api-key-repository.js';
-import type { ApiKeyWithAccount } from '../types.js';
+import {
+  ORGANISATION_LOOKUP_COLUMNS,
+  KEY_COLUMNS,
+  keyWithOrganisationRow,
+  toApiKeyWithOrganisation,
+} from '../api-key-repository.js';
+import type { ApiKeyWithOrganisation } from '../types.js';
 
 /**
  * The request path's key lookup on SQLite: one prepared statement run synchronously. While Kysely holds the handle in
@@ -10,28 +15,28 @@ import type { ApiKeyWithAccount } from '../types.js';
  */
 export function createSqliteKeyLookup(
   database: BetterSqliteDatabase,
-  viaKysely: (keyHash: string) => Promise<ApiKeyWithAccount | null>,
-): (keyHash: string) => Promise<ApiKeyWithAccount | null> {
+  viaKysely: (keyHash: string) => Promise<ApiKeyWithOrganisation | null>,
+): (keyHash: string) => Promise<ApiKeyWithOrganisation | null> {
   let findKey: Statement | undefined;
   return async (keyHash) => {
     if (database.inTransaction) return viaKysely(keyHash);
-    // The key lookup's ~24 columns come back as one JSON array text, parsed here: better-sqlite3 makes an array row by
+    // The key lookup's ~22 columns come back as one JSON array text, parsed here: better-sqlite3 makes an array row by
     // setting each element through V8's generic property path from C++ (~900 instructions a column under callgrind, on
     // top of the value itself), so one string and one JSON.parse cost less than the columns did (~12k instructions per
     // lookup). The money columns go as text, so the JSON holds them exactly.
     findKey ??= database
       .prepare(`
       select json_array(${KEY_LOOKUP_JSON_COLUMNS})
-      from api_keys k join accounts a on a.id = k.account_id
+      from api_keys k join organisations o on o.id = k.account_id
       where k.key_hash = ?`)
       .pluck(true);
     const text = findKey.get(keyHash) as string | undefined;
-    return text === undefined ? null : toApiKeyWithAccount(keyWithAccountRow(JSON.parse(text) as unknown[]));
+    return text === undefined ? null : toApiKeyWithOrganisation(keyWithOrganisationRow(JSON.parse(text) as unknown[]));
   };
 }
 
-/** KEY_COLUMNS and ACCOUNT_LOOKUP_COLUMNS as json_array's arguments: the money columns as text (exact past 2^53). */
+/** KEY_COLUMNS and ORGANISATION_LOOKUP_COLUMNS as json_array's arguments: the money columns as text (exact past 2^53). */
 const KEY_LOOKUP_JSON_COLUMNS = [
   ...KEY_COLUMNS.map((column) => (column.endsWith('_nano') ? `cast(k.${column} as text)` : `k.${column}`)),
-  ...ACCOUNT_LOOKUP_COLUMNS.map((column) => `a.${column}`),
+  ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
 ].join(', ');
