@@ -22,6 +22,7 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
       request: canonical,
       requestId: request.id,
       signal: abort.signal,
+      trace: request.exchangeTrace,
       route: '/v1/chat/completions',
     });
     const context = { id: `chatcmpl-${request.id}`, model: exchange.model.id };
