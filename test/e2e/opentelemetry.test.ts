@@ -344,7 +344,7 @@ describe('OpenTelemetry with a collector that never answers', () => {
     harness = await startTestGateway({
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
-        OTEL_EXPORTER_OTLP_TIMEOUT: '1500',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
         OTEL_BSP_MAX_QUEUE_SIZE: '8',
         OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4',
         OTEL_BSP_SCHEDULE_DELAY: '50',
@@ -385,21 +385,81 @@ describe('OpenTelemetry with a collector that never answers', () => {
       await response.json();
       return performance.now() - started;
     };
+    await send();
     const latencies: number[] = [];
     for (let round = 0; round < 5; round++) latencies.push(...(await Promise.all(Array.from({ length: 8 }, send))));
-    // Each request ends well inside the exporter's 1.5 s timeout: nothing waits on the collector.
-    expect(Math.max(...latencies)).toBeLessThan(1_000);
-    // 40 requests make 160 spans for a queue of 8: most are dropped at once, the batches sent time out.
+    latencies.sort((a, b) => a - b);
+    // Every request ends well inside the exporter's 5 s timeout, and the typical one at the simulator's pace:
+    // nothing waits on the collector.
+    expect(latencies.at(-1)).toBeLessThan(2_500);
+    expect(latencies[latencies.length >> 1]).toBeLessThan(750);
+    // 41 requests make 164 spans for a queue of 8: most are dropped at once, the batches sent time out.
     expect((await droppedSpans()).queue_full).toBeGreaterThan(50);
     await expect
-      .poll(async () => (await droppedSpans()).export_failed ?? 0, { timeout: 15_000, interval: 250 })
+      .poll(async () => (await droppedSpans()).export_failed ?? 0, { timeout: 25_000, interval: 250 })
       .toBeGreaterThan(0);
-  });
+  }, 60_000);
 
   it('still stops promptly: the last flush is bounded', async () => {
     const started = performance.now();
     const exitCode = await harness.gateway.close();
     expect(exitCode).toBe(0);
     expect(performance.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('OpenTelemetry at shutdown, with message content capture on', () => {
+  let receiver: OtlpReceiver;
+  let harness: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    harness = await startTestGateway({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        // Nothing leaves on a timer during the test: what arrives was sent by the shutdown's flush.
+        OTEL_BSP_SCHEDULE_DELAY: '600000',
+        OTEL_METRIC_EXPORT_INTERVAL: '600000',
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+      },
+    });
+    key = (await harness.createAccountWithKey()).key;
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await receiver?.close();
+  });
+
+  it('flushes the last spans and metrics as the gateway stops, content included when asked for', async () => {
+    const prompt = `capture-marker-${hexId(6)} Reply briefly.`;
+    const response = await fetch(`${harness.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'alpha-sonnet-5', max_tokens: 256, messages: [{ role: 'user', content: prompt }] }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { content: Array<{ text?: string }> };
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.spans).toHaveLength(0);
+
+    expect(await harness.gateway.close()).toBe(0);
+    expect(receiver.spans.map((span) => span.name).sort()).toEqual([
+      'chat alpha-sonnet-5',
+      'tollgate.admission',
+      'tollgate.settlement',
+      'upstream anthropic',
+    ]);
+    expect(receiver.histogramPoints.map((point) => point.metric)).toContain('gen_ai.client.token.usage');
+    const root = receiver.spans.find((span) => span.kind === SERVER)!;
+    const input = JSON.parse(root.attributes['gen_ai.input.messages'] as string) as unknown;
+    expect(input).toEqual([{ role: 'user', parts: [{ type: 'text', content: prompt }] }]);
+    const output = JSON.parse(root.attributes['gen_ai.output.messages'] as string) as Array<{
+      parts: Array<{ content?: string }>;
+    }>;
+    expect(output[0]!.parts[0]!.content).toBe(body.content[0]!.text);
+    // Content, when asked for, is the conversation only: never the key.
+    expect(Buffer.concat(receiver.rawBodies).toString('latin1')).not.toContain(key);
   });
 });
