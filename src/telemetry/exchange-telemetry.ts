@@ -241,7 +241,11 @@ export class ExchangeTelemetry implements ExchangeTrace {
     this.responseClosed = true;
     this.span.setAttribute('http.response.status_code', statusCode);
     if (statusCode >= 500) this.fail(this.failure ?? String(statusCode));
-    else if (statusCode >= 400) this.failure ??= String(statusCode);
+    else if (statusCode >= 400 && this.failure === undefined) {
+      // Refused before the pipeline (a bad key, a rate limit): the status is all there is to name it by.
+      this.failure = String(statusCode);
+      this.span.setAttribute(ERROR_TYPE, this.failure);
+    }
     if (!this.pipelineBusy) {
       this.end();
       return;
