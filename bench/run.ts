@@ -696,6 +696,8 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   }
 
   const limiterCost = await measureLimiterCost();
+  // Loaded only for --otel: a run without it never has the SDK in the bench process.
+  const telemetryCost = options.otel ? await (await import('./telemetry-cost.js')).measureTelemetryCost() : undefined;
   const targets = judgeTargets(runs);
   const cpu = cpus();
   const measured = targets.flatMap((row) => Object.values(row.values)).filter((value) => value.pass !== null);
@@ -719,6 +721,7 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
     targets,
     backends: runs,
     limiterCost,
+    ...(telemetryCost === undefined ? {} : { telemetryCost }),
     mockOutputTail: mock.outputTail(),
   };
 }
