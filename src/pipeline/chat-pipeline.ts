@@ -508,7 +508,7 @@ export class ChatPipeline {
     return { ...emptyUsage(), inputTokens: local ?? estimateRequestInputTokens(request), outputTokens };
   }
 
-  private settle(
+  private async settle(
     input: ChatInput,
     reservation: Reservation,
     model: CatalogModel,
@@ -519,50 +519,25 @@ export class ChatPipeline {
     unbilledTokens = 0,
     vendorReported = false,
   ): Promise<SettlementOutcome | undefined> {
+    const settlement = {
+      unbilledTokens,
+      vendorReported,
+      requestId: input.requestId,
+      auth: input.auth,
+      model,
+      usage,
+      status: outcome,
+      stream: input.request.stream,
+      startedAt,
+      rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
+      reservation,
+      route: input.route,
+    };
     const trace = input.trace;
-    if (trace === undefined)
-      return this.settleUsage(
-        input,
-        reservation,
-        model,
-        usage,
-        outcome,
-        startedAt,
-        rawUsage,
-        unbilledTokens,
-        vendorReported,
-      );
-    return trace.settlement(outcome, () =>
-      this.settleUsage(input, reservation, model, usage, outcome, startedAt, rawUsage, unbilledTokens, vendorReported),
-    );
-  }
-
-  private async settleUsage(
-    input: ChatInput,
-    reservation: Reservation,
-    model: CatalogModel,
-    usage: CanonicalUsage,
-    outcome: Outcome,
-    startedAt: number,
-    rawUsage: unknown,
-    unbilledTokens: number,
-    vendorReported: boolean,
-  ): Promise<SettlementOutcome | undefined> {
     try {
-      const result = await this.deps.billing.settle({
-        unbilledTokens,
-        vendorReported,
-        requestId: input.requestId,
-        auth: input.auth,
-        model,
-        usage,
-        status: outcome,
-        stream: input.request.stream,
-        startedAt,
-        rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
-        reservation,
-        route: input.route,
-      });
+      const result = await (trace === undefined
+        ? this.deps.billing.settle(settlement)
+        : trace.settlement(outcome, () => this.deps.billing.settle(settlement)));
       if (result.settled) {
         const tokens = {
           input: usage.inputTokens,

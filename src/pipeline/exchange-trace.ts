@@ -23,10 +23,7 @@ export interface ExchangeTrace extends UpstreamTrace {
   /** Seconds from the request's arrival to its first output (streams). */
   firstOutput(seconds: number): void;
   /** Runs `settle` inside the settlement span; `outcome` is how the reply ended. */
-  settlement(
-    outcome: Outcome,
-    settle: () => Promise<SettlementOutcome | undefined>,
-  ): Promise<SettlementOutcome | undefined>;
+  settlement(outcome: Outcome, settle: () => Promise<SettlementOutcome>): Promise<SettlementOutcome>;
   /** The reply is over and settled: its response, the usage it was billed for, and how it ended. */
   replyFinished(response: CanonicalResponse, usage: CanonicalUsage, outcome: Outcome): void;
   /** The pipeline refused or failed the request before a reply (the error the client gets). */

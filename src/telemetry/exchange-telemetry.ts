@@ -179,27 +179,28 @@ export class ExchangeTelemetry implements ExchangeTrace {
     this.span.setAttribute(GEN_AI.responseTimeToFirstChunk, seconds);
   }
 
-  settlement(
-    outcome: Outcome,
-    settle: () => Promise<SettlementOutcome | undefined>,
-  ): Promise<SettlementOutcome | undefined> {
+  settlement(outcome: Outcome, settle: () => Promise<SettlementOutcome>): Promise<SettlementOutcome> {
     return this.inChild('tollgate.settlement', { 'tollgate.outcome': outcome }, async (span) => {
-      const result = await settle();
-      if (result === undefined) {
+      let result: SettlementOutcome;
+      try {
+        result = await settle();
+      } catch (error) {
+        // Refused by the store with no journal to take it: the hold stays for the sweeper.
         span.setAttribute('tollgate.settlement.state', 'failed');
-        span.setStatus({ code: SpanStatusCode.ERROR, message: 'settlement failed' });
-      } else if (!result.settled) {
-        span.setAttribute('tollgate.settlement.state', result.reason);
-      } else {
-        // Exact: integer nano-USD, and USD as the decimal string the ledger would print (never a float).
-        const cost = {
-          'tollgate.cost.nano_usd': Number(result.chargedNano),
-          'tollgate.cost.usd': formatUsd(result.chargedNano),
-        };
-        span.setAttributes({ ...cost, 'tollgate.settlement.state': 'settled' });
-        this.span.setAttributes(cost);
-        if (result.unbilledTokens > 0) this.span.setAttribute('tollgate.unbilled_tokens', result.unbilledTokens);
+        throw error;
       }
+      if (!result.settled) {
+        span.setAttribute('tollgate.settlement.state', result.reason);
+        return result;
+      }
+      // Exact: integer nano-USD, and USD as the decimal string the ledger would print (never a float).
+      const cost = {
+        'tollgate.cost.nano_usd': Number(result.chargedNano),
+        'tollgate.cost.usd': formatUsd(result.chargedNano),
+      };
+      span.setAttributes({ ...cost, 'tollgate.settlement.state': 'settled' });
+      this.span.setAttributes(cost);
+      if (result.unbilledTokens > 0) this.span.setAttribute('tollgate.unbilled_tokens', result.unbilledTokens);
       return result;
     });
   }
