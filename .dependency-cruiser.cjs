@@ -49,6 +49,8 @@ const MAY_IMPORT = {
     'storage',
   ],
   cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'identity', 'keys', 'storage'],
+  // OpenTelemetry: implements the pipeline's and the providers' trace interfaces; only the entry points import it.
+  telemetry: ['billing', 'canonical', 'catalog', 'keys', 'observability', 'pipeline', 'providers'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.
   simulator: ['canonical', 'streaming', 'wire'],
 };

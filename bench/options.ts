@@ -41,6 +41,8 @@ export interface BenchOptions {
   callgrindDumps: string | undefined;
   /** The soak mode: seconds of mixed load with the gateway's memory sampled (undefined: no soak). */
   soakSeconds: number | undefined;
+  /** The gateway exports OpenTelemetry traces and metrics to an OTLP sink on loopback (`otlp-sink.ts`). */
+  otel: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -83,6 +85,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --soak SECONDS        the soak mode instead of the timed scenarios: 64 clients of mixed traffic (three routes,
                         3 streams to 1 JSON) on one gateway (SQLite) for SECONDS, its RSS and V8 heap sampled
                         ~120 times, and their slope after the first quarter in MB/min (e.g. --soak 600)
+  --otel                every gateway the run starts exports OpenTelemetry traces and GenAI metrics
+                        (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's default batching) to an OTLP sink on the load core
+                        that accepts and discards them: run once with and once without to read tracing's cost
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
@@ -114,6 +119,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
       'callgrind-kinds': { type: 'string' },
       'callgrind-dumps': { type: 'string' },
       soak: { type: 'string' },
+      otel: { type: 'boolean' },
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
@@ -145,6 +151,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     callgrindKinds: list(values['callgrind-kinds']) ?? [],
     callgrindDumps: values['callgrind-dumps'] === undefined ? undefined : resolve(values['callgrind-dumps']),
     soakSeconds: wholeNumber('soak', values.soak, 10),
+    otel: values.otel === true,
     rounds: wholeNumber('rounds', values.rounds, 1) ?? (quick ? 2 : 4),
     durationMs: wholeNumber('duration-ms', values['duration-ms'], 50) ?? (quick ? 400 : 1500),
     warmupMs: wholeNumber('warmup-ms', values['warmup-ms'], 0) ?? (quick ? 150 : 500),

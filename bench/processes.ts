@@ -27,10 +27,10 @@ const OUTPUT_TAIL_LINES = 40;
 
 /**
  * Settings that would let the caller's environment change what is measured (a tollgate.yaml elsewhere,
- * real vendor keys, a Redis limiter): dropped from every child's environment.
+ * real vendor keys, a Redis limiter, an OpenTelemetry collector): dropped from every child's environment.
  */
 const INHERITED_SETTING_PATTERN =
-  /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|BODY_LIMIT_BYTES|TOLLGATE_.*|(OPENAI|ANTHROPIC|GEMINI|DEEPSEEK)_.*)$/;
+  /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|BODY_LIMIT_BYTES|TOLLGATE_.*|OTEL_.*|(OPENAI|ANTHROPIC|GEMINI|DEEPSEEK)_.*)$/;
 
 export function childEnvironment(settings: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};

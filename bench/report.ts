@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { TelemetryCost } from './telemetry-cost.js';
 import type { LimiterCost } from './limiter-cost.js';
 import { formatAccounts } from './accounts.js';
 import { describeNoise } from './machine-noise.js';
@@ -37,6 +38,8 @@ export interface BenchReport {
   backends: BackendRun[];
   /** What one rate-limit check costs, in-process and with Redis. */
   limiterCost: LimiterCost;
+  /** `--otel`: what one request's spans and metric records cost, apart from the HTTP path. */
+  telemetryCost?: TelemetryCost;
   mockOutputTail: string[];
 }
 
@@ -242,6 +245,11 @@ export function formatReport(report: BenchReport): string {
         ? 'Redis not reachable'
         : `Redis ${limiterCost.redis.microsPerCheck.toFixed(0)} µs per sequential check, ${limiterCost.redis.roundTripsPerCheck.toFixed(2)} round trips`),
   );
+  if (report.telemetryCost !== undefined)
+    sections.push(
+      `OpenTelemetry (--otel): ${report.telemetryCost.microsPerRequest.toFixed(1)} µs of CPU per request for its spans, ` +
+        `their OTLP export and its metric records (${report.telemetryCost.requests} requests, in the bench process)`,
+    );
   sections.push(`== targets\n${targetTable(report.targets, report.backends)}`);
   sections.push(
     report.responsesCorrect

@@ -62,6 +62,7 @@ import {
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
+import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import {
   describeMix,
   formatSoak,
@@ -125,6 +126,8 @@ interface Context {
   mock: ManagedProcess;
   mockOrigin: string;
   ticksPerSecond: number;
+  /** `--otel`: where the gateways export their traces and metrics. */
+  otlpSink: OtlpSink | undefined;
 }
 
 /** Account, tier, credit and key in the backend's database, through the built CLI as an operator would. */
@@ -165,6 +168,7 @@ async function startGateway(
     OPENAI_API_KEY: 'sk-bench-openai',
     ANTHROPIC_BASE_URL: `${context.mockOrigin}/anthropic`,
     ANTHROPIC_API_KEY: 'sk-bench-anthropic',
+    ...(context.otlpSink === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: context.otlpSink.origin }),
   });
   const flags = profileFlags(context, name, profile);
   const gateway = startProcess(name, ['serve'], env, context.directory, {
@@ -642,7 +646,25 @@ async function prepare(options: BenchOptions, cleanup: Cleanup, stop: AbortSigna
   });
   cleanup.stopProcess(mock);
   const mockOrigin = await listeningUrl(mock);
-  return { options, pinning, directory, cleanup, stop, mock, mockOrigin, ticksPerSecond: clockTicksPerSecond() };
+  const otlpSink = options.otel ? await startOtlpSink() : undefined;
+  if (otlpSink !== undefined) {
+    progress(`--otel: gateways export OpenTelemetry to ${otlpSink.origin}`);
+    cleanup.closeLater(() => {
+      progress(`--otel: the sink received ${JSON.stringify(otlpSink.received())}`);
+      return otlpSink.close();
+    });
+  }
+  return {
+    options,
+    pinning,
+    directory,
+    cleanup,
+    stop,
+    mock,
+    mockOrigin,
+    otlpSink,
+    ticksPerSecond: clockTicksPerSecond(),
+  };
 }
 
 async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<BenchReport> {
@@ -674,6 +696,8 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   }
 
   const limiterCost = await measureLimiterCost();
+  // Loaded only for --otel: a run without it never has the SDK in the bench process.
+  const telemetryCost = options.otel ? await (await import('./telemetry-cost.js')).measureTelemetryCost() : undefined;
   const targets = judgeTargets(runs);
   const cpu = cpus();
   const measured = targets.flatMap((row) => Object.values(row.values)).filter((value) => value.pass !== null);
@@ -697,6 +721,7 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
     targets,
     backends: runs,
     limiterCost,
+    ...(telemetryCost === undefined ? {} : { telemetryCost }),
     mockOutputTail: mock.outputTail(),
   };
 }

@@ -55,6 +55,8 @@ import {
 import { registerOpenAIResponsesRoutes } from './protocols/openai-responses/openai-responses-route.js';
 import type { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import { registerGeminiGenerateRoutes } from './protocols/gemini-generate/gemini-generate-route.js';
+import { routeOperation } from './telemetry/genai-attributes.js';
+import type { Telemetry } from './telemetry/telemetry.js';
 
 export interface AppDependencies {
   catalog: ModelCatalog;
@@ -77,6 +79,8 @@ export interface AppDependencies {
   metrics?: GatewayMetrics;
   /** `GET /metrics`: the exposition source and the optional bearer token (METRICS_TOKEN). */
   metricsEndpoint?: { source: MetricsSource; token: string | undefined };
+  /** OpenTelemetry traces and GenAI metrics of the model routes (OTEL_EXPORTER_OTLP_ENDPOINT); absent: none. */
+  telemetry?: Telemetry;
   /** Counts requests refused by a database or Redis outage, logging once per interval (default: a warning each). */
   outages?: OutageLog;
   /** What `/readyz` checks (storage, Redis). */
@@ -140,6 +144,29 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       if (!isMeasuredRoute(pattern)) return;
       appendOnRequestHook(route, function measureRoute(request, reply, done) {
         measure(request, reply, pattern);
+        done();
+      });
+    });
+  }
+  const telemetry = deps.telemetry;
+  if (telemetry !== undefined) {
+    // Before the API-key hooks (an app-level onRoute hook runs first): a refused request has its span too.
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const pattern = route.url.replace(/\([^)]*\)/g, '').replace(/::/g, ':');
+      if (routeOperation(pattern) === undefined) return;
+      appendOnRequestHook(route, function traceExchange(request, reply, done) {
+        const exchange = telemetry.startExchange({
+          headers: request.headers,
+          method: request.method,
+          route: pattern,
+          path: request.url.split('?', 1)[0]!,
+          requestId: request.id,
+        });
+        if (exchange !== undefined) {
+          request.exchangeTrace = exchange;
+          const raw = reply.raw;
+          raw.on('close', () => exchange.responseEnded(raw.statusCode));
+        }
         done();
       });
     });

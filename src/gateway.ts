@@ -34,6 +34,8 @@ import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
 import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
+import type { Telemetry } from './telemetry/telemetry.js';
+import { TelemetrySettingsError, telemetrySettings } from './telemetry/telemetry-settings.js';
 
 export interface GatewayOptions {
   /** Injected clock (tests). */
@@ -94,6 +96,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let limiter: RateLimiter | undefined;
   let journal: SettlementJournal | undefined;
   let replay: JournalReplay | undefined;
+  let telemetry: Telemetry | undefined;
   try {
     await storage.migrate();
     if (config.demoMode) {
@@ -130,6 +133,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       // Read at scrape time, once the deployments below are built.
       deployments: (): DeploymentHealth[] => deploymentBuilder.health(now()),
     });
+    telemetry = await startTelemetryFromEnvironment(metrics, logger);
     providers = createProviders(config, simulator?.baseUrls, { metrics, now });
     const catalog = new ModelCatalog();
     const deploymentBuilder: DeploymentBuilder = new DeploymentBuilder(config.streamKeepAliveMs, metrics, now);
@@ -245,6 +249,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       trustProxy: config.trustProxy,
       metrics,
       metricsEndpoint: { source: metrics, token: config.metricsToken },
+      ...(telemetry === undefined ? {} : { telemetry }),
       outages,
       readiness,
       shutdown,
@@ -290,6 +295,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
+    const openTelemetry = telemetry;
     return {
       url: address,
       config,
@@ -309,6 +315,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           graceMs: closeOptions.graceMs ?? config.shutdownGraceMs,
           log: (message, details) => logger.info(details, message),
         });
+        // Every request's span has ended: what is queued goes to the collector (bounded: a dead one holds nothing).
+        await openTelemetry?.shutdown();
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
         await journalReplay.stop();
         const waiting = settlementJournal.stats();
@@ -323,6 +331,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     };
   } catch (error) {
+    await telemetry?.shutdown();
     outages.stop();
     await replay?.stop();
     await journal?.close();
@@ -332,4 +341,33 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     await storage.close();
     throw error;
   }
+}
+
+/**
+ * OpenTelemetry traces and GenAI metrics from the standard OTEL_* variables. The SDK is loaded only when an OTLP
+ * endpoint is set: a gateway without one pays neither its memory nor any work per request.
+ */
+async function startTelemetryFromEnvironment(
+  metrics: PrometheusMetrics,
+  logger: Logger,
+): Promise<Telemetry | undefined> {
+  let settings: ReturnType<typeof telemetrySettings>;
+  try {
+    settings = telemetrySettings(process.env);
+  } catch (error) {
+    if (error instanceof TelemetrySettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
+  if (settings.traces === undefined && settings.metrics === undefined) return undefined;
+  const { startTelemetry } = await import('./telemetry/telemetry.js');
+  const telemetry = startTelemetry(settings, {
+    metrics,
+    onExportError: (error) =>
+      logger.warn({ err: error }, 'OpenTelemetry export failed (spans dropped are counted in /metrics)'),
+  });
+  logger.info(
+    { traces: settings.traces !== undefined, metrics: settings.metrics !== undefined },
+    'OpenTelemetry export on',
+  );
+  return telemetry;
 }

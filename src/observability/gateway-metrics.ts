@@ -45,6 +45,11 @@ export interface GatewayMetrics {
    * reason, and for `ok` the seconds to the answer (first output of a stream, the whole reply otherwise).
    */
   upstreamAttempt(vendor: VendorName, credential: string, outcome: string, seconds: number | undefined): void;
+  /**
+   * Trace spans that never reached the OTLP collector: `queue_full` (the bounded export queue was full, so the span
+   * was not kept) or `export_failed` (the collector refused or could not be reached after the exporter's retries).
+   */
+  telemetrySpansDropped(reason: 'queue_full' | 'export_failed', count: number): void;
   /** The same attempt counted for the operator's deployment it went to (`ok` or the failure's reason). */
   deploymentAttempt(deployment: string, outcome: string, seconds: number | undefined): void;
 }
@@ -74,5 +79,6 @@ export const NO_METRICS: GatewayMetrics = {
   usageUnbilled() {},
   credentialState() {},
   upstreamAttempt() {},
+  telemetrySpansDropped() {},
   deploymentAttempt() {},
 };

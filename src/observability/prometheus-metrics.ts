@@ -55,6 +55,7 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly upstreamErrors: Counter<'vendor' | 'reason'>;
   private readonly upstreamRetries: Counter<'vendor'>;
   private readonly upstreamAttempts: Counter<'vendor' | 'credential' | 'outcome'>;
+  private readonly droppedSpans: Counter<'reason'>;
   private readonly upstreamLatency: Histogram<'vendor' | 'credential'>;
   private readonly tokens: Counter<'model' | 'kind'>;
   private readonly cost: Counter<'model'>;
@@ -119,6 +120,14 @@ export class PrometheusMetrics implements GatewayMetrics {
       labelNames: ['vendor', 'reason'],
       registers,
     });
+    this.droppedSpans = new Counter({
+      name: 'tollgate_telemetry_dropped_spans_total',
+      help: 'Trace spans not delivered to the OTLP collector: queue_full (export queue full) or export_failed.',
+      labelNames: ['reason'],
+      registers,
+    });
+    // Shown at 0 from the start, so an alert on its rate has a series to read.
+    for (const reason of ['queue_full', 'export_failed']) this.droppedSpans.inc({ reason }, 0);
     this.upstreamAttempts = new Counter({
       name: 'tollgate_upstream_attempts_total',
       help: 'Upstream attempts by credential (deployment/label for named deployments) and outcome (ok or the reason).',
@@ -339,6 +348,10 @@ export class PrometheusMetrics implements GatewayMetrics {
   upstreamAttempt(vendor: VendorName, credential: string, outcome: string, seconds: number | undefined): void {
     this.upstreamAttempts.inc({ vendor, credential, outcome });
     if (seconds !== undefined) this.upstreamLatency.observe({ vendor, credential }, seconds);
+  }
+
+  telemetrySpansDropped(reason: 'queue_full' | 'export_failed', count: number): void {
+    this.droppedSpans.inc({ reason }, count);
   }
 
   upstreamRetry(vendor: VendorName): void {

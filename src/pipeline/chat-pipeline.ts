@@ -26,6 +26,7 @@ import { outputSliceOf } from '../billing/priced-model.js';
 import type { HoldCheckpoint, Reservation } from '../storage/billing-types.js';
 import { withAffinityKey } from './conversation-affinity.js';
 import { costliestOf, FallbackModels, isVendorOutage } from './fallback-models.js';
+import type { ExchangeTrace } from './exchange-trace.js';
 import { assertModelCapabilities } from './model-capabilities.js';
 import { implausibleUsage } from './usage-sanity.js';
 import { OutputGate, outputUpperBound } from './output-gate.js';
@@ -66,6 +67,8 @@ export interface ChatInput {
   route: string;
   /** The client's stream tells the prompt's count before any output (Anthropic's `message_start`). */
   countInputAtStart?: boolean;
+  /** The request's trace, when tracing or OTLP metrics are on. */
+  trace?: ExchangeTrace | undefined;
 }
 
 /** One model of a fallback chain tried for a request: `ok`, or why it failed (`status_503`, `connect`, …). */
@@ -132,8 +135,19 @@ export class ChatPipeline {
     return vendorMediaInput(model.vendor);
   }
 
-  async start(input: ChatInput): Promise<ChatExchange> {
+  /** Not `async` itself: without a trace the exchange's own promise is handed back, with no extra step. */
+  start(input: ChatInput): Promise<ChatExchange> {
+    const trace = input.trace;
+    if (trace === undefined) return this.startExchange(input);
+    return this.startExchange(input).catch((error: unknown) => {
+      trace.exchangeFailed(error);
+      throw error;
+    });
+  }
+
+  private async startExchange(input: ChatInput): Promise<ChatExchange> {
     const startedAt = this.now();
+    const trace = input.trace;
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
     assertModelAllowed(input.auth.key.permissions, model);
@@ -149,16 +163,14 @@ export class ChatPipeline {
     const countedPrompt = await assertPromptFitsWindow(input.request, model);
     const provider = this.deps.providers.forModel(model);
     const chain = this.fallbacks.chainFor(input.request.model, model, input.request, input.auth);
+    trace?.exchangeStarted(input.request, model, input.auth);
     // Admission loads the tokenizer only when a UTF-8 upper bound of the prompt does not settle it (billing-service),
     // and reuses the window check's count when there is one. With a fallback chain the hold covers the costliest
     // model of it: whichever answers, its reply is covered.
-    const reservation = await this.deps.billing.admit(
-      input.requestId,
-      input.auth,
-      costliestOf([model, ...chain]),
-      forModel,
-      countedPrompt,
-    );
+    const holdFor = costliestOf([model, ...chain]);
+    const reservation = await (trace === undefined
+      ? this.deps.billing.admit(input.requestId, input.auth, holdFor, forModel, countedPrompt)
+      : trace.admission(() => this.deps.billing.admit(input.requestId, input.auth, holdFor, forModel, countedPrompt)));
     // The hold covers the prompt and a first slice of output; it grows a slice at a time as output arrives (the
     // OutputGate of `relay`). A non-stream request the account could not pay in whole is read from the vendor as a
     // stream, so that a refused slice stops the vendor as it stops a stream; it is still answered whole.
@@ -173,7 +185,7 @@ export class ChatPipeline {
       const forVendor = requestForVendor(held.request, target.vendor, target.family);
       droppedServerTools = [...held.dropped, ...forVendor.droppedParameters];
       return withAffinityKey(
-        { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId },
+        { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId, trace },
         input.auth.key.id,
         target.id,
         input.request,
@@ -209,6 +221,7 @@ export class ChatPipeline {
       }
     }
     if (response === undefined) throw new Error('unreachable: the chain ended without an answer or an error');
+    trace?.answeredBy(answering, response.upstreamRequestId);
     // Counted as `count_tokens` does once the vendor answered (fallback known), only where the vendor counts locally:
     // the others' count is an API call, and Anthropic and Gemini tell it in their first event.
     const inputTokensAtStart =
@@ -298,7 +311,7 @@ export class ChatPipeline {
       accumulator.apply(event);
       if (firstOutput && OUTPUT_EVENTS.has(event.type)) {
         firstOutput = false;
-        this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000);
+        this.firstOutput(input, model, startedAt);
       }
     }
     let all = events;
@@ -348,7 +361,7 @@ export class ChatPipeline {
       upstream[Symbol.asyncIterator](),
       accumulator,
       gate,
-      input.request.stream ? () => this.metrics.timeToFirstToken(model.id, (this.now() - startedAt) / 1000) : undefined,
+      input.request.stream ? () => this.firstOutput(input, model, startedAt) : undefined,
       {
         estimateUsage: () => this.estimateUsage(input.request, model, accumulator),
         failed: () => {
@@ -371,6 +384,12 @@ export class ChatPipeline {
         },
       },
     );
+  }
+
+  private firstOutput(input: ChatInput, model: CatalogModel, startedAt: number): void {
+    const seconds = (this.now() - startedAt) / 1000;
+    this.metrics.timeToFirstToken(model.id, seconds);
+    input.trace?.firstOutput(seconds);
   }
 
   /**
@@ -429,6 +448,7 @@ export class ChatPipeline {
         response.usageReported && usage === response.usage,
       ),
     );
+    input.trace?.replyFinished(response, usage, outcome);
     this.deps.onTokensUsed?.(input.auth, totalInputTokens(usage) + usage.outputTokens);
   }
 
@@ -499,21 +519,25 @@ export class ChatPipeline {
     unbilledTokens = 0,
     vendorReported = false,
   ): Promise<SettlementOutcome | undefined> {
+    const settlement = {
+      unbilledTokens,
+      vendorReported,
+      requestId: input.requestId,
+      auth: input.auth,
+      model,
+      usage,
+      status: outcome,
+      stream: input.request.stream,
+      startedAt,
+      rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
+      reservation,
+      route: input.route,
+    };
+    const trace = input.trace;
     try {
-      const result = await this.deps.billing.settle({
-        unbilledTokens,
-        vendorReported,
-        requestId: input.requestId,
-        auth: input.auth,
-        model,
-        usage,
-        status: outcome,
-        stream: input.request.stream,
-        startedAt,
-        rawUsage: withModelAttempts(rawUsage, this.attemptsOf.get(input)),
-        reservation,
-        route: input.route,
-      });
+      const result = await (trace === undefined
+        ? this.deps.billing.settle(settlement)
+        : trace.settlement(outcome, () => this.deps.billing.settle(settlement)));
       if (result.settled) {
         const tokens = {
           input: usage.inputTokens,

@@ -87,15 +87,21 @@ export class FailoverProvider implements ProviderAdapter {
     const tried: PooledCredential<ClosableAdapter>[] = [];
     // Read only when there is a choice: it may be computed on first read.
     const affinityKey = job.kind === 'call' && this.pool.size > 1 ? job.call.affinityKey : undefined;
+    const trace = job.kind === 'call' ? job.call.trace : undefined;
     for (let attempt = 1; ; attempt++) {
       const credential = this.pool.pick(this.now(), tried, affinityKey);
       const startedAt = this.now();
+      if (trace !== undefined) {
+        const upstreamModel = (job as { call: ProviderCall }).call.model.upstreamModel;
+        trace.attemptStarted({ vendor: this.vendor, credential: credential.label, number: attempt, upstreamModel });
+      }
       try {
         const result = (await this.attempt(credential, job)) as R;
         this.pool.recordAttempt(credential, this.now() - startedAt, undefined, this.now());
         this.pool.succeeded(credential);
         return result;
       } catch (thrown) {
+        trace?.attemptFailed(thrown);
         // Not an upstream failure (a request the adapter cannot build, a gateway bug) or the client left.
         if (!(thrown instanceof GatewayError) || signal.aborted) throw thrown;
         const wait = this.afterFailure(thrown, credential, attempt);

@@ -14,6 +14,32 @@ export interface ProviderCall {
    * May be computed on first read.
    */
   readonly affinityKey?: string;
+  /** The request's trace, when tracing is on: each upstream attempt is a span of it. */
+  readonly trace?: UpstreamTrace;
+}
+
+/** One attempt on one credential, as its trace span names it. */
+export interface UpstreamAttempt {
+  vendor: VendorName;
+  /** The credential's label (never the key). */
+  credential: string;
+  /** 1 for the first attempt of a model, 2 for its first retry, … */
+  number: number;
+  upstreamModel: string;
+}
+
+/**
+ * A request's upstream attempts as trace spans (implemented in src/telemetry). Attempts are sequential, so the
+ * trace keeps the current one: the adapter reads its headers and reports its answer, the failover its failure.
+ */
+export interface UpstreamTrace {
+  attemptStarted(attempt: UpstreamAttempt): void;
+  /** Headers the current attempt sends (`traceparent`, `tracestate`): the vendor's side joins the client's trace. */
+  readonly propagationHeaders: Readonly<Record<string, string>> | undefined;
+  /** The vendor answered the current attempt: its HTTP status and its request id header's value. */
+  attemptAnswered(status: number, vendorRequestId: string | undefined): void;
+  /** The current attempt failed; a successful one ends with the reply instead. */
+  attemptFailed(error: unknown): void;
 }
 
 export interface ProviderResponse {

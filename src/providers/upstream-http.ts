@@ -52,19 +52,24 @@ export class UpstreamHttp {
     });
   }
 
-  /** `stream`: the reply is a stream (its headers come at once), not a whole reply (they come when it is done). */
+  /**
+   * `stream`: the reply is a stream (its headers come at once), not a whole reply (they come when it is done).
+   * `traceHeaders`: the attempt's trace context (`traceparent`), only when tracing is on.
+   */
   async post(
     path: string,
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
     stream = false,
+    traceHeaders?: Readonly<Record<string, string>>,
   ): Promise<UpstreamResponse> {
+    const merged = this.withContentType(headers);
     try {
       const response = await this.pool.request({
         method: 'POST',
         path: this.pathPrefix + path,
-        headers: this.withContentType(headers),
+        headers: traceHeaders === undefined ? merged : { ...merged, ...traceHeaders },
         body,
         signal,
         headersTimeout: stream ? this.streamFirstByteMs : this.nonStreamFirstByteMs,

@@ -12,6 +12,8 @@ export interface RecordedRequest {
   /** The bearer token or `x-api-key`: which credential the gateway used. */
   credential: string | undefined;
   body: Record<string, unknown>;
+  /** The request's headers as the gateway sent them (trace context included). */
+  headers: IncomingHttpHeaders;
   /** The status this proxy answered with (the target's, or 500 for a failing credential). */
   status: number;
 }
@@ -50,6 +52,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       const entry: RecordedRequest = {
         path: incoming.url ?? '/',
         credential,
+        headers: incoming.headers,
         body: raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as Record<string, unknown>),
         status: 0,
       };

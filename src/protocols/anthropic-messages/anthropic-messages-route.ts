@@ -36,6 +36,7 @@ export function registerAnthropicMessagesRoutes(app: FastifyInstance, pipeline: 
       request: canonical,
       requestId: request.id,
       signal: abort.signal,
+      trace: request.exchangeTrace,
       route: '/v1/messages',
       countInputAtStart: true,
     });

@@ -93,6 +93,7 @@ export function registerGeminiGenerateRoutes(
       request: canonical,
       requestId: request.id,
       signal: abort.signal,
+      trace: request.exchangeTrace,
       route,
     });
     const context: GeminiResponseContext = {

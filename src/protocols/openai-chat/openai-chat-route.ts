@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthenticatedKey } from '../../keys/key-service.js';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
+import type { ExchangeTrace } from '../../pipeline/exchange-trace.js';
 import {
   abortOnClientGone,
   setCostHeader,
@@ -21,6 +22,7 @@ export function registerOpenAIChatRoute(app: FastifyInstance, pipeline: ChatPipe
       auth: request.auth!,
       requestId: request.id,
       reply,
+      trace: request.exchangeTrace,
       route: '/v1/chat/completions',
     }),
   );
@@ -34,6 +36,8 @@ export interface OpenAIChatCall {
   reply: FastifyReply;
   /** The route named in the usage record. */
   route: string;
+  /** The request's trace when OpenTelemetry is on (absent: off, or a call with no client request to trace). */
+  trace?: ExchangeTrace | undefined;
 }
 
 /**
@@ -49,6 +53,7 @@ export async function serveOpenAIChat(pipeline: ChatPipeline, call: OpenAIChatCa
     request: canonical,
     requestId: call.requestId,
     signal: abort.signal,
+    trace: call.trace,
     route: call.route,
   });
   const context = { id: `chatcmpl-${call.requestId}`, model: exchange.model.id };

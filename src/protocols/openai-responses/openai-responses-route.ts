@@ -49,6 +49,7 @@ export function registerOpenAIResponsesRoutes(
       request: canonical,
       requestId: request.id,
       signal: abort.signal,
+      trace: request.exchangeTrace,
       route: '/v1/responses',
     });
     const context: ResponsesContext = {

@@ -4,6 +4,7 @@ import type { CanonicalEvent } from '../../canonical/events.js';
 import type { ClientProtocol } from '../../canonical/request.js';
 import { emptyUsage, type CanonicalUsage } from '../../canonical/usage.js';
 import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
+import type { ExchangeTrace } from '../../pipeline/exchange-trace.js';
 import { formatUsd } from '../../billing/money.js';
 import { nextBatchThen } from '../../streaming/event-batches.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
@@ -11,6 +12,13 @@ import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
 import { ExchangeAbort, type InFlightAborts } from './exchange-abort.js';
 import { droppedParametersAsClientNames } from './dropped-parameter-names.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's trace, set before the route runs when tracing or OTLP metrics are on; absent otherwise. */
+    exchangeTrace?: ExchangeTrace;
+  }
+}
 
 /** What each client protocol's stream encoder provides. */
 export interface StreamEncoder {

@@ -92,7 +92,7 @@ export class AnthropicProvider implements ProviderAdapter {
     this.label = options.vendorLabel ?? 'Anthropic';
   }
 
-  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+  async call({ request, model, signal, trace }: ProviderCall): Promise<ProviderResponse> {
     // Whether to place the gateway's breakpoints takes a token count; the tokenizer loads without blocking the loop.
     if (automaticCacheCandidate(request, model)) await loadTokenizer();
     const { body, droppedParameters, betaHeader, betaQuery, jsonToolName } = buildAnthropicRequest(request, model);
@@ -103,8 +103,10 @@ export class AnthropicProvider implements ProviderAdapter {
       JSON.stringify(body),
       signal,
       request.stream,
+      trace?.propagationHeaders,
     );
     const upstreamRequestId = headerValue(response.headers, 'request-id');
+    trace?.attemptAnswered(response.statusCode, upstreamRequestId);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await anthropicHttpError(this.label, response);
     const options: AnthropicMappingOptions = { created: Math.floor(Date.now() / 1000), jsonToolName };
     const events = request.stream ? this.streamEvents(response, options) : this.messageEvents(response, options);

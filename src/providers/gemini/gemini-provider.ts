@@ -72,7 +72,7 @@ export class GeminiProvider implements ProviderAdapter {
     this.label = options.vendorLabel ?? 'Gemini';
   }
 
-  async call({ request, model, signal }: ProviderCall): Promise<ProviderResponse> {
+  async call({ request, model, signal, trace }: ProviderCall): Promise<ProviderResponse> {
     // Gemini's STOP does not say which stop sequence fired: the gateway matches them over a stream it can cut.
     const stops = gatewayStopSequences(request);
     const upstreamStream = request.stream || stops !== undefined;
@@ -89,8 +89,10 @@ export class GeminiProvider implements ProviderAdapter {
       JSON.stringify(body),
       signal,
       upstreamStream,
+      trace?.propagationHeaders,
     );
     const upstreamRequestId = headerValue(response.headers, 'x-request-id');
+    trace?.attemptAnswered(response.statusCode, upstreamRequestId);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const mapperOptions: GeminiResponseMapperOptions = {
       vendorLabel: this.label,

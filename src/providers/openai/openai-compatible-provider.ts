@@ -67,7 +67,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
   }
 
   async call(call: ProviderCall): Promise<ProviderResponse> {
-    const { request, model, signal } = call;
+    const { request, model, signal, trace } = call;
     // Stop sequences are matched here, over a streamed reply the gateway can cut at the match (see
     // gateway-stop-sequences.ts): the vendor would stop without saying which one.
     const stops = gatewayStopSequences(request);
@@ -83,8 +83,10 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
       JSON.stringify(body),
       signal,
       upstreamStream,
+      trace?.propagationHeaders,
     );
     const upstreamRequestId = this.requestId(response);
+    trace?.attemptAnswered(response.statusCode, upstreamRequestId);
     if (response.statusCode < 200 || response.statusCode >= 300) throw await this.errorFrom(response);
     const reply = this.dialect.replyOptions?.(request) ?? {};
     if (stops !== undefined)
