@@ -31,6 +31,7 @@ import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
+import { AuditLog } from './accounts/audit/audit-log.js';
 import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
 
@@ -213,9 +214,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
             pipeline,
             logger,
           );
+    const audit = new AuditLog(storage.audit, storage.organisations, now);
     const app = buildApp({
       catalog,
       keys,
+      audit,
       pipeline,
       limiter: activeLimiter,
       tiers: config.tiers,
@@ -230,6 +233,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         storage,
         accounts,
         keys,
+        audit,
 
         catalog,
         config,

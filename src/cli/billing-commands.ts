@@ -1,6 +1,7 @@
 import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
 import { creditAccount } from '../billing/operator-credit.js';
 import { AccountService } from '../accounts/account-service.js';
+import { AuditLog } from '../accounts/audit/audit-log.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
 import { readJournalDirectory } from '../billing/settlement-journal.js';
@@ -75,6 +76,13 @@ async function credit(storage: Storage, options: BillingOptions, now: number): P
   const amount = positiveUsd(options);
   const note = options.note?.trim() || null;
   const result = await creditAccount(storage.billing, account.id, amount, note, now);
+  await new AuditLog(storage.audit, storage.organisations, () => now).record({
+    organisationId: account.id,
+    actor: { type: 'operator' },
+    ip: null,
+    action: 'money.credit',
+    after: { amountNanoUsd: amount, balanceNanoUsd: result.balanceNano, note },
+  });
   return {
     data: {
       account_id: account.id,
