@@ -55,7 +55,9 @@ export function registerKeysApi(
     // Fields left out are the creator's own: a restricted key creates keys restricted alike.
     const permissions = applyChange(caller, parsePermissionFields(parsed.data));
     assertWithinCaller(permissions, caller);
-    const created = await keys.create(request.auth!.account.id, { name, expiresAt, permissions });
+    // A key made by a key belongs to the same person: it can never outlive their role in the organisation.
+    const createdBy = request.auth!.key.createdBy;
+    const created = await keys.create(request.auth!.account.id, { name, expiresAt, permissions, createdBy });
     await audit.record({
       ...auditContext(request),
       action: 'key.create',

@@ -29,6 +29,8 @@ export interface CreateKeyOptions {
   expiresAt?: number | null;
   /** Omitted: a standard key with every permission. */
   permissions?: KeyPermissions;
+  /** The person creating it (omitted: the operator, or unknown). */
+  createdBy?: string | null;
 }
 
 /** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
@@ -49,7 +51,7 @@ export class KeyService {
       options.expiresAt ?? null,
       options.permissions ?? FULL_PERMISSIONS,
     );
-    return { record: await this.keys.create(record), secret };
+    return { record: await this.keys.create({ ...record, createdBy: options.createdBy ?? null }), secret };
   }
 
   find(accountId: string, keyId: string): Promise<ApiKeyRecord | null> {
@@ -80,7 +82,8 @@ export class KeyService {
       throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     }
     const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt, existing.permissions);
-    const created = await this.keys.rotate(accountId, keyId, record, this.now());
+    // The new key keeps its creator: what it may do still follows that person's role.
+    const created = await this.keys.rotate(accountId, keyId, { ...record, createdBy: existing.createdBy }, this.now());
     if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     return { record: created, secret };
   }

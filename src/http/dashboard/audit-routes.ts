@@ -34,10 +34,7 @@ const billingDetailsBody = z
       .string()
       .trim()
       .max(BILLING_ADDRESS_MAX, `Billing addresses are at most ${BILLING_ADDRESS_MAX} characters.`)
-      .refine(
-        (text) => !/[^\P{Cc}\n]/u.test(text),
-        'Billing addresses have no control characters but line breaks.',
-      )
+      .refine((text) => !/[^\P{Cc}\n]/u.test(text), 'Billing addresses have no control characters but line breaks.')
       .nullable(),
   })
   .strict();

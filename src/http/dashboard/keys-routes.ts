@@ -44,7 +44,9 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const now = deps.now();
     // The account's owner: any permissions (no escalation check, which is for keys managing keys).
     const permissions = { ...FULL_PERMISSIONS, ...parsePermissionFields(fromDashboardFields(body)) };
-    const created = await deps.keys.create(currentAccount(request).id, {
+    const account = currentAccount(request);
+    const created = await deps.keys.create(account.id, {
+      createdBy: account.id,
       name: body.name,
       expiresAt: body.expiresInDays == null ? null : now + body.expiresInDays * MS_PER_DAY,
       permissions,

@@ -23,7 +23,9 @@ export function receiptNumber(entry: ReceiptEntry): string {
 export function paymentMethod(entry: ReceiptEntry): string {
   if (entry.kind === 'redemption') return 'Prepaid code';
   if (entry.kind === 'tier') return 'Tier purchase, paid from the prepaid balance';
-  return entry.idempotencyKey.startsWith('stripe:checkout:') ? 'Card payment (Stripe Checkout)' : 'Credit by the operator';
+  return entry.idempotencyKey.startsWith('stripe:checkout:')
+    ? 'Card payment (Stripe Checkout)'
+    : 'Credit by the operator';
 }
 
 // Print CSS in the page itself: the receipt is one self-contained document, printable or savable as PDF.
