@@ -38,6 +38,7 @@ h1 { font-size: 1.6rem; margin: 0 0 0.25rem; }
 h2 { font-size: 1rem; margin: 1.5rem 0 0.25rem; }
 address { font-style: normal; white-space: pre-line; overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; margin-top: 1.5rem; }
+caption { text-align: left; color: #333; padding-bottom: 0.5rem; }
 th, td { text-align: left; padding: 0.5rem 0.25rem; border-bottom: 1px solid #999; vertical-align: top; }
 th { width: 40%; font-weight: 600; }
 td { overflow-wrap: anywhere; }
@@ -77,7 +78,7 @@ export function receiptHtml(entry: ReceiptEntry, organisation: OrganisationRecor
 <p class="billed-name">${escapeHtml(billedTo)}</p>
 ${organisation.billingAddress === null ? '' : `<address>${escapeHtml(organisation.billingAddress)}</address>`}
 <table>
-<caption class="hint">Payment to Tollgate prepaid balance of organisation ${escapeHtml(organisation.name)}</caption>
+<caption>Payment to Tollgate prepaid balance of organisation ${escapeHtml(organisation.name)}</caption>
 <tbody>
 ${rows.map(([label, value]) => `<tr><th scope="row">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n')}
 <tr class="total"><th scope="row">Amount (USD)</th><td class="amount">${escapeHtml(describeUsd(paid))}</td></tr>
