@@ -28,7 +28,7 @@ export function keySnapshot(key: ApiKeyRecord) {
 }
 
 /** Field names that may hold a secret: dropped wherever they appear, as a second guard behind the snapshots. */
-const SECRET_FIELD = /secret|hash|password|token|^key$|^code$/i;
+const SECRET_FIELD = /secret|hash|password|token$|^key$|^code$/i;
 
 /** JSON text of an audit value: amounts (bigint) as decimal strings, secret-looking fields left out. */
 export function auditJson(value: unknown): string | null {
