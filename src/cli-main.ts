@@ -5,7 +5,7 @@ import { readPassword } from './cli/read-password.js';
 import { TierUpgrades } from './billing/tier-upgrades.js';
 import { AuditLog } from './accounts/audit/audit-log.js';
 import { keySnapshot } from './accounts/audit/audit-snapshots.js';
-import { tierSnapshot } from './http/dashboard/tier-routes.js';
+import { tierSnapshot } from './billing/tier-snapshot.js';
 import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
 import { UsageError } from './cli/usage-error.js';
 import { GatewayError } from './canonical/errors.js';

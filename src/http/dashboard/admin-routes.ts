@@ -14,7 +14,7 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
 import { operatorActor } from './audit-actor.js';
-import { tierSnapshot } from './tier-routes.js';
+import { tierSnapshot } from '../../billing/tier-snapshot.js';
 import { dayText, utcDayNumber } from './utc-days.js';
 
 const listQuery = z.object({

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatUsd } from '../../billing/money.js';
+import { tierSnapshot } from '../../billing/tier-snapshot.js';
 import type { TierStatus } from '../../billing/tier-upgrades.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
@@ -32,11 +33,6 @@ export function presentTierStatus(status: TierStatus) {
       position: tier.position,
     })),
   };
-}
-
-/** A tier status as the audit log keeps it: which tier is in force, from where, and what was bought. */
-export function tierSnapshot(status: TierStatus) {
-  return { tier: status.current.name, source: status.source, grantedTier: status.grantedTier, bought: status.bought };
 }
 
 /**
