@@ -151,8 +151,26 @@ describe.each([sqliteBackend, postgresBackend])('audit log storage: $name', (bac
     expect(await storage.audit.list({ organisationId: 'org_none', limit: 10 })).toEqual([]);
   });
 
+  it('renames an organisation and records both names in one transaction', async () => {
+    const org = await account();
+    const log = new AuditLog(storage.audit, storage.organisations, () => 9_500);
+    const context = { organisationId: org, actor: { type: 'operator' as const }, ip: null };
+    expect(await log.rename('Acme Labs', context)).toEqual({
+      before: { name: 'Personal' },
+      after: { name: 'Acme Labs' },
+    });
+    expect((await storage.organisations.findById(org))?.name).toBe('Acme Labs');
+    const [recorded] = await storage.audit.list({ organisationId: org, limit: 1 });
+    expect(recorded).toMatchObject({
+      action: 'organisation.rename',
+      beforeJson: '{"name":"Personal"}',
+      afterJson: '{"name":"Acme Labs"}',
+    });
+    expect(await log.rename('X', { ...context, organisationId: 'org_none' })).toBeNull();
+  });
+
   it('has no way to change or remove an event', () => {
-    expect(Object.keys(storage.audit).sort()).toEqual(['append', 'list', 'setBillingDetails']);
+    expect(Object.keys(storage.audit).sort()).toEqual(['append', 'list', 'rename', 'setBillingDetails']);
   });
 
   it('reads a ledger entry for a receipt only within its own account', async () => {

@@ -54,6 +54,20 @@ export function createAuditRepository(db: Kysely<Database>, dialect: Storage['di
       return rows.map(toAuditEvent);
     },
 
+    async rename(organisationId, name, event) {
+      return writeTransaction(db, dialect, async (trx) => {
+        let read = trx.selectFrom('organisations').select(['name']).where('id', '=', organisationId);
+        if (dialect === 'postgres') read = read.forUpdate();
+        const row = await read.executeTakeFirst();
+        if (row === undefined) return null;
+        await trx.updateTable('organisations').set({ name }).where('id', '=', organisationId).execute();
+        const before = { name: row.name };
+        const after = { name };
+        await insertEvent(trx, { ...event, beforeJson: JSON.stringify(before), afterJson: JSON.stringify(after) });
+        return { before, after };
+      });
+    },
+
     async setBillingDetails(organisationId, details, event) {
       return writeTransaction(db, dialect, async (trx) => {
         let read = trx

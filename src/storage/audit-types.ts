@@ -61,6 +61,12 @@ export interface AuditRepository {
     details: BillingDetails,
     event: Omit<AuditEventRecord, 'beforeJson' | 'afterJson'>,
   ): Promise<{ before: BillingDetails; after: BillingDetails } | null>;
+  /** Renames the organisation and appends `event` with the names before and after, in one transaction. */
+  rename(
+    organisationId: string,
+    name: string,
+    event: Omit<AuditEventRecord, 'beforeJson' | 'afterJson'>,
+  ): Promise<{ before: { name: string }; after: { name: string } } | null>;
 }
 
 /** A ledger entry as a receipt shows it. */

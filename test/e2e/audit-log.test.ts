@@ -24,8 +24,8 @@ type AuditEvent = {
   actor: { type: string; id: string | null; email: string | null; key_id: string | null };
   ip: string | null;
   target: { type: string; id: string } | null;
-  before: any;
-  after: any;
+  before: unknown;
+  after: unknown;
 };
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on $database', ({ database }) => {
@@ -149,7 +149,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on 
     const cliKey = await cli('keys', 'create', '--email', email, '--name', 'from-cli');
     secrets.push(cliKey.key);
 
-    // Settings: billing details.
+    // Settings: the name and the billing details.
+    expect((await client.call('PUT', '/api/organisation/name', { name: ' Acme ' })).json).toEqual({ name: 'Acme' });
+    expect((await client.call('PUT', '/api/organisation/name', { name: 'x'.repeat(101) })).status).toBe(400);
     const details = { billingName: 'Acme Labs Ltd', billingAddress: '1 Main Street\nSpringfield' };
     expect((await client.call('PUT', '/api/organisation/billing-details', details)).json).toEqual(details);
 
@@ -170,6 +172,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on 
         'tier.grant',
         'money.credit',
         'key.create',
+        'organisation.rename',
         'organisation.billing_details',
       ].sort(),
     );
@@ -243,6 +246,13 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on 
       target: { id: cliKey.id },
       after: { name: 'from-cli' },
     });
+    expect(only('organisation.rename')).toMatchObject({
+      actor: me,
+      target: { type: 'organisation', id: accountId },
+      before: { name: 'Personal' },
+      after: { name: 'Acme' },
+    });
+    expect((await client.get('/api/organisation')).json.organisation.name).toBe('Acme');
     expect(only('organisation.billing_details')).toMatchObject({
       actor: me,
       ip: '127.0.0.1',

@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'tier.purchase',
   'tier.renewal',
   'tier.grant',
+  'organisation.rename',
   'organisation.billing_details',
   'money.topup',
   'money.redeem',

@@ -80,6 +80,22 @@ export class AuditLog {
     );
   }
 
+  /** Renames the organisation and records it in the same transaction; null when there is no organisation. */
+  rename(
+    name: string,
+    entry: Omit<AuditEntry, 'action' | 'before' | 'after' | 'target'>,
+  ): Promise<{ before: { name: string }; after: { name: string } } | null> {
+    return this.events.rename(
+      entry.organisationId,
+      name,
+      this.base({
+        ...entry,
+        action: 'organisation.rename',
+        target: { type: 'organisation', id: entry.organisationId },
+      }),
+    );
+  }
+
   private base(entry: AuditEntry): Omit<AuditEventRecord, 'beforeJson' | 'afterJson'> {
     const { actor } = entry;
     return {

@@ -11,6 +11,7 @@ import {
   exportFileName,
   presentAuditEvent,
 } from '../audit-reading.js';
+import { organisationName } from '../../accounts/organisation-service.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound } from './dashboard-error.js';
@@ -39,7 +40,9 @@ const billingDetailsBody = z
   })
   .strict();
 
-/** The organisation's audit log (list, filters, exports) and its billing details (an audited setting). */
+const renameBody = z.object({ name: z.string().max(1000) }).strict();
+
+/** The organisation's audit log (list, filters, exports) and its audited settings: name and billing details. */
 export function registerAuditRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/audit', { config: { permission: 'audit:read' } }, async (request) => {
     const input = parseInput(auditQuerySchema, request.query);
@@ -57,6 +60,18 @@ export function registerAuditRoutes(api: FastifyInstance, deps: DashboardDepende
       .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
       .header('content-disposition', `attachment; filename="${exportFileName(format, deps.now())}"`)
       .send(Readable.from(format === 'csv' ? auditCsv(events) : auditJsonArray(events)));
+  });
+
+  api.put('/organisation/name', { config: { permission: 'organisation:manage' } }, async (request) => {
+    const { name } = parseInput(renameBody, request.body);
+    const organisationId = currentOrganisation(request).organisation.id;
+    const changed = await deps.audit.rename(organisationName(name), {
+      organisationId,
+      actor: personActor(request),
+      ip: request.ip,
+    });
+    if (changed === null) throw notFound(`No organisation with id '${organisationId}'.`);
+    return { name: changed.after.name };
   });
 
   api.put('/organisation/billing-details', { config: { permission: 'billing:manage' } }, async (request) => {

@@ -25,6 +25,7 @@ const ACTIONS: Array<{ value: string; label: string }> = [
   { value: 'money.redeem', label: 'Code redeemed' },
   { value: 'money.credit', label: 'Operator credit' },
   { value: 'organisation', label: 'All settings' },
+  { value: 'organisation.rename', label: 'Organisation renamed' },
   { value: 'organisation.billing_details', label: 'Billing details changed' },
 ];
 
