@@ -27,6 +27,7 @@ import { NO_METRICS, type GatewayMetrics } from './observability/gateway-metrics
 import type { OutageLog } from './observability/outage-log.js';
 import { lazyChildLogger, logLevelEnabled } from './observability/request-logger.js';
 import { registerKeysApi } from './http/keys-api.js';
+import { registerAuditApi } from './http/audit-api.js';
 import { registerModelsApi } from './http/models-api.js';
 import { registerUsageApi } from './http/usage-api.js';
 import { registerWebApp } from './http/web-app.js';
@@ -44,6 +45,7 @@ import type { KeyService } from './keys/key-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { BillingRepository } from './storage/billing-types.js';
+import type { AuditLog } from './accounts/audit/audit-log.js';
 import type { UsageRepository } from './storage/types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
@@ -71,6 +73,8 @@ export interface AppDependencies {
   bodyLimitBytes: number;
   logger: FastifyBaseLogger;
   now?: () => number;
+  /** The audit log: `/v1` key changes record to it, `GET /v1/audit` reads it. */
+  audit: AuditLog;
   /** The dashboard's JSON API under `/api` (session cookies, CSRF), when given. */
   dashboard?: DashboardDependencies;
   /** Fastify's `trustProxy` (TRUST_PROXY): honour X-Forwarded-For/-Proto/-Host from these proxies. */
@@ -244,7 +248,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       tierUpgrades: deps.dashboard?.tierUpgrades,
       ...(deps.now === undefined ? {} : { now: deps.now }),
     });
-    registerKeysApi(api, deps.keys, deps.now);
+    registerKeysApi(api, deps.keys, deps.audit, deps.now);
+    registerAuditApi(api, deps.audit);
     registerBillingApi(api, deps.billing, deps.now, async (accountId) =>
       deps.dashboard?.tierUpgrades.refresh(accountId),
     );

@@ -3,6 +3,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AccountService } from './accounts/account-service.js';
 import { readPassword } from './cli/read-password.js';
 import { TierUpgrades } from './billing/tier-upgrades.js';
+import { AuditLog } from './accounts/audit/audit-log.js';
+import { keySnapshot } from './accounts/audit/audit-snapshots.js';
+import { tierSnapshot } from './billing/tier-snapshot.js';
 import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
 import { UsageError } from './cli/usage-error.js';
 import { walletTarget } from './cli/wallet-target.js';
@@ -119,10 +122,18 @@ async function main(argv: string[]): Promise<number> {
         return await withStorage(config.databaseUrl, async (storage) => {
           const target = await walletTarget(storage, values);
           // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
-          const status = await new TierUpgrades(storage.tierUpgrades, config.tiers).grant(
-            target.organisationId,
-            required(values, 'tier'),
-          );
+          const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers);
+          const before = await tierUpgrades.status(target.organisationId);
+          const status = await tierUpgrades.grant(target.organisationId, required(values, 'tier'));
+          await new AuditLog(storage.audit, storage.organisations).record({
+            organisationId: target.organisationId,
+            actor: { type: 'operator' },
+            ip: null,
+            action: 'tier.grant',
+            target: { type: 'tier', id: status.grantedTier },
+            before: tierSnapshot(before),
+            after: tierSnapshot(status),
+          });
           const tier = status.current.name;
           const text =
             tier === status.grantedTier
@@ -146,7 +157,19 @@ async function main(argv: string[]): Promise<number> {
         return await withStorage(config.databaseUrl, async (storage) => {
           const account = await new AccountService(storage.accounts).findByEmail(required(values, 'email'));
           const id = required(values, 'id');
-          await new KeyService(storage.apiKeys).revoke(account.id, id);
+          const keys = new KeyService(storage.apiKeys);
+          const before = await keys.find(account.id, id);
+          await keys.revoke(account.id, id);
+          const after = await keys.find(account.id, id);
+          await new AuditLog(storage.audit, storage.organisations).record({
+            organisationId: account.id,
+            actor: { type: 'operator' },
+            ip: null,
+            action: 'key.revoke',
+            target: { type: 'key', id },
+            before: before === null ? null : keySnapshot(before),
+            after: after === null ? null : keySnapshot(after),
+          });
           print(json, { id, revoked: true }, `Revoked ${id}.`);
           return 0;
         });

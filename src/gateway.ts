@@ -32,6 +32,7 @@ import { createProviders } from './providers/create-providers.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
+import { AuditLog } from './accounts/audit/audit-log.js';
 import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
 import type { Telemetry } from './telemetry/telemetry.js';
@@ -220,9 +221,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
             pipeline,
             logger,
           );
+    const audit = new AuditLog(storage.audit, storage.organisations, now);
     const app = buildApp({
       catalog,
       keys,
+      audit,
       pipeline,
       limiter: activeLimiter,
       tiers: config.tiers,
@@ -237,6 +240,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         storage,
         accounts,
         keys,
+        audit,
 
         catalog,
         config,

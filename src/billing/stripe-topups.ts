@@ -19,7 +19,7 @@ export interface StripeSettings {
 
 /** What a verified webhook event did. Only `credited` changed anything. */
 export type WebhookOutcome =
-  | { result: 'credited'; accountId: string; amountNano: NanoUsd; balanceNano: NanoUsd }
+  | { result: 'credited'; accountId: string; amountNano: NanoUsd; balanceNano: NanoUsd; checkoutSessionId: string }
   | { result: 'duplicate'; accountId: string }
   | { result: 'ignored'; reason: string }
   | { result: 'unknown_account'; accountId: string | null };
@@ -151,6 +151,12 @@ export class StripeTopups {
       at: this.now(),
     });
     if (!credit.applied) return { result: 'duplicate', accountId: account.id };
-    return { result: 'credited', accountId: account.id, amountNano, balanceNano: credit.balanceNano };
+    return {
+      result: 'credited',
+      accountId: account.id,
+      amountNano,
+      balanceNano: credit.balanceNano,
+      checkoutSessionId: session.id,
+    };
   }
 }

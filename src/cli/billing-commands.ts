@@ -1,5 +1,6 @@
 import { presentLedgerEntry } from '../billing/present-ledger-entry.js';
 import { creditAccount } from '../billing/operator-credit.js';
+import { AuditLog } from '../accounts/audit/audit-log.js';
 import { formatUsd, parseUsd, type NanoUsd } from '../billing/money.js';
 import { createRedemptionCodes, MAX_CODES_PER_BATCH } from '../billing/redemption-codes.js';
 import { readJournalDirectory } from '../billing/settlement-journal.js';
@@ -79,6 +80,13 @@ async function credit(storage: Storage, options: BillingOptions, now: number): P
   const amount = positiveUsd(options);
   const note = options.note?.trim() || null;
   const result = await creditAccount(storage.billing, target.organisationId, amount, note, now);
+  await new AuditLog(storage.audit, storage.organisations, () => now).record({
+    organisationId: target.organisationId,
+    actor: { type: 'operator' },
+    ip: null,
+    action: 'money.credit',
+    after: { amountNanoUsd: amount, balanceNanoUsd: result.balanceNano, note },
+  });
   return {
     data: {
       // A personal organisation's id is its person's account id: the field keeps the name it had.

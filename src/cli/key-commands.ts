@@ -1,4 +1,6 @@
 import { AccountService } from '../accounts/account-service.js';
+import { AuditLog } from '../accounts/audit/audit-log.js';
+import { keySnapshot } from '../accounts/audit/audit-snapshots.js';
 import {
   parsePermissionFields,
   presentPermissionFields,
@@ -52,6 +54,7 @@ export async function runKeyCommand(
 ): Promise<KeyCommandOutput> {
   const account = await new AccountService(storage.accounts).findByEmail(requiredValue(values, 'email'));
   const keys = new KeyService(storage.apiKeys);
+  const audit = new AuditLog(storage.audit, storage.organisations);
   if (command === 'keys list') {
     const rows = (await keys.list(account.id)).map((key) => presentRow(key, now));
     return { data: rows, text: rows.map(describeRow).join('\n') || 'No keys.' };
@@ -66,6 +69,14 @@ export async function runKeyCommand(
       expiresAt: days === undefined ? null : now + days * 86_400_000,
       permissions: { ...FULL_PERMISSIONS, ...permissions },
     });
+    await audit.record({
+      organisationId: account.id,
+      actor: { type: 'operator' },
+      ip: null,
+      action: 'key.create',
+      target: { type: 'key', id: created.record.id },
+      after: keySnapshot(created.record),
+    });
     const row = presentRow(created.record, now);
     return {
       data: { ...row, key: created.secret, expires_at: created.record.expiresAt },
@@ -74,7 +85,17 @@ export async function runKeyCommand(
   }
   const change: ApiKeyChange = { ...permissions };
   if (values.name !== undefined) change.name = values.name;
+  const before = await keys.find(account.id, requiredValue(values, 'id'));
   const updated = await keys.update(account.id, requiredValue(values, 'id'), change);
+  await audit.record({
+    organisationId: account.id,
+    actor: { type: 'operator' },
+    ip: null,
+    action: 'key.update',
+    target: { type: 'key', id: updated.id },
+    before: before === null ? null : keySnapshot(before),
+    after: keySnapshot(updated),
+  });
   const row = presentRow(updated, now);
   return { data: row, text: describeRow(row) };
 }

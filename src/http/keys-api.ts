@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { FastifyRequest } from 'fastify';
+import type { AuditLog } from '../accounts/audit/audit-log.js';
+import { keySnapshot } from '../accounts/audit/audit-snapshots.js';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
 import type { KeyService } from '../keys/key-service.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
@@ -32,7 +35,12 @@ const MS_PER_DAY = 86_400_000;
  * (listing also with `usage:read`). A key never gives another key more than it has itself
  * (docs/architecture.md#key-scopes-and-limits).
  */
-export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () => number = Date.now): void {
+export function registerKeysApi(
+  app: FastifyInstance,
+  keys: KeyService,
+  audit: AuditLog,
+  now: () => number = Date.now,
+): void {
   app.get('/v1/keys', { config: { scope: ['usage:read', 'keys:manage'] } }, async (request) => {
     const records = await keys.list(request.auth!.organisation.id);
     return { object: 'list', data: records.map((record) => presentKey(record, now())) };
@@ -50,6 +58,12 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     // A key made with a key is the organisation's, credited to the person who made the key it was made with.
     const { organisation, key } = request.auth!;
     const created = await keys.create(organisation.id, key.createdBy, { name, expiresAt, permissions });
+    await audit.record({
+      ...auditContext(request),
+      action: 'key.create',
+      target: { type: 'key', id: created.record.id },
+      after: keySnapshot(created.record),
+    });
     return reply.code(201).send({ ...presentKey(created.record, now()), key: created.secret });
   });
 
@@ -69,6 +83,13 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
     const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now());
     if (expiresAt !== undefined) change.expiresAt = expiresAt;
     const updated = await keys.update(accountId, request.params.id, change);
+    await audit.record({
+      ...auditContext(request),
+      action: 'key.update',
+      target: { type: 'key', id: updated.id },
+      before: keySnapshot(existing),
+      after: keySnapshot(updated),
+    });
     return presentKey(updated, now());
   });
 
@@ -81,6 +102,14 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
       if (existing !== null && existing.revokedAt === null)
         assertWithinCaller(existing.permissions, request.auth!.key.permissions);
       await keys.revoke(request.auth!.organisation.id, request.params.id);
+      const revoked = await keys.find(request.auth!.organisation.id, request.params.id);
+      await audit.record({
+        ...auditContext(request),
+        action: 'key.revoke',
+        target: { type: 'key', id: request.params.id },
+        before: existing === null ? null : keySnapshot(existing),
+        after: revoked === null ? null : keySnapshot(revoked),
+      });
       return { id: request.params.id, object: 'api_key', revoked: true };
     },
   );
@@ -94,11 +123,31 @@ export function registerKeysApi(app: FastifyInstance, keys: KeyService, now: () 
       if (existing !== null && existing.revokedAt === null)
         assertWithinCaller(existing.permissions, request.auth!.key.permissions);
       const created = await keys.rotate(request.auth!.organisation.id, request.params.id);
+      await audit.record({
+        ...auditContext(request),
+        action: 'key.rotate',
+        target: { type: 'key', id: request.params.id },
+        before: existing === null ? null : keySnapshot(existing),
+        after: { replacedBy: created.record.id, ...keySnapshot(created.record) },
+      });
       return reply
         .code(201)
         .send({ ...presentKey(created.record, now()), key: created.secret, replaces: request.params.id });
     },
   );
+}
+
+/**
+ * Who acts through an API key, for the audit log: the person who created the key (keys made before creators were
+ * kept name their personal organisation, which has that person's id), with the key that made the call.
+ */
+function auditContext(request: FastifyRequest) {
+  const { organisation, key } = request.auth!;
+  return {
+    organisationId: organisation.id,
+    actor: { type: 'person' as const, accountId: key.createdBy ?? organisation.id, keyId: key.id },
+    ip: request.ip,
+  };
 }
 
 export function keyStatus(record: ApiKeyRecord, now: number): 'active' | 'revoked' | 'expired' {

@@ -195,6 +195,23 @@ export interface OrganisationMembersTable {
   created_at: number;
 }
 
+/** The audit log (0018-audit-log): append-only, one row per audited change. */
+export interface AuditEventsTable {
+  id: string;
+  organisation_id: string;
+  created_at: number;
+  actor_type: string;
+  actor_id: string | null;
+  actor_email: string | null;
+  actor_key_id: string | null;
+  ip: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  before_json: string | null;
+  after_json: string | null;
+}
+
 /** Single-use links sent by mail (0013-identity-mail): the SHA-256 of the token, never the token. */
 export interface AccountTokensTable {
   id_hash: string;
@@ -249,6 +266,7 @@ export interface Database {
   accounts: AccountsTable;
   organisations: OrganisationsTable;
   organisation_members: OrganisationMembersTable;
+  audit_events: AuditEventsTable;
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;
   login_failures: LoginFailuresTable;

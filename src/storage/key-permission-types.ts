@@ -5,7 +5,7 @@
  */
 
 /** Every scope a key can carry. A key with all of them is the specification's standard key (`full`). */
-export const API_SCOPES = ['models:use', 'usage:read', 'keys:manage', 'account:redeem'] as const;
+export const API_SCOPES = ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
 export const SPEND_PERIODS = ['day', 'month', 'total'] as const;

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
+import { createAuditRepository, createReceiptRepository } from './audit-repository.js';
 import { createBillingLedgerRepository } from './billing-ledger-repository.js';
 import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBillingStore } from './billing-types.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
@@ -40,6 +41,8 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     dialect: parts.dialect,
     accounts: createAccountRepository(db, parts.dialect, parts.isUniqueViolation),
     organisations: createOrganisationRepository(db, parts.dialect),
+    audit: createAuditRepository(db, parts.dialect),
+    receipts: createReceiptRepository(db),
     apiKeys:
       parts.findKeyWithOrganisation === undefined
         ? apiKeys

@@ -87,6 +87,7 @@ describe('openStorage', () => {
         'account_tokens',
         'accounts',
         'api_keys',
+        'audit_events',
         'identity_challenges',
         'ledger_entries',
         'login_failures',

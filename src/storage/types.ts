@@ -311,6 +311,10 @@ export interface Storage {
   readonly accounts: AccountRepository;
   /** Organisations, members and the session's organisation (0015-organisations). */
   readonly organisations: import('./organisation-types.js').OrganisationRepository;
+  /** The audit log, append-only (0018-audit-log). */
+  readonly audit: import('./audit-types.js').AuditRepository;
+  /** Ledger entries as receipts print them. */
+  readonly receipts: import('./audit-types.js').ReceiptRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;

@@ -129,7 +129,7 @@ describe('tollgate CLI', () => {
         name: 'from-cli',
         hint: created.json.hint,
         status: 'active',
-        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem'],
+        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'],
         models: null,
         spend_limit: null,
         rate_limit: null,

@@ -159,7 +159,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         expiresAt: expect.any(Number),
         revokedAt: null,
         status: 'active',
-        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem'],
+        scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'],
         models: null,
         spendLimit: null,
         rateLimit: null,

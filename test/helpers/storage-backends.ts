@@ -32,6 +32,7 @@ export const ALL_MIGRATIONS = [
   '0014-identity-factors',
   '0015-organisations',
   '0016-organisation-wallets',
+  '0018-audit-log',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

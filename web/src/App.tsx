@@ -24,6 +24,7 @@ const PlaygroundPage = lazy(() =>
 const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })));
 const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
 const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
+const AuditPage = lazy(() => import('./pages/AuditPage').then((module) => ({ default: module.AuditPage })));
 const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ default: module.AdminPage })));
 
 const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
@@ -34,6 +35,7 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/usage': { title: 'Usage', render: () => <UsagePage /> },
   '/billing': { title: 'Billing', render: () => <BillingPage /> },
   '/settings': { title: 'Settings', render: () => <SettingsPage /> },
+  '/audit': { title: 'Audit log', render: () => <AuditPage /> },
   '/admin': { title: 'Operator', render: () => <AdminPage /> },
 };
 

@@ -13,6 +13,8 @@ import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
+import { operatorActor } from './audit-actor.js';
+import { tierSnapshot } from '../../billing/tier-snapshot.js';
 import { dayText, utcDayNumber } from './utc-days.js';
 
 const listQuery = z.object({
@@ -84,6 +86,13 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
         ? `Credited by ${operator.email}`
         : `${note} (by ${operator.email})`;
     const { balanceNano } = await creditAccount(deps.billing, account.id, amount, text, deps.now());
+    await deps.audit.record({
+      organisationId: account.id,
+      actor: operatorActor(request),
+      ip: request.ip,
+      action: 'money.credit',
+      after: { amountNanoUsd: amount, balanceNanoUsd: balanceNano, note: text },
+    });
     // A credit counts as a payment: it may reach a tier by total paid.
     await deps.tierUpgrades.refresh(account.id);
     return { balanceUsd: formatUsd(balanceNano) };
@@ -93,7 +102,17 @@ export function registerAdminRoutes(api: FastifyInstance, deps: DashboardDepende
     const { tier } = parseInput(tierBody, request.body);
     const account = await deps.accounts.findById(request.params.id);
     // The operator's tier is a floor: a higher tier the user bought or reached by payments stays in force.
+    const before = await deps.tierUpgrades.status(account.id);
     const status = await deps.tierUpgrades.grant(account.id, tier);
+    await deps.audit.record({
+      organisationId: account.id,
+      actor: operatorActor(request),
+      ip: request.ip,
+      action: 'tier.grant',
+      target: { type: 'tier', id: status.grantedTier },
+      before: tierSnapshot(before),
+      after: tierSnapshot(status),
+    });
     return { account: presentOperatorAccount({ ...account, tier: status.current.name }) };
   });
 

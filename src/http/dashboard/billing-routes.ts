@@ -9,6 +9,7 @@ import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
 import { currentAccount } from './dashboard-session.js';
+import { personActor } from './audit-actor.js';
 import { publicBaseUrl } from './overview-routes.js';
 import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
 
@@ -95,6 +96,13 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const { code } = parseInput(redeemBody, request.body);
     try {
       const redemption = await redeemCode(deps.billing, code, account.id, deps.now());
+      await deps.audit.record({
+        organisationId: account.id,
+        actor: personActor(request),
+        ip: request.ip,
+        action: 'money.redeem',
+        after: { amountNanoUsd: redemption.amountNano, balanceNanoUsd: redemption.balanceNano },
+      });
       // Payments may reach a tier (e.g. $50 in total → pro): from the next request on.
       await deps.tierUpgrades.refresh(account.id);
       return { creditedUsd: formatUsd(redemption.amountNano), balanceUsd: formatUsd(redemption.balanceNano) };

@@ -1,4 +1,5 @@
 import type { AccountService } from '../../accounts/account-service.js';
+import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
@@ -42,6 +43,8 @@ export function createDashboardDependencies(input: {
   tierUpgrades?: TierUpgrades;
   /** For the operator view of upstream credentials. */
   providers?: Pick<ProviderRegistry, 'credentialStatus'>;
+  /** The gateway's audit log (the `/v1` API records to the same); made from storage when absent. */
+  audit?: AuditLog;
   /** The catalog's prices, for the operator's reconcile. */
   pricesOf?: (modelId: string) => ModelPrices | undefined;
 }): DashboardDependencies {
@@ -61,6 +64,8 @@ export function createDashboardDependencies(input: {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
+    audit: input.audit ?? new AuditLog(storage.audit, storage.organisations, now),
+    receipts: storage.receipts,
     keys: input.keys,
     sessions,
     signInMethods,

@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBillingRoutes } from './billing-routes.js';
 import { acceptJsonOrEmpty } from './body-parsing.js';
@@ -14,6 +15,7 @@ import { registerModelsRoutes } from './models-routes.js';
 import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { type PlaygroundServices, registerPlaygroundRoutes } from './playground-routes.js';
+import { registerReceiptRoutes } from './receipt-routes.js';
 import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
@@ -56,6 +58,8 @@ export async function dashboardApi(
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);
+  registerAuditRoutes(api, deps);
+  registerReceiptRoutes(api, deps);
   await api.register(stripeWebhookPlugin, deps);
   // A catch-all of our own: the SPA's wildcard route at `/` would otherwise take unknown /api GETs, and its
   // 404 is in the /v1 shape.

@@ -1,4 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
+import type { AuditLog } from '../../accounts/audit/audit-log.js';
+import type { ReceiptRepository } from '../../storage/audit-types.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { OrganisationService } from '../../accounts/organisation-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
@@ -42,6 +44,10 @@ export interface DashboardDependencies {
   accountRepository: AccountRepository;
   /** The person's organisations and the one a session works in. */
   organisations: OrganisationService;
+  /** The audit log: recorded by every route that changes keys, tiers, settings or money; read by `/api/audit`. */
+  audit: AuditLog;
+  /** Ledger entries as receipts print them. */
+  receipts: ReceiptRepository;
   keys: KeyService;
   sessions: SessionService;
   /** Second factors, passkeys and single sign-on. */

@@ -33,6 +33,14 @@ export async function stripeWebhookPlugin(api: FastifyInstance, deps: DashboardD
         { accountId: outcome.accountId, amountUsd: formatUsd(outcome.amountNano) },
         'Stripe top-up credited',
       );
+      await deps.audit.record({
+        organisationId: outcome.accountId,
+        actor: { type: 'system', name: 'stripe' },
+        ip: request.ip,
+        action: 'money.topup',
+        target: { type: 'stripe_checkout_session', id: outcome.checkoutSessionId },
+        after: { amountNanoUsd: outcome.amountNano, balanceNanoUsd: outcome.balanceNano },
+      });
       await deps.tierUpgrades.refresh(outcome.accountId);
     } else if (outcome.result === 'unknown_account') {
       // Acknowledged (Stripe would retry a failure for days) but logged: money arrived for no account here.

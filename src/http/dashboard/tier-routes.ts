@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatUsd } from '../../billing/money.js';
+import { tierSnapshot } from '../../billing/tier-snapshot.js';
 import type { TierStatus } from '../../billing/tier-upgrades.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount } from './dashboard-session.js';
+import { personActor } from './audit-actor.js';
 
 const buyBody = z.object({ tier: z.string().min(1).max(40) }).strict();
 const renewalBody = z.object({ renews: z.boolean() }).strict();
@@ -43,11 +45,35 @@ export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.post('/tiers/buy', async (request) => {
     const { tier } = parseInput(buyBody, request.body);
-    return presentTierStatus(await deps.tierUpgrades.buy(currentAccount(request).id, tier));
+    const accountId = currentAccount(request).id;
+    const before = await deps.tierUpgrades.status(accountId);
+    const after = await deps.tierUpgrades.buy(accountId, tier);
+    await deps.audit.record({
+      organisationId: accountId,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'tier.purchase',
+      target: { type: 'tier', id: tier },
+      before: tierSnapshot(before),
+      after: tierSnapshot(after),
+    });
+    return presentTierStatus(after);
   });
 
   api.post('/tiers/renewal', async (request) => {
     const { renews } = parseInput(renewalBody, request.body);
-    return presentTierStatus(await deps.tierUpgrades.setRenewal(currentAccount(request).id, renews));
+    const accountId = currentAccount(request).id;
+    const before = await deps.tierUpgrades.status(accountId);
+    const after = await deps.tierUpgrades.setRenewal(accountId, renews);
+    await deps.audit.record({
+      organisationId: accountId,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'tier.renewal',
+      target: after.bought === null ? null : { type: 'tier', id: after.bought.tier },
+      before: tierSnapshot(before),
+      after: tierSnapshot(after),
+    });
+    return presentTierStatus(after);
   });
 }

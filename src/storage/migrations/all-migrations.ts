@@ -15,6 +15,7 @@ import * as identityMail from './0013-identity-mail.js';
 import * as identityFactors from './0014-identity-factors.js';
 import * as organisations from './0015-organisations.js';
 import * as organisationWallets from './0016-organisation-wallets.js';
+import * as auditLog from './0018-audit-log.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -38,4 +39,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0014-identity-factors': identityFactors,
   '0015-organisations': organisations,
   '0016-organisation-wallets': organisationWallets,
+  '0018-audit-log': auditLog,
 };

@@ -4,7 +4,10 @@ import type {
   Account,
   AdminAccount,
   ApiKey,
+  AuditEvent,
+  AuditFilter,
   Billing,
+  BillingDetails,
   KeyLimitsInput,
   LedgerEntry,
   ModelInfo,
@@ -76,6 +79,20 @@ export const billing = {
   redeem: (code: string) => api<{ creditedUsd: string; balanceUsd: string }>('POST', '/api/billing/redeem', { code }),
   checkout: (amountUsd: string) => api<{ url: string }>('POST', '/api/billing/checkout', { amountUsd }),
 };
+
+export const audit = {
+  list: (filter: AuditFilter, limit: number, cursor: string | null) =>
+    api<{ events: AuditEvent[]; nextCursor: string | null }>('GET', `/api/audit${query({ ...filter, limit, cursor })}`),
+  exportUrl: (filter: AuditFilter, format: 'csv' | 'json') => `/api/audit/export${query({ ...filter, format })}`,
+};
+
+export const billingDetails = {
+  get: () => api<BillingDetails>('GET', '/api/organisation/billing-details'),
+  set: (details: BillingDetails) => api<BillingDetails>('PUT', '/api/organisation/billing-details', details),
+};
+
+/** A payment's printable receipt (opened in a new tab; the session cookie authenticates it). */
+export const receiptUrl = (ledgerEntryId: string) => `/api/receipts/${encodeURIComponent(ledgerEntryId)}`;
 
 export const tiers = {
   get: () => api<TierStatus>('GET', '/api/tiers'),

@@ -273,3 +273,28 @@ export interface Standing {
   /** A bought tier whose renewal the balance could not pay; `affordable`: the balance would pay for it now. */
   tierLapsed: { tier: string; currentTier: string; priceUsd: string; affordable: boolean } | null;
 }
+
+/** One audit log event, as `/api/audit` and the exports give it (docs/audit-log.md). */
+export interface AuditEvent {
+  id: string;
+  organisation_id: string;
+  created_at: string;
+  actor: { type: 'person' | 'operator' | 'system'; id: string | null; email: string | null; key_id: string | null };
+  ip: string | null;
+  action: string;
+  target: { type: string; id: string | null } | null;
+  before: unknown;
+  after: unknown;
+}
+
+export interface AuditFilter {
+  action?: string | undefined;
+  actor?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+export interface BillingDetails {
+  billingName: string | null;
+  billingAddress: string | null;
+}

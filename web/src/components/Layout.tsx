@@ -18,6 +18,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
   { href: '/settings', label: 'Settings' },
+  { href: '/audit', label: 'Audit log' },
   { href: '/admin', label: 'Operator', adminOnly: true },
 ];
 

@@ -1,4 +1,4 @@
-import { billing } from '../api/endpoints';
+import { billing, receiptUrl } from '../api/endpoints';
 import type { LedgerKind } from '../api/types';
 import { formatCount } from '../lib/format';
 import { Link } from './Link';
@@ -18,6 +18,9 @@ const KIND_LABELS: Record<LedgerKind, string> = {
 };
 
 const PAGE_SIZE = 25;
+
+/** Payments: each has a printable receipt. */
+const RECEIPT_KINDS = new Set<LedgerKind>(['topup', 'redemption', 'tier']);
 
 /** The ledger, newest first, with the balance after each entry (the running balance). */
 export function LedgerTable({ refreshKey }: { refreshKey: number }) {
@@ -71,7 +74,17 @@ export function LedgerTable({ refreshKey }: { refreshKey: number }) {
                           </Link>
                         </>
                       ) : (
-                        entry.description
+                        <>
+                          {entry.description}
+                          {RECEIPT_KINDS.has(entry.kind) && (
+                            <>
+                              {' · '}
+                              <a href={receiptUrl(entry.id)} target="_blank" rel="noopener">
+                                receipt<span className="visually-hidden"> (opens in a new tab)</span>
+                              </a>
+                            </>
+                          )}
+                        </>
                       )}
                     </td>
                     <td data-label="Amount" className={`num nowrap ${credit ? 'amount-credit' : ''}`}>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { billing } from '../api/endpoints';
 import { AllowanceMeter } from '../components/AllowanceMeter';
+import { BillingDetailsForm } from '../components/BillingDetailsForm';
 import { LedgerTable } from '../components/LedgerTable';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
@@ -81,6 +82,11 @@ export function BillingPage() {
           </div>
         </>
       )}
+      <section className="card section" aria-labelledby="billing-details-heading">
+        <h2 id="billing-details-heading">Billing details</h2>
+        <p className="muted">The name and address printed on your receipts.</p>
+        <BillingDetailsForm />
+      </section>
       <section className="card section" aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Transactions</h2>
         <LedgerTable refreshKey={refreshKey} />
