@@ -30,6 +30,7 @@ export const ALL_MIGRATIONS = [
   '0012-local-input-tokens',
   '0013-identity-mail',
   '0014-identity-factors',
+  '0019-usage-export-cursors',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

@@ -13,6 +13,7 @@ import * as unbilledUsage from './0011-unbilled-usage.js';
 import * as localInputTokens from './0012-local-input-tokens.js';
 import * as identityMail from './0013-identity-mail.js';
 import * as identityFactors from './0014-identity-factors.js';
+import * as usageExportCursors from './0019-usage-export-cursors.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -34,4 +35,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0012-local-input-tokens': localInputTokens,
   '0013-identity-mail': identityMail,
   '0014-identity-factors': identityFactors,
+  '0019-usage-export-cursors': usageExportCursors,
 };

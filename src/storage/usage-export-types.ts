@@ -1,0 +1,61 @@
+import type { UsageRecord } from './types.js';
+
+/** A place in the usage records' export order: (created_at, request_id), both ascending. */
+export interface ExportPosition {
+  createdAt: number;
+  requestId: string;
+}
+
+/** One sink's row of `export_cursors` (0019-usage-export-cursors). */
+export interface ExportCursor {
+  sink: string;
+  /** The last record the sink's receiver accepted; null before the first. */
+  position: ExportPosition | null;
+  /** Records accepted so far. */
+  exported: number;
+  updatedAt: number;
+}
+
+export interface ExportCursorTable {
+  sink: string;
+  created_at: number;
+  request_id: string;
+  exported: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  updated_at: number;
+}
+
+export interface UsageExportTables {
+  export_cursors: ExportCursorTable;
+}
+
+/** Reading settled usage in export order, and the sinks' cursors over it. */
+export interface UsageExportRepository {
+  /**
+   * Every account's records after `after` and created before `before` (epoch ms, exclusive), oldest first, at
+   * most `limit`: one keyset page through the created_at index, whatever the table's size.
+   */
+  pageAfter(after: ExportPosition | null, before: number, limit: number): Promise<UsageRecord[]>;
+  /** One account's records created in [`from`, `to`), oldest first after `after`: `GET /v1/usage/export`'s pages. */
+  accountPage(
+    accountId: string,
+    range: { from: number; to: number },
+    after: ExportPosition | null,
+    limit: number,
+  ): Promise<UsageRecord[]>;
+  /**
+   * Takes (or renews) the sink's lease for `owner` until `now + leaseMs` when nobody else holds an unexpired one,
+   * creating the sink's row at the start of the records the first time. Null: another instance holds it.
+   */
+  claimCursor(sink: string, owner: string, now: number, leaseMs: number): Promise<ExportCursor | null>;
+  /**
+   * Moves the sink's position to `to` and adds `count` to its exported records, only while `owner` holds the lease
+   * (false otherwise: another instance took over, and this one must stop sending).
+   */
+  advanceCursor(sink: string, owner: string, to: ExportPosition, count: number, now: number): Promise<boolean>;
+  /** Gives the lease up (a closing instance), so another may take the sink over at once. */
+  releaseCursor(sink: string, owner: string): Promise<void>;
+  /** The sink's cursor as stored (null: never exported). */
+  readCursor(sink: string): Promise<ExportCursor | null>;
+}
