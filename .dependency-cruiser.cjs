@@ -21,6 +21,8 @@ const MAY_IMPORT = {
   keys: ['canonical', 'ids', 'storage'],
   accounts: ['canonical', 'ids', 'keys', 'storage'],
   billing: ['canonical', 'ids', 'keys', 'observability', 'ratelimit', 'storage'],
+  // Outbound webhooks and the usage export's sinks: reads settled usage from storage, never the request path.
+  telemetry: ['billing', 'canonical', 'ids', 'observability', 'storage'],
   // Over the accounts layer: mail, verified email, reset links, sessions list, account deletion, second factors,
   // passkeys and single sign-on.
   identity: ['accounts', 'canonical', 'config', 'ids', 'keys', 'storage'],
@@ -30,7 +32,7 @@ const MAY_IMPORT = {
   pipeline: ['billing', 'canonical', 'catalog', 'keys', 'observability', 'providers', 'storage', 'streaming'],
   // Client protocols: client JSON to canonical and back. They know nothing of vendors.
   protocols: ['billing', 'canonical', 'catalog', 'ids', 'keys', 'pipeline', 'storage', 'streaming', 'wire'],
-  config: ['canonical', 'providers', 'ratelimit', 'storage'],
+  config: ['canonical', 'providers', 'ratelimit', 'storage', 'telemetry'],
   // The HTTP surface: hooks, error shapes, account and key APIs, the dashboard.
   http: [
     'accounts',
@@ -47,6 +49,7 @@ const MAY_IMPORT = {
     'providers',
     'ratelimit',
     'storage',
+    'telemetry',
   ],
   cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'identity', 'keys', 'storage'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.

@@ -16,7 +16,7 @@ export interface ExportCursor {
   updatedAt: number;
 }
 
-export interface ExportCursorTable {
+export type ExportCursorTable = {
   sink: string;
   created_at: number;
   request_id: string;
@@ -24,11 +24,11 @@ export interface ExportCursorTable {
   lease_owner: string | null;
   lease_expires_at: number | null;
   updated_at: number;
-}
+};
 
-export interface UsageExportTables {
+export type UsageExportTables = {
   export_cursors: ExportCursorTable;
-}
+};
 
 /** Reading settled usage in export order, and the sinks' cursors over it. */
 export interface UsageExportRepository {
