@@ -33,6 +33,7 @@ import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
 import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
+import { startUsageExport } from './telemetry/usage-export/start-usage-export.js';
 
 export interface GatewayOptions {
   /** Injected clock (tests). */
@@ -284,6 +285,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       what: 'stored responses',
     });
+    // Settled usage to the operator's sinks, read from the store by a poller: never on a request's path.
+    const usageExport = startUsageExport(config.usageExport, storage.usageExport, {
+      registry: metrics.registry,
+      log: logger,
+      now,
+    });
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
@@ -308,6 +315,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         });
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
         await journalReplay.stop();
+        await usageExport.close();
         const waiting = settlementJournal.stats();
         if (waiting.pending + waiting.unwritten > 0) await journalReplay.runNow().catch(() => undefined);
         await settlementJournal.close();
