@@ -222,6 +222,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
+      usageExport: storage.usageExport,
       storedResponses: new StoredResponses({
         repository: storage.responses,
         retentionDays: config.responsesRetentionDays,
