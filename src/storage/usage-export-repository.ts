@@ -43,11 +43,13 @@ export function createUsageExportRepository(base: Kysely<Database>): UsageExport
       return rows.map(toUsageRecord);
     },
 
-    async accountPage(accountId, range, after, limit): Promise<UsageRecord[]> {
+    async accountPage(accountId, range, after, limit, filter): Promise<UsageRecord[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
       // The (account_id, created_at) index: the range and the keyset are both on it.
-      const rows = await afterPosition(after)
-        .where('account_id', '=', accountId)
+      let query = afterPosition(after).where('account_id', '=', accountId);
+      if (filter?.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
+      if (filter?.model !== undefined) query = query.where('model', '=', filter.model);
+      const rows = await query
         .where('created_at', '>=', range.from)
         .where('created_at', '<', range.to)
         .orderBy('created_at')

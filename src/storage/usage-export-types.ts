@@ -37,12 +37,16 @@ export interface UsageExportRepository {
    * most `limit`: one keyset page through the created_at index, whatever the table's size.
    */
   pageAfter(after: ExportPosition | null, before: number, limit: number): Promise<UsageRecord[]>;
-  /** One account's records created in [`from`, `to`), oldest first after `after`: `GET /v1/usage/export`'s pages. */
+  /**
+   * One account's records created in [`from`, `to`), oldest first after `after` (only one key's or one model's when
+   * filtered): the pages of `GET /v1/usage/export` and of the dashboard's export.
+   */
   accountPage(
     accountId: string,
     range: { from: number; to: number },
     after: ExportPosition | null,
     limit: number,
+    filter?: { apiKeyId?: string | undefined; model?: string | undefined },
   ): Promise<UsageRecord[]>;
   /**
    * Takes (or renews) the sink's lease for `owner` until `now + leaseMs` when nobody else holds an unexpired one,

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FULL_PERMISSIONS } from '../../src/storage/key-permission-types.js';
 import type { UsageEvent } from '../../src/telemetry/usage-export/usage-event.js';
+import { DashboardClient, uniqueEmail } from '../helpers/dashboard-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const RECORDS = 200_000;
@@ -77,6 +78,7 @@ describe.each([{ postgres: false }, { postgres: true }])(
     let harness: TestGateway;
     let key: string;
     let accountId: string;
+    const email = uniqueEmail('export');
 
     beforeAll(async () => {
       harness = await startTestGateway({
@@ -88,7 +90,7 @@ describe.each([{ postgres: false }, { postgres: true }])(
           USAGE_RETENTION_DAYS: '0',
         },
       });
-      const created = await harness.createAccountWithKey();
+      const created = await harness.createAccountWithKey(email);
       ({ key, accountId } = created);
       if (postgres) await fillPostgres(harness.databaseUrl, accountId, created.keyId);
       else fillSqlite(harness.databaseUrl.replace(/^sqlite:/, ''), accountId, created.keyId);
@@ -205,6 +207,34 @@ describe.each([{ postgres: false }, { postgres: true }])(
       // Another account's key sees none of these records.
       const other = await harness.createAccountWithKey();
       expect(await (await get('from=2025-01-01&to=2025-01-04&format=ndjson', other.key)).text()).toBe('');
+    });
+
+    it("gives the dashboard any range of the account's usage as CSV or JSON, filtered by model", async () => {
+      const dashboard = new DashboardClient(harness.gateway.url);
+      expect((await dashboard.login(email, 'correct horse battery staple')).status).toBe(200);
+      // Records 11…20, the alpha ones (odd i) only.
+      const json = await dashboard.get(
+        `/api/usage/export?from=${START / 1000 + 11}&to=${START / 1000 + 21}&format=json&model=alpha-sonnet-5`,
+      );
+      expect(json.status).toBe(200);
+      expect(json.headers.get('content-disposition')).toBe(
+        'attachment; filename="tollgate-usage-2025-01-01-to-2025-01-01.ndjson"',
+      );
+      const events = json.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as UsageEvent);
+      expect(events.map((event) => event.request_id)).toEqual(
+        [11, 13, 15, 17, 19].map((index) => `req_bulk_${String(index).padStart(6, '0')}`),
+      );
+      const csv = await dashboard.get('/api/usage/export?from=2025-01-01&to=2025-01-01T01:00:00Z&format=csv');
+      const lines = csv.text.trimEnd().split('\r\n');
+      expect(lines[0]).toMatch(/^request_id,created_at,created_at_ms,organisation_id,/);
+      // The first hour holds records 1…3,599 (record i is i seconds after midnight).
+      expect(lines).toHaveLength(1 + 3_599);
+      const bad = await dashboard.get('/api/usage/export?from=soon');
+      expect(bad.status).toBe(400);
+      expect(bad.json.error.field).toBe('from');
     });
   },
 );

@@ -16,6 +16,7 @@ import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
+import { registerUsageExportRoute } from './usage-export-route.js';
 
 /**
  * The dashboard's JSON API (docs/dashboard-api.md). Register it in its own encapsulated context under `/api`:
@@ -45,6 +46,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerKeysRoutes(api, deps);
   registerModelsRoutes(api, deps);
   registerUsageRoutes(api, deps);
+  registerUsageExportRoute(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);
