@@ -87,6 +87,7 @@ describe('openStorage', () => {
         'account_tokens',
         'accounts',
         'api_keys',
+        'export_cursors',
         'identity_challenges',
         'ledger_entries',
         'login_failures',
