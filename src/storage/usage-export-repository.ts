@@ -1,5 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { LedgerEntry, LedgerKind } from './billing-types.js';
 import type { Database } from './database-schema.js';
+import { fromMoneyColumn, money } from './money-sql.js';
 import type { UsageRecord } from './types.js';
 import type {
   ExportCursor,
@@ -57,6 +59,64 @@ export function createUsageExportRepository(base: Kysely<Database>): UsageExport
         .limit(limit)
         .execute();
       return rows.map(toUsageRecord);
+    },
+
+    async ledgerPage(accountId, range, after, limit): Promise<LedgerEntry[]> {
+      if (!Number.isSafeInteger(limit) || limit <= 0) return [];
+      // The (account_id, created_at) index, bounded below at the position as in `afterPosition`.
+      let query = base
+        .selectFrom('ledger_entries as entry')
+        .leftJoin('usage_records as usage', (join) =>
+          join.onRef('usage.request_id', '=', 'entry.request_id').on('entry.kind', '=', 'usage'),
+        )
+        .select([
+          'entry.id',
+          'entry.account_id',
+          'entry.kind',
+          'entry.idempotency_key',
+          'entry.request_id',
+          'entry.note',
+          'entry.created_at',
+          'entry.unbilled_tokens',
+          'usage.web_search_requests',
+          'usage.web_fetch_requests',
+        ])
+        .select([
+          money('entry.amount_nano').as('amount'),
+          money('entry.balance_after_nano').as('balance_after'),
+          money('entry.unbilled_nano').as('unbilled'),
+          money('usage.server_tool_nano').as('server_tool'),
+        ])
+        .where('entry.account_id', '=', accountId)
+        .where('entry.created_at', '>=', range.from)
+        .where('entry.created_at', '<', range.to);
+      if (after !== null) {
+        query = query
+          .where('entry.created_at', '>=', after.createdAt)
+          .where((eb) =>
+            eb.or([
+              eb('entry.created_at', '>', after.createdAt),
+              eb.and([eb('entry.created_at', '=', after.createdAt), eb('entry.id', '>', after.id)]),
+            ]),
+          );
+      }
+      const rows = await query.orderBy('entry.created_at').orderBy('entry.id').limit(limit).execute();
+      return rows.map((row) => ({
+        id: row.id,
+        accountId: row.account_id,
+        kind: row.kind as LedgerKind,
+        amountNano: fromMoneyColumn(row.amount),
+        balanceAfterNano: fromMoneyColumn(row.balance_after),
+        idempotencyKey: row.idempotency_key,
+        requestId: row.request_id,
+        note: row.note,
+        createdAt: Number(row.created_at),
+        unbilledTokens: Number(row.unbilled_tokens),
+        unbilledNano: fromMoneyColumn(row.unbilled),
+        webSearchRequests: Number(row.web_search_requests ?? 0),
+        webFetchRequests: Number(row.web_fetch_requests ?? 0),
+        serverToolNano: fromMoneyColumn(row.server_tool),
+      }));
     },
 
     async claimCursor(sink, owner, now, leaseMs): Promise<ExportCursor | null> {

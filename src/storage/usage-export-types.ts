@@ -1,3 +1,4 @@
+import type { LedgerEntry } from './billing-types.js';
 import type { UsageRecord } from './types.js';
 
 /** A place in the usage records' export order: (created_at, request_id), both ascending. */
@@ -48,6 +49,16 @@ export interface UsageExportRepository {
     limit: number,
     filter?: { apiKeyId?: string | undefined; model?: string | undefined },
   ): Promise<UsageRecord[]>;
+  /**
+   * One account's ledger entries created in [`from`, `to`), oldest first in (created_at, id) order after `after`:
+   * the pages of the dashboard's ledger export.
+   */
+  ledgerPage(
+    accountId: string,
+    range: { from: number; to: number },
+    after: { createdAt: number; id: string } | null,
+    limit: number,
+  ): Promise<LedgerEntry[]>;
   /**
    * Takes (or renews) the sink's lease for `owner` until `now + leaseMs` when nobody else holds an unexpired one,
    * creating the sink's row at the start of the records the first time. Null: another instance holds it.

@@ -236,5 +236,41 @@ describe.each([{ postgres: false }, { postgres: true }])(
       expect(bad.status).toBe(400);
       expect(bad.json.error.field).toBe('from');
     });
+
+    it("gives the dashboard any range of the account's ledger as CSV or JSON", async () => {
+      for (const [index, seconds] of [5, 15, 25, 15].entries())
+        await harness.gateway.storage.billing.credit({
+          accountId,
+          kind: 'topup',
+          amountNano: BigInt(index + 1) * 1_000_000_000n,
+          idempotencyKey: `ledger-export-${index}`,
+          note: index === 3 ? '=SUM(A1)' : null,
+          at: START + seconds * 1000,
+        });
+      const dashboard = new DashboardClient(harness.gateway.url);
+      expect((await dashboard.login(email, 'correct horse battery staple')).status).toBe(200);
+      const range = `from=${START / 1000 + 10}&to=${START / 1000 + 30}`;
+      const json = await dashboard.get(`/api/billing/ledger/export?${range}&format=json`);
+      expect(json.status).toBe(200);
+      const entries = json.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { amount_usd: string; created_at: string; kind: string });
+      // Oldest first; the two at 15 s in id order, so the amounts of entries 2 and 4 in some order, then 3.
+      expect(entries.map((entry) => entry.created_at)).toEqual([
+        new Date(START + 15_000).toISOString(),
+        new Date(START + 15_000).toISOString(),
+        new Date(START + 25_000).toISOString(),
+      ]);
+      expect(entries.map((entry) => entry.amount_usd).sort()).toEqual(['2', '3', '4']);
+      const csv = await dashboard.get(`/api/billing/ledger/export?${range}&format=csv`);
+      const lines = csv.text.trimEnd().split('\r\n');
+      expect(lines[0]).toBe(
+        'id,created_at,kind,amount_usd,amount_nano_usd,balance_after_usd,balance_after_nano_usd,request_id,note,unbilled_tokens,unbilled_cost_usd,unbilled_cost_nano_usd,web_search_requests,web_fetch_requests,server_tool_cost_usd,server_tool_cost_nano_usd',
+      );
+      expect(lines).toHaveLength(4);
+      expect(csv.text).toContain(",'=SUM(A1),"); // a formula is defused
+      expect((await dashboard.get('/api/billing/ledger/export?from=2025-01-02&to=2025-01-01')).status).toBe(400);
+    });
   },
 );

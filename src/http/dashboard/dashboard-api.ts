@@ -17,6 +17,7 @@ import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 import { registerUsageExportRoute } from './usage-export-route.js';
+import { registerLedgerExportRoute } from './ledger-export-route.js';
 
 /**
  * The dashboard's JSON API (docs/dashboard-api.md). Register it in its own encapsulated context under `/api`:
@@ -47,6 +48,7 @@ export async function dashboardApi(api: FastifyInstance, deps: DashboardDependen
   registerModelsRoutes(api, deps);
   registerUsageRoutes(api, deps);
   registerUsageExportRoute(api, deps);
+  registerLedgerExportRoute(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);
