@@ -16,10 +16,10 @@ const RECORDS = 200_000;
 /** 2025-01-01T00:00:00Z: record i is created i seconds after it. */
 const START = Date.UTC(2025, 0, 1);
 /**
- * The gateway runs with a 96 MB old space (its live heap is ~30-40 MB): the export's CSV is ~70 MB and its records as
- * objects several times that, so an export that gathered the range before sending would run out of heap and die.
- * Its resident memory may grow by at most 192 MiB meanwhile (measured: 50-145 MiB): most of that is V8 growing its new space under load
- * (up to 2 × 16 MB) and garbage between collections, not what the export keeps.
+ * The gateway runs with a 96 MB old space (its live heap is ~30-40 MB): the export's CSV is ~42 MB and its records
+ * as objects several times that, so an export that gathered the range before sending would run out of heap and die.
+ * Its resident memory may grow by at most 192 MiB meanwhile (measured: 50-145 MiB): most of that is V8 growing its
+ * new space under load (up to 2 × 16 MB) and garbage between collections, not what the export keeps.
  */
 const OLD_SPACE_MB = 96;
 const RSS_GROWTH_BOUND_BYTES = 192 * 1024 * 1024;
