@@ -30,7 +30,7 @@ const MAY_IMPORT = {
   pipeline: ['billing', 'canonical', 'catalog', 'keys', 'observability', 'providers', 'storage', 'streaming'],
   // Client protocols: client JSON to canonical and back. They know nothing of vendors.
   protocols: ['billing', 'canonical', 'catalog', 'ids', 'keys', 'pipeline', 'storage', 'streaming', 'wire'],
-  config: ['canonical', 'providers', 'ratelimit', 'storage'],
+  config: ['canonical', 'providers', 'ratelimit', 'storage', 'telemetry'],
   // The HTTP surface: hooks, error shapes, account and key APIs, the dashboard.
   http: [
     'accounts',
@@ -47,10 +47,12 @@ const MAY_IMPORT = {
     'providers',
     'ratelimit',
     'storage',
+    'telemetry',
   ],
   cli: ['accounts', 'billing', 'canonical', 'config', 'http', 'identity', 'keys', 'storage'],
   // OpenTelemetry: implements the pipeline's and the providers' trace interfaces; only the entry points import it.
-  telemetry: ['billing', 'canonical', 'catalog', 'keys', 'observability', 'pipeline', 'providers'],
+  // Outbound webhooks and the usage export's sinks: read settled usage from storage, never on the request path.
+  telemetry: ['billing', 'canonical', 'catalog', 'ids', 'keys', 'observability', 'pipeline', 'providers', 'storage'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.
   simulator: ['canonical', 'streaming', 'wire'],
 };

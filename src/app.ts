@@ -30,6 +30,7 @@ import { registerKeysApi } from './http/keys-api.js';
 import { registerAuditApi } from './http/audit-api.js';
 import { registerModelsApi } from './http/models-api.js';
 import { registerUsageApi } from './http/usage-api.js';
+import { registerUsageExportApi } from './http/usage-export-api.js';
 import { registerWebApp } from './http/web-app.js';
 import { createRateLimitEnforcer } from './http/rate-limit-hook.js';
 import { nextRequestId } from './ids/request-id.js';
@@ -47,6 +48,7 @@ import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { BillingRepository } from './storage/billing-types.js';
 import type { AuditLog } from './accounts/audit/audit-log.js';
 import type { UsageRepository } from './storage/types.js';
+import type { UsageExportRepository } from './storage/usage-export-types.js';
 import type { Tiers } from './ratelimit/tiers.js';
 import { registerAnthropicMessagesRoutes } from './protocols/anthropic-messages/anthropic-messages-route.js';
 import {
@@ -69,6 +71,8 @@ export interface AppDependencies {
   billing: BillingRepository;
   /** Usage records, for `GET /v1/usage/requests`. */
   usage: UsageRepository;
+  /** Keyset pages of usage records, for `GET /v1/usage/export`. */
+  usageExport: UsageExportRepository;
   freeTokensPerDay: number;
   bodyLimitBytes: number;
   logger: FastifyBaseLogger;
@@ -254,6 +258,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       deps.dashboard?.tierUpgrades.refresh(accountId),
     );
     registerUsageApi(api, { billing: deps.billing, usage: deps.usage }, deps.now);
+    registerUsageExportApi(api, deps.usageExport, deps.now);
     registerOpenAIChatRoute(api, deps.pipeline);
     registerAnthropicMessagesRoutes(api, deps.pipeline);
     registerOpenAIResponsesRoutes(api, deps.pipeline, deps.storedResponses);

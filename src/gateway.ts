@@ -37,6 +37,7 @@ import { StoredResponses } from './protocols/openai-responses/stored-responses.j
 import type { Storage } from './storage/types.js';
 import type { Telemetry } from './telemetry/telemetry.js';
 import { TelemetrySettingsError, telemetrySettings } from './telemetry/telemetry-settings.js';
+import { startUsageExport } from './telemetry/usage-export/start-usage-export.js';
 
 export interface GatewayOptions {
   /** Injected clock (tests). */
@@ -231,6 +232,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       tiers: config.tiers,
       billing: storage.billing,
       usage: storage.usage,
+      usageExport: storage.usageExport,
       storedResponses: new StoredResponses({
         repository: storage.responses,
         retentionDays: config.responsesRetentionDays,
@@ -296,6 +298,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       now,
       what: 'stored responses',
     });
+    // Settled usage to the operator's sinks, read from the store by a poller: never on a request's path.
+    const usageExport = startUsageExport(config.usageExport, storage.usageExport, {
+      registry: metrics.registry,
+      log: logger,
+      now,
+    });
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
@@ -323,6 +331,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         await openTelemetry?.shutdown();
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
         await journalReplay.stop();
+        await usageExport.close();
         const waiting = settlementJournal.stats();
         if (waiting.pending + waiting.unwritten > 0) await journalReplay.runNow().catch(() => undefined);
         await settlementJournal.close();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tiersSchema } from '../ratelimit/tiers.js';
 import { ssoProvidersSchema } from './sso-settings.js';
+import { checkUsageExport, usageExportFields } from './usage-export-settings.js';
 
 export const VENDOR_NAMES = ['anthropic', 'openai', 'gemini', 'deepseek'] as const;
 
@@ -263,8 +264,11 @@ export const configSchema = z
     headersTimeoutMs: z.number().int().min(1_000).default(10_000),
     /** Largest accepted request head (request line and headers), in bytes. */
     maxHeaderBytes: z.number().int().min(1_024).max(1_048_576).default(16_384),
+    /** Usage export sinks (docs/usage-export.md). */
+    ...usageExportFields,
   })
   .strict()
+  .superRefine(checkUsageExport)
   .refine((config) => config.headersTimeoutMs <= config.requestTimeoutMs, {
     message: 'must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)',
     path: ['headersTimeoutMs'],

@@ -8,6 +8,12 @@ import type { DeploymentConfig, VendorConfig } from '../providers/upstream-setti
 import { parseDatabaseUrl, type DatabaseTarget } from '../storage/database-url.js';
 import { configSchema, DEFAULT_VENDOR_BASE_URLS, VENDOR_NAMES, type ParsedConfig } from './config-schema.js';
 import { ssoSecretsFromEnvironment, type SsoProviderSettings } from './sso-settings.js';
+import type { UsageExportSettings } from '../telemetry/usage-export/usage-export-settings.js';
+import {
+  USAGE_EXPORT_SETTING_NAMES,
+  usageExportFromEnvironment,
+  usageExportSettings,
+} from './usage-export-settings.js';
 
 export interface Config {
   port: number;
@@ -58,6 +64,8 @@ export interface Config {
   requestTimeoutMs: number;
   headersTimeoutMs: number;
   maxHeaderBytes: number;
+  /** Usage export sinks (webhooks, NDJSON files) and how they run. */
+  usageExport: UsageExportSettings;
 }
 
 export interface AliasConfig {
@@ -186,6 +194,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   values.vendors = { ...fileVendors, ...vendors };
   if (fileValues.ssoProviders !== undefined)
     values.ssoProviders = ssoSecretsFromEnvironment(fileValues.ssoProviders, env);
+  Object.assign(values, usageExportFromEnvironment(env, fileValues));
   return values;
 }
 
@@ -244,6 +253,7 @@ const SETTING_NAMES: Record<string, string> = {
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
   maxHeaderBytes: 'MAX_HEADER_BYTES',
+  ...USAGE_EXPORT_SETTING_NAMES,
 };
 
 /** `settlement-journal` beside the SQLite file (the data directory), or under `./data` for PostgreSQL. */
@@ -374,5 +384,6 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
     requestTimeoutMs: parsed.requestTimeoutMs,
     headersTimeoutMs: parsed.headersTimeoutMs,
     maxHeaderBytes: parsed.maxHeaderBytes,
+    usageExport: usageExportSettings(parsed, parsed.reservationTtlMs, parsed.sweepIntervalMs),
   });
 }

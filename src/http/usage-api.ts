@@ -31,7 +31,8 @@ export function parseTimeBound(text: string): number | null {
   return ms;
 }
 
-const timeBound = z.string().transform((text, context) => {
+/** A `from`/`to` query value: parsed by `parseTimeBound`, refused with the accepted forms named. */
+export const timeBound = z.string().transform((text, context) => {
   const ms = parseTimeBound(text.trim());
   if (ms === null) {
     context.addIssue({ code: 'custom', message: TIME_HINT, input: text });

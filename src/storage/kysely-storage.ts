@@ -13,6 +13,7 @@ import { createTierRepository } from './tier-repository.js';
 import type { ApiKeyWithOrganisation, Storage } from './types.js';
 import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
+import { createUsageExportRepository } from './usage-export-repository.js';
 
 /** What a dialect contributes; everything else (all the queries but the money hot path) is shared. */
 export interface KyselyStorageParts {
@@ -55,6 +56,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     responses: createStoredResponseRepository(db),
     tierUpgrades: createTierRepository(db, parts.dialect),
     identityFactors: createIdentityFactorRepository(db),
+    usageExport: createUsageExportRepository(db),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

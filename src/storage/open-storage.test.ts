@@ -88,6 +88,7 @@ describe('openStorage', () => {
         'accounts',
         'api_keys',
         'audit_events',
+        'export_cursors',
         'identity_challenges',
         'ledger_entries',
         'login_failures',

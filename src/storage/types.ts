@@ -328,6 +328,8 @@ export interface Storage {
   readonly tierUpgrades: import('./tier-repository.js').TierRepository;
   /** TOTP, recovery codes, passkeys, sign-in challenges and SSO links (0014-identity-factors). */
   readonly identityFactors: import('./identity-factor-types.js').IdentityFactorRepository;
+  /** Usage in export order, and the export sinks' cursors over it (0019-usage-export-cursors). */
+  readonly usageExport: import('./usage-export-types.js').UsageExportRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */

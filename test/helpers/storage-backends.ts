@@ -33,6 +33,7 @@ export const ALL_MIGRATIONS = [
   '0015-organisations',
   '0016-organisation-wallets',
   '0018-audit-log',
+  '0019-usage-export-cursors',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

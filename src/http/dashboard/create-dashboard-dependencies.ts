@@ -87,6 +87,7 @@ export function createDashboardDependencies(input: {
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
     usage: storage.usage,
+    usageExport: storage.usageExport,
     catalog: input.catalog,
     tiers: config.tiers,
     tierUpgrades: input.tierUpgrades ?? new TierUpgrades(storage.tierUpgrades, config.tiers, now),

@@ -20,6 +20,8 @@ import { registerStandingRoutes } from './standing-routes.js';
 import { stripeWebhookPlugin } from './stripe-webhook-route.js';
 import { registerTierRoutes } from './tier-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
+import { registerUsageExportRoute } from './usage-export-route.js';
+import { registerLedgerExportRoute } from './ledger-export-route.js';
 
 /**
  * The dashboard's JSON API (docs/dashboard-api.md). Register it in its own encapsulated context under `/api`:
@@ -55,6 +57,8 @@ export async function dashboardApi(
   registerModelsRoutes(api, deps);
   if (playground !== undefined) registerPlaygroundRoutes(api, deps, playground);
   registerUsageRoutes(api, deps);
+  registerUsageExportRoute(api, deps);
+  registerLedgerExportRoute(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);

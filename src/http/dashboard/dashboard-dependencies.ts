@@ -17,6 +17,7 @@ import type { Tiers } from '../../ratelimit/tiers.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
 import type { BillingRepository } from '../../storage/billing-types.js';
 import type { AccountRepository, UsageRepository } from '../../storage/types.js';
+import type { UsageExportRepository } from '../../storage/usage-export-types.js';
 
 /** One upstream credential as the operator view shows it. */
 export interface UpstreamCredentialStatus {
@@ -60,6 +61,8 @@ export interface DashboardDependencies {
   accountDeletion: AccountDeletion;
   billing: BillingRepository;
   usage: UsageRepository;
+  /** Usage records of a date range in keyset pages: the usage export. */
+  usageExport: UsageExportRepository;
   /** The public models: the Models page's prices and capabilities. */
   catalog: ModelCatalog;
   tiers: Tiers;

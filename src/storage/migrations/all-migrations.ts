@@ -16,6 +16,7 @@ import * as identityFactors from './0014-identity-factors.js';
 import * as organisations from './0015-organisations.js';
 import * as organisationWallets from './0016-organisation-wallets.js';
 import * as auditLog from './0018-audit-log.js';
+import * as usageExportCursors from './0019-usage-export-cursors.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -40,4 +41,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0015-organisations': organisations,
   '0016-organisation-wallets': organisationWallets,
   '0018-audit-log': auditLog,
+  '0019-usage-export-cursors': usageExportCursors,
 };
