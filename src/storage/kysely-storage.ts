@@ -6,6 +6,7 @@ import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBil
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createIdentityFactorRepository } from './identity-factor-repository.js';
 import { createIdentityRepository } from './identity-repository.js';
+import { createOrganisationInvitationRepository } from './organisation-invitation-repository.js';
 import { createOrganisationRepository } from './organisation-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
@@ -40,6 +41,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     dialect: parts.dialect,
     accounts: createAccountRepository(db, parts.dialect, parts.isUniqueViolation),
     organisations: createOrganisationRepository(db, parts.dialect),
+    organisationInvitations: createOrganisationInvitationRepository(db, parts.dialect),
     apiKeys:
       parts.findKeyWithAccount === undefined
         ? apiKeys

@@ -7,6 +7,7 @@ import {
   type OrganisationRepository,
   type OrganisationRole,
 } from './organisation-types.js';
+import { createMemberWrites } from './organisation-member-writes.js';
 import { writeTransaction } from './transactions.js';
 import type { Storage } from './types.js';
 
@@ -22,6 +23,8 @@ export function createOrganisationRepository(
       .select(['organisation_members.role', 'organisation_members.created_at as joined_at']);
 
   return {
+    ...createMemberWrites(db, dialect),
+
     async findById(id) {
       const row = await db
         .selectFrom('organisations')

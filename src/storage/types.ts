@@ -301,6 +301,8 @@ export interface Storage {
   readonly accounts: AccountRepository;
   /** Organisations, members and the session's organisation (0015-organisations). */
   readonly organisations: import('./organisation-types.js').OrganisationRepository;
+  /** Invitations to join an organisation (0017-organisation-invitations). */
+  readonly organisationInvitations: import('./organisation-invitation-types.js').OrganisationInvitationRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;

@@ -31,6 +31,7 @@ export const ALL_MIGRATIONS = [
   '0013-identity-mail',
   '0014-identity-factors',
   '0015-organisations',
+  '0017-organisation-invitations',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

@@ -14,6 +14,7 @@ import * as localInputTokens from './0012-local-input-tokens.js';
 import * as identityMail from './0013-identity-mail.js';
 import * as identityFactors from './0014-identity-factors.js';
 import * as organisations from './0015-organisations.js';
+import * as organisationInvitations from './0017-organisation-invitations.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -36,4 +37,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0013-identity-mail': identityMail,
   '0014-identity-factors': identityFactors,
   '0015-organisations': organisations,
+  '0017-organisation-invitations': organisationInvitations,
 };
