@@ -79,8 +79,15 @@ export class StripeTopups {
     return amount;
   }
 
-  /** A Checkout session paying `amountNano` into the account; returns the URL to send the browser to. */
-  async createCheckout(account: AccountRecord, amountNano: NanoUsd, returnBaseUrl: string): Promise<string> {
+  /**
+   * A Checkout session paying `amountNano` into `payer.id` (an organisation; a personal one shares its person's
+   * id), receipts to `payer.email`; returns the URL to send the browser to.
+   */
+  async createCheckout(
+    account: Pick<AccountRecord, 'id' | 'email'>,
+    amountNano: NanoUsd,
+    returnBaseUrl: string,
+  ): Promise<string> {
     const stripe = await this.stripe();
     const session = await stripe.checkout.sessions.create({
       mode: 'payment',

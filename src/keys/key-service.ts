@@ -29,6 +29,8 @@ export interface CreateKeyOptions {
   expiresAt?: number | null;
   /** Omitted: a standard key with every permission. */
   permissions?: KeyPermissions;
+  /** The person who made it (a member of the organisation); omitted: the operator. */
+  createdBy?: string | null;
 }
 
 /** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
@@ -48,6 +50,7 @@ export class KeyService {
       options.name,
       options.expiresAt ?? null,
       options.permissions ?? FULL_PERMISSIONS,
+      options.createdBy ?? null,
     );
     return { record: await this.keys.create(record), secret };
   }
@@ -73,13 +76,22 @@ export class KeyService {
     if (!revoked) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
   }
 
-  /** A new key with the same name and expiry; the old one revoked in the same transaction. */
-  async rotate(accountId: string, keyId: string): Promise<CreatedApiKey> {
+  /**
+   * A new key with the same name and expiry; the old one revoked in the same transaction. The new one is made by
+   * `rotatedBy` when given, else by whoever made the old one.
+   */
+  async rotate(accountId: string, keyId: string, rotatedBy?: string): Promise<CreatedApiKey> {
     const existing = await this.keys.findById(accountId, keyId);
     if (existing === null || existing.revokedAt !== null) {
       throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     }
-    const { record, secret } = this.newKey(accountId, existing.name, existing.expiresAt, existing.permissions);
+    const { record, secret } = this.newKey(
+      accountId,
+      existing.name,
+      existing.expiresAt,
+      existing.permissions,
+      rotatedBy ?? existing.createdBy,
+    );
     const created = await this.keys.rotate(accountId, keyId, record, this.now());
     if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
     return { record: created, secret };
@@ -123,6 +135,7 @@ export class KeyService {
     name: string,
     expiresAt: number | null,
     permissions: KeyPermissions,
+    createdBy: string | null,
   ): { record: NewApiKey; secret: string } {
     const secret = generateApiKey();
     return {
@@ -136,6 +149,7 @@ export class KeyService {
         createdAt: this.now(),
         expiresAt,
         permissions,
+        createdBy,
       },
     };
   }

@@ -4,10 +4,14 @@ import { formatUsd } from '../../billing/money.js';
 import type { TierStatus } from '../../billing/tier-upgrades.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 
 const buyBody = z.object({ tier: z.string().min(1).max(40) }).strict();
 const renewalBody = z.object({ renews: z.boolean() }).strict();
+
+const READ = { config: { permission: 'organisation:read' } } as const;
+/** Buying from the balance, or stopping a renewal, spends the organisation's money. */
+const PAY = { config: { permission: 'billing:manage' } } as const;
 
 /** The dashboard's shape of a tier status: money as exact decimal USD strings, times in epoch ms. */
 export function presentTierStatus(status: TierStatus) {
@@ -38,15 +42,17 @@ export function presentTierStatus(status: TierStatus) {
  * (docs/architecture.md#rate-limits-and-tiers).
  */
 export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/tiers', async (request) => presentTierStatus(await deps.tierUpgrades.status(currentAccount(request).id)));
+  api.get('/tiers', READ, async (request) =>
+    presentTierStatus(await deps.tierUpgrades.status(currentOrganisation(request).organisation.id)),
+  );
 
-  api.post('/tiers/buy', async (request) => {
+  api.post('/tiers/buy', PAY, async (request) => {
     const { tier } = parseInput(buyBody, request.body);
-    return presentTierStatus(await deps.tierUpgrades.buy(currentAccount(request).id, tier));
+    return presentTierStatus(await deps.tierUpgrades.buy(currentOrganisation(request).organisation.id, tier));
   });
 
-  api.post('/tiers/renewal', async (request) => {
+  api.post('/tiers/renewal', PAY, async (request) => {
     const { renews } = parseInput(renewalBody, request.body);
-    return presentTierStatus(await deps.tierUpgrades.setRenewal(currentAccount(request).id, renews));
+    return presentTierStatus(await deps.tierUpgrades.setRenewal(currentOrganisation(request).organisation.id, renews));
   });
 }
