@@ -117,7 +117,8 @@ export class OrganisationInvitations {
 
   /** Joins the signed-in person to the organisation with the invited role; nothing changes when refused. */
   async accept(account: AccountRecord, token: string): Promise<InvitationRecord> {
-    await this.find(token);
+    // A dead link says so before anything is asked of the person; storage checks it again under the lock.
+    await this.preview(token);
     if (this.options.mailer !== undefined) {
       const status = await this.options.identity.emailStatus(account.id);
       if (status?.emailVerifiedAt == null)
