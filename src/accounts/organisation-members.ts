@@ -52,6 +52,18 @@ export class OrganisationMembers {
   }
 
   /**
+   * A deleted account leaves every organisation it may leave (where it is not the last owner: its own, kept for its
+   * ledger) and the keys it made in each are revoked, so no key outlives the person who holds its secret.
+   */
+  async leaveAll(accountId: string): Promise<void> {
+    for (const membership of await this.organisations.membershipsOf(accountId)) {
+      const organisationId = membership.organisation.id;
+      await this.organisations.removeMember(organisationId, accountId, true);
+      await this.revokeKeysOf(organisationId, accountId);
+    }
+  }
+
+  /**
    * Revokes, through KeyService like any revocation, the active keys the person created in the organisation: the
    * next request with one fails on every instance. The organisation's other keys stay.
    */

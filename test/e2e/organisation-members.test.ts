@@ -195,8 +195,12 @@ describe('members and invitations on PostgreSQL with mail', () => {
     expect(refused.json.error.code).toBe('deletion_refused');
     expect(refused.json.error.message).toContain('"Personal"');
     expect((await owner.client.get('/api/organisation')).status).toBe(200);
+    const key = (await owner.client.post('/api/keys', { name: 'owner key' })).json.key.id as string;
     await owner.client.call('PATCH', `/api/organisation/members/${viewer.accountId}`, { role: 'owner' });
     expect((await owner.client.post('/api/account/delete', { password: PASSWORD })).status).toBe(200);
+    // The deleted person leaves the organisation, and no key they made there outlives them.
+    expect(await membersOf(owner.accountId)).toEqual([[viewer.accountId, 'owner']]);
+    expect((await harness.gateway.storage.apiKeys.findById(owner.accountId, key))?.revokedAt).not.toBeNull();
   });
 
   it("ends a removed member's access on another instance at their next request and revokes their keys", async () => {

@@ -66,11 +66,13 @@ export function createDashboardDependencies(input: {
   });
   // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
   accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
+  const members = new OrganisationMembers(storage.organisations, input.keys);
+  accountDeletion.membershipRemovers.push((accountId) => members.leaveAll(accountId));
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
-    members: new OrganisationMembers(storage.organisations, input.keys),
+    members,
     invitations: new OrganisationInvitations({
       invitations: storage.organisationInvitations,
       organisations: storage.organisations,
