@@ -45,10 +45,13 @@ export class TierUpgrades {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The tier that lapsed for want of balance, while the account is below it (one row read: every page asks). */
-  async lapsed(accountId: string): Promise<string | null> {
+  /**
+   * The tier in force and the one that lapsed for want of balance while the organisation is below it (null: none);
+   * one row read, since every page asks. Null when there is no such organisation.
+   */
+  async lapsed(accountId: string): Promise<{ tier: string; lapsed: string | null } | null> {
     const state = await this.repository.boughtTier(accountId);
-    return state === null ? null : this.lapsedBelow(state);
+    return state === null ? null : { tier: state.tier, lapsed: this.lapsedBelow(state) };
   }
 
   async status(accountId: string): Promise<TierStatus> {

@@ -25,6 +25,8 @@ export type SignInMethodRemover = (accountId: string) => Promise<void>;
 export class AccountDeletion {
   readonly checks: DeletionCheck[] = [];
   readonly signInMethodRemovers: SignInMethodRemover[] = [];
+  /** Takes the account out of other people's organisations (revoking the keys it made there), once the checks pass. */
+  readonly membershipRemovers: SignInMethodRemover[] = [];
 
   constructor(
     private readonly identity: IdentityRepository,
@@ -41,6 +43,7 @@ export class AccountDeletion {
       if (refusal !== null) throw new IdentityError(409, 'deletion_refused', refusal);
     }
     for (const remove of this.signInMethodRemovers) await remove(account.id);
+    for (const remove of this.membershipRemovers) await remove(account.id);
     await this.identity.deleteAccount(account.id, deletedEmail(account.id), this.now());
   }
 

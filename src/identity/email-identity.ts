@@ -14,7 +14,7 @@ import type { Mailer } from './mailer.js';
 import { safeRedirectPath } from './safe-redirect.js';
 
 // The same rule the account service applies at registration: no spaces and no control characters.
-const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+export const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 
 /** Where mail that is sent after the reply went out reports a failure (the request's logger). */
 export type ReportFailure = (error: unknown, what: string) => void;

@@ -31,3 +31,22 @@ export function resetMail(to: string, link: string): MailMessage {
     ].join('\n'),
   };
 }
+
+export function invitationMail(
+  to: string,
+  link: string,
+  invitation: { organisationName: string; invitedByEmail: string; role: string },
+): MailMessage {
+  return {
+    to,
+    subject: `You are invited to ${invitation.organisationName} on Tollgate`,
+    text: [
+      `${invitation.invitedByEmail} invites you to join the organisation "${invitation.organisationName}" on Tollgate as ${invitation.role}.`,
+      'To accept, open this link within 7 days (it works once) and sign in, or create an account with this address:',
+      '',
+      link,
+      '',
+      'If you do not want to join, ignore this mail: nothing changes.',
+    ].join('\n'),
+  };
+}

@@ -98,8 +98,11 @@ export class KeyService {
     if (!revoked) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });
   }
 
-  /** A new key with the same name and expiry; the old one revoked in the same transaction. */
-  async rotate(accountId: string, keyId: string): Promise<CreatedApiKey> {
+  /**
+   * A new key with the same name and expiry; the old one revoked in the same transaction. The new one is made by
+   * `rotatedBy` when given, else by whoever made the old one.
+   */
+  async rotate(accountId: string, keyId: string, rotatedBy?: string): Promise<CreatedApiKey> {
     refuseForPlaygroundKey(keyId, 'rotated');
     const existing = await this.keys.findById(accountId, keyId);
     if (existing === null || existing.revokedAt !== null) {
@@ -110,7 +113,7 @@ export class KeyService {
       existing.name,
       existing.expiresAt,
       existing.permissions,
-      existing.createdBy,
+      rotatedBy ?? existing.createdBy,
     );
     const created = await this.keys.rotate(accountId, keyId, record, this.now());
     if (created === null) throw new GatewayError('not_found', `No active API key with id '${keyId}'.`, { param: 'id' });

@@ -212,6 +212,22 @@ export interface AuditEventsTable {
   after_json: string | null;
 }
 
+/** Invitations to an organisation (0017-organisation-invitations): the SHA-256 of the link's token, never the token. */
+export interface OrganisationInvitationsTable {
+  id: string;
+  token_hash: string;
+  organisation_id: string;
+  email: string;
+  email_normalized: string;
+  role: string;
+  invited_by: string;
+  created_at: number;
+  expires_at: number;
+  accepted_at: ColumnType<number | null, number | null | undefined, number | null>;
+  accepted_by: ColumnType<string | null, string | null | undefined, string | null>;
+  revoked_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
 /** Single-use links sent by mail (0013-identity-mail): the SHA-256 of the token, never the token. */
 export interface AccountTokensTable {
   id_hash: string;
@@ -267,6 +283,7 @@ export interface Database {
   organisations: OrganisationsTable;
   organisation_members: OrganisationMembersTable;
   audit_events: AuditEventsTable;
+  organisation_invitations: OrganisationInvitationsTable;
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;
   login_failures: LoginFailuresTable;

@@ -7,6 +7,7 @@ import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBil
 import type { Database, UniqueViolationDetector } from './database-schema.js';
 import { createIdentityFactorRepository } from './identity-factor-repository.js';
 import { createIdentityRepository } from './identity-repository.js';
+import { createOrganisationInvitationRepository } from './organisation-invitation-repository.js';
 import { createOrganisationRepository } from './organisation-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
@@ -44,6 +45,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     organisations: createOrganisationRepository(db, parts.dialect),
     audit: createAuditRepository(db, parts.dialect),
     receipts: createReceiptRepository(db),
+    organisationInvitations: createOrganisationInvitationRepository(db, parts.dialect),
     apiKeys:
       parts.findKeyWithOrganisation === undefined
         ? apiKeys

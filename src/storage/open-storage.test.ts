@@ -92,6 +92,7 @@ describe('openStorage', () => {
         'identity_challenges',
         'ledger_entries',
         'login_failures',
+        'organisation_invitations',
         'organisation_members',
         'organisations',
         'passkeys',

@@ -7,6 +7,7 @@ import {
   type OrganisationRepository,
   type OrganisationRole,
 } from './organisation-types.js';
+import { createMemberWrites } from './organisation-member-writes.js';
 import { writeTransaction } from './transactions.js';
 import type { Storage } from './types.js';
 
@@ -30,6 +31,7 @@ export function createOrganisationRepository(
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
+    ...createMemberWrites(db, dialect),
 
     async findById(id) {
       const row = await db

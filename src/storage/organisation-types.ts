@@ -33,6 +33,16 @@ export interface OrganisationMember {
   joinedAt: number;
 }
 
+/** What a role change or removal came to; only `changed` changed anything. */
+export type MemberChange =
+  | { kind: 'changed'; previousRole: OrganisationRole }
+  /** No such member (or organisation). */
+  | { kind: 'not_member' }
+  /** It would leave the organisation without an owner. */
+  | { kind: 'last_owner' }
+  /** It touches an owner (or makes one) and the caller may not. */
+  | { kind: 'owner_only' };
+
 export interface OrganisationRepository {
   findById(id: string): Promise<OrganisationRecord | null>;
   /** Creates the organisation with `ownerAccountId` as its only member, an owner. */
@@ -42,6 +52,20 @@ export interface OrganisationRepository {
   /** The person's membership of that organisation; null when they are not a member. */
   membership(organisationId: string, accountId: string): Promise<Membership | null>;
   members(organisationId: string): Promise<OrganisationMember[]>;
+  /**
+   * Gives a member another role, in one transaction under the organisation's lock; refused when it would leave no
+   * owner, or when it touches an owner (demotes one, or makes one) and `mayTouchOwners` is false.
+   */
+  changeRole(
+    organisationId: string,
+    accountId: string,
+    role: OrganisationRole,
+    mayTouchOwners: boolean,
+  ): Promise<MemberChange>;
+  /** Removes a member (or the person leaves) under the same rules as `changeRole`. */
+  removeMember(organisationId: string, accountId: string, mayTouchOwners: boolean): Promise<MemberChange>;
+  /** Organisations where the person is the only owner and someone else is a member. */
+  soleOwnerships(accountId: string): Promise<Array<{ id: string; name: string }>>;
   /** Makes the session work in that organisation (the caller has checked the membership). */
   setSessionOrganisation(sessionIdHash: string, organisationId: string): Promise<void>;
   /** The operator's switch: requests with the organisation's keys are refused while set. False: no such organisation. */

@@ -315,6 +315,8 @@ export interface Storage {
   readonly audit: import('./audit-types.js').AuditRepository;
   /** Ledger entries as receipts print them. */
   readonly receipts: import('./audit-types.js').ReceiptRepository;
+  /** Invitations to join an organisation (0017-organisation-invitations). */
+  readonly organisationInvitations: import('./organisation-invitation-types.js').OrganisationInvitationRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;

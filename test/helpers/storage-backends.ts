@@ -32,6 +32,7 @@ export const ALL_MIGRATIONS = [
   '0014-identity-factors',
   '0015-organisations',
   '0016-organisation-wallets',
+  '0017-organisation-invitations',
   '0018-audit-log',
   '0019-usage-export-cursors',
 ];

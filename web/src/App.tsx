@@ -12,6 +12,8 @@ import { VerifyEmailBanner } from './components/account/VerifyEmailBanner';
 import { ForgotPasswordPage } from './pages/ForgotPasswordPage';
 import { ResetPasswordPage } from './pages/ResetPasswordPage';
 import { VerifyEmailPage } from './pages/VerifyEmailPage';
+import { AcceptInvitationPage } from './pages/AcceptInvitationPage';
+import { OrganisationProvider } from './lib/organisation-provider';
 
 // Every signed-in page is its own chunk, loaded when first opened: the log-in page downloads only React and the
 // form. The usage page also pulls in the chart library.
@@ -25,6 +27,7 @@ const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ def
 const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
 const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
 const AuditPage = lazy(() => import('./pages/AuditPage').then((module) => ({ default: module.AuditPage })));
+const MembersPage = lazy(() => import('./pages/MembersPage').then((module) => ({ default: module.MembersPage })));
 const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ default: module.AdminPage })));
 
 const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
@@ -34,6 +37,7 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/playground': { title: 'Playground', render: () => <PlaygroundPage /> },
   '/usage': { title: 'Usage', render: () => <UsagePage /> },
   '/billing': { title: 'Billing', render: () => <BillingPage /> },
+  '/members': { title: 'Members', render: () => <MembersPage /> },
   '/settings': { title: 'Settings', render: () => <SettingsPage /> },
   '/audit': { title: 'Audit log', render: () => <AuditPage /> },
   '/admin': { title: 'Operator', render: () => <AdminPage /> },
@@ -41,7 +45,13 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
 
 const PUBLIC_PATHS = new Set(['/login', '/register']);
 /** Pages opened from a mailed link (or the way to ask for one): shown signed in or not, never redirected. */
-const LINK_PATHS = new Set(['/forgot-password', '/reset-password', '/verify-email']);
+const LINK_PATHS = new Set(['/forgot-password', '/reset-password', '/verify-email', '/accept-invitation']);
+const LINK_TITLES: Record<string, string> = {
+  '/forgot-password': 'Reset password',
+  '/reset-password': 'Reset password',
+  '/verify-email': 'Verify email',
+  '/accept-invitation': 'Join an organisation',
+};
 
 /** Where to go after logging in: the page asked for (`?next=/usage`), only ever a path of this app. */
 function nextPath(): string {
@@ -73,7 +83,7 @@ export function App() {
   const page = PAGES[path];
   useEffect(() => {
     document.title = LINK_PATHS.has(path)
-      ? `${path === '/verify-email' ? 'Verify email' : 'Reset password'} · Tollgate`
+      ? `${LINK_TITLES[path]} · Tollgate`
       : account
         ? `${page?.title ?? 'Not found'} · Tollgate`
         : path === '/register'
@@ -114,18 +124,22 @@ export function App() {
       />
     );
   if (path === '/verify-email') return <VerifyEmailPage onVerified={refresh} />;
+  if (path === '/accept-invitation')
+    return <AcceptInvitationPage account={account} onAccepted={() => navigate('/members', { replace: true })} />;
   if (account === null)
     return path === '/register' ? <RegisterPage onSignedIn={signedIn} /> : <LoginPage onSignedIn={signedIn} />;
   return (
     <SessionContext.Provider
       value={{ account, signOut, refresh: () => void loadSession().then((next) => next !== null && setAccount(next)) }}
     >
-      <Layout path={path}>
-        <VerifyEmailBanner path={path} />
-        <Suspense fallback={<p className="muted loading">Loading…</p>}>
-          {page === undefined ? <NotFoundPage /> : page.render()}
-        </Suspense>
-      </Layout>
+      <OrganisationProvider>
+        <Layout path={path}>
+          <VerifyEmailBanner path={path} />
+          <Suspense fallback={<p className="muted loading">Loading…</p>}>
+            {page === undefined ? <NotFoundPage /> : page.render()}
+          </Suspense>
+        </Layout>
+      </OrganisationProvider>
     </SessionContext.Provider>
   );
 }

@@ -8,7 +8,7 @@ import { pageLimit } from '../../protocols/shared/query-params.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { personActor } from './audit-actor.js';
 import { publicBaseUrl } from './overview-routes.js';
 import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
@@ -25,6 +25,10 @@ const redeemBody = z
   .strict();
 const checkoutBody = z.object({ amountUsd: z.string().max(30) }).strict();
 
+const READ = { config: { permission: 'organisation:read' } } as const;
+/** Money in: top-ups and codes. */
+const PAY = { config: { permission: 'billing:manage' } } as const;
+
 /** What a user is told when card payments are off: words for them, not the operator's commands. */
 export const USER_CREDIT_HINT =
   'Ask the operator of this gateway for credit or for a prepaid code, and redeem the code here.';
@@ -38,9 +42,10 @@ export const OPERATOR_HINT =
 
 /** Balance, free allowance, ledger, redemption codes and Stripe Checkout. */
 export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/billing', async (request) => {
+  // The balance is on every member's overview; the ledger and spending need their own permissions.
+  api.get('/billing', READ, async (request) => {
     const account = currentAccount(request);
-    const money = (await deps.billing.balance(account.id)) ?? NO_MONEY;
+    const money = (await deps.billing.balance(currentOrganisation(request).organisation.id)) ?? NO_MONEY;
     return {
       balanceUsd: formatUsd(money.balanceNano),
       reservedUsd: formatUsd(money.reservedNano),
@@ -52,11 +57,11 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     };
   });
 
-  api.get('/billing/ledger', async (request) => {
-    const account = currentAccount(request);
+  api.get('/billing/ledger', { config: { permission: 'billing:read' } }, async (request) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const { limit, cursor } = parseInput(ledgerQuery, request.query);
     // The cursor is the id of the last entry shown: ids sort by time, so "older than it" is a plain comparison.
-    const entries = await deps.billing.ledger(account.id, limit + 1, cursor);
+    const entries = await deps.billing.ledger(organisationId, limit + 1, cursor);
     const page = entries.slice(0, limit);
     // Usage rows say what was used: the model, tokens in and out, and the key, from the request's usage record.
     const requestIds = page.flatMap((entry) =>
@@ -65,7 +70,7 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     const [records, keys] =
       requestIds.length === 0
         ? [[], []]
-        : await Promise.all([deps.usage.findByRequestIds(account.id, requestIds), deps.keys.list(account.id)]);
+        : await Promise.all([deps.usage.findByRequestIds(organisationId, requestIds), deps.keys.list(organisationId)]);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const details = new Map<string, LedgerUsageDetail>(
       records.map((record) => [
@@ -91,20 +96,20 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     };
   });
 
-  api.post('/billing/redeem', async (request) => {
-    const account = currentAccount(request);
+  api.post('/billing/redeem', PAY, async (request) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const { code } = parseInput(redeemBody, request.body);
     try {
-      const redemption = await redeemCode(deps.billing, code, account.id, deps.now());
+      const redemption = await redeemCode(deps.billing, code, organisationId, deps.now());
       await deps.audit.record({
-        organisationId: account.id,
+        organisationId,
         actor: personActor(request),
         ip: request.ip,
         action: 'money.redeem',
         after: { amountNanoUsd: redemption.amountNano, balanceNanoUsd: redemption.balanceNano },
       });
       // Payments may reach a tier (e.g. $50 in total → pro): from the next request on.
-      await deps.tierUpgrades.refresh(account.id);
+      await deps.tierUpgrades.refresh(organisationId);
       return { creditedUsd: formatUsd(redemption.amountNano), balanceUsd: formatUsd(redemption.balanceNano) };
     } catch (error) {
       // Unknown, used, expired or malformed: one answer, so the form cannot be used to probe codes.
@@ -120,8 +125,9 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
     }
   });
 
-  api.post('/billing/checkout', async (request) => {
+  api.post('/billing/checkout', PAY, async (request) => {
     const account = currentAccount(request);
+    const organisationId = currentOrganisation(request).organisation.id;
     const { amountUsd } = parseInput(checkoutBody, request.body);
     if (deps.stripe === undefined) {
       throw new DashboardError(
@@ -131,12 +137,8 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       );
     }
     const amount = StripeTopups.parseAmount(amountUsd);
-    return {
-      url: await deps.stripe.createCheckout(
-        { organisationId: account.id, email: account.email },
-        amount,
-        publicBaseUrl(request, deps.publicBaseUrl),
-      ),
-    };
+    // The organisation is paid into; the paying person gets Stripe's receipt.
+    const payer = { organisationId, email: account.email };
+    return { url: await deps.stripe.createCheckout(payer, amount, publicBaseUrl(request, deps.publicBaseUrl)) };
   });
 }

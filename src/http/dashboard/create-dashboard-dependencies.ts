@@ -1,6 +1,7 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
+import { OrganisationMembers } from '../../accounts/organisation-members.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
@@ -13,6 +14,7 @@ import { IdentityServices } from '../../identity/identity-services.js';
 import { AccountDeletion } from '../../identity/account-deletion.js';
 import { AccountSessions } from '../../identity/account-sessions.js';
 import { EmailIdentity } from '../../identity/email-identity.js';
+import { OrganisationInvitations } from '../../identity/organisation-invitations.js';
 import type { Mailer } from '../../identity/mailer.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
@@ -58,14 +60,32 @@ export function createDashboardDependencies(input: {
     now,
   });
   const accountDeletion = new AccountDeletion(storage.identity, now);
+  accountDeletion.checks.push(async (account) => {
+    // Members must not be left in an organisation no one can manage or pay for.
+    const owned = await storage.organisations.soleOwnerships(account.id);
+    if (owned.length === 0) return null;
+    const names = owned.map((organisation) => `"${organisation.name}"`).join(', ');
+    return `You are the only owner of ${names}, which has other members: make one of them an owner (or remove them) before deleting your account.`;
+  });
   // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
   accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
+  const members = new OrganisationMembers(storage.organisations, input.keys);
+  accountDeletion.membershipRemovers.push((accountId) => members.leaveAll(accountId));
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
     audit: input.audit ?? new AuditLog(storage.audit, storage.organisations, now),
     receipts: storage.receipts,
+    members,
+    invitations: new OrganisationInvitations({
+      invitations: storage.organisationInvitations,
+      organisations: storage.organisations,
+      identity: storage.identity,
+      mailer: input.mailer,
+      publicBaseUrl: config.publicBaseUrl,
+      now,
+    }),
     keys: input.keys,
     sessions,
     signInMethods,

@@ -10,7 +10,9 @@ import { notFound, sendDashboardError } from './dashboard-error.js';
 import { createDashboardSessionHook } from './dashboard-session.js';
 import { registerIdentityRoutes, registerOperatorIdentityRoutes } from './identity-routes.js';
 import { registerSignInMethodRoutes } from './sign-in-method-routes.js';
+import { registerInvitationRoutes } from './invitation-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
+import { registerMemberRoutes } from './member-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
 import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
@@ -51,6 +53,8 @@ export async function dashboardApi(
   registerSignInMethodRoutes(api, deps);
   registerOperatorIdentityRoutes(api, deps);
   registerOrganisationRoutes(api, deps);
+  registerMemberRoutes(api, deps);
+  registerInvitationRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerStandingRoutes(api, deps);
   registerKeysRoutes(api, deps);

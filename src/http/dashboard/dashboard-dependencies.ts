@@ -2,6 +2,7 @@ import type { AccountService } from '../../accounts/account-service.js';
 import type { AuditLog } from '../../accounts/audit/audit-log.js';
 import type { ReceiptRepository } from '../../storage/audit-types.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
+import type { OrganisationMembers } from '../../accounts/organisation-members.js';
 import type { OrganisationService } from '../../accounts/organisation-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
@@ -12,6 +13,7 @@ import type { AccountDeletion } from '../../identity/account-deletion.js';
 import type { AccountSessions } from '../../identity/account-sessions.js';
 import type { EmailIdentity } from '../../identity/email-identity.js';
 import type { IdentityServices } from '../../identity/identity-services.js';
+import type { OrganisationInvitations } from '../../identity/organisation-invitations.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { Tiers } from '../../ratelimit/tiers.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
@@ -49,6 +51,10 @@ export interface DashboardDependencies {
   audit: AuditLog;
   /** Ledger entries as receipts print them. */
   receipts: ReceiptRepository;
+  /** Members of an organisation: roles, removal, leaving. */
+  members: OrganisationMembers;
+  /** Invitations to an organisation, by mail or by a link the inviter passes on. */
+  invitations: OrganisationInvitations;
   keys: KeyService;
   sessions: SessionService;
   /** Second factors, passkeys and single sign-on. */

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
+import { OrganisationError } from '../../accounts/organisation-error.js';
 import { TooManyRegistrationsError } from '../../accounts/registration-throttle.js';
 import { IdentityError } from '../../identity/identity-error.js';
 import { clientAbortedUpload, clientAbortError, fromFrameworkError, logErrorReply } from '../render-error.js';
@@ -32,6 +33,12 @@ export const noOrganisation = () =>
     'no_organisation',
     'You are not a member of any organisation: create one or accept an invitation.',
   );
+export const membershipEnded = () =>
+  new DashboardError(
+    403,
+    'membership_ended',
+    'You are no longer a member of the organisation this session worked in: choose another organisation.',
+  );
 export const roleForbids = (role: string, permission: string) =>
   new DashboardError(
     403,
@@ -42,6 +49,8 @@ export const roleForbids = (role: string, permission: string) =>
 /** Any thrown value as a DashboardError; the services' GatewayErrors keep their status and field. */
 export function toDashboardError(error: unknown): DashboardError {
   if (error instanceof DashboardError) return error;
+  if (error instanceof OrganisationError)
+    return new DashboardError(error.status, error.code, error.message, error.field);
   if (error instanceof IdentityError)
     return new DashboardError(error.status, error.code, error.message, error.field, error.retryAfterSeconds);
   if (error instanceof TooManyLoginAttemptsError || error instanceof TooManyRegistrationsError) {

@@ -4,7 +4,14 @@ import { SESSION_MAX_AGE_MS, SessionService, type SessionClient } from '../../ac
 import type { Membership } from '../../storage/organisation-types.js';
 import type { AccountRecord } from '../../storage/types.js';
 import type { SessionWithAccount } from '../../storage/session-types.js';
-import { csrfFailed, forbidden, noOrganisation, notAuthenticated, roleForbids } from './dashboard-error.js';
+import {
+  csrfFailed,
+  forbidden,
+  membershipEnded,
+  noOrganisation,
+  notAuthenticated,
+  roleForbids,
+} from './dashboard-error.js';
 
 export const SESSION_COOKIE = 'tg_session';
 
@@ -59,6 +66,10 @@ export function createDashboardSessionHook(sessions: SessionService) {
     if (access === 'admin' && session.account.role !== 'admin') throw forbidden();
     if (config.permission !== undefined) {
       if (session.membership === null) throw noOrganisation();
+      // The session chose an organisation the person no longer belongs to (removed, or left elsewhere): its pages
+      // must not quietly show another organisation's, so the person chooses again.
+      const chosen = session.session.organisationId;
+      if (chosen !== null && chosen !== session.membership.organisation.id) throw membershipEnded();
       if (!roleAllows(session.membership.role, config.permission))
         throw roleForbids(session.membership.role, config.permission);
     }

@@ -1,18 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { roleAllows } from '../../accounts/organisation-roles.js';
 import { z } from 'zod';
 import { keySnapshot } from '../../accounts/audit/audit-snapshots.js';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
 import { FULL_PERMISSIONS } from '../../storage/key-permission-types.js';
 import { smallestAdmissionHold } from '../../billing/billing-service.js';
 import { modelAllowed } from '../../keys/key-permissions.js';
+import type { Membership } from '../../storage/organisation-types.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../../storage/types.js';
 import { dashboardPermissionShapes, fromDashboardFields, parsePermissionFields } from '../key-permission-fields.js';
 import { keyNameSchema } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { personActor } from './audit-actor.js';
-import { notFound } from './dashboard-error.js';
+import { notFound, roleForbids } from './dashboard-error.js';
 import { presentKey } from './presenters.js';
 
 const createKeyBody = z
@@ -44,22 +46,44 @@ function smallestHoldFor(record: ApiKeyRecord, catalog: DashboardDependencies['c
   return smallest ?? 1n;
 }
 
-/** API keys of the logged-in account: list, create (secret shown once), revoke, rotate. */
+/** Who may see which keys: a developer their own, everyone else (read-only or not) all of the organisation's. */
+function visibleTo(membership: Membership, accountId: string) {
+  const ownOnly = roleAllows(membership.role, 'keys:own') && !roleAllows(membership.role, 'keys:manage');
+  return (key: ApiKeyRecord) => !ownOnly || key.createdBy === accountId;
+}
+
+/** API keys of the session's organisation: list, create (secret shown once), revoke, rotate. */
 export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   const present = (record: ApiKeyRecord, now: number) => presentKey(record, now, smallestHoldFor(record, deps.catalog));
-  api.get('/keys', async (request) => {
-    const records = await deps.keys.list(currentAccount(request).id);
+  /**
+   * The key a change is about, when the person may change it: every key with `keys:manage`, their own with
+   * `keys:own` (the route checked that much). Another organisation's key id is a 404, exactly like an unknown one.
+   */
+  async function changeableKey(
+    request: FastifyRequest<IdParams>,
+  ): Promise<{ organisationId: string; key: ApiKeyRecord }> {
+    const membership = currentOrganisation(request);
+    const organisationId = membership.organisation.id;
+    const key = await deps.keys.find(organisationId, request.params.id);
+    if (key === null) throw notFound(`No API key with id '${request.params.id}'.`);
+    if (!roleAllows(membership.role, 'keys:manage') && key.createdBy !== currentAccount(request).id)
+      throw roleForbids(membership.role, 'keys:manage');
+    return { organisationId, key };
+  }
+
+  api.get('/keys', { config: { permission: 'organisation:read' } }, async (request) => {
+    const visible = visibleTo(currentOrganisation(request), currentAccount(request).id);
+    const records = (await deps.keys.list(currentOrganisation(request).organisation.id)).filter(visible);
     const now = deps.now();
     return { keys: records.map((record) => present(record, now)) };
   });
 
-  api.post('/keys', async (request, reply) => {
+  api.post('/keys', { config: { permission: 'keys:own' } }, async (request, reply) => {
     const body = parseInput(createKeyBody, request.body);
     const now = deps.now();
-    // The account's owner: any permissions (no escalation check, which is for keys managing keys).
+    // A member who may make keys: any permissions (no escalation check, which is for keys managing keys).
     const permissions = { ...FULL_PERMISSIONS, ...parsePermissionFields(fromDashboardFields(body)) };
-    const account = currentAccount(request);
-    const created = await deps.keys.create(account.id, account.id, {
+    const created = await deps.keys.create(currentOrganisation(request).organisation.id, currentAccount(request).id, {
       name: body.name,
       expiresAt: body.expiresInDays == null ? null : now + body.expiresInDays * MS_PER_DAY,
       permissions,
@@ -75,55 +99,51 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     return reply.code(201).send({ key: present(created.record, now), secret: created.secret });
   });
 
-  api.patch<IdParams>('/keys/:id', async (request) => {
+  api.patch<IdParams>('/keys/:id', { config: { permission: 'keys:own' } }, async (request) => {
     const body = parseInput(updateKeyBody, request.body);
     const change: ApiKeyChange = parsePermissionFields(fromDashboardFields(body));
     if (body.name !== undefined) change.name = body.name;
-    const accountId = currentAccount(request).id;
-    const before = await deps.keys.find(accountId, request.params.id);
-    const updated = await deps.keys.update(accountId, request.params.id, change);
+    const { organisationId, key } = await changeableKey(request);
+    const updated = await deps.keys.update(organisationId, key.id, change);
     await deps.audit.record({
-      organisationId: updated.accountId,
+      organisationId,
       actor: personActor(request),
       ip: request.ip,
       action: 'key.update',
       target: { type: 'key', id: updated.id },
-      before: before === null ? null : keySnapshot(before),
+      before: keySnapshot(key),
       after: keySnapshot(updated),
     });
     return { key: present(updated, deps.now()) };
   });
 
-  // KeyService scopes every lookup to the account: another account's key id is a 404, exactly like an unknown one.
-  api.post<IdParams>('/keys/:id/revoke', async (request) => {
-    const accountId = currentAccount(request).id;
-    const before = await deps.keys.find(accountId, request.params.id);
-    await deps.keys.revoke(accountId, request.params.id);
-    const record = (await deps.keys.list(accountId)).find((key) => key.id === request.params.id);
-    if (record === undefined) throw notFound(`No API key with id '${request.params.id}'.`);
+  api.post<IdParams>('/keys/:id/revoke', { config: { permission: 'keys:own' } }, async (request) => {
+    const { organisationId, key } = await changeableKey(request);
+    await deps.keys.revoke(organisationId, key.id);
+    const record = await deps.keys.find(organisationId, key.id);
+    if (record === null) throw notFound(`No API key with id '${request.params.id}'.`);
     await deps.audit.record({
-      organisationId: record.accountId,
+      organisationId,
       actor: personActor(request),
       ip: request.ip,
       action: 'key.revoke',
       target: { type: 'key', id: record.id },
-      before: before === null ? null : keySnapshot(before),
+      before: keySnapshot(key),
       after: keySnapshot(record),
     });
     return { key: present(record, deps.now()) };
   });
 
-  api.post<IdParams>('/keys/:id/rotate', async (request, reply) => {
-    const accountId = currentAccount(request).id;
-    const before = await deps.keys.find(accountId, request.params.id);
-    const created = await deps.keys.rotate(accountId, request.params.id);
+  api.post<IdParams>('/keys/:id/rotate', { config: { permission: 'keys:own' } }, async (request, reply) => {
+    const { organisationId, key } = await changeableKey(request);
+    const created = await deps.keys.rotate(organisationId, key.id, currentAccount(request).id);
     await deps.audit.record({
-      organisationId: created.record.accountId,
+      organisationId,
       actor: personActor(request),
       ip: request.ip,
       action: 'key.rotate',
-      target: { type: 'key', id: request.params.id },
-      before: before === null ? null : keySnapshot(before),
+      target: { type: 'key', id: key.id },
+      before: keySnapshot(key),
       after: { replacedBy: created.record.id, ...keySnapshot(created.record) },
     });
     return reply

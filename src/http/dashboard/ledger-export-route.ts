@@ -8,7 +8,7 @@ import { timeBound } from '../usage-api.js';
 import { parseInput } from './body-parsing.js';
 import { csvLine } from './csv.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 
 const PAGE_SIZE = 1_000;
 
@@ -39,12 +39,12 @@ const LEDGER_COLUMNS = [
 ] as const;
 
 /**
- * `GET /api/billing/ledger/export?from=&to=&format=csv|json`: the account's ledger entries of any range, oldest
+ * `GET /api/billing/ledger/export?from=&to=&format=csv|json`: the session's organisation's ledger entries of any range, oldest
  * first, streamed in keyset pages like the usage export (JSON: one entry per line).
  */
 export function registerLedgerExportRoute(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/billing/ledger/export', async (request, reply) => {
-    const account = currentAccount(request);
+  api.get('/billing/ledger/export', { config: { permission: 'billing:read' } }, async (request, reply) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const query = parseInput(exportQuery, request.query);
     const { from, format } = query;
     const to = query.to ?? deps.now();
@@ -58,7 +58,7 @@ export function registerLedgerExportRoute(api: FastifyInstance, deps: DashboardD
         `attachment; filename="tollgate-ledger-${day(from)}-to-${day(to - 1)}.${extension}"`,
       )
       .header('cache-control', 'no-store');
-    return reply.send(Readable.from(ledgerText(deps, account.id, { from, to }, format), { highWaterMark: 1 }));
+    return reply.send(Readable.from(ledgerText(deps, organisationId, { from, to }, format), { highWaterMark: 1 }));
   });
 }
 

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { CatalogModel } from '../../catalog/model-catalog.js';
 import { capabilitiesOf, pricingOf } from '../../protocols/shared/model-facts.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
 
 /**
  * `GET /api/models`: every model the signed-in account may use (an account has no model allowlist, its keys may),
@@ -10,8 +9,7 @@ import { currentAccount } from './dashboard-session.js';
  * model picker.
  */
 export function registerModelsRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/models', async (request) => {
-    currentAccount(request);
+  api.get('/models', { config: { permission: 'organisation:read' } }, async () => {
     return { models: deps.catalog.models.map(presentModel) };
   });
 }

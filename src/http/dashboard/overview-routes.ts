@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatUsd } from '../../billing/money.js';
 import { resolveTier } from '../../ratelimit/tiers.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { NO_MONEY, presentFreeAllowance } from './presenters.js';
 import { addRow, emptySums, totalTokens } from './usage-aggregation.js';
 import { dayRange, dayText, monthStartDay, utcDayNumber } from './utc-days.js';
@@ -11,15 +11,16 @@ const SPEND_DAYS = 30;
 
 /** `GET /api/overview`: the numbers of the dashboard's first page, from the daily usage rollup. */
 export function registerOverviewRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/overview', async (request) => {
+  api.get('/overview', { config: { permission: 'organisation:read' } }, async (request) => {
     const account = currentAccount(request);
+    const organisation = currentOrganisation(request).organisation;
     const now = deps.now();
     const today = utcDayNumber(now);
     const monthStart = monthStartDay(now);
     const firstDay = Math.min(monthStart, today - (SPEND_DAYS - 1));
     const [money, rows] = await Promise.all([
-      deps.billing.balance(account.id),
-      deps.usage.dailyTotals(account.id, dayText(firstDay), dayText(today)),
+      deps.billing.balance(organisation.id),
+      deps.usage.dailyTotals(organisation.id, dayText(firstDay), dayText(today)),
     ]);
     const todayText = dayText(today);
     const monthStartText = dayText(monthStart);

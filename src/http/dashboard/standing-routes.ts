@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { formatUsd } from '../../billing/money.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 import { NO_MONEY, presentFreeAllowance } from './presenters.js';
 
 /**
- * `GET /api/standing`: what stands between this account and its API requests right now, for the banners every
- * dashboard page shows. Cheap on purpose (a balance read and one account row): the dashboard asks on every page.
+ * `GET /api/standing`: what stands between the session's organisation and its API requests right now, for the banners every
+ * dashboard page shows. Cheap on purpose (a balance read and one organisation row): the dashboard asks on every page.
  *
  * `refusing.no_credit`: no free tokens left today and nothing available (balance less holds), so every model request
  * gets 403 `insufficient_balance` until a top-up or the allowance's reset. `tierLapsed`: a bought tier whose renewal
@@ -14,10 +14,13 @@ import { NO_MONEY, presentFreeAllowance } from './presenters.js';
  * (the log-in answer says so instead).
  */
 export function registerStandingRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/standing', async (request) => {
-    const account = currentAccount(request);
+  api.get('/standing', { config: { permission: 'organisation:read' } }, async (request) => {
+    const organisation = currentOrganisation(request).organisation;
     const now = deps.now();
-    const [money, lapsed] = await Promise.all([deps.billing.balance(account.id), deps.tierUpgrades.lapsed(account.id)]);
+    const [money, tier] = await Promise.all([
+      deps.billing.balance(organisation.id),
+      deps.tierUpgrades.lapsed(organisation.id),
+    ]);
     const balance = money ?? NO_MONEY;
     const free = presentFreeAllowance(balance, deps.freeTokensPerDay, now);
     const available = balance.balanceNano - balance.reservedNano;
@@ -30,7 +33,7 @@ export function registerStandingRoutes(api: FastifyInstance, deps: DashboardDepe
               // Null when the operator gives no free tokens: only credit helps.
               freeTokensReturnAt: deps.freeTokensPerDay > 0 ? free.resetsAt : null,
             },
-      tierLapsed: lapsedTier(deps, lapsed, account.tier, available),
+      tierLapsed: tier === null ? null : lapsedTier(deps, tier.lapsed, tier.tier, available),
     };
   });
 }

@@ -5,11 +5,15 @@ import { tierSnapshot } from '../../billing/tier-snapshot.js';
 import type { TierStatus } from '../../billing/tier-upgrades.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 import { personActor } from './audit-actor.js';
 
 const buyBody = z.object({ tier: z.string().min(1).max(40) }).strict();
 const renewalBody = z.object({ renews: z.boolean() }).strict();
+
+const READ = { config: { permission: 'organisation:read' } } as const;
+/** Buying from the balance, or stopping a renewal, spends the organisation's money. */
+const PAY = { config: { permission: 'billing:manage' } } as const;
 
 /** The dashboard's shape of a tier status: money as exact decimal USD strings, times in epoch ms. */
 export function presentTierStatus(status: TierStatus) {
@@ -41,11 +45,13 @@ export function presentTierStatus(status: TierStatus) {
  * (docs/architecture.md#rate-limits-and-tiers).
  */
 export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/tiers', async (request) => presentTierStatus(await deps.tierUpgrades.status(currentAccount(request).id)));
+  api.get('/tiers', READ, async (request) =>
+    presentTierStatus(await deps.tierUpgrades.status(currentOrganisation(request).organisation.id)),
+  );
 
-  api.post('/tiers/buy', async (request) => {
+  api.post('/tiers/buy', PAY, async (request) => {
     const { tier } = parseInput(buyBody, request.body);
-    const accountId = currentAccount(request).id;
+    const accountId = currentOrganisation(request).organisation.id;
     const before = await deps.tierUpgrades.status(accountId);
     const after = await deps.tierUpgrades.buy(accountId, tier);
     await deps.audit.record({
@@ -60,9 +66,9 @@ export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependen
     return presentTierStatus(after);
   });
 
-  api.post('/tiers/renewal', async (request) => {
+  api.post('/tiers/renewal', PAY, async (request) => {
     const { renews } = parseInput(renewalBody, request.body);
-    const accountId = currentAccount(request).id;
+    const accountId = currentOrganisation(request).organisation.id;
     const before = await deps.tierUpgrades.status(accountId);
     const after = await deps.tierUpgrades.setRenewal(accountId, renews);
     await deps.audit.record({

@@ -6,7 +6,7 @@ import { EXPORT_CONTENT_TYPES, usageExportText } from '../usage-export-api.js';
 import { timeBound } from '../usage-api.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 
 const exportQuery = z.object({
   /** Inclusive: a date (00:00 UTC), a date-time with a zone or Unix seconds. */
@@ -20,12 +20,12 @@ const exportQuery = z.object({
 });
 
 /**
- * `GET /api/usage/export?from=&to=&format=csv|json[&keyId=][&model=]`: the signed-in account's usage records of any
+ * `GET /api/usage/export?from=&to=&format=csv|json[&keyId=][&model=]`: the session's organisation's usage records of any
  * range, oldest first, streamed in keyset pages like `GET /v1/usage/export` (the same columns and events).
  */
 export function registerUsageExportRoute(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/usage/export', async (request, reply) => {
-    const account = currentAccount(request);
+  api.get('/usage/export', { config: { permission: 'organisation:read' } }, async (request, reply) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const query = parseInput(exportQuery, request.query);
     const { from, format, keyId, model } = query;
     const to = query.to ?? deps.now();
@@ -40,7 +40,7 @@ export function registerUsageExportRoute(api: FastifyInstance, deps: DashboardDe
       .header('cache-control', 'no-store');
     const pages = usageExportText(
       (after, limit) =>
-        deps.usageExport.accountPage(account.id, { from, to }, after, limit, { apiKeyId: keyId, model }),
+        deps.usageExport.accountPage(organisationId, { from, to }, after, limit, { apiKeyId: keyId, model }),
       format === 'csv' ? 'csv' : 'ndjson',
     );
     return reply.send(Readable.from(pages, { highWaterMark: 1 }));

@@ -10,7 +10,7 @@ import { decodeUsageCursor, encodeUsageCursor } from '../usage-api.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound } from './dashboard-error.js';
-import { currentAccount } from './dashboard-session.js';
+import { currentOrganisation } from './dashboard-session.js';
 import { csvLine } from './csv.js';
 import { groupSums, presentSums } from './usage-aggregation.js';
 import { resolveUsageRange, usageRangeFields } from './usage-range.js';
@@ -24,6 +24,9 @@ const pageQuery = z.object({
   cursor: z.string().min(1).max(400).optional(),
   ...filterFields,
 });
+
+/** Every member sees the organisation's usage. */
+const READ = { config: { permission: 'organisation:read' } } as const;
 
 const EXPORT_BATCH = 500;
 const CSV_HEADER = [
@@ -47,13 +50,13 @@ const CSV_HEADER = [
 
 /** Usage charts (daily rollup), recent requests (paginated) and the CSV export. */
 export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  api.get('/usage/daily', async (request) => {
-    const account = currentAccount(request);
+  api.get('/usage/daily', READ, async (request) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const { keyId, model, ...range } = parseInput(rangeQuery, request.query);
     const { firstDay, lastDay } = resolveUsageRange(range, deps.now());
     const [allRows, keys] = await Promise.all([
-      deps.usage.dailyTotals(account.id, dayText(firstDay), dayText(lastDay)),
-      deps.keys.list(account.id),
+      deps.usage.dailyTotals(organisationId, dayText(firstDay), dayText(lastDay)),
+      deps.keys.list(organisationId),
     ]);
     // Filters by key and by model; what can be chosen comes from the whole range.
     const rows = allRows.filter(
@@ -100,16 +103,16 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     };
   });
 
-  api.get('/usage/requests', async (request) => {
-    const account = currentAccount(request);
+  api.get('/usage/requests', READ, async (request) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const { limit, cursor: cursorText, keyId, model } = parseInput(pageQuery, request.query);
     const cursor = cursorText === undefined ? undefined : decodeUsageCursor(cursorText);
     if (cursor === null)
       throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
     // One more than asked tells whether another page exists.
     const [records, keys] = await Promise.all([
-      deps.usage.listPage(account.id, limit + 1, cursor, { apiKeyId: keyId, model }),
-      deps.keys.list(account.id),
+      deps.usage.listPage(organisationId, limit + 1, cursor, { apiKeyId: keyId, model }),
+      deps.keys.list(organisationId),
     ]);
     const page = records.slice(0, limit);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
@@ -121,28 +124,28 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
   });
 
   // One request, for the ledger's link to what a charge paid for.
-  api.get<{ Params: { id: string } }>('/usage/requests/:id', async (request) => {
-    const account = currentAccount(request);
+  api.get<{ Params: { id: string } }>('/usage/requests/:id', READ, async (request) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const [records, keys] = await Promise.all([
-      deps.usage.findByRequestIds(account.id, [request.params.id]),
-      deps.keys.list(account.id),
+      deps.usage.findByRequestIds(organisationId, [request.params.id]),
+      deps.keys.list(organisationId),
     ]);
     const record = records[0];
     if (record === undefined)
       throw notFound(
-        'No such request on this account (requests older than the retention period are summarised by day only).',
+        'No such request in this organisation (requests older than the retention period are summarised by day only).',
       );
     return { request: presentUsageRecord(record, new Map(keys.map((key) => [key.id, key.name]))) };
   });
 
-  api.get('/usage/export.csv', async (request, reply) => {
-    const account = currentAccount(request);
+  api.get('/usage/export.csv', READ, async (request, reply) => {
+    const organisationId = currentOrganisation(request).organisation.id;
     const { keyId, model, ...query } = parseInput(rangeQuery, request.query);
     const now = deps.now();
     const range = resolveUsageRange(query, now);
     const from = range.firstDay * MS_PER_DAY;
     const to = (range.lastDay + 1) * MS_PER_DAY;
-    const keys = await deps.keys.list(account.id);
+    const keys = await deps.keys.list(organisationId);
     reply
       .header('content-type', 'text/csv; charset=utf-8')
       .header(
@@ -151,7 +154,9 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
       );
     // Streamed page by page: 90 days of a busy account need not fit in memory. Newest first, from the range's end.
     const start = { createdAt: to, requestId: '' };
-    return reply.send(Readable.from(exportRows(deps.usage, account.id, from, start, keys, { apiKeyId: keyId, model })));
+    return reply.send(
+      Readable.from(exportRows(deps.usage, organisationId, from, start, keys, { apiKeyId: keyId, model })),
+    );
   });
 }
 

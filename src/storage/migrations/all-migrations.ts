@@ -15,6 +15,7 @@ import * as identityMail from './0013-identity-mail.js';
 import * as identityFactors from './0014-identity-factors.js';
 import * as organisations from './0015-organisations.js';
 import * as organisationWallets from './0016-organisation-wallets.js';
+import * as organisationInvitations from './0017-organisation-invitations.js';
 import * as auditLog from './0018-audit-log.js';
 import * as usageExportCursors from './0019-usage-export-cursors.js';
 
@@ -40,6 +41,7 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0014-identity-factors': identityFactors,
   '0015-organisations': organisations,
   '0016-organisation-wallets': organisationWallets,
+  '0017-organisation-invitations': organisationInvitations,
   '0018-audit-log': auditLog,
   '0019-usage-export-cursors': usageExportCursors,
 };

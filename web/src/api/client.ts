@@ -15,10 +15,16 @@ export class ApiError extends Error {
 
 let csrfToken = '';
 let onUnauthenticated: () => void = () => {};
+let onMembershipEnded: () => void = () => {};
 
 /** Called when any call answers 401: the session ended (logout elsewhere, expiry, disabled account). */
 export function setUnauthenticatedHandler(handler: () => void): void {
   onUnauthenticated = handler;
+}
+
+/** Called when a call answers 403 `membership_ended`: the person was removed from the session's organisation. */
+export function setMembershipEndedHandler(handler: () => void): void {
+  onMembershipEnded = handler;
 }
 
 /** Replies that carry a fresh CSRF token (login, registration, logout, password change) replace ours. */
@@ -66,6 +72,7 @@ export async function api<T>(
   if (!response.ok) {
     const error = await errorFrom(response);
     if (response.status === 401 && error.code === 'not_authenticated') onUnauthenticated();
+    if (response.status === 403 && error.code === 'membership_ended') onMembershipEnded();
     throw error;
   }
   const data = (await response.json()) as T;

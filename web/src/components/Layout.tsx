@@ -1,6 +1,9 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { Fragment, useEffect, useState, type ReactNode } from 'react';
 import { auth } from '../api/endpoints';
+import { useOrganisation } from '../lib/organisation';
 import { useSession } from '../lib/session';
+import { Notice } from './Notice';
+import { OrganisationSwitcher } from './OrganisationSwitcher';
 import { Link } from './Link';
 import { RefusalBanner } from './RefusalBanner';
 
@@ -17,6 +20,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/playground', label: 'Playground' },
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
+  { href: '/members', label: 'Members' },
   { href: '/settings', label: 'Settings' },
   { href: '/audit', label: 'Audit log' },
   { href: '/admin', label: 'Operator', adminOnly: true },
@@ -36,6 +40,7 @@ function Brand() {
 /** Sidebar navigation on wide screens; a top bar with a menu button on phones (the same nav, toggled). */
 export function Layout({ path, children }: { path: string; children: ReactNode }) {
   const { account, signOut } = useSession();
+  const organisation = useOrganisation();
   const [menuOpen, setMenuOpen] = useState(false);
   // biome-ignore lint/correctness/useExhaustiveDependencies: path is the trigger: the menu closes on each navigation.
   useEffect(() => setMenuOpen(false), [path]);
@@ -67,6 +72,7 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         <div className="sidebar-brand">
           <Brand />
         </div>
+        <OrganisationSwitcher />
         <nav id="main-nav" aria-label="Main">
           <ul className="nav-list">
             {items.map((item) => (
@@ -95,8 +101,12 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         </div>
       </aside>
       <main className="content" id="content">
-        <RefusalBanner path={path} />
-        {children}
+        {organisation.notice !== undefined && <Notice kind="warning">{organisation.notice}</Notice>}
+        {/* Keyed by the organisation: a switch loads every page's data again. */}
+        <Fragment key={organisation.current?.id ?? 'none'}>
+          <RefusalBanner path={path} />
+          {children}
+        </Fragment>
       </main>
     </div>
   );

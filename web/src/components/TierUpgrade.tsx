@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { tiers as tiersApi } from '../api/endpoints';
 import type { TierOption, TierStatus } from '../api/types';
 import { formatCount, formatDate } from '../lib/format';
@@ -33,6 +34,8 @@ function howToReach(tier: TierOption, status: TierStatus): string {
  */
 export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
   const state = useAsync(tiersApi.get, []);
+  const { current } = useOrganisation();
+  const canPay = useCan('billing:manage');
   const [buying, setBuying] = useState<TierOption>();
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: 'success' | 'error'; text: string }>();
@@ -79,7 +82,8 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
           <button
             type="button"
             className="button button-secondary"
-            disabled={busy}
+            disabled={busy || !canPay}
+            title={canPay ? undefined : roleReason(current?.role, 'changing the renewal')}
             onClick={() =>
               void act(
                 () => tiersApi.setRenewal(!status.bought!.renews),
@@ -148,7 +152,8 @@ export function TierUpgrade({ onChanged }: { onChanged?: () => void }) {
                         <button
                           type="button"
                           className="button button-primary"
-                          disabled={busy || !affordable}
+                          disabled={busy || !affordable || !canPay}
+                          title={canPay ? undefined : roleReason(current?.role, 'buying a tier')}
                           onClick={() => setBuying(tier)}
                         >
                           Upgrade to {tier.name}

@@ -6,6 +6,7 @@ import { LedgerTable } from '../components/LedgerTable';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { RedeemForm } from '../components/RedeemForm';
+import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { TopUpForm } from '../components/TopUpForm';
@@ -27,6 +28,9 @@ function useCheckoutReturn(): 'success' | 'cancelled' | null {
 }
 
 export function BillingPage() {
+  const { current } = useOrganisation();
+  const canPay = useCan('billing:manage');
+  const canReadLedger = useCan('billing:read');
   const [refreshKey, setRefreshKey] = useState(0);
   const summary = useAsync(billing.get, [refreshKey]);
   const checkout = useCheckoutReturn();
@@ -65,7 +69,9 @@ export function BillingPage() {
           <div className="two-columns">
             <section className="card section" aria-labelledby="topup-heading">
               <h2 id="topup-heading">Add credit</h2>
-              {data.stripe.enabled ? (
+              {!canPay ? (
+                <p className="muted">{roleReason(current?.role, 'adding credit')}</p>
+              ) : data.stripe.enabled ? (
                 <TopUpForm stripe={data.stripe} />
               ) : (
                 <>
@@ -77,7 +83,11 @@ export function BillingPage() {
             <section className="card section" aria-labelledby="redeem-heading">
               <h2 id="redeem-heading">Redeem a code</h2>
               <p className="muted">Have a prepaid code from the operator? Enter it to add its value to your balance.</p>
-              <RedeemForm onRedeemed={refresh} />
+              {canPay ? (
+                <RedeemForm onRedeemed={refresh} />
+              ) : (
+                <p className="muted">{roleReason(current?.role, 'redeeming codes')}</p>
+              )}
             </section>
           </div>
         </>
@@ -89,7 +99,11 @@ export function BillingPage() {
       </section>
       <section className="card section" aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Transactions</h2>
-        <LedgerTable refreshKey={refreshKey} />
+        {canReadLedger ? (
+          <LedgerTable refreshKey={refreshKey} />
+        ) : (
+          <p className="muted">{roleReason(current?.role, 'seeing the transactions')}</p>
+        )}
       </section>
     </>
   );

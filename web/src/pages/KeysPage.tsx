@@ -7,6 +7,7 @@ import { EMPTY_LIMITS, KeyLimitsFields, toLimitsInput } from '../components/keys
 import { describeKeyAccess, KeySpendBar } from '../components/keys/KeySpendBar';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { SecretDialog } from '../components/SecretDialog';
 import { KeyStatusBadge } from '../components/keys/KeyStatusBadge';
 import { formatDate, formatDateTime, formatRelative } from '../lib/format';
@@ -95,6 +96,8 @@ function KeyRow({
   onAction: (pending: Pending) => void;
   onEdit: (key: ApiKey) => void;
 }) {
+  // Billing and viewer roles see the keys and change none; the server refuses them anyway.
+  const mayChange = useCan('keys:own');
   const active = apiKey.status === 'active';
   return (
     <tr>
@@ -127,7 +130,7 @@ function KeyRow({
         <KeyStatusBadge apiKey={apiKey} />
       </td>
       <td className="actions">
-        {active && (
+        {active && mayChange && (
           <>
             <button
               type="button"
@@ -219,6 +222,8 @@ function KeyGuidance() {
 }
 
 export function KeysPage() {
+  const { current } = useOrganisation();
+  const canCreate = useCan('keys:own');
   const list = useAsync(keysApi.list, []);
   const [secret, setSecret] = useState<{ value: string; name: string; rotated: boolean } | null>(null);
   const [pending, setPending] = useState<Pending>(null);
@@ -258,13 +263,18 @@ export function KeysPage() {
         title="API keys"
         description="Keys authenticate your requests to the API. Each key can be rotated or revoked without affecting the others."
       />
-      <CreateKeyForm
-        onCreated={(value, key) => {
-          setSecret({ value, name: key.name, rotated: false });
-          setMessage(undefined);
-          list.reload();
-        }}
-      />
+      {canCreate ? (
+        <CreateKeyForm
+          onCreated={(value, key) => {
+            setSecret({ value, name: key.name, rotated: false });
+            setMessage(undefined);
+            list.reload();
+          }}
+        />
+      ) : (
+        <Notice kind="info">{roleReason(current?.role, 'creating or changing API keys')}</Notice>
+      )}
+      {current?.role === 'developer' && <p className="muted">You see the keys you created in this organisation.</p>}
       {message !== undefined && <Notice kind="success">{message}</Notice>}
       <section className="card section" aria-labelledby="keys-heading">
         <h2 id="keys-heading">Your keys</h2>

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ORGANISATION_ROLES } from '../../accounts/organisation-roles.js';
+import type { OrganisationMember } from '../../storage/organisation-types.js';
+import { parseInput } from './body-parsing.js';
+import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { currentAccount, currentOrganisation } from './dashboard-session.js';
+import { presentMembership } from './presenters.js';
+
+const roleBody = z.object({ role: z.enum(ORGANISATION_ROLES) }).strict();
+
+type MemberParams = { Params: { accountId: string } };
+
+/** The members of the session's organisation: list, change a role, remove, and leave. */
+export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
+  api.get('/organisation/members', { config: { permission: 'organisation:read' } }, async (request) => {
+    const membership = currentOrganisation(request);
+    const members = await deps.members.list(membership.organisation.id);
+    const you = currentAccount(request).id;
+    return { members: members.map((member) => presentMember(member, you)) };
+  });
+
+  api.patch<MemberParams>(
+    '/organisation/members/:accountId',
+    { config: { permission: 'members:manage' } },
+    async (request) => {
+      const { role } = parseInput(roleBody, request.body);
+      const membership = currentOrganisation(request);
+      await deps.members.changeRole(membership, request.params.accountId, role);
+      const members = await deps.members.list(membership.organisation.id);
+      const member = members.find((entry) => entry.accountId === request.params.accountId);
+      return { member: member === undefined ? null : presentMember(member, currentAccount(request).id) };
+    },
+  );
+
+  api.delete<MemberParams>(
+    '/organisation/members/:accountId',
+    { config: { permission: 'members:manage' } },
+    async (request) => {
+      await deps.members.remove(currentOrganisation(request), request.params.accountId);
+      return { removed: request.params.accountId };
+    },
+  );
+
+  // Every member may leave (the last owner may not); the session moves on to the person's next organisation.
+  api.post('/organisation/leave', { config: { permission: 'organisation:read' } }, async (request) => {
+    const session = request.dashboard!.session!;
+    const next = await deps.members.leave(currentOrganisation(request), session.account.id, session.session.idHash);
+    return { organisation: next === null ? null : presentMembership(next) };
+  });
+}
+
+function presentMember(member: OrganisationMember, you: string) {
+  return {
+    accountId: member.accountId,
+    email: member.email,
+    role: member.role,
+    joinedAt: member.joinedAt,
+    you: member.accountId === you,
+  };
+}

@@ -1,0 +1,72 @@
+import { api } from './client';
+
+/** Organisations, members and invitations (docs/organisations.md). */
+
+export type OrganisationRole = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
+export const ORGANISATION_ROLES: OrganisationRole[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];
+
+export interface OrganisationMembership {
+  id: string;
+  name: string;
+  role: OrganisationRole;
+  joinedAt: number;
+}
+
+export interface Member {
+  accountId: string;
+  email: string;
+  role: OrganisationRole;
+  joinedAt: number;
+  you: boolean;
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: OrganisationRole;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface InvitationPreview {
+  organisationName: string;
+  email: string;
+  role: OrganisationRole;
+  invitedByEmail: string;
+  expiresAt: number;
+}
+
+export const organisations = {
+  list: () =>
+    api<{ current: OrganisationMembership | null; organisations: OrganisationMembership[] }>(
+      'GET',
+      '/api/organisations',
+    ),
+  create: (name: string) => api<{ organisation: OrganisationMembership }>('POST', '/api/organisations', { name }),
+  switchTo: (organisationId: string) =>
+    api<{ organisation: OrganisationMembership }>('POST', '/api/organisations/current', { organisationId }),
+  leave: () => api<{ organisation: OrganisationMembership | null }>('POST', '/api/organisation/leave'),
+};
+
+export const members = {
+  list: () => api<{ members: Member[] }>('GET', '/api/organisation/members'),
+  changeRole: (accountId: string, role: OrganisationRole) =>
+    api<{ member: Member | null }>('PATCH', `/api/organisation/members/${encodeURIComponent(accountId)}`, { role }),
+  remove: (accountId: string) =>
+    api<{ removed: string }>('DELETE', `/api/organisation/members/${encodeURIComponent(accountId)}`),
+};
+
+export const invitations = {
+  list: () => api<{ invitations: Invitation[] }>('GET', '/api/organisation/invitations'),
+  create: (email: string, role: OrganisationRole) =>
+    api<{ invitation: Invitation; mailed: boolean; link: { path: string; url: string | null } | null }>(
+      'POST',
+      '/api/organisation/invitations',
+      { email, role },
+    ),
+  revoke: (id: string) =>
+    api<{ revoked: string }>('POST', `/api/organisation/invitations/${encodeURIComponent(id)}/revoke`),
+  preview: (token: string) => api<{ invitation: InvitationPreview }>('POST', '/api/invitations/preview', { token }),
+  accept: (token: string) =>
+    api<{ organisation: OrganisationMembership }>('POST', '/api/invitations/accept', { token }),
+};
