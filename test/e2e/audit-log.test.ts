@@ -275,6 +275,61 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on 
     expect(everything).not.toMatch(/keyHash|key_hash|codeHash/);
   });
 
+  it('records invitations, joining, role changes, removal and leaving, each once with who did it', async () => {
+    const owner = await person('owner');
+    const joiner = await person('joiner');
+    const leaver = await person('leaver');
+    const invite = async (email: string, role: string) => {
+      const reply = await owner.client.post('/api/organisation/invitations', { email, role });
+      expect(reply.status).toBe(201);
+      return { id: reply.json.invitation.id as string, token: new URL(reply.json.link.path, harness.gateway.url).searchParams.get('token')! };
+    };
+    const first = await invite(joiner.email, 'viewer');
+    const second = await invite(leaver.email, 'developer');
+    const withdrawn = await invite(uniqueEmail('never'), 'viewer');
+    const revoked = await owner.client.post(`/api/organisation/invitations/${withdrawn.id}/revoke`);
+    expect(revoked.status, revoked.text).toBe(200);
+    const accepted = await joiner.client.post('/api/invitations/accept', { token: first.token });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect((await leaver.client.post('/api/invitations/accept', { token: second.token })).status).toBe(200);
+    const member = (id: string) => `/api/organisation/members/${id}`;
+    expect((await owner.client.call('PATCH', member(joiner.accountId), { role: 'admin' })).status).toBe(200);
+    expect((await owner.client.call('DELETE', member(joiner.accountId))).status).toBe(200);
+    expect((await leaver.client.post('/api/organisation/leave')).status).toBe(200);
+
+    const log = await events(owner.client, '&action=member');
+    const only = (action: string, target?: string) => {
+      const found = log.filter(
+        (event) => event.action === action && (target === undefined || event.target?.id === target),
+      );
+      expect(found, action).toHaveLength(1);
+      return found[0]!;
+    };
+    const ownerActor = { type: 'person', id: owner.accountId, email: owner.email };
+    expect(only('member.invite', first.id)).toMatchObject({
+      actor: ownerActor,
+      ip: '127.0.0.1',
+      after: { email: joiner.email, role: 'viewer', mailed: false },
+    });
+    expect(only('member.invite_revoke')).toMatchObject({ actor: ownerActor, target: { id: withdrawn.id } });
+    expect(only('member.join', joiner.accountId)).toMatchObject({
+      actor: { type: 'person', id: joiner.accountId, email: joiner.email },
+      after: { role: 'viewer' },
+    });
+    expect(only('member.role')).toMatchObject({
+      actor: ownerActor,
+      target: { type: 'member', id: joiner.accountId },
+      before: { role: 'viewer' },
+      after: { role: 'admin' },
+    });
+    expect(only('member.remove')).toMatchObject({ actor: ownerActor, before: { email: joiner.email, role: 'admin' } });
+    expect(only('member.leave')).toMatchObject({
+      actor: { type: 'person', id: leaver.accountId },
+      before: { role: 'developer' },
+    });
+    expect(log).toHaveLength(9);
+  });
+
   it('filters by action, actor and time, pages by cursor, and exports the same events as CSV and JSON', async () => {
     const { client, email } = await person('filters');
     for (const name of ['a', 'b', 'c', 'd', 'e']) expect((await client.post('/api/keys', { name })).status).toBe(201);

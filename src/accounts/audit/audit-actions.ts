@@ -15,6 +15,12 @@ export const AUDIT_ACTIONS = [
   'money.topup',
   'money.redeem',
   'money.credit',
+  'member.invite',
+  'member.invite_revoke',
+  'member.join',
+  'member.role',
+  'member.remove',
+  'member.leave',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

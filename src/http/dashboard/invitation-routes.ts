@@ -4,6 +4,7 @@ import { ORGANISATION_ROLES } from '../../accounts/organisation-roles.js';
 import type { InvitationRecord } from '../../storage/organisation-invitation-types.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { personActor } from './audit-actor.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { presentMembership } from './presenters.js';
 
@@ -25,7 +26,16 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
 
   api.post('/organisation/invitations', MANAGE, async (request, reply) => {
     const { email, role } = parseInput(inviteBody, request.body);
-    const sent = await deps.invitations.invite(currentOrganisation(request), currentAccount(request), email, role);
+    const membership = currentOrganisation(request);
+    const sent = await deps.invitations.invite(membership, currentAccount(request), email, role);
+    await deps.audit.record({
+      organisationId: membership.organisation.id,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'member.invite',
+      target: { type: 'invitation', id: sent.invitation.id },
+      after: { email: sent.invitation.email, role: sent.invitation.role, mailed: sent.mailed },
+    });
     return reply.code(201).send({
       invitation: presentInvitation(sent.invitation),
       mailed: sent.mailed,
@@ -35,7 +45,15 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
   });
 
   api.post<{ Params: { id: string } }>('/organisation/invitations/:id/revoke', MANAGE, async (request) => {
-    await deps.invitations.revoke(currentOrganisation(request).organisation.id, request.params.id);
+    const organisationId = currentOrganisation(request).organisation.id;
+    await deps.invitations.revoke(organisationId, request.params.id);
+    await deps.audit.record({
+      organisationId,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'member.invite_revoke',
+      target: { type: 'invitation', id: request.params.id },
+    });
     return { revoked: request.params.id };
   });
 
@@ -63,6 +81,14 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
       session.session.idHash,
       invitation.organisationId,
     );
+    await deps.audit.record({
+      organisationId: invitation.organisationId,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'member.join',
+      target: { type: 'member', id: session.account.id },
+      after: { email: session.account.email, role: membership.role },
+    });
     return { organisation: presentMembership(membership) };
   });
 }

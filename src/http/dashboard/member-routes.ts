@@ -4,6 +4,7 @@ import { ORGANISATION_ROLES } from '../../accounts/organisation-roles.js';
 import type { OrganisationMember } from '../../storage/organisation-types.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
+import { personActor } from './audit-actor.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { presentMembership } from './presenters.js';
 
@@ -26,9 +27,22 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
     async (request) => {
       const { role } = parseInput(roleBody, request.body);
       const membership = currentOrganisation(request);
+      const organisationId = membership.organisation.id;
+      const before = (await deps.members.list(organisationId)).find(
+        (entry) => entry.accountId === request.params.accountId,
+      );
       await deps.members.changeRole(membership, request.params.accountId, role);
-      const members = await deps.members.list(membership.organisation.id);
+      const members = await deps.members.list(organisationId);
       const member = members.find((entry) => entry.accountId === request.params.accountId);
+      await deps.audit.record({
+        organisationId,
+        actor: personActor(request),
+        ip: request.ip,
+        action: 'member.role',
+        target: { type: 'member', id: request.params.accountId },
+        before: before === undefined ? null : { email: before.email, role: before.role },
+        after: member === undefined ? null : { email: member.email, role: member.role },
+      });
       return { member: member === undefined ? null : presentMember(member, currentAccount(request).id) };
     },
   );
@@ -37,7 +51,20 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
     '/organisation/members/:accountId',
     { config: { permission: 'members:manage' } },
     async (request) => {
-      await deps.members.remove(currentOrganisation(request), request.params.accountId);
+      const membership = currentOrganisation(request);
+      const organisationId = membership.organisation.id;
+      const before = (await deps.members.list(organisationId)).find(
+        (entry) => entry.accountId === request.params.accountId,
+      );
+      await deps.members.remove(membership, request.params.accountId);
+      await deps.audit.record({
+        organisationId,
+        actor: personActor(request),
+        ip: request.ip,
+        action: 'member.remove',
+        target: { type: 'member', id: request.params.accountId },
+        before: before === undefined ? null : { email: before.email, role: before.role },
+      });
       return { removed: request.params.accountId };
     },
   );
@@ -45,7 +72,16 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
   // Every member may leave (the last owner may not); the session moves on to the person's next organisation.
   api.post('/organisation/leave', { config: { permission: 'organisation:read' } }, async (request) => {
     const session = request.dashboard!.session!;
-    const next = await deps.members.leave(currentOrganisation(request), session.account.id, session.session.idHash);
+    const left = currentOrganisation(request);
+    const next = await deps.members.leave(left, session.account.id, session.session.idHash);
+    await deps.audit.record({
+      organisationId: left.organisation.id,
+      actor: personActor(request),
+      ip: request.ip,
+      action: 'member.leave',
+      target: { type: 'member', id: session.account.id },
+      before: { email: session.account.email, role: left.role },
+    });
     return { organisation: next === null ? null : presentMembership(next) };
   });
 }
