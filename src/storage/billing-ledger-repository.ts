@@ -247,49 +247,10 @@ export function createBillingLedgerRepository(
     },
 
     async ledger(accountId, limit, beforeId): Promise<LedgerEntry[]> {
-      // A usage line's server tools are on its usage record (kept while usage retention keeps it).
-      let query = db
-        .selectFrom('ledger_entries as entry')
-        .leftJoin('usage_records as usage', (join) =>
-          join.onRef('usage.request_id', '=', 'entry.request_id').on('entry.kind', '=', 'usage'),
-        )
-        .select([
-          'entry.id',
-          'entry.account_id',
-          'entry.kind',
-          'entry.idempotency_key',
-          'entry.request_id',
-          'entry.note',
-          'entry.created_at',
-          'entry.unbilled_tokens',
-          'usage.web_search_requests',
-          'usage.web_fetch_requests',
-        ])
-        .select([
-          money('entry.amount_nano').as('amount'),
-          money('entry.balance_after_nano').as('balance_after'),
-          money('entry.unbilled_nano').as('unbilled'),
-          money('usage.server_tool_nano').as('server_tool'),
-        ])
-        .where('entry.account_id', '=', accountId);
+      let query = selectLedgerEntries(db).where('entry.account_id', '=', accountId);
       if (beforeId !== undefined) query = query.where('entry.id', '<', beforeId);
       const rows = await query.orderBy('entry.id', 'desc').limit(Math.max(0, limit)).execute();
-      return rows.map((row) => ({
-        id: row.id,
-        accountId: row.account_id,
-        kind: row.kind as LedgerKind,
-        amountNano: fromMoneyColumn(row.amount),
-        balanceAfterNano: fromMoneyColumn(row.balance_after),
-        idempotencyKey: row.idempotency_key,
-        requestId: row.request_id,
-        note: row.note,
-        createdAt: Number(row.created_at),
-        unbilledTokens: Number(row.unbilled_tokens),
-        unbilledNano: fromMoneyColumn(row.unbilled),
-        webSearchRequests: Number(row.web_search_requests ?? 0),
-        webFetchRequests: Number(row.web_fetch_requests ?? 0),
-        serverToolNano: fromMoneyColumn(row.server_tool),
-      }));
+      return rows.map(toLedgerEntry);
     },
 
     async verifyLedger() {
@@ -398,5 +359,56 @@ export function addSummaryRows(sum: UsageSummaryRow, row: UsageSummaryRow): Usag
     costNano: sum.costNano + row.costNano,
     unbilledTokens: sum.unbilledTokens + row.unbilledTokens,
     unbilledNano: sum.unbilledNano + row.unbilledNano,
+  };
+}
+
+/**
+ * Ledger entries as `LedgerEntry` reads them, each with the server tools of its usage record (a usage line's web
+ * searches and fetches live there, kept while usage retention keeps it). Callers add their own where and order.
+ */
+export function selectLedgerEntries(db: Kysely<Database>) {
+  return db
+    .selectFrom('ledger_entries as entry')
+    .leftJoin('usage_records as usage', (join) =>
+      join.onRef('usage.request_id', '=', 'entry.request_id').on('entry.kind', '=', 'usage'),
+    )
+    .select([
+      'entry.id',
+      'entry.account_id',
+      'entry.kind',
+      'entry.idempotency_key',
+      'entry.request_id',
+      'entry.note',
+      'entry.created_at',
+      'entry.unbilled_tokens',
+      'usage.web_search_requests',
+      'usage.web_fetch_requests',
+    ])
+    .select([
+      money('entry.amount_nano').as('amount'),
+      money('entry.balance_after_nano').as('balance_after'),
+      money('entry.unbilled_nano').as('unbilled'),
+      money('usage.server_tool_nano').as('server_tool'),
+    ]);
+}
+
+type LedgerEntryRow = Awaited<ReturnType<ReturnType<typeof selectLedgerEntries>['execute']>>[number];
+
+export function toLedgerEntry(row: LedgerEntryRow): LedgerEntry {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind as LedgerKind,
+    amountNano: fromMoneyColumn(row.amount),
+    balanceAfterNano: fromMoneyColumn(row.balance_after),
+    idempotencyKey: row.idempotency_key,
+    requestId: row.request_id,
+    note: row.note,
+    createdAt: Number(row.created_at),
+    unbilledTokens: Number(row.unbilled_tokens),
+    unbilledNano: fromMoneyColumn(row.unbilled),
+    webSearchRequests: Number(row.web_search_requests ?? 0),
+    webFetchRequests: Number(row.web_fetch_requests ?? 0),
+    serverToolNano: fromMoneyColumn(row.server_tool),
   };
 }

@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { LedgerEntry, LedgerKind } from './billing-types.js';
+import type { LedgerEntry } from './billing-types.js';
 import type { Database } from './database-schema.js';
-import { fromMoneyColumn, money } from './money-sql.js';
 import type { UsageRecord } from './types.js';
 import type {
   ExportCursor,
@@ -11,6 +10,7 @@ import type {
   UsageExportTables,
 } from './usage-export-types.js';
 import { selectUsageColumns, toUsageRecord } from './usage-repository.js';
+import { selectLedgerEntries, toLedgerEntry } from './billing-ledger-repository.js';
 
 export function createUsageExportRepository(base: Kysely<Database>): UsageExportRepository {
   const db = base.withTables<UsageExportTables>();
@@ -64,29 +64,7 @@ export function createUsageExportRepository(base: Kysely<Database>): UsageExport
     async ledgerPage(accountId, range, after, limit): Promise<LedgerEntry[]> {
       if (!Number.isSafeInteger(limit) || limit <= 0) return [];
       // The (account_id, created_at) index, bounded below at the position as in `afterPosition`.
-      let query = base
-        .selectFrom('ledger_entries as entry')
-        .leftJoin('usage_records as usage', (join) =>
-          join.onRef('usage.request_id', '=', 'entry.request_id').on('entry.kind', '=', 'usage'),
-        )
-        .select([
-          'entry.id',
-          'entry.account_id',
-          'entry.kind',
-          'entry.idempotency_key',
-          'entry.request_id',
-          'entry.note',
-          'entry.created_at',
-          'entry.unbilled_tokens',
-          'usage.web_search_requests',
-          'usage.web_fetch_requests',
-        ])
-        .select([
-          money('entry.amount_nano').as('amount'),
-          money('entry.balance_after_nano').as('balance_after'),
-          money('entry.unbilled_nano').as('unbilled'),
-          money('usage.server_tool_nano').as('server_tool'),
-        ])
+      let query = selectLedgerEntries(base)
         .where('entry.account_id', '=', accountId)
         .where('entry.created_at', '>=', range.from)
         .where('entry.created_at', '<', range.to);
@@ -101,22 +79,7 @@ export function createUsageExportRepository(base: Kysely<Database>): UsageExport
           );
       }
       const rows = await query.orderBy('entry.created_at').orderBy('entry.id').limit(limit).execute();
-      return rows.map((row) => ({
-        id: row.id,
-        accountId: row.account_id,
-        kind: row.kind as LedgerKind,
-        amountNano: fromMoneyColumn(row.amount),
-        balanceAfterNano: fromMoneyColumn(row.balance_after),
-        idempotencyKey: row.idempotency_key,
-        requestId: row.request_id,
-        note: row.note,
-        createdAt: Number(row.created_at),
-        unbilledTokens: Number(row.unbilled_tokens),
-        unbilledNano: fromMoneyColumn(row.unbilled),
-        webSearchRequests: Number(row.web_search_requests ?? 0),
-        webFetchRequests: Number(row.web_fetch_requests ?? 0),
-        serverToolNano: fromMoneyColumn(row.server_tool),
-      }));
+      return rows.map(toLedgerEntry);
     },
 
     async claimCursor(sink, owner, now, leaseMs): Promise<ExportCursor | null> {
