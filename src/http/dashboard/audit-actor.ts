@@ -8,6 +8,11 @@ export function personActor(request: FastifyRequest): AuditActor {
   return { type: 'person', accountId: account.id, email: account.email };
 }
 
+/** Who made a dashboard change and from where: the signed-in person and the request's client address. */
+export function byPerson(request: FastifyRequest): { actor: AuditActor; ip: string } {
+  return { actor: personActor(request), ip: request.ip };
+}
+
 /** The signed-in operator account acting in the operator view. */
 export function operatorActor(request: FastifyRequest): AuditActor {
   const account = currentAccount(request);

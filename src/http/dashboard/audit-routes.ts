@@ -16,7 +16,7 @@ import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { notFound } from './dashboard-error.js';
 import { currentOrganisation } from './dashboard-session.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 
 /** Longest billing name and address: what a receipt's header has room for. */
 export const BILLING_NAME_MAX = 200;
@@ -67,8 +67,7 @@ export function registerAuditRoutes(api: FastifyInstance, deps: DashboardDepende
     const organisationId = currentOrganisation(request).organisation.id;
     const changed = await deps.audit.rename(organisationName(name), {
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
     });
     if (changed === null) throw notFound(`No organisation with id '${organisationId}'.`);
     return { name: changed.after.name };
@@ -83,8 +82,7 @@ export function registerAuditRoutes(api: FastifyInstance, deps: DashboardDepende
     };
     const changed = await deps.audit.setBillingDetails(details, {
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
     });
     if (changed === null) throw notFound(`No organisation with id '${organisationId}'.`);
     return { billingName: changed.after.billingName, billingAddress: changed.after.billingAddress };

@@ -9,7 +9,7 @@ import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { DashboardError } from './dashboard-error.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 import { publicBaseUrl } from './overview-routes.js';
 import { NO_MONEY, presentFreeAllowance, presentLedgerEntry, type LedgerUsageDetail } from './presenters.js';
 
@@ -103,8 +103,7 @@ export function registerBillingRoutes(api: FastifyInstance, deps: DashboardDepen
       const redemption = await redeemCode(deps.billing, code, organisationId, deps.now());
       await deps.audit.record({
         organisationId,
-        actor: personActor(request),
-        ip: request.ip,
+        ...byPerson(request),
         action: 'money.redeem',
         after: { amountNanoUsd: redemption.amountNano, balanceNanoUsd: redemption.balanceNano },
       });

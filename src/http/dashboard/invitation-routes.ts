@@ -4,7 +4,7 @@ import { ORGANISATION_ROLES } from '../../accounts/organisation-roles.js';
 import type { InvitationRecord } from '../../storage/organisation-invitation-types.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { presentMembership } from './presenters.js';
 
@@ -30,8 +30,7 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
     const sent = await deps.invitations.invite(membership, currentAccount(request), email, role);
     await deps.audit.record({
       organisationId: membership.organisation.id,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'member.invite',
       target: { type: 'invitation', id: sent.invitation.id },
       after: { email: sent.invitation.email, role: sent.invitation.role, mailed: sent.mailed },
@@ -49,8 +48,7 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
     await deps.invitations.revoke(organisationId, request.params.id);
     await deps.audit.record({
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'member.invite_revoke',
       target: { type: 'invitation', id: request.params.id },
     });
@@ -83,8 +81,7 @@ export function registerInvitationRoutes(api: FastifyInstance, deps: DashboardDe
     );
     await deps.audit.record({
       organisationId: invitation.organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'member.join',
       target: { type: 'member', id: session.account.id },
       after: { email: session.account.email, role: membership.role },

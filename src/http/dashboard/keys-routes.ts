@@ -13,7 +13,7 @@ import { keyNameSchema } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 import { notFound, roleForbids } from './dashboard-error.js';
 import { presentKey } from './presenters.js';
 
@@ -90,8 +90,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     });
     await deps.audit.record({
       organisationId: created.record.accountId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'key.create',
       target: { type: 'key', id: created.record.id },
       after: keySnapshot(created.record),
@@ -107,8 +106,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const updated = await deps.keys.update(organisationId, key.id, change);
     await deps.audit.record({
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'key.update',
       target: { type: 'key', id: updated.id },
       before: keySnapshot(key),
@@ -124,8 +122,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     if (record === null) throw notFound(`No API key with id '${request.params.id}'.`);
     await deps.audit.record({
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'key.revoke',
       target: { type: 'key', id: record.id },
       before: keySnapshot(key),
@@ -139,8 +136,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const created = await deps.keys.rotate(organisationId, key.id, currentAccount(request).id);
     await deps.audit.record({
       organisationId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'key.rotate',
       target: { type: 'key', id: key.id },
       before: keySnapshot(key),

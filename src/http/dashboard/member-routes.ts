@@ -4,7 +4,7 @@ import { ORGANISATION_ROLES } from '../../accounts/organisation-roles.js';
 import type { OrganisationMember } from '../../storage/organisation-types.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 import { currentAccount, currentOrganisation } from './dashboard-session.js';
 import { presentMembership } from './presenters.js';
 
@@ -36,8 +36,7 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
       const member = members.find((entry) => entry.accountId === request.params.accountId);
       await deps.audit.record({
         organisationId,
-        actor: personActor(request),
-        ip: request.ip,
+        ...byPerson(request),
         action: 'member.role',
         target: { type: 'member', id: request.params.accountId },
         before: before === undefined ? null : { email: before.email, role: before.role },
@@ -59,8 +58,7 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
       await deps.members.remove(membership, request.params.accountId);
       await deps.audit.record({
         organisationId,
-        actor: personActor(request),
-        ip: request.ip,
+        ...byPerson(request),
         action: 'member.remove',
         target: { type: 'member', id: request.params.accountId },
         before: before === undefined ? null : { email: before.email, role: before.role },
@@ -76,8 +74,7 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
     const next = await deps.members.leave(left, session.account.id, session.session.idHash);
     await deps.audit.record({
       organisationId: left.organisation.id,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'member.leave',
       target: { type: 'member', id: session.account.id },
       before: { email: session.account.email, role: left.role },

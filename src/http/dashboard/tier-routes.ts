@@ -6,7 +6,7 @@ import type { TierStatus } from '../../billing/tier-upgrades.js';
 import { parseInput } from './body-parsing.js';
 import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentOrganisation } from './dashboard-session.js';
-import { personActor } from './audit-actor.js';
+import { byPerson } from './audit-actor.js';
 
 const buyBody = z.object({ tier: z.string().min(1).max(40) }).strict();
 const renewalBody = z.object({ renews: z.boolean() }).strict();
@@ -56,8 +56,7 @@ export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependen
     const after = await deps.tierUpgrades.buy(accountId, tier);
     await deps.audit.record({
       organisationId: accountId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'tier.purchase',
       target: { type: 'tier', id: tier },
       before: tierSnapshot(before),
@@ -73,8 +72,7 @@ export function registerTierRoutes(api: FastifyInstance, deps: DashboardDependen
     const after = await deps.tierUpgrades.setRenewal(accountId, renews);
     await deps.audit.record({
       organisationId: accountId,
-      actor: personActor(request),
-      ip: request.ip,
+      ...byPerson(request),
       action: 'tier.renewal',
       target: after.bought === null ? null : { type: 'tier', id: after.bought.tier },
       before: tierSnapshot(before),
