@@ -26,7 +26,7 @@ export const notAuthenticated = () => new DashboardError(401, 'not_authenticated
 export const csrfFailed = () =>
   new DashboardError(403, 'csrf_failed', 'The request lacks a valid CSRF token: reload the page and try again.');
 export const forbidden = () => new DashboardError(403, 'forbidden', 'This needs an operator (admin) account.');
-export const notFound = (what: string) => new DashboardError(404, 'not_found', what);
+export const notFound = (what: string, field?: string) => new DashboardError(404, 'not_found', what, field);
 export const noOrganisation = () =>
   new DashboardError(
     403,

@@ -65,7 +65,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const membership = currentOrganisation(request);
     const organisationId = membership.organisation.id;
     const key = await deps.keys.find(organisationId, request.params.id);
-    if (key === null) throw notFound(`No API key with id '${request.params.id}'.`);
+    if (key === null) throw notFound(`No API key with id '${request.params.id}'.`, 'id');
     if (!roleAllows(membership.role, 'keys:manage') && key.createdBy !== currentAccount(request).id)
       throw roleForbids(membership.role, 'keys:manage');
     return { organisationId, key };
@@ -119,7 +119,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const { organisationId, key } = await changeableKey(request);
     await deps.keys.revoke(organisationId, key.id);
     const record = await deps.keys.find(organisationId, key.id);
-    if (record === null) throw notFound(`No API key with id '${request.params.id}'.`);
+    if (record === null) throw notFound(`No API key with id '${request.params.id}'.`, 'id');
     await deps.audit.record({
       organisationId,
       ...byPerson(request),
