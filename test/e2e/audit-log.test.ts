@@ -282,7 +282,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('audit log on 
     const invite = async (email: string, role: string) => {
       const reply = await owner.client.post('/api/organisation/invitations', { email, role });
       expect(reply.status).toBe(201);
-      return { id: reply.json.invitation.id as string, token: new URL(reply.json.link.path, harness.gateway.url).searchParams.get('token')! };
+      return {
+        id: reply.json.invitation.id as string,
+        token: new URL(reply.json.link.path, harness.gateway.url).searchParams.get('token')!,
+      };
     };
     const first = await invite(joiner.email, 'viewer');
     const second = await invite(leaver.email, 'developer');
