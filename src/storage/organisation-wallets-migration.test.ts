@@ -75,7 +75,8 @@ describe.each([
 
       const storage = await openStorage(database.url, database.options);
       try {
-        expect(await storage.migrate()).toEqual(['0016-organisation-wallets']);
+        // 0016 and every migration after it (later work adds theirs).
+        expect(await storage.migrate()).toEqual(Object.keys(allMigrations).filter((name) => !BEFORE.includes(name)));
         expect(await storage.billing.balance('a1')).toEqual({
           balanceNano: BIG_BALANCE,
           reservedNano: 5000n,
