@@ -24,7 +24,9 @@ export async function writeTransaction<T>(
       await sql`commit`.execute(connection);
       return result;
     } catch (error) {
-      await sql`rollback`.execute(connection);
+      // SQLite may already have rolled the transaction back (an I/O error does): the rollback's own failure
+      // ("no transaction is active") must not hide the error that says why, which may be an outage.
+      await sql`rollback`.execute(connection).catch(() => undefined);
       throw error;
     }
   });
