@@ -11,7 +11,7 @@ import { schemaUrl, spawnGateway, stopProcess } from '../helpers/test-gateway.js
 import { ensureWebBuild } from '../helpers/web-build.js';
 
 /**
- * The README's Node range says 24, and 22 from 22.13: the suite runs on 24, and this runs the built gateway and
+ * The README's Node range says 24, and 22 from 22.15: the suite runs on 24, and this runs the built gateway and
  * CLI under Node 22 (the agents package's `node22`) end to end: start, the dashboard page, `accounts create` with
  * the password on stdin, a key, a chat completion. On PostgreSQL, because this checkout's better-sqlite3 binary is
  * built for the Node that installed it (24); a Node 22 install builds its own.
