@@ -5,15 +5,13 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
+import { databaseBefore, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
 import type { HoldCheckpoint } from './billing-types.js';
-import { allMigrations } from './migrations/all-migrations.js';
 import { openStorage } from './open-storage.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
 const AT = DAY * 86_400_000;
-const BEFORE = Object.keys(allMigrations).filter((name) => name < '0009-cache-write-1h');
 
 /** An account, a key, a settled request (its usage row and rollup) and a checkpointed hold, as 0008's schema holds them. */
 async function writeOldRows(db: Kysely<unknown>): Promise<void> {
@@ -42,16 +40,8 @@ describe.each([
   { name: 'postgres', create: rawPostgresDatabase },
 ])('migration 0009-cache-write-1h: $name', ({ create }) => {
   it('reads 0 one-hour writes on rows written before it, and adds new ones to the same rollup', async () => {
-    const database = await create();
+    const database = await databaseBefore(create, '0009-cache-write-1h', writeOldRows);
     try {
-      const db = database.kysely();
-      try {
-        expect(await migrateOnly(db, database.schema, BEFORE)).toEqual(BEFORE);
-        await writeOldRows(db);
-      } finally {
-        await db.destroy();
-      }
-
       const storage = await openStorage(database.url, database.options);
       try {
         expect(await storage.migrate()).toContain('0009-cache-write-1h');

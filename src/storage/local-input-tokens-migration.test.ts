@@ -6,7 +6,12 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
+import {
+  databaseBefore,
+  migrationsBefore,
+  rawPostgresDatabase,
+  rawSqliteDatabase,
+} from '../../test/helpers/migration-databases.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 import { InputCalibration, seedCalibration } from '../billing/input-calibration.js';
 import { allMigrations } from './migrations/all-migrations.js';
@@ -15,7 +20,7 @@ import type { UsageRecord } from './types.js';
 
 const DAY = 20_000;
 const AT = DAY * 86_400_000;
-const BEFORE = Object.keys(allMigrations).filter((name) => name < '0012-local-input-tokens');
+const BEFORE = migrationsBefore('0012-local-input-tokens');
 
 async function writeOldRows(db: Kysely<unknown>): Promise<void> {
   await sql`insert into accounts (id, email, email_normalized, password_hash, role, tier, created_at, balance_nano)
@@ -59,16 +64,8 @@ describe.each([
   { name: 'postgres', create: rawPostgresDatabase },
 ])('migration 0012-local-input-tokens: $name', ({ create }) => {
   it('reads no local count on older rows, keeps the one a settlement gives, and seeds from the latest samples', async () => {
-    const database = await create();
+    const database = await databaseBefore(create, '0012-local-input-tokens', writeOldRows);
     try {
-      const db = database.kysely();
-      try {
-        expect(await migrateOnly(db, database.schema, BEFORE)).toEqual(BEFORE);
-        await writeOldRows(db);
-      } finally {
-        await db.destroy();
-      }
-
       const storage = await openStorage(database.url, database.options);
       try {
         // 0012 and every migration after it (later work adds theirs).

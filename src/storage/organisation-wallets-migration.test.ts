@@ -7,13 +7,18 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
+import {
+  databaseBefore,
+  migrationsBefore,
+  rawPostgresDatabase,
+  rawSqliteDatabase,
+} from '../../test/helpers/migration-databases.js';
 import { allMigrations } from './migrations/all-migrations.js';
 import { openStorage } from './open-storage.js';
 
 const AT = 20_000 * 86_400_000;
 const DAY = 20_000;
-const BEFORE = Object.keys(allMigrations).filter((name) => name < '0016-organisation-wallets');
+const BEFORE = migrationsBefore('0016-organisation-wallets');
 /** Past 2^53 (9,007,199,254,740,992): a JS number could not hold it. */
 const BIG_BALANCE = 123_456_789_012_345_678n;
 const BOUGHT_UNTIL = AT + 30 * 86_400_000;
@@ -63,16 +68,8 @@ describe.each([
   { name: 'postgres', create: rawPostgresDatabase },
 ])('migration 0016-organisation-wallets: $name', ({ create }) => {
   it("moves every account's wallet and tier to its personal organisation, to the unit", async () => {
-    const database = await create();
+    const database = await databaseBefore(create, '0016-organisation-wallets', writeOldRows);
     try {
-      const db = database.kysely();
-      try {
-        expect(await migrateOnly(db, database.schema, BEFORE)).toEqual(BEFORE);
-        await writeOldRows(db);
-      } finally {
-        await db.destroy();
-      }
-
       const storage = await openStorage(database.url, database.options);
       try {
         // 0016 and every migration after it (later work adds theirs).

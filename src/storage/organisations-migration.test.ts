@@ -7,12 +7,17 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateOnly, rawPostgresDatabase, rawSqliteDatabase } from '../../test/helpers/migration-databases.js';
+import {
+  databaseBefore,
+  migrationsBefore,
+  rawPostgresDatabase,
+  rawSqliteDatabase,
+} from '../../test/helpers/migration-databases.js';
 import { allMigrations } from './migrations/all-migrations.js';
 import { openStorage } from './open-storage.js';
 
 const AT = 20_000 * 86_400_000;
-const BEFORE = Object.keys(allMigrations).filter((name) => name < '0015-organisations');
+const BEFORE = migrationsBefore('0015-organisations');
 
 async function writeOldRows(db: Kysely<unknown>): Promise<void> {
   await sql`insert into accounts (id, email, email_normalized, password_hash, role, tier, created_at, balance_nano)
@@ -38,16 +43,8 @@ describe.each([
   { name: 'postgres', create: rawPostgresDatabase },
 ])('migration 0015-organisations: $name', ({ create }) => {
   it('makes every account the owner of an organisation with its id and keeps every row it had', async () => {
-    const database = await create();
+    const database = await databaseBefore(create, '0015-organisations', writeOldRows);
     try {
-      const db = database.kysely();
-      try {
-        expect(await migrateOnly(db, database.schema, BEFORE)).toEqual(BEFORE);
-        await writeOldRows(db);
-      } finally {
-        await db.destroy();
-      }
-
       const storage = await openStorage(database.url, database.options);
       try {
         expect(await storage.migrate()).toEqual(Object.keys(allMigrations).filter((name) => !BEFORE.includes(name)));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import { expect } from 'vitest';
 import pg from 'pg';
 import { allMigrations } from '../../src/storage/migrations/all-migrations.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/storage/migrations/run-migrations.js';
@@ -68,4 +69,36 @@ export async function migrateOnly(db: Kysely<unknown>, schema: string | undefine
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error !== undefined) throw error;
   return results.map((result) => result.migrationName);
+}
+
+/** Every migration before `first`, in name order: the schema a migration test writes its old rows in. */
+export function migrationsBefore(first: string): string[] {
+  return Object.keys(allMigrations).filter((name) => name < first);
+}
+
+/**
+ * A new database in the schema just before migration `first`, holding the rows `writeOldRows` wrote in it: what an
+ * operator's database looks like when the release that brings `first` starts. The caller opens storage over it and
+ * drops it; it is dropped here when it cannot be made.
+ */
+export async function databaseBefore(
+  create: () => Promise<RawDatabase>,
+  first: string,
+  writeOldRows: (db: Kysely<unknown>) => Promise<void>,
+): Promise<RawDatabase> {
+  const database = await create();
+  try {
+    const db = database.kysely();
+    try {
+      const before = migrationsBefore(first);
+      expect(await migrateOnly(db, database.schema, before)).toEqual(before);
+      await writeOldRows(db);
+    } finally {
+      await db.destroy();
+    }
+    return database;
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
 }
