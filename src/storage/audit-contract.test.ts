@@ -6,7 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
+import {
+  createAccountIn,
+  postgresBackend,
+  sqliteBackend,
+  type TestDatabase,
+} from '../../test/helpers/storage-backends.js';
 import { AuditLog } from '../accounts/audit/audit-log.js';
 import type { AuditEventRecord } from './audit-types.js';
 import type { Storage } from './types.js';
@@ -26,18 +31,7 @@ describe.each([sqliteBackend, postgresBackend])('audit log storage: $name', (bac
     await database?.drop();
   });
 
-  async function account(): Promise<string> {
-    const id = `acct-${randomUUID()}`;
-    await storage.accounts.create({
-      id,
-      email: `${id}@example.com`,
-      passwordHash: 'scrypt$x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: 1,
-    });
-    return id;
-  }
+  const account = () => createAccountIn(storage);
 
   function event(organisationId: string, overrides: Partial<AuditEventRecord> = {}): AuditEventRecord {
     return {

@@ -4,7 +4,7 @@
  * suites fail, they are never skipped. Point TOLLGATE_TEST_POSTGRES_URL elsewhere if needed.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,4 +116,18 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
+}
+
+/** A person with a fresh id (and their personal organisation, which shares it), for the contract suites. */
+export async function createAccountIn(storage: Storage): Promise<string> {
+  const id = `acct-${randomUUID()}`;
+  await storage.accounts.create({
+    id,
+    email: `${id}@example.com`,
+    passwordHash: 'scrypt$x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 1,
+  });
+  return id;
 }
