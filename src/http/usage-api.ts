@@ -7,6 +7,7 @@ import { addSummaryRows } from '../storage/billing-ledger-repository.js';
 import type { BillingRepository, UsageSummaryRow } from '../storage/billing-types.js';
 import type { UsageRecord, UsageRepository } from '../storage/types.js';
 import { pageLimit } from '../protocols/shared/query-params.js';
+import { usageEvent } from '../telemetry/usage-export/usage-event.js';
 
 const MS_PER_DAY = 86_400_000;
 const DEFAULT_RANGE_DAYS = 30;
@@ -163,36 +164,11 @@ function presentSummaryRow(row: UsageSummaryRow) {
   };
 }
 
+/**
+ * A usage record as `GET /v1/usage` lists it: the usage export's event (one definition of a settled request's
+ * fields, docs/usage-export.md#event-fields) without the fields only a delivery needs.
+ */
 function presentUsageRecord(record: UsageRecord) {
-  return {
-    request_id: record.requestId,
-    object: 'usage_record',
-    created_at: new Date(record.createdAt).toISOString(),
-    model: record.model,
-    family: record.family,
-    api_key_id: record.apiKeyId,
-    status: record.status,
-    stream: record.stream,
-    input_tokens: record.inputTokens,
-    cache_read_tokens: record.cacheReadTokens,
-    cache_write_tokens: record.cacheWriteTokens,
-    cache_write_1h_tokens: record.cacheWrite1hTokens,
-    output_tokens: record.outputTokens,
-    reasoning_tokens: record.reasoningTokens,
-    free_tokens: record.freeTokens,
-    // Reported tokens no free allowance, balance or key limit could pay, plus output the vendor produced after a
-    // refused slice (docs/billing.md#how-a-request-is-billed); the cost is the former's at list price.
-    unbilled_tokens: record.unbilledTokens ?? 0,
-    // Uses of the vendor's own tools, billed per use: their cost is a part of cost_usd.
-    web_search_requests: record.webSearchRequests ?? 0,
-    web_fetch_requests: record.webFetchRequests ?? 0,
-    server_tool_cost_nano_usd: (record.serverToolNano ?? 0n).toString(),
-    unbilled_cost_usd: formatUsd(record.unbilledNano),
-    unbilled_cost_nano_usd: record.unbilledNano.toString(),
-    cost_usd: formatUsd(record.costNano),
-    cost_nano_usd: record.costNano.toString(),
-    latency_ms: record.latencyMs,
-    // The client route the request came in on; null for records settled before the gateway kept it.
-    route: record.route ?? null,
-  };
+  const { object: _event, created_at_ms: _ms, organisation_id: _organisation, ...fields } = usageEvent(record);
+  return { ...fields, object: 'usage_record' as const };
 }
