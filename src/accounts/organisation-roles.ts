@@ -44,6 +44,11 @@ const GRANTS: Readonly<Record<OrganisationRole, readonly Permission[]>> = {
 
 const granted = new Map(ORGANISATION_ROLES.map((role) => [role, new Set<Permission>(GRANTS[role])] as const));
 
+/** What the role may do, in the table's order: the dashboard shows and hides its controls by this list. */
+export function permissionsOf(role: OrganisationRole): readonly Permission[] {
+  return GRANTS[role];
+}
+
 export function roleAllows(role: OrganisationRole, permission: Permission): boolean {
   return granted.get(role)?.has(permission) === true;
 }

@@ -31,6 +31,19 @@ describe('organisations', () => {
     const { client, accountId } = await registered();
     const session = await client.get('/api/session');
     expect(session.json.organisation).toMatchObject({ id: accountId, name: 'Personal', role: 'owner' });
+    // What the role allows comes with it, from the server's one table (the web app shows its controls by it).
+    expect(session.json.organisation.permissions).toEqual([
+      'organisation:read',
+      'organisation:manage',
+      'members:manage',
+      'keys:own',
+      'keys:manage',
+      'limits:manage',
+      'billing:manage',
+      'billing:read',
+      'audit:read',
+      'models:call',
+    ]);
     const list = await client.get('/api/organisations');
     expect(list.json.organisations).toEqual([expect.objectContaining({ id: accountId, role: 'owner' })]);
   });

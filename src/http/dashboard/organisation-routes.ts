@@ -22,7 +22,8 @@ export function registerOrganisationRoutes(api: FastifyInstance, deps: Dashboard
   api.post('/organisations', async (request, reply) => {
     const { name } = parseInput(createBody, request.body);
     const organisation = await deps.organisations.create(currentAccount(request).id, name);
-    return reply.code(201).send({ organisation: { id: organisation.id, name: organisation.name, role: 'owner' } });
+    const membership = { organisation, role: 'owner' as const, joinedAt: organisation.createdAt };
+    return reply.code(201).send({ organisation: presentMembership(membership) });
   });
 
   api.post('/organisations/current', async (request) => {

@@ -1,3 +1,4 @@
+import { permissionsOf } from '../../accounts/organisation-roles.js';
 import type { Membership } from '../../storage/organisation-types.js';
 import { nextAllowanceReset, utcDayNumber } from '../../billing/free-allowance.js';
 import { formatUsd } from '../../billing/money.js';
@@ -10,12 +11,13 @@ import { keyStatus } from '../keys-api.js';
 
 /** The dashboard's JSON shapes (docs/dashboard-api.md): camelCase, times in epoch ms, money as exact USD strings. */
 
-/** An organisation as a member sees it in the switcher. */
+/** An organisation as a member sees it in the switcher, with what their role there allows (the web app's controls). */
 export function presentMembership(membership: Membership) {
   return {
     id: membership.organisation.id,
     name: membership.organisation.name,
     role: membership.role,
+    permissions: permissionsOf(membership.role),
     joinedAt: membership.joinedAt,
   };
 }

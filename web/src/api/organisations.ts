@@ -5,10 +5,28 @@ import { api } from './client';
 export type OrganisationRole = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
 export const ORGANISATION_ROLES: OrganisationRole[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];
 
+/**
+ * A permission of a role in an organisation. The server sends, with each membership, the permissions its role has
+ * (src/accounts/organisation-roles.ts is the one table); the app only hides or disables controls, the server decides.
+ */
+export type Permission =
+  | 'organisation:read'
+  | 'organisation:manage'
+  | 'members:manage'
+  | 'keys:own'
+  | 'keys:manage'
+  | 'limits:manage'
+  | 'billing:manage'
+  | 'billing:read'
+  | 'audit:read'
+  | 'models:call';
+
 export interface OrganisationMembership {
   id: string;
   name: string;
   role: OrganisationRole;
+  /** What the role allows there, as the server's table grants it. */
+  permissions: Permission[];
   joinedAt: number;
 }
 

@@ -1,46 +1,5 @@
 import { createContext, useContext } from 'react';
-import type { OrganisationMembership, OrganisationRole } from '../api/organisations';
-
-/**
- * What each role may do, as the server's table (src/accounts/organisation-roles.ts) grants it. The web app is built
- * apart from the server, so it keeps its own copy; it only hides or disables controls, the server decides.
- */
-export type Permission =
-  | 'organisation:read'
-  | 'organisation:manage'
-  | 'members:manage'
-  | 'keys:own'
-  | 'keys:manage'
-  | 'limits:manage'
-  | 'billing:manage'
-  | 'billing:read'
-  | 'audit:read'
-  | 'models:call';
-
-const ALL: Permission[] = [
-  'organisation:read',
-  'organisation:manage',
-  'members:manage',
-  'keys:own',
-  'keys:manage',
-  'limits:manage',
-  'billing:manage',
-  'billing:read',
-  'audit:read',
-  'models:call',
-];
-
-const GRANTS: Record<OrganisationRole, Permission[]> = {
-  owner: ALL,
-  admin: ALL.filter((permission) => permission !== 'billing:manage'),
-  developer: ['organisation:read', 'keys:own', 'models:call'],
-  billing: ['organisation:read', 'billing:manage', 'billing:read'],
-  viewer: ['organisation:read', 'billing:read'],
-};
-
-export function roleAllows(role: OrganisationRole | undefined, permission: Permission): boolean {
-  return role !== undefined && GRANTS[role].includes(permission);
-}
+import type { OrganisationMembership, OrganisationRole, Permission } from '../api/organisations';
 
 /** Why a control is off, in words for the person looking at it. */
 export function roleReason(role: OrganisationRole | undefined, what: string): string {
@@ -67,5 +26,5 @@ export function useOrganisation(): OrganisationValue {
 
 /** Whether the person's role in the session's organisation allows `permission`. */
 export function useCan(permission: Permission): boolean {
-  return roleAllows(useOrganisation().current?.role, permission);
+  return useOrganisation().current?.permissions.includes(permission) === true;
 }
