@@ -320,8 +320,11 @@ describe('admission with the UTF-8 upper bound', () => {
 describe('checkpoints of delivered output', () => {
   it('writes the checkpoints of all live streams in one storage call per interval, and a dead instance is billed at them', async () => {
     const calls: number[] = [];
+    let alive = true;
     const repository = Object.create(storage.billing) as BillingRepository;
     repository.renewHolds = (renewals) => {
+      // A dead instance writes nothing more; without this a tick due at the same moment could renew the holds.
+      if (!alive) return Promise.resolve(new Set<string>());
       calls.push(renewals.length);
       return storage.billing.renewHolds(renewals);
     };
@@ -374,6 +377,7 @@ describe('checkpoints of delivered output', () => {
     expect(calls.length).toBe(written);
 
     // The instance dies (its holds are no longer renewed); past the TTL a sweeper settles each at its checkpoint.
+    alive = false;
     clock += 61_000;
     expect(await billing.sweepExpired()).toMatchObject({ released: 0, settled: 3 });
     const records = await storage.usage.listByAccount(owner.organisation.id, 10);
