@@ -57,13 +57,17 @@ export interface AccountsContext {
 }
 
 /** 50 accounts with money and a key each, through the CLI as an operator would (the default tier is unlimited in the bench's tollgate.yaml). */
-export async function createSpreadKeys(context: AccountsContext, backend: Backend): Promise<string[]> {
+export async function createSpreadKeys(
+  context: AccountsContext,
+  backend: Backend,
+  count = SPREAD_ACCOUNTS,
+): Promise<string[]> {
   const env = childEnvironment({ ...backend.env, LOG_LEVEL: 'warn' });
   const cli = (args: string[]) => runCliJson(args, env, context.directory);
-  const keys: string[] = new Array<string>(SPREAD_ACCOUNTS);
+  const keys: string[] = new Array<string>(count);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < SPREAD_ACCOUNTS) {
+    while (next < count) {
       const index = next++;
       const email = `bench-spread-${index}@example.com`;
       await cli(['accounts', 'create', '--email', email, '--password', 'bench-password-123']);

@@ -87,6 +87,53 @@ export async function postgresBackend(): Promise<Backend | string> {
   };
 }
 
+/**
+ * A fresh database of its own (the scale-out mode), so its backend processes can be told from other users' by the
+ * database name in their command line (`postgres: user database host(port) state`); dropped afterwards.
+ */
+export async function postgresDatabaseBackend(): Promise<(Backend & { database: string }) | string> {
+  const serverUrl = new URL(BENCH_POSTGRES_URL);
+  const database = `tollgate_bench_${randomBytes(5).toString('hex')}`;
+  const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    // The name is generated above from hex digits only; identifiers cannot be bound parameters.
+    await client.query(`create database ${database}`);
+  } catch (error) {
+    return `PostgreSQL at ${serverUrl.host} not usable: ${error instanceof Error ? error.message : String(error)}`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+  const redis = new Redis(BENCH_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2_000 });
+  const drop = async () => {
+    const admin = new pg.Client({ connectionString: BENCH_POSTGRES_URL, connectionTimeoutMillis: 3_000 });
+    try {
+      await admin.connect();
+      await admin.query(`drop database if exists ${database} with (force)`);
+    } finally {
+      await admin.end().catch(() => {});
+    }
+  };
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    await drop();
+    return `Redis at ${new URL(BENCH_REDIS_URL).host} not reachable: ${error instanceof Error ? error.message : String(error)}`;
+  } finally {
+    redis.disconnect();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return {
+    name: 'postgres',
+    label: 'PostgreSQL + Redis',
+    database,
+    env: { DATABASE_URL: url.toString(), REDIS_URL: BENCH_REDIS_URL },
+    drop,
+  };
+}
+
 async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL, connectionTimeoutMillis: 3_000 });
   try {

@@ -84,9 +84,15 @@ async function forward(pool: Pool, request: IncomingMessage, response: ServerRes
 }
 
 /** Starts the floor proxy in front of `upstreamOrigin` on `port` (0: any free port) and resolves with its origin. */
-export async function startFloorProxy(upstreamOrigin: string, port: number, host = '127.0.0.1'): Promise<BenchServer> {
-  // The same pool settings as the gateway's upstream client (src/providers/upstream-http.ts).
-  const pool = new Pool(upstreamOrigin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+export async function startFloorProxy(
+  upstreamOrigin: string,
+  port: number,
+  host = '127.0.0.1',
+  connections = 256,
+): Promise<BenchServer> {
+  // The same pool settings as the gateway's upstream client (src/providers/upstream-http.ts); the c10k mode gives
+  // both as many connections as it holds streams (the gateway through deployments of a few hundred each).
+  const pool = new Pool(upstreamOrigin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   const server = createServer({ keepAliveTimeout: 120_000 }, (request, response) => {
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
@@ -100,9 +106,14 @@ export async function startFloorProxy(upstreamOrigin: string, port: number, host
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const upstream = commandLineOption('--upstream');
   if (upstream === undefined) {
-    process.stderr.write('usage: node dist/bench/floor-proxy.js --upstream http://HOST:PORT [--port N]\n');
+    process.stderr.write('usage: node dist/bench/floor-proxy.js --upstream http://HOST:PORT [--port N] [--connections N]\n');
     process.exit(2);
   }
-  const proxy = await startFloorProxy(upstream, Number(commandLineOption('--port') ?? 0));
+  const proxy = await startFloorProxy(
+    upstream,
+    Number(commandLineOption('--port') ?? 0),
+    '127.0.0.1',
+    Number(commandLineOption('--connections') ?? 256),
+  );
   serveUntilSignalled(proxy);
 }

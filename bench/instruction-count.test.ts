@@ -68,7 +68,13 @@ describe('callgrind dumps', () => {
         withoutCompilerPerRequest: 5e5,
       },
     ]);
-    expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x\s+1\.000 M\s+0\.500 M\s+2\.00x/);
+    expect(text).toMatch(/json\s+1500\s+2\.000 M\s+0\.500 M\s+4\.00x\s+1\.000 M\s+0\.500 M\s+2\.00x\s+50%\s+0%/);
+    expect(text).toContain('after 1,500 of warm-up per kind');
+  });
+
+  it('counts from request 4,000 of each kind unless told otherwise', () => {
+    expect(parseBenchOptions(['--callgrind'])?.callgrindWarmup).toBe(4000);
+    expect(parseBenchOptions(['--callgrind', '--callgrind-warmup', '6000'])?.callgrindWarmup).toBe(6000);
   });
 
   it("reads the optimizing compiler's inclusive instructions from callgrind_annotate's output", () => {

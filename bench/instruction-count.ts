@@ -6,7 +6,8 @@
  * machine, where /proc CPU times cannot show it.
  *
  * Node's JIT writes code that callgrind must re-read (`--smc-check=all-non-file`), and V8 is still compiling
- * for the first ~1,500 requests of a route: each target gets that many requests of every kind first, then
+ * for the first few thousand requests of a route (after 1,500 its optimizing compiler was still 20-44% of a
+ * window): each target gets 4,000 requests of every kind first (`--callgrind-warmup`), then
  * callgrind's counters are zeroed (`callgrind_control -z`), the counted requests are sent one at a time, and the
  * counters are dumped (`callgrind_control -d`) and read. callgrind_control reaches an idle process through vgdb,
  * so nothing but the counted requests runs between the zeroing and the dump.
@@ -284,17 +285,27 @@ export async function countInstructions(
   }
 }
 
-/** The table: instructions per request of the gateway and the floor per kind, and their ratio, with and without the compiler's jobs. */
+/** The optimizing compiler's share of a count, e.g. "12%"; "-" without a count. */
+export function compilerShare(count: InstructionCount | undefined): string {
+  if (count === undefined || count.instructions <= 0) return '-';
+  return `${((count.compilerInstructions / count.instructions) * 100).toFixed(0)}%`;
+}
+
+/**
+ * The table: instructions per request of the gateway and the floor per kind, and their ratio, with and without the
+ * compiler's jobs, and what share of each count the compiler's jobs were.
+ */
 export function formatInstructionCounts(counts: readonly InstructionCount[]): string {
   const millions = (value: number | undefined): string => (value === undefined ? '-' : `${(value / 1e6).toFixed(3)} M`);
   const ratio = (gateway: number | undefined, floor: number | undefined): string =>
     gateway !== undefined && floor !== undefined && floor > 0 ? `${(gateway / floor).toFixed(2)}x` : '-';
   const kinds = [...new Set(counts.map((count) => count.kind))];
   const lines = [
-    'instructions per request (callgrind, every thread of the process, requests one at a time after the warm-up);',
-    "'w/o JIT': without V8's optimizing compiler jobs (compiling hot code, which a warmed-up gateway has done)",
+    `instructions per request (callgrind, every thread of the process, requests one at a time after ${counts[0]?.warmupRequests.toLocaleString('en') ?? '-'} of warm-up per kind);`,
+    "'w/o JIT': without V8's optimizing compiler jobs (compiling hot code, which a warmed-up gateway has done);",
+    "'JIT': the compiler jobs' share of the count",
     `${'kind'.padEnd(16)}${'requests'.padStart(10)}${'gateway'.padStart(12)}${'floor'.padStart(12)}${'gw/floor'.padStart(10)}` +
-      `${'gw w/o JIT'.padStart(12)}${'fl w/o JIT'.padStart(12)}${'gw/floor'.padStart(10)}`,
+      `${'gw w/o JIT'.padStart(12)}${'fl w/o JIT'.padStart(12)}${'gw/floor'.padStart(10)}${'gw JIT'.padStart(8)}${'fl JIT'.padStart(8)}`,
   ];
   for (const kind of kinds) {
     const gateway = counts.find((count) => count.kind === kind && count.target === 'gateway');
@@ -303,7 +314,8 @@ export function formatInstructionCounts(counts: readonly InstructionCount[]): st
       `${kind.padEnd(16)}${String(gateway?.requests ?? floor?.requests ?? '-').padStart(10)}${millions(gateway?.instructionsPerRequest).padStart(12)}` +
         `${millions(floor?.instructionsPerRequest).padStart(12)}${ratio(gateway?.instructionsPerRequest, floor?.instructionsPerRequest).padStart(10)}` +
         `${millions(gateway?.withoutCompilerPerRequest).padStart(12)}${millions(floor?.withoutCompilerPerRequest).padStart(12)}` +
-        `${ratio(gateway?.withoutCompilerPerRequest, floor?.withoutCompilerPerRequest).padStart(10)}`,
+        `${ratio(gateway?.withoutCompilerPerRequest, floor?.withoutCompilerPerRequest).padStart(10)}` +
+        `${compilerShare(gateway).padStart(8)}${compilerShare(floor).padStart(8)}`,
     );
   }
   return lines.join('\n');

@@ -67,6 +67,8 @@ export interface ScenarioSummary {
   /** Content deltas per reply and prompt filler in KiB: the request shape (see SHAPE_SCENARIOS). */
   chunks: number;
   promptKiB: number;
+  /** How the mock wrote the stream's events (see UpstreamWrites). */
+  writes: Scenario['writes'];
   rounds: number;
   failed: boolean;
   direct: TargetSummary;
@@ -105,6 +107,7 @@ export class ScenarioMeasurements {
       concurrency: this.scenario.concurrency,
       chunks: this.scenario.chunks,
       promptKiB: this.scenario.promptKiB,
+      writes: this.scenario.writes,
       rounds: Math.max(this.turns.direct.length, this.turns.gateway.length),
       failed:
         direct.failures > 0 || gateway.failures > 0 || direct.requests === 0 || gateway.requests === 0 || floorFailed,

@@ -19,6 +19,29 @@ export const NONCE_PATTERN = /bench-nonce-([0-9a-z]+)/;
 export const PACE_PATTERN = /pace-ms=(\d+)/;
 /** A reply of another length than REPLY_CHUNKS (the long-stream shapes): the count travels in the prompt too. */
 export const CHUNKS_PATTERN = /reply-chunks=(\d+)/;
+/**
+ * How the mock writes a stream's events to the socket. `per-event` (the default): each event in its own socket
+ * write, as a vendor's server sends tokens as they come. `coalesced`: every event of one tick in one write (node:http
+ * corks the socket for the rest of the tick), the older bench's shape, kept as a second figure.
+ */
+export type UpstreamWrites = 'per-event' | 'coalesced';
+export const WRITES_PATTERN = /upstream-writes=(per-event|coalesced)/;
+/**
+ * The c10k mode's streams: each content delta after the first is ` t<ms>`, the mock's wall clock (ms since the
+ * epoch, microsecond decimals) when it wrote that event, so the client can read how long the chunk took to arrive.
+ */
+export const STAMP_PATTERN = /stamp-chunks/;
+const STAMP_IN_TEXT = / t(\d+\.\d+)/g;
+
+/** The send times stamped in a piece of reply text (the content of one or more deltas), in ms since the epoch. */
+export function chunkStamps(text: string): number[] {
+  return [...text.matchAll(STAMP_IN_TEXT)].map((match) => Number(match[1]));
+}
+
+/** A stamped delta's text: the writer's wall clock now, with microseconds. */
+export function stampNow(): string {
+  return ` t${(performance.timeOrigin + performance.now()).toFixed(3)}`;
+}
 
 /** The reply's content deltas for one nonce: the first names the nonce, the rest are fixed words. */
 export function replyChunks(nonce: string, count = REPLY_CHUNKS): string[] {

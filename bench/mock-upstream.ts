@@ -4,8 +4,11 @@
  *
  * Hand-written on node:http rather than reusing `src/simulator/`: the simulator validates, tokenizes and
  * plans replies, and that work would dominate the figures the bench compares. This mock parses the body
- * (to find `model`, `stream` and the nonce) and writes pre-shaped JSON; every SSE event is its own write,
- * so a gateway that batched or delayed chunks would show it.
+ * (to find `model`, `stream` and the nonce) and writes pre-shaped JSON. Every SSE event is its own socket write
+ * by default (the next waits until the last has gone to the kernel), as a vendor's server sends tokens: node:http
+ * would otherwise cork the socket for the tick and send a whole unpaced stream in one write, which flatters a
+ * gateway's per-chunk cost. A request may ask for that coalesced shape (`upstream-writes=coalesced`), for a pace
+ * between content events (`pace-ms=N`), and for send times stamped in the deltas (`stamp-chunks`, the c10k mode).
  *
  * Run as its own process (`node dist/bench/mock-upstream.js`): it prints one JSON line with its URL and
  * serves until SIGTERM.
@@ -22,6 +25,10 @@ import {
   REPLY_CHUNKS,
   replyChunks,
   replyText,
+  STAMP_PATTERN,
+  stampNow,
+  WRITES_PATTERN,
+  type UpstreamWrites,
 } from './mock-reply.js';
 
 interface ParsedRequest {
@@ -32,6 +39,9 @@ interface ParsedRequest {
   paceMs: number;
   /** Content deltas of the reply (REPLY_CHUNKS unless the prompt asks for more). */
   chunks: number;
+  writes: UpstreamWrites;
+  /** Every content delta after the first carries its send time instead of a word. */
+  stamp: boolean;
 }
 
 function openaiUsage(completion: number): string {
@@ -66,27 +76,45 @@ function parse(raw: string): ParsedRequest | string {
     nonce,
     paceMs: Number(PACE_PATTERN.exec(raw)?.[1] ?? 0),
     chunks: Number(CHUNKS_PATTERN.exec(raw)?.[1] ?? REPLY_CHUNKS),
+    writes: WRITES_PATTERN.exec(raw)?.[1] === 'coalesced' ? 'coalesced' : 'per-event',
+    stamp: STAMP_PATTERN.test(raw),
   };
 }
 
+/** The content deltas of a stream: the fixed words, or (stamped) the nonce then send times taken as each is written. */
+function contentChunks(request: ParsedRequest): (index: number) => string {
+  const words = replyChunks(request.nonce, request.stamp ? 1 : request.chunks);
+  return (index) => words[index] ?? stampNow();
+}
+
+/** One event to the socket; per event, resolves once it has gone to the kernel, so the next is a write of its own. */
+function writeEvent(response: ServerResponse, event: string, writes: UpstreamWrites): Promise<void> | undefined {
+  if (writes === 'coalesced') {
+    response.write(event);
+    return undefined;
+  }
+  return new Promise((resolve) => response.write(event, () => resolve()));
+}
+
 /**
- * Writes each event on its own. With `paceMs`, waits that long before each content event, so a client can
- * see whether chunks reach it one by one (forwarded) or in bunches (batched).
+ * Writes the events in order. With `paceMs`, waits that long before each content event, so a client can see
+ * whether chunks reach it one by one (forwarded) or in bunches (batched). Stops when the client has gone.
  */
 async function writeEvents(
   response: ServerResponse,
   head: string[],
-  content: string[],
+  content: { count: number; event: (index: number) => string },
   tail: string[],
-  paceMs: number,
+  request: ParsedRequest,
 ): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const event of head) response.write(event);
-  for (const event of content) {
-    if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
-    response.write(event);
+  for (const event of head) await writeEvent(response, event, request.writes);
+  for (let index = 0; index < content.count; index++) {
+    if (request.paceMs > 0) await new Promise((resolve) => setTimeout(resolve, request.paceMs));
+    if (response.destroyed) return;
+    await writeEvent(response, content.event(index), request.writes);
   }
-  for (const event of tail) response.write(event);
+  for (const event of tail) await writeEvent(response, event, request.writes);
   response.end();
 }
 
@@ -109,15 +137,17 @@ function openai(request: ParsedRequest, response: ServerResponse): Promise<void>
     );
   }
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${model},"choices":[`;
-  const content = replyChunks(request.nonce, request.chunks).map(
-    (chunk) =>
-      `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk)}},"logprobs":null,"finish_reason":null}]}\n\n`,
-  );
+  const chunk = contentChunks(request);
+  const content = {
+    count: request.chunks,
+    event: (index: number) =>
+      `${head}{"index":0,"delta":{"content":${JSON.stringify(chunk(index))}},"logprobs":null,"finish_reason":null}]}\n\n`,
+  };
   const tail = [`${head}{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\n`];
   if (request.includeUsage) tail.push(`${head}],"usage":${usage}}\n\n`);
   tail.push('data: [DONE]\n\n');
   const start = `${head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
-  return writeEvents(response, [start], content, tail, request.paceMs);
+  return writeEvents(response, [start], content, tail, request);
 }
 
 function anthropic(request: ParsedRequest, response: ServerResponse): Promise<void> | void {
@@ -140,12 +170,15 @@ function anthropic(request: ParsedRequest, response: ServerResponse): Promise<vo
     ),
     event('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
   ];
-  const content = replyChunks(request.nonce, request.chunks).map((chunk) =>
-    event(
-      'content_block_delta',
-      `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk)}}}`,
-    ),
-  );
+  const chunk = contentChunks(request);
+  const content = {
+    count: request.chunks,
+    event: (index: number) =>
+      event(
+        'content_block_delta',
+        `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(chunk(index))}}}`,
+      ),
+  };
   const tail = [
     event('content_block_stop', '{"type":"content_block_stop","index":0}'),
     event(
@@ -154,7 +187,7 @@ function anthropic(request: ParsedRequest, response: ServerResponse): Promise<vo
     ),
     event('message_stop', '{"type":"message_stop"}'),
   ];
-  return writeEvents(response, head, content, tail, request.paceMs);
+  return writeEvents(response, head, content, tail, request);
 }
 
 function handle(request: IncomingMessage, response: ServerResponse): void {

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BackendName } from './backends.js';
+import { UPSTREAM_MODES, type UpstreamMode } from './scenarios.js';
 
 export interface BenchOptions {
   /** Rounds per scenario; each round runs both targets once, in alternating order. */
@@ -43,6 +44,23 @@ export interface BenchOptions {
   soakSeconds: number | undefined;
   /** The gateway exports OpenTelemetry traces and metrics to an OTLP sink on loopback (`otlp-sink.ts`). */
   otel: boolean;
+  /** How the mock writes every stream: each event on its own (default), the same at `upstreamPaceMs`, or coalesced. */
+  upstream: UpstreamMode;
+  /** `--upstream paced`: ms between content events, a vendor's pace. */
+  upstreamPaceMs: number;
+  /** The c10k mode: slow streams held open at once on one gateway and the floor (c10k.ts); undefined: not run. */
+  c10k: C10kOptions | undefined;
+  /** The scale-out mode: gateway instance counts on PostgreSQL + Redis, e.g. [1, 2, 3]; undefined: not run. */
+  instances: number[] | undefined;
+}
+
+export interface C10kOptions {
+  /** Streams held open at once, one chunk a second each. */
+  streams: number;
+  /** New requests sent one after another while they are held, for the added time to first token. */
+  probes: number;
+  /** Seconds of chunk delays read once every stream is open. */
+  holdSeconds: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -72,10 +90,11 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes, and the translated route's 20- and 500-chunk streams: an OpenAI
-                        client on the Anthropic vendor), one request at a time: requests 1,500 to 3,000 of each
-                        kind are counted. Needs valgrind; 15-25 min on this machine (valgrind runs node ~50x slower).
+                        client on the Anthropic vendor), one request at a time: requests 4,000 to 5,500 of each
+                        kind are counted. Needs valgrind (skipped, saying so, without it); 30-50 min on this machine (valgrind runs node ~50x slower).
                         --scenarios picks kinds by name (json, stream, stream-500ch), e.g. --scenarios stream
-  --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 1500)
+  --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 4000: V8's optimizing
+                        compiler has settled by then; its remaining share is reported apart)
   --callgrind-requests N
                         callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)
   --callgrind-kinds LIST
@@ -88,6 +107,21 @@ export const USAGE = `Usage: npm run bench -- [options]
   --otel                every gateway the run starts exports OpenTelemetry traces and GenAI metrics
                         (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's default batching) to an OTLP sink on the load core
                         that accepts and discards them: run once with and once without to read tracing's cost
+  --upstream MODE       how the mock writes every stream: per-event (default: each SSE event in its own socket
+                        write, as vendors send them), paced (the same with --upstream-pace-ms between content
+                        events: a vendor's pace), coalesced (node:http's one write per tick: the older bench's
+                        figures). A default run also shows same-format-stream-c1-coalesced as a second figure
+  --upstream-pace-ms N  --upstream paced: ms between content events (default 20)
+  --c10k                the c10k mode instead of the timed scenarios: one gateway (SQLite, billing on) holds
+                        --c10k-streams slow streams (one chunk a second) open at once, then the floor does; reports
+                        RSS per open stream above the idle process, added TTFT p99 of new requests meanwhile, and
+                        the worst delay of a chunk between the mock's write and the client's read, less the floor's
+  --c10k-streams N      c10k mode: streams held open at once (default 10000; at most what the file limit allows)
+  --c10k-probes N       c10k mode: new requests sent one by one while the streams are held (default 200)
+  --c10k-hold-s N       c10k mode: seconds of chunk delays read once every stream is open (default 20)
+  --instances LIST      the scale-out mode instead of the timed scenarios: 1, 2, ... gateway instances on one
+                        PostgreSQL schema and Redis, paid JSON requests spread over them: total req/s and the
+                        database's share of the machine's CPU per instance count, e.g. --instances 1,2,3
   --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
@@ -120,6 +154,13 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
       'callgrind-dumps': { type: 'string' },
       soak: { type: 'string' },
       otel: { type: 'boolean' },
+      upstream: { type: 'string' },
+      'upstream-pace-ms': { type: 'string' },
+      c10k: { type: 'boolean' },
+      'c10k-streams': { type: 'string' },
+      'c10k-probes': { type: 'string' },
+      'c10k-hold-s': { type: 'string' },
+      instances: { type: 'string' },
       rounds: { type: 'string' },
       'duration-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
@@ -141,12 +182,29 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | undef
     if (!BACKEND_NAMES.includes(name as BackendName))
       throw new OptionsError(`--backends takes ${BACKEND_NAMES.join(', ')}; got "${name}".`);
   }
+  const upstream = values.upstream ?? 'per-event';
+  if (!UPSTREAM_MODES.includes(upstream as UpstreamMode))
+    throw new OptionsError(`--upstream takes ${UPSTREAM_MODES.join(', ')}; got "${upstream}".`);
+  const c10kStreams = wholeNumber('c10k-streams', values['c10k-streams'], 1);
+  const c10kProbes = wholeNumber('c10k-probes', values['c10k-probes'], 1);
+  const c10kHold = wholeNumber('c10k-hold-s', values['c10k-hold-s'], 2);
+  const c10kAsked = values.c10k === true || c10kStreams !== undefined;
+  const instances = instanceCounts(values.instances);
+  const modes = [values.callgrind === true, values.soak !== undefined, c10kAsked, instances !== undefined];
+  if (modes.filter(Boolean).length > 1)
+    throw new OptionsError('--callgrind, --soak, --c10k and --instances are separate modes: choose one.');
   return {
     quick,
+    upstream: upstream as UpstreamMode,
+    upstreamPaceMs: wholeNumber('upstream-pace-ms', values['upstream-pace-ms'], 1) ?? 20,
+    c10k: c10kAsked
+      ? { streams: c10kStreams ?? 10_000, probes: c10kProbes ?? (quick ? 50 : 200), holdSeconds: c10kHold ?? 20 }
+      : undefined,
+    instances,
     shapes: values.shapes === true,
     accounts: values.accounts === true,
     callgrind: values.callgrind === true,
-    callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 1500,
+    callgrindWarmup: wholeNumber('callgrind-warmup', values['callgrind-warmup'], 0) ?? 4000,
     callgrindRequests: wholeNumber('callgrind-requests', values['callgrind-requests'], 1) ?? 1500,
     callgrindKinds: list(values['callgrind-kinds']) ?? [],
     callgrindDumps: values['callgrind-dumps'] === undefined ? undefined : resolve(values['callgrind-dumps']),
@@ -173,6 +231,20 @@ function list(raw: string | undefined): string[] | undefined {
     .map((item) => item.trim())
     .filter((item) => item !== '');
   return items.length === 0 ? undefined : items;
+}
+
+/** `--instances 1,2,3`: distinct counts of at least 1, in the order given (each a separate measurement). */
+function instanceCounts(raw: string | undefined): number[] | undefined {
+  const items = list(raw);
+  if (raw !== undefined && items === undefined) throw new OptionsError('--instances takes counts such as 1,2,3.');
+  if (items === undefined) return undefined;
+  const counts = items.map((item) => {
+    if (!/^\d+$/.test(item) || Number(item) < 1 || Number(item) > 16)
+      throw new OptionsError(`--instances takes counts from 1 to 16; got "${item}".`);
+    return Number(item);
+  });
+  if (new Set(counts).size !== counts.length) throw new OptionsError('--instances lists a count twice.');
+  return counts;
 }
 
 function wholeNumber(name: string, raw: string | undefined, min: number): number | undefined {

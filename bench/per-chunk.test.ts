@@ -10,11 +10,13 @@ function summary(
   gatewayMs: number,
   floorMs: number | null,
   concurrency = 1,
+  writes: ScenarioSummary['writes'] = 'per-event',
 ): ScenarioSummary {
   return {
     id,
     route,
     chunks,
+    writes,
     promptKiB: 0,
     stream: true,
     paceMs: 0,
@@ -25,6 +27,15 @@ function summary(
 }
 
 describe('perChunkCosts', () => {
+  it('measures a long stream against the short one the mock wrote the same way, not the coalesced figure', () => {
+    const rows = perChunkCosts([
+      summary('s20-coalesced', 'same-format', 20, 0.2, null, 1, 'coalesced'),
+      summary('s20', 'same-format', 20, 0.5, null),
+      summary('s500', 'same-format', 500, 2.42, null),
+    ]);
+    expect(rows.map((row) => row.baseId)).toEqual(['s20']);
+  });
+
   it('divides the extra CPU of a long stream by its extra chunks, for the gateway and the floor', () => {
     const rows = perChunkCosts([
       summary('s20', 'same-format', 20, 0.5, 0.2),

@@ -43,6 +43,7 @@ export function perChunkCosts(scenarios: readonly ScenarioSummary[]): PerChunkCo
           each.concurrency === 1 &&
           each.route === long.route &&
           each.promptKiB === long.promptKiB &&
+          each.writes === long.writes &&
           each.chunks < long.chunks,
       )
       .sort((a, b) => a.chunks - b.chunks)[0];

@@ -193,6 +193,14 @@ export interface LaunchOptions {
   script?: string;
   /** A command node runs under, e.g. valgrind and its flags (the noise-free mode); it must keep node's pid. */
   wrapper?: readonly string[];
+  /** Open files the child may hold (`ulimit -n` in a shell that then execs it, keeping the pid); default: inherited. */
+  fileLimit?: number;
+}
+
+/** The hard limit on open files (`ulimit -Hn`) a child can be given here; Infinity when unlimited. */
+export function hardFileLimit(): number {
+  const text = execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim();
+  return text === 'unlimited' ? Number.POSITIVE_INFINITY : Number(text);
 }
 
 /**
@@ -214,8 +222,13 @@ export function startProcess(
     launch.script ?? CLI_PATH,
     ...args,
   ];
-  const [file = process.execPath, ...rest] =
-    launch.core === null ? command : ['taskset', '-c', String(launch.core), ...command];
+  const pinned = launch.core === null ? command : ['taskset', '-c', String(launch.core), ...command];
+  // The shell raises its own limit, then execs the rest in place: the pid stays the measured process's.
+  const limited =
+    launch.fileLimit === undefined
+      ? pinned
+      : ['sh', '-c', 'ulimit -n "$0" && exec "$@"', String(launch.fileLimit), ...pinned];
+  const [file = process.execPath, ...rest] = limited;
   const child = spawn(file, rest, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return new ManagedProcess(name, child);
 }

@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TelemetryCost } from './telemetry-cost.js';
+import { formatHeapSizingSaving, type HeapSizingSaving } from './heap-probe.js';
 import type { LimiterCost } from './limiter-cost.js';
 import { formatAccounts } from './accounts.js';
 import { describeNoise } from './machine-noise.js';
@@ -40,6 +41,8 @@ export interface BenchReport {
   limiterCost: LimiterCost;
   /** `--otel`: what one request's spans and metric records cost, apart from the HTTP path. */
   telemetryCost?: TelemetryCost;
+  /** What the gateway's old-space sizing saves in RSS against V8's own growth, as a ratio (heap-probe.ts). */
+  heapSizing?: HeapSizingSaving;
   mockOutputTail: string[];
 }
 
@@ -52,6 +55,18 @@ export function writeReport(path: string, report: object): void {
     2,
   );
   writeFileSync(path, `${json}\n`);
+}
+
+/** How the mock wrote the run's streams. */
+export function describeUpstream(options: Pick<BenchOptions, 'upstream' | 'upstreamPaceMs'>): string {
+  switch (options.upstream) {
+    case 'per-event':
+      return 'each SSE event in its own socket write (the -coalesced scenario: one write per tick, as a second figure)';
+    case 'paced':
+      return `each SSE event in its own socket write, ${options.upstreamPaceMs} ms between content events (a vendor's pace)`;
+    case 'coalesced':
+      return "every stream's events coalesced into one socket write per tick (the older bench's shape)";
+  }
 }
 
 /** Milliseconds with about three significant digits: 0.213, 4.52, 37.1, 412. */
@@ -235,7 +250,8 @@ export function formatReport(report: BenchReport): string {
     `Tollgate bench: node ${environment.node}, ${environment.cpuCount} x ${environment.cpuModel}, load average ${environment.loadAverageAtStart.toFixed(2)} at start\n` +
       `placement: ${environment.pinning} (bench CPUs ${environment.benchCpusAllowed}, mock CPUs ${environment.mockCpusAllowed})\n` +
       'Added = gateway minus direct (the mock called in the vendor protocol). CPU/req = gateway utime+stime from /proc over its requests.\n' +
-      'Floor = a bare Node pass-through proxy (bench/floor-proxy.ts) measured the same way in the same rounds, once per run; Nx = gateway figure / floor figure.',
+      'Floor = a bare Node pass-through proxy (bench/floor-proxy.ts) measured the same way in the same rounds, once per run; Nx = gateway figure / floor figure.\n' +
+      `Upstream: ${describeUpstream(report.options)}.`,
     ...report.backends.map((run) => backendSection(run, report.options)),
   ];
   const { limiterCost } = report;
@@ -250,6 +266,7 @@ export function formatReport(report: BenchReport): string {
       `OpenTelemetry (--otel): ${report.telemetryCost.microsPerRequest.toFixed(1)} µs of CPU per request for its spans, ` +
         `their OTLP export and its metric records (${report.telemetryCost.requests} requests, in the bench process)`,
     );
+  if (report.heapSizing !== undefined) sections.push(formatHeapSizingSaving(report.heapSizing));
   sections.push(`== targets\n${targetTable(report.targets, report.backends)}`);
   sections.push(
     report.responsesCorrect

@@ -12,9 +12,8 @@
  * Progress goes to stderr; the report goes to stdout and the JSON record to bench/results/latest.json
  * (or --out).
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +26,23 @@ import {
   type AccountsReport,
 } from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
+import {
+  CALLGRIND_START_TIMEOUT_MS,
+  createAccountKey,
+  prepare,
+  progress,
+  startFloor,
+  startGateway,
+  warmTarget,
+  warmUp,
+  type Context,
+  type Floor,
+} from './bench-context.js';
+import { formatC10k } from './c10k.js';
+import { benchC10k } from './c10k-run.js';
 import { Cleanup } from './cleanup.js';
+import { measureHeapSizingSaving } from './heap-probe.js';
+import { benchScaleOut, formatScaleOut } from './scale-out.js';
 import {
   callgrindProblem,
   callgrindWrapper,
@@ -43,26 +58,19 @@ import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
 import { ScenarioMeasurements, type RoundMeasurement, type ScenarioSummary } from './measurements.js';
 import { OptionsError, parseBenchOptions, USAGE, type BenchOptions } from './options.js';
-import { pinBenchProcess, type Pinning } from './pinning.js';
 import {
   childEnvironment,
-  clockTicksPerSecond,
   cpusAllowed,
   cpuTicks,
-  freePort,
   listeningUrl,
   memory,
   FLOOR_PATH,
-  MOCK_PATH,
   resetPeakRss,
-  runCliJson,
   startProcess,
-  waitForHealthy,
   type ManagedProcess,
 } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
-import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import {
   describeMix,
   formatSoak,
@@ -80,6 +88,7 @@ import {
   SCENARIOS,
   SHAPE_SCENARIOS,
   targetsFor,
+  withUpstreamMode,
   type Route,
   type Scenario,
   type Target,
@@ -87,9 +96,6 @@ import {
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
-const EMAIL = 'bench@example.com';
-const PASSWORD = 'bench-password-123';
-const BENCH_TIER = 'bench';
 /** Let start-up garbage settle before reading the RSS after start-up (and before counting idle round trips). */
 const IDLE_SETTLE_MS = 1_000;
 /**
@@ -104,108 +110,13 @@ const IDLE_MEMORY_SETTLE_MS = 12_000;
 const IDLE_AFTER_LOAD_MS = 32_000;
 /** Work a request may finish after its reply was read (settlement written after the last byte). */
 const SETTLEMENT_TAIL_MS = 100;
-/** Warm-up requests run this many at once, enough to get the hot paths compiled. */
-const WARM_UP_CONCURRENCY = 16;
 /** A gateway under --cpu-prof writes its profile on exit, which can take a while for a long run. */
 const PROFILE_STOP_GRACE_MS = 20_000;
-/** Under callgrind node starts ~50x slower, slower still on a busy machine. */
-const CALLGRIND_START_TIMEOUT_MS = 600_000;
 const INSTRUCTIONS_PATH = fileURLToPath(new URL('../../bench/results/instructions.json', import.meta.url));
 const SOAK_PATH = fileURLToPath(new URL('../../bench/results/soak.json', import.meta.url));
+const C10K_PATH = fileURLToPath(new URL('../../bench/results/c10k.json', import.meta.url));
+const SCALE_OUT_PATH = fileURLToPath(new URL('../../bench/results/scale-out.json', import.meta.url));
 
-function progress(message: string): void {
-  process.stderr.write(`${message}\n`);
-}
-
-interface Context {
-  options: BenchOptions;
-  pinning: Pinning;
-  directory: string;
-  cleanup: Cleanup;
-  stop: AbortSignal;
-  mock: ManagedProcess;
-  mockOrigin: string;
-  ticksPerSecond: number;
-  /** `--otel`: where the gateways export their traces and metrics. */
-  otlpSink: OtlpSink | undefined;
-}
-
-/** Account, tier, credit and key in the backend's database, through the built CLI as an operator would. */
-async function createAccountKey(context: Context, backend: Backend): Promise<string> {
-  const env = childEnvironment({ ...backend.env, LOG_LEVEL: 'warn' });
-  const cli = (args: string[]) => runCliJson(args, env, context.directory);
-  await cli(['accounts', 'create', '--email', EMAIL, '--password', PASSWORD]);
-  await cli(['accounts', 'tier', '--email', EMAIL, '--tier', BENCH_TIER]);
-  // Billing stays on (admission and settlement are part of what is measured); the balance covers any run.
-  await cli(['credit', '--email', EMAIL, '--usd', '1000000', '--note', 'bench']);
-  const created = await cli(['keys', 'create', '--email', EMAIL, '--name', 'bench']);
-  if (typeof created.key !== 'string') throw new Error(`keys create returned no key: ${JSON.stringify(created)}`);
-  return created.key;
-}
-
-/** `node --cpu-prof` into a directory of the child's own, when the run asks for profiles. */
-function profileFlags(context: Context, name: string, profile: boolean): string[] {
-  return profile && context.options.cpuProfileDir !== undefined
-    ? ['--cpu-prof', `--cpu-prof-dir=${join(context.options.cpuProfileDir, name)}`]
-    : [];
-}
-
-async function startGateway(
-  context: Context,
-  name: string,
-  settings: Record<string, string>,
-  profile: boolean,
-  wrapper?: readonly string[],
-): Promise<{ gateway: ManagedProcess; origin: string }> {
-  const port = await freePort();
-  // Every vendor family the routes use points at the mock; keys are required by the adapters, not checked by the mock.
-  const env = childEnvironment({
-    ...settings,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    OPENAI_BASE_URL: `${context.mockOrigin}/openai/v1`,
-    OPENAI_API_KEY: 'sk-bench-openai',
-    ANTHROPIC_BASE_URL: `${context.mockOrigin}/anthropic`,
-    ANTHROPIC_API_KEY: 'sk-bench-anthropic',
-    ...(context.otlpSink === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: context.otlpSink.origin }),
-  });
-  const flags = profileFlags(context, name, profile);
-  const gateway = startProcess(name, ['serve'], env, context.directory, {
-    core: context.pinning.gatewayCore,
-    nodeFlags: flags,
-    ...(wrapper === undefined ? {} : { wrapper }),
-  });
-  context.cleanup.stopProcess(gateway);
-  const origin = `http://127.0.0.1:${port}`;
-  await waitForHealthy(`${origin}/healthz`, gateway, wrapper === undefined ? undefined : CALLGRIND_START_TIMEOUT_MS);
-  return { gateway, origin };
-}
-
-/** The floor proxy in front of the mock, on the gateway's core with the gateway's node flags, as the gateway is started. */
-async function startFloor(context: Context): Promise<Floor> {
-  const name = 'floor-proxy';
-  const floor = startProcess(
-    name,
-    ['--upstream', context.mockOrigin, '--port', '0'],
-    childEnvironment({}),
-    context.directory,
-    {
-      core: context.pinning.gatewayCore,
-      nodeFlags: profileFlags(context, name, true),
-      script: FLOOR_PATH,
-    },
-  );
-  context.cleanup.stopProcess(floor);
-  return { floor, origin: await listeningUrl(floor) };
-}
-
-interface Floor {
-  floor: ManagedProcess;
-  origin: string;
-}
-
-/** A child that died mid-run is the news, not the /proc read or the failed requests that follow from it. */
 function assertAlive(children: readonly ManagedProcess[]): void {
   for (const child of children) {
     if (!child.running)
@@ -478,47 +389,6 @@ async function countAccountsRoundTrips(
   return { ...report, ...(await verifyLedger(accountsContext(context), backend)) };
 }
 
-/**
- * Every target (the gateway on every route; the floor proxy), JSON and stream, before anything is measured: the
- * first scenario must not pay for compiling code the later ones find ready (that once made the first scenario
- * look twice as expensive as the rest).
- */
-async function warmUp(context: Context, targets: readonly Target[], noncePrefix: string): Promise<void> {
-  if (context.options.warmupMs === 0 && context.options.warmupRequests === 0) return;
-  for (const [index, target] of targets.entries()) {
-    for (const stream of [false, true])
-      await warmTarget(context, target, stream, `${noncePrefix}${index}${stream ? 's' : 'j'}`);
-  }
-}
-
-/** One target, JSON or stream replies: at least --warmup-requests requests and twice --warmup-ms, 16 at a time. */
-async function warmTarget(context: Context, target: Target, stream: boolean, noncePrefix: string): Promise<void> {
-  const client = new TargetClient(target, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, noncePrefix);
-  try {
-    // A count as well as a time: on a busy machine a fixed time is too few requests for V8 to optimise the
-    // hot path, and its compiler threads then bill the first scenarios for it.
-    let requests = 0;
-    const startedAt = performance.now();
-    while (requests < context.options.warmupRequests || performance.now() - startedAt < context.options.warmupMs * 2) {
-      const result = await runRound(
-        client,
-        { concurrency: WARM_UP_CONCURRENCY },
-        context.options.warmupMs,
-        context.stop,
-      );
-      // Interrupted: a round returns at once with nothing done, and looping on would starve the shutdown.
-      context.stop.throwIfAborted();
-      if (result.failures > 0)
-        throw new Error(
-          `warm-up ${target.name} ${target.path} ${stream ? 'stream' : 'JSON'}: ${result.failureMessages.join(' | ')}`,
-        );
-      requests += result.requests;
-    }
-  } finally {
-    await client.destroy();
-  }
-}
-
 async function benchBackend(
   context: Context,
   backend: Backend,
@@ -625,48 +495,6 @@ async function benchBackend(
   return run;
 }
 
-/** What every mode shares: placement, the temp dir and its tollgate.yaml, and the mock upstream. */
-async function prepare(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<Context> {
-  const pinning = pinBenchProcess(options.pin);
-  progress(`placement: ${pinning.description}`);
-  const directory = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
-  cleanup.removeDirectory(directory);
-  if (options.cpuProfileDir !== undefined) mkdirSync(options.cpuProfileDir, { recursive: true });
-  // Every process runs in the temp dir, so this tollgate.yaml configures them all: a tier far above what one
-  // run sends, so the bench measures the limiter's cost without being refused by it; the built-in tiers too, for
-  // the --accounts mode's 50 accounts, which keep the default tier.
-  await writeFile(
-    join(directory, 'tollgate.yaml'),
-    `tiers:\n${[BENCH_TIER, 'standard', 'pro', 'enterprise'].map((tier) => `  ${tier}:\n    requestsPerMinute: 1000000000\n`).join('')}`,
-  );
-
-  const mock = startProcess('mock upstream', ['--port', '0'], childEnvironment({}), directory, {
-    core: pinning.loadCore,
-    script: MOCK_PATH,
-  });
-  cleanup.stopProcess(mock);
-  const mockOrigin = await listeningUrl(mock);
-  const otlpSink = options.otel ? await startOtlpSink() : undefined;
-  if (otlpSink !== undefined) {
-    progress(`--otel: gateways export OpenTelemetry to ${otlpSink.origin}`);
-    cleanup.closeLater(() => {
-      progress(`--otel: the sink received ${JSON.stringify(otlpSink.received())}`);
-      return otlpSink.close();
-    });
-  }
-  return {
-    options,
-    pinning,
-    directory,
-    cleanup,
-    stop,
-    mock,
-    mockOrigin,
-    otlpSink,
-    ticksPerSecond: clockTicksPerSecond(),
-  };
-}
-
 async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal): Promise<BenchReport> {
   const startedAt = new Date();
   const loadAverageAtStart = loadavg()[0] ?? 0;
@@ -674,9 +502,13 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   const { pinning, directory, mock } = context;
 
   const all = options.shapes ? [...SCENARIOS, ...SHAPE_SCENARIOS] : SCENARIOS;
-  const scenarios = all.filter(
-    (scenario) =>
-      options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)),
+  const scenarios = withUpstreamMode(
+    all.filter(
+      (scenario) =>
+        options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)),
+    ),
+    options.upstream,
+    options.upstreamPaceMs,
   );
   if (scenarios.length === 0 && !options.accounts)
     throw new OptionsError(`--scenarios matched none of: ${all.map((scenario) => scenario.id).join(', ')}`);
@@ -696,6 +528,8 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
   }
 
   const limiterCost = await measureLimiterCost();
+  progress('== old-space sizing: churn probes with and without it, one after another');
+  const heapSizing = await measureHeapSizingSaving();
   // Loaded only for --otel: a run without it never has the SDK in the bench process.
   const telemetryCost = options.otel ? await (await import('./telemetry-cost.js')).measureTelemetryCost() : undefined;
   const targets = judgeTargets(runs);
@@ -722,6 +556,7 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
     backends: runs,
     limiterCost,
     ...(telemetryCost === undefined ? {} : { telemetryCost }),
+    heapSizing,
     mockOutputTail: mock.outputTail(),
   };
 }
@@ -732,6 +567,8 @@ interface InstructionRecord {
   options: BenchOptions;
   environment: { node: string; cpuModel: string; loadAverageAtStart: number; pinning: string };
   counts: InstructionCount[];
+  /** Why nothing was counted (no valgrind here); absent when counts were made. */
+  skipped?: string;
 }
 
 /**
@@ -744,10 +581,18 @@ async function benchInstructions(
   cleanup: Cleanup,
   stop: AbortSignal,
 ): Promise<InstructionRecord> {
-  const problem = await callgrindProblem();
-  if (problem !== undefined) throw new Error(problem);
   const startedAt = new Date();
   const loadAverageAtStart = loadavg()[0] ?? 0;
+  const problem = await callgrindProblem();
+  if (problem !== undefined)
+    return {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      options,
+      environment: { node: process.version, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart, pinning: '-' },
+      counts: [],
+      skipped: problem,
+    };
   const context = await prepare(options, cleanup, stop);
   const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
   mkdirSync(dumps, { recursive: true });
@@ -941,9 +786,29 @@ async function main(argv: readonly string[]): Promise<number> {
       const record = await benchInstructions(options, cleanup, stop.signal);
       const path = options.out ?? INSTRUCTIONS_PATH;
       writeReport(path, record);
-      process.stdout.write(`${formatInstructionCounts(record.counts)}\n`);
+      process.stdout.write(
+        record.skipped === undefined
+          ? `${formatInstructionCounts(record.counts)}\n`
+          : `instruction counts skipped: ${record.skipped}\n`,
+      );
       progress(`results written to ${path}`);
       return 0;
+    }
+    if (options.c10k !== undefined) {
+      const record = await benchC10k(options, options.c10k, cleanup, stop.signal);
+      const path = options.out ?? C10K_PATH;
+      writeReport(path, record);
+      process.stdout.write(formatC10k(record));
+      progress(`results written to ${path}`);
+      return record.results.some((result) => result.failures > 0) ? 1 : 0;
+    }
+    if (options.instances !== undefined) {
+      const record = await benchScaleOut(options, options.instances, cleanup, stop.signal);
+      const path = options.out ?? SCALE_OUT_PATH;
+      writeReport(path, record);
+      process.stdout.write(formatScaleOut(record));
+      progress(`results written to ${path}`);
+      return record.results.some((result) => result.failures > 0) ? 1 : 0;
     }
     if (options.soakSeconds !== undefined) {
       const record = await benchSoak(options, options.soakSeconds, cleanup, stop.signal);

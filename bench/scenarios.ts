@@ -5,7 +5,7 @@
  * bench/floor-proxy.ts) and the load shapes. Every target gets the same work from the mock, so the difference
  * is the proxy's own.
  */
-import { REPLY_CHUNKS } from './mock-reply.js';
+import { REPLY_CHUNKS, type UpstreamWrites } from './mock-reply.js';
 import type { Protocol } from './response-checks.js';
 
 export type TargetName = 'direct' | 'gateway' | 'floor';
@@ -79,19 +79,29 @@ export interface Scenario {
    * starts at i x startSpreadMs / concurrency, so requests arrive evenly while `concurrency` are in flight.
    */
   startSpreadMs: number;
+  /** How the mock writes the stream's events: each in its own socket write (the default), or a tick's in one. */
+  writes: UpstreamWrites;
 }
 
 /** The shape of one request and its reply: what the load client asks of the mock through the prompt. */
-export type RequestShape = Pick<Scenario, 'stream' | 'paceMs'> & Partial<Pick<Scenario, 'chunks' | 'promptKiB'>>;
+export type RequestShape = Pick<Scenario, 'stream' | 'paceMs'> &
+  Partial<Pick<Scenario, 'chunks' | 'promptKiB' | 'writes'>>;
 
 function scenario(
   routeId: RouteId,
   stream: boolean,
   concurrency: number,
-  { paceMs = 0, floor = false, chunks = REPLY_CHUNKS, promptKiB = 0, burst = false } = {},
+  {
+    paceMs = 0,
+    floor = false,
+    chunks = REPLY_CHUNKS,
+    promptKiB = 0,
+    burst = false,
+    writes = 'per-event' as UpstreamWrites,
+  } = {},
 ): Scenario {
-  const kind = stream ? (paceMs > 0 ? `stream paced ${paceMs} ms` : 'stream') : 'non-stream';
-  const shape = `${chunks === REPLY_CHUNKS ? '' : `-${chunks}ch`}${promptKiB === 0 ? '' : `-${promptKiB}kb`}${burst ? '-burst' : ''}`;
+  const kind = `${stream ? (paceMs > 0 ? `stream paced ${paceMs} ms` : 'stream') : 'non-stream'}${writes === 'coalesced' ? ', upstream writes coalesced' : ''}`;
+  const shape = `${chunks === REPLY_CHUNKS ? '' : `-${chunks}ch`}${promptKiB === 0 ? '' : `-${promptKiB}kb`}${burst ? '-burst' : ''}${writes === 'coalesced' ? '-coalesced' : ''}`;
   const id = `${routeId}-${stream ? (paceMs > 0 ? 'paced' : 'stream') : 'json'}-c${concurrency}${shape}`;
   const arrivals = paceMs === 0 ? '' : burst ? ', all starting together' : ', arrivals spread over a reply';
   const shapeTitle = `${chunks === REPLY_CHUNKS ? '' : `, ${chunks} chunks`}${promptKiB === 0 ? '' : `, ${promptKiB} KB prompt`}${arrivals}`;
@@ -109,6 +119,7 @@ function scenario(
     chunks,
     promptKiB,
     startSpreadMs,
+    writes,
   };
 }
 
@@ -117,13 +128,16 @@ export const PACE_MS = 10;
 
 /**
  * The floor runs where the issue's targets are judged (CPU at c16 with c1 and c128 beside it, added latency
- * and time to first token at c1): four scenarios, about 30 s of a default run.
+ * and time to first token at c1): four scenarios, about 30 s of a default run, and a fifth, the c1 stream on an
+ * upstream that coalesces its events (shown, not judged: vendors write each event on its own).
  */
 export const SCENARIOS: readonly Scenario[] = [
   scenario('same-format', false, 1, { floor: true }),
   scenario('same-format', false, 16, { floor: true }),
   scenario('same-format', false, 128, { floor: true }),
   scenario('same-format', true, 1, { floor: true }),
+  // The second figure: the same stream with the mock's events coalesced, as the bench used to send them.
+  scenario('same-format', true, 1, { floor: true, writes: 'coalesced' }),
   scenario('same-format', true, 64),
   scenario('same-format', true, 1, { paceMs: PACE_MS }),
   scenario('openai-to-anthropic', false, 16),
@@ -156,6 +170,32 @@ export const SHAPE_SCENARIOS: readonly Scenario[] = [
   scenario('same-format', true, 64, { paceMs: PACE_MS, floor: true }),
   scenario('same-format', true, 64, { paceMs: PACE_MS, floor: true, burst: true }),
 ];
+
+/** What every stream of a run is read on: events written one by one (default), the same at a vendor's pace, or coalesced. */
+export type UpstreamMode = 'per-event' | 'paced' | 'coalesced';
+export const UPSTREAM_MODES: readonly UpstreamMode[] = ['per-event', 'paced', 'coalesced'];
+
+/**
+ * The scenarios as the run's upstream mode has them: `paced` gives every unpaced stream `paceMs` between content
+ * events (a vendor's pace; arrivals spread over a reply as in the paced scenarios), `coalesced` every stream the
+ * mock's coalesced writes. Ids stay, so the targets still find their scenarios; titles say what changed.
+ */
+export function withUpstreamMode(scenarios: readonly Scenario[], mode: UpstreamMode, paceMs: number): Scenario[] {
+  return scenarios.map((each) => {
+    if (!each.stream || mode === 'per-event') return each;
+    if (mode === 'coalesced')
+      return each.writes === 'coalesced'
+        ? each
+        : { ...each, writes: 'coalesced', title: `${each.title}, upstream writes coalesced` };
+    if (each.paceMs > 0) return each;
+    return {
+      ...each,
+      paceMs,
+      startSpreadMs: each.concurrency > 1 ? each.chunks * paceMs : 0,
+      title: `${each.title}, at a vendor's pace of ${paceMs} ms`,
+    };
+  });
+}
 
 /**
  * The targets of a route: the mock in the vendor's protocol, the gateway in the client's, and the floor proxy
@@ -200,10 +240,15 @@ export function requestBodyParts(
   target: Target,
   stream: boolean,
   paceMs: number,
-  { chunks = REPLY_CHUNKS, promptKiB = 0 }: Partial<Pick<Scenario, 'chunks' | 'promptKiB'>> = {},
+  {
+    chunks = REPLY_CHUNKS,
+    promptKiB = 0,
+    writes = 'per-event',
+    stamp = false,
+  }: Partial<Pick<Scenario, 'chunks' | 'promptKiB' | 'writes'>> & { stamp?: boolean } = {},
 ): { before: string; after: string } {
   const marker = '@@NONCE@@';
-  const asks = `${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}${chunks === REPLY_CHUNKS ? '' : ` reply-chunks=${chunks}`}`;
+  const asks = `${paceMs > 0 ? ` pace-ms=${paceMs}` : ''}${chunks === REPLY_CHUNKS ? '' : ` reply-chunks=${chunks}`}${writes === 'coalesced' ? ' upstream-writes=coalesced' : ''}${stamp ? ' stamp-chunks' : ''}`;
   // Filler of ordinary words (tokenizers and JSON scanners see prose, not one repeated byte), after the asks.
   const filler =
     promptKiB === 0
