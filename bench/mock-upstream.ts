@@ -87,13 +87,16 @@ function contentChunks(request: ParsedRequest): (index: number) => string {
   return (index) => words[index] ?? stampNow();
 }
 
-/** One event to the socket; per event, resolves once it has gone to the kernel, so the next is a write of its own. */
+/**
+ * One event to the socket. Per event, resolves once it has gone to the kernel and the event loop has turned (a
+ * write completed at once calls back before the loop polls again), so the next is a write, and a turn, of its own.
+ */
 function writeEvent(response: ServerResponse, event: string, writes: UpstreamWrites): Promise<void> | undefined {
   if (writes === 'coalesced') {
     response.write(event);
     return undefined;
   }
-  return new Promise((resolve) => response.write(event, () => resolve()));
+  return new Promise((resolve) => response.write(event, () => setImmediate(resolve)));
 }
 
 /**
