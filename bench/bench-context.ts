@@ -118,7 +118,13 @@ export async function startFloor(context: Context, connections?: number): Promis
   const name = 'floor-proxy';
   const floor = startProcess(
     name,
-    ['--upstream', context.mockOrigin, '--port', '0', ...(connections === undefined ? [] : ['--connections', String(connections)])],
+    [
+      '--upstream',
+      context.mockOrigin,
+      '--port',
+      '0',
+      ...(connections === undefined ? [] : ['--connections', String(connections)]),
+    ],
     childEnvironment({}),
     context.directory,
     {
@@ -137,7 +143,6 @@ export interface Floor {
   origin: string;
 }
 
-
 /**
  * Every target (the gateway on every route; the floor proxy), JSON and stream, before anything is measured: the
  * first scenario must not pay for compiling code the later ones find ready (that once made the first scenario
@@ -152,7 +157,12 @@ export async function warmUp(context: Context, targets: readonly Target[], nonce
 }
 
 /** One target, JSON or stream replies: at least --warmup-requests requests and twice --warmup-ms, 16 at a time. */
-export async function warmTarget(context: Context, target: Target, stream: boolean, noncePrefix: string): Promise<void> {
+export async function warmTarget(
+  context: Context,
+  target: Target,
+  stream: boolean,
+  noncePrefix: string,
+): Promise<void> {
   const client = new TargetClient(target, WARM_UP_CONCURRENCY, { stream, paceMs: 0 }, noncePrefix);
   try {
     // A count as well as a time: on a busy machine a fixed time is too few requests for V8 to optimise the
@@ -178,7 +188,6 @@ export async function warmTarget(context: Context, target: Target, stream: boole
     await client.destroy();
   }
 }
-
 
 /** What every mode shares: placement, the temp dir and its tollgate.yaml, and the mock upstream. */
 /** The run's tollgate.yaml: the tiers (see prepare), then `extra` (the c10k mode's deployments). */
@@ -230,4 +239,3 @@ export async function prepare(
     ticksPerSecond: clockTicksPerSecond(),
   };
 }
-

@@ -25,7 +25,7 @@ import {
 } from './bench-context.js';
 import { descriptorsNeeded, fileLimitProblem, measureC10k, type C10kDependencies, type C10kReport } from './c10k.js';
 import type { Cleanup } from './cleanup.js';
-import type { BenchOptions, C10kOptions } from './options.js';
+import { OptionsError, type BenchOptions, type C10kOptions } from './options.js';
 import { cpuTicks, hardFileLimit } from './processes.js';
 import { ROUTES, targetsFor } from './scenarios.js';
 
@@ -63,10 +63,10 @@ export async function benchC10k(
 ): Promise<C10kReport> {
   const hard = hardFileLimit();
   const problem = fileLimitProblem(c10k.streams, hard);
-  if (problem !== undefined) throw new Error(problem);
+  if (problem !== undefined) throw new OptionsError(problem);
   const own = ownFileLimit();
   if (c10k.streams + BENCH_SPARE_DESCRIPTORS > own)
-    throw new Error(
+    throw new OptionsError(
       `the bench's own file limit (${own}) is below ${c10k.streams} streams' connections: run it under ulimit -n ${c10k.streams + BENCH_SPARE_DESCRIPTORS}`,
     );
   const fileLimit = Math.min(hard, descriptorsNeeded(c10k.streams));

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { deploymentsYaml } from './c10k-run.js';
-import { descriptorsNeeded, fileLimitProblem, formatC10k, judgeC10k, StampReader, type C10kTargetResult } from './c10k.js';
+import {
+  descriptorsNeeded,
+  fileLimitProblem,
+  formatC10k,
+  judgeC10k,
+  StampReader,
+  type C10kTargetResult,
+} from './c10k.js';
 import { chunkStamps } from './mock-reply.js';
 import { parseBenchOptions } from './options.js';
 
@@ -9,9 +16,11 @@ describe('reading a slow stream', () => {
     const reader = new StampReader();
     expect(reader.push('data: {"choices":[{"delta":{"role":"assistant","content":""}}]}\n\n')).toEqual([]);
     expect(reader.opened).toBe(false);
-    expect(reader.push('data: {"choices":[{"delta":{"content":"Reply k1:"}}]}\n\ndata: {"choices":[{"delta":{"content":" t17')).toEqual(
-      [],
-    );
+    expect(
+      reader.push(
+        'data: {"choices":[{"delta":{"content":"Reply k1:"}}]}\n\ndata: {"choices":[{"delta":{"content":" t17',
+      ),
+    ).toEqual([]);
     expect(reader.opened).toBe(true);
     // The stamp was cut mid-number: it is read whole once its event ends, not as 17.
     expect(reader.push('00000000.250"}}]}\n\n')).toEqual([1700000000.25]);

@@ -239,7 +239,12 @@ export async function measureC10k(
       rssPerStreamKB: opened === 0 ? Number.NaN : ((openRssKiB - idleRssKiB) * 1024) / 1000 / opened,
       holdCores,
       probes,
-      chunkDelays: { count: chunkDelays.count, p50Ms: chunkDelays.p50, p99Ms: chunkDelays.p99, worstMs: chunkDelays.max },
+      chunkDelays: {
+        count: chunkDelays.count,
+        p50Ms: chunkDelays.p50,
+        p99Ms: chunkDelays.p99,
+        worstMs: chunkDelays.max,
+      },
     };
   } finally {
     stopping = true;
@@ -302,8 +307,7 @@ function fixed(value: number, digits: number): string {
 export function judgeC10k(results: readonly C10kTargetResult[]): C10kVerdict[] {
   const gateway = results.find((result) => result.target === 'gateway');
   const floor = results.find((result) => result.target === 'floor');
-  if (gateway === undefined)
-    return [{ target: 'the gateway holds the streams', measured: 'not measured', pass: null }];
+  if (gateway === undefined) return [{ target: 'the gateway holds the streams', measured: 'not measured', pass: null }];
   const allOpen = gateway.opened === gateway.streams && gateway.failures === 0;
   const added = gateway.probes.ttftP99Ms - gateway.probes.directP99Ms;
   const floorAdded = floor === undefined ? undefined : floor.probes.ttftP99Ms - floor.probes.directP99Ms;

@@ -106,7 +106,9 @@ export async function startFloorProxy(
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const upstream = commandLineOption('--upstream');
   if (upstream === undefined) {
-    process.stderr.write('usage: node dist/bench/floor-proxy.js --upstream http://HOST:PORT [--port N] [--connections N]\n');
+    process.stderr.write(
+      'usage: node dist/bench/floor-proxy.js --upstream http://HOST:PORT [--port N] [--connections N]\n',
+    );
     process.exit(2);
   }
   const proxy = await startFloorProxy(

@@ -129,8 +129,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --out PATH            JSON record path (default bench/results/latest.json)
   -h, --help            this text
 
-Default run: 10 scenarios x 2 backends x 4 rounds x 2 targets x 1.5 s plus warm-ups, 5-7 minutes in all,
-plus the floor proxy in 4 same-format scenarios of the first backend (about 30 s more) and, per backend, 12 s
+Default run: 11 scenarios x 2 backends x 4 rounds x 2 targets x 1.5 s plus warm-ups, 5-7 minutes in all,
+plus the floor proxy in 5 same-format scenarios of the first backend (about 40 s more) and, per backend, 12 s
 at rest before the load and 32 s after it for the idle RSS readings.
 `;
 

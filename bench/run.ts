@@ -589,7 +589,12 @@ async function benchInstructions(
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       options,
-      environment: { node: process.version, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart, pinning: '-' },
+      environment: {
+        node: process.version,
+        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+        loadAverageAtStart,
+        pinning: '-',
+      },
       counts: [],
       skipped: problem,
     };
@@ -827,6 +832,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return options.strict && !report.targetsMet ? 1 : 0;
   } catch (error) {
     if (stop.signal.aborted) return 1; // the signal handler reports and exits
+    // What the run was asked cannot be done here (no scenario matched, too few open files): the reason is enough.
+    if (error instanceof OptionsError) {
+      process.stderr.write(`bench: ${error.message}\n`);
+      return 2;
+    }
     process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;
   } finally {

@@ -6,7 +6,11 @@ describe('the database’s backend processes', () => {
   it('are those whose command line names the bench’s database, not another user’s or the server’s own', () => {
     expect(isBackendOf('postgres: postgres tollgate_bench_ab 127.0.0.1(5432) idle\0', 'tollgate_bench_ab')).toBe(true);
     expect(isBackendOf('postgres: postgres test 127.0.0.1(5432) idle\0', 'tollgate_bench_ab')).toBe(false);
+    expect(isBackendOf('postgres: 15/main: postgres tollgate_bench_ab 127.0.0.1(5432) idle', 'tollgate_bench_ab')).toBe(
+      true,
+    );
     expect(isBackendOf('postgres: checkpointer \0', 'tollgate_bench_ab')).toBe(false);
+    expect(isBackendOf('postgres: 15/main: checkpointer \0', 'tollgate_bench_ab')).toBe(false);
     expect(isBackendOf('/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg', 'tollgate_bench_ab')).toBe(false);
   });
 });

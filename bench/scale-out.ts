@@ -24,6 +24,8 @@ import { ROUTES, targetsFor } from './scenarios.js';
 
 /** Accounts the load is spread over: a dozen divides evenly between 1, 2, 3, 4 or 6 instances. */
 const ACCOUNTS = 12;
+/** The shortest window per instance count, whatever --rounds and --duration-ms give (--quick: 0.8 s). */
+const MIN_SECONDS = 5;
 /** Requests in flight in all, whatever the instance count: the same offered load, shared out. */
 const CONCURRENCY = 72;
 
@@ -70,10 +72,15 @@ export function databaseProcesses(database: string): { postgres: number[]; redis
   return found;
 }
 
-/** A PostgreSQL backend's command line, `postgres: user database host(port) state`, names its database third. */
+/**
+ * A PostgreSQL backend's command line, `postgres: [cluster: ]user database host(port) state` (the cluster name
+ * when the server has one, as Debian's `15/main:`), names its database after the user.
+ */
 export function isBackendOf(cmdline: string, database: string): boolean {
   const words = cmdline.replaceAll('\0', ' ').trim().split(/\s+/);
-  return words[0] === 'postgres:' && words[2] === database;
+  if (words[0] !== 'postgres:') return false;
+  const rest = words[1]?.endsWith(':') === true ? words.slice(2) : words.slice(1);
+  return rest[1] === database;
 }
 
 function ticksOf(pids: readonly number[]): number {
@@ -155,7 +162,8 @@ export async function benchScaleOut(
     progress(`== scale-out: warming instance ${index + 1} up`);
     await warmUp(context, [targetsFor(route, context.mockOrigin, started.origin, keys[0] ?? '').gateway], `iw${index}`);
   }
-  const seconds = (options.rounds * options.durationMs) / 1000;
+  // CPU times tick every 10 ms: a window under a few seconds would read in coarse steps.
+  const seconds = Math.max(MIN_SECONDS, (options.rounds * options.durationMs) / 1000);
   const results: InstanceCountResult[] = [];
   for (const count of counts) {
     results.push(await measureCount(context, gateways.slice(0, count), keys, seconds, backend.database));
