@@ -33,6 +33,9 @@ export const BENCH_TIER = 'bench';
 /** Warm-up requests run this many at once, enough to get the hot paths compiled. */
 const WARM_UP_CONCURRENCY = 16;
 
+/** A gateway under --cpu-prof writes its profile on exit, which can take a while for a long run. */
+export const PROFILE_STOP_GRACE_MS = 20_000;
+
 /** Under callgrind node starts ~50x slower, slower still on a busy machine. */
 export const CALLGRIND_START_TIMEOUT_MS = 600_000;
 
@@ -238,4 +241,14 @@ export async function prepare(
     fileLimit,
     ticksPerSecond: clockTicksPerSecond(),
   };
+}
+
+/** A child that died mid-run is the news, not the /proc read or the failed requests that follow from it. */
+export function assertAlive(children: readonly ManagedProcess[]): void {
+  for (const child of children) {
+    if (!child.running)
+      throw new Error(
+        `The ${child.name} ${child.exitDescription()} during the run. Its last output:\n${child.outputTail().join('\n')}`,
+      );
+  }
 }

@@ -12,7 +12,6 @@
  * Progress goes to stderr; the report goes to stdout and the JSON record to bench/results/latest.json
  * (or --out).
  */
-import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -27,8 +26,9 @@ import {
 } from './accounts.js';
 import { postgresBackend, sqliteBackend, type Backend } from './backends.js';
 import {
-  CALLGRIND_START_TIMEOUT_MS,
+  assertAlive,
   createAccountKey,
+  PROFILE_STOP_GRACE_MS,
   prepare,
   progress,
   startFloor,
@@ -41,47 +41,20 @@ import {
 import { formatC10k } from './c10k.js';
 import { benchC10k } from './c10k-run.js';
 import { Cleanup } from './cleanup.js';
+import { benchInstructions } from './instruction-run.js';
+import { benchSoak } from './soak-run.js';
 import { measureHeapSizingSaving } from './heap-probe.js';
 import { benchScaleOut, formatScaleOut } from './scale-out.js';
-import {
-  callgrindProblem,
-  callgrindWrapper,
-  CallgrindProcess,
-  countInstructions,
-  formatInstructionCounts,
-  instructionKinds,
-  type InstructionCount,
-  type InstructionKind,
-} from './instruction-count.js';
+import { formatInstructionCounts } from './instruction-count.js';
 import { measureLimiterCost } from './limiter-cost.js';
 import { machineNoise, sampleCpu } from './machine-noise.js';
 import { runRound, TargetClient } from './load.js';
 import { ScenarioMeasurements, type RoundMeasurement, type ScenarioSummary } from './measurements.js';
 import { OptionsError, parseBenchOptions, USAGE, type BenchOptions } from './options.js';
-import {
-  childEnvironment,
-  cpusAllowed,
-  cpuTicks,
-  listeningUrl,
-  memory,
-  FLOOR_PATH,
-  resetPeakRss,
-  startProcess,
-  type ManagedProcess,
-} from './processes.js';
+import { cpusAllowed, cpuTicks, memory, resetPeakRss, type ManagedProcess } from './processes.js';
 import { formatReport, writeReport, type BenchReport } from './report.js';
 import { describePostgresMessage, RoundTripProxy } from './round-trip-proxy.js';
-import {
-  describeMix,
-  formatSoak,
-  heapUsedSlope,
-  rssSlope,
-  sampleIntervalMs,
-  soak,
-  soakClients,
-  SOAK_CONCURRENCY,
-  type SoakReport,
-} from './soak.js';
+import { formatSoak } from './soak.js';
 import {
   MAX_CONCURRENCY,
   ROUTES,
@@ -91,7 +64,6 @@ import {
   withUpstreamMode,
   type Route,
   type Scenario,
-  type Target,
 } from './scenarios.js';
 import { judgeTargets, type BackendRun, type RoundTripKind, type RoundTripReport } from './targets.js';
 
@@ -110,21 +82,10 @@ const IDLE_MEMORY_SETTLE_MS = 12_000;
 const IDLE_AFTER_LOAD_MS = 32_000;
 /** Work a request may finish after its reply was read (settlement written after the last byte). */
 const SETTLEMENT_TAIL_MS = 100;
-/** A gateway under --cpu-prof writes its profile on exit, which can take a while for a long run. */
-const PROFILE_STOP_GRACE_MS = 20_000;
 const INSTRUCTIONS_PATH = fileURLToPath(new URL('../../bench/results/instructions.json', import.meta.url));
 const SOAK_PATH = fileURLToPath(new URL('../../bench/results/soak.json', import.meta.url));
 const C10K_PATH = fileURLToPath(new URL('../../bench/results/c10k.json', import.meta.url));
 const SCALE_OUT_PATH = fileURLToPath(new URL('../../bench/results/scale-out.json', import.meta.url));
-
-function assertAlive(children: readonly ManagedProcess[]): void {
-  for (const child of children) {
-    if (!child.running)
-      throw new Error(
-        `The ${child.name} ${child.exitDescription()} during the run. Its last output:\n${child.outputTail().join('\n')}`,
-      );
-  }
-}
 
 /** One target's turn; `proxy` is the process behind the target whose CPU is read (the gateway for direct turns). */
 async function measuredTurn(
@@ -559,184 +520,6 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
     heapSizing,
     mockOutputTail: mock.outputTail(),
   };
-}
-
-interface InstructionRecord {
-  startedAt: string;
-  finishedAt: string;
-  options: BenchOptions;
-  environment: { node: string; cpuModel: string; loadAverageAtStart: number; pinning: string };
-  counts: InstructionCount[];
-  /** Why nothing was counted (no valgrind here); absent when counts were made. */
-  skipped?: string;
-}
-
-/**
- * The noise-free mode (instruction-count.ts): the gateway on SQLite with billing on, then the floor proxy, each
- * alone under callgrind on the gateway's core, the same-format route, JSON and stream (and a 500-chunk stream with
- * --shapes, a tenth as many requests: each is 25 short streams' worth of chunks).
- */
-async function benchInstructions(
-  options: BenchOptions,
-  cleanup: Cleanup,
-  stop: AbortSignal,
-): Promise<InstructionRecord> {
-  const startedAt = new Date();
-  const loadAverageAtStart = loadavg()[0] ?? 0;
-  const problem = await callgrindProblem();
-  if (problem !== undefined)
-    return {
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      options,
-      environment: {
-        node: process.version,
-        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
-        loadAverageAtStart,
-        pinning: '-',
-      },
-      counts: [],
-      skipped: problem,
-    };
-  const context = await prepare(options, cleanup, stop);
-  const dumps = options.callgrindDumps ?? join(context.directory, 'callgrind');
-  mkdirSync(dumps, { recursive: true });
-  const allKinds = instructionKinds(options);
-  const kinds = allKinds.filter(
-    (kind) => options.callgrindKinds.length === 0 || options.callgrindKinds.includes(kind.kind),
-  );
-  if (kinds.length === 0)
-    throw new OptionsError(`--callgrind-kinds matched none of: ${allKinds.map((kind) => kind.kind).join(', ')}`);
-  const counts: InstructionCount[] = [];
-  const backend = sqliteBackend(context.directory);
-  cleanup.closeLater(() => backend.drop());
-  const key = await createAccountKey(context, backend);
-  progress('== callgrind: starting the gateway (SQLite) under valgrind; start-up alone takes a minute or more');
-  const started = await startGateway(
-    context,
-    'gateway-callgrind',
-    backend.env,
-    false,
-    callgrindWrapper(dumps, 'gateway'),
-  );
-  const gatewayTarget = (kind: InstructionKind) =>
-    targetsFor(ROUTES[kind.route ?? 'same-format'], context.mockOrigin, started.origin, key).gateway;
-  counts.push(
-    ...(await countInstructions(
-      'gateway',
-      new CallgrindProcess(started.gateway, dumps, 'gateway', '127.0.0.1'),
-      gatewayTarget,
-      kinds,
-      'cg',
-      stop,
-      progress,
-    )),
-  );
-  // Valgrind writes its last dump on exit: give it time rather than kill it mid-write.
-  await started.gateway.stop(PROFILE_STOP_GRACE_MS);
-  progress('== callgrind: starting the floor proxy under valgrind');
-  const floor = startProcess(
-    'floor-proxy-callgrind',
-    ['--upstream', context.mockOrigin, '--port', '0'],
-    childEnvironment({}),
-    context.directory,
-    {
-      core: context.pinning.gatewayCore,
-      script: FLOOR_PATH,
-      wrapper: callgrindWrapper(dumps, 'floor'),
-    },
-  );
-  cleanup.stopProcess(floor);
-  const floorOrigin = await listeningUrl(floor, CALLGRIND_START_TIMEOUT_MS);
-  const floorTarget = (kind: InstructionKind): Target => {
-    const target = targetsFor(
-      ROUTES[kind.route ?? 'same-format'],
-      context.mockOrigin,
-      started.origin,
-      key,
-      floorOrigin,
-    ).floor;
-    if (target === undefined) throw new Error('no floor target');
-    return target;
-  };
-  counts.push(
-    ...(await countInstructions(
-      'floor',
-      new CallgrindProcess(floor, dumps, 'floor', undefined),
-      floorTarget,
-      kinds,
-      'cf',
-      stop,
-      progress,
-    )),
-  );
-  await floor.stop(PROFILE_STOP_GRACE_MS);
-  return {
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    options,
-    environment: {
-      node: process.version,
-      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
-      loadAverageAtStart,
-      pinning: context.pinning.description,
-    },
-    counts,
-  };
-}
-
-/** The soak mode (soak.ts): the gateway on SQLite, warmed up as in a timed run, then mixed load for `seconds`. */
-async function benchSoak(
-  options: BenchOptions,
-  seconds: number,
-  cleanup: Cleanup,
-  stop: AbortSignal,
-): Promise<SoakReport> {
-  const context = await prepare(options, cleanup, stop);
-  const backend = sqliteBackend(context.directory);
-  cleanup.closeLater(() => backend.drop());
-  const key = await createAccountKey(context, backend);
-  const started = await startGateway(context, 'gateway-soak', backend.env, true);
-  progress('== soak: warming the gateway up');
-  await warmUp(
-    context,
-    Object.values(ROUTES).map((route) => targetsFor(route, context.mockOrigin, started.origin, key).gateway),
-    'sw',
-  );
-  const targets = soakClients().map((entry, index) => ({
-    client: new TargetClient(
-      targetsFor(ROUTES[entry.route], context.mockOrigin, started.origin, key).gateway,
-      entry.clients,
-      entry.shape,
-      `s${index}`,
-    ),
-    clients: entry.clients,
-  }));
-  resetPeakRss(started.gateway.pid);
-  progress(`== soak: ${seconds} s of ${describeMix()}`);
-  try {
-    const load = await soak(
-      targets,
-      seconds * 1000,
-      sampleIntervalMs(seconds),
-      started.gateway.pid,
-      started.origin,
-      stop,
-    );
-    assertAlive([started.gateway, context.mock]);
-    return {
-      seconds,
-      concurrency: SOAK_CONCURRENCY,
-      mix: describeMix(),
-      ...load,
-      rssSlope: rssSlope(load.samples, seconds),
-      heapUsedSlope: heapUsedSlope(load.samples, seconds),
-      peakRssKiB: memory(started.gateway.pid).peakRssKiB,
-    };
-  } finally {
-    for (const target of targets) await target.client.destroy();
-    await started.gateway.stop(options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
-  }
 }
 
 function skippedRun(reason: string): BackendRun {
