@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { REPLY_CHUNKS } from './mock-reply.js';
 import { parseBenchOptions } from './options.js';
+import { describeUpstream } from './report.js';
 import {
   PACE_MS,
   requestBodyParts,
@@ -76,5 +77,13 @@ describe('the upstream every stream is read on', () => {
     });
     expect(parseBenchOptions([])?.upstreamPaceMs).toBe(20);
     expect(() => parseBenchOptions(['--upstream', 'bunched'])).toThrow(/per-event, paced, coalesced/);
+  });
+});
+
+describe('the report’s upstream line', () => {
+  it('says how the mock wrote the run’s streams', () => {
+    expect(describeUpstream({ upstream: 'per-event', upstreamPaceMs: 20 })).toContain('each SSE event in its own');
+    expect(describeUpstream({ upstream: 'paced', upstreamPaceMs: 25 })).toContain('25 ms between content events');
+    expect(describeUpstream({ upstream: 'coalesced', upstreamPaceMs: 20 })).toContain('coalesced');
   });
 });
