@@ -1,11 +1,7 @@
 /**
  * Runs the c10k mode (c10k.ts): the gateway on SQLite with billing on, then the floor proxy, each alone holding the
  * slow streams, each child started with the file limit the streams need.
- *
- * The gateway's upstream pool keeps at most 256 connections per vendor origin, and a stream holds one for its whole
- * length; so that the gateway can hold thousands, the run's tollgate.yaml spreads the model over deployments of the
- * same mock, each capped at DEPLOYMENT_STREAMS in flight (a deployment at its cap is skipped), as an operator
- * holding that many streams would configure it.
+
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -29,8 +25,6 @@ import { OptionsError, type BenchOptions, type C10kOptions } from './options.js'
 import { cpuTicks, hardFileLimit } from './processes.js';
 import { ROUTES, targetsFor } from './scenarios.js';
 
-/** Streams one deployment carries at most: under the 256 connections of its pool, so none waits for one. */
-const DEPLOYMENT_STREAMS = 200;
 /** Before reading a proxy's RSS at rest: the warm-up's garbage collected, V8's memory reducer run (~8 s). */
 const REST_MS = 10_000;
 /** Descriptors the bench process needs besides one per stream (the probes, the CLI, stdio). */
@@ -40,19 +34,6 @@ const BENCH_SPARE_DESCRIPTORS = 256;
 function ownFileLimit(): number {
   const line = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
   return line?.[1] === undefined || line[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(line[1]);
-}
-
-/** The model spread over enough deployments of the mock to carry `streams` at DEPLOYMENT_STREAMS each. */
-export function deploymentsYaml(mockOrigin: string, streams: number): string {
-  const count = Math.ceil(streams / DEPLOYMENT_STREAMS) + 1;
-  const names = Array.from({ length: count }, (_, index) => `c10k-${index}`);
-  const deployments = names
-    .map(
-      (name) =>
-        `  ${name}: { family: beta, baseUrl: "${mockOrigin}/openai/v1", apiKey: sk-bench-openai, maxConcurrent: ${DEPLOYMENT_STREAMS} }\n`,
-    )
-    .join('');
-  return `deployments:\n${deployments}models:\n  ${ROUTES['same-format'].gatewayModel}: { deployments: [${names.join(', ')}] }\n`;
 }
 
 export async function benchC10k(
@@ -73,10 +54,7 @@ export async function benchC10k(
   const startedAt = new Date();
   const loadAverageAtStart = loadavg()[0] ?? 0;
   const context = await prepare(options, cleanup, stop, fileLimit);
-  await writeFile(
-    join(context.directory, 'tollgate.yaml'),
-    benchYaml(deploymentsYaml(context.mockOrigin, c10k.streams + c10k.probes)),
-  );
+  await writeFile(join(context.directory, 'tollgate.yaml'), benchYaml());
   const backend = sqliteBackend(context.directory);
   cleanup.closeLater(() => backend.drop());
   const key = await createAccountKey(context, backend);

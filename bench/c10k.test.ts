@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { deploymentsYaml } from './c10k-run.js';
 import {
   descriptorsNeeded,
   fileLimitProblem,
@@ -33,15 +32,6 @@ describe('the file limit', () => {
     expect(descriptorsNeeded(1000)).toBe(2512);
     expect(fileLimitProblem(1000, 20_000)).toBeUndefined();
     expect(fileLimitProblem(10_000, 20_000)).toMatch(/hard limit of 20000.*--c10k-streams 9744/);
-  });
-});
-
-describe('the gateway’s deployments', () => {
-  it('spreads the model over enough deployments of the mock that none passes its pool', () => {
-    const yaml = deploymentsYaml('http://127.0.0.1:9', 1000);
-    expect(yaml.match(/maxConcurrent: 200/g)).toHaveLength(6);
-    expect(yaml).toContain('beta-5.4: { deployments: [c10k-0, c10k-1, c10k-2, c10k-3, c10k-4, c10k-5] }');
-    expect(yaml).toContain('baseUrl: "http://127.0.0.1:9/openai/v1"');
   });
 });
 

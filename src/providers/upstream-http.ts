@@ -17,6 +17,7 @@ export interface UpstreamResponse {
 }
 
 export interface UpstreamHttpOptions {
+  /** Connections to the origin at most; unbounded by default (see the constructor). */
   connections?: number;
   /** connect → connectTimeout, first byte → headersTimeout (per request), idle between body chunks → bodyTimeout. */
   timeouts?: UpstreamTimeouts;
@@ -43,7 +44,9 @@ export class UpstreamHttp {
     this.streamFirstByteMs = timeouts.firstByteMs;
     this.nonStreamFirstByteMs = timeouts.nonStreamMs;
     this.pool = new Pool(url.origin, {
-      connections: options.connections ?? 256,
+      // Unbounded: a stream holds its connection for its whole length (an agent's can run for minutes), so a cap
+      // would queue every request past it behind the longest streams. Operators cap a deployment with maxConcurrent.
+      connections: options.connections ?? null,
       pipelining: 1,
       keepAliveTimeout: 30_000,
       connectTimeout: timeouts.connectMs,
