@@ -69,7 +69,7 @@ export function createDashboardDependencies(input: {
   });
   // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
   accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
-  const members = new OrganisationMembers(storage.organisations, input.keys);
+  const members = new OrganisationMembers(storage.organisations, now);
   accountDeletion.membershipRemovers.push((accountId) => members.leaveAll(accountId));
   return {
     accounts: input.accounts,
