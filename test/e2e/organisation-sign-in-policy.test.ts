@@ -1,6 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/accounts/session-service.js';
+import { AccountLinks } from '../../src/identity/account-links.js';
 import { DashboardClient, PASSWORD } from '../helpers/dashboard-client.js';
 import { join, registeredPerson, type TeamMember } from '../helpers/organisation-team.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
@@ -181,6 +182,34 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       expect(audit.text).not.toContain(PASSWORD);
       expect(audit.text).not.toContain(usedCode);
       expect(audit.text).not.toContain(memberSecret);
+    });
+
+    it('records a password reset by link, and the same link refused when used again', async () => {
+      const { owner, member } = await teamWith('developer');
+      const links = new AccountLinks(harness.gateway.storage.identity, () => clock);
+      const token = await links.issue('reset_password', member.accountId, member.email);
+      const client = new DashboardClient(harness.gateway.url);
+      await client.open();
+      const newPassword = 'a new password after the reset link';
+      const reset = await client.post('/api/auth/reset-password', { token, newPassword });
+      expect(reset.status).toBe(200);
+      const again = await client.post('/api/auth/reset-password', { token, newPassword });
+      expect(again.status).toBe(400);
+      expect(again.json.error.code).toBe('link_used');
+      const audit = await owner.client.get('/api/audit?action=sign_in&limit=50');
+      const mine = audit.json.events
+        .filter((event: { actor: { id: string } }) => event.actor.id === member.accountId)
+        .map((event: { action: string; after: { method: string; reason?: string } }) => [
+          event.action,
+          event.after.method,
+          event.after.reason ?? null,
+        ]);
+      expect(mine).toEqual([
+        ['sign_in.failure', 'reset_link', 'link_used'],
+        ['sign_in.success', 'reset_link', null],
+      ]);
+      expect(audit.text).not.toContain(token);
+      expect(audit.text).not.toContain(newPassword);
     });
 
     it('ends a removed member’s access and revokes their keys in the removal', async () => {
