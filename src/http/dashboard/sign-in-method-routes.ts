@@ -6,6 +6,7 @@ import { isInternalPath, SsoRefusedError } from '../../identity/sso-sign-in.js';
 import { refusal } from '../../identity/totp-factor.js';
 import type { AccountRecord } from '../../storage/types.js';
 import { hashToken } from '../../accounts/session-service.js';
+import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { withoutControlCharacters } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import { DashboardError, notFound } from './dashboard-error.js';
@@ -129,7 +130,19 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const account = await deps.accounts.findById(accountId);
     // Each code counts as a login attempt of the account from this address (429 past the limit); a right one
     // clears them, as a right password does.
-    const attempt = await deps.loginThrottle.begin(account.email, request.ip);
+    let attempt: Awaited<ReturnType<typeof deps.loginThrottle.begin>>;
+    try {
+      attempt = await deps.loginThrottle.begin(account.email, request.ip);
+    } catch (error) {
+      if (error instanceof TooManyLoginAttemptsError)
+        await recordSignIn(deps, request, {
+          outcome: 'failure',
+          method: 'second_factor',
+          accountId,
+          reason: 'throttled',
+        });
+      throw error;
+    }
     let accepted: boolean;
     let message: string;
     let why: string;
