@@ -251,6 +251,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         tierUpgrades,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
         mailer,
+        log: (message, details) => logger.warn(details, message),
       }),
       trustProxy: config.trustProxy,
       metrics,

@@ -1,5 +1,3 @@
-import { GatewayError } from '../canonical/errors.js';
-import type { KeyService } from '../keys/key-service.js';
 import type {
   MemberChange,
   Membership,
@@ -11,12 +9,14 @@ import { lastOwner, notAMember, ownerOnly } from './organisation-error.js';
 
 /**
  * Members of an organisation: list, change a role, remove, leave. The last-owner guard and "only an owner touches
- * owners" are decided by storage under the organisation's lock; a member who goes loses the keys they made there.
+ * owners" are decided by storage under the organisation's lock; a member who goes loses the keys they made there,
+ * revoked in the same transaction as the removal (authentication reads storage on every request, so the next
+ * request with one fails on every instance).
  */
 export class OrganisationMembers {
   constructor(
     private readonly organisations: OrganisationRepository,
-    private readonly keys: KeyService,
+    private readonly now: () => number = Date.now,
   ) {}
 
   list(organisationId: string): Promise<OrganisationMember[]> {
@@ -32,10 +32,11 @@ export class OrganisationMembers {
     );
   }
 
-  async remove(actor: Membership, accountId: string): Promise<void> {
+  /** Returns the ids of the keys the person had made there, revoked with the removal. */
+  async remove(actor: Membership, accountId: string): Promise<string[]> {
     const organisationId = actor.organisation.id;
-    expectChanged(await this.organisations.removeMember(organisationId, accountId, actor.role === 'owner'), accountId);
-    await this.revokeKeysOf(organisationId, accountId);
+    const change = await this.organisations.removeMember(organisationId, accountId, actor.role === 'owner', this.now());
+    return expectChanged(change, accountId);
   }
 
   /**
@@ -44,8 +45,7 @@ export class OrganisationMembers {
    */
   async leave(membership: Membership, accountId: string, sessionIdHash: string): Promise<Membership | null> {
     const organisationId = membership.organisation.id;
-    expectChanged(await this.organisations.removeMember(organisationId, accountId, true), accountId);
-    await this.revokeKeysOf(organisationId, accountId);
+    expectChanged(await this.organisations.removeMember(organisationId, accountId, true, this.now()), accountId);
     const next = (await this.organisations.membershipsOf(accountId))[0] ?? null;
     if (next !== null) await this.organisations.setSessionOrganisation(sessionIdHash, next.organisation.id);
     return next;
@@ -57,32 +57,13 @@ export class OrganisationMembers {
    */
   async leaveAll(accountId: string): Promise<void> {
     for (const membership of await this.organisations.membershipsOf(accountId)) {
-      const organisationId = membership.organisation.id;
-      await this.organisations.removeMember(organisationId, accountId, true);
-      await this.revokeKeysOf(organisationId, accountId);
-    }
-  }
-
-  /**
-   * Revokes, through KeyService like any revocation, the active keys the person created in the organisation: the
-   * next request with one fails on every instance. The organisation's other keys stay.
-   */
-  private async revokeKeysOf(organisationId: string, accountId: string): Promise<void> {
-    const keys = await this.keys.list(organisationId);
-    for (const key of keys) {
-      if (key.createdBy !== accountId || key.revokedAt !== null) continue;
-      try {
-        await this.keys.revoke(organisationId, key.id);
-      } catch (error) {
-        // Revoked meanwhile (by its maker, an admin): no reason to stop revoking the others.
-        if (!(error instanceof GatewayError && error.code === 'not_found')) throw error;
-      }
+      await this.organisations.removeMember(membership.organisation.id, accountId, true, this.now());
     }
   }
 }
 
-function expectChanged(change: MemberChange, accountId: string): void {
-  if (change.kind === 'changed') return;
+function expectChanged(change: MemberChange, accountId: string): string[] {
+  if (change.kind === 'changed') return change.revokedKeyIds;
   if (change.kind === 'last_owner') throw lastOwner();
   if (change.kind === 'owner_only') throw ownerOnly();
   throw notAMember(accountId);

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
-import type { Membership, OrganisationRecord, OrganisationRepository } from '../storage/organisation-types.js';
+import type {
+  OrganisationSignInPolicy,
+  Membership,
+  OrganisationRecord,
+  OrganisationRepository,
+} from '../storage/organisation-types.js';
 
 /** Longest organisation name: a label in the switcher and on receipts. */
 export const ORGANISATION_NAME_MAX = 100;
@@ -28,6 +33,12 @@ export class OrganisationService {
       },
       ownerAccountId,
     );
+  }
+
+  /** Replaces the sign-in policy (the route has checked the caller is an owner whose session meets it). */
+  async setSignInPolicy(organisationId: string, policy: OrganisationSignInPolicy): Promise<void> {
+    if (!(await this.organisations.setSignInPolicy(organisationId, policy)))
+      throw new GatewayError('not_found', `No organisation '${organisationId}'.`);
   }
 
   /** Makes the session work in that organisation; refused (and nothing changed) unless the person is a member. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SessionRepository, SessionWithAccount } from '../storage/session-types.js';
+import type { SessionRepository, SessionWithAccount, SignInMethod } from '../storage/session-types.js';
 
 /** A session idle this long ends (docs/dashboard-api.md). */
 export const SESSION_IDLE_MS = 7 * 86_400_000;
@@ -12,6 +12,13 @@ const TOUCH_INTERVAL_MS = 5 * 60_000;
 export interface SessionClient {
   userAgent?: string | undefined;
   ip?: string | undefined;
+}
+
+/** How a session started, which organisations' sign-in policies read (default: a password alone). */
+export interface SessionSignIn {
+  method: SignInMethod;
+  /** The provider of an `sso` session. */
+  ssoProvider?: string;
 }
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -41,7 +48,11 @@ export class SessionService {
   }
 
   /** A new session for the account under a new token: the id always changes on login (no session fixation). */
-  async start(accountId: string, client: SessionClient = {}): Promise<string> {
+  async start(
+    accountId: string,
+    client: SessionClient = {},
+    signIn: SessionSignIn = { method: 'password' },
+  ): Promise<string> {
     const token = this.newToken();
     const at = this.now();
     await this.sessions.create({
@@ -51,6 +62,8 @@ export class SessionService {
       lastSeenAt: at,
       userAgent: client.userAgent ?? null,
       ip: client.ip ?? null,
+      signInMethod: signIn.method,
+      ssoProvider: signIn.ssoProvider ?? null,
     });
     // Opportunistic clean-up: logins are rare enough to carry it, and the index makes it cheap.
     await this.sessions.deleteExpired(at - SESSION_IDLE_MS, at - SESSION_MAX_AGE_MS);
@@ -76,6 +89,14 @@ export class SessionService {
     }
     if (at - found.session.lastSeenAt >= TOUCH_INTERVAL_MS) await this.sessions.touch(idHash, at);
     return found;
+  }
+
+  /**
+   * The person proved a second factor inside this session (set one up with a code or a passkey): a password-only
+   * session now counts as a two-step one. Other methods are already as strong and are left as they are.
+   */
+  async provedSecondFactor(token: string, current: SignInMethod): Promise<void> {
+    if (current === 'password') await this.sessions.setSignInMethod(hashToken(token), 'second_factor');
   }
 
   async end(token: string): Promise<void> {

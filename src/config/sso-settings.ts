@@ -1,10 +1,33 @@
 import { z } from 'zod';
+import { ORGANISATION_ROLES } from '../storage/organisation-types.js';
 
 const domain = z
   .string()
   .trim()
   .toLowerCase()
   .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'must be a domain name such as example.com');
+
+/**
+ * Where the people a provider signs in become members, and with which role. The email's domain picks an
+ * organisation from `domains`; `organisation` takes everyone no domain rule names. The role comes from
+ * `roleClaim` through `roles` (claim value → role), `defaultRole` when no value maps.
+ */
+const provisioningSchema = z
+  .object({
+    organisation: z.string().min(1).max(100).optional(),
+    domains: z
+      .record(z.string().regex(/^[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/, 'must be a domain name'), z.string().min(1).max(100))
+      .default({}),
+    roleClaim: z.string().min(1).optional(),
+    roles: z.record(z.string().min(1), z.enum(ORGANISATION_ROLES)).default({}),
+    defaultRole: z.enum(ORGANISATION_ROLES).default('developer'),
+  })
+  .strict()
+  .refine((value) => value.organisation !== undefined || Object.keys(value.domains).length > 0, {
+    message: 'name an organisation, or domains with their organisations',
+  });
+
+export type SsoProvisioningSettings = z.output<typeof provisioningSchema>;
 
 /** One OpenID Connect provider the dashboard offers as "Sign in with <name>". */
 export const ssoProviderSchema = z
@@ -32,6 +55,8 @@ export const ssoProviderSchema = z
     roleClaim: z.string().min(1).optional(),
     /** …when it holds one of these values. Without `roleClaim`, everyone provisioned is a `user`. */
     adminValues: z.array(z.string().min(1)).default(['admin']),
+    /** Optional: people signing in are added to organisations, with a role from a claim. */
+    provisioning: provisioningSchema.optional(),
   })
   .strict();
 

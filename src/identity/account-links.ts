@@ -15,7 +15,11 @@ export type LinkProblem = 'invalid' | 'used' | 'expired';
 
 /** A link that cannot be used, and why, in words for the person who followed it. */
 export class LinkRefusedError extends IdentityError {
-  constructor(readonly problem: LinkProblem) {
+  constructor(
+    readonly problem: LinkProblem,
+    /** The account the link was made for, when the link was found (used or expired): for the audit log. */
+    readonly accountId: string | null = null,
+  ) {
     super(
       400,
       problem === 'invalid' ? 'invalid_link' : problem === 'used' ? 'link_used' : 'link_expired',
@@ -65,8 +69,8 @@ export class AccountLinks {
     const record = await this.repository.findToken(idHash);
     if (record === null || !sameHash(record.idHash, idHash) || record.purpose !== purpose)
       throw new LinkRefusedError('invalid');
-    if (record.usedAt !== null) throw new LinkRefusedError('used');
-    if (record.expiresAt <= this.now()) throw new LinkRefusedError('expired');
+    if (record.usedAt !== null) throw new LinkRefusedError('used', record.accountId);
+    if (record.expiresAt <= this.now()) throw new LinkRefusedError('expired', record.accountId);
     return record;
   }
 
@@ -74,7 +78,7 @@ export class AccountLinks {
   async consume(record: AccountTokenRecord): Promise<void> {
     const at = this.now();
     if (!(await this.repository.consumeToken(record.idHash, at)))
-      throw new LinkRefusedError(record.expiresAt <= at ? 'expired' : 'used');
+      throw new LinkRefusedError(record.expiresAt <= at ? 'expired' : 'used', record.accountId);
   }
 }
 

@@ -14,6 +14,7 @@ import { hashLinkToken, LinkRefusedError } from './account-links.js';
 import { EMAIL_PATTERN } from './email-identity.js';
 import { IdentityError } from './identity-error.js';
 import { invitationMail } from './mail-messages.js';
+import type { InvitationThrottle } from './mail-throttle.js';
 import type { Mailer } from './mailer.js';
 
 /** How long an invitation link works. */
@@ -55,6 +56,8 @@ export class OrganisationInvitations {
       mailer: Mailer | undefined;
       publicBaseUrl: string | undefined;
       now: () => number;
+      /** Limits invitation mails per inviter and per organisation (nothing is limited without it). */
+      throttle?: InvitationThrottle;
     },
   ) {}
 
@@ -74,6 +77,8 @@ export class OrganisationInvitations {
     const members = await this.options.organisations.members(organisation.id);
     if (members.some((member) => normalizeEmail(member.email) === normalizeEmail(email)))
       throw new OrganisationError(409, 'already_member', `${email} is already a member of this organisation.`, 'email');
+    // Before anything is written: a refused invitation leaves no link behind.
+    if (this.options.mailer !== undefined) await this.options.throttle?.admit(invitedBy.id, organisation.id);
     const token = randomBytes(32).toString('base64url');
     const at = this.options.now();
     const invitation = await this.options.invitations.create({

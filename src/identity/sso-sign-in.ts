@@ -13,6 +13,10 @@ export class SsoRefusedError extends Error {
   constructor(
     readonly reason: string,
     message: string,
+    /** The account concerned, when the refusal came after the person was known (disabled, domain). */
+    readonly accountId: string | null = null,
+    /** For `token_rejected`: which check of the ID token failed (`nonce`, `audience`, `issuer`, `signature`). */
+    readonly check?: string,
   ) {
     super(message);
     this.name = 'SsoRefusedError';
@@ -31,13 +35,21 @@ export interface SsoResult {
   /** A path inside the gateway (checked when the flow started). */
   returnTo: string;
   provisioned: boolean;
+  /** The provider's id (the session records it: an organisation may require it). */
+  provider: string;
+  /** The organisation the provider made the person a member of, for the session to work in; null: none. */
+  organisationId: string | null;
 }
 
 /**
- * Called after every SSO sign-in with the verified ID-token claims. Organisations and group membership will hang
- * here; today the role mapping is the only use.
+ * Called after every SSO sign-in with the verified ID-token claims; returns the organisation the session should
+ * work in (the one it provisioned into), or null.
  */
-export type SsoSignInHook = (account: AccountRecord, claims: Readonly<Record<string, unknown>>) => Promise<void>;
+export type SsoSignInHook = (
+  account: AccountRecord,
+  claims: Readonly<Record<string, unknown>>,
+  provider: SsoProviderSettings,
+) => Promise<string | null>;
 
 interface FlowPayload {
   provider: string;
@@ -70,6 +82,11 @@ export class SsoSignIn {
 
   list(): Array<{ id: string; name: string }> {
     return this.providers.map((provider) => ({ id: provider.id, name: provider.name }));
+  }
+
+  /** The provider's settings (its provisioning included); undefined for an unknown id. */
+  settings(id: string): SsoProviderSettings | undefined {
+    return this.providers.find((candidate) => candidate.id === id);
   }
 
   /** The provider that password sign-in must give way to for this email, if any. */
@@ -141,6 +158,8 @@ export class SsoSignIn {
       throw new SsoRefusedError(
         'token_rejected',
         `The answer from ${provider.name} could not be verified (${describe(error)}). Nothing was changed.`,
+        null,
+        failedCheck(error),
       );
     }
     return this.signIn(provider, claims, flow.returnTo);
@@ -197,14 +216,15 @@ export class SsoSignIn {
       throw new SsoRefusedError(
         'account_disabled',
         'This account is disabled. Ask the operator of this gateway to enable it again.',
+        account.id,
       );
     }
     if (role !== undefined && role !== account.role) {
       await this.deps.store.setRole(account.id, role);
       account = { ...account, role };
     }
-    await this.deps.afterSignIn?.(account, claims);
-    return { account, returnTo, provisioned };
+    const organisationId = (await this.deps.afterSignIn?.(account, claims, provider)) ?? null;
+    return { account, returnTo, provisioned, provider: provider.id, organisationId };
   }
 
   /** The role the provider's claim maps to, or undefined when the provider maps none. */
@@ -270,6 +290,16 @@ function describe(error: unknown): string {
     current = cause;
   }
   return `${claim === undefined ? '' : `the ID token's "${claim}" claim: `}${message}`.slice(0, 200);
+}
+
+/** Which check of the ID token failed, from openid-client's error chain: for the audit log's reason. */
+function failedCheck(error: unknown): string {
+  const text = describe(error).toLowerCase();
+  if (text.includes('"nonce"')) return 'nonce';
+  if (text.includes('"aud"')) return 'audience';
+  if (text.includes('"iss"')) return 'issuer';
+  if (text.includes('signature')) return 'signature';
+  return 'other';
 }
 
 /**

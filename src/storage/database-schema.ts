@@ -155,6 +155,10 @@ export interface SessionsTable {
   ip: ColumnType<string | null, string | null | undefined, string | null>;
   /** The organisation the session works in (0015-organisations); null: the person's first. */
   organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How the session started (0023): `password`, `second_factor`, `passkey`, `sso`; null: before, a password. */
+  sign_in_method: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The SSO provider of an `sso` session. */
+  sso_provider: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Who pays (0015-organisations); the wallet, the free allowance and the tier live on its row (0016). */
@@ -179,6 +183,10 @@ export interface OrganisationsTable {
   bought_tier_renews: ColumnType<number, number | undefined, number>;
   /** 1: requests with the organisation's keys are refused (the operator's switch). */
   disabled: ColumnType<number, number | undefined, number>;
+  /** 1: members need a second factor, used by their session (0023). */
+  require_second_factor: ColumnType<number, number | undefined, number>;
+  /** Null, or the SSO provider ids (comma-separated) whose sessions alone reach the organisation (0023). */
+  required_sso_providers: ColumnType<string | null, string | null | undefined, string | null>;
   /** Money columns are written as decimal strings and read through `money()`: never a JS number. */
   balance_nano: MoneyColumn;
   reserved_nano: MoneyColumn;
@@ -193,6 +201,8 @@ export interface OrganisationMembersTable {
   account_id: string;
   role: string;
   created_at: number;
+  /** The SSO provider that added the member and keeps its role in step (0023); null: joined otherwise. */
+  provisioned_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The audit log (0018-audit-log): append-only, one row per audited change. */

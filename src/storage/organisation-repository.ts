@@ -3,10 +3,13 @@ import type { Database, OrganisationsTable } from './database-schema.js';
 import {
   isOrganisationRole,
   type Membership,
+  NO_SIGN_IN_POLICY,
   type OrganisationRecord,
+  type OrganisationSignInPolicy,
   type OrganisationRepository,
   type OrganisationRole,
 } from './organisation-types.js';
+import type { IdentityFactorTables } from './identity-factor-types.js';
 import { createMemberWrites } from './organisation-member-writes.js';
 import { writeTransaction } from './transactions.js';
 import type { Storage } from './types.js';
@@ -32,6 +35,15 @@ export function createOrganisationRepository(
       return result.numUpdatedRows > 0n;
     },
     ...createMemberWrites(db, dialect),
+
+    async setSignInPolicy(id, policy) {
+      const result = await db
+        .updateTable('organisations')
+        .set(signInPolicyColumns(policy))
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
 
     async findById(id) {
       const row = await db
@@ -64,7 +76,7 @@ export function createOrganisationRepository(
           })
           .execute();
       });
-      return organisation;
+      return { ...organisation, signInPolicy: NO_SIGN_IN_POLICY };
     },
 
     async membershipsOf(accountId) {
@@ -85,19 +97,59 @@ export function createOrganisationRepository(
     },
 
     async members(organisationId) {
-      const rows = await db
+      const withFactors = db.withTables<IdentityFactorTables>();
+      const rows = await withFactors
         .selectFrom('organisation_members')
         .innerJoin('accounts', 'accounts.id', 'organisation_members.account_id')
-        .select(['accounts.id', 'accounts.email', 'organisation_members.role', 'organisation_members.created_at'])
+        .select([
+          'accounts.id',
+          'accounts.email',
+          'organisation_members.role',
+          'organisation_members.created_at',
+          'organisation_members.provisioned_by',
+        ])
+        // How each can sign in, for the members list: a confirmed authenticator, passkeys, SSO links.
+        .select((eb) => [
+          eb
+            .selectFrom('totp_factors')
+            .select((inner) => inner.fn.countAll<number | string>().as('count'))
+            .whereRef('totp_factors.account_id', '=', 'accounts.id')
+            .where('totp_factors.confirmed_at', 'is not', null)
+            .as('totp_count'),
+          eb
+            .selectFrom('passkeys')
+            .select((inner) => inner.fn.countAll<number | string>().as('count'))
+            .whereRef('passkeys.account_id', '=', 'accounts.id')
+            .as('passkey_count'),
+        ])
         .where('organisation_members.organisation_id', '=', organisationId)
         .orderBy('organisation_members.created_at')
         .orderBy('accounts.id')
         .execute();
+      const links =
+        rows.length === 0
+          ? []
+          : await withFactors
+              .selectFrom('sso_identities')
+              .select(['account_id', 'provider'])
+              .where(
+                'account_id',
+                'in',
+                rows.map((row) => row.id),
+              )
+              .orderBy('provider')
+              .execute();
       return rows.map((row) => ({
         accountId: row.id,
         email: row.email,
         role: parseOrganisationRole(row.role),
         joinedAt: row.created_at,
+        provisionedBy: row.provisioned_by,
+        signIn: {
+          totp: Number(row.totp_count ?? 0) > 0,
+          passkeys: Number(row.passkey_count ?? 0),
+          ssoProviders: [...new Set(links.filter((link) => link.account_id === row.id).map((link) => link.provider))],
+        },
       }));
     },
 
@@ -111,7 +163,15 @@ export function createOrganisationRepository(
   };
 }
 
-export const ORGANISATION_COLUMNS = ['id', 'name', 'billing_name', 'billing_address', 'created_at'] as const;
+export const ORGANISATION_COLUMNS = [
+  'id',
+  'name',
+  'billing_name',
+  'billing_address',
+  'created_at',
+  'require_second_factor',
+  'required_sso_providers',
+] as const;
 
 export function toOrganisationRecord(
   row: Pick<Selectable<OrganisationsTable>, (typeof ORGANISATION_COLUMNS)[number]>,
@@ -122,6 +182,22 @@ export function toOrganisationRecord(
     billingName: row.billing_name,
     billingAddress: row.billing_address,
     createdAt: row.created_at,
+    signInPolicy: toSignInPolicy(row.require_second_factor, row.required_sso_providers),
+  };
+}
+
+/** The policy columns as stored: a flag, and the provider ids comma-separated (ids never hold a comma). */
+export function toSignInPolicy(requireSecondFactor: number | null, providers: string | null): OrganisationSignInPolicy {
+  return {
+    requireSecondFactor: Number(requireSecondFactor ?? 0) === 1,
+    requiredSsoProviders: providers === null || providers === '' ? [] : providers.split(','),
+  };
+}
+
+function signInPolicyColumns(policy: OrganisationSignInPolicy) {
+  return {
+    require_second_factor: policy.requireSecondFactor ? 1 : 0,
+    required_sso_providers: policy.requiredSsoProviders.length === 0 ? null : policy.requiredSsoProviders.join(','),
   };
 }
 

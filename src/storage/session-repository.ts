@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-repository.js';
 import type { Database } from './database-schema.js';
-import { parseOrganisationRole } from './organisation-repository.js';
-import type { LoginFailureRepository, SessionRepository, SessionWithAccount } from './session-types.js';
+import { parseOrganisationRole, toSignInPolicy } from './organisation-repository.js';
+import {
+  SIGN_IN_METHODS,
+  type LoginFailureRepository,
+  type SessionRepository,
+  type SessionWithAccount,
+  type SignInMethod,
+} from './session-types.js';
 
 export function createSessionRepository(db: Kysely<Database>): SessionRepository {
   return {
@@ -18,6 +24,8 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
           user_agent: session.userAgent ?? null,
           ip: session.ip ?? null,
           organisation_id: session.organisationId ?? null,
+          sign_in_method: session.signInMethod ?? null,
+          sso_provider: session.ssoProvider ?? null,
         })
         .execute();
     },
@@ -39,6 +47,10 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
           'sessions.created_at as session_created_at',
           'sessions.last_seen_at',
           'sessions.organisation_id as session_organisation_id',
+          'sessions.sign_in_method',
+          'sessions.sso_provider',
+          'organisations.require_second_factor',
+          'organisations.required_sso_providers',
           'organisation_members.role as member_role',
           'organisation_members.created_at as joined_at',
           'organisations.id as organisation_id',
@@ -68,6 +80,7 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
                 billingName: row.billing_name,
                 billingAddress: row.billing_address,
                 createdAt: row.organisation_created_at,
+                signInPolicy: toSignInPolicy(row.require_second_factor, row.required_sso_providers),
               },
               role: parseOrganisationRole(row.member_role),
               joinedAt: row.joined_at,
@@ -79,10 +92,16 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
           createdAt: row.session_created_at,
           lastSeenAt: row.last_seen_at,
           organisationId: row.session_organisation_id,
+          signInMethod: parseSignInMethod(row.sign_in_method),
+          ssoProvider: row.sso_provider,
         },
         account: toAccountRecord(row),
         membership,
       };
+    },
+
+    async setSignInMethod(idHash, method) {
+      await db.updateTable('sessions').set({ sign_in_method: method }).where('id_hash', '=', idHash).execute();
     },
 
     async touch(idHash, at) {
@@ -147,4 +166,9 @@ export function createLoginFailureRepository(db: Kysely<Database>): LoginFailure
       return Number(result.numDeletedRows);
     },
   };
+}
+
+/** Sessions from before 0023 recorded no method: they count as a password alone. */
+function parseSignInMethod(value: string | null): SignInMethod {
+  return (SIGN_IN_METHODS as readonly (string | null)[]).includes(value) ? (value as SignInMethod) : 'password';
 }

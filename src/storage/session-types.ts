@@ -16,7 +16,17 @@ export interface SessionRecord {
   ip?: string | null;
   /** The organisation the session works in (absent or null: the person's first). */
   organisationId?: string | null;
+  /** How the session started (absent: a password alone); `ssoProvider` names the provider of an `sso` one. */
+  signInMethod?: SignInMethod;
+  ssoProvider?: string | null;
 }
+
+/**
+ * How a session started: a password alone, a password and a second factor (authenticator code, recovery code or
+ * passkey), a passkey alone (which verifies the person, so stands for both), or single sign-on.
+ */
+export const SIGN_IN_METHODS = ['password', 'second_factor', 'passkey', 'sso'] as const;
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
 export interface SessionWithAccount {
   session: SessionRecord;
@@ -34,6 +44,8 @@ export interface SessionRepository {
   /** The session, its account and its organisation in one round trip; null when there is no such session. */
   findWithAccount(idHash: string): Promise<SessionWithAccount | null>;
   touch(idHash: string, at: number): Promise<void>;
+  /** Records that the session proved a second factor after it started (the person enrolled one in it). */
+  setSignInMethod(idHash: string, method: SignInMethod): Promise<void>;
   delete(idHash: string): Promise<void>;
   /** Ends every session of the account except `keepIdHash` (when given); returns how many ended. */
   deleteByAccount(accountId: string, keepIdHash?: string): Promise<number>;

@@ -21,6 +21,10 @@ export const AUDIT_ACTIONS = [
   'member.role',
   'member.remove',
   'member.leave',
+  'member.provision',
+  'organisation.sign_in_policy',
+  'sign_in.success',
+  'sign_in.failure',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -9,6 +9,9 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
 import { pendingSecondFactor, refuseWhenSsoRequired } from './sign-in-method-routes.js';
 import { presentAccount, presentMembership } from './presenters.js';
+import { recordSignIn } from './sign-in-recording.js';
+import type { SessionSignIn } from '../../accounts/session-service.js';
+import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 
 // Lengths here only bound the input; the password rules themselves are the account service's.
 // A password may hold any character (only its hash is stored); an email with a control character is never valid.
@@ -59,11 +62,33 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
   api.post('/auth/login', { config: { access: 'public' } }, async (request, reply) => {
     const { email, password } = parseInput(credentials, request.body);
     refuseWhenSsoRequired(deps, email);
-    const attempt = await deps.loginThrottle.begin(email, request.ip);
+    // A failure is recorded in the organisations of the account the email names, when there is one.
+    const failed = async (reason: string) => {
+      const known = await deps.accountRepository.findByEmail(email);
+      if (known !== null)
+        await recordSignIn(deps, request, {
+          outcome: 'failure',
+          method: 'password',
+          accountId: known.id,
+          email: known.email,
+          reason,
+        });
+    };
+    let attempt: Awaited<ReturnType<typeof deps.loginThrottle.begin>>;
+    try {
+      attempt = await deps.loginThrottle.begin(email, request.ip);
+    } catch (error) {
+      if (error instanceof TooManyLoginAttemptsError) await failed('throttled');
+      throw error;
+    }
     const account = await deps.accounts.verifyCredentials(email, password);
-    if (account === null) throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
+    if (account === null) {
+      await failed('invalid_credentials');
+      throw new DashboardError(401, 'invalid_credentials', 'The email or password is not correct.');
+    }
     // Only someone who knows the password learns the account is disabled: told so, not that the password is wrong.
     if (account.disabled) {
+      await failed('account_disabled');
       await attempt.succeeded();
       throw new DashboardError(
         403,
@@ -76,7 +101,14 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     const pending = await pendingSecondFactor(deps, account);
     if (pending !== null) return pending;
     await attempt.succeeded();
-    return { account: presentAccount(account), csrfToken: await startSession(request, reply, account.id) };
+    const csrfToken = await startSession(request, reply, account.id);
+    await recordSignIn(deps, request, {
+      outcome: 'success',
+      method: 'password',
+      accountId: account.id,
+      email: account.email,
+    });
+    return { account: presentAccount(account), csrfToken };
   });
 
   api.post('/auth/logout', { config: { access: 'public' } }, async (request, reply) => {
@@ -89,16 +121,27 @@ export function registerAuthRoutes(api: FastifyInstance, deps: DashboardDependen
     const account = currentAccount(request);
     const { currentPassword, newPassword } = parseInput(passwordChange, request.body);
     await deps.accounts.changePassword(account, currentPassword, newPassword);
+    // The new session keeps how this one signed in: changing the password proves no less than before.
+    const current = request.dashboard!.session!.session;
+    const signIn: SessionSignIn = {
+      method: current.signInMethod ?? 'password',
+      ...(current.ssoProvider == null ? {} : { ssoProvider: current.ssoProvider }),
+    };
     // Every session of the account ends, this one included; the user carries on in a new one (new id, new cookie).
     await deps.sessions.endAll(account.id);
-    return { csrfToken: await startSession(request, reply, account.id) };
+    return { csrfToken: await startSession(request, reply, account.id, signIn) };
   });
 
   /** Ends the request's old session (if any) and starts a new one under a new token: the id rotates on login. */
-  async function startSession(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<string> {
+  async function startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    accountId: string,
+    signIn: SessionSignIn = { method: 'password' },
+  ): Promise<string> {
     const old = request.dashboard!.token;
     if (old !== undefined) await deps.sessions.end(old);
-    const token = await deps.sessions.start(accountId, sessionClient(request));
+    const token = await deps.sessions.start(accountId, sessionClient(request), signIn);
     return setSessionCookie(request, reply, token, true, cookieSettings);
   }
 }

@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import { AuditLog } from '../../accounts/audit/audit-log.js';
+import { SignInAudit } from '../../accounts/audit/sign-in-audit.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { OrganisationMembers } from '../../accounts/organisation-members.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
@@ -15,6 +16,8 @@ import { AccountDeletion } from '../../identity/account-deletion.js';
 import { AccountSessions } from '../../identity/account-sessions.js';
 import { EmailIdentity } from '../../identity/email-identity.js';
 import { OrganisationInvitations } from '../../identity/organisation-invitations.js';
+import { SsoProvisioning } from '../../identity/sso-provisioning.js';
+import { DEFAULT_INVITATION_THROTTLE, InvitationThrottle } from '../../identity/mail-throttle.js';
 import type { Mailer } from '../../identity/mailer.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { CredentialStatus } from '../../providers/credential-pool.js';
@@ -49,15 +52,21 @@ export function createDashboardDependencies(input: {
   audit?: AuditLog;
   /** The catalog's prices, for the operator's reconcile. */
   pricesOf?: (modelId: string) => ModelPrices | undefined;
+  /** Warnings about the configuration found while serving (an SSO provider provisioning into no organisation). */
+  log?: (message: string, details: Record<string, unknown>) => void;
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
   const sessions = new SessionService(storage.sessions, now);
+  const audit = input.audit ?? new AuditLog(storage.audit, storage.organisations, now);
+  const provisioning = new SsoProvisioning(storage.organisations, audit, now, input.log);
   const signInMethods = new IdentityServices(storage.identityFactors, {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     ssoProviders: config.ssoProviders,
     now,
+    afterSsoSignIn: async (account, claims, provider) =>
+      (await provisioning.provision(provider, account, claims))[0]?.organisationId ?? null,
   });
   const accountDeletion = new AccountDeletion(storage.identity, now);
   accountDeletion.checks.push(async (account) => {
@@ -69,13 +78,14 @@ export function createDashboardDependencies(input: {
   });
   // Deleting an account removes its TOTP factor, recovery codes, passkeys, pending sign-in steps and SSO links.
   accountDeletion.signInMethodRemovers.push((accountId) => signInMethods.removeAll(accountId));
-  const members = new OrganisationMembers(storage.organisations, input.keys);
+  const members = new OrganisationMembers(storage.organisations, now);
   accountDeletion.membershipRemovers.push((accountId) => members.leaveAll(accountId));
   return {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
-    audit: input.audit ?? new AuditLog(storage.audit, storage.organisations, now),
+    audit,
+    signInAudit: new SignInAudit(audit, storage.organisations),
     receipts: storage.receipts,
     members,
     invitations: new OrganisationInvitations({
@@ -85,6 +95,7 @@ export function createDashboardDependencies(input: {
       mailer: input.mailer,
       publicBaseUrl: config.publicBaseUrl,
       now,
+      throttle: new InvitationThrottle(storage.loginFailures, DEFAULT_INVITATION_THROTTLE, now),
     }),
     keys: input.keys,
     sessions,

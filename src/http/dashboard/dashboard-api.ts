@@ -13,6 +13,7 @@ import { registerSignInMethodRoutes } from './sign-in-method-routes.js';
 import { registerInvitationRoutes } from './invitation-routes.js';
 import { registerKeysRoutes } from './keys-routes.js';
 import { registerMemberRoutes } from './member-routes.js';
+import { registerSignInPolicyRoutes } from './sign-in-policy-routes.js';
 import { registerModelsRoutes } from './models-routes.js';
 import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
@@ -42,7 +43,13 @@ export async function dashboardApi(
   api.setNotFoundHandler((request, reply) =>
     sendDashboardError(request, reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`)),
   );
-  api.addHook('onRequest', createDashboardSessionHook(deps.sessions));
+  api.addHook(
+    'onRequest',
+    createDashboardSessionHook(deps.sessions, {
+      hasSecondFactor: async (accountId) => (await deps.signInMethods.secondFactors(accountId)).length > 0,
+      providerName: (id) => deps.signInMethods.sso.list().find((provider) => provider.id === id)?.name ?? id,
+    }),
+  );
   // Account data must not linger in shared or browser caches.
   api.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -54,6 +61,7 @@ export async function dashboardApi(
   registerOperatorIdentityRoutes(api, deps);
   registerOrganisationRoutes(api, deps);
   registerMemberRoutes(api, deps);
+  registerSignInPolicyRoutes(api, deps);
   registerInvitationRoutes(api, deps);
   registerOverviewRoutes(api, deps);
   registerStandingRoutes(api, deps);

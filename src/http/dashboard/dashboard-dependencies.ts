@@ -1,5 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
 import type { AuditLog } from '../../accounts/audit/audit-log.js';
+import type { SignInAudit } from '../../accounts/audit/sign-in-audit.js';
 import type { ReceiptRepository } from '../../storage/audit-types.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { OrganisationMembers } from '../../accounts/organisation-members.js';
@@ -49,6 +50,8 @@ export interface DashboardDependencies {
   organisations: OrganisationService;
   /** The audit log: recorded by every route that changes keys, tiers, settings or money; read by `/api/audit`. */
   audit: AuditLog;
+  /** Sign-in attempts, successes and failures, in the audit log of the person's organisations. */
+  signInAudit: SignInAudit;
   /** Ledger entries as receipts print them. */
   receipts: ReceiptRepository;
   /** Members of an organisation: roles, removal, leaving. */

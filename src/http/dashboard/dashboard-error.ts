@@ -39,6 +39,8 @@ export const membershipEnded = () =>
     'membership_ended',
     'You are no longer a member of the organisation this session worked in: choose another organisation.',
   );
+export const ownerOnlySetting = () =>
+  new DashboardError(403, 'owner_only', 'Only an owner of this organisation may change how its members sign in.');
 export const roleForbids = (role: string, permission: string) =>
   new DashboardError(
     403,

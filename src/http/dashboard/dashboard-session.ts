@@ -1,11 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { roleAllows, type Permission } from '../../accounts/organisation-roles.js';
+import { signInPolicyRefusal } from '../../accounts/sign-in-policy.js';
 import { SESSION_MAX_AGE_MS, SessionService, type SessionClient } from '../../accounts/session-service.js';
 import type { Membership } from '../../storage/organisation-types.js';
 import type { AccountRecord } from '../../storage/types.js';
 import type { SessionWithAccount } from '../../storage/session-types.js';
 import {
   csrfFailed,
+  DashboardError,
   forbidden,
   membershipEnded,
   noOrganisation,
@@ -42,11 +44,19 @@ declare module 'fastify' {
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** What the hook asks beyond the session row when an organisation requires a second factor. */
+export interface SignInPolicyInputs {
+  hasSecondFactor(accountId: string): Promise<boolean>;
+  /** The SSO provider's display name, for the refusal's message. */
+  providerName?(id: string): string;
+}
+
 /**
  * onRequest hook of the dashboard API: CSRF first (a state-changing call without the token bound to its cookie
- * is refused before anything is parsed or read), then the session, then the route's access rule.
+ * is refused before anything is parsed or read), then the session, then the route's access rule, then the
+ * organisation's sign-in policy (for routes that act in it).
  */
-export function createDashboardSessionHook(sessions: SessionService) {
+export function createDashboardSessionHook(sessions: SessionService, policyInputs?: SignInPolicyInputs) {
   return async function loadDashboardSession(request: FastifyRequest): Promise<void> {
     // No route, nothing to protect: the not-found handler answers 404 whoever asks.
     if (request.is404) return;
@@ -70,6 +80,18 @@ export function createDashboardSessionHook(sessions: SessionService) {
       // must not quietly show another organisation's, so the person chooses again.
       const chosen = session.session.organisationId;
       if (chosen !== null && chosen !== session.membership.organisation.id) throw membershipEnded();
+      const policy = session.membership.organisation.signInPolicy;
+      if (policy.requireSecondFactor || policy.requiredSsoProviders.length > 0) {
+        // Read only when the organisation asks for it: most requests pay nothing for the policy.
+        const hasSecondFactor =
+          policy.requireSecondFactor && policyInputs !== undefined
+            ? await policyInputs.hasSecondFactor(session.account.id)
+            : false;
+        const refusal = signInPolicyRefusal(policy, session.session, hasSecondFactor, (id) =>
+          policyInputs?.providerName === undefined ? id : policyInputs.providerName(id),
+        );
+        if (refusal !== null) throw new DashboardError(403, refusal.code, refusal.message);
+      }
       if (!roleAllows(session.membership.role, config.permission))
         throw roleForbids(session.membership.role, config.permission);
     }

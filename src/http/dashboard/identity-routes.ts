@@ -8,6 +8,9 @@ import { DashboardError } from './dashboard-error.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
 import { presentAccount } from './presenters.js';
 import { pendingSecondFactor } from './sign-in-method-routes.js';
+import { LinkRefusedError } from '../../identity/account-links.js';
+import type { SignInAttemptMethod } from '../../accounts/audit/sign-in-audit.js';
+import { recordSignIn } from './sign-in-recording.js';
 
 const email = withoutControlCharacters(z.string().max(254));
 const token = z.string().max(200);
@@ -33,6 +36,26 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
   const identity = deps.emailIdentity;
   const cookieSettings = { publicBaseUrl: deps.publicBaseUrl };
 
+  /** A link refused after its account was found (used, expired) goes to the audit log of that person. */
+  async function refusedLinksRecorded<T>(
+    request: FastifyRequest,
+    method: SignInAttemptMethod,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof LinkRefusedError && error.accountId !== null)
+        await recordSignIn(deps, request, {
+          outcome: 'failure',
+          method,
+          accountId: error.accountId,
+          reason: `link_${error.problem}`,
+        });
+      throw error;
+    }
+  }
+
   api.get('/account/identity', async (request) => identity.state(currentAccount(request)));
 
   api.post('/auth/forgot-password', PUBLIC, async (request) => {
@@ -44,14 +67,18 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
   api.post('/auth/reset-password', PUBLIC, async (request, reply) => {
     const body = parseInput(resetBody, request.body);
     const old = request.dashboard!.token;
-    const { account, sessionToken } = await identity.resetPassword(
-      body.token,
-      body.newPassword,
-      sessionClient(request),
+    const { account, sessionToken } = await refusedLinksRecorded(request, 'reset_link', () =>
+      identity.resetPassword(body.token, body.newPassword, sessionClient(request)),
     );
     if (old !== undefined) await deps.sessions.end(old);
     // A second factor set up: the second step follows, as after a password sign-in (no session yet).
     if (sessionToken === null) return pendingSecondFactor(deps, account);
+    await recordSignIn(deps, request, {
+      outcome: 'success',
+      method: 'reset_link',
+      accountId: account.id,
+      email: account.email,
+    });
     return {
       account: presentAccount(account),
       csrfToken: setSessionCookie(request, reply, sessionToken, true, cookieSettings),
@@ -60,7 +87,7 @@ export function registerIdentityRoutes(api: FastifyInstance, deps: DashboardDepe
 
   api.post('/auth/verify-email', PUBLIC, async (request) => {
     const { token: value } = parseInput(verifyBody, request.body);
-    const account = await identity.verifyEmail(value);
+    const account = await refusedLinksRecorded(request, 'verification_link', () => identity.verifyEmail(value));
     return { email: account.email, emailVerified: true };
   });
 

@@ -55,15 +55,16 @@ export function registerMemberRoutes(api: FastifyInstance, deps: DashboardDepend
       const before = (await deps.members.list(organisationId)).find(
         (entry) => entry.accountId === request.params.accountId,
       );
-      await deps.members.remove(membership, request.params.accountId);
+      const revokedKeyIds = await deps.members.remove(membership, request.params.accountId);
       await deps.audit.record({
         organisationId,
         ...byPerson(request),
         action: 'member.remove',
         target: { type: 'member', id: request.params.accountId },
         before: before === undefined ? null : { email: before.email, role: before.role },
+        after: { revokedKeyIds },
       });
-      return { removed: request.params.accountId };
+      return { removed: request.params.accountId, revokedKeyIds };
     },
   );
 
@@ -90,5 +91,13 @@ function presentMember(member: OrganisationMember, you: string) {
     role: member.role,
     joinedAt: member.joinedAt,
     you: member.accountId === you,
+    provisionedBy: member.provisionedBy,
+    // How the person can sign in: whether an organisation requiring a second factor would let them in.
+    signIn: {
+      totp: member.signIn.totp,
+      passkeys: member.signIn.passkeys,
+      ssoProviders: member.signIn.ssoProviders,
+      secondFactor: member.signIn.totp || member.signIn.passkeys > 0,
+    },
   };
 }

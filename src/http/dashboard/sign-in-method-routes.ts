@@ -5,6 +5,8 @@ import { relyingPartyOf } from '../../identity/passkeys.js';
 import { isInternalPath, SsoRefusedError } from '../../identity/sso-sign-in.js';
 import { refusal } from '../../identity/totp-factor.js';
 import type { AccountRecord } from '../../storage/types.js';
+import { hashToken } from '../../accounts/session-service.js';
+import { TooManyLoginAttemptsError } from '../../accounts/login-throttle.js';
 import { withoutControlCharacters } from '../text-fields.js';
 import { parseInput } from './body-parsing.js';
 import { DashboardError, notFound } from './dashboard-error.js';
@@ -12,6 +14,10 @@ import type { DashboardDependencies } from './dashboard-dependencies.js';
 import { currentAccount, sessionClient, setSessionCookie } from './dashboard-session.js';
 import { publicBaseUrl } from './overview-routes.js';
 import { presentAccount } from './presenters.js';
+import { recordSignIn } from './sign-in-recording.js';
+import type { SessionSignIn } from '../../accounts/session-service.js';
+import type { SignInAttemptMethod } from '../../accounts/audit/sign-in-audit.js';
+import { provisioningOrganisations } from '../../identity/sso-provisioning.js';
 
 /** The cookie binding an SSO round trip to the browser that started it (its value is the flow's `state`). */
 const SSO_STATE_COOKIE = 'tg_sso_state';
@@ -49,9 +55,24 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
   const identity = deps.signInMethods;
   const cookieSettings = { publicBaseUrl: deps.publicBaseUrl };
   const party = (request: FastifyRequest) => relyingPartyOf(publicBaseUrl(request, deps.publicBaseUrl));
+  const secondFactorsChanged = (request: FastifyRequest, proved: boolean) =>
+    secondFactorsChangedIn(deps, request, proved);
 
-  async function startSession(request: FastifyRequest, reply: FastifyReply, account: AccountRecord) {
+  async function startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    account: AccountRecord,
+    signIn: SessionSignIn & { organisationId?: string | null },
+  ) {
     if (account.disabled) {
+      await recordSignIn(deps, request, {
+        outcome: 'failure',
+        method: signIn.method,
+        accountId: account.id,
+        email: account.email,
+        reason: 'account_disabled',
+        ...(signIn.ssoProvider === undefined ? {} : { provider: signIn.ssoProvider }),
+      });
       throw new DashboardError(
         403,
         'account_disabled',
@@ -61,16 +82,34 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const old = request.dashboard!.token;
     if (old !== undefined) await deps.sessions.end(old);
     // With the device and address, as a password sign-in records them: the sessions list shows them.
-    const session = await deps.sessions.start(account.id, sessionClient(request));
+    const session = await deps.sessions.start(account.id, sessionClient(request), signIn);
+    if (signIn.organisationId != null)
+      await deps.organisations.switchTo(account.id, hashToken(session), signIn.organisationId);
+    await recordSignIn(deps, request, {
+      outcome: 'success',
+      method: signIn.method,
+      accountId: account.id,
+      email: account.email,
+      ...(signIn.ssoProvider === undefined ? {} : { provider: signIn.ssoProvider }),
+    });
     return {
       account: presentAccount(account),
       csrfToken: setSessionCookie(request, reply, session, true, cookieSettings),
     };
   }
 
-  function refused(request: FastifyRequest, reason: string, accountId: string | null, message: string): DashboardError {
-    // Refused attempts go to the log (an audit log comes later); never a code or token.
+  /** A refused step: logged, and in the audit log of the person's organisations when known; never a code or token. */
+  async function refused(
+    request: FastifyRequest,
+    reason: string,
+    accountId: string | null,
+    message: string,
+    method: SignInAttemptMethod,
+    auditReason: string = reason,
+  ): Promise<DashboardError> {
     request.log.warn({ event: 'sign_in_refused', reason, accountId }, message);
+    if (accountId !== null)
+      await recordSignIn(deps, request, { outcome: 'failure', method, accountId, reason: auditReason });
     return new DashboardError(401, reason, message);
   }
 
@@ -79,47 +118,66 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const body = parseInput(secondFactorBody, request.body);
     const challenge = await identity.challenges.find('second_factor', body.token);
     if (challenge === null || challenge.accountId === null) {
-      throw refused(
+      throw await refused(
         request,
         'second_factor_expired',
         null,
         'This sign-in expired. Enter your email and password again.',
+        'second_factor',
       );
     }
     const accountId = challenge.accountId;
     const account = await deps.accounts.findById(accountId);
     // Each code counts as a login attempt of the account from this address (429 past the limit); a right one
     // clears them, as a right password does.
-    const attempt = await deps.loginThrottle.begin(account.email, request.ip);
+    let attempt: Awaited<ReturnType<typeof deps.loginThrottle.begin>>;
+    try {
+      attempt = await deps.loginThrottle.begin(account.email, request.ip);
+    } catch (error) {
+      if (error instanceof TooManyLoginAttemptsError)
+        await recordSignIn(deps, request, {
+          outcome: 'failure',
+          method: 'second_factor',
+          accountId,
+          reason: 'throttled',
+        });
+      throw error;
+    }
     let accepted: boolean;
     let message: string;
+    let why: string;
     if (body.code !== undefined) {
       const check = await identity.totp.check(accountId, body.code);
       accepted = check === 'accepted';
       message = refusal(check);
+      why = check === 'replayed' ? 'replayed_code' : 'wrong_code';
     } else {
       accepted = await identity.totp.spendRecoveryCode(accountId, body.recoveryCode ?? '');
       message = 'The recovery code is not correct or was used already.';
+      why = 'wrong_recovery_code';
     }
     if (!accepted) {
       const more = await identity.challenges.fail(challenge);
-      throw refused(
+      throw await refused(
         request,
         'invalid_second_factor',
         accountId,
         more ? message : `${message} Too many tries: enter your email and password again.`,
+        'second_factor',
+        why,
       );
     }
     if (!(await identity.challenges.consume(challenge))) {
-      throw refused(
+      throw await refused(
         request,
         'second_factor_expired',
         accountId,
         'This sign-in expired. Enter your email and password again.',
+        'second_factor',
       );
     }
     await attempt.succeeded();
-    return startSession(request, reply, account);
+    return startSession(request, reply, account, { method: 'second_factor' });
   });
 
   // Passkey sign-in: alone (passwordless), or as the second step after a password (`token` given).
@@ -129,11 +187,12 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     if (body.token !== undefined) {
       const challenge = await identity.challenges.find('second_factor', body.token);
       if (challenge === null) {
-        throw refused(
+        throw await refused(
           request,
           'second_factor_expired',
           null,
           'This sign-in expired. Enter your email and password again.',
+          'passkey',
         );
       }
       accountId = challenge.accountId;
@@ -146,30 +205,38 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const body = parseInput(passkeySignInBody, request.body);
     const pending = body.token === undefined ? null : await identity.challenges.find('second_factor', body.token);
     if (body.token !== undefined && pending === null) {
-      throw refused(
+      throw await refused(
         request,
         'second_factor_expired',
         null,
         'This sign-in expired. Enter your email and password again.',
+        'second_factor',
       );
     }
     const result = await identity.passkeys.finishSignIn(body.passkeyToken, body.response);
     if (result === null || (pending !== null && pending.accountId !== result.accountId)) {
       if (pending !== null) await identity.challenges.fail(pending);
-      throw refused(request, 'passkey_refused', pending?.accountId ?? null, 'The passkey was not accepted. Try again.');
+      throw await refused(
+        request,
+        'passkey_refused',
+        pending?.accountId ?? null,
+        'The passkey was not accepted. Try again.',
+        'passkey',
+      );
     }
     if (pending !== null && !(await identity.challenges.consume(pending))) {
-      throw refused(
+      throw await refused(
         request,
         'second_factor_expired',
         result.accountId,
         'This sign-in expired. Enter your email and password again.',
+        'passkey',
       );
     }
     const account = await deps.accounts.findById(result.accountId);
     // The password step left its attempt counted until the second step succeeds: cleared now.
     if (pending !== null) await (await deps.loginThrottle.begin(account.email, request.ip)).succeeded();
-    return startSession(request, reply, account);
+    return startSession(request, reply, account, { method: pending === null ? 'passkey' : 'second_factor' });
   });
 
   // Security settings of the signed-in account.
@@ -199,7 +266,9 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
   api.post('/security/totp/confirm', async (request) => {
     const account = currentAccount(request);
     const { code: entered } = parseInput(confirmBody, request.body);
-    return { recoveryCodes: await identity.totp.confirm(account.id, entered) };
+    const recoveryCodes = await identity.totp.confirm(account.id, entered);
+    await secondFactorsChanged(request, true);
+    return { recoveryCodes };
   });
 
   api.post('/security/totp/disable', async (request) => {
@@ -214,6 +283,7 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
       throw refusedField(request, account.id, refusal(check), 'code');
     }
     await identity.totp.turnOff(account.id);
+    await secondFactorsChanged(request, false);
     request.log.info({ event: 'totp_disabled', accountId: account.id }, 'two-step sign-in turned off');
     return { totp: { enabled: false, recoveryCodesLeft: 0 } };
   });
@@ -223,7 +293,9 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const { code: entered } = parseInput(confirmBody, request.body);
     const check = await identity.totp.check(account.id, entered);
     if (check !== 'accepted') throw refusedField(request, account.id, refusal(check), 'code');
-    return { recoveryCodes: await identity.totp.newRecoveryCodes(account.id) };
+    const recoveryCodes = await identity.totp.newRecoveryCodes(account.id);
+    await secondFactorsChanged(request, false);
+    return { recoveryCodes };
   });
 
   api.post('/security/passkeys/options', async (request) => {
@@ -235,6 +307,7 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     const account = currentAccount(request);
     const body = parseInput(passkeyRegisterBody, request.body);
     const passkey = await identity.passkeys.finishRegistration(account.id, body.token, body.response, body.name);
+    await secondFactorsChanged(request, true);
     return reply.code(201).send({
       passkey: { id: passkey.id, name: passkey.name, createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt },
     });
@@ -250,6 +323,7 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
   api.delete<IdParams>('/security/passkeys/:id', async (request) => {
     const account = currentAccount(request);
     if (!(await identity.passkeys.remove(account.id, request.params.id))) throw notFound('No such passkey.');
+    await secondFactorsChanged(request, false);
     return { id: request.params.id, removed: true };
   });
 
@@ -257,6 +331,8 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
   api.post<IdParams>('/admin/accounts/:id/reset-second-factors', { config: { access: 'admin' } }, async (request) => {
     const account = await deps.accounts.findById(request.params.id);
     const removed = await identity.resetSecondFactors(account.id);
+    // Sessions that a removed factor opened end with it.
+    await deps.sessions.endAll(account.id);
     request.log.warn(
       { event: 'second_factors_reset', accountId: account.id, operatorId: currentAccount(request).id },
       'second factors reset by an operator',
@@ -300,7 +376,11 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
     reply.clearCookie(SSO_STATE_COOKIE, { path: '/api/auth/sso' });
     try {
       const result = await identity.sso.finish(request.params.id, current, request.cookies[SSO_STATE_COOKIE]);
-      await startSession(request, reply, result.account);
+      await startSession(request, reply, result.account, {
+        method: 'sso',
+        ssoProvider: result.provider,
+        organisationId: result.organisationId,
+      });
       request.log.info(
         {
           event: 'sso_sign_in',
@@ -316,10 +396,38 @@ export function registerSignInMethodRoutes(api: FastifyInstance, deps: Dashboard
         error instanceof SsoRefusedError ? error.reason : error instanceof DashboardError ? error.code : undefined;
       if (reason === undefined) throw error;
       request.log.warn({ event: 'sign_in_refused', reason, provider: request.params.id }, (error as Error).message);
+      if (error instanceof SsoRefusedError) {
+        // Nobody is known from a token that failed its checks: the refusal goes to the organisations the provider
+        // provisions into (and the person's own, when the refusal came after they were known).
+        const settings = identity.sso.settings(request.params.id);
+        await recordSignIn(deps, request, {
+          outcome: 'failure',
+          method: 'sso',
+          accountId: error.accountId,
+          provider: request.params.id,
+          reason: error.check === undefined ? error.reason : `${error.reason}:${error.check}`,
+          organisationIds: settings === undefined ? [] : provisioningOrganisations(settings),
+        });
+      }
       // Back to the sign-in page, which shows the sentence; nothing was changed.
       return reply.redirect(`/login?sso_error=${encodeURIComponent((error as Error).message)}`, 302);
     }
   });
+}
+
+/**
+ * After a change to the person's second factors, in this session: every other session ends (a stolen session must
+ * not outlive the change), and a factor just proved here makes this session a two-step one.
+ */
+async function secondFactorsChangedIn(
+  deps: DashboardDependencies,
+  request: FastifyRequest,
+  proved: boolean,
+): Promise<void> {
+  const session = request.dashboard!.session!;
+  const token = request.dashboard!.token!;
+  await deps.sessions.endOthers(session.account.id, token);
+  if (proved) await deps.sessions.provedSecondFactor(token, session.session.signInMethod ?? 'password');
 }
 
 function refusedField(request: FastifyRequest, accountId: string, message: string, field: string): DashboardError {

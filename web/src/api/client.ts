@@ -16,6 +16,14 @@ export class ApiError extends Error {
 let csrfToken = '';
 let onUnauthenticated: () => void = () => {};
 let onMembershipEnded: () => void = () => {};
+let onSignInPolicy: (error: ApiError) => void = () => {};
+
+/** The 403 codes of an organisation's sign-in policy: the person must enrol, or sign in another way. */
+export const SIGN_IN_POLICY_CODES = [
+  'second_factor_enrolment_required',
+  'second_factor_session_required',
+  'sso_required_by_organisation',
+] as const;
 
 /** Called when any call answers 401: the session ended (logout elsewhere, expiry, disabled account). */
 export function setUnauthenticatedHandler(handler: () => void): void {
@@ -25,6 +33,11 @@ export function setUnauthenticatedHandler(handler: () => void): void {
 /** Called when a call answers 403 `membership_ended`: the person was removed from the session's organisation. */
 export function setMembershipEndedHandler(handler: () => void): void {
   onMembershipEnded = handler;
+}
+
+/** Called when a call answers 403 with a sign-in policy code: the organisation requires more of this session. */
+export function setSignInPolicyHandler(handler: (error: ApiError) => void): void {
+  onSignInPolicy = handler;
 }
 
 /** Replies that carry a fresh CSRF token (login, registration, logout, password change) replace ours. */
@@ -73,6 +86,8 @@ export async function api<T>(
     const error = await errorFrom(response);
     if (response.status === 401 && error.code === 'not_authenticated') onUnauthenticated();
     if (response.status === 403 && error.code === 'membership_ended') onMembershipEnded();
+    if (response.status === 403 && (SIGN_IN_POLICY_CODES as readonly string[]).includes(error.code))
+      onSignInPolicy(error);
     throw error;
   }
   const data = (await response.json()) as T;

@@ -36,6 +36,22 @@ export interface Member {
   role: OrganisationRole;
   joinedAt: number;
   you: boolean;
+  /** The SSO provider that added the member (its claim sets the role); null: joined otherwise. */
+  provisionedBy: string | null;
+  /** How the person can sign in. */
+  signIn: { totp: boolean; passkeys: number; ssoProviders: string[]; secondFactor: boolean };
+}
+
+/** What an organisation requires of its members' sessions (docs/organisations.md). */
+export interface SignInPolicy {
+  requireSecondFactor: boolean;
+  requiredSsoProviders: string[];
+}
+
+export interface SignInPolicyReply {
+  policy: SignInPolicy;
+  /** The SSO providers this gateway offers. */
+  providers: { id: string; name: string }[];
 }
 
 export interface Invitation {
@@ -71,7 +87,15 @@ export const members = {
   changeRole: (accountId: string, role: OrganisationRole) =>
     api<{ member: Member | null }>('PATCH', `/api/organisation/members/${encodeURIComponent(accountId)}`, { role }),
   remove: (accountId: string) =>
-    api<{ removed: string }>('DELETE', `/api/organisation/members/${encodeURIComponent(accountId)}`),
+    api<{ removed: string; revokedKeyIds: string[] }>(
+      'DELETE',
+      `/api/organisation/members/${encodeURIComponent(accountId)}`,
+    ),
+};
+
+export const signInPolicy = {
+  get: () => api<SignInPolicyReply>('GET', '/api/organisation/sign-in-policy'),
+  set: (policy: SignInPolicy) => api<SignInPolicyReply>('PUT', '/api/organisation/sign-in-policy', policy),
 };
 
 export const invitations = {

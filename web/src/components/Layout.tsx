@@ -6,6 +6,7 @@ import { Notice } from './Notice';
 import { OrganisationSwitcher } from './OrganisationSwitcher';
 import { Link } from './Link';
 import { RefusalBanner } from './RefusalBanner';
+import { SignInPolicyPrompt } from './SignInPolicyPrompt';
 
 interface NavItem {
   href: string;
@@ -44,6 +45,10 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
   const [menuOpen, setMenuOpen] = useState(false);
   // biome-ignore lint/correctness/useExhaustiveDependencies: path is the trigger: the menu closes on each navigation.
   useEffect(() => setMenuOpen(false), [path]);
+  // A page that is still refused says so again when it loads; one that is not must not show an old refusal.
+  const { clearSignInRefusal } = organisation;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: path is the trigger: the refusal is asked again on each navigation.
+  useEffect(() => clearSignInRefusal(), [path, clearSignInRefusal]);
   const items = NAV_ITEMS.filter((item) => !item.adminOnly || account.role === 'admin');
 
   async function logOut() {
@@ -104,6 +109,9 @@ export function Layout({ path, children }: { path: string; children: ReactNode }
         {organisation.notice !== undefined && <Notice kind="warning">{organisation.notice}</Notice>}
         {/* Keyed by the organisation: a switch loads every page's data again. */}
         <Fragment key={organisation.current?.id ?? 'none'}>
+          {organisation.signInRefusal !== undefined && (
+            <SignInPolicyPrompt refusal={organisation.signInRefusal} path={path} onSignOut={() => void logOut()} />
+          )}
           <RefusalBanner path={path} />
           {children}
         </Fragment>

@@ -70,7 +70,7 @@ function TotpSection({ settings, reload }: { settings: Settings; reload: () => v
     });
 
   return (
-    <section className="card section" aria-labelledby="totp-heading">
+    <section className="card section" id="security" aria-labelledby="totp-heading">
       <h2 id="totp-heading">Authenticator app</h2>
       {codes !== undefined && <RecoveryCodes codes={codes} />}
       {!settings.totp.enabled && enrolment === undefined && (

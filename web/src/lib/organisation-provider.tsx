@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { setMembershipEndedHandler } from '../api/client';
+import { setMembershipEndedHandler, setSignInPolicyHandler } from '../api/client';
 import { organisations as organisationsApi, type OrganisationMembership } from '../api/organisations';
 import { Loading } from '../components/Notice';
 import { OrganisationContext } from './organisation';
@@ -15,6 +15,8 @@ export function OrganisationProvider({ children }: { children: ReactNode }) {
     organisations: OrganisationMembership[];
   }>();
   const [ended, setEnded] = useState<string>();
+  const [signInRefusal, setSignInRefusal] = useState<{ code: string; message: string }>();
+  const clearSignInRefusal = useCallback(() => setSignInRefusal(undefined), []);
 
   const reload = useCallback(async () => {
     const list = await organisationsApi.list();
@@ -40,12 +42,18 @@ export function OrganisationProvider({ children }: { children: ReactNode }) {
         await reload();
       });
     });
-    return () => setMembershipEndedHandler(() => {});
+    setSignInPolicyHandler((error) => setSignInRefusal({ code: error.code, message: error.message }));
+    return () => {
+      setMembershipEndedHandler(() => {});
+      setSignInPolicyHandler(() => {});
+    };
   }, [reload]);
 
   if (state === undefined) return <Loading />;
   return (
-    <OrganisationContext.Provider value={{ ...state, reload, switchTo, notice: ended }}>
+    <OrganisationContext.Provider
+      value={{ ...state, reload, switchTo, notice: ended, signInRefusal, clearSignInRefusal }}
+    >
       {children}
     </OrganisationContext.Provider>
   );

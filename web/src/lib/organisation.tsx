@@ -14,6 +14,9 @@ export interface OrganisationValue {
   switchTo: (organisationId: string) => Promise<void>;
   /** Why the session moved to another organisation on its own (the person was removed), to show once. */
   notice: string | undefined;
+  /** The organisation's sign-in policy refused this session: what it asks for, until the next page. */
+  signInRefusal: { code: string; message: string } | undefined;
+  clearSignInRefusal: () => void;
 }
 
 export const OrganisationContext = createContext<OrganisationValue | null>(null);

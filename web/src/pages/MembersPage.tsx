@@ -11,6 +11,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { SignInPolicySettings } from '../components/SignInPolicySettings';
 import { formatDate } from '../lib/format';
 import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { useAsync } from '../lib/use-async';
@@ -75,6 +76,7 @@ export function MembersPage() {
                 <tr>
                   <th scope="col">Member</th>
                   <th scope="col">Role</th>
+                  <th scope="col">Sign-in</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
                   </th>
@@ -115,6 +117,9 @@ export function MembersPage() {
                         member.role
                       )}
                     </td>
+                    <td data-label="Sign-in">
+                      <SignInState member={member} />
+                    </td>
                     <td className="actions">
                       {mayChange(member) && !member.you && (
                         <button
@@ -134,6 +139,7 @@ export function MembersPage() {
           </div>
         </section>
       )}
+      <SignInPolicySettings isOwner={isOwner} onChanged={() => list.reload()} />
       {canManage && (
         <InviteSection
           roles={assignable}
@@ -190,6 +196,29 @@ export function MembersPage() {
         </p>
       </ConfirmDialog>
     </>
+  );
+}
+
+/** How a member can sign in: whether they have a second factor, and the SSO providers linked to them. */
+function SignInState({ member }: { member: Member }) {
+  const factors = [
+    ...(member.signIn.totp ? ['authenticator app'] : []),
+    ...(member.signIn.passkeys > 0
+      ? [member.signIn.passkeys === 1 ? '1 passkey' : `${member.signIn.passkeys} passkeys`]
+      : []),
+  ];
+  return (
+    <ul className="plain-list sign-in-badges" aria-label={`How ${member.email} signs in`}>
+      <li className={member.signIn.secondFactor ? 'badge badge-green' : 'badge badge-amber'}>
+        {member.signIn.secondFactor ? `Two-step: ${factors.join(', ')}` : 'No second factor'}
+      </li>
+      {member.signIn.ssoProviders.map((provider) => (
+        <li key={provider} className="badge badge-blue">
+          SSO: {provider}
+          {member.provisionedBy === provider ? ' (role from provider)' : ''}
+        </li>
+      ))}
+    </ul>
   );
 }
 
