@@ -9,6 +9,7 @@ import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
+import type { CatalogEditor } from '../../config/catalog-editor.js';
 import type { Config } from '../../config/load-config.js';
 import { IdentityServices } from '../../identity/identity-services.js';
 import { AccountDeletion } from '../../identity/account-deletion.js';
@@ -49,6 +50,7 @@ export function createDashboardDependencies(input: {
   audit?: AuditLog;
   /** The catalog's prices, for the operator's reconcile. */
   pricesOf?: (modelId: string) => ModelPrices | undefined;
+  catalogEditor?: CatalogEditor;
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
@@ -119,6 +121,7 @@ export function createDashboardDependencies(input: {
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
     ...(input.pricesOf === undefined ? {} : { pricesOf: input.pricesOf }),
+    ...(input.catalogEditor === undefined ? {} : { catalogEditor: input.catalogEditor }),
     now,
   };
 }
