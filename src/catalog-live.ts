@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import { prepareCatalog, type CatalogTargets, type PreparedCatalog } from './catalog-runtime.js';
+import { ModelCatalog } from './catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from './catalog/models.js';
+import { createProviders } from './providers/create-providers.js';
+import { DeploymentBuilder } from './providers/deployment-providers.js';
 import { CatalogEditor } from './config/catalog-editor.js';
 import { withCatalogEntries } from './config/catalog-entries.js';
 import type { Config } from './config/load-config.js';
@@ -125,4 +128,39 @@ export class LiveCatalog {
     this.entries = snapshot.entries;
     this.revision = snapshot.revision;
   }
+}
+
+/** Vendor URLs that are never called: in demo mode a check needs every family served, as `serve` has them. */
+const UNCALLED_SIMULATOR = {
+  anthropic: 'http://127.0.0.1:9',
+  openai: 'http://127.0.0.1:9',
+  gemini: 'http://127.0.0.1:9',
+  deepseek: 'http://127.0.0.1:9',
+} as const;
+
+/**
+ * An editor for the CLI: it checks each change by building the catalog it makes on its own (the running instances
+ * apply it when they next read the revision).
+ */
+export function offlineCatalogEditor(
+  config: Config,
+  repository: CatalogEntryRepository,
+  env: Environment,
+): CatalogEditor {
+  return new CatalogEditor({
+    repository,
+    fileConfig: () => config,
+    env,
+    listedModels: new Set(MODEL_DEFINITIONS.map((model) => model.id)),
+    check: (candidate) => {
+      const targets: CatalogTargets = {
+        catalog: new ModelCatalog(),
+        providers: createProviders(candidate, UNCALLED_SIMULATOR),
+        deployments: new DeploymentBuilder(candidate.streamKeepAliveMs),
+      };
+      prepareCatalog(candidate, targets);
+      return { commit: () => undefined };
+    },
+    now: Date.now,
+  });
 }

@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import type { UsageRecord } from '../../src/storage/types.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 import { DashboardClient, PASSWORD } from '../helpers/dashboard-client.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
@@ -27,6 +30,8 @@ const ADDED_MODEL = {
 };
 const DEPLOYMENT_KEY_VARIABLE = 'CATALOG_TEST_ALPHA_KEY';
 const DEPLOYMENT_KEY = 'sk-catalog-test-secret';
+
+const run = promisify(execFile);
 
 function perToken(usdPerMillion: string): bigint {
   return parseUsd(usdPerMillion) / 1_000_000n;
@@ -264,5 +269,40 @@ describe.each(['sqlite', 'postgres'] as const)('operator catalog edits on %s', (
     expect((await operator.get('/api/admin/catalog')).json.aliases).not.toContainEqual(
       expect.objectContaining({ name: 'mine' }),
     );
+  });
+
+  it('edits the catalog from the CLI; the running gateway picks the change up', async () => {
+    const cli = async (args: string[]) => {
+      try {
+        const { stdout, stderr } = await run(process.execPath, [BUILT_CLI, ...args], {
+          env: { ...process.env, ...harness.env },
+        });
+        return { code: 0, stdout, stderr };
+      } catch (error) {
+        return error as { code: number; stdout: string; stderr: string };
+      }
+    };
+    const entry = JSON.stringify({ model: 'alpha-sonnet-5', fallbacks: ['beta-5.4'] });
+    const set = await cli(['catalog', 'set', '--kind', 'alias', '--id', 'sonnet-stable', '--entry', entry]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/Stored alias sonnet-stable \(revision \d+\)/);
+    const served = await until(async () => {
+      const reply = await fetch(`${harness.gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'sonnet-stable', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      return reply.status === 200 ? reply : undefined;
+    }, 'the alias stored by the CLI');
+    expect(served.headers.get('x-tollgate-model')).toBe('alpha-sonnet-5');
+
+    const bad = await cli(['catalog', 'set', '--kind', 'model', '--id', 'alpha-new', '--entry', '{"family":"alpha"}']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/models\.alpha-new\.prices\.input: required/);
+    const history = await cli(['catalog', 'history', '--limit', '1', '--json']);
+    expect(JSON.parse(history.stdout)[0]).toMatchObject({ action: 'put', entryId: 'sonnet-stable' });
+    expect(JSON.parse(history.stdout)[0].changedBy).toMatch(/^cli/);
+    const removed = await cli(['catalog', 'delete', '--kind', 'alias', '--id', 'sonnet-stable']);
+    expect(removed.code, removed.stderr).toBe(0);
   });
 });
