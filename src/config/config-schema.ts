@@ -188,9 +188,7 @@ export const configSchema = z
     /** Public names that serve another model (`claude-sonnet-latest: alpha-sonnet-5`). */
     aliases: z.record(publicName, aliasSchema).default({}),
     /** Named upstream deployments that models may be served from. */
-    deployments: z
-      .record(deploymentName, deploymentSchema)
-      .default({}),
+    deployments: z.record(deploymentName, deploymentSchema).default({}),
     /** How often each instance reads the catalog's revision to pick up the operator's stored edits. */
     catalogPollMs: z.number().int().min(100).max(3_600_000).default(5_000),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */

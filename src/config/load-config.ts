@@ -329,7 +329,9 @@ export function deploymentOf(name: string, settings: ParsedConfig['deployments']
 /** `name: model-id` or `name: { model, fallbacks }`, as one shape. */
 export function aliasOf(alias: ParsedConfig['aliases'][string]): AliasConfig {
   return Object.freeze(
-    typeof alias === 'string' ? { model: alias, fallbacks: undefined } : { model: alias.model, fallbacks: alias.fallbacks },
+    typeof alias === 'string'
+      ? { model: alias, fallbacks: undefined }
+      : { model: alias.model, fallbacks: alias.fallbacks },
   );
 }
 

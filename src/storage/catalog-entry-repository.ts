@@ -13,7 +13,10 @@ import {
   type CatalogTables,
 } from './catalog-entry-types.js';
 
-export function createCatalogEntryRepository(base: Kysely<Database>, dialect: Storage['dialect']): CatalogEntryRepository {
+export function createCatalogEntryRepository(
+  base: Kysely<Database>,
+  dialect: Storage['dialect'],
+): CatalogEntryRepository {
   const db = base.withTables<CatalogTables>();
 
   const latest = async (executor: Kysely<Database & CatalogTables>): Promise<number> => {
@@ -136,4 +139,3 @@ function toRevision(row: Selectable<CatalogRevisionsTable>): CatalogRevisionReco
     changedAt: Number(row.changed_at),
   };
 }
-

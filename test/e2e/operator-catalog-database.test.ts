@@ -262,9 +262,14 @@ describe.each(['sqlite', 'postgres'] as const)('operator catalog edits on %s', (
     expect((await user.register(`user-${Date.now()}@example.com`, PASSWORD)).status).toBe(201);
     expect((await user.get('/api/admin/catalog')).status).toBe(403);
     expect((await user.call('PUT', '/api/admin/catalog/aliases/mine', { model: 'alpha-sonnet-5' })).status).toBe(403);
-    const noToken = await operator.call('PUT', '/api/admin/catalog/aliases/mine', { model: 'alpha-sonnet-5' }, {
-      csrf: false,
-    });
+    const noToken = await operator.call(
+      'PUT',
+      '/api/admin/catalog/aliases/mine',
+      { model: 'alpha-sonnet-5' },
+      {
+        csrf: false,
+      },
+    );
     expect(noToken.status).toBe(403);
     expect((await operator.get('/api/admin/catalog')).json.aliases).not.toContainEqual(
       expect.objectContaining({ name: 'mine' }),

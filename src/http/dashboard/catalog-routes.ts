@@ -39,7 +39,9 @@ export function registerCatalogRoutes(api: FastifyInstance, deps: DashboardDepen
   };
   const actor = (request: Parameters<typeof currentAccount>[0]) => currentAccount(request).email;
 
-  api.get('/admin/catalog', ADMIN, async () => presentCatalog(deps.catalog, editor().fileConfig(), await editor().snapshot()));
+  api.get('/admin/catalog', ADMIN, async () =>
+    presentCatalog(deps.catalog, editor().fileConfig(), await editor().snapshot()),
+  );
 
   api.get('/admin/catalog/history', ADMIN, async (request) => {
     const { limit } = parseInput(historyQuery, request.query);
@@ -51,7 +53,9 @@ export function registerCatalogRoutes(api: FastifyInstance, deps: DashboardDepen
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalidRequest('The body must be the entry as a JSON object, as tollgate.yaml would hold it.');
-    const snapshot = await edit(() => editor().put(kind, request.params.id, body as Record<string, unknown>, actor(request)));
+    const snapshot = await edit(() =>
+      editor().put(kind, request.params.id, body as Record<string, unknown>, actor(request)),
+    );
     return presentCatalog(deps.catalog, editor().fileConfig(), snapshot);
   });
 

@@ -15,7 +15,10 @@ export function AdminPage() {
   if (account.role !== 'admin') return <Notice kind="error">This page is for operators.</Notice>;
   return (
     <>
-      <PageHeader title="Operator" description="Accounts, credit, redemption codes, the model catalog and upstream health." />
+      <PageHeader
+        title="Operator"
+        description="Accounts, credit, redemption codes, the model catalog and upstream health."
+      />
       <section className="card section" aria-labelledby="accounts-heading">
         <h2 id="accounts-heading">Accounts</h2>
         <AccountsTable tiers={tiers.data?.tiers ?? []} />
