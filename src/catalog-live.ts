@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { redisCatalogNotices, type CatalogNotices } from './catalog-notices.js';
 import { prepareCatalog, type CatalogTargets, type PreparedCatalog } from './catalog-runtime.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { MODEL_DEFINITIONS } from './catalog/models.js';
@@ -25,6 +26,8 @@ export class LiveCatalog {
   private pipeline: ChatPipeline | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  private pollAgain = false;
+  private notices: CatalogNotices | undefined;
   readonly editor: CatalogEditor;
 
   constructor(
@@ -49,6 +52,7 @@ export class LiveCatalog {
         if (snapshot.revision <= this.revision) return;
         checked.commit();
         this.adopted(snapshot);
+        this.notices?.publish(snapshot.revision);
       },
       now,
     });
@@ -74,17 +78,30 @@ export class LiveCatalog {
     }
   }
 
-  /** Starts polling; the pipeline is the one whose fallback chains a new catalog replaces. */
-  start(pipeline: ChatPipeline, pollMs: number): void {
+  /**
+   * Starts polling, and with Redis listens for the other instances' notices of a change (read at once); the
+   * pipeline is the one whose fallback chains a new catalog replaces.
+   */
+  start(pipeline: ChatPipeline, pollMs: number, redisUrl?: string): void {
     this.pipeline = pipeline;
     this.timer = setInterval(() => void this.poll(), pollMs);
     this.timer.unref();
+    if (redisUrl !== undefined) this.notices = redisCatalogNotices(redisUrl, () => void this.poll(), this.logger);
   }
 
   /** Reads the revision and, when another instance stored a change, applies the stored catalog. */
   poll(): Promise<void> {
-    this.polling ??= this.pollOnce().finally(() => {
+    if (this.polling !== undefined) {
+      // A notice during a read that may have missed its revision: read once more after it.
+      this.pollAgain = true;
+      return this.polling;
+    }
+    this.polling = this.pollOnce().finally(() => {
       this.polling = undefined;
+      if (this.pollAgain) {
+        this.pollAgain = false;
+        void this.poll();
+      }
     });
     return this.polling;
   }
@@ -96,8 +113,9 @@ export class LiveCatalog {
     return { models: this.targets.catalog.models.length };
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
+    await this.notices?.close();
   }
 
   private async pollOnce(): Promise<void> {

@@ -210,7 +210,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     });
     pipeline.replaceFallbacks(preparedCatalog.fallbacks);
-    liveCatalog.start(pipeline, config.catalogPollMs);
+    liveCatalog.start(pipeline, config.catalogPollMs, config.redisUrl);
     const catalogWatch =
       config.configFile === undefined
         ? undefined
@@ -318,7 +318,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       metrics,
       async close(closeOptions = {}) {
         catalogWatch?.close();
-        liveCatalog.stop();
+        await liveCatalog.stop();
         sweeper.stop();
         tierPeriods.stop();
         retention.stop();

@@ -10,6 +10,8 @@ import { DashboardClient, PASSWORD } from '../helpers/dashboard-client.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
+const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
 /**
  * The operator's catalog edits through the built gateway: a model and a deployment added through the operator API
  * are served and billed at the stored prices on all four client protocols with no restart, and on PostgreSQL by a
@@ -57,12 +59,18 @@ describe.each(['sqlite', 'postgres'] as const)('operator catalog edits on %s', (
   beforeAll(async () => {
     harness = await startTestGateway({
       postgres: database === 'postgres',
-      env: { FREE_TOKENS_PER_DAY: '0', CATALOG_POLL_MS: '200', [DEPLOYMENT_KEY_VARIABLE]: DEPLOYMENT_KEY },
+      env: {
+        FREE_TOKENS_PER_DAY: '0',
+        CATALOG_POLL_MS: '200',
+        [DEPLOYMENT_KEY_VARIABLE]: DEPLOYMENT_KEY,
+        ...(database === 'postgres' ? { REDIS_URL } : {}),
+      },
     });
     if (database === 'postgres') {
-      // Its own journal directory; the same database, vendors and settings.
+      // Its own journal directory; the same database, vendors and settings, and Redis for the change notices:
+      // it polls only every 10 minutes, so it must pick the changes up from the notices.
       const { SETTLEMENT_JOURNAL_DIR: _journal, ...env } = harness.env;
-      second = await startGatewayProcess(env);
+      second = await startGatewayProcess({ ...env, REDIS_URL, CATALOG_POLL_MS: '600000' });
     }
     ({ key, accountId } = await harness.createAccountWithKey(undefined, 'enterprise'));
     await harness.gateway.storage.billing.credit({
@@ -153,9 +161,12 @@ describe.each(['sqlite', 'postgres'] as const)('operator catalog edits on %s', (
     const replies = [chat.response, messages.response, responses.response, gemini];
 
     if (second !== undefined) {
-      // The other instance picks the revision up by itself.
+      // The other instance picks the revision up from Redis's notice (its own poll is 10 minutes away).
       const other = second.url;
-      await until(async () => ((await modelIds(other)).includes('alpha-sonnet-7') ? true : undefined), 'the poll');
+      await until(
+        async () => ((await modelIds(other)).includes('alpha-sonnet-7') ? true : undefined),
+        'the change notice',
+      );
       const elsewhere = await fetch(`${other}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
