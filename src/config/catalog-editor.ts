@@ -69,7 +69,7 @@ export class CatalogEditor {
   }
 
   /** Adds or replaces a stored entry (a model's replaces tollgate.yaml's of the same id whole). */
-  put(kind: CatalogEntryKind, id: string, document: Document, actor: string): Promise<CatalogSnapshot> {
+  async put(kind: CatalogEntryKind, id: string, document: Document, actor: string): Promise<CatalogSnapshot> {
     checkEntry(kind, id, document);
     return this.change(kind, id, 'put', actor, () => document);
   }

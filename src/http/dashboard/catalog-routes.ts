@@ -119,6 +119,8 @@ function presentCatalog(catalog: ModelCatalog, file: Config, snapshot: CatalogSn
       ...presentModel(model),
       source: sourceOf('model', model.id, fileModels[model.id] !== undefined),
       stored: stored('model', model.id)?.document ?? null,
+      // What an edit starts from: the stored entry, else tollgate.yaml's (an edit replaces it whole).
+      entry: stored('model', model.id)?.document ?? fileModels[model.id] ?? null,
     })),
     aliases: [...catalog.aliases].map(([name, model]) => ({
       name,

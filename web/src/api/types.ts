@@ -318,6 +318,8 @@ export interface CatalogModelEntry {
   source: CatalogSource;
   /** The stored entry, as tollgate.yaml would hold it (null: none stored). */
   stored: Record<string, unknown> | null;
+  /** What an edit starts from: the stored entry, else tollgate.yaml's. */
+  entry: Record<string, unknown> | null;
 }
 
 export interface CatalogAliasEntry {

@@ -81,7 +81,7 @@ export function CatalogPanel() {
                     type="button"
                     className="button button-secondary button-small"
                     aria-label={`Edit ${model.id}`}
-                    onClick={() => setDraft({ section: 'models', id: model.id, entry: model.stored ?? {} })}
+                    onClick={() => setDraft({ section: 'models', id: model.id, entry: model.entry ?? {} })}
                   >
                     Edit
                   </button>{' '}
