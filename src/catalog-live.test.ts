@@ -111,7 +111,11 @@ describe('stored catalog entries over tollgate.yaml', () => {
     const retired = await editor.retire('delta-v5', 'delta-v4-flash', 'ops');
     expect(retired.entries[0]?.document).toEqual({ ...model, retired: true, replacement: 'delta-v4-flash' });
     expect((await refusal(editor.remove('model', 'delta-v5', 'ops'))).message).toMatch(/retired, not deleted/);
+    // A chain is cleared as an edit of its model, from the file's entry when none is stored.
+    await editor.put('model', 'beta-5.4', { fallbacks: ['beta-5.5', 'delta-v4-flash'] }, 'ops');
+    const cleared = await editor.removeChain('model', 'beta-5.4', 'ops');
+    expect(cleared.entries.find((entry) => entry.id === 'beta-5.4')?.document).toEqual({});
     const history = await editor.history(5);
-    expect(history.map((change) => change.action)).toEqual(['retire', 'put']);
+    expect(history.map((change) => change.action)).toEqual(['put', 'put', 'retire', 'put']);
   });
 });

@@ -263,8 +263,31 @@ describe.each(['sqlite', 'postgres'] as const)('operator catalog edits on %s', (
     const deleteModel = await operator.call('DELETE', '/api/admin/catalog/models/alpha-sonnet-7');
     expect(deleteModel.status).toBe(400);
     expect(deleteModel.json.error.field).toBe('models.alpha-sonnet-7');
+    // An alias with a chain, the chain cleared, then the alias deleted.
+    const alias = await operator.call('PUT', '/api/admin/catalog/aliases/sonnet-chain', {
+      model: 'alpha-sonnet-5',
+      fallbacks: ['beta-5.4'],
+    });
+    expect(alias.json.aliases).toContainEqual({
+      name: 'sonnet-chain',
+      model: 'alpha-sonnet-5',
+      fallbacks: ['beta-5.4'],
+      source: 'database',
+    });
+    const unchained = await operator.call('DELETE', '/api/admin/catalog/aliases/sonnet-chain/fallbacks');
+    expect(unchained.json.aliases).toContainEqual(expect.objectContaining({ name: 'sonnet-chain', fallbacks: [] }));
+    const deletedAlias = await operator.call('DELETE', '/api/admin/catalog/aliases/sonnet-chain');
+    expect(deletedAlias.status, deletedAlias.text).toBe(200);
+    expect(deletedAlias.json.aliases).not.toContainEqual(expect.objectContaining({ name: 'sonnet-chain' }));
     const changes = await operator.get('/api/admin/catalog/history?limit=5');
-    expect(changes.json.changes[0]).toMatchObject({ action: 'retire', entryId: 'alpha-sonnet-7', kind: 'model' });
+    expect(changes.json.changes.map((change: { action: string }) => change.action)).toEqual([
+      'delete',
+      'put',
+      'put',
+      'retire',
+      'put',
+    ]);
+    expect(changes.json.changes[3]).toMatchObject({ action: 'retire', entryId: 'alpha-sonnet-7', kind: 'model' });
     expect(changes.text).not.toContain(DEPLOYMENT_KEY);
   });
 
