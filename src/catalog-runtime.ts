@@ -55,29 +55,25 @@ export function prepareCatalog(config: Config, targets: CatalogTargets): Prepare
 }
 
 /**
- * Watches the configuration file and applies its catalog part when it changes: each instance watches its own file
- * (a shared volume or a config map gives them the same one). A bad edit is logged, naming the entry, and the
- * running catalog is kept. The directory is watched, not the file: editors and config maps replace the file.
+ * Watches the configuration file and hands the reloaded configuration to `apply` when it changes: each instance
+ * watches its own file (a shared volume or a config map gives them the same one). A bad edit is logged, naming the
+ * entry, and the running catalog is kept. The directory is watched, not the file: editors and config maps replace
+ * the file.
  */
 export function watchCatalog(
   file: string,
   reload: () => Config,
-  targets: CatalogTargets,
-  pipeline: ChatPipeline,
+  apply: (config: Config) => { models: number },
   logger: Logger,
 ): { close(): void } {
   let timer: NodeJS.Timeout | undefined;
-  const apply = () => {
+  const reapply = () => {
     timer = undefined;
     try {
       const config = reload();
-      prepareCatalog(config, targets).commit(pipeline);
+      const { models } = apply(config);
       logger.info(
-        {
-          models: targets.catalog.models.length,
-          aliases: Object.keys(config.aliases).length,
-          deployments: Object.keys(config.deployments).length,
-        },
+        { models, aliases: Object.keys(config.aliases).length, deployments: Object.keys(config.deployments).length },
         `catalog reloaded from ${file}`,
       );
     } catch (error) {
@@ -93,7 +89,7 @@ export function watchCatalog(
       if (name !== null && name !== basename(file)) return;
       // An editor's save is several events (truncate, write, rename): applied once they settle.
       if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(apply, 150);
+      timer = setTimeout(reapply, 150);
     });
   } catch (error) {
     logger.warn({ err: error }, `cannot watch ${file}: catalog changes need a restart`);

@@ -7,6 +7,10 @@ import { AuditLog } from './accounts/audit/audit-log.js';
 import { keySnapshot } from './accounts/audit/audit-snapshots.js';
 import { tierSnapshot } from './billing/tier-snapshot.js';
 import { BILLING_USAGE, isBillingCommand, runBillingCommand } from './cli/billing-commands.js';
+import { CATALOG_USAGE, isCatalogCommand, runCatalogCommand } from './cli/catalog-commands.js';
+import { offlineCatalogEditor } from './catalog-live.js';
+import { CatalogEntryNotFound } from './config/catalog-editor.js';
+import { CatalogEntryError } from './config/catalog-entries.js';
 import { UsageError } from './cli/usage-error.js';
 import { walletTarget } from './cli/wallet-target.js';
 import { GatewayError } from './canonical/errors.js';
@@ -30,7 +34,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
                                                  of any with --organisation ID (takes effect on the next request)
   organisations disable --organisation ID        refuse every request with the organisation's keys (enable: undo)
 ${IDENTITY_USAGE}${KEY_USAGE}  keys revoke --email E --id ID
-${BILLING_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
+${BILLING_USAGE}${CATALOG_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
 
 const OPTIONS = {
@@ -58,6 +62,9 @@ const OPTIONS = {
   period: { type: 'string' },
   rpm: { type: 'string' },
   tpm: { type: 'string' },
+  kind: { type: 'string' },
+  entry: { type: 'string' },
+  replacement: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -190,6 +197,14 @@ async function main(argv: string[]): Promise<number> {
             return 0;
           });
         }
+        if (isCatalogCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const editor = offlineCatalogEditor(config, storage.catalog, process.env);
+            const output = await runCatalogCommand(command, editor, values);
+            print(json, output.data, output.text);
+            return 0;
+          });
+        }
         if (isBillingCommand(command)) {
           return await withStorage(config.databaseUrl, async (storage) => {
             const catalog = new ModelCatalog(config.models);
@@ -242,7 +257,12 @@ function print(json: boolean, data: unknown, text: string): void {
 }
 
 function fail(json: boolean, error: unknown): number {
-  const known = error instanceof UsageError || error instanceof ConfigError || error instanceof GatewayError;
+  const known =
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    error instanceof GatewayError ||
+    error instanceof CatalogEntryError ||
+    error instanceof CatalogEntryNotFound;
   const message = error instanceof Error ? error.message : String(error);
   if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   else process.stderr.write(`tollgate: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);

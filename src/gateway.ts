@@ -13,7 +13,8 @@ import { SettlementJournal } from './billing/settlement-journal.js';
 import { startUsageRetention } from './billing/usage-retention.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { InputCalibration, seedCalibration } from './billing/input-calibration.js';
-import { prepareCatalog, watchCatalog } from './catalog-runtime.js';
+import { watchCatalog } from './catalog-runtime.js';
+import { LiveCatalog } from './catalog-live.js';
 import { DeploymentBuilder } from './providers/deployment-providers.js';
 import { ConfigError, loadConfig, type Config } from './config/load-config.js';
 import { drainAndClose, ShutdownState } from './http/graceful-shutdown.js';
@@ -141,13 +142,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     const deploymentBuilder: DeploymentBuilder = new DeploymentBuilder(config.streamKeepAliveMs, metrics, now);
     const catalogTargets = { catalog, providers, deployments: deploymentBuilder };
     // Refused at start with the entry named (the process exits with the message), like any other setting.
-    const preparedCatalog = (() => {
-      try {
-        return prepareCatalog(config, catalogTargets);
-      } catch (error) {
-        throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
-      }
-    })();
+    const liveCatalog = new LiveCatalog(config, catalogTargets, storage.catalog, process.env, logger, now);
+    const preparedCatalog = await liveCatalog.prepareAtStart().catch((error: unknown) => {
+      throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
+    });
     preparedCatalog.commit();
     const keys = new KeyService(storage.apiKeys, now);
     const accounts = new AccountService(storage.accounts, now);
@@ -212,14 +210,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       },
     });
     pipeline.replaceFallbacks(preparedCatalog.fallbacks);
+    liveCatalog.start(pipeline, config.catalogPollMs, config.redisUrl);
     const catalogWatch =
       config.configFile === undefined
         ? undefined
         : watchCatalog(
             config.configFile,
             options.reloadConfig ?? (() => loadConfig()),
-            catalogTargets,
-            pipeline,
+            (reloaded) => liveCatalog.fileChanged(reloaded),
             logger,
           );
     const audit = new AuditLog(storage.audit, storage.organisations, now);
@@ -250,6 +248,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         providers,
         tierUpgrades,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
+        catalogEditor: liveCatalog.editor,
         mailer,
         log: (message, details) => logger.warn(details, message),
       }),
@@ -320,6 +319,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       metrics,
       async close(closeOptions = {}) {
         catalogWatch?.close();
+        await liveCatalog.stop();
         sweeper.stop();
         tierPeriods.stop();
         retention.stop();

@@ -109,6 +109,16 @@ export class ModelCatalog {
     return this.state.models;
   }
 
+  /** Every model, retired ones included (the operator's view). */
+  get allModels(): readonly CatalogModel[] {
+    return [...this.state.byId.values()];
+  }
+
+  /** Every alias and the model id it serves. */
+  get aliases(): ReadonlyMap<string, string> {
+    return this.state.aliases;
+  }
+
   /** A model by id, retired ones included (usage history is priced and named with them); no aliases. */
   find(id: string): CatalogModel | undefined {
     return this.state.byId.get(id);

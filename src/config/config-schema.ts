@@ -13,7 +13,7 @@ export const DEFAULT_VENDOR_BASE_URLS = {
   deepseek: 'https://api.deepseek.com',
 } as const;
 
-const httpUrl = z
+export const httpUrl = z
   .string()
   .url()
   .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
@@ -23,7 +23,7 @@ const httpUrl = z
 export const MODEL_FAMILIES = ['alpha', 'beta', 'gamma', 'delta'] as const;
 
 /** A public model name: what clients send as `model`. */
-const publicName = z
+export const publicName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be a model name (letters, digits, . _ : / -)');
 
@@ -38,7 +38,7 @@ const credentialSchema = z
   })
   .strict();
 
-const vendorFields = {
+export const vendorFields = {
   apiKey: z.string().min(1).optional(),
   baseUrl: httpUrl.optional(),
   /** Several credentials (replaces `apiKey` when given); env `<VENDOR>_API_KEYS=k1,k2` is the shorthand. */
@@ -76,41 +76,46 @@ const vendorFields = {
 
 const vendorSchema = z.object(vendorFields).strict();
 
+/** What a deployment has besides a vendor's fields: the family it speaks, its share and its limits. */
+export const deploymentOnlyFields = {
+  family: z.enum(MODEL_FAMILIES),
+  baseUrl: httpUrl,
+  /** Share of the model's requests, relative to the other deployments serving it. */
+  weight: z.number().positive().max(1_000_000).default(1),
+  /** Requests per minute at most: a full deployment is skipped; when all are, the model's fallback chain is taken. */
+  rpm: z.number().int().positive().optional(),
+  /** Upstream requests in flight at once on one instance: a full deployment is skipped like a cooling one. */
+  maxConcurrent: z.number().int().positive().optional(),
+};
+
 /**
  * One deployment: a base URL and its credentials, speaking a family's vendor protocol. Models name the deployments
  * that serve them; requests are spread over them by weight, each with its own health and concurrency limit.
  */
-const deploymentSchema = z
-  .object({
-    ...vendorFields,
-    family: z.enum(MODEL_FAMILIES),
-    baseUrl: httpUrl,
-    /** Share of the model's requests, relative to the other deployments serving it. */
-    weight: z.number().positive().max(1_000_000).default(1),
-    /** Requests per minute at most: a full deployment is skipped; when all are, the model's fallback chain is taken. */
-    rpm: z.number().int().positive().optional(),
-    /** Upstream requests in flight at once on one instance: a full deployment is skipped like a cooling one. */
-    maxConcurrent: z.number().int().positive().optional(),
-  })
+export const deploymentSchema = z
+  .object({ ...vendorFields, ...deploymentOnlyFields })
   .strict()
   .refine((deployment) => deployment.apiKey !== undefined || deployment.credentials !== undefined, {
     message: 'needs credentials: apiKey or credentials',
     path: ['apiKey'],
   });
 
+/** A deployment's name: what models list in `deployments`. */
+export const deploymentName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a lowercase name');
+
 /** `name: model-id`, or `name: { model, fallbacks }` with a chain of its own. */
-const aliasSchema = z.union([
+export const aliasSchema = z.union([
   publicName,
   z.object({ model: publicName, fallbacks: z.array(z.string().min(1)).min(1).max(8).optional() }).strict(),
 ]);
 
 /** USD per 1M tokens as a decimal string (or number written in YAML), e.g. "2.50". */
-const usdPerMillion = z
+export const usdPerMillion = z
   .union([z.string(), z.number()])
   .transform(String)
   .pipe(z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'must be USD per 1M tokens, e.g. "2.50"'));
 
-const modelOverrideSchema = z
+export const modelOverrideSchema = z
   .object({
     /** Required for a model the gateway does not list (an addition): the vendor protocol that serves it. */
     family: z.enum(MODEL_FAMILIES).optional(),
@@ -183,9 +188,9 @@ export const configSchema = z
     /** Public names that serve another model (`claude-sonnet-latest: alpha-sonnet-5`). */
     aliases: z.record(publicName, aliasSchema).default({}),
     /** Named upstream deployments that models may be served from. */
-    deployments: z
-      .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a lowercase name'), deploymentSchema)
-      .default({}),
+    deployments: z.record(deploymentName, deploymentSchema).default({}),
+    /** How often each instance reads the catalog's revision to pick up the operator's stored edits. */
+    catalogPollMs: z.number().int().min(100).max(3_600_000).default(5_000),
     /** `redis://…`: rate limits shared by every gateway instance. Without it, limits are per process. */
     redisUrl: z
       .string()

@@ -32,6 +32,8 @@ export interface Config {
   /** Public name → the model it serves, and its own fallback chain if any. */
   aliases: Readonly<Record<string, AliasConfig>>;
   deployments: Readonly<Record<string, DeploymentConfig>>;
+  /** Interval of each instance's read of the stored catalog's revision (CATALOG_POLL_MS). */
+  catalogPollMs: number;
   /** The file the catalog was read from (watched for changes), if any. */
   configFile: string | undefined;
   redisUrl: string | undefined;
@@ -135,6 +137,7 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
   if (env.FREE_TOKENS_PER_DAY !== undefined)
     values.freeTokensPerDay = integerFrom('FREE_TOKENS_PER_DAY', env.FREE_TOKENS_PER_DAY);
   if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') values.redisUrl = env.REDIS_URL;
+  if (env.CATALOG_POLL_MS !== undefined) values.catalogPollMs = integerFrom('CATALOG_POLL_MS', env.CATALOG_POLL_MS);
   if (env.RATE_LIMIT_FAIL_OPEN !== undefined)
     values.rateLimitFailOpen = booleanFrom('RATE_LIMIT_FAIL_OPEN', env.RATE_LIMIT_FAIL_OPEN);
   if (env.RESERVATION_TTL_MS !== undefined)
@@ -229,6 +232,7 @@ const SETTING_NAMES: Record<string, string> = {
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   demo: 'TOLLGATE_DEMO',
   redisUrl: 'REDIS_URL',
+  catalogPollMs: 'CATALOG_POLL_MS',
   freeTokensPerDay: 'FREE_TOKENS_PER_DAY',
   rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
   reservationTtlMs: 'RESERVATION_TTL_MS',
@@ -310,6 +314,27 @@ function upstreamOf(
   });
 }
 
+/** A deployment's checked settings as the providers take them (tollgate.yaml's, or the operator's stored entry). */
+export function deploymentOf(name: string, settings: ParsedConfig['deployments'][string]): DeploymentConfig {
+  return Object.freeze({
+    ...upstreamOf(settings, settings.baseUrl, true),
+    name,
+    family: settings.family,
+    weight: settings.weight,
+    rpm: settings.rpm,
+    maxConcurrent: settings.maxConcurrent,
+  });
+}
+
+/** `name: model-id` or `name: { model, fallbacks }`, as one shape. */
+export function aliasOf(alias: ParsedConfig['aliases'][string]): AliasConfig {
+  return Object.freeze(
+    typeof alias === 'string'
+      ? { model: alias, fallbacks: undefined }
+      : { model: alias.model, fallbacks: alias.fallbacks },
+  );
+}
+
 function finalize(parsed: ParsedConfig, configFile: string | undefined): Config {
   const vendors = {} as Record<VendorName, VendorConfig>;
   for (const vendor of VENDOR_NAMES) {
@@ -320,24 +345,9 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
     vendors[vendor] = upstreamOf(settings, baseUrl, configured);
   }
   const deployments: Record<string, DeploymentConfig> = {};
-  for (const [name, settings] of Object.entries(parsed.deployments)) {
-    deployments[name] = Object.freeze({
-      ...upstreamOf(settings, settings.baseUrl, true),
-      name,
-      family: settings.family,
-      weight: settings.weight,
-      rpm: settings.rpm,
-      maxConcurrent: settings.maxConcurrent,
-    });
-  }
+  for (const [name, settings] of Object.entries(parsed.deployments)) deployments[name] = deploymentOf(name, settings);
   const aliases: Record<string, AliasConfig> = {};
-  for (const [name, alias] of Object.entries(parsed.aliases)) {
-    aliases[name] = Object.freeze(
-      typeof alias === 'string'
-        ? { model: alias, fallbacks: undefined }
-        : { model: alias.model, fallbacks: alias.fallbacks },
-    );
-  }
+  for (const [name, alias] of Object.entries(parsed.aliases)) aliases[name] = aliasOf(alias);
   const anyVendorConfigured = VENDOR_NAMES.some((vendor) => vendors[vendor].configured);
   return Object.freeze({
     port: parsed.port,
@@ -351,6 +361,7 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
     models: parsed.models,
     aliases: Object.freeze(aliases),
     deployments: Object.freeze(deployments),
+    catalogPollMs: parsed.catalogPollMs,
     configFile,
     redisUrl: parsed.redisUrl,
     freeTokensPerDay: parsed.freeTokensPerDay,

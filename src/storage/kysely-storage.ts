@@ -15,6 +15,7 @@ import type { ApiKeyWithOrganisation, Storage } from './types.js';
 import { createStoredResponseRepository } from './stored-response-repository.js';
 import { createUsageRepository } from './usage-repository.js';
 import { createUsageExportRepository } from './usage-export-repository.js';
+import { createCatalogEntryRepository } from './catalog-entry-repository.js';
 
 /** What a dialect contributes; everything else (all the queries but the money hot path) is shared. */
 export interface KyselyStorageParts {
@@ -59,6 +60,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     tierUpgrades: createTierRepository(db, parts.dialect),
     identityFactors: createIdentityFactorRepository(db),
     usageExport: createUsageExportRepository(db),
+    catalog: createCatalogEntryRepository(db, parts.dialect),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

@@ -88,6 +88,8 @@ describe('openStorage', () => {
         'accounts',
         'api_keys',
         'audit_events',
+        'catalog_entries',
+        'catalog_revisions',
         'export_cursors',
         'identity_challenges',
         'ledger_entries',

@@ -36,6 +36,7 @@ export const ALL_MIGRATIONS = [
   '0018-audit-log',
   '0019-usage-export-cursors',
   '0023-organisation-sign-in-policy',
+  '0024-catalog-entries',
 ];
 
 /** A fresh, empty database that any number of storage handles can open. */

@@ -10,6 +10,7 @@ import type { ModelPrices } from '../../billing/prices.js';
 import { StripeTopups } from '../../billing/stripe-topups.js';
 import { TierUpgrades } from '../../billing/tier-upgrades.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
+import type { CatalogEditor } from '../../config/catalog-editor.js';
 import type { Config } from '../../config/load-config.js';
 import { IdentityServices } from '../../identity/identity-services.js';
 import { AccountDeletion } from '../../identity/account-deletion.js';
@@ -54,6 +55,7 @@ export function createDashboardDependencies(input: {
   pricesOf?: (modelId: string) => ModelPrices | undefined;
   /** Warnings about the configuration found while serving (an SSO provider provisioning into no organisation). */
   log?: (message: string, details: Record<string, unknown>) => void;
+  catalogEditor?: CatalogEditor;
 }): DashboardDependencies {
   const providers = input.providers;
   const { storage, config, now } = input;
@@ -130,6 +132,7 @@ export function createDashboardDependencies(input: {
     publicBaseUrl: config.publicBaseUrl,
     ...(providers === undefined ? {} : { upstreams: () => providers.credentialStatus().map(presentCredential) }),
     ...(input.pricesOf === undefined ? {} : { pricesOf: input.pricesOf }),
+    ...(input.catalogEditor === undefined ? {} : { catalogEditor: input.catalogEditor }),
     now,
   };
 }

@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerCatalogRoutes } from './catalog-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBillingRoutes } from './billing-routes.js';
@@ -74,6 +75,7 @@ export async function dashboardApi(
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
   registerAdminRoutes(api, deps);
+  registerCatalogRoutes(api, deps);
   registerAuditRoutes(api, deps);
   registerReceiptRoutes(api, deps);
   await api.register(stripeWebhookPlugin, deps);

@@ -1,3 +1,4 @@
+import type { CatalogEditor } from '../../config/catalog-editor.js';
 import type { AccountService } from '../../accounts/account-service.js';
 import type { AuditLog } from '../../accounts/audit/audit-log.js';
 import type { SignInAudit } from '../../accounts/audit/sign-in-audit.js';
@@ -86,5 +87,7 @@ export interface DashboardDependencies {
   upstreams?: () => UpstreamCredentialStatus[];
   /** A model's catalog prices by public id: how the reconcile replays the split rule (none: order only). */
   pricesOf?: (modelId: string) => ModelPrices | undefined;
+  /** The operator's catalog edits (operator view); absent where the gateway runs without them. */
+  catalogEditor?: CatalogEditor;
   now: () => number;
 }

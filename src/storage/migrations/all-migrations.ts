@@ -19,6 +19,7 @@ import * as organisationInvitations from './0017-organisation-invitations.js';
 import * as auditLog from './0018-audit-log.js';
 import * as usageExportCursors from './0019-usage-export-cursors.js';
 import * as organisationSignInPolicy from './0023-organisation-sign-in-policy.js';
+import * as catalogEntries from './0024-catalog-entries.js';
 
 /**
  * Every migration, keyed by name; Kysely applies them in name order.
@@ -46,4 +47,5 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0018-audit-log': auditLog,
   '0019-usage-export-cursors': usageExportCursors,
   '0023-organisation-sign-in-policy': organisationSignInPolicy,
+  '0024-catalog-entries': catalogEntries,
 };

@@ -8,6 +8,8 @@ import type {
   AuditFilter,
   Billing,
   BillingDetails,
+  CatalogSection,
+  CatalogView,
   KeyLimitsInput,
   LedgerEntry,
   ModelInfo,
@@ -119,4 +121,11 @@ export const admin = {
       expiresInDays === undefined ? { amountUsd, count } : { amountUsd, count, expiresInDays },
     ),
   upstreams: () => api<{ credentials: UpstreamCredential[] }>('GET', '/api/admin/upstreams'),
+  catalog: () => api<CatalogView>('GET', '/api/admin/catalog'),
+  putCatalogEntry: (section: CatalogSection, id: string, entry: unknown) =>
+    api<CatalogView>('PUT', `/api/admin/catalog/${section}/${encodeURIComponent(id)}`, entry),
+  retireModel: (id: string, replacement: string | null) =>
+    api<CatalogView>('POST', `/api/admin/catalog/models/${encodeURIComponent(id)}/retire`, { replacement }),
+  deleteCatalogEntry: (section: CatalogSection, id: string) =>
+    api<CatalogView>('DELETE', `/api/admin/catalog/${section}/${encodeURIComponent(id)}`),
 };

@@ -298,3 +298,50 @@ export interface BillingDetails {
   billingName: string | null;
   billingAddress: string | null;
 }
+
+/** Where a catalog entry comes from: the gateway's own list, tollgate.yaml, or the operator's stored edits. */
+export type CatalogSource = 'built-in' | 'file' | 'database';
+
+export type CatalogSection = 'models' | 'aliases' | 'deployments';
+
+export interface CatalogModelEntry {
+  id: string;
+  family: string;
+  description: string;
+  upstreamModel: string;
+  contextWindow: number;
+  maxOutputTokens: number;
+  pricing: { inputUsd: string; outputUsd: string; cacheReadUsd: string; cacheWriteUsd: string };
+  deployments: string[];
+  retired: boolean;
+  replacement: string | null;
+  source: CatalogSource;
+  /** The stored entry, as tollgate.yaml would hold it (null: none stored). */
+  stored: Record<string, unknown> | null;
+  /** What an edit starts from: the stored entry, else tollgate.yaml's. */
+  entry: Record<string, unknown> | null;
+}
+
+export interface CatalogAliasEntry {
+  name: string;
+  model: string;
+  fallbacks: string[];
+  source: CatalogSource;
+}
+
+/** A deployment; a stored one names the environment variables holding its keys, never a key. */
+export interface CatalogDeploymentEntry {
+  name: string;
+  source: CatalogSource;
+  family: string;
+  baseUrl: string;
+  apiKeyEnv?: string;
+  [field: string]: unknown;
+}
+
+export interface CatalogView {
+  revision: number;
+  models: CatalogModelEntry[];
+  aliases: CatalogAliasEntry[];
+  deployments: CatalogDeploymentEntry[];
+}
