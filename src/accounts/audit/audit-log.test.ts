@@ -8,6 +8,7 @@ const key: ApiKeyRecord = {
   id: 'key_1',
   accountId: 'acct_1',
   createdBy: 'acct_1',
+  projectId: 'proj_default_acct_1',
   name: 'ci',
   keyHash: 'a'.repeat(64),
   hint: 'sk-tg-…abcd',
