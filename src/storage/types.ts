@@ -296,7 +296,7 @@ export interface UsageRepository {
     accountId: string,
     limit: number,
     cursor?: { createdAt: number; requestId: string },
-    filter?: { apiKeyId?: string | undefined; model?: string | undefined },
+    filter?: { apiKeyId?: string | undefined; model?: string | undefined; projectId?: string | undefined },
   ): Promise<UsageRecord[]>;
   /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;

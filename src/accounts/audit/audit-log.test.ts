@@ -30,6 +30,7 @@ describe('audit values', () => {
     expect(JSON.parse(text)).toEqual({
       name: 'ci',
       hint: 'sk-tg-…abcd',
+      projectId: 'proj_default_acct_1',
       expiresAt: null,
       revokedAt: null,
       scopes: null,
