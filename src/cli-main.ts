@@ -65,6 +65,7 @@ const OPTIONS = {
   kind: { type: 'string' },
   entry: { type: 'string' },
   replacement: { type: 'string' },
+  project: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

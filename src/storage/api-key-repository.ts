@@ -10,6 +10,8 @@ import {
 } from './key-permission-types.js';
 import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
+import { defaultProjectId } from './project-types.js';
+import { splitModels } from './project-repository.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type {
   ApiKeyChange,
@@ -38,11 +40,14 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('organisations', 'organisations.id', 'api_keys.account_id')
+        .leftJoin('projects', 'projects.id', 'api_keys.project_id')
         .selectAll('api_keys')
         .select([
           'organisations.name as organisation_name',
           'organisations.tier as organisation_tier',
           'organisations.disabled as organisation_disabled',
+          'projects.models as project_models',
+          'projects.archived_at as project_archived_at',
         ])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
@@ -88,16 +93,18 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
         await lock.executeTakeFirst();
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
-        // The replacement carries on the old key's spend of the period: rotating never resets a spend limit.
+        // The replacement carries on the old key's spend of the period (rotating never resets a spend limit), and
+        // stays in its project unless told otherwise.
         const old = await transaction
           .selectFrom('api_keys')
-          .select(['spend_period_start', 'spend_used_nano'])
+          .select(['spend_period_start', 'spend_used_nano', 'project_id'])
           .where('id', '=', oldId)
           .executeTakeFirstOrThrow();
         const row = {
           ...toApiKeyRow(replacement),
           spend_period_start: Number(old.spend_period_start),
           spend_used_nano: fromMoneyColumn(old.spend_used_nano).toString(),
+          project_id: replacement.projectId ?? old.project_id ?? defaultProjectId(accountId),
         };
         await transaction.insertInto('api_keys').values(row).execute();
         return toApiKeyRecord(row);
@@ -240,6 +247,7 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,
     rate_limit_tpm: permissions.rateLimit?.tokensPerMinute ?? null,
     created_by: key.createdBy ?? null,
+    project_id: key.projectId ?? defaultProjectId(key.accountId),
   };
 }
 
@@ -248,6 +256,7 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     id: row.id,
     accountId: row.account_id,
     createdBy: row.created_by,
+    projectId: row.project_id ?? defaultProjectId(row.account_id),
     name: row.name,
     keyHash: row.key_hash,
     hint: row.hint,
@@ -264,15 +273,26 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
-/** A key row joined with its organisation's columns, prefixed `organisation_` (every key lookup selects these). */
+/**
+ * A key row joined with its organisation's columns, prefixed `organisation_`, and its project's, prefixed `project_`
+ * (every key lookup selects these; the project's are null only if its row were missing).
+ */
 export type KeyWithOrganisationRow = Selectable<ApiKeysTable> & {
   organisation_name: string;
   organisation_tier: string;
   organisation_disabled: number;
+  project_models: string | null;
+  project_archived_at: number | string | null;
 };
 
 /** The organisations columns of the hot paths' key lookups (after KEY_COLUMNS), in the order keyWithOrganisationRow reads them. */
 export const ORGANISATION_LOOKUP_COLUMNS = ['name', 'tier', 'disabled'] as const;
+
+/** The projects columns of the hot paths' key lookups (after ORGANISATION_LOOKUP_COLUMNS), read from `p`. */
+export const PROJECT_LOOKUP_COLUMNS = ['models', 'archived_at'] as const;
+
+/** The join every key lookup makes to read its project (`k` is api_keys, `p` projects). */
+export const KEY_PROJECT_JOIN = 'left join projects p on p.id = k.project_id';
 
 /** The api_keys columns of the hot paths' key lookups, in the order keyWithOrganisationRow reads them. */
 export const KEY_COLUMNS = [
@@ -295,6 +315,7 @@ export const KEY_COLUMNS = [
   'rate_limit_rpm',
   'rate_limit_tpm',
   'created_by',
+  'project_id',
 ] as const satisfies readonly (keyof KeyWithOrganisationRow)[];
 
 /**
@@ -302,10 +323,14 @@ export const KEY_COLUMNS = [
  * json_array): KEY_COLUMNS of `k` (api_keys), then the organisation's columns of `o` (organisations), in the order
  * keyWithOrganisationRow reads.
  */
-export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`).join(', ')}`;
+export const KEY_LOOKUP_COLUMNS = [
+  ...KEY_COLUMNS.map((column) => `k.${column}`),
+  ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
+  ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
+].join(', ');
 
 /** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
-export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length;
+export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length + PROJECT_LOOKUP_COLUMNS.length;
 
 /**
  * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every
@@ -332,9 +357,12 @@ export function keyWithOrganisationRow(v: readonly unknown[]): KeyWithOrganisati
     rate_limit_rpm: v[16] as number | null,
     rate_limit_tpm: v[17] as number | null,
     created_by: v[18] as string | null,
-    organisation_name: v[19] as string,
-    organisation_tier: v[20] as string,
-    organisation_disabled: v[21] as number,
+    project_id: v[19] as string | null,
+    organisation_name: v[20] as string,
+    organisation_tier: v[21] as string,
+    organisation_disabled: v[22] as number,
+    project_models: v[23] as string | null,
+    project_archived_at: v[24] as number | string | null,
   };
 }
 
@@ -347,6 +375,11 @@ export function toApiKeyWithOrganisation(row: KeyWithOrganisationRow): ApiKeyWit
       name: row.organisation_name,
       tier: row.organisation_tier,
       disabled: fromIntegerBoolean(Number(row.organisation_disabled)),
+    },
+    project: {
+      id: row.project_id ?? defaultProjectId(row.account_id),
+      models: splitModels(row.project_models),
+      archivedAt: row.project_archived_at === null ? null : Number(row.project_archived_at),
     },
   };
 }

@@ -11,6 +11,7 @@ import {
 } from './organisation-types.js';
 import type { IdentityFactorTables } from './identity-factor-types.js';
 import { createMemberWrites } from './organisation-member-writes.js';
+import { defaultProjectRow } from './project-repository.js';
 import { writeTransaction } from './transactions.js';
 import type { Storage } from './types.js';
 
@@ -75,6 +76,7 @@ export function createOrganisationRepository(
             created_at: organisation.createdAt,
           })
           .execute();
+        await trx.insertInto('projects').values(defaultProjectRow(organisation.id, organisation.createdAt)).execute();
       });
       return { ...organisation, signInPolicy: NO_SIGN_IN_POLICY };
     },

@@ -73,7 +73,7 @@ export type MemberChange =
 
 export interface OrganisationRepository {
   findById(id: string): Promise<OrganisationRecord | null>;
-  /** Creates the organisation with `ownerAccountId` as its only member, an owner. */
+  /** Creates the organisation with `ownerAccountId` as its only member, an owner, and its default project. */
   create(organisation: NewOrganisation, ownerAccountId: string): Promise<OrganisationRecord>;
   /** Replaces the organisation's sign-in policy; false when there is no such organisation. */
   setSignInPolicy(id: string, policy: OrganisationSignInPolicy): Promise<boolean>;

@@ -25,6 +25,10 @@ export const AUDIT_ACTIONS = [
   'organisation.sign_in_policy',
   'sign_in.success',
   'sign_in.failure',
+  'project.created',
+  'project.renamed',
+  'project.models_changed',
+  'project.archived',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,6 +1,8 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import {
   ORGANISATION_LOOKUP_COLUMNS,
+  PROJECT_LOOKUP_COLUMNS,
+  KEY_PROJECT_JOIN,
   KEY_COLUMNS,
   keyWithOrganisationRow,
   toApiKeyWithOrganisation,
@@ -27,7 +29,7 @@ export function createSqliteKeyLookup(
     findKey ??= database
       .prepare(`
       select json_array(${KEY_LOOKUP_JSON_COLUMNS})
-      from api_keys k join organisations o on o.id = k.account_id
+      from api_keys k join organisations o on o.id = k.account_id ${KEY_PROJECT_JOIN}
       where k.key_hash = ?`)
       .pluck(true);
     const text = findKey.get(keyHash) as string | undefined;
@@ -39,4 +41,5 @@ export function createSqliteKeyLookup(
 const KEY_LOOKUP_JSON_COLUMNS = [
   ...KEY_COLUMNS.map((column) => (column.endsWith('_nano') ? `cast(k.${column} as text)` : `k.${column}`)),
   ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
+  ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
 ].join(', ');
