@@ -51,7 +51,14 @@ describe.each([
         const [personal] = await storage.organisations.membershipsOf('a1');
         expect(personal).toMatchObject({ role: 'owner', organisation: { id: 'a1', name: 'Personal', createdAt: AT } });
         expect(await storage.organisations.members('a1')).toEqual([
-          { accountId: 'a1', email: 'A@x.io', role: 'owner', joinedAt: AT },
+          {
+            accountId: 'a1',
+            email: 'A@x.io',
+            role: 'owner',
+            joinedAt: AT,
+            provisionedBy: null,
+            signIn: { passkeys: 0, ssoProviders: [], totp: false },
+          },
         ]);
         // The deleted account's organisation stays for its ledger; nobody is in it.
         expect(await storage.organisations.findById('a2')).toMatchObject({ id: 'a2', name: 'Personal' });
@@ -80,7 +87,14 @@ describe.each([
           {
             role: 'owner',
             joinedAt: AT + 20,
-            organisation: { id: 'a3', name: 'Personal', billingName: null, billingAddress: null, createdAt: AT + 20 },
+            organisation: {
+              id: 'a3',
+              name: 'Personal',
+              billingName: null,
+              billingAddress: null,
+              createdAt: AT + 20,
+              signInPolicy: { requireSecondFactor: false, requiredSsoProviders: [] },
+            },
           },
         ]);
         await storage.organisations.setSessionOrganisation('s1', 'a3');
