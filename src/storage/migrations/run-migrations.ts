@@ -45,7 +45,9 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
     ...(options.migrationTableSchema === undefined ? {} : { migrationTableSchema: options.migrationTableSchema }),
   });
   // migrateToLatest never throws: it reports the failure in `error` beside per-migration results.
-  const { error, results = [] } = await migrator.migrateToLatest();
+  let { error, results = [] } = await migrator.migrateToLatest();
+  for (let retry = 0; retry < 3 && error !== undefined && lostRaceWithDroppedSchema(error, results); retry++)
+    ({ error, results = [] } = await migrator.migrateToLatest());
   if (error !== undefined) {
     const failed = results.find((result) => result.status === 'Error')?.migrationName;
     const reason = error instanceof Error ? error.message : String(error);
@@ -54,4 +56,14 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
   return results
     .filter((result) => result.status === 'Success' && result.direction === 'Up')
     .map((result) => result.migrationName);
+}
+
+/**
+ * Before migrating, Kysely lists the tables of every schema of the PostgreSQL database, looking each schema up by
+ * name; a schema another session drops meanwhile fails that listing with 3F000 ("schema … does not exist") though
+ * nothing of ours is wrong. Such a failure comes before any migration ran, so trying again is safe.
+ */
+function lostRaceWithDroppedSchema(error: unknown, results: ReadonlyArray<{ status: string }>): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '3F000' && !results.some((result) => result.status === 'Error');
 }
