@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
+import { createAlertRepository } from './alert-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
 import { createAuditRepository, createReceiptRepository } from './audit-repository.js';
 import { createBillingLedgerRepository } from './billing-ledger-repository.js';
@@ -59,6 +60,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     tierUpgrades: createTierRepository(db, parts.dialect),
     identityFactors: createIdentityFactorRepository(db),
     usageExport: createUsageExportRepository(db),
+    alerts: createAlertRepository(db, parts.dialect),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

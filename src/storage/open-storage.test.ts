@@ -86,6 +86,9 @@ describe('openStorage', () => {
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         'account_tokens',
         'accounts',
+        'alert_deliveries',
+        'alert_firings',
+        'alert_rules',
         'api_keys',
         'audit_events',
         'export_cursors',

@@ -332,6 +332,8 @@ export interface Storage {
   readonly identityFactors: import('./identity-factor-types.js').IdentityFactorRepository;
   /** Usage in export order, and the export sinks' cursors over it (0019-usage-export-cursors). */
   readonly usageExport: import('./usage-export-types.js').UsageExportRepository;
+  /** Budget alert rules, their firings and deliveries (0022-budget-alerts). */
+  readonly alerts: import('./alert-types.js').AlertRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */
