@@ -30,7 +30,14 @@ export class AlertEvaluator {
         const id = `alt_${randomHex(12)}`;
         const payload = JSON.stringify(lowBalanceEvent(id, rule, balanceNano, now));
         const fired = await this.alerts.fire(
-          { id, ruleId: rule.id, organisationId: rule.organisationId, periodStart: rule.armedAt, firedAt: now, payload },
+          {
+            id,
+            ruleId: rule.id,
+            organisationId: rule.organisationId,
+            periodStart: rule.armedAt,
+            firedAt: now,
+            payload,
+          },
           this.channelsOf(rule),
         );
         if (fired) result.fired += 1;

@@ -222,7 +222,11 @@ export function createAlertRepository(base: Kysely<Database>, dialect: Storage['
           .where('alert_deliveries.id', '=', id)
           .executeTakeFirstOrThrow();
         const rule = await selectRules().where('id', '=', row.rule_id).executeTakeFirst();
-        claimed.push({ delivery: toDelivery(row), payload: row.payload, rule: rule === undefined ? null : toRule(rule) });
+        claimed.push({
+          delivery: toDelivery(row),
+          payload: row.payload,
+          rule: rule === undefined ? null : toRule(rule),
+        });
       }
       return claimed;
     },

@@ -68,9 +68,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('rule_id', 'text', (column) => column.notNull())
     .addColumn('organisation_id', 'text', (column) => column.notNull())
     .addColumn('channel', 'text', (column) => column.notNull().check(sql`channel in ('email', 'webhook')`))
-    .addColumn('status', 'text', (column) =>
-      column.notNull().check(sql`status in ('pending', 'delivered', 'failed')`),
-    )
+    .addColumn('status', 'text', (column) => column.notNull().check(sql`status in ('pending', 'delivered', 'failed')`))
     .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
     .addColumn('status_code', 'integer')
     .addColumn('error', 'text')
