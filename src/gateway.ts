@@ -256,6 +256,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         tierUpgrades,
         pricesOf: (modelId) => catalog.find(modelId)?.prices,
         mailer,
+        onAlertRuleChanged: (organisationId) => alerts?.nudge(organisationId),
       }),
       trustProxy: config.trustProxy,
       metrics,

@@ -21,6 +21,9 @@ export const AUDIT_ACTIONS = [
   'member.role',
   'member.remove',
   'member.leave',
+  'alert.created',
+  'alert.updated',
+  'alert.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

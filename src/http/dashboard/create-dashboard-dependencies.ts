@@ -1,3 +1,4 @@
+import { AlertRules } from '../../alerts/alert-rules.js';
 import type { AccountService } from '../../accounts/account-service.js';
 import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
@@ -37,7 +38,10 @@ export function createDashboardDependencies(input: {
     | 'registrationsPerIp'
     | 'requireVerifiedEmail'
     | 'ssoProviders'
+    | 'usageExport'
   >;
+  /** An alert rule changed: its organisation's rules are evaluated soon. */
+  onAlertRuleChanged?: (organisationId: string) => void;
   /** The SMTP mailer when SMTP_URL is set. */
   mailer?: Mailer | undefined;
   now: () => number;
@@ -106,6 +110,14 @@ export function createDashboardDependencies(input: {
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
+    alertRules: new AlertRules({
+      alerts: storage.alerts,
+      allowHttpLoopback: config.usageExport.allowHttpLoopback,
+      keyExists: async (organisationId, keyId) => (await storage.apiKeys.findById(organisationId, keyId)) !== null,
+      now,
+      ...(input.onAlertRuleChanged === undefined ? {} : { onChange: input.onAlertRuleChanged }),
+    }),
+    alertHistory: storage.alerts,
     usage: storage.usage,
     usageExport: storage.usageExport,
     catalog: input.catalog,

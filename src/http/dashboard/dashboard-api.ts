@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerAlertRoutes } from './alert-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBillingRoutes } from './billing-routes.js';
@@ -65,6 +66,7 @@ export async function dashboardApi(
   registerLedgerExportRoute(api, deps);
   registerBillingRoutes(api, deps);
   registerTierRoutes(api, deps);
+  registerAlertRoutes(api, deps);
   registerAdminRoutes(api, deps);
   registerAuditRoutes(api, deps);
   registerReceiptRoutes(api, deps);

@@ -1,4 +1,6 @@
 import type { AccountService } from '../../accounts/account-service.js';
+import type { AlertRules } from '../../alerts/alert-rules.js';
+import type { AlertRepository } from '../../storage/alert-types.js';
 import type { AuditLog } from '../../accounts/audit/audit-log.js';
 import type { ReceiptRepository } from '../../storage/audit-types.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
@@ -66,6 +68,10 @@ export interface DashboardDependencies {
   accountSessions: AccountSessions;
   accountDeletion: AccountDeletion;
   billing: BillingRepository;
+  /** Budget alert rules, checked before they are stored. */
+  alertRules: AlertRules;
+  /** Recent firings and deliveries, for the Limits & alerts page. */
+  alertHistory: Pick<AlertRepository, 'recentFirings' | 'recentDeliveries'>;
   usage: UsageRepository;
   /** Usage records of a date range in keyset pages: the usage export. */
   usageExport: UsageExportRepository;
