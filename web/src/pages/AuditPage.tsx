@@ -27,6 +27,10 @@ const ACTIONS: Array<{ value: string; label: string }> = [
   { value: 'organisation', label: 'All settings' },
   { value: 'organisation.rename', label: 'Organisation renamed' },
   { value: 'organisation.billing_details', label: 'Billing details changed' },
+  { value: 'alert', label: 'All alert changes' },
+  { value: 'alert.created', label: 'Alert created' },
+  { value: 'alert.updated', label: 'Alert changed' },
+  { value: 'alert.deleted', label: 'Alert deleted' },
 ];
 
 const ACTION_LABELS = new Map(ACTIONS.map((action) => [action.value, action.label]));

@@ -110,10 +110,12 @@ export function LimitsAlertsPage() {
           Your receiver verifies each POST with this secret. It will not be shown again.
         </div>
         <div className="secret-row">
-          <input
-            className="input secret"
+          {/* Wrapped, not scrolled: the whole secret stays in view on a phone. */}
+          <textarea
+            className="input secret break"
             aria-label="Webhook signing secret"
             readOnly
+            rows={2}
             value={secret ?? ''}
             onFocus={(event) => event.target.select()}
           />
