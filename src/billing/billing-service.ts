@@ -15,7 +15,6 @@ import type {
   AdmissionState,
   BillingRepository,
   HoldCheckpoint,
-  KeySpendState,
   OrphanBiller,
   OrphanedHold,
   Reservation,
@@ -23,7 +22,6 @@ import type {
   SettleResult,
   SweepResult,
 } from '../storage/billing-types.js';
-import { spendPeriodResetsAt } from '../storage/key-permission-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, inputPrice, planAdmission, type AdmissionRequest } from './admission.js';
@@ -34,6 +32,7 @@ import { utcDayNumber } from './free-allowance.js';
 import type { JournalEntry } from './settlement-journal-entry.js';
 import type { SettlementJournal } from './settlement-journal.js';
 import { planSliceGrant } from './slice-grant.js';
+import { spendLimitReached } from './spend-limit-refusal.js';
 import { splitUsage } from './usage-split.js';
 
 export interface BillingSettings {
@@ -58,7 +57,7 @@ export type { SweepResult } from '../storage/billing-types.js';
 /** The outcome of a request for one more slice of output. */
 export type SliceOutcome =
   | { granted: true; tokens: number }
-  | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
+  | { granted: false; reason: 'balance' | 'spend_limit' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -113,20 +112,6 @@ const SETTLEMENT_ATTEMPTS = 4;
 const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
 /** What `retry-after` suggests while the journal cannot be written: an operator has to act, so not too eager. */
 const JOURNAL_RETRY_AFTER_SECONDS = 10;
-
-/** The 403 of a key whose spend limit cannot cover the request, saying what is spent, held and when it resets. */
-function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
-  const resetsAt = spendPeriodResetsAt(key.period, now);
-  const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
-  const when =
-    resetsAt === null
-      ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.'
-      : `It resets at ${new Date(resetsAt).toISOString()}.`;
-  return new GatewayError(
-    'key_spend_limit_reached',
-    `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
-  );
-}
 
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
@@ -197,10 +182,6 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
-      keySpendLimited: auth.key.permissions.spendLimit !== null,
-      ...(auth.key.permissions.spendLimit === null
-        ? {}
-        : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const oneHourCacheWrites = carriesOneHourBreakpoint(request);
@@ -241,8 +222,8 @@ export class BillingService {
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
     if (!result.admitted) {
-      const keySpend = result.state.keySpend;
-      if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
+      const limit = result.state.spendLimit;
+      if (limit?.binding === true) throw spendLimitReached(limit, now);
       throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.organisation.id, now));
     }
     this.liveHolds.set(requestId, {
@@ -253,10 +234,8 @@ export class BillingService {
       ...(localInputTokens === undefined ? {} : { localInputTokens, modelId: model.id }),
     });
     this.liveHolds.renewRegularly();
-    // Its slices count against the key's limit too (docs/architecture.md#key-scopes-and-limits): grantSlice needs the
-    // key.
+    // Its slices count against the limits over its key too (docs/billing.md#spend-limits): grantSlice needs the key.
     result.reservation.apiKeyId = auth.key.id;
-    result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
   }
 
@@ -320,7 +299,6 @@ export class BillingService {
       requestId: reservation.requestId,
       accountId: reservation.accountId,
       ...(reservation.apiKeyId === undefined ? {} : { apiKeyId: reservation.apiKeyId }),
-      keySpendLimited: reservation.keySpendLimited === true,
       day: utcDayNumber(now),
       at: now,
       freeAllowanceTokens: this.settings.freeTokensPerDay,
@@ -333,7 +311,7 @@ export class BillingService {
     if (!result.granted) return { granted: false, reason: result.reason };
     reservation.holdNano += result.holdNano;
     reservation.freeTokens += result.freeTokens;
-    reservation.keyHoldNano += result.keyHoldNano ?? 0n;
+    reservation.limitHoldNano += result.limitHoldNano ?? 0n;
     reservation.maxOutputTokens += result.tokens;
     const hold = this.liveHolds.get(reservation.requestId);
     if (hold !== undefined) {
