@@ -103,6 +103,8 @@ describe('openStorage', () => {
         'redemption_codes',
         'reservations',
         'sessions',
+        'spend_limit_holds',
+        'spend_limits',
         'sso_identities',
         'stored_responses',
         'tollgate_migrations',

@@ -2,6 +2,7 @@ import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3
 import {
   ORGANISATION_LOOKUP_COLUMNS,
   KEY_COLUMNS,
+  keyLimitsSql,
   keyWithOrganisationRow,
   toApiKeyWithOrganisation,
 } from '../api-key-repository.js';
@@ -35,8 +36,9 @@ export function createSqliteKeyLookup(
   };
 }
 
-/** KEY_COLUMNS and ORGANISATION_LOOKUP_COLUMNS as json_array's arguments: the money columns as text (exact past 2^53). */
+/** KEY_COLUMNS, ORGANISATION_LOOKUP_COLUMNS and the key's limits (as text: money exact past 2^53) as json_array's arguments. */
 const KEY_LOOKUP_JSON_COLUMNS = [
-  ...KEY_COLUMNS.map((column) => (column.endsWith('_nano') ? `cast(k.${column} as text)` : `k.${column}`)),
+  ...KEY_COLUMNS.map((column) => `k.${column}`),
   ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
+  keyLimitsSql('k', 'sqlite'),
 ].join(', ');
