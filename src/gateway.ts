@@ -318,7 +318,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         retry: { ...DEFAULT_ALERT_SETTINGS.retry, baseDelayMs: config.alertRetryBaseMs },
         allowHttpLoopback: config.usageExport.allowHttpLoopback,
       },
-      { alerts: storage.alerts, organisations: storage.organisations, mailer, log: logger, now },
+      {
+        alerts: storage.alerts,
+        limits: storage.spendLimits,
+        organisations: storage.organisations,
+        mailer,
+        log: logger,
+        now,
+      },
     );
     const openAlerts = alerts;
     const openProviders = providers;

@@ -1,6 +1,9 @@
+import { MS_PER_DAY } from '../billing/free-allowance.js';
 import { randomHex } from '../ids/random-hex.js';
 import type { AlertChannel, AlertRepository, AlertRule } from '../storage/alert-types.js';
-import { lowBalanceEvent } from './alert-payload.js';
+import { spendPeriodFirstDay } from '../storage/key-permission-types.js';
+import type { SpendLimitRecord, SpendLimitRepository } from '../storage/spend-limit-types.js';
+import { limitThresholdEvent, lowBalanceEvent } from './alert-payload.js';
 
 export interface EvaluationResult {
   /** Firings this evaluation recorded (another instance's are not counted). */
@@ -16,6 +19,7 @@ export interface EvaluationResult {
 export class AlertEvaluator {
   constructor(
     private readonly alerts: AlertRepository,
+    private readonly limits: Pick<SpendLimitRepository, 'list'>,
     private readonly options: { mailConfigured: boolean; now: () => number },
   ) {}
 
@@ -46,7 +50,40 @@ export class AlertEvaluator {
         if (await this.alerts.rearm(rule.id, rule.armedAt, now)) result.rearmed += 1;
       }
     }
+    result.fired += await this.evaluateLimitThresholds(organisationIds);
     return result;
+  }
+
+  /** Each rule whose limit's settled spend this period has reached its share fires once for the period. */
+  private async evaluateLimitThresholds(organisationIds: readonly string[] | null): Promise<number> {
+    const rules = await this.alerts.limitThresholdRules(organisationIds);
+    const limitsOf = new Map<string, SpendLimitRecord[]>();
+    let fired = 0;
+    for (const rule of rules) {
+      if (rule.thresholdPercent === null || rule.period === null) continue;
+      const now = this.options.now();
+      let limits = limitsOf.get(rule.organisationId);
+      if (limits === undefined) {
+        limits = await this.limits.list(rule.organisationId, now);
+        limitsOf.set(rule.organisationId, limits);
+      }
+      const limit = limits.find(
+        (each) => each.scope === rule.scope && each.scopeId === rule.scopeId && each.period === rule.period,
+      );
+      // No such limit (not set, or cleared): nothing to reach.
+      if (limit === undefined || limit.limitNano <= 0n) continue;
+      if (limit.usedNano * 100n < limit.limitNano * BigInt(rule.thresholdPercent)) continue;
+      const periodStart = (spendPeriodFirstDay(rule.period, now) ?? 0) * MS_PER_DAY;
+      if (await this.alerts.hasFired(rule.id, periodStart)) continue;
+      const id = `alt_${randomHex(12)}`;
+      const payload = JSON.stringify(limitThresholdEvent(id, rule, { ...limit, periodStart }, now));
+      const inserted = await this.alerts.fire(
+        { id, ruleId: rule.id, organisationId: rule.organisationId, periodStart, firedAt: now, payload },
+        this.channelsOf(rule),
+      );
+      if (inserted) fired += 1;
+    }
+    return fired;
   }
 
   /** Mail only when the gateway can send it; a webhook whenever the rule has one. */

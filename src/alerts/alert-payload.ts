@@ -50,6 +50,24 @@ export function lowBalanceEvent(id: string, rule: AlertRule, balanceNano: bigint
   };
 }
 
+export function limitThresholdEvent(
+  id: string,
+  rule: AlertRule,
+  limit: { usedNano: bigint; limitNano: bigint; periodStart: number; resetsAt: number | null },
+  now: number,
+): AlertEvent {
+  return {
+    id,
+    type: 'alert.limit_threshold',
+    created_at: now,
+    organisation_id: rule.organisationId,
+    rule: ruleSummary(rule),
+    period_start: limit.periodStart,
+    spent_usd: formatUsd(limit.usedNano),
+    limit_usd: formatUsd(limit.limitNano),
+  };
+}
+
 /** The mail of a firing: a subject and a plain-text body, in words. */
 export function alertMail(event: AlertEvent, organisationName: string): { subject: string; text: string } {
   if (event.type === 'alert.low_balance') {

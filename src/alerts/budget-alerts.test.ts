@@ -68,7 +68,7 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
     await database?.drop();
   });
 
-  const evaluator = (on = storage) => new AlertEvaluator(on.alerts, { mailConfigured: true, now });
+  const evaluator = (on = storage) => new AlertEvaluator(on.alerts, on.spendLimits, { mailConfigured: true, now });
   const worker = (owner = 'instance-a') =>
     new AlertDeliveryWorker({
       alerts: storage.alerts,
@@ -280,6 +280,62 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
     expect(delivery).toMatchObject({ status: 'failed', error: 'the rule was deleted' });
     expect(await storage.alerts.recentFirings(ids.accountId, 10)).toHaveLength(1);
     expect(await storage.alerts.listRules(ids.accountId)).toEqual([]);
+  });
+
+  it('fires a limit threshold once per period when settled spend reaches the share, and again next period', async () => {
+    const ids = await fundedAccountIn(storage, 1_000_000n);
+    await storage.spendLimits.set({
+      organisationId: ids.accountId,
+      scope: 'organisation',
+      scopeId: ids.accountId,
+      period: 'day',
+      limitNano: 10_000n,
+      at: clock,
+    });
+    const rule = await storage.alerts.createRule({
+      id: uniqueId('alr'),
+      organisationId: ids.accountId,
+      kind: 'limit_threshold',
+      amountNano: null,
+      thresholdPercent: 80,
+      scope: 'organisation',
+      scopeId: ids.accountId,
+      period: 'day',
+      emailEnabled: false,
+      emailTo: null,
+      webhookUrl: receiver.url,
+      webhookSecret: SECRET,
+      createdBy: null,
+      createdAt: clock,
+    });
+    receiver.script([200]);
+    const before = receiver.received.length;
+    await spend(ids, 7_000n);
+    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    await spend(ids, 1_000n);
+    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    await spend(ids, 1_000n);
+    expect(await evaluator().evaluate(null)).toEqual({ fired: 0, rearmed: 0 });
+    await worker().runDue();
+    const [delivered] = receiver.received.slice(before);
+    expect(verifySignature(String(delivered?.headers['tollgate-signature']), delivered?.body ?? '', SECRET)).toBe(true);
+    const dayStart = Math.floor(clock / 86_400_000) * 86_400_000;
+    expect(JSON.parse(delivered?.body ?? '{}')).toMatchObject({
+      type: 'alert.limit_threshold',
+      rule: { id: rule.id, threshold_percent: 80, scope: 'organisation', period: 'day' },
+      period_start: dayStart,
+      spent_usd: '0.000008',
+      limit_usd: '0.00001',
+    });
+
+    // The next UTC day starts from nothing spent: below the share, nothing; at it, a second firing.
+    clock = dayStart + 86_400_000 + 1_000;
+    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    await spend(ids, 9_000n);
+    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    const firings = await storage.alerts.recentFirings(ids.accountId, 10);
+    expect(firings.map((firing) => firing.periodStart)).toEqual([dayStart + 86_400_000, dayStart]);
+    await worker().runDue();
   });
 
   it('updates a rule of its own organisation only', async () => {

@@ -2,6 +2,7 @@ import type { Mailer } from '../identity/mailer.js';
 import { randomHex } from '../ids/random-hex.js';
 import type { AlertRepository } from '../storage/alert-types.js';
 import type { OrganisationRepository } from '../storage/organisation-types.js';
+import type { SpendLimitRepository } from '../storage/spend-limit-types.js';
 import { WebhookSender } from '../telemetry/webhooks/webhook-sender.js';
 import { AlertDeliveryWorker, type DeliveryRetryPolicy } from './alert-delivery-worker.js';
 import { AlertEvaluator } from './alert-evaluator.js';
@@ -49,6 +50,7 @@ export function startAlerts(
   settings: AlertSettings,
   deps: {
     alerts: AlertRepository;
+    limits: Pick<SpendLimitRepository, 'list'>;
     organisations: OrganisationRepository;
     mailer: Mailer | undefined;
     log: AlertLog;
@@ -57,7 +59,10 @@ export function startAlerts(
     ca?: string;
   },
 ): RunningAlerts {
-  const evaluator = new AlertEvaluator(deps.alerts, { mailConfigured: deps.mailer !== undefined, now: deps.now });
+  const evaluator = new AlertEvaluator(deps.alerts, deps.limits, {
+    mailConfigured: deps.mailer !== undefined,
+    now: deps.now,
+  });
   const sender = new WebhookSender({
     policy: { allowHttpLoopback: settings.allowHttpLoopback },
     maxAttempts: 1,

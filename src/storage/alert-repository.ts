@@ -120,6 +120,24 @@ export function createAlertRepository(base: Kysely<Database>, dialect: Storage['
       return Number(result.numDeletedRows) === 1 ? rule : null;
     },
 
+    async limitThresholdRules(organisationIds) {
+      if (organisationIds !== null && organisationIds.length === 0) return [];
+      let query = selectRules().where('kind', '=', 'limit_threshold');
+      if (organisationIds !== null) query = query.where('organisation_id', 'in', [...organisationIds]);
+      const rows = await query.orderBy('organisation_id').orderBy('id').execute();
+      return rows.map(toRule);
+    },
+
+    async hasFired(ruleId, periodStart) {
+      const row = await db
+        .selectFrom('alert_firings')
+        .select('id')
+        .where('rule_id', '=', ruleId)
+        .where('period_start', '=', periodStart)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async lowBalanceCandidates(organisationIds) {
       if (organisationIds !== null && organisationIds.length === 0) return [];
       let query = selectRules()

@@ -1,9 +1,11 @@
 import type { ColumnType } from 'kysely';
+import type { LimitScope } from './spend-limit-types.js';
+
+export { LIMIT_SCOPES, type LimitScope } from './spend-limit-types.js';
 
 /** What a rule watches: the balance falling below an amount, or spend reaching a share of a limit. */
 export type AlertKind = 'low_balance' | 'limit_threshold';
-export const LIMIT_SCOPES = ['organisation', 'project', 'key'] as const;
-export type LimitScope = (typeof LIMIT_SCOPES)[number];
+/** The periods an alert watches: a key's `total` limit has no period to fire once in. */
 export const LIMIT_PERIODS = ['day', 'week', 'month'] as const;
 export type LimitPeriod = (typeof LIMIT_PERIODS)[number];
 export type AlertChannel = 'email' | 'webhook';
@@ -100,6 +102,10 @@ export interface AlertRepository {
   updateRule(organisationId: string, id: string, changes: AlertRuleChanges, now: number): Promise<AlertRule | null>;
   /** The deleted rule; null when there was none. Its firings and deliveries stay as history. */
   deleteRule(organisationId: string, id: string): Promise<AlertRule | null>;
+  /** Limit-threshold rules of these organisations (all when null). */
+  limitThresholdRules(organisationIds: readonly string[] | null): Promise<AlertRule[]>;
+  /** Whether the rule has fired for the period starting at `periodStart`. */
+  hasFired(ruleId: string, periodStart: number): Promise<boolean>;
   /** Low-balance rules with a channel, of these organisations (all when null), with each one's balance. */
   lowBalanceCandidates(organisationIds: readonly string[] | null): Promise<LowBalanceCandidate[]>;
   /**
