@@ -96,6 +96,7 @@ describe('openStorage', () => {
         'organisation_members',
         'organisations',
         'passkeys',
+        'projects',
         'recovery_codes',
         'redemption_codes',
         'reservations',

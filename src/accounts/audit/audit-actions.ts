@@ -21,6 +21,10 @@ export const AUDIT_ACTIONS = [
   'member.role',
   'member.remove',
   'member.leave',
+  'project.created',
+  'project.renamed',
+  'project.models_changed',
+  'project.archived',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
