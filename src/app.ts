@@ -43,6 +43,7 @@ import {
 } from './http/render-error.js';
 import { requestProtocol } from './http/request-context.js';
 import type { KeyService } from './keys/key-service.js';
+import type { ProjectService } from './accounts/project-service.js';
 import type { ChatPipeline } from './pipeline/chat-pipeline.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { BillingRepository } from './storage/billing-types.js';
@@ -65,6 +66,8 @@ import type { Telemetry } from './telemetry/telemetry.js';
 export interface AppDependencies {
   catalog: ModelCatalog;
   keys: KeyService;
+  /** Which project a key made with `POST /v1/keys` goes in. */
+  projects: ProjectService;
   pipeline: ChatPipeline;
   limiter: RateLimiter;
   tiers: Tiers;
@@ -252,7 +255,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       tierUpgrades: deps.dashboard?.tierUpgrades,
       ...(deps.now === undefined ? {} : { now: deps.now }),
     });
-    registerKeysApi(api, deps.keys, deps.audit, deps.now);
+    registerKeysApi(api, { keys: deps.keys, projects: deps.projects, audit: deps.audit }, deps.now);
     registerAuditApi(api, deps.audit);
     registerBillingApi(api, deps.billing, deps.now, async (accountId) =>
       deps.dashboard?.tierUpgrades.refresh(accountId),

@@ -58,6 +58,7 @@ const OPTIONS = {
   period: { type: 'string' },
   rpm: { type: 'string' },
   tpm: { type: 'string' },
+  project: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

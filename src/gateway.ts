@@ -34,6 +34,7 @@ import type { ProviderRegistry } from './providers/registry.js';
 import type { RunningSimulator } from './simulator/simulator-server.js';
 import { openStorage } from './storage/open-storage.js';
 import { AuditLog } from './accounts/audit/audit-log.js';
+import { ProjectService } from './accounts/project-service.js';
 import { StoredResponses } from './protocols/openai-responses/stored-responses.js';
 import type { Storage } from './storage/types.js';
 import type { Telemetry } from './telemetry/telemetry.js';
@@ -228,9 +229,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
             logger,
           );
     const audit = new AuditLog(storage.audit, storage.organisations, now);
+    const projects = new ProjectService(storage.projects, now);
     const app = buildApp({
       catalog,
       keys,
+      projects,
       audit,
       pipeline,
       limiter: activeLimiter,

@@ -100,7 +100,11 @@ beforeAll(async () => {
     createdAt: 0,
     expiresAt: null,
   });
-  auth = { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
+  auth = {
+    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+    project: { id: key.projectId, models: null, archivedAt: null },
+    key: { ...key },
+  };
   await storage.billing.credit({
     accountId: account.id,
     kind: 'topup',

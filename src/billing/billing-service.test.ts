@@ -50,7 +50,11 @@ beforeAll(async () => {
     createdAt: 0,
     expiresAt: null,
   });
-  auth = { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
+  auth = {
+    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+    project: { id: key.projectId, models: null, archivedAt: null },
+    key: { ...key },
+  };
   await storage.billing.credit({
     accountId: account.id,
     kind: 'topup',
@@ -192,7 +196,11 @@ async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
       note: null,
       at: 0,
     });
-  return { organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false }, key: { ...key } };
+  return {
+    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+    project: { id: key.projectId, models: null, archivedAt: null },
+    key: { ...key },
+  };
 }
 
 function chatRequest(maxOutputTokens: number | undefined): CanonicalRequest {

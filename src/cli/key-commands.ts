@@ -1,6 +1,7 @@
 import { AccountService } from '../accounts/account-service.js';
 import { AuditLog } from '../accounts/audit/audit-log.js';
 import { keySnapshot } from '../accounts/audit/audit-snapshots.js';
+import { ProjectService } from '../accounts/project-service.js';
 import {
   parsePermissionFields,
   presentPermissionFields,
@@ -16,7 +17,9 @@ import { UsageError } from './usage-error.js';
  * `keys create | update | list` with scopes and limits (docs/architecture.md#key-scopes-and-limits); revoke stays in
  * cli-main.
  */
-export const KEY_USAGE = `  keys create --email E --name N [--expires-in-days D] [KEY OPTIONS]   prints the new key (shown once)
+export const KEY_USAGE = `  keys create --email E --name N [--expires-in-days D] [--project ID] [KEY OPTIONS]
+                                                 prints the new key (shown once); in the default project without
+                                                 --project
   keys update --email E --id ID [--name N] [KEY OPTIONS]   changes apply from the key's next request
   keys list --email E
       KEY OPTIONS: --scopes full|read_only|models:use,usage:read,keys:manage,account:redeem
@@ -35,6 +38,7 @@ export interface KeyCommandValues {
   period?: string | undefined;
   rpm?: string | undefined;
   tpm?: string | undefined;
+  project?: string | undefined;
 }
 
 export function isKeyCommand(command: string): boolean {
@@ -63,11 +67,15 @@ export async function runKeyCommand(
   const permissions = parsePermissionFields(permissionFlags(values));
   if (command === 'keys create') {
     const days = wholeNumber(values['expires-in-days'], 'expires-in-days');
+    const name = requiredValue(values, 'name');
+    const projects = new ProjectService(storage.projects);
+    const projectId = await projects.projectForNewKey(account.id, values.project, 'project');
     // The operator's key of the person's personal organisation (its id is the account's): no creator recorded.
     const created = await keys.create(account.id, null, {
-      name: requiredValue(values, 'name'),
+      name,
       expiresAt: days === undefined ? null : now + days * 86_400_000,
       permissions: { ...FULL_PERMISSIONS, ...permissions },
+      projectId,
     });
     await audit.record({
       organisationId: account.id,
@@ -153,6 +161,7 @@ function presentRow(key: ApiKeyRecord, now: number) {
     id: key.id,
     name: key.name,
     hint: key.hint,
+    project_id: key.projectId,
     status: keyStatus(key, now),
     ...presentPermissionFields(key, now),
   };
@@ -168,5 +177,5 @@ function describeRow(row: ReturnType<typeof presentRow>): string {
     if (row.rate_limit.requests_per_minute !== null) limits.push(`${row.rate_limit.requests_per_minute} rpm`);
     if (row.rate_limit.tokens_per_minute !== null) limits.push(`${row.rate_limit.tokens_per_minute} tpm`);
   }
-  return `${row.id}  ${row.hint}  ${row.status}  ${row.name}${limits.length === 0 ? '' : `  (${limits.join('; ')})`}`;
+  return `${row.id}  ${row.hint}  ${row.status}  ${row.project_id}  ${row.name}${limits.length === 0 ? '' : `  (${limits.join('; ')})`}`;
 }

@@ -5,6 +5,7 @@ import { FAMILY_VENDOR, MODEL_DEFINITIONS } from '../catalog/models.js';
 import { currentPeriodSpend, effectiveScopes, exceedsPermissions, READ_ONLY_SCOPES } from '../keys/key-permissions.js';
 import {
   API_SCOPES,
+  FULL_PERMISSIONS,
   isApiScope,
   SPEND_PERIODS,
   spendPeriodResetsAt,
@@ -105,7 +106,8 @@ function parseScopes(value: string | string[] | null): readonly ApiScope[] | nul
   return API_SCOPES.filter((scope) => set.has(scope));
 }
 
-function parseModels(value: string[]): readonly string[] {
+/** A model allowlist: known model ids and family words, none twice; the 400 naming `models` otherwise. */
+export function parseModels(value: string[]): readonly string[] {
   if (value.length === 0)
     throw invalidRequest(
       "Invalid value for 'models': the list is empty. Give model ids or family words, or null for every model.",
@@ -154,6 +156,28 @@ export function assertWithinCaller(result: KeyPermissions, caller: KeyPermission
   throw new GatewayError(
     'permission_denied',
     `This API key cannot give another key more than it has itself: '${field}' would exceed this key's own ${field.replace('_', ' ')}.`,
+    { param: field },
+  );
+}
+
+/**
+ * A key creating a key in another project: the project's allowlist must be within the caller's project's, or the new
+ * key could call models the caller's project keeps from it (the 403 naming `field` otherwise).
+ */
+export function assertProjectWithinCaller(
+  target: { name: string; models: readonly string[] | null },
+  caller: { models: readonly string[] | null },
+  field: string,
+): void {
+  const within = exceedsPermissions(
+    { ...FULL_PERMISSIONS, models: target.models },
+    { ...FULL_PERMISSIONS, models: caller.models },
+    modelFamily,
+  );
+  if (within === null) return;
+  throw new GatewayError(
+    'permission_denied',
+    `This API key cannot create a key in the project '${target.name}': it allows models this key's own project does not.`,
     { param: field },
   );
 }

@@ -4,11 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../accounts/audit/audit-log.js';
 import { keySnapshot } from '../accounts/audit/audit-snapshots.js';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
+import type { ProjectService } from '../accounts/project-service.js';
 import type { KeyService } from '../keys/key-service.js';
 import { validationError } from '../protocols/shared/format-validation-error.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
 import {
   applyChange,
+  assertProjectWithinCaller,
   assertWithinCaller,
   parsePermissionFields,
   permissionFieldShapes,
@@ -26,7 +28,10 @@ const createKeyBody = z
   })
   .strict();
 
+/** A key is created in a project and stays there: an update takes no `project_id`. */
 const updateKeyBody = createKeyBody.partial();
+
+const createKeyBodyWithProject = createKeyBody.extend({ project_id: z.string().min(1).max(200).nullish() });
 
 const MS_PER_DAY = 86_400_000;
 
@@ -37,17 +42,17 @@ const MS_PER_DAY = 86_400_000;
  */
 export function registerKeysApi(
   app: FastifyInstance,
-  keys: KeyService,
-  audit: AuditLog,
+  services: { keys: KeyService; projects: ProjectService; audit: AuditLog },
   now: () => number = Date.now,
 ): void {
+  const { keys, projects, audit } = services;
   app.get('/v1/keys', { config: { scope: ['usage:read', 'keys:manage'] } }, async (request) => {
     const records = await keys.list(request.auth!.organisation.id);
     return { object: 'list', data: records.map((record) => presentKey(record, now())) };
   });
 
   app.post('/v1/keys', { config: { scope: 'keys:manage' } }, async (request, reply) => {
-    const parsed = createKeyBody.safeParse(request.body ?? {}, { reportInput: true });
+    const parsed = createKeyBodyWithProject.safeParse(request.body ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     const { name, expires_at: expiresAtSeconds, expires_in_days: expiresInDays } = parsed.data;
     const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now()) ?? null;
@@ -56,8 +61,15 @@ export function registerKeysApi(
     const permissions = applyChange(caller, parsePermissionFields(parsed.data));
     assertWithinCaller(permissions, caller);
     // A key made with a key is the organisation's, credited to the person who made the key it was made with.
-    const { organisation, key } = request.auth!;
-    const created = await keys.create(organisation.id, key.createdBy, { name, expiresAt, permissions });
+    const { organisation, key, project } = request.auth!;
+    const projectId = await projects.projectForNewKey(
+      organisation.id,
+      parsed.data.project_id ?? undefined,
+      'project_id',
+    );
+    if (projectId !== project.id)
+      assertProjectWithinCaller(await projects.get(organisation.id, projectId), project, 'project_id');
+    const created = await keys.create(organisation.id, key.createdBy, { name, expiresAt, permissions, projectId });
     await audit.record({
       ...auditContext(request),
       action: 'key.create',
@@ -185,6 +197,7 @@ function presentKey(record: ApiKeyRecord, now: number) {
     object: 'api_key',
     name: record.name,
     hint: record.hint,
+    project_id: record.projectId,
     status: keyStatus(record, now),
     created_at: toSeconds(record.createdAt),
     expires_at: toSeconds(record.expiresAt),

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../canonical/errors.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import { assertModelAllowed } from '../keys/key-permissions.js';
+import { assertKeyMayUseModel } from '../keys/key-permissions.js';
 import { findGeminiModel, listGeminiModels, presentGeminiModel } from '../protocols/gemini-generate/gemini-models.js';
 import { allowedModels } from '../protocols/shared/allowed-models.js';
 import { capabilitiesOf, pricingOf } from '../protocols/shared/model-facts.js';
@@ -36,13 +36,13 @@ export function registerModelsApi(app: FastifyInstance, catalog: ModelCatalog): 
     async (request) => {
       if (isGoogleClient(request)) {
         const model = findGeminiModel(catalog, request.params.id);
-        assertModelAllowed(request.auth!.key.permissions, model);
+        assertKeyMayUseModel(request.auth!, model);
         return presentGeminiModel(model);
       }
       const model = catalog.lookup(request.params.id);
       if (model === undefined)
         throw new GatewayError('not_found', `The model '${request.params.id}' does not exist.`, { param: 'id' });
-      assertModelAllowed(request.auth!.key.permissions, model);
+      assertKeyMayUseModel(request.auth!, model);
       return isAnthropicClient(request) ? presentAnthropicModel(model) : presentOpenAIModel(model);
     },
   );

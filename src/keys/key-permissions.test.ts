@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { currentPeriodSpend, exceedsPermissions, modelAllowed } from './key-permissions.js';
+import {
+  assertKeyMayUseModel,
+  currentPeriodSpend,
+  exceedsPermissions,
+  keyMayUseModel,
+  modelAllowed,
+} from './key-permissions.js';
 import {
   FULL_PERMISSIONS,
   spendPeriodFirstDay,
@@ -99,5 +105,32 @@ describe('no escalation', () => {
     const parent = keyWith({ models: ['gamma-2.5-pro'] });
     expect(exceedsPermissions(keyWith({ models: ['gamma'] }), parent, familyOf)).toBe('models');
     expect(exceedsPermissions(keyWith({ models: ['gamma-2.5-pro'] }), parent, familyOf)).toBeNull();
+  });
+});
+
+describe("a key's models with its project's", () => {
+  const model = (id: string) => ({ id, family: familyOf(id)! });
+  const auth = (key: readonly string[] | null, project: readonly string[] | null) => ({
+    key: { permissions: { models: key } },
+    project: { models: project },
+  });
+
+  it('allows a model only when both lists do (a null list allows every model)', () => {
+    expect(keyMayUseModel(auth(null, null), model('beta-5.4'))).toBe(true);
+    expect(keyMayUseModel(auth(null, ['gamma']), model('beta-5.4'))).toBe(false);
+    expect(keyMayUseModel(auth(['beta'], ['gamma']), model('beta-5.4'))).toBe(false);
+    expect(keyMayUseModel(auth(['gamma-3.5-flash', 'beta'], ['gamma']), model('gamma-3.5-flash'))).toBe(true);
+    expect(keyMayUseModel(auth(['gamma-3.5-flash'], ['gamma']), model('gamma-2.5-pro'))).toBe(false);
+    expect(keyMayUseModel(auth(null, ['gamma-2.5-pro']), model('gamma-2.5-pro'))).toBe(true);
+  });
+
+  it("names the list that refuses: the key's own first, then the project's", () => {
+    expect(() => assertKeyMayUseModel(auth(['gamma'], ['beta']), model('beta-5.4'))).toThrow(
+      /^This API key may not use the model 'beta-5.4'/,
+    );
+    expect(() => assertKeyMayUseModel(auth(null, ['gamma']), model('beta-5.4'))).toThrow(
+      "The project of this API key may not use the model 'beta-5.4'. It may use: gamma.",
+    );
+    expect(() => assertKeyMayUseModel(auth(null, ['gamma']), model('gamma-2.5-pro'))).not.toThrow();
   });
 });

@@ -26,19 +26,51 @@ export function effectiveScopes(permissions: KeyPermissions): readonly ApiScope[
   return permissions.scopes ?? API_SCOPES;
 }
 
-export function modelAllowed(permissions: KeyPermissions, model: { id: string; family: string }): boolean {
-  const allowed = permissions.models;
-  return allowed === null || allowed.includes(model.id) || allowed.includes(model.family);
+/** The key's own allowlist alone; requests go through `keyMayUseModel`, which adds its project's. */
+export function modelAllowed(
+  permissions: Pick<KeyPermissions, 'models'>,
+  model: { id: string; family: string },
+): boolean {
+  return listAllows(permissions.models, model);
 }
 
 /** The 403 for a model the key may not use, naming the ones it may (before anything is held or sent). */
-export function assertModelAllowed(permissions: KeyPermissions, model: { id: string; family: string }): void {
+export function assertModelAllowed(
+  permissions: Pick<KeyPermissions, 'models'>,
+  model: { id: string; family: string },
+): void {
   if (modelAllowed(permissions, model)) return;
   throw new GatewayError(
     'permission_denied',
     `This API key may not use the model '${model.id}'. It may use: ${(permissions.models ?? []).join(', ')}.`,
     { param: 'model' },
   );
+}
+
+/** What decides the models a key may use: its own allowlist and its project's. */
+export interface KeyModelAllowlists {
+  key: { permissions: Pick<KeyPermissions, 'models'> };
+  project: { models: readonly string[] | null };
+}
+
+/** The key's own allowlist intersected with its project's: a model must be on both (a null list allows all). */
+export function keyMayUseModel(auth: KeyModelAllowlists, model: { id: string; family: string }): boolean {
+  return modelAllowed(auth.key.permissions, model) && listAllows(auth.project.models, model);
+}
+
+/** The 403 for a model the key or its project may not use, naming the list that refuses it. */
+export function assertKeyMayUseModel(auth: KeyModelAllowlists, model: { id: string; family: string }): void {
+  assertModelAllowed(auth.key.permissions, model);
+  if (listAllows(auth.project.models, model)) return;
+  throw new GatewayError(
+    'permission_denied',
+    `The project of this API key may not use the model '${model.id}'. It may use: ${(auth.project.models ?? []).join(', ')}.`,
+    { param: 'model' },
+  );
+}
+
+function listAllows(allowed: readonly string[] | null, model: { id: string; family: string }): boolean {
+  return allowed === null || allowed.includes(model.id) || allowed.includes(model.family);
 }
 
 /** The 403 for a route whose scope the key lacks: one of `scopes` (or all of them, with `all`). */

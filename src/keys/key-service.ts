@@ -6,6 +6,7 @@ import type {
   ApiKeyRecord,
   ApiKeyRepository,
   KeyOrganisation,
+  KeyProject,
   NewApiKey,
 } from '../storage/types.js';
 import { FULL_PERMISSIONS, type KeyPermissions } from '../storage/key-permission-types.js';
@@ -16,6 +17,8 @@ export interface AuthenticatedKey {
   key: ApiKeyRecord;
   /** Who the key's requests are billed to, at which tier. */
   organisation: KeyOrganisation;
+  /** The key's project: its model allowlist binds the key as much as the key's own. */
+  project: KeyProject;
   /** The organisation's money as read with the key, where storage reads it in the same lookup (admission's hint). */
   money?: AccountMoneySnapshot;
 }
@@ -31,6 +34,8 @@ export interface CreateKeyOptions {
   expiresAt?: number | null;
   /** Omitted: a standard key with every permission. */
   permissions?: KeyPermissions;
+  /** A live project of the organisation (the caller checked); omitted: the organisation's default project. */
+  projectId?: string;
 }
 
 /** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
@@ -56,6 +61,7 @@ export class KeyService {
       options.permissions ?? FULL_PERMISSIONS,
       createdBy,
     );
+    if (options.projectId !== undefined) record.projectId = options.projectId;
     return { record: await this.keys.create(record), secret };
   }
 
@@ -122,7 +128,7 @@ export class KeyService {
 
   /**
    * The key and organisation behind a presented secret, or a 401 saying why not (missing, unknown, expired, revoked,
-   * or its organisation disabled).
+   * its organisation disabled, or its project archived).
    */
   async authenticate(presented: string | undefined): Promise<AuthenticatedKey> {
     if (presented === undefined || presented === '') {
@@ -145,6 +151,10 @@ export class KeyService {
     }
     if (found.organisation.disabled) {
       throw new GatewayError('invalid_api_key', 'The organisation of this API key is disabled.');
+    }
+    // Archiving a project leaves its keys in place (the keys list still shows them) but stops them all at once.
+    if (found.project.archivedAt !== null) {
+      throw new GatewayError('invalid_api_key', 'The project of this API key is archived; its keys no longer work.');
     }
     this.noteUse(found.key.id, now);
     return found;

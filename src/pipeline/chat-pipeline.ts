@@ -10,7 +10,7 @@ import type { CanonicalEvent } from '../canonical/events.js';
 import { choiceCount, type CanonicalRequest, type MediaInput } from '../canonical/request.js';
 import { emptyUsage, totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import { assertModelAllowed } from '../keys/key-permissions.js';
+import { assertKeyMayUseModel } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { NO_METRICS, type GatewayMetrics } from '../observability/gateway-metrics.js';
 import { vendorMediaInput } from '../providers/media-input.js';
@@ -150,7 +150,7 @@ export class ChatPipeline {
     const trace = input.trace;
     const model = this.deps.catalog.resolve(input.request.model);
     // The key's model allowlist, here where every client protocol resolves its model: before anything is held or sent.
-    assertModelAllowed(input.auth.key.permissions, model);
+    assertKeyMayUseModel(input.auth, model);
     // Choices and log probabilities the vendor cannot give, and what the operator's entry says the model does not
     // accept: refused before anything is held or sent.
     assertOutputOptions(input.request, model);
@@ -280,7 +280,7 @@ export class ChatPipeline {
   async countInputTokens(request: CanonicalRequest, signal: AbortSignal, auth: AuthenticatedKey): Promise<number> {
     const model = this.deps.catalog.resolve(request.model);
     // The key's allowlist here too: counting may call the model's vendor (its count endpoint).
-    assertModelAllowed(auth.key.permissions, model);
+    assertKeyMayUseModel(auth, model);
     const provider = this.deps.providers.forModel(model);
     if (provider.countTokens === undefined) {
       await loadTokenizer();

@@ -3,7 +3,7 @@ import type { CanonicalRequest } from '../canonical/request.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import type { PricedModel } from '../billing/priced-model.js';
 import type { ModelPrices } from '../billing/prices.js';
-import { assertModelAllowed, modelAllowed } from '../keys/key-permissions.js';
+import { assertKeyMayUseModel, keyMayUseModel } from '../keys/key-permissions.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
 import { outputOptionsSupported } from '../providers/output-options.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -37,7 +37,7 @@ export class FallbackModels {
   /**
    * The models tried after `model` when a client named it `requestedName`: the alias's own chain, else the model's.
    * A model the key may not use, or that cannot give the choices or log probabilities asked for, is left out: a
-   * key's allowlist binds every model of the chain.
+   * key's allowlist and its project's bind every model of the chain.
    */
   chainFor(
     requestedName: string,
@@ -49,7 +49,7 @@ export class FallbackModels {
     const chain = this.byName.get(requestedName) ?? this.byName.get(model.id) ?? [];
     return chain.filter(
       (candidate) =>
-        modelAllowed(auth.key.permissions, candidate) &&
+        keyMayUseModel(auth, candidate) &&
         outputOptionsSupported(request, candidate) &&
         modelAccepts(request, candidate),
     );
@@ -79,7 +79,7 @@ function clientChainOf(
       throw new GatewayError('unknown_model', `The model '${name}' in 'models' does not exist or is retired.`, {
         param: 'models',
       });
-    assertModelAllowed(auth.key.permissions, candidate);
+    assertKeyMayUseModel(auth, candidate);
     if (seen.has(candidate.id)) continue;
     seen.add(candidate.id);
     try {

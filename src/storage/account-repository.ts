@@ -9,6 +9,7 @@ import {
   type UniqueViolationDetector,
 } from './database-schema.js';
 import { fromMoneyColumn, money } from './money-sql.js';
+import { defaultProjectRow } from './project-repository.js';
 import { writeTransaction } from './transactions.js';
 import {
   DuplicateEmailError,
@@ -65,6 +66,7 @@ export function createAccountRepository(
               created_at: account.createdAt,
             })
             .execute();
+          await trx.insertInto('projects').values(defaultProjectRow(account.id, account.createdAt)).execute();
         });
       } catch (error) {
         // Insert-and-catch rather than check-then-insert: only the unique index is race-free.

@@ -11,6 +11,8 @@ import {
 import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
 import { clearLimitIn, lockWallet, movePeriodIn, setLimitIn } from './spend-limit-repository.js';
+import { defaultProjectId } from './project-types.js';
+import { splitModels } from './project-repository.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type {
   ApiKeyChange,
@@ -47,12 +49,15 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('organisations', 'organisations.id', 'api_keys.account_id')
+        .leftJoin('projects', 'projects.id', 'api_keys.project_id')
         .selectAll('api_keys')
         .select([
           'organisations.name as organisation_name',
           'organisations.tier as organisation_tier',
           'organisations.disabled as organisation_disabled',
           keyLimitsColumn('api_keys', dialect),
+          'projects.models as project_models',
+          'projects.archived_at as project_archived_at',
         ])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
@@ -91,7 +96,19 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         // The wallet row first: the old key's limits are written under it (admission, settlement).
         await lockWallet(transaction, dialect, accountId);
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
-        await transaction.insertInto('api_keys').values(toApiKeyRow(replacement)).execute();
+        // The replacement stays in the old key's project unless told otherwise.
+        const old = await transaction
+          .selectFrom('api_keys')
+          .select(['project_id'])
+          .where('id', '=', oldId)
+          .executeTakeFirstOrThrow();
+        await transaction
+          .insertInto('api_keys')
+          .values({
+            ...toApiKeyRow(replacement),
+            project_id: replacement.projectId ?? old.project_id ?? defaultProjectId(accountId),
+          })
+          .execute();
         // The replacement takes over the old key's limits, spend and holds in flight included: rotating never resets
         // a spend limit.
         await transaction
@@ -286,6 +303,7 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,
     rate_limit_tpm: permissions.rateLimit?.tokensPerMinute ?? null,
     created_by: key.createdBy ?? null,
+    project_id: key.projectId ?? defaultProjectId(key.accountId),
   };
 }
 
@@ -299,6 +317,7 @@ export function toApiKeyRecord(row: KeyRow): ApiKeyRecord {
     id: row.id,
     accountId: row.account_id,
     createdBy: row.created_by,
+    projectId: row.project_id ?? defaultProjectId(row.account_id),
     name: row.name,
     keyHash: row.key_hash,
     hint: row.hint,
@@ -316,15 +335,26 @@ export function toApiKeyRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
-/** A key row joined with its organisation's columns, prefixed `organisation_` (every key lookup selects these). */
+/**
+ * A key row joined with its organisation's columns, prefixed `organisation_`, and its project's, prefixed `project_`
+ * (every key lookup selects these; the project's are null only if its row were missing).
+ */
 export type KeyWithOrganisationRow = KeyRow & {
   organisation_name: string;
   organisation_tier: string;
   organisation_disabled: number;
+  project_models: string | null;
+  project_archived_at: number | string | null;
 };
 
 /** The organisations columns of the hot paths' key lookups (after KEY_COLUMNS), in the order keyWithOrganisationRow reads them. */
 export const ORGANISATION_LOOKUP_COLUMNS = ['name', 'tier', 'disabled'] as const;
+
+/** The projects columns of the hot paths' key lookups (after ORGANISATION_LOOKUP_COLUMNS), read from `p`. */
+export const PROJECT_LOOKUP_COLUMNS = ['models', 'archived_at'] as const;
+
+/** The join every key lookup makes to read its project (`k` is api_keys, `p` projects). */
+export const KEY_PROJECT_JOIN = 'left join projects p on p.id = k.project_id';
 
 /** The api_keys columns of the hot paths' key lookups, in the order keyWithOrganisationRow reads them. */
 export const KEY_COLUMNS = [
@@ -342,16 +372,23 @@ export const KEY_COLUMNS = [
   'rate_limit_rpm',
   'rate_limit_tpm',
   'created_by',
+  'project_id',
 ] as const satisfies readonly (keyof Selectable<ApiKeysTable>)[];
 
 /**
  * The select list of a key lookup read as arrays (PostgreSQL's hot path): KEY_COLUMNS of `k` (api_keys), then the
  * organisation's columns of `o` (organisations), then the key's limits, in the order keyWithOrganisationRow reads.
  */
-export const KEY_LOOKUP_COLUMNS = `${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')}, ${ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`).join(', ')}, ${keyLimitsSql('k', 'postgres')}`;
+export const KEY_LOOKUP_COLUMNS = [
+  ...KEY_COLUMNS.map((column) => `k.${column}`),
+  ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
+  ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
+  keyLimitsSql('k', 'postgres'),
+].join(', ');
 
 /** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
-export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length + 1;
+export const KEY_LOOKUP_WIDTH =
+  KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length + PROJECT_LOOKUP_COLUMNS.length + 1;
 
 /**
  * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every
@@ -373,10 +410,13 @@ export function keyWithOrganisationRow(v: readonly unknown[]): KeyWithOrganisati
     rate_limit_rpm: v[11] as number | null,
     rate_limit_tpm: v[12] as number | null,
     created_by: v[13] as string | null,
-    organisation_name: v[14] as string,
-    organisation_tier: v[15] as string,
-    organisation_disabled: v[16] as number,
-    key_limits: v[17] as string | null,
+    project_id: v[14] as string | null,
+    organisation_name: v[15] as string,
+    organisation_tier: v[16] as string,
+    organisation_disabled: v[17] as number,
+    project_models: v[18] as string | null,
+    project_archived_at: v[19] as number | string | null,
+    key_limits: v[20] as string | null,
   };
 }
 
@@ -389,6 +429,11 @@ export function toApiKeyWithOrganisation(row: KeyWithOrganisationRow): ApiKeyWit
       name: row.organisation_name,
       tier: row.organisation_tier,
       disabled: fromIntegerBoolean(Number(row.organisation_disabled)),
+    },
+    project: {
+      id: row.project_id ?? defaultProjectId(row.account_id),
+      models: splitModels(row.project_models),
+      archivedAt: row.project_archived_at === null ? null : Number(row.project_archived_at),
     },
   };
 }

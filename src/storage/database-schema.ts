@@ -49,6 +49,8 @@ export interface ApiKeysTable {
   rate_limit_tpm: ColumnType<number | null, number | null | undefined, number | null>;
   /** The person who created the key (0015-organisations); null for keys made before, or by the operator. */
   created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The project the key belongs to (0020-projects); every key has one, the column is nullable only for SQLite. */
+  project_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UsageRecordsTable {
@@ -179,6 +181,17 @@ export interface OrganisationsTable {
   free_reserved_tokens: ColumnType<number, number | undefined, number>;
 }
 
+/** A group of an organisation's keys with its own model allowlist (0020-projects). */
+export interface ProjectsTable {
+  id: string;
+  organisation_id: string;
+  name: string;
+  /** Space-separated model ids and family names; null: every model. */
+  models: string | null;
+  created_at: number;
+  archived_at: number | null;
+}
+
 /** A person's role in an organisation (0015-organisations). */
 export interface OrganisationMembersTable {
   organisation_id: string;
@@ -296,6 +309,7 @@ export interface Database {
   accounts: AccountsTable;
   organisations: OrganisationsTable;
   organisation_members: OrganisationMembersTable;
+  projects: ProjectsTable;
   audit_events: AuditEventsTable;
   organisation_invitations: OrganisationInvitationsTable;
   sessions: SessionsTable;

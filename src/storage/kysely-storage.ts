@@ -11,6 +11,7 @@ import { createIdentityFactorRepository } from './identity-factor-repository.js'
 import { createIdentityRepository } from './identity-repository.js';
 import { createOrganisationInvitationRepository } from './organisation-invitation-repository.js';
 import { createOrganisationRepository } from './organisation-repository.js';
+import { createProjectRepository } from './project-repository.js';
 import { createLoginFailureRepository, createSessionRepository } from './session-repository.js';
 import { createTierRepository } from './tier-repository.js';
 import type { ApiKeyWithOrganisation, Storage } from './types.js';
@@ -45,6 +46,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     dialect: parts.dialect,
     accounts: createAccountRepository(db, parts.dialect, parts.isUniqueViolation),
     organisations: createOrganisationRepository(db, parts.dialect),
+    projects: createProjectRepository(db, parts.dialect, parts.isUniqueViolation),
     audit: createAuditRepository(db, parts.dialect),
     receipts: createReceiptRepository(db),
     organisationInvitations: createOrganisationInvitationRepository(db, parts.dialect),

@@ -99,6 +99,7 @@ describe('openStorage', () => {
         'organisation_members',
         'organisations',
         'passkeys',
+        'projects',
         'recovery_codes',
         'redemption_codes',
         'reservations',

@@ -8,6 +8,7 @@ import {
   type OrganisationRole,
 } from './organisation-types.js';
 import { createMemberWrites } from './organisation-member-writes.js';
+import { defaultProjectRow } from './project-repository.js';
 import { writeTransaction } from './transactions.js';
 import type { Storage } from './types.js';
 
@@ -63,6 +64,7 @@ export function createOrganisationRepository(
             created_at: organisation.createdAt,
           })
           .execute();
+        await trx.insertInto('projects').values(defaultProjectRow(organisation.id, organisation.createdAt)).execute();
       });
       return organisation;
     },

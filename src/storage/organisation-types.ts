@@ -45,7 +45,7 @@ export type MemberChange =
 
 export interface OrganisationRepository {
   findById(id: string): Promise<OrganisationRecord | null>;
-  /** Creates the organisation with `ownerAccountId` as its only member, an owner. */
+  /** Creates the organisation with `ownerAccountId` as its only member, an owner, and its default project. */
   create(organisation: OrganisationRecord, ownerAccountId: string): Promise<OrganisationRecord>;
   /** The person's organisations, oldest membership first. */
   membershipsOf(accountId: string): Promise<Membership[]>;

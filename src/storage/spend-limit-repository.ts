@@ -149,9 +149,9 @@ async function settledSpend(trx: Executor, selector: SpendLimitSelector, at: num
   return fromMoneyColumn(row?.spent ?? '0');
 }
 
-/** The ids of a project's keys (none until keys carry a project). */
-function projectKeyIds(trx: Executor, _projectId: string) {
-  return trx.selectFrom('api_keys').select('id').where(sql<boolean>`1 = 0`);
+/** The ids of a project's keys. */
+function projectKeyIds(trx: Executor, projectId: string) {
+  return trx.selectFrom('api_keys').select('id').where('project_id', '=', projectId);
 }
 
 /** A stored limit as listed at `at`: an older period's spend counts as nothing; null for an unknown scope or period. */

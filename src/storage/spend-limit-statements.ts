@@ -19,7 +19,9 @@ export const APPLICABLE_LIMITS_SQL = `
     cast(reserved_nano as text) as reserved_nano, period_start
   from spend_limits
   where organisation_id = :organisationId
-    and ((scope = 'organisation' and scope_id = :organisationId) or (scope = 'key' and scope_id = :keyId))
+    and ((scope = 'organisation' and scope_id = :organisationId)
+      or (scope = 'project' and scope_id = (select project_id from api_keys where id = :keyId))
+      or (scope = 'key' and scope_id = :keyId))
   order by id`;
 
 /**

@@ -263,6 +263,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
       expect(rotated).toEqual({
         ...replacement,
         createdBy: null,
+        projectId: key.projectId,
         revokedAt: null,
         lastUsedAt: null,
         spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },

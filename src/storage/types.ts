@@ -35,6 +35,8 @@ export interface ApiKeyRecord {
   accountId: string;
   /** The person who created the key (null: the operator, or unknown). */
   createdBy: string | null;
+  /** The project the key belongs to (0020-projects), one of its organisation's. */
+  projectId: string;
   name: string;
   /** Hex SHA-256 of the full key; the key itself is never stored. */
   keyHash: string;
@@ -63,10 +65,12 @@ export interface ApiKeyRecord {
 
 export type NewApiKey = Omit<
   ApiKeyRecord,
-  'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions' | 'createdBy' | 'limits'
+  'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions' | 'createdBy' | 'projectId' | 'limits'
 > & {
   /** Omitted: null (the operator, or unknown). */
   createdBy?: string | null;
+  /** Omitted: the organisation's default project. */
+  projectId?: string;
   /** Omitted: a standard key (`FULL_PERMISSIONS`). */
   permissions?: KeyPermissions;
 };
@@ -97,10 +101,20 @@ export interface KeyOrganisation {
   disabled: boolean;
 }
 
+/** What authentication needs of the project a key belongs to: whether it still works, and which models it allows. */
+export interface KeyProject {
+  id: string;
+  /** The project's model allowlist (ids and family names); null: every model. A key's own list narrows it further. */
+  models: string[] | null;
+  /** Set: the project is archived and its keys are refused. */
+  archivedAt: number | null;
+}
+
 /** A key with the organisation that owns it, as authentication needs it: one lookup, one round trip. */
 export interface ApiKeyWithOrganisation {
   key: ApiKeyRecord;
   organisation: KeyOrganisation;
+  project: KeyProject;
   /**
    * The organisation's money as read with the key, without a lock, where the storage reads it in the same round
    * trip: a starting point for admission (ReserveInput.accountHint), never a decision by itself.
@@ -212,7 +226,8 @@ export interface ApiKeyRepository {
   /** Revokes an active key of the account; false when there is no such active key. */
   revoke(accountId: string, id: string, at: number): Promise<boolean>;
   /**
-   * In one transaction: revoke the active key `oldId` of the account and create `replacement`.
+   * In one transaction: revoke the active key `oldId` of the account and create `replacement` (in the old key's
+   * project when it names none).
    * Null (and nothing changed) when `oldId` is not an active key of the account.
    */
   rotate(accountId: string, oldId: string, replacement: NewApiKey, at: number): Promise<ApiKeyRecord | null>;
@@ -294,7 +309,7 @@ export interface UsageRepository {
     accountId: string,
     limit: number,
     cursor?: { createdAt: number; requestId: string },
-    filter?: { apiKeyId?: string | undefined; model?: string | undefined },
+    filter?: { apiKeyId?: string | undefined; model?: string | undefined; projectId?: string | undefined },
   ): Promise<UsageRecord[]>;
   /** Which of these request ids have a usage record (are settled): what `ledger verify` asks of journal entries. */
   recordedRequestIds(requestIds: readonly string[]): Promise<Set<string>>;
@@ -327,6 +342,8 @@ export interface Storage {
   readonly accounts: AccountRepository;
   /** Organisations, members and the session's organisation (0015-organisations). */
   readonly organisations: import('./organisation-types.js').OrganisationRepository;
+  /** Projects: groups of an organisation's keys with their own model allowlist (0020-projects). */
+  readonly projects: import('./project-types.js').ProjectRepository;
   /** The audit log, append-only (0018-audit-log). */
   readonly audit: import('./audit-types.js').AuditRepository;
   /** Ledger entries as receipts print them. */

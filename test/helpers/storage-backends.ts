@@ -35,6 +35,7 @@ export const ALL_MIGRATIONS = [
   '0017-organisation-invitations',
   '0018-audit-log',
   '0019-usage-export-cursors',
+  '0020-projects',
   '0021-spend-limits',
   '0022-budget-alerts',
 ];

@@ -19,6 +19,7 @@ import { OrganisationProvider } from './lib/organisation-provider';
 // form. The usage page also pulls in the chart library.
 const OverviewPage = lazy(() => import('./pages/OverviewPage').then((module) => ({ default: module.OverviewPage })));
 const KeysPage = lazy(() => import('./pages/KeysPage').then((module) => ({ default: module.KeysPage })));
+const ProjectsPage = lazy(() => import('./pages/ProjectsPage').then((module) => ({ default: module.ProjectsPage })));
 const ModelsPage = lazy(() => import('./pages/ModelsPage').then((module) => ({ default: module.ModelsPage })));
 const PlaygroundPage = lazy(() =>
   import('./pages/PlaygroundPage').then((module) => ({ default: module.PlaygroundPage })),
@@ -36,6 +37,7 @@ const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ def
 const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/': { title: 'Overview', render: () => <OverviewPage /> },
   '/keys': { title: 'API keys', render: () => <KeysPage /> },
+  '/projects': { title: 'Projects', render: () => <ProjectsPage /> },
   '/models': { title: 'Models', render: () => <ModelsPage /> },
   '/playground': { title: 'Playground', render: () => <PlaygroundPage /> },
   '/usage': { title: 'Usage', render: () => <UsagePage /> },

@@ -8,6 +8,7 @@ const key: ApiKeyRecord = {
   id: 'key_1',
   accountId: 'acct_1',
   createdBy: 'acct_1',
+  projectId: 'proj_default_acct_1',
   name: 'ci',
   keyHash: 'a'.repeat(64),
   hint: 'sk-tg-…abcd',
@@ -30,6 +31,7 @@ describe('audit values', () => {
     expect(JSON.parse(text)).toEqual({
       name: 'ci',
       hint: 'sk-tg-…abcd',
+      projectId: 'proj_default_acct_1',
       expiresAt: null,
       revokedAt: null,
       scopes: null,

@@ -1,3 +1,4 @@
+import type { ProjectRecord } from '../../storage/project-types.js';
 import type { ApiKeyRecord } from '../../storage/types.js';
 
 /**
@@ -9,6 +10,7 @@ export function keySnapshot(key: ApiKeyRecord) {
   return {
     name: key.name,
     hint: key.hint,
+    projectId: key.projectId,
     expiresAt: key.expiresAt,
     revokedAt: key.revokedAt,
     scopes: permissions.scopes === null ? null : [...permissions.scopes],
@@ -24,6 +26,15 @@ export function keySnapshot(key: ApiKeyRecord) {
             requestsPerMinute: permissions.rateLimit.requestsPerMinute,
             tokensPerMinute: permissions.rateLimit.tokensPerMinute,
           },
+  };
+}
+
+/** What a project looks like in the audit log: its name, allowlist and archive time. */
+export function projectSnapshot(project: ProjectRecord) {
+  return {
+    name: project.name,
+    models: project.models === null ? null : [...project.models],
+    archivedAt: project.archivedAt,
   };
 }
 

@@ -3,6 +3,7 @@ import type { AccountService } from '../../accounts/account-service.js';
 import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { OrganisationMembers } from '../../accounts/organisation-members.js';
+import { ProjectService } from '../../accounts/project-service.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
@@ -79,6 +80,7 @@ export function createDashboardDependencies(input: {
     accounts: input.accounts,
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
+    projects: new ProjectService(storage.projects, now),
     audit: input.audit ?? new AuditLog(storage.audit, storage.organisations, now),
     receipts: storage.receipts,
     members,

@@ -6,6 +6,7 @@ import type { ReceiptRepository } from '../../storage/audit-types.js';
 import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { OrganisationMembers } from '../../accounts/organisation-members.js';
 import type { OrganisationService } from '../../accounts/organisation-service.js';
+import type { ProjectService } from '../../accounts/project-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
@@ -49,6 +50,8 @@ export interface DashboardDependencies {
   accountRepository: AccountRepository;
   /** The person's organisations and the one a session works in. */
   organisations: OrganisationService;
+  /** The organisation's projects: groups of keys with their own model allowlist. */
+  projects: ProjectService;
   /** The audit log: recorded by every route that changes keys, tiers, settings or money; read by `/api/audit`. */
   audit: AuditLog;
   /** Ledger entries as receipts print them. */

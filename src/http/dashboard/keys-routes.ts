@@ -21,6 +21,8 @@ const createKeyBody = z
   .object({
     name: keyNameSchema,
     expiresInDays: z.number().int().min(1).max(3650).nullish(),
+    /** Omitted: the organisation's default project. */
+    projectId: z.string().min(1).max(200).optional(),
     ...dashboardPermissionShapes,
   })
   .strict();
@@ -83,10 +85,13 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
     const now = deps.now();
     // A member who may make keys: any permissions (no escalation check, which is for keys managing keys).
     const permissions = { ...FULL_PERMISSIONS, ...parsePermissionFields(fromDashboardFields(body)) };
-    const created = await deps.keys.create(currentOrganisation(request).organisation.id, currentAccount(request).id, {
+    const organisationId = currentOrganisation(request).organisation.id;
+    const projectId = await deps.projects.projectForNewKey(organisationId, body.projectId, 'projectId');
+    const created = await deps.keys.create(organisationId, currentAccount(request).id, {
       name: body.name,
       expiresAt: body.expiresInDays == null ? null : now + body.expiresInDays * MS_PER_DAY,
       permissions,
+      projectId,
     });
     await deps.audit.record({
       organisationId: created.record.accountId,

@@ -50,6 +50,7 @@ describe('presentKey (dashboard)', () => {
     id: 'key_1',
     accountId: 'acc_1',
     createdBy: null,
+    projectId: 'proj_default_acc_1',
     name: 'ci',
     keyHash: 'h',
     hint: 'sk-tg-…abcd',

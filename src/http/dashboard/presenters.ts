@@ -41,6 +41,7 @@ export function presentKey(record: ApiKeyRecord, now: number, smallestHoldNano =
     hint: record.hint,
     // The playground's own key (no secret, not revocable): shown as such.
     kind: isPlaygroundKeyId(record.id) ? ('playground' as const) : ('standard' as const),
+    projectId: record.projectId,
     createdAt: record.createdAt,
     lastUsedAt: record.lastUsedAt,
     expiresAt: record.expiresAt,

@@ -16,8 +16,16 @@ import { groupSums, presentSums } from './usage-aggregation.js';
 import { resolveUsageRange, usageRangeFields } from './usage-range.js';
 import { dayRange, dayText, utcDayNumber } from './utc-days.js';
 
-/** `keyId` and `model`: one key's or one model's usage only (usage filtered by key: the dashboard's filters). */
-const filterFields = { keyId: z.string().min(1).max(100).optional(), model: z.string().min(1).max(200).optional() };
+/**
+ * `keyId`, `model` and `projectId`: one key's, one model's or one project's usage only (the dashboard's filters). A
+ * project's usage is that of its keys: usage rows name the key, and a key never leaves its project, so joining through
+ * the key is exact without a project column on the usage tables (which the settlement hot path would have to write).
+ */
+const filterFields = {
+  keyId: z.string().min(1).max(100).optional(),
+  model: z.string().min(1).max(200).optional(),
+  projectId: z.string().min(1).max(200).optional(),
+};
 const rangeQuery = z.object({ ...usageRangeFields, ...filterFields });
 const pageQuery = z.object({
   limit: pageLimit(200, 50),
@@ -52,15 +60,21 @@ const CSV_HEADER = [
 export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/usage/daily', READ, async (request) => {
     const organisationId = currentOrganisation(request).organisation.id;
-    const { keyId, model, ...range } = parseInput(rangeQuery, request.query);
+    const { keyId, model, projectId, ...range } = parseInput(rangeQuery, request.query);
     const { firstDay, lastDay } = resolveUsageRange(range, deps.now());
-    const [allRows, keys] = await Promise.all([
+    const [allRows, keys, projects] = await Promise.all([
       deps.usage.dailyTotals(organisationId, dayText(firstDay), dayText(lastDay)),
       deps.keys.list(organisationId),
+      deps.projects.list(organisationId, true),
     ]);
-    // Filters by key and by model; what can be chosen comes from the whole range.
+    const projectOfKey = new Map(keys.map((key) => [key.id, key.projectId]));
+    const projectNames = new Map(projects.map((project) => [project.id, project.name]));
+    // Filters by key, by model and by project; what can be chosen comes from the whole range.
     const rows = allRows.filter(
-      (row) => (keyId === undefined || row.apiKeyId === keyId) && (model === undefined || row.model === model),
+      (row) =>
+        (keyId === undefined || row.apiKeyId === keyId) &&
+        (model === undefined || row.model === model) &&
+        (projectId === undefined || projectOfKey.get(row.apiKeyId) === projectId),
     );
     const byDay = new Map<string, typeof rows>();
     for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
@@ -92,8 +106,29 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
             unbilledUsd,
           };
         }),
+      byProject: [...groupSums(rows, (row) => projectOfKey.get(row.apiKeyId) ?? '')]
+        .sort(([, a], [, b]) => compareCost(a.costNano, b.costNano))
+        .map(([rowProjectId, sums]) => {
+          const { requests, inputTokens, outputTokens, costUsd, unbilledTokens, unbilledUsd } = presentSums(sums);
+          return {
+            projectId: rowProjectId,
+            projectName: projectNames.get(rowProjectId) ?? null,
+            requests,
+            inputTokens,
+            outputTokens,
+            costUsd,
+            unbilledTokens,
+            unbilledUsd,
+          };
+        }),
       filters: {
         models: [...new Set(allRows.map((row) => row.model))].sort(),
+        // Every project of the organisation, live or archived, so a project with no usage yet can be chosen too.
+        projects: projects.map((project) => ({
+          projectId: project.id,
+          projectName: project.name,
+          archived: project.archivedAt !== null,
+        })),
         keys: [...new Set(allRows.map((row) => row.apiKeyId))].map((id) => ({
           keyId: id,
           keyName: keysById.get(id)?.name ?? null,
@@ -105,13 +140,13 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/requests', READ, async (request) => {
     const organisationId = currentOrganisation(request).organisation.id;
-    const { limit, cursor: cursorText, keyId, model } = parseInput(pageQuery, request.query);
+    const { limit, cursor: cursorText, keyId, model, projectId } = parseInput(pageQuery, request.query);
     const cursor = cursorText === undefined ? undefined : decodeUsageCursor(cursorText);
     if (cursor === null)
       throw invalidRequest("Invalid 'cursor': pass the 'nextCursor' of a previous page unchanged.", 'cursor');
     // One more than asked tells whether another page exists.
     const [records, keys] = await Promise.all([
-      deps.usage.listPage(organisationId, limit + 1, cursor, { apiKeyId: keyId, model }),
+      deps.usage.listPage(organisationId, limit + 1, cursor, { apiKeyId: keyId, model, projectId }),
       deps.keys.list(organisationId),
     ]);
     const page = records.slice(0, limit);
@@ -140,7 +175,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
 
   api.get('/usage/export.csv', READ, async (request, reply) => {
     const organisationId = currentOrganisation(request).organisation.id;
-    const { keyId, model, ...query } = parseInput(rangeQuery, request.query);
+    const { keyId, model, projectId, ...query } = parseInput(rangeQuery, request.query);
     const now = deps.now();
     const range = resolveUsageRange(query, now);
     const from = range.firstDay * MS_PER_DAY;
@@ -155,7 +190,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: DashboardDepende
     // Streamed page by page: 90 days of a busy account need not fit in memory. Newest first, from the range's end.
     const start = { createdAt: to, requestId: '' };
     return reply.send(
-      Readable.from(exportRows(deps.usage, organisationId, from, start, keys, { apiKeyId: keyId, model })),
+      Readable.from(exportRows(deps.usage, organisationId, from, start, keys, { apiKeyId: keyId, model, projectId })),
     );
   });
 }
@@ -166,7 +201,7 @@ async function* exportRows(
   from: number,
   start: { createdAt: number; requestId: string },
   keys: ApiKeyRecord[],
-  filter: { apiKeyId: string | undefined; model: string | undefined },
+  filter: { apiKeyId: string | undefined; model: string | undefined; projectId: string | undefined },
 ): AsyncGenerator<string> {
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
   yield csvLine(CSV_HEADER);

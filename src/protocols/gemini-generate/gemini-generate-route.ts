@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accumulate } from '../../canonical/accumulate.js';
 import type { ModelCatalog } from '../../catalog/model-catalog.js';
-import { assertModelAllowed } from '../../keys/key-permissions.js';
+import { assertKeyMayUseModel } from '../../keys/key-permissions.js';
 import type { ChatPipeline } from '../../pipeline/chat-pipeline.js';
 import { allowedModels } from '../shared/allowed-models.js';
 import {
@@ -69,7 +69,7 @@ export function registerGeminiGenerateRoutes(
     { config: { protocol: 'google', scope: 'any' } },
     async (request) => {
       const model = findGeminiModel(catalog, request.params.model);
-      assertModelAllowed(request.auth!.key.permissions, model);
+      assertKeyMayUseModel(request.auth!, model);
       return presentGeminiModel(model);
     },
   );

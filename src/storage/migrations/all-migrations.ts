@@ -18,6 +18,7 @@ import * as organisationWallets from './0016-organisation-wallets.js';
 import * as organisationInvitations from './0017-organisation-invitations.js';
 import * as auditLog from './0018-audit-log.js';
 import * as usageExportCursors from './0019-usage-export-cursors.js';
+import * as projects from './0020-projects.js';
 import * as spendLimits from './0021-spend-limits.js';
 import * as budgetAlerts from './0022-budget-alerts.js';
 
@@ -46,6 +47,7 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0017-organisation-invitations': organisationInvitations,
   '0018-audit-log': auditLog,
   '0019-usage-export-cursors': usageExportCursors,
+  '0020-projects': projects,
   '0021-spend-limits': spendLimits,
   '0022-budget-alerts': budgetAlerts,
 };

@@ -1,6 +1,7 @@
 import {
   KEY_COLUMNS,
   KEY_LOOKUP_COLUMNS,
+  KEY_PROJECT_JOIN,
   KEY_LOOKUP_WIDTH,
   keyWithOrganisationRow,
   toApiKeyWithOrganisation,
@@ -115,7 +116,7 @@ export function createPostgresKeyLookup(
 const FIND_KEYS = `
   select ${KEY_LOOKUP_COLUMNS},
     cast(o.balance_nano as text), cast(o.reserved_nano as text), o.free_day, o.free_used_tokens, o.free_reserved_tokens
-  from api_keys k join organisations o on o.id = k.account_id
+  from api_keys k join organisations o on o.id = k.account_id ${KEY_PROJECT_JOIN}
   where k.key_hash = any($1::text[])`;
 
 /** Where FIND_KEYS selects `key_hash`. */

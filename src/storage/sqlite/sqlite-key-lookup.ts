@@ -1,6 +1,8 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
 import {
   ORGANISATION_LOOKUP_COLUMNS,
+  PROJECT_LOOKUP_COLUMNS,
+  KEY_PROJECT_JOIN,
   KEY_COLUMNS,
   keyLimitsSql,
   keyWithOrganisationRow,
@@ -28,7 +30,7 @@ export function createSqliteKeyLookup(
     findKey ??= database
       .prepare(`
       select json_array(${KEY_LOOKUP_JSON_COLUMNS})
-      from api_keys k join organisations o on o.id = k.account_id
+      from api_keys k join organisations o on o.id = k.account_id ${KEY_PROJECT_JOIN}
       where k.key_hash = ?`)
       .pluck(true);
     const text = findKey.get(keyHash) as string | undefined;
@@ -36,9 +38,10 @@ export function createSqliteKeyLookup(
   };
 }
 
-/** KEY_COLUMNS, ORGANISATION_LOOKUP_COLUMNS and the key's limits (as text: money exact past 2^53) as json_array's arguments. */
+/** KEY_COLUMNS, ORGANISATION_LOOKUP_COLUMNS, PROJECT_LOOKUP_COLUMNS and the key's limits (as text: money exact past 2^53) as json_array's arguments. */
 const KEY_LOOKUP_JSON_COLUMNS = [
   ...KEY_COLUMNS.map((column) => `k.${column}`),
   ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
+  ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
   keyLimitsSql('k', 'sqlite'),
 ].join(', ');

@@ -12,6 +12,7 @@ import type {
   LedgerEntry,
   ModelInfo,
   Overview,
+  Project,
   Standing,
   TierStatus,
   UpstreamCredential,
@@ -40,12 +41,13 @@ export const models = () => api<{ models: ModelInfo[] }>('GET', '/api/models');
 
 export const keys = {
   list: () => api<{ keys: ApiKey[] }>('GET', '/api/keys'),
-  create: (name: string, expiresInDays?: number, limits: KeyLimitsInput = {}) =>
-    api<{ key: ApiKey; secret: string }>(
-      'POST',
-      '/api/keys',
-      expiresInDays === undefined ? { name, ...limits } : { name, expiresInDays, ...limits },
-    ),
+  create: (name: string, expiresInDays?: number, limits: KeyLimitsInput = {}, projectId?: string) =>
+    api<{ key: ApiKey; secret: string }>('POST', '/api/keys', {
+      name,
+      ...(expiresInDays === undefined ? {} : { expiresInDays }),
+      ...(projectId === undefined ? {} : { projectId }),
+      ...limits,
+    }),
   update: (id: string, change: KeyLimitsInput & { name?: string }) =>
     api<{ key: ApiKey }>('PATCH', `/api/keys/${encodeURIComponent(id)}`, change),
   revoke: (id: string) => api<{ key: ApiKey }>('POST', `/api/keys/${encodeURIComponent(id)}/revoke`),
@@ -53,23 +55,37 @@ export const keys = {
     api<{ key: ApiKey; secret: string; revokedKeyId: string }>('POST', `/api/keys/${encodeURIComponent(id)}/rotate`),
 };
 
+export const projects = {
+  list: (includeArchived = false) =>
+    api<{ projects: Project[] }>('GET', `/api/projects${query({ archived: includeArchived ? 'true' : undefined })}`),
+  create: (name: string, models: string[] | null) =>
+    api<{ project: Project }>('POST', '/api/projects', { name, models }),
+  update: (id: string, change: { name?: string; models?: string[] | null }) =>
+    api<{ project: Project }>('PATCH', `/api/projects/${encodeURIComponent(id)}`, change),
+  archive: (id: string) => api<{ project: Project }>('POST', `/api/projects/${encodeURIComponent(id)}/archive`),
+};
+
+/** The filter parameters of the usage calls. */
+const filterParams = (filter: UsageFilter) => ({
+  keyId: filter.keyId,
+  model: filter.model,
+  projectId: filter.projectId,
+});
+
 /** The range parameters of a span: `days`, or `from` and `to`. */
 const spanParams = (span: UsageSpan) => ('days' in span ? { days: span.days } : { from: span.from, to: span.to });
 
 export const usage = {
   daily: (span: UsageSpan, filter: UsageFilter = {}) =>
-    api<UsageDaily>(
-      'GET',
-      `/api/usage/daily${query({ ...spanParams(span), keyId: filter.keyId, model: filter.model })}`,
-    ),
+    api<UsageDaily>('GET', `/api/usage/daily${query({ ...spanParams(span), ...filterParams(filter) })}`),
   requests: (limit: number, cursor: string | null, filter: UsageFilter = {}) =>
     api<{ requests: UsageRequest[]; nextCursor: string | null }>(
       'GET',
-      `/api/usage/requests${query({ limit, cursor, keyId: filter.keyId, model: filter.model })}`,
+      `/api/usage/requests${query({ limit, cursor, ...filterParams(filter) })}`,
     ),
   request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
   exportUrl: (span: UsageSpan, filter: UsageFilter = {}) =>
-    `/api/usage/export.csv${query({ ...spanParams(span), keyId: filter.keyId, model: filter.model })}`,
+    `/api/usage/export.csv${query({ ...spanParams(span), ...filterParams(filter) })}`,
 };
 
 export const billing = {

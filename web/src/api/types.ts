@@ -51,6 +51,8 @@ export interface ApiKey {
   hint: string;
   /** `playground`: the dashboard playground's own key (no secret; cannot be revoked or rotated). */
   kind: 'standard' | 'playground';
+  /** The project the key belongs to: its allowlist narrows the key's. */
+  projectId: string;
   createdAt: number;
   lastUsedAt: number | null;
   expiresAt: number | null;
@@ -121,13 +123,43 @@ export interface UsageDaily {
     unbilledTokens: number;
     unbilledUsd: string;
   }[];
-  /** What the key and model filters offer: every key and model with usage in the range (unfiltered). */
-  filters: { models: string[]; keys: { keyId: string; keyName: string | null; hint: string | null }[] };
+  byProject: {
+    projectId: string;
+    projectName: string | null;
+    requests: number;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: string;
+    unbilledTokens: number;
+    unbilledUsd: string;
+  }[];
+  /**
+   * What the filters offer: every key and model with usage in the range (unfiltered), and every project of the
+   * organisation.
+   */
+  filters: {
+    models: string[];
+    keys: { keyId: string; keyName: string | null; hint: string | null }[];
+    projects: { projectId: string; projectName: string; archived: boolean }[];
+  };
 }
 
 export interface UsageFilter {
   keyId?: string | undefined;
   model?: string | undefined;
+  projectId?: string | undefined;
+}
+
+/** A group of the organisation's keys with its own model allowlist. */
+export interface Project {
+  id: string;
+  name: string;
+  /** Model ids and family words its keys may use; null: every model. */
+  models: string[] | null;
+  /** Keys created without a project go here; it cannot be archived. */
+  isDefault: boolean;
+  createdAt: number;
+  archivedAt: number | null;
 }
 
 export interface UsageRequest {

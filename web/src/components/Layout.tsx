@@ -16,6 +16,7 @@ interface NavItem {
 export const NAV_ITEMS: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/keys', label: 'API keys' },
+  { href: '/projects', label: 'Projects' },
   { href: '/models', label: 'Models' },
   { href: '/playground', label: 'Playground' },
   { href: '/usage', label: 'Usage' },

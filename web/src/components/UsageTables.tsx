@@ -5,6 +5,7 @@ import { formatUsd } from '../lib/money';
 
 type ModelRow = UsageDaily['byModel'][number];
 type KeyRow = UsageDaily['byKey'][number];
+type ProjectRow = UsageDaily['byProject'][number];
 
 interface Column<Row> {
   label: string;
@@ -94,6 +95,19 @@ export function KeyBreakdown({ rows }: { rows: KeyRow[] }) {
           {row.keyName} <code className="hint">{row.hint}</code>
         </>
       )}
+      columns={[requests, input, output, cost, unbilled]}
+    />
+  );
+}
+
+export function ProjectBreakdown({ rows }: { rows: ProjectRow[] }) {
+  return (
+    <BreakdownTable<ProjectRow>
+      caption="Usage by project"
+      groupLabel="Project"
+      rows={rows}
+      rowKey={(row) => row.projectId}
+      rowHeader={(row) => row.projectName ?? row.projectId}
       columns={[requests, input, output, cost, unbilled]}
     />
   );

@@ -1,5 +1,5 @@
 /**
- * The Usage page's state in its URL (`/usage?range=7&model=beta-5.4&key=…&page=2`, or `from=2026-01-01&to=…` for
+ * The Usage page's state in its URL (`/usage?range=7&model=beta-5.4&key=…&project=…&page=2`, or `from=2026-01-01&to=…` for
  * dates of one's own), so a view can be linked and survives a reload. A hand-edited value the page cannot show (a
  * day that does not exist, `from` after `to`, a day after today, a range past a year, a page that is no number) is
  * ignored: the default shows, never a blank page, and `ignored` names what was dropped.
@@ -14,6 +14,7 @@ export interface UsageQuery {
   span: UsageSpan;
   keyId: string | undefined;
   model: string | undefined;
+  projectId?: string | undefined;
   /** The recent-requests page, 1 for the first. */
   page: number;
 }
@@ -77,6 +78,7 @@ export function readUsageQuery(search: string, now = Date.now()): UsageQuery & {
     span,
     keyId: params.get('key') || undefined,
     model: params.get('model') || undefined,
+    projectId: params.get('project') || undefined,
     page,
     ignored,
   };
@@ -94,6 +96,7 @@ export function writeUsageQuery(search: string, query: UsageQuery): string {
   set('to', custom?.to);
   set('key', query.keyId);
   set('model', query.model);
+  set('project', query.projectId);
   set('page', query.page === 1 ? undefined : String(query.page));
   const text = params.toString();
   return text === '' ? '' : `?${text}`;

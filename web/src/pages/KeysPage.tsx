@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { keys as keysApi } from '../api/endpoints';
-import type { ApiKey } from '../api/types';
+import { keys as keysApi, projects as projectsApi } from '../api/endpoints';
+import type { ApiKey, Project } from '../api/types';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { EditKeyDialog } from '../components/keys/EditKeyDialog';
 import { EMPTY_LIMITS, KeyLimitsFields, toLimitsInput } from '../components/keys/KeyLimitsFields';
@@ -23,9 +23,18 @@ const EXPIRY_OPTIONS = [
 
 type Pending = { action: 'revoke' | 'rotate'; key: ApiKey } | null;
 
-function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
+function CreateKeyForm({
+  projects,
+  onCreated,
+}: {
+  /** The live projects to choose from, the default first. */
+  projects: Project[];
+  onCreated: (secret: string, key: ApiKey) => void;
+}) {
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('0');
+  // Empty: the default project (the server's choice when none is sent).
+  const [projectId, setProjectId] = useState('');
   const [limits, setLimits] = useState(EMPTY_LIMITS);
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
@@ -38,6 +47,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
         name.trim(),
         EXPIRY_OPTIONS[Number(expiry)]!.days,
         toLimitsInput(limits),
+        projectId === '' ? undefined : projectId,
       );
       setName('');
       setExpiry('0');
@@ -74,6 +84,22 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
             ))}
           </select>
         </div>
+        <div className="field">
+          <label htmlFor="key-project">Project</label>
+          <select
+            id="key-project"
+            className="input"
+            value={projectId}
+            onChange={(event) => setProjectId(event.target.value)}
+          >
+            {projects.map((project) => (
+              <option key={project.id} value={project.isDefault ? '' : project.id}>
+                {project.name}
+              </option>
+            ))}
+            {projects.length === 0 && <option value="">Default</option>}
+          </select>
+        </div>
         <button type="submit" className="button button-primary" disabled={busy || name.trim() === ''}>
           {busy ? 'Creating…' : 'Create key'}
         </button>
@@ -89,10 +115,12 @@ function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey)
 
 function KeyRow({
   apiKey,
+  projectName,
   onAction,
   onEdit,
 }: {
   apiKey: ApiKey;
+  projectName: string;
   onAction: (pending: Pending) => void;
   onEdit: (key: ApiKey) => void;
 }) {
@@ -111,6 +139,7 @@ function KeyRow({
           <code className="hint">{apiKey.hint}</code>
         )}
       </td>
+      <td data-label="Project">{projectName}</td>
       <td data-label="Access and limits" className="key-access">
         <span className="small">{describeKeyAccess(apiKey)}</span>
         {apiKey.spendLimit === null ? (
@@ -170,11 +199,13 @@ function KeyRow({
 function KeysTable({
   caption,
   keys,
+  projectNames,
   onAction,
   onEdit,
 }: {
   caption: string;
   keys: ApiKey[];
+  projectNames: ReadonlyMap<string, string>;
   onAction: (pending: Pending) => void;
   onEdit: (key: ApiKey) => void;
 }) {
@@ -186,6 +217,7 @@ function KeysTable({
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Key</th>
+            <th scope="col">Project</th>
             <th scope="col">Access and limits</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
@@ -198,7 +230,13 @@ function KeysTable({
         </thead>
         <tbody>
           {keys.map((key) => (
-            <KeyRow key={key.id} apiKey={key} onAction={onAction} onEdit={onEdit} />
+            <KeyRow
+              key={key.id}
+              apiKey={key}
+              projectName={projectNames.get(key.projectId) ?? key.projectId}
+              onAction={onAction}
+              onEdit={onEdit}
+            />
           ))}
         </tbody>
       </table>
@@ -225,6 +263,15 @@ export function KeysPage() {
   const { current } = useOrganisation();
   const canCreate = useCan('keys:own');
   const list = useAsync(keysApi.list, []);
+  const projectList = useAsync(() => projectsApi.list(true), []);
+  const allProjects = projectList.data?.projects ?? [];
+  // A key of an archived project stays listed, but no longer works: its project says so.
+  const projectNames = new Map(
+    allProjects.map((project) => [
+      project.id,
+      project.archivedAt === null ? project.name : `${project.name} (archived)`,
+    ]),
+  );
   const [secret, setSecret] = useState<{ value: string; name: string; rotated: boolean } | null>(null);
   const [pending, setPending] = useState<Pending>(null);
   const [busy, setBusy] = useState(false);
@@ -265,6 +312,7 @@ export function KeysPage() {
       />
       {canCreate ? (
         <CreateKeyForm
+          projects={allProjects.filter((project) => project.archivedAt === null)}
           onCreated={(value, key) => {
             setSecret({ value, name: key.name, rotated: false });
             setMessage(undefined);
@@ -284,7 +332,13 @@ export function KeysPage() {
           <p className="muted">No keys yet. Create one above to start calling the API.</p>
         )}
         {activeKeys.length > 0 && (
-          <KeysTable caption="API keys" keys={activeKeys} onAction={setPending} onEdit={setEditing} />
+          <KeysTable
+            caption="API keys"
+            keys={activeKeys}
+            projectNames={projectNames}
+            onAction={setPending}
+            onEdit={setEditing}
+          />
         )}
         {list.data !== undefined && keys.length > 0 && activeKeys.length === 0 && (
           <p className="muted">No active keys. Create one above to call the API.</p>
@@ -296,6 +350,7 @@ export function KeysPage() {
             <KeysTable
               caption="Revoked and expired keys"
               keys={inactiveKeys}
+              projectNames={projectNames}
               onAction={setPending}
               onEdit={setEditing}
             />

@@ -8,7 +8,7 @@ import { RequestDetails } from '../components/RequestDetails';
 import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
 import { UsageChart } from '../components/UsageChart';
-import { KeyBreakdown, ModelBreakdown } from '../components/UsageTables';
+import { KeyBreakdown, ModelBreakdown, ProjectBreakdown } from '../components/UsageTables';
 import { formatCount } from '../lib/format';
 import { sumUsd } from '../lib/money';
 import { useAsync } from '../lib/use-async';
@@ -29,11 +29,15 @@ export function UsagePage() {
   const [filter, setFilter] = useState<UsageFilter>({
     ...(initial.keyId === undefined ? {} : { keyId: initial.keyId }),
     ...(initial.model === undefined ? {} : { model: initial.model }),
+    ...(initial.projectId === undefined ? {} : { projectId: initial.projectId }),
   });
   const [ignored, setIgnored] = useState<string[]>(initial.ignored);
   const [requestId] = useState(requestedId);
   const spanKey = JSON.stringify(span);
-  const daily = useAsync(() => usage.daily(span, filter), [spanKey, refreshKey, filter.keyId, filter.model]);
+  const daily = useAsync(
+    () => usage.daily(span, filter),
+    [spanKey, refreshKey, filter.keyId, filter.model, filter.projectId],
+  );
   const data = daily.data;
   // The view in the URL: a link or a reload shows the same range, filters and page of requests.
   // biome-ignore lint/correctness/useExhaustiveDependencies: spanKey stands for span.
@@ -42,11 +46,12 @@ export function UsagePage() {
       span,
       keyId: filter.keyId,
       model: filter.model,
+      projectId: filter.projectId,
       page: requestsPage,
     });
     if (search !== window.location.search)
       window.history.replaceState(null, '', `${window.location.pathname}${search}`);
-  }, [spanKey, filter.keyId, filter.model, requestsPage]);
+  }, [spanKey, filter.keyId, filter.model, filter.projectId, requestsPage]);
   /** A new filter shows its first page of requests. */
   const changeFilter = (change: (current: UsageFilter) => UsageFilter) => {
     setFilter(change);
@@ -60,9 +65,17 @@ export function UsagePage() {
       dropped.push(`model “${filter.model}”`);
     if (filter.keyId !== undefined && !data.filters.keys.some((key) => key.keyId === filter.keyId))
       dropped.push(`key “${filter.keyId}”`);
+    if (
+      filter.projectId !== undefined &&
+      !data.filters.projects.some((project) => project.projectId === filter.projectId)
+    )
+      dropped.push(`project “${filter.projectId}”`);
     if (dropped.length === 0) return;
     setIgnored((current) => [...current, ...dropped]);
     setFilter((current) => ({
+      ...(dropped.some((text) => text.startsWith('project')) || current.projectId === undefined
+        ? {}
+        : { projectId: current.projectId }),
       ...(dropped.some((text) => text.startsWith('key')) || current.keyId === undefined
         ? {}
         : { keyId: current.keyId }),
@@ -70,7 +83,7 @@ export function UsagePage() {
         ? {}
         : { model: current.model }),
     }));
-  }, [data, filter.model, filter.keyId]);
+  }, [data, filter.model, filter.keyId, filter.projectId]);
   const totals =
     data === undefined
       ? undefined
@@ -82,12 +95,12 @@ export function UsagePage() {
           ),
           cost: sumUsd(data.byModel.map((row) => row.costUsd)),
         };
-  const filterKey = `${filter.keyId ?? ''}|${filter.model ?? ''}|${refreshKey}`;
+  const filterKey = `${filter.keyId ?? ''}|${filter.model ?? ''}|${filter.projectId ?? ''}|${refreshKey}`;
   return (
     <>
       <PageHeader
         title="Usage"
-        description="Tokens and cost per day, by model and by key. Days are UTC."
+        description="Tokens and cost per day, by model, key and project. Days are UTC."
         actions={
           <>
             <UsageRangePicker span={span} onChange={setSpan} />
@@ -113,6 +126,25 @@ export function UsagePage() {
       )}
       {data !== undefined && (
         <div className="filters" role="group" aria-label="Filters">
+          <div className="field">
+            <label htmlFor="usage-project-filter">Project</label>
+            <select
+              id="usage-project-filter"
+              className="input"
+              value={filter.projectId ?? ''}
+              onChange={(event) =>
+                changeFilter((current) => ({ ...current, projectId: event.target.value || undefined }))
+              }
+            >
+              <option value="">All projects</option>
+              {data.filters.projects.map((project) => (
+                <option key={project.projectId} value={project.projectId}>
+                  {project.projectName}
+                  {project.archived ? ' (archived)' : ''}
+                </option>
+              ))}
+            </select>
+          </div>
           <div className="field">
             <label htmlFor="usage-key-filter">Key</label>
             <select
@@ -167,6 +199,10 @@ export function UsagePage() {
           <section className="card section" aria-labelledby="by-model-heading">
             <h2 id="by-model-heading">By model</h2>
             <ModelBreakdown rows={data.byModel} />
+          </section>
+          <section className="card section" aria-labelledby="by-project-heading">
+            <h2 id="by-project-heading">By project</h2>
+            <ProjectBreakdown rows={data.byProject} />
           </section>
           <section className="card section" aria-labelledby="by-key-heading">
             <h2 id="by-key-heading">By key</h2>
