@@ -33,8 +33,8 @@ export interface AlertRulesOptions {
   alerts: AlertRepository;
   /** http:// to loopback allowed (testing), as for every outbound webhook. */
   allowHttpLoopback: boolean;
-  /** Whether a key of this organisation has this id (a rule on a key's limit must name one). */
-  keyExists: (organisationId: string, keyId: string) => Promise<boolean>;
+  /** Whether the organisation has a key (or project) with this id: a rule on its limit must name one. */
+  scopeExists: (organisationId: string, scope: 'project' | 'key', id: string) => Promise<boolean>;
   now: () => number;
   /** A rule changed: evaluate the organisation's rules soon (a new rule on a low balance fires at once). */
   onChange?: (organisationId: string) => void;
@@ -136,8 +136,8 @@ export class AlertRules {
     if (scope === 'organisation') return organisationId;
     if (scopeId === null || scopeId === '')
       throw invalidRequest(`A ${scope} limit's alert names the ${scope} (scopeId).`, 'scopeId');
-    if (scope === 'key' && !(await this.options.keyExists(organisationId, scopeId)))
-      throw invalidRequest('The organisation has no key with this id.', 'scopeId');
+    if (!(await this.options.scopeExists(organisationId, scope, scopeId)))
+      throw invalidRequest(`The organisation has no ${scope} with this id.`, 'scopeId');
     return scopeId;
   }
 

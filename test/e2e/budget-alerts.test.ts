@@ -55,6 +55,10 @@ describe('alert rules API', () => {
         { kind: 'limit_threshold', thresholdPercent: 80, scope: 'key', scopeId: 'key_missing', period: 'day' },
         'scopeId',
       ],
+      [
+        { kind: 'limit_threshold', thresholdPercent: 80, scope: 'project', scopeId: 'prj_missing', period: 'week' },
+        'scopeId',
+      ],
       [{ kind: 'low_balance', amountUsd: '5', emailTo: ['not an address'] }, 'emailTo.0'],
       [{ kind: 'budget', amountUsd: '5' }, 'kind'],
     ];

@@ -115,7 +115,10 @@ export function createDashboardDependencies(input: {
     alertRules: new AlertRules({
       alerts: storage.alerts,
       allowHttpLoopback: config.usageExport.allowHttpLoopback,
-      keyExists: async (organisationId, keyId) => (await storage.apiKeys.findById(organisationId, keyId)) !== null,
+      scopeExists: async (organisationId, scope, id) =>
+        (scope === 'key'
+          ? await storage.apiKeys.findById(organisationId, id)
+          : await storage.projects.get(organisationId, id)) !== null,
       now,
       ...(input.onAlertRuleChanged === undefined ? {} : { onChange: input.onAlertRuleChanged }),
     }),
