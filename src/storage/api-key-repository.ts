@@ -31,14 +31,15 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
   return {
     async create(key: NewApiKey): Promise<ApiKeyRecord> {
       const row = toApiKeyRow(key);
-      const limit = key.permissions?.spendLimit ?? null;
-      if (limit === null) {
+      const spendLimit = key.permissions?.spendLimit ?? null;
+      const limits = key.limits ?? (spendLimit === null ? [] : [spendLimit]);
+      if (limits.length === 0) {
         await db.insertInto('api_keys').values(row).execute();
         return toApiKeyRecord({ ...row, key_limits: null });
       }
       return writeTransaction(db, dialect, async (trx) => {
         await trx.insertInto('api_keys').values(row).execute();
-        await setKeyLimits(trx, key.accountId, key.id, [limit], key.createdAt);
+        await setKeyLimits(trx, key.accountId, key.id, limits, key.createdAt);
         return (await readKey(trx, dialect, key.accountId, key.id))!;
       });
     },

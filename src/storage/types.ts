@@ -71,6 +71,8 @@ export type NewApiKey = Omit<
   createdBy?: string | null;
   /** Omitted: the organisation's default project. */
   projectId?: string;
+  /** The key's spend limits, one per period; omitted: `permissions.spendLimit` alone. */
+  limits?: readonly import('./key-permission-types.js').KeySpendLimit[];
   /** Omitted: a standard key (`FULL_PERMISSIONS`). */
   permissions?: KeyPermissions;
 };

@@ -25,6 +25,8 @@ export const AUDIT_ACTIONS = [
   'project.renamed',
   'project.models_changed',
   'project.archived',
+  'limit.set',
+  'limit.cleared',
   'alert.created',
   'alert.updated',
   'alert.deleted',

@@ -4,6 +4,7 @@ import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { OrganisationMembers } from '../../accounts/organisation-members.js';
 import { ProjectService } from '../../accounts/project-service.js';
+import { SpendLimitService } from '../../billing/spend-limit-service.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
@@ -81,6 +82,7 @@ export function createDashboardDependencies(input: {
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
     projects: new ProjectService(storage.projects, now),
+    spendLimits: new SpendLimitService(storage.spendLimits, storage.apiKeys, storage.projects, now),
     audit: input.audit ?? new AuditLog(storage.audit, storage.organisations, now),
     receipts: storage.receipts,
     members,

@@ -18,6 +18,7 @@ import { registerModelsRoutes } from './models-routes.js';
 import { registerOrganisationRoutes } from './organisation-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { registerProjectRoutes } from './project-routes.js';
+import { registerLimitRoutes } from './limit-routes.js';
 import { type PlaygroundServices, registerPlaygroundRoutes } from './playground-routes.js';
 import { registerReceiptRoutes } from './receipt-routes.js';
 import { registerStandingRoutes } from './standing-routes.js';
@@ -60,6 +61,7 @@ export async function dashboardApi(
   registerOverviewRoutes(api, deps);
   registerStandingRoutes(api, deps);
   registerProjectRoutes(api, deps);
+  registerLimitRoutes(api, deps);
   registerKeysRoutes(api, deps);
   registerModelsRoutes(api, deps);
   if (playground !== undefined) registerPlaygroundRoutes(api, deps, playground);

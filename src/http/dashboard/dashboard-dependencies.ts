@@ -7,6 +7,7 @@ import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { OrganisationMembers } from '../../accounts/organisation-members.js';
 import type { OrganisationService } from '../../accounts/organisation-service.js';
 import type { ProjectService } from '../../accounts/project-service.js';
+import type { SpendLimitService } from '../../billing/spend-limit-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
@@ -52,6 +53,8 @@ export interface DashboardDependencies {
   organisations: OrganisationService;
   /** The organisation's projects: groups of keys with their own model allowlist. */
   projects: ProjectService;
+  /** Spend limits per period of the organisation, its projects and its keys. */
+  spendLimits: SpendLimitService;
   /** The audit log: recorded by every route that changes keys, tiers, settings or money; read by `/api/audit`. */
   audit: AuditLog;
   /** Ledger entries as receipts print them. */
