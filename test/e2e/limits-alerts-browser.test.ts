@@ -9,9 +9,10 @@ import { ensureWebBuild } from '../helpers/web-build.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
- * The Limits & alerts page in real Chromium, at 1280x800 and 390x844: a bad webhook URL is refused on its field, a
- * low-balance alert is created (its signing secret shown once), fires at once on a balance already below it, and
- * its webhook delivery is listed with its status; the alert is deleted. Every state is axe clean and clips nothing.
+ * The Limits & alerts page in real Chromium, at 1280x800 and 390x844: an organisation limit is set with its spend bar
+ * and cleared; a bad webhook URL is refused on its field, a low-balance alert is created (its signing secret shown
+ * once), fires at once on a balance already below it, and its webhook delivery is listed with its status; the alert
+ * is deleted. Every state is axe clean and clips nothing.
  */
 
 let harness: TestGateway;
@@ -52,6 +53,21 @@ describe.each([
 
   afterAll(async () => {
     await browser?.close();
+  });
+
+  it('sets an organisation limit, shows its spend bar, and clears it', async () => {
+    await openNav(page, 'Limits & alerts');
+    await page.getByText('No spend limits: requests are limited by the balance only.').waitFor();
+    await page.getByLabel('Period').selectOption('week');
+    await page.getByLabel('Limit (USD)').fill('12.5');
+    await page.getByRole('button', { name: 'Set limit' }).click();
+    await page.getByText('The limit is $12.50 per week.').waitFor();
+    const bar = page.getByRole('meter', { name: /Spend of .* per week/ });
+    await bar.waitFor();
+    expect(await bar.getAttribute('aria-valuetext')).toBe('0% used');
+    await checked(page, `limits-set-${size}`);
+    await page.getByRole('button', { name: /Clear the limit of .* per week/ }).click();
+    await page.getByText('No spend limits: requests are limited by the balance only.').waitFor();
   });
 
   it('refuses a bad webhook URL on its field, then creates an alert that fires and is delivered', async () => {

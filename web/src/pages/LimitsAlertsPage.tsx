@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { alerts as alertsApi, type AlertRule } from '../api/alerts';
 import { AlertRuleForm } from '../components/alerts/AlertRuleForm';
 import { DeliveriesTable, describeRule, FiringsTable } from '../components/alerts/AlertHistory';
+import { LimitsSection } from '../components/alerts/LimitsSection';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { Dialog } from '../components/Dialog';
@@ -19,7 +20,10 @@ function channelsOf(rule: AlertRule): string {
   return channels.length === 0 ? 'shown here only' : channels.join('; ');
 }
 
-/** Budget alerts of the session's organisation: the rules, what fired, and each mail and webhook sent. */
+/**
+ * The money guards of the session's organisation: spend limits with this period's spend, and budget alerts with what
+ * fired and each mail and webhook sent.
+ */
 export function LimitsAlertsPage() {
   const { current } = useOrganisation();
   const canManage = useCan('alerts:manage');
@@ -41,6 +45,7 @@ export function LimitsAlertsPage() {
           </button>
         }
       />
+      <LimitsSection />
       {message !== undefined && <Notice kind={message.kind}>{message.text}</Notice>}
       <ErrorNotice error={overview.error} />
       {overview.loading && overview.data === undefined && <Loading />}
