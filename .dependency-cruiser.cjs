@@ -34,6 +34,7 @@ const MAY_IMPORT = {
   // The HTTP surface: hooks, error shapes, account and key APIs, the dashboard.
   http: [
     'accounts',
+    'alerts',
     'identity',
     'billing',
     'canonical',
@@ -53,6 +54,8 @@ const MAY_IMPORT = {
   // OpenTelemetry: implements the pipeline's and the providers' trace interfaces; only the entry points import it.
   // Outbound webhooks and the usage export's sinks: read settled usage from storage, never on the request path.
   telemetry: ['billing', 'canonical', 'catalog', 'ids', 'keys', 'observability', 'pipeline', 'providers', 'storage'],
+  // Budget alerts: evaluate rules off the request path, send their mail and signed webhooks from a persisted queue.
+  alerts: ['billing', 'canonical', 'identity', 'ids', 'storage', 'telemetry'],
   // A stand-in for the vendors: it shares their wire formats, never the gateway's adapters or protocols.
   simulator: ['canonical', 'streaming', 'wire'],
 };

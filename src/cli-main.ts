@@ -17,6 +17,7 @@ import { GatewayError } from './canonical/errors.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { IDENTITY_USAGE, isIdentityCommand, runIdentityCommand } from './cli/identity-commands.js';
 import { isKeyCommand, KEY_USAGE, runKeyCommand } from './cli/key-commands.js';
+import { isLimitCommand, LIMIT_USAGE, runLimitCommand } from './cli/limit-commands.js';
 import { KeyService } from './keys/key-service.js';
 import { ModelCatalog } from './catalog/model-catalog.js';
 import { browserUrl, serve } from './main.js';
@@ -33,7 +34,7 @@ const USAGE = `Usage: tollgate <command> [options]   (every command accepts --js
   accounts tier --email E --tier T               change the rate-limit tier of the person's personal organisation, or
                                                  of any with --organisation ID (takes effect on the next request)
   organisations disable --organisation ID        refuse every request with the organisation's keys (enable: undo)
-${IDENTITY_USAGE}${KEY_USAGE}  keys revoke --email E --id ID
+${IDENTITY_USAGE}${KEY_USAGE}${LIMIT_USAGE}  keys revoke --email E --id ID
 ${BILLING_USAGE}${CATALOG_USAGE}  simulator [--port P] [--host H]                run the vendor simulator alone
 `;
 
@@ -66,6 +67,7 @@ const OPTIONS = {
   entry: { type: 'string' },
   replacement: { type: 'string' },
   project: { type: 'string' },
+  scope: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -202,6 +204,13 @@ async function main(argv: string[]): Promise<number> {
           return await withStorage(config.databaseUrl, async (storage) => {
             const editor = offlineCatalogEditor(config, storage.catalog, process.env);
             const output = await runCatalogCommand(command, editor, values);
+            print(json, output.data, output.text);
+            return 0;
+          });
+        }
+        if (isLimitCommand(command)) {
+          return await withStorage(config.databaseUrl, async (storage) => {
+            const output = await runLimitCommand(command, storage, values);
             print(json, output.data, output.text);
             return 0;
           });

@@ -23,6 +23,7 @@ import { OutageLog } from './observability/outage-log.js';
 import { PrometheusMetrics } from './observability/prometheus-metrics.js';
 import type { DeploymentHealth } from './observability/gateway-metrics.js';
 import { createSmtpMailer } from './identity/mailer.js';
+import { DEFAULT_ALERT_SETTINGS, startAlerts, type RunningAlerts } from './alerts/start-alerts.js';
 import { createDashboardDependencies } from './http/dashboard/create-dashboard-dependencies.js';
 import { KeyService } from './keys/key-service.js';
 import { ChatPipeline } from './pipeline/chat-pipeline.js';
@@ -167,6 +168,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     );
     const tierUpgrades = new TierUpgrades(storage.tierUpgrades, config.tiers, now);
     const mailer = config.mail === undefined ? undefined : createSmtpMailer(config.mail.smtpUrl, config.mail.from);
+    // Started once the gateway listens; settlements before that are caught by its first evaluation.
+    let alerts: RunningAlerts | undefined;
     const activeLimiter = await createRateLimiter({
       ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
       failOpen: config.rateLimitFailOpen,
@@ -205,6 +208,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       onImplausibleUsage: (requestId, reason, vendorUsage) =>
         logger.warn({ requestId, reason, vendorUsage }, 'vendor usage implausible: settled on the local count'),
       onTokensUsed: (auth, tokens) => {
+        // Settled: the organisation's alert rules are evaluated shortly, off this request's path.
+        alerts?.nudge(auth.organisation.id);
         if (tokens > 0 && tokensLimited(auth, config.tiers)) {
           void activeLimiter.recordTokens(rateLimitSubject(auth.key.id), tokens);
         }
@@ -254,6 +259,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         catalogEditor: liveCatalog.editor,
         mailer,
         log: (message, details) => logger.warn(details, message),
+        onAlertRuleChanged: (organisationId) => alerts?.nudge(organisationId),
       }),
       trustProxy: config.trustProxy,
       metrics,
@@ -307,6 +313,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       log: logger,
       now,
     });
+    // Budget alerts: rules evaluated by a timer and after settlements, deliveries sent from the persisted queue.
+    alerts = startAlerts(
+      {
+        ...DEFAULT_ALERT_SETTINGS,
+        evaluateIntervalMs: config.alertEvaluateIntervalMs,
+        retry: { ...DEFAULT_ALERT_SETTINGS.retry, baseDelayMs: config.alertRetryBaseMs },
+        allowHttpLoopback: config.usageExport.allowHttpLoopback,
+      },
+      {
+        alerts: storage.alerts,
+        limits: storage.spendLimits,
+        organisations: storage.organisations,
+        mailer,
+        log: logger,
+        now,
+      },
+    );
+    const openAlerts = alerts;
     const openProviders = providers;
     const openSimulator = simulator;
     const openLimiter = activeLimiter;
@@ -336,6 +360,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         // What the store can take now goes in; the rest stays on disk for the next start (or another instance).
         await journalReplay.stop();
         await usageExport.close();
+        await openAlerts.close();
         const waiting = settlementJournal.stats();
         if (waiting.pending + waiting.unwritten > 0) await journalReplay.runNow().catch(() => undefined);
         await settlementJournal.close();

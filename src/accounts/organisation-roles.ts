@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   'keys:manage',
   /** Projects, their allowlists and limits; the organisation's limits and alerts. */
   'limits:manage',
+  /** Budget alert rules: what fires, and where the mail and webhooks go. */
+  'alerts:manage',
   /** Top-ups, codes, tier purchases. */
   'billing:manage',
   /** Ledger, receipts, exports of money. */
@@ -37,7 +39,7 @@ const GRANTS: Readonly<Record<OrganisationRole, readonly Permission[]>> = {
   owner: ALL,
   admin: ALL.filter((permission) => permission !== 'billing:manage'),
   developer: ['organisation:read', 'keys:own', 'models:call'],
-  billing: ['organisation:read', 'billing:manage', 'billing:read'],
+  billing: ['organisation:read', 'alerts:manage', 'billing:manage', 'billing:read'],
   // Read only: everything a member sees, the ledger included, and nothing that changes.
   viewer: ['organisation:read', 'billing:read'],
 };

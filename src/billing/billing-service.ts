@@ -1,15 +1,11 @@
 import { serverToolFees, serverToolFields, webSearchesHeld } from './server-tool-charge.js';
 import { forcesWebSearch } from '../canonical/server-tools.js';
-import {
-  estimateRequestInputTokens,
-  loadTokenizer,
-  tokenizerLoaded,
-  upperBoundRequestInputTokens,
-} from '../canonical/count-tokens.js';
+import { estimateRequestInputTokens, loadTokenizer, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
 import { choiceCount, type CanonicalRequest } from '../canonical/request.js';
 import { totalInputTokens, type CanonicalUsage } from '../canonical/usage.js';
 import { calibratedTokens, InputCalibration } from './input-calibration.js';
+import { LiveHolds } from './live-holds.js';
 import { boundedRawUsage } from './raw-usage.js';
 import { outputSliceOf, type PricedModel } from './priced-model.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
@@ -19,8 +15,6 @@ import type {
   AdmissionState,
   BillingRepository,
   HoldCheckpoint,
-  HoldRenewal,
-  KeySpendState,
   OrphanBiller,
   OrphanedHold,
   Reservation,
@@ -28,7 +22,6 @@ import type {
   SettleResult,
   SweepResult,
 } from '../storage/billing-types.js';
-import { spendPeriodResetsAt } from '../storage/key-permission-types.js';
 import { isStorageUnavailable } from '../storage/storage-unavailable.js';
 import type { UsageRecord } from '../storage/types.js';
 import { firstSliceOf, inputPrice, planAdmission, type AdmissionRequest } from './admission.js';
@@ -39,6 +32,7 @@ import { utcDayNumber } from './free-allowance.js';
 import type { JournalEntry } from './settlement-journal-entry.js';
 import type { SettlementJournal } from './settlement-journal.js';
 import { planSliceGrant } from './slice-grant.js';
+import { spendLimitReached } from './spend-limit-refusal.js';
 import { splitUsage } from './usage-split.js';
 
 export interface BillingSettings {
@@ -63,7 +57,7 @@ export type { SweepResult } from '../storage/billing-types.js';
 /** The outcome of a request for one more slice of output. */
 export type SliceOutcome =
   | { granted: true; tokens: number }
-  | { granted: false; reason: 'balance' | 'key_spend_limit' | 'gone' };
+  | { granted: false; reason: 'balance' | 'spend_limit' | 'gone' };
 
 export interface SettlementInput {
   requestId: string;
@@ -118,22 +112,6 @@ const SETTLEMENT_ATTEMPTS = 4;
 const NEEDS_TOKENIZER_COUNT = 'tollgate:admission-needs-tokenizer-count';
 /** What `retry-after` suggests while the journal cannot be written: an operator has to act, so not too eager. */
 const JOURNAL_RETRY_AFTER_SECONDS = 10;
-/** No request runs this long; a hold still here then belongs to a request that will never settle. */
-const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
-
-/** The 403 of a key whose spend limit cannot cover the request, saying what is spent, held and when it resets. */
-function keySpendLimitReached(key: KeySpendState, now: number): GatewayError {
-  const resetsAt = spendPeriodResetsAt(key.period, now);
-  const per = key.period === 'total' ? 'in total' : `per ${key.period} (UTC)`;
-  const when =
-    resetsAt === null
-      ? 'It does not reset (a total limit): raise it in the dashboard or with PATCH /v1/keys/{id}.'
-      : `It resets at ${new Date(resetsAt).toISOString()}.`;
-  return new GatewayError(
-    'key_spend_limit_reached',
-    `This API key's spend limit of $${formatUsd(key.limitNano)} ${per} is reached: $${formatUsd(key.spentNano)} spent and $${formatUsd(key.reservedNano)} held by requests in flight leave $${formatUsd(key.remainingNano)}, less than this request may cost. ${when}`,
-  );
-}
 
 /** The hold's input tokens for a count of the prompt: the margin for other vendors' tokenizers, and a floor. */
 function withMargin(inputTokens: number): number {
@@ -149,26 +127,9 @@ export function smallestAdmissionHold(prices: ModelPrices): bigint {
   return BigInt(withMargin(1)) * inputPrice({ prices }) + prices.output;
 }
 
-interface LiveHold {
-  admittedAt: number;
-  /** The expiry last written. */
-  expiresAt: number;
-  /** What the request has delivered so far (set once its reply starts): read by the periodic batch. */
-  delivered?: () => HoldCheckpoint | undefined;
-  /** The output tokens of the checkpoint last written (-1: none yet). */
-  checkpointedOutput: number;
-  /** The tokenizer's count of the prompt when admission made one, and for which model: calibration's sample. */
-  localInputTokens?: number;
-  modelId?: string;
-}
-
-const DEFAULT_CHECKPOINT_INTERVAL_MS = 3_000;
-
 export class BillingService {
   /** Holds of requests in flight here, renewed so that the sweeper never releases the hold of a long stream. */
-  private readonly liveHolds = new Map<string, LiveHold>();
-  private renewal: NodeJS.Timeout | undefined;
-  private renewing = false;
+  private readonly liveHolds: LiveHolds;
   private readonly calibration: InputCalibration;
 
   constructor(
@@ -179,6 +140,7 @@ export class BillingService {
     private readonly journal?: SettlementJournal,
   ) {
     this.calibration = settings.calibration ?? new InputCalibration();
+    this.liveHolds = new LiveHolds(repository, settings, now);
   }
 
   /**
@@ -220,10 +182,6 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       createdAt: now,
       expiresAt: now + this.settings.reservationTtlMs,
-      keySpendLimited: auth.key.permissions.spendLimit !== null,
-      ...(auth.key.permissions.spendLimit === null
-        ? {}
-        : { keySpendHint: { ...auth.key.permissions.spendLimit, ...auth.key.spend } }),
       ...(auth.money === undefined ? {} : { accountHint: auth.money }),
     };
     const oneHourCacheWrites = carriesOneHourBreakpoint(request);
@@ -264,8 +222,8 @@ export class BillingService {
       result = await this.repository.reserve({ ...input, plan: (state) => planAdmission(precise, state) });
     }
     if (!result.admitted) {
-      const keySpend = result.state.keySpend;
-      if (keySpend?.binding === true) throw keySpendLimitReached(keySpend, now);
+      const limit = result.state.spendLimit;
+      if (limit?.binding === true) throw spendLimitReached(limit, now);
       throw new GatewayError('insufficient_balance', await this.withHolds(result.reason, auth.organisation.id, now));
     }
     this.liveHolds.set(requestId, {
@@ -275,11 +233,9 @@ export class BillingService {
       // Only a count admission made anyway: a rich account's prompt is never tokenized just to calibrate.
       ...(localInputTokens === undefined ? {} : { localInputTokens, modelId: model.id }),
     });
-    this.renewHoldsRegularly();
-    // Its slices count against the key's limit too (docs/architecture.md#key-scopes-and-limits): grantSlice needs the
-    // key.
+    this.liveHolds.renewRegularly();
+    // Its slices count against the limits over its key too (docs/billing.md#spend-limits): grantSlice needs the key.
     result.reservation.apiKeyId = auth.key.id;
-    result.reservation.keySpendLimited = input.keySpendLimited === true;
     return result.reservation;
   }
 
@@ -323,8 +279,7 @@ export class BillingService {
    * a checkpoint for it when its output moved since the last one.
    */
   track(requestId: string, delivered: () => HoldCheckpoint | undefined): void {
-    const hold = this.liveHolds.get(requestId);
-    if (hold !== undefined) hold.delivered = delivered;
+    this.liveHolds.track(requestId, delivered);
   }
 
   /**
@@ -344,7 +299,6 @@ export class BillingService {
       requestId: reservation.requestId,
       accountId: reservation.accountId,
       ...(reservation.apiKeyId === undefined ? {} : { apiKeyId: reservation.apiKeyId }),
-      keySpendLimited: reservation.keySpendLimited === true,
       day: utcDayNumber(now),
       at: now,
       freeAllowanceTokens: this.settings.freeTokensPerDay,
@@ -357,7 +311,7 @@ export class BillingService {
     if (!result.granted) return { granted: false, reason: result.reason };
     reservation.holdNano += result.holdNano;
     reservation.freeTokens += result.freeTokens;
-    reservation.keyHoldNano += result.keyHoldNano ?? 0n;
+    reservation.limitHoldNano += result.limitHoldNano ?? 0n;
     reservation.maxOutputTokens += result.tokens;
     const hold = this.liveHolds.get(reservation.requestId);
     if (hold !== undefined) {
@@ -365,81 +319,6 @@ export class BillingService {
       if (checkpoint !== undefined) hold.checkpointedOutput = checkpoint.outputTokens;
     }
     return { granted: true, tokens: result.tokens };
-  }
-
-  /**
-   * One timer for all live holds (not one per request), every checkpoint interval (at most a third of the TTL):
-   * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
-   * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
-   * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
-   * checkpoint: less than two intervals of output (a stream's first checkpoint comes once it has run one) goes
-   * unbilled.
-   */
-  private renewHoldsRegularly(): void {
-    if (this.renewal !== undefined) return;
-    const interval = this.checkpointIntervalMs();
-    this.renewal = setInterval(() => {
-      if (this.renewing) return;
-      this.renewing = true;
-      this.renewHolds()
-        .catch(() => {})
-        .finally(() => {
-          this.renewing = false;
-        });
-    }, interval);
-    this.renewal.unref();
-  }
-
-  /** The interval of the periodic batch: the configured checkpoint interval, at most a third of the TTL. */
-  private checkpointIntervalMs(): number {
-    return Math.max(
-      1,
-      Math.min(
-        this.settings.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
-        Math.floor(this.settings.reservationTtlMs / 3),
-      ),
-    );
-  }
-
-  private async renewHolds(): Promise<void> {
-    if (this.liveHolds.size === 0) {
-      clearInterval(this.renewal);
-      this.renewal = undefined;
-      return;
-    }
-    const now = this.now();
-    const ttl = this.settings.reservationTtlMs;
-    const batch: Array<{ hold: LiveHold; renewal: HoldRenewal }> = [];
-    for (const [requestId, hold] of this.liveHolds) {
-      if (now - hold.admittedAt > MAX_RENEWED_HOLD_MS) {
-        this.liveHolds.delete(requestId);
-        continue;
-      }
-      // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
-      // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
-      // checkpoint is thus written within two intervals of its start.
-      const due = hold.delivered !== undefined && now - hold.admittedAt >= this.checkpointIntervalMs();
-      if (due && !tokenizerLoaded()) await loadTokenizer();
-      const checkpoint = due ? hold.delivered?.() : undefined;
-      const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
-      if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
-      batch.push({
-        hold,
-        renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) },
-      });
-    }
-    if (batch.length === 0) return;
-    // A failed write is retried on the next tick (nothing is marked written); a hold that is gone (settled
-    // meanwhile) is forgotten.
-    const gone = await this.repository.renewHolds(batch.map((entry) => entry.renewal));
-    for (const { hold, renewal } of batch) {
-      if (gone.has(renewal.requestId)) {
-        this.liveHolds.delete(renewal.requestId);
-        continue;
-      }
-      hold.expiresAt = renewal.expiresAt;
-      if (renewal.checkpoint !== undefined) hold.checkpointedOutput = renewal.checkpoint.outputTokens;
-    }
   }
 
   /**

@@ -12,6 +12,6 @@ export function planSliceGrant(tokens: number, outputPriceNano: NanoUsd, state: 
   const wantedPaid = wanted - free;
   const affordablePaid = affordableUnits(wantedPaid, outputPriceNano, state.availableNano);
   const granted = free + affordablePaid;
-  if (granted < 1) return { granted: false, reason: state.keySpend?.binding === true ? 'key_spend_limit' : 'balance' };
+  if (granted < 1) return { granted: false, reason: state.spendLimit?.binding === true ? 'spend_limit' : 'balance' };
   return { granted: true, tokens: granted, holdNano: BigInt(affordablePaid) * outputPriceNano, freeTokens: free };
 }

@@ -87,6 +87,15 @@ export const ERROR_CATALOG = {
     openaiType: 'insufficient_quota',
     anthropicType: 'billing_error',
   },
+  // A project's or organisation's spend limit for a period (docs/billing.md#spend-limits) is reached: answered like a
+  // key's, the message naming the limit's level and period.
+  spend_limit_reached: {
+    status: 403,
+    anthropicStatus: 400,
+    retryable: false,
+    openaiType: 'insufficient_quota',
+    anthropicType: 'billing_error',
+  },
   permission_denied: {
     status: 403,
     retryable: false,

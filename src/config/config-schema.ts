@@ -212,6 +212,10 @@ export const configSchema = z
       .default(15 * 60_000),
     /** How often each instance sweeps expired holds (every instance may; each release claims its hold). */
     sweepIntervalMs: z.number().int().min(500).default(30_000),
+    /** How often each instance evaluates every budget alert rule (a settlement also nudges its organisation's). */
+    alertEvaluateIntervalMs: z.number().int().min(100).default(30_000),
+    /** The first retry of a failed alert delivery is due within this long; each next within twice as long. */
+    alertRetryBaseMs: z.number().int().min(10).default(5_000),
     /**
      * How often each instance writes, in one batch, the checkpoint of output delivered by each of its streams
      * (and renews their holds): what a crash of the instance can leave unbilled is at most this long of output.

@@ -41,6 +41,9 @@ export interface Config {
   freeTokensPerDay: number;
   reservationTtlMs: number;
   sweepIntervalMs: number;
+  /** Budget alerts: how often every rule is evaluated, and the first retry's delay of a failed delivery. */
+  alertEvaluateIntervalMs: number;
+  alertRetryBaseMs: number;
   /** Interval of the batched checkpoints of delivered output (and hold renewals) of each instance. */
   checkpointIntervalMs: number;
   /** 0 keeps per-request usage rows forever. */
@@ -144,6 +147,10 @@ function environmentValues(env: Environment, fileValues: Record<string, unknown>
     values.reservationTtlMs = integerFrom('RESERVATION_TTL_MS', env.RESERVATION_TTL_MS);
   if (env.SWEEP_INTERVAL_MS !== undefined)
     values.sweepIntervalMs = integerFrom('SWEEP_INTERVAL_MS', env.SWEEP_INTERVAL_MS);
+  if (env.ALERT_EVALUATE_INTERVAL_MS !== undefined)
+    values.alertEvaluateIntervalMs = integerFrom('ALERT_EVALUATE_INTERVAL_MS', env.ALERT_EVALUATE_INTERVAL_MS);
+  if (env.ALERT_RETRY_BASE_MS !== undefined)
+    values.alertRetryBaseMs = integerFrom('ALERT_RETRY_BASE_MS', env.ALERT_RETRY_BASE_MS);
   if (env.CHECKPOINT_INTERVAL_MS !== undefined)
     values.checkpointIntervalMs = integerFrom('CHECKPOINT_INTERVAL_MS', env.CHECKPOINT_INTERVAL_MS);
   if (env.TOLLGATE_SHORT_TIMERS !== undefined)
@@ -237,6 +244,8 @@ const SETTING_NAMES: Record<string, string> = {
   rateLimitFailOpen: 'RATE_LIMIT_FAIL_OPEN',
   reservationTtlMs: 'RESERVATION_TTL_MS',
   sweepIntervalMs: 'SWEEP_INTERVAL_MS',
+  alertEvaluateIntervalMs: 'ALERT_EVALUATE_INTERVAL_MS',
+  alertRetryBaseMs: 'ALERT_RETRY_BASE_MS',
   checkpointIntervalMs: 'CHECKPOINT_INTERVAL_MS',
   shortTimersForTests: 'TOLLGATE_SHORT_TIMERS',
   usageRetentionDays: 'USAGE_RETENTION_DAYS',
@@ -367,6 +376,8 @@ function finalize(parsed: ParsedConfig, configFile: string | undefined): Config 
     freeTokensPerDay: parsed.freeTokensPerDay,
     reservationTtlMs: parsed.reservationTtlMs,
     sweepIntervalMs: parsed.sweepIntervalMs,
+    alertEvaluateIntervalMs: parsed.alertEvaluateIntervalMs,
+    alertRetryBaseMs: parsed.alertRetryBaseMs,
     checkpointIntervalMs: parsed.checkpointIntervalMs,
     usageRetentionDays: parsed.usageRetentionDays,
     responsesRetentionDays: parsed.responsesRetentionDays,

@@ -11,6 +11,7 @@ import {
   spendPeriodResetsAt,
   type ApiScope,
   type KeyPermissions,
+  type KeySpendLimit,
   type SpendPeriod,
 } from '../storage/key-permission-types.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
@@ -31,6 +32,10 @@ export const permissionFieldShapes = {
     .object({ usd: z.union([z.string(), z.number()]), period: z.string() })
     .strict()
     .nullish(),
+  limits: z
+    .array(z.object({ usd: z.union([z.string(), z.number()]), period: z.string() }).strict())
+    .max(SPEND_PERIODS.length)
+    .nullish(),
   rate_limit: z
     .object({
       requests_per_minute: z.number().int().min(1).max(1_000_000).nullish(),
@@ -45,6 +50,7 @@ export interface PermissionFields {
   scopes?: string | string[] | null | undefined;
   models?: string[] | null | undefined;
   spend_limit?: { usd: string | number; period: string } | null | undefined;
+  limits?: Array<{ usd: string | number; period: string }> | null | undefined;
   rate_limit?:
     | { requests_per_minute?: number | null | undefined; tokens_per_minute?: number | null | undefined }
     | null
@@ -62,14 +68,17 @@ export function modelFamily(id: string): string | undefined {
  * The permission changes the fields ask for: a field absent stays as it is (undefined), `null` means "no
  * restriction". Throws the 400 naming the first bad field.
  */
-export function parsePermissionFields(
-  fields: PermissionFields,
-): Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'> {
-  const change: Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'> = {};
+export function parsePermissionFields(fields: PermissionFields): PermissionChange {
+  const change: PermissionChange = {};
   if (fields.scopes !== undefined) change.scopes = parseScopes(fields.scopes);
   if (fields.models !== undefined) change.models = fields.models === null ? null : parseModels(fields.models);
   if (fields.spend_limit !== undefined)
     change.spendLimit = fields.spend_limit === null ? null : parseSpendLimit(fields.spend_limit);
+  if (fields.limits !== undefined) {
+    if (fields.spend_limit !== undefined)
+      throw invalidRequest("Give 'spend_limit' (one limit) or 'limits' (one per period), not both.", 'limits');
+    change.limits = parseKeyLimits(fields.limits ?? []);
+  }
   if (fields.rate_limit !== undefined) {
     const rate = fields.rate_limit;
     const rpm = rate?.requests_per_minute ?? null;
@@ -123,27 +132,50 @@ export function parseModels(value: string[]): readonly string[] {
   return [...new Set(value)];
 }
 
-function parseSpendLimit(value: { usd: string | number; period: string }): { limitNano: bigint; period: SpendPeriod } {
-  if (!(SPEND_PERIODS as readonly string[]).includes(value.period)) {
+/** The permission changes of `parsePermissionFields`. */
+export type PermissionChange = Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'limits' | 'rateLimit'>;
+
+function parseSpendLimit(
+  value: { usd: string | number; period: string },
+  field = 'spend_limit',
+  periods: readonly SpendPeriod[] = SPEND_PERIODS,
+): KeySpendLimit {
+  if (!(periods as readonly string[]).includes(value.period)) {
     throw invalidRequest(
-      `Invalid value for 'spend_limit.period': '${value.period}'. Valid periods: ${SPEND_PERIODS.join(', ')}.`,
-      'spend_limit.period',
+      `Invalid value for '${field}.period': '${value.period}'. Valid periods: ${periods.join(', ')}.`,
+      `${field}.period`,
     );
   }
-  // A JSON number is taken only in its plain decimal spelling (0.05, 10), never as a float: it is read as text.
-  const text = typeof value.usd === 'number' ? (Number.isFinite(value.usd) ? String(value.usd) : '') : value.usd;
+  return { limitNano: parseLimitUsd(value.usd, `${field}.usd`), period: value.period as SpendPeriod };
+}
+
+/**
+ * A spend limit's amount: a non-negative decimal USD amount (a JSON number only in its plain decimal spelling, read
+ * as text, never as a float), at most $1,000,000; the 400 naming `field` otherwise.
+ */
+export function parseLimitUsd(value: string | number, field: string): bigint {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value;
   let limitNano: bigint;
   try {
     limitNano = parseUsd(text);
   } catch {
     throw invalidRequest(
-      `Invalid value for 'spend_limit.usd': '${String(value.usd)}' is not a non-negative decimal USD amount (such as "0.05", at most 9 decimals).`,
-      'spend_limit.usd',
+      `Invalid value for '${field}': '${String(value)}' is not a non-negative decimal USD amount (such as "0.05", at most 9 decimals).`,
+      field,
     );
   }
-  if (limitNano > MAX_SPEND_LIMIT_NANO)
-    throw invalidRequest("Invalid value for 'spend_limit.usd': at most 1000000.", 'spend_limit.usd');
-  return { limitNano, period: value.period as SpendPeriod };
+  if (limitNano > MAX_SPEND_LIMIT_NANO) throw invalidRequest(`Invalid value for '${field}': at most 1000000.`, field);
+  return limitNano;
+}
+
+/** A key's limits, one per period, day first; the 400 naming the first bad entry otherwise. */
+function parseKeyLimits(values: ReadonlyArray<{ usd: string | number; period: string }>): KeySpendLimit[] {
+  const limits = values.map((value, index) => parseSpendLimit(value, `limits.${index}`));
+  const periods = limits.map((limit) => limit.period);
+  const twice = periods.find((period, index) => periods.indexOf(period) !== index);
+  if (twice !== undefined)
+    throw invalidRequest(`Invalid value for 'limits': the period '${twice}' is given twice.`, 'limits');
+  return limits.sort((a, b) => SPEND_PERIODS.indexOf(a.period) - SPEND_PERIODS.indexOf(b.period));
 }
 
 /**
@@ -186,14 +218,13 @@ export function assertProjectWithinCaller(
  * The permissions of a key after `change`. A field the change leaves out keeps `base` (the key's own for an
  * update; for a new key, the creator's, so a restricted key creates restricted keys unless told otherwise).
  */
-export function applyChange(
-  base: KeyPermissions,
-  change: Pick<ApiKeyChange, 'scopes' | 'models' | 'spendLimit' | 'rateLimit'>,
-): KeyPermissions {
+export function applyChange(base: KeyPermissions, change: PermissionChange): KeyPermissions {
+  // With several limits, the first (the shortest period) is the one a key's `spendLimit` stands for.
+  const spendLimit = change.limits === undefined ? change.spendLimit : (change.limits[0] ?? null);
   return {
     scopes: change.scopes === undefined ? base.scopes : change.scopes,
     models: change.models === undefined ? base.models : change.models,
-    spendLimit: change.spendLimit === undefined ? base.spendLimit : change.spendLimit,
+    spendLimit: spendLimit === undefined ? base.spendLimit : spendLimit,
     rateLimit: change.rateLimit === undefined ? base.rateLimit : change.rateLimit,
   };
 }
@@ -217,6 +248,13 @@ export function presentPermissionFields(record: ApiKeyRecord, now: number) {
             held_usd: formatUsd(record.spend.reservedNano),
             resets_at: toSeconds(spendPeriodResetsAt(limit.period, now)),
           },
+    limits: record.limits.map((entry) => ({
+      usd: formatUsd(entry.limitNano),
+      period: entry.period,
+      spent_usd: formatUsd(currentPeriodSpend(entry, entry, now)),
+      held_usd: formatUsd(entry.reservedNano),
+      resets_at: toSeconds(spendPeriodResetsAt(entry.period, now)),
+    })),
     rate_limit:
       permissions.rateLimit === null
         ? null
@@ -286,6 +324,13 @@ export function presentDashboardPermissions(record: ApiKeyRecord, now: number) {
             heldUsd: limit.held_usd,
             resetsAt: limit.resets_at === null ? null : limit.resets_at * 1000,
           },
+    limits: fields.limits.map((entry) => ({
+      usd: entry.usd,
+      period: entry.period,
+      spentUsd: entry.spent_usd,
+      heldUsd: entry.held_usd,
+      resetsAt: entry.resets_at === null ? null : entry.resets_at * 1000,
+    })),
     rateLimit:
       fields.rate_limit === null
         ? null

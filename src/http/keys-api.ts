@@ -58,7 +58,8 @@ export function registerKeysApi(
     const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now()) ?? null;
     const caller = request.auth!.key.permissions;
     // Fields left out are the creator's own: a restricted key creates keys restricted alike.
-    const permissions = applyChange(caller, parsePermissionFields(parsed.data));
+    const permissionChange = parsePermissionFields(parsed.data);
+    const permissions = applyChange(caller, permissionChange);
     assertWithinCaller(permissions, caller);
     // A key made with a key is the organisation's, credited to the person who made the key it was made with.
     const { organisation, key, project } = request.auth!;
@@ -69,7 +70,13 @@ export function registerKeysApi(
     );
     if (projectId !== project.id)
       assertProjectWithinCaller(await projects.get(organisation.id, projectId), project, 'project_id');
-    const created = await keys.create(organisation.id, key.createdBy, { name, expiresAt, permissions, projectId });
+    const created = await keys.create(organisation.id, key.createdBy, {
+      name,
+      expiresAt,
+      permissions,
+      projectId,
+      ...(permissionChange.limits === undefined ? {} : { limits: permissionChange.limits }),
+    });
     await audit.record({
       ...auditContext(request),
       action: 'key.create',

@@ -9,7 +9,7 @@ import type {
   KeyProject,
   NewApiKey,
 } from '../storage/types.js';
-import { FULL_PERMISSIONS, type KeyPermissions } from '../storage/key-permission-types.js';
+import { FULL_PERMISSIONS, type KeyPermissions, type KeySpendLimit } from '../storage/key-permission-types.js';
 import { apiKeyHint, digestsEqual, generateApiKey, hashApiKey, hasApiKeyShape } from './key-format.js';
 import { isPlaygroundKeyId, newPlaygroundKey, playgroundKeyId } from './playground-key.js';
 
@@ -36,6 +36,8 @@ export interface CreateKeyOptions {
   permissions?: KeyPermissions;
   /** A live project of the organisation (the caller checked); omitted: the organisation's default project. */
   projectId?: string;
+  /** The key's spend limits, one per period; omitted: `permissions.spendLimit` alone. */
+  limits?: readonly KeySpendLimit[];
 }
 
 /** How often `last_used_at` is written per key at most: a write per request would cost more than the lookup. */
@@ -62,6 +64,7 @@ export class KeyService {
       createdBy,
     );
     if (options.projectId !== undefined) record.projectId = options.projectId;
+    if (options.limits !== undefined) record.limits = options.limits;
     return { record: await this.keys.create(record), secret };
   }
 

@@ -2,14 +2,15 @@ import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import {
   FULL_PERMISSIONS,
   isApiScope,
-  spendPeriodFirstDay,
-  spendPeriodNumber,
   SPEND_PERIODS,
+  type KeyLimit,
   type KeyPermissions,
+  type KeySpendLimit,
   type SpendPeriod,
 } from './key-permission-types.js';
 import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
 import { fromMoneyColumn } from './money-sql.js';
+import { clearLimitIn, lockWallet, movePeriodIn, setLimitIn } from './spend-limit-repository.js';
 import { defaultProjectId } from './project-types.js';
 import { splitModels } from './project-repository.js';
 import { writeTransaction, type Executor } from './transactions.js';
@@ -30,8 +31,17 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
   return {
     async create(key: NewApiKey): Promise<ApiKeyRecord> {
       const row = toApiKeyRow(key);
-      await db.insertInto('api_keys').values(row).execute();
-      return toApiKeyRecord(row);
+      const spendLimit = key.permissions?.spendLimit ?? null;
+      const limits = key.limits ?? (spendLimit === null ? [] : [spendLimit]);
+      if (limits.length === 0) {
+        await db.insertInto('api_keys').values(row).execute();
+        return toApiKeyRecord({ ...row, key_limits: null });
+      }
+      return writeTransaction(db, dialect, async (trx) => {
+        await trx.insertInto('api_keys').values(row).execute();
+        await setKeyLimits(trx, key.accountId, key.id, limits, key.createdAt);
+        return (await readKey(trx, dialect, key.accountId, key.id))!;
+      });
     },
 
     async findByHashWithOrganisation(keyHash: string): Promise<ApiKeyWithOrganisation | null> {
@@ -46,6 +56,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
           'organisations.name as organisation_name',
           'organisations.tier as organisation_tier',
           'organisations.disabled as organisation_disabled',
+          keyLimitsColumn('api_keys', dialect),
           'projects.models as project_models',
           'projects.archived_at as project_archived_at',
         ])
@@ -55,19 +66,14 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
     },
 
     async findById(accountId: string, id: string): Promise<ApiKeyRecord | null> {
-      const row = await db
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return row ? toApiKeyRecord(row) : null;
+      return readKey(db, dialect, accountId, id);
     },
 
     async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
       const rows = await db
         .selectFrom('api_keys')
         .selectAll()
+        .select(keyLimitsColumn('api_keys', dialect))
         .where('account_id', '=', accountId)
         // The id breaks ties between keys created in the same millisecond, so the order is stable.
         .orderBy('created_at', 'desc')
@@ -88,26 +94,31 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         // The conditional update is the check: under concurrent rotations of one key, only one
         // transaction sees it still active (pg re-checks the row after waiting for its lock,
         // SQLite serialises writers), so a key is never replaced twice.
-        // The wallet row first: the old key's spend counters are written under it (admission, settlement).
-        let lock = transaction.selectFrom('organisations').select('id').where('id', '=', accountId);
-        if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
-        await lock.executeTakeFirst();
+        // The wallet row first: the old key's limits are written under it (admission, settlement).
+        await lockWallet(transaction, dialect, accountId);
         if (!(await revokeActiveKey(transaction, accountId, oldId, at))) return null;
-        // The replacement carries on the old key's spend of the period (rotating never resets a spend limit), and
-        // stays in its project unless told otherwise.
+        // The replacement stays in the old key's project unless told otherwise.
         const old = await transaction
           .selectFrom('api_keys')
-          .select(['spend_period_start', 'spend_used_nano', 'project_id'])
+          .select(['project_id'])
           .where('id', '=', oldId)
           .executeTakeFirstOrThrow();
-        const row = {
-          ...toApiKeyRow(replacement),
-          spend_period_start: Number(old.spend_period_start),
-          spend_used_nano: fromMoneyColumn(old.spend_used_nano).toString(),
-          project_id: replacement.projectId ?? old.project_id ?? defaultProjectId(accountId),
-        };
-        await transaction.insertInto('api_keys').values(row).execute();
-        return toApiKeyRecord(row);
+        await transaction
+          .insertInto('api_keys')
+          .values({
+            ...toApiKeyRow(replacement),
+            project_id: replacement.projectId ?? old.project_id ?? defaultProjectId(accountId),
+          })
+          .execute();
+        // The replacement takes over the old key's limits, spend and holds in flight included: rotating never resets
+        // a spend limit.
+        await transaction
+          .updateTable('spend_limits')
+          .set({ scope_id: replacement.id, updated_at: at })
+          .where('scope', '=', 'key')
+          .where('scope_id', '=', oldId)
+          .execute();
+        return (await readKey(transaction, dialect, accountId, replacement.id))!;
       });
     },
 
@@ -123,10 +134,8 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
 
     async update(accountId: string, id: string, change: ApiKeyChange, at: number): Promise<ApiKeyRecord | null> {
       return writeTransaction(db, dialect, async (trx) => {
-        // The wallet row first, as admission and settlement lock it before they write this key's counters.
-        let lock = trx.selectFrom('organisations').select('id').where('id', '=', accountId);
-        if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
-        if ((await lock.executeTakeFirst()) === undefined) return null;
+        // The wallet row first, as admission and settlement lock it before they write this key's limits.
+        if (!(await lockWallet(trx, dialect, accountId))) return null;
         const values: Updateable<ApiKeysTable> = {};
         if (change.name !== undefined) values.name = change.name;
         if (change.expiresAt !== undefined) values.expires_at = change.expiresAt;
@@ -135,16 +144,6 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
         if (change.rateLimit !== undefined) {
           values.rate_limit_rpm = change.rateLimit?.requestsPerMinute ?? null;
           values.rate_limit_tpm = change.rateLimit?.tokensPerMinute ?? null;
-        }
-        if (change.spendLimit !== undefined) {
-          values.spend_limit_nano = change.spendLimit === null ? null : change.spendLimit.limitNano.toString();
-          values.spend_period = change.spendLimit?.period ?? null;
-          if (change.spendLimit !== null) {
-            // The counter restarts from what the key has settled in the current period (the daily rollup has it):
-            // a limit set mid-month counts the month's spend so far. Holds in flight stay in spend_reserved_nano.
-            values.spend_period_start = spendPeriodNumber(change.spendLimit.period, at);
-            values.spend_used_nano = (await settledSpend(trx, accountId, id, change.spendLimit.period, at)).toString();
-          }
         }
         if (Object.keys(values).length > 0) {
           const updated = await trx
@@ -156,36 +155,103 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
             .executeTakeFirst();
           if (updated.numUpdatedRows === 0n) return null;
         }
-        const row = await trx
-          .selectFrom('api_keys')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .where('id', '=', id)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        return row === undefined ? null : toApiKeyRecord(row);
+        const key = await readKey(trx, dialect, accountId, id);
+        if (key === null || key.revokedAt !== null) return null;
+        const limits =
+          change.limits ?? (change.spendLimit === undefined ? undefined : [change.spendLimit ?? []].flat());
+        if (limits === undefined) return key;
+        // A limit kept keeps its counters and its holds in flight; a new one counts the period's settled spend so far.
+        await setKeyLimits(trx, accountId, id, limits, at);
+        return readKey(trx, dialect, accountId, id);
       });
     },
   };
 }
 
-/** A key's settled spend in the period `at` falls in, from the daily rollup (whole UTC days: periods are whole days). */
-async function settledSpend(
+/**
+ * Makes the key's limits exactly `limits` (one per period), inside a transaction that holds the wallet row's lock. A
+ * limit whose period goes away gives its row to a new period rather than being dropped, so the holds in flight
+ * counted against it stay counted (a key's one limit moved from day to month keeps its requests in flight held).
+ */
+async function setKeyLimits(
   trx: Executor,
-  accountId: string,
+  organisationId: string,
   keyId: string,
-  period: SpendPeriod,
+  limits: readonly KeySpendLimit[],
   at: number,
-): Promise<bigint> {
-  const firstDay = spendPeriodFirstDay(period, at);
-  let query = trx
-    .selectFrom('usage_daily')
-    .select(sql<string>`cast(coalesce(sum(cost_nano), 0) as text)`.as('spent'))
+): Promise<void> {
+  const existing = await trx
+    .selectFrom('spend_limits')
+    .select(['id', 'period'])
+    .where('scope', '=', 'key')
+    .where('scope_id', '=', keyId)
+    .execute();
+  const wanted = new Set(limits.map((limit) => limit.period));
+  const freed = existing.filter((row) => !wanted.has(row.period as SpendPeriod));
+  for (const limit of limits) {
+    const input = {
+      organisationId,
+      scope: 'key' as const,
+      scopeId: keyId,
+      period: limit.period,
+      limitNano: limit.limitNano,
+      at,
+    };
+    const reusable = existing.some((row) => row.period === limit.period) ? undefined : freed.shift();
+    if (reusable === undefined) await setLimitIn(trx, input);
+    else await movePeriodIn(trx, reusable.id, input);
+  }
+  for (const row of freed) {
+    await clearLimitIn(trx, { organisationId, scope: 'key', scopeId: keyId, period: row.period as SpendPeriod }, at);
+  }
+}
+
+/**
+ * The key's own limits as one text column (`period:limit:periodStart:used:reserved`, space-separated), selected with
+ * every key read: a subquery over the key's rows of spend_limits. `table` names api_keys in the query.
+ */
+export function keyLimitsSql(table: string, dialect: Storage['dialect']): string {
+  const entry = `l.period || ':' || l.limit_nano || ':' || l.period_start || ':' || l.used_nano || ':' || l.reserved_nano`;
+  const joined = dialect === 'postgres' ? `string_agg(${entry}, ' ')` : `group_concat(${entry}, ' ')`;
+  return `(select ${joined} from spend_limits l where l.scope = 'key' and l.scope_id = ${table}.id)`;
+}
+
+function keyLimitsColumn(table: string, dialect: Storage['dialect']) {
+  return sql<string | null>`${sql.raw(keyLimitsSql(table, dialect))}`.as('key_limits');
+}
+
+async function readKey(
+  db: Executor,
+  dialect: Storage['dialect'],
+  accountId: string,
+  id: string,
+): Promise<ApiKeyRecord | null> {
+  const row = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .select(keyLimitsColumn('api_keys', dialect))
     .where('account_id', '=', accountId)
-    .where('api_key_id', '=', keyId);
-  if (firstDay !== null) query = query.where('day', '>=', firstDay);
-  const row = await query.executeTakeFirst();
-  return fromMoneyColumn(row?.spent ?? '0');
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? toApiKeyRecord(row) : null;
+}
+
+/** The key_limits column as limits, day first (the order of SPEND_PERIODS); an unknown period is left out. */
+function parseKeyLimits(text: string | null): KeyLimit[] {
+  if (text === null || text === '') return [];
+  const limits: KeyLimit[] = [];
+  for (const entry of text.split(' ')) {
+    const [period, limit, periodStart, used, reserved] = entry.split(':');
+    if (!(SPEND_PERIODS as readonly string[]).includes(period!)) continue;
+    limits.push({
+      period: period as SpendPeriod,
+      limitNano: fromMoneyColumn(limit!),
+      periodStart: Number(periodStart),
+      usedNano: fromMoneyColumn(used!),
+      reservedNano: fromMoneyColumn(reserved!),
+    });
+  }
+  return limits.sort((a, b) => SPEND_PERIODS.indexOf(a.period) - SPEND_PERIODS.indexOf(b.period));
 }
 
 function joinList(values: readonly string[] | null): string | null {
@@ -196,12 +262,9 @@ function splitList(value: string | null): string[] | null {
   return value === null ? null : value.split(' ').filter((entry) => entry.length > 0);
 }
 
-function toPermissions(row: Selectable<ApiKeysTable>): KeyPermissions {
-  const period = row.spend_period as SpendPeriod | null;
-  const spendLimit =
-    row.spend_limit_nano === null || period === null || !(SPEND_PERIODS as readonly string[]).includes(period)
-      ? null
-      : { limitNano: fromMoneyColumn(row.spend_limit_nano), period };
+function toPermissions(row: Selectable<ApiKeysTable>, limits: readonly KeyLimit[]): KeyPermissions {
+  const first = limits[0];
+  const spendLimit = first === undefined ? null : { limitNano: first.limitNano, period: first.period };
   const rpm = row.rate_limit_rpm === null ? null : Number(row.rate_limit_rpm);
   const tpm = row.rate_limit_tpm === null ? null : Number(row.rate_limit_tpm);
   return {
@@ -238,12 +301,6 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
     last_used_at: null,
     scopes: joinList(permissions.scopes),
     models: joinList(permissions.models),
-    spend_limit_nano: permissions.spendLimit === null ? null : permissions.spendLimit.limitNano.toString(),
-    spend_period: permissions.spendLimit?.period ?? null,
-    spend_period_start:
-      permissions.spendLimit === null ? 0 : spendPeriodNumber(permissions.spendLimit.period, key.createdAt),
-    spend_used_nano: '0',
-    spend_reserved_nano: '0',
     rate_limit_rpm: permissions.rateLimit?.requestsPerMinute ?? null,
     rate_limit_tpm: permissions.rateLimit?.tokensPerMinute ?? null,
     created_by: key.createdBy ?? null,
@@ -251,7 +308,12 @@ function toApiKeyRow(key: NewApiKey): Selectable<ApiKeysTable> {
   };
 }
 
-export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+/** A key row with its limits (`keyLimitsSql`). */
+export type KeyRow = Selectable<ApiKeysTable> & { key_limits: string | null };
+
+export function toApiKeyRecord(row: KeyRow): ApiKeyRecord {
+  const limits = parseKeyLimits(row.key_limits);
+  const first = limits[0];
   return {
     id: row.id,
     accountId: row.account_id,
@@ -264,12 +326,13 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
-    permissions: toPermissions(row),
+    permissions: toPermissions(row, limits),
     spend: {
-      periodStart: Number(row.spend_period_start),
-      usedNano: fromMoneyColumn(row.spend_used_nano),
-      reservedNano: fromMoneyColumn(row.spend_reserved_nano),
+      periodStart: first?.periodStart ?? 0,
+      usedNano: first?.usedNano ?? 0n,
+      reservedNano: first?.reservedNano ?? 0n,
     },
+    limits,
   };
 }
 
@@ -277,7 +340,7 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
  * A key row joined with its organisation's columns, prefixed `organisation_`, and its project's, prefixed `project_`
  * (every key lookup selects these; the project's are null only if its row were missing).
  */
-export type KeyWithOrganisationRow = Selectable<ApiKeysTable> & {
+export type KeyWithOrganisationRow = KeyRow & {
   organisation_name: string;
   organisation_tier: string;
   organisation_disabled: number;
@@ -307,30 +370,26 @@ export const KEY_COLUMNS = [
   'last_used_at',
   'scopes',
   'models',
-  'spend_limit_nano',
-  'spend_period',
-  'spend_period_start',
-  'spend_used_nano',
-  'spend_reserved_nano',
   'rate_limit_rpm',
   'rate_limit_tpm',
   'created_by',
   'project_id',
-] as const satisfies readonly (keyof KeyWithOrganisationRow)[];
+] as const satisfies readonly (keyof Selectable<ApiKeysTable>)[];
 
 /**
- * The select list of a key lookup read as arrays (PostgreSQL's hot path; SQLite's reads the same columns as one
- * json_array): KEY_COLUMNS of `k` (api_keys), then the organisation's columns of `o` (organisations), in the order
- * keyWithOrganisationRow reads.
+ * The select list of a key lookup read as arrays (PostgreSQL's hot path): KEY_COLUMNS of `k` (api_keys), then the
+ * organisation's columns of `o` (organisations), then the key's limits, in the order keyWithOrganisationRow reads.
  */
 export const KEY_LOOKUP_COLUMNS = [
   ...KEY_COLUMNS.map((column) => `k.${column}`),
   ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
   ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
+  keyLimitsSql('k', 'postgres'),
 ].join(', ');
 
 /** How many columns KEY_LOOKUP_COLUMNS selects: a lookup that selects more has them from this position on. */
-export const KEY_LOOKUP_WIDTH = KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length + PROJECT_LOOKUP_COLUMNS.length;
+export const KEY_LOOKUP_WIDTH =
+  KEY_COLUMNS.length + ORGANISATION_LOOKUP_COLUMNS.length + PROJECT_LOOKUP_COLUMNS.length + 1;
 
 /**
  * A key lookup's array row (KEY_LOOKUP_COLUMNS) as the row the Kysely path reads: one object literal, so every
@@ -349,20 +408,16 @@ export function keyWithOrganisationRow(v: readonly unknown[]): KeyWithOrganisati
     last_used_at: v[8] as number | null,
     scopes: v[9] as string | null,
     models: v[10] as string | null,
-    spend_limit_nano: v[11] as string | number | null,
-    spend_period: v[12] as string | null,
-    spend_period_start: v[13] as number,
-    spend_used_nano: v[14] as string | number,
-    spend_reserved_nano: v[15] as string | number,
-    rate_limit_rpm: v[16] as number | null,
-    rate_limit_tpm: v[17] as number | null,
-    created_by: v[18] as string | null,
-    project_id: v[19] as string | null,
-    organisation_name: v[20] as string,
-    organisation_tier: v[21] as string,
-    organisation_disabled: v[22] as number,
-    project_models: v[23] as string | null,
-    project_archived_at: v[24] as number | string | null,
+    rate_limit_rpm: v[11] as number | null,
+    rate_limit_tpm: v[12] as number | null,
+    created_by: v[13] as string | null,
+    project_id: v[14] as string | null,
+    organisation_name: v[15] as string,
+    organisation_tier: v[16] as string,
+    organisation_disabled: v[17] as number,
+    project_models: v[18] as string | null,
+    project_archived_at: v[19] as number | string | null,
+    key_limits: v[20] as string | null,
   };
 }
 

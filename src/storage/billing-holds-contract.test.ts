@@ -220,12 +220,12 @@ describe.each([sqliteBackend, postgresBackend])(
           plan: (state) => planSliceGrant(10, 10n, state),
           expiresAt: NOW + 1_000,
           checkpoint,
-          ...(keyed ? { keySpendLimited: true, apiKeyId: limited.id } : {}),
+          ...(keyed ? { apiKeyId: limited.id } : {}),
         });
       expect(await grant(bySlice!, withWrites(10, 1_000), false)).toMatchObject({ granted: true });
       expect(await grant(byKeyedSlice!, withWrites(20, 2_000), true)).toMatchObject({
         granted: true,
-        keyHoldNano: 100n,
+        limitHoldNano: 100n,
       });
       expect(
         await storage.billing.renewHolds([

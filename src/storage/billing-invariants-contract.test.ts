@@ -245,7 +245,7 @@ describe.each([sqliteBackend, postgresBackend])(
       });
       expect(await storage.billing.grantSlice(slice(requestId, ids, 100, true))).toMatchObject({
         granted: false,
-        reason: 'key_spend_limit',
+        reason: 'spend_limit',
       });
       // The vendor reported 30 tokens more than were delivered, and counts the prompt past what the limit leaves.
       const usage = usageOf(600, 150);

@@ -49,14 +49,14 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
             seen = state;
             return upTo(2_000n)(state);
           },
-          { keySpendLimited: true },
+          {},
         ),
       );
       expect(seen).toMatchObject({
         availableNano: 5_000n,
-        keySpend: { limitNano: 5_000n, spentNano: 0n, reservedNano: 0n, remainingNano: 5_000n, binding: true },
+        spendLimit: { limitNano: 5_000n, spentNano: 0n, reservedNano: 0n, remainingNano: 5_000n, binding: true },
       });
-      expect(result).toMatchObject({ admitted: true, reservation: { holdNano: 2_000n, keyHoldNano: 2_000n } });
+      expect(result).toMatchObject({ admitted: true, reservation: { holdNano: 2_000n, limitHoldNano: 2_000n } });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 2_000n });
       if (!result.admitted) throw new Error('not admitted');
       await storage.billing.settle({
@@ -73,19 +73,17 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
             second = state;
             return { admitted: false, reason: 'look' };
           },
-          { keySpendLimited: true },
+          {},
         ),
       );
-      expect(second).toMatchObject({ availableNano: 3_500n, keySpend: { spentNano: 1_500n, remainingNano: 3_500n } });
+      expect(second).toMatchObject({ availableNano: 3_500n, spendLimit: { spentNano: 1_500n, remainingNano: 3_500n } });
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
     it("usage past the key's hold is charged up to its limit, the rest unbilled; the key never spends past it", async () => {
       const ids = await limitedKey(100_000n, 5_000n);
       const results = await Promise.all(
-        Array.from({ length: 4 }, () =>
-          storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true })),
-        ),
+        Array.from({ length: 4 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
       );
       const settled = await Promise.all(
         results.map((result) =>
@@ -109,7 +107,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('a limit lowered while a request runs caps its charge: the hold taken under the old limit is no licence', async () => {
       const ids = await limitedKey(100_000n, 10_000n);
-      const result = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));
+      const result = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), {}));
       if (!result.admitted) throw new Error('not admitted');
       await storage.apiKeys.update(ids.accountId, ids.keyId, { spendLimit: { limitNano: 1_000n, period: 'day' } }, NOW);
       // Within the hold, the balance and the hint: only the key's current limit stands in the way.
@@ -133,9 +131,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
     it('under concurrency, holds on one key never exceed its limit; settlements add the spend in the same transaction', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n, 'month');
       const results = await Promise.all(
-        Array.from({ length: 60 }, () =>
-          storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true })),
-        ),
+        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
       );
       expect(results.filter((result) => result.admitted)).toHaveLength(20);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: MONTH, usedNano: 0n, reservedNano: 20_000n });
@@ -159,47 +155,45 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
-    it('a stale hint of the key counters (as read with the key) admits nothing beyond the limit', async () => {
+    it('concurrent admissions admit nothing beyond the limit, and a changed period is read under the lock', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n);
-      const hint = { limitNano: 20_000n, period: 'day' as const, periodStart: 0, usedNano: 0n, reservedNano: 0n };
       const results = await Promise.all(
-        Array.from({ length: 60 }, () =>
-          storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true, keySpendHint: hint })),
-        ),
+        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
       );
       expect(results.filter((result) => result.admitted)).toHaveLength(20);
-      expect(results.every((result) => !result.admitted || result.reservation.keyHoldNano === 1_000n)).toBe(true);
+      expect(results.every((result) => !result.admitted || result.reservation.limitHoldNano === 1_000n)).toBe(true);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 20_000n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 20_000n });
-      // A hint that says the key has a limit it no longer has (or a period it no longer has) takes nothing on trust.
+      // The limit moved to another period: the holds in flight count against the new one, read under the lock.
       await storage.apiKeys.update(
         ids.accountId,
         ids.keyId,
         { spendLimit: { limitNano: 20_000n, period: 'month' } },
         NOW,
       );
-      const after = await storage.billing.reserve(
-        reserveInput(ids, upTo(1_000n), { keySpendLimited: true, keySpendHint: hint }),
-      );
-      expect(after).toMatchObject({ admitted: false, state: { keySpend: { period: 'month', remainingNano: 0n } } });
+      const after = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
+      expect(after).toMatchObject({ admitted: false, state: { spendLimit: { period: 'month', remainingNano: 0n } } });
     });
 
     it('a new UTC day restarts a daily limit; a settlement of the previous day does not count against the new one', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
-      const first = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), { keySpendLimited: true }));
+      const first = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), {}));
       if (!first.admitted) throw new Error('not admitted');
       await storage.billing.settle({
         freeAllowanceTokens: 0,
         usage: usageFor(first.reservation.requestId, ids),
         price: costing(4_000n),
       });
-      const refused = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), { keySpendLimited: true }));
-      expect(refused).toMatchObject({ admitted: false, state: { keySpend: { remainingNano: 1_000n, binding: true } } });
+      const refused = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), {}));
+      expect(refused).toMatchObject({
+        admitted: false,
+        state: { spendLimit: { remainingNano: 1_000n, binding: true } },
+      });
       // A request of day N still running when day N+1 starts, and a new one of day N+1.
-      const late = await storage.billing.reserve(reserveInput(ids, upTo(500n), { keySpendLimited: true }));
+      const late = await storage.billing.reserve(reserveInput(ids, upTo(500n), {}));
       const tomorrow = NOW + 86_400_000;
       const next = await storage.billing.reserve(
-        reserveInput(ids, upTo(4_000n), { keySpendLimited: true, day: DAY + 1, createdAt: tomorrow }),
+        reserveInput(ids, upTo(4_000n), { day: DAY + 1, createdAt: tomorrow }),
       );
       expect(next).toMatchObject({ admitted: true });
       if (!late.admitted) throw new Error('not admitted');
@@ -213,7 +207,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('the sweeper releases the key hold of an abandoned request', async () => {
       const ids = await limitedKey(100_000n, 5_000n, 'total');
-      await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { keySpendLimited: true, expiresAt: NOW + 10 }));
+      await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { expiresAt: NOW + 10 }));
       expect((await keyOf(ids)).spend.reservedNano).toBe(3_000n);
       await storage.billing.releaseExpiredReservations(NOW + 1_000);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 0n });
@@ -221,18 +215,17 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('slices grow the key hold within its remaining limit: a partial slice, then a key_spend_limit refusal (growing holds)', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
-      const reserved = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true }));
+      const reserved = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
       if (!reserved.admitted) throw new Error('not admitted');
       const requestId = reserved.reservation.requestId;
-      const slice = (tokens: number) =>
-        storage.billing.grantSlice(sliceInput(requestId, ids, tokens, { keySpendLimited: true, at: NOW }));
+      const slice = (tokens: number) => storage.billing.grantSlice(sliceInput(requestId, ids, tokens, { at: NOW }));
       // A whole slice the key can pay (PostgreSQL: the one-statement path)...
       expect(await slice(200)).toEqual({
         granted: true,
         tokens: 200,
         holdNano: 2_000n,
         freeTokens: 0,
-        keyHoldNano: 2_000n,
+        limitHoldNano: 2_000n,
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 3_000n });
       // ...then the 2,000 nano the key has left of its 5,000, though the account has 97,000 more: 200 of 400 tokens.
@@ -241,12 +234,12 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
         tokens: 200,
         holdNano: 2_000n,
         freeTokens: 0,
-        keyHoldNano: 2_000n,
+        limitHoldNano: 2_000n,
       });
       expect(await slice(400)).toMatchObject({
         granted: false,
-        reason: 'key_spend_limit',
-        state: { availableNano: 0n, keySpend: { remainingNano: 0n, binding: true } },
+        reason: 'spend_limit',
+        state: { availableNano: 0n, spendLimit: { remainingNano: 0n, binding: true } },
       });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 5_000n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({
@@ -268,19 +261,19 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       const ids = await limitedKey(1_000_000n, 20_000n);
       const requestIds: string[] = [];
       for (let index = 0; index < 10; index += 1) {
-        const reserved = await storage.billing.reserve(reserveInput(ids, upTo(100n), { keySpendLimited: true }));
+        const reserved = await storage.billing.reserve(reserveInput(ids, upTo(100n), {}));
         if (reserved.admitted) requestIds.push(reserved.reservation.requestId);
       }
       // 19,000 nano left on the key (the account has 999,000): 60 slices of 1,000 nano each ask for 60,000.
       const grants = await Promise.all(
         Array.from({ length: 60 }, (_, index) =>
-          storage.billing.grantSlice(sliceInput(requestIds[index % 10]!, ids, 100, { keySpendLimited: true, at: NOW })),
+          storage.billing.grantSlice(sliceInput(requestIds[index % 10]!, ids, 100, { at: NOW })),
         ),
       );
       const granted = grants.reduce((sum, grant) => sum + (grant.granted ? grant.holdNano : 0n), 0n);
       expect(granted).toBe(19_000n);
       expect(
-        grants.filter((grant) => !grant.granted).every((grant) => !grant.granted && grant.reason === 'key_spend_limit'),
+        grants.filter((grant) => !grant.granted).every((grant) => !grant.granted && grant.reason === 'spend_limit'),
       ).toBe(true);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY, usedNano: 0n, reservedNano: 20_000n });
       expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 20_000n });
@@ -299,23 +292,18 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('the sweeper settles an orphaned grown hold at its checkpoint: the key hold released, the charge counted against the key', async () => {
       const ids = await limitedKey(100_000n, 50_000n, 'total');
-      const checkpointed = await storage.billing.reserve(
-        reserveInput(ids, upTo(2_000n), { keySpendLimited: true, expiresAt: NOW + 10 }),
-      );
-      const bare = await storage.billing.reserve(
-        reserveInput(ids, upTo(3_000n), { keySpendLimited: true, expiresAt: NOW + 10 }),
-      );
+      const checkpointed = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), { expiresAt: NOW + 10 }));
+      const bare = await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { expiresAt: NOW + 10 }));
       if (!checkpointed.admitted || !bare.admitted) throw new Error('not admitted');
       expect(
         await storage.billing.grantSlice(
           sliceInput(checkpointed.reservation.requestId, ids, 100, {
-            keySpendLimited: true,
             at: NOW,
             expiresAt: NOW + 20,
             checkpoint: checkpointOf(60),
           }),
         ),
-      ).toMatchObject({ granted: true, keyHoldNano: 1_000n });
+      ).toMatchObject({ granted: true, limitHoldNano: 1_000n });
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 6_000n });
       const bill = (orphan: OrphanedHold) =>
         orphan.checkpoint === null
@@ -338,7 +326,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       const ids = await fundedAccount(100_000n);
       const result = await storage.billing.reserve(reserveInput(ids, upTo(3_000n)));
       if (!result.admitted) throw new Error('not admitted');
-      expect(result.reservation.keyHoldNano).toBe(0n);
+      expect(result.reservation.limitHoldNano).toBe(0n);
       await storage.billing.settle({
         freeAllowanceTokens: 0,
         usage: usageFor(result.reservation.requestId, ids),
@@ -353,10 +341,10 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       );
       expect(updated?.spend).toEqual({ periodStart: DAY, usedNano: 2_500n, reservedNano: 0n });
       expect(updated?.permissions.spendLimit).toEqual({ limitNano: 3_000n, period: 'day' });
-      const refused = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), { keySpendLimited: true }));
+      const refused = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
       expect(refused).toMatchObject({
         admitted: false,
-        state: { keySpend: { spentNano: 2_500n, remainingNano: 500n } },
+        state: { spendLimit: { spentNano: 2_500n, remainingNano: 500n } },
       });
     });
   });

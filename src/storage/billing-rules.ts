@@ -1,10 +1,11 @@
 import { randomHex } from '../ids/random-hex.js';
 import { fromMoneyColumn } from './money-sql.js';
-import { spendPeriodNumber, SPEND_PERIODS, type SpendPeriod } from './key-permission-types.js';
+import { spendPeriodNumber, type SpendPeriod } from './key-permission-types.js';
+import { isLimitScope, periodsOf, type LimitScope } from './spend-limit-types.js';
 import type {
   AdmissionPlan,
   AdmissionState,
-  KeySpendState,
+  SpendLimitState,
   ReserveInput,
   ReserveResult,
   SettleResult,
@@ -53,75 +54,112 @@ export interface AdmissionDecision {
   sameDay: boolean;
   state: AdmissionState;
   plan: AdmissionPlan;
-  /** The key's spend limit, when it has one: its period number now, and what the hold counts against it. */
-  key?: { period: number; holdNano: bigint };
+  /** The spend limits over the request, each with its period number now: the hold counts against every one. */
+  limits?: LimitPeriod[];
 }
 
-/** A key's spend-limit columns as every storage path selects them (money as text, see money-sql.ts). */
-export interface KeySpendRow {
-  spend_limit: string | null;
-  spend_period: string | null;
-  spend_period_start: number | string;
-  spend_used: string;
-  spend_reserved: string;
+/** A limit and the number of its period at some moment (what its SQL compares `period_start` with). */
+export interface LimitPeriod {
+  id: string;
+  periodNumber: number;
 }
 
-/** A key's spend limit and counters, as read under its account's lock; null when the key has no limit. */
-export interface LockedKeySpend {
-  limitNano: bigint;
+/** A spend limit's row as every storage path selects it (money as text, see money-sql.ts). */
+export interface LimitRow {
+  id: string;
+  scope: string;
+  scope_id: string;
+  period: string;
+  limit_nano: string;
+  used_nano: string;
+  reserved_nano: string;
+  period_start: number | string;
+}
+
+/** A spend limit and its counters, as read under its organisation's lock. */
+export interface LockedLimit {
+  id: string;
+  scope: LimitScope;
+  scopeId: string;
   period: SpendPeriod;
+  limitNano: bigint;
   periodStart: number;
   usedNano: bigint;
   reservedNano: bigint;
 }
 
-export function toLockedKeySpend(row: KeySpendRow | undefined): LockedKeySpend | null {
-  if (
-    row === undefined ||
-    row.spend_limit === null ||
-    row.spend_period === null ||
-    !(SPEND_PERIODS as readonly string[]).includes(row.spend_period)
-  )
-    return null;
-  return {
-    limitNano: fromMoneyColumn(row.spend_limit),
-    period: row.spend_period as SpendPeriod,
-    periodStart: Number(row.spend_period_start),
-    usedNano: fromMoneyColumn(row.spend_used),
-    reservedNano: fromMoneyColumn(row.spend_reserved),
-  };
+/** The rows a store read, as limits; a row of a scope or period this version does not know limits nothing. */
+export function toLockedLimits(rows: readonly LimitRow[]): LockedLimit[] {
+  const limits: LockedLimit[] = [];
+  for (const row of rows) {
+    if (!isLimitScope(row.scope) || !(periodsOf(row.scope) as readonly string[]).includes(row.period)) continue;
+    limits.push({
+      id: row.id,
+      scope: row.scope,
+      scopeId: row.scope_id,
+      period: row.period as SpendPeriod,
+      limitNano: fromMoneyColumn(row.limit_nano),
+      periodStart: Number(row.period_start),
+      usedNano: fromMoneyColumn(row.used_nano),
+      reservedNano: fromMoneyColumn(row.reserved_nano),
+    });
+  }
+  return limits;
 }
 
-/** The key's limit as the planner sees it at `at`: an older period's settled spend counts as nothing. */
-export function keySpendState(
-  key: LockedKeySpend,
-  at: number,
-  accountAvailable: bigint,
-): KeySpendState & { periodNumber: number } {
-  const periodNumber = spendPeriodNumber(key.period, at);
-  const spentNano = key.periodStart >= periodNumber ? key.usedNano : 0n;
-  const left = key.limitNano - spentNano - key.reservedNano;
+/** One limit as the planner sees it at `at`: an older period's settled spend counts as nothing. */
+export function limitState(limit: LockedLimit, at: number, accountAvailable: bigint): SpendLimitState & LimitPeriod {
+  const periodNumber = spendPeriodNumber(limit.period, at);
+  const spentNano = limit.periodStart >= periodNumber ? limit.usedNano : 0n;
+  const left = limit.limitNano - spentNano - limit.reservedNano;
   const remainingNano = left > 0n ? left : 0n;
   return {
-    limitNano: key.limitNano,
-    period: key.period,
+    id: limit.id,
+    scope: limit.scope,
+    scopeId: limit.scopeId,
+    limitNano: limit.limitNano,
+    periodNumber,
+    period: limit.period,
     spentNano,
-    reservedNano: key.reservedNano,
+    reservedNano: limit.reservedNano,
     remainingNano,
     binding: remainingNano < accountAvailable,
-    periodNumber,
   };
 }
 
 /**
+ * The money a request may hold: the account's available money, or the least that any limit over it leaves. Sets
+ * `state.spendLimit` to that tightest limit (the one a refusal names) and returns every limit's period number.
+ */
+function applyLimits(
+  state: AdmissionState,
+  limits: readonly LockedLimit[],
+  at: number,
+  accountAvailable: bigint,
+): LimitPeriod[] {
+  const periods: LimitPeriod[] = [];
+  let tightest: SpendLimitState | undefined;
+  for (const limit of limits) {
+    const { id, periodNumber, ...view } = limitState(limit, at, accountAvailable);
+    periods.push({ id, periodNumber });
+    if (tightest === undefined || view.remainingNano < tightest.remainingNano) tightest = view;
+  }
+  if (tightest !== undefined) {
+    state.spendLimit = tightest;
+    if (tightest.binding) state.availableNano = tightest.remainingNano;
+  }
+  return periods;
+}
+
+/**
  * What the planner sees, and what it decides; throws when an admitting plan asks for more than there is.
- * With a key spend limit, what the request may hold is the lower of the account's available money and the
- * key's remaining limit (free-allowance tokens never count against a money limit: only the money hold does).
+ * With spend limits, what the request may hold is the lower of the account's available money and the least any
+ * limit over it leaves (free-allowance tokens never count against a money limit: only the money hold does).
  */
 export function decideAdmission(
   account: LockedAccount,
   input: ReserveInput,
-  key: LockedKeySpend | null = null,
+  limits: readonly LockedLimit[] = [],
 ): AdmissionDecision {
   const sameDay = account.freeDay === input.day;
   const freeSpent = sameDay ? account.freeUsed + account.freeReserved : 0;
@@ -130,13 +168,7 @@ export function decideAdmission(
     availableNano: accountAvailable,
     freeTokensLeft: Math.max(0, input.freeAllowanceTokens - freeSpent),
   };
-  let keyPeriod: number | undefined;
-  if (key !== null) {
-    const { periodNumber, ...keySpend } = keySpendState(key, input.createdAt, accountAvailable);
-    keyPeriod = periodNumber;
-    state.keySpend = keySpend;
-    if (keySpend.binding) state.availableNano = keySpend.remainingNano;
-  }
+  const periods = applyLimits(state, limits, input.createdAt, accountAvailable);
   const plan = input.plan(state);
   if (
     plan.admitted &&
@@ -144,19 +176,14 @@ export function decideAdmission(
   ) {
     throw new Error('Admission plan exceeds what the account has.');
   }
-  return {
-    sameDay,
-    state,
-    plan,
-    ...(keyPeriod === undefined || !plan.admitted ? {} : { key: { period: keyPeriod, holdNano: plan.holdNano } }),
-  };
+  return { sameDay, state, plan, ...(periods.length === 0 || !plan.admitted ? {} : { limits: periods }) };
 }
 
 /** The answer to an admitted request: its reservation as the hold was taken. */
 export function admitted(
   input: ReserveInput,
   plan: Extract<AdmissionPlan, { admitted: true }>,
-  keyHoldNano = 0n,
+  limitHoldNano = 0n,
 ): ReserveResult {
   return {
     admitted: true,
@@ -169,7 +196,7 @@ export function admitted(
       maxOutputTokens: plan.maxOutputTokens,
       ...(plan.coversLimit === undefined ? {} : { coversLimit: plan.coversLimit }),
       ...(plan.webSearches === undefined ? {} : { webSearches: plan.webSearches }),
-      keyHoldNano,
+      limitHoldNano,
     },
   };
 }
@@ -177,8 +204,6 @@ export function admitted(
 /** The reservation a settlement claims (deleted in the same transaction), when the sweeper has not taken it. */
 export interface ClaimedHold {
   holdNano: bigint;
-  /** What the hold counted against its key's spend limit (released from the key's counter). */
-  keyHoldNano?: bigint;
   freeTokens: number;
   freeDay: number;
 }
@@ -195,37 +220,42 @@ export interface SettlementAmounts {
   freeTokensUsed: number;
   /** Of those, what counts as used on the account's current free day (0 for a request of an earlier day). */
   freeTokensUsedToday: number;
+  /** The limits the charge is added to, each at the request's period. */
+  chargedLimits: LimitPeriod[];
 }
 
 /** What settlement needs besides the locked rows: the allowance, and the request's start (its day and key period). */
 export interface SettlementContext {
   freeAllowanceTokens: number;
-  /** The request's start (epoch ms): its free day when no hold says otherwise, and its key's spend period. */
+  /** The request's start (epoch ms): its free day when no hold says otherwise, and its limits' periods. */
   startedAt: number;
 }
 
 /**
  * What a settlement may take (docs/billing.md#how-a-request-is-billed): the free tokens its hold carries (taken from
  * the allowance of the hold's day, so they price the reply even when the account has moved on to a new day since)
- * plus what is left of that day's allowance while the account's counters are still that day's; the balance; and the
- * key's spend limit of the request's period, less what it has spent (a request of an older period than the key's
- * counter counts against nothing: its charge is not added to it).
+ * plus what is left of that day's allowance while the account's counters are still that day's; the balance; and each
+ * spend limit of the request's period, less what it has spent (a request of an older period than a limit's counter
+ * counts against nothing: its charge is not added to it). `charged` lists the limits its charge is added to.
  */
 export function settlementRoom(
   account: LockedAccount,
   claimed: ClaimedHold | undefined,
   context: SettlementContext,
-  key: LockedKeySpend | null,
-): { room: SettlementRoom; sameDay: boolean; heldFree: number } {
+  limits: readonly LockedLimit[],
+): { room: SettlementRoom; sameDay: boolean; heldFree: number; charged: LimitPeriod[] } {
   const heldFree = claimed === undefined ? 0 : claimed.freeTokens;
   const sameDay = (claimed?.freeDay ?? Math.floor(context.startedAt / MS_PER_DAY)) === account.freeDay;
   const leftToday = sameDay ? Math.max(0, context.freeAllowanceTokens - account.freeUsed - account.freeReserved) : 0;
   const moneyNano = [account.balance];
-  if (key !== null) {
-    const period = spendPeriodNumber(key.period, context.startedAt);
-    if (key.periodStart <= period) moneyNano.push(key.limitNano - (key.periodStart === period ? key.usedNano : 0n));
+  const charged: LimitPeriod[] = [];
+  for (const limit of limits) {
+    const period = spendPeriodNumber(limit.period, context.startedAt);
+    if (limit.periodStart > period) continue;
+    moneyNano.push(limit.limitNano - (limit.periodStart === period ? limit.usedNano : 0n));
+    charged.push({ id: limit.id, periodNumber: period });
   }
-  return { room: { freeTokens: heldFree + leftToday, moneyNano }, sameDay, heldFree };
+  return { room: { freeTokens: heldFree + leftToday, moneyNano }, sameDay, heldFree, charged };
 }
 
 /**
@@ -238,9 +268,9 @@ export function settlementAmounts(
   claimed: ClaimedHold | undefined,
   price: SettlementPricer,
   context: SettlementContext,
-  key: LockedKeySpend | null = null,
+  limits: readonly LockedLimit[] = [],
 ): SettlementAmounts {
-  const { room, sameDay, heldFree } = settlementRoom(account, claimed, context, key);
+  const { room, sameDay, heldFree, charged } = settlementRoom(account, claimed, context, limits);
   const split = price(room);
   if (
     split.billedNano < 0n ||
@@ -250,7 +280,7 @@ export function settlementAmounts(
     split.freeTokens > room.freeTokens ||
     room.moneyNano.some((limit) => split.billedNano > (limit > 0n ? limit : 0n))
   ) {
-    throw new Error('A settlement split exceeds what the account, its allowance or its key allow.');
+    throw new Error('A settlement split exceeds what the account, its allowance or its limits allow.');
   }
   return {
     holdNano: claimed === undefined ? 0n : claimed.holdNano,
@@ -260,6 +290,7 @@ export function settlementAmounts(
     unbilledTokens: split.unbilledTokens,
     freeTokensUsed: split.freeTokens,
     freeTokensUsedToday: sameDay ? split.freeTokens : 0,
+    chargedLimits: charged,
   };
 }
 
@@ -295,30 +326,24 @@ export function settledResult(amounts: SettlementAmounts): SettleResult {
 /**
  * The state a slice of output is planned from (the planner is billing/slice-grant.ts's, passed in as `input.plan`):
  * free tokens only while the account's free counters are today's and the hold took its free tokens today; money the
- * lower of the account's available money and the key's remaining limit, exactly as at admission: the slice's money
- * counts against the key in the same step. Throws when the plan asks for more than there is.
+ * lower of the account's available money and what every limit over the request leaves, exactly as at admission: the
+ * slice's money counts against each limit in the same step. Throws when the plan asks for more than there is.
  */
 export function planSlice(
   account: LockedAccount,
   input: SliceInput,
   holdFreeDay: number,
-  key: LockedKeySpend | null = null,
-): { state: AdmissionState; plan: SlicePlan & { key?: { period: number; holdNano: bigint } } } {
+  limits: readonly LockedLimit[] = [],
+): { state: AdmissionState; plan: SlicePlan; limits: LimitPeriod[] } {
   const sameDay = account.freeDay === input.day && holdFreeDay === input.day;
   const accountAvailable = account.balance - account.reserved;
   const state: AdmissionState = {
     availableNano: accountAvailable,
     freeTokensLeft: sameDay ? Math.max(0, input.freeAllowanceTokens - account.freeUsed - account.freeReserved) : 0,
   };
-  let keyPeriod: number | undefined;
-  if (key !== null) {
-    const { periodNumber, ...keySpend } = keySpendState(key, input.at ?? input.day * MS_PER_DAY, accountAvailable);
-    keyPeriod = periodNumber;
-    state.keySpend = keySpend;
-    if (keySpend.binding) state.availableNano = keySpend.remainingNano;
-  }
+  const periods = applyLimits(state, limits, input.at ?? input.day * MS_PER_DAY, accountAvailable);
   const plan = input.plan(state);
-  if (!plan.granted) return { state, plan };
+  if (!plan.granted) return { state, plan, limits: periods };
   if (
     plan.tokens < 1 ||
     plan.freeTokens < 0 ||
@@ -328,10 +353,7 @@ export function planSlice(
   ) {
     throw new Error('Slice plan exceeds what the account has.');
   }
-  return {
-    state,
-    plan: keyPeriod === undefined ? plan : { ...plan, key: { period: keyPeriod, holdNano: plan.holdNano } },
-  };
+  return { state, plan, limits: periods };
 }
 
 /** Ledger ids sort by time, so `before` pagination is a plain comparison. */

@@ -285,9 +285,17 @@ describe('PostgreSQL billing store: one statement alone, pipelined, or the locke
 
   it('locked: what one statement cannot decide, the locked transaction decides by the same rules', async () => {
     const ids = await fundedAccount(3_000n);
+    // An organisation with a spend limit: the statements write nothing, the locked path holds against the limit.
+    await storage.spendLimits.set({
+      organisationId: ids.accountId,
+      scope: 'organisation',
+      scopeId: ids.accountId,
+      period: 'month',
+      limitNano: 1_000_000n,
+      at: NOW,
+    });
     const before = counts();
-    // No hint: the key has a spend limit but authentication gave no counters, so the statement cannot plan.
-    const reserved = await storage.billing.reserve(reserveInput(ids, 2_000n, undefined, { keySpendLimited: true }));
+    const reserved = await storage.billing.reserve(reserveInput(ids, 2_000n, undefined));
     expect(reserved).toMatchObject({ admitted: true, reservation: { holdNano: 2_000n } });
     // Only 1,000 is left: the slice's statement wants the whole slice, the locked path grants what is left.
     expect(await storage.billing.grantSlice(slice(requestIdOf(reserved), ids, 150))).toMatchObject({

@@ -42,26 +42,28 @@ export interface AccountBalance {
 
 /** What the planner sees of the account at the moment of admission, under the wallet row's lock. */
 export interface AdmissionState {
-  /** What the request may hold: the account's available money, or the key's remaining limit when lower. */
+  /** What the request may hold: the account's available money, or the least any spend limit leaves when lower. */
   availableNano: bigint;
   freeTokensLeft: number;
-  /** The key's spend limit as read under the wallet row's lock, when it has one. */
-  keySpend?: KeySpendState;
+  /** The tightest spend limit over the request (least left), as read under the wallet row's lock, when any. */
+  spendLimit?: SpendLimitState;
 }
 
 /**
- * A key's spend limit at admission (docs/architecture.md#key-scopes-and-limits): a key limit is money like the balance.
+ * A spend limit at admission (docs/billing.md#spend-limits): a limit is money like the balance.
  */
-export interface KeySpendState {
+export interface SpendLimitState {
+  scope: import('./spend-limit-types.js').LimitScope;
+  scopeId: string;
   limitNano: bigint;
   period: import('./key-permission-types.js').SpendPeriod;
   /** Settled spend of the current period. */
   spentNano: bigint;
-  /** Held by the key's requests in flight. */
+  /** Held by requests in flight against it. */
   reservedNano: bigint;
   /** limit − spent − reserved, at least 0. */
   remainingNano: bigint;
-  /** The key's remaining limit, not the account's money, is what `availableNano` is. */
+  /** This limit's remainder, not the account's money, is what `availableNano` is. */
   binding: boolean;
 }
 
@@ -90,16 +92,6 @@ export interface ReserveInput {
   createdAt: number;
   /** When the sweeper may release the hold if the request never settles (a crash). */
   expiresAt: number;
-  /**
-   * The key has a spend limit (as authentication read it): the repository reads the key's counters under the
-   * account's lock and the hold counts against them too. The limit read under the lock decides.
-   */
-  keySpendLimited?: boolean;
-  /**
-   * The key's spend limit and counters as read with the key (authentication), for a repository that admits
-   * optimistically (like `accountHint`): its conditional write re-checks the key's row as it is.
-   */
-  keySpendHint?: import('./billing-rules.js').LockedKeySpend;
   /** Pure: decides the hold from the account's state, which the repository reads under a lock. */
   plan(state: AdmissionState): AdmissionPlan;
   /**
@@ -121,11 +113,10 @@ export interface Reservation {
   coversLimit?: boolean;
   /** The web searches held for, of those the request's tools allow (absent: it offers none): the most it may run. */
   webSearches?: number;
-  /** What the hold counts against the key's spend limit (0: the key has none); grown with each slice. */
-  keyHoldNano: bigint;
-  /** The key the request came with, and whether it had a spend limit (its slices then count against it too). */
+  /** What the hold counts against the spend limits over it (0: none applies); grown with each slice. */
+  limitHoldNano: bigint;
+  /** The key the request came with: its slices count against the limits over it too. */
   apiKeyId?: string;
-  keySpendLimited?: boolean;
 }
 
 export type ReserveResult =
@@ -136,7 +127,7 @@ export type ReserveResult =
 export interface SettlementRoom {
   /** Free tokens the request may use: those its hold carries plus what is left of its day's allowance. */
   freeTokens: number;
-  /** Each money limit's room (the balance, the key's remaining spend limit): the charge fits every one. */
+  /** Each money limit's room (the balance, each spend limit's remainder): the charge fits every one. */
   moneyNano: readonly bigint[];
 }
 
@@ -253,16 +244,11 @@ export interface SweepResult {
 export interface SliceInput {
   requestId: string;
   accountId: string;
-  /**
-   * The key had a spend limit at admission: the slice is planned within the key's remaining limit as well as the
-   * account's money, read under the wallet row's lock, and the key's hold grows by the slice in the same step.
-   */
-  keySpendLimited?: boolean;
-  /** The request's key (the reservation's, when absent). */
+  /** The request's key (the reservation's, when absent): the limits over it bound the slice. */
   apiKeyId?: string;
   /** UTC day number now, for the free allowance. */
   day: number;
-  /** Now (epoch ms), for the key's spend period; the start of `day` when absent. */
+  /** Now (epoch ms), for the spend limits' periods; the start of `day` when absent. */
   at?: number;
   freeAllowanceTokens: number;
   /** Output tokens wanted (the slice, or less when the request's limit is near). */
@@ -282,23 +268,24 @@ export type SliceResult =
       granted: true;
       tokens: number;
       holdNano: bigint;
-      freeTokens: number /** Of holdNano, what counts against the key's limit. */;
-      keyHoldNano?: bigint;
+      freeTokens: number;
+      /** Of holdNano, what counts against the spend limits over the request. */
+      limitHoldNano?: bigint;
     }
   | {
       granted: false;
       /**
-       * `balance`: the account cannot pay one more token; `key_spend_limit`: the key's spend limit cannot (both end
+       * `balance`: the account cannot pay one more token; `spend_limit`: a spend limit over it cannot (both end
        * the reply as a length stop); `gone`: the hold is no longer there (swept).
        */
-      reason: 'balance' | 'key_spend_limit' | 'gone';
+      reason: 'balance' | 'spend_limit' | 'gone';
       state: AdmissionState;
     };
 
 /** One more slice of output as the planner decides it: free tokens first, then money; less than asked, or none. */
 export type SlicePlan =
   | { granted: true; tokens: number; holdNano: bigint; freeTokens: number }
-  | { granted: false; reason: 'balance' | 'key_spend_limit' };
+  | { granted: false; reason: 'balance' | 'spend_limit' };
 
 /** What an account has and holds, for refusals and GET /v1/account. */
 export interface AccountHolds {

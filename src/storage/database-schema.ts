@@ -45,12 +45,6 @@ export interface ApiKeysTable {
   /** Migration 0007: space-separated scopes and model entries; NULL is all. */
   scopes: ColumnType<string | null, string | null | undefined, string | null>;
   models: ColumnType<string | null, string | null | undefined, string | null>;
-  /** nano-USD; read through `money()` or as a safe number (keys' limits stay far below 2^53 nano). */
-  spend_limit_nano: ColumnType<string | number | null, string | number | null | undefined, string | number | null>;
-  spend_period: ColumnType<string | null, string | null | undefined, string | null>;
-  spend_period_start: ColumnType<number, number | undefined, number>;
-  spend_used_nano: ColumnType<string | number, string | number | undefined, string | number>;
-  spend_reserved_nano: ColumnType<string | number, string | number | undefined, string | number>;
   rate_limit_rpm: ColumnType<number | null, number | null | undefined, number | null>;
   rate_limit_tpm: ColumnType<number | null, number | null | undefined, number | null>;
   /** The person who created the key (0015-organisations); null for keys made before, or by the operator. */
@@ -116,8 +110,6 @@ export interface ReservationsTable {
   checkpoint_cache_write_1h_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_output_tokens: ColumnType<number, number | undefined, number>;
   checkpoint_at: ColumnType<number | null, number | null | undefined, number | null>;
-  /** Migration 0007: what the hold counted against its key's spend limit (0: the key had none). */
-  key_hold_nano: ColumnType<string | number, string | undefined, string>;
 }
 
 export interface LedgerEntriesTable {
@@ -301,6 +293,28 @@ export interface StoredResponsesTable {
   input_items: string;
 }
 
+/** Spend limits per period at three levels (0021-spend-limits). */
+export interface SpendLimitsTable {
+  id: string;
+  organisation_id: string;
+  scope: string;
+  scope_id: string;
+  period: string;
+  limit_nano: ColumnType<string | number, string, string>;
+  used_nano: ColumnType<string | number, string | undefined, string>;
+  reserved_nano: ColumnType<string | number, string | undefined, string>;
+  period_start: ColumnType<number | string, number | undefined, number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What each reservation holds against each limit (0021-spend-limits). */
+export interface SpendLimitHoldsTable {
+  request_id: string;
+  limit_id: string;
+  hold_nano: ColumnType<string | number, string, string>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   organisations: OrganisationsTable;
@@ -315,6 +329,8 @@ export interface Database {
   usage_records: UsageRecordsTable;
   usage_daily: UsageDailyTable;
   reservations: ReservationsTable;
+  spend_limits: SpendLimitsTable;
+  spend_limit_holds: SpendLimitHoldsTable;
   ledger_entries: LedgerEntriesTable;
   redemption_codes: RedemptionCodesTable;
   stored_responses: StoredResponsesTable;

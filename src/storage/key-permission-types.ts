@@ -8,7 +8,7 @@
 export const API_SCOPES = ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
-export const SPEND_PERIODS = ['day', 'month', 'total'] as const;
+export const SPEND_PERIODS = ['day', 'week', 'month', 'total'] as const;
 export type SpendPeriod = (typeof SPEND_PERIODS)[number];
 
 export interface KeySpendLimit {
@@ -41,6 +41,9 @@ export interface KeySpendCounters {
   reservedNano: bigint;
 }
 
+/** One of a key's spend limits (0021-spend-limits) with its counters as stored. */
+export interface KeyLimit extends KeySpendLimit, KeySpendCounters {}
+
 export const FULL_PERMISSIONS: KeyPermissions = Object.freeze({
   scopes: null,
   models: null,
@@ -54,9 +57,21 @@ export function isApiScope(value: string): value is ApiScope {
 
 const MS_PER_DAY = 86_400_000;
 
-/** The period a moment falls in: UTC day number, UTC month number (year*12 + month), or 0 for `total`. */
+/** Day 0 (1970-01-01) was a Thursday: weeks start on Monday, 3 days later than day 0's week would. */
+const MONDAY_OFFSET_DAYS = 3;
+
+/** The UTC week (from Monday 00:00 UTC) a day number falls in. */
+function weekNumber(day: number): number {
+  return Math.floor((day + MONDAY_OFFSET_DAYS) / 7);
+}
+
+/**
+ * The period a moment falls in: UTC day number, UTC week number (weeks from Monday), UTC month number
+ * (year*12 + month), or 0 for `total`.
+ */
 export function spendPeriodNumber(period: SpendPeriod, at: number): number {
   if (period === 'day') return Math.floor(at / MS_PER_DAY);
+  if (period === 'week') return weekNumber(Math.floor(at / MS_PER_DAY));
   if (period === 'month') {
     const date = new Date(at);
     return date.getUTCFullYear() * 12 + date.getUTCMonth();
@@ -72,6 +87,7 @@ export function utcMonthNumber(at: number): number {
 /** When the period that `at` falls in ends (epoch ms), or null for `total`. */
 export function spendPeriodResetsAt(period: SpendPeriod, at: number): number | null {
   if (period === 'day') return (Math.floor(at / MS_PER_DAY) + 1) * MS_PER_DAY;
+  if (period === 'week') return ((weekNumber(Math.floor(at / MS_PER_DAY)) + 1) * 7 - MONDAY_OFFSET_DAYS) * MS_PER_DAY;
   if (period === 'month') {
     const date = new Date(at);
     return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
@@ -82,6 +98,7 @@ export function spendPeriodResetsAt(period: SpendPeriod, at: number): number | n
 /** The first UTC day number of the period `at` falls in (for summing the daily rollup), or null for `total`. */
 export function spendPeriodFirstDay(period: SpendPeriod, at: number): number | null {
   if (period === 'day') return Math.floor(at / MS_PER_DAY);
+  if (period === 'week') return weekNumber(Math.floor(at / MS_PER_DAY)) * 7 - MONDAY_OFFSET_DAYS;
   if (period === 'month') {
     const date = new Date(at);
     return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / MS_PER_DAY;

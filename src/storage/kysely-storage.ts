@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { createAccountRepository } from './account-repository.js';
+import { createAlertRepository } from './alert-repository.js';
 import { createApiKeyRepository } from './api-key-repository.js';
+import { createSpendLimitRepository } from './spend-limit-repository.js';
 import { createAuditRepository, createReceiptRepository } from './audit-repository.js';
 import { createBillingLedgerRepository } from './billing-ledger-repository.js';
 import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBillingStore } from './billing-types.js';
@@ -55,6 +57,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
         : { ...apiKeys, findByHashWithOrganisation: parts.findKeyWithOrganisation },
     usage: createUsageRepository(db),
     billing: combineBilling(createBillingLedgerRepository(db, parts.dialect), billingStore),
+    spendLimits: createSpendLimitRepository(db, parts.dialect),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
     identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
@@ -63,6 +66,7 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
     identityFactors: createIdentityFactorRepository(db),
     usageExport: createUsageExportRepository(db),
     catalog: createCatalogEntryRepository(db, parts.dialect),
+    alerts: createAlertRepository(db, parts.dialect),
     migrate: parts.migrate,
     ping: async () => {
       await sql`select 1`.execute(db);

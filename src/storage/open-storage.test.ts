@@ -86,6 +86,9 @@ describe('openStorage', () => {
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         'account_tokens',
         'accounts',
+        'alert_deliveries',
+        'alert_firings',
+        'alert_rules',
         'api_keys',
         'audit_events',
         'catalog_entries',
@@ -103,6 +106,8 @@ describe('openStorage', () => {
         'redemption_codes',
         'reservations',
         'sessions',
+        'spend_limit_holds',
+        'spend_limits',
         'sso_identities',
         'stored_responses',
         'tollgate_migrations',

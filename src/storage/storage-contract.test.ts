@@ -267,6 +267,7 @@ describe.each([sqliteBackend, postgresBackend])('storage contract: $name', (back
         revokedAt: null,
         lastUsedAt: null,
         spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },
+        limits: [],
       });
       expect((await storage.apiKeys.findById(account.id, key.id))?.revokedAt).toBe(1_800_000_000_000);
       expect((await storage.apiKeys.findByHashWithOrganisation(replacement.keyHash))?.key).toEqual(rotated);

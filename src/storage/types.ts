@@ -51,18 +51,28 @@ export interface ApiKeyRecord {
    * a standard key.
    */
   permissions: KeyPermissions;
-  /** The spend-limit counters as last written (see `currentPeriodSpend` for the current period's). */
+  /**
+   * The counters of `permissions.spendLimit` as last written (see `currentPeriodSpend` for the current period's);
+   * zero without one.
+   */
   spend: KeySpendCounters;
+  /**
+   * Every spend limit of the key itself, one per period (docs/billing.md#spend-limits), day first; its project's and
+   * organisation's are listed by the spend-limit repository. `permissions.spendLimit` is the first of these.
+   */
+  limits: import('./key-permission-types.js').KeyLimit[];
 }
 
 export type NewApiKey = Omit<
   ApiKeyRecord,
-  'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions' | 'createdBy' | 'projectId'
+  'revokedAt' | 'lastUsedAt' | 'spend' | 'permissions' | 'createdBy' | 'projectId' | 'limits'
 > & {
   /** Omitted: null (the operator, or unknown). */
   createdBy?: string | null;
   /** Omitted: the organisation's default project. */
   projectId?: string;
+  /** The key's spend limits, one per period; omitted: `permissions.spendLimit` alone. */
+  limits?: readonly import('./key-permission-types.js').KeySpendLimit[];
   /** Omitted: a standard key (`FULL_PERMISSIONS`). */
   permissions?: KeyPermissions;
 };
@@ -73,8 +83,13 @@ export interface ApiKeyChange {
   expiresAt?: number | null;
   scopes?: KeyPermissions['scopes'];
   models?: KeyPermissions['models'];
-  /** A new limit or period restarts the counter from the key's settled spend of the current period. */
+  /**
+   * The key's one spend limit, as before keys had several: its period's limit set, the key's other periods' cleared;
+   * null clears them all. A new limit starts from the key's settled spend of the current period.
+   */
   spendLimit?: KeyPermissions['spendLimit'];
+  /** Every spend limit of the key, one per period: those not listed are cleared. */
+  limits?: readonly import('./key-permission-types.js').KeySpendLimit[];
   rateLimit?: KeyPermissions['rateLimit'];
 }
 
@@ -340,6 +355,8 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly usage: UsageRepository;
   readonly billing: BillingRepository;
+  /** Spend limits per period of organisations, projects and keys (0021-spend-limits). */
+  readonly spendLimits: import('./spend-limit-types.js').SpendLimitRepository;
   readonly sessions: SessionRepository;
   readonly loginFailures: LoginFailureRepository;
   /** Verified email, single-use links, the sessions list and account deletion (0013-identity-mail). */
@@ -354,6 +371,8 @@ export interface Storage {
   readonly usageExport: import('./usage-export-types.js').UsageExportRepository;
   /** The operator's catalog edits and their revisions (0024-catalog-entries). */
   readonly catalog: import('./catalog-entry-types.js').CatalogEntryRepository;
+  /** Budget alert rules, their firings and deliveries (0022-budget-alerts). */
+  readonly alerts: import('./alert-types.js').AlertRepository;
   /** Applies pending migrations; safe to call from several processes at once. Returns the names applied. */
   migrate(): Promise<string[]>;
   /** One trivial round trip (readiness probe); rejects when the database cannot answer. */

@@ -125,8 +125,9 @@ describe('a key spend limit across three gateway processes on one PostgreSQL', (
       `select (select coalesce(sum(cost_nano), 0) from ${schema}.usage_records where api_key_id = $2)::text as spent,
               (select count(*) from ${schema}.usage_records where api_key_id = $2)::text as records,
               a.balance_nano::text as balance, a.reserved_nano::text as reserved,
-              k.spend_used_nano::text as key_used, k.spend_reserved_nano::text as key_reserved
-       from ${schema}.organisations a join ${schema}.api_keys k on k.account_id = a.id where a.id = $1 and k.id = $2`,
+              l.used_nano::text as key_used, l.reserved_nano::text as key_reserved
+       from ${schema}.organisations a join ${schema}.spend_limits l on l.organisation_id = a.id
+       where a.id = $1 and l.scope = 'key' and l.scope_id = $2`,
       [account.id, limited.record.id],
     );
     const row = rows[0]!;

@@ -341,7 +341,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
         [{ spend_limit: { usd: '-1', period: 'day' } }, 'spend_limit.usd'],
         [{ spend_limit: { usd: 'ten', period: 'day' } }, 'spend_limit.usd'],
         [{ spend_limit: { usd: 1e-12, period: 'day' } }, 'spend_limit.usd'],
-        [{ spend_limit: { usd: '0.05', period: 'week' } }, 'spend_limit.period'],
+        [{ spend_limit: { usd: '0.05', period: 'year' } }, 'spend_limit.period'],
         [{ spend_limit: { usd: '0.05' } }, 'spend_limit.period'],
         [{ rate_limit: { requests_per_minute: 0 } }, 'rate_limit.requests_per_minute'],
         [{ rate_limit: { requests_per_minute: 2.5 } }, 'rate_limit.requests_per_minute'],

@@ -39,6 +39,7 @@ describe('organisations', () => {
       'keys:own',
       'keys:manage',
       'limits:manage',
+      'alerts:manage',
       'billing:manage',
       'billing:read',
       'audit:read',

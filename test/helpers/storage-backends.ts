@@ -36,6 +36,8 @@ export const ALL_MIGRATIONS = [
   '0018-audit-log',
   '0019-usage-export-cursors',
   '0020-projects',
+  '0021-spend-limits',
+  '0022-budget-alerts',
   '0023-organisation-sign-in-policy',
   '0024-catalog-entries',
 ];

@@ -28,6 +28,9 @@ const UsagePage = lazy(() => import('./pages/UsagePage').then((module) => ({ def
 const BillingPage = lazy(() => import('./pages/BillingPage').then((module) => ({ default: module.BillingPage })));
 const SettingsPage = lazy(() => import('./pages/SettingsPage').then((module) => ({ default: module.SettingsPage })));
 const AuditPage = lazy(() => import('./pages/AuditPage').then((module) => ({ default: module.AuditPage })));
+const LimitsAlertsPage = lazy(() =>
+  import('./pages/LimitsAlertsPage').then((module) => ({ default: module.LimitsAlertsPage })),
+);
 const MembersPage = lazy(() => import('./pages/MembersPage').then((module) => ({ default: module.MembersPage })));
 const AdminPage = lazy(() => import('./pages/AdminPage').then((module) => ({ default: module.AdminPage })));
 
@@ -39,6 +42,7 @@ const PAGES: Record<string, { title: string; render: () => ReactElement }> = {
   '/playground': { title: 'Playground', render: () => <PlaygroundPage /> },
   '/usage': { title: 'Usage', render: () => <UsagePage /> },
   '/billing': { title: 'Billing', render: () => <BillingPage /> },
+  '/limits': { title: 'Limits & alerts', render: () => <LimitsAlertsPage /> },
   '/members': { title: 'Members', render: () => <MembersPage /> },
   '/settings': { title: 'Settings', render: () => <SettingsPage /> },
   '/audit': { title: 'Audit log', render: () => <AuditPage /> },

@@ -29,6 +29,11 @@ export const AUDIT_ACTIONS = [
   'project.renamed',
   'project.models_changed',
   'project.archived',
+  'limit.set',
+  'limit.cleared',
+  'alert.created',
+  'alert.updated',
+  'alert.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

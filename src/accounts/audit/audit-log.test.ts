@@ -22,6 +22,7 @@ const key: ApiKeyRecord = {
     rateLimit: { requestsPerMinute: 10, tokensPerMinute: null },
   },
   spend: { periodStart: 0, usedNano: 0n, reservedNano: 0n },
+  limits: [{ limitNano: 5_000_000_000n, period: 'day', periodStart: 0, usedNano: 0n, reservedNano: 0n }],
 };
 
 describe('audit values', () => {

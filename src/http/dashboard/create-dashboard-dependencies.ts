@@ -1,9 +1,11 @@
+import { AlertRules } from '../../alerts/alert-rules.js';
 import type { AccountService } from '../../accounts/account-service.js';
 import { AuditLog } from '../../accounts/audit/audit-log.js';
 import { SignInAudit } from '../../accounts/audit/sign-in-audit.js';
 import { LoginThrottle } from '../../accounts/login-throttle.js';
 import { OrganisationMembers } from '../../accounts/organisation-members.js';
 import { ProjectService } from '../../accounts/project-service.js';
+import { SpendLimitService } from '../../billing/spend-limit-service.js';
 import { OrganisationService } from '../../accounts/organisation-service.js';
 import { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import { SessionService } from '../../accounts/session-service.js';
@@ -42,7 +44,10 @@ export function createDashboardDependencies(input: {
     | 'registrationsPerIp'
     | 'requireVerifiedEmail'
     | 'ssoProviders'
+    | 'usageExport'
   >;
+  /** An alert rule changed: its organisation's rules are evaluated soon. */
+  onAlertRuleChanged?: (organisationId: string) => void;
   /** The SMTP mailer when SMTP_URL is set. */
   mailer?: Mailer | undefined;
   now: () => number;
@@ -88,6 +93,7 @@ export function createDashboardDependencies(input: {
     accountRepository: storage.accounts,
     organisations: new OrganisationService(storage.organisations, now),
     projects: new ProjectService(storage.projects, now),
+    spendLimits: new SpendLimitService(storage.spendLimits, storage.apiKeys, storage.projects, now),
     audit,
     signInAudit: new SignInAudit(audit, storage.organisations),
     receipts: storage.receipts,
@@ -121,6 +127,17 @@ export function createDashboardDependencies(input: {
     loginThrottle: new LoginThrottle(storage.loginFailures, undefined, now),
     registrationThrottle: new RegistrationThrottle(storage.loginFailures, config.registrationsPerIp, now),
     billing: storage.billing,
+    alertRules: new AlertRules({
+      alerts: storage.alerts,
+      allowHttpLoopback: config.usageExport.allowHttpLoopback,
+      scopeExists: async (organisationId, scope, id) =>
+        (scope === 'key'
+          ? await storage.apiKeys.findById(organisationId, id)
+          : await storage.projects.get(organisationId, id)) !== null,
+      now,
+      ...(input.onAlertRuleChanged === undefined ? {} : { onChange: input.onAlertRuleChanged }),
+    }),
+    alertHistory: storage.alerts,
     usage: storage.usage,
     usageExport: storage.usageExport,
     catalog: input.catalog,

@@ -1,5 +1,7 @@
 import type { CatalogEditor } from '../../config/catalog-editor.js';
 import type { AccountService } from '../../accounts/account-service.js';
+import type { AlertRules } from '../../alerts/alert-rules.js';
+import type { AlertRepository } from '../../storage/alert-types.js';
 import type { AuditLog } from '../../accounts/audit/audit-log.js';
 import type { SignInAudit } from '../../accounts/audit/sign-in-audit.js';
 import type { ReceiptRepository } from '../../storage/audit-types.js';
@@ -7,6 +9,7 @@ import type { LoginThrottle } from '../../accounts/login-throttle.js';
 import type { OrganisationMembers } from '../../accounts/organisation-members.js';
 import type { OrganisationService } from '../../accounts/organisation-service.js';
 import type { ProjectService } from '../../accounts/project-service.js';
+import type { SpendLimitService } from '../../billing/spend-limit-service.js';
 import type { RegistrationThrottle } from '../../accounts/registration-throttle.js';
 import type { SessionService } from '../../accounts/session-service.js';
 import type { ModelPrices } from '../../billing/prices.js';
@@ -52,6 +55,8 @@ export interface DashboardDependencies {
   organisations: OrganisationService;
   /** The organisation's projects: groups of keys with their own model allowlist. */
   projects: ProjectService;
+  /** Spend limits per period of the organisation, its projects and its keys. */
+  spendLimits: SpendLimitService;
   /** The audit log: recorded by every route that changes keys, tiers, settings or money; read by `/api/audit`. */
   audit: AuditLog;
   /** Sign-in attempts, successes and failures, in the audit log of the person's organisations. */
@@ -73,6 +78,10 @@ export interface DashboardDependencies {
   accountSessions: AccountSessions;
   accountDeletion: AccountDeletion;
   billing: BillingRepository;
+  /** Budget alert rules, checked before they are stored. */
+  alertRules: AlertRules;
+  /** Recent firings and deliveries, for the Limits & alerts page. */
+  alertHistory: Pick<AlertRepository, 'recentFirings' | 'recentDeliveries'>;
   usage: UsageRepository;
   /** Usage records of a date range in keyset pages: the usage export. */
   usageExport: UsageExportRepository;

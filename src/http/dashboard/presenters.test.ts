@@ -60,6 +60,7 @@ describe('presentKey (dashboard)', () => {
     lastUsedAt: null,
     permissions: { ...FULL_PERMISSIONS, spendLimit: { limitNano: 1_000n, period: 'total' } },
     spend: { periodStart: 0, usedNano: 600n, reservedNano: 100n },
+    limits: [{ limitNano: 1_000n, period: 'total', periodStart: 0, usedNano: 600n, reservedNano: 100n }],
   };
 
   it('says the limit is reached once what is left cannot pay the smallest admission hold', () => {

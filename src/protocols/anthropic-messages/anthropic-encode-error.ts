@@ -30,7 +30,8 @@ export function renderAnthropicError(error: GatewayError, requestId: string | nu
  */
 function anthropicMessage(error: GatewayError): string {
   if (error.code === 'insufficient_balance') return `${ANTHROPIC_BALANCE_WORDS} ${error.message}`;
-  if (error.code === 'key_spend_limit_reached') return `${ANTHROPIC_SPEND_LIMIT_WORDS} ${error.message}`;
+  if (error.code === 'key_spend_limit_reached' || error.code === 'spend_limit_reached')
+    return `${ANTHROPIC_SPEND_LIMIT_WORDS} ${error.message}`;
   const overflow = countedOverflow(error);
   if (overflow !== undefined)
     return `prompt is too long: ${overflow.promptTokens} tokens > ${overflow.contextWindow} maximum`;

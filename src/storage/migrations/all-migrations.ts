@@ -19,6 +19,8 @@ import * as organisationInvitations from './0017-organisation-invitations.js';
 import * as auditLog from './0018-audit-log.js';
 import * as usageExportCursors from './0019-usage-export-cursors.js';
 import * as projects from './0020-projects.js';
+import * as spendLimits from './0021-spend-limits.js';
+import * as budgetAlerts from './0022-budget-alerts.js';
 import * as organisationSignInPolicy from './0023-organisation-sign-in-policy.js';
 import * as catalogEntries from './0024-catalog-entries.js';
 
@@ -48,6 +50,8 @@ export const allMigrations: Readonly<Record<string, Migration>> = {
   '0018-audit-log': auditLog,
   '0019-usage-export-cursors': usageExportCursors,
   '0020-projects': projects,
+  '0021-spend-limits': spendLimits,
+  '0022-budget-alerts': budgetAlerts,
   '0023-organisation-sign-in-policy': organisationSignInPolicy,
   '0024-catalog-entries': catalogEntries,
 };

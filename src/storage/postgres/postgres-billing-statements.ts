@@ -11,6 +11,12 @@ export const READ_ACCOUNT_MONEY = `
 
 export const READ_HOLD = `select free_tokens from reservations where request_id = $1`;
 
+/**
+ * No spend limit of the organisation, at any level (docs/billing.md#spend-limits): the one-statement paths decide only
+ * then; a request any limit may apply to goes to the locked path, which reads and holds against every one of them.
+ */
+export const NO_SPEND_LIMITS = `not exists (select 1 from spend_limits where organisation_id = $1)`;
+
 /** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
 export const TAKE_HOLD = `
   with held as (
@@ -22,6 +28,7 @@ export const TAKE_HOLD = `
     where id = $1
       and balance_nano - reserved_nano >= $2::bigint
       and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
+      and ${NO_SPEND_LIMITS}
     returning id
   )
   insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at)
@@ -29,61 +36,15 @@ export const TAKE_HOLD = `
   returning request_id`;
 
 /**
- * TAKE_HOLD for a key with a spend limit, still one statement (a key limit is money like the balance):
- * - `acct` locks the wallet row, returning it only if the hold and the free tokens still fit (a locked row is
- *   re-read and the condition re-checked on its newest version after the wait: READ COMMITTED's rule for
- *   FOR … UPDATE). The wallet row is locked first, as in every other write of the wallet rows.
- * - `keyheld` adds the hold to the key's counters only if it fits under the limit (limit ≥ spent this period +
- *   held + hold), and only once `acct` holds the lock; its row is re-checked the same way when it changed.
- * - `held` takes the hold on the account only if `keyheld` did: so either both counters move or neither does,
- *   and the statement writes nothing (the locked path then decides) when either no longer fits.
- * A hold that grows by a slice during the reply needs the same three steps with the slice as the amount (and
- * the reservation's hold_nano and key_hold_nano raised by it, `keyheld` only when key_hold_nano > 0).
- * $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created,
- * $10 expires, $11 the key's period number now, $12 its period name (the plan's; a changed period writes nothing).
- */
-export const TAKE_HOLD_WITH_KEY = `
-  with acct as (
-    select id from organisations
-    where id = $1
-      and balance_nano - reserved_nano >= $2::bigint
-      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
-    for no key update
-  ),
-  keyheld as (
-    update api_keys set
-      spend_reserved_nano = spend_reserved_nano + $2::bigint,
-      spend_used_nano = case when spend_period_start >= $11::bigint then spend_used_nano else 0 end,
-      spend_period_start = greatest(spend_period_start, $11::bigint)
-    where id = $7 and exists (select 1 from acct)
-      and spend_limit_nano is not null and spend_period = $12
-      and (case when spend_period_start >= $11::bigint then spend_used_nano else 0 end) + spend_reserved_nano + $2::bigint <= spend_limit_nano
-    returning id
-  ),
-  held as (
-    update organisations set
-      reserved_nano = reserved_nano + $2::bigint,
-      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
-      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
-      free_day = $3
-    where id = $1 and exists (select 1 from keyheld)
-    returning id
-  )
-  insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at, key_hold_nano)
-  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10, $2::bigint from held
-  returning request_id`;
-
-/**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4 the charge and $5 the free tokens of the split with
  * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
- * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 UTC month
- * number, $26 1-hour cache writes, $27 the daily free allowance, $28/$29/$30 web searches, web fetches and their
- * cost, $31 the local count of the prompt (calibration samples). `ok` says whether that split is the rule's here: the
- * hold is there with those free tokens, the charge fits the balance and what the key's current limit leaves of its
- * request's period (read under a lock, after the account's: not the hold, which a lowered limit no longer backs), and
- * no free tokens of the hold's day are left beyond the hold when they would have priced more. If not, nothing is
- * written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule). `keyspend`
- * is SETTLE_KEY_SPEND_SQL of key-spend-statements.ts: the key's counters after the wallet row.
+ * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 1-hour
+ * cache writes, $26 the daily free allowance, $27/$28/$29 web searches, web fetches and their cost, $30 the local count
+ * of the prompt (calibration samples). `ok` says whether that split is the rule's here: the hold is there with those
+ * free tokens, the charge fits the balance, no spend limit of the organisation applies and the hold counts against
+ * none, and no free tokens of the hold's day are left beyond the hold when they would have priced more. If not,
+ * nothing is written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule)
+ * and settles the limits.
  * Every CTE reaches `acct` before it writes, so the wallet row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -91,32 +52,20 @@ export const SETTLE = `
   with acct as (
     select balance_nano, free_day, free_used_tokens, free_reserved_tokens from organisations where id = $1 for no key update
   ),
-  keylimit as (
-    select spend_limit_nano as limit_nano, spend_used_nano as used_nano, spend_period_start as period_start,
-      case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end as period
-    from api_keys
-    where id = $7 and spend_limit_nano is not null and spend_period in ('day', 'month', 'total')
-      and exists (select 1 from acct)
-    for no key update
-  ),
   ok as (
     select exists (
       select 1 from reservations r, acct a
       where r.request_id = $2 and r.free_tokens = $3::bigint
         and $4::bigint <= a.balance_nano
-        and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $27::bigint)
-    ) and not exists (
-      select 1 from keylimit k
-      where k.period_start <= k.period
-        and $4::bigint > k.limit_nano - case when k.period_start = k.period then k.used_nano else 0 end
-    ) as consistent
+        and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $26::bigint)
+    ) and ${NO_SPEND_LIMITS} and not exists (select 1 from spend_limit_holds where request_id = $2) as consistent
   ),
   claimed as (
     delete from reservations where request_id = $2 and (select consistent from ok)
-    returning hold_nano, free_tokens, free_day, key_hold_nano
+    returning hold_nano, free_tokens, free_day
   ),
   final as (
-    select c.hold_nano as hold, c.key_hold_nano as key_hold,
+    select c.hold_nano as hold,
       case when c.free_day = a.free_day then c.free_tokens else 0 end as held_free,
       $5::bigint as free_used,
       case when c.free_day = a.free_day then $5::bigint else 0 end as free_used_today,
@@ -129,7 +78,7 @@ export const SETTLE = `
       free_tokens, unbilled_nano, route, unbilled_tokens, cache_write_1h_tokens, web_search_requests, web_fetch_requests,
       server_tool_nano, local_input_tokens)
     select $2, $1, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, f.charged, f.free_used, f.unbilled, $23, $24,
-      $26, $28, $29, $30::bigint, $31::integer
+      $25, $27, $28, $29::bigint, $30::integer
     from final f where (select consistent from ok)
     on conflict (request_id) do nothing
     returning request_id
@@ -154,7 +103,7 @@ export const SETTLE = `
   daily as (
     insert into usage_daily (account_id, day, model, api_key_id, requests, input_tokens, cache_read_tokens,
       cache_write_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano, unbilled_tokens, unbilled_nano)
-    select $1, $22, $8, $7, 1, $10, $11, $12, $26, $13, $14, f.charged, $24, f.unbilled
+    select $1, $22, $8, $7, 1, $10, $11, $12, $25, $13, $14, f.charged, $24, f.unbilled
     from final f where exists (select 1 from inserted)
     on conflict (account_id, day, model, api_key_id) do update set
       requests = usage_daily.requests + 1,
@@ -168,22 +117,6 @@ export const SETTLE = `
       unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
       unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano
     returning day
-  ),
-  keyspend as (
-    update api_keys set
-      spend_reserved_nano = spend_reserved_nano - f.key_hold,
-      spend_used_nano = case
-        when spend_limit_nano is null then spend_used_nano
-        when spend_period_start = (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then spend_used_nano + f.charged
-        when spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end) then f.charged
-        else spend_used_nano end,
-      spend_period_start = case
-        when spend_limit_nano is not null and spend_period_start < (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
-          then (case spend_period when 'day' then $22::bigint when 'month' then $25::bigint else 0 end)
-        else spend_period_start end
-    from final f
-    where api_keys.id = $7 and exists (select 1 from inserted) and (api_keys.spend_limit_nano is not null or f.key_hold <> 0)
-    returning api_keys.id
   )
   select (select consistent from ok) as consistent, (select count(*) from inserted) as inserted,
     cast(f.charged as text) as charged, cast(f.unbilled as text) as unbilled, f.free_used

@@ -21,15 +21,12 @@ import type {
   SweepResult,
 } from '../billing-types.js';
 import type { Database } from '../database-schema.js';
-import { utcMonthNumber } from '../key-permission-types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import type { KeptConnections } from './kept-connections.js';
-import { READ_ACCOUNT_MONEY, READ_HOLD, SETTLE, TAKE_HOLD, TAKE_HOLD_WITH_KEY } from './postgres-billing-statements.js';
-import { GRANT_SLICE, GRANT_SLICE_WITH_KEY, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
+import { READ_ACCOUNT_MONEY, READ_HOLD, SETTLE, TAKE_HOLD } from './postgres-billing-statements.js';
+import { GRANT_SLICE, RENEW_HOLDS } from './postgres-hold-growth-statements.js';
 import { createPostgresLockedBilling, type PostgresLockedBilling } from './postgres-locked-billing.js';
 import { PostgresWriteBatcher } from './postgres-write-batch.js';
-
-const MS_PER_DAY = 86_400_000;
 
 /** The calls tried as one statement first. */
 type DecidedCall = 'reserve' | 'settle' | 'grantSlice';
@@ -136,13 +133,11 @@ export class PostgresBillingStore implements OwnedBillingStore {
    */
   private async grantSliceInOneStatement(input: SliceInput): Promise<SliceResult | undefined> {
     const checkpoint = input.checkpoint;
-    // A key with a spend limit: the same statement with the key's row as a second condition (GRANT_SLICE_WITH_KEY).
-    const at = input.at ?? input.day * MS_PER_DAY;
-    const keyed = input.keySpendLimited === true;
+    // An organisation with spend limits grows nothing here (GRANT_SLICE's condition): the locked path decides.
     const result = await this.writes.run({
       accountId: input.accountId,
-      name: keyed ? 'grant_slice_with_key' : 'grant_slice',
-      text: keyed ? GRANT_SLICE_WITH_KEY : GRANT_SLICE,
+      name: 'grant_slice',
+      text: GRANT_SLICE,
       values: [
         input.accountId,
         input.requestId,
@@ -160,20 +155,13 @@ export class PostgresBillingStore implements OwnedBillingStore {
         checkpoint?.outputTokens ?? null,
         checkpoint?.at ?? null,
         checkpoint?.cacheWrite1hTokens ?? null,
-        ...(keyed ? [Math.floor(at / MS_PER_DAY), utcMonthNumber(at)] : []),
       ],
     });
     const row = result.rows[0] as { free: string } | undefined;
     if (row === undefined) return undefined;
     const freeTokens = Number(row.free);
     const holdNano = BigInt(input.tokens - freeTokens) * input.outputPriceNano;
-    return {
-      granted: true,
-      tokens: input.tokens,
-      holdNano,
-      freeTokens,
-      ...(keyed && holdNano !== 0n ? { keyHoldNano: holdNano } : {}),
-    };
+    return { granted: true, tokens: input.tokens, holdNano, freeTokens };
   }
 
   /**
@@ -207,12 +195,10 @@ export class PostgresBillingStore implements OwnedBillingStore {
   }
 
   /**
-   * Undefined: not decided here; the locked path decides. A key with a spend limit is planned from the key's
-   * counters as read with it and taken with TAKE_HOLD_WITH_KEY, one statement that holds against both.
+   * Undefined: not decided here; the locked path decides. TAKE_HOLD writes nothing for an organisation with spend
+   * limits, whose holds the locked path takes against every limit.
    */
   private async reserveInOneStatement(input: ReserveInput): Promise<ReserveResult | undefined> {
-    const keyHint = input.keySpendLimited === true ? input.keySpendHint : undefined;
-    if (input.keySpendLimited === true && keyHint === undefined) return undefined;
     let account = input.accountHint;
     if (account === undefined) {
       const read = await this.pool.query<AccountMoneyRow>({
@@ -226,13 +212,12 @@ export class PostgresBillingStore implements OwnedBillingStore {
     }
     let decision: AdmissionDecision;
     try {
-      decision = decideAdmission(account, input, keyHint ?? null);
+      decision = decideAdmission(account, input);
     } catch {
       return undefined;
     }
     const { plan } = decision;
     if (!plan.admitted) return undefined;
-    // The same hold either way; a key with a spend limit adds its period and takes its part in the same statement.
     const values: unknown[] = [
       input.accountId,
       plan.holdNano.toString(),
@@ -245,25 +230,15 @@ export class PostgresBillingStore implements OwnedBillingStore {
       input.createdAt,
       input.expiresAt,
     ];
-    const keyHold = keyHint === undefined ? undefined : { ...decision.key!, hintPeriod: keyHint.period };
-    const taken = await this.writes.run(
-      keyHold === undefined
-        ? { accountId: input.accountId, name: 'take_hold', text: TAKE_HOLD, values }
-        : {
-            accountId: input.accountId,
-            name: 'take_hold_with_key',
-            text: TAKE_HOLD_WITH_KEY,
-            values: [...values, keyHold.period, keyHold.hintPeriod],
-          },
-    );
+    const taken = await this.writes.run({ accountId: input.accountId, name: 'take_hold', text: TAKE_HOLD, values });
     if (taken.rowCount !== 1) return undefined;
-    return keyHold === undefined ? admitted(input, plan) : admitted(input, plan, keyHold.holdNano);
+    return admitted(input, plan);
   }
 
   /**
    * The usage split by the pricer as if money were no limit, with the free tokens of the hold: the split the rule
    * gives whenever the statement finds the charge within the balance and the key's limit, and no more free tokens
-   * left to the request's day than its hold carries (SETTLE's `ok`). Otherwise nothing is written and the locked
+   * left to the request's day than its hold carries, and no spend limit applies (SETTLE's `ok`). Otherwise nothing is written and the locked
    * transaction splits it within what is there.
    */
   private async settleInOneStatement({
@@ -318,7 +293,6 @@ export class PostgresBillingStore implements OwnedBillingStore {
         utcDayNumber(usage.createdAt),
         row.route,
         row.unbilled_tokens,
-        utcMonthNumber(usage.createdAt),
         row.cache_write_1h_tokens,
         freeAllowanceTokens,
         row.web_search_requests,

@@ -1,6 +1,8 @@
+import { NO_SPEND_LIMITS } from './postgres-billing-statements.js';
+
 /**
  * PostgreSQL's statements for holds that grow while their request runs (docs/architecture.md#holds-that-grow), used by
- * PostgresBillingStore: a slice of output in one statement (with a key's spend limit as a second condition), and the
+ * PostgresBillingStore: a slice of output in one statement (for an organisation without spend limits), and the
  * periodic batch of renewals and checkpoints. Split out of postgres-billing-store.ts to keep that file to its calls.
  */
 
@@ -24,8 +26,9 @@ const GROWN_HOLD_COLUMNS = `max_output_tokens = r.max_output_tokens + $4::bigint
  * $1 account, $2 request, $3 UTC day, $4 tokens, $5 daily allowance, $6 output price, $7 expiry, $8…$16 checkpoint.
  * `acct` locks the wallet row first (as every write of the account does, so no deadlock with settlement or the
  * sweeper), and is referenced by both writes, so it is materialised: run once, before either. The hold grows only
- * when the locked row can pay for the whole slice (`grown`'s condition; a key with a spend limit takes
- * GRANT_SLICE_WITH_KEY, where the key's remaining limit is a second condition); the account's reserved money then grows by the same amount (`taken`). A hold deleted meanwhile
+ * when the locked row can pay for the whole slice and no spend limit of the organisation applies (`grown`'s condition:
+ * with a limit the locked path grants the slice within every one); the account's reserved money then grows by the same
+ * amount (`taken`). A hold deleted meanwhile
  * (settled, swept) grows nothing, so nothing is taken.
  */
 export const GRANT_SLICE = `
@@ -46,59 +49,8 @@ export const GRANT_SLICE = `
       ${GROWN_HOLD_COLUMNS}
     from plan p, acct a
     where r.request_id = p.request_id and a.balance_nano - a.reserved_nano >= ($4::bigint - p.free) * $6::bigint
+      and ${NO_SPEND_LIMITS}
     returning p.free
-  ),
-  taken as (
-    update organisations a set
-      reserved_nano = a.reserved_nano + ($4::bigint - g.free) * $6::bigint,
-      free_reserved_tokens = a.free_reserved_tokens + g.free
-    from grown g where a.id = $1
-    returning g.free
-  )
-  select cast(free as text) as free from taken`;
-
-/**
- * GRANT_SLICE for a request whose key has a spend limit (docs/architecture.md#key-scopes-and-limits), in
- * TAKE_HOLD_WITH_KEY's shape: $1…$16 as there, $17 UTC day number, $18 UTC month number (the key's current period, by
- * its `spend_period`). The wallet row is locked first (`acct`); `keyheld` raises the key's held counter by the slice's
- * money only if the locked account can pay for it and the key's remaining limit (limit − spent this period − held)
- * covers it; the hold (its key_hold_nano too) and the account's reserved money grow only if the key's row did, so all
- * three move or none does. Nothing written (no row): the locked transaction grants what is left within both, or refuses
- * with the state.
- */
-export const GRANT_SLICE_WITH_KEY = `
-  with acct as materialized (
-    select id, balance_nano, reserved_nano, free_day, free_used_tokens, free_reserved_tokens
-    from organisations where id = $1 for no key update
-  ),
-  plan as materialized (
-    select r.request_id, r.api_key_id,
-      case when a.free_day = $3 and r.free_day = $3
-        then least($4::bigint, greatest(0, $5::bigint - a.free_used_tokens - a.free_reserved_tokens)) else 0 end as free
-    from reservations r, acct a where r.request_id = $2
-  ),
-  keyheld as (
-    update api_keys k set
-      spend_reserved_nano = k.spend_reserved_nano + ($4::bigint - p.free) * $6::bigint,
-      spend_used_nano = case when k.spend_period_start >= (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end)
-        then k.spend_used_nano else 0 end,
-      spend_period_start = greatest(k.spend_period_start, (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end))
-    from plan p, acct a
-    where k.id = p.api_key_id and k.spend_limit_nano is not null
-      and a.balance_nano - a.reserved_nano >= ($4::bigint - p.free) * $6::bigint
-      and (case when k.spend_period_start >= (case k.spend_period when 'day' then $17::bigint when 'month' then $18::bigint else 0 end)
-        then k.spend_used_nano else 0 end) + k.spend_reserved_nano + ($4::bigint - p.free) * $6::bigint <= k.spend_limit_nano
-    returning p.request_id, p.free
-  ),
-  grown as (
-    update reservations r set
-      hold_nano = r.hold_nano + ($4::bigint - k.free) * $6::bigint,
-      key_hold_nano = r.key_hold_nano + ($4::bigint - k.free) * $6::bigint,
-      free_tokens = r.free_tokens + k.free,
-      ${GROWN_HOLD_COLUMNS}
-    from keyheld k
-    where r.request_id = k.request_id
-    returning k.free
   ),
   taken as (
     update organisations a set

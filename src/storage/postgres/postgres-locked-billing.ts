@@ -25,7 +25,7 @@ import type {
   SweepResult,
 } from '../billing-types.js';
 import type { Database } from '../database-schema.js';
-import { readKeySpend, settleKeySpend, takeKeyHold } from '../key-spend-statements.js';
+import { chargeLimits, readApplicableLimits, releaseLimitHolds, takeLimitHolds } from '../spend-limit-statements.js';
 import { amount, fromMoneyColumn, money } from '../money-sql.js';
 import type { UsageRecord } from '../types.js';
 import { addToDailyRollup, toUsageRow } from '../usage-repository.js';
@@ -39,7 +39,7 @@ class AlreadySettled extends Error {}
  * PostgreSQL's locked path: each call one transaction that locks the wallet row first (FOR NO KEY UPDATE), reads what
  * it needs, lets the pure rules decide (billing-rules.ts) and writes. The billing store (postgres-billing-store.ts)
  * takes it where its one-statement path declines to decide (a refusal, a plan the row no longer fits, a settlement
- * the balance or the key's limit caps), for the sweeper, and for a hold's expiry. Slower (one round trip a statement),
+ * the balance caps, or a request any spend limit applies to), for the sweeper, and for a hold's expiry. Slower (one round trip a statement),
  * never wrong: every decision is made on the locked row.
  */
 export type PostgresLockedBilling = Pick<
@@ -79,14 +79,14 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
     price: SettlementPricer,
     freeAllowanceTokens: number,
   ): Promise<SettleResult | undefined> {
-    // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
-    const key = await readKeySpend(trx, usage.apiKeyId);
+    // The limits after the account's row (lock order): their counters are only written under the wallet row's lock.
+    const limits = await readApplicableLimits(trx, usage.accountId, usage.apiKeyId);
     const amounts = settlementAmounts(
       account,
       claimed,
       price,
       { freeAllowanceTokens, startedAt: usage.createdAt },
-      key,
+      limits,
     );
     const { holdNano: hold, chargedNano: charged, unbilledNano: unbilled } = amounts;
     const inserted = await trx
@@ -105,8 +105,9 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       })
       .where('id', '=', usage.accountId)
       .execute();
-    // The key's hold released and the charge counted against its spend period, in this same transaction.
-    await settleKeySpend(trx, usage.apiKeyId, claimed?.keyHoldNano ?? 0n, charged, usage.createdAt);
+    // The hold's part on each limit released and the charge counted against each limit's period, in this transaction.
+    await releaseLimitHolds(trx, usage.requestId);
+    await chargeLimits(trx, amounts.chargedLimits, charged);
     if (needsLedgerLine(amounts)) {
       const at = usage.createdAt + usage.latencyMs;
       await trx
@@ -135,24 +136,17 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
 
   /**
    * Releases a claimed hold without a charge: its money and today's free tokens go back to the account, and what
-   * it counted against its key's spend limit back to the key.
+   * it held against each spend limit back to the limit.
    */
   async function releaseClaimed(
     trx: Trx,
     account: LockedAccount | null,
     accountId: string,
-    apiKeyId: string,
+    requestId: string,
     claimed: ClaimedHold,
   ): Promise<void> {
     const heldFree = account !== null && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
-    const keyHold = claimed.keyHoldNano ?? 0n;
-    if (keyHold !== 0n) {
-      await trx
-        .updateTable('api_keys')
-        .set({ spend_reserved_nano: sql`spend_reserved_nano - ${amount(keyHold)}` })
-        .where('id', '=', apiKeyId)
-        .execute();
-    }
+    await releaseLimitHolds(trx, requestId);
     await trx
       .updateTable('organisations')
       .set({
@@ -199,14 +193,13 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
             'checkpoint_output_tokens',
             'checkpoint_at',
           ])
-          .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
+          .returning([money('hold_nano').as('hold')])
           .executeTakeFirst();
         if (row === undefined) return undefined;
         const claimed: ClaimedHold = {
           holdNano: fromMoneyColumn(row.hold),
           freeTokens: Number(row.free_tokens),
           freeDay: Number(row.free_day),
-          keyHoldNano: fromMoneyColumn(row.key_hold),
         };
         const checkpoint: HoldCheckpoint | null =
           row.checkpoint_at === null || row.model === null || row.family === null
@@ -246,7 +239,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
             return { kind: 'settled', unbilled: { model: billed.usage.model, tokens, nanoUsd } };
           }
         }
-        await releaseClaimed(trx, account, row.account_id, row.api_key_id, claimed);
+        await releaseClaimed(trx, account, row.account_id, requestId, claimed);
         return { kind: 'released' };
       });
       if (outcome === undefined) continue;
@@ -263,13 +256,13 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
       return db.transaction().execute(async (trx) => {
         const account = await lockAccount(trx, input.accountId);
         if (account === null) throw new Error(`No account ${input.accountId}.`);
-        // The key's row after the account's (lock order): its counters are only written under the wallet row's lock.
-        const key = input.keySpendLimited === true ? await readKeySpend(trx, input.apiKeyId) : null;
-        const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
+        // The limits after the account's row (lock order): their counters are only written under the wallet row's lock.
+        const limits = await readApplicableLimits(trx, input.accountId, input.apiKeyId);
+        const { sameDay, state, plan, limits: periods } = decideAdmission(account, input, limits);
         if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
-        if (keyHold !== undefined && !(await takeKeyHold(trx, input.apiKeyId, keyHold.holdNano, keyHold.period))) {
+        if (periods !== undefined && !(await takeLimitHolds(trx, input.requestId, periods, plan.holdNano))) {
           // Thrown, so the transaction rolls back whole: the account's hold is not taken either.
-          throw new Error("The key changed under its account's lock.");
+          throw new Error("A spend limit changed under its organisation's lock.");
         }
         const updated = await trx
           .updateTable('organisations')
@@ -296,10 +289,9 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
             max_output_tokens: plan.maxOutputTokens,
             created_at: input.createdAt,
             expires_at: input.expiresAt,
-            key_hold_nano: (keyHold?.holdNano ?? 0n).toString(),
           })
           .execute();
-        return admitted(input, plan, keyHold?.holdNano ?? 0n);
+        return admitted(input, plan, periods === undefined ? 0n : plan.holdNano);
       });
     },
 
@@ -314,7 +306,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
             .deleteFrom('reservations')
             .where('request_id', '=', usage.requestId)
             .returning(['free_tokens', 'free_day'])
-            .returning([money('hold_nano').as('hold'), money('key_hold_nano').as('key_hold')])
+            .returning([money('hold_nano').as('hold')])
             .executeTakeFirst();
           const claimed =
             reservation === undefined
@@ -323,7 +315,6 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
                   holdNano: fromMoneyColumn(reservation.hold),
                   freeTokens: Number(reservation.free_tokens),
                   freeDay: Number(reservation.free_day),
-                  keyHoldNano: fromMoneyColumn(reservation.key_hold),
                 };
           const result = await settleClaimed(trx, account, usage, claimed, price, freeAllowanceTokens);
           // A duplicate rolls the whole transaction back (the delete above included): it changes nothing.
@@ -345,21 +336,21 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
           .select(['free_day', 'api_key_id'])
           .where('request_id', '=', input.requestId)
           .executeTakeFirst();
-        // The key's row after the account's (lock order), as at admission: the slice is planned within its limit too.
+        // The limits after the account's row (lock order), as at admission: the slice is planned within each of them.
         const keyId = input.apiKeyId ?? hold?.api_key_id;
-        const key = input.keySpendLimited === true && keyId !== undefined ? await readKeySpend(trx, keyId) : null;
-        const { state, plan } = planSlice(account, input, hold === undefined ? -1 : Number(hold.free_day), key);
+        const limits = keyId === undefined ? [] : await readApplicableLimits(trx, input.accountId, keyId);
+        const {
+          state,
+          plan,
+          limits: periods,
+        } = planSlice(account, input, hold === undefined ? -1 : Number(hold.free_day), limits);
         if (hold === undefined) return { granted: false, reason: 'gone', state };
         if (!plan.granted) return { granted: false, reason: plan.reason, state };
-        if (
-          plan.key !== undefined &&
-          plan.key.holdNano > 0n &&
-          !(await takeKeyHold(trx, hold.api_key_id, plan.key.holdNano, plan.key.period))
-        ) {
+        if (!(await takeLimitHolds(trx, input.requestId, periods, plan.holdNano))) {
           // Thrown, so the transaction rolls back whole: the account's part of the slice is not taken either.
-          throw new Error("The key changed under its account's lock.");
+          throw new Error("A spend limit changed under its organisation's lock.");
         }
-        const keyHoldNano = plan.key?.holdNano ?? 0n;
+        const limitHoldNano = periods.length === 0 ? 0n : plan.holdNano;
         const taken = await trx
           .updateTable('organisations')
           .set({
@@ -368,7 +359,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
           })
           .where('id', '=', input.accountId)
           // Belt and braces, as at admission: the conditional update refuses an overdraft even if the lock were
-          // ever bypassed. A key's remaining spend limit is the condition of the key's statement above.
+          // ever bypassed. Each limit's remainder is the condition of its statement above.
           .where(sql`balance_nano - reserved_nano`, '>=', amount(plan.holdNano))
           .executeTakeFirst();
         if (taken.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');
@@ -379,7 +370,6 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
             free_tokens: sql`free_tokens + ${plan.freeTokens}`,
             max_output_tokens: sql`max_output_tokens + ${plan.tokens}`,
             expires_at: sql`case when expires_at < ${input.expiresAt} then ${input.expiresAt} else expires_at end`,
-            ...(keyHoldNano === 0n ? {} : { key_hold_nano: sql`key_hold_nano + ${amount(keyHoldNano)}` }),
             ...(input.checkpoint === undefined ? {} : checkpointColumns(input.checkpoint)),
           })
           .where('request_id', '=', input.requestId)
@@ -389,7 +379,7 @@ export function createPostgresLockedBilling(db: Kysely<Database>): PostgresLocke
           tokens: plan.tokens,
           holdNano: plan.holdNano,
           freeTokens: plan.freeTokens,
-          ...(keyHoldNano === 0n ? {} : { keyHoldNano }),
+          ...(limitHoldNano === 0n ? {} : { limitHoldNano }),
         };
       });
     },

@@ -3,6 +3,8 @@ import type { Database as BetterSqliteDatabase, RunResult } from 'better-sqlite3
 /** A statement written with `:name` parameters, run with an object of them but bound by position. */
 export interface PositionalStatement {
   run(values: Readonly<Record<string, unknown>>): RunResult;
+  /** The rows of a statement that returns some (a select, or a write with `returning`). */
+  all(values: Readonly<Record<string, unknown>>): unknown[];
 }
 
 const NAMED_PARAMETER = /:([a-zA-Z]+)/g;
@@ -22,17 +24,19 @@ export function positionalStatement(database: BetterSqliteDatabase, text: string
       return '?';
     }),
   );
+  const ordered = (values: Readonly<Record<string, unknown>>): unknown[] => {
+    const list = new Array<unknown>(names.length);
+    for (let index = 0; index < names.length; index++) {
+      const value = values[names[index]!];
+      if (value === undefined) throw new RangeError(`Missing named parameter "${names[index]}"`);
+      list[index] = value;
+    }
+    return list;
+  };
   return {
-    run(values) {
-      const ordered = new Array<unknown>(names.length);
-      for (let index = 0; index < names.length; index++) {
-        const value = values[names[index]!];
-        if (value === undefined) throw new RangeError(`Missing named parameter "${names[index]}"`);
-        ordered[index] = value;
-      }
-      // Spread: an array argument is read element by element from C++ through V8's generic lookup (~430
-      // instructions each under callgrind); separate arguments are bound as they are.
-      return statement.run(...ordered);
-    },
+    // Spread: an array argument is read element by element from C++ through V8's generic lookup (~430
+    // instructions each under callgrind); separate arguments are bound as they are.
+    run: (values) => statement.run(...ordered(values)),
+    all: (values) => statement.all(...ordered(values)),
   };
 }

@@ -1,5 +1,12 @@
 import type { Database as BetterSqliteDatabase, Statement } from 'better-sqlite3';
-import { SETTLE_KEY_SPEND_SQL, TAKE_KEY_HOLD_SQL } from '../key-spend-statements.js';
+import {
+  APPLICABLE_LIMITS_SQL,
+  CHARGE_LIMIT_SQL,
+  CLAIM_LIMIT_HOLDS_SQL,
+  RECORD_LIMIT_HOLD_SQL,
+  RELEASE_LIMIT_HOLD_SQL,
+  TAKE_LIMIT_HOLD_SQL,
+} from '../spend-limit-statements.js';
 import type { HoldCheckpoint } from '../billing-types.js';
 import type { toUsageRow } from '../usage-repository.js';
 import { positionalStatement, type PositionalStatement } from './positional-statement.js';
@@ -17,9 +24,12 @@ export interface BillingStatements {
   applySettlement: Statement;
   insertLedger: Statement;
   addToDaily: Statement;
-  readKeySpend: Statement;
-  takeKeyHold: PositionalStatement;
-  settleKeySpend: PositionalStatement;
+  applicableLimits: PositionalStatement;
+  takeLimitHold: PositionalStatement;
+  recordLimitHold: PositionalStatement;
+  claimLimitHolds: PositionalStatement;
+  releaseLimitHold: PositionalStatement;
+  chargeLimit: PositionalStatement;
   readHoldDay: Statement;
   takeSlice: Statement;
   growHold: Statement;
@@ -29,7 +39,6 @@ export interface BillingStatements {
   expiredHolds: Statement;
   claimExpiredHold: Statement;
   releaseAccountHold: Statement;
-  releaseKeyHold: Statement;
 }
 
 export function prepareBillingStatements(database: BetterSqliteDatabase): BillingStatements {
@@ -53,22 +62,21 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
   // In column order.
   const insertHold = database.prepare(`
     insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
-      created_at, expires_at, key_hold_nano)
-    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      created_at, expires_at)
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const claimHold = database
     .prepare(`
     delete from reservations where request_id = ?
-    returning cast(hold_nano as text) as hold, free_tokens, free_day, cast(key_hold_nano as text) as key_hold`)
+    returning cast(hold_nano as text) as hold, free_tokens, free_day`)
     .raw(true);
-  // A key's spend limit (docs/architecture.md#key-scopes-and-limits): read and written inside the same transaction as
-  // the account's money.
-  const readKeySpend = database.prepare(`
-    select cast(spend_limit_nano as text) as spend_limit, spend_period, spend_period_start,
-      cast(spend_used_nano as text) as spend_used, cast(spend_reserved_nano as text) as spend_reserved
-    from api_keys where id = ?`);
-  // Shared with the Kysely repository as `:name` text, bound here by position (positional-statement.ts).
-  const takeKeyHold = positionalStatement(database, TAKE_KEY_HOLD_SQL);
-  const settleKeySpend = positionalStatement(database, SETTLE_KEY_SPEND_SQL);
+  // Spend limits (docs/billing.md#spend-limits): read and written inside the same transaction as the account's money.
+  // Shared with PostgreSQL's locked path as `:name` text, bound here by position (positional-statement.ts).
+  const applicableLimits = positionalStatement(database, APPLICABLE_LIMITS_SQL);
+  const takeLimitHold = positionalStatement(database, TAKE_LIMIT_HOLD_SQL);
+  const recordLimitHold = positionalStatement(database, RECORD_LIMIT_HOLD_SQL);
+  const claimLimitHolds = positionalStatement(database, CLAIM_LIMIT_HOLDS_SQL);
+  const releaseLimitHold = positionalStatement(database, RELEASE_LIMIT_HOLD_SQL);
+  const chargeLimit = positionalStatement(database, CHARGE_LIMIT_SQL);
   // The request id is the usage row's key: a second settlement of the same request inserts nothing. Values in
   // USAGE_COLUMNS order, taken from the row toUsageRow makes for the Kysely path too.
   const insertUsage = database.prepare(`
@@ -104,8 +112,8 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
       unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
       unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano`);
   const readHoldDay = database.prepare(`select free_day, api_key_id from reservations where request_id = ?`);
-  // As at admission, the balance condition repeats the rule in SQL; a key's remaining limit is the condition of
-  // takeKeyHold (TAKE_KEY_HOLD_SQL), run in the same transaction.
+  // As at admission, the balance condition repeats the rule in SQL; each limit's remainder is the condition of
+  // takeLimitHold (TAKE_LIMIT_HOLD_SQL), run in the same transaction.
   const takeSlice = database.prepare(`
     update organisations set reserved_nano = reserved_nano + @hold, free_reserved_tokens = free_reserved_tokens + @freeTokens
     where id = @accountId and balance_nano - reserved_nano >= @hold`);
@@ -118,7 +126,7 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
       checkpoint_output_tokens = coalesce(@outputTokens, checkpoint_output_tokens), checkpoint_at = coalesce(@at, checkpoint_at)`;
   const growHold = database.prepare(`
     update reservations set hold_nano = hold_nano + @hold, free_tokens = free_tokens + @freeTokens,
-      max_output_tokens = max_output_tokens + @tokens, key_hold_nano = key_hold_nano + @keyHold,
+      max_output_tokens = max_output_tokens + @tokens,
       expires_at = max(expires_at, @expiresAt), ${checkpoint}
     where request_id = @requestId`);
   const renewHold = database.prepare(`
@@ -134,14 +142,10 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
       returning account_id, api_key_id, free_tokens, free_day, created_at, model, family, stream,
         checkpoint_input_tokens, checkpoint_cache_read_tokens, checkpoint_cache_write_tokens,
         checkpoint_cache_write_1h_tokens, checkpoint_output_tokens, checkpoint_at,
-        cast(hold_nano as text) as hold, cast(key_hold_nano as text) as key_hold`);
+        cast(hold_nano as text) as hold`);
   // (hold, heldFree, accountId)
   const releaseAccountHold = database.prepare(
     'update organisations set reserved_nano = reserved_nano - ?, free_reserved_tokens = free_reserved_tokens - ? where id = ?',
-  );
-  // (keyHold, keyId)
-  const releaseKeyHold = database.prepare(
-    'update api_keys set spend_reserved_nano = spend_reserved_nano - ? where id = ?',
   );
   return {
     lockAccount,
@@ -152,9 +156,12 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
     applySettlement,
     insertLedger,
     addToDaily,
-    readKeySpend,
-    takeKeyHold,
-    settleKeySpend,
+    applicableLimits,
+    takeLimitHold,
+    recordLimitHold,
+    claimLimitHolds,
+    releaseLimitHold,
+    chargeLimit,
     readHoldDay,
     takeSlice,
     growHold,
@@ -164,7 +171,6 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
     expiredHolds,
     claimExpiredHold,
     releaseAccountHold,
-    releaseKeyHold,
   };
 }
 

@@ -9,11 +9,13 @@ import {
   settledUsage,
   settlementAmounts,
   toLockedAccount,
-  toLockedKeySpend,
+  toLockedLimits,
   type AccountMoneyRow,
   type ClaimedHold,
-  type KeySpendRow,
+  type LimitPeriod,
+  type LimitRow,
   type LockedAccount,
+  type LockedLimit,
 } from '../billing-rules.js';
 import type {
   HoldCheckpoint,
@@ -29,7 +31,6 @@ import type {
   SliceResult,
   SweepResult,
 } from '../billing-types.js';
-import { utcMonthNumber } from '../key-permission-types.js';
 import type { UsageRecord } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import {
@@ -133,7 +134,6 @@ export class SqliteBillingStore implements OwnedBillingStore {
       holdNano: BigInt(row.hold),
       freeTokens: row.free_tokens,
       freeDay: row.free_day,
-      keyHoldNano: BigInt(row.key_hold),
     };
     const billed =
       account === null
@@ -152,9 +152,9 @@ export class SqliteBillingStore implements OwnedBillingStore {
         return { kind: 'settled', unbilled: { model: billed.usage.model, tokens, nanoUsd } };
       }
     }
-    // Released without a charge: its money and today's free tokens back to the account, its key's part to the key.
+    // Released without a charge: its money and today's free tokens back to the account, its limits' part to them.
     const heldFree = account !== null && claimed.freeDay === account.freeDay ? claimed.freeTokens : 0;
-    if (claimed.keyHoldNano !== 0n) this.s.releaseKeyHold.run(claimed.keyHoldNano, row.api_key_id);
+    this.releaseLimitHoldsNow(requestId);
     this.s.releaseAccountHold.run(claimed.holdNano, heldFree, row.account_id);
     return { kind: 'released' };
   }
@@ -179,13 +179,33 @@ export class SqliteBillingStore implements OwnedBillingStore {
     return toLockedAccount(row);
   }
 
+  /** The spend limits over a request of the key, read in the transaction that holds the database's write lock. */
+  private limitsOver(organisationId: string, keyId: string): LockedLimit[] {
+    return toLockedLimits(this.s.applicableLimits.all({ organisationId, keyId }) as LimitRow[]);
+  }
+
+  /** Takes `holdNano` on every limit, recorded against the request; throws (rolling the batch back) if one no longer fits. */
+  private takeLimitHoldsNow(requestId: string, limits: readonly LimitPeriod[], holdNano: bigint): void {
+    if (holdNano === 0n) return;
+    for (const limit of limits) {
+      if (this.s.takeLimitHold.run({ limitId: limit.id, hold: holdNano, period: limit.periodNumber }).changes !== 1) {
+        throw new Error("A spend limit changed under its organisation's lock.");
+      }
+      this.s.recordLimitHold.run({ requestId, limitId: limit.id, hold: holdNano });
+    }
+  }
+
+  /** Releases exactly what the request held on each limit still there. */
+  private releaseLimitHoldsNow(requestId: string): void {
+    for (const held of this.s.claimLimitHolds.all({ requestId }) as Array<{ limit_id: string; hold_nano: string }>) {
+      this.s.releaseLimitHold.run({ limitId: held.limit_id, hold: held.hold_nano });
+    }
+  }
+
   private reserveNow(input: ReserveInput): ReserveResult {
     const account = this.lock(input.accountId);
-    const key =
-      input.keySpendLimited === true
-        ? toLockedKeySpend(this.s.readKeySpend.get(input.apiKeyId) as KeySpendRow | undefined)
-        : null;
-    const { sameDay, state, plan, key: keyHold } = decideAdmission(account, input, key);
+    const limits = this.limitsOver(input.accountId, input.apiKeyId);
+    const { sameDay, state, plan, limits: periods } = decideAdmission(account, input, limits);
     if (!plan.admitted) return { admitted: false, reason: plan.reason, state };
     const same = sameDay ? 1 : 0;
     const hold = plan.holdNano;
@@ -195,13 +215,8 @@ export class SqliteBillingStore implements OwnedBillingStore {
     ) {
       throw new Error('The account changed under its lock.');
     }
-    if (
-      keyHold !== undefined &&
-      this.s.takeKeyHold.run({ keyId: input.apiKeyId, hold: keyHold.holdNano, period: keyHold.period }).changes !== 1
-    ) {
-      // Thrown inside the batch's transaction: the account's hold above is rolled back with it.
-      throw new Error("The key changed under its account's lock.");
-    }
+    // Thrown inside the batch's transaction if a limit no longer fits: the account's hold above is rolled back with it.
+    if (periods !== undefined) this.takeLimitHoldsNow(input.requestId, periods, hold);
     this.s.insertHold.run(
       input.requestId,
       input.accountId,
@@ -212,22 +227,17 @@ export class SqliteBillingStore implements OwnedBillingStore {
       plan.maxOutputTokens,
       input.createdAt,
       input.expiresAt,
-      keyHold?.holdNano ?? 0n,
     );
-    return admitted(input, plan, keyHold?.holdNano ?? 0n);
+    return admitted(input, plan, periods === undefined ? 0n : hold);
   }
 
   private grantSliceNow(input: SliceInput): SliceResult {
     const account = this.lock(input.accountId);
     const hold = this.s.readHoldDay.get(input.requestId) as { free_day: number; api_key_id: string } | undefined;
-    // The key's limit read in the same transaction as the account's money (docs/architecture.md#key-scopes-and-limits):
-    // the slice fits both.
+    // The limits read in the same transaction as the account's money (docs/billing.md#spend-limits): the slice fits all.
     const keyId = input.apiKeyId ?? hold?.api_key_id;
-    const key =
-      input.keySpendLimited === true && keyId !== undefined
-        ? toLockedKeySpend(this.s.readKeySpend.get(keyId) as KeySpendRow | undefined)
-        : null;
-    const { state, plan } = planSlice(account, input, hold === undefined ? -1 : hold.free_day, key);
+    const limits = keyId === undefined ? [] : this.limitsOver(input.accountId, keyId);
+    const { state, plan, limits: periods } = planSlice(account, input, hold === undefined ? -1 : hold.free_day, limits);
     if (hold === undefined) return { granted: false, reason: 'gone', state };
     if (!plan.granted) return { granted: false, reason: plan.reason, state };
     if (
@@ -236,21 +246,14 @@ export class SqliteBillingStore implements OwnedBillingStore {
     ) {
       throw new Error('The account changed under its lock.');
     }
-    const keyHold = plan.key?.holdNano ?? 0n;
-    if (
-      plan.key !== undefined &&
-      keyHold > 0n &&
-      this.s.takeKeyHold.run({ keyId: hold.api_key_id, hold: keyHold, period: plan.key.period }).changes !== 1
-    ) {
-      // Thrown inside the batch's transaction: the account's part of the slice above is rolled back with it.
-      throw new Error("The key changed under its account's lock.");
-    }
+    // Thrown inside the batch's transaction if a limit no longer fits: the account's part above is rolled back with it.
+    this.takeLimitHoldsNow(input.requestId, periods, plan.holdNano);
+    const limitHold = periods.length === 0 ? 0n : plan.holdNano;
     this.s.growHold.run({
       requestId: input.requestId,
       hold: plan.holdNano,
       freeTokens: plan.freeTokens,
       tokens: plan.tokens,
-      keyHold,
       expiresAt: input.expiresAt,
       ...checkpointParameters(input.checkpoint),
     });
@@ -259,7 +262,7 @@ export class SqliteBillingStore implements OwnedBillingStore {
       tokens: plan.tokens,
       holdNano: plan.holdNano,
       freeTokens: plan.freeTokens,
-      ...(keyHold === 0n ? {} : { keyHoldNano: keyHold }),
+      ...(limitHold === 0n ? {} : { limitHoldNano: limitHold }),
     };
   }
 
@@ -281,9 +284,7 @@ export class SqliteBillingStore implements OwnedBillingStore {
     // Claimed first, as in the Kysely path: its free tokens decide the price, and the usage row is written once.
     const held = this.s.claimHold.get(usage.requestId) as HoldRow | undefined;
     const claimed: ClaimedHold | undefined =
-      held === undefined
-        ? undefined
-        : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2], keyHoldNano: BigInt(held[3]) };
+      held === undefined ? undefined : { holdNano: BigInt(held[0]), freeTokens: held[1], freeDay: held[2] };
     const result = this.settleClaimedNow(account, usage, claimed, price, freeAllowanceTokens);
     // Settled before: undo the claim above by throwing out of the transaction, which rolls it back.
     if (result === undefined) throw new AlreadySettled();
@@ -302,13 +303,13 @@ export class SqliteBillingStore implements OwnedBillingStore {
     price: SettlementPricer,
     freeAllowanceTokens: number,
   ): SettleResult | undefined {
-    const key = toLockedKeySpend(this.s.readKeySpend.get(usage.apiKeyId) as KeySpendRow | undefined);
+    const limits = this.limitsOver(usage.accountId, usage.apiKeyId);
     const amounts = settlementAmounts(
       account,
       claimed,
       price,
       { freeAllowanceTokens, startedAt: usage.createdAt },
-      key,
+      limits,
     );
     const settled = settledUsage(usage, amounts);
     const row = toUsageRow(settled);
@@ -322,13 +323,13 @@ export class SqliteBillingStore implements OwnedBillingStore {
       amounts.freeTokensUsedToday,
       usage.accountId,
     );
-    this.s.settleKeySpend.run({
-      keyId: usage.apiKeyId,
-      keyHold: claimed?.keyHoldNano ?? 0n,
-      charged: amounts.chargedNano,
-      day: utcDayNumber(usage.createdAt),
-      month: utcMonthNumber(usage.createdAt),
-    });
+    // What the hold took on each limit goes back; the charge is added to every limit over the request.
+    this.releaseLimitHoldsNow(usage.requestId);
+    if (amounts.chargedNano !== 0n) {
+      for (const limit of amounts.chargedLimits) {
+        this.s.chargeLimit.run({ limitId: limit.id, charged: amounts.chargedNano, period: limit.periodNumber });
+      }
+    }
     if (needsLedgerLine(amounts)) {
       const at = usage.createdAt + usage.latencyMs;
       this.s.insertLedger.run(
@@ -384,8 +385,8 @@ class AlreadySettled extends Error {}
 /** One claimed hold's fate inside the sweep's write. */
 type SweepOutcome = { kind: 'released' } | { kind: 'settled'; unbilled: SweepResult['unbilled'][number] };
 
-/** claimHold's row: hold, free tokens, free day, the key's part of the hold. */
-type HoldRow = [hold: string, freeTokens: number, freeDay: number, keyHold: string];
+/** claimHold's row: hold, free tokens, free day. */
+type HoldRow = [hold: string, freeTokens: number, freeDay: number];
 
 /** claimExpiredHold's row. */
 interface ExpiredHoldRow {
@@ -404,5 +405,4 @@ interface ExpiredHoldRow {
   checkpoint_output_tokens: number;
   checkpoint_at: number | null;
   hold: string;
-  key_hold: string;
 }

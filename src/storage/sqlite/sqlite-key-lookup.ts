@@ -4,6 +4,7 @@ import {
   PROJECT_LOOKUP_COLUMNS,
   KEY_PROJECT_JOIN,
   KEY_COLUMNS,
+  keyLimitsSql,
   keyWithOrganisationRow,
   toApiKeyWithOrganisation,
 } from '../api-key-repository.js';
@@ -37,9 +38,10 @@ export function createSqliteKeyLookup(
   };
 }
 
-/** KEY_COLUMNS and ORGANISATION_LOOKUP_COLUMNS as json_array's arguments: the money columns as text (exact past 2^53). */
+/** KEY_COLUMNS, ORGANISATION_LOOKUP_COLUMNS, PROJECT_LOOKUP_COLUMNS and the key's limits (as text: money exact past 2^53) as json_array's arguments. */
 const KEY_LOOKUP_JSON_COLUMNS = [
-  ...KEY_COLUMNS.map((column) => (column.endsWith('_nano') ? `cast(k.${column} as text)` : `k.${column}`)),
+  ...KEY_COLUMNS.map((column) => `k.${column}`),
   ...ORGANISATION_LOOKUP_COLUMNS.map((column) => `o.${column}`),
   ...PROJECT_LOOKUP_COLUMNS.map((column) => `p.${column}`),
+  keyLimitsSql('k', 'sqlite'),
 ].join(', ');

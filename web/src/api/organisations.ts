@@ -16,6 +16,7 @@ export type Permission =
   | 'keys:own'
   | 'keys:manage'
   | 'limits:manage'
+  | 'alerts:manage'
   | 'billing:manage'
   | 'billing:read'
   | 'audit:read'

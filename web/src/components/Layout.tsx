@@ -22,6 +22,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/playground', label: 'Playground' },
   { href: '/usage', label: 'Usage' },
   { href: '/billing', label: 'Billing' },
+  { href: '/limits', label: 'Limits & alerts' },
   { href: '/members', label: 'Members' },
   { href: '/settings', label: 'Settings' },
   { href: '/audit', label: 'Audit log' },

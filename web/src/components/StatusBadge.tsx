@@ -7,6 +7,9 @@ const TONES: Record<string, string> = {
   disabled: 'red',
   cooling_down: 'amber',
   error: 'red',
+  delivered: 'green',
+  pending: 'amber',
+  failed: 'red',
 };
 
 /** A colored pill; the text carries the meaning, the color only helps. */

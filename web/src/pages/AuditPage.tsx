@@ -32,6 +32,10 @@ const ACTIONS: Array<{ value: string; label: string }> = [
   { value: 'project.renamed', label: 'Project renamed' },
   { value: 'project.models_changed', label: 'Project models changed' },
   { value: 'project.archived', label: 'Project archived' },
+  { value: 'alert', label: 'All alert changes' },
+  { value: 'alert.created', label: 'Alert created' },
+  { value: 'alert.updated', label: 'Alert changed' },
+  { value: 'alert.deleted', label: 'Alert deleted' },
 ];
 
 const ACTION_LABELS = new Map(ACTIONS.map((action) => [action.value, action.label]));
