@@ -9,7 +9,7 @@ import type {
   UsageExportRepository,
   UsageExportTables,
 } from './usage-export-types.js';
-import { selectUsageColumns, toUsageRecord } from './usage-repository.js';
+import { projectKeyIds, selectUsageColumns, toUsageRecord } from './usage-repository.js';
 import { selectLedgerEntries, toLedgerEntry } from './billing-ledger-repository.js';
 
 export function createUsageExportRepository(base: Kysely<Database>): UsageExportRepository {
@@ -51,6 +51,8 @@ export function createUsageExportRepository(base: Kysely<Database>): UsageExport
       let query = afterPosition(after).where('account_id', '=', accountId);
       if (filter?.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
       if (filter?.model !== undefined) query = query.where('model', '=', filter.model);
+      if (filter?.projectId !== undefined)
+        query = query.where('api_key_id', 'in', projectKeyIds(base, accountId, filter.projectId));
       const rows = await query
         .where('created_at', '>=', range.from)
         .where('created_at', '<', range.to)

@@ -47,7 +47,7 @@ export interface UsageExportRepository {
     range: { from: number; to: number },
     after: ExportPosition | null,
     limit: number,
-    filter?: { apiKeyId?: string | undefined; model?: string | undefined },
+    filter?: { apiKeyId?: string | undefined; model?: string | undefined; projectId?: string | undefined },
   ): Promise<UsageRecord[]>;
   /**
    * One account's ledger entries created in [`from`, `to`), oldest first in (created_at, id) order after `after`:

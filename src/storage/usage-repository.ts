@@ -71,6 +71,15 @@ export function selectUsageColumns(db: Kysely<Database>) {
 }
 
 /** Usage rows are written only by settlement (each database's billing store), together with the money they cost. */
+/** The organisation's keys in a project: a project's usage is its keys' (a key never leaves its project). */
+export function projectKeyIds(db: Kysely<Database>, organisationId: string, projectId: string) {
+  return db
+    .selectFrom('api_keys')
+    .select('api_keys.id')
+    .where('api_keys.account_id', '=', organisationId)
+    .where('api_keys.project_id', '=', projectId);
+}
+
 export function createUsageRepository(db: Kysely<Database>): UsageRepository {
   return {
     async listByAccount(accountId: string, limit: number): Promise<UsageRecord[]> {
@@ -83,17 +92,8 @@ export function createUsageRepository(db: Kysely<Database>): UsageRepository {
       // The dashboard's key and model filters (the account's rows are few per page; the index range is the account's).
       if (filter?.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
       if (filter?.model !== undefined) query = query.where('model', '=', filter.model);
-      // A project's usage is its keys' (a key never leaves its project, so the join through the key is exact).
-      if (filter?.projectId !== undefined) {
-        const projectId = filter.projectId;
-        query = query.where('api_key_id', 'in', (eb) =>
-          eb
-            .selectFrom('api_keys')
-            .select('api_keys.id')
-            .where('api_keys.account_id', '=', accountId)
-            .where('api_keys.project_id', '=', projectId),
-        );
-      }
+      if (filter?.projectId !== undefined)
+        query = query.where('api_key_id', 'in', projectKeyIds(db, accountId, filter.projectId));
       if (cursor !== undefined) {
         query = query.where((eb) =>
           eb.or([

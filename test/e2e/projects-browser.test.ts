@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP_VIEWPORT, launchChromium, PHONE_VIEWPORT, type BrowserSession } from '../helpers/chromium-browser.js';
@@ -27,6 +28,14 @@ async function inspect(target: Page, name: string): Promise<void> {
     problems.push(
       `${name}: axe ${violation.impact} ${violation.id} (${violation.help}): ${violation.targets.join(' | ')}`,
     );
+}
+
+/** Clicks a download link and reads the file the browser saved. */
+async function downloaded(target: Page, linkName: string): Promise<{ name: string; text: string }> {
+  const download = target.waitForEvent('download');
+  await target.getByRole('link', { name: linkName }).click();
+  const file = await download;
+  return { name: file.suggestedFilename(), text: await readFile(await file.path(), 'utf8') };
 }
 
 beforeAll(async () => {
@@ -72,14 +81,18 @@ describe('projects in Chromium', { timeout: 120_000 }, () => {
     await inspect(page, 'projects-keys-desktop');
 
     // The project's allowlist binds the key: an allowed model answers, another is refused.
-    const call = (model: string) =>
+    const call = (model: string, key = secret) =>
       fetch(`${gateway.gateway.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi [[sim words=3]]' }] }),
       });
     expect((await call('beta-5.4')).status).toBe(200);
     expect((await call('alpha-sonnet-5')).status).toBe(403);
+    // A request outside the project, which its usage and exports must leave out.
+    await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Default' });
+    const defaultSecret = await createKey(page, 'default key');
+    expect((await call('gamma-3.5-flash', defaultSecret)).status).toBe(200);
 
     await openNav(page, 'Usage');
     await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Mobile' });
@@ -92,7 +105,21 @@ describe('projects in Chromium', { timeout: 120_000 }, () => {
       .getByRole('row', { name: /mobile key/ })
       .waitFor();
     expect(page.url()).toContain('project=');
+    // Every request of the days chosen, as one download, with the project filter: the Mobile key's only.
+    await page.getByLabel('Format').selectOption('json');
     await inspect(page, 'projects-usage-desktop');
+    const records = await downloaded(page, 'Download requests');
+    expect(records.name).toMatch(/^tollgate-usage-\d{4}-\d{2}-\d{2}-to-\d{4}-\d{2}-\d{2}\.ndjson$/);
+    expect(
+      records.text
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { model: string }).model),
+    ).toEqual(['beta-5.4']);
+    // The transactions of any days, from the Billing page.
+    await openNav(page, 'Billing');
+    const ledger = await downloaded(page, 'Download transactions');
+    expect(ledger.text.split('\r\n')[0]).toMatch(/^id,created_at,kind,amount_usd,/);
 
     await openNav(page, 'Projects');
     await page.getByRole('button', { name: 'Archive Mobile' }).click();

@@ -17,17 +17,19 @@ const exportQuery = z.object({
   format: z.enum(['csv', 'json']).default('csv'),
   keyId: z.string().min(1).max(100).optional(),
   model: z.string().min(1).max(200).optional(),
+  projectId: z.string().min(1).max(100).optional(),
 });
 
 /**
- * `GET /api/usage/export?from=&to=&format=csv|json[&keyId=][&model=]`: the session's organisation's usage records of any
- * range, oldest first, streamed in keyset pages like `GET /v1/usage/export` (the same columns and events).
+ * `GET /api/usage/export?from=&to=&format=csv|json[&keyId=][&model=][&projectId=]`: the session's organisation's usage
+ * records of any range, oldest first, streamed in keyset pages like `GET /v1/usage/export` (the same columns and
+ * events).
  */
 export function registerUsageExportRoute(api: FastifyInstance, deps: DashboardDependencies): void {
   api.get('/usage/export', { config: { permission: 'organisation:read' } }, async (request, reply) => {
     const organisationId = currentOrganisation(request).organisation.id;
     const query = parseInput(exportQuery, request.query);
-    const { from, format, keyId, model } = query;
+    const { from, format, keyId, model, projectId } = query;
     const to = query.to ?? deps.now();
     if (from >= to) throw invalidRequest("Invalid value for 'from': it must be earlier than 'to'.", 'from');
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -40,7 +42,7 @@ export function registerUsageExportRoute(api: FastifyInstance, deps: DashboardDe
       .header('cache-control', 'no-store');
     const pages = usageExportText(
       (after, limit) =>
-        deps.usageExport.accountPage(organisationId, { from, to }, after, limit, { apiKeyId: keyId, model }),
+        deps.usageExport.accountPage(organisationId, { from, to }, after, limit, { apiKeyId: keyId, model, projectId }),
       format === 'csv' ? 'csv' : 'ndjson',
     );
     return reply.send(Readable.from(pages, { highWaterMark: 1 }));

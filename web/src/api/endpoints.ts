@@ -1,3 +1,4 @@
+import { exportRange, type ExportDays, type ExportFormat } from '../lib/export-days';
 import type { UsageSpan } from '../lib/usage-query';
 import { api, query } from './client';
 import type {
@@ -88,6 +89,9 @@ export const usage = {
   request: (id: string) => api<{ request: UsageRequest }>('GET', `/api/usage/requests/${encodeURIComponent(id)}`),
   exportUrl: (span: UsageSpan, filter: UsageFilter = {}) =>
     `/api/usage/export.csv${query({ ...spanParams(span), ...filterParams(filter) })}`,
+  /** Every request of the days, as `GET /v1/usage/export` writes them (the page's filters apply). */
+  recordsExportUrl: (days: ExportDays, format: ExportFormat, filter: UsageFilter = {}) =>
+    `/api/usage/export${query({ ...exportRange(days), format, ...filterParams(filter) })}`,
 };
 
 export const billing = {
@@ -96,6 +100,8 @@ export const billing = {
     api<{ entries: LedgerEntry[]; nextCursor: string | null }>('GET', `/api/billing/ledger${query({ limit, cursor })}`),
   redeem: (code: string) => api<{ creditedUsd: string; balanceUsd: string }>('POST', '/api/billing/redeem', { code }),
   checkout: (amountUsd: string) => api<{ url: string }>('POST', '/api/billing/checkout', { amountUsd }),
+  ledgerExportUrl: (days: ExportDays, format: ExportFormat) =>
+    `/api/billing/ledger/export${query({ ...exportRange(days), format })}`,
 };
 
 export const audit = {

@@ -5,6 +5,7 @@ import { BillingDetailsForm } from '../components/BillingDetailsForm';
 import { LedgerTable } from '../components/LedgerTable';
 import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
+import { RecordsExport } from '../components/RecordsExport';
 import { RedeemForm } from '../components/RedeemForm';
 import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { CentsAmount } from '../components/CentsAmount';
@@ -100,7 +101,11 @@ export function BillingPage() {
       <section className="card section" aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Transactions</h2>
         {canReadLedger ? (
-          <LedgerTable refreshKey={refreshKey} />
+          <>
+            <LedgerTable refreshKey={refreshKey} />
+            <h3>Export transactions</h3>
+            <RecordsExport what="transactions" urlOf={billing.ledgerExportUrl} />
+          </>
         ) : (
           <p className="muted">{roleReason(current?.role, 'seeing the transactions')}</p>
         )}

@@ -4,6 +4,7 @@ import type { UsageFilter } from '../api/types';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { RecentRequests } from '../components/RecentRequests';
+import { RecordsExport } from '../components/RecordsExport';
 import { RequestDetails } from '../components/RequestDetails';
 import { CentsAmount } from '../components/CentsAmount';
 import { StatCard } from '../components/StatCard';
@@ -219,6 +220,14 @@ export function UsagePage() {
           initialPage={requestsPage}
           onPageChange={setRequestsPage}
         />
+      </section>
+      <section className="card section" aria-labelledby="records-export-heading">
+        <h2 id="records-export-heading">Export requests</h2>
+        <p className="muted">
+          Every request of any days, one row each, with the filters above: the same records as{' '}
+          <code>GET /v1/usage/export</code>.
+        </p>
+        <RecordsExport what="requests" urlOf={(days, format) => usage.recordsExportUrl(days, format, filter)} />
       </section>
     </>
   );
