@@ -8,16 +8,20 @@
  * - the dashboard's /api/limits: owners and admins set and clear, billing and viewers read, developers see nothing;
  *   bad input is a 400 naming the field with nothing changed; each change is audited with before and after.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_ROLES } from '../../src/accounts/organisation-roles.js';
 import { ProjectService } from '../../src/accounts/project-service.js';
 import { parseUsd } from '../../src/billing/money.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 import { team, type Team } from '../helpers/organisation-team.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const PROMPT = [{ role: 'user' as const, content: 'ping [[sim words=3]]' }];
+const run = promisify(execFile);
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits on $database', ({ database }) => {
   let harness: TestGateway;
@@ -160,6 +164,76 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     expect(older.json.limits.map((entry: any) => [entry.period, entry.usd])).toEqual([['week', '3']]);
     const cleared = await api(key, 'PATCH', `/v1/keys/${id}`, { limits: null });
     expect(cleared.json).toMatchObject({ spend_limit: null, limits: [] });
+  });
+
+  it('the CLI sets, lists and clears limits, and refuses a bad one with nothing changed', async () => {
+    const email = `cli-limits-${Date.now()}@example.com`;
+    const { accountId, keyId } = await harness.createAccountWithKey(email);
+    const cli = async (...args: string[]) => {
+      try {
+        const { stdout } = await run(process.execPath, [BUILT_CLI, ...args, '--json'], {
+          env: { ...process.env, ...harness.env },
+        });
+        return { code: 0, json: JSON.parse(stdout) };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string };
+        return { code: failed.code, json: failed.stdout ? JSON.parse(failed.stdout) : null };
+      }
+    };
+    const set = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'organisation',
+      '--period',
+      'week',
+      '--usd',
+      '7',
+    );
+    expect(set).toMatchObject({ code: 0, json: { scope: 'organisation', scope_id: accountId, usd: '7' } });
+    const keyLimit = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'key',
+      '--id',
+      keyId,
+      '--period',
+      'total',
+      '--usd',
+      '1.5',
+    );
+    expect(keyLimit).toMatchObject({ code: 0, json: { scope: 'key', period: 'total', usd: '1.5' } });
+    const refused = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'project',
+      '--id',
+      'proj_nope',
+      '--period',
+      'day',
+      '--usd',
+      '1',
+    );
+    expect(refused.code).toBe(1);
+    const listed = await cli('limits', 'list', '--email', email);
+    expect(listed.json.map((entry: any) => [entry.scope, entry.period, entry.usd])).toEqual([
+      ['key', 'total', '1.5'],
+      ['organisation', 'week', '7'],
+    ]);
+    expect(
+      await cli('limits', 'clear', '--email', email, '--scope', 'key', '--id', keyId, '--period', 'total'),
+    ).toMatchObject({
+      code: 0,
+    });
+    expect((await cli('limits', 'list', '--email', email, '--scope', 'key')).json).toEqual([]);
   });
 });
 
