@@ -166,6 +166,36 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     expect(cleared.json).toMatchObject({ spend_limit: null, limits: [] });
   });
 
+  it("a key makes keys only within every one of its own limits; left out, they are the creator's", async () => {
+    const { key } = await fundedAccount();
+    const manager = await api(key, 'POST', '/v1/keys', {
+      name: 'manager',
+      limits: [
+        { period: 'day', usd: '1' },
+        { period: 'month', usd: '10' },
+      ],
+    });
+    expect(manager.status).toBe(201);
+    const secret = manager.json.key as string;
+    // A daily limit alone would let the new key spend a month of days.
+    const wider = await api(secret, 'POST', '/v1/keys', { name: 'wider', limits: [{ period: 'day', usd: '1' }] });
+    expect(wider.status).toBe(403);
+    expect(wider.json.error.param).toBe('limits');
+    const inherited = await api(secret, 'POST', '/v1/keys', { name: 'inherited' });
+    expect(inherited.status).toBe(201);
+    expect(inherited.json.limits.map((entry: any) => [entry.period, entry.usd])).toEqual([
+      ['day', '1'],
+      ['month', '10'],
+    ]);
+    const raised = await api(secret, 'PATCH', `/v1/keys/${inherited.json.id}`, {
+      limits: [
+        { period: 'day', usd: '1' },
+        { period: 'month', usd: '11' },
+      ],
+    });
+    expect(raised.status).toBe(403);
+  });
+
   it('the CLI sets, lists and clears limits, and refuses a bad one with nothing changed', async () => {
     const email = `cli-limits-${Date.now()}@example.com`;
     const { accountId, keyId } = await harness.createAccountWithKey(email);
