@@ -41,7 +41,8 @@ export function createProjectRepository(
           .selectAll()
           .where('organisation_id', '=', organisationId)
           .where('id', '=', projectId);
-        if (dialect === 'postgres') read = read.forUpdate();
+        // No key changes: new keys may still reference the row (their FOR KEY SHARE) while it is held.
+        if (dialect === 'postgres') read = read.forNoKeyUpdate();
         const row = await read.executeTakeFirst();
         if (row === undefined) return { kind: 'not_found' };
         const before = toProjectRecord(row);

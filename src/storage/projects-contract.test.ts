@@ -39,8 +39,10 @@ describe.each([sqliteBackend, postgresBackend])('projects on $name', (backend) =
     return id;
   }
 
+  // Each a millisecond after the last: the list's order (oldest first) is then known; ties would sort by random id.
+  let made = 0;
   function project(organisationId: string, name: string, models: string[] | null = null) {
-    return { id: `proj_${randomUUID().replaceAll('-', '')}`, organisationId, name, models, createdAt: NOW + 1 };
+    return { id: `proj_${randomUUID().replaceAll('-', '')}`, organisationId, name, models, createdAt: NOW + ++made };
   }
 
   it('creates projects beside the default one and lists the default first', async () => {

@@ -114,6 +114,7 @@ describe('tollgate CLI', () => {
     const created = await cli('keys', 'create', '--email', 'ops@example.com', '--name', 'from-cli');
     expect(created.code).toBe(0);
     expect(created.json.key).toMatch(/^sk-tg-/);
+    expect(created.json.project_id).toMatch(/^proj_default_/);
 
     const client = new OpenAI({ apiKey: created.json.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
     const completion = await client.chat.completions.create({
@@ -128,6 +129,7 @@ describe('tollgate CLI', () => {
         id: created.json.id,
         name: 'from-cli',
         hint: created.json.hint,
+        project_id: created.json.project_id,
         status: 'active',
         scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'],
         models: null,

@@ -154,6 +154,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         name: 'laptop',
         hint: expect.any(String),
         kind: 'standard',
+        projectId: expect.stringMatching(/^proj_default_/),
         createdAt: expect.any(Number),
         lastUsedAt: null,
         expiresAt: expect.any(Number),

@@ -187,6 +187,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('projects on $
     expect(escalation.json.error.param).toBe('project_id');
     const inside = await api(manager.json.key, 'POST', '/v1/keys', { name: 'same', project_id: narrow.id });
     expect(inside.status).toBe(201);
+    // A rotated key's replacement stays in the project, and works under its allowlist.
+    const rotated = await api(key, 'POST', `/v1/keys/${inside.json.id}/rotate`);
+    expect(rotated.status).toBe(201);
+    expect(rotated.json.project_id).toBe(narrow.id);
+    const refused = await api(rotated.json.key, 'POST', '/v1/chat/completions', {
+      model: 'beta-5.4',
+      messages: PROMPT,
+    });
+    expect(refused.status).toBe(403);
   });
 
   it('the CLI creates a key in the project given, and refuses one that is not a live project of the person', async () => {

@@ -5,7 +5,7 @@ import { keySnapshot } from '../../accounts/audit/audit-snapshots.js';
 import { MS_PER_DAY } from '../../billing/free-allowance.js';
 import { FULL_PERMISSIONS } from '../../storage/key-permission-types.js';
 import { smallestAdmissionHold } from '../../billing/billing-service.js';
-import { modelAllowed } from '../../keys/key-permissions.js';
+import { keyMayUseModel } from '../../keys/key-permissions.js';
 import type { Membership } from '../../storage/organisation-types.js';
 import type { ApiKeyChange, ApiKeyRecord } from '../../storage/types.js';
 import { dashboardPermissionShapes, fromDashboardFields, parsePermissionFields } from '../key-permission-fields.js';
@@ -37,11 +37,19 @@ const updateKeyBody = z
 
 type IdParams = { Params: { id: string } };
 
-/** The least a request with this key holds at admission: over the models it may use, the cheapest one's. */
-function smallestHoldFor(record: ApiKeyRecord, catalog: DashboardDependencies['catalog']): bigint {
+/**
+ * The least a request with this key holds at admission: over the models it may use (its own allowlist and its
+ * project's), the cheapest one's.
+ */
+function smallestHoldFor(
+  record: ApiKeyRecord,
+  projectModels: readonly string[] | null,
+  catalog: DashboardDependencies['catalog'],
+): bigint {
   let smallest: bigint | undefined;
+  const allowlists = { key: record, project: { models: projectModels } };
   for (const model of catalog.models) {
-    if (!modelAllowed(record.permissions, model)) continue;
+    if (!keyMayUseModel(allowlists, model)) continue;
     const hold = smallestAdmissionHold(model.prices);
     if (smallest === undefined || hold < smallest) smallest = hold;
   }
@@ -56,7 +64,13 @@ function visibleTo(membership: Membership, accountId: string) {
 
 /** API keys of the session's organisation: list, create (secret shown once), revoke, rotate. */
 export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependencies): void {
-  const present = (record: ApiKeyRecord, now: number) => presentKey(record, now, smallestHoldFor(record, deps.catalog));
+  /** The organisation's project allowlists, by project id, for the keys' smallest holds. */
+  async function projectModels(organisationId: string): Promise<Map<string, readonly string[] | null>> {
+    const projects = await deps.projects.list(organisationId, true);
+    return new Map(projects.map((project) => [project.id, project.models]));
+  }
+  const present = (record: ApiKeyRecord, now: number, models: ReadonlyMap<string, readonly string[] | null>) =>
+    presentKey(record, now, smallestHoldFor(record, models.get(record.projectId) ?? null, deps.catalog));
   /**
    * The key a change is about, when the person may change it: every key with `keys:manage`, their own with
    * `keys:own` (the route checked that much). Another organisation's key id is a 404, exactly like an unknown one.
@@ -75,9 +89,10 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
 
   api.get('/keys', { config: { permission: 'organisation:read' } }, async (request) => {
     const visible = visibleTo(currentOrganisation(request), currentAccount(request).id);
-    const records = (await deps.keys.list(currentOrganisation(request).organisation.id)).filter(visible);
+    const organisationId = currentOrganisation(request).organisation.id;
+    const [all, models] = await Promise.all([deps.keys.list(organisationId), projectModels(organisationId)]);
     const now = deps.now();
-    return { keys: records.map((record) => present(record, now)) };
+    return { keys: all.filter(visible).map((record) => present(record, now, models)) };
   });
 
   api.post('/keys', { config: { permission: 'keys:own' } }, async (request, reply) => {
@@ -100,7 +115,8 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
       target: { type: 'key', id: created.record.id },
       after: keySnapshot(created.record),
     });
-    return reply.code(201).send({ key: present(created.record, now), secret: created.secret });
+    const models = await projectModels(organisationId);
+    return reply.code(201).send({ key: present(created.record, now, models), secret: created.secret });
   });
 
   api.patch<IdParams>('/keys/:id', { config: { permission: 'keys:own' } }, async (request) => {
@@ -117,7 +133,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
       before: keySnapshot(key),
       after: keySnapshot(updated),
     });
-    return { key: present(updated, deps.now()) };
+    return { key: present(updated, deps.now(), await projectModels(organisationId)) };
   });
 
   api.post<IdParams>('/keys/:id/revoke', { config: { permission: 'keys:own' } }, async (request) => {
@@ -133,7 +149,7 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
       before: keySnapshot(key),
       after: keySnapshot(record),
     });
-    return { key: present(record, deps.now()) };
+    return { key: present(record, deps.now(), await projectModels(organisationId)) };
   });
 
   api.post<IdParams>('/keys/:id/rotate', { config: { permission: 'keys:own' } }, async (request, reply) => {
@@ -147,8 +163,11 @@ export function registerKeysRoutes(api: FastifyInstance, deps: DashboardDependen
       before: keySnapshot(key),
       after: { replacedBy: created.record.id, ...keySnapshot(created.record) },
     });
-    return reply
-      .code(201)
-      .send({ key: present(created.record, deps.now()), secret: created.secret, revokedKeyId: request.params.id });
+    const models = await projectModels(organisationId);
+    return reply.code(201).send({
+      key: present(created.record, deps.now(), models),
+      secret: created.secret,
+      revokedKeyId: request.params.id,
+    });
   });
 }

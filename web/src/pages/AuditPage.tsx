@@ -27,6 +27,13 @@ const ACTIONS: Array<{ value: string; label: string }> = [
   { value: 'organisation', label: 'All settings' },
   { value: 'organisation.rename', label: 'Organisation renamed' },
   { value: 'organisation.billing_details', label: 'Billing details changed' },
+  { value: 'project', label: 'All project changes' },
+  { value: 'project.created', label: 'Project created' },
+  { value: 'project.renamed', label: 'Project renamed' },
+  { value: 'project.models_changed', label: 'Project models changed' },
+  { value: 'project.archived', label: 'Project archived' },
+  { value: 'limit.set', label: 'Spend limit set' },
+  { value: 'limit.cleared', label: 'Spend limit cleared' },
 ];
 
 const ACTION_LABELS = new Map(ACTIONS.map((action) => [action.value, action.label]));
