@@ -122,6 +122,40 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     expect(limits.map((entry) => [entry.scope, entry.period, entry.reservedNano])).toEqual([['project', 'week', 0n]]);
   });
 
+  it("a growing reply stops as a length stop at the organisation's limit, which it never passes", async () => {
+    // beta-5.4 at $15 per million output tokens: $0.05 pays for the first slice and part of a second; the reply is
+    // about 8,000 tokens, which the $5 balance would pay for: only the organisation's limit binds.
+    const { key, accountId } = await fundedAccount();
+    await limit(accountId, 'organisation', accountId, '0.05');
+    const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'beta-5.4',
+        stream: true,
+        messages: [{ role: 'user', content: 'Write at length [[sim words=6000 chunk-delay=1]]' }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    const reasons = (await response.text())
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: {'))
+      .flatMap((frame) => (JSON.parse(frame.slice(6)) as { choices: Array<{ finish_reason: string | null }> }).choices)
+      .map((choice) => choice.finish_reason)
+      .filter((reason) => reason !== null);
+    expect(reasons).toEqual(['length']);
+    const rows = await harness.gateway.storage.usage.listByAccount(accountId, 10);
+    expect(rows.map((row) => row.status)).toEqual(['slice_refused']);
+    const [organisationLimit] = await harness.gateway.storage.spendLimits.list(accountId, Date.now());
+    expect(organisationLimit).toMatchObject({ usedNano: rows[0]!.costNano, reservedNano: 0n });
+    expect(organisationLimit!.usedNano).toBeLessThanOrEqual(parseUsd('0.05'));
+    expect(organisationLimit!.usedNano).toBeGreaterThan(parseUsd('0.048'));
+    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
+      balanceNano: parseUsd('5') - rows[0]!.costNano,
+      reservedNano: 0n,
+    });
+  }, 120_000);
+
   it("/v1/keys takes and shows a key's limits per period beside its spend_limit", async () => {
     const { key } = await fundedAccount();
     const created = await api(key, 'POST', '/v1/keys', {
