@@ -23,7 +23,7 @@ export const KEY_USAGE = `  keys create --email E --name N [--expires-in-days D]
   keys update --email E --id ID [--name N] [KEY OPTIONS]   changes apply from the key's next request
   keys list --email E
       KEY OPTIONS: --scopes full|read_only|models:use,usage:read,keys:manage,account:redeem
-                   --models all|ID-OR-FAMILY,...   --spend-limit USD|none --period day|month|total
+                   --models all|ID-OR-FAMILY,...   --spend-limit USD|none --period day|week|month|total
                    --rpm N|none --tpm N|none
 `;
 

@@ -193,6 +193,35 @@ export function assertWithinCaller(result: KeyPermissions, caller: KeyPermission
 }
 
 /**
+ * A key's limits after `change` (`current` when it names none): `limits`, or the one `spend_limit`, or none.
+ */
+export function limitsAfter(change: PermissionChange, current: readonly KeySpendLimit[]): readonly KeySpendLimit[] {
+  if (change.limits !== undefined) return change.limits;
+  if (change.spendLimit === undefined) return current;
+  return change.spendLimit === null ? [] : [change.spendLimit];
+}
+
+/**
+ * Every spend limit of the caller binds a key it makes or changes: the key needs a limit of the same period, no larger
+ * (a key without the caller's monthly limit could spend a month of its daily one). The 403 naming `field` otherwise.
+ */
+export function assertLimitsWithinCaller(
+  limits: readonly KeySpendLimit[],
+  caller: readonly KeySpendLimit[],
+  field: 'limits' | 'spend_limit',
+): void {
+  for (const own of caller) {
+    const same = limits.find((limit) => limit.period === own.period);
+    if (same !== undefined && same.limitNano <= own.limitNano) continue;
+    throw new GatewayError(
+      'permission_denied',
+      `This API key cannot give another key more than it has itself: '${field}' would lack or exceed this key's own ${own.period} limit.`,
+      { param: field },
+    );
+  }
+}
+
+/**
  * A key creating a key in another project: the project's allowlist must be within the caller's project's, or the new
  * key could call models the caller's project keeps from it (the 403 naming `field` otherwise).
  */

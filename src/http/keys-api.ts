@@ -11,7 +11,9 @@ import type { ApiKeyChange, ApiKeyRecord } from '../storage/types.js';
 import {
   applyChange,
   assertProjectWithinCaller,
+  assertLimitsWithinCaller,
   assertWithinCaller,
+  limitsAfter,
   parsePermissionFields,
   permissionFieldShapes,
   presentPermissionFields,
@@ -61,6 +63,10 @@ export function registerKeysApi(
     const permissionChange = parsePermissionFields(parsed.data);
     const permissions = applyChange(caller, permissionChange);
     assertWithinCaller(permissions, caller);
+    // Left out, the creator's limits, all of them; given, within every one of the creator's.
+    const callerLimits = request.auth!.key.limits.map(({ period, limitNano }) => ({ period, limitNano }));
+    const limits = limitsAfter(permissionChange, callerLimits);
+    assertLimitsWithinCaller(limits, callerLimits, permissionChange.limits === undefined ? 'spend_limit' : 'limits');
     // A key made with a key is the organisation's, credited to the person who made the key it was made with.
     const { organisation, key, project } = request.auth!;
     const projectId = await projects.projectForNewKey(
@@ -75,7 +81,7 @@ export function registerKeysApi(
       expiresAt,
       permissions,
       projectId,
-      ...(permissionChange.limits === undefined ? {} : { limits: permissionChange.limits }),
+      limits,
     });
     await audit.record({
       ...auditContext(request),
@@ -97,6 +103,12 @@ export function registerKeysApi(
     const permissionChange = parsePermissionFields(parsed.data);
     // The key as it would be must be within the caller's own: no key raises itself or another above it.
     assertWithinCaller(applyChange(existing.permissions, permissionChange), request.auth!.key.permissions);
+    if (permissionChange.limits !== undefined || permissionChange.spendLimit !== undefined)
+      assertLimitsWithinCaller(
+        limitsAfter(permissionChange, existing.limits),
+        request.auth!.key.limits,
+        permissionChange.limits === undefined ? 'spend_limit' : 'limits',
+      );
     const change: ApiKeyChange = { ...permissionChange };
     if (name !== undefined) change.name = name;
     const expiresAt = parseExpiry(expiresAtSeconds, expiresInDays, now());

@@ -134,6 +134,7 @@ describe('tollgate CLI', () => {
         scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'],
         models: null,
         spend_limit: null,
+        limits: [],
         rate_limit: null,
       },
     ]);
@@ -231,7 +232,7 @@ describe('tollgate CLI', () => {
         '--spend-limit',
         '1',
         '--period',
-        'week',
+        'year',
       ),
     ).toMatchObject({ code: 1, json: { error: expect.stringMatching(/spend_limit\.period/) } });
     expect((await cli('keys', 'list', '--email', 'scoped@example.com')).json).toHaveLength(1);

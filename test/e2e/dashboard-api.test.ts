@@ -163,6 +163,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('dashboard API
         scopes: ['models:use', 'usage:read', 'keys:manage', 'account:redeem', 'audit:read'],
         models: null,
         spendLimit: null,
+        limits: [],
         rateLimit: null,
       });
       expect(Math.abs(key.expiresAt - key.createdAt - 30 * DAY_MS)).toBeLessThan(1000);

@@ -8,16 +8,20 @@
  * - the dashboard's /api/limits: owners and admins set and clear, billing and viewers read, developers see nothing;
  *   bad input is a 400 naming the field with nothing changed; each change is audited with before and after.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_ROLES } from '../../src/accounts/organisation-roles.js';
 import { ProjectService } from '../../src/accounts/project-service.js';
 import { parseUsd } from '../../src/billing/money.js';
+import { BUILT_CLI } from '../helpers/cli-path.js';
 import { team, type Team } from '../helpers/organisation-team.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const PROMPT = [{ role: 'user' as const, content: 'ping [[sim words=3]]' }];
+const run = promisify(execFile);
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits on $database', ({ database }) => {
   let harness: TestGateway;
@@ -118,6 +122,40 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     expect(limits.map((entry) => [entry.scope, entry.period, entry.reservedNano])).toEqual([['project', 'week', 0n]]);
   });
 
+  it("a growing reply stops as a length stop at the organisation's limit, which it never passes", async () => {
+    // beta-5.4 at $15 per million output tokens: $0.05 pays for the first slice and part of a second; the reply is
+    // about 8,000 tokens, which the $5 balance would pay for: only the organisation's limit binds.
+    const { key, accountId } = await fundedAccount();
+    await limit(accountId, 'organisation', accountId, '0.05');
+    const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'beta-5.4',
+        stream: true,
+        messages: [{ role: 'user', content: 'Write at length [[sim words=6000 chunk-delay=1]]' }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    const reasons = (await response.text())
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: {'))
+      .flatMap((frame) => (JSON.parse(frame.slice(6)) as { choices: Array<{ finish_reason: string | null }> }).choices)
+      .map((choice) => choice.finish_reason)
+      .filter((reason) => reason !== null);
+    expect(reasons).toEqual(['length']);
+    const rows = await harness.gateway.storage.usage.listByAccount(accountId, 10);
+    expect(rows.map((row) => row.status)).toEqual(['slice_refused']);
+    const [organisationLimit] = await harness.gateway.storage.spendLimits.list(accountId, Date.now());
+    expect(organisationLimit).toMatchObject({ usedNano: rows[0]!.costNano, reservedNano: 0n });
+    expect(organisationLimit!.usedNano).toBeLessThanOrEqual(parseUsd('0.05'));
+    expect(organisationLimit!.usedNano).toBeGreaterThan(parseUsd('0.048'));
+    expect(await harness.gateway.storage.billing.balance(accountId)).toMatchObject({
+      balanceNano: parseUsd('5') - rows[0]!.costNano,
+      reservedNano: 0n,
+    });
+  }, 120_000);
+
   it("/v1/keys takes and shows a key's limits per period beside its spend_limit", async () => {
     const { key } = await fundedAccount();
     const created = await api(key, 'POST', '/v1/keys', {
@@ -160,6 +198,106 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     expect(older.json.limits.map((entry: any) => [entry.period, entry.usd])).toEqual([['week', '3']]);
     const cleared = await api(key, 'PATCH', `/v1/keys/${id}`, { limits: null });
     expect(cleared.json).toMatchObject({ spend_limit: null, limits: [] });
+  });
+
+  it("a key makes keys only within every one of its own limits; left out, they are the creator's", async () => {
+    const { key } = await fundedAccount();
+    const manager = await api(key, 'POST', '/v1/keys', {
+      name: 'manager',
+      limits: [
+        { period: 'day', usd: '1' },
+        { period: 'month', usd: '10' },
+      ],
+    });
+    expect(manager.status).toBe(201);
+    const secret = manager.json.key as string;
+    // A daily limit alone would let the new key spend a month of days.
+    const wider = await api(secret, 'POST', '/v1/keys', { name: 'wider', limits: [{ period: 'day', usd: '1' }] });
+    expect(wider.status).toBe(403);
+    expect(wider.json.error.param).toBe('limits');
+    const inherited = await api(secret, 'POST', '/v1/keys', { name: 'inherited' });
+    expect(inherited.status).toBe(201);
+    expect(inherited.json.limits.map((entry: any) => [entry.period, entry.usd])).toEqual([
+      ['day', '1'],
+      ['month', '10'],
+    ]);
+    const raised = await api(secret, 'PATCH', `/v1/keys/${inherited.json.id}`, {
+      limits: [
+        { period: 'day', usd: '1' },
+        { period: 'month', usd: '11' },
+      ],
+    });
+    expect(raised.status).toBe(403);
+  });
+
+  it('the CLI sets, lists and clears limits, and refuses a bad one with nothing changed', async () => {
+    const email = `cli-limits-${Date.now()}@example.com`;
+    const { accountId, keyId } = await harness.createAccountWithKey(email);
+    const cli = async (...args: string[]) => {
+      try {
+        const { stdout } = await run(process.execPath, [BUILT_CLI, ...args, '--json'], {
+          env: { ...process.env, ...harness.env },
+        });
+        return { code: 0, json: JSON.parse(stdout) };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string };
+        return { code: failed.code, json: failed.stdout ? JSON.parse(failed.stdout) : null };
+      }
+    };
+    const set = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'organisation',
+      '--period',
+      'week',
+      '--usd',
+      '7',
+    );
+    expect(set).toMatchObject({ code: 0, json: { scope: 'organisation', scope_id: accountId, usd: '7' } });
+    const keyLimit = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'key',
+      '--id',
+      keyId,
+      '--period',
+      'total',
+      '--usd',
+      '1.5',
+    );
+    expect(keyLimit).toMatchObject({ code: 0, json: { scope: 'key', period: 'total', usd: '1.5' } });
+    const refused = await cli(
+      'limits',
+      'set',
+      '--email',
+      email,
+      '--scope',
+      'project',
+      '--id',
+      'proj_nope',
+      '--period',
+      'day',
+      '--usd',
+      '1',
+    );
+    expect(refused.code).toBe(1);
+    const listed = await cli('limits', 'list', '--email', email);
+    expect(listed.json.map((entry: any) => [entry.scope, entry.period, entry.usd])).toEqual([
+      ['key', 'total', '1.5'],
+      ['organisation', 'week', '7'],
+    ]);
+    expect(
+      await cli('limits', 'clear', '--email', email, '--scope', 'key', '--id', keyId, '--period', 'total'),
+    ).toMatchObject({
+      code: 0,
+    });
+    expect((await cli('limits', 'list', '--email', email, '--scope', 'key')).json).toEqual([]);
   });
 });
 

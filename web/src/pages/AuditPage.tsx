@@ -36,6 +36,8 @@ const ACTIONS: Array<{ value: string; label: string }> = [
   { value: 'alert.created', label: 'Alert created' },
   { value: 'alert.updated', label: 'Alert changed' },
   { value: 'alert.deleted', label: 'Alert deleted' },
+  { value: 'limit.set', label: 'Spend limit set' },
+  { value: 'limit.cleared', label: 'Spend limit cleared' },
 ];
 
 const ACTION_LABELS = new Map(ACTIONS.map((action) => [action.value, action.label]));
