@@ -67,7 +67,7 @@ export interface ApiKey {
 }
 
 export type KeyScope = 'models:use' | 'usage:read' | 'keys:manage' | 'account:redeem';
-export type SpendPeriod = 'day' | 'month' | 'total';
+export type SpendPeriod = 'day' | 'week' | 'month' | 'total';
 
 export interface KeySpendLimit {
   usd: string;

@@ -29,7 +29,7 @@ export function EditKeyDialog({
     setBusy(true);
     setError(undefined);
     try {
-      const { key } = await keysApi.update(apiKey.id, { name: name.trim(), ...toLimitsInput(draft) });
+      const { key } = await keysApi.update(apiKey.id, { name: name.trim(), ...toLimitsInput(draft, draftOf(apiKey)) });
       onSaved(key);
     } catch (reason) {
       setError(reason as Error);

@@ -49,8 +49,12 @@ export function draftOf(key: ApiKey): KeyLimitsDraft {
   };
 }
 
-/** Every field, explicitly: an empty one means "no restriction" (the server validates and names a bad one). */
-export function toLimitsInput(draft: KeyLimitsDraft): KeyLimitsInput {
+/**
+ * Every field, explicitly: an empty one means "no restriction" (the server validates and names a bad one). Editing
+ * (`initial`: the key's draft), an untouched spend limit is left out: the form shows one of the key's limits, and
+ * sending it would replace all of them (the Limits page sets several).
+ */
+export function toLimitsInput(draft: KeyLimitsDraft, initial?: KeyLimitsDraft): KeyLimitsInput {
   const models = draft.models
     .split(',')
     .map((entry) => entry.trim())
@@ -65,10 +69,14 @@ export function toLimitsInput(draft: KeyLimitsDraft): KeyLimitsInput {
     if (value !== '' && !/^\d+$/.test(value))
       throw new Error(`${label} must be a whole number, or empty for the tier's limit.`);
   }
+  const spendUntouched =
+    initial !== undefined && draft.spendUsd.trim() === initial.spendUsd && draft.period === initial.period;
   return {
     scopes: draft.access === 'custom' ? draft.scopes : draft.access,
     models: models.length === 0 ? null : models,
-    spendLimit: draft.spendUsd.trim() === '' ? null : { usd: draft.spendUsd.trim(), period: draft.period },
+    ...(spendUntouched
+      ? {}
+      : { spendLimit: draft.spendUsd.trim() === '' ? null : { usd: draft.spendUsd.trim(), period: draft.period } }),
     rateLimit:
       rpm === '' && tpm === ''
         ? null
@@ -159,6 +167,7 @@ export function KeyLimitsFields({
             onChange={(event) => set({ period: event.target.value as SpendPeriod })}
           >
             <option value="day">day (UTC)</option>
+            <option value="week">week (from Monday, UTC)</option>
             <option value="month">month (UTC)</option>
             <option value="total">in total</option>
           </select>

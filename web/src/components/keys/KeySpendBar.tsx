@@ -3,6 +3,7 @@ import { formatDateTime } from '../../lib/format';
 
 const PER: Record<KeySpendLimit['period'], string> = {
   day: 'today (UTC)',
+  week: 'this week (UTC)',
   month: 'this month (UTC)',
   total: 'in total',
 };
