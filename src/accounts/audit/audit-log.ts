@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { nextAuditEventId } from '../../ids/audit-event-id.js';
 import type { AuditEventRecord, AuditQuery, AuditRepository, BillingDetails } from '../../storage/audit-types.js';
 import type { OrganisationRepository } from '../../storage/organisation-types.js';
 import type { ApiKeyRecord } from '../../storage/types.js';
@@ -98,10 +98,11 @@ export class AuditLog {
 
   private base(entry: AuditEntry): Omit<AuditEventRecord, 'beforeJson' | 'afterJson'> {
     const { actor } = entry;
+    const createdAt = this.now();
     return {
-      id: `aud_${randomUUID().replaceAll('-', '')}`,
+      id: nextAuditEventId(createdAt),
       organisationId: entry.organisationId,
-      createdAt: this.now(),
+      createdAt,
       actorType: actor.type,
       actorId: actor.type === 'system' ? actor.name : (actor.accountId ?? null),
       actorEmail: actor.type === 'system' ? null : (actor.email ?? null),
