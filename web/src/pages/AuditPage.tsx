@@ -5,42 +5,12 @@ import { DateTime } from '../components/DateTime';
 import { ErrorNotice, Loading } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { Pager } from '../components/Pager';
+import { AUDIT_ACTION_CHOICES } from '../lib/audit-action-choices';
 import { useCursorPages } from '../lib/use-cursor-pages';
 
 const PAGE_SIZE = 50;
 
-/** The filter's choices: each area, then its actions (the server expands an area to its actions). */
-const ACTIONS: Array<{ value: string; label: string }> = [
-  { value: 'key', label: 'All key changes' },
-  { value: 'key.create', label: 'Key created' },
-  { value: 'key.update', label: 'Key changed' },
-  { value: 'key.rotate', label: 'Key rotated' },
-  { value: 'key.revoke', label: 'Key revoked' },
-  { value: 'tier', label: 'All tier changes' },
-  { value: 'tier.purchase', label: 'Tier bought' },
-  { value: 'tier.renewal', label: 'Tier renewal changed' },
-  { value: 'tier.grant', label: 'Tier granted by the operator' },
-  { value: 'money', label: 'All money movements' },
-  { value: 'money.topup', label: 'Card top-up' },
-  { value: 'money.redeem', label: 'Code redeemed' },
-  { value: 'money.credit', label: 'Operator credit' },
-  { value: 'organisation', label: 'All settings' },
-  { value: 'organisation.rename', label: 'Organisation renamed' },
-  { value: 'organisation.billing_details', label: 'Billing details changed' },
-  { value: 'project', label: 'All project changes' },
-  { value: 'project.created', label: 'Project created' },
-  { value: 'project.renamed', label: 'Project renamed' },
-  { value: 'project.models_changed', label: 'Project models changed' },
-  { value: 'project.archived', label: 'Project archived' },
-  { value: 'alert', label: 'All alert changes' },
-  { value: 'alert.created', label: 'Alert created' },
-  { value: 'alert.updated', label: 'Alert changed' },
-  { value: 'alert.deleted', label: 'Alert deleted' },
-  { value: 'limit.set', label: 'Spend limit set' },
-  { value: 'limit.cleared', label: 'Spend limit cleared' },
-];
-
-const ACTION_LABELS = new Map(ACTIONS.map((action) => [action.value, action.label]));
+const ACTION_LABELS = new Map(AUDIT_ACTION_CHOICES.map((action) => [action.value, action.label]));
 
 function actorText(event: AuditEvent): string {
   if (event.actor.type === 'system') return `System (${event.actor.id ?? 'gateway'})`;
@@ -96,7 +66,7 @@ export function AuditPage() {
             onChange={(event) => set('action')(event.target.value)}
           >
             <option value="">All actions</option>
-            {ACTIONS.map((action) => (
+            {AUDIT_ACTION_CHOICES.map((action) => (
               <option key={action.value} value={action.value}>
                 {action.label}
               </option>
