@@ -68,7 +68,7 @@ describe('registerWebApp', () => {
       expect(reply.statusCode, accept).toBe(404);
       expect(reply.json(), accept).toMatchObject({ error: { code: 'not_found' } });
       // The SPA's own pages are pages to any client.
-      for (const url of ['/', '/usage', '/billing/'])
+      for (const url of ['/', '/usage', '/billing/', '/projects', '/limits', '/members', '/audit', '/playground'])
         expect((await instance.inject({ method: 'GET', url, headers: { accept } })).body, url).toBe(INDEX);
     }
     for (const url of ['/v1beta/models', '/v1beta/anything']) {
