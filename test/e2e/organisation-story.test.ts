@@ -6,20 +6,20 @@
  * webhook, once) before the money runs out; and every change is in the audit log with the person who made it.
  */
 import { execFile } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_ROLES, type OrganisationRole } from '../../src/accounts/organisation-roles.js';
 import { formatUsd, parseUsd } from '../../src/billing/money.js';
-import { createRedemptionCodes } from '../../src/billing/redemption-codes.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
-import type { DashboardReply } from '../helpers/dashboard-client.js';
+import { chatOn } from '../helpers/client-protocols.js';
 import { startMailCatcher, type MailCatcher } from '../helpers/mail-catcher.js';
+import { organisationState, roleActions, tryEveryRole } from '../helpers/organisation-role-actions.js';
 import { joinedByMail, verifiedPerson } from '../helpers/mail-team.js';
 import type { TeamMember } from '../helpers/organisation-team.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { startWebhookReceiver, verifyWebhookSignature, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const run = promisify(execFile);
 const MODEL = 'beta-5.4';
@@ -46,30 +46,6 @@ const LOW_BALANCE_USD = '6.99';
 
 type Role = OrganisationRole;
 type Person = TeamMember;
-
-/** The signature check of docs/budget-alerts.md, on the raw body, in constant time. */
-function verify(header: string, rawBody: string, secret: string, toleranceSeconds = 300): boolean {
-  const parts = header.split(',');
-  const t = Number(parts.find((part) => part.startsWith('t='))?.slice(2));
-  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
-  return parts
-    .filter((part) => part.startsWith('v1='))
-    .some((part) => {
-      const given = Buffer.from(part.slice(3), 'hex');
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    });
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
   'the organisation story on $database',
@@ -188,74 +164,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
     });
 
     it('each role does exactly what it may: 2xx, or 403 with nothing changed', async () => {
-      const organisation = () => organisationId;
-      const rows: Record<string, { allowed: Role[]; call(person: Person, role: Role): Promise<DashboardReply> }> = {
-        'create key': {
-          allowed: ['owner', 'admin', 'developer'],
-          call: (person, role) => person.client.post('/api/keys', { name: `made by ${role}` }),
-        },
-        'set a limit': {
-          allowed: ['owner', 'admin'],
-          call: (person) =>
-            person.client.call('PUT', `/api/limits/organisation/${organisation()}/month`, { usd: '100' }),
-        },
-        'create an alert': {
-          allowed: ['owner', 'admin', 'billing'],
-          call: async (person) => {
-            const created = await person.client.post('/api/alerts/rules', { kind: 'low_balance', amountUsd: '0.5' });
-            // Made only to show the role may: its maker deletes it again.
-            if (created.status === 201)
-              expect((await person.client.call('DELETE', `/api/alerts/rules/${created.json.rule.id}`)).status).toBe(
-                200,
-              );
-            return created;
-          },
-        },
-        'top up': {
-          allowed: ['owner', 'billing'],
-          call: async (person) => {
-            const [code] = await createRedemptionCodes(harness.gateway.storage.billing, parseUsd('1'), 1, Date.now());
-            return person.client.post('/api/billing/redeem', { code });
-          },
-        },
-        'read ledger': {
-          allowed: ['owner', 'admin', 'billing', 'viewer'],
-          call: (person) => person.client.get('/api/billing/ledger'),
-        },
-        invite: {
-          allowed: ['owner', 'admin'],
-          call: (person, role) =>
-            person.client.post('/api/organisation/invitations', {
-              email: `guest-of-${role}@example.com`,
-              role: 'viewer',
-            }),
-        },
-        'read audit': { allowed: ['owner', 'admin'], call: (person) => person.client.get('/api/audit') },
-      };
-      const state = async () => ({
-        keys: (await harness.gateway.storage.apiKeys.listByAccount(organisationId)).length,
-        limits: (await harness.gateway.storage.spendLimits.list(organisationId, Date.now())).map((l) => l.limitNano),
-        rules: (await harness.gateway.storage.alerts.listRules(organisationId)).length,
-        balance: (await harness.gateway.storage.billing.balance(organisationId))?.balanceNano,
-        invitations: (await harness.gateway.storage.organisationInvitations.pending(organisationId, Date.now())).length,
-      });
-      const expected: Record<string, Record<string, string>> = {};
-      const answered: Record<string, Record<string, string>> = {};
-      for (const [name, row] of Object.entries(rows)) {
-        expected[name] = {};
-        answered[name] = {};
-        for (const role of ORGANISATION_ROLES) {
-          expected[name][role] = row.allowed.includes(role) ? '2xx' : '403';
-          const before = await state();
-          const reply = await row.call(people[role], role);
-          const outcome = reply.status >= 200 && reply.status < 300 ? '2xx' : String(reply.status);
-          answered[name][role] = outcome;
-          if (outcome === '403') {
-            expect(reply.json.error.code).toBe('role_forbids');
-            expect(await state(), `${role} may not ${name}: nothing changed`).toEqual(before);
-          }
-        }
-      }
+      const { storage } = harness.gateway;
+      const { expected, answered } = await tryEveryRole(roleActions(storage, organisationId), people, () =>
+        organisationState(storage, organisationId),
+      );
       expect(answered).toEqual(expected);
       expect((await people.owner.client.get('/api/billing')).json.balanceUsd).toBe('7');
     });
@@ -305,22 +217,15 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
         protocol: index % 3 === 0 ? ('anthropic' as const) : ('openai' as const),
       }));
       const replies = await Promise.all(
-        order.map(async ({ key, protocol }) => {
-          const response = await fetch(
-            protocol === 'openai' ? `${url()}/v1/chat/completions` : `${url()}/v1/messages`,
-            {
-              method: 'POST',
-              headers: {
-                'content-type': 'application/json',
-                ...(protocol === 'openai'
-                  ? { authorization: `Bearer ${key.secret}` }
-                  : { 'x-api-key': key.secret, 'anthropic-version': '2023-06-01' }),
-              },
-              body: JSON.stringify({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: PROMPT }] }),
-            },
-          );
-          return { key, protocol, status: response.status, body: (await response.json()) as any };
-        }),
+        order.map(async ({ key, protocol }) => ({
+          key,
+          protocol,
+          ...(await chatOn(protocol, url(), key.secret, {
+            model: MODEL,
+            max_tokens: 200,
+            messages: [{ role: 'user', content: PROMPT }],
+          })),
+        })),
       );
 
       const served = replies.filter((reply) => reply.status === 200);
@@ -459,10 +364,10 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       const events = receiver.received.map(({ body, headers }) => {
         const event = JSON.parse(body);
         const secret = event.type === 'alert.low_balance' ? secrets.lowBalance : secrets.threshold;
-        expect(verify(String(headers['tollgate-signature']), body, secret), event.type).toBe(true);
+        expect(verifyWebhookSignature(String(headers['tollgate-signature']), body, secret), event.type).toBe(true);
         // The other rule's secret does not verify it.
         const other = event.type === 'alert.low_balance' ? secrets.threshold : secrets.lowBalance;
-        expect(verify(String(headers['tollgate-signature']), body, other)).toBe(false);
+        expect(verifyWebhookSignature(String(headers['tollgate-signature']), body, other)).toBe(false);
         expect(headers['idempotency-key']).toMatch(/^adl_/);
         return event;
       });
