@@ -55,6 +55,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
     let receiver: WebhookReceiver;
     let organisationId: string;
     const people = {} as Record<Role, Person>;
+    /** The invitation each person accepted. */
+    const invitations = {} as Record<Role, string>;
     /** Project ids by name, and the keys of the story by who made them and where. */
     const projects = { search: '', support: '' };
     const keys = {} as Record<'adminSearch' | 'adminSupport' | 'developerSearch' | 'developerSupport', Key>;
@@ -115,8 +117,11 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       const billed = await owner.client.call('PUT', '/api/organisation/billing-details', details);
       expect(billed.status, billed.text).toBe(200);
 
-      for (const role of ['admin', 'developer', 'billing', 'viewer'] as const)
-        people[role] = await joinedByMail(mail, url(), owner, role);
+      for (const role of ['admin', 'developer', 'billing', 'viewer'] as const) {
+        const { invitationId, ...person } = await joinedByMail(mail, url(), owner, role);
+        people[role] = person;
+        invitations[role] = invitationId;
+      }
       const members = (await owner.client.get('/api/organisation/members')).json.members as Array<{
         email: string;
         role: string;
@@ -408,6 +413,12 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       // The command line: an operator with no account behind it, and no target.
       expect(by('money.credit')).toEqual([['operator', null]]);
       expect(by('organisation.billing_details').map(([actor]) => actor)).toEqual([email('owner')]);
+      const changed = (action: string) => events.find((event) => event.action === action)!;
+      expect(changed('money.credit').after).toMatchObject({ amountNanoUsd: '5000000000', note: 'Opening balance' });
+      expect(changed('organisation.billing_details').after).toEqual({
+        billingName: 'Acme Robotics Ltd',
+        billingAddress: '1 Harbour Road\nPortsmouth',
+      });
       expect(by('member.join').map(([actor]) => actor)).toEqual(
         [email('admin'), email('developer'), email('billing'), email('viewer')].sort(),
       );
@@ -419,6 +430,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
           [email('admin'), 'guest-of-admin@example.com', 'viewer'],
         ].sort(),
       );
+      for (const role of ['admin', 'developer', 'billing', 'viewer'] as const)
+        expect(invites.find((event) => event.target.id === invitations[role])?.after.email, role).toBe(email(role));
       expect(by('project.created')).toEqual(
         [
           [email('owner'), projects.search],
