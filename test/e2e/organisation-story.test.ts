@@ -320,8 +320,9 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       expect(organisationSpend).toBeLessThanOrEqual(parseUsd(ORGANISATION_WEEK_USD));
       expect(developerKeySpend).toBeLessThanOrEqual(parseUsd(DEVELOPER_KEY_DAY_USD));
       expect(adminKeySpend).toBeLessThanOrEqual(parseUsd(ADMIN_KEY_DAY_USD));
-      // The organisation's limit was reached, not merely approached: the burst asked for more, left unbilled.
-      expect(organisationSpend).toBe(parseUsd(ORGANISATION_WEEK_USD));
+      // The organisation's limit was reached, not merely approached: the burst asked for more, left unbilled. (Within
+      // one request of it: past the last full hold, a reply cut at a smaller one is billed only what it delivered.)
+      expect(organisationSpend).toBeGreaterThan(parseUsd(ORGANISATION_WEEK_USD) - COST);
       expect(records.some((record) => record.unbilled_tokens > 0)).toBe(true);
       expect(searchSpend).toBeGreaterThanOrEqual((parseUsd(PROJECT_DAY_USD) * 8n) / 10n);
       expect((await people.owner.client.get('/api/billing')).json).toMatchObject({
