@@ -68,6 +68,13 @@ export function limitThresholdEvent(
   };
 }
 
+/** A limit's period in words: "day" + "ly" would read "dayly". */
+const PERIOD_ADJECTIVES: Readonly<Record<NonNullable<AlertEvent['rule']['period']>, string>> = {
+  day: 'daily',
+  week: 'weekly',
+  month: 'monthly',
+};
+
 /** The mail of a firing: a subject and a plain-text body, in words. */
 export function alertMail(event: AlertEvent, organisationName: string): { subject: string; text: string } {
   if (event.type === 'alert.low_balance') {
@@ -85,10 +92,11 @@ export function alertMail(event: AlertEvent, organisationName: string): { subjec
   }
   const spent = usd(event.spent_usd);
   const limit = usd(event.limit_usd);
+  const every = event.rule.period === null ? '' : `${PERIOD_ADJECTIVES[event.rule.period]} `;
   return {
-    subject: `Tollgate: ${organisationName} reached ${event.rule.threshold_percent}% of a ${event.rule.period}ly limit`,
+    subject: `Tollgate: ${organisationName} reached ${event.rule.threshold_percent}% of a ${every}limit`,
     text: [
-      `${organisationName} has spent ${spent} of the ${limit} ${event.rule.period}ly limit of its ${event.rule.scope}` +
+      `${organisationName} has spent ${spent} of the ${limit} ${every}limit of its ${event.rule.scope}` +
         `${event.rule.scope_id === null ? '' : ` ${event.rule.scope_id}`}: ${event.rule.threshold_percent}% or more.`,
       '',
       `Alert ${event.rule.id}, event ${event.id}.`,

@@ -6,7 +6,10 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface CaughtMail {
+  /** The first address of the To header. */
   to: string;
+  /** Every address the mail was delivered to (the SMTP envelope's recipients), lower-cased. */
+  recipients: string[];
   from: string;
   subject: string;
   text: string;
@@ -18,9 +21,12 @@ export interface MailCatcher {
   /** `smtp://127.0.0.1:port` for SMTP_URL. */
   url: string;
   mails: CaughtMail[];
-  /** The next mail to `to` (case-insensitive) that arrives after `since` mails had arrived; waits up to 10 s. */
+  /**
+   * The next mail delivered to `to` (case-insensitive; one of its recipients) that arrives after `since` such mails
+   * had arrived; waits up to 10 s.
+   */
   next(to: string, since?: number): Promise<CaughtMail>;
-  /** Mails to `to` so far. */
+  /** Mails delivered to `to` so far (one recipient among others counts). */
   to(to: string): CaughtMail[];
   close(): Promise<void>;
 }
@@ -33,13 +39,15 @@ export async function startMailCatcher(): Promise<MailCatcher> {
     // Plain SMTP on loopback: no certificate to make, and nodemailer only upgrades when STARTTLS is offered.
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
+      const recipients = session.envelope.rcptTo.map((recipient) => recipient.address.toLowerCase());
       simpleParser(stream)
         .then((parsed) => {
           const to = Array.isArray(parsed.to) ? parsed.to[0] : parsed.to;
           const text = parsed.text ?? '';
           mails.push({
             to: to?.value[0]?.address ?? '',
+            recipients,
             from: parsed.from?.text ?? '',
             subject: parsed.subject ?? '',
             text,
@@ -54,7 +62,7 @@ export async function startMailCatcher(): Promise<MailCatcher> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.server.address();
   if (address === null || typeof address === 'string') throw new Error('SMTP server has no port');
-  const matching = (to: string) => mails.filter((mail) => mail.to.toLowerCase() === to.toLowerCase());
+  const matching = (to: string) => mails.filter((mail) => mail.recipients.includes(to.toLowerCase()));
   return {
     url: `smtp://127.0.0.1:${address.port}`,
     mails,

@@ -4,6 +4,7 @@
  * request with the next status of a script and keeps every request it got.
  */
 import { execFileSync } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -98,4 +99,21 @@ export async function startWebhookReceiver(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A receiver's check of a `tollgate-signature` header, written from docs/budget-alerts.md rather than taken from the
+ * gateway's code: HMAC-SHA256 of `<t>.<raw body>` keyed by the secret, compared in constant time, `t` near the clock.
+ */
+export function verifyWebhookSignature(header: string, rawBody: string, secret: string, toleranceSeconds = 300) {
+  const parts = header.split(',');
+  const t = Number(parts.find((part) => part.startsWith('t='))?.slice(2));
+  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
+  return parts
+    .filter((part) => part.startsWith('v1='))
+    .some((part) => {
+      const given = Buffer.from(part.slice(3), 'hex');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
 }

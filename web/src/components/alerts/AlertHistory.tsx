@@ -3,12 +3,16 @@ import { formatDateTime } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
 import { StatusBadge } from '../StatusBadge';
 
+/** A limit's period in words ("day" + "ly" would read "dayly"). */
+const PERIOD_ADJECTIVES: Readonly<Record<string, string>> = { day: 'daily', week: 'weekly', month: 'monthly' };
+
 /** A rule in a few words: what it watches. */
 export function describeRule(rule: AlertRule | undefined): string {
   if (rule === undefined) return 'a deleted alert';
   if (rule.kind === 'low_balance') return `Balance below ${formatUsd(rule.amountUsd ?? '0')}`;
   const of = rule.scope === 'organisation' ? 'the organisation' : `${rule.scope} ${rule.scopeId ?? ''}`;
-  return `${rule.thresholdPercent}% of the ${rule.period}ly limit of ${of}`;
+  const every = rule.period === null ? '' : `${PERIOD_ADJECTIVES[rule.period] ?? rule.period} `;
+  return `${rule.thresholdPercent}% of the ${every}limit of ${of}`;
 }
 
 export function FiringsTable({ firings, rules }: { firings: AlertFiring[]; rules: AlertRule[] }) {
