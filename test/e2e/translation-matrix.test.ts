@@ -184,13 +184,15 @@ describe.each(FAMILY_MODELS)('%s: tool loops and images', (model) => {
         },
       ],
     });
+    // Both awaited at once: one refused while the other is still awaited would be an unhandled rejection.
     if (model.startsWith('delta-')) {
-      await expect(request).rejects.toBeInstanceOf(OpenAI.BadRequestError);
-      await expect(viaAnthropic).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+      await Promise.all([
+        expect(request).rejects.toBeInstanceOf(OpenAI.BadRequestError),
+        expect(viaAnthropic).rejects.toBeInstanceOf(Anthropic.BadRequestError),
+      ]);
       return;
     }
-    const completion = await request;
-    const text = await viaAnthropic;
+    const [completion, text] = await Promise.all([request, viaAnthropic]);
     // The image costs input tokens: more than the text alone.
     const textOnly = await openai.chat.completions.create({
       model,
