@@ -7,17 +7,9 @@ import { ErrorNotice, Loading, Notice } from '../components/Notice';
 import { PageHeader } from '../components/PageHeader';
 import { StatusBadge } from '../components/StatusBadge';
 import { formatDate, formatDateTime } from '../lib/format';
+import { modelList } from '../lib/model-list';
 import { roleReason, useCan, useOrganisation } from '../lib/organisation';
 import { useAsync } from '../lib/use-async';
-
-/** Comma-separated model ids or family words as the API's list; empty text: every model (null). */
-function modelList(text: string): string[] | null {
-  const models = text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
-  return models.length === 0 ? null : models;
-}
 
 function describeModels(models: string[] | null): string {
   return models === null ? 'Every model' : models.join(', ');

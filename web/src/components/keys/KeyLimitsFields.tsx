@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { modelList } from '../../lib/model-list';
 import type { ApiKey, KeyLimitsInput, KeyScope, SpendPeriod } from '../../api/types';
 
 /** The scopes a key can carry, with what each one lets it do. */
@@ -55,10 +56,6 @@ export function draftOf(key: ApiKey): KeyLimitsDraft {
  * sending it would replace all of them (the Limits page sets several).
  */
 export function toLimitsInput(draft: KeyLimitsDraft, initial?: KeyLimitsDraft): KeyLimitsInput {
-  const models = draft.models
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
   const rpm = draft.rpm.trim();
   const tpm = draft.tpm.trim();
   // Thrown into the form's error notice: a number field that is not a whole number is never sent as "no limit".
@@ -73,7 +70,7 @@ export function toLimitsInput(draft: KeyLimitsDraft, initial?: KeyLimitsDraft): 
     initial !== undefined && draft.spendUsd.trim() === initial.spendUsd && draft.period === initial.period;
   return {
     scopes: draft.access === 'custom' ? draft.scopes : draft.access,
-    models: models.length === 0 ? null : models,
+    models: modelList(draft.models),
     ...(spendUntouched
       ? {}
       : { spendLimit: draft.spendUsd.trim() === '' ? null : { usd: draft.spendUsd.trim(), period: draft.period } }),
