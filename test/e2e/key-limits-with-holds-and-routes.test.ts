@@ -11,7 +11,7 @@ import { parseUsd } from '../../src/billing/money.js';
 import { countTextTokens, loadTokenizer } from '../../src/canonical/count-tokens.js';
 import { outputSliceOf } from '../../src/billing/priced-model.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { startTestGateway, type TestGateway, fundedAccountWithKey } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();
 const GEMINI_BODY = { contents: [{ role: 'user', parts: [{ text: 'ping [[sim words=3]]' }] }] };
@@ -54,18 +54,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     const google = (key: string) => ({ 'x-goog-api-key': key });
 
-    async function fundedAccount(usd: string) {
-      const created = await harness.createAccountWithKey(undefined, 'enterprise');
-      await harness.gateway.storage.billing.credit({
-        accountId: created.accountId,
-        kind: 'topup',
-        amountNano: parseUsd(usd),
-        idempotencyKey: `t-${created.accountId}`,
-        note: null,
-        at: Date.now(),
-      });
-      return created;
-    }
+    const fundedAccount = (usd: string) => fundedAccountWithKey(harness, usd);
 
     async function makeKey(fullKey: string, fields: Record<string, unknown>): Promise<{ key: string; id: string }> {
       const created = await call('POST', '/v1/keys', bearer(fullKey), { name: 'restricted', ...fields });

@@ -7,7 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUsd, parseUsd } from '../../src/billing/money.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { startTestGateway, type TestGateway, fundedAccountWithKey } from '../helpers/test-gateway.js';
 
 const PROMPT = [{ role: 'user' as const, content: 'ping [[sim words=3]]' }];
 
@@ -41,18 +41,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])(
       return { status: response.status, json: await response.json() };
     }
 
-    async function fundedAccount(usd: string, tier = 'enterprise') {
-      const created = await harness.createAccountWithKey(undefined, tier);
-      await harness.gateway.storage.billing.credit({
-        accountId: created.accountId,
-        kind: 'topup',
-        amountNano: parseUsd(usd),
-        idempotencyKey: `t-${created.accountId}`,
-        note: null,
-        at: Date.now(),
-      });
-      return created;
-    }
+    const fundedAccount = (usd: string, tier?: string) => fundedAccountWithKey(harness, usd, tier);
 
     /** A key made through `POST /v1/keys` by the account's full key. */
     async function makeKey(

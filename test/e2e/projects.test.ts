@@ -17,11 +17,10 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_ROLES } from '../../src/accounts/organisation-roles.js';
 import { ProjectService } from '../../src/accounts/project-service.js';
-import { parseUsd } from '../../src/billing/money.js';
 import { defaultProjectId } from '../../src/storage/project-types.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 import { registeredPerson, team, type Team } from '../helpers/organisation-team.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { startTestGateway, type TestGateway, fundedAccountWithKey } from '../helpers/test-gateway.js';
 
 const PROMPT = [{ role: 'user' as const, content: 'ping [[sim words=3]]' }];
 const run = promisify(execFile);
@@ -56,18 +55,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('projects on $
     return { status: response.status, json: await response.json() };
   }
 
-  async function fundedAccount() {
-    const created = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({
-      accountId: created.accountId,
-      kind: 'topup',
-      amountNano: parseUsd('5'),
-      idempotencyKey: `t-${created.accountId}`,
-      note: null,
-      at: Date.now(),
-    });
-    return created;
-  }
+  const fundedAccount = () => fundedAccountWithKey(harness, '5');
 
   const openai = (key: string) => new OpenAI({ apiKey: key, baseURL: harness.openaiBaseUrl, maxRetries: 0 });
   const anthropic = (key: string) => new Anthropic({ apiKey: key, baseURL: harness.gateway.url, maxRetries: 0 });

@@ -10,7 +10,7 @@ import { type RunningSimulator, startSimulator } from '../../src/simulator/simul
 import { FULL_PERMISSIONS } from '../../src/storage/key-permission-types.js';
 import type { UsageRecord } from '../../src/storage/types.js';
 import { AGENTS_PACKAGE_DIR, NODE_24 } from '../helpers/agents-package.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { startTestGateway, type TestGateway, fundedAccountWithKey } from '../helpers/test-gateway.js';
 
 /**
  * A request's own fallback list (`models`) on Anthropic Messages, Responses and Gemini's generateContent, sent by
@@ -75,15 +75,7 @@ describe("a request's own fallback list on every client protocol", () => {
   }
 
   async function fundedAccount(usd: string, models: string[] | null = null) {
-    const account = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({
-      accountId: account.accountId,
-      kind: 'topup',
-      amountNano: parseUsd(usd),
-      idempotencyKey: `t-${account.accountId}`,
-      note: null,
-      at: Date.now(),
-    });
+    const account = await fundedAccountWithKey(harness, usd);
     if (models === null) return account;
     const limited = await harness.gateway.keys.create(account.accountId, account.accountId, {
       name: 'limited',

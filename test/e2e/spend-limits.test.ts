@@ -18,7 +18,7 @@ import { ProjectService } from '../../src/accounts/project-service.js';
 import { parseUsd } from '../../src/billing/money.js';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 import { team, type Team } from '../helpers/organisation-team.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { startTestGateway, type TestGateway, fundedAccountWithKey } from '../helpers/test-gateway.js';
 
 const PROMPT = [{ role: 'user' as const, content: 'ping [[sim words=3]]' }];
 const run = promisify(execFile);
@@ -34,18 +34,7 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('spend limits 
     await harness?.close();
   });
 
-  async function fundedAccount() {
-    const created = await harness.createAccountWithKey(undefined, 'enterprise');
-    await harness.gateway.storage.billing.credit({
-      accountId: created.accountId,
-      kind: 'topup',
-      amountNano: parseUsd('5'),
-      idempotencyKey: `t-${created.accountId}`,
-      note: null,
-      at: Date.now(),
-    });
-    return created;
-  }
+  const fundedAccount = () => fundedAccountWithKey(harness, '5');
 
   async function api(key: string, method: string, path: string, body?: unknown) {
     const response = await fetch(`${harness.gateway.url}${path}`, {

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountService } from '../../src/accounts/account-service.js';
+import { parseUsd } from '../../src/billing/money.js';
 import type { VendorName } from '../../src/canonical/request.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 import { KeyService } from '../../src/keys/key-service.js';
@@ -192,6 +193,20 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       if (postgresSchema !== undefined) await dropPostgresSchema(postgresSchema);
     },
   };
+}
+
+/** A fresh account with one key, on `tier` (enterprise: no rate limit in a test's way), topped up with `usd`. */
+export async function fundedAccountWithKey(harness: TestGateway, usd: string, tier = 'enterprise') {
+  const created = await harness.createAccountWithKey(undefined, tier);
+  await harness.gateway.storage.billing.credit({
+    accountId: created.accountId,
+    kind: 'topup',
+    amountNano: parseUsd(usd),
+    idempotencyKey: `t-${created.accountId}`,
+    note: null,
+    at: Date.now(),
+  });
+  return created;
 }
 
 /** The local PostgreSQL with every table in `schema`, carried in the URL as a deployment sharing a database sets it. */
