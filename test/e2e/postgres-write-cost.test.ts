@@ -79,8 +79,9 @@ describe('PostgreSQL statements per paid request', () => {
     });
     const streamed = await statementsOf(stream);
     // 1 key lookup (which also reads the account's money); reserve = one conditional statement taking the hold
-    // (WITH … UPDATE … INSERT); settle = one statement doing all of settlement (postgres-billing-statements.ts).
-    expect(one).toEqual({ total: 3, select: 1, with: 2 });
+    // (WITH … UPDATE … INSERT), after a `select set_config` in the same pipeline that commits it asynchronously
+    // (postgres-write-batch.ts); settle = one statement doing all of settlement (postgres-billing-statements.ts).
+    expect(one).toEqual({ total: 4, select: 2, with: 2 });
     expect(ten.total).toBe(10 * one.total);
     expect(streamed).toEqual(one);
   });

@@ -7,11 +7,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY, fundedAccountIn, NOW, plainUsage, type AccountIds } from '../../../test/helpers/billing-contract-fixture.js';
+import {
+  DAY,
+  fundedAccountIn,
+  NOW,
+  plainUsage,
+  type AccountIds,
+} from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { planSliceGrant } from '../../billing/slice-grant.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput, SliceInput } from '../billing-types.js';
+import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SliceInput } from '../billing-types.js';
 import { billingStoreOf } from '../kysely-storage.js';
 import { openStorage } from '../open-storage.js';
 import type { Storage } from '../types.js';
@@ -26,8 +32,21 @@ const upTo =
       ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
       : { admitted: false, reason: 'short' };
 
+/** The admitted request's id; a refusal fails the test. */
+function heldId(result: ReserveResult): string {
+  if (!result.admitted) throw new Error(`refused: ${result.reason}`);
+  return result.reservation.requestId;
+}
+
 /** The tables a hold, a slice, a settlement or a top-up writes. */
-const WATCHED = ['organisations', 'reservations', 'spend_limits', 'spend_limit_holds', 'usage_records', 'ledger_entries'];
+const WATCHED = [
+  'organisations',
+  'reservations',
+  'spend_limits',
+  'spend_limit_holds',
+  'usage_records',
+  'ledger_entries',
+];
 
 describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
   const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
@@ -136,14 +155,14 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
     const holds = await observed(() =>
       Promise.all([
         storage.billing.reserve(reserveInput(ids, 1_000n)),
-        storage.billing.grantSlice(slice(first.reservation!.requestId, ids, 10)),
+        storage.billing.grantSlice(slice(heldId(first), ids, 10)),
       ]),
     );
     expect(hot.writes.stats.batches).toBe(batchesBefore + 1);
     expect(holds.settings).toEqual(['off']);
 
     const mixed = await observed(() =>
-      Promise.all([storage.billing.reserve(reserveInput(ids, 1_000n)), settle(first.reservation!.requestId, ids, 500n)]),
+      Promise.all([storage.billing.reserve(reserveInput(ids, 1_000n)), settle(heldId(first), ids, 500n)]),
     );
     expect(hot.writes.stats.batches).toBe(batchesBefore + 2);
     expect(mixed.settings).toEqual(['on']);
@@ -152,7 +171,7 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
   it('commits settlements and top-ups synchronously', async () => {
     const ids = await fundedAccountIn(storage, 1_000_000n);
     const held = await storage.billing.reserve(reserveInput(ids, 1_000n));
-    expect((await observed(() => settle(held.reservation!.requestId, ids, 700n))).settings).toEqual(['on']);
+    expect((await observed(() => settle(heldId(held), ids, 700n))).settings).toEqual(['on']);
     const topUp = () =>
       storage.billing.credit({
         accountId: ids.accountId,
@@ -178,7 +197,7 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
     const before = { ...hot.paths.locked };
     let requestId = '';
     const hold = await observed(async () => {
-      requestId = (await storage.billing.reserve(reserveInput(ids, 1_000n))).reservation!.requestId;
+      requestId = heldId(await storage.billing.reserve(reserveInput(ids, 1_000n)));
     });
     const grown = await observed(() => storage.billing.grantSlice(slice(requestId, ids, 10)));
     const settled = await observed(() => settle(requestId, ids, 700n));
@@ -201,7 +220,7 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
       at: NOW,
     });
     const lost = await storage.billing.reserve(reserveInput(ids, 5_000n));
-    const lostId = lost.reservation!.requestId;
+    const lostId = heldId(lost);
     // What a server crash within the WAL writer's delay leaves: the hold's transaction never happened, its account
     // counters and its part of each limit included.
     await admin.query('begin');
@@ -221,7 +240,7 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
     // Admitted meanwhile against the money the lost hold no longer held, and settled.
     const other = await storage.billing.reserve(reserveInput(ids, 4_000n));
     expect(other.admitted).toBe(true);
-    expect(await settle(other.reservation!.requestId, ids, 4_000n)).toMatchObject({ chargedNano: 4_000n });
+    expect(await settle(heldId(other), ids, 4_000n)).toMatchObject({ chargedNano: 4_000n });
 
     // The lost request's settlement (as the journal replays it) finds no hold: 2,000 left under the limit.
     const replayed = await settle(lostId, ids, 5_000n);
