@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { isServerRefusal, type KeptConnections } from './kept-connections.js';
-import { runStatement, runStatements, type PipelinedStatement } from './pipelined-statements.js';
+import { runStatements, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together, so a
@@ -141,10 +141,9 @@ export class PostgresWriteBatcher {
   /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
   private async alone(write: BatchedWrite): Promise<pg.QueryResult> {
     this.stats.alone++;
-    const first = commitMode([write]);
-    if (first.length === 0) return runStatement(this.connections, statementOf(write));
-    const results = await runStatements(this.connections, [...first, statementOf(write)]);
-    return results[first.length]!;
+    const statements = [...commitMode([write]), statementOf(write)];
+    const results = await runStatements(this.connections, statements);
+    return results[statements.length - 1]!;
   }
 }
 
