@@ -138,6 +138,8 @@ export class PostgresBillingStore implements OwnedBillingStore {
       accountId: input.accountId,
       name: 'grant_slice',
       text: GRANT_SLICE,
+      // Its checkpoint rides along: it only matters if this instance crashes as well (decision record 0020).
+      holdOnly: true,
       values: [
         input.accountId,
         input.requestId,
@@ -230,7 +232,13 @@ export class PostgresBillingStore implements OwnedBillingStore {
       input.createdAt,
       input.expiresAt,
     ];
-    const taken = await this.writes.run({ accountId: input.accountId, name: 'take_hold', text: TAKE_HOLD, values });
+    const taken = await this.writes.run({
+      accountId: input.accountId,
+      name: 'take_hold',
+      text: TAKE_HOLD,
+      values,
+      holdOnly: true,
+    });
     if (taken.rowCount !== 1) return undefined;
     return admitted(input, plan);
   }
@@ -268,6 +276,7 @@ export class PostgresBillingStore implements OwnedBillingStore {
       accountId: row.account_id,
       name: 'settle',
       text: SETTLE,
+      holdOnly: false,
       values: [
         row.account_id,
         row.request_id,

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { isServerRefusal, type KeptConnections } from './kept-connections.js';
-import { runStatement, runStatements, type PipelinedStatement } from './pipelined-statements.js';
+import { runStatements, type PipelinedStatement } from './pipelined-statements.js';
 
 /**
  * One instance's account writes (holds and settlements) gathered and sent to PostgreSQL together, so a
@@ -30,6 +30,10 @@ import { runStatement, runStatements, type PipelinedStatement } from './pipeline
  *   settles each request once either way.
  * - Every value is a bound parameter, as in `pool.query`. A value holding a NUL character, which PostgreSQL text
  *   refuses, never joins a batch: it would roll back the writes batched with it.
+ * - A transaction of nothing but holds (admission holds, slice grants) commits without waiting for the WAL flush
+ *   (`synchronous_commit = off` for that transaction only, decision record 0020): only a crash of the PostgreSQL
+ *   server can lose it. One settlement or any other write in the batch and the whole transaction commits
+ *   synchronously, which also flushes every hold committed before it.
  */
 export interface BatchedWrite {
   /** The wallet row the statement locks first. */
@@ -38,6 +42,8 @@ export interface BatchedWrite {
   name: string;
   text: string;
   values: readonly unknown[];
+  /** It writes nothing but a hold (or its growth): its commit may skip the WAL flush when the rest of the batch does too. */
+  holdOnly: boolean;
 }
 
 /** Writes of one batch at most: a bound on the query's size and on how long the batch holds its locks. */
@@ -121,21 +127,46 @@ export class PostgresWriteBatcher {
   /** The batch as one pipeline on one connection: the writes' results in order, or the server's refusal (nothing committed). */
   private async transaction(writes: readonly BatchedWrite[]): Promise<pg.QueryResult[]> {
     const accounts = [...new Set(writes.map((write) => write.accountId))];
+    const first = commitMode(writes);
     const statements: PipelinedStatement[] = [
+      ...first,
       { name: 'tollgate_lock_batch_accounts', text: LOCK_ACCOUNTS, values: [accounts] },
-      ...writes.map((write) => ({ name: `tollgate_${write.name}`, text: write.text, values: write.values })),
+      ...writes.map(statementOf),
     ];
     // A connection that failed (not the server refusing a statement) is discarded, not kept (kept-connections.ts).
     const results = await runStatements(this.connections, statements);
-    return results.slice(1);
+    return results.slice(first.length + 1);
   }
 
   /** The write as the unbatched path runs it: one statement, prepared once per connection under the same name. */
-  private alone(write: BatchedWrite): Promise<pg.QueryResult> {
+  private async alone(write: BatchedWrite): Promise<pg.QueryResult> {
     this.stats.alone++;
-    return runStatement(this.connections, { name: `tollgate_${write.name}`, text: write.text, values: write.values });
+    const statements = [...commitMode([write]), statementOf(write)];
+    const results = await runStatements(this.connections, statements);
+    return results[statements.length - 1]!;
   }
 }
+
+function statementOf(write: BatchedWrite): PipelinedStatement {
+  return { name: `tollgate_${write.name}`, text: write.text, values: write.values };
+}
+
+/** The statement that opens a transaction of holds only (none for any other), in the same pipeline and round trip. */
+function commitMode(writes: readonly BatchedWrite[]): readonly PipelinedStatement[] {
+  return writes.every((write) => write.holdOnly) ? [ASYNC_COMMIT] : [];
+}
+
+/**
+ * This transaction's commit does not wait for its WAL to reach the disk (the WAL writer flushes it within
+ * `wal_writer_delay`, at most three times that under load); local to the transaction (`set_config`'s third argument),
+ * so the connection's next transaction is synchronous again. `set_config` rather than SET LOCAL, which in a
+ * pipeline's implicit transaction (not a transaction block) would send a warning notice with every batch.
+ */
+const ASYNC_COMMIT: PipelinedStatement = {
+  name: 'tollgate_async_commit',
+  text: "select set_config('synchronous_commit', 'off', true)",
+  values: [],
+};
 
 /** The batch's wallet rows locked first, in one order every batch follows, so batches cannot deadlock. */
 const LOCK_ACCOUNTS = 'select id from organisations where id = any($1::text[]) order by id for no key update';
