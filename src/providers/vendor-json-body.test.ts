@@ -81,9 +81,9 @@ describe('a vendor body reusing the client body', () => {
         if (typeof encoded !== 'string') reusedBodies++;
         expect(JSON.parse(encoded.toString())).toEqual(JSON.parse(JSON.stringify(body)));
       }),
-      { numRuns: 200 },
+      { numRuns: 120 },
     );
-    expect(reusedBodies).toBeGreaterThan(20);
+    expect(reusedBodies).toBeGreaterThan(10);
   });
 
   it('matches JSON.stringify on an Anthropic body reaching an Anthropic vendor', () => {
