@@ -93,8 +93,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
                         500-chunk stream with --shapes, the translated route's 20- and 500-chunk streams: an OpenAI
-                        client on the Anthropic vendor, and JSON with 32 KB and 256 KB prompts), one request at a time: requests 4,000 to 5,500 of each
-                        kind are counted. Needs valgrind (skipped, saying so, without it); 30-50 min on this machine (valgrind runs node ~50x slower).
+                        client on the Anthropic vendor, and JSON with 32 KB and 256 KB prompts), one request at a
+                        time: requests 4,000 to 5,500 of each kind are counted. Needs valgrind (skipped, saying so, without it); 30-50 min on this machine (valgrind runs node ~50x slower).
                         --scenarios picks kinds by name (json, stream, stream-500ch), e.g. --scenarios stream
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 4000: V8's optimizing
                         compiler has settled by then; its remaining share is reported apart)

@@ -40,8 +40,8 @@ describe('a vendor body reusing the client body', () => {
   });
 
   it('matches JSON.stringify on varied OpenAI chat bodies (property)', () => {
-    // Prompts with escapes, quotes, backslashes, non-ASCII and lone surrogates; fields with numbers, nulls and
-    // extensions; whitespace the client chose.
+    // Text of any code point (quotes, backslashes, controls, non-ASCII); fields with numbers and extensions;
+    // whitespace the client chose.
     const text = fc.string({ unit: 'binary', maxLength: 40 });
     const message = fc.record({
       role: fc.constantFrom('system', 'user', 'assistant', 'developer'),
