@@ -5,7 +5,7 @@ import { decodeAnthropicMessagesRequest } from '../protocols/anthropic-messages/
 import { decodeOpenAIChatRequest } from '../protocols/openai-chat/openai-decode-request.js';
 import { buildAnthropicRequest } from './anthropic/anthropic-build-request.js';
 import { buildOpenAIRequest } from './openai/openai-build-request.js';
-import { vendorJsonBody } from './vendor-json-body.js';
+import { sameFormatClientBody, vendorJsonBody } from './vendor-json-body.js';
 import { TEST_MODEL } from '../../test/helpers/anthropic-test-fixtures.js';
 
 /** Parses `text` as the JSON body parser does and keeps its bytes, as a large client body is kept. */
@@ -147,6 +147,14 @@ describe('a vendor body reusing the client body', () => {
     const { parsed, reused } = sent({ model: 'b', messages: client.messages }, clientText);
     expect(reused).toBe(true);
     expect(parsed).toEqual({ model: 'b', messages: client.messages });
+  });
+
+  it('offers the client body only to an adapter of its own format', () => {
+    const { value } = received(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: longPrompt('f') }] }));
+    const { request } = decodeOpenAIChatRequest(value);
+    expect(sameFormatClientBody(request, 'openai-chat')).toBe(request.clientBody);
+    expect(request.clientBody).toBeDefined();
+    expect(sameFormatClientBody(request, 'anthropic-messages')).toBeUndefined();
   });
 
   it('keeps no bytes of a small body', () => {

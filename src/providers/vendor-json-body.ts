@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { ClientJsonBody } from '../canonical/client-json-body.js';
+import type { CanonicalRequest, ClientProtocol } from '../canonical/request.js';
 import { topLevelMembers } from '../wire/json-object-members.js';
 
 /**
@@ -12,6 +13,17 @@ import { topLevelMembers } from '../wire/json-object-members.js';
  */
 export function vendorJsonBody(body: Record<string, unknown>, client: ClientJsonBody | undefined): string | Buffer {
   return (client === undefined ? undefined : reusingClientBytes(body, client)) ?? JSON.stringify(body);
+}
+
+/**
+ * The client's body when it was written in `wire`, the vendor's format: a translated body shares no large member
+ * with its client's, so it is not searched for one.
+ */
+export function sameFormatClientBody(
+  request: Pick<CanonicalRequest, 'clientBody' | 'extensionsProtocol'>,
+  wire: ClientProtocol,
+): ClientJsonBody | undefined {
+  return request.extensionsProtocol === wire ? request.clientBody : undefined;
 }
 
 const OPEN = Buffer.from('{');
