@@ -98,7 +98,7 @@ describe('callgrind dumps', () => {
 });
 
 describe('the kinds counted', () => {
-  it('adds the long stream and the translated route (an OpenAI client on the Anthropic vendor) with --shapes', () => {
+  it('adds the long stream, the translated route (an OpenAI client on the Anthropic vendor) and large prompts with --shapes', () => {
     const options = { callgrindRequests: 300, callgrindWarmup: 800 };
     expect(instructionKinds({ ...options, shapes: false }).map((kind) => kind.kind)).toEqual(['json', 'stream']);
     const kinds = instructionKinds({ ...options, shapes: true });
@@ -116,7 +116,10 @@ describe('the kinds counted', () => {
       ['stream-500ch', 'same-format', 500, 30, 80],
       ['translated-stream', 'openai-to-anthropic', 20, 300, 800],
       ['translated-500ch', 'openai-to-anthropic', 500, 30, 80],
+      ['json-32kb', 'same-format', 20, 30, 80],
+      ['json-256kb', 'same-format', 20, 30, 80],
     ]);
+    expect(kinds.map((kind) => kind.shape.promptKiB ?? 0)).toEqual([0, 0, 0, 0, 0, 32, 256]);
   });
 });
 

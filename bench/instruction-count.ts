@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { TargetClient } from './load.js';
 import type { ManagedProcess } from './processes.js';
 import type { BenchOptions } from './options.js';
-import { LONG_STREAM_CHUNKS, type RequestShape, type RouteId, type Target } from './scenarios.js';
+import { LONG_STREAM_CHUNKS, PROMPT_KIB, type RequestShape, type RouteId, type Target } from './scenarios.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -156,7 +156,7 @@ export class CallgrindProcess {
 }
 
 export interface InstructionKind {
-  /** `json`, `stream`, `stream-500ch`, `translated-stream`, `translated-500ch`. */
+  /** `json`, `stream`, `stream-500ch`, `translated-stream`, `translated-500ch`, `json-32kb`, `json-256kb`. */
   kind: string;
   /** The route, when not the same-format one (the translated kinds: an OpenAI client on an Anthropic vendor). */
   route?: RouteId;
@@ -170,7 +170,9 @@ export interface InstructionKind {
 /**
  * The kinds a run can count: JSON and the 20-chunk stream on the same-format route; with --shapes the 500-chunk stream
  * (a tenth as many requests: each is 25 short streams' worth of chunks) and the translated route's 20- and 500-chunk
- * streams (an OpenAI client on the Anthropic vendor), whose difference is its cost per extra chunk.
+ * streams (an OpenAI client on the Anthropic vendor), whose difference is its cost per extra chunk, and JSON requests
+ * with 32 KB and 256 KB prompts (a tenth as many: each carries hundreds of short prompts' bytes), whose difference is
+ * the cost per KB of prompt.
  */
 export function instructionKinds(
   options: Pick<BenchOptions, 'shapes' | 'callgrindRequests' | 'callgrindWarmup'>,
@@ -189,6 +191,11 @@ export function instructionKinds(
     requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
     warmupRequests: Math.round(options.callgrindWarmup / 10),
   });
+  const prompt = (promptKiB: number): InstructionKind => ({
+    ...short(`json-${promptKiB}kb`, { stream: false, paceMs: 0, promptKiB }),
+    requests: Math.max(1, Math.round(options.callgrindRequests / 10)),
+    warmupRequests: Math.round(options.callgrindWarmup / 10),
+  });
   const chunks = LONG_STREAM_CHUNKS[0];
   return [
     short('json', { stream: false, paceMs: 0 }),
@@ -198,6 +205,7 @@ export function instructionKinds(
           long(`stream-${chunks}ch`, chunks),
           short('translated-stream', stream, 'openai-to-anthropic'),
           long(`translated-${chunks}ch`, chunks, 'openai-to-anthropic'),
+          ...PROMPT_KIB.map(prompt),
         ]
       : []),
   ];

@@ -36,7 +36,10 @@ export interface BenchOptions {
   callgrindWarmup: number;
   /** Callgrind mode: counted requests of each kind (a tenth of them for 500-chunk streams). */
   callgrindRequests: number;
-  /** Callgrind mode: only these kinds (json, stream, stream-500ch, translated-stream, translated-500ch); all when empty. */
+  /**
+   * Callgrind mode: only these kinds (json, stream, stream-500ch, translated-stream, translated-500ch, json-32kb,
+   * json-256kb); all when empty.
+   */
   callgrindKinds: string[];
   /** Callgrind mode: keep the dumps here (for callgrind_annotate) instead of in the run's temp dir. */
   callgrindDumps: string | undefined;
@@ -89,17 +92,18 @@ export const USAGE = `Usage: npm run bench -- [options]
                         With --scenarios matching nothing (e.g. --scenarios none) only this runs
   --callgrind           the noise-free mode instead of the timed scenarios: instructions per request of the
                         gateway (SQLite) and the floor under valgrind --tool=callgrind, JSON and stream (and a
-                        500-chunk stream with --shapes, and the translated route's 20- and 500-chunk streams: an OpenAI
-                        client on the Anthropic vendor), one request at a time: requests 4,000 to 5,500 of each
-                        kind are counted. Needs valgrind (skipped, saying so, without it); 30-50 min on this machine (valgrind runs node ~50x slower).
+                        500-chunk stream with --shapes, the translated route's 20- and 500-chunk streams: an OpenAI
+                        client on the Anthropic vendor, and JSON with 32 KB and 256 KB prompts), one request at a
+                        time: requests 4,000 to 5,500 of each kind are counted. Needs valgrind (skipped, saying so, without it); 30-50 min on this machine (valgrind runs node ~50x slower).
                         --scenarios picks kinds by name (json, stream, stream-500ch), e.g. --scenarios stream
   --callgrind-warmup N  callgrind mode: requests of each kind before counting (default 4000: V8's optimizing
                         compiler has settled by then; its remaining share is reported apart)
   --callgrind-requests N
-                        callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams)
+                        callgrind mode: requests counted per kind (default 1500; a tenth of both for 500-chunk streams
+                        and large prompts)
   --callgrind-kinds LIST
                         callgrind mode: only these kinds (json, stream, stream-500ch; with --shapes also
-                        translated-stream, translated-500ch), e.g. json for a shorter run
+                        translated-stream, translated-500ch, json-32kb, json-256kb), e.g. json for a shorter run
   --callgrind-dumps DIR callgrind mode: keep the dumps in DIR (per-function counts: callgrind_annotate DIR/gateway.*.2)
   --soak SECONDS        the soak mode instead of the timed scenarios: 64 clients of mixed traffic (three routes,
                         3 streams to 1 JSON) on one gateway (SQLite) for SECONDS, its RSS and V8 heap sampled

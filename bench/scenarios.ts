@@ -148,6 +148,9 @@ export const SCENARIOS: readonly Scenario[] = [
 
 export const MAX_CONCURRENCY = Math.max(...SCENARIOS.map((each) => each.concurrency));
 
+/** Prompt sizes of the large-prompt shapes, in KB: their difference gives CPU per KB of prompt. */
+export const PROMPT_KIB = [32, 256] as const;
+
 /** Chunk counts of the long-stream shapes: real replies are hundreds to thousands of chunks. */
 export const LONG_STREAM_CHUNKS = [500, 2000] as const;
 
@@ -165,8 +168,7 @@ export const SHAPE_SCENARIOS: readonly Scenario[] = [
   ...LONG_STREAM_CHUNKS.map((chunks) => scenario('same-format', true, 1, { floor: true, chunks })),
   ...LONG_STREAM_CHUNKS.map((chunks) => scenario('openai-to-anthropic', true, 1, { chunks })),
   scenario('openai-to-anthropic', true, 1),
-  scenario('same-format', false, 16, { floor: true, promptKiB: 32 }),
-  scenario('same-format', false, 16, { floor: true, promptKiB: 256 }),
+  ...PROMPT_KIB.map((promptKiB) => scenario('same-format', false, 16, { floor: true, promptKiB })),
   scenario('same-format', true, 64, { paceMs: PACE_MS, floor: true }),
   scenario('same-format', true, 64, { paceMs: PACE_MS, floor: true, burst: true }),
 ];

@@ -3,6 +3,7 @@
  * It knows nothing of HTTP or of any vendor's field names.
  */
 
+import type { ClientJsonBody } from './client-json-body.js';
 import type { Citation, ServerToolCallBlock, ServerToolDefinition, ServerToolResultBlock } from './server-tools.js';
 
 export type VendorName = 'anthropic' | 'openai' | 'gemini' | 'deepseek';
@@ -219,6 +220,11 @@ export interface CanonicalRequest {
   extensions: Record<string, unknown>;
   /** Which client protocol produced `extensions`, so adapters know whether they may forward them. */
   extensionsProtocol: ClientProtocol;
+  /**
+   * The client's body as received, when it was large enough to keep: an adapter of the same wire format reuses
+   * the bytes of the members its body repeats unchanged (`src/providers/vendor-json-body.ts`).
+   */
+  clientBody?: ClientJsonBody;
 }
 
 /** The client-facing APIs the gateway speaks; each has a decoder and encoder under protocols/. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { rememberBodyBytes } from '../canonical/client-json-body.js';
 import { GatewayError, invalidRequest } from '../canonical/errors.js';
 
 declare module 'fastify' {
@@ -33,7 +34,9 @@ export const JSON_LIMITS = {
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseSecurely = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, function parseLimitedJson(request, body, done) {
+  // Read as bytes (fastify decodes a string from the same joined buffer): a large body's bytes are kept for a
+  // same-format vendor body to reuse (client-json-body.ts).
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, function parseLimitedJson(request, body, done) {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') {
       // Read only here: `routeOptions` builds a new object on every read.
@@ -47,8 +50,12 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
         return;
       }
       const problem = textMayBreakShape(text) ? shapeProblem(value) : modelProblem(value);
-      if (problem === undefined) done(null, value);
-      else done(problem, undefined);
+      if (problem !== undefined) {
+        done(problem, undefined);
+        return;
+      }
+      if (typeof body !== 'string') rememberBodyBytes(value, body);
+      done(null, value);
     });
   });
 }

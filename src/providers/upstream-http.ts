@@ -62,7 +62,7 @@ export class UpstreamHttp {
   async post(
     path: string,
     headers: Record<string, string>,
-    body: string,
+    body: string | Buffer,
     signal: AbortSignal,
     stream = false,
     traceHeaders?: Readonly<Record<string, string>>,

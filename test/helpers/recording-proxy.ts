@@ -12,6 +12,8 @@ export interface RecordedRequest {
   /** The bearer token or `x-api-key`: which credential the gateway used. */
   credential: string | undefined;
   body: Record<string, unknown>;
+  /** The body as the gateway wrote it. */
+  text: string;
   /** The request's headers as the gateway sent them (trace context included). */
   headers: IncomingHttpHeaders;
   /** The status this proxy answered with (the target's, or 500 for a failing credential). */
@@ -54,6 +56,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         credential,
         headers: incoming.headers,
         body: raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as Record<string, unknown>),
+        text: raw.toString('utf8'),
         status: 0,
       };
       recorded.push(entry);

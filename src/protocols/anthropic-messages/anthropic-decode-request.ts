@@ -1,3 +1,4 @@
+import { clientJsonBodyOf } from '../../canonical/client-json-body.js';
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import { parseSignature } from '../../canonical/reasoning-signature.js';
 import {
@@ -47,6 +48,8 @@ export function decodeAnthropicMessagesRequest(body: unknown, flags: AnthropicRe
   const request = decodePrompt(input, flags);
   request.maxOutputTokens = input.max_tokens;
   request.stream = input.stream === true;
+  const clientBody = clientJsonBodyOf(body);
+  if (clientBody !== undefined) request.clientBody = clientBody;
   const sampling = request.sampling;
   if (input.temperature !== undefined) sampling.temperature = input.temperature;
   if (input.top_p !== undefined) sampling.topP = input.top_p;

@@ -1,3 +1,4 @@
+import { clientJsonBodyOf } from '../../canonical/client-json-body.js';
 import { GatewayError, invalidRequest } from '../../canonical/errors.js';
 import type { ServerToolDefinition, WebSearchOptions } from '../../canonical/server-tools.js';
 import type {
@@ -70,6 +71,8 @@ export function decodeOpenAIChatRequest(body: unknown): DecodedOpenAIChatRequest
     extensionsProtocol: 'openai-chat',
   };
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
+  const clientBody = clientJsonBodyOf(body);
+  if (clientBody !== undefined) request.clientBody = clientBody;
   applyFallbackModels(request, input.models);
   if (input.web_search_options !== undefined && input.web_search_options !== null)
     request.serverTools = [decodeWebSearchOptions(input.web_search_options)];

@@ -61,6 +61,7 @@ import {
   UpstreamHttp,
   type UpstreamResponse,
 } from '../upstream-http.js';
+import { sameFormatClientBody, vendorJsonBody } from '../vendor-json-body.js';
 import { buildAnthropicCountTokensRequest, buildAnthropicRequest } from './anthropic-build-request.js';
 import { anthropicHttpError } from './anthropic-map-error.js';
 import { mapAnthropicMessage, type AnthropicMappingOptions } from './anthropic-map-response.js';
@@ -100,7 +101,7 @@ export class AnthropicProvider implements ProviderAdapter {
     const response = await this.http.post(
       path,
       this.headersWith(betaHeader),
-      JSON.stringify(body),
+      vendorJsonBody(body, sameFormatClientBody(request, 'anthropic-messages')),
       signal,
       request.stream,
       trace?.propagationHeaders,

@@ -8,6 +8,7 @@ import type { ProviderAdapter, ProviderCall, ProviderResponse } from '../types.j
 import { headerValue, UpstreamHttp, type UpstreamResponse } from '../upstream-http.js';
 import { parseRetryAfter, type UpstreamErrorDetails } from '../upstream-errors.js';
 import { gatewayStopSequences, matchStopSequences, withoutStopSequences } from '../gateway-stop-sequences.js';
+import { sameFormatClientBody, vendorJsonBody } from '../vendor-json-body.js';
 import type { ConversationHint } from './openai-build-request.js';
 import {
   openAICompletionEvents,
@@ -80,7 +81,7 @@ export class OpenAICompatibleProvider implements ProviderAdapter {
     const response = await this.http.post(
       '/chat/completions',
       this.headers,
-      JSON.stringify(body),
+      vendorJsonBody(body, sameFormatClientBody(sent, 'openai-chat')),
       signal,
       upstreamStream,
       trace?.propagationHeaders,
