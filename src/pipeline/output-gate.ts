@@ -30,6 +30,7 @@ export const BYTE_SLICE_MULTIPLE = 4;
 export class OutputGate {
   /** Tokens counted of the output delivered up to the last count. */
   private counted = 0;
+  /** Whether the tokenizer has counted yet (a reply metered by bytes may never be). */
   private everCounted = false;
   /** Output delivered since the last count, and its UTF-8 upper bound. */
   private pending: string[] = [];
@@ -112,6 +113,7 @@ export class OutputGate {
     return this.passNearGrant(text, bound);
   }
 
+  /** The exact count near the grant: slices asked for by what it needs, less than asked when only that is left. */
   private async passNearGrant(text: string, bound: number): Promise<boolean> {
     await loadTokenizer();
     const needed = this.deliveredTokens() + countTextTokens(text);
