@@ -285,13 +285,14 @@ export class BillingService {
   /**
    * One more slice of output for a live request (docs/architecture.md#holds-that-grow): one atomic conditional storage
    * call, which also renews the hold and writes its checkpoint. The reservation is grown in place, so settlement and
-   * the journal price with the free tokens the hold now carries.
+   * the journal price with the free tokens the hold now carries. `whole`: all `tokens` or none (planSliceGrant).
    */
   async grantSlice(
     reservation: Reservation,
     model: PricedModel,
     tokens: number,
     checkpoint: HoldCheckpoint | undefined,
+    whole = false,
   ): Promise<SliceOutcome> {
     const now = this.now();
     const expiresAt = now + this.settings.reservationTtlMs;
@@ -304,7 +305,7 @@ export class BillingService {
       freeAllowanceTokens: this.settings.freeTokensPerDay,
       tokens,
       outputPriceNano: model.prices.output,
-      plan: (state) => planSliceGrant(tokens, model.prices.output, state),
+      plan: (state) => planSliceGrant(tokens, model.prices.output, state, whole),
       expiresAt,
       ...(checkpoint === undefined ? {} : { checkpoint }),
     });

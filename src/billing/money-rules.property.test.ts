@@ -173,6 +173,17 @@ describe('admission and slices', () => {
       }),
     );
   });
+
+  it('a whole slice is the slice asked for when all of it is there, refused otherwise', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000 }), price, states, (wanted, outputPrice, state) => {
+        const partial = planSliceGrant(wanted, outputPrice, state);
+        const whole = planSliceGrant(wanted, outputPrice, state, true);
+        if (partial.granted && partial.tokens === wanted) expect(whole).toEqual(partial);
+        else expect(whole.granted).toBe(false);
+      }),
+    );
+  });
 });
 
 function sum(counts: Record<string, number>): number {

@@ -341,22 +341,26 @@ export class ChatPipeline {
     const limit = requestOutputLimit(input.request, model);
     // The prompt's count from the stream's start, else the estimate counted once, at the first checkpoint.
     const inputEstimate = { tokens: this.promptCounts.get(input.request) };
-    const checkpoint = (gate: OutputGate) => this.checkpoint(input.request, model, accumulator, gate, inputEstimate);
+    const checkpoint = (gate: OutputGate, count: boolean) =>
+      this.checkpoint(input.request, model, accumulator, gate, inputEstimate, count);
     const gate: OutputGate = new OutputGate(
       () => reservation.maxOutputTokens,
       limit,
       outputSliceOf(model),
-      async (tokens) => {
+      async (tokens, whole) => {
         const before = reservation.maxOutputTokens;
+        // A slice sized by bytes carries the last count rather than counting (docs/decisions/0021).
         const outcome = await this.deps.billing
-          .grantSlice(reservation, model, tokens, checkpoint(gate))
+          .grantSlice(reservation, model, tokens, checkpoint(gate, !whole), whole)
           .catch(() => ({ granted: false as const }));
-        this.metrics.outputSlice(model.id, outcome.granted);
+        // A byte-sized slice the account cannot pay whole is asked again by the exact count: only that one's
+        // refusal is a refusal (a length stop).
+        if (outcome.granted || !whole) this.metrics.outputSlice(model.id, outcome.granted);
         return reservation.maxOutputTokens - before;
       },
     );
-    // The periodic batch writes what was delivered : a crash of this instance bills it, not nothing.
-    this.deps.billing.track(input.requestId, () => checkpoint(gate));
+    // The periodic batch writes what was delivered, counted: a crash of this instance bills it, not nothing.
+    this.deps.billing.track(input.requestId, () => checkpoint(gate, true));
     return new RelayedEvents(
       upstream[Symbol.asyncIterator](),
       accumulator,
@@ -396,6 +400,7 @@ export class ChatPipeline {
    * What the request has delivered, as the checkpoint a sweeper bills if this instance dies (undefined before any
    * output: a crash then costs nothing). Called by the periodic batch and with each slice, never per chunk; the
    * tokenizer is loaded by then. The input is the vendor's count when it told it, else the tokenizer's estimate.
+   * Without `count`, the output is the gate's last count (none yet: no checkpoint), so no tokenizer runs.
    */
   private checkpoint(
     request: CanonicalRequest,
@@ -403,8 +408,11 @@ export class ChatPipeline {
     accumulator: ResponseAccumulator,
     gate: OutputGate,
     inputEstimate: { tokens: number | undefined },
+    count: boolean,
   ): HoldCheckpoint | undefined {
     if (!gate.started || !tokenizerLoaded()) return undefined;
+    const outputTokens = count ? gate.deliveredTokens() : gate.lastCount();
+    if (outputTokens === undefined) return undefined;
     const told = accumulator.response.inputUsage;
     // Estimated once per request: the prompt does not change between checkpoints.
     if (told === undefined) inputEstimate.tokens ??= estimateRequestInputTokens(request);
@@ -416,7 +424,7 @@ export class ChatPipeline {
       cacheReadTokens: told?.cacheReadTokens ?? 0,
       cacheWriteTokens: told?.cacheWriteTokens ?? 0,
       cacheWrite1hTokens: told?.cacheWrite1hTokens ?? 0,
-      outputTokens: gate.deliveredTokens(),
+      outputTokens,
       at: this.now(),
     };
   }

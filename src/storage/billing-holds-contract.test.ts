@@ -321,6 +321,59 @@ describe.each([sqliteBackend, postgresBackend])(
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
+    it('a whole slice (sized by bytes) is granted in full or refused without taking anything', async () => {
+      const ids = await fundedAccount(5_000n);
+      const reserved = await storage.billing.reserve(
+        reserveInput(ids, hold(1_000n, 100), { freeAllowanceTokens: 150 }),
+      );
+      const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+      const whole = (tokens: number) =>
+        sliceInput(requestId, ids, tokens, {
+          freeAllowanceTokens: 150,
+          plan: (state) => planSliceGrant(tokens, 10n, state, true),
+        });
+      // 50 free tokens and 4,000 nano (400 tokens) left: 451 tokens whole are refused, free tokens untouched…
+      expect(await storage.billing.grantSlice(whole(451))).toMatchObject({ granted: false, reason: 'balance' });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+        reservedNano: 1_000n,
+        freeReservedTokens: 100,
+      });
+      // …and 450 are granted in full.
+      expect(await storage.billing.grantSlice(whole(450))).toEqual({
+        granted: true,
+        tokens: 450,
+        holdNano: 4_000n,
+        freeTokens: 50,
+      });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+        reservedNano: 5_000n,
+        freeReservedTokens: 150,
+      });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
+    it('a whole slice the balance cannot pay in full takes nothing; asked by the count, the rest is granted', async () => {
+      const ids = await fundedAccount(5_000n);
+      const reserved = await storage.billing.reserve(reserveInput(ids, hold(1_000n)));
+      const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+      // 4,000 nano left: 800 tokens at 10 nano are asked whole and refused, then 400 of 800 asked by the count.
+      expect(
+        await storage.billing.grantSlice(
+          sliceInput(requestId, ids, 800, { plan: (state) => planSliceGrant(800, 10n, state, true) }),
+        ),
+      ).toMatchObject({ granted: false, reason: 'balance', state: { availableNano: 4_000n } });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ reservedNano: 1_000n });
+      expect(await storage.billing.grantSlice(sliceInput(requestId, ids, 800))).toEqual({
+        granted: true,
+        tokens: 400,
+        holdNano: 4_000n,
+        freeTokens: 0,
+      });
+      await storage.billing.settle({ freeAllowanceTokens: 0, usage: usageFor(requestId, ids), price: costing(50n) });
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 4_950n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
     it('concurrent slices on one account never hold more than its balance', async () => {
       const ids = await fundedAccount(10_000n);
       const requestIds: string[] = [];

@@ -8,6 +8,7 @@ import { parseUsd } from '../../src/billing/money.js';
 import { countTextTokens, loadTokenizer } from '../../src/canonical/count-tokens.js';
 import { outputSliceOf } from '../../src/billing/priced-model.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
+import { BYTE_SLICE_MULTIPLE } from '../../src/pipeline/output-gate.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();
@@ -113,7 +114,7 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
     expect(rows.map((row) => row.status)).toEqual(Array(20).fill('ok'));
   });
 
-  it('a reply longer than the first slice grows its hold a slice at a time and completes, billed by the vendor usage', async () => {
+  it('a reply longer than the first slice grows its hold a few slices at a time, by bytes, and completes, billed by the vendor usage', async () => {
     const { accountId, key } = await funded('5');
     const slice = outputSliceOf(catalog.resolve('beta-5.4'));
     const slicesBefore = grantedSlices(await (await fetch(`${harness.gateway.url}/metrics`)).text());
@@ -126,17 +127,27 @@ describe.each([{ postgres: false }, { postgres: true }])('holds in slices (postg
     expect(response.status).toBe(200);
     const body = await response.text();
     expect(body).toContain('"finish_reason":"stop"');
-    const usage = body
+    const chunks = body
       .split('\n')
       .filter((line) => line.startsWith('data: {'))
-      .map((line) => JSON.parse(line.slice(6)) as { usage?: { completion_tokens: number } | null })
-      .find((chunk) => chunk.usage !== undefined && chunk.usage !== null) as { usage: { completion_tokens: number } };
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as {
+            choices: { delta: { content?: string } }[];
+            usage?: { completion_tokens: number } | null;
+          },
+      );
+    const usage = chunks.find((chunk) => chunk.usage !== undefined && chunk.usage !== null) as {
+      usage: { completion_tokens: number };
+    };
     expect(usage.usage.completion_tokens).toBeGreaterThan(2 * slice);
     const [row] = await expectConsistent(accountId, '5');
     expect(row).toMatchObject({ status: 'ok', outputTokens: usage.usage.completion_tokens, unbilledTokens: 0 });
-    // One storage call per slice, never per chunk: the hold grew from 2,048 to cover ~5,000 tokens in 2 slices.
+    // One storage call per slice, never per chunk, and no tokenizer between them: the hold grew from 2,048 tokens
+    // by slices of 4 x 2,048 counted in bytes (one token per byte at most), as many as the reply's bytes needed.
+    const bytes = Buffer.byteLength(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''));
     const slices = grantedSlices(await (await fetch(`${harness.gateway.url}/metrics`)).text()) - slicesBefore;
-    expect(slices).toBe(Math.ceil((usage.usage.completion_tokens - slice) / slice));
+    expect(slices).toBe(Math.ceil((bytes - slice) / (BYTE_SLICE_MULTIPLE * slice)));
   });
 
   describe('a long reply on a $0.01 account ends as a length stop, billing what was delivered', () => {
