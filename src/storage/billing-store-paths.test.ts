@@ -159,9 +159,9 @@ describe('SQLite billing store: holds in memory, writes beside another transacti
     await expect(failing).rejects.toThrow('the pricer failed');
     expect(book.get(requestId)).toMatchObject({ holdNano: 2_500n });
     expect(money()).toEqual({ ...before, held: before.held + 2_500n });
-    expect(await store.settle({ usage: plainUsage(requestId, ids), price: costing(900n), freeAllowanceTokens: 0 })).toMatchObject(
-      { settled: true, chargedNano: 900n },
-    );
+    expect(
+      await store.settle({ usage: plainUsage(requestId, ids), price: costing(900n), freeAllowanceTokens: 0 }),
+    ).toMatchObject({ settled: true, chargedNano: 900n });
     expect(book.get(requestId)).toBeUndefined();
     expect(money()).toEqual({ ...before, balance: String(BigInt(before.balance) - 900n) });
   });

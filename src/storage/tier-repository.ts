@@ -56,7 +56,8 @@ export function createTierRepository(
 ): TierRepository {
   // What the charge's write compares the balance with: on SQLite also what live holds in memory take, read by the
   // write itself, so no hold can come between the check and the charge.
-  const heldSql = held === undefined ? sql`reserved_nano` : sql`(reserved_nano + ${sql.raw(ACCOUNT_HELD_SQL_FUNCTION)}(id))`;
+  const heldSql =
+    held === undefined ? sql`reserved_nano` : sql`(reserved_nano + ${sql.raw(ACCOUNT_HELD_SQL_FUNCTION)}(id))`;
   async function read(executor: Executor, accountId: string, lock: boolean): Promise<TierState | null> {
     let query = executor
       .selectFrom('organisations')

@@ -14,10 +14,7 @@ const WAIT_FOR_STALE_MS = STALE_MS + 2 * REFRESH_MS;
 export class DatabaseInUse extends Error {}
 
 /** Takes the file's lock, waiting out a dead owner's; resolves with its release. */
-export async function lockDatabaseFile(
-  filename: string,
-  onLost: (error: Error) => void,
-): Promise<() => Promise<void>> {
+export async function lockDatabaseFile(filename: string, onLost: (error: Error) => void): Promise<() => Promise<void>> {
   const { lock } = await import('proper-lockfile');
   try {
     return await lock(filename, {

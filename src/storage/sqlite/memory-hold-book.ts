@@ -1,3 +1,4 @@
+import type { HoldCheckpoint } from '../billing-types.js';
 import type { AccountHeld, HeldInMemory } from '../held-in-memory.js';
 
 /** One request's live hold, as admission and its slices took it. */
@@ -13,6 +14,8 @@ export interface MemoryHold {
   expiresAt: number;
   /** What it holds on each spend limit over it, by limit id. */
   limits: Map<string, bigint>;
+  /** Its latest checkpoint, written or not: what an expiry here bills. */
+  checkpoint?: HoldCheckpoint;
 }
 
 /** What one slice adds to a hold. */
@@ -23,6 +26,7 @@ export interface HoldGrowth {
   expiresAt: number;
   /** The limits the slice's money counts against (all those over the request). */
   limitIds: readonly string[];
+  checkpoint?: HoldCheckpoint;
 }
 
 interface AccountSums {
@@ -79,6 +83,7 @@ export class MemoryHoldBook implements HeldInMemory {
     hold.freeTokens += growth.freeTokens;
     hold.maxOutputTokens += growth.tokens;
     hold.expiresAt = Math.max(hold.expiresAt, growth.expiresAt);
+    if (growth.checkpoint !== undefined) hold.checkpoint = growth.checkpoint;
     sums.nano += growth.holdNano;
     sums.days.get(hold.freeDay)!.freeTokens += growth.freeTokens;
     if (growth.holdNano !== 0n) {
@@ -90,11 +95,12 @@ export class MemoryHoldBook implements HeldInMemory {
     return true;
   }
 
-  /** Moves a live hold's expiry forward (never back); false when it is gone. */
-  renew(requestId: string, expiresAt: number): boolean {
+  /** Moves a live hold's expiry forward (never back), with its checkpoint when given; false when it is gone. */
+  renew(requestId: string, expiresAt: number, checkpoint?: HoldCheckpoint): boolean {
     const hold = this.holds.get(requestId);
     if (hold === undefined) return false;
     hold.expiresAt = Math.max(hold.expiresAt, expiresAt);
+    if (checkpoint !== undefined) hold.checkpoint = checkpoint;
     return true;
   }
 

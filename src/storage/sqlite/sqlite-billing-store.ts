@@ -59,6 +59,8 @@ import type { GroupCommit } from './sqlite-group-commit.js';
  */
 export class SqliteBillingStore implements OwnedBillingStore {
   private prepared: BillingStatements | undefined;
+  /** Live holds a sweep has taken and not yet finished with. */
+  private readonly sweeping = new Set<string>();
 
   constructor(
     private readonly database: BetterSqliteDatabase,
@@ -105,12 +107,13 @@ export class SqliteBillingStore implements OwnedBillingStore {
     const gone = new Set<string>();
     const checkpoints: Array<HoldRenewal & { checkpoint: HoldCheckpoint }> = [];
     for (const renewal of renewals) {
-      if (!this.book.renew(renewal.requestId, renewal.expiresAt)) gone.add(renewal.requestId);
+      if (!this.book.renew(renewal.requestId, renewal.expiresAt, renewal.checkpoint)) gone.add(renewal.requestId);
       else if (renewal.checkpoint !== undefined) checkpoints.push({ ...renewal, checkpoint: renewal.checkpoint });
     }
     if (checkpoints.length > 0) {
       await this.commits.run(() => {
-        for (const { requestId, expiresAt, checkpoint } of checkpoints) this.writeCheckpointNow(requestId, expiresAt, checkpoint);
+        for (const { requestId, expiresAt, checkpoint } of checkpoints)
+          this.writeCheckpointNow(requestId, expiresAt, checkpoint);
       });
     }
     return gone;
@@ -132,14 +135,22 @@ export class SqliteBillingStore implements OwnedBillingStore {
    * never taken: its settlement will come.
    */
   async sweepExpiredReservations(now: number, bill: OrphanBiller, limit = 100): Promise<SweepResult> {
-    const candidates = this.book.expired(now).slice(0, limit);
-    const orphans = await this.commits.run(() => this.orphanRowsNow(now, limit));
+    // A live hold is swept by one sweep at a time (a stored row's claim is its delete, which only one can make).
+    const candidates = this.book
+      .expired(now)
+      .filter((requestId) => !this.sweeping.has(requestId))
+      .slice(0, limit);
+    for (const requestId of candidates) this.sweeping.add(requestId);
     const outcomes = await Promise.all(
-      [...candidates, ...orphans].map(async (requestId) => {
-        const outcome = await this.commits.run(() => this.sweepOneNow(requestId, now, bill));
-        // Released once the write has committed: a rolled-back settlement leaves the hold for the next sweep.
-        if (outcome?.live === true) this.book.release(requestId);
-        return outcome;
+      [...candidates, ...(await this.commits.run(() => this.orphanRowsNow(now, limit)))].map(async (requestId) => {
+        try {
+          const outcome = await this.commits.run(() => this.sweepOneNow(requestId, now, bill));
+          // Released once the write has committed: a rolled-back settlement leaves the hold for the next sweep.
+          if (outcome?.live === true) this.book.release(requestId);
+          return outcome;
+        } finally {
+          this.sweeping.delete(requestId);
+        }
       }),
     );
     const result: SweepResult = { released: 0, settled: 0, unbilled: [] };
@@ -199,9 +210,10 @@ export class SqliteBillingStore implements OwnedBillingStore {
         ? { holdNano: BigInt(row!.hold), freeTokens: row!.free_tokens, freeDay: row!.free_day }
         : { holdNano: live.holdNano, freeTokens: live.freeTokens, freeDay: live.freeDay };
     const account = this.tryAccount(accountId);
-    const checkpoint = row === undefined ? null : checkpointOf(row);
+    // A live hold's checkpoint in memory is its latest (a slice's is written by the next periodic batch only).
+    const checkpoint = live?.checkpoint ?? (row === undefined ? null : checkpointOf(row));
     const billed =
-      account === null || checkpoint === null
+      account === null
         ? undefined
         : bill({
             requestId,
@@ -212,7 +224,14 @@ export class SqliteBillingStore implements OwnedBillingStore {
           });
     const stored = live === undefined;
     if (billed !== undefined && account !== null) {
-      const settled = this.settleClaimedNow(account, billed.usage, claimed, stored, billed.price, billed.freeAllowanceTokens);
+      const settled = this.settleClaimedNow(
+        account,
+        billed.usage,
+        claimed,
+        stored,
+        billed.price,
+        billed.freeAllowanceTokens,
+      );
       if (settled?.settled === true) {
         const { unbilledTokens: tokens, unbilledNano: nanoUsd } = settled;
         return { kind: 'settled', live: !stored, unbilled: { model: billed.usage.model, tokens, nanoUsd } };
@@ -308,6 +327,7 @@ export class SqliteBillingStore implements OwnedBillingStore {
       tokens: plan.tokens,
       expiresAt: input.expiresAt,
       limitIds: periods.map((limit) => limit.id),
+      ...(input.checkpoint === undefined ? {} : { checkpoint: input.checkpoint }),
     });
     const limitHold = periods.length === 0 ? 0n : plan.holdNano;
     return {
