@@ -33,7 +33,9 @@ describe.each([{ postgres: false }, { postgres: true }])(
     });
 
     async function reservedByGateway(key: string): Promise<bigint> {
-      const response = await fetch(`${harness.gateway.url}/v1/account`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await fetch(`${harness.gateway.url}/v1/account`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       return BigInt(((await response.json()) as { balance: { reserved_nano_usd: string } }).balance.reserved_nano_usd);
     }
 
