@@ -34,8 +34,11 @@ import type { UsageRecord } from '../types.js';
 import { toUsageRow, utcDayNumber } from '../usage-repository.js';
 import { withHeld } from '../held-in-memory.js';
 import {
+  checkpointOf,
   checkpointValues,
   prepareBillingStatements,
+  type ExpiredHoldRow,
+  type HoldRow,
   USAGE_COLUMNS,
   type BillingStatements,
 } from './sqlite-billing-statements.js';
@@ -455,22 +458,6 @@ export class SqliteBillingStore implements OwnedBillingStore {
   }
 }
 
-/** The state a checkpoint column set holds: null when the request had delivered nothing when last written. */
-function checkpointOf(row: ExpiredHoldRow): HoldCheckpoint | null {
-  if (row.checkpoint_at === null || row.model === null || row.family === null) return null;
-  return {
-    model: row.model,
-    family: row.family,
-    stream: row.stream === 1,
-    inputTokens: row.checkpoint_input_tokens,
-    cacheReadTokens: row.checkpoint_cache_read_tokens,
-    cacheWriteTokens: row.checkpoint_cache_write_tokens,
-    cacheWrite1hTokens: row.checkpoint_cache_write_1h_tokens,
-    outputTokens: row.checkpoint_output_tokens,
-    at: row.checkpoint_at,
-  };
-}
-
 class AlreadySettled extends Error {}
 
 /** One claimed hold's fate inside the sweep's write; `live`: the hold was in memory (released once committed). */
@@ -482,26 +469,4 @@ type SweepOutcome =
 interface AccountMoney {
   stored: LockedAccount;
   seen: LockedAccount;
-}
-
-/** claimHold's row: hold, free tokens, free day. */
-type HoldRow = [hold: string, freeTokens: number, freeDay: number];
-
-/** claimExpiredHold's row. */
-interface ExpiredHoldRow {
-  account_id: string;
-  api_key_id: string;
-  free_tokens: number;
-  free_day: number;
-  created_at: number;
-  model: string | null;
-  family: string | null;
-  stream: number | null;
-  checkpoint_input_tokens: number;
-  checkpoint_cache_read_tokens: number;
-  checkpoint_cache_write_tokens: number;
-  checkpoint_cache_write_1h_tokens: number;
-  checkpoint_output_tokens: number;
-  checkpoint_at: number | null;
-  hold: string;
 }
