@@ -93,6 +93,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // Outages of the database and Redis are logged once per interval with counts, not once per request.
   const outages = new OutageLog(logger);
   const storage = await openStorage(config.databaseUrl, {
+    owner: true,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
     onBackgroundError: (error) => outages.record('storage', 'background work failed', error),
   });

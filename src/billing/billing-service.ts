@@ -317,7 +317,8 @@ export class BillingService {
     const hold = this.liveHolds.get(reservation.requestId);
     if (hold !== undefined) {
       hold.expiresAt = Math.max(hold.expiresAt, expiresAt);
-      if (checkpoint !== undefined) hold.checkpointedOutput = checkpoint.outputTokens;
+      if (checkpoint !== undefined && result.checkpointDeferred !== true)
+        hold.checkpointedOutput = checkpoint.outputTokens;
     }
     return { granted: true, tokens: result.tokens };
   }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type AliasedRawBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
 import {
   FULL_PERMISSIONS,
   isApiScope,
@@ -9,6 +9,7 @@ import {
   type SpendPeriod,
 } from './key-permission-types.js';
 import { fromIntegerBoolean, type ApiKeysTable, type Database } from './database-schema.js';
+import { LIMIT_HELD_SQL_FUNCTION } from './held-in-memory.js';
 import { fromMoneyColumn } from './money-sql.js';
 import { clearLimitIn, lockWallet, movePeriodIn, setLimitIn } from './spend-limit-repository.js';
 import { defaultProjectId } from './project-types.js';
@@ -27,7 +28,16 @@ import type {
  * "Active" here means not revoked. Expiry is not checked: it depends on the caller's clock and is the
  * authentication step's decision, and an expired key can still be revoked or rotated by its owner.
  */
-export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['dialect']): ApiKeyRepository {
+export function createApiKeyRepository(
+  db: Kysely<Database>,
+  dialect: Storage['dialect'],
+  /** The connection answers LIMIT_HELD_SQL_FUNCTION: limits' views add what live holds in memory take. */
+  heldInMemory = false,
+): ApiKeyRepository {
+  const keyLimitsColumn = (table: string) =>
+    sql<string | null>`${sql.raw(keyLimitsSql(table, dialect, heldInMemory))}`.as('key_limits');
+  const readKey = (executor: Executor, accountId: string, id: string) =>
+    readKeyWith(executor, keyLimitsColumn, accountId, id);
   return {
     async create(key: NewApiKey): Promise<ApiKeyRecord> {
       const row = toApiKeyRow(key);
@@ -40,7 +50,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
       return writeTransaction(db, dialect, async (trx) => {
         await trx.insertInto('api_keys').values(row).execute();
         await setKeyLimits(trx, key.accountId, key.id, limits, key.createdAt);
-        return (await readKey(trx, dialect, key.accountId, key.id))!;
+        return (await readKey(trx, key.accountId, key.id))!;
       });
     },
 
@@ -56,7 +66,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
           'organisations.name as organisation_name',
           'organisations.tier as organisation_tier',
           'organisations.disabled as organisation_disabled',
-          keyLimitsColumn('api_keys', dialect),
+          keyLimitsColumn('api_keys'),
           'projects.models as project_models',
           'projects.archived_at as project_archived_at',
         ])
@@ -66,14 +76,14 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
     },
 
     async findById(accountId: string, id: string): Promise<ApiKeyRecord | null> {
-      return readKey(db, dialect, accountId, id);
+      return readKey(db, accountId, id);
     },
 
     async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
       const rows = await db
         .selectFrom('api_keys')
         .selectAll()
-        .select(keyLimitsColumn('api_keys', dialect))
+        .select(keyLimitsColumn('api_keys'))
         .where('account_id', '=', accountId)
         // The id breaks ties between keys created in the same millisecond, so the order is stable.
         .orderBy('created_at', 'desc')
@@ -118,7 +128,7 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
           .where('scope', '=', 'key')
           .where('scope_id', '=', oldId)
           .execute();
-        return (await readKey(transaction, dialect, accountId, replacement.id))!;
+        return (await readKey(transaction, accountId, replacement.id))!;
       });
     },
 
@@ -155,14 +165,14 @@ export function createApiKeyRepository(db: Kysely<Database>, dialect: Storage['d
             .executeTakeFirst();
           if (updated.numUpdatedRows === 0n) return null;
         }
-        const key = await readKey(trx, dialect, accountId, id);
+        const key = await readKey(trx, accountId, id);
         if (key === null || key.revokedAt !== null) return null;
         const limits =
           change.limits ?? (change.spendLimit === undefined ? undefined : [change.spendLimit ?? []].flat());
         if (limits === undefined) return key;
         // A limit kept keeps its counters and its holds in flight; a new one counts the period's settled spend so far.
         await setKeyLimits(trx, accountId, id, limits, at);
-        return readKey(trx, dialect, accountId, id);
+        return readKey(trx, accountId, id);
       });
     },
   };
@@ -210,26 +220,23 @@ async function setKeyLimits(
  * The key's own limits as one text column (`period:limit:periodStart:used:reserved`, space-separated), selected with
  * every key read: a subquery over the key's rows of spend_limits. `table` names api_keys in the query.
  */
-export function keyLimitsSql(table: string, dialect: Storage['dialect']): string {
-  const entry = `l.period || ':' || l.limit_nano || ':' || l.period_start || ':' || l.used_nano || ':' || l.reserved_nano`;
+export function keyLimitsSql(table: string, dialect: Storage['dialect'], heldInMemory = false): string {
+  const reserved = heldInMemory ? `(l.reserved_nano + ${LIMIT_HELD_SQL_FUNCTION}(l.id))` : 'l.reserved_nano';
+  const entry = `l.period || ':' || l.limit_nano || ':' || l.period_start || ':' || l.used_nano || ':' || ${reserved}`;
   const joined = dialect === 'postgres' ? `string_agg(${entry}, ' ')` : `group_concat(${entry}, ' ')`;
   return `(select ${joined} from spend_limits l where l.scope = 'key' and l.scope_id = ${table}.id)`;
 }
 
-function keyLimitsColumn(table: string, dialect: Storage['dialect']) {
-  return sql<string | null>`${sql.raw(keyLimitsSql(table, dialect))}`.as('key_limits');
-}
-
-async function readKey(
+async function readKeyWith(
   db: Executor,
-  dialect: Storage['dialect'],
+  keyLimitsColumn: (table: string) => AliasedRawBuilder<string | null, 'key_limits'>,
   accountId: string,
   id: string,
 ): Promise<ApiKeyRecord | null> {
   const row = await db
     .selectFrom('api_keys')
     .selectAll()
-    .select(keyLimitsColumn('api_keys', dialect))
+    .select(keyLimitsColumn('api_keys'))
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .executeTakeFirst();

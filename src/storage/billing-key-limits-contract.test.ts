@@ -202,7 +202,14 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
         usage: usageFor(late.reservation.requestId, ids),
         price: costing(300n),
       });
-      expect((await keyOf(ids)).spend).toEqual({ periodStart: DAY + 1, usedNano: 0n, reservedNano: 4_000n });
+      // What the new day's admissions see (a refused one writes nothing): the late settlement counted against day N.
+      const seen = await storage.billing.reserve(
+        reserveInput(ids, upTo(5_000n), { day: DAY + 1, createdAt: tomorrow }),
+      );
+      expect(seen).toMatchObject({
+        admitted: false,
+        state: { spendLimit: { spentNano: 0n, reservedNano: 4_000n, remainingNano: 1_000n } },
+      });
     });
 
     it('the sweeper releases the key hold of an abandoned request', async () => {

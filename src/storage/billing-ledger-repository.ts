@@ -10,6 +10,7 @@ import type {
 } from './billing-types.js';
 import { ledgerId, toLockedAccount, type LockedAccount } from './billing-rules.js';
 import type { Database } from './database-schema.js';
+import { ACCOUNT_HELD_SQL_FUNCTION, withHeld, type HeldInMemory } from './held-in-memory.js';
 import { amount, fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
@@ -24,10 +25,13 @@ const MS_PER_DAY = 86_400_000;
 export function createBillingLedgerRepository(
   db: Kysely<Database>,
   dialect: Storage['dialect'],
+  /** SQLite's live holds in memory: what the account holds includes them. */
+  held?: HeldInMemory,
 ): BillingLedgerRepository {
   /**
    * Reads the account's money under the transaction's lock (FOR NO KEY UPDATE on PostgreSQL). Every write
-   * transaction takes this lock before touching any other row of the account, so they cannot deadlock.
+   * transaction takes this lock before touching any other row of the account, so they cannot deadlock. On SQLite
+   * the holds in memory are added; none is taken while a transaction is open on the handle (sqlite-billing-store.ts).
    */
   async function lockAccount(trx: Executor, accountId: string): Promise<LockedAccount | null> {
     let query = trx
@@ -39,7 +43,7 @@ export function createBillingLedgerRepository(
     // blocked by it.
     if (dialect === 'postgres') query = query.forNoKeyUpdate();
     const row = await query.executeTakeFirst();
-    return row === undefined ? null : toLockedAccount(row);
+    return row === undefined ? null : withHeld(toLockedAccount(row), held?.account(accountId));
   }
 
   async function appendLedger(
@@ -162,11 +166,18 @@ export function createBillingLedgerRepository(
           at: input.at,
         });
         if (!booked) return { applied: false, balanceNano: account.balance };
-        await trx
+        const updated = await trx
           .updateTable('organisations')
           .set({ balance_nano: sql`balance_nano + ${amount(applied)}` })
           .where('id', '=', input.accountId)
-          .execute();
+          // Belt and braces on SQLite: a debit never takes what live holds in memory hold, checked by the write itself.
+          .$if(held !== undefined && applied < 0n, (query) =>
+            query.where(
+              sql<boolean>`balance_nano - reserved_nano - ${sql.raw(ACCOUNT_HELD_SQL_FUNCTION)}(id) + ${amount(applied)} >= 0`,
+            ),
+          )
+          .executeTakeFirst();
+        if (updated.numUpdatedRows !== 1n) throw new Error('The account changed under its lock.');
         return { applied: true, balanceNano: balanceAfter };
       });
     },
@@ -174,16 +185,18 @@ export function createBillingLedgerRepository(
     async holds(accountId, day, freeAllowanceTokens) {
       const account = await lockAccount(db, accountId);
       if (account === null) return null;
+      // On SQLite the rows are checkpoints (hold 0) besides a previous version's holds: only those count, with memory's.
       const count = await db
         .selectFrom('reservations')
         .select(sql<string>`cast(count(*) as text)`.as('holds'))
         .where('account_id', '=', accountId)
+        .$if(held !== undefined, (query) => query.where(sql<boolean>`(hold_nano > 0 or free_tokens > 0)`))
         .executeTakeFirstOrThrow();
       const freeSpent = account.freeDay === day ? account.freeUsed + account.freeReserved : 0;
       return {
         balanceNano: account.balance,
         reservedNano: account.reserved,
-        holds: Number(count.holds),
+        holds: Number(count.holds) + (held?.account(accountId)?.holds ?? 0),
         freeTokensLeft: Math.max(0, freeAllowanceTokens - freeSpent),
       };
     },

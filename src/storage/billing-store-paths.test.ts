@@ -1,7 +1,8 @@
 /**
  * Every path a billing store can take in production, each forced on purpose and checked for its money outcome:
- * - SQLite: a group commit flushed while Kysely holds the handle in a transaction of its own waits for that
- *   transaction to close, then commits on its own (sqlite-group-commit.ts); closing waits for such a batch too.
+ * - SQLite: holds live in memory; an admission while Kysely holds the handle in a transaction of its own waits for
+ *   it to close, as a group commit flushed then does before it commits on its own (sqlite-group-commit.ts); closing
+ *   waits for such a batch too; a settlement that rolls back keeps its hold.
  * - PostgreSQL: reserve, grantSlice and settle as one statement sent alone, as one statement pipelined with others,
  *   and through the locked transaction where the statement cannot decide (postgres-billing-store.ts).
  */
@@ -30,6 +31,7 @@ import { openStorage } from './open-storage.js';
 import { PostgresBillingStore } from './postgres/postgres-billing-store.js';
 import { SqliteBillingStore } from './sqlite/sqlite-billing-store.js';
 import { GroupCommit } from './sqlite/sqlite-group-commit.js';
+import { MemoryHoldBook } from './sqlite/memory-hold-book.js';
 import type { Storage } from './types.js';
 
 const turns = async (count: number) => {
@@ -43,11 +45,12 @@ const upTo =
       ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
       : { admitted: false, reason: 'short' };
 
-describe('SQLite billing store: a batch flushed while another transaction holds the handle', () => {
+describe('SQLite billing store: holds in memory, writes beside another transaction on the handle', () => {
   let directory: string;
   let handle: BetterSqlite3.Database;
   let db: Kysely<Database>;
   let commits: GroupCommit;
+  let book: MemoryHoldBook;
   let store: SqliteBillingStore;
   let ids: AccountIds;
 
@@ -63,8 +66,10 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     handle = new BetterSqlite3(file);
     handle.pragma('journal_mode = WAL');
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
-    commits = new GroupCommit(handle, (work) => db.connection().execute(async () => work()));
-    store = new SqliteBillingStore(handle, commits);
+    const whenHandleFree = (work: () => void) => db.connection().execute(async () => work());
+    commits = new GroupCommit(handle, whenHandleFree);
+    book = new MemoryHoldBook();
+    store = new SqliteBillingStore(handle, commits, book, whenHandleFree);
   });
 
   afterAll(async () => {
@@ -84,22 +89,25 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     plan: upTo(want),
   });
 
-  const money = () =>
-    handle
+  /** The account's money as stored, and what its holds in memory take. */
+  const money = () => ({
+    ...(handle
       .prepare(
         'select cast(balance_nano as text) as balance, cast(reserved_nano as text) as reserved from organisations where id = ?',
       )
-      .get(ids.accountId) as { balance: string; reserved: string };
+      .get(ids.accountId) as { balance: string; reserved: string }),
+    held: book.account(ids.accountId)?.nano ?? 0n,
+  });
 
-  /** A Kysely transaction that changes the balance and stays open until `end` is called with how it ends. */
-  function openTransaction() {
+  /** A Kysely transaction that adds `credit` to the balance and stays open until `end` is called with how it ends. */
+  function openTransaction(credit = 1n) {
     let end!: (how: 'commit' | 'rollback') => void;
     const ending = new Promise<'commit' | 'rollback'>((resolve) => {
       end = resolve;
     });
     const done = db.connection().execute(async (connection) => {
       await sql`begin immediate`.execute(connection);
-      await sql`update organisations set balance_nano = balance_nano + 1 where id = ${ids.accountId}`.execute(
+      await sql`update organisations set balance_nano = balance_nano + ${credit} where id = ${ids.accountId}`.execute(
         connection,
       );
       const how = await ending;
@@ -108,32 +116,54 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     return { end, done };
   }
 
-  it('waits for it to close, then commits on its own: the hold stays when that transaction rolls back', async () => {
+  it('an admission writes nothing and holds in memory; one waits for an open transaction, never reading its rows', async () => {
     const before = money();
-    const other = openTransaction();
+    const held = await store.reserve(reserveInput(3_000n));
+    expect(held).toMatchObject({ admitted: true, reservation: { holdNano: 3_000n } });
+    expect(money()).toEqual({ ...before, held: before.held + 3_000n });
+    // A credit large enough for the next admission, open and then rolled back: read inside it, the admission would
+    // have held money that never came.
+    const available = BigInt(before.balance) - BigInt(before.reserved) - before.held - 3_000n;
+    const other = openTransaction(1_000_000n);
     await turns(2);
     expect(handle.inTransaction).toBe(true);
-    const deferred = commits.stats.deferred;
     let answered = false;
-    const reserving = store.reserve(reserveInput(3_000n)).finally(() => {
+    const reserving = store.reserve(reserveInput(available + 1n)).finally(() => {
       answered = true;
     });
     await turns(5);
-    expect(commits.stats.deferred).toBe(deferred + 1);
     expect(answered).toBe(false);
     other.end('rollback');
     await other.done;
-    const result = await reserving;
-    expect(result).toMatchObject({ admitted: true, reservation: { holdNano: 3_000n } });
-    // Run inside the other transaction, the hold would have been rolled back with it.
-    expect(money()).toEqual({ balance: before.balance, reserved: String(BigInt(before.reserved) + 3_000n) });
+    expect(await reserving).toMatchObject({ admitted: false });
     const settled = await store.settle({
-      usage: plainUsage(result.admitted ? result.reservation.requestId : '', ids),
+      usage: plainUsage(held.admitted ? held.reservation.requestId : '', ids),
       price: costing(1_000n),
       freeAllowanceTokens: 0,
     });
     expect(settled).toMatchObject({ settled: true, chargedNano: 1_000n });
-    expect(money()).toEqual({ balance: String(BigInt(before.balance) - 1_000n), reserved: before.reserved });
+    expect(money()).toEqual({ ...before, balance: String(BigInt(before.balance) - 1_000n) });
+  });
+
+  it('a settlement that rolls back leaves its hold in memory; the next one releases it', async () => {
+    const before = money();
+    const reserved = await store.reserve(reserveInput(2_500n));
+    const requestId = reserved.admitted ? reserved.reservation.requestId : '';
+    const failing = store.settle({
+      usage: plainUsage(requestId, ids),
+      price: () => {
+        throw new Error('the pricer failed');
+      },
+      freeAllowanceTokens: 0,
+    });
+    await expect(failing).rejects.toThrow('the pricer failed');
+    expect(book.get(requestId)).toMatchObject({ holdNano: 2_500n });
+    expect(money()).toEqual({ ...before, held: before.held + 2_500n });
+    expect(
+      await store.settle({ usage: plainUsage(requestId, ids), price: costing(900n), freeAllowanceTokens: 0 }),
+    ).toMatchObject({ settled: true, chargedNano: 900n });
+    expect(book.get(requestId)).toBeUndefined();
+    expect(money()).toEqual({ ...before, balance: String(BigInt(before.balance) - 900n) });
   });
 
   it('a settlement waiting behind a transaction that commits is charged once, after it', async () => {
@@ -142,10 +172,12 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     const before = money();
     const other = openTransaction();
     await turns(2);
+    const deferred = commits.stats.deferred;
     const settling = [1, 2].map(() =>
       store.settle({ usage: plainUsage(requestId, ids), price: costing(700n), freeAllowanceTokens: 0 }),
     );
     await turns(5);
+    expect(commits.stats.deferred).toBe(deferred + 1);
     other.end('commit');
     await other.done;
     const results = await Promise.all(settling);
@@ -153,14 +185,20 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     expect(results).toContainEqual(expect.objectContaining({ settled: true, chargedNano: 700n }));
     expect(money()).toEqual({
       balance: String(BigInt(before.balance) + 1n - 700n),
-      reserved: String(BigInt(before.reserved) - 2_000n),
+      reserved: before.reserved,
+      held: before.held - 2_000n,
     });
   });
 
   it('closing waits for a batch that is waiting for the handle, and commits it', async () => {
+    const reserved = await store.reserve(reserveInput(1_000n));
     const other = openTransaction();
     await turns(2);
-    const reserving = store.reserve(reserveInput(1_000n));
+    const settling = store.settle({
+      usage: plainUsage(reserved.admitted ? reserved.reservation.requestId : '', ids),
+      price: costing(100n),
+      freeAllowanceTokens: 0,
+    });
     await turns(3);
     let closed = false;
     const closing = store.close().then(() => {
@@ -171,7 +209,7 @@ describe('SQLite billing store: a batch flushed while another transaction holds 
     other.end('commit');
     await other.done;
     await closing;
-    expect(await reserving).toMatchObject({ admitted: true });
+    expect(await settling).toMatchObject({ settled: true, chargedNano: 100n });
   });
 });
 

@@ -271,6 +271,8 @@ export type SliceResult =
       freeTokens: number;
       /** Of holdNano, what counts against the spend limits over the request. */
       limitHoldNano?: bigint;
+      /** The grant's checkpoint was not written (SQLite keeps holds in memory): the periodic batch writes it. */
+      checkpointDeferred?: true;
     }
   | {
       granted: false;

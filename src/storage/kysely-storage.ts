@@ -7,6 +7,7 @@ import { createAuditRepository, createReceiptRepository } from './audit-reposito
 import { createBillingLedgerRepository } from './billing-ledger-repository.js';
 import type { BillingLedgerRepository, BillingRepository, BillingStore, OwnedBillingStore } from './billing-types.js';
 import type { Database, UniqueViolationDetector } from './database-schema.js';
+import type { HeldInMemory } from './held-in-memory.js';
 import { createIdentityFactorRepository } from './identity-factor-repository.js';
 import { createIdentityRepository } from './identity-repository.js';
 import { createOrganisationInvitationRepository } from './organisation-invitation-repository.js';
@@ -30,6 +31,8 @@ export interface KyselyStorageParts {
   billingStore: OwnedBillingStore;
   /** The request path's key lookup, when the database has a faster one than the Kysely join. */
   findKeyWithOrganisation?: (keyHash: string) => Promise<ApiKeyWithOrganisation | null>;
+  /** SQLite's live holds, kept in memory: every view of "reserved" adds them (held-in-memory.ts). */
+  heldInMemory?: HeldInMemory;
 }
 
 /** Each storage's billing store, for the tests that look at which of its paths ran (never needed to serve). */
@@ -41,7 +44,8 @@ export function billingStoreOf(storage: Storage): BillingStore | undefined {
 
 export function createKyselyStorage(parts: KyselyStorageParts): Storage {
   const { db, billingStore } = parts;
-  const apiKeys = createApiKeyRepository(db, parts.dialect);
+  const held = parts.heldInMemory;
+  const apiKeys = createApiKeyRepository(db, parts.dialect, held !== undefined);
   let closing: Promise<void> | undefined;
   const storage: Storage = {
     dialect: parts.dialect,
@@ -56,13 +60,13 @@ export function createKyselyStorage(parts: KyselyStorageParts): Storage {
         ? apiKeys
         : { ...apiKeys, findByHashWithOrganisation: parts.findKeyWithOrganisation },
     usage: createUsageRepository(db),
-    billing: combineBilling(createBillingLedgerRepository(db, parts.dialect), billingStore),
-    spendLimits: createSpendLimitRepository(db, parts.dialect),
+    billing: combineBilling(createBillingLedgerRepository(db, parts.dialect, held), billingStore),
+    spendLimits: createSpendLimitRepository(db, parts.dialect, held),
     sessions: createSessionRepository(db),
     loginFailures: createLoginFailureRepository(db),
     identity: createIdentityRepository(db, parts.dialect, parts.isUniqueViolation),
     responses: createStoredResponseRepository(db),
-    tierUpgrades: createTierRepository(db, parts.dialect),
+    tierUpgrades: createTierRepository(db, parts.dialect, held),
     identityFactors: createIdentityFactorRepository(db),
     usageExport: createUsageExportRepository(db),
     catalog: createCatalogEntryRepository(db, parts.dialect),

@@ -11,6 +11,11 @@ export interface OpenStorageOptions {
    * PostgreSQL's idle pooled connections. Each is recovered from; this only reports them.
    */
   onBackgroundError?: (error: Error) => void;
+  /**
+   * A gateway's: SQLite only, the file is locked for this process (its live holds are in its memory) and a second
+   * gateway on it is refused. CLI admin commands leave it unset.
+   */
+  owner?: boolean;
 }
 
 /**
@@ -25,7 +30,7 @@ export async function openStorage(databaseUrl: string, options: OpenStorageOptio
   try {
     if (target.kind === 'sqlite') {
       const { openSqliteStorage } = await import('./sqlite/open-sqlite-storage.js');
-      return await openSqliteStorage(target.filename, options.onBackgroundError);
+      return await openSqliteStorage(target.filename, options.onBackgroundError, undefined, options.owner === true);
     }
     const { openPostgresStorage } = await import('./postgres/open-postgres-storage.js');
     return await openPostgresStorage({

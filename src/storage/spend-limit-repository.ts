@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import type { HeldInMemory } from './held-in-memory.js';
 import { randomHex } from '../ids/random-hex.js';
 import type { Database, SpendLimitsTable } from './database-schema.js';
 import {
@@ -18,14 +19,24 @@ import type { Storage } from './types.js';
  * locks the organisation's wallet row first, as admission and settlement do before they touch a limit's counters, so
  * a limit never changes in the middle of a hold being taken against it.
  */
-export function createSpendLimitRepository(db: Kysely<Database>, dialect: Storage['dialect']): SpendLimitRepository {
+export function createSpendLimitRepository(
+  db: Kysely<Database>,
+  dialect: Storage['dialect'],
+  /** SQLite's live holds in memory: what a limit holds includes them. */
+  held?: HeldInMemory,
+): SpendLimitRepository {
   return {
     async list(organisationId, at, filter = {}) {
       let query = db.selectFrom('spend_limits').selectAll().where('organisation_id', '=', organisationId);
       if (filter.scope !== undefined) query = query.where('scope', '=', filter.scope);
       if (filter.scopeId !== undefined) query = query.where('scope_id', '=', filter.scopeId);
       const rows = await query.orderBy('scope').orderBy('scope_id').orderBy('period').execute();
-      return rows.flatMap((row) => toRecord(row, at) ?? []);
+      return rows.flatMap((row) => {
+        const record = toRecord(row, at);
+        if (record === null) return [];
+        if (held !== undefined) record.reservedNano += held.limitNano(record.id);
+        return [record];
+      });
     },
 
     async set(input) {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { ledgerId } from './billing-rules.js';
 import { fromIntegerBoolean, toIntegerBoolean, type Database } from './database-schema.js';
+import { ACCOUNT_HELD_SQL_FUNCTION, type HeldInMemory } from './held-in-memory.js';
 import { fromMoneyColumn, money } from './money-sql.js';
 import { writeTransaction, type Executor } from './transactions.js';
 import type { Storage } from './types.js';
@@ -47,7 +48,16 @@ export interface TierRepository {
   boughtTier(accountId: string): Promise<Pick<TierState, 'tier' | 'boughtTier' | 'boughtUntil'> | null>;
 }
 
-export function createTierRepository(db: Kysely<Database>, dialect: Storage['dialect']): TierRepository {
+export function createTierRepository(
+  db: Kysely<Database>,
+  dialect: Storage['dialect'],
+  /** SQLite's live holds in memory: what the account holds includes them. */
+  held?: HeldInMemory,
+): TierRepository {
+  // What the charge's write compares the balance with: on SQLite also what live holds in memory take, read by the
+  // write itself, so no hold can come between the check and the charge.
+  const heldSql =
+    held === undefined ? sql`reserved_nano` : sql`(reserved_nano + ${sql.raw(ACCOUNT_HELD_SQL_FUNCTION)}(id))`;
   async function read(executor: Executor, accountId: string, lock: boolean): Promise<TierState | null> {
     let query = executor
       .selectFrom('organisations')
@@ -74,7 +84,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
       renews: fromIntegerBoolean(Number(row.bought_tier_renews)),
       paidTotalNano: fromMoneyColumn(paid.paid),
       balanceNano: fromMoneyColumn(row.balance),
-      reservedNano: fromMoneyColumn(row.reserved),
+      reservedNano: fromMoneyColumn(row.reserved) + (held?.account(accountId)?.nano ?? 0n),
     };
   }
 
@@ -133,7 +143,7 @@ export function createTierRepository(db: Kysely<Database>, dialect: Storage['dia
           // Belt and braces: a charge never takes the balance below what requests in flight hold.
           .$if(change.charge !== undefined, (query) =>
             query.where(
-              sql<boolean>`balance_nano - reserved_nano >= cast(${change.charge!.amountNano.toString()} as bigint)`,
+              sql<boolean>`balance_nano - ${heldSql} >= cast(${change.charge!.amountNano.toString()} as bigint)`,
             ),
           )
           .executeTakeFirst();

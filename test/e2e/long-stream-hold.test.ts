@@ -32,6 +32,13 @@ describe.each([{ postgres: false }, { postgres: true }])(
       await harness?.close();
     });
 
+    async function reservedByGateway(key: string): Promise<bigint> {
+      const response = await fetch(`${harness.gateway.url}/v1/account`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      return BigInt(((await response.json()) as { balance: { reserved_nano_usd: string } }).balance.reserved_nano_usd);
+    }
+
     it('keeps its hold until it settles, then is charged once and nothing stays reserved', async () => {
       const { accountId, key } = await harness.createAccountWithKey();
       await harness.gateway.storage.billing.credit({
@@ -61,7 +68,10 @@ describe.each([{ postgres: false }, { postgres: true }])(
           samples.push({
             atChunk: chunks,
             afterMs: lastSample - started,
-            reservedNano: (await harness.gateway.storage.billing.balance(accountId))!.reservedNano,
+            // On SQLite the live holds are in the gateway's memory, not in the database: read as it reports them.
+            reservedNano: postgres
+              ? (await harness.gateway.storage.billing.balance(accountId))!.reservedNano
+              : await reservedByGateway(key),
           });
         }
       }

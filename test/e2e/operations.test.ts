@@ -50,7 +50,10 @@ describe('observability: /metrics, /healthz, /readyz, request ids and logs', () 
   const METRICS_TOKEN = 'metrics-token-for-the-scraper-0123';
 
   beforeAll(async () => {
+    // PostgreSQL: the sweeper's test runs a second instance on the same database, which only PostgreSQL serves
+    // (an embedded SQLite file has one gateway, its holds in that process's memory).
     harness = await startTestGateway({
+      postgres: true,
       fakeClockMs: clock,
       env: { METRICS_TOKEN, SWEEP_INTERVAL_MS: '500', OPENAI_API_KEY: 'sk-upstream-secret-never-logged-0123456789' },
       yaml: 'tiers:\n  tiny:\n    requestsPerMinute: 2\n',

@@ -132,6 +132,12 @@ describe('the optional tokens-per-minute limit of a tier', () => {
 
 describe('rate limits shared through Redis by two gateway processes', () => {
   const processes: ChildProcess[] = [];
+  // PostgreSQL: only it serves several gateway processes (an embedded SQLite file has one, its holds in its memory).
+  let shared: TestGateway;
+
+  beforeAll(async () => {
+    shared = await startTestGateway({ postgres: true });
+  });
 
   async function startProcess(env: Record<string, string>): Promise<string> {
     const { url, child } = await startGatewayProcess(env);
@@ -144,14 +150,15 @@ describe('rate limits shared through Redis by two gateway processes', () => {
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');
     }
+    await shared?.close();
   });
 
   it('together exactly 100 admitted per window for one key, requests alternated between them', async () => {
-    const { key } = await harness.createAccountWithKey();
+    const { key } = await shared.createAccountWithKey();
     const env = {
-      DATABASE_URL: harness.databaseUrl,
+      DATABASE_URL: shared.databaseUrl,
       REDIS_URL: 'redis://127.0.0.1:6379',
-      OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
+      OPENAI_BASE_URL: shared.simulator!.baseUrls.openai,
     };
     const [first, second] = await Promise.all([startProcess(env), startProcess(env)]);
     const responses = await Promise.all(
@@ -163,11 +170,11 @@ describe('rate limits shared through Redis by two gateway processes', () => {
   });
 
   it('a dead Redis fails open by default: requests still pass, each decided as a fresh window', async () => {
-    const { key } = await harness.createAccountWithKey();
+    const { key } = await shared.createAccountWithKey();
     const url = await startProcess({
-      DATABASE_URL: harness.databaseUrl,
+      DATABASE_URL: shared.databaseUrl,
       REDIS_URL: await deadRedisUrl(),
-      OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
+      OPENAI_BASE_URL: shared.simulator!.baseUrls.openai,
     });
     // Commands are never queued while Redis is down (enableOfflineQueue: false), so no request waits on it; a
     // queued check would hang until the test's timeout. Fail-open records nothing: every request sees a fresh
@@ -180,12 +187,12 @@ describe('rate limits shared through Redis by two gateway processes', () => {
   });
 
   it('fail-closed answers 503 while Redis is unreachable', async () => {
-    const { key } = await harness.createAccountWithKey();
+    const { key } = await shared.createAccountWithKey();
     const url = await startProcess({
-      DATABASE_URL: harness.databaseUrl,
+      DATABASE_URL: shared.databaseUrl,
       REDIS_URL: await deadRedisUrl(),
       RATE_LIMIT_FAIL_OPEN: 'false',
-      OPENAI_BASE_URL: harness.simulator!.baseUrls.openai,
+      OPENAI_BASE_URL: shared.simulator!.baseUrls.openai,
     });
     const response = await chat(url, key);
     expect(response.status).toBe(503);

@@ -8,6 +8,9 @@ import { createKyselyStorage } from '../kysely-storage.js';
 import { RefuseNulTextPlugin } from '../refuse-nul-text-plugin.js';
 import { runMigrations } from '../migrations/run-migrations.js';
 import type { Storage } from '../types.js';
+import { ACCOUNT_HELD_SQL_FUNCTION, LIMIT_HELD_SQL_FUNCTION } from '../held-in-memory.js';
+import { lockDatabaseFile } from './database-file-lock.js';
+import { MemoryHoldBook } from './memory-hold-book.js';
 import { SqliteBillingStore } from './sqlite-billing-store.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { createSqliteKeyLookup } from './sqlite-key-lookup.js';
@@ -34,10 +37,24 @@ export async function openSqliteStorage(
   onBackgroundError: (error: Error) => void = () => {},
   /** The WAL length at which the checkpoint thread starts it over (wal-checkpointer.ts); tests set a short one. */
   walRestartFrames = RESTART_AFTER_FRAMES,
+  /** A gateway's: the file is locked for this process, and a second gateway on it is refused (database-file-lock.ts). */
+  owner = false,
 ): Promise<Storage> {
   const onDisk = filename !== SQLITE_MEMORY && filename !== '';
   if (onDisk) mkdirSync(dirname(filename), { recursive: true });
-  const database = new BetterSqlite3(filename);
+  const unlock =
+    owner && onDisk
+      ? await lockDatabaseFile(filename, (error) =>
+          onBackgroundError(new Error(`The lock of ${filename} was lost: ${error.message}`, { cause: error })),
+        )
+      : undefined;
+  let database: BetterSqlite3.Database;
+  try {
+    database = new BetterSqlite3(filename);
+  } catch (error) {
+    await unlock?.();
+    throw error;
+  }
   try {
     // WAL lets readers run beside the single writer; NORMAL is durable across application crashes
     // (only an OS crash or power loss may drop the last commits) and avoids an fsync per commit.
@@ -61,8 +78,19 @@ export async function openSqliteStorage(
     database.pragma(`cache_size = ${-PAGE_CACHE_KIB}`);
   } catch (error) {
     database.close();
+    await unlock?.();
     throw error;
   }
+  // Live holds, in this process's memory (docs/decisions/0019-sqlite-holds-in-memory.md). SQL that compares a balance
+  // or a limit with what is held reads them through these functions, in the same synchronous step as its write; on a
+  // CLI's connection the book stays empty.
+  const book = new MemoryHoldBook();
+  database.function(ACCOUNT_HELD_SQL_FUNCTION, { deterministic: false }, (accountId) =>
+    typeof accountId === 'string' ? (book.account(accountId)?.nano ?? 0n) : 0n,
+  );
+  database.function(LIMIT_HELD_SQL_FUNCTION, { deterministic: false }, (limitId) =>
+    typeof limitId === 'string' ? book.limitNano(limitId) : 0n,
+  );
   // better-sqlite3 returns INTEGER columns as JS numbers, exact up to 2^53: fine for epoch ms and
   // token counts. Money (nano-USD) is read through text casts instead (money-sql.ts).
   let checkpointer: WalCheckpointer | undefined;
@@ -76,9 +104,15 @@ export async function openSqliteStorage(
   // Kysely's single connection: taking it waits for whichever transaction holds the handle to close, and keeps the
   // next one out while the group commit's batch runs.
   const whenHandleFree = (work: () => void) => db.connection().execute(async () => work());
-  const billingStore = new SqliteBillingStore(database, new GroupCommit(database, whenHandleFree, noteWrite, gate));
+  const billingStore = new SqliteBillingStore(
+    database,
+    new GroupCommit(database, whenHandleFree, noteWrite, gate),
+    book,
+    whenHandleFree,
+  );
   const storage = createKyselyStorage({
     dialect: 'sqlite',
+    heldInMemory: book,
     db,
     isUniqueViolation: isSqliteUniqueViolation,
     migrate: async () => {
@@ -105,6 +139,7 @@ export async function openSqliteStorage(
       await billingStore.close();
       await checkpointer?.stop();
       await closeStorage();
+      await unlock?.();
     })());
   return storage;
 }

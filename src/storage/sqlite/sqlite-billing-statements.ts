@@ -3,9 +3,7 @@ import {
   APPLICABLE_LIMITS_SQL,
   CHARGE_LIMIT_SQL,
   CLAIM_LIMIT_HOLDS_SQL,
-  RECORD_LIMIT_HOLD_SQL,
   RELEASE_LIMIT_HOLD_SQL,
-  TAKE_LIMIT_HOLD_SQL,
 } from '../spend-limit-statements.js';
 import type { HoldCheckpoint } from '../billing-types.js';
 import type { toUsageRow } from '../usage-repository.js';
@@ -17,25 +15,16 @@ import { positionalStatement, type PositionalStatement } from './positional-stat
  */
 export interface BillingStatements {
   lockAccount: Statement;
-  takeHold: Statement;
-  insertHold: Statement;
   claimHold: Statement;
   insertUsage: Statement;
   applySettlement: Statement;
   insertLedger: Statement;
   addToDaily: Statement;
   applicableLimits: PositionalStatement;
-  takeLimitHold: PositionalStatement;
-  recordLimitHold: PositionalStatement;
   claimLimitHolds: PositionalStatement;
   releaseLimitHold: PositionalStatement;
   chargeLimit: PositionalStatement;
-  readHoldDay: Statement;
-  takeSlice: Statement;
-  growHold: Statement;
-  renewHold: Statement;
-  extendHold: Statement;
-  holdExists: Statement;
+  writeCheckpoint: Statement;
   expiredHolds: Statement;
   claimExpiredHold: Statement;
   releaseAccountHold: Statement;
@@ -48,22 +37,11 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
       free_reserved_tokens
     from organisations where id = ?`)
     .raw(true);
-  // The statements of every request (admission and settlement) take positional parameters (`?`, each call
-  // passing its values in the order of the comment beside the statement): better-sqlite3 binds a named
-  // parameter by looking its name up on the object from C++, a string made per parameter per call, which cost
-  // about as much as the insert itself on a 20-column row (micro-benchmark: ~13 → ~6 µs).
-  // The balance condition repeats the admission rule in SQL: belt and braces against an overdraft.
-  // (hold, day, sameDay, sameDay, freeTokens, freeTokens, accountId, hold)
-  const takeHold = database.prepare(`
-    update organisations set reserved_nano = reserved_nano + ?, free_day = ?,
-      free_used_tokens = case when ? then free_used_tokens else 0 end,
-      free_reserved_tokens = case when ? then free_reserved_tokens + ? else ? end
-    where id = ? and balance_nano - reserved_nano >= ?`);
-  // In column order.
-  const insertHold = database.prepare(`
-    insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
-      created_at, expires_at)
-    values (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  // The statements of every settlement take positional parameters (`?`, each call passing its values in the order
+  // of the comment beside the statement): better-sqlite3 binds a named parameter by looking its name up on the object
+  // from C++, a string made per parameter per call, which cost about as much as the insert itself on a 20-column row
+  // (micro-benchmark: ~13 → ~6 µs). Admission and slices write nothing: their holds live in memory
+  // (memory-hold-book.ts); `reservations` keeps checkpoints (hold 0) and holds a previous version left.
   const claimHold = database
     .prepare(`
     delete from reservations where request_id = ?
@@ -72,8 +50,6 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
   // Spend limits (docs/billing.md#spend-limits): read and written inside the same transaction as the account's money.
   // Shared with PostgreSQL's locked path as `:name` text, bound here by position (positional-statement.ts).
   const applicableLimits = positionalStatement(database, APPLICABLE_LIMITS_SQL);
-  const takeLimitHold = positionalStatement(database, TAKE_LIMIT_HOLD_SQL);
-  const recordLimitHold = positionalStatement(database, RECORD_LIMIT_HOLD_SQL);
   const claimLimitHolds = positionalStatement(database, CLAIM_LIMIT_HOLDS_SQL);
   const releaseLimitHold = positionalStatement(database, RELEASE_LIMIT_HOLD_SQL);
   const chargeLimit = positionalStatement(database, CHARGE_LIMIT_SQL);
@@ -83,10 +59,12 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
     insert into usage_records (${USAGE_COLUMNS.join(', ')})
     values (${USAGE_COLUMNS.map((column) => (column.endsWith('_nano') ? 'cast(? as integer)' : '?')).join(', ')})
     on conflict (request_id) do nothing`);
-  // (charged, hold, heldFree, freeUsed, accountId)
+  // The free counters are written whole, as the settlement computed them from the row read in this transaction: a
+  // live hold of a new day moves them to that day here, its admission having written nothing.
+  // (charged, storedHold, freeDay, freeUsed, freeReserved, accountId)
   const applySettlement = database.prepare(`
-    update organisations set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?,
-      free_reserved_tokens = free_reserved_tokens - ?, free_used_tokens = free_used_tokens + ?
+    update organisations set balance_nano = balance_nano - ?, reserved_nano = reserved_nano - ?, free_day = ?,
+      free_used_tokens = ?, free_reserved_tokens = ?
     where id = ?`);
   // (id, accountId, amount, balanceAfter, idempotencyKey, requestId, note, at, unbilledTokens, unbilled)
   const insertLedger = database.prepare(`
@@ -111,31 +89,18 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
       cost_nano = usage_daily.cost_nano + excluded.cost_nano,
       unbilled_tokens = usage_daily.unbilled_tokens + excluded.unbilled_tokens,
       unbilled_nano = usage_daily.unbilled_nano + excluded.unbilled_nano`);
-  const readHoldDay = database.prepare(`select free_day, api_key_id from reservations where request_id = ?`);
-  // As at admission, the balance condition repeats the rule in SQL; each limit's remainder is the condition of
-  // takeLimitHold (TAKE_LIMIT_HOLD_SQL), run in the same transaction.
-  const takeSlice = database.prepare(`
-    update organisations set reserved_nano = reserved_nano + @hold, free_reserved_tokens = free_reserved_tokens + @freeTokens
-    where id = @accountId and balance_nano - reserved_nano >= @hold`);
-  // The checkpoint columns: a null parameter keeps the column as it is (no checkpoint in this write).
-  const checkpoint = `model = coalesce(@model, model), family = coalesce(@family, family), stream = coalesce(@stream, stream),
-      checkpoint_input_tokens = coalesce(@inputTokens, checkpoint_input_tokens),
-      checkpoint_cache_read_tokens = coalesce(@cacheReadTokens, checkpoint_cache_read_tokens),
-      checkpoint_cache_write_tokens = coalesce(@cacheWriteTokens, checkpoint_cache_write_tokens),
-      checkpoint_cache_write_1h_tokens = coalesce(@cacheWrite1hTokens, checkpoint_cache_write_1h_tokens),
-      checkpoint_output_tokens = coalesce(@outputTokens, checkpoint_output_tokens), checkpoint_at = coalesce(@at, checkpoint_at)`;
-  const growHold = database.prepare(`
-    update reservations set hold_nano = hold_nano + @hold, free_tokens = free_tokens + @freeTokens,
-      max_output_tokens = max_output_tokens + @tokens,
-      expires_at = max(expires_at, @expiresAt), ${checkpoint}
-    where request_id = @requestId`);
-  const renewHold = database.prepare(`
-    update reservations set expires_at = max(expires_at, @expiresAt), ${checkpoint} where request_id = @requestId`);
-  // The sweeper's: candidates first (a read), then each claimed by its delete, the expiry checked again there: a hold
-  // renewed meanwhile belongs to a live request.
-  const extendHold = database.prepare('update reservations set expires_at = ? where request_id = ? and expires_at < ?');
-  const holdExists = database.prepare('select 1 from reservations where request_id = ?').pluck(true);
-  const expiredHolds = database.prepare('select request_id from reservations where expires_at < ? limit ?').pluck(true);
+  // A live request's checkpoint (hold 0: its hold is in memory), never for a request already settled: a checkpoint
+  // queued behind its settlement in one batch must not leave a row the sweeper would take for an orphan.
+  // (requestId, accountId, apiKeyId, freeDay, maxOutputTokens, createdAt, expiresAt, ...CHECKPOINT_COLUMNS, requestId)
+  const writeCheckpoint = database.prepare(`
+    insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens,
+      created_at, expires_at, ${CHECKPOINT_COLUMNS.join(', ')})
+    select ?, ?, ?, 0, 0, ?, ?, ?, ?, ${CHECKPOINT_COLUMNS.map(() => '?').join(', ')}
+    where not exists (select 1 from usage_records where request_id = ?)
+    on conflict (request_id) do update set max_output_tokens = excluded.max_output_tokens,
+      expires_at = excluded.expires_at, ${CHECKPOINT_COLUMNS.map((column) => `${column} = excluded.${column}`).join(', ')}`);
+  // The sweeper's: candidates first (a read), then each claimed by its delete, the expiry checked again there.
+  const expiredHolds = database.prepare('select request_id from reservations where expires_at < ?').pluck(true);
   // (requestId, now)
   const claimExpiredHold = database.prepare(`
       delete from reservations where request_id = ? and expires_at < ?
@@ -149,25 +114,16 @@ export function prepareBillingStatements(database: BetterSqliteDatabase): Billin
   );
   return {
     lockAccount,
-    takeHold,
-    insertHold,
     claimHold,
     insertUsage,
     applySettlement,
     insertLedger,
     addToDaily,
     applicableLimits,
-    takeLimitHold,
-    recordLimitHold,
     claimLimitHolds,
     releaseLimitHold,
     chargeLimit,
-    readHoldDay,
-    takeSlice,
-    growHold,
-    renewHold,
-    extendHold,
-    holdExists,
+    writeCheckpoint,
     expiredHolds,
     claimExpiredHold,
     releaseAccountHold,
@@ -203,17 +159,68 @@ export const USAGE_COLUMNS = [
   'local_input_tokens',
 ] as const satisfies readonly (keyof ReturnType<typeof toUsageRow>)[];
 
-/** A checkpoint as statement parameters: all null without one (the columns keep their values). */
-export function checkpointParameters(checkpoint: HoldCheckpoint | undefined) {
+/** The checkpoint columns of `reservations`, in the order `checkpointValues` gives them. */
+const CHECKPOINT_COLUMNS = [
+  'model',
+  'family',
+  'stream',
+  'checkpoint_input_tokens',
+  'checkpoint_cache_read_tokens',
+  'checkpoint_cache_write_tokens',
+  'checkpoint_cache_write_1h_tokens',
+  'checkpoint_output_tokens',
+  'checkpoint_at',
+] as const;
+
+/** A checkpoint as writeCheckpoint's values, in CHECKPOINT_COLUMNS order. */
+export function checkpointValues(checkpoint: HoldCheckpoint): (string | number)[] {
+  return [
+    checkpoint.model,
+    checkpoint.family,
+    checkpoint.stream ? 1 : 0,
+    checkpoint.inputTokens,
+    checkpoint.cacheReadTokens,
+    checkpoint.cacheWriteTokens,
+    checkpoint.cacheWrite1hTokens,
+    checkpoint.outputTokens,
+    checkpoint.at,
+  ];
+}
+
+/** claimHold's row: hold, free tokens, free day. */
+export type HoldRow = [hold: string, freeTokens: number, freeDay: number];
+
+/** claimExpiredHold's row. */
+export interface ExpiredHoldRow {
+  account_id: string;
+  api_key_id: string;
+  free_tokens: number;
+  free_day: number;
+  created_at: number;
+  model: string | null;
+  family: string | null;
+  stream: number | null;
+  checkpoint_input_tokens: number;
+  checkpoint_cache_read_tokens: number;
+  checkpoint_cache_write_tokens: number;
+  checkpoint_cache_write_1h_tokens: number;
+  checkpoint_output_tokens: number;
+  checkpoint_at: number | null;
+  hold: string;
+}
+
+/** The state a checkpoint column set holds: null when the request had delivered nothing when last written. */
+export function checkpointOf(row: ExpiredHoldRow): HoldCheckpoint | null {
+  if (row.checkpoint_at === null || row.model === null || row.family === null) return null;
   return {
-    model: checkpoint?.model ?? null,
-    family: checkpoint?.family ?? null,
-    stream: checkpoint === undefined ? null : checkpoint.stream ? 1 : 0,
-    inputTokens: checkpoint?.inputTokens ?? null,
-    cacheReadTokens: checkpoint?.cacheReadTokens ?? null,
-    cacheWriteTokens: checkpoint?.cacheWriteTokens ?? null,
-    cacheWrite1hTokens: checkpoint?.cacheWrite1hTokens ?? null,
-    outputTokens: checkpoint?.outputTokens ?? null,
-    at: checkpoint?.at ?? null,
+    model: row.model,
+    family: row.family,
+    stream: row.stream === 1,
+    inputTokens: row.checkpoint_input_tokens,
+    cacheReadTokens: row.checkpoint_cache_read_tokens,
+    cacheWriteTokens: row.checkpoint_cache_write_tokens,
+    cacheWrite1hTokens: row.checkpoint_cache_write_1h_tokens,
+    outputTokens: row.checkpoint_output_tokens,
+    at: row.checkpoint_at,
   };
 }
