@@ -1,8 +1,8 @@
 /** The billing contract's key spend limits (docs/architecture.md#key-scopes-and-limits), on both backends. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { billingContractFixture, DAY, NOW, uniqueId } from '../../test/helpers/billing-contract-fixture.js';
+import { billingContractFixture, DAY, holdUpTo, NOW, uniqueId } from '../../test/helpers/billing-contract-fixture.js';
 import { postgresBackend, sqliteBackend } from '../../test/helpers/storage-backends.js';
-import type { AdmissionPlan, AdmissionState, OrphanedHold } from './billing-types.js';
+import type { AdmissionState, OrphanedHold } from './billing-types.js';
 import type { Storage } from './types.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 
@@ -32,12 +32,6 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
     }
     const keyOf = async (ids: { accountId: string; keyId: string }) =>
       (await storage.apiKeys.findById(ids.accountId, ids.keyId))!;
-    const upTo =
-      (want: bigint) =>
-      (state: AdmissionState): AdmissionPlan =>
-        state.availableNano >= want
-          ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 1 }
-          : { admitted: false, reason: 'short' };
 
     it('the planner sees the lower of the balance and the key remaining limit, and the hold counts against the key', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
@@ -47,7 +41,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
           ids,
           (state) => {
             seen = state;
-            return upTo(2_000n)(state);
+            return holdUpTo(2_000n)(state);
           },
           {},
         ),
@@ -83,7 +77,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
     it("usage past the key's hold is charged up to its limit, the rest unbilled; the key never spends past it", async () => {
       const ids = await limitedKey(100_000n, 5_000n);
       const results = await Promise.all(
-        Array.from({ length: 4 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
+        Array.from({ length: 4 }, () => storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}))),
       );
       const settled = await Promise.all(
         results.map((result) =>
@@ -107,7 +101,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('a limit lowered while a request runs caps its charge: the hold taken under the old limit is no licence', async () => {
       const ids = await limitedKey(100_000n, 10_000n);
-      const result = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), {}));
+      const result = await storage.billing.reserve(reserveInput(ids, holdUpTo(4_000n), {}));
       if (!result.admitted) throw new Error('not admitted');
       await storage.apiKeys.update(ids.accountId, ids.keyId, { spendLimit: { limitNano: 1_000n, period: 'day' } }, NOW);
       // Within the hold, the balance and the hint: only the key's current limit stands in the way.
@@ -131,7 +125,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
     it('under concurrency, holds on one key never exceed its limit; settlements add the spend in the same transaction', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n, 'month');
       const results = await Promise.all(
-        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
+        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}))),
       );
       expect(results.filter((result) => result.admitted)).toHaveLength(20);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: MONTH, usedNano: 0n, reservedNano: 20_000n });
@@ -158,7 +152,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
     it('concurrent admissions admit nothing beyond the limit, and a changed period is read under the lock', async () => {
       const ids = await limitedKey(1_000_000n, 20_000n);
       const results = await Promise.all(
-        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}))),
+        Array.from({ length: 60 }, () => storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}))),
       );
       expect(results.filter((result) => result.admitted)).toHaveLength(20);
       expect(results.every((result) => !result.admitted || result.reservation.limitHoldNano === 1_000n)).toBe(true);
@@ -171,29 +165,29 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
         { spendLimit: { limitNano: 20_000n, period: 'month' } },
         NOW,
       );
-      const after = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
+      const after = await storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}));
       expect(after).toMatchObject({ admitted: false, state: { spendLimit: { period: 'month', remainingNano: 0n } } });
     });
 
     it('a new UTC day restarts a daily limit; a settlement of the previous day does not count against the new one', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
-      const first = await storage.billing.reserve(reserveInput(ids, upTo(4_000n), {}));
+      const first = await storage.billing.reserve(reserveInput(ids, holdUpTo(4_000n), {}));
       if (!first.admitted) throw new Error('not admitted');
       await storage.billing.settle({
         freeAllowanceTokens: 0,
         usage: usageFor(first.reservation.requestId, ids),
         price: costing(4_000n),
       });
-      const refused = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), {}));
+      const refused = await storage.billing.reserve(reserveInput(ids, holdUpTo(2_000n), {}));
       expect(refused).toMatchObject({
         admitted: false,
         state: { spendLimit: { remainingNano: 1_000n, binding: true } },
       });
       // A request of day N still running when day N+1 starts, and a new one of day N+1.
-      const late = await storage.billing.reserve(reserveInput(ids, upTo(500n), {}));
+      const late = await storage.billing.reserve(reserveInput(ids, holdUpTo(500n), {}));
       const tomorrow = NOW + 86_400_000;
       const next = await storage.billing.reserve(
-        reserveInput(ids, upTo(4_000n), { day: DAY + 1, createdAt: tomorrow }),
+        reserveInput(ids, holdUpTo(4_000n), { day: DAY + 1, createdAt: tomorrow }),
       );
       expect(next).toMatchObject({ admitted: true });
       if (!late.admitted) throw new Error('not admitted');
@@ -204,7 +198,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       });
       // What the new day's admissions see (a refused one writes nothing): the late settlement counted against day N.
       const seen = await storage.billing.reserve(
-        reserveInput(ids, upTo(5_000n), { day: DAY + 1, createdAt: tomorrow }),
+        reserveInput(ids, holdUpTo(5_000n), { day: DAY + 1, createdAt: tomorrow }),
       );
       expect(seen).toMatchObject({
         admitted: false,
@@ -214,7 +208,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('the sweeper releases the key hold of an abandoned request', async () => {
       const ids = await limitedKey(100_000n, 5_000n, 'total');
-      await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { expiresAt: NOW + 10 }));
+      await storage.billing.reserve(reserveInput(ids, holdUpTo(3_000n), { expiresAt: NOW + 10 }));
       expect((await keyOf(ids)).spend.reservedNano).toBe(3_000n);
       await storage.billing.releaseExpiredReservations(NOW + 1_000);
       expect((await keyOf(ids)).spend).toEqual({ periodStart: 0, usedNano: 0n, reservedNano: 0n });
@@ -222,7 +216,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('slices grow the key hold within its remaining limit: a partial slice, then a key_spend_limit refusal (growing holds)', async () => {
       const ids = await limitedKey(100_000n, 5_000n);
-      const reserved = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
+      const reserved = await storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}));
       if (!reserved.admitted) throw new Error('not admitted');
       const requestId = reserved.reservation.requestId;
       const slice = (tokens: number) => storage.billing.grantSlice(sliceInput(requestId, ids, tokens, { at: NOW }));
@@ -268,7 +262,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       const ids = await limitedKey(1_000_000n, 20_000n);
       const requestIds: string[] = [];
       for (let index = 0; index < 10; index += 1) {
-        const reserved = await storage.billing.reserve(reserveInput(ids, upTo(100n), {}));
+        const reserved = await storage.billing.reserve(reserveInput(ids, holdUpTo(100n), {}));
         if (reserved.admitted) requestIds.push(reserved.reservation.requestId);
       }
       // 19,000 nano left on the key (the account has 999,000): 60 slices of 1,000 nano each ask for 60,000.
@@ -299,8 +293,8 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('the sweeper settles an orphaned grown hold at its checkpoint: the key hold released, the charge counted against the key', async () => {
       const ids = await limitedKey(100_000n, 50_000n, 'total');
-      const checkpointed = await storage.billing.reserve(reserveInput(ids, upTo(2_000n), { expiresAt: NOW + 10 }));
-      const bare = await storage.billing.reserve(reserveInput(ids, upTo(3_000n), { expiresAt: NOW + 10 }));
+      const checkpointed = await storage.billing.reserve(reserveInput(ids, holdUpTo(2_000n), { expiresAt: NOW + 10 }));
+      const bare = await storage.billing.reserve(reserveInput(ids, holdUpTo(3_000n), { expiresAt: NOW + 10 }));
       if (!checkpointed.admitted || !bare.admitted) throw new Error('not admitted');
       expect(
         await storage.billing.grantSlice(
@@ -331,7 +325,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
 
     it('a limit set later counts the period spend so far (daily rollup); keys without a limit count nothing', async () => {
       const ids = await fundedAccount(100_000n);
-      const result = await storage.billing.reserve(reserveInput(ids, upTo(3_000n)));
+      const result = await storage.billing.reserve(reserveInput(ids, holdUpTo(3_000n)));
       if (!result.admitted) throw new Error('not admitted');
       expect(result.reservation.limitHoldNano).toBe(0n);
       await storage.billing.settle({
@@ -348,7 +342,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, key spend lim
       );
       expect(updated?.spend).toEqual({ periodStart: DAY, usedNano: 2_500n, reservedNano: 0n });
       expect(updated?.permissions.spendLimit).toEqual({ limitNano: 3_000n, period: 'day' });
-      const refused = await storage.billing.reserve(reserveInput(ids, upTo(1_000n), {}));
+      const refused = await storage.billing.reserve(reserveInput(ids, holdUpTo(1_000n), {}));
       expect(refused).toMatchObject({
         admitted: false,
         state: { spendLimit: { spentNano: 2_500n, remainingNano: 500n } },

@@ -9,15 +9,16 @@ import { ProjectService } from '../accounts/project-service.js';
 import {
   DAY,
   fundedAccountIn,
+  holdUpTo,
   NOW,
   plainUsage,
-  uniqueId,
   type AccountIds,
+  uniqueId,
 } from '../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
 import { planSliceGrant } from '../billing/slice-grant.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput } from './billing-types.js';
+import type { ReserveInput } from './billing-types.js';
 import type { SpendPeriod } from './key-permission-types.js';
 import type { LimitScope } from './spend-limit-types.js';
 import type { Storage } from './types.js';
@@ -42,13 +43,6 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, spend limits:
     await database?.drop();
   });
 
-  const upTo =
-    (want: bigint) =>
-    (state: AdmissionState): AdmissionPlan =>
-      state.availableNano >= want
-        ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 1 }
-        : { admitted: false, reason: 'short' };
-
   function reserveInput(ids: AccountIds, want: bigint, overrides: Partial<ReserveInput> = {}): ReserveInput {
     return {
       requestId: uniqueId('req'),
@@ -58,7 +52,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, spend limits:
       freeAllowanceTokens: 0,
       createdAt: NOW,
       expiresAt: NOW + 60_000,
-      plan: upTo(want),
+      plan: holdUpTo(want),
       ...overrides,
     };
   }

@@ -17,6 +17,7 @@ import {
   billingContractFixture,
   DAY,
   fundedAccountIn,
+  holdUpTo,
   NOW,
   plainUsage,
   type AccountIds,
@@ -24,7 +25,7 @@ import {
 import { costing } from '../../test/helpers/settlement-pricers.js';
 import { postgresBackend } from '../../test/helpers/storage-backends.js';
 import { planSliceGrant } from '../billing/slice-grant.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput, SliceInput } from './billing-types.js';
+import type { ReserveInput, SliceInput } from './billing-types.js';
 import type { Database } from './database-schema.js';
 import { billingStoreOf } from './kysely-storage.js';
 import { openStorage } from './open-storage.js';
@@ -38,12 +39,7 @@ const turns = async (count: number) => {
   for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-const upTo =
-  (want: bigint) =>
-  (state: AdmissionState): AdmissionPlan =>
-    state.availableNano >= want
-      ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
-      : { admitted: false, reason: 'short' };
+const upTo = (want: bigint) => holdUpTo(want, 10);
 
 describe('SQLite billing store: holds in memory, writes beside another transaction on the handle', () => {
   let directory: string;

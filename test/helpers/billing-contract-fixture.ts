@@ -45,6 +45,14 @@ export function plainUsage(requestId: string, ids: { accountId: string; keyId: s
 }
 export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
+/** An admission plan that holds `want` when the account has it available, and refuses otherwise. */
+export const holdUpTo =
+  (want: bigint, maxOutputTokens = 1) =>
+  (state: AdmissionState): AdmissionPlan =>
+    state.availableNano >= want
+      ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens }
+      : { admitted: false, reason: 'short' };
+
 export type AccountIds = { accountId: string; keyId: string };
 
 /** An account with one key and `nano` of credit (none when 0), made through the storage as the gateway makes them. */

@@ -4,33 +4,28 @@
  * so every path is observed from inside its own transaction. Then what a lost hold leaves behind: a settlement
  * against no hold charges within the balance and every spend limit, and records the rest unbilled.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DAY,
   fundedAccountIn,
+  holdUpTo,
   NOW,
   plainUsage,
   type AccountIds,
+  uniqueId,
 } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { planSliceGrant } from '../../billing/slice-grant.js';
-import type { AdmissionPlan, AdmissionState, ReserveInput, ReserveResult, SliceInput } from '../billing-types.js';
+import type { ReserveInput, ReserveResult, SliceInput } from '../billing-types.js';
 import { billingStoreOf } from '../kysely-storage.js';
 import { openStorage } from '../open-storage.js';
 import type { Storage } from '../types.js';
 import { PostgresBillingStore } from './postgres-billing-store.js';
 
-const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
-
-const upTo =
-  (want: bigint) =>
-  (state: AdmissionState): AdmissionPlan =>
-    state.availableNano >= want
-      ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
-      : { admitted: false, reason: 'short' };
+const upTo = (want: bigint) => holdUpTo(want, 10);
 
 /** The admitted request's id; a refusal fails the test. */
 function heldId(result: ReserveResult): string {

@@ -7,17 +7,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { openStorage } from '../open-storage.js';
-import type {
-  AdmissionPlan,
-  AdmissionState,
-  BillingRepository,
-  ReserveInput,
-  ReserveResult,
-} from '../billing-types.js';
+import type { BillingRepository, ReserveInput, ReserveResult } from '../billing-types.js';
 import { billingStoreOf } from '../kysely-storage.js';
 import type { Storage } from '../types.js';
 import { PostgresBillingStore } from './postgres-billing-store.js';
-import { fundedAccountIn, plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
+import { fundedAccountIn, holdUpTo, plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 
 const DAY = 20_000;
@@ -49,13 +43,6 @@ describe('PostgreSQL batched holds and settlements', () => {
     return { ...(await fundedAccountIn(storage, nano)), credited: nano };
   }
 
-  const upTo =
-    (want: bigint) =>
-    (state: AdmissionState): AdmissionPlan =>
-      state.availableNano >= want
-        ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 1 }
-        : { admitted: false, reason: 'short' };
-
   /** With the account's money as the key lookup read it, like a request: the plan is made from that, before the batch. */
   function reserveInput(
     ids: { accountId: string; keyId: string; credited: bigint },
@@ -70,7 +57,7 @@ describe('PostgreSQL batched holds and settlements', () => {
       freeAllowanceTokens: 0,
       createdAt: NOW,
       expiresAt: NOW + 60_000,
-      plan: upTo(want),
+      plan: holdUpTo(want),
       accountHint: { balance: ids.credited, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
     };
   }

@@ -14,21 +14,16 @@ import {
   billingContractFixture,
   DAY,
   fundedAccountIn,
+  holdUpTo,
   NOW,
   plainUsage,
 } from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
 import { sqliteBackend } from '../../../test/helpers/storage-backends.js';
-import type { AdmissionPlan, AdmissionState } from '../billing-types.js';
 import { openStorage } from '../open-storage.js';
 import type { Storage } from '../types.js';
 
-const upTo =
-  (want: bigint) =>
-  (state: AdmissionState): AdmissionPlan =>
-    state.availableNano >= want
-      ? { admitted: true, holdNano: want, freeTokens: 0, maxOutputTokens: 10 }
-      : { admitted: false, reason: 'short' };
+const upTo = (want: bigint) => holdUpTo(want, 10);
 
 describe('SQLite: holds in memory count wherever the balance is spent or shown', () => {
   const fixture = billingContractFixture(sqliteBackend);
