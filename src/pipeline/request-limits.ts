@@ -1,7 +1,7 @@
 import { contextWindowExceeded } from '../canonical/context-window.js';
 import { estimateRequestInputTokens, loadTokenizer, upperBoundRequestInputTokens } from '../canonical/count-tokens.js';
 import { GatewayError } from '../canonical/errors.js';
-import type { CanonicalRequest } from '../canonical/request.js';
+import { choiceCount, type CanonicalRequest } from '../canonical/request.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 
 /** Anthropic's smallest thinking budget: a request that cannot give thinking this much is served without it. */
@@ -83,4 +83,9 @@ export async function withOverflowCounts(
     },
     cause: error,
   });
+}
+
+/** The most output a request may have in all: its limit (the client's or the model's) for each choice it asked for. */
+export function requestOutputLimit(request: CanonicalRequest, model: CatalogModel): number {
+  return (request.maxOutputTokens ?? model.maxOutputTokens) * choiceCount(request);
 }
