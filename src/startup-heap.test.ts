@@ -72,8 +72,20 @@ await new Promise((resolve) => setTimeout(resolve, 50));
 console.log(JSON.stringify({ fullCollections, live: live.length }));
 `;
 
+/**
+ * GC on the main thread only and no memory reducer: when to collect then depends on allocation alone, not on how
+ * fast helper threads mark on a busy machine (which once reversed the counts: 1 full collection against 3).
+ */
+const DETERMINISTIC_GC = ['--single-threaded-gc', '--no-memory-reducer'];
+
 async function oldSpaceProbe(nodeArgs: string[] = []): Promise<{ fullCollections: number }> {
-  const { stdout } = await run(process.execPath, [...nodeArgs, '--input-type=module', '-e', OLD_SPACE_PROBE]);
+  const { stdout } = await run(process.execPath, [
+    ...DETERMINISTIC_GC,
+    ...nodeArgs,
+    '--input-type=module',
+    '-e',
+    OLD_SPACE_PROBE,
+  ]);
   return JSON.parse(stdout) as { fullCollections: number };
 }
 
