@@ -7,11 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
 import { expect } from 'vitest';
 import pg from 'pg';
 import { allMigrations } from '../../src/storage/migrations/all-migrations.js';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/storage/migrations/run-migrations.js';
+import { runMigrations } from '../../src/storage/migrations/run-migrations.js';
 import { dropPostgresSchema, POSTGRES_URL } from './storage-backends.js';
 
 export interface RawDatabase {
@@ -56,19 +56,9 @@ export async function rawPostgresDatabase(): Promise<RawDatabase> {
 }
 
 /** Applies exactly the named migrations (in name order, any not yet applied); returns the names it applied. */
-export async function migrateOnly(db: Kysely<unknown>, schema: string | undefined, names: string[]): Promise<string[]> {
+export function migrateOnly(db: Kysely<unknown>, schema: string | undefined, names: string[]): Promise<string[]> {
   const migrations: Record<string, Migration> = Object.fromEntries(names.map((name) => [name, allMigrations[name]!]));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-    allowUnorderedMigrations: true,
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error;
-  return results.map((result) => result.migrationName);
+  return runMigrations(db, { migrations, ...(schema === undefined ? {} : { migrationTableSchema: schema }) });
 }
 
 /** Every migration before `first`, in name order: the schema a migration test writes its old rows in. */
