@@ -176,7 +176,10 @@ describe('members and invitations on PostgreSQL with mail', () => {
         co.client.call('PATCH', `/api/organisation/members/${owner.accountId}`, { role: 'viewer' }),
       ]);
       const statuses = [first.status, secondReply.status].sort();
-      expect(statuses).toEqual([200, 409]);
+      expect(statuses[0]).toBe(200);
+      // The loser finds itself the last owner (409), or is no owner at all any more when the winner's change landed
+      // before its own request was authorised (403).
+      expect([403, 409]).toContain(statuses[1]);
       const owners = (await membersOf(owner.accountId)).filter(([, role]) => role === 'owner');
       expect(owners).toHaveLength(1);
       // Hand the organisation back to the first owner for the next round, and let the other go.
