@@ -1,14 +1,18 @@
 /**
- * How an outage is answered: the database cannot write (its SQLite file made immutable, see
- * test/helpers/immutable-files.ts) or Redis is unreachable (a port the test has just proven free). Each client gets
- * the same catalog entry in its own shape, with retry-after; `/readyz` keeps a fail-open gateway ready.
+ * How an outage is answered: the database cannot be reached (PostgreSQL behind a TCP relay the test cuts) or Redis
+ * is unreachable (a port the test has just proven free). Each client gets the same catalog entry in its own shape,
+ * with retry-after; `/readyz` keeps a fail-open gateway ready. (Embedded SQLite admits from memory and journals
+ * settlements while its file refuses writes: test/e2e/database-outages.test.ts.)
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { deadRedisUrl } from '../helpers/free-port.js';
-import { makeImmutable, makeWritable } from '../helpers/immutable-files.js';
+import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
+import { startTcpRelay } from '../helpers/tcp-relay.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -25,14 +29,26 @@ async function gateway(env: Record<string, string> = {}): Promise<TestGateway> {
 const chatBody = { model: 'beta-5.4', messages: [{ role: 'user', content: 'hi' }] };
 const messagesBody = { model: 'beta-5.4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] };
 
-describe('answers while the database cannot write', () => {
+describe('answers while the database cannot be reached', () => {
   it('503 service_unavailable in the OpenAI shape, 529 overloaded_error in the Anthropic one, the dashboard shape on /api; all with retry-after', async () => {
-    const harness = await gateway();
+    const schema = `tollgate_outage_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    cleanups.push(
+      () => dropPostgresSchema(schema),
+      () => admin.end(),
+    );
+    const target = new URL(POSTGRES_URL);
+    const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port || 5432) });
+    cleanups.push(() => relay.close());
+    const url = new URL(POSTGRES_URL);
+    url.port = String(relay.port);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const harness = await gateway({ DATABASE_URL: url.toString() });
     const { key } = await harness.createAccountWithKey();
-    const file = harness.databaseUrl.slice('sqlite:'.length);
-    const frozen = [file, `${file}-wal`];
-    cleanups.push(() => makeWritable(frozen));
-    await makeImmutable(frozen);
+    // Long enough for every check below, shorter than the 10 s between two announcements of the outage in the log.
+    const outage = relay.refuse(8_000);
 
     const post = (path: string, body: unknown) =>
       fetch(`${harness.gateway.url}${path}`, {
@@ -84,8 +100,8 @@ describe('answers while the database cannot write', () => {
     expect(registered.headers.get('retry-after')).toBe('5');
     expect(registered.json).toMatchObject({ error: { code: 'service_unavailable', retryAfterSeconds: 5 } });
 
-    // Once it writes again, requests pass; the log never called it an internal error.
-    await makeWritable(frozen);
+    // Once it is back, requests pass; the log never called it an internal error.
+    await outage;
     expect((await post('/v1/chat/completions', chatBody)).status).toBe(200);
     await harness.flushLogs();
     const logs = harness.logs.join('');
