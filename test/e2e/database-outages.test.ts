@@ -10,17 +10,14 @@
  * the journal, and nothing is held.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILT_CLI } from '../helpers/cli-path.js';
 import { makeImmutable, makeWritable } from '../helpers/immutable-files.js';
 import { startLoad, type CallOutcome } from '../helpers/outage-load.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
-import { startTcpRelay, type TcpRelay } from '../helpers/tcp-relay.js';
+import { startRelayedPostgres } from '../helpers/relayed-postgres.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const run = promisify(execFile);
@@ -128,24 +125,12 @@ async function survivesOutage(
 
 describe('database outages under load', () => {
   it('PostgreSQL behind a relay: every connection severed, then refused for 4 s', async () => {
-    const schema = `tollgate_outage_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    cleanups.push(
-      () => dropPostgresSchema(schema),
-      () => admin.end(),
-    );
-    const target = new URL(POSTGRES_URL);
-    const relay: TcpRelay = await startTcpRelay({ host: target.hostname, port: Number(target.port || 5432) });
-    cleanups.push(() => relay.close());
-    const url = new URL(POSTGRES_URL);
-    url.port = String(relay.port);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const harness = await startTestGateway({ env: { DATABASE_URL: url.toString(), ...HOLD_TIMERS } });
+    const postgres = await startRelayedPostgres();
+    cleanups.push(() => postgres.close());
+    const harness = await startTestGateway({ env: { DATABASE_URL: postgres.url, ...HOLD_TIMERS } });
     cleanups.push(() => harness.close());
 
-    await survivesOutage(harness, () => relay.refuse(4_000));
+    await survivesOutage(harness, () => postgres.relay.refuse(4_000));
   }, 120_000);
 
   for (const mode of ['fast', 'immediate'] as const) {

@@ -6,13 +6,10 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { deadRedisUrl } from '../helpers/free-port.js';
-import { dropPostgresSchema, POSTGRES_URL } from '../helpers/storage-backends.js';
-import { startTcpRelay } from '../helpers/tcp-relay.js';
+import { startRelayedPostgres } from '../helpers/relayed-postgres.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -31,24 +28,12 @@ const messagesBody = { model: 'beta-5.4', max_tokens: 50, messages: [{ role: 'us
 
 describe('answers while the database cannot be reached', () => {
   it('503 service_unavailable in the OpenAI shape, 529 overloaded_error in the Anthropic one, the dashboard shape on /api; all with retry-after', async () => {
-    const schema = `tollgate_outage_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    cleanups.push(
-      () => dropPostgresSchema(schema),
-      () => admin.end(),
-    );
-    const target = new URL(POSTGRES_URL);
-    const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port || 5432) });
-    cleanups.push(() => relay.close());
-    const url = new URL(POSTGRES_URL);
-    url.port = String(relay.port);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const harness = await gateway({ DATABASE_URL: url.toString() });
+    const postgres = await startRelayedPostgres();
+    cleanups.push(() => postgres.close());
+    const harness = await gateway({ DATABASE_URL: postgres.url });
     const { key } = await harness.createAccountWithKey();
     // Long enough for every check below, shorter than the 10 s between two announcements of the outage in the log.
-    const outage = relay.refuse(8_000);
+    const outage = postgres.relay.refuse(8_000);
 
     const post = (path: string, body: unknown) =>
       fetch(`${harness.gateway.url}${path}`, {
