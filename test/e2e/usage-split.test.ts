@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/billing/money.js';
 import { ModelCatalog } from '../../src/catalog/model-catalog.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import { fundedAccountWithKey, startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 const catalog = new ModelCatalog();
 const DAILY_FREE = 1_000_000;
@@ -52,19 +52,8 @@ describe.each([{ database: 'sqlite' }, { database: 'postgres' }])('usage split o
     await Promise.all([withAllowance?.close(), withoutAllowance?.close()]);
   });
 
-  async function account(harness: TestGateway, usd: string) {
-    const created = await harness.createAccountWithKey(undefined, 'enterprise');
-    if (usd !== '0') {
-      await harness.gateway.storage.billing.credit({
-        accountId: created.accountId,
-        kind: 'topup',
-        amountNano: parseUsd(usd),
-        idempotencyKey: `t-${created.accountId}`,
-        note: null,
-        at: Date.now(),
-      });
-    }
-    return created;
+  function account(harness: TestGateway, usd: string) {
+    return usd === '0' ? harness.createAccountWithKey(undefined, 'enterprise') : fundedAccountWithKey(harness, usd);
   }
 
   async function get<T>(harness: TestGateway, key: string, path: string): Promise<T> {
