@@ -20,6 +20,7 @@ import {
   holdUpTo,
   NOW,
   plainUsage,
+  reserveInput as reserveInputFor,
   type AccountIds,
 } from '../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
@@ -74,16 +75,7 @@ describe('SQLite billing store: holds in memory, writes beside another transacti
     await rm(directory, { recursive: true, force: true });
   });
 
-  const reserveInput = (want: bigint): ReserveInput => ({
-    requestId: `req-${randomUUID()}`,
-    accountId: ids.accountId,
-    apiKeyId: ids.keyId,
-    day: DAY,
-    freeAllowanceTokens: 0,
-    createdAt: NOW,
-    expiresAt: NOW + 60_000,
-    plan: upTo(want),
-  });
+  const reserveInput = (want: bigint): ReserveInput => reserveInputFor(ids, upTo(want));
 
   /** The account's money as stored, and what its holds in memory take. */
   const money = () => ({

@@ -45,6 +45,25 @@ export function plainUsage(requestId: string, ids: { accountId: string; keyId: s
 }
 export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
+/** A request's admission on the test clock, its id fresh; `overrides` sets any other field. */
+export function reserveInput(
+  ids: { accountId: string; keyId: string },
+  plan: (state: AdmissionState) => AdmissionPlan,
+  overrides: Partial<ReserveInput> = {},
+): ReserveInput {
+  return {
+    requestId: uniqueId('req'),
+    accountId: ids.accountId,
+    apiKeyId: ids.keyId,
+    day: DAY,
+    freeAllowanceTokens: 0,
+    createdAt: NOW,
+    expiresAt: NOW + 60_000,
+    plan,
+    ...overrides,
+  };
+}
+
 /** An admission plan that holds `want` when the account has it available, and refuses otherwise. */
 export const holdUpTo =
   (want: bigint, maxOutputTokens = 1) =>
@@ -103,24 +122,6 @@ export function billingContractFixture(backend: Backend) {
   });
 
   const fundedAccount = (nano: bigint) => fundedAccountIn(storage, nano);
-
-  function reserveInput(
-    ids: { accountId: string; keyId: string },
-    plan: (state: AdmissionState) => AdmissionPlan,
-    overrides: Partial<ReserveInput> = {},
-  ): ReserveInput {
-    return {
-      requestId: uniqueId('req'),
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      day: DAY,
-      freeAllowanceTokens: 0,
-      createdAt: NOW,
-      expiresAt: NOW + 60_000,
-      plan,
-      ...overrides,
-    };
-  }
 
   const hold =
     (holdNano: bigint, freeTokens = 0): (() => AdmissionPlan) =>

@@ -13,6 +13,7 @@ import {
   holdUpTo,
   NOW,
   plainUsage,
+  reserveInput as reserveInputFor,
   type AccountIds,
   uniqueId,
 } from '../../../test/helpers/billing-contract-fixture.js';
@@ -89,18 +90,11 @@ describe('PostgreSQL: only transactions of holds commit asynchronously', () => {
     };
   }
 
-  const reserveInput = (ids: AccountIds, want: bigint, requestId = uniqueId('req')): ReserveInput => ({
-    requestId,
-    accountId: ids.accountId,
-    apiKeyId: ids.keyId,
-    day: DAY,
-    freeAllowanceTokens: 0,
-    createdAt: NOW,
-    expiresAt: NOW + 60_000,
-    plan: upTo(want),
-    // As the key lookup read it: the hold's statement goes out in the caller's turn, batched with that turn's writes.
-    accountHint: { balance: 1_000_000n, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
-  });
+  const reserveInput = (ids: AccountIds, want: bigint): ReserveInput =>
+    reserveInputFor(ids, upTo(want), {
+      // As the key lookup read it: the hold's statement goes out in the caller's turn, batched with that turn's writes.
+      accountHint: { balance: 1_000_000n, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
+    });
 
   const slice = (requestId: string, ids: AccountIds, tokens: number): SliceInput => ({
     requestId,

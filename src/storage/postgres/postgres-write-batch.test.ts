@@ -3,7 +3,7 @@
  * one transaction, and every money rule still holds when a batch mixes accounts, when a hot account's batch only
  * partly fits, and when the batch fails and its writes run again one by one.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPostgresSchema, POSTGRES_URL } from '../../../test/helpers/storage-backends.js';
 import { openStorage } from '../open-storage.js';
@@ -11,12 +11,15 @@ import type { BillingRepository, ReserveInput, ReserveResult } from '../billing-
 import { billingStoreOf } from '../kysely-storage.js';
 import type { Storage } from '../types.js';
 import { PostgresBillingStore } from './postgres-billing-store.js';
-import { fundedAccountIn, holdUpTo, plainUsage } from '../../../test/helpers/billing-contract-fixture.js';
+import {
+  DAY,
+  fundedAccountIn,
+  holdUpTo,
+  plainUsage,
+  reserveInput as reserveInputFor,
+  uniqueId,
+} from '../../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../../test/helpers/settlement-pricers.js';
-
-const DAY = 20_000;
-const NOW = DAY * 86_400_000 + 3_600_000;
-const uniqueId = (prefix: string): string => `${prefix}-${randomUUID()}`;
 
 describe('PostgreSQL batched holds and settlements', () => {
   const schema = `tollgate_test_${randomBytes(6).toString('hex')}`;
@@ -49,17 +52,10 @@ describe('PostgreSQL batched holds and settlements', () => {
     want: bigint,
     requestId = uniqueId('req'),
   ): ReserveInput {
-    return {
+    return reserveInputFor(ids, holdUpTo(want), {
       requestId,
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      day: DAY,
-      freeAllowanceTokens: 0,
-      createdAt: NOW,
-      expiresAt: NOW + 60_000,
-      plan: holdUpTo(want),
       accountHint: { balance: ids.credited, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 },
-    };
+    });
   }
 
   const settle = (requestId: string, ids: { accountId: string; keyId: string }, chargeNano: bigint) =>
