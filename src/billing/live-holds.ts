@@ -6,6 +6,12 @@ const MAX_RENEWED_HOLD_MS = 6 * 60 * 60_000;
 
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 3_000;
 
+/**
+ * The most holds one event-loop turn of the periodic batch reads or renews, and so the most renewals one storage call
+ * carries: with 10,000 streams one turn for all of them blocked the loop ~0.5 s (docs/decisions/0024).
+ */
+export const CHECKPOINT_GROUP_SIZE = 128;
+
 export interface LiveHold {
   admittedAt: number;
   /** The expiry last written. */
@@ -61,11 +67,11 @@ export class LiveHolds {
 
   /**
    * One timer for all live holds (not one per request), every checkpoint interval (at most a third of the TTL):
-   * one storage call writes, for every live hold that needs it, a renewed expiry and the checkpoint of what its
-   * request delivered. A hold's expiry is then always at least two thirds of the TTL away while its request runs,
-   * a crashed instance's holds expire one TTL after its last batch, and the sweeper then bills each at its last
-   * checkpoint: less than two intervals of output (a stream's first checkpoint comes once it has run one) goes
-   * unbilled.
+   * for every live hold that needs it, a renewed expiry and the checkpoint of what its request delivered, written
+   * in groups of at most CHECKPOINT_GROUP_SIZE, one storage call and one event-loop turn each (docs/decisions/0024).
+   * A hold's expiry is then always at least two thirds of the TTL away while its request runs, a crashed instance's
+   * holds expire one TTL after its last batch, and the sweeper then bills each at its last checkpoint: less than
+   * two intervals of output (a stream's first checkpoint comes once it has run one) goes unbilled.
    */
   renewRegularly(): void {
     if (this.renewal !== undefined) return;
@@ -99,30 +105,52 @@ export class LiveHolds {
       this.renewal = undefined;
       return;
     }
-    const now = this.now();
     const ttl = this.settings.reservationTtlMs;
-    const batch: Array<{ hold: LiveHold; renewal: HoldRenewal }> = [];
-    for (const [requestId, hold] of this.holds) {
-      if (now - hold.admittedAt > MAX_RENEWED_HOLD_MS) {
-        this.holds.delete(requestId);
-        continue;
+    const interval = this.checkpointIntervalMs();
+    // The holds are visited in groups, each its own event-loop turn: read the group's checkpoints and hand its
+    // renewals to storage in one call, then yield before the next. Holds added meanwhile are visited too (too young
+    // to be due), holds settled meanwhile are skipped.
+    const holds = this.holds.entries();
+    for (let more = true; more; ) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const now = this.now();
+      const batch: Array<{ hold: LiveHold; renewal: HoldRenewal }> = [];
+      let work = 0;
+      more = false;
+      for (let next = holds.next(); !next.done; next = holds.next()) {
+        const [requestId, hold] = next.value;
+        if (now - hold.admittedAt > MAX_RENEWED_HOLD_MS) {
+          this.holds.delete(requestId);
+          continue;
+        }
+        // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
+        // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
+        // checkpoint is thus written within two intervals of its start.
+        const due = hold.delivered !== undefined && now - hold.admittedAt >= interval;
+        if (due && !tokenizerLoaded()) await loadTokenizer();
+        const checkpoint = due ? hold.delivered?.() : undefined;
+        const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
+        const renew = moved || hold.expiresAt - now <= (ttl * 2) / 3;
+        if (renew)
+          batch.push({
+            hold,
+            renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) },
+          });
+        if (due || renew) work += 1;
+        if (work >= CHECKPOINT_GROUP_SIZE) {
+          more = true;
+          break;
+        }
       }
-      // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
-      // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
-      // checkpoint is thus written within two intervals of its start.
-      const due = hold.delivered !== undefined && now - hold.admittedAt >= this.checkpointIntervalMs();
-      if (due && !tokenizerLoaded()) await loadTokenizer();
-      const checkpoint = due ? hold.delivered?.() : undefined;
-      const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
-      if (!moved && hold.expiresAt - now > (ttl * 2) / 3) continue;
-      batch.push({
-        hold,
-        renewal: { requestId, expiresAt: Math.max(hold.expiresAt, now + ttl), ...(moved ? { checkpoint } : {}) },
-      });
+      if (batch.length > 0) await this.write(batch);
     }
-    if (batch.length === 0) return;
-    // A failed write is retried on the next tick (nothing is marked written); a hold that is gone (settled
-    // meanwhile) is forgotten.
+  }
+
+  /**
+   * One group's renewals in one storage call. A failed write ends the batch and is retried on the next tick
+   * (nothing is marked written); a hold that is gone (settled meanwhile) is forgotten.
+   */
+  private async write(batch: Array<{ hold: LiveHold; renewal: HoldRenewal }>): Promise<void> {
     const gone = await this.repository.renewHolds(batch.map((entry) => entry.renewal));
     for (const { hold, renewal } of batch) {
       if (gone.has(renewal.requestId)) {
