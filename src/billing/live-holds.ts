@@ -107,6 +107,16 @@ export class LiveHolds {
     }
     const ttl = this.settings.reservationTtlMs;
     const interval = this.checkpointIntervalMs();
+    // A stream due for its first checkpoint loads the tokenizer first, before any expiry is computed: its import
+    // holds the event loop a second or more, which would otherwise shorten every renewal of the batch by as much.
+    if (!tokenizerLoaded()) {
+      const now = this.now();
+      for (const hold of this.holds.values())
+        if (hold.delivered !== undefined && now - hold.admittedAt >= interval) {
+          await loadTokenizer();
+          break;
+        }
+    }
     // The holds are visited in groups, each its own event-loop turn: read the group's checkpoints and hand its
     // renewals to storage in one call, then yield before the next. Holds added meanwhile are visited too (too young
     // to be due), holds settled meanwhile are skipped.
@@ -125,9 +135,8 @@ export class LiveHolds {
         }
         // A request younger than one interval is not checkpointed yet: most finish before the next batch, and this
         // way a gateway serving short replies never loads the tokenizer (~50 MB) for checkpoints. A stream's first
-        // checkpoint is thus written within two intervals of its start.
-        const due = hold.delivered !== undefined && now - hold.admittedAt >= interval;
-        if (due && !tokenizerLoaded()) await loadTokenizer();
+        // checkpoint is thus written within two intervals of its start (one due only since the load: the next batch).
+        const due = hold.delivered !== undefined && now - hold.admittedAt >= interval && tokenizerLoaded();
         const checkpoint = due ? hold.delivered?.() : undefined;
         const moved = checkpoint !== undefined && checkpoint.outputTokens !== hold.checkpointedOutput;
         const renew = moved || hold.expiresAt - now <= (ttl * 2) / 3;
