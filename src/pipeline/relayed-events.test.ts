@@ -70,6 +70,31 @@ describe('RelayedEvents in batches', () => {
     expect(firstOutput()).toBe(1);
   });
 
+  it('hands each batch to the step it was asked for with, when the consumer changes its step', async () => {
+    const { relay, outcomes } = relayOf([[...head, delta('a')], [delta('b')], [delta('c')], [delta('d')]], 1000, 0);
+    const seen: string[] = [];
+    const tagged = (tag: string) => (batch: readonly CanonicalEvent[] | undefined) => {
+      seen.push(`${tag}:${batch?.map((event) => event.type).join(',') ?? 'over'}`);
+      return batch;
+    };
+    const first = tagged('first');
+    await relay.nextBatchThen(first);
+    await relay.nextBatchThen(first);
+    await relay.nextBatchThen(tagged('second'));
+    seen.push(`plain:${(await relay.nextBatch())?.length}`);
+    await relay.nextBatchThen(first);
+    await relay.nextBatchThen(first);
+    expect(seen).toEqual([
+      'first:response-start,text-start,text-delta',
+      'first:text-delta',
+      'second:text-delta',
+      'plain:1',
+      'first:usage',
+      'first:over',
+    ]);
+    expect(outcomes).toEqual(['ok']);
+  });
+
   it('cuts a batch at the event whose slice is refused: what passed before it, then the length stop', async () => {
     const { relay, upstream, outcomes } = relayOf(
       [

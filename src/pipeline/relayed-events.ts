@@ -27,6 +27,14 @@ export interface RelayHooks {
   finish(outcome: Outcome): Promise<void>;
 }
 
+/** A consumer's `step` and `onError` (`of`, `ofError`) as the relay hands them to its upstream. */
+interface RelayWrappers<U> {
+  of: BatchStep<CanonicalEvent, U>;
+  ofError: ((error: unknown) => U | PromiseLike<U>) | undefined;
+  step: BatchStep<CanonicalEvent, U>;
+  onError: (error: unknown) => U | PromiseLike<U>;
+}
+
 const RELAY_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NO_EVENTS: readonly CanonicalEvent[] = [];
 
@@ -96,14 +104,34 @@ export class RelayedEvents implements AsyncIterableIterator<CanonicalEvent>, Bat
       return Promise.resolve(rest).then(step, onError);
     }
     if (this.state !== 'relaying') return this.afterRelaying().then(step, onError);
-    return nextBatchThen(
-      this.upstream,
-      (batch) => {
+    const wrapped = this.wrapped(step, onError);
+    return nextBatchThen(this.upstream, wrapped.step, wrapped.onError);
+  }
+
+  /** The last wrappers made by `wrapped`, kept for the consumer's next chunk. */
+  private wrappers: RelayWrappers<unknown> | undefined;
+
+  /**
+   * `step` and `onError` behind the gate and the fold, made once per stream rather than per chunk: the consumer
+   * passes the same pair for every chunk, and so the layers below see one pair too (and keep their own).
+   */
+  private wrapped<U>(
+    step: BatchStep<CanonicalEvent, U>,
+    onError: ((error: unknown) => U | PromiseLike<U>) | undefined,
+  ): RelayWrappers<U> {
+    const kept = this.wrappers as RelayWrappers<U> | undefined;
+    if (kept !== undefined && kept.of === step && kept.ofError === onError) return kept;
+    const made: RelayWrappers<U> = {
+      of: step,
+      ofError: onError,
+      step: (batch) => {
         const out = this.afterBatch(batch);
         return out instanceof Promise ? out.then(step, onError) : step(out);
       },
-      (error: unknown) => this.failed(error).then(step, onError),
-    );
+      onError: (error: unknown) => this.failed(error).then(step, onError),
+    };
+    this.wrappers = made as RelayWrappers<unknown>;
+    return made;
   }
 
   /** An upstream batch through the gate and fold; at the upstream's end, the synthesised usage or settlement. */

@@ -44,6 +44,14 @@ export async function primeStream(
   }
 }
 
+/** A reader's `step` and `onError` (`of`, `ofError`) with the end watched. */
+interface WatchedSteps<U> {
+  of: BatchStep<CanonicalEvent, U>;
+  ofError: ((error: unknown) => U | PromiseLike<U>) | undefined;
+  step: BatchStep<CanonicalEvent, U>;
+  onError: (error: unknown) => U | PromiseLike<U>;
+}
+
 class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIterator<CanonicalEvent> {
   private index = 0;
 
@@ -82,18 +90,35 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
   nextBatchThen<U>(step: BatchStep<CanonicalEvent, U>, onError?: (error: unknown) => U | PromiseLike<U>): Promise<U> {
     if (this.index < this.buffered.length || this.pending !== undefined) return this.nextBatch().then(step, onError);
     if (this.onEnd === undefined) return nextBatchThen(this.inner, step, onError);
-    return nextBatchThen(
-      this.inner,
-      (batch) => {
+    const watched = this.watchedSteps(step, onError);
+    return nextBatchThen(this.inner, watched.step, watched.onError);
+  }
+
+  /** The last pair made by `watchedSteps`, kept for the reader's next chunk. */
+  private watchers: WatchedSteps<unknown> | undefined;
+
+  /** `step` and `onError` that also see the end: made once per stream, not per chunk (the reader passes one pair). */
+  private watchedSteps<U>(
+    step: BatchStep<CanonicalEvent, U>,
+    onError: ((error: unknown) => U | PromiseLike<U>) | undefined,
+  ): WatchedSteps<U> {
+    const kept = this.watchers as WatchedSteps<U> | undefined;
+    if (kept !== undefined && kept.of === step && kept.ofError === onError) return kept;
+    const made: WatchedSteps<U> = {
+      of: step,
+      ofError: onError,
+      step: (batch) => {
         if (batch === undefined) this.end();
         return step(batch);
       },
-      (error: unknown) => {
+      onError: (error: unknown) => {
         this.end();
         if (onError === undefined) throw error;
         return onError(error);
       },
-    );
+    };
+    this.watchers = made as WatchedSteps<unknown>;
+    return made;
   }
 
   return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {

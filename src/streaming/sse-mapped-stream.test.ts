@@ -52,6 +52,24 @@ async function collect(events: AsyncIterable<string>): Promise<{ out: string[]; 
 }
 
 describe('SseMappedStream', () => {
+  it('runs each chunk through the step it was read for, when the reader changes its step between chunks', async () => {
+    const { events } = stream(['data: a\n\n', 'data: b\n\n', 'data: c\n\n', 'data: d\n\n', 'data: stop\n\n']);
+    const seen: string[] = [];
+    const tagged = (tag: string) => (batch: readonly string[] | undefined) => {
+      seen.push(`${tag}:${batch?.join(',') ?? 'over'}`);
+      return batch;
+    };
+    const first = tagged('first');
+    // The same step twice (kept between chunks), another, a plain nextBatch, then the first again.
+    await events.nextBatchThen(first);
+    await events.nextBatchThen(first);
+    await events.nextBatchThen(tagged('second'));
+    seen.push(`plain:${(await events.nextBatch())?.join(',')}`);
+    await events.nextBatchThen(first);
+    await events.nextBatchThen(first);
+    expect(seen).toEqual(['first:a', 'first:b', 'second:c', 'plain:d', 'first:stop', 'first:end']);
+  });
+
   it('maps the events of each chunk in order, stops at the terminal event, then gives the end events', async () => {
     const { events, released } = stream(['data: a\n\ndata: b\n\n', 'data: stop\n\ndata: after\n\n', 'data: never\n\n']);
     expect(await collect(events)).toEqual({ out: ['a', 'b', 'stop', 'end'] });

@@ -20,6 +20,14 @@ export interface SseMappedStreamOptions<T> {
 }
 
 const NO_EVENTS: readonly never[] = [];
+
+/** The callbacks `nextBatchThen` reads the body with, for one `step` and `onError`. */
+interface ReadHandlers<T, U> {
+  step: BatchStep<T, U>;
+  onError: ((error: unknown) => U | PromiseLike<U>) | undefined;
+  onChunk: (chunk: IteratorResult<Uint8Array>) => U | PromiseLike<U>;
+  onReadError: (error: unknown) => U | PromiseLike<U>;
+}
 const STREAM_DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 /** What is read after a stream's terminal event before the connection is given up instead. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
@@ -67,6 +75,23 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
     // While reading: the chunk's events are mapped and handed out in one callback on the body's promise, rather
     // than `refill` awaiting the body and a `then` on refill's promise. Still a microtask after the chunk's `data`
     // event, so chunks of the same socket read join the batch.
+    const handlers = this.readHandlers(step, onError);
+    return this.source.next().then(handlers.onChunk, handlers.onReadError);
+  }
+
+  /** The last callbacks made by `readHandlers`, kept for the caller's next chunk. */
+  private handlers: ReadHandlers<T, unknown> | undefined;
+
+  /**
+   * The body's callbacks for `step` and `onError`: made once per stream, not per chunk, as the layers above pass
+   * the same pair for every chunk (a pair of closures per chunk was garbage on every chunk of a long stream).
+   */
+  private readHandlers<U>(
+    step: BatchStep<T, U>,
+    onError: ((error: unknown) => U | PromiseLike<U>) | undefined,
+  ): ReadHandlers<T, U> {
+    const kept = this.handlers as ReadHandlers<T, U> | undefined;
+    if (kept !== undefined && kept.step === step && kept.onError === onError) return kept;
     const onChunk = (chunk: IteratorResult<Uint8Array>): U | PromiseLike<U> => {
       let batch: readonly T[] | undefined | Promise<readonly T[] | undefined>;
       try {
@@ -79,7 +104,9 @@ export class SseMappedStream<T> implements AsyncIterableIterator<T>, BatchedIter
       return batch instanceof Promise ? batch.then(step, onError) : step(batch);
     };
     const onReadError = onError === undefined ? this.readFailed : (error: unknown) => onError(this.readFailure(error));
-    return this.source.next().then(onChunk, onReadError);
+    const made: ReadHandlers<T, U> = { step, onError, onChunk, onReadError };
+    this.handlers = made as ReadHandlers<T, unknown>;
+    return made;
   }
 
   /** A chunk (or the body's end) read by `nextBatch`: its events, else whatever `refill` finds next. */

@@ -177,12 +177,8 @@ export async function streamExchange(
   };
   try {
     // The events of one upstream network chunk come as one batch: one string, one socket write, as they arrive.
-    for (
-      let outcome = await nextBatchThen(events, writeBatch);
-      outcome !== STREAM_OVER;
-      outcome = await nextBatchThen(events, writeBatch)
-    ) {
-      if (outcome === WRITTEN) continue;
+    const outcome = await writeEveryBatch(events, writeBatch);
+    if (outcome !== STREAM_OVER) {
       // The client is gone (or an event could not be encoded): close the events, which stops the vendor and settles
       // the reply as disconnected (what for-await did when its body threw), then the error frame for the encoder's.
       await events.return?.();
@@ -198,4 +194,33 @@ export async function streamExchange(
     clearInterval(keepAlive);
     raw.end();
   }
+}
+
+/**
+ * Writes every batch of `events` with `write` until it returns anything but WRITTEN, which the promise resolves to;
+ * an upstream failure (or a throw of `write`) rejects it. The next batch is asked for from the callback that wrote
+ * the last one, not after an `await` of it: an await per chunk cost a promise reaction, a microtask and a resumed
+ * async function on every chunk of a long stream.
+ */
+function writeEveryBatch(
+  events: AsyncIterator<CanonicalEvent>,
+  write: (batch: readonly CanonicalEvent[] | undefined) => BatchWritten | Promise<BatchWritten>,
+): Promise<Exclude<BatchWritten, typeof WRITTEN>> {
+  return new Promise((resolve, reject) => {
+    const onOutcome = (outcome: BatchWritten): void => {
+      if (outcome === WRITTEN) nextBatchThen(events, step, reject);
+      else resolve(outcome);
+    };
+    // Never throws (the layers below take it as their own failure otherwise): a throw of `write` rejects instead.
+    const step = (batch: readonly CanonicalEvent[] | undefined): void => {
+      try {
+        const outcome = write(batch);
+        if (outcome instanceof Promise) outcome.then(onOutcome, reject);
+        else onOutcome(outcome);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    nextBatchThen(events, step, reject);
+  });
 }
