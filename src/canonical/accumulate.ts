@@ -1,6 +1,7 @@
 import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
 import type { ServerToolCallBlock, ServerToolResultBlock } from './server-tools.js';
 import type { CanonicalEvent, FinishReason, TokenLogprob } from './events.js';
+import { flatCopy } from './flat-string.js';
 import { emptyUsage, type CanonicalUsage } from './usage.js';
 
 export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock | ServerToolCallBlock | ServerToolResultBlock;
@@ -149,6 +150,17 @@ export class ResponseAccumulator {
       case 'tool-call-end':
       case 'error':
         return;
+    }
+  }
+
+  /**
+   * Copies each growing text of the reply into one flat string (`flatCopy` says why): called once per checkpoint
+   * interval by a relayed stream, not per delta.
+   */
+  compact(): void {
+    for (const block of this.blocks.values()) {
+      if (block.type === 'text' || block.type === 'reasoning') block.text = flatCopy(block.text);
+      else if (block.type === 'tool-call') block.argumentsJson = flatCopy(block.argumentsJson);
     }
   }
 

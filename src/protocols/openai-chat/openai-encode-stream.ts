@@ -3,6 +3,7 @@ import { urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
+import { flatCopy } from '../../canonical/flat-string.js';
 import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
 import { encodeOpenAIFinishReason, type OpenAIResponseContext } from './openai-encode-response.js';
 import { encodeOpenAIError } from './openai-encode-error.js';
@@ -33,13 +34,19 @@ export class OpenAIChatStreamEncoder {
   private readonly blockChoices = new Map<string, ChoiceState>();
   /** Characters of the first choice's content sent so far: where a text block starts. */
   private textLength = 0;
-  /** The first choice's latest text block, kept to place its citations (a web search's sources). */
+  /**
+   * The first choice's latest text block, kept to place its citations (a web search's sources). Its text is copied
+   * flat once in a while (`compact`): grown delta by delta it would keep every chunk the vendor sent.
+   */
   private textBlock: { blockId: string; offset: number; text: string; citations: Citation[] } = {
     blockId: '',
     offset: 0,
     text: '',
     citations: [],
   };
+
+  /** The kept text's length at the last `compact`. */
+  private compactedLength = 0;
 
   constructor(
     context: OpenAIResponseContext,
@@ -117,6 +124,13 @@ export class OpenAIChatStreamEncoder {
       default:
         return '';
     }
+  }
+
+  /** The text kept for citations as one flat string; nothing when no delta came since the last time. */
+  compact(): void {
+    if (this.textBlock.text.length === this.compactedLength) return;
+    this.textBlock.text = flatCopy(this.textBlock.text);
+    this.compactedLength = this.textBlock.text.length;
   }
 
   /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
