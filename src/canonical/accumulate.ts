@@ -61,8 +61,8 @@ export class ResponseAccumulator {
     stopSequence: null,
   };
   private readonly blocks = new Map<string, ResponseBlock>();
-  /** The choice of each block of a choice after the first. */
-  private readonly blockChoices = new Map<string, ChoiceContent>();
+  /** The choice of each block of a choice after the first (made with the first such block: most replies have none). */
+  private blockChoices: Map<string, ChoiceContent> | undefined;
 
   apply(event: CanonicalEvent): void {
     const response = this.response;
@@ -171,6 +171,7 @@ export class ResponseAccumulator {
       return;
     }
     const choice = this.choice(choiceIndex);
+    this.blockChoices ??= new Map();
     this.blockChoices.set(blockId, choice);
     choice.content.push(block);
   }
@@ -184,7 +185,7 @@ export class ResponseAccumulator {
   }
 
   private addLogprobs(blockId: string, logprobs: readonly TokenLogprob[]): void {
-    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices.get(blockId) ?? this.response;
+    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices?.get(blockId) ?? this.response;
     if (owner.logprobs === undefined) owner.logprobs = [];
     owner.logprobs.push(...logprobs);
   }

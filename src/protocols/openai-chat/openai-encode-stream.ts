@@ -29,9 +29,9 @@ export class OpenAIChatStreamEncoder {
   private readonly contentHead: string;
   private readonly contentTail: string;
   private readonly first: ChoiceState = newChoice(0);
-  /** Choices after the first, and the choice of each of their blocks. */
-  private readonly others = new Map<number, ChoiceState>();
-  private readonly blockChoices = new Map<string, ChoiceState>();
+  /** Choices after the first, and the choice of each of their blocks (made with the first: most replies have one). */
+  private others: Map<number, ChoiceState> | undefined;
+  private blockChoices: Map<string, ChoiceState> | undefined;
   /** Characters of the first choice's content sent so far: where a text block starts. */
   private textLength = 0;
   /**
@@ -73,7 +73,7 @@ export class OpenAIChatStreamEncoder {
       case 'reasoning-start':
         return this.roleChunk(this.open(event.blockId, event.choice));
       case 'text-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         if (choice === this.first) {
           this.textLength += event.text.length;
           if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
@@ -85,7 +85,7 @@ export class OpenAIChatStreamEncoder {
         return this.roleChunk(choice) + this.deltaChunk(choice, { content: event.text }, event.logprobs);
       }
       case 'reasoning-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         return this.roleChunk(choice) + this.deltaChunk(choice, { reasoning_content: event.text });
       }
       case 'tool-call-start': {
@@ -101,7 +101,7 @@ export class OpenAIChatStreamEncoder {
         );
       }
       case 'tool-call-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         const index = choice.toolIndexes.get(event.blockId) ?? 0;
         return this.deltaChunk(choice, { tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
       }
@@ -157,15 +157,19 @@ export class OpenAIChatStreamEncoder {
   /** The choice a block belongs to, remembered for its deltas (the first choice's blocks need no entry). */
   private open(blockId: string, index: number | undefined): ChoiceState {
     const choice = this.choice(index);
-    if (choice !== this.first) this.blockChoices.set(blockId, choice);
+    if (choice !== this.first) {
+      this.blockChoices ??= new Map();
+      this.blockChoices.set(blockId, choice);
+    }
     return choice;
   }
 
   private choice(index: number | undefined): ChoiceState {
     if (index === undefined || index === 0) return this.first;
-    let choice = this.others.get(index);
+    let choice = this.others?.get(index);
     if (choice === undefined) {
       choice = newChoice(index);
+      this.others ??= new Map();
       this.others.set(index, choice);
     }
     return choice;
