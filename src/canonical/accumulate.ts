@@ -1,6 +1,7 @@
 import type { ReasoningBlock, TextBlock, ToolCallBlock } from './request.js';
 import type { ServerToolCallBlock, ServerToolResultBlock } from './server-tools.js';
 import type { CanonicalEvent, FinishReason, TokenLogprob } from './events.js';
+import { flatCopy } from './flat-string.js';
 import { emptyUsage, type CanonicalUsage } from './usage.js';
 
 export type ResponseBlock = TextBlock | ToolCallBlock | ReasoningBlock | ServerToolCallBlock | ServerToolResultBlock;
@@ -60,8 +61,8 @@ export class ResponseAccumulator {
     stopSequence: null,
   };
   private readonly blocks = new Map<string, ResponseBlock>();
-  /** The choice of each block of a choice after the first. */
-  private readonly blockChoices = new Map<string, ChoiceContent>();
+  /** The choice of each block of a choice after the first (made with the first such block: most replies have none). */
+  private blockChoices: Map<string, ChoiceContent> | undefined;
 
   apply(event: CanonicalEvent): void {
     const response = this.response;
@@ -152,6 +153,17 @@ export class ResponseAccumulator {
     }
   }
 
+  /**
+   * Copies each growing text of the reply into one flat string (`flatCopy` says why): called once per checkpoint
+   * interval by a relayed stream, not per delta.
+   */
+  compact(): void {
+    for (const block of this.blocks.values()) {
+      if (block.type === 'text' || block.type === 'reasoning') block.text = flatCopy(block.text);
+      else if (block.type === 'tool-call') block.argumentsJson = flatCopy(block.argumentsJson);
+    }
+  }
+
   private open(blockId: string, block: ResponseBlock, choiceIndex: number | undefined): void {
     this.blocks.set(blockId, block);
     if (choiceIndex === undefined || choiceIndex === 0) {
@@ -159,6 +171,7 @@ export class ResponseAccumulator {
       return;
     }
     const choice = this.choice(choiceIndex);
+    this.blockChoices ??= new Map();
     this.blockChoices.set(blockId, choice);
     choice.content.push(block);
   }
@@ -172,7 +185,7 @@ export class ResponseAccumulator {
   }
 
   private addLogprobs(blockId: string, logprobs: readonly TokenLogprob[]): void {
-    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices.get(blockId) ?? this.response;
+    const owner: { logprobs?: TokenLogprob[] } = this.blockChoices?.get(blockId) ?? this.response;
     if (owner.logprobs === undefined) owner.logprobs = [];
     owner.logprobs.push(...logprobs);
   }

@@ -61,8 +61,12 @@ export class MeteredRelay {
         return reservation.maxOutputTokens - before;
       },
     );
-    // The periodic batch writes what was delivered, counted: a crash of this instance bills it, not nothing.
-    this.billing.track(input.requestId, () => checkpoint(gate, true));
+    // The periodic batch writes what was delivered, counted: a crash of this instance bills it, not nothing. Once
+    // an interval, the reply's kept text is also copied flat, so a long stream does not keep every chunk it was sent.
+    this.billing.track(input.requestId, () => {
+      accumulator.compact();
+      return checkpoint(gate, true);
+    });
     return new RelayedEvents(
       upstream[Symbol.asyncIterator](),
       accumulator,

@@ -8,6 +8,7 @@ import {
 } from '../streaming/event-batches.js';
 
 const WINDOW_PASSED = Symbol('window passed');
+const NO_EVENTS: readonly CanonicalEvent[] = [];
 
 /**
  * Waits up to `windowMs` for a stream's first output event (anything after `response-start`), so that a vendor
@@ -56,7 +57,8 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
   private index = 0;
 
   constructor(
-    private readonly buffered: CanonicalEvent[],
+    /** Emptied once replayed: a stream lives for minutes and need not keep its first events. */
+    private buffered: readonly CanonicalEvent[],
     private pending: Promise<IteratorResult<CanonicalEvent>> | undefined,
     private readonly inner: AsyncIterator<CanonicalEvent>,
     /** Called once when the stream is over: read to its end, failed, or closed by its reader. */
@@ -64,7 +66,11 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
   ) {}
 
   next(): Promise<IteratorResult<CanonicalEvent>> {
-    if (this.index < this.buffered.length) return Promise.resolve({ done: false, value: this.buffered[this.index++]! });
+    if (this.index < this.buffered.length) {
+      const value = this.buffered[this.index++]!;
+      if (this.index === this.buffered.length) this.replayed();
+      return Promise.resolve({ done: false, value });
+    }
     const pending = this.pending;
     if (pending !== undefined) {
       this.pending = undefined;
@@ -75,8 +81,8 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
 
   nextBatch(): Promise<readonly CanonicalEvent[] | undefined> {
     if (this.index < this.buffered.length) {
-      const rest = this.buffered.slice(this.index);
-      this.index = this.buffered.length;
+      const rest = this.index === 0 ? this.buffered : this.buffered.slice(this.index);
+      this.replayed();
       return Promise.resolve(rest);
     }
     const pending = this.pending;
@@ -124,6 +130,11 @@ class PrimedEvents implements AsyncIterableIterator<CanonicalEvent>, BatchedIter
   return(value?: unknown): Promise<IteratorResult<CanonicalEvent>> {
     this.end();
     return this.inner.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+  }
+
+  private replayed(): void {
+    this.buffered = NO_EVENTS;
+    this.index = 0;
   }
 
   /** `read`, with `onEnd` called when it is the last one or fails; as it is when nobody waits for the end. */

@@ -73,7 +73,9 @@ export class UpstreamHttp {
         method: 'POST',
         path: this.pathPrefix + path,
         headers: traceHeaders === undefined ? merged : { ...merged, ...traceHeaders },
-        body,
+        // undici keeps the body it was given, and the bytes it makes of a string, until the reply is over: given
+        // the bytes, it keeps one copy of the prompt per open stream rather than two.
+        body: typeof body === 'string' ? Buffer.from(body) : body,
         signal,
         headersTimeout: stream ? this.streamFirstByteMs : this.nonStreamFirstByteMs,
       });

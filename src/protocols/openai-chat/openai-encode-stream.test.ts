@@ -122,3 +122,23 @@ describe('OpenAIChatStreamEncoder: several choices', () => {
     ]);
   });
 });
+
+describe('OpenAIChatStreamEncoder.compact', () => {
+  it('places a citation in text compacted while it streamed exactly as in text that never was', () => {
+    const encode = (compactEvery: number): string => {
+      const encoder = new OpenAIChatStreamEncoder({ id: 'chatcmpl-1', model: 'alpha-sonnet-5' }, false, 99);
+      let out = encoder.encode({ type: 'response-start', id: 'up', model: 'm', created: 5 });
+      out += encoder.encode({ type: 'text-start', blockId: 't' });
+      for (let i = 0; i < 12; i++) {
+        out += encoder.encode({ type: 'text-delta', blockId: 't', text: ` sentence number ${i} of the answer.` });
+        if (i % compactEvery === 0) encoder.compact();
+      }
+      const citation = { url: 'https://example.com/a', title: 'A', citedText: ' sentence number 7 of the answer.' };
+      out += encoder.encode({ type: 'text-citation', blockId: 't', citation });
+      return out + encoder.encode({ type: 'text-end', blockId: 't' });
+    };
+    const compacted = encode(3);
+    expect(compacted).toBe(encode(1000));
+    expect(compacted).toContain('"start_index":231,"end_index":264');
+  });
+});

@@ -3,6 +3,7 @@ import { urlCitationAnnotation } from './openai-encode-annotations.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, TokenLogprob } from '../../canonical/events.js';
 import type { CanonicalUsage } from '../../canonical/usage.js';
+import { flatCopy } from '../../canonical/flat-string.js';
 import { SSE_DONE, sseData } from '../../streaming/sse-writer.js';
 import { encodeOpenAIFinishReason, type OpenAIResponseContext } from './openai-encode-response.js';
 import { encodeOpenAIError } from './openai-encode-error.js';
@@ -28,18 +29,24 @@ export class OpenAIChatStreamEncoder {
   private readonly contentHead: string;
   private readonly contentTail: string;
   private readonly first: ChoiceState = newChoice(0);
-  /** Choices after the first, and the choice of each of their blocks. */
-  private readonly others = new Map<number, ChoiceState>();
-  private readonly blockChoices = new Map<string, ChoiceState>();
+  /** Choices after the first, and the choice of each of their blocks (made with the first: most replies have one). */
+  private others: Map<number, ChoiceState> | undefined;
+  private blockChoices: Map<string, ChoiceState> | undefined;
   /** Characters of the first choice's content sent so far: where a text block starts. */
   private textLength = 0;
-  /** The first choice's latest text block, kept to place its citations (a web search's sources). */
+  /**
+   * The first choice's latest text block, kept to place its citations (a web search's sources). Its text is copied
+   * flat once in a while (`compact`): grown delta by delta it would keep every chunk the vendor sent.
+   */
   private textBlock: { blockId: string; offset: number; text: string; citations: Citation[] } = {
     blockId: '',
     offset: 0,
     text: '',
     citations: [],
   };
+
+  /** The kept text's length at the last `compact`. */
+  private compactedLength = 0;
 
   constructor(
     context: OpenAIResponseContext,
@@ -66,7 +73,7 @@ export class OpenAIChatStreamEncoder {
       case 'reasoning-start':
         return this.roleChunk(this.open(event.blockId, event.choice));
       case 'text-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         if (choice === this.first) {
           this.textLength += event.text.length;
           if (this.textBlock.blockId === event.blockId) this.textBlock.text += event.text;
@@ -78,7 +85,7 @@ export class OpenAIChatStreamEncoder {
         return this.roleChunk(choice) + this.deltaChunk(choice, { content: event.text }, event.logprobs);
       }
       case 'reasoning-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         return this.roleChunk(choice) + this.deltaChunk(choice, { reasoning_content: event.text });
       }
       case 'tool-call-start': {
@@ -94,7 +101,7 @@ export class OpenAIChatStreamEncoder {
         );
       }
       case 'tool-call-delta': {
-        const choice = this.blockChoices.get(event.blockId) ?? this.first;
+        const choice = this.blockChoices?.get(event.blockId) ?? this.first;
         const index = choice.toolIndexes.get(event.blockId) ?? 0;
         return this.deltaChunk(choice, { tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
       }
@@ -117,6 +124,13 @@ export class OpenAIChatStreamEncoder {
       default:
         return '';
     }
+  }
+
+  /** The text kept for citations as one flat string; nothing when no delta came since the last time. */
+  compact(): void {
+    if (this.textBlock.text.length === this.compactedLength) return;
+    this.textBlock.text = flatCopy(this.textBlock.text);
+    this.compactedLength = this.textBlock.text.length;
   }
 
   /** The closing frames: the usage chunk (when asked for) and `[DONE]`. */
@@ -143,15 +157,19 @@ export class OpenAIChatStreamEncoder {
   /** The choice a block belongs to, remembered for its deltas (the first choice's blocks need no entry). */
   private open(blockId: string, index: number | undefined): ChoiceState {
     const choice = this.choice(index);
-    if (choice !== this.first) this.blockChoices.set(blockId, choice);
+    if (choice !== this.first) {
+      this.blockChoices ??= new Map();
+      this.blockChoices.set(blockId, choice);
+    }
     return choice;
   }
 
   private choice(index: number | undefined): ChoiceState {
     if (index === undefined || index === 0) return this.first;
-    let choice = this.others.get(index);
+    let choice = this.others?.get(index);
     if (choice === undefined) {
       choice = newChoice(index);
+      this.others ??= new Map();
       this.others.set(index, choice);
     }
     return choice;

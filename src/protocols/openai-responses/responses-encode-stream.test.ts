@@ -308,3 +308,24 @@ describe('ResponsesStreamEncoder', () => {
     expect((stored.output as Array<Record<string, unknown>>)[0]).toHaveProperty('encrypted_content');
   });
 });
+
+describe('ResponsesStreamEncoder.compact', () => {
+  it('writes the same stream, and stores the same response, when compacted after every event', async () => {
+    const stored: Array<Record<string, unknown>> = [];
+    const plain = new ResponsesStreamEncoder(context(), async (response) => {
+      stored.push(response);
+    });
+    const compacted = new ResponsesStreamEncoder(context(), async (response) => {
+      stored.push(response);
+    });
+    let text = '';
+    for (const event of EVENTS) {
+      text += compacted.encode(event);
+      compacted.compact();
+    }
+    await compacted.beforeFinish(USAGE, 1234n);
+    const expected = await run(plain, EVENTS);
+    expect(parse(text + compacted.finish(USAGE, 1234n))).toEqual(expected);
+    expect(stored[1]).toEqual(stored[0]);
+  });
+});

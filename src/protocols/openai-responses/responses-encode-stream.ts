@@ -1,3 +1,4 @@
+import { flatCopy } from '../../canonical/flat-string.js';
 import { encodeOpenAILogprobs, type OpenAILogprobEntry } from '../shared/openai-logprobs.js';
 import type { GatewayError } from '../../canonical/errors.js';
 import type { CanonicalEvent, FinishReason } from '../../canonical/events.js';
@@ -73,6 +74,15 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     /** Awaited before the terminal event, with the final response (full items): storing it, so a GET after it finds it. */
     private readonly onFinal?: (stored: Record<string, unknown>) => Promise<void>,
   ) {}
+
+  /** The text of the items still streaming, each as one flat string (`flatCopy` says why): every few seconds. */
+  compact(): void {
+    for (const item of this.items.values()) {
+      if (item.done) continue;
+      item.text = flatCopy(item.text);
+      if (item.block !== undefined) item.block.text = flatCopy(item.block.text);
+    }
+  }
 
   encode(event: CanonicalEvent): string {
     if (this.ended) return '';

@@ -7,6 +7,7 @@ import type { ChatExchange } from '../../pipeline/chat-pipeline.js';
 import type { ExchangeTrace } from '../../pipeline/exchange-trace.js';
 import { formatUsd } from '../../billing/money.js';
 import { nextBatchThen } from '../../streaming/event-batches.js';
+import { compactWhileOpen, type Compactable } from '../../streaming/open-stream-compaction.js';
 import { SSE_HEADERS, writeToClient } from '../../streaming/sse-response.js';
 import { sseComment } from '../../streaming/sse-writer.js';
 import { COST_HEADER } from './cost-fields.js';
@@ -36,6 +37,8 @@ export interface StreamEncoder {
   readonly contentType?: string;
   /** What is written while the upstream is silent, when an SSE comment would break the framing. */
   readonly keepAlive?: string | undefined;
+  /** Copies what the encoder keeps of the reply's text flat (`flatCopy`), every few seconds while the stream is open. */
+  compact?(): void;
 }
 
 /**
@@ -150,6 +153,7 @@ export async function streamExchange(
     wrote = false;
   }, exchange.keepAliveMs);
   keepAlive.unref();
+  const stopCompacting = encoder.compact === undefined ? undefined : compactWhileOpen(encoder as Compactable);
   const events = exchange.events[Symbol.asyncIterator]();
   /**
    * One upstream chunk's events, encoded into one string and written (one socket write), run by the layers below in
@@ -192,6 +196,7 @@ export async function streamExchange(
     await writeToClient(raw, encoder.error(error instanceof GatewayError ? error : toGatewayError(error)));
   } finally {
     clearInterval(keepAlive);
+    stopCompacting?.();
     raw.end();
   }
 }

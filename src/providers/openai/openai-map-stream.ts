@@ -121,7 +121,8 @@ export class OpenAIStreamMapper {
   private started = false;
   /** The first choice, kept apart: nearly every stream has only it. */
   private readonly first = new ChoiceStream(0);
-  private readonly others = new Map<number, ChoiceStream>();
+  /** Choices after the first (made with the first of them: most streams have one). */
+  private others: Map<number, ChoiceStream> | undefined;
   private done = false;
   /** The shape of this vendor's plain text deltas (OpenAI's per-chunk padding aside): most of a long stream is read without JSON.parse. */
   private readonly textDeltas = new DeltaTemplate('content', 'obfuscation');
@@ -209,9 +210,10 @@ export class OpenAIStreamMapper {
 
   private choiceStream(index: number): ChoiceStream {
     if (index === 0) return this.first;
-    let stream = this.others.get(index);
+    let stream = this.others?.get(index);
     if (stream === undefined) {
       stream = new ChoiceStream(index);
+      this.others ??= new Map();
       this.others.set(index, stream);
     }
     return stream;
@@ -219,7 +221,7 @@ export class OpenAIStreamMapper {
 
   /** Called at the end of the upstream body: a stream cut before its finish is an upstream fault, not a reply. */
   end(): CanonicalEvent[] {
-    const unfinished = [...this.others.values()].some((stream) => !stream.finished);
+    const unfinished = this.others !== undefined && [...this.others.values()].some((stream) => !stream.finished);
     if (!this.first.finished || unfinished) {
       throw new GatewayError(
         'upstream_bad_response',
