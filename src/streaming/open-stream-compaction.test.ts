@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { COMPACTION_INTERVAL_MS, compactWhileOpen } from './open-stream-compaction.js';
+import { COMPACTION_GROUP_SIZE, COMPACTION_INTERVAL_MS, compactWhileOpen } from './open-stream-compaction.js';
 
 describe('compactWhileOpen', () => {
   afterEach(() => {
@@ -20,5 +20,24 @@ describe('compactWhileOpen', () => {
     expect(compacted).toEqual(['a', 'b', 'b']);
     stopB();
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('compacts many streams a group per event-loop turn, skipping those over meanwhile', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const streams = 2 * COMPACTION_GROUP_SIZE + 5;
+    const perTurn: number[] = [];
+    let inTurn = 0;
+    const stops = Array.from({ length: streams }, () =>
+      compactWhileOpen({
+        compact: () => {
+          if (inTurn++ === 0) queueMicrotask(() => perTurn.push(inTurn) && void (inTurn = 0));
+        },
+      }),
+    );
+    stops[streams - 1]!();
+    vi.advanceTimersByTime(COMPACTION_INTERVAL_MS);
+    for (let turn = 0; turn < 4; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(perTurn).toEqual([COMPACTION_GROUP_SIZE, COMPACTION_GROUP_SIZE, 4]);
+    for (const stop of stops) stop();
   });
 });

@@ -6,8 +6,16 @@ export interface Compactable {
 /** How often the open streams' kept text is copied flat: what a slow stream keeps of its chunks meanwhile. */
 export const COMPACTION_INTERVAL_MS = 3_000;
 
+/**
+ * Streams compacted in one event-loop turn: a pass over ten thousand streams with long replies copies megabytes,
+ * and in one turn it would delay every other stream's chunks by that much (as the checkpoint batch's groups).
+ */
+export const COMPACTION_GROUP_SIZE = 128;
+
 const open = new Set<Compactable>();
 let timer: NodeJS.Timeout | undefined;
+/** A pass is still going through its groups: the next tick skips rather than start a second one. */
+let passRunning = false;
 
 /**
  * Compacts `item` every COMPACTION_INTERVAL_MS until the returned function is called (when its stream is over).
@@ -29,5 +37,18 @@ export function compactWhileOpen(item: Compactable): () => void {
 }
 
 function compactAll(): void {
-  for (const item of open) item.compact();
+  if (passRunning) return;
+  passRunning = true;
+  compactGroup([...open], 0);
+}
+
+/** One group of the pass, then the next one on a later turn; a stream over meanwhile is left alone. */
+function compactGroup(items: readonly Compactable[], start: number): void {
+  const end = Math.min(start + COMPACTION_GROUP_SIZE, items.length);
+  for (let index = start; index < end; index++) {
+    const item = items[index]!;
+    if (open.has(item)) item.compact();
+  }
+  if (end < items.length) setImmediate(compactGroup, items, end);
+  else passRunning = false;
 }
