@@ -16,7 +16,7 @@ import { WholeReply } from '../providers/whole-reply.js';
 import { classifyAttemptFailure } from '../providers/upstream-retry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { BillingService, SettlementOutcome } from '../billing/billing-service.js';
-import { withAffinityKey } from './conversation-affinity.js';
+import { AffinityKeyedCall } from './conversation-affinity.js';
 import { costliestOf, FallbackModels, isVendorOutage } from './fallback-models.js';
 import type { ExchangeTrace } from './exchange-trace.js';
 import { MeteredRelay } from './metered-relay.js';
@@ -179,10 +179,13 @@ export class ChatPipeline {
       const held = withHeldSearches(upstreamRequest, reservation.webSearches, target.vendor === 'anthropic');
       const forVendor = requestForVendor(held.request, target.vendor, target.family);
       droppedServerTools = [...held.dropped, ...forVendor.droppedParameters];
-      return withAffinityKey(
-        { request: forVendor.request, model: target, signal: input.signal, requestId: input.requestId, trace },
+      return new AffinityKeyedCall(
+        forVendor.request,
+        target,
+        input.signal,
+        input.requestId,
+        trace,
         input.auth.key.id,
-        target.id,
         input.request,
       );
     };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.js';
-import { conversationAffinityKey, withAffinityKey } from './conversation-affinity.js';
+import type { CatalogModel } from '../catalog/model-catalog.js';
+import { AffinityKeyedCall, conversationAffinityKey } from './conversation-affinity.js';
 
 const SYSTEM_PROMPT = 'You are a careful coding agent. Secret-ish instructions live here.';
 const FIRST_QUESTION = 'Please refactor src/app.ts';
@@ -61,10 +62,35 @@ describe('conversationAffinityKey', () => {
     expect(conversationAffinityKey('k', 'm', withImage(big))).toBe(conversationAffinityKey('k', 'm', withImage(big)));
   });
 
-  it('withAffinityKey computes the key once, on first read', () => {
+  it('is the key earlier versions gave, lone surrogates included: pins and cache keys survive an upgrade', () => {
+    const request = {
+      model: 'beta-5.4',
+      system: [
+        { type: 'text', text: 'Sys \ud800' },
+        { type: 'text', text: '\udc00 tail 😀' },
+      ],
+      tools: [
+        { name: 'read_file', description: 'Reads a file', inputSchema: { type: 'object' }, cache: { ttl: '5m' } },
+      ],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'héllo \udfff' },
+            { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo' } },
+          ],
+        },
+      ],
+    } as unknown as CanonicalRequest;
+    // Computed by the version that hashed each part with its own update call.
+    expect(conversationAffinityKey('key_1', 'beta-5.4', request)).toBe('e2e7bc077bc53f43d45a2e8504246ca1');
+  });
+
+  it('a keyed call computes the key once, on first read', () => {
     const request = conversation([]);
     const expected = conversationAffinityKey('key_1', 'beta-5.4', request);
-    const call = withAffinityKey({ requestId: 'r' }, 'key_1', 'beta-5.4', request);
+    const model = { id: 'beta-5.4' } as CatalogModel;
+    const call = new AffinityKeyedCall(request, model, new AbortController().signal, 'r', undefined, 'key_1', request);
     expect(call.affinityKey).toBe(expected);
     // Read again after the request changed: still the first answer, not a second hash.
     request.system = [{ type: 'text', text: 'changed after the first read' }];

@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CanonicalRequest, ContentBlock } from '../canonical/request.js';
+import type { CatalogModel } from '../catalog/model-catalog.js';
+import type { ProviderCall, UpstreamTrace } from '../providers/types.js';
 
 /** Bumped when what the key covers changes, so old and new keys never collide. */
 const AFFINITY_VERSION = 'a1';
@@ -13,10 +15,14 @@ const MEDIA_SAMPLE = 1024;
  * left out: clients move them from turn to turn. 32 hex digits; no prompt text can be read back from it.
  */
 export function conversationAffinityKey(apiKeyId: string, modelId: string, request: CanonicalRequest): string {
-  const hash = createHash('sha256');
   // Each part length-prefixed, so no two different prefixes hash the same text; prompt text is hashed as it is,
-  // not through JSON.stringify, which would copy and scan it once more.
-  const part = (text: string) => hash.update(`${text.length}:`).update(text);
+  // not through JSON.stringify, which would copy and scan it once more. The parts are joined and hashed in one
+  // call: the same bytes as one update per part (a digit follows every part, so no surrogate pair forms across
+  // two), without a Hash object and a crossing into C++ per part.
+  let text = '';
+  const part = (value: string) => {
+    text += `${value.length}:${value}`;
+  };
   part(AFFINITY_VERSION);
   part(apiKeyId);
   part(modelId);
@@ -27,7 +33,7 @@ export function conversationAffinityKey(apiKeyId: string, modelId: string, reque
     part(block.type);
     part(block.type === 'text' ? block.text : JSON.stringify(stableBlock(block)));
   }
-  return hash.digest('hex').slice(0, 32);
+  return hash('sha256', text, 'hex').slice(0, 32);
 }
 
 function withoutBreakpoint<T extends object>(part: T): Omit<T, 'cache'> {
@@ -53,16 +59,26 @@ function stableBlock(block: ContentBlock): unknown {
 /**
  * A provider call whose affinity key is computed on first read: most calls never need it (one credential, a
  * vendor without a cache key), and hashing a coding agent's 50 KB of tools and system prompt takes 0.1 ms or more.
+ * A class with the getter on its prototype, not an accessor defined on each call object: V8 cannot share a map
+ * between objects whose accessors are different closures, so every such object after the first was left in
+ * dictionary mode, and each adapter's read of its fields was a dictionary lookup.
  */
-export function withAffinityKey<T extends object>(
-  call: T,
-  apiKeyId: string,
-  modelId: string,
-  request: CanonicalRequest,
-): T & { readonly affinityKey: string } {
-  let key: string | undefined;
-  return Object.defineProperty(call, 'affinityKey', {
-    enumerable: true,
-    get: () => (key ??= conversationAffinityKey(apiKeyId, modelId, request)),
-  }) as T & { readonly affinityKey: string };
+export class AffinityKeyedCall implements ProviderCall {
+  private key: string | undefined;
+
+  constructor(
+    readonly request: CanonicalRequest,
+    readonly model: CatalogModel,
+    readonly signal: AbortSignal,
+    readonly requestId: string,
+    readonly trace: UpstreamTrace | undefined,
+    private readonly apiKeyId: string,
+    /** The client's request, whose stable prefix the key covers. */
+    private readonly prompt: CanonicalRequest,
+  ) {}
+
+  get affinityKey(): string {
+    this.key ??= conversationAffinityKey(this.apiKeyId, this.model.id, this.prompt);
+    return this.key;
+  }
 }

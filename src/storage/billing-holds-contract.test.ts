@@ -112,6 +112,31 @@ describe.each([sqliteBackend, postgresBackend])(
       expect(await storage.billing.verifyLedger()).toEqual([]);
     });
 
+    it('a settlement takes its checkpoint row with it; one without a checkpoint leaves none: no sweep bills again', async () => {
+      const ids = await fundedAccount(10_000n);
+      const first = await storage.billing.reserve(reserveInput(ids, hold(1_000n), { expiresAt: NOW + 1_000 }));
+      const second = await storage.billing.reserve(reserveInput(ids, hold(1_000n), { expiresAt: NOW + 1_000 }));
+      const [a, b] = [first, second].map((result) => (result.admitted ? result.reservation.requestId : ''));
+      await storage.billing.renewHolds([{ requestId: a!, expiresAt: NOW + 5_000, checkpoint: checkpointOf(40) }]);
+      for (const requestId of [a!, b!]) {
+        const settled = await storage.billing.settle({
+          freeAllowanceTokens: 0,
+          usage: usageFor(requestId, ids),
+          price: costing(300n),
+        });
+        expect(settled).toMatchObject({ settled: true, chargedNano: 300n });
+      }
+      const orphans: OrphanedHold[] = [];
+      const swept = await storage.billing.sweepExpiredReservations(NOW + 60_000, (orphan) => {
+        orphans.push(orphan);
+        return undefined;
+      });
+      expect(swept).toMatchObject({ released: 0, settled: 0 });
+      expect(orphans).toEqual([]);
+      expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 9_400n, reservedNano: 0n });
+      expect(await storage.billing.verifyLedger()).toEqual([]);
+    });
+
     it('a swept hold that cannot pay its checkpoint reports the unbilled part; the rollup and summaries carry it', async () => {
       const ids = await fundedAccount(500n);
       const held = await storage.billing.reserve(reserveInput(ids, hold(500n), { expiresAt: NOW + 1_000 }));

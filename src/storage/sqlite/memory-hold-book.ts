@@ -16,6 +16,11 @@ export interface MemoryHold {
   limits: Map<string, bigint>;
   /** Its latest checkpoint, written or not: what an expiry here bills. */
   checkpoint?: HoldCheckpoint;
+  /**
+   * Whether a checkpoint row of it may be in `reservations` (a write was run, committed or not): without one its
+   * settlement has no row to delete.
+   */
+  checkpointStored?: boolean;
 }
 
 /** What one slice adds to a hold. */

@@ -307,6 +307,7 @@ export class SqliteBillingStore implements OwnedBillingStore {
       createdAt: input.createdAt,
       expiresAt: input.expiresAt,
       limits: held,
+      checkpointStored: false,
     });
     return admitted(input, plan, periods === undefined ? 0n : hold);
   }
@@ -347,6 +348,7 @@ export class SqliteBillingStore implements OwnedBillingStore {
   private writeCheckpointNow(requestId: string, expiresAt: number, checkpoint: HoldCheckpoint): void {
     const hold = this.book.get(requestId);
     if (hold === undefined) return;
+    hold.checkpointStored = true;
     this.s.writeCheckpoint.run(
       requestId,
       hold.accountId,
@@ -362,9 +364,13 @@ export class SqliteBillingStore implements OwnedBillingStore {
 
   private settleNow({ usage, price, freeAllowanceTokens }: SettleInput): SettleResult {
     const account = this.account(usage.accountId);
-    // The row goes either way: a live hold's checkpoint, or a hold a previous version stored (then it is the claim).
-    const row = this.s.claimHold.get(usage.requestId) as HoldRow | undefined;
     const live = this.book.get(usage.requestId);
+    // The row goes either way: a live hold's checkpoint, or a hold a previous version stored (then it is the claim).
+    // A live hold no checkpoint was written for has no row (request ids are never reused), so the delete is skipped.
+    const row =
+      live !== undefined && live.checkpointStored !== true
+        ? undefined
+        : (this.s.claimHold.get(usage.requestId) as HoldRow | undefined);
     const claimed: ClaimedHold | undefined =
       live !== undefined
         ? { holdNano: live.holdNano, freeTokens: live.freeTokens, freeDay: live.freeDay }
