@@ -30,7 +30,12 @@ describe('compactWhileOpen', () => {
     const stops = Array.from({ length: streams }, () =>
       compactWhileOpen({
         compact: () => {
-          if (inTurn++ === 0) queueMicrotask(() => perTurn.push(inTurn) && void (inTurn = 0));
+          // The first stream of a turn schedules the count of that turn's streams, read once the turn is over.
+          if (inTurn++ > 0) return;
+          queueMicrotask(() => {
+            perTurn.push(inTurn);
+            inTurn = 0;
+          });
         },
       }),
     );
