@@ -12,6 +12,7 @@ import { sqliteBackend } from './backends.js';
 import {
   benchYaml,
   createAccountKey,
+  PROFILE_STOP_GRACE_MS,
   prepare,
   progress,
   startFloor,
@@ -69,11 +70,12 @@ export async function benchC10k(
   const results = [];
 
   progress(`== c10k: the gateway (SQLite, billing on) holding ${c10k.streams} streams`);
-  const gateway = await startGateway(context, 'gateway-c10k', backend.env, false);
+  const gateway = await startGateway(context, 'gateway-c10k', backend.env, true);
   const gatewayTarget = targetsFor(route, context.mockOrigin, gateway.origin, key).gateway;
   await warmAndRest(context, gatewayTarget);
   results.push(await measureC10k({ target: gatewayTarget, pid: gateway.gateway.pid, name: 'gateway' }, c10k, deps));
-  await gateway.gateway.stop();
+  // Under --cpu-prof the gateway writes its profile as it exits: a profile of thousands of streams takes a while.
+  await gateway.gateway.stop(options.cpuProfileDir === undefined ? undefined : PROFILE_STOP_GRACE_MS);
 
   progress(`== c10k: the floor proxy holding ${c10k.streams} streams`);
   const floor = await startFloor(context, c10k.streams + c10k.probes);
