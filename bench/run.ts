@@ -397,11 +397,15 @@ async function benchBackend(
   const summaries: ScenarioSummary[] = [];
   let peakRssKiB: number | null = null;
   let peakRssScope: BackendRun['peakRssScope'] = 'whole run';
+  let floorPeakRssKiB: number | null = null;
   for (const [index, scenario] of scenarios.entries()) {
     const peakScenario = scenario.concurrency === MAX_CONCURRENCY;
     if (peakScenario && resetPeakRss(gateway.pid)) peakRssScope = 'concurrency-128 scenario';
+    // The floor's peak over the same scenario: the target is a multiple of it (both run the same Node and flags).
+    const floorPeak = peakScenario && floor !== null && scenario.floor && resetPeakRss(floor.floor.pid);
     summaries.push(await runScenario(context, scenario, index, backend, started, key, floor));
     if (peakScenario) peakRssKiB = memory(gateway.pid).peakRssKiB;
+    if (floorPeak) floorPeakRssKiB = memory(floor.floor.pid).peakRssKiB;
   }
   const accounts =
     accountsBackend === undefined ? undefined : await benchAccounts(context, accountsBackend, started, key, spreadKeys);
@@ -427,6 +431,7 @@ async function benchBackend(
     idleAfterLoadRssKiB: idleAfterLoad,
     peakRssKiB: peakRssKiB ?? (peakRssScope === 'whole run' && summaries.length > 0 ? end.peakRssKiB : null),
     peakRssScope,
+    floorPeakRssKiB: peakRssScope === 'concurrency-128 scenario' ? floorPeakRssKiB : null,
     endRssKiB: end.rssKiB,
     roundTrips: null,
     ...(slices === undefined ? {} : { slices }),
@@ -534,6 +539,7 @@ function skippedRun(reason: string): BackendRun {
     idleAfterLoadRssKiB: null,
     peakRssKiB: null,
     peakRssScope: 'whole run',
+    floorPeakRssKiB: null,
     endRssKiB: 0,
     roundTrips: null,
     noise: null,

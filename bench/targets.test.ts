@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { floorNote, floorRatio } from './targets.js';
+import { floorNote, floorRatio, judgeTargets, type BackendRun } from './targets.js';
 
 const ms = (value: number): string => `${value.toFixed(3)} ms`;
 
@@ -19,5 +19,32 @@ describe('the floor beside a target', () => {
   it('says nothing when the floor was not measured', () => {
     expect(floorNote(0.2, undefined, ms)).toBeUndefined();
     expect(floorRatio(undefined, 0.1)).toBeUndefined();
+  });
+});
+
+describe('peak RSS at concurrency 128', () => {
+  const run = (backend: BackendRun['backend'], peakRssKiB: number, floorPeakRssKiB: number | null) =>
+    ({
+      backend,
+      scenarios: [],
+      peakRssKiB,
+      peakRssScope: 'concurrency-128 scenario',
+      floorPeakRssKiB,
+      idleRssKiB: 80_000,
+      startRssKiB: 80_000,
+      idleAfterLoadRssKiB: null,
+      roundTrips: null,
+    }) as unknown as BackendRun;
+  const peakRow = (runs: BackendRun[]) => judgeTargets(runs).find((row) => row.target.startsWith('peak RSS'))!;
+
+  it('is judged as a multiple of the floor proxy peak, the first backend floor serving the others', () => {
+    const row = peakRow([run('sqlite', 300_000, 250_000), run('postgres', 400_000, null)]);
+    expect(row.limit).toBe('<= 1.3x');
+    expect(row.values.sqlite).toEqual({ text: '307.2 MB (floor 256.0 MB, 1.20x)', pass: true });
+    expect(row.values.postgres).toEqual({ text: '409.6 MB (floor 256.0 MB, 1.60x)', pass: false });
+  });
+
+  it('is shown, not judged, when no floor ran in that scenario', () => {
+    expect(peakRow([run('sqlite', 300_000, null)]).values.sqlite).toEqual({ text: '307.2 MB', pass: null });
   });
 });
