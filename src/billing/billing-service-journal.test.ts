@@ -18,6 +18,7 @@ import { BillingService } from './billing-service.js';
 import { parseUsd } from './money.js';
 import { SettlementJournal } from './settlement-journal.js';
 import { priceSettlement } from '../../test/helpers/settlement-pricers.js';
+import { fundedKeyIn } from '../../test/helpers/storage-backends.js';
 
 /** Less than the test's usage: the replayed request is partly free, partly charged. */
 const FREE_TOKENS_PER_DAY = 500;
@@ -83,36 +84,7 @@ beforeAll(async () => {
   database = join(directory, 'db.sqlite');
   storage = await openStorage(`sqlite:${database}`);
   await storage.migrate();
-  const account = await storage.accounts.create({
-    id: 'acct_j',
-    email: 'j@example.com',
-    passwordHash: 'x',
-    role: 'user',
-    tier: 'standard',
-    createdAt: 0,
-  });
-  const key = await storage.apiKeys.create({
-    id: 'key_j',
-    accountId: account.id,
-    name: 'k',
-    keyHash: 'hj',
-    hint: 'h',
-    createdAt: 0,
-    expiresAt: null,
-  });
-  auth = {
-    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
-    project: { id: key.projectId, models: null, archivedAt: null },
-    key: { ...key },
-  };
-  await storage.billing.credit({
-    accountId: account.id,
-    kind: 'topup',
-    amountNano: parseUsd('1'),
-    idempotencyKey: 'topup-j',
-    note: null,
-    at: 0,
-  });
+  auth = await fundedKeyIn(storage, 'acct_j', parseUsd('1'));
 });
 
 afterAll(async () => {

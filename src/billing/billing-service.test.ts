@@ -11,6 +11,7 @@ import type { AuthenticatedKey } from '../keys/key-service.js';
 import type { BillingRepository } from '../storage/billing-types.js';
 import { openStorage } from '../storage/open-storage.js';
 import type { Storage } from '../storage/types.js';
+import { fundedKeyIn } from '../../test/helpers/storage-backends.js';
 import { inputPrice, planAdmission } from './admission.js';
 import { calibratedTokens, InputCalibration, WARM_UP_SAMPLES } from './input-calibration.js';
 import { BillingService } from './billing-service.js';
@@ -33,36 +34,7 @@ beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-billing-'));
   storage = await openStorage(`sqlite:${join(directory, 'db.sqlite')}`);
   await storage.migrate();
-  const account = await storage.accounts.create({
-    id: 'acct_1',
-    email: 'a@example.com',
-    passwordHash: 'x',
-    role: 'user',
-    tier: 'standard',
-    createdAt: 0,
-  });
-  const key = await storage.apiKeys.create({
-    id: 'key_1',
-    accountId: account.id,
-    name: 'k',
-    keyHash: 'h',
-    hint: 'h',
-    createdAt: 0,
-    expiresAt: null,
-  });
-  auth = {
-    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
-    project: { id: key.projectId, models: null, archivedAt: null },
-    key: { ...key },
-  };
-  await storage.billing.credit({
-    accountId: account.id,
-    kind: 'topup',
-    amountNano: parseUsd('1'),
-    idempotencyKey: 'topup-1',
-    note: null,
-    at: 0,
-  });
+  auth = await fundedKeyIn(storage, 'acct_1', parseUsd('1'));
 });
 
 afterAll(async () => {
@@ -168,39 +140,8 @@ describe('BillingService.admit with several choices', () => {
 
 let accounts = 0;
 /** A fresh account holding `balanceNano` (none for 0), with its key. */
-async function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
-  const id = `acct_admit_${++accounts}`;
-  const account = await storage.accounts.create({
-    id,
-    email: `${id}@example.com`,
-    passwordHash: 'x',
-    role: 'user',
-    tier: 'standard',
-    createdAt: 0,
-  });
-  const key = await storage.apiKeys.create({
-    id: `key_admit_${accounts}`,
-    accountId: id,
-    name: 'k',
-    keyHash: `h_admit_${accounts}`,
-    hint: 'h',
-    createdAt: 0,
-    expiresAt: null,
-  });
-  if (balanceNano > 0n)
-    await storage.billing.credit({
-      accountId: id,
-      kind: 'topup',
-      amountNano: balanceNano,
-      idempotencyKey: `topup-${id}`,
-      note: null,
-      at: 0,
-    });
-  return {
-    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
-    project: { id: key.projectId, models: null, archivedAt: null },
-    key: { ...key },
-  };
+function accountWith(balanceNano: bigint): Promise<AuthenticatedKey> {
+  return fundedKeyIn(storage, `acct_admit_${++accounts}`, balanceNano);
 }
 
 function chatRequest(maxOutputTokens: number | undefined): CanonicalRequest {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
+import { fundedKeyIn, postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
 import type { CanonicalRequest } from '../canonical/request.js';
 import { ModelCatalog } from '../catalog/model-catalog.js';
 import type { AuthenticatedKey } from '../keys/key-service.js';
@@ -32,36 +32,7 @@ describe.each([sqliteBackend, postgresBackend])('the periodic batch with many li
     database = await backend.createDatabase();
     storage = await database.open();
     await storage.migrate();
-    const account = await storage.accounts.create({
-      id: 'acct_many',
-      email: 'many@example.com',
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: 0,
-    });
-    const key = await storage.apiKeys.create({
-      id: 'key_many',
-      accountId: account.id,
-      name: 'k',
-      keyHash: 'h',
-      hint: 'h',
-      createdAt: 0,
-      expiresAt: null,
-    });
-    owner = {
-      organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
-      project: { id: key.projectId, models: null, archivedAt: null },
-      key: { ...key },
-    };
-    await storage.billing.credit({
-      accountId: account.id,
-      kind: 'topup',
-      amountNano: parseUsd('1000'),
-      idempotencyKey: 'topup-many',
-      note: null,
-      at: 0,
-    });
+    owner = await fundedKeyIn(storage, 'acct_many', parseUsd('1000'));
   });
 
   afterAll(async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { AuthenticatedKey } from '../../src/keys/key-service.js';
 import { openStorage } from '../../src/storage/open-storage.js';
 import type { Storage } from '../../src/storage/types.js';
 
@@ -135,4 +136,42 @@ export async function createAccountIn(storage: Storage): Promise<string> {
     createdAt: 1,
   });
   return id;
+}
+
+/**
+ * A person with a key and `balanceNano` of prepaid balance (none for 0), as the request path authenticates the key:
+ * what the billing service's suites admit requests for. `id` names the account (and, suffixed, its key).
+ */
+export async function fundedKeyIn(storage: Storage, id: string, balanceNano: bigint): Promise<AuthenticatedKey> {
+  const account = await storage.accounts.create({
+    id,
+    email: `${id}@example.com`,
+    passwordHash: 'x',
+    role: 'user',
+    tier: 'standard',
+    createdAt: 0,
+  });
+  const key = await storage.apiKeys.create({
+    id: `key_${id}`,
+    accountId: id,
+    name: 'k',
+    keyHash: `h_${id}`,
+    hint: 'h',
+    createdAt: 0,
+    expiresAt: null,
+  });
+  if (balanceNano > 0n)
+    await storage.billing.credit({
+      accountId: id,
+      kind: 'topup',
+      amountNano: balanceNano,
+      idempotencyKey: `topup-${id}`,
+      note: null,
+      at: 0,
+    });
+  return {
+    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+    project: { id: key.projectId, models: null, archivedAt: null },
+    key: { ...key },
+  };
 }
