@@ -13,6 +13,7 @@ import {
   NOW,
   plainUsage,
   type AccountIds,
+  reserveInput as fixtureReserveInput,
   uniqueId,
 } from '../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
@@ -44,17 +45,7 @@ describe.each([sqliteBackend, postgresBackend])('billing contract, spend limits:
   });
 
   function reserveInput(ids: AccountIds, want: bigint, overrides: Partial<ReserveInput> = {}): ReserveInput {
-    return {
-      requestId: uniqueId('req'),
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      day: DAY,
-      freeAllowanceTokens: 0,
-      createdAt: NOW,
-      expiresAt: NOW + 60_000,
-      plan: holdUpTo(want),
-      ...overrides,
-    };
+    return fixtureReserveInput(ids, holdUpTo(want), overrides);
   }
 
   /** A funded organisation with a key in a project of its own: the three scopes' ids. */
