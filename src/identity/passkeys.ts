@@ -1,12 +1,9 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import { invalidRequest } from '../canonical/errors.js';
 import type { IdentityFactorRepository, Passkey } from '../storage/identity-factor-types.js';
@@ -65,6 +62,7 @@ export class Passkeys {
   ): Promise<PasskeyRegistrationStart> {
     const existing = await this.store.listPasskeys(account.id);
     if (existing.length >= MAX_PASSKEYS) throw invalidRequest(`An account may have at most ${MAX_PASSKEYS} passkeys.`);
+    const { generateRegistrationOptions } = await webAuthn();
     const options = await generateRegistrationOptions({
       rpName: party.name,
       rpID: party.id,
@@ -86,7 +84,8 @@ export class Passkeys {
       throw invalidRequest('The passkey set-up expired. Start again.');
     }
     const payload = JSON.parse(challenge.payload) as ChallengePayload;
-    let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    const { verifyRegistrationResponse } = await webAuthn();
+    let verification: VerifiedRegistrationResponse;
     try {
       verification = await verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
@@ -122,6 +121,7 @@ export class Passkeys {
    */
   async startSignIn(party: RelyingParty, accountId: string | null): Promise<PasskeySignInStart> {
     const allowed = accountId === null ? [] : await this.store.listPasskeys(accountId);
+    const { generateAuthenticationOptions } = await webAuthn();
     const options = await generateAuthenticationOptions({
       rpID: party.id,
       userVerification: accountId === null ? 'required' : 'preferred',
@@ -148,6 +148,7 @@ export class Passkeys {
     if (passkey === null) return null;
     if (challenge.accountId !== null && passkey.accountId !== challenge.accountId) return null;
     try {
+      const { verifyAuthenticationResponse } = await webAuthn();
       const verification = await verifyAuthenticationResponse({
         response: assertion,
         expectedChallenge: payload.challenge,
@@ -176,4 +177,12 @@ export class Passkeys {
   async remove(accountId: string, id: string): Promise<boolean> {
     return this.store.deletePasskey(accountId, id);
   }
+}
+
+/**
+ * @simplewebauthn/server (with its ASN.1 and X.509 libraries, ~5 MB of heap) is loaded by the first passkey
+ * ceremony, not at start-up: a gateway whose accounts use no passkeys never carries it. Node caches the module.
+ */
+function webAuthn(): Promise<typeof import('@simplewebauthn/server')> {
+  return import('@simplewebauthn/server');
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import type { AccountService } from '../accounts/account-service.js';
 import type { SsoProviderSettings } from '../config/sso-settings.js';
 import type { AccountRecord, AccountRepository, AccountRole } from '../storage/types.js';
@@ -99,6 +99,7 @@ export class SsoSignIn {
   async start(providerId: string, redirectUri: string, returnTo: string): Promise<SsoStart> {
     const provider = this.provider(providerId);
     const configuration = await this.configuration(provider);
+    const oidc = await openIdClient();
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
     const payload: FlowPayload = { provider: provider.id, nonce, verifier, redirectUri, returnTo };
@@ -145,7 +146,8 @@ export class SsoSignIn {
     callback.search = currentUrl.search;
     let claims: oidc.IDToken;
     try {
-      const tokens = await oidc.authorizationCodeGrant(configuration, callback, {
+      const { authorizationCodeGrant } = await openIdClient();
+      const tokens = await authorizationCodeGrant(configuration, callback, {
         pkceCodeVerifier: flow.verifier,
         expectedState: state,
         expectedNonce: flow.nonce,
@@ -247,16 +249,18 @@ export class SsoSignIn {
     let pending = this.configurations.get(provider.id);
     if (pending === undefined) {
       const issuer = new URL(provider.issuer);
-      pending = oidc
-        .discovery(issuer, provider.clientId, provider.clientSecret, undefined, {
-          execute: [
-            // The ID token's signature is checked too: OpenID Connect lets a client skip it for a token fetched
-            // from the token endpoint over TLS, and openid-client does unless told otherwise.
-            oidc.enableNonRepudiationChecks,
-            // The settings allow plain http only for an issuer on loopback (a provider on the same machine).
-            ...(issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []),
-          ],
-        })
+      pending = openIdClient()
+        .then((oidc) =>
+          oidc.discovery(issuer, provider.clientId, provider.clientSecret, undefined, {
+            execute: [
+              // The ID token's signature is checked too: OpenID Connect lets a client skip it for a token fetched
+              // from the token endpoint over TLS, and openid-client does unless told otherwise.
+              oidc.enableNonRepudiationChecks,
+              // The settings allow plain http only for an issuer on loopback (a provider on the same machine).
+              ...(issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []),
+            ],
+          }),
+        )
         .catch((error: unknown) => {
           this.configurations.delete(provider.id);
           throw new SsoRefusedError(
@@ -268,6 +272,14 @@ export class SsoSignIn {
     }
     return pending;
   }
+}
+
+/**
+ * openid-client (with jose and oauth4webapi) is loaded by the first SSO sign-in, not at start-up: most gateways
+ * configure no provider, and the modules would sit in every process's heap. Node caches the loaded module.
+ */
+function openIdClient(): Promise<typeof oidc> {
+  return import('openid-client');
 }
 
 function emailDomain(email: string): string {

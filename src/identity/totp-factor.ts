@@ -1,6 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
+import type { TOTP } from 'otpauth';
 import { invalidRequest } from '../canonical/errors.js';
 import type { IdentityFactorRepository } from '../storage/identity-factor-types.js';
 
@@ -36,11 +35,13 @@ export class TotpFactor {
 
   /** A new secret for the account (replacing an unconfirmed one); refused when TOTP is already on. */
   async begin(accountId: string, label: string): Promise<TotpEnrolment> {
+    const { Secret } = await import('otpauth');
     const secret = new Secret({ size: 20 }).base32;
     if (!(await this.store.saveTotpDraft(accountId, secret, this.now()))) {
       throw invalidRequest('Two-step sign-in with an authenticator app is already on. Turn it off first.');
     }
-    const uri = this.totp(secret, label).toString();
+    const uri = (await this.totp(secret, label)).toString();
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', margin: 1 });
     return { secret, uri, qrCodeDataUrl: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
   }
@@ -97,13 +98,15 @@ export class TotpFactor {
     const token = code.replace(/\s/g, '');
     if (!CODE_PATTERN.test(token)) return 'wrong';
     const at = this.now();
-    const delta = this.totp(secret, '').validate({ token, timestamp: at, window: WINDOW_STEPS });
+    const delta = (await this.totp(secret, '')).validate({ token, timestamp: at, window: WINDOW_STEPS });
     if (delta === null) return 'wrong';
     const step = Math.floor(at / 1000 / PERIOD_SECONDS) + delta;
     return (await this.store.acceptTotpStep(accountId, step)) ? 'accepted' : 'replayed';
   }
 
-  private totp(secret: string, label: string): TOTP {
+  /** otpauth and qrcode are loaded by the first enrolment or code, not at start-up: most accounts never use them. */
+  private async totp(secret: string, label: string): Promise<TOTP> {
+    const { Secret, TOTP } = await import('otpauth');
     return new TOTP({
       issuer: this.issuer,
       label,
