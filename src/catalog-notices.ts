@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 /** The channel an instance announces a stored catalog change on; a notice only makes the others poll at once. */
@@ -12,29 +11,34 @@ export interface CatalogNotices {
 
 /**
  * Catalog change notices over Redis pub/sub, when REDIS_URL is set: the instances read the new revision at once
- * instead of at their next poll. Redis being down costs only that: the poll still finds every change.
+ * instead of at their next poll. Redis being down costs only that: the poll still finds every change. ioredis is
+ * loaded here, not at start-up, so a gateway without Redis (the embedded SQLite default) never carries it.
  */
 export function redisCatalogNotices(redisUrl: string, onNotice: () => void, logger: Logger): CatalogNotices {
-  const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1_000 };
-  const publisher = new Redis(redisUrl, options);
-  const subscriber = new Redis(redisUrl, { ...options, enableOfflineQueue: true });
   const quiet = (what: string) => (error: unknown) =>
     logger.debug({ err: error }, `catalog notices: ${what} failed; changes are found by polling`);
-  publisher.on('error', quiet('the Redis link'));
-  subscriber.on('error', quiet('the Redis subscription'));
-  subscriber.on('message', (channel: string) => {
-    if (channel === CHANNEL) onNotice();
+  const links = import('ioredis').then(({ Redis }) => {
+    const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1_000 };
+    const publisher = new Redis(redisUrl, options);
+    const subscriber = new Redis(redisUrl, { ...options, enableOfflineQueue: true });
+    publisher.on('error', quiet('the Redis link'));
+    subscriber.on('error', quiet('the Redis subscription'));
+    subscriber.on('message', (channel: string) => {
+      if (channel === CHANNEL) onNotice();
+    });
+    void publisher.connect().catch(quiet('connecting'));
+    void subscriber
+      .connect()
+      .then(() => subscriber.subscribe(CHANNEL))
+      .catch(quiet('subscribing'));
+    return { publisher, subscriber };
   });
-  void publisher.connect().catch(quiet('connecting'));
-  void subscriber
-    .connect()
-    .then(() => subscriber.subscribe(CHANNEL))
-    .catch(quiet('subscribing'));
   return {
     publish(revision) {
-      void publisher.publish(CHANNEL, String(revision)).catch(quiet('publishing'));
+      void links.then(({ publisher }) => publisher.publish(CHANNEL, String(revision))).catch(quiet('publishing'));
     },
     async close() {
+      const { publisher, subscriber } = await links;
       publisher.disconnect();
       subscriber.disconnect();
     },

@@ -19,6 +19,8 @@ const LOADED_ON_FIRST_USE = [
   'stripe', // the first Stripe top-up
   'gpt-tokenizer', // the first exact token count
   '@opentelemetry/sdk-trace', // OTEL_EXPORTER_OTLP_ENDPOINT set
+  'ioredis', // REDIS_URL set
+  'pg', // a PostgreSQL DATABASE_URL
 ];
 
 let directory: string;
