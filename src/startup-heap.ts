@@ -1,4 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /*
  * Start-up keeps V8's new space at its initial size. Loading ~400 modules and building the app allocates objects
@@ -7,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
  * until V8's memory reducer shrank it some 30 s later. With the growth factor at 1 while starting, what survives
  * goes to old space as it would anyway, and the new space stays at 2 × 2 MB (heap committed 57 → 40 MB).
  *
- * The factor is set back to V8's default (2) once the gateway listens, so under load the new space grows as with
- * V8's defaults. Nothing changes when the operator tunes the new space with a flag (NODE_OPTIONS or the command
+ * The factor is set back to V8's default (2) once the gateway listens, so under load the new space grows, up to
+ * the cap below. Nothing changes when the operator tunes the new space with a flag (NODE_OPTIONS or the command
  * line).
  *
  * Imported by the CLI entry point before it loads anything else (cli.ts). `semi_space_growth_factor` is read by
@@ -29,6 +30,17 @@ const V8_DEFAULT_GROWTH_FACTOR = 2;
  */
 const OLD_SPACE_GROWING_PERCENT = 50;
 
+/*
+ * Once serving, the new space grows to 32 MB (two 16 MB semi-spaces, V8's maximum until V8 13: Node 22), not to
+ * V8 13's own maximum, which on a machine with a few GB or more is 128 MB: under the bench's c128 load Node 24's
+ * gateway then peaked at 363 MB of RSS against 146 MB on Node 20. The maximum itself (`--max-semi-space-size`) is
+ * read only when the process starts, so the growth factor stands in for it: after each collection it is 1 once the
+ * new space has reached the cap, and V8's 2 while it is below (after the memory reducer has shrunk it). The check
+ * runs when the collection's entry is delivered, after the turn that triggered it, so one long turn can grow the
+ * space one step past the cap. An operator's own new-space flag turns this off too.
+ */
+export const NEW_SPACE_CAP_BYTES = 32 * 1024 * 1024;
+
 const args = [...process.execArgv, process.env.NODE_OPTIONS ?? ''];
 const tunedByOperator = args.some((arg) => /semi[-_]space/.test(arg));
 const oldSpaceTunedByOperator = args.some((arg) => /heap[-_]growing[-_]percent/.test(arg));
@@ -37,6 +49,19 @@ if (!tunedByOperator) setFlagsFromString('--semi-space-growth-factor=1');
 
 /** Start-up is over: the new space may grow again under load; old space grows by half its live size at most. */
 export function endStartupHeapSizing(): void {
-  if (!tunedByOperator) setFlagsFromString(`--semi-space-growth-factor=${V8_DEFAULT_GROWTH_FACTOR}`);
+  if (!tunedByOperator) capNewSpaceGrowth();
   if (!oldSpaceTunedByOperator) setFlagsFromString(`--heap-growing-percent=${OLD_SPACE_GROWING_PERCENT}`);
+}
+
+function capNewSpaceGrowth(): void {
+  let growthFactor = 0;
+  const check = () => {
+    const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+    const wanted = (newSpace?.space_size ?? 0) >= NEW_SPACE_CAP_BYTES ? 1 : V8_DEFAULT_GROWTH_FACTOR;
+    if (wanted === growthFactor) return;
+    growthFactor = wanted;
+    setFlagsFromString(`--semi-space-growth-factor=${wanted}`);
+  };
+  check();
+  new PerformanceObserver(check).observe({ entryTypes: ['gc'] });
 }
