@@ -260,7 +260,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         catalogEditor: liveCatalog.editor,
         mailer,
         log: (message, details) => logger.warn(details, message),
-        onAlertRuleChanged: (organisationId) => alerts?.nudge(organisationId),
+        onAlertRuleChanged: (organisationId) => alerts?.ruleChanged(organisationId),
       }),
       trustProxy: config.trustProxy,
       metrics,

@@ -10,6 +10,8 @@ export interface EvaluationResult {
   fired: number;
   /** Low-balance rules it moved to a new period after the balance recovered. */
   rearmed: number;
+  /** The organisations among those evaluated that have at least one rule. */
+  organisationsWithRules: Set<string>;
 }
 
 /**
@@ -25,9 +27,10 @@ export class AlertEvaluator {
 
   /** Evaluates the rules of these organisations (every organisation's when null). */
   async evaluate(organisationIds: readonly string[] | null): Promise<EvaluationResult> {
-    const result: EvaluationResult = { fired: 0, rearmed: 0 };
+    const result: EvaluationResult = { fired: 0, rearmed: 0, organisationsWithRules: new Set() };
     const candidates = await this.alerts.lowBalanceCandidates(organisationIds);
     for (const { rule, balanceNano, firedThisPeriod } of candidates) {
+      result.organisationsWithRules.add(rule.organisationId);
       if (rule.amountNano === null) continue;
       const now = this.options.now();
       if (balanceNano < rule.amountNano && !firedThisPeriod) {
@@ -50,13 +53,14 @@ export class AlertEvaluator {
         if (await this.alerts.rearm(rule.id, rule.armedAt, now)) result.rearmed += 1;
       }
     }
-    result.fired += await this.evaluateLimitThresholds(organisationIds);
+    const thresholdRules = await this.alerts.limitThresholdRules(organisationIds);
+    for (const rule of thresholdRules) result.organisationsWithRules.add(rule.organisationId);
+    result.fired += await this.evaluateLimitThresholds(thresholdRules);
     return result;
   }
 
   /** Each rule whose limit's settled spend this period has reached its share fires once for the period. */
-  private async evaluateLimitThresholds(organisationIds: readonly string[] | null): Promise<number> {
-    const rules = await this.alerts.limitThresholdRules(organisationIds);
+  private async evaluateLimitThresholds(rules: readonly AlertRule[]): Promise<number> {
     const limitsOf = new Map<string, SpendLimitRecord[]>();
     let fired = 0;
     for (const rule of rules) {

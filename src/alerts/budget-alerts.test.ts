@@ -2,7 +2,7 @@
  * Budget alerts end to end below HTTP, against SQLite and the real PostgreSQL: real settlements move the balance,
  * the evaluator fires, a real SMTP server receives the mail and a loopback HTTPS receiver the signed webhook.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DAY,
   fundedAccountIn,
@@ -27,8 +27,10 @@ import { WebhookSender } from '../telemetry/webhooks/webhook-sender.js';
 import { AlertDeliveryWorker } from './alert-delivery-worker.js';
 import { AlertEvaluator } from './alert-evaluator.js';
 import type { AlertEvent } from './alert-payload.js';
+import { DEFAULT_ALERT_SETTINGS, startAlerts } from './start-alerts.js';
 
 const SECRET = 'whsec_test_secret_0123456789';
+const quietLog = { warn: () => undefined, error: () => undefined };
 
 describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backend) => {
   let database: TestDatabase;
@@ -133,10 +135,10 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
     receiver.script([200]);
     const before = receiver.received.length;
 
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 0 });
     await spend(ids, 6_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
-    expect(await evaluator().evaluate(null)).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 1, rearmed: 0 });
+    expect(await evaluator().evaluate(null)).toMatchObject({ fired: 0, rearmed: 0 });
     expect(await worker().runDue()).toBe(2);
 
     const caught = await mail.next(owner.email, 0);
@@ -170,9 +172,9 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
     const ids = await fundedAccountIn(storage, 10_000n);
     const rule = await lowBalanceRule(ids, 5_000n, { emailTo: ['finance@example.com'], emailEnabled: true });
     await spend(ids, 6_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 1, rearmed: 0 });
     await spend(ids, 1_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 0 });
     await worker().runDue();
     expect((await mail.next('finance@example.com', 0)).subject).toContain('below');
 
@@ -185,13 +187,13 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
       note: null,
       at: clock,
     });
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 1 });
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 1 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 0 });
     expect((await storage.alerts.findRule(ids.accountId, rule.id))?.armedAt).toBe(clock);
 
     clock += 60_000;
     await spend(ids, 20_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 1, rearmed: 0 });
     const firings = await storage.alerts.recentFirings(ids.accountId, 10);
     expect(firings.map((firing) => firing.periodStart)).toEqual([clock - 60_000, rule.armedAt]);
     await worker().runDue();
@@ -311,11 +313,11 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
     receiver.script([200]);
     const before = receiver.received.length;
     await spend(ids, 7_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 0 });
     await spend(ids, 1_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 1, rearmed: 0 });
     await spend(ids, 1_000n);
-    expect(await evaluator().evaluate(null)).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate(null)).toMatchObject({ fired: 0, rearmed: 0 });
     await worker().runDue();
     const [delivered] = receiver.received.slice(before);
     expect(verifySignature(String(delivered?.headers['tollgate-signature']), delivered?.body ?? '', SECRET)).toBe(true);
@@ -330,9 +332,9 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
 
     // The next UTC day starts from nothing spent: below the share, nothing; at it, a second firing.
     clock = dayStart + 86_400_000 + 1_000;
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 0, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 0, rearmed: 0 });
     await spend(ids, 9_000n);
-    expect(await evaluator().evaluate([ids.accountId])).toEqual({ fired: 1, rearmed: 0 });
+    expect(await evaluator().evaluate([ids.accountId])).toMatchObject({ fired: 1, rearmed: 0 });
     const firings = await storage.alerts.recentFirings(ids.accountId, 10);
     expect(firings.map((firing) => firing.periodStart)).toEqual([dayStart + 86_400_000, dayStart]);
     await worker().runDue();
@@ -356,5 +358,53 @@ describe.each([sqliteBackend, postgresBackend])('budget alerts on $name', (backe
       webhookSecret: null,
     });
     expect(await storage.alerts.listRules(other.accountId)).toEqual([]);
+  });
+
+  it("evaluates after a settlement only the organisations with rules, and learns a new rule's at once", async () => {
+    const withRule = await fundedAccountIn(storage, 10_000n);
+    const without = await fundedAccountIn(storage, 10_000n);
+    await lowBalanceRule(withRule, 1_000n);
+    // The real repository, with a note of which organisations each rule query asked for (null: every one).
+    const asked: (readonly string[] | null)[] = [];
+    const alerts = new Proxy(storage.alerts, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== 'lowBalanceCandidates' || typeof value !== 'function') return value;
+        return (organisationIds: readonly string[] | null) => {
+          asked.push(organisationIds === null ? null : [...organisationIds]);
+          return value.call(target, organisationIds);
+        };
+      },
+    });
+    const running = startAlerts(
+      { ...DEFAULT_ALERT_SETTINGS, nudgeDelayMs: 1, evaluateIntervalMs: 3_600_000, allowHttpLoopback: true },
+      {
+        alerts,
+        limits: storage.spendLimits,
+        organisations: storage.organisations,
+        mailer: undefined,
+        log: quietLog,
+        now,
+      },
+    );
+    try {
+      await vi.waitFor(() => expect(asked).toHaveLength(1)); // the evaluation of every rule at start
+      expect(asked).toEqual([null]);
+      running.nudge(without.accountId);
+      running.nudge(withRule.accountId);
+      await vi.waitFor(() => expect(asked).toHaveLength(2));
+      running.nudge(without.accountId);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(asked.slice(1)).toEqual([[withRule.accountId]]);
+      // A rule created on this instance: its organisation is evaluated, and its settlements from then on.
+      await lowBalanceRule(without, 1_000n);
+      running.ruleChanged(without.accountId);
+      await vi.waitFor(() => expect(asked).toHaveLength(3));
+      running.nudge(without.accountId);
+      await vi.waitFor(() => expect(asked).toHaveLength(4));
+      expect(asked.slice(2)).toEqual([[without.accountId], [without.accountId]]);
+    } finally {
+      await running.close();
+    }
   });
 });

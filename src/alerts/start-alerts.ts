@@ -37,6 +37,8 @@ export interface AlertLog {
 export interface RunningAlerts {
   /** Money of this organisation moved (a settlement, a top-up): evaluate its rules soon, off the caller's path. */
   nudge(organisationId: string): void;
+  /** A rule of this organisation was created or changed on this instance: evaluate its rules soon. */
+  ruleChanged(organisationId: string): void;
   /** Evaluates every rule and sends what is due now (tests, and each interval). */
   runNow(): Promise<void>;
   close(): Promise<void>;
@@ -92,6 +94,23 @@ export function startAlerts(
   let closed = false;
   const nudged = new Set<string>();
   let nudgeTimer: NodeJS.Timeout | undefined;
+  /*
+   * The organisations known to have rules, from the last evaluation of every rule (at start and each interval) and
+   * the ones since; undefined until the first. A settlement of any other organisation nudges nothing: most have no
+   * rules, and each evaluation is a database round trip. A rule created on another instance is seen here at the
+   * next interval at the latest, and that instance evaluates it meanwhile.
+   */
+  let withRules: Set<string> | undefined;
+  const learn = (organisationIds: string[] | null, found: Set<string>): void => {
+    if (organisationIds === null) {
+      withRules = found;
+      return;
+    }
+    for (const id of organisationIds) {
+      if (found.has(id)) withRules?.add(id);
+      else withRules?.delete(id);
+    }
+  };
   // One evaluation and one delivery run at a time in this instance; the database orders instances.
   let evaluating: Promise<void> = Promise.resolve();
   let delivering: Promise<void> = Promise.resolve();
@@ -101,6 +120,7 @@ export function startAlerts(
       .then(() => evaluator.evaluate(organisationIds))
       .then(
         (result) => {
+          learn(organisationIds, result.organisationsWithRules);
           if (result.fired > 0) deliver();
         },
         (error: unknown) => deps.log.error({ err: error }, 'alert evaluation failed'),
@@ -122,18 +142,28 @@ export function startAlerts(
   const deliveryTimer = setInterval(() => void deliver(), settings.deliveryPollMs);
   deliveryTimer.unref();
 
+  void evaluate(null);
+
+  const schedule = (organisationId: string): void => {
+    if (closed) return;
+    nudged.add(organisationId);
+    if (nudgeTimer !== undefined) return;
+    nudgeTimer = setTimeout(() => {
+      nudgeTimer = undefined;
+      const organisationIds = [...nudged];
+      nudged.clear();
+      void evaluate(organisationIds);
+    }, settings.nudgeDelayMs);
+    nudgeTimer.unref();
+  };
+
   return {
     nudge(organisationId) {
-      if (closed) return;
-      nudged.add(organisationId);
-      if (nudgeTimer !== undefined) return;
-      nudgeTimer = setTimeout(() => {
-        nudgeTimer = undefined;
-        const organisationIds = [...nudged];
-        nudged.clear();
-        void evaluate(organisationIds);
-      }, settings.nudgeDelayMs);
-      nudgeTimer.unref();
+      if (withRules === undefined || withRules.has(organisationId)) schedule(organisationId);
+    },
+    ruleChanged(organisationId) {
+      withRules?.add(organisationId);
+      schedule(organisationId);
     },
     async runNow() {
       await evaluate(null);
