@@ -188,14 +188,16 @@ function backendSection(run: BackendRun, options: BenchOptions): string {
   }
   if (run.roundTrips !== null) {
     lines.push(
-      `round trips per request (sequential, ${run.roundTrips.kinds[0]?.requests ?? 0} requests each, through a counting relay): ` +
+      `round trips per request (sequential, ${run.roundTrips.kinds[0]?.requests ?? 0} requests each, through a counting relay, ` +
+        'less the background rate read at rest): ' +
         run.roundTrips.kinds
           .map(
             (kind) =>
-              `${kind.kind} PG ${kind.postgresPerRequest.toFixed(2)} / Redis ${kind.redisPerRequest.toFixed(2)}`,
+              `${kind.kind} PG ${kind.postgresPerRequest.toFixed(2)} (${kind.postgresCountedPerRequest.toFixed(3)} counted) / ` +
+              `Redis ${kind.redisPerRequest.toFixed(2)}`,
           )
           .join('; ') +
-        `; idle PG ${run.roundTrips.idlePostgresPerSecond.toFixed(1)}/s, Redis ${run.roundTrips.idleRedisPerSecond.toFixed(1)}/s`,
+        `; at rest PG ${run.roundTrips.idlePostgresPerSecond.toFixed(2)}/s, Redis ${run.roundTrips.idleRedisPerSecond.toFixed(2)}/s`,
     );
     const traced = run.roundTrips.kinds[0];
     if (traced !== undefined && traced.postgresStatements.length > 0) {

@@ -48,3 +48,41 @@ describe('peak RSS at concurrency 128', () => {
     expect(peakRow([run('sqlite', 300_000, null)]).values.sqlite).toEqual({ text: '307.2 MB', pass: null });
   });
 });
+
+describe('PostgreSQL round trips per sequential request', () => {
+  const run = (postgresPerRequest: number, postgresCountedPerRequest: number) =>
+    ({
+      backend: 'postgres',
+      scenarios: [],
+      peakRssKiB: null,
+      floorPeakRssKiB: null,
+      idleRssKiB: 80_000,
+      startRssKiB: 80_000,
+      idleAfterLoadRssKiB: null,
+      roundTrips: {
+        kinds: [
+          {
+            kind: 'same-format-json',
+            requests: 400,
+            postgresPerRequest,
+            postgresCountedPerRequest,
+            redisPerRequest: 1,
+            postgresStatements: [],
+          },
+        ],
+        idlePostgresPerSecond: 0.7,
+        idleRedisPerSecond: 0,
+      },
+    }) as unknown as BackendRun;
+  const row = (each: BackendRun) =>
+    judgeTargets([each]).find((target) => target.target.startsWith('PostgreSQL round trips'))!.values.postgres;
+
+  it('are judged without the background, to the hundredth', () => {
+    expect(row(run(3.0004, 3.0024))).toEqual({ text: '3.00 (3.002 with the background)', pass: true });
+    expect(row(run(2.9996, 3.0))).toEqual({ text: '3.00 (3.000 with the background)', pass: true });
+  });
+
+  it('fail when one request in a hundred makes a fourth', () => {
+    expect(row(run(3.01, 3.012))).toEqual({ text: '3.01 (3.012 with the background)', pass: false });
+  });
+});

