@@ -39,7 +39,7 @@ const OLD_SPACE_GROWING_PERCENT = 50;
  * runs when the collection's entry is delivered, after the turn that triggered it, so one long turn can grow the
  * space one step past the cap. An operator's own new-space flag turns this off too.
  */
-export const NEW_SPACE_CAP_BYTES = 32 * 1024 * 1024;
+const NEW_SPACE_CAP_BYTES = 32 * 1024 * 1024;
 
 const args = [...process.execArgv, process.env.NODE_OPTIONS ?? ''];
 const tunedByOperator = args.some((arg) => /semi[-_]space/.test(arg));
