@@ -1,6 +1,11 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresBackend, sqliteBackend, type TestDatabase } from '../../test/helpers/storage-backends.js';
+import {
+  createAccountIn,
+  postgresBackend,
+  sqliteBackend,
+  type TestDatabase,
+} from '../../test/helpers/storage-backends.js';
 import type { Storage } from '../storage/types.js';
 import { RECOVERY_CODE_COUNT, TotpFactor } from './totp-factor.js';
 
@@ -33,18 +38,7 @@ describe.each([sqliteBackend, postgresBackend])('TOTP and recovery codes on $nam
     await database?.drop();
   });
 
-  async function newAccount(): Promise<string> {
-    const id = `acct_totp_${++accountCounter}`;
-    await storage.accounts.create({
-      id,
-      email: `${id}@example.com`,
-      passwordHash: 'x',
-      role: 'user',
-      tier: 'standard',
-      createdAt: 0,
-    });
-    return id;
-  }
+  const newAccount = (): Promise<string> => createAccountIn(storage, `acct_totp_${++accountCounter}`);
 
   async function enrolled(): Promise<{ id: string; secret: string; recovery: string[] }> {
     const id = await newAccount();

@@ -124,15 +124,17 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
   await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
 }
 
-/** A person with a fresh id (and their personal organisation, which shares it), for the contract suites. */
-export async function createAccountIn(storage: Storage): Promise<string> {
-  const id = `acct-${randomUUID()}`;
+/** The tier the helpers' people are created on. */
+const HELPER_TIER = 'standard';
+
+/** A person (a fresh id unless given) and their personal organisation, which shares the id. */
+export async function createAccountIn(storage: Storage, id = `acct-${randomUUID()}`): Promise<string> {
   await storage.accounts.create({
     id,
     email: `${id}@example.com`,
     passwordHash: 'scrypt$x',
     role: 'user',
-    tier: 'standard',
+    tier: HELPER_TIER,
     createdAt: 1,
   });
   return id;
@@ -143,14 +145,7 @@ export async function createAccountIn(storage: Storage): Promise<string> {
  * what the billing service's suites admit requests for. `id` names the account (and, suffixed, its key).
  */
 export async function fundedKeyIn(storage: Storage, id: string, balanceNano: bigint): Promise<AuthenticatedKey> {
-  const account = await storage.accounts.create({
-    id,
-    email: `${id}@example.com`,
-    passwordHash: 'x',
-    role: 'user',
-    tier: 'standard',
-    createdAt: 0,
-  });
+  await createAccountIn(storage, id);
   const key = await storage.apiKeys.create({
     id: `key_${id}`,
     accountId: id,
@@ -170,7 +165,7 @@ export async function fundedKeyIn(storage: Storage, id: string, balanceNano: big
       at: 0,
     });
   return {
-    organisation: { id: account.id, name: 'Personal', tier: account.tier, disabled: false },
+    organisation: { id, name: 'Personal', tier: HELPER_TIER, disabled: false },
     project: { id: key.projectId, models: null, archivedAt: null },
     key: { ...key },
   };
