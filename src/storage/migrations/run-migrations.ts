@@ -57,11 +57,16 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
 }
 
 /**
- * Before migrating, Kysely lists the tables of every schema of the PostgreSQL database, looking each schema up by
- * name; a schema another session drops meanwhile fails that listing with 3F000 ("schema … does not exist") though
- * nothing of ours is wrong. Such a failure comes before any migration ran, so trying again is safe.
+ * Before migrating, Kysely lists the tables and columns of every schema of the PostgreSQL database; a schema, table or
+ * column that another session drops or renames meanwhile (another app's migration, a test's schema next door) fails
+ * that listing with "… does not exist" (3F000 schema, 42P01 table, 42703 column) though nothing of ours is wrong. Such a
+ * failure comes before any migration ran, so trying again is safe.
  */
+const DROPPED_MEANWHILE = new Set(['3F000', '42P01', '42703']);
+
 function lostRaceWithDroppedSchema(error: unknown, results: ReadonlyArray<{ status: string }>): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return code === '3F000' && !results.some((result) => result.status === 'Error');
+  return (
+    typeof code === 'string' && DROPPED_MEANWHILE.has(code) && !results.some((result) => result.status === 'Error')
+  );
 }
