@@ -61,7 +61,8 @@ export function outputLimit(request: Pick<AdmissionRequest, 'clientMaxOutputToke
 export function planAdmission(request: AdmissionRequest, state: AdmissionState): AdmissionPlan {
   const freeForInput = Math.min(state.freeTokensLeft, request.inputTokens);
   const freeLeftForOutput = state.freeTokensLeft - freeForInput;
-  const inputCost = BigInt(request.inputTokens - freeForInput) * inputPrice(request);
+  const inputTokenPrice = inputPrice(request);
+  const inputCost = BigInt(request.inputTokens - freeForInput) * inputTokenPrice;
   const outputPrice = request.prices.output;
   const moneyForOutput = state.availableNano - inputCost;
   const paidOutputAffordable =
@@ -101,6 +102,9 @@ export function planAdmission(request: AdmissionRequest, state: AdmissionState):
     maxOutputTokens: output,
     coversLimit: outputLimit(request) <= outputAfterSearches,
     ...(webSearches === undefined ? {} : { webSearches }),
+    ...(freeForInput + freeForOutput === 0
+      ? {}
+      : { freeTokenPrices: { outputTokens: freeForOutput, outputNano: outputPrice, inputNano: inputTokenPrice } }),
   };
 }
 

@@ -158,6 +158,41 @@ describe('admission and slices', () => {
     );
   });
 
+  it("with fewer free tokens than planned, the free tokens' prices give the hold the planner gives with those left", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 4_096 }),
+        pricesArbitrary,
+        states,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (inputTokens, slice, prices, state, share) => {
+          const request = {
+            inputTokens,
+            clientMaxOutputTokens: undefined,
+            modelMaxOutputTokens: 128_000,
+            firstSliceTokens: slice,
+            prices,
+          };
+          const plan = planAdmission(request, state);
+          if (!plan.admitted || plan.freeTokens === 0) return;
+          const { outputTokens, outputNano, inputNano } = plan.freeTokenPrices!;
+          const left = Math.floor(plan.freeTokens * share) % plan.freeTokens;
+          const missing = plan.freeTokens - left;
+          const missingOutput = Math.min(missing, outputTokens);
+          const hold = plan.holdNano + BigInt(missingOutput) * outputNano + BigInt(missing - missingOutput) * inputNano;
+          if (hold > state.availableNano) return;
+          expect(planAdmission(request, { ...state, freeTokensLeft: left })).toMatchObject({
+            admitted: true,
+            holdNano: hold,
+            freeTokens: left,
+            maxOutputTokens: plan.maxOutputTokens,
+          });
+        },
+      ),
+    );
+  });
+
   it('a granted slice takes free tokens first and never more money than is available', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10_000 }), price, states, (wanted, outputPrice, state) => {

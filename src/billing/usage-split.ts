@@ -1,5 +1,5 @@
 import { cacheWrite5mTokens, type CanonicalUsage } from '../canonical/usage.js';
-import type { SettlementRoom, SettlementSplit } from '../storage/billing-types.js';
+import type { BilledTokens, SettlementRoom, SettlementSplit } from '../storage/billing-types.js';
 import { affordableUnits, type NanoUsd } from './money.js';
 import type { ModelPrices } from './prices.js';
 
@@ -88,6 +88,7 @@ export function splitUsage(
   let unbilledTokens = 0;
   let freeTokens = 0;
   const kinds = {} as Record<TokenKind, KindSplit>;
+  const billedInFreeOrder: BilledTokens[] = [];
   for (const kind of TOKEN_KINDS) {
     const tokens = reported[kind];
     const price = priceOfKind(prices, kind);
@@ -102,6 +103,7 @@ export function splitUsage(
     unbilledTokens += rest - affordable;
     unbilledNano += BigInt(rest - affordable) * price;
     kinds[kind] = { reported: tokens, free: freeHere, billed: affordable, unbilled: rest - affordable };
+    if (affordable > 0) billedInFreeOrder.push({ tokens: affordable, priceNano: price });
   }
   for (const fee of feesNano) {
     if (fee < 0n) throw new RangeError('A fee is never negative.');
@@ -110,5 +112,5 @@ export function splitUsage(
     billedNano += billed;
     unbilledNano += fee - billed;
   }
-  return { kinds, freeTokens, billedNano, unbilledTokens, unbilledNano };
+  return { kinds, freeTokens, billedNano, unbilledTokens, unbilledNano, billedInFreeOrder };
 }

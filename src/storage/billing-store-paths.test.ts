@@ -25,7 +25,10 @@ import {
 } from '../../test/helpers/billing-contract-fixture.js';
 import { costing } from '../../test/helpers/settlement-pricers.js';
 import { postgresBackend } from '../../test/helpers/storage-backends.js';
+import { planAdmission } from '../billing/admission.js';
 import { planSliceGrant } from '../billing/slice-grant.js';
+import { splitUsage } from '../billing/usage-split.js';
+import { emptyUsage } from '../canonical/usage.js';
 import type { ReserveInput, SliceInput } from './billing-types.js';
 import type { Database } from './database-schema.js';
 import { billingStoreOf } from './kysely-storage.js';
@@ -306,6 +309,77 @@ describe('PostgreSQL billing store: one statement alone, pipelined, or the locke
     expect(settled.every((result) => result.settled && result.chargedNano === 1_000n)).toBe(true);
     expect(counts().batches - after.batches).toBe(1);
     expect(await storage.billing.balance(ids.accountId)).toMatchObject({ balanceNano: 7_000n, reservedNano: 0n });
+    expect(await storage.billing.verifyLedger()).toEqual([]);
+  });
+
+  it('a hold planned on a stale read of the allowance takes the free tokens left and holds money for the rest', async () => {
+    const ids = await fundedAccount(1_000_000n);
+    const request = {
+      inputTokens: 300,
+      clientMaxOutputTokens: undefined,
+      modelMaxOutputTokens: 4_096,
+      firstSliceTokens: 500,
+      prices: { input: 3n, output: 10n, cacheRead: 1n, cacheWrite: 2n, cacheWrite1h: 2n },
+    };
+    const usage = { ...emptyUsage(), inputTokens: 300, outputTokens: 100 };
+    const allowance = { freeAllowanceTokens: 1_000 };
+    // Every hold planned from the same read, made before any of them: each plans the whole allowance's 800 tokens.
+    const stale = { balance: 1_000_000n, reserved: 0n, freeDay: DAY, freeUsed: 0, freeReserved: 0 };
+    const before = counts();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        storage.billing.reserve(
+          reserveInput(ids, 0n, undefined, {
+            ...allowance,
+            accountHint: stale,
+            plan: (state) => planAdmission(request, state),
+          }),
+        ),
+      ),
+    );
+    const after = counts();
+    expect(after.statement.reserve - before.statement.reserve).toBe(4);
+    expect(after.locked).toEqual(before.locked);
+    // What the planner gives with the free tokens each found left: 800, the 200 after it, then none.
+    const expected = [800, 200, 0, 0].map((left) => {
+      const plan = planAdmission(request, { availableNano: 1_000_000n, freeTokensLeft: left });
+      return plan.admitted ? { freeTokens: plan.freeTokens, holdNano: plan.holdNano } : undefined;
+    });
+    const held = results.map((result) =>
+      result.admitted
+        ? { freeTokens: result.reservation.freeTokens, holdNano: result.reservation.holdNano }
+        : undefined,
+    );
+    expect(held.sort((a, b) => (b?.freeTokens ?? -1) - (a?.freeTokens ?? -1))).toEqual(expected);
+    expect(expected.map((plan) => plan?.holdNano)).toEqual([0n, 5_300n, 5_900n, 5_900n]);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+      reservedNano: 17_100n,
+      freeReservedTokens: 1_000,
+    });
+    // Each settles once, within what its hold and the day's allowance leave: 1,000 of the 1,600 reported tokens free.
+    let charged = 0n;
+    let free = 0;
+    for (const result of results) {
+      const reservation = result.admitted ? result.reservation : undefined;
+      const settled = await storage.billing.settle({
+        usage: { ...plainUsage(reservation?.requestId ?? '', ids), ...usage },
+        price: (room) => splitUsage(usage, request.prices, room),
+        heldFreeTokens: reservation?.freeTokens,
+        ...allowance,
+      });
+      expect(settled).toMatchObject({ settled: true, unbilledNano: 0n, unbilledTokens: 0 });
+      if (settled.settled) [charged, free] = [charged + settled.chargedNano, free + settled.freeTokensUsed];
+    }
+    expect(free).toBe(1_000);
+    // Those whose replies took free tokens released by the ones before them were decided in one statement too.
+    expect(counts().statement.settle - after.statement.settle).toBe(4);
+    expect(counts().locked).toEqual(before.locked);
+    expect(await storage.billing.balance(ids.accountId)).toMatchObject({
+      reservedNano: 0n,
+      freeUsedTokens: 1_000,
+      freeReservedTokens: 0,
+      balanceNano: 1_000_000n - charged,
+    });
     expect(await storage.billing.verifyLedger()).toEqual([]);
   });
 

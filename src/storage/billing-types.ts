@@ -78,8 +78,23 @@ export type AdmissionPlan =
       coversLimit?: boolean;
       /** The web searches held for, of those the request's tools allow (absent: it offers none). */
       webSearches?: number;
+      /** What the hold becomes with fewer free tokens than planned (absent: the plan needs every one of them). */
+      freeTokenPrices?: FreeTokenPrices;
     }
   | { admitted: false; reason: string };
+
+/**
+ * The prices of a plan's free tokens, for a store that plans from a read of the allowance that may be stale (the holds
+ * in flight since took some): the free tokens the plan gave the output are given up first, each held at the output
+ * price, then those it gave the prompt, at the input price. That is the hold the planner gives for the same output
+ * with the free tokens that are left, since it spends them on the prompt first.
+ */
+export interface FreeTokenPrices {
+  /** Of the plan's free tokens, those that cover output (the rest cover the prompt). */
+  outputTokens: number;
+  outputNano: bigint;
+  inputNano: bigint;
+}
 
 export interface ReserveInput {
   requestId: string;
@@ -140,6 +155,18 @@ export interface SettlementSplit {
   unbilledTokens: number;
   /** Their cost at list price, and whatever part of a money-only charge could not be billed. */
   unbilledNano: bigint;
+  /**
+   * The billed tokens in the order free tokens cover them, each kind's count with its price. In a split that money
+   * does not limit (every token past the free ones billed) that is what further free tokens would save, for a store
+   * that learns only in its statement how many are left. Absent: not known.
+   */
+  billedInFreeOrder?: readonly BilledTokens[];
+}
+
+/** Billed tokens of one kind and the price of each. */
+export interface BilledTokens {
+  tokens: number;
+  priceNano: bigint;
 }
 
 /** Splits a reply's usage within what the account, its allowance and its key's limit leave (pure). */

@@ -17,34 +17,55 @@ export const READ_HOLD = `select free_tokens from reservations where request_id 
  */
 export const NO_SPEND_LIMITS = `not exists (select 1 from spend_limits where organisation_id = $1)`;
 
-/** $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created, $10 expires. */
+/**
+ * $1 account, $2 hold, $3 day, $4 free tokens, $5 daily allowance, $6 request, $7 key, $8 max output, $9 created,
+ * $10 expires, $11 of the free tokens those covering output, $12/$13 the output and input token prices, $14 the
+ * fewest free tokens the hold may take. The plan was made on a read that may be stale by the holds in flight since:
+ * the hold takes the free tokens that are left, up to $4, and holds money for the ones it could not take, output's
+ * first at $12, then the prompt's at $13 (FreeTokenPrices in billing-types.ts), as long as the balance pays for that.
+ * `acct` locks the wallet row first and is read by the update, so it is materialised: run once, before it.
+ * Returns the hold and the free tokens taken.
+ */
 export const TAKE_HOLD = `
-  with held as (
-    update organisations set
-      reserved_nano = reserved_nano + $2::bigint,
-      free_used_tokens = case when free_day = $3 then free_used_tokens else 0 end,
-      free_reserved_tokens = case when free_day = $3 then free_reserved_tokens + $4::bigint else $4::bigint end,
+  with acct as materialized (
+    select id, balance_nano - reserved_nano as available,
+      least($4::bigint, greatest(0, $5::bigint
+        - case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end)) as free
+    from organisations where id = $1 for no key update
+  ),
+  plan as materialized (
+    select id, available, free,
+      $2::bigint + least($4::bigint - free, $11::bigint) * $12::bigint
+        + greatest(0, $4::bigint - free - $11::bigint) * $13::bigint as hold
+    from acct
+  ),
+  held as (
+    update organisations o set
+      reserved_nano = o.reserved_nano + p.hold,
+      free_used_tokens = case when o.free_day = $3 then o.free_used_tokens else 0 end,
+      free_reserved_tokens = case when o.free_day = $3 then o.free_reserved_tokens + p.free else p.free end,
       free_day = $3
-    where id = $1
-      and balance_nano - reserved_nano >= $2::bigint
-      and ($4::bigint = 0 or (case when free_day = $3 then free_used_tokens + free_reserved_tokens else 0 end) + $4::bigint <= $5::bigint)
-      and ${NO_SPEND_LIMITS}
-    returning id
+    from plan p
+    where o.id = p.id and p.available >= p.hold and p.free >= $14::bigint and ${NO_SPEND_LIMITS}
+    returning o.id, p.hold, p.free
   )
   insert into reservations (request_id, account_id, api_key_id, hold_nano, free_tokens, free_day, max_output_tokens, created_at, expires_at)
-  select $6, id, $7, $2::bigint, $4::bigint, $3, $8, $9, $10 from held
-  returning request_id`;
+  select $6, id, $7, hold, free, $3, $8, $9, $10 from held
+  returning cast(hold_nano as text) as hold, free_tokens`;
 
 /**
  * $1 account, $2 request, $3 free tokens the hold was taken with, $4 the charge and $5 the free tokens of the split with
- * them (money no limit), $6 the usage has more tokens than those free tokens, $7…$19 the usage row, $20 ledger id,
- * $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's overrun), $25 1-hour
- * cache writes, $26 the daily free allowance, $27/$28/$29 web searches, web fetches and their cost, $30 the local count
- * of the prompt (calibration samples). `ok` says whether that split is the rule's here: the hold is there with those
- * free tokens, the charge fits the balance, no spend limit of the organisation applies and the hold counts against
- * none, and no free tokens of the hold's day are left beyond the hold when they would have priced more. If not,
- * nothing is written and the locked transaction splits the usage (billing-rules.ts's settlementRoom, the same rule)
- * and settles the limits.
+ * them (money no limit), $6 the usage has more tokens than those free tokens and $31/$32 do not say which, $7…$19 the
+ * usage row, $20 ledger id, $21 ledger time, $22 UTC day, $23 the usage row's route, $24 unbilled tokens (the vendor's
+ * overrun), $25 1-hour cache writes, $26 the daily free allowance, $27/$28/$29 web searches, web fetches and their
+ * cost, $30 the local count of the prompt (calibration samples), $31/$32 the split's billed tokens per kind in the
+ * order free tokens cover them, and their prices (SettlementSplit.billedInFreeOrder; empty when not known).
+ * The rule's room is the hold's free tokens plus what is left of the hold's day's allowance (billing-rules.ts's
+ * settlementRoom): `room` reads what is left on the locked row, and `extra` gives that many more free tokens to the
+ * billed ones in order, taking their price off the charge. `ok` says whether the statement may decide: the hold is
+ * there with those free tokens, the charge fits the balance, no spend limit of the organisation applies and the hold
+ * counts against none, and, when $31 does not say which tokens more free ones would cover, none are left. If not,
+ * nothing is written and the locked transaction splits the usage (the same rule) and settles the limits.
  * Every CTE reaches `acct` before it writes, so the wallet row is locked first, as in every other write
  * transaction (no deadlock with the sweeper, which also locks the account before claiming a hold).
  */
@@ -52,12 +73,27 @@ export const SETTLE = `
   with acct as (
     select balance_nano, free_day, free_used_tokens, free_reserved_tokens from organisations where id = $1 for no key update
   ),
+  room as (
+    select case when r.free_day = a.free_day
+        then greatest(0, $26::bigint - a.free_used_tokens - a.free_reserved_tokens) else 0 end as free_left
+    from reservations r, acct a
+    where r.request_id = $2 and r.free_tokens = $3::bigint
+  ),
+  billed as (
+    select tokens, price, (sum(tokens) over (order by position))::bigint - tokens as before
+    from unnest($31::bigint[], $32::bigint[]) with ordinality as kind(tokens, price, position)
+  ),
+  extra as (
+    select least(m.free_left, coalesce((select sum(tokens) from billed), 0)::bigint) as tokens from room m
+  ),
+  saved as (
+    select e.tokens, coalesce(sum(b.price * least(b.tokens, greatest(0, e.tokens - b.before))), 0)::bigint as nano
+    from extra e left join billed b on true group by e.tokens
+  ),
   ok as (
     select exists (
-      select 1 from reservations r, acct a
-      where r.request_id = $2 and r.free_tokens = $3::bigint
-        and $4::bigint <= a.balance_nano
-        and (not $6::boolean or r.free_day <> a.free_day or a.free_used_tokens + a.free_reserved_tokens >= $26::bigint)
+      select 1 from room m, saved s, acct a
+      where $4::bigint - s.nano <= a.balance_nano and (not $6::boolean or m.free_left = 0)
     ) and ${NO_SPEND_LIMITS} and not exists (select 1 from spend_limit_holds where request_id = $2) as consistent
   ),
   claimed as (
@@ -67,10 +103,10 @@ export const SETTLE = `
   final as (
     select c.hold_nano as hold,
       case when c.free_day = a.free_day then c.free_tokens else 0 end as held_free,
-      $5::bigint as free_used,
-      case when c.free_day = a.free_day then $5::bigint else 0 end as free_used_today,
-      $4::bigint as charged, 0::bigint as unbilled
-    from claimed c, acct a
+      $5::bigint + s.tokens as free_used,
+      case when c.free_day = a.free_day then $5::bigint + s.tokens else 0 end as free_used_today,
+      $4::bigint - s.nano as charged, 0::bigint as unbilled
+    from claimed c, acct a, saved s
   ),
   inserted as (
     insert into usage_records (request_id, account_id, api_key_id, model, family, input_tokens, cache_read_tokens,

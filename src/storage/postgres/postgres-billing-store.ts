@@ -40,14 +40,18 @@ type DecidedCall = 'reserve' | 'settle' | 'grantSlice';
  * - the key lookup (postgres-key-lookup-batch.ts) also reads the account's money (the same round trip), which the caller passes back as the
  *   admission's hint;
  * - reserve plans from that hint (or reads the account without a lock), and takes the hold with one conditional statement that
- *   re-checks, against the row as it is then, that the hold and the free tokens still fit (the same condition the
- *   locked path enforces). A plan made on a slightly older state is only ever more cautious than one made under
- *   the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
+ *   re-checks, against the row as it is then, that the hold still fits (the same condition the locked path
+ *   enforces). The free tokens it planned may have been taken since by the holds in flight (an account at the end
+ *   of its daily allowance): the statement takes those left and holds money for the others, priced as the planner
+ *   would have (FreeTokenPrices). A plan made on a slightly older state is otherwise only ever more cautious than
+ *   one made under the lock would be, or no longer fits: then, and for every refusal, the locked path decides.
  * - settle is one statement: the wallet row locked first, the hold claimed, the usage row, the charge (capped at
  *   the balance), the ledger entry and the daily rollup, all or nothing, exactly once per request id. The price
  *   depends on the free tokens the claimed hold carries (of whichever day it was taken; only a hold of the
  *   account's current day moves its free counters), which JS computes: the caller passes the free tokens the
- *   hold was taken with; if the row says otherwise the statement writes nothing and the locked path settles.
+ *   hold was taken with; if the row says otherwise the statement writes nothing and the locked path settles. What
+ *   is left of the day's allowance beyond the hold, read on the locked row, the statement gives the billed tokens
+ *   in the split's order, taking their price off the charge.
  * The money rules are those of billing-rules.ts, written in SQL; the billing contract tests exercise both paths.
  * Under load the holds, slices and settlements of one event-loop turn go to the server together, as one transaction
  * in one round trip (postgres-write-batch.ts), and the turn's key lookups as one read (postgres-key-lookup-batch.ts).
@@ -220,6 +224,7 @@ export class PostgresBillingStore implements OwnedBillingStore {
     }
     const { plan } = decision;
     if (!plan.admitted) return undefined;
+    const prices = plan.freeTokenPrices;
     const values: unknown[] = [
       input.accountId,
       plan.holdNano.toString(),
@@ -231,6 +236,10 @@ export class PostgresBillingStore implements OwnedBillingStore {
       plan.maxOutputTokens,
       input.createdAt,
       input.expiresAt,
+      prices?.outputTokens ?? 0,
+      (prices?.outputNano ?? 0n).toString(),
+      (prices?.inputNano ?? 0n).toString(),
+      prices === undefined ? plan.freeTokens : 0,
     ];
     const taken = await this.writes.run({
       accountId: input.accountId,
@@ -239,15 +248,20 @@ export class PostgresBillingStore implements OwnedBillingStore {
       values,
       holdOnly: true,
     });
-    if (taken.rowCount !== 1) return undefined;
-    return admitted(input, plan);
+    const row = taken.rows[0] as { hold: string; free_tokens: number | string } | undefined;
+    if (row === undefined) return undefined;
+    const freeTokens = Number(row.free_tokens);
+    if (freeTokens === plan.freeTokens) return admitted(input, plan);
+    // Fewer free tokens were left than the plan's read said; the rest is held as money. Whether that money would
+    // also pay for the whole output limit is not known here, so the reply is metered as one that it would not.
+    return admitted(input, { ...plan, holdNano: BigInt(row.hold), freeTokens, coversLimit: false });
   }
 
   /**
-   * The usage split by the pricer as if money were no limit, with the free tokens of the hold: the split the rule
-   * gives whenever the statement finds the charge within the balance and the key's limit, and no more free tokens
-   * left to the request's day than its hold carries, and no spend limit applies (SETTLE's `ok`). Otherwise nothing is written and the locked
-   * transaction splits it within what is there.
+   * The usage split by the pricer as if money were no limit, with the free tokens of the hold, and the statement
+   * giving its billed tokens what is left of the day's allowance: the split the rule gives whenever the statement
+   * finds the charge within the balance and no spend limit applies (SETTLE's `ok`). Otherwise nothing is written and
+   * the locked transaction splits it within what is there.
    */
   private async settleInOneStatement({
     usage,
@@ -267,8 +281,12 @@ export class PostgresBillingStore implements OwnedBillingStore {
       expectedFree = Number(held.rows[0].free_tokens);
     }
     const split = price({ freeTokens: expectedFree, moneyNano: [NO_MONEY_LIMIT] });
-    // One more free token would be used: what is left of the day's allowance beyond the hold would change the split.
+    // The statement gives the billed tokens whatever is left of the day's allowance beyond the hold, in order. A split
+    // that does not say which tokens are billed leaves that to the locked path whenever one more free token would be
+    // used.
+    const billed = split.billedInFreeOrder;
     const wantsMoreFree =
+      billed === undefined &&
       price({ freeTokens: expectedFree + 1, moneyNano: [NO_MONEY_LIMIT] }).freeTokens > split.freeTokens;
     const row = toUsageRow(usage);
     const at = usage.createdAt + usage.latencyMs;
@@ -308,18 +326,25 @@ export class PostgresBillingStore implements OwnedBillingStore {
         row.web_fetch_requests,
         row.server_tool_nano,
         row.local_input_tokens,
+        (billed ?? []).map((kind) => kind.tokens),
+        (billed ?? []).map((kind) => kind.priceNano.toString()),
       ],
     });
     const outcome = result.rows[0] as SettleRow | undefined;
     if (outcome === undefined || !outcome.consistent) return undefined;
     if (Number(outcome.inserted) === 0) return { settled: false, reason: 'already_settled' };
-    return {
-      settled: true,
-      chargedNano: BigInt(outcome.charged),
-      unbilledNano: 0n,
-      unbilledTokens: 0,
-      freeTokensUsed: Number(outcome.free_used),
-    };
+    const chargedNano = BigInt(outcome.charged);
+    const freeTokensUsed = Number(outcome.free_used);
+    if (freeTokensUsed > split.freeTokens) {
+      // The statement gave free tokens left of the day: its arithmetic must be the rule's for that room.
+      const ruled = price({
+        freeTokens: expectedFree + freeTokensUsed - split.freeTokens,
+        moneyNano: [NO_MONEY_LIMIT],
+      });
+      if (ruled.billedNano !== chargedNano || ruled.freeTokens !== freeTokensUsed)
+        throw new Error(`Settlement ${row.request_id} was written with a split the rule does not give.`);
+    }
+    return { settled: true, chargedNano, unbilledNano: 0n, unbilledTokens: 0, freeTokensUsed };
   }
 }
 
