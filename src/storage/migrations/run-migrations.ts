@@ -44,7 +44,7 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
   });
   // migrateToLatest never throws: it reports the failure in `error` beside per-migration results.
   let { error, results = [] } = await migrator.migrateToLatest();
-  for (let retry = 0; retry < 3 && error !== undefined && lostRaceWithDroppedSchema(error, results); retry++)
+  for (let retry = 0; retry < 3 && error !== undefined && lostRaceWithDroppedObject(error, results); retry++)
     ({ error, results = [] } = await migrator.migrateToLatest());
   if (error !== undefined) {
     const failed = results.find((result) => result.status === 'Error')?.migrationName;
@@ -64,7 +64,7 @@ export async function runMigrations<Schema>(db: Kysely<Schema>, options: RunMigr
  */
 const DROPPED_MEANWHILE = new Set(['3F000', '42P01', '42703']);
 
-function lostRaceWithDroppedSchema(error: unknown, results: ReadonlyArray<{ status: string }>): boolean {
+function lostRaceWithDroppedObject(error: unknown, results: ReadonlyArray<{ status: string }>): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return (
     typeof code === 'string' && DROPPED_MEANWHILE.has(code) && !results.some((result) => result.status === 'Error')
