@@ -29,6 +29,24 @@ describe('shapeProblem', () => {
     expect(shapeProblem({ ['k'.repeat(JSON_LIMITS.maxKeyLength)]: 1 })).toBeUndefined();
     expect(shapeProblem({ model: 'm'.repeat(257) })).toMatchObject({ code: 'invalid_request', param: 'model' });
   });
+  it('refuses the keys the secure parser refuses, anywhere, and nothing else', () => {
+    for (const text of [
+      '{"__proto__":{"polluted":true}}',
+      '[{"a":[{"__proto__":null}]}]',
+      '{"a":{"constructor":{"prototype":{}}}}',
+      '{"constructor":{"prototype":null}}',
+    ]) {
+      expect(shapeProblem(JSON.parse(text))).toMatchObject({ code: 'invalid_json' });
+    }
+    for (const text of [
+      '{"constructor":{"type":"string"},"prototype":{}}',
+      '{"constructor":"prototype"}',
+      '{"constructor":null}',
+      '{"a":"__proto__"}',
+    ]) {
+      expect(shapeProblem(JSON.parse(text))).toBeUndefined();
+    }
+  });
 });
 
 describe('textMayBreakShape', () => {

@@ -36,7 +36,7 @@ export function fromFrameworkError(error: unknown): GatewayError {
   switch (code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+      return invalidJsonBody();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new GatewayError(
         'unsupported_content_type',
@@ -47,9 +47,13 @@ export function fromFrameworkError(error: unknown): GatewayError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('invalid_request', 'The Content-Length header does not match the body.');
   }
-  if ((error as SyntaxError | null) instanceof SyntaxError)
-    return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+  if ((error as SyntaxError | null) instanceof SyntaxError) return invalidJsonBody();
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
+}
+
+/** The refusal of a body that is not JSON, or that the secure parser refuses (prototype keys). */
+export function invalidJsonBody(): GatewayError {
+  return new GatewayError('invalid_json', 'The request body is not valid JSON.');
 }
 
 /**

@@ -86,6 +86,29 @@ describe('conversationAffinityKey', () => {
     expect(conversationAffinityKey('key_1', 'beta-5.4', request)).toBe('e2e7bc077bc53f43d45a2e8504246ca1');
   });
 
+  it('gives parts too long to join the key they had joined, lone surrogates at their ends included', () => {
+    const long = `\udc00${'x'.repeat(20_000)}é😀\ud800`;
+    const request = {
+      model: 'beta-5.4',
+      system: [
+        { type: 'text', text: long },
+        { type: 'text', text: 'short' },
+      ],
+      tools: [{ name: 'read_file', description: 'd'.repeat(17_000) }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'q' },
+            { type: 'text', text: long },
+          ],
+        },
+      ],
+    } as unknown as CanonicalRequest;
+    // Computed by the version that joined every part into one string.
+    expect(conversationAffinityKey('key_1', 'beta-5.4', request)).toBe('6c7362900a834ab3b06cae0e872c4293');
+  });
+
   it('a keyed call computes the key once, on first read', () => {
     const request = conversation([]);
     const expected = conversationAffinityKey('key_1', 'beta-5.4', request);

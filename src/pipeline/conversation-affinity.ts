@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import type { CanonicalRequest, ContentBlock } from '../canonical/request.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 import type { ProviderCall, UpstreamTrace } from '../providers/types.js';
@@ -7,6 +7,11 @@ import type { ProviderCall, UpstreamTrace } from '../providers/types.js';
 const AFFINITY_VERSION = 'a1';
 /** Inline media counts by its length and first characters: enough to tell conversations apart, cheap on megabytes. */
 const MEDIA_SAMPLE = 1024;
+/**
+ * A part longer than this (in UTF-16 units) is hashed on its own rather than joined to the others: joining copies it
+ * into one flat string before it is encoded and hashed, which for a 256 KB first message cost as much as the hash.
+ */
+const LONG_PART = 16 * 1024;
 
 /**
  * The conversation affinity key: the same for every turn of one conversation, different across conversations and
@@ -16,12 +21,22 @@ const MEDIA_SAMPLE = 1024;
  */
 export function conversationAffinityKey(apiKeyId: string, modelId: string, request: CanonicalRequest): string {
   // Each part length-prefixed, so no two different prefixes hash the same text; prompt text is hashed as it is,
-  // not through JSON.stringify, which would copy and scan it once more. The parts are joined and hashed in one
-  // call: the same bytes as one update per part (a digit follows every part, so no surrogate pair forms across
-  // two), without a Hash object and a crossing into C++ per part.
+  // not through JSON.stringify, which would copy and scan it once more. Short parts are joined and hashed in one
+  // call, without a Hash object and a crossing into C++ per part; a long one goes to a Hash object in its own update.
+  // Either way the bytes hashed are the same: a digit or a colon stands between any two updates, so no surrogate
+  // pair forms across them.
   let text = '';
+  let long: Hash | undefined;
   const part = (value: string) => {
-    text += `${value.length}:${value}`;
+    text += `${value.length}:`;
+    if (value.length <= LONG_PART) {
+      text += value;
+      return;
+    }
+    long ??= createHash('sha256');
+    long.update(text);
+    long.update(value);
+    text = '';
   };
   part(AFFINITY_VERSION);
   part(apiKeyId);
@@ -33,7 +48,8 @@ export function conversationAffinityKey(apiKeyId: string, modelId: string, reque
     part(block.type);
     part(block.type === 'text' ? block.text : JSON.stringify(stableBlock(block)));
   }
-  return hash('sha256', text, 'hex').slice(0, 32);
+  const digest = long === undefined ? hash('sha256', text, 'hex') : long.update(text).digest('hex');
+  return digest.slice(0, 32);
 }
 
 function withoutBreakpoint<T extends object>(part: T): Omit<T, 'cache'> {

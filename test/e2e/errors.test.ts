@@ -70,6 +70,29 @@ describe('errors in the OpenAI shape', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('prototype keys are refused in long bodies too, which are checked by walking the parsed value', async () => {
+    const prompt = 'x'.repeat(4_000);
+    const request = (extra: string) =>
+      `{"model":"beta-5.4","messages":[{"role":"user","content":"${prompt}"}],"tools":[{"type":"function","function":{"name":"f","parameters":${extra}}}]}`;
+    for (const poisoned of [
+      '{"type":"object","__proto__":{"polluted":true}}',
+      '{"type":"object","properties":{"a":{"constructor":{"prototype":{"polluted":true}}}}}',
+    ]) {
+      const { status, json } = await post(request(poisoned));
+      expect(status).toBe(400);
+      expectOpenAIError(json, 'invalid_request_error');
+      expect(json.error.message).toMatch(/not valid JSON/);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const malformed = await post(request('{"type":'));
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.error.message).toMatch(/not valid JSON/);
+    // A schema may name its properties "constructor" and "prototype": only the pair as the parser refuses it is refused.
+    const innocent = '{"type":"object","properties":{"constructor":{"type":"string"},"prototype":{"type":"string"}}}';
+    expect((await post(request(innocent))).status).toBe(200);
+    expect((await post(`\ufeff${request(innocent)}`)).status).toBe(200);
+  });
+
   it('missing key → 401; malformed and unknown keys → 401', async () => {
     for (const authorization of [undefined, 'Bearer nope', `Bearer sk-tg-${'A'.repeat(43)}`, 'Basic abc']) {
       const response = await fetch(`${harness.openaiBaseUrl}/chat/completions`, {
