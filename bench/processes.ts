@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { GLIBC_MALLOC_ENV } from '../src/glibc-malloc.js';
 
 /** The built CLI as it ships (tsc's output), found relative to this file so the bench works from any working directory. */
 export const CLI_PATH = fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -229,7 +230,10 @@ export function startProcess(
       ? pinned
       : ['sh', '-c', 'ulimit -n "$0" && exec "$@"', String(launch.fileLimit), ...pinned];
   const [file = process.execPath, ...rest] = limited;
-  const child = spawn(file, rest, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Under a wrapper the gateway gets glibc's malloc settings from the start: re-executing itself to set them would
+  // leave valgrind behind.
+  const childEnv = launch.wrapper === undefined ? env : { ...env, ...GLIBC_MALLOC_ENV };
+  const child = spawn(file, rest, { env: childEnv, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   return new ManagedProcess(name, child);
 }
 
