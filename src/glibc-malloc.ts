@@ -7,8 +7,8 @@
  * once the code is compiled. glibc raises its mmap threshold each time such a block is freed, so later zones come
  * from the main heap, and its freed pages stay below live allocations: 41 MB of glibc heap at the peak of the bench's
  * concurrency-128 run. With the mmap threshold fixed at 64 KB, blocks that large are mapped and unmapped on their
- * own, and a trim threshold of 64 KB gives back the heap's free top: peak RSS at c128 285 / 289 → 251 / 264 MB in
- * an alternated pair, no CPU per request measurably added (decision record 0027).
+ * own, and a trim threshold of 64 KB gives back the heap's free top: peak RSS at c128 278–291 → 249–264 MB in four
+ * alternated pairs, no CPU per request measurably added (decision record 0027).
  *
  * Left alone when the operator set either variable or any glibc malloc tunable (GLIBC_TUNABLES), on other systems
  * (musl, macOS and Windows ignore the variables or cannot exec in place), and on a Node without `process.execve`

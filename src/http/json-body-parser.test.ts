@@ -29,6 +29,7 @@ describe('shapeProblem', () => {
     expect(shapeProblem({ ['k'.repeat(JSON_LIMITS.maxKeyLength)]: 1 })).toBeUndefined();
     expect(shapeProblem({ model: 'm'.repeat(257) })).toMatchObject({ code: 'invalid_request', param: 'model' });
   });
+
   it('refuses the keys the secure parser refuses, anywhere, and nothing else', () => {
     for (const text of [
       '{"__proto__":{"polluted":true}}',
