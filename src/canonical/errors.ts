@@ -277,6 +277,11 @@ export function toGatewayError(error: unknown): GatewayError {
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
 }
 
+/** The refusal of a body that is not JSON, or that carries keys the secure parser refuses (prototype keys). */
+export function invalidJsonBody(): GatewayError {
+  return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+}
+
 export function invalidRequest(message: string, param?: string): GatewayError {
   return new GatewayError('invalid_request', message, param === undefined ? {} : { param });
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { rememberBodyBytes } from '../canonical/client-json-body.js';
-import { GatewayError, invalidRequest } from '../canonical/errors.js';
-import { invalidJsonBody } from './render-error.js';
+import { GatewayError, invalidJsonBody, invalidRequest } from '../canonical/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

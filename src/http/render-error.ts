@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../canonical/errors.js';
+import { GatewayError, invalidJsonBody } from '../canonical/errors.js';
 import type { OutageLog } from '../observability/outage-log.js';
 import { renderAnthropicError } from '../protocols/anthropic-messages/anthropic-encode-error.js';
 import { encodeGeminiError } from '../protocols/gemini-generate/gemini-encode-error.js';
@@ -49,11 +49,6 @@ export function fromFrameworkError(error: unknown): GatewayError {
   }
   if ((error as SyntaxError | null) instanceof SyntaxError) return invalidJsonBody();
   return new GatewayError('internal_error', 'The gateway hit an internal error. Please retry.', { cause: error });
-}
-
-/** The refusal of a body that is not JSON, or that the secure parser refuses (prototype keys). */
-export function invalidJsonBody(): GatewayError {
-  return new GatewayError('invalid_json', 'The request body is not valid JSON.');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { GatewayError, invalidRequest } from '../../canonical/errors.js';
+import { invalidJsonBody, invalidRequest } from '../../canonical/errors.js';
 import { validationError } from '../../protocols/shared/format-validation-error.js';
 import { shapeProblem } from '../json-body-parser.js';
 
@@ -15,12 +15,12 @@ export function acceptJsonOrEmpty(api: FastifyInstance): void {
     if (text.trim() === '') return done(null, undefined);
     try {
       const value: unknown = JSON.parse(text);
-      // The same depth and key-length limits as every other JSON body (src/http/json-body-parser.ts).
+      // The same depth, key-length and prototype-key refusals as every other JSON body (src/http/json-body-parser.ts).
       const problem = shapeProblem(value);
       if (problem !== undefined) return done(problem, undefined);
       done(null, value);
     } catch {
-      done(new GatewayError('invalid_json', 'The request body is not valid JSON.'), undefined);
+      done(invalidJsonBody(), undefined);
     }
   });
 }
