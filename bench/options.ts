@@ -16,7 +16,7 @@ export interface BenchOptions {
   /** Sequential requests per route kind in the PostgreSQL/Redis round-trip count. */
   roundTripRequests: number;
   backends: BackendName[];
-  /** Only scenarios whose id contains one of these (all when empty). */
+  /** Only the scenarios these words pick (all when empty): `scenarioPicked`. */
   scenarioFilter: string[];
   pin: boolean;
   /** Directory for the gateway's `node --cpu-prof` output; undefined: no profile. */
@@ -126,7 +126,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --instances LIST      the scale-out mode instead of the timed scenarios: 1, 2, ... gateway instances on one
                         PostgreSQL schema and Redis, paid JSON requests spread over them: total req/s and the
                         database's share of the machine's CPU per instance count, e.g. --instances 1,2,3
-  --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16
+  --scenarios LIST      only scenarios whose id contains one of these words, e.g. same-format-json-c16; a word
+                        ending in $ picks only the id it spells, e.g. 'same-format-json-c1$' (quoted for the shell)
   --no-pin              do not pin processes to cores with taskset
   --cpu-prof DIR        run the gateway under node --cpu-prof, profiles written to DIR when it stops
   --strict              exit 1 when any target is missed (default: only when a response is wrong)

@@ -60,6 +60,7 @@ import {
   ROUTES,
   SCENARIOS,
   SHAPE_SCENARIOS,
+  scenarioPicked,
   targetsFor,
   withUpstreamMode,
   type Route,
@@ -478,10 +479,7 @@ async function bench(options: BenchOptions, cleanup: Cleanup, stop: AbortSignal)
 
   const all = options.shapes ? [...SCENARIOS, ...SHAPE_SCENARIOS] : SCENARIOS;
   const scenarios = withUpstreamMode(
-    all.filter(
-      (scenario) =>
-        options.scenarioFilter.length === 0 || options.scenarioFilter.some((word) => scenario.id.includes(word)),
-    ),
+    all.filter((scenario) => scenarioPicked(scenario.id, options.scenarioFilter)),
     options.upstream,
     options.upstreamPaceMs,
   );

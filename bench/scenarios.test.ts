@@ -8,6 +8,7 @@ import {
   ROUTES,
   SCENARIOS,
   SHAPE_SCENARIOS,
+  scenarioPicked,
   targetsFor,
   withUpstreamMode,
 } from './scenarios.js';
@@ -85,5 +86,31 @@ describe('the report’s upstream line', () => {
     expect(describeUpstream({ upstream: 'per-event', upstreamPaceMs: 20 })).toContain('each SSE event in its own');
     expect(describeUpstream({ upstream: 'paced', upstreamPaceMs: 25 })).toContain('25 ms between content events');
     expect(describeUpstream({ upstream: 'coalesced', upstreamPaceMs: 20 })).toContain('coalesced');
+  });
+});
+
+describe('which scenarios --scenarios picks', () => {
+  const ids = [...SCENARIOS, ...SHAPE_SCENARIOS].map((each) => each.id);
+  const picked = (...words: string[]) => ids.filter((id) => scenarioPicked(id, words));
+
+  it('picks every scenario with no words, and those containing a word otherwise', () => {
+    expect(picked()).toEqual(ids);
+    expect(picked('same-format-json-c1')).toEqual([
+      'same-format-json-c1',
+      'same-format-json-c16',
+      'same-format-json-c128',
+      'same-format-json-c16-32kb',
+      'same-format-json-c16-256kb',
+    ]);
+  });
+
+  it('picks only the id a word ending in $ spells, beside the other words', () => {
+    expect(picked('same-format-json-c1$')).toEqual(['same-format-json-c1']);
+    expect(picked('same-format-json-c1$', '2000ch')).toEqual([
+      'same-format-json-c1',
+      'same-format-stream-c1-2000ch',
+      'openai-to-anthropic-stream-c1-2000ch',
+    ]);
+    expect(picked('same-format-json-c$')).toEqual([]);
   });
 });

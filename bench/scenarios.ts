@@ -178,6 +178,15 @@ export type UpstreamMode = 'per-event' | 'paced' | 'coalesced';
 export const UPSTREAM_MODES: readonly UpstreamMode[] = ['per-event', 'paced', 'coalesced'];
 
 /**
+ * Whether `--scenarios` picks this scenario: none given picks all; a word picks the ids that contain it, and a word
+ * ending in `$` only the id it spells (`same-format-json-c1$`: c1 alone, without c16 and c128).
+ */
+export function scenarioPicked(id: string, words: readonly string[]): boolean {
+  if (words.length === 0) return true;
+  return words.some((word) => (word.endsWith('$') ? id === word.slice(0, -1) : id.includes(word)));
+}
+
+/**
  * The scenarios as the run's upstream mode has them: `paced` gives every unpaced stream `paceMs` between content
  * events (a vendor's pace; arrivals spread over a reply as in the paced scenarios), `coalesced` every stream the
  * mock's coalesced writes. Ids stay, so the targets still find their scenarios; titles say what changed.
